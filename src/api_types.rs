@@ -1,0 +1,107 @@
+//! The shapes that cross the wire: JSON API v1 bodies and server-function
+//! results. Shared by server and browser, so they stay plain data.
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudySummary {
+    pub id: i64,
+    pub name: String,
+    pub kind: String,
+    pub dataset: String,
+    pub instructions: String,
+    pub progress: Option<Progress>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Progress {
+    pub done: i64,
+    pub total: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prompt {
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_url: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OptionView {
+    pub id: String,
+    pub label: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Keys that pick this option.
+    pub keys: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskView {
+    pub task_id: i64,
+    pub study_id: i64,
+    pub kind: String,
+    pub instructions: String,
+    pub prompt: Prompt,
+    pub options: Vec<OptionView>,
+    pub progress: Progress,
+    /// Image URLs of the task after this one, for the browser to fetch early.
+    pub prefetch: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerRequest {
+    pub option: String,
+    #[serde(default)]
+    pub elapsed_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerAck {
+    pub task_id: i64,
+    /// The option stored for the task: the first answer wins on a repeat.
+    pub option: String,
+    pub duplicate: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnnotatorProgress {
+    pub username: String,
+    pub done: i64,
+    pub total: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OptionCount {
+    pub option: String,
+    pub count: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyProgress {
+    pub study_id: i64,
+    pub name: String,
+    pub kind: String,
+    pub items: i64,
+    pub annotators: Vec<AnnotatorProgress>,
+    pub answers: i64,
+    /// Answers per shown option, in the kind's option order.
+    pub distribution: Vec<OptionCount>,
+    /// Share of "None" answers among all answers (0..1), when any exist.
+    pub none_share: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserSummary {
+    pub id: i64,
+    pub username: String,
+    pub role: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Me {
+    pub username: String,
+    pub role: String,
+    pub home: String,
+}

@@ -1,0 +1,11 @@
+//! The pure core: no IO, no framework types. Everything here is unit-tested
+//! and shared by the server, the CLI and the browser client.
+pub mod agreement;
+pub mod assignment;
+pub mod category;
+pub mod metrics;
+pub mod normalize;
+pub mod rng;
+pub mod role;
+pub mod study;
+pub mod survey;

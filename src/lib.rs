@@ -1,0 +1,18 @@
+//! hardneg: human curation of vision-language compositionality benchmarks.
+//! `domain` is the pure core; `server` the shell (ssr only); `ui` the pages,
+//! rendered on the server and hydrated in the browser.
+pub mod api_types;
+pub mod domain;
+pub mod ui;
+
+#[cfg(feature = "ssr")]
+pub mod demo;
+#[cfg(feature = "ssr")]
+pub mod server;
+
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(ui::App);
+}

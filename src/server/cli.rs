@@ -1,0 +1,119 @@
+//! The command line: `hardneg serve`, `hardneg user add`, `hardneg study create`.
+use super::app::{self, Paths};
+use super::{auth, db, demo_seed, images::ImageStore, studies};
+use crate::domain::role::Role;
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use std::io::Read;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "hardneg", version, about = "Human curation of vision-language compositionality benchmarks")]
+pub struct Cli {
+    /// Holds the SQLite file and the image store.
+    #[arg(long, global = true, env = "HARDNEG_DATA_DIR", default_value = "./hardneg-data")]
+    pub data_dir: PathBuf,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the web application.
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:3000")]
+        bind: SocketAddr,
+        /// Load the embedded demo dataset and study (and, on an empty database, demo accounts).
+        #[arg(long)]
+        demo: bool,
+        /// Number of demo instances (a multiple of 7 covers all categories evenly).
+        #[arg(long, default_value_t = crate::demo::DEFAULT_COUNT)]
+        demo_size: usize,
+        /// The built client (pkg/hardneg.js, pkg/hardneg.wasm, pkg/hardneg.css).
+        #[arg(long, env = "HARDNEG_SITE_DIR", default_value = "target/site")]
+        site_dir: PathBuf,
+    },
+    /// Manage accounts.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+    /// Manage studies.
+    Study {
+        #[command(subcommand)]
+        command: StudyCommand,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum UserCommand {
+    /// Add an account; the password is read from standard input.
+    Add {
+        name: String,
+        #[arg(long)]
+        role: String,
+        #[arg(long, required = true)]
+        password_stdin: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum StudyCommand {
+    /// Create a study from a TOML spec (see docs/study-spec.md).
+    Create { spec: PathBuf },
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let data_dir = cli.data_dir;
+    match cli.command {
+        Command::Serve { bind, demo, demo_size, site_dir } => {
+            let paths = Paths { data_dir, site_dir };
+            if demo {
+                prepare_demo(&paths, demo_size).await?;
+            }
+            app::serve(paths, bind).await
+        }
+        Command::User { command: UserCommand::Add { name, role, .. } } => {
+            let role = Role::parse(&role).with_context(|| format!("unknown role {role:?} (admin, researcher or annotator)"))?;
+            let mut password = String::new();
+            std::io::stdin().read_to_string(&mut password).context("reading the password from standard input")?;
+            let password = password.trim_end_matches(['\n', '\r']);
+            let pool = open(&data_dir).await?;
+            auth::add_user(&pool, &name, role, password).await?;
+            println!("added {} {name}", role.as_str());
+            Ok(())
+        }
+        Command::Study { command: StudyCommand::Create { spec } } => {
+            let text = std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?;
+            let study = studies::parse_spec(&text, db::now_secs() as u64).with_context(|| spec.display().to_string())?;
+            let pool = open(&data_dir).await?;
+            let id = studies::create_study(&pool, &study, &text).await.with_context(|| spec.display().to_string())?;
+            println!("created study {id}: {} (seed {})", study.name, study.seed);
+            Ok(())
+        }
+    }
+}
+
+async fn open(data_dir: &std::path::Path) -> anyhow::Result<sqlx::SqlitePool> {
+    std::fs::create_dir_all(data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
+    db::open_pool(&data_dir.join("hardneg.sqlite")).await
+}
+
+async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
+    let pool = open(&paths.data_dir).await?;
+    let n = demo_seed::seed_demo_dataset(&pool, &ImageStore::new(paths.image_dir()), size).await?;
+    if n > 0 {
+        println!("loaded {n} demo instances");
+    }
+    demo_seed::seed_demo_study(&pool).await?;
+    let accounts = demo_seed::seed_demo_accounts(&pool).await?;
+    if !accounts.is_empty() {
+        println!("demo accounts (passwords are shown only this once):");
+        for (name, role, password) in accounts {
+            println!("  {:<12} {:<11} {password}", name, role.as_str());
+        }
+    }
+    pool.close().await;
+    Ok(())
+}

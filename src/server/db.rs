@@ -1,0 +1,50 @@
+//! Opening the SQLite file. WAL lets readers run beside the one writer;
+//! synchronous=FULL makes every commit durable before we acknowledge it.
+use anyhow::Context;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{ConnectOptions, SqliteConnection};
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+fn options(path: &Path) -> anyhow::Result<SqliteConnectOptions> {
+    let url = format!("sqlite://{}", path.display());
+    Ok(SqliteConnectOptions::from_str(&url)?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Full)
+        .busy_timeout(Duration::from_secs(10))
+        .foreign_keys(true)
+        .pragma("cache_size", "-32000")
+        .disable_statement_logging())
+}
+
+/// The shared pool: reads, and the rare writes outside the answer path
+/// (accounts, studies, imports). Migrations run here.
+pub async fn open_pool(path: &Path) -> anyhow::Result<SqlitePool> {
+    let pool = SqlitePoolOptions::new()
+        .max_connections(8)
+        .min_connections(1)
+        .connect_with(options(path)?)
+        .await
+        .with_context(|| format!("opening database {}", path.display()))?;
+    MIGRATOR.run(&pool).await.context("running database migrations")?;
+    Ok(pool)
+}
+
+/// The answer writer's own connection.
+pub async fn open_writer_connection(path: &Path) -> anyhow::Result<SqliteConnection> {
+    options(path)?
+        .connect()
+        .await
+        .with_context(|| format!("opening writer connection to {}", path.display()))
+}
+
+pub fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,15 @@
+//! The server shell around the pure core: database, auth, images, HTTP.
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod db;
+pub mod demo_seed;
+pub mod error;
+pub mod images;
+pub mod media;
+pub mod progress;
+pub mod state;
+pub mod studies;
+pub mod tasks;
+pub mod writer;

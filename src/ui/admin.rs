@@ -1,0 +1,45 @@
+//! Admin page: accounts and the state of every study.
+use super::error_text;
+use super::research::StudiesOverview;
+use super::session;
+use crate::api_types::UserSummary;
+use leptos::prelude::*;
+
+#[server(prefix = "/sfn")]
+pub async fn list_users() -> Result<Vec<UserSummary>, ServerFnError> {
+    let (state, user) = session::caller().await?;
+    if !user.role.may_administer() {
+        return Err(ServerFnError::new("admins only"));
+    }
+    let rows: Vec<(i64, String, String)> = sqlx::query_as("SELECT id, username, role FROM users ORDER BY role, username")
+        .fetch_all(&state.db)
+        .await?;
+    Ok(rows.into_iter().map(|(id, username, role)| UserSummary { id, username, role }).collect())
+}
+
+#[component]
+pub fn AdminPage() -> impl IntoView {
+    let users = Resource::new(|| (), |_| list_users());
+    view! {
+        <h1>"Administration"</h1>
+        <h2>"Accounts"</h2>
+        <p class="hint">"Add accounts with " <code>"hardneg user add NAME --role ROLE --password-stdin"</code> "."</p>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match users.await {
+                    Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
+                    Ok(list) => view! {
+                        <table class="users">
+                            <thead><tr><th scope="col">"Username"</th><th scope="col">"Role"</th></tr></thead>
+                            <tbody>
+                                {list.into_iter().map(|u| view! { <tr><td>{u.username}</td><td>{u.role}</td></tr> }).collect_view()}
+                            </tbody>
+                        </table>
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+        <h2>"Studies"</h2>
+        <StudiesOverview/>
+    }
+}

@@ -1,0 +1,176 @@
+//! Annotator pages: the study list and the survey loop. The next item comes
+//! from a server function (no page reload); keys answer.
+use super::error_text;
+use super::session;
+use crate::api_types::{StudySummary, TaskView};
+use leptos::prelude::*;
+use leptos_router::components::A;
+use leptos_router::hooks::use_params_map;
+
+#[server(prefix = "/sfn")]
+pub async fn my_studies() -> Result<Vec<StudySummary>, ServerFnError> {
+    let (state, user) = session::caller().await?;
+    crate::server::api::visible_studies(&state, &user).await.map_err(session::sfn_error)
+}
+
+#[server(prefix = "/sfn")]
+pub async fn next_task(study_id: i64) -> Result<Option<TaskView>, ServerFnError> {
+    let (state, user) = session::caller().await?;
+    crate::server::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
+}
+
+/// Stores the answer (durably), then returns the next task in the same round trip.
+#[server(prefix = "/sfn")]
+pub async fn answer_and_next(study_id: i64, task_id: i64, option: String, elapsed_ms: i64) -> Result<Option<TaskView>, ServerFnError> {
+    let (state, user) = session::caller().await?;
+    crate::server::tasks::answer(&state, &user, task_id, &option, Some(elapsed_ms)).await.map_err(session::sfn_error)?;
+    crate::server::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
+}
+
+#[component]
+pub fn StudyList() -> impl IntoView {
+    let studies = Resource::new(|| (), |_| my_studies());
+    view! {
+        <h1>"Your studies"</h1>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match studies.await {
+                    Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
+                    Ok(list) if list.is_empty() => view! { <p>"No studies are open for you."</p> }.into_any(),
+                    Ok(list) => view! {
+                        <ul class="studies">
+                            {list.into_iter().map(|s| {
+                                let progress = s.progress.map(|p| format!("{} / {} done", p.done, p.total)).unwrap_or_else(|| "not started".into());
+                                view! { <li><A href=format!("/annotate/{}", s.id)>{s.name}</A> " — " {progress}</li> }
+                            }).collect_view()}
+                        </ul>
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+pub fn SurveyPage() -> impl IntoView {
+    let params = use_params_map();
+    let study_id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
+    let first = Resource::new(study_id, next_task);
+    view! {
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match first.await {
+                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                    Ok(task) => view! { <Survey study_id=study_id() first=task/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+fn now_ms() -> f64 {
+    #[cfg(feature = "hydrate")]
+    {
+        js_sys::Date::now()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        0.0
+    }
+}
+
+#[component]
+fn Survey(study_id: i64, first: Option<TaskView>) -> impl IntoView {
+    let task = RwSignal::new(first);
+    let error = RwSignal::new(None::<String>);
+    let shown_at = StoredValue::new(now_ms());
+    let action = ServerAction::<AnswerAndNext>::new();
+
+    Effect::new(move |_| match action.value().get() {
+        Some(Ok(next)) => {
+            error.set(None);
+            task.set(next);
+            shown_at.set_value(now_ms());
+        }
+        Some(Err(e)) => error.set(Some(error_text(&e))),
+        None => {}
+    });
+
+    let choose = move |option: String| {
+        if action.pending().get_untracked() {
+            return; // one answer in flight at a time; the server is idempotent anyway
+        }
+        if let Some(t) = task.get_untracked() {
+            let elapsed_ms = (now_ms() - shown_at.get_value()).max(0.0) as i64;
+            action.dispatch(AnswerAndNext { study_id, task_id: t.task_id, option, elapsed_ms });
+        }
+    };
+
+    let handle = window_event_listener(leptos::ev::keydown, move |ev| {
+        if ev.ctrl_key() || ev.meta_key() || ev.alt_key() || ev.repeat() {
+            return;
+        }
+        let key = ev.key().to_lowercase();
+        let picked = task.with_untracked(|t| {
+            t.as_ref().and_then(|t| t.options.iter().find(|o| o.keys.contains(&key)).map(|o| o.id.clone()))
+        });
+        if let Some(id) = picked {
+            ev.prevent_default();
+            choose(id);
+        }
+    });
+    on_cleanup(move || handle.remove());
+
+    view! {
+        {move || match task.get() {
+            None => view! {
+                <section class="finished">
+                    <h1>"All done — thank you!"</h1>
+                    <p>"Every item of this study has your answer."</p>
+                    <p><A href="/annotate">"Back to your studies"</A></p>
+                </section>
+            }.into_any(),
+            Some(t) => view! { <TaskCard task=t pending=action.pending() choose/> }.into_any(),
+        }}
+        <p class="error" role="alert">{move || error.get()}</p>
+    }
+}
+
+#[component]
+fn TaskCard(task: TaskView, pending: Memo<bool>, choose: impl Fn(String) + Copy + Send + Sync + 'static) -> impl IntoView {
+    let progress = task.progress;
+    view! {
+        <section class="survey" aria-busy=move || pending.get().to_string() data-task=task.task_id>
+            <div class="progress">
+                <progress max=progress.total value=progress.done aria-label="Progress"></progress>
+                <span>{progress.done} " / " {progress.total}</span>
+            </div>
+            <details class="instructions" open=progress.done == 0>
+                <summary>"Instructions"</summary>
+                <p>{task.instructions.clone()}</p>
+                <p class="keys">"Keys: " {task.options.iter().map(|o| format!("{} = {}", o.keys.join("/"), o.label)).collect::<Vec<_>>().join(", ")}</p>
+            </details>
+            <blockquote class="prompt">{task.prompt.text.clone()}</blockquote>
+            {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image to describe"/> })}
+            <div class="options">
+                {task.options.into_iter().map(|o| {
+                    let id = o.id.clone();
+                    let keys = o.keys.join(" ");
+                    let label = o.label.clone();
+                    view! {
+                        <button type="button" class=if o.image_url.is_some() { "option image" } else { "option plain" }
+                            data-option=o.id.clone() aria-keyshortcuts=keys.clone()
+                            on:click=move |_| choose(id.clone())>
+                            {o.image_url.clone().map(|src| view! { <img src=src alt=format!("Candidate {}", label)/> })}
+                            {o.text.clone().map(|t| view! { <span class="text">{t}</span> })}
+                            <span class="label">{o.label.clone()} " " <kbd>{o.keys.first().cloned().unwrap_or_default()}</kbd></span>
+                        </button>
+                    }
+                }).collect_view()}
+            </div>
+            <div hidden>
+                {task.prefetch.into_iter().map(|src| view! { <img src=src alt=""/> }).collect_view()}
+            </div>
+        </section>
+    }
+}

@@ -1,0 +1,35 @@
+//! The login page.
+use leptos::prelude::*;
+
+#[server(prefix = "/sfn")]
+pub async fn login(username: String, password: String) -> Result<(), ServerFnError> {
+    use crate::server::auth;
+    let state = expect_context::<crate::server::state::AppState>();
+    let session: tower_sessions::Session = leptos_axum::extract().await?;
+    match auth::check_credentials(&state.db, username.trim(), &password).await {
+        Ok(user) => {
+            auth::log_in(&session, &user).await.map_err(|e| ServerFnError::new(e.to_string()))?;
+            leptos_axum::redirect(user.role.home());
+            Ok(())
+        }
+        Err(auth::AuthError::BadCredentials) => Err(ServerFnError::new("Unknown username or wrong password.")),
+        Err(e) => Err(ServerFnError::new(e.to_string())),
+    }
+}
+
+#[component]
+pub fn LoginPage() -> impl IntoView {
+    let action = ServerAction::<Login>::new();
+    let error = move || action.value().get().and_then(|r| r.err()).map(|e| super::error_text(&e));
+    view! {
+        <section class="login">
+            <h1>"Log in"</h1>
+            <ActionForm action=action>
+                <label>"Username" <input type="text" name="username" autocomplete="username" required autofocus/></label>
+                <label>"Password" <input type="password" name="password" autocomplete="current-password" required/></label>
+                <button type="submit" disabled=move || action.pending().get()>"Log in"</button>
+            </ActionForm>
+            <p class="error" role="alert">{error}</p>
+        </section>
+    }
+}
