@@ -1,6 +1,7 @@
 //! Annotator pages: the study list and the survey loop. The next item comes
 //! from a server function (no page reload); keys answer.
 use super::error_text;
+#[cfg(feature = "ssr")]
 use super::session;
 use crate::api_types::{StudySummary, TaskView};
 use leptos::prelude::*;

@@ -1,6 +1,7 @@
 //! Researcher page: every study with progress per annotator and the answer
 //! distribution.
 use super::error_text;
+#[cfg(feature = "ssr")]
 use super::session;
 use crate::api_types::StudyProgress;
 use leptos::prelude::*;
