@@ -31,6 +31,7 @@ async fn annotator_answers_by_keyboard_and_click_resumes_and_researcher_sees_cou
     let b = Browser::start().await;
     b.login(&app.base, "annotator1", &app.password("annotator1")).await;
     assert_eq!(b.client.current_url().await.unwrap().path(), "/annotate");
+    assert!(b.text("header .who").await.contains("annotator1"), "the header does not show who is logged in");
     b.wait_css("ul.studies a").await.click().await.unwrap();
     b.wait_hydrated().await;
     let mut task = current_task(&b).await;

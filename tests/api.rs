@@ -83,6 +83,8 @@ async fn bad_login_is_401_and_sets_no_session() {
     for (user, pw) in [("annotator1", "wrong password"), ("nobody", "whatever1")] {
         let res = client.post(app.url("/api/v1/session")).json(&json!({"username": user, "password": pw})).send().await.unwrap();
         assert_eq!(res.status(), 401, "{user}");
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["error"], "unknown username or wrong password");
     }
     assert_eq!(client.get(app.url("/api/v1/studies")).send().await.unwrap().status(), 401);
     // The cookie a good login sets is HttpOnly and SameSite.

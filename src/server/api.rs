@@ -59,7 +59,7 @@ async fn login(State(state): State<AppState>, session: Session, Json(c): Json<Cr
             auth::log_in(&session, &user).await.map_err(|e| ServiceError::Internal(e.to_string()))?;
             Ok(StatusCode::NO_CONTENT)
         }
-        Err(auth::AuthError::BadCredentials) => Err(ServiceError::Unauthorized),
+        Err(auth::AuthError::BadCredentials) => Err(ServiceError::BadCredentials),
         Err(e) => Err(ServiceError::Internal(e.to_string())),
     }
 }

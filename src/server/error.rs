@@ -8,6 +8,8 @@ use axum::Json;
 pub enum ServiceError {
     #[error("not logged in")]
     Unauthorized,
+    #[error("unknown username or wrong password")]
+    BadCredentials,
     #[error("{0}")]
     Forbidden(String),
     #[error("{0}")]
@@ -33,7 +35,7 @@ impl From<super::writer::WriteError> for ServiceError {
 impl ServiceError {
     pub fn status(&self) -> StatusCode {
         match self {
-            ServiceError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ServiceError::Unauthorized | ServiceError::BadCredentials => StatusCode::UNAUTHORIZED,
             ServiceError::Forbidden(_) => StatusCode::FORBIDDEN,
             ServiceError::NotFound(_) => StatusCode::NOT_FOUND,
             ServiceError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,

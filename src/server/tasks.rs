@@ -68,15 +68,14 @@ async fn ensure_participation(state: &AppState, meta: &StudyMeta, user: &Session
         .await?
         .rows_affected();
     if created == 1 {
-        for t in &plan {
-            sqlx::query("INSERT INTO tasks (study_id, user_id, instance_id, position, seed) VALUES (?, ?, ?, ?, ?)")
-                .bind(meta.id)
-                .bind(user.id)
-                .bind(t.item)
-                .bind(t.position)
-                .bind(t.seed as i64)
-                .execute(&mut *tx)
-                .await?;
+        // Multi-row inserts: a whole queue costs a few statements, not one per
+        // item, so hundreds of annotators can arrive at once.
+        for chunk in plan.chunks(500) {
+            let mut q = sqlx::QueryBuilder::new("INSERT INTO tasks (study_id, user_id, instance_id, position, seed) ");
+            q.push_values(chunk, |mut row, t| {
+                row.push_bind(meta.id).push_bind(user.id).push_bind(t.item).push_bind(t.position).push_bind(t.seed as i64);
+            });
+            q.build().execute(&mut *tx).await?;
         }
     }
     tx.commit().await?;

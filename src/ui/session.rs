@@ -39,7 +39,10 @@ pub async fn logout() -> Result<(), ServerFnError> {
 
 #[component]
 pub fn Header() -> impl IntoView {
-    let me = Resource::new(|| (), |_| current_me());
+    // Refetched on navigation: logging in or out changes who is here
+    // without a full page load.
+    let location = leptos_router::hooks::use_location();
+    let me = Resource::new(move || location.pathname.get(), |_| current_me());
     let logout = ServerAction::<Logout>::new();
     view! {
         <header class="top">

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what building (and, with --browser, testing) needs on a fresh
+# Debian machine with rustup; skips whatever is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if [ "${1:-}" = "--browser" ]; then
+  if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    echo "== installing chromium and chromedriver (Debian packages)"
+    sudo_ apt-get update -qq
+    sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  fi
+fi
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  echo "== adding the wasm32 target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# wasm-bindgen's CLI must match the wasm-bindgen crate in Cargo.lock exactly.
+want=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
+have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$have" != "$want" ]; then
+  echo "== installing wasm-bindgen-cli $want (about 3 minutes, once)"
+  # Not --locked: its own lockfile names a crate version the registry may lack.
+  cargo install wasm-bindgen-cli --version "$want"
+fi
