@@ -105,3 +105,23 @@ pub struct Me {
     pub role: String,
     pub home: String,
 }
+
+/// Models against humans and chance on one dataset (percentages, 2 decimals).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareReport {
+    pub dataset: String,
+    pub models: Vec<ModelScores>,
+    /// Human baseline; null until a human-baseline study has answers.
+    pub human: Option<crate::domain::metrics::Report>,
+    pub random: crate::domain::metrics::Scores,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelScores {
+    pub name: String,
+    pub n: usize,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub device: Option<String>,
+    #[serde(flatten)]
+    pub report: crate::domain::metrics::Report,
+}

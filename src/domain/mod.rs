@@ -5,6 +5,7 @@ pub mod assignment;
 pub mod category;
 pub mod metrics;
 pub mod normalize;
+pub mod results;
 pub mod rng;
 pub mod role;
 pub mod study;

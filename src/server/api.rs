@@ -4,8 +4,8 @@ use super::auth::{self, SessionUser};
 use super::error::ServiceError;
 use super::state::AppState;
 use super::{progress, studies, tasks};
-use crate::api_types::{AnswerAck, AnswerRequest, StudyProgress, StudySummary};
-use axum::extract::{FromRequestParts, Path, State};
+use crate::api_types::{AnswerAck, AnswerRequest, CompareReport, StudyProgress, StudySummary};
+use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -45,6 +45,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/studies/{id}/next", get(next))
         .route("/api/v1/studies/{id}/progress", get(study_progress))
         .route("/api/v1/tasks/{id}/answer", post(answer))
+        .route("/api/v1/compare", get(compare))
 }
 
 #[derive(Deserialize)]
@@ -103,4 +104,15 @@ async fn answer(
 async fn study_progress(State(state): State<AppState>, caller: Caller, Path(id): Path<i64>) -> Result<Json<StudyProgress>, ServiceError> {
     caller.researcher()?;
     Ok(Json(progress::study_progress(&state, id).await?))
+}
+
+#[derive(Deserialize)]
+struct CompareQuery {
+    dataset: String,
+}
+
+async fn compare(State(state): State<AppState>, caller: Caller, query: Result<Query<CompareQuery>, axum::extract::rejection::QueryRejection>) -> Result<Json<CompareReport>, ServiceError> {
+    caller.researcher()?;
+    let Query(q) = query.map_err(|_| ServiceError::Invalid("query parameter `dataset` is required".into()))?;
+    Ok(Json(super::compare::compare(&state.db, &q.dataset).await?))
 }

@@ -44,6 +44,32 @@ pub enum Command {
         #[command(subcommand)]
         command: StudyCommand,
     },
+    /// Model results.
+    Results {
+        #[command(subcommand)]
+        command: ResultsCommand,
+    },
+    /// Compare models (and chance) on a dataset: I2T, T2I, Group and finer scores.
+    Compare {
+        #[arg(long)]
+        dataset: String,
+        /// Print the JSON of GET /api/v1/compare instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ResultsCommand {
+    /// Import per-instance results (BiVLC results CSV, or raw similarities c0_i0, c1_i0, c0_i1, c1_i1).
+    Import {
+        #[arg(long)]
+        model: String,
+        /// Dataset to match rows to; created text-only from the rows when it does not exist.
+        #[arg(long, default_value = "bivlc")]
+        dataset: String,
+        file: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -84,6 +110,24 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("added {} {name}", role.as_str());
             Ok(())
         }
+        Command::Results { command: ResultsCommand::Import { model, dataset, file } } => {
+            let pool = open(&data_dir).await?;
+            let s = super::results::import_results(&pool, &model, &dataset, &file).await?;
+            let created = if s.dataset_created { " (created text-only)" } else { "" };
+            let replaced = if s.replaced_run { ", replacing the earlier run" } else { "" };
+            println!("imported {} results of {model} on dataset {}{created}{replaced}", s.rows, s.dataset);
+            Ok(())
+        }
+        Command::Compare { dataset, json } => {
+            let pool = open(&data_dir).await?;
+            let report = super::compare::compare(&pool, &dataset).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print_table(&report);
+            }
+            Ok(())
+        }
         Command::Study { command: StudyCommand::Create { spec } } => {
             let text = std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?;
             let study = studies::parse_spec(&text, db::now_secs() as u64).with_context(|| spec.display().to_string())?;
@@ -116,4 +160,21 @@ async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
     }
     pool.close().await;
     Ok(())
+}
+
+fn print_table(r: &crate::api_types::CompareReport) {
+    println!("{:<24} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}", "model", "n", "I2T", "T2I", "Group", "Ipos2T", "Ineg2T", "Tpos2I", "Tneg2I");
+    let row = |name: &str, s: &crate::domain::metrics::Scores| {
+        println!(
+            "{:<24} {:>6} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}",
+            name, s.n, s.i2t, s.t2i, s.group, s.ipos2t, s.ineg2t, s.tpos2i, s.tneg2i
+        )
+    };
+    for m in &r.models {
+        row(&m.name, &m.report.overall);
+    }
+    if let Some(h) = &r.human {
+        row("Human", &h.overall);
+    }
+    row("Random", &r.random);
 }

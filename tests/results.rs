@@ -1,0 +1,126 @@
+//! Imported model results reproduce the BiVLC paper's tables, through the
+//! CLI and the API alike; bad files are refused whole.
+mod common;
+use common::TestApp;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn shared(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/bivlc").join(file)
+}
+
+fn hardneg(app: &TestApp, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_hardneg")).args(args).arg("--data-dir").arg(&app.data_dir).output().unwrap()
+}
+
+const MODELS: [(&str, &str); 4] = [
+    ("CLIP", "results_ViT-B-32.csv"),
+    ("CLIP_COCO", "results_CLIP_COCO.csv"),
+    ("CLIP_TROHN-Text", "results_CLIP_TROHN-Text.csv"),
+    ("CLIP_TROHN-Img", "results_CLIP_TROHN-Img.csv"),
+];
+
+/// Column means straight from the file, as the paper computed them.
+fn column_means(file: &str, only_type: Option<&str>) -> Vec<(String, f64)> {
+    let mut r = csv::Reader::from_path(shared(file)).unwrap();
+    let headers = r.headers().unwrap().clone();
+    let cols = ["text_score", "image_score", "group_score", "text_score_i0", "text_score_i1", "image_score_c0", "image_score_c1"];
+    let idx: Vec<usize> = cols.iter().map(|c| headers.iter().position(|h| h == *c).unwrap()).collect();
+    let t = headers.iter().position(|h| h == "type").unwrap();
+    let (mut sums, mut n) = (vec![0usize; cols.len()], 0usize);
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        if only_type.is_some_and(|ty| rec[t] != *ty) {
+            continue;
+        }
+        n += 1;
+        for (k, &i) in idx.iter().enumerate() {
+            sums[k] += (&rec[i] == "True") as usize;
+        }
+    }
+    let keys = ["i2t", "t2i", "group", "ipos2t", "ineg2t", "tpos2i", "tneg2i"];
+    keys.iter().zip(sums).map(|(k, s)| (k.to_string(), (s as f64 / n as f64 * 10000.0).round() / 100.0)).collect()
+}
+
+#[tokio::test]
+async fn imported_bivlc_results_give_the_papers_tables() {
+    let app = TestApp::spawn();
+    for (model, file) in MODELS {
+        let out = hardneg(&app, &["results", "import", "--model", model, shared(file).to_str().unwrap()]);
+        assert!(out.status.success(), "{model}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("imported 2933 results"));
+    }
+    let out = hardneg(&app, &["compare", "--dataset", "bivlc", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let researcher = app.login("researcher").await;
+    let api: Value = researcher.get(app.url("/api/v1/compare?dataset=bivlc")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(cli, api, "CLI and API disagree");
+
+    // Table 2, CLIP ViT-B/32, and Table 4's SWAP group score.
+    let clip = &api["models"][0];
+    assert_eq!(clip["name"], "CLIP");
+    assert_eq!(clip["n"], 2933);
+    assert_eq!((clip["overall"]["i2t"].as_f64(), clip["overall"]["t2i"].as_f64(), clip["overall"]["group"].as_f64()), (Some(75.83), Some(52.40), Some(49.06)));
+    assert_eq!(clip["by_type"]["swap"]["group"].as_f64(), Some(13.65));
+    // Every model, overall and per type, matches the means of the released columns.
+    for (i, (model, file)) in MODELS.iter().enumerate() {
+        let m = &api["models"][i];
+        assert_eq!(m["name"], *model);
+        for (key, want) in column_means(file, None) {
+            assert_eq!(m["overall"][&key].as_f64(), Some(want), "{model} overall {key}");
+        }
+        for ty in ["replace", "swap", "add"] {
+            for (key, want) in column_means(file, Some(ty)) {
+                assert_eq!(m["by_type"][ty][&key].as_f64(), Some(want), "{model} {ty} {key}");
+            }
+        }
+        assert_eq!(m["by_subtype"].as_object().unwrap().len(), 7);
+    }
+    assert_eq!(api["random"]["group"].as_f64(), Some(16.67));
+    assert_eq!(api["random"]["ipos2t"].as_f64(), Some(50.0));
+    assert!(api["human"].is_null());
+
+    // Importing again replaces the run instead of adding one.
+    let again = hardneg(&app, &["results", "import", "--model", "CLIP", shared("results_ViT-B-32.csv").to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("replacing"));
+    let api: Value = researcher.get(app.url("/api/v1/compare?dataset=bivlc")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(api["models"].as_array().unwrap().len(), 4);
+    let annotator = app.login("annotator1").await;
+    assert_eq!(annotator.get(app.url("/api/v1/compare?dataset=bivlc")).send().await.unwrap().status(), 403);
+}
+
+#[tokio::test]
+async fn corrupted_results_are_refused_whole_naming_the_line() {
+    let app = TestApp::spawn();
+    let text = std::fs::read_to_string(shared("results_ViT-B-32.csv")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let corrupt = |f: &dyn Fn(&mut Vec<String>)| {
+        let mut v: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+        f(&mut v);
+        v.join("\n")
+    };
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("bad-bool", corrupt(&|v| v[4] = v[4].replacen("\"True\"", "\"Maybe\"", 1)), ":5: field `text_score_i1`"),
+        ("truncated", corrupt(&|v| v[9] = v[9][..v[9].len() / 2].to_string()), ":10:"),
+        ("bad-subtype", corrupt(&|v| v[2] = v[2].replacen("\"obj\"", "\"thing\"", 1)), ":3: field `subtype`"),
+        ("no-column", corrupt(&|v| v[0] = v[0].replace("\"negative_caption\"", "\"neg\"")), ":1: missing column(s): negative_caption"),
+    ];
+    for (name, body, expected) in cases {
+        let path = app.data_dir.join(format!("{name}.csv"));
+        std::fs::write(&path, body).unwrap();
+        let out = hardneg(&app, &["results", "import", "--model", "CLIP", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name} was accepted");
+        assert!(err.contains(&format!("{name}.csv{expected}")), "{name}: {err}");
+    }
+    // Rows that match no instance of an existing dataset are refused too.
+    let out = hardneg(&app, &["results", "import", "--model", "CLIP", "--dataset", "demo", shared("results_ViT-B-32.csv").to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains(":2: no instance of dataset \"demo\""));
+    // Nothing was written: no dataset, no run.
+    let out = hardneg(&app, &["compare", "--dataset", "bivlc", "--json"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no dataset named \"bivlc\""));
+    let demo: Value = serde_json::from_slice(&hardneg(&app, &["compare", "--dataset", "demo", "--json"]).stdout).unwrap();
+    assert_eq!(demo["models"].as_array().unwrap().len(), 0);
+}
