@@ -82,6 +82,14 @@ async fn imported_bivlc_results_give_the_papers_tables() {
     assert_eq!(api["random"]["ipos2t"].as_f64(), Some(50.0));
     assert!(api["human"].is_null());
 
+    // The comparison page (server-rendered) shows the same figures.
+    let page = researcher.get(app.url("/research/compare?dataset=bivlc")).send().await.unwrap().text().await.unwrap();
+    let clip_row = page.split("data-model=\"CLIP\"").nth(1).expect("a CLIP row");
+    for figure in ["75.83", "52.40", "49.06"] {
+        assert!(clip_row.split("</tr>").next().unwrap().contains(figure), "{figure} missing from the CLIP row");
+    }
+    assert!(page.contains("data-model=\"Random\""));
+
     // Importing again replaces the run instead of adding one.
     let again = hardneg(&app, &["results", "import", "--model", "CLIP", shared("results_ViT-B-32.csv").to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&again.stdout).contains("replacing"));

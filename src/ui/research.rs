@@ -24,6 +24,7 @@ pub async fn research_overview() -> Result<Vec<StudyProgress>, ServerFnError> {
 pub fn ResearchPage() -> impl IntoView {
     view! {
         <h1>"Studies"</h1>
+        <p><a href="/research/compare">"Model comparison"</a></p>
         <StudiesOverview/>
     }
 }

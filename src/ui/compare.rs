@@ -1,0 +1,135 @@
+//! Researcher page: models against chance (and, later, humans) on a dataset,
+//! overall, per type and per subtype, best value per column marked.
+use super::error_text;
+#[cfg(feature = "ssr")]
+use super::session;
+use crate::api_types::CompareReport;
+use crate::domain::metrics::Scores;
+use leptos::prelude::*;
+use leptos_router::components::A;
+use leptos_router::hooks::use_query_map;
+
+#[server(prefix = "/sfn")]
+pub async fn datasets_with_results() -> Result<Vec<String>, ServerFnError> {
+    let (state, user) = session::caller().await?;
+    if !user.role.may_research() {
+        return Err(ServerFnError::new("researchers and admins only"));
+    }
+    Ok(sqlx::query_scalar("SELECT DISTINCT d.name FROM datasets d JOIN model_runs r ON r.dataset_id = d.id ORDER BY d.name")
+        .fetch_all(&state.db)
+        .await?)
+}
+
+#[server(prefix = "/sfn")]
+pub async fn load_comparison(dataset: String) -> Result<CompareReport, ServerFnError> {
+    let (state, user) = session::caller().await?;
+    if !user.role.may_research() {
+        return Err(ServerFnError::new("researchers and admins only"));
+    }
+    crate::server::compare::compare(&state.db, &dataset).await.map_err(session::sfn_error)
+}
+
+const COLUMNS: [(&str, fn(&Scores) -> f64); 7] = [
+    ("I2T", |s| s.i2t),
+    ("T2I", |s| s.t2i),
+    ("Group", |s| s.group),
+    ("Ipos2T", |s| s.ipos2t),
+    ("Ineg2T", |s| s.ineg2t),
+    ("Tpos2I", |s| s.tpos2i),
+    ("Tneg2I", |s| s.tneg2i),
+];
+
+#[component]
+pub fn ComparePage() -> impl IntoView {
+    let query = use_query_map();
+    let dataset = move || query.read().get("dataset");
+    let datasets = Resource::new(|| (), |_| datasets_with_results());
+    let report = Resource::new(dataset, |d| async move {
+        match d {
+            Some(d) => load_comparison(d).await.map(Some),
+            None => Ok(None),
+        }
+    });
+    view! {
+        <h1>"Model comparison"</h1>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                datasets.await.ok().map(|list| view! {
+                    <nav class="datasets" aria-label="Datasets">
+                        {if list.is_empty() { Some(view! { <p class="hint">"No model results yet: " <code>"hardneg results import --model NAME FILE.csv"</code></p> }) } else { None }}
+                        <ul>{list.into_iter().map(|d| view! { <li><A href=format!("/research/compare?dataset={d}")>{d.clone()}</A></li> }).collect_view()}</ul>
+                    </nav>
+                })
+            })}
+        </Suspense>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match report.await {
+                    Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
+                    Ok(None) => ().into_any(),
+                    Ok(Some(r)) => view! { <Comparison report=r/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn Comparison(report: CompareReport) -> impl IntoView {
+    let mut rows: Vec<(String, Scores)> = report.models.iter().map(|m| (m.name.clone(), m.report.overall.clone())).collect();
+    if let Some(h) = &report.human {
+        rows.push(("Human".into(), h.overall.clone()));
+    }
+    rows.push(("Random".into(), report.random.clone()));
+    let types = ["replace", "swap", "add"];
+    let type_rows: Vec<(String, Vec<Option<Scores>>)> = report
+        .models
+        .iter()
+        .map(|m| {
+            let per = types.iter().map(|t| m.report.by_type.iter().find(|(k, _)| k.as_str() == *t).map(|(_, v)| v.clone())).collect();
+            (m.name.clone(), per)
+        })
+        .collect();
+    view! {
+        <section class="compare" data-dataset=report.dataset.clone()>
+            <h2>{format!("Dataset {}", report.dataset)}</h2>
+            <ScoreTable rows/>
+            <h3>"Per type (I2T / T2I / Group)"</h3>
+            <table class="by-type">
+                <thead><tr><th scope="col">"Model"</th>{types.iter().map(|t| view! { <th scope="col">{t.to_uppercase()}</th> }).collect_view()}</tr></thead>
+                <tbody>
+                    {type_rows.into_iter().map(|(name, per)| view! {
+                        <tr><th scope="row">{name}</th>
+                            {per.into_iter().map(|s| view! {
+                                <td>{s.map(|s| format!("{:.2} / {:.2} / {:.2}", s.i2t, s.t2i, s.group)).unwrap_or_else(|| "—".into())}</td>
+                            }).collect_view()}
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+}
+
+#[component]
+fn ScoreTable(rows: Vec<(String, Scores)>) -> impl IntoView {
+    let best: Vec<f64> = COLUMNS.iter().map(|(_, f)| rows.iter().map(|(_, s)| f(s)).fold(f64::MIN, f64::max)).collect();
+    view! {
+        <table class="scores">
+            <caption>"Overall (%); best per column in bold"</caption>
+            <thead><tr><th scope="col">"Model"</th><th scope="col">"n"</th>{COLUMNS.iter().map(|(c, _)| view! { <th scope="col">{*c}</th> }).collect_view()}</tr></thead>
+            <tbody>
+                {rows.into_iter().map(|(name, s)| {
+                    let n = if s.n == 0 { "—".to_string() } else { s.n.to_string() };
+                    let cells = COLUMNS.iter().zip(&best).map(|((c, f), b)| {
+                        let v = f(&s);
+                        let class = if v == *b { "best" } else { "" };
+                        view! { <td class=class data-col=*c>{format!("{v:.2}")}</td> }
+                    }).collect_view();
+                    let label = name.clone();
+                    view! { <tr data-model=name><th scope="row">{label}</th><td>{n}</td>{cells}</tr> }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
