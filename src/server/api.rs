@@ -46,6 +46,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/studies/{id}/progress", get(study_progress))
         .route("/api/v1/tasks/{id}/answer", post(answer))
         .route("/api/v1/compare", get(compare))
+        .route("/api/v1/studies/{id}/agreement", get(agreement))
 }
 
 #[derive(Deserialize)]
@@ -115,4 +116,22 @@ async fn compare(State(state): State<AppState>, caller: Caller, query: Result<Qu
     caller.researcher()?;
     let Query(q) = query.map_err(|_| ServiceError::Invalid("query parameter `dataset` is required".into()))?;
     Ok(Json(super::compare::compare(&state.db, &q.dataset).await?))
+}
+
+#[derive(Deserialize)]
+struct AgreementQuery {
+    mapping: Option<String>,
+}
+
+async fn agreement(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+    Query(q): Query<AgreementQuery>,
+) -> Result<Json<super::agreement::AgreementOut>, ServiceError> {
+    caller.researcher()?;
+    let mapping = q.mapping.as_deref().unwrap_or("full");
+    let mapping = super::agreement::Mapping::parse(mapping)
+        .ok_or_else(|| ServiceError::Invalid(format!("unknown mapping {mapping:?} (full or binary)")))?;
+    Ok(Json(super::agreement::study_agreement_report(&state.db, id, mapping).await?))
 }

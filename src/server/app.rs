@@ -5,7 +5,7 @@ use super::state::{AppState, StudyCache};
 use super::{api, db, images::ImageStore, media, writer::Writer};
 use crate::domain::role::Role;
 use crate::ui::{shell, App};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -72,7 +72,7 @@ pub async fn router(state: AppState, secure_cookies: bool) -> anyhow::Result<Rou
                 .service(ServeDir::new(pkg_dir)),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
-        .layer(middleware::from_fn_with_state(state.clone(), guard_pages))
+        .layer(middleware::from_fn(guard_pages))
         .layer(sessions)
         .with_state(state);
     Ok(app)
@@ -93,7 +93,7 @@ fn page_rule(path: &str) -> Option<fn(Role) -> bool> {
     }
 }
 
-async fn guard_pages(State(_state): State<AppState>, session: tower_sessions::Session, req: Request, next: Next) -> Response {
+async fn guard_pages(session: tower_sessions::Session, req: Request, next: Next) -> Response {
     let Some(allowed) = page_rule(req.uri().path()) else {
         return next.run(req).await;
     };

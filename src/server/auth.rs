@@ -80,6 +80,7 @@ pub async fn add_user(db: &SqlitePool, username: &str, role: Role, password: &st
 /// Checks credentials. Unknown users cost as much as wrong passwords, so
 /// response times do not reveal which usernames exist.
 pub async fn check_credentials(db: &SqlitePool, username: &str, password: &str) -> Result<SessionUser, AuthError> {
+    let username = username.trim();
     let row: Option<(i64, String, String)> =
         sqlx::query_as("SELECT id, role, password_hash FROM users WHERE username = ?")
             .bind(username)

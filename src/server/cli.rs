@@ -49,6 +49,16 @@ pub enum Command {
         #[command(subcommand)]
         command: ResultsCommand,
     },
+    /// Inter-annotator agreement on a study: Cohen's kappa per pair, mean, Fleiss, Krippendorff's alpha.
+    Agreement {
+        study: i64,
+        /// `full` (every answer its own category) or `binary` (any image vs None, BiVLC Step 3).
+        #[arg(long, default_value = "full")]
+        mapping: String,
+        /// Print the JSON of GET /api/v1/studies/{id}/agreement instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Compare models (and chance) on a dataset: I2T, T2I, Group and finer scores.
     Compare {
         #[arg(long)]
@@ -116,6 +126,24 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let created = if s.dataset_created { " (created text-only)" } else { "" };
             let replaced = if s.replaced_run { ", replacing the earlier run" } else { "" };
             println!("imported {} results of {model} on dataset {}{created}{replaced}", s.rows, s.dataset);
+            Ok(())
+        }
+        Command::Agreement { study, mapping, json } => {
+            let mapping = super::agreement::Mapping::parse(&mapping)
+                .with_context(|| format!("unknown mapping {mapping:?} (full or binary)"))?;
+            let pool = open(&data_dir).await?;
+            let r = super::agreement::study_agreement_report(&pool, study, mapping).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                let show = |v: Option<f64>, why: &Option<String>| v.map(|v| format!("{v:.3}")).unwrap_or_else(|| format!("undefined ({})", why.as_deref().unwrap_or("")));
+                for p in &r.pairs {
+                    println!("{:<14} {:<14} n={:<6} observed={:.3} expected={:.3} kappa={}", p.a, p.b, p.n, p.observed, p.expected, show(p.kappa, &p.kappa_reason));
+                }
+                println!("mean kappa {}", show(r.mean_kappa, &r.mean_kappa_reason));
+                println!("Fleiss' kappa {}", show(r.fleiss_kappa, &r.fleiss_reason));
+                println!("Krippendorff's alpha {}", show(r.krippendorff_alpha, &r.alpha_reason));
+            }
             Ok(())
         }
         Command::Compare { dataset, json } => {

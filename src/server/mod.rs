@@ -1,4 +1,5 @@
 //! The server shell around the pure core: database, auth, images, HTTP.
+pub mod agreement;
 pub mod api;
 pub mod app;
 pub mod auth;

@@ -79,12 +79,16 @@ pub async fn study_meta(state: &AppState, id: i64) -> Result<Arc<StudyMeta>, Ser
     if let Some(meta) = state.studies.get(id) {
         return Ok(meta);
     }
+    Ok(state.studies.insert(load_study_meta(&state.db, id).await?))
+}
+
+pub async fn load_study_meta(db: &SqlitePool, id: i64) -> Result<StudyMeta, ServiceError> {
     let row: Option<StudyRow> = sqlx::query_as(
         "SELECT s.id, s.name, s.kind, d.name, s.instructions, s.annotators, s.rule, s.seed
          FROM studies s JOIN datasets d ON d.id = s.dataset_id WHERE s.id = ?",
     )
     .bind(id)
-    .fetch_optional(&state.db)
+    .fetch_optional(db)
     .await?;
     let (id, name, kind, dataset, instructions, annotators, rule, seed) =
         row.ok_or_else(|| ServiceError::NotFound(format!("no study {id}")))?;
@@ -99,7 +103,7 @@ pub async fn study_meta(state: &AppState, id: i64) -> Result<Arc<StudyMeta>, Ser
         rule: serde_json::from_str::<AssignmentRule>(&rule).map_err(|_| bad("rule"))?,
         seed: seed as u64,
     };
-    Ok(state.studies.insert(meta))
+    Ok(meta)
 }
 
 /// Every study, with the caller's progress where the caller takes part.

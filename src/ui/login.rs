@@ -6,7 +6,7 @@ pub async fn login(username: String, password: String) -> Result<(), ServerFnErr
     use crate::server::auth;
     let state = expect_context::<crate::server::state::AppState>();
     let session: tower_sessions::Session = leptos_axum::extract().await?;
-    match auth::check_credentials(&state.db, username.trim(), &password).await {
+    match auth::check_credentials(&state.db, &username, &password).await {
         Ok(user) => {
             auth::log_in(&session, &user).await.map_err(|e| ServerFnError::new(e.to_string()))?;
             leptos_axum::redirect(user.role.home());
