@@ -148,8 +148,9 @@ mod tests {
         let row = h.row(&["replace", "rel", "a", "b", "0.30", "0.20", "0.25", "0.25"]).unwrap();
         assert_eq!(row.category.neg_type, NegType::Replace);
         assert_eq!(row.category.subtype, Subtype::Rel);
-        // Ipos2T 0.30 > 0.20; Ineg2T 0.25 > 0.25 is a tie, so a miss.
-        assert_eq!(row.outcome, Outcome::from_flags(true, false, true, false));
+        // Ipos2T 0.30 > 0.20; Ineg2T s(C1,I1) 0.25 vs s(C0,I1) 0.25 is a tie, so a
+        // miss; Tpos2I 0.30 > 0.25; Tneg2I 0.25 > 0.20.
+        assert_eq!(row.outcome, Outcome::from_flags(true, false, true, true));
     }
 
     #[test]
