@@ -1,6 +1,6 @@
 //! Loading the embedded demo dataset and accounts into an empty database.
 use super::auth;
-use super::db::now_secs;
+use super::datasets::{insert_dataset, insert_instance, NewInstance};
 use super::images::{ImageStore, StoredImage};
 use super::studies;
 use crate::domain::role::Role;
@@ -43,30 +43,19 @@ pub async fn seed_demo_dataset(db: &SqlitePool, images: &ImageStore, count: usiz
         stored.push((positive, cands));
     }
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
-    let dataset_id = sqlx::query("INSERT INTO datasets (name, normalize, created_at) VALUES (?, 'none', ?)")
-        .bind(DEMO_DATASET)
-        .bind(now_secs())
-        .execute(&mut *tx)
-        .await?
-        .last_insert_rowid();
+    let dataset_id = insert_dataset(&mut tx, DEMO_DATASET, "none").await?;
     for (inst, (positive, cands)) in instances.iter().zip(&stored) {
         insert_image(&mut tx, positive).await?;
-        let id = sqlx::query(
-            "INSERT INTO instances (dataset_id, key, caption, negative_caption, caption_orig, negative_caption_orig, neg_type, subtype, positive_image)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(dataset_id)
-        .bind(&inst.key)
-        .bind(&inst.caption)
-        .bind(&inst.negative_caption)
-        .bind(&inst.caption)
-        .bind(&inst.negative_caption)
-        .bind(inst.category.neg_type.as_str())
-        .bind(inst.category.subtype.as_str())
-        .bind(&positive.hash)
-        .execute(&mut *tx)
-        .await?
-        .last_insert_rowid();
+        let new = NewInstance {
+            key: &inst.key,
+            caption: &inst.caption,
+            negative_caption: &inst.negative_caption,
+            caption_orig: &inst.caption,
+            negative_caption_orig: &inst.negative_caption,
+            category: inst.category,
+            positive_image: Some(&positive.hash),
+        };
+        let id = insert_instance(&mut tx, dataset_id, &new).await?;
         for (slot, (img, truth)) in cands.iter().zip(inst.matches_negative).enumerate() {
             insert_image(&mut tx, img).await?;
             sqlx::query("INSERT INTO candidates (instance_id, slot, image, known_match) VALUES (?, ?, ?, ?)")

@@ -5,6 +5,7 @@ pub mod app;
 pub mod auth;
 pub mod cli;
 pub mod compare;
+pub mod datasets;
 pub mod db;
 pub mod demo_seed;
 pub mod error;

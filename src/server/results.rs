@@ -1,6 +1,7 @@
 //! `hardneg results import`: a model's per-instance results, matched to a
 //! dataset's instances by (caption, negative_caption, type, subtype), all in
 //! one transaction. Unknown datasets are created text-only from the rows.
+use super::datasets::{insert_dataset, insert_instance, NewInstance};
 use super::db::now_secs;
 use crate::domain::results::{ResultRow, ResultsHeader};
 use anyhow::Context;
@@ -87,27 +88,19 @@ pub async fn import_results(db: &SqlitePool, model: &str, dataset: &str, path: &
     let (dataset_id, created) = match existing {
         Some(id) => (id, false),
         None => {
-            let id = sqlx::query("INSERT INTO datasets (name, normalize, created_at) VALUES (?, 'none', ?)")
-                .bind(dataset)
-                .bind(now_secs())
-                .execute(&mut *tx)
-                .await?
-                .last_insert_rowid();
+            let id = insert_dataset(&mut tx, dataset, "none").await?;
             for (line, row) in &rows {
-                sqlx::query(
-                    "INSERT INTO instances (dataset_id, key, caption, negative_caption, caption_orig, negative_caption_orig, neg_type, subtype)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                )
-                .bind(id)
-                .bind(format!("row-{line}"))
-                .bind(&row.caption)
-                .bind(&row.negative_caption)
-                .bind(&row.caption)
-                .bind(&row.negative_caption)
-                .bind(row.category.neg_type.as_str())
-                .bind(row.category.subtype.as_str())
-                .execute(&mut *tx)
-                .await?;
+                let key = format!("row-{line}");
+                let new = NewInstance {
+                    key: &key,
+                    caption: &row.caption,
+                    negative_caption: &row.negative_caption,
+                    caption_orig: &row.caption,
+                    negative_caption_orig: &row.negative_caption,
+                    category: row.category,
+                    positive_image: None,
+                };
+                insert_instance(&mut tx, id, &new).await?;
             }
             (id, true)
         }

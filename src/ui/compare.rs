@@ -11,10 +11,7 @@ use leptos_router::hooks::use_query_map;
 
 #[server(prefix = "/sfn")]
 pub async fn datasets_with_results() -> Result<Vec<String>, ServerFnError> {
-    let (state, user) = session::caller().await?;
-    if !user.role.may_research() {
-        return Err(ServerFnError::new("researchers and admins only"));
-    }
+    let (state, _) = session::researcher().await?;
     Ok(sqlx::query_scalar("SELECT DISTINCT d.name FROM datasets d JOIN model_runs r ON r.dataset_id = d.id ORDER BY d.name")
         .fetch_all(&state.db)
         .await?)
@@ -22,10 +19,7 @@ pub async fn datasets_with_results() -> Result<Vec<String>, ServerFnError> {
 
 #[server(prefix = "/sfn")]
 pub async fn load_comparison(dataset: String) -> Result<CompareReport, ServerFnError> {
-    let (state, user) = session::caller().await?;
-    if !user.role.may_research() {
-        return Err(ServerFnError::new("researchers and admins only"));
-    }
+    let (state, _) = session::researcher().await?;
     crate::server::compare::compare(&state.db, &dataset).await.map_err(session::sfn_error)
 }
 

@@ -14,6 +14,16 @@ pub async fn caller() -> Result<(crate::server::state::AppState, crate::server::
     Ok((state, user))
 }
 
+/// The caller, who must be a researcher or an admin.
+#[cfg(feature = "ssr")]
+pub async fn researcher() -> Result<(crate::server::state::AppState, crate::server::auth::SessionUser), ServerFnError> {
+    let (state, user) = caller().await?;
+    if !user.role.may_research() {
+        return Err(ServerFnError::new("researchers and admins only"));
+    }
+    Ok((state, user))
+}
+
 /// Maps a service error to a server-function error with its message.
 #[cfg(feature = "ssr")]
 pub fn sfn_error(e: crate::server::error::ServiceError) -> ServerFnError {
