@@ -125,3 +125,15 @@ pub struct ModelScores {
     #[serde(flatten)]
     pub report: crate::domain::metrics::Report,
 }
+
+/// One line of agreement for the researcher page (full report: the API).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgreementSummary {
+    pub mapping: String,
+    pub pairs: usize,
+    pub mean_kappa: Option<f64>,
+    pub fleiss_kappa: Option<f64>,
+    pub krippendorff_alpha: Option<f64>,
+    /// Why the mean kappa is missing, when it is.
+    pub reason: Option<String>,
+}

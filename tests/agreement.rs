@@ -57,6 +57,11 @@ async fn cohen_kappa_of_two_annotators_matches_the_hand_computed_table() {
     assert!((r["mean_kappa"].as_f64().unwrap() - kappa).abs() < 1e-12);
     assert!(r["fleiss_kappa"].is_number() && r["krippendorff_alpha"].is_number());
 
+    // The researcher page shows it too.
+    let page = researcher.get(app.url("/research")).send().await.unwrap().text().await.unwrap();
+    let row = page.split("data-mapping=\"binary\"").nth(1).expect("a binary agreement row");
+    assert!(row.split("</tr>").next().unwrap().contains(&format!("{kappa:.3}")), "kappa {kappa:.3} not on the page");
+
     // The CLI prints the same JSON; the full mapping has five categories.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_hardneg"))
         .args(["agreement", "1", "--mapping", "binary", "--json", "--data-dir"])

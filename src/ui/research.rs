@@ -3,16 +3,31 @@
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
-use crate::api_types::StudyProgress;
+use crate::api_types::{AgreementSummary, StudyProgress};
 use leptos::prelude::*;
 
 #[server(prefix = "/sfn")]
-pub async fn research_overview() -> Result<Vec<StudyProgress>, ServerFnError> {
+pub async fn research_overview() -> Result<Vec<(StudyProgress, Vec<AgreementSummary>)>, ServerFnError> {
+    use crate::server::agreement::{study_agreement_report, Mapping};
     let (state, _) = session::researcher().await?;
     let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id").fetch_all(&state.db).await?;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
-        out.push(crate::server::progress::study_progress(&state, id).await.map_err(session::sfn_error)?);
+        let progress = crate::server::progress::study_progress(&state, id).await.map_err(session::sfn_error)?;
+        let mut agreement = Vec::new();
+        for mapping in [Mapping::Full, Mapping::Binary] {
+            if let Ok(r) = study_agreement_report(&state.db, id, mapping).await {
+                agreement.push(AgreementSummary {
+                    mapping: r.mapping.to_string(),
+                    pairs: r.pairs.len(),
+                    mean_kappa: r.mean_kappa,
+                    fleiss_kappa: r.fleiss_kappa,
+                    krippendorff_alpha: r.krippendorff_alpha,
+                    reason: r.mean_kappa_reason,
+                });
+            }
+        }
+        out.push((progress, agreement));
     }
     Ok(out)
 }
@@ -36,7 +51,7 @@ pub fn StudiesOverview() -> impl IntoView {
                 match studies.await {
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                     Ok(list) if list.is_empty() => view! { <p>"No studies yet."</p> }.into_any(),
-                    Ok(list) => list.into_iter().map(|s| view! { <StudyCard study=s/> }).collect_view().into_any(),
+                    Ok(list) => list.into_iter().map(|(s, a)| view! { <StudyCard study=s agreement=a/> }).collect_view().into_any(),
                 }
             })}
         </Suspense>
@@ -44,7 +59,8 @@ pub fn StudiesOverview() -> impl IntoView {
 }
 
 #[component]
-fn StudyCard(study: StudyProgress) -> impl IntoView {
+fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>) -> impl IntoView {
+    let fmt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into());
     let none_share = study.none_share.map(|s| format!("{:.1}%", s * 100.0)).unwrap_or_else(|| "—".into());
     view! {
         <section class="study" data-study=study.study_id>
@@ -73,6 +89,24 @@ fn StudyCard(study: StudyProgress) -> impl IntoView {
                     {study.distribution.iter().map(|c| view! { <td data-option=c.option.clone()>{c.count}</td> }).collect_view()}
                     <td class="none-share">{none_share}</td>
                 </tr></tbody>
+            </table>
+            <table class="agreement">
+                <caption>"Agreement (" <a href=format!("/api/v1/studies/{}/agreement", study.study_id)>"full report"</a> ")"</caption>
+                <thead><tr>
+                    <th scope="col">"Mapping"</th><th scope="col">"Pairs"</th><th scope="col">"Mean Cohen's κ"</th>
+                    <th scope="col">"Fleiss' κ"</th><th scope="col">"Krippendorff's α"</th>
+                </tr></thead>
+                <tbody>
+                    {agreement.into_iter().map(|a| view! {
+                        <tr data-mapping=a.mapping.clone()>
+                            <th scope="row">{a.mapping.clone()}</th>
+                            <td>{a.pairs}</td>
+                            <td class="mean-kappa" title=a.reason.clone().unwrap_or_default()>{fmt(a.mean_kappa)}</td>
+                            <td>{fmt(a.fleiss_kappa)}</td>
+                            <td>{fmt(a.krippendorff_alpha)}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
             </table>
         </section>
     }
