@@ -30,7 +30,7 @@ pub fn AdminPage() -> impl IntoView {
                 match users.await {
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                     Ok(list) => view! {
-                        <table class="users">
+                        <table class="data users">
                             <thead><tr><th scope="col">"Username"</th><th scope="col">"Role"</th></tr></thead>
                             <tbody>
                                 {list.into_iter().map(|u| view! { <tr><td>{u.username}</td><td>{u.role}</td></tr> }).collect_view()}

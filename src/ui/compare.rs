@@ -89,7 +89,7 @@ fn Comparison(report: CompareReport) -> impl IntoView {
             <h2>{format!("Dataset {}", report.dataset)}</h2>
             <ScoreTable rows/>
             <h3>"Per type (I2T / T2I / Group)"</h3>
-            <table class="by-type">
+            <table class="data by-type">
                 <thead><tr><th scope="col">"Model"</th>{types.iter().map(|t| view! { <th scope="col">{t.to_uppercase()}</th> }).collect_view()}</tr></thead>
                 <tbody>
                     {type_rows.into_iter().map(|(name, per)| view! {
@@ -109,7 +109,7 @@ fn Comparison(report: CompareReport) -> impl IntoView {
 fn ScoreTable(rows: Vec<(String, Scores)>) -> impl IntoView {
     let best: Vec<f64> = COLUMNS.iter().map(|(_, f)| rows.iter().map(|(_, s)| f(s)).fold(f64::MIN, f64::max)).collect();
     view! {
-        <table class="scores">
+        <table class="data scores">
             <caption>"Overall (%); best per column in bold"</caption>
             <thead><tr><th scope="col">"Model"</th><th scope="col">"n"</th>{COLUMNS.iter().map(|(c, _)| view! { <th scope="col">{*c}</th> }).collect_view()}</tr></thead>
             <tbody>

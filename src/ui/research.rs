@@ -66,7 +66,7 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>) -> impl Int
         <section class="study" data-study=study.study_id>
             <h2>{study.name.clone()}</h2>
             <p>{study.kind.clone()} " · " {study.items} " items · " <span class="answers">{study.answers}</span> " answers"</p>
-            <table class="annotators">
+            <table class="data annotators">
                 <caption>"Progress per annotator"</caption>
                 <thead><tr><th scope="col">"Annotator"</th><th scope="col">"Done"</th><th scope="col">"Total"</th></tr></thead>
                 <tbody>
@@ -79,7 +79,7 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>) -> impl Int
                     }}).collect_view()}
                 </tbody>
             </table>
-            <table class="distribution">
+            <table class="data distribution">
                 <caption>"Answers per shown option"</caption>
                 <thead><tr>
                     {study.distribution.iter().map(|c| view! { <th scope="col">{c.option.clone()}</th> }).collect_view()}
@@ -90,7 +90,7 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>) -> impl Int
                     <td class="none-share">{none_share}</td>
                 </tr></tbody>
             </table>
-            <table class="agreement">
+            <table class="data agreement">
                 <caption>"Agreement (" <a href=format!("/api/v1/studies/{}/agreement", study.study_id)>"full report"</a> ")"</caption>
                 <thead><tr>
                     <th scope="col">"Mapping"</th><th scope="col">"Pairs"</th><th scope="col">"Mean Cohen's κ"</th>
