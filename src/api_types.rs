@@ -137,3 +137,21 @@ pub struct AgreementSummary {
     /// Why the mean kappa is missing, when it is.
     pub reason: Option<String>,
 }
+
+/// An item whose answers disagree and wait for a researcher's decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dispute {
+    pub study_id: i64,
+    pub instance_id: i64,
+    /// The caption the annotators judged.
+    pub prompt: String,
+    /// Every value the kind allows, with its image and who chose it.
+    pub choices: Vec<DisputeChoice>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DisputeChoice {
+    pub value: String,
+    pub image_url: Option<String>,
+    pub chosen_by: Vec<String>,
+}

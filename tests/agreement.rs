@@ -69,7 +69,9 @@ async fn cohen_kappa_of_two_annotators_matches_the_hand_computed_table() {
         .output()
         .unwrap();
     assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap(), r);
-    let full: Value = researcher.get(app.url("/api/v1/studies/1/agreement")).send().await.unwrap().json().await.unwrap();
+    let default: Value = researcher.get(app.url("/api/v1/studies/1/agreement")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(default, r, "a four_image study reports the binary mapping unless asked otherwise");
+    let full: Value = researcher.get(app.url("/api/v1/studies/1/agreement?mapping=full")).send().await.unwrap().json().await.unwrap();
     assert_eq!(full["categories"].as_array().unwrap().len(), 5);
     assert_eq!(researcher.get(app.url("/api/v1/studies/1/agreement?mapping=odd")).send().await.unwrap().status(), 422);
     let annotator = app.login("annotator1").await;

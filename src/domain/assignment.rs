@@ -10,6 +10,10 @@ use serde::{Deserialize, Serialize};
 pub enum AssignmentRule {
     /// Every eligible annotator sees every item once, in a per-annotator random order.
     EachAnnotatorAll,
+    /// BiVLC's split: annotators in fixed pairs; each pair shares `overlap`
+    /// items (both annotate them, for agreement), every other item goes to
+    /// exactly one annotator.
+    Pairs { pairs: Vec<[String; 2]>, overlap: usize },
 }
 
 /// Who may work on a study.
@@ -40,24 +44,63 @@ pub struct PlannedTask {
 }
 
 impl AssignmentRule {
-    /// The tasks an annotator gets when first arriving at the study.
-    pub fn plan_upfront(&self, study_seed: u64, annotator: i64, items: &[i64]) -> Vec<PlannedTask> {
+    /// The tasks an annotator (account id and username) gets when first
+    /// arriving at the study. `items` must be given in a stable order.
+    pub fn plan_upfront(&self, study_seed: u64, annotator: i64, username: &str, items: &[i64]) -> Vec<PlannedTask> {
+        let mine = match self {
+            AssignmentRule::EachAnnotatorAll => items.to_vec(),
+            AssignmentRule::Pairs { pairs, overlap } => pair_share(study_seed, pairs, *overlap, username, items),
+        };
+        queue(study_seed, annotator, mine)
+    }
+
+    /// The annotators a rule names itself (pairs), if any.
+    pub fn named_annotators(&self) -> Option<Vec<String>> {
         match self {
-            AssignmentRule::EachAnnotatorAll => {
-                let mut order = items.to_vec();
-                shuffle(&mut order, mix(&[study_seed, annotator as u64]));
-                order
-                    .into_iter()
-                    .enumerate()
-                    .map(|(position, item)| PlannedTask {
-                        item,
-                        position: position as i64,
-                        seed: mix(&[study_seed, annotator as u64, item as u64]) >> 1,
-                    })
-                    .collect()
+            AssignmentRule::EachAnnotatorAll => None,
+            AssignmentRule::Pairs { pairs, .. } => Some(pairs.iter().flatten().cloned().collect()),
+        }
+    }
+
+    /// The pair partner of an annotator, if the rule pairs annotators.
+    pub fn primary_of_pair(&self, username: &str) -> Option<&str> {
+        match self {
+            AssignmentRule::EachAnnotatorAll => None,
+            AssignmentRule::Pairs { pairs, .. } => {
+                pairs.iter().find(|p| p.iter().any(|n| n == username)).map(|p| p[0].as_str())
             }
         }
     }
+}
+
+/// Shuffles an annotator's items into a queue with per-task option seeds.
+fn queue(study_seed: u64, annotator: i64, mut items: Vec<i64>) -> Vec<PlannedTask> {
+    shuffle(&mut items, mix(&[study_seed, annotator as u64]));
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(position, item)| PlannedTask {
+            item,
+            position: position as i64,
+            seed: mix(&[study_seed, annotator as u64, item as u64]) >> 1,
+        })
+        .collect()
+}
+
+/// The items one annotator of a pairs plan sees: the pair's shared block of
+/// the seeded item order, then every m-th of the remaining items.
+fn pair_share(study_seed: u64, pairs: &[[String; 2]], overlap: usize, username: &str, items: &[i64]) -> Vec<i64> {
+    let names: Vec<&str> = pairs.iter().flatten().map(String::as_str).collect();
+    let Some(slot) = names.iter().position(|n| *n == username) else {
+        return Vec::new();
+    };
+    let mut pool = items.to_vec();
+    shuffle(&mut pool, mix(&[study_seed, 0x5041_4952])); // same order for every annotator
+    let shared = (overlap * pairs.len()).min(pool.len());
+    let pair = slot / 2;
+    let mut mine: Vec<i64> = pool[..shared].iter().skip(pair * overlap).take(overlap).copied().collect();
+    mine.extend(pool[shared..].iter().skip(slot).step_by(names.len()).copied());
+    mine
 }
 
 #[cfg(test)]
@@ -68,9 +111,59 @@ mod tests {
         (100..160).collect()
     }
 
+    fn plan(rule: &AssignmentRule, seed: u64, annotator: i64, items: &[i64]) -> Vec<PlannedTask> {
+        rule.plan_upfront(seed, annotator, &format!("u{annotator}"), items)
+    }
+
+    fn pairs_rule(n_pairs: usize, overlap: usize) -> AssignmentRule {
+        let pairs = (0..n_pairs).map(|p| [format!("u{}", 2 * p), format!("u{}", 2 * p + 1)]).collect();
+        AssignmentRule::Pairs { pairs, overlap }
+    }
+
+    fn items_of(rule: &AssignmentRule, who: i64, items: &[i64]) -> std::collections::BTreeSet<i64> {
+        plan(rule, 3, who, items).into_iter().map(|t| t.item).collect()
+    }
+
+    #[test]
+    fn pairs_cover_every_item_once_except_the_shared_blocks() {
+        // BiVLC's shape: 10 annotators in 5 pairs, 100 shared items per pair.
+        let items: Vec<i64> = (0..5382).collect();
+        let rule = pairs_rule(5, 100);
+        let mut count = std::collections::HashMap::<i64, usize>::new();
+        for who in 0..10 {
+            for i in items_of(&rule, who, &items) {
+                *count.entry(i).or_default() += 1;
+            }
+        }
+        assert_eq!(count.len(), items.len(), "every item is assigned");
+        assert_eq!(count.values().filter(|&&c| c == 2).count(), 500);
+        assert!(count.values().all(|&c| c == 1 || c == 2));
+        for p in 0..5 {
+            let (a, b) = (items_of(&rule, 2 * p, &items), items_of(&rule, 2 * p + 1, &items));
+            assert_eq!(a.intersection(&b).count(), 100, "pair {p} shares exactly its block");
+            let other = items_of(&rule, (2 * p + 2) % 10, &items);
+            assert_eq!(a.intersection(&other).count(), 0, "no overlap across pairs");
+        }
+        let sizes: Vec<usize> = (0..10).map(|w| items_of(&rule, w, &items).len()).collect();
+        assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1, "{sizes:?}");
+    }
+
+    #[test]
+    fn pairs_with_more_overlap_than_items_share_what_there_is() {
+        let items: Vec<i64> = (0..7).collect();
+        let rule = pairs_rule(2, 10);
+        let a = items_of(&rule, 0, &items);
+        let c = items_of(&rule, 2, &items);
+        assert_eq!(a, items_of(&rule, 1, &items));
+        assert_eq!(a.len() + c.len(), 7);
+        assert!(items_of(&rule, 9, &items).is_empty(), "someone outside the pairs gets nothing");
+        assert_eq!(rule.primary_of_pair("u3"), Some("u2"));
+        assert_eq!(rule.named_annotators().unwrap(), ["u0", "u1", "u2", "u3"]);
+    }
+
     #[test]
     fn each_annotator_gets_every_item_exactly_once() {
-        let plan = AssignmentRule::EachAnnotatorAll.plan_upfront(7, 1, &items());
+        let plan = plan(&AssignmentRule::EachAnnotatorAll, 7, 1, &items());
         let mut got: Vec<i64> = plan.iter().map(|t| t.item).collect();
         got.sort();
         assert_eq!(got, items());
@@ -81,18 +174,18 @@ mod tests {
     #[test]
     fn order_differs_between_annotators_and_is_reproducible() {
         let rule = AssignmentRule::EachAnnotatorAll;
-        let a = rule.plan_upfront(7, 1, &items());
-        let b = rule.plan_upfront(7, 2, &items());
+        let a = plan(&rule, 7, 1, &items());
+        let b = plan(&rule, 7, 2, &items());
         assert_ne!(a, b);
-        assert_eq!(a, rule.plan_upfront(7, 1, &items()));
-        assert_ne!(a, rule.plan_upfront(8, 1, &items()));
+        assert_eq!(a, plan(&rule, 7, 1, &items()));
+        assert_ne!(a, plan(&rule, 8, 1, &items()));
     }
 
     #[test]
     fn option_seeds_are_stable_per_item_and_fit_in_sqlite_integer() {
         let rule = AssignmentRule::EachAnnotatorAll;
-        let a = rule.plan_upfront(7, 1, &items());
-        let b = rule.plan_upfront(7, 1, &items()[..30]);
+        let a = plan(&rule, 7, 1, &items());
+        let b = plan(&rule, 7, 1, &items()[..30]);
         for t in &b {
             assert!(a.contains(&PlannedTask { position: a.iter().find(|x| x.item == t.item).unwrap().position, ..*t }));
         }
@@ -101,7 +194,7 @@ mod tests {
 
     #[test]
     fn empty_study_plans_nothing() {
-        assert!(AssignmentRule::EachAnnotatorAll.plan_upfront(1, 1, &[]).is_empty());
+        assert!(plan(&AssignmentRule::EachAnnotatorAll, 1, 1, &[]).is_empty());
     }
 
     #[test]

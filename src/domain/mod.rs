@@ -3,8 +3,10 @@
 pub mod agreement;
 pub mod assignment;
 pub mod category;
+pub mod funnel;
 pub mod metrics;
 pub mod normalize;
+pub mod resolution;
 pub mod results;
 pub mod rng;
 pub mod role;

@@ -1,8 +1,9 @@
 //! A study spec as researchers write it (TOML in the shell), parsed into a
 //! typed [`Study`]: once parsed, a study cannot name an unknown kind or rule.
 use super::assignment::{Annotators, AssignmentRule};
+use super::resolution::ResolveRule;
 use super::survey::SurveyKind;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -11,8 +12,17 @@ pub struct StudySpec {
     pub kind: String,
     pub dataset: String,
     pub instructions: Option<String>,
-    pub annotators: AnnotatorsSpec,
+    /// Optional when the assignment rule names the annotators (pairs).
+    pub annotators: Option<AnnotatorsSpec>,
     pub seed: Option<u64>,
+    /// The study whose surviving instances become this study's items (Step 4).
+    pub source: Option<String>,
+    /// Category mapping for agreement: "binary" (kept vs dropped) or "full".
+    pub agreement: Option<String>,
+    /// How a disagreement on a multiply-annotated item is settled.
+    pub resolve: Option<String>,
+    /// The annotator whose answer wins under `resolve = "primary"` (pairs: the first of each pair).
+    pub primary: Option<String>,
     #[serde(default)]
     pub assignment: AssignmentSpec,
 }
@@ -29,11 +39,40 @@ pub enum AnnotatorsSpec {
 pub struct AssignmentSpec {
     #[serde(default = "default_rule")]
     pub rule: String,
+    pub pairs: Option<Vec<Vec<String>>>,
+    pub overlap: Option<usize>,
 }
 
 impl Default for AssignmentSpec {
     fn default() -> Self {
-        AssignmentSpec { rule: default_rule() }
+        AssignmentSpec { rule: default_rule(), pairs: None, overlap: None }
+    }
+}
+
+/// Which answers count as the same category when measuring agreement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mapping {
+    /// Every stored value is its own category (A–D's images and None; real/generated/Both).
+    Full,
+    /// Does the answer keep the instance (BiVLC Step 3: any image vs None).
+    Binary,
+}
+
+impl Mapping {
+    pub fn parse(s: &str) -> Option<Mapping> {
+        match s {
+            "full" => Some(Mapping::Full),
+            "binary" => Some(Mapping::Binary),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mapping::Full => "full",
+            Mapping::Binary => "binary",
+        }
     }
 }
 
@@ -50,6 +89,10 @@ pub struct Study {
     pub annotators: Annotators,
     pub seed: u64,
     pub rule: AssignmentRule,
+    pub source: Option<String>,
+    pub mapping: Mapping,
+    pub resolve: ResolveRule,
+    pub primary: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -77,22 +120,55 @@ impl StudySpec {
         if self.dataset.trim().is_empty() {
             return Err(field("dataset", "must name a dataset"));
         }
-        let annotators = match self.annotators {
-            AnnotatorsSpec::Keyword(k) if k == "all" => Annotators::All,
-            AnnotatorsSpec::Keyword(k) => {
-                return Err(field("annotators", format!("expected \"all\" or a list of usernames, got {k:?}")))
+        let rule = parse_rule(&self.assignment)?;
+        let annotators = match (self.annotators, rule.named_annotators()) {
+            (None, Some(names)) => Annotators::Named(names),
+            (None, None) => return Err(field("annotators", "missing: \"all\" or a list of usernames")),
+            (Some(a), named) => {
+                let a = parse_annotators(a)?;
+                if let Some(names) = named {
+                    let mut listed = match &a {
+                        Annotators::Named(n) => n.clone(),
+                        Annotators::All => return Err(field("annotators", "must list the pairs' annotators, not \"all\"")),
+                    };
+                    let mut paired = names;
+                    listed.sort();
+                    paired.sort();
+                    if listed != paired {
+                        return Err(field("annotators", "must be exactly the annotators named in assignment.pairs"));
+                    }
+                }
+                a
             }
-            AnnotatorsSpec::Names(names) if names.is_empty() => {
-                return Err(field("annotators", "the list is empty"))
-            }
-            AnnotatorsSpec::Names(names) => Annotators::Named(names),
         };
-        let rule = match self.assignment.rule.as_str() {
-            "each_annotator_all" => AssignmentRule::EachAnnotatorAll,
-            other => {
-                return Err(field("assignment.rule", format!("unknown rule {other:?}; known rules: each_annotator_all")))
+        match (kind, &self.source) {
+            (SurveyKind::Ambiguity, None) => {
+                return Err(field("source", "an ambiguity (Step 4) study needs the Step 3 study whose survivors it checks"))
             }
+            (SurveyKind::FourImage, Some(_)) => return Err(field("source", "a four_image study takes its items from its dataset")),
+            (_, Some(s)) if s.trim().is_empty() => return Err(field("source", "must name a study")),
+            _ => {}
+        }
+        let mapping = match self.agreement.as_deref() {
+            None if kind.default_binary_agreement() => Mapping::Binary,
+            None => Mapping::Full,
+            Some(m) => Mapping::parse(m)
+                .ok_or_else(|| field("agreement", format!("unknown mapping {m:?}; known: binary, full")))?,
         };
+        let resolve = match self.resolve.as_deref() {
+            None => ResolveRule::default(),
+            Some(r) => ResolveRule::parse(r)
+                .ok_or_else(|| field("resolve", format!("unknown rule {r:?}; known: first, primary, adjudication")))?,
+        };
+        let primary = self.primary.map(|p| p.trim().to_string());
+        if resolve == ResolveRule::Primary && primary.is_none() && !matches!(rule, AssignmentRule::Pairs { .. }) {
+            return Err(field("primary", "resolve = \"primary\" needs the primary annotator's username"));
+        }
+        if let (Some(p), Annotators::Named(names)) = (&primary, &annotators) {
+            if !names.contains(p) {
+                return Err(field("primary", format!("{p:?} is not one of the study's annotators")));
+            }
+        }
         let instructions = self
             .instructions
             .filter(|s| !s.trim().is_empty())
@@ -105,7 +181,50 @@ impl StudySpec {
             annotators,
             seed: self.seed.unwrap_or(default_seed),
             rule,
+            source: self.source.map(|s| s.trim().to_string()),
+            mapping,
+            resolve,
+            primary,
         })
+    }
+}
+
+fn parse_annotators(a: AnnotatorsSpec) -> Result<Annotators, SpecError> {
+    match a {
+        AnnotatorsSpec::Keyword(k) if k == "all" => Ok(Annotators::All),
+        AnnotatorsSpec::Keyword(k) => Err(field("annotators", format!("expected \"all\" or a list of usernames, got {k:?}"))),
+        AnnotatorsSpec::Names(names) if names.is_empty() => Err(field("annotators", "the list is empty")),
+        AnnotatorsSpec::Names(names) => Ok(Annotators::Named(names)),
+    }
+}
+
+fn parse_rule(a: &AssignmentSpec) -> Result<AssignmentRule, SpecError> {
+    match a.rule.as_str() {
+        "each_annotator_all" => {
+            if a.pairs.is_some() || a.overlap.is_some() {
+                return Err(field("assignment.pairs", "pairs and overlap belong to rule = \"pairs\""));
+            }
+            Ok(AssignmentRule::EachAnnotatorAll)
+        }
+        "pairs" => {
+            let given = a.pairs.as_ref().filter(|p| !p.is_empty()).ok_or_else(|| field("assignment.pairs", "list the pairs, e.g. [[\"ana\", \"bo\"]]"))?;
+            let mut pairs = Vec::with_capacity(given.len());
+            let mut seen = std::collections::HashSet::new();
+            for (i, p) in given.iter().enumerate() {
+                let [x, y] = p.as_slice() else {
+                    return Err(field("assignment.pairs", format!("pair {} has {} names, not 2", i + 1, p.len())));
+                };
+                for n in [x, y] {
+                    if !seen.insert(n.clone()) {
+                        return Err(field("assignment.pairs", format!("{n:?} appears in more than one place")));
+                    }
+                }
+                pairs.push([x.clone(), y.clone()]);
+            }
+            let overlap = a.overlap.ok_or_else(|| field("assignment.overlap", "how many items each pair annotates together"))?;
+            Ok(AssignmentRule::Pairs { pairs, overlap })
+        }
+        other => Err(field("assignment.rule", format!("unknown rule {other:?}; known rules: each_annotator_all, pairs"))),
     }
 }
 
@@ -119,8 +238,12 @@ mod tests {
             kind: "four_image".into(),
             dataset: "demo".into(),
             instructions: None,
-            annotators,
+            annotators: Some(annotators),
             seed: None,
+            source: None,
+            agreement: None,
+            resolve: None,
+            primary: None,
             assignment: AssignmentSpec::default(),
         }
     }
@@ -140,9 +263,11 @@ mod tests {
     fn names_the_field_that_is_wrong() {
         let mut bad = spec(AnnotatorsSpec::Keyword("everyone".into()));
         assert!(bad.clone().parse(0).unwrap_err().to_string().starts_with("field `annotators`"));
-        bad.annotators = AnnotatorsSpec::Names(vec![]);
+        bad.annotators = Some(AnnotatorsSpec::Names(vec![]));
         assert!(bad.clone().parse(0).is_err());
-        bad.annotators = AnnotatorsSpec::Names(vec!["ana".into()]);
+        bad.annotators = None;
+        assert!(bad.clone().parse(0).unwrap_err().to_string().contains("field `annotators`: missing"));
+        bad.annotators = Some(AnnotatorsSpec::Names(vec!["ana".into()]));
         bad.kind = "five_image".into();
         let e = bad.clone().parse(0).unwrap_err().to_string();
         assert!(e.contains("field `kind`") && e.contains("four_image"), "{e}");
@@ -163,5 +288,84 @@ mod tests {
         assert_eq!(s.seed, 5);
         assert_eq!(s.instructions, "Be careful.");
         assert_eq!(s.annotators, Annotators::Named(vec!["ana".into(), "bo".into()]));
+    }
+
+    fn err(s: StudySpec) -> String {
+        s.parse(0).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn agreement_mapping_defaults_by_kind_and_can_be_chosen() {
+        let s = spec(AnnotatorsSpec::Keyword("all".into()));
+        assert_eq!(s.clone().parse(0).unwrap().mapping, Mapping::Binary, "BiVLC's Step 3 kappa is binary");
+        let mut full = s.clone();
+        full.agreement = Some("full".into());
+        assert_eq!(full.parse(0).unwrap().mapping, Mapping::Full);
+        let mut step4 = s.clone();
+        step4.kind = "ambiguity".into();
+        step4.source = Some("Step 3".into());
+        let step4 = step4.parse(0).unwrap();
+        assert_eq!((step4.mapping, step4.source.as_deref()), (Mapping::Full, Some("Step 3")));
+        let mut bad = s;
+        bad.agreement = Some("loose".into());
+        assert!(err(bad).contains("field `agreement`"));
+    }
+
+    #[test]
+    fn step4_needs_a_source_and_step3_refuses_one() {
+        let mut s = spec(AnnotatorsSpec::Keyword("all".into()));
+        s.kind = "ambiguity".into();
+        assert!(err(s.clone()).contains("field `source`"));
+        s.kind = "four_image".into();
+        s.source = Some("x".into());
+        assert!(err(s).contains("field `source`"));
+    }
+
+    #[test]
+    fn pairs_name_the_annotators_and_default_to_adjudication() {
+        let mut s = spec(AnnotatorsSpec::Keyword("all".into()));
+        s.annotators = None;
+        s.assignment = AssignmentSpec {
+            rule: "pairs".into(),
+            pairs: Some(vec![vec!["ana".into(), "bo".into()], vec!["cy".into(), "di".into()]]),
+            overlap: Some(100),
+        };
+        let st = s.clone().parse(0).unwrap();
+        assert_eq!(st.annotators, Annotators::Named(vec!["ana".into(), "bo".into(), "cy".into(), "di".into()]));
+        assert_eq!(st.resolve, ResolveRule::Adjudication);
+        assert!(matches!(st.rule, AssignmentRule::Pairs { overlap: 100, .. }));
+        let mut primary = s.clone();
+        primary.resolve = Some("primary".into());
+        assert_eq!(primary.parse(0).unwrap().resolve, ResolveRule::Primary, "pairs name their primaries");
+
+        let mut wrong = s.clone();
+        wrong.annotators = Some(AnnotatorsSpec::Names(vec!["ana".into(), "bo".into()]));
+        assert!(err(wrong).contains("exactly the annotators"));
+        let mut wrong = s.clone();
+        wrong.annotators = Some(AnnotatorsSpec::Keyword("all".into()));
+        assert!(err(wrong).contains("field `annotators`"));
+        let mut wrong = s.clone();
+        wrong.assignment.pairs = Some(vec![vec!["ana".into()]]);
+        assert!(err(wrong).contains("pair 1 has 1 names"));
+        let mut wrong = s.clone();
+        wrong.assignment.pairs = Some(vec![vec!["ana".into(), "bo".into()], vec!["bo".into(), "cy".into()]]);
+        assert!(err(wrong).contains("\"bo\" appears in more than one place"));
+        let mut wrong = s.clone();
+        wrong.assignment.overlap = None;
+        assert!(err(wrong).contains("field `assignment.overlap`"));
+        let mut wrong = s;
+        wrong.resolve = Some("vote".into());
+        assert!(err(wrong).contains("field `resolve`"));
+    }
+
+    #[test]
+    fn primary_must_be_named_and_one_of_the_annotators() {
+        let mut s = spec(AnnotatorsSpec::Names(vec!["ana".into(), "bo".into()]));
+        s.resolve = Some("primary".into());
+        assert!(err(s.clone()).contains("field `primary`"));
+        s.primary = Some("cy".into());
+        assert!(err(s.clone()).contains("not one of the study's annotators"));
+        s.primary = Some("bo".into());
+        assert_eq!(s.parse(0).unwrap().primary.as_deref(), Some("bo"));
     }
 }

@@ -4,33 +4,11 @@ use super::error::ServiceError;
 use super::studies::load_study_meta;
 use sqlx::SqlitePool;
 use crate::domain::agreement::{study_agreement, CategoryMap};
+use crate::domain::survey::SurveyKind;
 use serde::Serialize;
 use std::collections::HashMap;
 
-/// Which answers count as the same category.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mapping {
-    /// Every stored value is its own category (Step 3: A–D's images and None).
-    Full,
-    /// BiVLC's Step 3 mapping: any image vs None.
-    Binary,
-}
-
-impl Mapping {
-    pub fn parse(s: &str) -> Option<Mapping> {
-        match s {
-            "full" => Some(Mapping::Full),
-            "binary" => Some(Mapping::Binary),
-            _ => None,
-        }
-    }
-    fn as_str(self) -> &'static str {
-        match self {
-            Mapping::Full => "full",
-            Mapping::Binary => "binary",
-        }
-    }
-}
+pub use crate::domain::study::Mapping;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PairOut {
@@ -62,20 +40,26 @@ pub struct AgreementOut {
     pub alpha_reason: Option<String>,
 }
 
-fn category_map(values: &[&str], mapping: Mapping) -> Result<CategoryMap, ServiceError> {
+fn category_map(kind: SurveyKind, mapping: Mapping) -> Result<CategoryMap, ServiceError> {
+    let values = kind.values();
     match mapping {
         Mapping::Full => Ok(CategoryMap::identity(values)),
-        Mapping::Binary if values.contains(&"none") => {
-            let pairs: Vec<(&str, &str)> = values.iter().map(|v| (*v, if *v == "none" { "none" } else { "image" })).collect();
+        Mapping::Binary => {
+            let mut pairs = Vec::with_capacity(values.len());
+            for v in values {
+                let c = kind.binary_category(v).ok_or_else(|| ServiceError::Internal(format!("value {v:?} has no verdict")))?;
+                pairs.push((*v, c));
+            }
             Ok(CategoryMap::grouped(&pairs))
         }
-        Mapping::Binary => Err(ServiceError::Invalid("the binary mapping needs a survey kind with a None answer".into())),
     }
 }
 
-pub async fn study_agreement_report(db: &SqlitePool, study_id: i64, mapping: Mapping) -> Result<AgreementOut, ServiceError> {
+/// Agreement with the given mapping, or the one the study's spec chose.
+pub async fn study_agreement_report(db: &SqlitePool, study_id: i64, mapping: Option<Mapping>) -> Result<AgreementOut, ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
-    let map = category_map(meta.kind.values(), mapping)?;
+    let mapping = mapping.unwrap_or(meta.mapping);
+    let map = category_map(meta.kind, mapping)?;
     let rows: Vec<(i64, i64, String)> = sqlx::query_as("SELECT instance_id, user_id, value FROM answers WHERE study_id = ?")
         .bind(study_id)
         .fetch_all(db)

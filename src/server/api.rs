@@ -130,8 +130,12 @@ async fn agreement(
     Query(q): Query<AgreementQuery>,
 ) -> Result<Json<super::agreement::AgreementOut>, ServiceError> {
     caller.researcher()?;
-    let mapping = q.mapping.as_deref().unwrap_or("full");
-    let mapping = super::agreement::Mapping::parse(mapping)
-        .ok_or_else(|| ServiceError::Invalid(format!("unknown mapping {mapping:?} (full or binary)")))?;
+    let mapping = match q.mapping.as_deref() {
+        None => None,
+        Some(m) => Some(
+            super::agreement::Mapping::parse(m)
+                .ok_or_else(|| ServiceError::Invalid(format!("unknown mapping {m:?} (full or binary)")))?,
+        ),
+    };
     Ok(Json(super::agreement::study_agreement_report(&state.db, id, mapping).await?))
 }

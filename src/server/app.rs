@@ -64,6 +64,7 @@ pub async fn router(state: AppState, secure_cookies: bool) -> anyhow::Result<Rou
             move || shell(options.clone())
         })
         .merge(api::routes())
+        .merge(super::api_curation::routes())
         .merge(media::routes())
         .nest_service(
             "/pkg",

@@ -39,6 +39,12 @@ pub enum Command {
         #[command(subcommand)]
         command: UserCommand,
     },
+    /// Every dataset with its curation funnel (candidates → Step 3 → Step 4).
+    Datasets {
+        /// Print the JSON of GET /api/v1/datasets instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Manage studies.
     Study {
         #[command(subcommand)]
@@ -52,9 +58,10 @@ pub enum Command {
     /// Inter-annotator agreement on a study: Cohen's kappa per pair, mean, Fleiss, Krippendorff's alpha.
     Agreement {
         study: i64,
-        /// `full` (every answer its own category) or `binary` (any image vs None, BiVLC Step 3).
-        #[arg(long, default_value = "full")]
-        mapping: String,
+        /// `full` (every answer its own category) or `binary` (keeps vs drops: BiVLC Step 3's any image vs None).
+        /// Default: the mapping the study's spec chose.
+        #[arg(long)]
+        mapping: Option<String>,
         /// Print the JSON of GET /api/v1/studies/{id}/agreement instead of a table.
         #[arg(long)]
         json: bool,
@@ -129,8 +136,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Agreement { study, mapping, json } => {
-            let mapping = super::agreement::Mapping::parse(&mapping)
-                .with_context(|| format!("unknown mapping {mapping:?} (full or binary)"))?;
+            let mapping = match mapping {
+                None => None,
+                Some(m) => Some(
+                    super::agreement::Mapping::parse(&m).with_context(|| format!("unknown mapping {m:?} (full or binary)"))?,
+                ),
+            };
             let pool = open(&data_dir).await?;
             let r = super::agreement::study_agreement_report(&pool, study, mapping).await.map_err(|e| anyhow::anyhow!("{e}"))?;
             if json {
@@ -153,6 +164,23 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
                 print_table(&report);
+            }
+            Ok(())
+        }
+        Command::Datasets { json } => {
+            let pool = open(&data_dir).await?;
+            let all = super::funnel::all_funnels(&pool).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&all)?);
+            } else {
+                println!("{:<24} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "dataset", "candidates", "s3 kept", "s3 drop", "s3 open", "s4 kept", "s4 amb", "s4 both");
+                for f in &all {
+                    let o = &f.overall;
+                    println!(
+                        "{:<24} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                        f.dataset, o.candidates, o.step3_kept, o.step3_discarded, o.step3_open, o.step4_kept, o.step4_ambiguous, o.step4_both
+                    );
+                }
             }
             Ok(())
         }

@@ -1,6 +1,8 @@
 //! The server shell around the pure core: database, auth, images, HTTP.
+pub mod adjudication;
 pub mod agreement;
 pub mod api;
+pub mod api_curation;
 pub mod app;
 pub mod auth;
 pub mod cli;
@@ -9,8 +11,10 @@ pub mod datasets;
 pub mod db;
 pub mod demo_seed;
 pub mod error;
+pub mod funnel;
 pub mod images;
 pub mod media;
+pub mod pipeline;
 pub mod progress;
 pub mod results;
 pub mod state;

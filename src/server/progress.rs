@@ -59,6 +59,11 @@ pub async fn study_progress(state: &AppState, study_id: i64) -> Result<StudyProg
 /// so the list can never drift from what annotators see).
 fn shown_option_ids(kind: crate::domain::survey::SurveyKind) -> Vec<String> {
     use crate::domain::survey::ItemData;
-    let item = ItemData { candidate_images: vec![String::new(); 4], ..Default::default() };
+    let item = ItemData {
+        candidate_images: vec![String::new(); 4],
+        positive_image: Some(String::new()),
+        chosen_image: Some(String::new()),
+        ..Default::default()
+    };
     kind.present(&item, 0).map(|p| p.options.into_iter().map(|o| o.id).collect()).unwrap_or_default()
 }

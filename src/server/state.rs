@@ -2,6 +2,8 @@
 use super::images::ImageStore;
 use super::writer::Writer;
 use crate::domain::assignment::{Annotators, AssignmentRule};
+use crate::domain::resolution::ResolveRule;
+use crate::domain::study::Mapping;
 use crate::domain::survey::SurveyKind;
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
@@ -35,6 +37,11 @@ pub struct StudyMeta {
     pub annotators: Annotators,
     pub rule: AssignmentRule,
     pub seed: u64,
+    pub mapping: Mapping,
+    pub resolve: ResolveRule,
+    pub primary: Option<String>,
+    /// The Step 3 study a Step 4 study was built from.
+    pub source_study_id: Option<i64>,
 }
 
 /// Studies never change after creation, so the answer path reads them from

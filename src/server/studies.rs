@@ -4,7 +4,8 @@ use super::error::ServiceError;
 use super::state::{AppState, StudyMeta};
 use crate::api_types::StudySummary;
 use crate::domain::assignment::{Annotators, AssignmentRule};
-use crate::domain::study::{Study, StudySpec};
+use crate::domain::resolution::ResolveRule;
+use crate::domain::study::{Mapping, Study, StudySpec};
 use crate::domain::survey::SurveyKind;
 use anyhow::Context;
 use sqlx::SqlitePool;
@@ -37,11 +38,32 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
             }
         }
     }
+    // Step 4 items are Step 3's survivors, read before this transaction
+    // takes the write lock (the pipeline reads through the pool).
+    let source = match &study.source {
+        None => None,
+        Some(name) => {
+            let (sid, sds): (i64, i64) = sqlx::query_as("SELECT id, dataset_id FROM studies WHERE name = ?")
+                .bind(name)
+                .fetch_optional(&mut *tx)
+                .await?
+                .with_context(|| format!("field `source`: no study named {name:?}"))?;
+            anyhow::ensure!(sds == dataset_id, "field `source`: study {name:?} is on another dataset than {:?}", study.dataset);
+            Some(sid)
+        }
+    };
+    let survivors = match source {
+        Some(sid) => Some(
+            super::pipeline::step3_survivors(db, sid).await.map_err(|e| anyhow::anyhow!("field `source`: {e}"))?,
+        ),
+        None => None,
+    };
     let annotators = serde_json::to_string(&study.annotators)?;
     let rule = serde_json::to_string(&study.rule)?;
     let id = sqlx::query(
-        "INSERT INTO studies (name, kind, dataset_id, instructions, annotators, rule, seed, spec, spec_hash, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO studies (name, kind, dataset_id, instructions, annotators, rule, seed, spec, spec_hash, created_at,
+                              source_study_id, mapping, resolve, primary_user)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&study.name)
     .bind(study.kind.as_str())
@@ -53,6 +75,10 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
     .bind(spec_text)
     .bind(super::images::sha256_hex(spec_text.as_bytes()))
     .bind(now_secs())
+    .bind(source)
+    .bind(study.mapping.as_str())
+    .bind(study.resolve.as_str())
+    .bind(&study.primary)
     .execute(&mut *tx)
     .await
     .map_err(|e| match e {
@@ -62,18 +88,30 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
         e => e.into(),
     })?
     .last_insert_rowid();
-    let items = sqlx::query("INSERT INTO study_items (study_id, instance_id) SELECT ?, id FROM instances WHERE dataset_id = ?")
-        .bind(id)
-        .bind(dataset_id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-    anyhow::ensure!(items > 0, "field `dataset`: dataset {:?} has no instances", study.dataset);
+    let items = match survivors {
+        None => sqlx::query("INSERT INTO study_items (study_id, instance_id) SELECT ?, id FROM instances WHERE dataset_id = ?")
+            .bind(id)
+            .bind(dataset_id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected(),
+        Some(list) => {
+            for chunk in list.chunks(500) {
+                let mut q = sqlx::QueryBuilder::new("INSERT INTO study_items (study_id, instance_id, chosen_image) ");
+                q.push_values(chunk, |mut row, (instance, image)| {
+                    row.push_bind(id).push_bind(instance).push_bind(image);
+                });
+                q.build().execute(&mut *tx).await?;
+            }
+            list.len() as u64
+        }
+    };
+    anyhow::ensure!(items > 0, "field `dataset`: no instances to annotate in {:?}", study.dataset);
     tx.commit().await?;
     Ok(id)
 }
 
-type StudyRow = (i64, String, String, String, String, String, String, i64);
+type StudyRow = (i64, String, String, String, String, String, String, i64, String, String, Option<String>, Option<i64>);
 
 pub async fn study_meta(state: &AppState, id: i64) -> Result<Arc<StudyMeta>, ServiceError> {
     if let Some(meta) = state.studies.get(id) {
@@ -84,13 +122,14 @@ pub async fn study_meta(state: &AppState, id: i64) -> Result<Arc<StudyMeta>, Ser
 
 pub async fn load_study_meta(db: &SqlitePool, id: i64) -> Result<StudyMeta, ServiceError> {
     let row: Option<StudyRow> = sqlx::query_as(
-        "SELECT s.id, s.name, s.kind, d.name, s.instructions, s.annotators, s.rule, s.seed
+        "SELECT s.id, s.name, s.kind, d.name, s.instructions, s.annotators, s.rule, s.seed,
+                s.mapping, s.resolve, s.primary_user, s.source_study_id
          FROM studies s JOIN datasets d ON d.id = s.dataset_id WHERE s.id = ?",
     )
     .bind(id)
     .fetch_optional(db)
     .await?;
-    let (id, name, kind, dataset, instructions, annotators, rule, seed) =
+    let (id, name, kind, dataset, instructions, annotators, rule, seed, mapping, resolve, primary, source_study_id) =
         row.ok_or_else(|| ServiceError::NotFound(format!("no study {id}")))?;
     let bad = |what: &str| ServiceError::Internal(format!("study {id} has a corrupt {what}"));
     let meta = StudyMeta {
@@ -102,6 +141,10 @@ pub async fn load_study_meta(db: &SqlitePool, id: i64) -> Result<StudyMeta, Serv
         annotators: serde_json::from_str::<Annotators>(&annotators).map_err(|_| bad("annotator list"))?,
         rule: serde_json::from_str::<AssignmentRule>(&rule).map_err(|_| bad("rule"))?,
         seed: seed as u64,
+        mapping: Mapping::parse(&mapping).ok_or_else(|| bad("agreement mapping"))?,
+        resolve: ResolveRule::parse(&resolve).ok_or_else(|| bad("resolve rule"))?,
+        primary,
+        source_study_id,
     };
     Ok(meta)
 }

@@ -25,7 +25,7 @@ fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), Service
     Ok(())
 }
 
-async fn load_item(state: &AppState, instance_id: i64) -> Result<ItemData, ServiceError> {
+async fn load_item(state: &AppState, study_id: i64, instance_id: i64) -> Result<ItemData, ServiceError> {
     let (caption, negative_caption, positive_image): (String, String, Option<String>) =
         sqlx::query_as("SELECT caption, negative_caption, positive_image FROM instances WHERE id = ?")
             .bind(instance_id)
@@ -36,11 +36,18 @@ async fn load_item(state: &AppState, instance_id: i64) -> Result<ItemData, Servi
             .bind(instance_id)
             .fetch_all(&state.db)
             .await?;
-    Ok(ItemData { caption, negative_caption, positive_image, candidate_images })
+    let chosen_image: Option<String> =
+        sqlx::query_scalar("SELECT chosen_image FROM study_items WHERE study_id = ? AND instance_id = ?")
+            .bind(study_id)
+            .bind(instance_id)
+            .fetch_optional(&state.db)
+            .await?
+            .flatten();
+    Ok(ItemData { caption, negative_caption, positive_image, candidate_images, chosen_image })
 }
 
 async fn present(state: &AppState, meta: &StudyMeta, instance_id: i64, seed: i64) -> Result<Presentation, ServiceError> {
-    let item = load_item(state, instance_id).await?;
+    let item = load_item(state, meta.id, instance_id).await?;
     meta.kind.present(&item, seed as u64).map_err(|e| ServiceError::Internal(e.to_string()))
 }
 
@@ -58,7 +65,7 @@ async fn ensure_participation(state: &AppState, meta: &StudyMeta, user: &Session
         .bind(meta.id)
         .fetch_all(&state.db)
         .await?;
-    let plan = meta.rule.plan_upfront(meta.seed, user.id, &items);
+    let plan = meta.rule.plan_upfront(meta.seed, user.id, &user.username, &items);
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
     let created = sqlx::query("INSERT OR IGNORE INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, 0)")
         .bind(meta.id)

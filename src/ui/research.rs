@@ -16,7 +16,7 @@ pub async fn research_overview() -> Result<Vec<(StudyProgress, Vec<AgreementSumm
         let progress = crate::server::progress::study_progress(&state, id).await.map_err(session::sfn_error)?;
         let mut agreement = Vec::new();
         for mapping in [Mapping::Full, Mapping::Binary] {
-            if let Ok(r) = study_agreement_report(&state.db, id, mapping).await {
+            if let Ok(r) = study_agreement_report(&state.db, id, Some(mapping)).await {
                 agreement.push(AgreementSummary {
                     mapping: r.mapping.to_string(),
                     pairs: r.pairs.len(),

@@ -1,6 +1,6 @@
 //! BiVLC Step 3: the negative caption with four candidate images, labelled
 //! A–D in a seeded random order, plus "None".
-use super::{ItemData, Presentation, ShownOption, SurveyError};
+use super::{ItemData, Presentation, ShownOption, SurveyError, Verdict};
 use crate::domain::rng::shuffle;
 
 pub const INSTRUCTIONS: &str = "Select one image that adequately represents the description. \
@@ -49,6 +49,14 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
     })
 }
 
+pub fn verdict(value: &str) -> Option<Verdict> {
+    match value {
+        "none" => Some(Verdict::Discarded),
+        "0" | "1" | "2" | "3" => Some(Verdict::Kept),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,6 +68,7 @@ mod tests {
             negative_caption: "A blue circle.".into(),
             positive_image: Some("p".into()),
             candidate_images: vec!["c0".into(), "c1".into(), "c2".into(), "c3".into()],
+            chosen_image: None,
         }
     }
 
@@ -123,5 +132,10 @@ mod tests {
             assert!(VALUES.contains(&o.value.as_str()));
         }
         assert_eq!(SurveyKind::parse("four_image"), Some(SurveyKind::FourImage));
+        assert_eq!(verdict("2"), Some(Verdict::Kept));
+        assert_eq!(verdict("none"), Some(Verdict::Discarded));
+        assert_eq!(SurveyKind::FourImage.binary_category("3"), Some("image"));
+        assert_eq!(SurveyKind::FourImage.binary_category("none"), Some("none"));
+        assert_eq!(verdict("4"), None);
     }
 }

@@ -4,6 +4,7 @@
 //! `four_image.rs`, then adding a variant to [`SurveyKind`].
 use serde::{Deserialize, Serialize};
 
+pub mod ambiguity;
 pub mod four_image;
 
 /// Everything a kind may draw from an instance. Image fields are content
@@ -14,6 +15,37 @@ pub struct ItemData {
     pub negative_caption: String,
     pub positive_image: Option<String>,
     pub candidate_images: Vec<String>,
+    /// The generated image an earlier study chose (Step 4's second image).
+    pub chosen_image: Option<String>,
+}
+
+/// What a final answer means for the instance in the curation pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Step 3: an image shows the negative caption; Step 4: the real image wins.
+    Kept,
+    /// Step 3 "None": no candidate shows the negative caption.
+    Discarded,
+    /// Step 4: the generated image matches the original caption better.
+    Ambiguous,
+    /// Step 4: both images match the original caption.
+    Both,
+}
+
+impl Verdict {
+    pub fn keeps(self) -> bool {
+        self == Verdict::Kept
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Kept => "kept",
+            Verdict::Discarded => "discarded",
+            Verdict::Ambiguous => "ambiguous",
+            Verdict::Both => "both",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -21,6 +53,8 @@ pub struct ItemData {
 pub enum SurveyKind {
     /// BiVLC Step 3: a negative caption and four generated images; pick one or None.
     FourImage,
+    /// BiVLC Step 4: the original caption, the real and the chosen generated image; A, B or Both.
+    Ambiguity,
 }
 
 /// One choice as shown on screen.
@@ -55,11 +89,12 @@ pub enum SurveyError {
 }
 
 impl SurveyKind {
-    pub const ALL: [SurveyKind; 1] = [SurveyKind::FourImage];
+    pub const ALL: [SurveyKind; 2] = [SurveyKind::FourImage, SurveyKind::Ambiguity];
 
     pub fn as_str(self) -> &'static str {
         match self {
             SurveyKind::FourImage => "four_image",
+            SurveyKind::Ambiguity => "ambiguity",
         }
     }
 
@@ -70,6 +105,7 @@ impl SurveyKind {
     pub fn default_instructions(self) -> &'static str {
         match self {
             SurveyKind::FourImage => four_image::INSTRUCTIONS,
+            SurveyKind::Ambiguity => ambiguity::INSTRUCTIONS,
         }
     }
 
@@ -77,12 +113,39 @@ impl SurveyKind {
     pub fn values(self) -> &'static [&'static str] {
         match self {
             SurveyKind::FourImage => &four_image::VALUES,
+            SurveyKind::Ambiguity => &ambiguity::VALUES,
         }
+    }
+
+    /// The verdict a final stored value gives the instance.
+    pub fn verdict(self, value: &str) -> Option<Verdict> {
+        match self {
+            SurveyKind::FourImage => four_image::verdict(value),
+            SurveyKind::Ambiguity => ambiguity::verdict(value),
+        }
+    }
+
+    /// The category agreement uses under the binary mapping: does the answer
+    /// keep the instance or not (BiVLC's Step 3 kappa: any image vs None).
+    pub fn binary_category(self, value: &str) -> Option<&'static str> {
+        let keeps = self.verdict(value)?.keeps();
+        Some(match (self, keeps) {
+            (SurveyKind::FourImage, true) => "image",
+            (SurveyKind::FourImage, false) => "none",
+            (SurveyKind::Ambiguity, true) => "real",
+            (SurveyKind::Ambiguity, false) => "ambiguous",
+        })
+    }
+
+    /// The mapping a study of this kind reports agreement with by default.
+    pub fn default_binary_agreement(self) -> bool {
+        self == SurveyKind::FourImage
     }
 
     pub fn present(self, item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
         match self {
             SurveyKind::FourImage => four_image::present(item, seed),
+            SurveyKind::Ambiguity => ambiguity::present(item, seed),
         }
     }
 }

@@ -1,0 +1,168 @@
+//! When an item's answers are final, and what they decide. Agreement uses
+//! every answer; the pipeline needs one value per item, so a study says how a
+//! disagreement is settled (BiVLC kept a doubly-annotated item's fate open
+//! until it was resolved).
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolveRule {
+    /// The earliest answer wins.
+    First,
+    /// The designated primary annotator's answer wins (in pairs: the first of the pair).
+    Primary,
+    /// A researcher decides every disagreement.
+    #[default]
+    Adjudication,
+}
+
+impl ResolveRule {
+    pub const ALL: [ResolveRule; 3] = [ResolveRule::First, ResolveRule::Primary, ResolveRule::Adjudication];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResolveRule::First => "first",
+            ResolveRule::Primary => "primary",
+            ResolveRule::Adjudication => "adjudication",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ResolveRule> {
+        ResolveRule::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+/// One stored answer to an item; `order` is its place in time (earlier is smaller).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemAnswer<'a> {
+    pub annotator: i64,
+    pub value: &'a str,
+    pub order: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolvedBy {
+    Single,
+    Unanimous,
+    First,
+    Primary,
+    Adjudication,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ItemState {
+    /// Still waiting for answers.
+    Pending { answered: usize, expected: usize },
+    Final { value: String, by: ResolvedBy },
+    /// Answers disagree and the rule leaves the decision to a researcher.
+    Disputed { values: Vec<String> },
+}
+
+/// Settles one item. `expected` is how many answers the plan asks for;
+/// `primary` is the annotator whose answer wins under [`ResolveRule::Primary`];
+/// an adjudicated value overrides everything.
+pub fn resolve(
+    answers: &[ItemAnswer<'_>],
+    expected: usize,
+    rule: ResolveRule,
+    primary: Option<i64>,
+    adjudicated: Option<&str>,
+) -> ItemState {
+    if let Some(v) = adjudicated {
+        return ItemState::Final { value: v.to_string(), by: ResolvedBy::Adjudication };
+    }
+    let expected = expected.max(1);
+    if answers.len() < expected {
+        return ItemState::Pending { answered: answers.len(), expected };
+    }
+    let first = answers.iter().min_by_key(|a| a.order).expect("at least one answer");
+    if answers.iter().all(|a| a.value == first.value) {
+        let by = if answers.len() == 1 { ResolvedBy::Single } else { ResolvedBy::Unanimous };
+        return ItemState::Final { value: first.value.to_string(), by };
+    }
+    match rule {
+        ResolveRule::First => ItemState::Final { value: first.value.to_string(), by: ResolvedBy::First },
+        ResolveRule::Primary => match answers.iter().find(|a| Some(a.annotator) == primary) {
+            Some(a) => ItemState::Final { value: a.value.to_string(), by: ResolvedBy::Primary },
+            None => disputed(answers),
+        },
+        ResolveRule::Adjudication => disputed(answers),
+    }
+}
+
+fn disputed(answers: &[ItemAnswer<'_>]) -> ItemState {
+    let mut values: Vec<String> = answers.iter().map(|a| a.value.to_string()).collect();
+    values.sort();
+    values.dedup();
+    ItemState::Disputed { values }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(annotator: i64, value: &str, order: i64) -> ItemAnswer<'_> {
+        ItemAnswer { annotator, value, order }
+    }
+
+    fn fin(value: &str, by: ResolvedBy) -> ItemState {
+        ItemState::Final { value: value.into(), by }
+    }
+
+    #[test]
+    fn waits_for_every_expected_answer() {
+        assert_eq!(resolve(&[], 1, ResolveRule::First, None, None), ItemState::Pending { answered: 0, expected: 1 });
+        assert_eq!(
+            resolve(&[a(1, "2", 5)], 2, ResolveRule::First, None, None),
+            ItemState::Pending { answered: 1, expected: 2 }
+        );
+        // A plan that asks for nobody still needs one answer before anything is final.
+        assert_eq!(resolve(&[], 0, ResolveRule::First, None, None), ItemState::Pending { answered: 0, expected: 1 });
+    }
+
+    #[test]
+    fn agreement_is_final_whatever_the_rule() {
+        for rule in ResolveRule::ALL {
+            assert_eq!(resolve(&[a(1, "none", 1)], 1, rule, None, None), fin("none", ResolvedBy::Single));
+            assert_eq!(
+                resolve(&[a(1, "3", 9), a(2, "3", 4)], 2, rule, None, None),
+                fin("3", ResolvedBy::Unanimous)
+            );
+        }
+    }
+
+    #[test]
+    fn disagreement_follows_the_rule() {
+        let answers = [a(7, "none", 20), a(3, "1", 10)];
+        assert_eq!(resolve(&answers, 2, ResolveRule::First, None, None), fin("1", ResolvedBy::First));
+        assert_eq!(resolve(&answers, 2, ResolveRule::Primary, Some(7), None), fin("none", ResolvedBy::Primary));
+        assert_eq!(
+            resolve(&answers, 2, ResolveRule::Primary, Some(99), None),
+            ItemState::Disputed { values: vec!["1".into(), "none".into()] },
+            "a primary who did not answer cannot settle it"
+        );
+        assert_eq!(
+            resolve(&answers, 2, ResolveRule::Adjudication, None, None),
+            ItemState::Disputed { values: vec!["1".into(), "none".into()] }
+        );
+    }
+
+    #[test]
+    fn an_adjudicated_value_overrides() {
+        let answers = [a(7, "none", 20), a(3, "1", 10)];
+        assert_eq!(
+            resolve(&answers, 2, ResolveRule::Adjudication, None, Some("none")),
+            fin("none", ResolvedBy::Adjudication)
+        );
+    }
+
+    #[test]
+    fn rule_names_round_trip() {
+        for r in ResolveRule::ALL {
+            assert_eq!(ResolveRule::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(ResolveRule::default(), ResolveRule::Adjudication);
+        assert_eq!(ResolveRule::parse("vote"), None);
+    }
+}

@@ -1,0 +1,158 @@
+//! Where each instance stands in the curation pipeline: a study's answers
+//! settled item by item (pure `domain::resolution`), Step 3 survivors
+//! turned into Step 4 items, and the dataset funnel.
+use super::error::ServiceError;
+use super::state::StudyMeta;
+use super::studies::load_study_meta;
+use crate::domain::assignment::Annotators;
+use crate::domain::category::Category;
+use crate::domain::resolution::{resolve, ItemAnswer, ItemState, ResolveRule};
+use crate::domain::survey::{SurveyKind, Verdict};
+use sqlx::SqlitePool;
+use std::collections::HashMap;
+
+/// One item of a study and what its answers decided so far.
+#[derive(Debug, Clone)]
+pub struct ItemOutcome {
+    pub instance_id: i64,
+    pub category: Category,
+    pub state: ItemState,
+}
+
+impl ItemOutcome {
+    pub fn verdict(&self, kind: SurveyKind) -> Option<Verdict> {
+        match &self.state {
+            ItemState::Final { value, .. } => kind.verdict(value),
+            _ => None,
+        }
+    }
+
+    pub fn final_value(&self) -> Option<&str> {
+        match &self.state {
+            ItemState::Final { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+}
+
+/// How many answers the plan asks for per item. Named annotators: from the
+/// plan itself (so an annotator who has not arrived yet still counts);
+/// "all": from the tasks of those who have arrived.
+async fn expected_answers(db: &SqlitePool, meta: &StudyMeta, items: &[i64]) -> Result<HashMap<i64, usize>, ServiceError> {
+    let mut expected = HashMap::with_capacity(items.len());
+    match &meta.annotators {
+        Annotators::Named(names) => {
+            for name in names {
+                for t in meta.rule.plan_upfront(meta.seed, 0, name, items) {
+                    *expected.entry(t.item).or_insert(0) += 1;
+                }
+            }
+        }
+        Annotators::All => {
+            let rows: Vec<(i64, i64)> =
+                sqlx::query_as("SELECT instance_id, count(*) FROM tasks WHERE study_id = ? GROUP BY instance_id")
+                    .bind(meta.id)
+                    .fetch_all(db)
+                    .await?;
+            expected.extend(rows.into_iter().map(|(i, n)| (i, n as usize)));
+        }
+    }
+    Ok(expected)
+}
+
+/// The primary annotator whose answer settles a disagreement on an item
+/// answered by `answerers`: pairs name their own; otherwise the spec's.
+fn primary_for(meta: &StudyMeta, ids: &HashMap<String, i64>, names: &HashMap<i64, String>, answerers: &[ItemAnswer<'_>]) -> Option<i64> {
+    if meta.resolve != ResolveRule::Primary {
+        return None;
+    }
+    let name = match &meta.primary {
+        Some(p) => p.as_str(),
+        None => answerers.iter().find_map(|a| meta.rule.primary_of_pair(names.get(&a.annotator)?))?,
+    };
+    ids.get(name).copied()
+}
+
+/// Every item of the study with its state, in instance order.
+pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
+    let meta = load_study_meta(db, study_id).await?;
+    let items: Vec<(i64, String, String)> = sqlx::query_as(
+        "SELECT si.instance_id, i.neg_type, i.subtype FROM study_items si JOIN instances i ON i.id = si.instance_id
+         WHERE si.study_id = ? ORDER BY si.instance_id",
+    )
+    .bind(study_id)
+    .fetch_all(db)
+    .await?;
+    let ids: Vec<i64> = items.iter().map(|i| i.0).collect();
+    let expected = expected_answers(db, &meta, &ids).await?;
+    // Earliest first: answered_at has second resolution, ties go by task id.
+    let answers: Vec<(i64, i64, String)> = sqlx::query_as(
+        "SELECT instance_id, user_id, value FROM answers WHERE study_id = ? ORDER BY instance_id, answered_at, task_id",
+    )
+    .bind(study_id)
+    .fetch_all(db)
+    .await?;
+    let adjudicated: HashMap<i64, String> =
+        sqlx::query_as("SELECT instance_id, value FROM adjudications WHERE study_id = ?").bind(study_id).fetch_all(db).await?.into_iter().collect();
+    let users: Vec<(i64, String)> = sqlx::query_as("SELECT id, username FROM users").fetch_all(db).await?;
+    let names: HashMap<i64, String> = users.iter().cloned().collect();
+    let user_ids: HashMap<String, i64> = users.into_iter().map(|(id, n)| (n, id)).collect();
+
+    let mut by_item: HashMap<i64, Vec<ItemAnswer<'_>>> = HashMap::new();
+    for (order, (item, user, value)) in answers.iter().enumerate() {
+        by_item.entry(*item).or_default().push(ItemAnswer { annotator: *user, value, order: order as i64 });
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (instance_id, neg_type, subtype) in &items {
+        let category = Category::parse(neg_type, subtype)
+            .map_err(|e| ServiceError::Internal(format!("instance {instance_id}: {e}")))?;
+        let given = by_item.get(instance_id).map(Vec::as_slice).unwrap_or(&[]);
+        let primary = primary_for(&meta, &user_ids, &names, given);
+        let state = resolve(
+            given,
+            expected.get(instance_id).copied().unwrap_or(0),
+            meta.resolve,
+            primary,
+            adjudicated.get(instance_id).map(String::as_str),
+        );
+        out.push(ItemOutcome { instance_id: *instance_id, category, state });
+    }
+    Ok((meta, out))
+}
+
+/// Step 3's survivors with the generated image their answers chose.
+pub async fn step3_survivors(db: &SqlitePool, step3: i64) -> Result<Vec<(i64, String)>, ServiceError> {
+    let (meta, outcomes) = study_outcomes(db, step3).await?;
+    if meta.kind != SurveyKind::FourImage {
+        return Err(ServiceError::Invalid(format!("study {:?} is a {} study, not Step 3 (four_image)", meta.name, meta.kind.as_str())));
+    }
+    let open: Vec<&ItemOutcome> = outcomes.iter().filter(|o| !matches!(o.state, ItemState::Final { .. })).collect();
+    if !open.is_empty() {
+        let disputed = open.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).count();
+        return Err(ServiceError::Invalid(format!(
+            "Step 3 study {:?} is not finished: {} items still wait for answers and {disputed} for adjudication",
+            meta.name,
+            open.len() - disputed
+        )));
+    }
+    let slots: HashMap<(i64, i64), String> = sqlx::query_as::<_, (i64, i64, String)>(
+        "SELECT c.instance_id, c.slot, c.image FROM candidates c JOIN study_items si ON si.instance_id = c.instance_id WHERE si.study_id = ?",
+    )
+    .bind(step3)
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .map(|(i, s, img)| ((i, s), img))
+    .collect();
+    let mut out = Vec::new();
+    for o in &outcomes {
+        if o.verdict(meta.kind) == Some(Verdict::Kept) {
+            let slot: i64 = o.final_value().and_then(|v| v.parse().ok()).unwrap_or(-1);
+            let image = slots
+                .get(&(o.instance_id, slot))
+                .ok_or_else(|| ServiceError::Internal(format!("instance {} has no candidate {slot}", o.instance_id)))?;
+            out.push((o.instance_id, image.clone()));
+        }
+    }
+    Ok(out)
+}
