@@ -155,3 +155,15 @@ pub struct DisputeChoice {
     pub image_url: Option<String>,
     pub chosen_by: Vec<String>,
 }
+
+/// Where a study's items stand (researcher page).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyStatus {
+    pub study_id: i64,
+    pub kind: String,
+    pub final_items: usize,
+    pub waiting: usize,
+    pub disputed: usize,
+    /// For Step 3 studies: the Step 4 study built from it, if any.
+    pub step4: Option<String>,
+}

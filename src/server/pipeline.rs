@@ -156,3 +156,55 @@ pub async fn step3_survivors(db: &SqlitePool, step3: i64) -> Result<Vec<(i64, St
     }
     Ok(out)
 }
+
+pub async fn study_status(db: &SqlitePool, study_id: i64) -> Result<crate::api_types::StudyStatus, ServiceError> {
+    let (meta, outcomes) = study_outcomes(db, study_id).await?;
+    let disputed = outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).count();
+    let final_items = outcomes.iter().filter(|o| matches!(o.state, ItemState::Final { .. })).count();
+    let step4: Option<String> = sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = ? ORDER BY id DESC LIMIT 1")
+        .bind(study_id)
+        .fetch_optional(db)
+        .await?;
+    Ok(crate::api_types::StudyStatus {
+        study_id,
+        kind: meta.kind.as_str().to_string(),
+        final_items,
+        waiting: outcomes.len() - final_items - disputed,
+        disputed,
+        step4,
+    })
+}
+
+/// The spec of a Step 4 study over a Step 3 study's survivors, with the
+/// same annotators, rule and resolution (what "Start Step 4" creates; kept
+/// as TOML text so the study's provenance reads like any other).
+pub async fn step4_spec(db: &SqlitePool, step3: i64, seed: u64) -> Result<String, ServiceError> {
+    let meta = load_study_meta(db, step3).await?;
+    let q = |s: &str| serde_json::to_string(s).unwrap_or_default(); // a JSON string is a TOML basic string
+    let list = |names: &[String]| format!("[{}]", names.iter().map(|n| q(n)).collect::<Vec<_>>().join(", "));
+    let mut spec = format!(
+        "name = {}\nkind = \"ambiguity\"\ndataset = {}\nsource = {}\nseed = {seed}\nresolve = {}\n",
+        q(&format!("{} - Step 4", meta.name)),
+        q(&meta.dataset),
+        q(&meta.name),
+        q(meta.resolve.as_str()),
+    );
+    if let Some(p) = &meta.primary {
+        spec.push_str(&format!("primary = {}\n", q(p)));
+    }
+    match &meta.rule {
+        crate::domain::assignment::AssignmentRule::Pairs { pairs, overlap } => {
+            let pairs: Vec<String> = pairs.iter().map(|p| list(p.as_slice())).collect();
+            spec.push_str(&format!("[assignment]\nrule = \"pairs\"\npairs = [{}]\noverlap = {overlap}\n", pairs.join(", ")));
+        }
+        crate::domain::assignment::AssignmentRule::EachAnnotatorAll => {
+            let annotators = match &meta.annotators {
+                Annotators::All => "\"all\"".to_string(),
+                Annotators::Named(n) => list(n),
+            };
+            // Top-level keys must come before any table.
+            spec = spec.replacen("seed = ", &format!("annotators = {annotators}\nseed = "), 1);
+        }
+    }
+    Ok(spec)
+}

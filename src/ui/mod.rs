@@ -8,6 +8,7 @@ use leptos_router::path;
 pub mod admin;
 pub mod annotate;
 pub mod compare;
+pub mod curation;
 pub mod login;
 pub mod research;
 pub mod session;
@@ -50,6 +51,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/annotate/:id") view=annotate::SurveyPage/>
                     <Route path=path!("/research") view=research::ResearchPage/>
                     <Route path=path!("/research/compare") view=compare::ComparePage/>
+                    <Route path=path!("/research/studies/:id/adjudicate") view=curation::AdjudicatePage/>
                     <Route path=path!("/admin") view=admin::AdminPage/>
                 </Routes>
             </main>

@@ -3,11 +3,12 @@
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
-use crate::api_types::{AgreementSummary, StudyProgress};
+use super::curation::{FunnelTables, StudyPipeline};
+use crate::api_types::{AgreementSummary, StudyProgress, StudyStatus};
 use leptos::prelude::*;
 
 #[server(prefix = "/sfn")]
-pub async fn research_overview() -> Result<Vec<(StudyProgress, Vec<AgreementSummary>)>, ServerFnError> {
+pub async fn research_overview() -> Result<Vec<(StudyProgress, Vec<AgreementSummary>, StudyStatus)>, ServerFnError> {
     use crate::server::agreement::{study_agreement_report, Mapping};
     let (state, _) = session::researcher().await?;
     let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id").fetch_all(&state.db).await?;
@@ -27,7 +28,8 @@ pub async fn research_overview() -> Result<Vec<(StudyProgress, Vec<AgreementSumm
                 });
             }
         }
-        out.push((progress, agreement));
+        let status = crate::server::pipeline::study_status(&state.db, id).await.map_err(session::sfn_error)?;
+        out.push((progress, agreement, status));
     }
     Ok(out)
 }
@@ -38,6 +40,7 @@ pub fn ResearchPage() -> impl IntoView {
         <h1>"Studies"</h1>
         <p><a href="/research/compare">"Model comparison"</a></p>
         <StudiesOverview/>
+        <FunnelTables/>
     }
 }
 
@@ -51,7 +54,7 @@ pub fn StudiesOverview() -> impl IntoView {
                 match studies.await {
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                     Ok(list) if list.is_empty() => view! { <p>"No studies yet."</p> }.into_any(),
-                    Ok(list) => list.into_iter().map(|(s, a)| view! { <StudyCard study=s agreement=a/> }).collect_view().into_any(),
+                    Ok(list) => list.into_iter().map(|(s, a, st)| view! { <StudyCard study=s agreement=a status=st/> }).collect_view().into_any(),
                 }
             })}
         </Suspense>
@@ -59,13 +62,14 @@ pub fn StudiesOverview() -> impl IntoView {
 }
 
 #[component]
-fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>) -> impl IntoView {
+fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: StudyStatus) -> impl IntoView {
     let fmt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into());
     let none_share = study.none_share.map(|s| format!("{:.1}%", s * 100.0)).unwrap_or_else(|| "—".into());
     view! {
         <section class="study" data-study=study.study_id>
             <h2>{study.name.clone()}</h2>
             <p>{study.kind.clone()} " · " {study.items} " items · " <span class="answers">{study.answers}</span> " answers"</p>
+            <StudyPipeline status/>
             <table class="data annotators">
                 <caption>"Progress per annotator"</caption>
                 <thead><tr><th scope="col">"Annotator"</th><th scope="col">"Done"</th><th scope="col">"Total"</th></tr></thead>

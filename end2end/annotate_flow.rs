@@ -1,14 +1,10 @@
 //! End to end in real headless Chromium: an annotator answers Step 3 items by
 //! keyboard and by click, reloads and resumes, and a researcher sees the counts.
-#[path = "../tests/common/mod.rs"]
-mod common;
-mod browser;
-
-use browser::Browser;
-use common::TestApp;
+use crate::browser::Browser;
+use crate::common::TestApp;
 use std::time::Duration;
 
-async fn current_task(b: &Browser) -> String {
+pub async fn current_task(b: &Browser) -> String {
     b.wait_css("section.survey").await.attr("data-task").await.unwrap().unwrap()
 }
 

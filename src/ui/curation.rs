@@ -1,0 +1,176 @@
+//! Researcher curation views: the funnel per dataset, the adjudication
+//! queue of a study and the "Start Step 4" action.
+use super::error_text;
+#[cfg(feature = "ssr")]
+use super::session;
+use crate::api_types::{Dispute, StudyStatus};
+use crate::domain::funnel::{Funnel, StageCounts};
+use leptos::prelude::*;
+use leptos_router::components::A;
+use leptos_router::hooks::use_params_map;
+
+#[server(prefix = "/sfn")]
+pub async fn dataset_funnels() -> Result<Vec<Funnel>, ServerFnError> {
+    let (state, _) = session::researcher().await?;
+    crate::server::funnel::all_funnels(&state.db).await.map_err(session::sfn_error)
+}
+
+#[server(prefix = "/sfn")]
+pub async fn study_disputes(study_id: i64) -> Result<Vec<Dispute>, ServerFnError> {
+    let (state, _) = session::researcher().await?;
+    crate::server::adjudication::disputes(&state.db, study_id).await.map_err(session::sfn_error)
+}
+
+#[server(prefix = "/sfn")]
+pub async fn settle(study_id: i64, instance_id: i64, value: String) -> Result<(), ServerFnError> {
+    let (state, user) = session::researcher().await?;
+    crate::server::adjudication::adjudicate(&state.db, &user, study_id, instance_id, &value).await.map_err(session::sfn_error)
+}
+
+/// Creates Step 4 over the survivors of a finished Step 3 study.
+#[server(prefix = "/sfn")]
+pub async fn start_step4(step3: i64) -> Result<i64, ServerFnError> {
+    use crate::server::{db::now_secs, pipeline::step4_spec, studies};
+    let (state, _) = session::researcher().await?;
+    let spec = step4_spec(&state.db, step3, now_secs() as u64).await.map_err(session::sfn_error)?;
+    let study = studies::parse_spec(&spec, 0).map_err(|e| ServerFnError::new(e.to_string()))?;
+    studies::create_study(&state.db, &study, &spec).await.map_err(|e| ServerFnError::new(format!("{e:#}")))
+}
+
+/// One line under a study on the research page: items final / waiting /
+/// disputed, with the links that move the pipeline on.
+#[component]
+pub fn StudyPipeline(status: StudyStatus) -> impl IntoView {
+    let id = status.study_id;
+    let start = ServerAction::<StartStep4>::new();
+    let can_start = status.kind == "four_image" && status.waiting == 0 && status.disputed == 0 && status.step4.is_none();
+    view! {
+        <p class="pipeline" data-final=status.final_items data-waiting=status.waiting data-disputed=status.disputed>
+            {status.final_items} " items final · " {status.waiting} " waiting for answers · "
+            {if status.disputed > 0 {
+                view! { <A href=format!("/research/studies/{id}/adjudicate") attr:class="adjudicate">{status.disputed} " to adjudicate"</A> }.into_any()
+            } else {
+                view! { <span>"0 disputed"</span> }.into_any()
+            }}
+            {status.step4.map(|s| view! { " · Step 4: " {s} })}
+            {can_start.then(|| view! {
+                " · "
+                <button type="button" class="start-step4" disabled=move || start.pending().get()
+                    on:click=move |_| { start.dispatch(StartStep4 { step3: id }); }>"Start Step 4"</button>
+            })}
+            {move || match start.value().get() {
+                Some(Ok(new_id)) => view! { <span class="started" role="status">" Step 4 created (study " {new_id} ")."</span> }.into_any(),
+                Some(Err(e)) => view! { <span class="error" role="alert">" " {error_text(&e)}</span> }.into_any(),
+                None => ().into_any(),
+            }}
+        </p>
+    }
+}
+
+#[component]
+pub fn FunnelTables() -> impl IntoView {
+    let funnels = Resource::new(|| (), |_| dataset_funnels());
+    view! {
+        <h2>"Datasets"</h2>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match funnels.await {
+                    Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
+                    Ok(list) => list.into_iter().map(|f| view! { <FunnelTable funnel=f/> }).collect_view().into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn FunnelTable(funnel: Funnel) -> impl IntoView {
+    let row = |name: String, c: StageCounts, class: &'static str| view! {
+        <tr class=class data-row=name.clone()>
+            <th scope="row">{name.clone()}</th>
+            <td class="candidates">{c.candidates}</td>
+            <td class="s3-kept">{c.step3_kept}</td><td class="s3-discarded">{c.step3_discarded}</td><td class="s3-open">{c.step3_open}</td>
+            <td class="s4-kept">{c.step4_kept}</td><td class="s4-ambiguous">{c.step4_ambiguous}</td><td class="s4-both">{c.step4_both}</td><td class="s4-open">{c.step4_open}</td>
+            <td>{c.removed_percent().map(|p| format!("{p:.0}%")).unwrap_or_default()}</td>
+        </tr>
+    };
+    let studies = format!(
+        "Step 3: {} · Step 4: {}",
+        funnel.step3_study.clone().unwrap_or_else(|| "none yet".into()),
+        funnel.step4_study.clone().unwrap_or_else(|| "none yet".into())
+    );
+    view! {
+        <section class="dataset" data-dataset=funnel.dataset.clone()>
+            <h3>{funnel.dataset.clone()}</h3>
+            <p>{studies}</p>
+            <table class="data funnel">
+                <caption>"Funnel: candidates → Step 3 → Step 4"</caption>
+                <thead>
+                    <tr><th></th><th></th><th colspan="3" scope="colgroup">"Step 3"</th><th colspan="4" scope="colgroup">"Step 4"</th><th></th></tr>
+                    <tr>
+                        <th scope="col">"Category"</th><th scope="col">"Candidates"</th>
+                        <th scope="col">"Kept"</th><th scope="col">"Discarded (None)"</th><th scope="col">"Open"</th>
+                        <th scope="col">"Kept"</th><th scope="col">"Ambiguous"</th><th scope="col">"Both"</th><th scope="col">"Open"</th>
+                        <th scope="col">"Removed"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {row("all".into(), funnel.overall, "overall")}
+                    {funnel.by_type.into_iter().map(|(k, c)| row(k, c, "type")).collect_view()}
+                    {funnel.by_subtype.into_iter().map(|(k, c)| row(k, c, "subtype")).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+}
+
+#[component]
+pub fn AdjudicatePage() -> impl IntoView {
+    let params = use_params_map();
+    let study_id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
+    let settle = ServerAction::<Settle>::new();
+    // Refetched after each decision: the item leaves the queue.
+    let disputes = Resource::new(move || (study_id(), settle.version().get()), |(id, _)| study_disputes(id));
+    view! {
+        <h1>"Adjudication"</h1>
+        <p><A href="/research">"Back to studies"</A></p>
+        {move || settle.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match disputes.await {
+                    Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
+                    Ok(list) if list.is_empty() => view! { <p class="empty">"Nothing to adjudicate."</p> }.into_any(),
+                    Ok(list) => view! {
+                        <p>{list.len()} " items wait for a decision. Pick the answer that stands."</p>
+                        {list.into_iter().map(|d| view! { <DisputeCard dispute=d settle/> }).collect_view()}
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn DisputeCard(dispute: Dispute, settle: ServerAction<Settle>) -> impl IntoView {
+    let (study_id, instance_id) = (dispute.study_id, dispute.instance_id);
+    view! {
+        <section class="dispute" data-instance=instance_id>
+            <blockquote class="prompt">{dispute.prompt}</blockquote>
+            <div class="options">
+                {dispute.choices.into_iter().map(|c| {
+                    let value = c.value.clone();
+                    let class = if c.image_url.is_some() { "option image" } else { "option plain" };
+                    let chosen = if c.chosen_by.is_empty() { String::new() } else { format!("chosen by {}", c.chosen_by.join(", ")) };
+                    view! {
+                        <button type="button" class=class
+                            data-value=c.value.clone() on:click=move |_| { settle.dispatch(Settle { study_id, instance_id, value: value.clone() }); }>
+                            {c.image_url.map(|src| view! { <img src=src alt=format!("Answer {}", c.value)/> })}
+                            <span class="label">{c.value.clone()}</span>
+                            <span class="chosen-by">{chosen}</span>
+                        </button>
+                    }
+                }).collect_view()}
+            </div>
+        </section>
+    }
+}
