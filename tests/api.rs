@@ -39,6 +39,13 @@ async fn every_route_checks_the_role() {
         // annotator2 may answer, but not annotator1's task.
         (Method::POST, format!("/api/v1/tasks/{task}/answer"), Some(json!({"option": "A"})), [401, 403, 403, 403]),
         (Method::GET, format!("/api/v1/studies/{study}/progress"), None, [401, 403, 200, 200]),
+        (Method::GET, format!("/api/v1/studies/{study}/agreement"), None, [401, 403, 200, 200]),
+        (Method::GET, "/api/v1/compare?dataset=demo".into(), None, [401, 403, 200, 200]),
+        (Method::GET, "/api/v1/datasets".into(), None, [401, 403, 200, 200]),
+        (Method::GET, "/api/v1/datasets/demo/funnel".into(), None, [401, 403, 200, 200]),
+        (Method::GET, format!("/api/v1/studies/{study}/disputes"), None, [401, 403, 200, 200]),
+        // A valid decision (the instance is an item of the demo study).
+        (Method::POST, format!("/api/v1/studies/{study}/adjudicate"), Some(json!({"instance_id": 1, "value": "none"})), [401, 403, 204, 204]),
         (Method::GET, image.clone(), None, [401, 200, 200, 200]),
         (Method::GET, format!("{image}/original"), None, [401, 200, 200, 200]),
         (Method::DELETE, "/api/v1/session".into(), None, [204, 204, 204, 204]),
