@@ -44,27 +44,54 @@ impl Truth {
     }
 }
 
-/// Option images on screen: (shown letter, src).
-async fn shown_images(b: &Browser) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for el in b.client.find_all(fantoccini::Locator::Css("section.survey button.option.image")).await.unwrap() {
-        let id = el.attr("data-option").await.unwrap().unwrap();
-        let img = el.find(fantoccini::Locator::Css("img")).await.unwrap();
-        out.push((id, img.attr("src").await.unwrap().unwrap()));
-    }
-    out
+/// What a task shows: prompt text and image, options as (letter, image src, text).
+struct Screen {
+    prompt: Option<String>,
+    prompt_image: Option<String>,
+    options: Vec<(String, Option<String>, Option<String>)>,
 }
 
-/// Answers the open study's whole queue by keyboard; `key` picks from the truth.
-async fn answer_all(b: &Browser, truth: &Truth, mut key: impl FnMut(usize, &[(String, String)]) -> char) -> Vec<usize> {
+impl Screen {
+    async fn read(b: &Browser) -> Screen {
+        use fantoccini::Locator::Css;
+        let prompt = match b.client.find(Css("section.survey blockquote.prompt")).await {
+            Ok(el) => Some(el.text().await.unwrap()),
+            Err(_) => None,
+        };
+        let prompt_image = match b.client.find(Css("section.survey img.prompt-image")).await {
+            Ok(el) => el.attr("src").await.unwrap(),
+            Err(_) => None,
+        };
+        let mut options = Vec::new();
+        for el in b.client.find_all(Css("section.survey button.option")).await.unwrap() {
+            let id = el.attr("data-option").await.unwrap().unwrap();
+            let img = match el.find(Css("img")).await {
+                Ok(i) => i.attr("src").await.unwrap(),
+                Err(_) => None,
+            };
+            let text = match el.find(Css(".text")).await {
+                Ok(t) => Some(t.text().await.unwrap()),
+                Err(_) => None,
+            };
+            options.push((id, img, text));
+        }
+        Screen { prompt, prompt_image, options }
+    }
+
+    /// The (letter, src) of every option that shows an image.
+    fn images(&self) -> Vec<(String, String)> {
+        self.options.iter().filter_map(|(id, img, _)| Some((id.clone(), img.clone()?))).collect()
+    }
+}
+
+/// Answers the open study's whole queue by keyboard; `key` decides from the screen.
+async fn answer_all(b: &Browser, mut key: impl FnMut(&Screen) -> char) -> Vec<Screen> {
     let mut seen = Vec::new();
     let mut task = current_task(b).await;
     loop {
-        let prompt = b.text("section.survey blockquote.prompt").await;
-        let i = *truth.by_prompt.get(&prompt).unwrap_or_else(|| panic!("unknown prompt {prompt:?}"));
-        let images = shown_images(b).await;
-        seen.push(i);
-        b.press(key(i, &images)).await;
+        let screen = Screen::read(b).await;
+        b.press(key(&screen)).await;
+        seen.push(screen);
         // Either the next task or the end of the queue, without a page load.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         loop {
@@ -83,12 +110,20 @@ async fn answer_all(b: &Browser, truth: &Truth, mut key: impl FnMut(usize, &[(St
     }
 }
 
+impl Truth {
+    fn instance(&self, s: &Screen) -> usize {
+        let p = s.prompt.as_deref().expect("a caption on screen");
+        *self.by_prompt.get(p).unwrap_or_else(|| panic!("unknown prompt {p:?}"))
+    }
+}
+
 fn letter_key(letter: &str) -> char {
     letter.to_ascii_lowercase().chars().next().unwrap()
 }
 
 /// Step 3 by the truth: the letter showing the first matching slot, or N.
 fn step3_key(truth: &Truth, i: usize, images: &[(String, String)]) -> char {
+    assert_eq!(images.len(), 4);
     match truth.step3_slot(i) {
         None => 'n',
         Some(slot) => letter_key(&images.iter().find(|(_, src)| truth.slot_of.get(src) == Some(&slot)).unwrap().0),
@@ -132,15 +167,17 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     let b = Browser::start().await;
     b.login(&app.base, "annotator1", &app.password("annotator1")).await;
     open_study(&b, &app, "E2E Step 3").await;
-    let first = answer_all(&b, &truth, |i, imgs| step3_key(&truth, i, imgs)).await;
+    let first: Vec<usize> =
+        answer_all(&b, |s| step3_key(&truth, truth.instance(s), &s.images())).await.iter().map(|s| truth.instance(s)).collect();
 
     // annotator2 agrees with the truth except on one shared item.
     b.client.delete_all_cookies().await.unwrap();
     b.login(&app.base, "annotator2", &app.password("annotator2")).await;
     open_study(&b, &app, "E2E Step 3").await;
     let mut disagreed = None;
-    let second = answer_all(&b, &truth, |i, imgs| {
-        let right = step3_key(&truth, i, imgs);
+    let second = answer_all(&b, |s| {
+        let i = truth.instance(s);
+        let right = step3_key(&truth, i, &s.images());
         if disagreed.is_none() && first.contains(&i) {
             disagreed = Some(i);
             if right == 'n' { 'a' } else { 'n' }
@@ -178,7 +215,9 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
         if b.client.find(fantoccini::Locator::Css("section.finished")).await.is_ok() {
             continue;
         }
-        step4_seen += answer_all(&b, &truth, |i, imgs| {
+        step4_seen += answer_all(&b, |s| {
+            let (i, imgs) = (truth.instance(s), s.images());
+            assert_eq!(s.prompt.as_deref(), Some(truth.demo[i].caption.as_str()), "Step 4 asks about the original caption");
             assert_eq!(imgs.len(), 2, "Step 4 shows the real and the generated image");
             let generated = imgs.iter().find(|(_, src)| truth.slot_of.contains_key(src)).expect("one generated image");
             if truth.step4_keeps(i) {
@@ -203,6 +242,73 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     assert_eq!(b.text(&cell("s4-kept")).await, kept.to_string());
     assert_eq!(b.text(&cell("s4-both")).await, (survivors.len() - kept).to_string());
     b.screenshot("target/e2e-funnel.png").await;
+
+    // The human baseline over the curated survivors, answered by keyboard
+    // only: right everywhere except the negative caption's text-to-image
+    // question on every other instance.
+    assert!(kept >= 2, "the demo keeps enough instances for a baseline");
+    let sample = kept.min(4);
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"E2E human baseline\"\nkind = \"human_baseline\"\ndataset = \"demo\"\nsource = \"{step4_name}\"\n\
+             annotators = [\"annotator1\"]\nseed = 8\n[assignment]\nrule = \"groups\"\nsample = {sample}\ngroup_size = {sample}\n"
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hardneg"))
+        .args(["study", "create"])
+        .arg(&spec)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    b.client.delete_all_cookies().await.unwrap();
+    b.login(&app.base, "annotator1", &app.password("annotator1")).await;
+    open_study(&b, &app, "E2E human baseline").await;
+    let mut order: Vec<usize> = Vec::new();
+    let screens = answer_all(&b, |s| {
+        assert_eq!(s.options.len(), 2, "a forced choice between two");
+        let generated = |src: &str| truth.slot_of.contains_key(src);
+        let pick = |want: &dyn Fn(&(String, Option<String>, Option<String>)) -> bool| {
+            letter_key(&s.options.iter().find(|o| want(o)).expect("the wanted option").0)
+        };
+        if let Some(img) = &s.prompt_image {
+            // Image to text: the caption that describes this image.
+            assert!(order.len() < 2 * sample, "image-to-text questions come first");
+            let i = truth.demo.iter().position(|d| {
+                s.options.iter().any(|(_, _, t)| t.as_deref() == Some(d.caption.as_str()))
+            }).expect("known captions");
+            if !order.contains(&i) {
+                order.push(i);
+            }
+            let want = if generated(img) { &truth.demo[i].negative_caption } else { &truth.demo[i].caption };
+            pick(&|o| o.2.as_deref() == Some(want.as_str()))
+        } else {
+            let i = truth.instance(s);
+            let negative = s.prompt.as_deref() == Some(truth.demo[i].negative_caption.as_str());
+            let rank = order.iter().position(|&x| x == i).expect("seen in part 1");
+            let right_is_generated = negative;
+            let answer_generated = if negative && rank % 2 == 0 { !right_is_generated } else { right_is_generated };
+            pick(&|o| o.1.as_deref().is_some_and(|src| generated(src) == answer_generated))
+        }
+    })
+    .await;
+    assert_eq!(screens.len(), 4 * sample);
+    let wrong = (0..sample).filter(|r| r % 2 == 0).count();
+    let t2i = 100.0 * (sample - wrong) as f64 / sample as f64;
+
+    b.client.delete_all_cookies().await.unwrap();
+    b.login(&app.base, "researcher", &app.password("researcher")).await;
+    b.goto(&format!("{}/research/compare?dataset=demo", app.base)).await;
+    let human = |col: &str| format!(r#"table.scores tr[data-model="Human"] td[data-col="{col}"]"#);
+    assert_eq!(b.text(&human("I2T")).await, "100.00");
+    assert_eq!(b.text(&human("T2I")).await, format!("{t2i:.2}"));
+    assert_eq!(b.text(&human("Group")).await, format!("{t2i:.2}"));
+    assert_eq!(b.text(&human("Tneg2I")).await, format!("{t2i:.2}"));
+    assert_eq!(b.text(&human("Tpos2I")).await, "100.00");
+    b.screenshot("target/e2e-compare.png").await;
     b.close().await;
     app.kill();
 }

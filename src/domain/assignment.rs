@@ -14,6 +14,10 @@ pub enum AssignmentRule {
     /// items (both annotate them, for agreement), every other item goes to
     /// exactly one annotator.
     Pairs { pairs: Vec<[String; 2]>, overlap: usize },
+    /// The human baseline: items split into groups of `size` instances, the
+    /// k-th annotator of `roster` gets group k (wrapping round); each instance
+    /// gives the kind's four questions, image-to-text first, then text-to-image.
+    Groups { size: usize, roster: Vec<String> },
 }
 
 /// Who may work on a study.
@@ -41,6 +45,8 @@ pub struct PlannedTask {
     pub item: i64,
     pub position: i64,
     pub seed: u64,
+    /// Which of the kind's questions about the item (0 for one-question kinds).
+    pub query: u8,
 }
 
 impl AssignmentRule {
@@ -50,6 +56,9 @@ impl AssignmentRule {
         let mine = match self {
             AssignmentRule::EachAnnotatorAll => items.to_vec(),
             AssignmentRule::Pairs { pairs, overlap } => pair_share(study_seed, pairs, *overlap, username, items),
+            AssignmentRule::Groups { size, roster } => {
+                return group_queue(study_seed, annotator, group_share(study_seed, *size, roster, username, items))
+            }
         };
         queue(study_seed, annotator, mine)
     }
@@ -59,13 +68,14 @@ impl AssignmentRule {
         match self {
             AssignmentRule::EachAnnotatorAll => None,
             AssignmentRule::Pairs { pairs, .. } => Some(pairs.iter().flatten().cloned().collect()),
+            AssignmentRule::Groups { roster, .. } => Some(roster.clone()),
         }
     }
 
     /// The pair partner of an annotator, if the rule pairs annotators.
     pub fn primary_of_pair(&self, username: &str) -> Option<&str> {
         match self {
-            AssignmentRule::EachAnnotatorAll => None,
+            AssignmentRule::EachAnnotatorAll | AssignmentRule::Groups { .. } => None,
             AssignmentRule::Pairs { pairs, .. } => {
                 pairs.iter().find(|p| p.iter().any(|n| n == username)).map(|p| p[0].as_str())
             }
@@ -83,8 +93,40 @@ fn queue(study_seed: u64, annotator: i64, mut items: Vec<i64>) -> Vec<PlannedTas
             item,
             position: position as i64,
             seed: mix(&[study_seed, annotator as u64, item as u64]) >> 1,
+            query: 0,
         })
         .collect()
+}
+
+/// One annotator's group in the human-baseline split.
+fn group_share(study_seed: u64, size: usize, roster: &[String], username: &str, items: &[i64]) -> Vec<i64> {
+    let Some(slot) = roster.iter().position(|n| n == username) else {
+        return Vec::new();
+    };
+    let mut pool = items.to_vec();
+    shuffle(&mut pool, mix(&[study_seed, 0x4752_4f55]));
+    let size = size.max(1);
+    let groups = pool.len().div_ceil(size).max(1);
+    pool.chunks(size).nth(slot % groups).map(<[i64]>::to_vec).unwrap_or_default()
+}
+
+/// Four questions per item in two parts (0 and 1 first, then 2 and 3),
+/// each part in its own seeded order.
+fn group_queue(study_seed: u64, annotator: i64, items: Vec<i64>) -> Vec<PlannedTask> {
+    let mut out = Vec::with_capacity(items.len() * 4);
+    for (part, queries) in [[0u8, 1], [2, 3]].into_iter().enumerate() {
+        let mut tasks: Vec<(i64, u8)> = items.iter().flat_map(|&i| queries.map(|q| (i, q))).collect();
+        shuffle(&mut tasks, mix(&[study_seed, annotator as u64, part as u64]));
+        for (item, query) in tasks {
+            out.push(PlannedTask {
+                item,
+                position: out.len() as i64,
+                seed: mix(&[study_seed, annotator as u64, item as u64, query as u64]) >> 1,
+                query,
+            });
+        }
+    }
+    out
 }
 
 /// The items one annotator of a pairs plan sees: the pair's shared block of
@@ -146,6 +188,34 @@ mod tests {
         }
         let sizes: Vec<usize> = (0..10).map(|w| items_of(&rule, w, &items).len()).collect();
         assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1, "{sizes:?}");
+    }
+
+    #[test]
+    fn groups_give_each_annotator_four_questions_per_instance_i2t_first() {
+        let items: Vec<i64> = (0..500).collect();
+        let roster: Vec<String> = (0..20).map(|i| format!("u{i}")).collect();
+        let rule = AssignmentRule::Groups { size: 25, roster };
+        let mut seen = std::collections::HashSet::new();
+        for who in 0..20 {
+            let plan = plan(&rule, 5, who, &items);
+            assert_eq!(plan.len(), 100, "25 instances x 4 questions");
+            assert!(plan[..50].iter().all(|t| t.query < 2), "part 1 is image-to-text");
+            assert!(plan[50..].iter().all(|t| t.query >= 2), "part 2 is text-to-image");
+            let mine: std::collections::BTreeSet<i64> = plan.iter().map(|t| t.item).collect();
+            assert_eq!(mine.len(), 25);
+            for i in &mine {
+                assert!(seen.insert(*i), "instance {i} in two groups");
+                for q in 0..4 {
+                    assert_eq!(plan.iter().filter(|t| t.item == *i && t.query == q).count(), 1);
+                }
+            }
+            assert_eq!(plan.iter().map(|t| t.position).collect::<Vec<_>>(), (0..100).collect::<Vec<_>>());
+        }
+        assert_eq!(seen.len(), 500);
+        // A 21st annotator wraps round to the first group; someone off the roster gets nothing.
+        let wrap = AssignmentRule::Groups { size: 25, roster: (0..21).map(|i| format!("u{i}")).collect() };
+        assert_eq!(items_of(&wrap, 20, &items), items_of(&wrap, 0, &items));
+        assert!(items_of(&rule, 99, &items).is_empty());
     }
 
     #[test]

@@ -41,13 +41,20 @@ pub struct AssignmentSpec {
     pub rule: String,
     pub pairs: Option<Vec<Vec<String>>>,
     pub overlap: Option<usize>,
+    /// Rule `groups`: instances per annotator (BiVLC: 25).
+    pub group_size: Option<usize>,
+    /// Rule `groups`: how many instances to sample from the source (BiVLC: 500).
+    pub sample: Option<usize>,
 }
 
 impl Default for AssignmentSpec {
     fn default() -> Self {
-        AssignmentSpec { rule: default_rule(), pairs: None, overlap: None }
+        AssignmentSpec { rule: default_rule(), pairs: None, overlap: None, group_size: None, sample: None }
     }
 }
+
+pub const DEFAULT_SAMPLE: usize = 500;
+pub const DEFAULT_GROUP_SIZE: usize = 25;
 
 /// Which answers count as the same category when measuring agreement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,6 +100,8 @@ pub struct Study {
     pub mapping: Mapping,
     pub resolve: ResolveRule,
     pub primary: Option<String>,
+    /// Items drawn (seeded) from the source instead of taking them all.
+    pub sample: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -120,7 +129,16 @@ impl StudySpec {
         if self.dataset.trim().is_empty() {
             return Err(field("dataset", "must name a dataset"));
         }
-        let rule = parse_rule(&self.assignment)?;
+        let mut rule = parse_rule(&self.assignment)?;
+        if let AssignmentRule::Groups { roster, .. } = &mut rule {
+            *roster = match &self.annotators {
+                Some(AnnotatorsSpec::Names(n)) if !n.is_empty() => n.clone(),
+                _ => return Err(field("annotators", "rule = \"groups\" needs the list of annotators (the k-th gets group k)")),
+            };
+        }
+        if (kind == SurveyKind::HumanBaseline) != matches!(rule, AssignmentRule::Groups { .. }) {
+            return Err(field("assignment.rule", "a human_baseline study uses rule = \"groups\", and only it does"));
+        }
         let annotators = match (self.annotators, rule.named_annotators()) {
             (None, Some(names)) => Annotators::Named(names),
             (None, None) => return Err(field("annotators", "missing: \"all\" or a list of usernames")),
@@ -144,6 +162,9 @@ impl StudySpec {
         match (kind, &self.source) {
             (SurveyKind::Ambiguity, None) => {
                 return Err(field("source", "an ambiguity (Step 4) study needs the Step 3 study whose survivors it checks"))
+            }
+            (SurveyKind::HumanBaseline, None) => {
+                return Err(field("source", "a human_baseline study samples the survivors of a Step 4 (or Step 3) study; name it"))
             }
             (SurveyKind::FourImage, Some(_)) => return Err(field("source", "a four_image study takes its items from its dataset")),
             (_, Some(s)) if s.trim().is_empty() => return Err(field("source", "must name a study")),
@@ -173,7 +194,9 @@ impl StudySpec {
             .instructions
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| kind.default_instructions().to_string());
+        let sample = matches!(rule, AssignmentRule::Groups { .. }).then(|| self.assignment.sample.unwrap_or(DEFAULT_SAMPLE));
         Ok(Study {
+            sample,
             name,
             kind,
             dataset: self.dataset.trim().to_string(),
@@ -200,6 +223,16 @@ fn parse_annotators(a: AnnotatorsSpec) -> Result<Annotators, SpecError> {
 
 fn parse_rule(a: &AssignmentSpec) -> Result<AssignmentRule, SpecError> {
     match a.rule.as_str() {
+        "groups" => {
+            if a.pairs.is_some() || a.overlap.is_some() {
+                return Err(field("assignment.pairs", "pairs and overlap belong to rule = \"pairs\""));
+            }
+            let size = a.group_size.unwrap_or(DEFAULT_GROUP_SIZE);
+            if size == 0 || a.sample == Some(0) {
+                return Err(field("assignment.group_size", "group_size and sample must be at least 1"));
+            }
+            Ok(AssignmentRule::Groups { size, roster: Vec::new() }) // roster: the annotators list
+        }
         "each_annotator_all" => {
             if a.pairs.is_some() || a.overlap.is_some() {
                 return Err(field("assignment.pairs", "pairs and overlap belong to rule = \"pairs\""));
@@ -222,9 +255,12 @@ fn parse_rule(a: &AssignmentSpec) -> Result<AssignmentRule, SpecError> {
                 pairs.push([x.clone(), y.clone()]);
             }
             let overlap = a.overlap.ok_or_else(|| field("assignment.overlap", "how many items each pair annotates together"))?;
+            if a.group_size.is_some() || a.sample.is_some() {
+                return Err(field("assignment.group_size", "group_size and sample belong to rule = \"groups\""));
+            }
             Ok(AssignmentRule::Pairs { pairs, overlap })
         }
-        other => Err(field("assignment.rule", format!("unknown rule {other:?}; known rules: each_annotator_all, pairs"))),
+        other => Err(field("assignment.rule", format!("unknown rule {other:?}; known rules: each_annotator_all, pairs, groups"))),
     }
 }
 
@@ -329,6 +365,7 @@ mod tests {
             rule: "pairs".into(),
             pairs: Some(vec![vec!["ana".into(), "bo".into()], vec!["cy".into(), "di".into()]]),
             overlap: Some(100),
+            ..AssignmentSpec::default()
         };
         let st = s.clone().parse(0).unwrap();
         assert_eq!(st.annotators, Annotators::Named(vec!["ana".into(), "bo".into(), "cy".into(), "di".into()]));
@@ -356,6 +393,35 @@ mod tests {
         let mut wrong = s;
         wrong.resolve = Some("vote".into());
         assert!(err(wrong).contains("field `resolve`"));
+    }
+
+    #[test]
+    fn human_baseline_samples_in_groups_of_named_annotators() {
+        let mut s = spec(AnnotatorsSpec::Names(vec!["ana".into(), "bo".into()]));
+        s.kind = "human_baseline".into();
+        s.source = Some("Step 4".into());
+        assert!(err(s.clone()).contains("rule = \"groups\""), "the default rule does not fit");
+        s.assignment = AssignmentSpec { rule: "groups".into(), ..AssignmentSpec::default() };
+        let st = s.clone().parse(0).unwrap();
+        assert_eq!(st.sample, Some(DEFAULT_SAMPLE));
+        assert_eq!(st.rule, AssignmentRule::Groups { size: DEFAULT_GROUP_SIZE, roster: vec!["ana".into(), "bo".into()] });
+        assert_eq!(st.mapping, Mapping::Full);
+        s.assignment.sample = Some(6);
+        s.assignment.group_size = Some(3);
+        let st = s.clone().parse(0).unwrap();
+        assert_eq!((st.sample, &st.rule), (Some(6), &AssignmentRule::Groups { size: 3, roster: vec!["ana".into(), "bo".into()] }));
+        let mut all = s.clone();
+        all.annotators = Some(AnnotatorsSpec::Keyword("all".into()));
+        assert!(err(all).contains("needs the list of annotators"));
+        let mut no_source = s.clone();
+        no_source.source = None;
+        assert!(err(no_source).contains("field `source`"));
+        let mut step3 = s.clone();
+        step3.kind = "four_image".into();
+        step3.source = None;
+        assert!(err(step3).contains("only it does"), "groups are for the human baseline");
+        s.assignment.group_size = Some(0);
+        assert!(err(s).contains("at least 1"));
     }
 
     #[test]

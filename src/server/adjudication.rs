@@ -22,6 +22,7 @@ async fn value_images(db: &SqlitePool, kind: SurveyKind, study_id: i64, instance
                 .await?;
             out.extend(rows.into_iter().map(|(s, img)| (s.to_string(), img)));
         }
+        SurveyKind::HumanBaseline => {} // forced choices measure people; nothing to adjudicate
         SurveyKind::Ambiguity => {
             let row: Option<(Option<String>, Option<String>)> = sqlx::query_as(
                 "SELECT i.positive_image, si.chosen_image FROM study_items si JOIN instances i ON i.id = si.instance_id

@@ -42,5 +42,6 @@ pub async fn compare(db: &SqlitePool, dataset: &str) -> Result<CompareReport, Se
         let report = rounded(agg.report());
         models.push(ModelScores { name, n: report.overall.n, device, report });
     }
-    Ok(CompareReport { dataset: dataset.to_string(), models, human: None, random: Scores::random().rounded() })
+    let human = super::human::human_report(db, dataset_id).await?.map(rounded);
+    Ok(CompareReport { dataset: dataset.to_string(), models, human, random: Scores::random().rounded() })
 }

@@ -12,6 +12,7 @@ pub mod db;
 pub mod demo_seed;
 pub mod error;
 pub mod funnel;
+pub mod human;
 pub mod images;
 pub mod media;
 pub mod pipeline;

@@ -120,25 +120,41 @@ pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta
     Ok((meta, out))
 }
 
-/// Step 3's survivors with the generated image their answers chose.
-pub async fn step3_survivors(db: &SqlitePool, step3: i64) -> Result<Vec<(i64, String)>, ServiceError> {
-    let (meta, outcomes) = study_outcomes(db, step3).await?;
-    if meta.kind != SurveyKind::FourImage {
-        return Err(ServiceError::Invalid(format!("study {:?} is a {} study, not Step 3 (four_image)", meta.name, meta.kind.as_str())));
+/// The survivors of a finished curation study (Step 3 or Step 4), each with
+/// the generated image Step 3 chose for it: the items of the next stage.
+pub async fn survivors(db: &SqlitePool, study: i64, want: &[SurveyKind]) -> Result<Vec<(i64, String)>, ServiceError> {
+    let (meta, outcomes) = study_outcomes(db, study).await?;
+    if !want.contains(&meta.kind) {
+        let want: Vec<&str> = want.iter().map(|k| k.as_str()).collect();
+        return Err(ServiceError::Invalid(format!("study {:?} is a {} study; expected {}", meta.name, meta.kind.as_str(), want.join(" or "))));
     }
     let open: Vec<&ItemOutcome> = outcomes.iter().filter(|o| !matches!(o.state, ItemState::Final { .. })).collect();
     if !open.is_empty() {
         let disputed = open.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).count();
         return Err(ServiceError::Invalid(format!(
-            "Step 3 study {:?} is not finished: {} items still wait for answers and {disputed} for adjudication",
+            "{} study {:?} is not finished: {} items still wait for answers and {disputed} for adjudication",
+            if meta.kind == SurveyKind::FourImage { "Step 3" } else { "Step 4" },
             meta.name,
             open.len() - disputed
         )));
     }
+    if meta.kind == SurveyKind::Ambiguity {
+        let chosen: HashMap<i64, String> = sqlx::query_as("SELECT instance_id, chosen_image FROM study_items WHERE study_id = ?")
+            .bind(study)
+            .fetch_all(db)
+            .await?
+            .into_iter()
+            .collect();
+        return Ok(outcomes
+            .iter()
+            .filter(|o| o.verdict(meta.kind) == Some(Verdict::Kept))
+            .filter_map(|o| Some((o.instance_id, chosen.get(&o.instance_id)?.clone())))
+            .collect());
+    }
     let slots: HashMap<(i64, i64), String> = sqlx::query_as::<_, (i64, i64, String)>(
         "SELECT c.instance_id, c.slot, c.image FROM candidates c JOIN study_items si ON si.instance_id = c.instance_id WHERE si.study_id = ?",
     )
-    .bind(step3)
+    .bind(study)
     .fetch_all(db)
     .await?
     .into_iter()
@@ -196,6 +212,9 @@ pub async fn step4_spec(db: &SqlitePool, step3: i64, seed: u64) -> Result<String
         crate::domain::assignment::AssignmentRule::Pairs { pairs, overlap } => {
             let pairs: Vec<String> = pairs.iter().map(|p| list(p.as_slice())).collect();
             spec.push_str(&format!("[assignment]\nrule = \"pairs\"\npairs = [{}]\noverlap = {overlap}\n", pairs.join(", ")));
+        }
+        crate::domain::assignment::AssignmentRule::Groups { .. } => {
+            return Err(ServiceError::Invalid(format!("study {:?} is not a Step 3 study", meta.name)))
         }
         crate::domain::assignment::AssignmentRule::EachAnnotatorAll => {
             let annotators = match &meta.annotators {

@@ -53,9 +53,20 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
         }
     };
     let survivors = match source {
-        Some(sid) => Some(
-            super::pipeline::step3_survivors(db, sid).await.map_err(|e| anyhow::anyhow!("field `source`: {e}"))?,
-        ),
+        Some(sid) => {
+            // Step 4 checks Step 3's survivors; the human baseline samples the final ones.
+            let want: &[SurveyKind] = match study.kind {
+                SurveyKind::Ambiguity => &[SurveyKind::FourImage],
+                _ => &[SurveyKind::Ambiguity, SurveyKind::FourImage],
+            };
+            let mut items = super::pipeline::survivors(db, sid, want).await.map_err(|e| anyhow::anyhow!("field `source`: {e}"))?;
+            if let Some(n) = study.sample {
+                crate::domain::rng::shuffle(&mut items, crate::domain::rng::mix(&[study.seed, 0x5341_4d50]));
+                items.truncate(n);
+                items.sort();
+            }
+            Some(items)
+        }
         None => None,
     };
     let annotators = serde_json::to_string(&study.annotators)?;

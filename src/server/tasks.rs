@@ -25,7 +25,7 @@ fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), Service
     Ok(())
 }
 
-async fn load_item(state: &AppState, study_id: i64, instance_id: i64) -> Result<ItemData, ServiceError> {
+async fn load_item(state: &AppState, study_id: i64, instance_id: i64, query: u8) -> Result<ItemData, ServiceError> {
     let (caption, negative_caption, positive_image): (String, String, Option<String>) =
         sqlx::query_as("SELECT caption, negative_caption, positive_image FROM instances WHERE id = ?")
             .bind(instance_id)
@@ -43,11 +43,11 @@ async fn load_item(state: &AppState, study_id: i64, instance_id: i64) -> Result<
             .fetch_optional(&state.db)
             .await?
             .flatten();
-    Ok(ItemData { caption, negative_caption, positive_image, candidate_images, chosen_image })
+    Ok(ItemData { caption, negative_caption, positive_image, candidate_images, chosen_image, query })
 }
 
-async fn present(state: &AppState, meta: &StudyMeta, instance_id: i64, seed: i64) -> Result<Presentation, ServiceError> {
-    let item = load_item(state, meta.id, instance_id).await?;
+async fn present(state: &AppState, meta: &StudyMeta, instance_id: i64, seed: i64, query: i64) -> Result<Presentation, ServiceError> {
+    let item = load_item(state, meta.id, instance_id, query as u8).await?;
     meta.kind.present(&item, seed as u64).map_err(|e| ServiceError::Internal(e.to_string()))
 }
 
@@ -78,9 +78,9 @@ async fn ensure_participation(state: &AppState, meta: &StudyMeta, user: &Session
         // Multi-row inserts: a whole queue costs a few statements, not one per
         // item, so hundreds of annotators can arrive at once.
         for chunk in plan.chunks(500) {
-            let mut q = sqlx::QueryBuilder::new("INSERT INTO tasks (study_id, user_id, instance_id, position, seed) ");
+            let mut q = sqlx::QueryBuilder::new("INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query) ");
             q.push_values(chunk, |mut row, t| {
-                row.push_bind(meta.id).push_bind(user.id).push_bind(t.item).push_bind(t.position).push_bind(t.seed as i64);
+                row.push_bind(meta.id).push_bind(user.id).push_bind(t.item).push_bind(t.position).push_bind(t.seed as i64).push_bind(t.query as i64);
             });
             q.build().execute(&mut *tx).await?;
         }
@@ -94,31 +94,30 @@ pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> R
     let meta = study_meta(state, study_id).await?;
     require_annotator(user, &meta)?;
     let progress = ensure_participation(state, &meta, user).await?;
-    let queue: Vec<(i64, i64, i64)> = sqlx::query_as(
-        "SELECT id, instance_id, seed FROM tasks WHERE study_id = ? AND user_id = ? AND done = 0 ORDER BY position LIMIT 2",
+    let queue: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT id, instance_id, seed, query FROM tasks WHERE study_id = ? AND user_id = ? AND done = 0 ORDER BY position LIMIT 2",
     )
     .bind(study_id)
     .bind(user.id)
     .fetch_all(&state.db)
     .await?;
-    let Some(&(task_id, instance_id, seed)) = queue.first() else {
+    let Some(&(task_id, instance_id, seed, query)) = queue.first() else {
         return Ok(None);
     };
-    let p = present(state, &meta, instance_id, seed).await?;
-    let prefetch = match queue.get(1) {
-        Some(&(_, next_instance, next_seed)) => present(state, &meta, next_instance, next_seed)
-            .await?
-            .options
-            .iter()
-            .filter_map(|o| o.image.as_deref().map(image_url))
-            .collect(),
+    let p = present(state, &meta, instance_id, seed, query).await?;
+    // Every image the next task will show, so it appears without a wait.
+    let prefetch: Vec<String> = match queue.get(1) {
+        Some(&(_, next_instance, next_seed, next_query)) => {
+            let n = present(state, &meta, next_instance, next_seed, next_query).await?;
+            n.prompt_image.iter().chain(n.options.iter().filter_map(|o| o.image.as_ref())).map(|h| image_url(h)).collect()
+        }
         None => Vec::new(),
     };
     Ok(Some(TaskView {
         task_id,
         study_id,
         kind: meta.kind.as_str().to_string(),
-        instructions: meta.instructions.clone(),
+        instructions: p.instructions.map(str::to_string).unwrap_or_else(|| meta.instructions.clone()),
         prompt: Prompt { text: p.prompt_text, image_url: p.prompt_image.as_deref().map(image_url) },
         options: p
             .options
@@ -145,12 +144,12 @@ pub async fn answer(
     option: &str,
     elapsed_ms: Option<i64>,
 ) -> Result<AnswerAck, ServiceError> {
-    let task: Option<(i64, i64, i64, i64, i64)> =
-        sqlx::query_as("SELECT user_id, study_id, instance_id, seed, done FROM tasks WHERE id = ?")
+    let task: Option<(i64, i64, i64, i64, i64, i64)> =
+        sqlx::query_as("SELECT user_id, study_id, instance_id, seed, done, query FROM tasks WHERE id = ?")
             .bind(task_id)
             .fetch_optional(&state.db)
             .await?;
-    let (owner, study_id, instance_id, seed, done) =
+    let (owner, study_id, instance_id, seed, done, query) =
         task.ok_or_else(|| ServiceError::NotFound(format!("no task {task_id}")))?;
     if owner != user.id || !user.role.may_annotate() {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
@@ -159,7 +158,7 @@ pub async fn answer(
         return stored_ack(state, task_id).await;
     }
     let meta = study_meta(state, study_id).await?;
-    let p = present(state, &meta, instance_id, seed).await?;
+    let p = present(state, &meta, instance_id, seed, query).await?;
     let chosen = p.resolve(option).map_err(|e| ServiceError::Invalid(e.to_string()))?;
     let stored = state
         .writer

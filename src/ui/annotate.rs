@@ -140,6 +140,7 @@ fn Survey(study_id: i64, first: Option<TaskView>) -> impl IntoView {
 #[component]
 fn TaskCard(task: TaskView, pending: Memo<bool>, choose: impl Fn(String) + Copy + Send + Sync + 'static) -> impl IntoView {
     let progress = task.progress;
+    let choices = task.options.iter().filter(|o| o.image_url.is_some() || o.text.is_some()).count();
     view! {
         <section class="survey" aria-busy=move || pending.get().to_string() data-task=task.task_id>
             <div class="progress">
@@ -151,15 +152,16 @@ fn TaskCard(task: TaskView, pending: Memo<bool>, choose: impl Fn(String) + Copy 
                 <p>{task.instructions.clone()}</p>
                 <p class="keys">"Keys: " {task.options.iter().map(|o| format!("{} = {}", o.keys.join("/"), o.label)).collect::<Vec<_>>().join(", ")}</p>
             </details>
-            <blockquote class="prompt">{task.prompt.text.clone()}</blockquote>
+            {(!task.prompt.text.is_empty()).then(|| view! { <blockquote class="prompt">{task.prompt.text.clone()}</blockquote> })}
             {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image to describe"/> })}
-            <div class="options">
+            // Two-choice kinds get two wide columns instead of four narrow ones.
+            <div class="options" data-count=choices>
                 {task.options.into_iter().map(|o| {
                     let id = o.id.clone();
                     let keys = o.keys.join(" ");
                     let label = o.label.clone();
                     view! {
-                        <button type="button" class=if o.image_url.is_some() { "option image" } else { "option plain" }
+                        <button type="button" class=match (&o.image_url, &o.text) { (Some(_), _) => "option image", (None, Some(_)) => "option text-choice", _ => "option plain" }
                             data-option=o.id.clone() aria-keyshortcuts=keys.clone()
                             on:click=move |_| choose(id.clone())>
                             {o.image_url.clone().map(|src| view! { <img src=src alt=format!("Candidate {}", label)/> })}

@@ -1,4 +1,4 @@
-//! Researcher page: models against chance (and, later, humans) on a dataset,
+//! Researcher page: models against humans and chance on a dataset,
 //! overall, per type and per subtype, best value per column marked.
 use super::error_text;
 #[cfg(feature = "ssr")]
@@ -12,7 +12,9 @@ use leptos_router::hooks::use_query_map;
 #[server(prefix = "/sfn")]
 pub async fn datasets_with_results() -> Result<Vec<String>, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    Ok(sqlx::query_scalar("SELECT DISTINCT d.name FROM datasets d JOIN model_runs r ON r.dataset_id = d.id ORDER BY d.name")
+    Ok(sqlx::query_scalar(
+        "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION SELECT dataset_id FROM studies WHERE kind = 'human_baseline') ORDER BY name",
+    )
         .fetch_all(&state.db)
         .await?)
 }
@@ -76,14 +78,14 @@ fn Comparison(report: CompareReport) -> impl IntoView {
     }
     rows.push(("Random".into(), report.random.clone()));
     let types = ["replace", "swap", "add"];
-    let type_rows: Vec<(String, Vec<Option<Scores>>)> = report
-        .models
-        .iter()
-        .map(|m| {
-            let per = types.iter().map(|t| m.report.by_type.iter().find(|(k, _)| k.as_str() == *t).map(|(_, v)| v.clone())).collect();
-            (m.name.clone(), per)
-        })
-        .collect();
+    let per_type = |name: &str, r: &crate::domain::metrics::Report| {
+        let per = types.iter().map(|t| r.by_type.iter().find(|(k, _)| k.as_str() == *t).map(|(_, v)| v.clone())).collect();
+        (name.to_string(), per)
+    };
+    let mut type_rows: Vec<(String, Vec<Option<Scores>>)> = report.models.iter().map(|m| per_type(&m.name, &m.report)).collect();
+    if let Some(h) = &report.human {
+        type_rows.push(per_type("Human", h));
+    }
     view! {
         <section class="compare" data-dataset=report.dataset.clone()>
             <h2>{format!("Dataset {}", report.dataset)}</h2>
@@ -93,7 +95,7 @@ fn Comparison(report: CompareReport) -> impl IntoView {
                 <thead><tr><th scope="col">"Model"</th>{types.iter().map(|t| view! { <th scope="col">{t.to_uppercase()}</th> }).collect_view()}</tr></thead>
                 <tbody>
                     {type_rows.into_iter().map(|(name, per)| view! {
-                        <tr><th scope="row">{name}</th>
+                        <tr data-model=name.clone()><th scope="row">{name.clone()}</th>
                             {per.into_iter().map(|s| view! {
                                 <td>{s.map(|s| format!("{:.2} / {:.2} / {:.2}", s.i2t, s.t2i, s.group)).unwrap_or_else(|| "—".into())}</td>
                             }).collect_view()}

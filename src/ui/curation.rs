@@ -41,6 +41,12 @@ pub async fn start_step4(step3: i64) -> Result<i64, ServerFnError> {
 /// disputed, with the links that move the pipeline on.
 #[component]
 pub fn StudyPipeline(status: StudyStatus) -> impl IntoView {
+    // The human baseline measures people; it curates nothing.
+    (status.kind != "human_baseline").then(|| view! { <PipelineLine status/> })
+}
+
+#[component]
+fn PipelineLine(status: StudyStatus) -> impl IntoView {
     let id = status.study_id;
     let start = ServerAction::<StartStep4>::new();
     let can_start = status.kind == "four_image" && status.waiting == 0 && status.disputed == 0 && status.step4.is_none();

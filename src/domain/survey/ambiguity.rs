@@ -41,7 +41,7 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
         text: None,
         value: "both".into(),
     });
-    Ok(Presentation { prompt_text: item.caption.clone(), prompt_image: None, options, shown_order: order.to_vec() })
+    Ok(Presentation { prompt_text: item.caption.clone(), prompt_image: None, options, shown_order: order.to_vec(), instructions: None })
 }
 
 pub fn verdict(value: &str) -> Option<Verdict> {
@@ -65,6 +65,7 @@ mod tests {
             positive_image: Some("real".into()),
             candidate_images: vec![],
             chosen_image: Some("gen".into()),
+            query: 0,
         }
     }
 

@@ -46,6 +46,7 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
         prompt_image: None,
         options,
         shown_order: order.to_vec(),
+        instructions: None,
     })
 }
 
@@ -69,6 +70,7 @@ mod tests {
             positive_image: Some("p".into()),
             candidate_images: vec!["c0".into(), "c1".into(), "c2".into(), "c3".into()],
             chosen_image: None,
+            query: 0,
         }
     }
 

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod ambiguity;
 pub mod four_image;
+pub mod human_baseline;
 
 /// Everything a kind may draw from an instance. Image fields are content
 /// hashes; the shell turns them into URLs.
@@ -17,6 +18,8 @@ pub struct ItemData {
     pub candidate_images: Vec<String>,
     /// The generated image an earlier study chose (Step 4's second image).
     pub chosen_image: Option<String>,
+    /// Which of a kind's several questions about the instance (human baseline: 0–3).
+    pub query: u8,
 }
 
 /// What a final answer means for the instance in the curation pipeline.
@@ -55,6 +58,8 @@ pub enum SurveyKind {
     FourImage,
     /// BiVLC Step 4: the original caption, the real and the chosen generated image; A, B or Both.
     Ambiguity,
+    /// BiVLC's human baseline: I2T and T2I forced choices, four per instance.
+    HumanBaseline,
 }
 
 /// One choice as shown on screen.
@@ -78,6 +83,9 @@ pub struct Presentation {
     pub options: Vec<ShownOption>,
     /// The underlying order behind the shown options, stored with the answer.
     pub shown_order: Vec<usize>,
+    /// Instructions for this question when they differ from the study's
+    /// (the human baseline's two parts).
+    pub instructions: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -89,12 +97,13 @@ pub enum SurveyError {
 }
 
 impl SurveyKind {
-    pub const ALL: [SurveyKind; 2] = [SurveyKind::FourImage, SurveyKind::Ambiguity];
+    pub const ALL: [SurveyKind; 3] = [SurveyKind::FourImage, SurveyKind::Ambiguity, SurveyKind::HumanBaseline];
 
     pub fn as_str(self) -> &'static str {
         match self {
             SurveyKind::FourImage => "four_image",
             SurveyKind::Ambiguity => "ambiguity",
+            SurveyKind::HumanBaseline => "human_baseline",
         }
     }
 
@@ -106,6 +115,7 @@ impl SurveyKind {
         match self {
             SurveyKind::FourImage => four_image::INSTRUCTIONS,
             SurveyKind::Ambiguity => ambiguity::INSTRUCTIONS,
+            SurveyKind::HumanBaseline => human_baseline::INSTRUCTIONS,
         }
     }
 
@@ -114,6 +124,7 @@ impl SurveyKind {
         match self {
             SurveyKind::FourImage => &four_image::VALUES,
             SurveyKind::Ambiguity => &ambiguity::VALUES,
+            SurveyKind::HumanBaseline => &human_baseline::VALUES,
         }
     }
 
@@ -122,6 +133,7 @@ impl SurveyKind {
         match self {
             SurveyKind::FourImage => four_image::verdict(value),
             SurveyKind::Ambiguity => ambiguity::verdict(value),
+            SurveyKind::HumanBaseline => None, // measures people, curates nothing
         }
     }
 
@@ -134,6 +146,7 @@ impl SurveyKind {
             (SurveyKind::FourImage, false) => "none",
             (SurveyKind::Ambiguity, true) => "real",
             (SurveyKind::Ambiguity, false) => "ambiguous",
+            (SurveyKind::HumanBaseline, _) => return None,
         })
     }
 
@@ -146,6 +159,7 @@ impl SurveyKind {
         match self {
             SurveyKind::FourImage => four_image::present(item, seed),
             SurveyKind::Ambiguity => ambiguity::present(item, seed),
+            SurveyKind::HumanBaseline => human_baseline::present(item, seed),
         }
     }
 }
