@@ -167,3 +167,21 @@ pub struct StudyStatus {
     /// For Step 3 studies: the Step 4 study built from it, if any.
     pub step4: Option<String>,
 }
+
+/// The drill-down lists at most this many failures.
+pub const FAILURE_LIMIT: usize = 200;
+
+/// One instance a model got wrong (comparison drill-down).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    pub instance_id: i64,
+    pub category: String,
+    pub caption: String,
+    pub negative_caption: String,
+    pub positive_image_url: Option<String>,
+    pub negative_image_url: Option<String>,
+    pub ipos2t: bool,
+    pub ineg2t: bool,
+    pub tpos2i: bool,
+    pub tneg2i: bool,
+}

@@ -89,6 +89,27 @@ async fn imported_bivlc_results_give_the_papers_tables() {
         assert!(clip_row.split("</tr>").next().unwrap().contains(figure), "{figure} missing from the CLIP row");
     }
     assert!(page.contains("data-model=\"Random\""));
+    assert!(page.contains("<svg"), "the I2T/T2I chart is drawn");
+    assert!(page.contains("class=\"data by-subtype\""));
+
+    // The drill-down lists SWAP instances CLIP fails on the group score,
+    // consistent with the SWAP group figure (13.65 % of them succeed).
+    let url = app.url("/api/v1/compare/failures?dataset=bivlc&model=CLIP&score=group&type=swap");
+    let fails: Value = researcher.get(url).send().await.unwrap().json().await.unwrap();
+    let fails = fails.as_array().unwrap();
+    assert_eq!(fails.len(), 200, "capped list");
+    for f in fails {
+        assert!(f["category"].as_str().unwrap().starts_with("swap/"));
+        let all = ["ipos2t", "ineg2t", "tpos2i", "tneg2i"].iter().all(|k| f[k].as_bool().unwrap());
+        assert!(!all, "a listed instance really fails: {f}");
+    }
+    let by_type = &api["models"][0]["by_type"]["swap"];
+    let swap_fails = (by_type["n"].as_f64().unwrap() * (1.0 - by_type["group"].as_f64().unwrap() / 100.0)).round();
+    assert!(swap_fails > 200.0, "{swap_fails}");
+    let bad = researcher.get(app.url("/api/v1/compare/failures?dataset=bivlc&model=CLIP&score=odd")).send().await.unwrap();
+    assert_eq!(bad.status(), 422);
+    let page = researcher.get(app.url("/research/compare?dataset=bivlc&model=CLIP&fail=i2t")).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("class=\"failure\""), "the drill-down renders on the page");
 
     // Importing again replaces the run instead of adding one.
     let again = hardneg(&app, &["results", "import", "--model", "CLIP", shared("results_ViT-B-32.csv").to_str().unwrap()]);

@@ -19,6 +19,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/datasets/{name}/funnel", get(dataset_funnel))
         .route("/api/v1/studies/{id}/disputes", get(disputes))
         .route("/api/v1/studies/{id}/adjudicate", post(adjudicate))
+        .route("/api/v1/compare/failures", get(failures))
 }
 
 #[derive(Serialize)]
@@ -67,4 +68,28 @@ async fn adjudicate(
     let Json(d) = body.map_err(|e| ServiceError::Invalid(format!("request body: {}", e.body_text())))?;
     adjudication::adjudicate(&state.db, &user, id, d.instance_id, &d.value).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize)]
+struct FailureQuery {
+    dataset: String,
+    model: String,
+    #[serde(default = "group")]
+    score: String,
+    #[serde(rename = "type")]
+    neg_type: Option<String>,
+}
+
+fn group() -> String {
+    "group".into()
+}
+
+async fn failures(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: Result<axum::extract::Query<FailureQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Vec<crate::api_types::Failure>>, ServiceError> {
+    caller.researcher()?;
+    let axum::extract::Query(q) = query.map_err(|e| ServiceError::Invalid(format!("query: {}", e.body_text())))?;
+    Ok(Json(super::failures::failures(&state.db, &q.dataset, &q.model, &q.score, q.neg_type.as_deref()).await?))
 }

@@ -11,6 +11,7 @@ pub mod datasets;
 pub mod db;
 pub mod demo_seed;
 pub mod error;
+pub mod failures;
 pub mod funnel;
 pub mod human;
 pub mod images;

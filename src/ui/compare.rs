@@ -3,6 +3,7 @@
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
+use super::compare_detail::{FailureDrillDown, ScoreChart, SubtypeTable};
 use crate::api_types::CompareReport;
 use crate::domain::metrics::Scores;
 use leptos::prelude::*;
@@ -90,6 +91,7 @@ fn Comparison(report: CompareReport) -> impl IntoView {
         <section class="compare" data-dataset=report.dataset.clone()>
             <h2>{format!("Dataset {}", report.dataset)}</h2>
             <ScoreTable rows/>
+            <ScoreChart models=report.models.iter().map(|m| (m.name.clone(), m.report.overall.clone())).collect() human=report.human.as_ref().map(|h| h.overall.clone())/>
             <h3>"Per type (I2T / T2I / Group)"</h3>
             <table class="data by-type">
                 <thead><tr><th scope="col">"Model"</th>{types.iter().map(|t| view! { <th scope="col">{t.to_uppercase()}</th> }).collect_view()}</tr></thead>
@@ -103,6 +105,8 @@ fn Comparison(report: CompareReport) -> impl IntoView {
                     }).collect_view()}
                 </tbody>
             </table>
+            <SubtypeTable report=report.clone()/>
+            <FailureDrillDown dataset=report.dataset.clone() models=report.models.iter().map(|m| m.name.clone()).collect()/>
         </section>
     }
 }

@@ -8,6 +8,7 @@ use leptos_router::path;
 pub mod admin;
 pub mod annotate;
 pub mod compare;
+pub mod compare_detail;
 pub mod curation;
 pub mod login;
 pub mod research;
