@@ -130,6 +130,20 @@ fn step3_key(truth: &Truth, i: usize, images: &[(String, String)]) -> char {
     }
 }
 
+/// `hardneg study create` from the shell, as a researcher would.
+fn create_study(data_dir: &std::path::Path, spec: &str) {
+    let path = data_dir.join("spec.toml");
+    std::fs::write(&path, spec).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hardneg"))
+        .args(["study", "create"])
+        .arg(&path)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 async fn open_study(b: &Browser, app: &TestApp, name: &str) {
     b.goto(&format!("{}/annotate", app.base)).await;
     let links = b.client.find_all(fantoccini::Locator::Css("ul.studies a")).await.unwrap();
@@ -148,21 +162,11 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = TestApp::spawn_on(dir.path(), &["--demo-size", &SIZE.to_string()]);
     let truth = Truth::new();
-    let spec = dir.path().join("step3.toml");
-    std::fs::write(
-        &spec,
+    create_study(
+        dir.path(),
         "name = \"E2E Step 3\"\nkind = \"four_image\"\ndataset = \"demo\"\nseed = 3\n\
          [assignment]\nrule = \"pairs\"\npairs = [[\"annotator1\", \"annotator2\"]]\noverlap = 5\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hardneg"))
-        .args(["study", "create"])
-        .arg(&spec)
-        .arg("--data-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    );
 
     let b = Browser::start().await;
     b.login(&app.base, "annotator1", &app.password("annotator1")).await;
@@ -248,22 +252,13 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     // question on every other instance.
     assert!(kept >= 2, "the demo keeps enough instances for a baseline");
     let sample = kept.min(4);
-    std::fs::write(
-        &spec,
-        format!(
+    create_study(
+        dir.path(),
+        &format!(
             "name = \"E2E human baseline\"\nkind = \"human_baseline\"\ndataset = \"demo\"\nsource = \"{step4_name}\"\n\
              annotators = [\"annotator1\"]\nseed = 8\n[assignment]\nrule = \"groups\"\nsample = {sample}\ngroup_size = {sample}\n"
         ),
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hardneg"))
-        .args(["study", "create"])
-        .arg(&spec)
-        .arg("--data-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    );
     b.client.delete_all_cookies().await.unwrap();
     b.login(&app.base, "annotator1", &app.password("annotator1")).await;
     open_study(&b, &app, "E2E human baseline").await;

@@ -10,7 +10,6 @@ faces, arms, hands etc.";
 
 /// Stored values name the image, not the side it was shown on.
 pub const VALUES: [&str; 3] = ["real", "generated", "both"];
-const LABELS: [&str; 2] = ["A", "B"];
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
     let real = item.positive_image.clone().ok_or_else(|| SurveyError::BadItem("Step 4 needs the real image".into()))?;
@@ -24,23 +23,9 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
     let mut options: Vec<ShownOption> = order
         .iter()
         .enumerate()
-        .map(|(pos, &which)| ShownOption {
-            id: LABELS[pos].to_string(),
-            label: LABELS[pos].to_string(),
-            keys: vec![char::from(b'1' + pos as u8), LABELS[pos].to_ascii_lowercase().chars().next().unwrap()],
-            image: Some(images[which].clone()),
-            text: None,
-            value: VALUES[which].to_string(),
-        })
+        .map(|(pos, &which)| ShownOption::lettered(pos, Some(images[which].clone()), None, VALUES[which]))
         .collect();
-    options.push(ShownOption {
-        id: "both".into(),
-        label: "Both".into(),
-        keys: vec!['3', '0'],
-        image: None,
-        text: None,
-        value: "both".into(),
-    });
+    options.push(ShownOption::extra("both", "Both", &['3', '0']));
     Ok(Presentation { prompt_text: item.caption.clone(), prompt_image: None, options, shown_order: order.to_vec(), instructions: None })
 }
 

@@ -10,7 +10,6 @@ Aesthetic defects are accepted, such as deformed faces, arms, hands etc.";
 
 /// Stored values: the candidate slot (as imported, not as shown) or "none".
 pub const VALUES: [&str; 5] = ["0", "1", "2", "3", "none"];
-const LABELS: [&str; 4] = ["A", "B", "C", "D"];
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
     if item.candidate_images.len() != 4 {
@@ -24,23 +23,9 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
     let mut options: Vec<ShownOption> = order
         .iter()
         .enumerate()
-        .map(|(pos, &slot)| ShownOption {
-            id: LABELS[pos].to_string(),
-            label: LABELS[pos].to_string(),
-            keys: vec![char::from(b'1' + pos as u8), LABELS[pos].to_ascii_lowercase().chars().next().unwrap()],
-            image: Some(item.candidate_images[slot].clone()),
-            text: None,
-            value: slot.to_string(),
-        })
+        .map(|(pos, &slot)| ShownOption::lettered(pos, Some(item.candidate_images[slot].clone()), None, &slot.to_string()))
         .collect();
-    options.push(ShownOption {
-        id: "none".into(),
-        label: "None".into(),
-        keys: vec!['0', 'n'],
-        image: None,
-        text: None,
-        value: "none".into(),
-    });
+    options.push(ShownOption::extra("none", "None", &['0', 'n']));
     Ok(Presentation {
         prompt_text: item.negative_caption.clone(),
         prompt_image: None,

@@ -14,7 +14,6 @@ pub const INSTRUCTIONS: &str = "Part 1: choose the description that BEST represe
 Part 2: choose the image that BEST matches the description.";
 
 pub const VALUES: [&str; 4] = ["c0", "c1", "i0", "i1"];
-const LABELS: [&str; 2] = ["A", "B"];
 
 /// The four queries of an instance, in the order of `Outcome`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,14 +63,7 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
                 let image = if which == 0 { &real } else { &generated };
                 (Some(image.clone()), None, VALUES[2 + which])
             };
-            ShownOption {
-                id: LABELS[pos].to_string(),
-                label: LABELS[pos].to_string(),
-                keys: vec![char::from(b'1' + pos as u8), LABELS[pos].to_ascii_lowercase().chars().next().unwrap()],
-                image,
-                text,
-                value: value.to_string(),
-            }
+            ShownOption::lettered(pos, image, text, value)
         })
         .collect();
     let (prompt_text, prompt_image, instructions) = match query {

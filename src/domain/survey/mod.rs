@@ -164,6 +164,26 @@ impl SurveyKind {
     }
 }
 
+impl ShownOption {
+    /// The option at screen position `pos`: letter A, B, ... with keys `1`/`a`, `2`/`b`, ...
+    pub fn lettered(pos: usize, image: Option<String>, text: Option<String>, value: &str) -> ShownOption {
+        let letter = char::from(b'A' + pos as u8);
+        ShownOption {
+            id: letter.to_string(),
+            label: letter.to_string(),
+            keys: vec![char::from(b'1' + pos as u8), letter.to_ascii_lowercase()],
+            image,
+            text,
+            value: value.to_string(),
+        }
+    }
+
+    /// A fixed extra answer after the lettered ones (None, Both).
+    pub fn extra(id: &str, label: &str, keys: &[char]) -> ShownOption {
+        ShownOption { id: id.into(), label: label.into(), keys: keys.to_vec(), image: None, text: None, value: id.into() }
+    }
+}
+
 impl Presentation {
     /// Maps the option id an annotator sent to the value to store.
     pub fn resolve(&self, option_id: &str) -> Result<&ShownOption, SurveyError> {
