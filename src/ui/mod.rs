@@ -9,6 +9,7 @@ pub mod admin;
 pub mod annotate;
 pub mod compare;
 pub mod compare_detail;
+pub mod import;
 pub mod curation;
 pub mod login;
 pub mod research;
@@ -52,6 +53,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/annotate/:id") view=annotate::SurveyPage/>
                     <Route path=path!("/research") view=research::ResearchPage/>
                     <Route path=path!("/research/compare") view=compare::ComparePage/>
+                    <Route path=path!("/research/import") view=import::ImportPage/>
                     <Route path=path!("/research/studies/:id/adjudicate") view=curation::AdjudicatePage/>
                     <Route path=path!("/admin") view=admin::AdminPage/>
                 </Routes>

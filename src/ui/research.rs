@@ -38,7 +38,7 @@ pub async fn research_overview() -> Result<Vec<(StudyProgress, Vec<AgreementSumm
 pub fn ResearchPage() -> impl IntoView {
     view! {
         <h1>"Studies"</h1>
-        <p><a href="/research/compare">"Model comparison"</a></p>
+        <p><a href="/research/compare">"Model comparison"</a> " · " <a href="/research/import">"Import candidates"</a></p>
         <StudiesOverview/>
         <FunnelTables/>
     }
