@@ -3,7 +3,10 @@
 //! 32, 224 px) with deterministic random weights, written and loaded like a
 //! real checkpoint. Prints images/s and texts/s per batch size, then a full
 //! `score` of a small demo dataset and its cached re-run. Few batches: the
-//! figures are indicative, not statistically tight.
+//! figures are indicative, not statistically tight. With
+//! `HARDNEG_BENCH_DIR=DIR` the data dir (`DIR/data`) and the checkpoint
+//! (`DIR/vit-b-32`) are kept there, e.g. for a cross-check with
+//! `scripts/scorers/hf_clip_torch_scorer.py`.
 use hardneg::scoring::clip::{ClipEncoder, DeviceChoice};
 use hardneg::scoring::config::ClipConfig;
 use hardneg::scoring::encoder::{Encoder, ImageRef};
@@ -23,7 +26,8 @@ fn rate(n: usize, start: Instant) -> f64 {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let tmp = tempfile::tempdir()?;
-    let data = tmp.path().join("data");
+    let root = std::env::var_os("HARDNEG_BENCH_DIR").map(std::path::PathBuf::from).unwrap_or_else(|| tmp.path().to_path_buf());
+    let data = root.join("data");
     std::fs::create_dir_all(&data)?;
     let db = hardneg::server::db::open_pool(&data.join("hardneg.sqlite")).await?;
     let store = ImageStore::new(data.join("images"));
@@ -32,9 +36,12 @@ async fn main() -> anyhow::Result<()> {
     let captions: Vec<String> = rows.iter().flat_map(|(a, b, _)| [a.clone(), b.clone()]).collect();
     let words: Vec<&str> = captions.iter().flat_map(|c| c.split(|ch: char| !ch.is_alphanumeric())).filter(|w| !w.is_empty()).collect();
 
-    let model = tmp.path().join("vit-b-32");
+    let model = root.join("vit-b-32");
     let start = Instant::now();
-    write_checkpoint(&model, &ClipConfig::vit_b_32(), &wordlevel_tokenizer_json(&words).0, 1)?;
+    let (tokenizer, vocab) = wordlevel_tokenizer_json(&words);
+    let mut config = ClipConfig::vit_b_32();
+    config.text_config.eos_token_id = Some(vocab as u32 - 1);
+    write_checkpoint(&model, &config, &tokenizer, 1)?;
     println!("wrote a ViT-B/32-shaped checkpoint in {:.1} s", start.elapsed().as_secs_f64());
     let start = Instant::now();
     let mut enc = ClipEncoder::load(&model, DeviceChoice::Cpu)?;

@@ -65,6 +65,9 @@ pub struct ClipEncoder {
     device: Device,
     label: String,
     weights_sha256: String,
+    /// Digest of config.json and tokenizer.json: they shape embeddings as
+    /// much as the preprocessing does, so editing them must miss the cache.
+    setup: String,
     dir: PathBuf,
 }
 
@@ -77,8 +80,13 @@ impl ClipEncoder {
         let weights_sha256 = sha256_file(&weights)?;
         let (device, label) = select_device(choice)?;
         let model = model::load(&weights, &config, &device).with_context(|| format!("loading {}", weights.display()))?;
-        let tokenizer = TextTokenizer::from_file(&dir.join("tokenizer.json"), config.text_config.max_position_embeddings)?;
-        Ok(ClipEncoder { model, tokenizer, config, device, label, weights_sha256, dir: dir.to_path_buf() })
+        let tokenizer_path = dir.join("tokenizer.json");
+        let tokenizer = TextTokenizer::from_file(&tokenizer_path, config.text_config.max_position_embeddings)?;
+        let mut setup = Sha256::new();
+        setup.update(text.as_bytes());
+        setup.update(std::fs::read(&tokenizer_path)?);
+        let setup = hex::encode(setup.finalize())[..16].to_string();
+        Ok(ClipEncoder { model, tokenizer, config, device, label, weights_sha256, setup, dir: dir.to_path_buf() })
     }
 
     pub fn config(&self) -> &ClipConfig {
@@ -96,7 +104,7 @@ pub fn read_rgb(path: &Path) -> anyhow::Result<Rgb> {
 
 impl Encoder for ClipEncoder {
     fn identity(&self) -> Option<CacheIdentity> {
-        Some(CacheIdentity { weights: self.weights_sha256.clone(), preprocess: PREPROCESS_VERSION.to_string() })
+        Some(CacheIdentity { weights: self.weights_sha256.clone(), preprocess: format!("{PREPROCESS_VERSION};setup={}", self.setup) })
     }
 
     fn device(&self) -> String {
@@ -117,7 +125,7 @@ impl Encoder for ClipEncoder {
     }
 
     fn encode_texts(&mut self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
-        let batch = pad_batch(&self.tokenizer.encode(texts)?);
+        let batch = pad_batch(&self.tokenizer.encode(texts)?, self.config.text_config.eos_token_id);
         let ids = Tensor::from_vec(batch.ids, (batch.rows, batch.len), &self.device)?;
         Ok(self.model.encode_text(&ids, &batch.pool)?.to_vec2::<f32>()?)
     }

@@ -40,6 +40,11 @@ pub struct TextConfig {
     pub hidden_act: Activation,
     #[serde(default = "eps")]
     pub layer_norm_eps: f64,
+    /// End-of-text id. As in transformers: pooling takes its first
+    /// occurrence, unless it is absent or the legacy 2 (OpenAI configs);
+    /// then the largest id, which is end-of-text in CLIP's vocabulary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eos_token_id: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

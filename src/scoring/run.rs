@@ -170,6 +170,9 @@ pub async fn score_dataset(
     let (image_vecs, image_counts) = embedder.embed(Kind::Image, images).await?;
     // Stop the scorer before the write: nothing is left running if it fails.
     drop(embedder.encoder.take());
+    // Cached and fresh vectors meet here: a dot product needs equal lengths.
+    let dims: std::collections::BTreeSet<usize> = text_vecs.values().chain(image_vecs.values()).map(Vec::len).collect();
+    anyhow::ensure!(dims.len() == 1, "embeddings of different lengths {dims:?}: the model or its cache entries are inconsistent");
     let outcomes: Vec<_> = instances
         .iter()
         .map(|i| {

@@ -76,7 +76,7 @@ pub fn random_weights(c: &ClipConfig, seed: u64) -> HashMap<String, Tensor> {
 /// A WordLevel `tokenizer.json`: lower-cased, split on whitespace and
 /// punctuation, `<bos> … <eos>` around every text. Ids: `<pad>` 0, the
 /// words, `<unk>`, `<bos>`, and `<eos>` last, so it has the highest id as
-/// CLIP's end-of-text does. Returns the vocabulary size.
+/// CLIP's end-of-text does. Returns the vocabulary size (`<eos>` is one less).
 pub fn wordlevel_tokenizer_json(words: &[&str]) -> (String, usize) {
     let mut vocab: Vec<String> = vec!["<pad>".into()];
     for w in words {
@@ -115,7 +115,9 @@ pub fn write_checkpoint(dir: &Path, config: &ClipConfig, tokenizer_json: &str, s
 pub fn write_tiny_checkpoint(dir: &Path, act: Activation, texts: &[&str], seed: u64) -> anyhow::Result<ClipConfig> {
     let words: Vec<&str> = texts.iter().flat_map(|t| t.split(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty()).collect();
     let (tokenizer, vocab) = wordlevel_tokenizer_json(&words);
-    let config = tiny_config(act, vocab);
+    let mut config = tiny_config(act, vocab);
+    // transformers would otherwise assume CLIP's id; ours pools the same either way.
+    config.text_config.eos_token_id = Some(vocab as u32 - 1);
     write_checkpoint(dir, &config, &tokenizer, seed)?;
     Ok(config)
 }

@@ -39,12 +39,14 @@ pub struct PaddedBatch {
     pub ids: Vec<u32>,
     pub rows: usize,
     pub len: usize,
-    /// Per row, the position CLIP pools at: the first largest id, which is
-    /// end-of-text because it has the highest id in CLIP's vocabulary.
+    /// Per row, the position CLIP pools at: the first `eos` when given,
+    /// else the first largest id (end-of-text has the highest id in CLIP's
+    /// vocabulary).
     pub pool: Vec<usize>,
 }
 
-pub fn pad_batch(seqs: &[Vec<u32>]) -> PaddedBatch {
+/// `eos`: see `TextConfig::eos_token_id` (2 means "not set", as in transformers).
+pub fn pad_batch(seqs: &[Vec<u32>], eos: Option<u32>) -> PaddedBatch {
     let len = seqs.iter().map(Vec::len).max().unwrap_or(0).max(1);
     let mut ids = vec![0u32; seqs.len() * len];
     let mut pool = Vec::with_capacity(seqs.len());
@@ -56,7 +58,8 @@ pub fn pad_batch(seqs: &[Vec<u32>]) -> PaddedBatch {
                 best = i;
             }
         }
-        pool.push(best);
+        let first_eos = eos.filter(|&e| e != 2).and_then(|e| s.iter().position(|&v| v == e));
+        pool.push(first_eos.unwrap_or(best));
     }
     PaddedBatch { ids, rows: seqs.len(), len, pool }
 }
@@ -67,10 +70,14 @@ mod tests {
 
     #[test]
     fn pads_to_the_longest_with_zero_and_pools_at_the_first_max() {
-        let b = pad_batch(&[vec![5, 1, 9], vec![5, 9, 2, 9, 3]]);
+        let seqs = [vec![5, 1, 9], vec![5, 9, 2, 9, 3]];
+        let b = pad_batch(&seqs, None);
         assert_eq!((b.rows, b.len), (2, 5));
         assert_eq!(b.ids, vec![5, 1, 9, 0, 0, 5, 9, 2, 9, 3]);
         assert_eq!(b.pool, vec![2, 1]);
+        // A named end-of-text wins; the legacy 2 means argmax.
+        assert_eq!(pad_batch(&seqs, Some(3)).pool, vec![2, 4]);
+        assert_eq!(pad_batch(&seqs, Some(2)).pool, vec![2, 1]);
     }
 
     /// A miniature of a real CLIP `tokenizer.json` (same normalizer,
