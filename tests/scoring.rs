@@ -96,6 +96,15 @@ async fn tiny_clip_scores_the_demo_and_a_rerun_encodes_nothing() {
     let rerun = compare(&data, "demo");
     assert_eq!(rerun["models"].as_array().unwrap().len(), 1);
     assert_eq!(rerun["models"][0]["overall"], report["models"][0]["overall"], "cached embeddings give the same outcomes");
+
+    // Same weights, edited config (another activation): nothing stale is reused.
+    let config = std::fs::read_to_string(model.join("config.json")).unwrap().replace("quick_gelu", "gelu");
+    std::fs::write(model.join("config.json"), config).unwrap();
+    assert_eq!(encoded(&ok(&hardneg(&data, &args))), (images, texts_encoded));
+    if !cfg!(feature = "cuda") {
+        let out = hardneg(&data, &["score", "--model-dir", "/nonexistent", "--name", "x", "--dataset", "demo", "--device", "cuda"]);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("built without the `cuda` feature"));
+    }
 }
 
 #[tokio::test]

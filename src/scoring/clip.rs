@@ -73,12 +73,13 @@ pub struct ClipEncoder {
 
 impl ClipEncoder {
     pub fn load(dir: &Path, choice: DeviceChoice) -> anyhow::Result<ClipEncoder> {
+        // First: a wrong --device should not wait for the weights to be hashed.
+        let (device, label) = select_device(choice)?;
         let config_path = dir.join("config.json");
         let text = std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
         let config = ClipConfig::parse(&text).with_context(|| config_path.display().to_string())?;
         let weights = dir.join("model.safetensors");
         let weights_sha256 = sha256_file(&weights)?;
-        let (device, label) = select_device(choice)?;
         let model = model::load(&weights, &config, &device).with_context(|| format!("loading {}", weights.display()))?;
         let tokenizer_path = dir.join("tokenizer.json");
         let tokenizer = TextTokenizer::from_file(&tokenizer_path, config.text_config.max_position_embeddings)?;
