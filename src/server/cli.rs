@@ -1,4 +1,5 @@
-//! The command line: `hardneg serve`, `hardneg user add`, `hardneg study create`.
+//! The command line: `hardneg serve`, `hardneg user add`, `hardneg study create`,
+//! `hardneg results import`, `hardneg score`, `hardneg compare`, `hardneg agreement`.
 use super::app::{self, Paths};
 use super::{auth, db, demo_seed, images::ImageStore, studies};
 use crate::domain::role::Role;
@@ -65,6 +66,26 @@ pub enum Command {
         /// Print the JSON of GET /api/v1/studies/{id}/agreement instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Score a dataset with a model: a Hugging Face CLIP directory run in-process, or an external scorer.
+    Score {
+        /// Directory with config.json, model.safetensors and tokenizer.json.
+        #[arg(long, required_unless_present = "external", conflicts_with = "external")]
+        model_dir: Option<PathBuf>,
+        /// A command speaking the scorer protocol (docs/scorer-protocol.md), run with `sh -c`.
+        #[arg(long)]
+        external: Option<String>,
+        /// The run's name in comparisons (re-scoring the same name replaces the run).
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        dataset: String,
+        /// auto (CUDA when built with it and present, else CPU), cpu or cuda.
+        #[arg(long, default_value = "auto")]
+        device: String,
+        /// Images or captions per forward pass.
+        #[arg(long, default_value_t = 32)]
+        batch: usize,
     },
     /// Compare models (and chance) on a dataset: I2T, T2I, Group and finer scores.
     Compare {
@@ -134,6 +155,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let replaced = if s.replaced_run { ", replacing the earlier run" } else { "" };
             println!("imported {} results of {model} on dataset {}{created}{replaced}", s.rows, s.dataset);
             Ok(())
+        }
+        Command::Score { model_dir, external, name, dataset, device, batch } => {
+            use crate::scoring::command::{run_score, Model};
+            let device = crate::scoring::clip::DeviceChoice::parse(&device)
+                .with_context(|| format!("unknown device {device:?} (auto, cpu or cuda)"))?;
+            let model = match (model_dir, external) {
+                (Some(path), _) => Model::Dir { path, device },
+                (None, Some(cmd)) => Model::External(cmd),
+                (None, None) => anyhow::bail!("give --model-dir or --external"),
+            };
+            let pool = open(&data_dir).await?;
+            let store = ImageStore::new(Paths { data_dir: data_dir.clone(), site_dir: PathBuf::new() }.image_dir());
+            run_score(&pool, &store, model, crate::scoring::run::ScoreRequest { name, dataset, batch }).await
         }
         Command::Agreement { study, mapping, json } => {
             let mapping = match mapping {

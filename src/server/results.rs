@@ -3,9 +3,10 @@
 //! one transaction. Unknown datasets are created text-only from the rows.
 use super::datasets::{insert_dataset, insert_instance, NewInstance};
 use super::db::now_secs;
+use crate::domain::metrics::Outcome;
 use crate::domain::results::{ResultRow, ResultsHeader};
 use anyhow::Context;
-use sqlx::SqlitePool;
+use sqlx::{Sqlite, SqlitePool, Transaction};
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
@@ -128,30 +129,47 @@ pub async fn import_results(db: &SqlitePool, model: &str, dataset: &str, path: &
         }
     }
     anyhow::ensure!(problems.is_empty(), "unmatched rows, nothing imported:\n{}", problems.join("\n"));
+    let source = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+    let replaced = replace_run(&mut tx, dataset_id, model, &source, None, &matched).await?;
+    tx.commit().await?;
+    Ok(ImportSummary { dataset: dataset.to_string(), dataset_created: created, rows: rows.len(), replaced_run: replaced })
+}
+
+/// Writes a model run with its per-instance outcomes, replacing an earlier
+/// run of the same name on the dataset. Shared by the import and `score`.
+/// Returns whether a run was replaced.
+pub async fn replace_run(
+    tx: &mut Transaction<'_, Sqlite>,
+    dataset_id: i64,
+    name: &str,
+    source: &str,
+    device: Option<&str>,
+    outcomes: &[(i64, Outcome)],
+) -> sqlx::Result<bool> {
     let old: Option<i64> = sqlx::query_scalar("SELECT id FROM model_runs WHERE dataset_id = ? AND name = ?")
         .bind(dataset_id)
-        .bind(model)
-        .fetch_optional(&mut *tx)
+        .bind(name)
+        .fetch_optional(&mut **tx)
         .await?;
     if let Some(old) = old {
-        sqlx::query("DELETE FROM model_outcomes WHERE run_id = ?").bind(old).execute(&mut *tx).await?;
-        sqlx::query("DELETE FROM model_runs WHERE id = ?").bind(old).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM model_outcomes WHERE run_id = ?").bind(old).execute(&mut **tx).await?;
+        sqlx::query("DELETE FROM model_runs WHERE id = ?").bind(old).execute(&mut **tx).await?;
     }
-    let run = sqlx::query("INSERT INTO model_runs (dataset_id, name, source, created_at) VALUES (?, ?, ?, ?)")
+    let run = sqlx::query("INSERT INTO model_runs (dataset_id, name, source, device, created_at) VALUES (?, ?, ?, ?, ?)")
         .bind(dataset_id)
-        .bind(model)
-        .bind(path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default())
+        .bind(name)
+        .bind(source)
+        .bind(device)
         .bind(now_secs())
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?
         .last_insert_rowid();
-    for chunk in matched.chunks(500) {
+    for chunk in outcomes.chunks(500) {
         let mut q = sqlx::QueryBuilder::new("INSERT INTO model_outcomes (run_id, instance_id, ipos2t, ineg2t, tpos2i, tneg2i) ");
         q.push_values(chunk, |mut b, (id, o)| {
             b.push_bind(run).push_bind(*id).push_bind(o.ipos2t).push_bind(o.ineg2t).push_bind(o.tpos2i).push_bind(o.tneg2i);
         });
-        q.build().execute(&mut *tx).await?;
+        q.build().execute(&mut **tx).await?;
     }
-    tx.commit().await?;
-    Ok(ImportSummary { dataset: dataset.to_string(), dataset_created: created, rows: rows.len(), replaced_run: old.is_some() })
+    Ok(old.is_some())
 }

@@ -1,0 +1,133 @@
+//! The in-process encoder: a Hugging Face CLIP directory (`config.json`,
+//! `model.safetensors`, `tokenizer.json`) run with candle.
+use super::config::ClipConfig;
+use super::encoder::{CacheIdentity, Encoder, ImageRef};
+use super::model::{self, ClipModel};
+use super::preprocess::{preprocess, Rgb, PREPROCESS_VERSION};
+use super::text::{pad_batch, TextTokenizer};
+use anyhow::Context;
+use candle_core::{Device, Tensor};
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// CUDA device 0 when built with `cuda` and one is present, else CPU.
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+impl DeviceChoice {
+    pub fn parse(s: &str) -> Option<DeviceChoice> {
+        match s {
+            "auto" => Some(DeviceChoice::Auto),
+            "cpu" => Some(DeviceChoice::Cpu),
+            "cuda" => Some(DeviceChoice::Cuda),
+            _ => None,
+        }
+    }
+}
+
+/// The device and its label for the run record.
+pub fn select_device(choice: DeviceChoice) -> anyhow::Result<(Device, String)> {
+    let device = match choice {
+        DeviceChoice::Cpu => Device::Cpu,
+        DeviceChoice::Auto => Device::cuda_if_available(0)?,
+        DeviceChoice::Cuda if !cfg!(feature = "cuda") => anyhow::bail!("--device cuda: this hardneg was built without the `cuda` feature"),
+        DeviceChoice::Cuda => Device::new_cuda(0).context("--device cuda: no usable CUDA device 0")?,
+    };
+    let label = if device.is_cuda() { "cuda:0" } else { "cpu" };
+    Ok((device, label.to_string()))
+}
+
+/// Streams the file through SHA-256 (hex).
+pub fn sha256_file(path: &Path) -> anyhow::Result<String> {
+    let mut f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hex::encode(hasher.finalize()))
+}
+
+pub struct ClipEncoder {
+    model: ClipModel,
+    tokenizer: TextTokenizer,
+    config: ClipConfig,
+    device: Device,
+    label: String,
+    weights_sha256: String,
+    /// Digest of config.json and tokenizer.json: they shape embeddings as
+    /// much as the preprocessing does, so editing them must miss the cache.
+    setup: String,
+    dir: PathBuf,
+}
+
+impl ClipEncoder {
+    pub fn load(dir: &Path, choice: DeviceChoice) -> anyhow::Result<ClipEncoder> {
+        // First: a wrong --device should not wait for the weights to be hashed.
+        let (device, label) = select_device(choice)?;
+        let config_path = dir.join("config.json");
+        let text = std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
+        let config = ClipConfig::parse(&text).with_context(|| config_path.display().to_string())?;
+        let weights = dir.join("model.safetensors");
+        let weights_sha256 = sha256_file(&weights)?;
+        let model = model::load(&weights, &config, &device).with_context(|| format!("loading {}", weights.display()))?;
+        let tokenizer_path = dir.join("tokenizer.json");
+        let tokenizer = TextTokenizer::from_file(&tokenizer_path, config.text_config.max_position_embeddings)?;
+        let mut setup = Sha256::new();
+        setup.update(text.as_bytes());
+        setup.update(std::fs::read(&tokenizer_path)?);
+        let setup = hex::encode(setup.finalize())[..16].to_string();
+        Ok(ClipEncoder { model, tokenizer, config, device, label, weights_sha256, setup, dir: dir.to_path_buf() })
+    }
+
+    pub fn config(&self) -> &ClipConfig {
+        &self.config
+    }
+}
+
+/// Reads and decodes an image file to RGB (alpha dropped, as PIL's
+/// `convert("RGB")` does).
+pub fn read_rgb(path: &Path) -> anyhow::Result<Rgb> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let img = image::load_from_memory(&bytes).with_context(|| format!("decoding {}", path.display()))?.to_rgb8();
+    Ok(Rgb { width: img.width() as usize, height: img.height() as usize, data: img.into_raw() })
+}
+
+impl Encoder for ClipEncoder {
+    fn identity(&self) -> Option<CacheIdentity> {
+        Some(CacheIdentity { weights: self.weights_sha256.clone(), preprocess: format!("{PREPROCESS_VERSION};setup={}", self.setup) })
+    }
+
+    fn device(&self) -> String {
+        self.label.clone()
+    }
+
+    fn source(&self) -> String {
+        format!("candle: {}", self.dir.display())
+    }
+
+    fn encode_images(&mut self, images: &[ImageRef]) -> anyhow::Result<Vec<Vec<f32>>> {
+        let size = self.config.vision_config.image_size;
+        // Decoding and resizing are independent per image: spread them over the cores.
+        let pixels: Vec<Vec<f32>> = images.par_iter().map(|r| Ok(preprocess(&read_rgb(&r.path)?, size))).collect::<anyhow::Result<_>>()?;
+        let flat: Vec<f32> = pixels.concat();
+        let input = Tensor::from_vec(flat, (images.len(), 3, size, size), &self.device)?;
+        Ok(self.model.encode_images(&input)?.to_vec2::<f32>()?)
+    }
+
+    fn encode_texts(&mut self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+        let batch = pad_batch(&self.tokenizer.encode(texts)?, self.config.text_config.eos_token_id);
+        let ids = Tensor::from_vec(batch.ids, (batch.rows, batch.len), &self.device)?;
+        Ok(self.model.encode_text(&ids, &batch.pool)?.to_vec2::<f32>()?)
+    }
+}

@@ -1,0 +1,62 @@
+//! The `hardneg score` command: picks the encoder, wires Ctrl-C to a
+//! cancel flag checked between batches, prints the summary.
+use super::clip::{ClipEncoder, DeviceChoice};
+use super::encoder::Encoder;
+use super::external::ExternalScorer;
+use super::run::{score_dataset, ScoreRequest};
+use crate::server::images::ImageStore;
+use sqlx::SqlitePool;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+pub enum Model {
+    /// A Hugging Face CLIP directory, run in-process.
+    Dir { path: PathBuf, device: DeviceChoice },
+    /// A shell command speaking docs/scorer-protocol.md.
+    External(String),
+}
+
+/// The first Ctrl-C sets the flag (the run stops after the current batch);
+/// a second one exits at once.
+fn cancel_on_ctrl_c() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let set = flag.clone();
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if set.swap(true, Ordering::SeqCst) {
+                eprintln!("interrupted again: exiting");
+                std::process::exit(130);
+            }
+            eprintln!("cancelling after the current batch (Ctrl-C again to quit now)");
+        }
+    });
+    flag
+}
+
+pub async fn run_score(db: &SqlitePool, store: &ImageStore, model: Model, req: ScoreRequest) -> anyhow::Result<()> {
+    anyhow::ensure!(req.batch > 0, "--batch must be at least 1");
+    let cancel = cancel_on_ctrl_c();
+    let encoder: Box<dyn Encoder> = match model {
+        Model::Dir { path, device } => {
+            eprintln!("loading {} (hashing the weights for the cache key)", path.display());
+            Box::new(tokio::task::spawn_blocking(move || ClipEncoder::load(&path, device)).await??)
+        }
+        Model::External(cmd) => {
+            let scorer = tokio::task::spawn_blocking(move || ExternalScorer::spawn(&cmd)).await??;
+            eprintln!("scorer ready: {}", scorer.hello().model);
+            Box::new(scorer)
+        }
+    };
+    let s = score_dataset(db, store, encoder, &req, cancel).await?;
+    let replaced = if s.replaced_run { ", replacing the earlier run" } else { "" };
+    println!("scored {} instances of dataset {} as {} on {}{replaced}", s.instances, req.dataset, req.name, s.device);
+    println!(
+        "encoded {} images and {} texts ({} images and {} texts from the cache)",
+        s.images.encoded, s.texts.encoded, s.images.cached, s.texts.cached
+    );
+    if s.skipped > 0 {
+        println!("skipped {} instances without a positive or a negative image", s.skipped);
+    }
+    Ok(())
+}

@@ -1,0 +1,18 @@
+//! Model scoring: CLIP-like models embed a dataset's captions and images
+//! and every instance gets the Winoground outcome of its four similarities.
+//! In-process with candle (`clip`, `model`), or through an external scorer
+//! process (`external`, `protocol`); embeddings are cached in SQLite.
+//! Pure parts: `config`, `preprocess`, `rank`, `protocol`, `text::pad_batch`.
+pub mod cache;
+pub mod clip;
+pub mod command;
+pub mod config;
+pub mod encoder;
+pub mod external;
+pub mod model;
+pub mod preprocess;
+pub mod protocol;
+pub mod rank;
+pub mod run;
+pub mod testing;
+pub mod text;

@@ -1,0 +1,198 @@
+//! The two CLIP towers on candle-nn, with Hugging Face tensor names
+//! (`text_model.*`, `vision_model.*`, `text_projection`, `visual_projection`).
+//! Written here rather than taken from candle-transformers: that crate is
+//! large to compile and its CLIP knows only QuickGELU.
+use super::config::{Activation, ClipConfig, TextConfig, VisionConfig};
+use candle_core::{DType, Device, Module, Result, Tensor, D};
+use candle_nn::{conv2d_no_bias, embedding, layer_norm, linear, linear_no_bias, Conv2d, Conv2dConfig, Embedding, LayerNorm, Linear, VarBuilder};
+
+fn activate(act: Activation, x: &Tensor) -> Result<Tensor> {
+    match act {
+        Activation::QuickGelu => x * candle_nn::ops::sigmoid(&(x * 1.702)?)?,
+        Activation::Gelu => x.gelu_erf(),
+        Activation::GeluTanh => x.gelu(),
+    }
+}
+
+struct Attention {
+    q: Linear,
+    k: Linear,
+    v: Linear,
+    out: Linear,
+    heads: usize,
+    scale: f64,
+}
+
+impl Attention {
+    fn new(vb: VarBuilder, hidden: usize, heads: usize) -> Result<Self> {
+        Ok(Attention {
+            q: linear(hidden, hidden, vb.pp("q_proj"))?,
+            k: linear(hidden, hidden, vb.pp("k_proj"))?,
+            v: linear(hidden, hidden, vb.pp("v_proj"))?,
+            out: linear(hidden, hidden, vb.pp("out_proj"))?,
+            heads,
+            scale: ((hidden / heads) as f64).powf(-0.5),
+        })
+    }
+
+    /// `mask` is added to the (t, t) attention logits of every head.
+    fn forward(&self, x: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
+        let (b, t, c) = x.dims3()?;
+        let split = |y: Tensor| y.reshape((b, t, self.heads, c / self.heads))?.transpose(1, 2)?.contiguous();
+        let q = split((self.q.forward(x)? * self.scale)?)?;
+        let k = split(self.k.forward(x)?)?;
+        let v = split(self.v.forward(x)?)?;
+        let mut logits = q.matmul(&k.t()?)?;
+        if let Some(mask) = mask {
+            logits = logits.broadcast_add(mask)?;
+        }
+        let y = candle_nn::ops::softmax_last_dim(&logits)?.matmul(&v)?;
+        self.out.forward(&y.transpose(1, 2)?.reshape((b, t, c))?)
+    }
+}
+
+struct Layer {
+    attn: Attention,
+    ln1: LayerNorm,
+    fc1: Linear,
+    fc2: Linear,
+    ln2: LayerNorm,
+    act: Activation,
+}
+
+impl Layer {
+    fn new(vb: VarBuilder, hidden: usize, inner: usize, heads: usize, eps: f64, act: Activation) -> Result<Self> {
+        Ok(Layer {
+            attn: Attention::new(vb.pp("self_attn"), hidden, heads)?,
+            ln1: layer_norm(hidden, eps, vb.pp("layer_norm1"))?,
+            fc1: linear(hidden, inner, vb.pp("mlp").pp("fc1"))?,
+            fc2: linear(inner, hidden, vb.pp("mlp").pp("fc2"))?,
+            ln2: layer_norm(hidden, eps, vb.pp("layer_norm2"))?,
+            act,
+        })
+    }
+
+    fn forward(&self, x: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
+        let x = (x + self.attn.forward(&self.ln1.forward(x)?, mask)?)?;
+        let h = activate(self.act, &self.fc1.forward(&self.ln2.forward(&x)?)?)?;
+        &x + self.fc2.forward(&h)?
+    }
+}
+
+fn encoder(vb: VarBuilder, n: usize, hidden: usize, inner: usize, heads: usize, eps: f64, act: Activation) -> Result<Vec<Layer>> {
+    (0..n).map(|i| Layer::new(vb.pp("layers").pp(i), hidden, inner, heads, eps, act)).collect()
+}
+
+struct TextTower {
+    token: Embedding,
+    position: Tensor,
+    layers: Vec<Layer>,
+    final_ln: LayerNorm,
+}
+
+impl TextTower {
+    fn new(vb: VarBuilder, c: &TextConfig) -> Result<Self> {
+        let emb = vb.pp("embeddings");
+        Ok(TextTower {
+            token: embedding(c.vocab_size, c.hidden_size, emb.pp("token_embedding"))?,
+            position: emb.get((c.max_position_embeddings, c.hidden_size), "position_embedding.weight")?,
+            layers: encoder(vb.pp("encoder"), c.num_hidden_layers, c.hidden_size, c.intermediate_size, c.num_attention_heads, c.layer_norm_eps, c.hidden_act)?,
+            final_ln: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("final_layer_norm"))?,
+        })
+    }
+
+    /// `ids` is (batch, t), padded with 0 after end-of-text; `pool` holds
+    /// the end-of-text position of each row. The causal mask keeps padding
+    /// from reaching end-of-text, so no padding mask is needed.
+    fn forward(&self, ids: &Tensor, pool: &[usize]) -> Result<Tensor> {
+        let (b, t) = ids.dims2()?;
+        let mut x = self.token.forward(ids)?.broadcast_add(&self.position.narrow(0, 0, t)?)?;
+        let mask: Vec<f32> = (0..t * t).map(|k| if k % t > k / t { f32::NEG_INFINITY } else { 0.0 }).collect();
+        let mask = Tensor::from_vec(mask, (t, t), ids.device())?;
+        for layer in &self.layers {
+            x = layer.forward(&x, Some(&mask))?;
+        }
+        let x = self.final_ln.forward(&x)?;
+        let rows: Vec<u32> = pool.iter().enumerate().map(|(i, &p)| (i * t + p) as u32).collect();
+        let rows = Tensor::new(rows.as_slice(), ids.device())?;
+        x.reshape((b * t, ()))?.index_select(&rows, 0)
+    }
+}
+
+struct VisionTower {
+    class: Tensor,
+    patch: Conv2d,
+    position: Tensor,
+    pre_ln: LayerNorm,
+    layers: Vec<Layer>,
+    post_ln: LayerNorm,
+}
+
+impl VisionTower {
+    fn new(vb: VarBuilder, c: &VisionConfig) -> Result<Self> {
+        let emb = vb.pp("embeddings");
+        let grid = c.image_size / c.patch_size;
+        let conv = Conv2dConfig { stride: c.patch_size, ..Default::default() };
+        Ok(VisionTower {
+            class: emb.get(c.hidden_size, "class_embedding")?,
+            patch: conv2d_no_bias(3, c.hidden_size, c.patch_size, conv, emb.pp("patch_embedding"))?,
+            position: emb.get((grid * grid + 1, c.hidden_size), "position_embedding.weight")?,
+            // Sic: transformers spells it "pre_layrnorm".
+            pre_ln: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("pre_layrnorm"))?,
+            layers: encoder(vb.pp("encoder"), c.num_hidden_layers, c.hidden_size, c.intermediate_size, c.num_attention_heads, c.layer_norm_eps, c.hidden_act)?,
+            post_ln: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("post_layernorm"))?,
+        })
+    }
+
+    /// `pixels` is (batch, 3, size, size), already normalised.
+    fn forward(&self, pixels: &Tensor) -> Result<Tensor> {
+        let b = pixels.dim(0)?;
+        let patches = self.patch.forward(pixels)?.flatten_from(2)?.transpose(1, 2)?;
+        let class = self.class.reshape((1, 1, ()))?.repeat((b, 1, 1))?;
+        let x = Tensor::cat(&[&class, &patches], 1)?.broadcast_add(&self.position)?;
+        let mut x = self.pre_ln.forward(&x)?;
+        for layer in &self.layers {
+            x = layer.forward(&x, None)?;
+        }
+        self.post_ln.forward(&x.narrow(1, 0, 1)?.squeeze(1)?)
+    }
+}
+
+pub struct ClipModel {
+    text: TextTower,
+    vision: VisionTower,
+    text_projection: Linear,
+    visual_projection: Linear,
+}
+
+fn l2_normalize(x: &Tensor) -> Result<Tensor> {
+    x.broadcast_div(&x.sqr()?.sum_keepdim(D::Minus1)?.sqrt()?)
+}
+
+impl ClipModel {
+    pub fn new(vb: VarBuilder, c: &ClipConfig) -> Result<Self> {
+        Ok(ClipModel {
+            text: TextTower::new(vb.pp("text_model"), &c.text_config)?,
+            vision: VisionTower::new(vb.pp("vision_model"), &c.vision_config)?,
+            text_projection: linear_no_bias(c.text_config.hidden_size, c.projection_dim, vb.pp("text_projection"))?,
+            visual_projection: linear_no_bias(c.vision_config.hidden_size, c.projection_dim, vb.pp("visual_projection"))?,
+        })
+    }
+
+    /// Unit-length text embeddings, (batch, projection_dim).
+    pub fn encode_text(&self, ids: &Tensor, pool: &[usize]) -> Result<Tensor> {
+        l2_normalize(&self.text_projection.forward(&self.text.forward(ids, pool)?)?)
+    }
+
+    /// Unit-length image embeddings, (batch, projection_dim).
+    pub fn encode_images(&self, pixels: &Tensor) -> Result<Tensor> {
+        l2_normalize(&self.visual_projection.forward(&self.vision.forward(pixels)?)?)
+    }
+}
+
+/// Loads `model.safetensors` (any float dtype, computed in f32).
+pub fn load(weights: &std::path::Path, config: &ClipConfig, device: &Device) -> Result<ClipModel> {
+    // Safety: the file is memory-mapped read-only; it must not be truncated while loaded.
+    let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[weights], DType::F32, device)? };
+    ClipModel::new(vb, config)
+}

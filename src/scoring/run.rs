@@ -1,0 +1,190 @@
+//! `hardneg score`: embeds every caption and image of a dataset (cached
+//! ones are read back, not recomputed), turns the four similarities of each
+//! instance into an outcome, and stores a model run in one transaction at
+//! the end, so a cancelled or failed run leaves no partial run behind.
+use super::cache::{self, CacheKey, Kind};
+use super::encoder::{Encoder, ImageRef};
+use super::rank;
+use crate::server::images::{sha256_hex, ImageStore};
+use crate::server::results::replace_run;
+use sqlx::SqlitePool;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Debug, Clone)]
+pub struct ScoreRequest {
+    /// The run's name in comparisons; also part of the embedding cache key.
+    pub name: String,
+    pub dataset: String,
+    pub batch: usize,
+}
+
+/// For one kind of input: distinct items, how many came from the cache, how
+/// many the model encoded now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    pub total: usize,
+    pub cached: usize,
+    pub encoded: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScoreSummary {
+    pub instances: usize,
+    /// Instances without a positive or a negative image.
+    pub skipped: usize,
+    pub images: Counts,
+    pub texts: Counts,
+    pub device: String,
+    pub replaced_run: bool,
+}
+
+/// The negative image I1 scored against the negative caption: the candidate
+/// known to match it, else the one in slot 0. The only place that decides.
+pub async fn negative_image_for(db: &SqlitePool, instance_id: i64) -> sqlx::Result<Option<String>> {
+    sqlx::query_scalar(
+        "SELECT image FROM candidates WHERE instance_id = ? AND (known_match = 1 OR slot = 0)
+         ORDER BY known_match IS 1 DESC, slot LIMIT 1",
+    )
+    .bind(instance_id)
+    .fetch_optional(db)
+    .await
+}
+
+struct Scorable {
+    id: i64,
+    caption: String,
+    negative_caption: String,
+    positive: String,
+    negative: String,
+}
+
+async fn scorable_instances(db: &SqlitePool, dataset_id: i64) -> sqlx::Result<(Vec<Scorable>, usize)> {
+    let rows: Vec<(i64, String, String, Option<String>)> =
+        sqlx::query_as("SELECT id, caption, negative_caption, positive_image FROM instances WHERE dataset_id = ? ORDER BY id")
+            .bind(dataset_id)
+            .fetch_all(db)
+            .await?;
+    let (mut out, mut skipped) = (Vec::with_capacity(rows.len()), 0);
+    for (id, caption, negative_caption, positive) in rows {
+        match (positive, negative_image_for(db, id).await?) {
+            (Some(positive), Some(negative)) => out.push(Scorable { id, caption, negative_caption, positive, negative }),
+            _ => skipped += 1,
+        }
+    }
+    Ok((out, skipped))
+}
+
+/// Distinct (content hash, payload) pairs in first-seen order; the payload
+/// is a file path for images, the text for captions.
+fn distinct(items: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
+    let mut seen = std::collections::HashSet::new();
+    items.filter(|(h, _)| seen.insert(h.clone())).collect()
+}
+
+pub fn cancelled_error(computed: usize) -> anyhow::Error {
+    anyhow::anyhow!("cancelled: no run written ({computed} embeddings computed before stay in the cache)")
+}
+
+struct Embedder<'a> {
+    db: &'a SqlitePool,
+    key: Option<CacheKey>,
+    encoder: Option<Box<dyn Encoder>>,
+    batch: usize,
+    cancel: Arc<AtomicBool>,
+    computed: usize,
+}
+
+impl Embedder<'_> {
+    async fn embed(&mut self, kind: Kind, items: Vec<(String, String)>) -> anyhow::Result<(HashMap<String, Vec<f32>>, Counts)> {
+        let hashes: Vec<String> = items.iter().map(|(h, _)| h.clone()).collect();
+        let mut found = match &self.key {
+            Some(key) => cache::lookup(self.db, key, kind, &hashes).await?,
+            None => HashMap::new(),
+        };
+        let mut counts = Counts { total: items.len(), cached: found.len(), encoded: 0 };
+        let missing: Vec<(String, String)> = items.into_iter().filter(|(h, _)| !found.contains_key(h)).collect();
+        let start = Instant::now();
+        for chunk in missing.chunks(self.batch.max(1)) {
+            if self.cancel.load(Ordering::SeqCst) {
+                return Err(cancelled_error(self.computed));
+            }
+            let encoder = self.encoder.take().expect("returned after every batch");
+            let chunk_owned = chunk.to_vec();
+            let (encoder, result) = tokio::task::spawn_blocking(move || {
+                let mut encoder = encoder;
+                let r = match kind {
+                    Kind::Image => encoder.encode_images(&chunk_owned.iter().map(|(h, p)| ImageRef { hash: h.clone(), path: p.into() }).collect::<Vec<_>>()),
+                    Kind::Text => encoder.encode_texts(&chunk_owned.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>()),
+                };
+                (encoder, r)
+            })
+            .await?;
+            self.encoder = Some(encoder);
+            // A scorer killed by the same Ctrl-C fails its batch: report the cancel, not that.
+            let vectors = result.map_err(|e| if self.cancel.load(Ordering::SeqCst) { cancelled_error(self.computed) } else { e })?;
+            anyhow::ensure!(vectors.len() == chunk.len(), "asked for {} {} embeddings, got {}", chunk.len(), kind.as_str(), vectors.len());
+            let batch: Vec<(String, Vec<f32>)> = chunk.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
+            if let Some(key) = &self.key {
+                cache::store(self.db, key, kind, &batch).await?;
+            }
+            counts.encoded += batch.len();
+            self.computed += batch.len();
+            found.extend(batch);
+            let rate = counts.encoded as f64 / start.elapsed().as_secs_f64().max(1e-9);
+            eprintln!("{}s: {}/{} done, {rate:.1} {}s/s", kind.as_str(), counts.cached + counts.encoded, counts.total, kind.as_str());
+        }
+        Ok((found, counts))
+    }
+}
+
+pub async fn score_dataset(
+    db: &SqlitePool,
+    store: &ImageStore,
+    encoder: Box<dyn Encoder>,
+    req: &ScoreRequest,
+    cancel: Arc<AtomicBool>,
+) -> anyhow::Result<ScoreSummary> {
+    anyhow::ensure!(!req.name.trim().is_empty(), "--name must not be empty");
+    let dataset_id: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+        .bind(&req.dataset)
+        .fetch_optional(db)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no dataset named {:?}", req.dataset))?;
+    let (instances, skipped) = scorable_instances(db, dataset_id).await?;
+    anyhow::ensure!(!instances.is_empty(), "dataset {:?} has no instance with both a positive and a negative image", req.dataset);
+    let images = distinct(instances.iter().flat_map(|i| [i.positive.clone(), i.negative.clone()]).map(|h| {
+        let path = store.original_path(&h).display().to_string();
+        (h, path)
+    }));
+    let texts = distinct(instances.iter().flat_map(|i| [i.caption.clone(), i.negative_caption.clone()]).map(|t| (sha256_hex(t.as_bytes()), t)));
+    let key = encoder.identity().map(|id| CacheKey { model: req.name.clone(), weights: id.weights, preprocess: id.preprocess });
+    if key.is_none() {
+        eprintln!("the scorer names no fingerprint for its weights: embeddings are not cached");
+    }
+    let (device, source) = (encoder.device(), encoder.source());
+    let mut embedder = Embedder { db, key, encoder: Some(encoder), batch: req.batch, cancel: cancel.clone(), computed: 0 };
+    let (text_vecs, text_counts) = embedder.embed(Kind::Text, texts).await?;
+    let (image_vecs, image_counts) = embedder.embed(Kind::Image, images).await?;
+    // Stop the scorer before the write: nothing is left running if it fails.
+    drop(embedder.encoder.take());
+    // Cached and fresh vectors meet here: a dot product needs equal lengths.
+    let dims: std::collections::BTreeSet<usize> = text_vecs.values().chain(image_vecs.values()).map(Vec::len).collect();
+    anyhow::ensure!(dims.len() == 1, "embeddings of different lengths {dims:?}: the model or its cache entries are inconsistent");
+    let outcomes: Vec<_> = instances
+        .iter()
+        .map(|i| {
+            let text = |t: &str| &text_vecs[&sha256_hex(t.as_bytes())];
+            (i.id, rank::outcome(text(&i.caption), text(&i.negative_caption), &image_vecs[&i.positive], &image_vecs[&i.negative]))
+        })
+        .collect();
+    if cancel.load(Ordering::SeqCst) {
+        return Err(cancelled_error(embedder.computed));
+    }
+    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let replaced_run = replace_run(&mut tx, dataset_id, &req.name, &source, Some(&device), &outcomes).await?;
+    tx.commit().await?;
+    Ok(ScoreSummary { instances: instances.len(), skipped, images: image_counts, texts: text_counts, device, replaced_run })
+}
