@@ -41,9 +41,21 @@ pub struct ScoreSummary {
     pub replaced_run: bool,
 }
 
-/// The negative image I1 scored against the negative caption: the candidate
-/// known to match it, else the one in slot 0. The only place that decides.
+/// The negative image I1 scored against the negative caption. The only place that decides.
 pub async fn negative_image_for(db: &SqlitePool, instance_id: i64) -> sqlx::Result<Option<String>> {
+    // The curated negative: the image the latest study settled on (Step 4's
+    // and the human baseline's items carry Step 3's choice); before any
+    // curation, the candidate known to match (demo data), else slot 0.
+    let curated: Option<String> = sqlx::query_scalar(
+        "SELECT si.chosen_image FROM study_items si WHERE si.instance_id = ? AND si.chosen_image IS NOT NULL
+         ORDER BY si.study_id DESC LIMIT 1",
+    )
+    .bind(instance_id)
+    .fetch_optional(db)
+    .await?;
+    if curated.is_some() {
+        return Ok(curated);
+    }
     sqlx::query_scalar(
         "SELECT image FROM candidates WHERE instance_id = ? AND (known_match = 1 OR slot = 0)
          ORDER BY known_match IS 1 DESC, slot LIMIT 1",
