@@ -3,6 +3,7 @@
 //! Its YAML header lets `datasets.load_dataset(DIR)` find the split files.
 use super::split::RowCounts;
 use super::{Format, Stage};
+use crate::domain::category::Category;
 use crate::domain::funnel::{Funnel, StageCounts};
 use std::fmt::Write;
 
@@ -111,8 +112,10 @@ pub fn dataset_card(c: &Card<'_>) -> String {
     let _ = writeln!(o, "| category | candidates | Step 3 kept | Step 3 discarded | Step 3 open | Step 4 kept | Step 4 ambiguous | Step 4 both | Step 4 open |");
     let _ = writeln!(o, "|---|---|---|---|---|---|---|---|---|");
     funnel_row(&mut o, "**all**", &c.funnel.overall);
-    for (name, counts) in &c.funnel.by_subtype {
-        funnel_row(&mut o, name, counts);
+    for cat in Category::ALL {
+        if let Some(counts) = c.funnel.by_subtype.get(&cat.to_string()) {
+            funnel_row(&mut o, &cat.to_string(), counts);
+        }
     }
     if let Some(p) = c.funnel.overall.removed_percent() {
         let _ = writeln!(o, "\n{p:.1}% of the candidates were removed by the two steps.");
@@ -147,7 +150,6 @@ pub fn dataset_card(c: &Card<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::category::Category;
     use crate::domain::funnel::FunnelBuilder;
     use crate::domain::survey::Verdict;
 

@@ -87,16 +87,18 @@ impl TarPlan {
     pub fn stream_and_remove(self) -> impl Stream<Item = io::Result<Bytes>> + Send + 'static {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<io::Result<Bytes>>(8);
         tokio::task::spawn_blocking(move || {
-            if let Err(e) = self.produce(&tx) {
-                let _ = tx.blocking_send(Err(e));
-            }
+            let done = self.produce(&tx);
+            // Removed before the last block goes out, so a client that has
+            // the whole archive never sees the directory still there.
             if let Err(e) = std::fs::remove_dir_all(&self.dir) {
                 tracing::warn!(dir = %self.dir.display(), error = %e, "could not remove the export directory");
             }
+            let _ = tx.blocking_send(done.map(|()| Bytes::from(vec![0u8; 2 * BLOCK])));
         });
         futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
     }
 
+    /// Every entry; the end-of-archive blocks are the caller's.
     fn produce(&self, tx: &tokio::sync::mpsc::Sender<io::Result<Bytes>>) -> io::Result<()> {
         let send = |b: Bytes| tx.blocking_send(Ok(b)).map_err(|_| io::Error::other("download cancelled"));
         let mtime = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
@@ -125,7 +127,7 @@ impl TarPlan {
             let name = e?.file_name();
             add(&format!("images/{}", name.to_string_lossy()))?;
         }
-        send(Bytes::from(vec![0u8; 2 * BLOCK]))
+        Ok(())
     }
 }
 
