@@ -13,6 +13,12 @@ if [ "${1:-}" = "--browser" ]; then
   fi
 fi
 
+# The export test reads parquet back with Hugging Face `datasets` (about a minute, once).
+if [ "${1:-}" = "--browser" ] && ! python3 -c "import pyarrow, datasets, PIL" 2>/dev/null; then
+  echo "== installing pyarrow, datasets and pillow (pip, for the parquet export test)"
+  PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check pyarrow datasets pillow
+fi
+
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   echo "== adding the wasm32 target"
   rustup target add wasm32-unknown-unknown

@@ -3,6 +3,7 @@
 pub mod agreement;
 pub mod assignment;
 pub mod category;
+pub mod export;
 pub mod funnel;
 pub mod metrics;
 pub mod normalize;

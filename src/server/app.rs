@@ -65,6 +65,7 @@ pub async fn router(state: AppState, secure_cookies: bool) -> anyhow::Result<Rou
         })
         .merge(api::routes())
         .merge(super::api_curation::routes())
+        .merge(super::api_export::routes())
         .merge(media::routes())
         .nest_service(
             "/pkg",

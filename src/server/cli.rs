@@ -87,6 +87,24 @@ pub enum Command {
         #[arg(long, default_value_t = 32)]
         batch: usize,
     },
+    /// Export curated instances: rows (BiVLC columns + provenance), images/ and a README.md card (docs/export.md).
+    Export {
+        dataset: String,
+        /// A new or empty directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// csv, jsonl or parquet.
+        #[arg(long)]
+        format: String,
+        /// candidates, step3 or final.
+        #[arg(long, default_value = "final")]
+        stage: String,
+        /// `test` (one named file) or `train=0.8,val=0.2` (seeded, stratified by type/subtype).
+        #[arg(long)]
+        split: Option<String>,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
     /// Compare models (and chance) on a dataset: I2T, T2I, Group and finer scores.
     Compare {
         #[arg(long)]
@@ -190,6 +208,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("Krippendorff's alpha {}", show(r.krippendorff_alpha, &r.alpha_reason));
             }
             Ok(())
+        }
+        Command::Export { dataset, out, format, stage, split, seed } => {
+            let req = super::export::ExportRequest::parse(&dataset, &format, Some(&stage), split.as_deref(), Some(seed)).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let pool = open(&data_dir).await?;
+            super::export::run_cli(&pool, &ImageStore::new(data_dir.join("images")), &req, &out).await
         }
         Command::Compare { dataset, json } => {
             let pool = open(&data_dir).await?;

@@ -38,6 +38,11 @@ impl ImageStore {
         ImageStore { root: root.into() }
     }
 
+    /// The store's directory (exports stage their files beside it, on the same file system).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     fn path(&self, dir: &str, hash: &str) -> PathBuf {
         self.root.join(dir).join(&hash[..2]).join(hash)
     }

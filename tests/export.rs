@@ -1,0 +1,288 @@
+//! Export over the real binary: the demo goes through Step 3 (a pair with an
+//! overlap, `resolve = "first"`) and Step 4 over HTTP, then `hardneg export`
+//! and the download are checked against what the answers decided. Parquet
+//! is read back with Python's `datasets` (scripts/setup.sh installs it).
+mod common;
+use common::TestApp;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::process::Command;
+
+const STEP3: &str = r#"
+name = "S3"
+kind = "four_image"
+dataset = "demo"
+seed = 11
+resolve = "first"
+[assignment]
+rule = "pairs"
+pairs = [["annotator1", "annotator2"]]
+overlap = 10
+"#;
+
+const STEP4: &str = r#"
+name = "S4"
+kind = "ambiguity"
+dataset = "demo"
+source = "S3"
+seed = 5
+resolve = "first"
+[assignment]
+rule = "pairs"
+pairs = [["annotator1", "annotator2"]]
+overlap = 4
+"#;
+
+fn hash_of(url: &str) -> String {
+    url.trim_start_matches("/img/").trim_end_matches("/original").to_string()
+}
+
+/// Answers the caller's whole queue; `choose` returns the option id and what it means.
+async fn work_through<T>(app: &TestApp, who: &str, study: i64, mut choose: impl FnMut(usize, &Value) -> (String, T)) -> Vec<T> {
+    let client = app.login(who).await;
+    let mut out = Vec::new();
+    loop {
+        let res = client.get(app.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap();
+        if res.status() == 204 {
+            return out;
+        }
+        let task: Value = res.json().await.unwrap();
+        let (option, meaning) = choose(out.len(), &task);
+        let res = client.post(app.url(&format!("/api/v1/tasks/{}/answer", task["task_id"]))).json(&json!({ "option": option })).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        out.push(meaning);
+    }
+}
+
+async fn create(researcher: &reqwest::Client, app: &TestApp, spec: &str) -> i64 {
+    let res = researcher.post(app.url("/api/v1/studies")).body(spec.to_string()).send().await.unwrap();
+    assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
+    res.json::<Value>().await.unwrap()["id"].as_i64().unwrap()
+}
+
+/// What the answers decided: Step 3 by negative caption (the chosen image or
+/// None, with its answer count), Step 4 by (real, generated) image.
+#[derive(Default)]
+struct Decided {
+    step3: HashMap<String, (Option<String>, usize)>,
+    step4: HashMap<(String, String), String>,
+}
+
+async fn curate(app: &TestApp) -> Decided {
+    let researcher = app.login("researcher").await;
+    let s3 = create(&researcher, app, STEP3).await;
+    let mut d = Decided::default();
+    // annotator1 answers first, so "first" settles each shared item their way.
+    for who in ["annotator1", "annotator2"] {
+        let answers = work_through(app, who, s3, |n, task| {
+            let caption = task["prompt"]["text"].as_str().unwrap().to_string();
+            let pick = if who == "annotator1" { ["A", "B", "none", "C"][n % 4] } else { ["A", "none"][n % 2] };
+            let image = task["options"].as_array().unwrap().iter().find(|o| o["id"] == pick).unwrap()["image_url"].as_str().map(hash_of);
+            (pick.to_string(), (caption, image))
+        })
+        .await;
+        for (caption, image) in answers {
+            d.step3.entry(caption).and_modify(|e| e.1 += 1).or_insert((image, 1));
+        }
+    }
+    let s4 = create(&researcher, app, STEP4).await;
+    for who in ["annotator1", "annotator2"] {
+        let answers = work_through(app, who, s4, |n, task| {
+            let opts = task["options"].as_array().unwrap();
+            let images: Vec<String> = opts.iter().filter_map(|o| o["image_url"].as_str().map(hash_of)).collect();
+            assert_eq!(images.len(), 2);
+            // The generated side is the image Step 3 chose.
+            let chosen: BTreeSet<&String> = d.step3.values().filter_map(|(i, _)| i.as_ref()).collect();
+            let (real, generated) = if chosen.contains(&images[0]) { (images[1].clone(), images[0].clone()) } else { (images[0].clone(), images[1].clone()) };
+            let id_of = |hash: &str| opts.iter().find(|o| o["image_url"].as_str().map(hash_of).as_deref() == Some(hash)).unwrap()["id"].as_str().unwrap().to_string();
+            let value = match (who, n % 3, n % 2) {
+                ("annotator2", _, 0) => ("both".to_string(), "both"),
+                ("annotator1", 2, _) => (id_of(&generated), "generated"),
+                _ => (id_of(&real), "real"),
+            };
+            (value.0, ((real, generated), value.1.to_string()))
+        })
+        .await;
+        for (pair, value) in answers {
+            d.step4.entry(pair).or_insert(value);
+        }
+    }
+    d
+}
+
+fn export(app: &TestApp, out: &Path, args: &[&str]) -> String {
+    let res = Command::new(env!("CARGO_BIN_EXE_hardneg")).args(["export", "demo", "--out"]).arg(out).args(args).arg("--data-dir").arg(&app.data_dir).output().unwrap();
+    let text = String::from_utf8_lossy(&res.stdout).to_string() + &String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "export {args:?}: {text}");
+    text
+}
+
+fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let headers = r.headers().unwrap().clone();
+    r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
+}
+
+fn stem(path: &str) -> String {
+    path.trim_start_matches("images/").split('.').next().unwrap().to_string()
+}
+
+/// Reads a tar into (path, bytes) entries.
+fn untar(bytes: &[u8]) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut at = 0;
+    while at + 512 <= bytes.len() && bytes[at] != 0 {
+        let h = &bytes[at..at + 512];
+        let field = |r: std::ops::Range<usize>| String::from_utf8_lossy(&h[r]).trim_end_matches('\0').to_string();
+        let (name, prefix) = (field(0..100), field(345..500));
+        let size = u64::from_str_radix(field(124..135).trim(), 8).unwrap() as usize;
+        let path = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+        out.insert(path, bytes[at + 512..at + 512 + size].to_vec());
+        at += 512 + size.div_ceil(512) * 512;
+    }
+    out
+}
+
+const PY_CHECK: &str = r#"
+import hashlib, json, sys
+import pyarrow.parquet as pq
+from datasets import load_dataset
+path = sys.argv[1]
+meta = json.loads(pq.read_schema(path).metadata[b"huggingface"])
+ds = load_dataset("parquet", data_files={"test": path}, split="test")
+first = ds[0] if len(ds) else None
+raw = pq.read_table(path).to_pylist()
+print(json.dumps({
+    "rows": len(ds),
+    "features": {k: type(v).__name__ for k, v in ds.features.items()},
+    "meta_image": meta["info"]["features"]["image"]["_type"],
+    "first_size": list(first["negative_image"].size) if first else None,
+    "rows_raw": [{"id": r["instance_id"], "path": r["negative_image"]["path"],
+                  "sha": hashlib.sha256(r["negative_image"]["bytes"]).hexdigest()} for r in raw],
+}))
+"#;
+
+fn python_check(parquet: &Path) -> Value {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new("python3")
+        .args(["-c", PY_CHECK])
+        .arg(parquet)
+        .env("HF_HOME", tmp.path())
+        .env("HF_DATASETS_OFFLINE", "1")
+        .env("HF_HUB_OFFLINE", "1")
+        .output()
+        .expect("python3 is needed to check parquet (scripts/setup.sh installs pyarrow, datasets, pillow)");
+    assert!(out.status.success(), "python check failed (scripts/setup.sh installs pyarrow, datasets and pillow):\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(out.stdout.split(|&b| b == b'\n').filter(|l| l.starts_with(b"{")).last().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn exports_match_what_the_answers_decided() {
+    let app = TestApp::spawn();
+    let d = curate(&app).await;
+    let researcher = app.login("researcher").await;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = |name: &str| tmp.path().join(name);
+
+    // Final stage: exactly the instances Step 4 kept, with the chosen image.
+    let kept: BTreeSet<(String, String)> = d.step4.iter().filter(|(_, v)| *v == "real").map(|(k, _)| k.clone()).collect();
+    assert!(!kept.is_empty() && kept.len() < d.step4.len(), "some kept, some dropped");
+    let msg = export(&app, &dir("final-csv"), &["--format", "csv"]);
+    assert!(msg.contains(&format!("exported {} rows", kept.len())), "{msg}");
+    let rows = csv_rows(&dir("final-csv").join("data.csv"));
+    let got: BTreeSet<(String, String)> = rows.iter().map(|r| (stem(&r["image"]), stem(&r["negative_image"]))).collect();
+    assert_eq!(got, kept);
+    for r in &rows {
+        let (chosen, answers) = &d.step3[&r["negative_caption"]];
+        assert_eq!(chosen.as_deref(), Some(stem(&r["negative_image"]).as_str()));
+        assert_eq!(r["step3_votes"].split(';').count(), *answers);
+        assert!(r["step3_votes"].starts_with("annotator1:") || r["step3_votes"].starts_with("annotator2:"), "{r:?}");
+        let expect_by = match (answers, r["step3_agreement"].as_str()) {
+            (1, "single") => "single",
+            (2, "agreed") => "unanimous",
+            (2, "disagreed") => "first",
+            other => panic!("unexpected {other:?}"),
+        };
+        assert_eq!(r["step3_resolved_by"], expect_by);
+        assert!(["single", "unanimous", "first"].contains(&r["step4_resolved_by"].as_str()));
+        let bytes = std::fs::read(dir("final-csv").join(&r["negative_image"])).unwrap();
+        let served = researcher.get(app.url(&format!("/img/{}/original", stem(&r["negative_image"])))).send().await.unwrap().bytes().await.unwrap();
+        assert_eq!(bytes, served.to_vec(), "negative image bytes are the chosen candidate's");
+    }
+    let card = std::fs::read_to_string(dir("final-csv").join("README.md")).unwrap();
+    for needle in ["Rows per type and subtype", "Curation funnel", "### Step 3: S3", "### Step 4: S4", "| annotator1 | annotator2 |", "caption normalisation | `none`", "--format csv --stage final"] {
+        assert!(card.contains(needle), "card lacks {needle:?}:\n{card}");
+    }
+
+    // Step 3 stage: every survivor; candidates stage: all 63 instances.
+    export(&app, &dir("s3"), &["--format", "csv", "--stage", "step3"]);
+    let s3_rows = csv_rows(&dir("s3").join("data.csv"));
+    assert_eq!(s3_rows.len(), d.step3.values().filter(|(i, _)| i.is_some()).count());
+    assert!(s3_rows.iter().all(|r| !r.contains_key("step4_votes")));
+    export(&app, &dir("cand"), &["--format", "jsonl", "--stage", "candidates"]);
+    let lines: Vec<Value> = std::fs::read_to_string(dir("cand").join("data.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 63);
+    assert!(lines.iter().all(|l| l["negative_image"].is_null() && l["candidate_3"].is_string()));
+
+    // JSONL of the final stage: votes as arrays.
+    export(&app, &dir("final-jsonl"), &["--format", "jsonl"]);
+    let lines: Vec<Value> = std::fs::read_to_string(dir("final-jsonl").join("data.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), kept.len());
+    assert!(lines.iter().all(|l| l["step4_votes"][0]["annotator"].is_string()));
+
+    // Splits: a deterministic partition per seed.
+    let split = |name: &str, seed: &str| {
+        export(&app, &dir(name), &["--format", "csv", "--stage", "candidates", "--split", "train=0.8,val=0.2", "--seed", seed]);
+        let ids = |f: &str| csv_rows(&dir(name).join(f)).iter().map(|r| r["instance_id"].parse::<i64>().unwrap()).collect::<BTreeSet<_>>();
+        (ids("train.csv"), ids("val.csv"))
+    };
+    let (a, b, c) = (split("sa", "3"), split("sb", "3"), split("sc", "4"));
+    assert_eq!(a, b, "same seed, same split");
+    assert_ne!(a, c, "another seed, another split");
+    assert!(a.0.is_disjoint(&a.1));
+    assert_eq!(a.0.len() + a.1.len(), 63);
+    assert!((10..=15).contains(&a.1.len()), "about 20% in val: {}", a.1.len());
+
+    // Parquet, read back by `datasets` with the image columns as images.
+    export(&app, &dir("pq"), &["--format", "parquet", "--split", "test"]);
+    let py = python_check(&dir("pq").join("test.parquet"));
+    assert_eq!(py["rows"], kept.len());
+    assert_eq!((py["features"]["image"].as_str(), py["features"]["negative_image"].as_str(), py["meta_image"].as_str()), (Some("Image"), Some("Image"), Some("Image")));
+    assert_eq!(py["features"]["caption"], "Value");
+    assert!(py["first_size"][0].as_u64().unwrap() > 0);
+    for r in py["rows_raw"].as_array().unwrap() {
+        assert_eq!(stem(r["path"].as_str().unwrap()), r["sha"].as_str().unwrap(), "embedded bytes are the named image");
+    }
+
+    // The download: the same rows in a tar, for researchers only.
+    let url = |q: &str| app.url(&format!("/api/v1/datasets/demo/export{q}"));
+    let annotator = app.login("annotator1").await;
+    assert_eq!(annotator.get(url("?format=csv")).send().await.unwrap().status(), 403);
+    assert_eq!(TestApp::client().get(url("?format=csv")).send().await.unwrap().status(), 401);
+    for (q, status, needle) in [("?format=xlsx", 422, "unknown format"), ("?format=csv&stage=step9", 422, "unknown stage"), ("", 422, "`format` is required")] {
+        let res = researcher.get(url(q)).send().await.unwrap();
+        assert_eq!(res.status(), status, "{q}");
+        assert!(res.text().await.unwrap().contains(needle), "{q}");
+    }
+    assert_eq!(researcher.get(app.url("/api/v1/datasets/nope/export?format=csv")).send().await.unwrap().status(), 404);
+    let res = researcher.get(url("?format=csv&stage=final")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-disposition"], "attachment; filename=\"demo-final.tar\"");
+    let length: usize = res.headers()["content-length"].to_str().unwrap().parse().unwrap();
+    let body = res.bytes().await.unwrap();
+    assert_eq!(body.len(), length);
+    let files = untar(&body);
+    assert_eq!(files["demo-final/data.csv"], std::fs::read(dir("final-csv").join("data.csv")).unwrap(), "same rows as the CLI");
+    assert!(String::from_utf8_lossy(&files["demo-final/README.md"]).contains("downloaded"));
+    let images: Vec<&String> = files.keys().filter(|k| k.starts_with("demo-final/images/")).collect();
+    assert_eq!(images.len(), std::fs::read_dir(dir("final-csv").join("images")).unwrap().count());
+    for k in images {
+        assert_eq!(stem(k.trim_start_matches("demo-final/")), hardneg::server::images::sha256_hex(&files[k]));
+    }
+    let res = researcher.get(url("?format=parquet&split=test")).send().await.unwrap();
+    let files = untar(&res.bytes().await.unwrap());
+    assert_eq!(files["demo-final/test.parquet"], std::fs::read(dir("pq").join("test.parquet")).unwrap());
+    let scratch = app.data_dir.join("images/.export-tmp");
+    assert_eq!(std::fs::read_dir(&scratch).map(|d| d.count()).unwrap_or(0), 0, "scratch directories are removed");
+}
