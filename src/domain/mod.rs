@@ -2,6 +2,7 @@
 //! and shared by the server, the CLI and the browser client.
 pub mod agreement;
 pub mod assignment;
+pub mod candidates;
 pub mod category;
 pub mod export;
 pub mod funnel;

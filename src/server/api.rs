@@ -47,6 +47,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/tasks/{id}/answer", post(answer))
         .route("/api/v1/compare", get(compare))
         .route("/api/v1/studies/{id}/agreement", get(agreement))
+        .merge(super::import_upload::routes())
 }
 
 #[derive(Deserialize)]

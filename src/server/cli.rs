@@ -1,7 +1,9 @@
 //! The command line: `hardneg serve`, `hardneg user add`, `hardneg study create`,
-//! `hardneg results import`, `hardneg score`, `hardneg compare`, `hardneg agreement`.
+//! `hardneg import candidates`, `hardneg results import`, `hardneg score`, `hardneg export` and reports.
 use super::app::{self, Paths};
+use super::import::{import_candidates, ImportRequest};
 use super::{auth, db, demo_seed, images::ImageStore, studies};
+use crate::domain::normalize::NormalizeMode;
 use crate::domain::role::Role;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -50,6 +52,11 @@ pub enum Command {
     Study {
         #[command(subcommand)]
         command: StudyCommand,
+    },
+    /// Import datasets.
+    Import {
+        #[command(subcommand)]
+        command: ImportCommand,
     },
     /// Model results.
     Results {
@@ -129,6 +136,26 @@ pub enum ResultsCommand {
 }
 
 #[derive(Subcommand)]
+pub enum ImportCommand {
+    /// BiVLC Step 2 candidates, CSV or JSON Lines (.jsonl/.json), with their images (docs/import.md).
+    Candidates {
+        file: PathBuf,
+        /// Where `filename` (the positive image) resolves.
+        #[arg(long)]
+        positives: PathBuf,
+        /// Where `hn_img_0..hn_img_3` (the negative images) resolve.
+        #[arg(long)]
+        negatives: PathBuf,
+        /// Dataset name; default: the file name without its extension.
+        #[arg(long)]
+        dataset: Option<String>,
+        /// Caption normalisation: bivlc (as released), preserve-entities or none.
+        #[arg(long, default_value = "bivlc")]
+        normalize: NormalizeMode,
+    },
+}
+
+#[derive(Subcommand)]
 pub enum UserCommand {
     /// Add an account; the password is read from standard input.
     Add {
@@ -186,6 +213,31 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let pool = open(&data_dir).await?;
             let store = ImageStore::new(Paths { data_dir: data_dir.clone(), site_dir: PathBuf::new() }.image_dir());
             run_score(&pool, &store, model, crate::scoring::run::ScoreRequest { name, dataset, batch }).await
+        }
+        Command::Import { command: ImportCommand::Candidates { file, positives, negatives, dataset, normalize } } => {
+            let mut req = ImportRequest::new(&file, &positives, &negatives);
+            req.normalize = normalize;
+            if let Some(dataset) = dataset {
+                req.dataset = dataset;
+            }
+            let pool = open(&data_dir).await?;
+            let images = ImageStore::new(Paths { data_dir: data_dir.clone(), site_dir: PathBuf::new() }.image_dir());
+            let start = std::time::Instant::now();
+            let s = import_candidates(&pool, &images, &req).await?;
+            if s.already_imported {
+                println!("already imported: dataset {:?} holds this file ({} instances, {} images); nothing changed", s.dataset, s.instances, s.images);
+            } else {
+                println!(
+                    "imported {} instances into dataset {:?} (normalize {normalize}): {} images, {} new, in {:.2} s",
+                    s.instances,
+                    s.dataset,
+                    s.images,
+                    s.new_images,
+                    start.elapsed().as_secs_f64()
+                );
+            }
+            pool.close().await;
+            Ok(())
         }
         Command::Agreement { study, mapping, json } => {
             let mapping = match mapping {

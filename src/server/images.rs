@@ -43,6 +43,13 @@ impl ImageStore {
         &self.root
     }
 
+    /// Flushes everything written on the store's file system (one syncfs
+    /// instead of an fsync per file: bulk imports write thousands of files).
+    pub fn sync(&self) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.root)?;
+        sync_file_system(&self.root)
+    }
+
     fn path(&self, dir: &str, hash: &str) -> PathBuf {
         self.root.join(dir).join(&hash[..2]).join(hash)
     }
@@ -67,19 +74,12 @@ impl ImageStore {
         let hash = sha256_hex(bytes);
         let original = self.original_path(&hash);
         let display = self.display_path(&hash);
-        let (width, height);
-        if original.exists() {
-            let img = image::load_from_memory_with_format(bytes, format).context("decoding image")?;
-            (width, height) = img.dimensions();
-        } else {
-            let img = image::load_from_memory_with_format(bytes, format).context("decoding image")?;
-            (width, height) = img.dimensions();
+        let img = image::load_from_memory_with_format(bytes, format).context("decoding image")?;
+        let (width, height) = img.dimensions();
+        if !original.exists() {
             write_atomically(&original, bytes)?;
             if width.max(height) > DISPLAY_MAX {
-                let small = img.resize(DISPLAY_MAX, DISPLAY_MAX, image::imageops::FilterType::Triangle);
-                let mut out = Vec::new();
-                small.to_rgb8().write_to(&mut std::io::Cursor::new(&mut out), ImageFormat::Jpeg)?;
-                write_atomically(&display, &out)?;
+                write_atomically(&display, &display_copy(&img)?)?;
             }
         }
         Ok(StoredImage {
@@ -91,6 +91,127 @@ impl ImageStore {
             has_display: width.max(height) > DISPLAY_MAX,
         })
     }
+}
+
+/// The copy annotators see: longest side [`DISPLAY_MAX`], JPEG.
+pub fn display_copy(img: &image::DynamicImage) -> anyhow::Result<Vec<u8>> {
+    let small = img.resize(DISPLAY_MAX, DISPLAY_MAX, image::imageops::FilterType::Triangle);
+    let mut out = Vec::new();
+    small.to_rgb8().write_to(&mut std::io::Cursor::new(&mut out), ImageFormat::Jpeg)?;
+    Ok(out)
+}
+
+/// What a bulk import learns about an image without decoding its pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    pub format: ImageFormat,
+    pub mime: &'static str,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// The bulk import's check, far cheaper than a decode: PNG or JPEG magic
+/// bytes, a header that gives non-zero dimensions, and a complete file
+/// structure (PNG: chunks up to IEND; JPEG: segments and scans up to EOI),
+/// so a truncated file is refused. Damaged compressed pixel data inside a
+/// complete structure is not detected; that needs a full decode.
+pub fn inspect(bytes: &[u8]) -> Result<Header, String> {
+    let (format, mime) = match image::guess_format(bytes) {
+        Ok(ImageFormat::Png) => (ImageFormat::Png, "image/png"),
+        Ok(ImageFormat::Jpeg) => (ImageFormat::Jpeg, "image/jpeg"),
+        Ok(other) => return Err(format!("unsupported image format {other:?} (PNG or JPEG expected)")),
+        Err(_) => return Err("not a PNG or JPEG file".into()),
+    };
+    let (width, height) = image::ImageReader::with_format(std::io::Cursor::new(bytes), format)
+        .into_dimensions()
+        .map_err(|e| format!("unreadable {} header: {e}", format_name(format)))?;
+    if width == 0 || height == 0 {
+        return Err(format!("{}x{} image", width, height));
+    }
+    let complete = if format == ImageFormat::Png { png_complete(bytes) } else { jpeg_complete(bytes) };
+    complete.map_err(|e| format!("{} {e}", format_name(format)))?;
+    Ok(Header { format, mime, width, height })
+}
+
+fn format_name(f: ImageFormat) -> &'static str {
+    if f == ImageFormat::Png { "PNG" } else { "JPEG" }
+}
+
+/// Walks the chunks after the signature; data after IEND is tolerated.
+fn png_complete(b: &[u8]) -> Result<(), String> {
+    let mut pos = 8;
+    while pos + 8 <= b.len() {
+        let len = u32::from_be_bytes([b[pos], b[pos + 1], b[pos + 2], b[pos + 3]]) as usize;
+        let end = pos.saturating_add(12).saturating_add(len);
+        if end > b.len() {
+            return Err(format!("truncated: a chunk at byte {pos} runs past the end ({} bytes)", b.len()));
+        }
+        if &b[pos + 4..pos + 8] == b"IEND" {
+            return Ok(());
+        }
+        pos = end;
+    }
+    Err(format!("truncated: no IEND chunk ({} bytes)", b.len()))
+}
+
+/// Walks the marker segments and entropy-coded scans after SOI up to EOI.
+/// In scan data a 0xFF byte is followed by 0x00 (stuffing) or a restart
+/// marker, so the next other 0xFF xx is the next marker.
+fn jpeg_complete(b: &[u8]) -> Result<(), String> {
+    let truncated = || format!("truncated: no end-of-image marker ({} bytes)", b.len());
+    let mut pos = 2;
+    loop {
+        // Skip anything up to the next marker, then fill bytes.
+        pos += b.get(pos..).and_then(|r| r.iter().position(|&x| x == 0xFF)).ok_or_else(truncated)?;
+        while b.get(pos + 1) == Some(&0xFF) {
+            pos += 1;
+        }
+        let marker = *b.get(pos + 1).ok_or_else(truncated)?;
+        match marker {
+            0xD9 => return Ok(()),
+            0x00 | 0x01 | 0xD0..=0xD7 => pos += 2,
+            _ => {
+                let len = b.get(pos + 2..pos + 4).map(|l| u16::from_be_bytes([l[0], l[1]]) as usize).ok_or_else(truncated)?;
+                pos += 2 + len;
+                if pos > b.len() {
+                    return Err(truncated());
+                }
+                if marker == 0xDA {
+                    pos = scan_end(b, pos).ok_or_else(truncated)?;
+                }
+            }
+        }
+    }
+}
+
+/// The position of the marker that ends the scan starting at `pos`.
+fn scan_end(b: &[u8], mut pos: usize) -> Option<usize> {
+    loop {
+        pos += b.get(pos..)?.iter().position(|&x| x == 0xFF)?;
+        match *b.get(pos + 1)? {
+            0x00 | 0xD0..=0xD7 => pos += 2,
+            _ => return Some(pos),
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn sync_file_system(dir: &Path) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(dir)?;
+    // SAFETY: syncfs only reads the descriptor, which `f` keeps open.
+    if unsafe { libc::syncfs(f.as_raw_fd()) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sync_file_system(_dir: &Path) -> std::io::Result<()> {
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+    Ok(())
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
@@ -136,6 +257,32 @@ mod tests {
         assert!(s.has_display);
         let small = image::load_from_memory(&std::fs::read(store.display_path(&s.hash)).unwrap()).unwrap();
         assert_eq!(small.dimensions(), (DISPLAY_MAX, DISPLAY_MAX / 2));
+    }
+
+    fn jpeg(w: u32, h: u32) -> Vec<u8> {
+        let img = image::RgbImage::from_fn(w, h, |x, y| image::Rgb([(x * 7 % 256) as u8, (y * 3 % 256) as u8, 200]));
+        let mut out = Vec::new();
+        img.write_to(&mut std::io::Cursor::new(&mut out), ImageFormat::Jpeg).unwrap();
+        out
+    }
+
+    #[test]
+    fn inspect_reads_headers_and_refuses_truncated_files() {
+        for (bytes, mime) in [(png(33, 20), "image/png"), (jpeg(33, 20), "image/jpeg")] {
+            let h = inspect(&bytes).unwrap();
+            assert_eq!((h.mime, h.width, h.height), (mime, 33, 20));
+            // Cut anywhere after the header and the file is refused.
+            for cut in [bytes.len() - 1, bytes.len() - 2, bytes.len() / 2, 40] {
+                let e = inspect(&bytes[..cut]).unwrap_err();
+                assert!(e.contains("truncated") || e.contains("header"), "{mime} cut at {cut}: {e}");
+            }
+            let mut trailing = bytes.clone();
+            trailing.extend_from_slice(b"\0\0trailer");
+            assert!(inspect(&trailing).is_ok(), "{mime}: data after the end marker is tolerated");
+        }
+        assert_eq!(inspect(b"hello").unwrap_err(), "not a PNG or JPEG file");
+        assert!(inspect(b"GIF89a\x01\x00\x01\x00").unwrap_err().contains("unsupported"));
+        assert!(inspect(&png(3, 3)[..20]).unwrap_err().contains("header"));
     }
 
     #[test]
