@@ -84,15 +84,20 @@ fn pass(img: &Rgb, out_w: usize, out_h: usize, horizontal: bool) -> Rgb {
     Rgb { width: out_w, height: out_h, data }
 }
 
-/// PIL `Image.resize((w, h), BICUBIC)`: horizontal pass first, then
-/// vertical, each skipped when that side keeps its size.
+/// PIL `Image.resize((w, h), BICUBIC)`: two passes, each skipped when that
+/// side keeps its size. Pillow (checked against 13.0) runs the vertical pass
+/// first when the height shrinks by more than twice what the width does,
+/// and the order changes the 8-bit intermediate, so it is followed here.
 pub fn resize_bicubic(img: &Rgb, w: usize, h: usize) -> Rgb {
+    let (dw, dh) = (img.width as i64 - w as i64, img.height as i64 - h as i64);
+    let horizontal_first = !(dh > 0 && dh > dw * 2);
     let mut out = img.clone();
-    if w != out.width {
-        out = pass(&out, w, out.height, true);
-    }
-    if h != out.height {
-        out = pass(&out, w, h, false);
+    for horizontal in if horizontal_first { [true, false] } else { [false, true] } {
+        if horizontal && w != out.width {
+            out = pass(&out, w, out.height, true);
+        } else if !horizontal && h != out.height {
+            out = pass(&out, out.width, h, false);
+        }
     }
     out
 }
@@ -196,6 +201,22 @@ mod tests {
         let expect = (200.0 * (b + c) / (2.0 * a + b + c)).round() as u8;
         assert_eq!((out.data[0], expect), (17, 17)); // 200 * 0.15625 / 1.890625 = 16.53
         assert_eq!(out.data[3], 183); // the mirror image: 200 - 17
+    }
+
+    #[test]
+    fn pass_order_follows_pillow() {
+        // Noisy enough that the 8-bit intermediate depends on the order.
+        let mut rng = crate::domain::rng::SplitMix64::new(5);
+        let noisy = |w: usize, h: usize, rng: &mut crate::domain::rng::SplitMix64| Rgb { width: w, height: h, data: (0..w * h * 3).map(|_| rng.below(256) as u8).collect() };
+        // 232x500 -> 224x482: height shrinks by 18 > 2 * 8: vertical first.
+        let tall = noisy(232, 500, &mut rng);
+        let v_first = pass(&pass(&tall, 232, 482, false), 224, 482, true);
+        let h_first = pass(&pass(&tall, 224, 500, true), 224, 482, false);
+        assert_ne!(v_first, h_first);
+        assert_eq!(resize_bicubic(&tall, 224, 482), v_first);
+        // 333x250 -> 298x224: horizontal first.
+        let wide = noisy(333, 250, &mut rng);
+        assert_eq!(resize_bicubic(&wide, 298, 224), pass(&pass(&wide, 298, 250, true), 298, 224, false));
     }
 
     #[test]
