@@ -247,6 +247,43 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     assert_eq!(b.text(&cell("s4-both")).await, (survivors.len() - kept).to_string());
     b.screenshot("target/e2e-funnel.png").await;
 
+    // The page's download link gives the curated rows: exactly the instances
+    // the truth keeps, with the real image and the chosen generated image.
+    let href = b
+        .wait_css(r#"section.dataset[data-dataset="demo"] a.download[data-format="csv"]"#)
+        .await
+        .attr("href")
+        .await
+        .unwrap()
+        .unwrap();
+    let cookies = b.client.get_all_cookies().await.unwrap();
+    let session = cookies.iter().find(|c| c.name() == "hardneg_session").expect("the session cookie");
+    let res = reqwest::Client::new()
+        .get(format!("{}{href}", app.base))
+        .header("cookie", format!("hardneg_session={}", session.value()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let files = crate::common::untar(&res.bytes().await.unwrap());
+    let data = files.get("demo-final/data.csv").expect("the rows file");
+    let mut rows = csv::Reader::from_reader(data.as_slice());
+    let headers = rows.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap_or_else(|| panic!("column {name}"));
+    let (img, cap, neg_img) = (col("image"), col("caption"), col("negative_image"));
+    let mut exported = Vec::new();
+    for r in rows.records() {
+        let r = r.unwrap();
+        let i = truth.by_prompt[&r[cap].to_string()];
+        assert!(truth.step4_keeps(i), "instance {i} should not be in the final export");
+        let slot = truth.step3_slot(i).unwrap();
+        assert_eq!(files[&format!("demo-final/{}", &r[img])], truth.demo[i].positive_png, "real image of {i}");
+        assert_eq!(files[&format!("demo-final/{}", &r[neg_img])], truth.demo[i].candidates_png[slot], "chosen image of {i}");
+        exported.push(i);
+    }
+    assert_eq!(exported.len(), kept, "every kept instance is exported");
+    assert!(files.contains_key("demo-final/README.md"), "with a dataset card");
+
     // The human baseline over the curated survivors, answered by keyboard
     // only: right everywhere except the negative caption's text-to-image
     // question on every other instance.

@@ -3,6 +3,7 @@
 //! and the download are checked against what the answers decided. Parquet
 //! is read back with Python's `datasets` (scripts/setup.sh installs it).
 mod common;
+use common::untar;
 use common::TestApp;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -126,22 +127,6 @@ fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
 
 fn stem(path: &str) -> String {
     path.trim_start_matches("images/").split('.').next().unwrap().to_string()
-}
-
-/// Reads a tar into (path, bytes) entries.
-fn untar(bytes: &[u8]) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut at = 0;
-    while at + 512 <= bytes.len() && bytes[at] != 0 {
-        let h = &bytes[at..at + 512];
-        let field = |r: std::ops::Range<usize>| String::from_utf8_lossy(&h[r]).trim_end_matches('\0').to_string();
-        let (name, prefix) = (field(0..100), field(345..500));
-        let size = u64::from_str_radix(field(124..135).trim(), 8).unwrap() as usize;
-        let path = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
-        out.insert(path, bytes[at + 512..at + 512 + size].to_vec());
-        at += 512 + size.div_ceil(512) * 512;
-    }
-    out
 }
 
 const PY_CHECK: &str = r#"

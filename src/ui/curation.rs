@@ -109,6 +109,13 @@ fn FunnelTable(funnel: Funnel) -> impl IntoView {
         <section class="dataset" data-dataset=funnel.dataset.clone()>
             <h3>{funnel.dataset.clone()}</h3>
             <p>{studies}</p>
+            <p class="downloads">"Download the curated (final) instances: "
+                {["csv", "jsonl", "parquet"].map(|f| view! {
+                    <a class="download" data-format=f download
+                        href=format!("/api/v1/datasets/{}/export?format={f}&stage=final", funnel.dataset)>{f.to_uppercase()}</a>" "
+                }).into_iter().collect_view()}
+                " (a tar with the rows, images/ and a README.md dataset card)"
+            </p>
             <table class="data funnel">
                 <caption>"Funnel: candidates → Step 3 → Step 4"</caption>
                 <thead>

@@ -122,3 +122,19 @@ pub async fn demo_study(client: &reqwest::Client, app: &TestApp) -> i64 {
     let studies: serde_json::Value = client.get(app.url("/api/v1/studies")).send().await.unwrap().json().await.unwrap();
     studies[0]["id"].as_i64().expect("a study id")
 }
+
+/// Reads a tar into (path, bytes) entries.
+pub fn untar(bytes: &[u8]) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut at = 0;
+    while at + 512 <= bytes.len() && bytes[at] != 0 {
+        let h = &bytes[at..at + 512];
+        let field = |r: std::ops::Range<usize>| String::from_utf8_lossy(&h[r]).trim_end_matches('\0').to_string();
+        let (name, prefix) = (field(0..100), field(345..500));
+        let size = u64::from_str_radix(field(124..135).trim(), 8).unwrap() as usize;
+        let path = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+        out.insert(path, bytes[at + 512..at + 512 + size].to_vec());
+        at += 512 + size.div_ceil(512) * 512;
+    }
+    out
+}
