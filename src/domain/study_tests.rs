@@ -1,0 +1,169 @@
+//! Unit tests of study-spec parsing.
+use super::*;
+
+fn spec(annotators: AnnotatorsSpec) -> StudySpec {
+    StudySpec {
+        name: " Step 3 ".into(),
+        kind: "four_image".into(),
+        dataset: "demo".into(),
+        instructions: None,
+        annotators: Some(annotators),
+        seed: None,
+        source: None,
+        agreement: None,
+        resolve: None,
+        primary: None,
+        assignment: AssignmentSpec::default(),
+    }
+}
+
+#[test]
+fn parses_a_minimal_spec_with_defaults() {
+    let s = spec(AnnotatorsSpec::Keyword("all".into())).parse(42).unwrap();
+    assert_eq!(s.name, "Step 3");
+    assert_eq!(s.kind, SurveyKind::FourImage);
+    assert_eq!(s.annotators, Annotators::All);
+    assert_eq!(s.seed, 42);
+    assert_eq!(s.rule, AssignmentRule::EachAnnotatorAll);
+    assert!(s.instructions.starts_with("Select one image"));
+}
+
+#[test]
+fn names_the_field_that_is_wrong() {
+    let mut bad = spec(AnnotatorsSpec::Keyword("everyone".into()));
+    assert!(bad.clone().parse(0).unwrap_err().to_string().starts_with("field `annotators`"));
+    bad.annotators = Some(AnnotatorsSpec::Names(vec![]));
+    assert!(bad.clone().parse(0).is_err());
+    bad.annotators = None;
+    assert!(bad.clone().parse(0).unwrap_err().to_string().contains("field `annotators`: missing"));
+    bad.annotators = Some(AnnotatorsSpec::Names(vec!["ana".into()]));
+    bad.kind = "five_image".into();
+    let e = bad.clone().parse(0).unwrap_err().to_string();
+    assert!(e.contains("field `kind`") && e.contains("four_image"), "{e}");
+    bad.kind = "four_image".into();
+    bad.assignment.rule = "random".into();
+    assert!(bad.clone().parse(0).unwrap_err().to_string().contains("assignment.rule"));
+    bad.assignment.rule = "each_annotator_all".into();
+    bad.name = "  ".into();
+    assert!(bad.parse(0).unwrap_err().to_string().contains("field `name`"));
+}
+
+#[test]
+fn keeps_explicit_seed_names_and_instructions() {
+    let mut s = spec(AnnotatorsSpec::Names(vec!["ana".into(), "bo".into()]));
+    s.seed = Some(5);
+    s.instructions = Some("Be careful.".into());
+    let s = s.parse(42).unwrap();
+    assert_eq!(s.seed, 5);
+    assert_eq!(s.instructions, "Be careful.");
+    assert_eq!(s.annotators, Annotators::Named(vec!["ana".into(), "bo".into()]));
+}
+
+fn err(s: StudySpec) -> String {
+    s.parse(0).unwrap_err().to_string()
+}
+
+#[test]
+fn agreement_mapping_defaults_by_kind_and_can_be_chosen() {
+    let s = spec(AnnotatorsSpec::Keyword("all".into()));
+    assert_eq!(s.clone().parse(0).unwrap().mapping, Mapping::Binary, "BiVLC's Step 3 kappa is binary");
+    let mut full = s.clone();
+    full.agreement = Some("full".into());
+    assert_eq!(full.parse(0).unwrap().mapping, Mapping::Full);
+    let mut step4 = s.clone();
+    step4.kind = "ambiguity".into();
+    step4.source = Some("Step 3".into());
+    let step4 = step4.parse(0).unwrap();
+    assert_eq!((step4.mapping, step4.source.as_deref()), (Mapping::Full, Some("Step 3")));
+    let mut bad = s;
+    bad.agreement = Some("loose".into());
+    assert!(err(bad).contains("field `agreement`"));
+}
+
+#[test]
+fn step4_needs_a_source_and_step3_refuses_one() {
+    let mut s = spec(AnnotatorsSpec::Keyword("all".into()));
+    s.kind = "ambiguity".into();
+    assert!(err(s.clone()).contains("field `source`"));
+    s.kind = "four_image".into();
+    s.source = Some("x".into());
+    assert!(err(s).contains("field `source`"));
+}
+
+#[test]
+fn pairs_name_the_annotators_and_default_to_adjudication() {
+    let mut s = spec(AnnotatorsSpec::Keyword("all".into()));
+    s.annotators = None;
+    s.assignment = AssignmentSpec {
+        rule: "pairs".into(),
+        pairs: Some(vec![vec!["ana".into(), "bo".into()], vec!["cy".into(), "di".into()]]),
+        overlap: Some(100),
+        ..AssignmentSpec::default()
+    };
+    let st = s.clone().parse(0).unwrap();
+    assert_eq!(st.annotators, Annotators::Named(vec!["ana".into(), "bo".into(), "cy".into(), "di".into()]));
+    assert_eq!(st.resolve, ResolveRule::Adjudication);
+    assert!(matches!(st.rule, AssignmentRule::Pairs { overlap: 100, .. }));
+    let mut primary = s.clone();
+    primary.resolve = Some("primary".into());
+    assert_eq!(primary.parse(0).unwrap().resolve, ResolveRule::Primary, "pairs name their primaries");
+
+    let mut wrong = s.clone();
+    wrong.annotators = Some(AnnotatorsSpec::Names(vec!["ana".into(), "bo".into()]));
+    assert!(err(wrong).contains("exactly the annotators"));
+    let mut wrong = s.clone();
+    wrong.annotators = Some(AnnotatorsSpec::Keyword("all".into()));
+    assert!(err(wrong).contains("field `annotators`"));
+    let mut wrong = s.clone();
+    wrong.assignment.pairs = Some(vec![vec!["ana".into()]]);
+    assert!(err(wrong).contains("pair 1 has 1 names"));
+    let mut wrong = s.clone();
+    wrong.assignment.pairs = Some(vec![vec!["ana".into(), "bo".into()], vec!["bo".into(), "cy".into()]]);
+    assert!(err(wrong).contains("\"bo\" appears in more than one place"));
+    let mut wrong = s.clone();
+    wrong.assignment.overlap = None;
+    assert!(err(wrong).contains("field `assignment.overlap`"));
+    let mut wrong = s;
+    wrong.resolve = Some("vote".into());
+    assert!(err(wrong).contains("field `resolve`"));
+}
+
+#[test]
+fn human_baseline_samples_in_groups_of_named_annotators() {
+    let mut s = spec(AnnotatorsSpec::Names(vec!["ana".into(), "bo".into()]));
+    s.kind = "human_baseline".into();
+    s.source = Some("Step 4".into());
+    assert!(err(s.clone()).contains("rule = \"groups\""), "the default rule does not fit");
+    s.assignment = AssignmentSpec { rule: "groups".into(), ..AssignmentSpec::default() };
+    let st = s.clone().parse(0).unwrap();
+    assert_eq!(st.sample, Some(DEFAULT_SAMPLE));
+    assert_eq!(st.rule, AssignmentRule::Groups { size: DEFAULT_GROUP_SIZE, roster: vec!["ana".into(), "bo".into()] });
+    assert_eq!(st.mapping, Mapping::Full);
+    s.assignment.sample = Some(6);
+    s.assignment.group_size = Some(3);
+    let st = s.clone().parse(0).unwrap();
+    assert_eq!((st.sample, &st.rule), (Some(6), &AssignmentRule::Groups { size: 3, roster: vec!["ana".into(), "bo".into()] }));
+    let mut all = s.clone();
+    all.annotators = Some(AnnotatorsSpec::Keyword("all".into()));
+    assert!(err(all).contains("needs the list of annotators"));
+    let mut no_source = s.clone();
+    no_source.source = None;
+    assert!(err(no_source).contains("field `source`"));
+    let mut step3 = s.clone();
+    step3.kind = "four_image".into();
+    step3.source = None;
+    assert!(err(step3).contains("only it does"), "groups are for the human baseline");
+    s.assignment.group_size = Some(0);
+    assert!(err(s).contains("at least 1"));
+}
+
+#[test]
+fn primary_must_be_named_and_one_of_the_annotators() {
+    let mut s = spec(AnnotatorsSpec::Names(vec!["ana".into(), "bo".into()]));
+    s.resolve = Some("primary".into());
+    assert!(err(s.clone()).contains("field `primary`"));
+    s.primary = Some("cy".into());
+    assert!(err(s.clone()).contains("not one of the study's annotators"));
+    s.primary = Some("bo".into());
+    assert_eq!(s.parse(0).unwrap().primary.as_deref(), Some("bo"));
+}
