@@ -5,7 +5,7 @@
 //! resolution runs), then times the streaming export for each format and
 //! stage in a fresh child process (this binary re-run with
 //! BENCH_EXPORT_CHILD set), so the peak RSS (VmHWM) is the export's alone.
-//! Six distinct small PNGs are shared by every instance: the figures measure
+//! Six distinct tiny PNGs (16x16, ~100 bytes) are shared by every instance: the figures measure
 //! rows, merging and file placement (every row still links, or for parquet
 //! reads, its images), not image bytes.
 use hardneg::domain::export::Stage;
@@ -22,7 +22,8 @@ fn vm_hwm_kb() -> u64 {
 }
 
 fn png(seed: u8) -> Vec<u8> {
-    let img = image::RgbImage::from_fn(32, 32, |x, y| image::Rgb([seed.wrapping_mul(40), x as u8 * 8, y as u8 * 8]));
+    // Tiny and flat, so parquet (which embeds the bytes) stays small on disk.
+    let img = image::RgbImage::from_pixel(16, 16, image::Rgb([seed.wrapping_mul(40), 90, 160]));
     let mut out = Vec::new();
     img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
     out

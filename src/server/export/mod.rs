@@ -1,9 +1,10 @@
 //! `hardneg export` and the researchers' download (docs/export.md). The
 //! outcomes come from `funnel::pipeline` (resolution is not redone here);
-//! instances, candidates and answers are streamed from SQLite in instance
-//! order and merged, each image file is placed once (hard link, else copy),
-//! and rows go to one file per split as they come. Memory grows with the
-//! per-item outcomes only, never with rows or images.
+//! instances (with their candidates) and each study's answers are streamed
+//! from SQLite one row per instance, merged in instance order; each image
+//! file is placed once (hard link, else copy) and rows go to one file per
+//! split as they come. Memory grows with the per-item outcomes only, never
+//! with rows or images.
 mod card;
 mod parquet;
 mod rows;
@@ -41,7 +42,7 @@ impl ExportRequest {
             dataset: dataset.to_string(),
             format: Format::parse(format).map_err(invalid)?,
             stage: Stage::parse(stage.unwrap_or("final")).map_err(invalid)?,
-            splits: split.map(parse_splits).transpose().map_err(|e| ServiceError::Invalid(format!("--split: {e}")))?.unwrap_or_default(),
+            splits: split.map(parse_splits).transpose().map_err(|e| ServiceError::Invalid(format!("split: {e}")))?.unwrap_or_default(),
             seed: seed.unwrap_or(0),
         })
     }
@@ -120,7 +121,6 @@ pub async fn export_to_dir(db: &SqlitePool, store: &ImageStore, req: &ExportRequ
     let mut images = 0u64;
 
     let mut instances = instances(db, p.dataset_id);
-    let mut candidates = ByInstance::new(candidates(db, p.dataset_id), |c: &CandidateRow| c.0);
     let mut votes3 = ByInstance::new(votes(db, p.step3.as_ref().map(|(m, _)| m.id)), |v: &VoteRow| v.0);
     let mut votes4 = ByInstance::new(votes(db, p.step4.as_ref().map(|(m, _)| m.id)), |v: &VoteRow| v.0);
     let (mut o3, mut o4) = (Outcomes::new(s3), Outcomes::new(s4));
@@ -128,7 +128,6 @@ pub async fn export_to_dir(db: &SqlitePool, store: &ImageStore, req: &ExportRequ
     while let Some(inst) = instances.try_next().await? {
         let category = category(&inst.6, &inst.7, inst.0)?;
         funnel.candidate(category);
-        let cands = candidates.take(inst.0).await?;
         let (v3, v4) = (votes3.take(inst.0).await?, votes4.take(inst.0).await?);
         let (out3, out4) = (o3.get(inst.0), o4.get(inst.0));
         if included.get(next_included).map(|i| i.0) != Some(inst.0) {
@@ -136,7 +135,7 @@ pub async fn export_to_dir(db: &SqlitePool, store: &ImageStore, req: &ExportRequ
         }
         let split = assignment[next_included];
         next_included += 1;
-        let row = shape(req.stage, inst, category, cands, (out3, v3), (out4, v4))?;
+        let row = shape(req.stage, inst, category, (out3, v3), (out4, v4))?;
         for img in row.images() {
             images += place_image(store, &images_dir, img)? as u64;
         }
@@ -193,41 +192,38 @@ async fn included(db: &SqlitePool, p: &Pipeline, stage: Stage) -> Result<Vec<(i6
 }
 
 /// id, key, caption, negative_caption, caption_orig, negative_caption_orig,
-/// neg_type, subtype, positive image (hash, mime, bytes).
-type InstanceRow = (i64, String, String, String, String, String, String, String, Option<String>, Option<String>, Option<i64>);
-/// instance id, slot, image hash, mime, bytes.
-type CandidateRow = (i64, i64, String, String, i64);
-/// instance id, username, value.
-type VoteRow = (i64, String, String);
+/// neg_type, subtype, positive image (hash, mime, bytes), candidates as a
+/// JSON array of [slot, hash, mime, bytes].
+type InstanceRow = (i64, String, String, String, String, String, String, String, Option<String>, Option<String>, Option<i64>, String);
+/// Instance id and its answers as a JSON array of [username, value], earliest first.
+type VoteRow = (i64, String);
 
+// One row per instance from each stream: per-row overhead of the SQLite
+// driver dominated when candidates and answers came one row each.
 fn instances(db: &SqlitePool, dataset_id: i64) -> BoxStream<'_, sqlx::Result<InstanceRow>> {
     sqlx::query_as(
         "SELECT i.id, i.key, i.caption, i.negative_caption, i.caption_orig, i.negative_caption_orig, i.neg_type, i.subtype,
-                i.positive_image, img.mime, img.bytes
+                i.positive_image, img.mime, img.bytes,
+                (SELECT json_group_array(json_array(c.slot, c.image, ci.mime, ci.bytes) ORDER BY c.slot)
+                 FROM candidates c JOIN images ci ON ci.hash = c.image WHERE c.instance_id = i.id)
          FROM instances i LEFT JOIN images img ON img.hash = i.positive_image WHERE i.dataset_id = ? ORDER BY i.id",
     )
     .bind(dataset_id)
     .fetch(db)
 }
 
-fn candidates(db: &SqlitePool, dataset_id: i64) -> BoxStream<'_, sqlx::Result<CandidateRow>> {
-    sqlx::query_as(
-        "SELECT c.instance_id, c.slot, c.image, img.mime, img.bytes FROM instances i
-         JOIN candidates c ON c.instance_id = i.id JOIN images img ON img.hash = c.image
-         WHERE i.dataset_id = ? ORDER BY c.instance_id, c.slot",
-    )
-    .bind(dataset_id)
-    .fetch(db)
-}
-
-/// A study's answers in the order resolution uses (earliest first).
+/// A study's answers per instance, in the order resolution uses.
 fn votes(db: &SqlitePool, study: Option<i64>) -> BoxStream<'_, sqlx::Result<VoteRow>> {
     sqlx::query_as(
-        "SELECT a.instance_id, u.username, a.value FROM answers a JOIN users u ON u.id = a.user_id
-         WHERE a.study_id = ? ORDER BY a.instance_id, a.answered_at, a.task_id",
+        "SELECT a.instance_id, json_group_array(json_array(u.username, a.value) ORDER BY a.answered_at, a.task_id)
+         FROM answers a JOIN users u ON u.id = a.user_id WHERE a.study_id = ? GROUP BY a.instance_id ORDER BY a.instance_id",
     )
     .bind(study.unwrap_or(-1))
     .fetch(db)
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(json: &str, what: &str, id: i64) -> Result<T, ServiceError> {
+    serde_json::from_str(json).map_err(|e| ServiceError::Internal(format!("instance {id}: {what}: {e}")))
 }
 
 /// Rows of a stream ordered by instance id, taken one instance at a time.
@@ -276,26 +272,29 @@ impl<'a> Outcomes<'a> {
     }
 }
 
-fn step_record(outcome: Option<&ItemOutcome>, votes: Vec<VoteRow>) -> Option<StepRecord> {
-    match &outcome?.state {
-        ItemState::Final { by, .. } => Some(StepRecord {
-            votes: votes.into_iter().map(|(_, annotator, value)| Vote { annotator, value }).collect(),
-            resolved_by: *by,
-        }),
-        _ => None,
+fn step_record(id: i64, outcome: Option<&ItemOutcome>, votes: Vec<VoteRow>) -> Result<Option<StepRecord>, ServiceError> {
+    let Some(ItemState::Final { by, .. }) = outcome.map(|o| &o.state) else {
+        return Ok(None);
+    };
+    let mut list = Vec::new();
+    for (_, json) in votes {
+        let pairs: Vec<(String, String)> = parse_json(&json, "answers", id)?;
+        list.extend(pairs.into_iter().map(|(annotator, value)| Vote { annotator, value }));
     }
+    Ok(Some(StepRecord { votes: list, resolved_by: *by }))
 }
 
 type StepInput<'a> = (Option<&'a ItemOutcome>, Vec<VoteRow>);
 
 /// One instance's row for the stage.
-fn shape(stage: Stage, inst: InstanceRow, category: Category, cands: Vec<CandidateRow>, s3: StepInput<'_>, s4: StepInput<'_>) -> Result<Row, ServiceError> {
-    let (id, key, caption, negative_caption, caption_orig, negative_caption_orig, _, _, pos, mime, bytes) = inst;
+fn shape(stage: Stage, inst: InstanceRow, category: Category, s3: StepInput<'_>, s4: StepInput<'_>) -> Result<Row, ServiceError> {
+    let (id, key, caption, negative_caption, caption_orig, negative_caption_orig, _, _, pos, mime, bytes, cands) = inst;
+    let cands: Vec<(i64, String, String, i64)> = parse_json(&cands, "candidates", id)?;
     let image = match (pos, mime) {
         (Some(hash), Some(mime)) => Some(ImageRef { hash, mime, bytes: bytes.unwrap_or(0) as u64 }),
         _ => None,
     };
-    let to_ref = |(_, _, hash, mime, bytes): CandidateRow| ImageRef { hash, mime, bytes: bytes as u64 };
+    let to_ref = |(_, hash, mime, bytes): (i64, String, String, i64)| ImageRef { hash, mime, bytes: bytes as u64 };
     let chosen_slot = s3.0.and_then(ItemOutcome::final_value).and_then(|v| v.parse::<i64>().ok());
     let mut row = Row {
         instance_id: id,
@@ -318,11 +317,11 @@ fn shape(stage: Stage, inst: InstanceRow, category: Category, cands: Vec<Candida
         row.candidates = cands.into_iter().map(to_ref).collect();
         return Ok(row);
     }
-    let chosen = cands.into_iter().find(|c| Some(c.1) == chosen_slot);
+    let chosen = cands.into_iter().find(|c| Some(c.0) == chosen_slot);
     row.negative_image = Some(chosen.map(to_ref).ok_or_else(|| ServiceError::Internal(format!("instance {id} has no candidate {chosen_slot:?}")))?);
-    row.step3 = step_record(s3.0, s3.1);
+    row.step3 = step_record(id, s3.0, s3.1)?;
     if stage == Stage::Final {
-        row.step4 = step_record(s4.0, s4.1);
+        row.step4 = step_record(id, s4.0, s4.1)?;
     }
     Ok(row)
 }
@@ -360,4 +359,27 @@ pub async fn run_cli(db: &SqlitePool, store: &ImageStore, req: &ExportRequest, o
         s.images
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_parse_with_defaults_and_print_as_a_command() {
+        let r = ExportRequest::parse("demo", "parquet", None, None, None).unwrap();
+        assert_eq!((r.stage, r.format, r.splits.len(), r.seed), (Stage::Final, Format::Parquet, 0, 0));
+        assert_eq!(r.command(), "hardneg export demo --out DIR --format parquet --stage final");
+        assert_eq!(r.split_names(), vec!["data".to_string()]);
+        let r = ExportRequest::parse("demo", "csv", Some("step3"), Some("train=0.8,val=0.2"), Some(9)).unwrap();
+        assert_eq!(r.command(), "hardneg export demo --out DIR --format csv --stage step3 --split train=0.8,val=0.2 --seed 9");
+        let r = ExportRequest::parse("demo", "csv", None, Some("test"), None).unwrap();
+        assert_eq!(r.command(), "hardneg export demo --out DIR --format csv --stage final --split test --seed 0");
+        for (f, s, sp, msg) in [("xml", None, None, "unknown format"), ("csv", Some("all"), None, "unknown stage"), ("csv", None, Some("a=0.5"), "split: ")] {
+            match ExportRequest::parse("demo", f, s, sp, None) {
+                Err(ServiceError::Invalid(m)) => assert!(m.contains(msg), "{m}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
 }
