@@ -2,11 +2,13 @@
 //! tar of the rows file(s), `images/` and the README.md card. The export is
 //! written to a scratch directory beside the image store first (images hard
 //! linked, so it costs the rows files only), because a tar header needs each
-//! file's size; the tar is then streamed and the directory removed.
+//! file's size; the tar is then streamed and the directory removed (also when
+//! the client goes away; a crash's leftovers are swept at the next start).
 use super::api::Caller;
 use super::error::ServiceError;
 use super::export::tar::TarPlan;
 use super::export::{export_to_dir, ExportRequest};
+use super::images::ImageStore;
 use super::state::AppState;
 use crate::domain::export::safe_name;
 use axum::body::Body;
@@ -31,7 +33,25 @@ struct ExportQuery {
     seed: Option<u64>,
 }
 
-/// A fresh directory under `<image store>/.export-tmp/`.
+/// Removes scratch directories left by a server that died mid-download (their
+/// name starts with a process id that is no longer running); called at start.
+pub fn sweep_leftovers(images: &ImageStore) {
+    let Ok(entries) = std::fs::read_dir(images.root().join(".export-tmp")) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name.to_str().and_then(|n| n.split('-').next()).and_then(|p| p.parse::<u32>().ok());
+        let alive = pid.is_some_and(|p| p == std::process::id() || std::path::Path::new("/proc").join(p.to_string()).exists());
+        if !alive {
+            match std::fs::remove_dir_all(entry.path()) {
+                Ok(()) => tracing::info!(dir = %entry.path().display(), "removed a download's leftover scratch directory"),
+                Err(e) => tracing::warn!(dir = %entry.path().display(), error = %e, "could not remove a leftover scratch directory"),
+            }
+        }
+    }
+}
+
+/// A fresh directory under `<image store>/.export-tmp/`, named
+/// `PID-NANOS-N` so that [`sweep_leftovers`] can tell whose it is.
 fn scratch_dir(state: &AppState) -> Result<std::path::PathBuf, ServiceError> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);

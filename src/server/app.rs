@@ -44,7 +44,9 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr) -> anyhow::Result<AppS
         .site_pkg_dir("pkg")
         .site_addr(addr)
         .build();
-    Ok(AppState { leptos_options, db: pool, writer, images: ImageStore::new(paths.image_dir()), studies: StudyCache::default() })
+    let images = ImageStore::new(paths.image_dir());
+    super::api_export::sweep_leftovers(&images);
+    Ok(AppState { leptos_options, db: pool, writer, images, studies: StudyCache::default() })
 }
 
 pub async fn router(state: AppState, secure_cookies: bool) -> anyhow::Result<Router> {
