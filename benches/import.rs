@@ -1,13 +1,19 @@
 //! Candidate import benchmark: `cargo bench --bench import`.
 //! (a) The real BiVLC candidates.csv (7,512 rows) with generated placeholder
 //!     images (31,609 files), imported through the library function into a
-//!     fresh data dir, three times; then the no-op re-import.
-//! (b) A synthetic Step 2 CSV, imported by the release binary: wall time and
-//!     the child's peak RSS. BENCH_ROWS rows (default 300,000), about 4.8 rows
-//!     per positive image as in BiVLC, and four distinct negative images per
-//!     row (1.2M files), unless BENCH_NEG_POOL=N re-uses a pool of N negative
-//!     files (then the rows still name 1.2M images, but only N distinct ones).
-//! Files are generated under BENCH_DIR (default: the system temp dir).
+//!     fresh data dir, three times copying the images and three times with
+//!     --link; each followed by the no-op re-import.
+//! (b) A synthetic Step 2 CSV, imported by the release binary (copying, then
+//!     with --link): wall time and the child's peak RSS. BENCH_ROWS rows (default 300,000), about 4.8 rows
+//!     per positive image as in BiVLC, and four negative images per row, each
+//!     under its own file name (1.2M names). By default the names are hard
+//!     links onto a pool of BENCH_NEG_POOL (default 100,000) distinct files:
+//!     every name is still opened, read, checked and hashed, but only the
+//!     pool's contents are new to the store, which keeps the disk use near
+//!     1 GB instead of ~10 GB (4 KiB per tiny file, twice). BENCH_NEG_POOL=0
+//!     writes every negative as a distinct file.
+//! Files are generated under BENCH_DIR (default: the system temp dir), which
+//! must be on one file system with enough room; BENCH_ONLY=a or b runs one part.
 #[path = "../tests/common/placeholders.rs"]
 mod placeholders;
 
@@ -29,8 +35,13 @@ fn shared(file: &str) -> PathBuf {
 fn main() {
     let base = std::env::var_os("BENCH_DIR").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
     let tmp = tempfile::tempdir_in(base).unwrap();
-    real_file(tmp.path());
-    synthetic(tmp.path(), env_or("BENCH_ROWS", 300_000), std::env::var("BENCH_NEG_POOL").ok().and_then(|v| v.parse().ok()));
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    if only != "b" {
+        real_file(tmp.path());
+    }
+    if only != "a" {
+        synthetic(tmp.path(), env_or("BENCH_ROWS", 300_000), env_or("BENCH_NEG_POOL", 100_000));
+    }
 }
 
 fn real_file(dir: &Path) {
@@ -42,12 +53,13 @@ fn real_file(dir: &Path) {
     println!("(a) real candidates.csv: generated {} positive JPEG + {} negative PNG placeholders in {:.1} s", p.len(), n.len(), start.elapsed().as_secs_f64());
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     rt.block_on(async {
-        for run in 1..=3 {
+        for (run, link) in [(1, false), (2, false), (3, false), (4, true), (5, true), (6, true)] {
             let data = dir.join(format!("real-data-{run}"));
             std::fs::create_dir_all(&data).unwrap();
             let db = hardneg::server::db::open_pool(&data.join("hardneg.sqlite")).await.unwrap();
             let store = ImageStore::new(data.join("images"));
-            let req = ImportRequest::new(&csv, &pos, &neg);
+            let mut req = ImportRequest::new(&csv, &pos, &neg);
+            req.link = link;
             let start = Instant::now();
             let s = import_candidates(&db, &store, &req).await.unwrap();
             let first = start.elapsed();
@@ -55,7 +67,8 @@ fn real_file(dir: &Path) {
             let again = import_candidates(&db, &store, &req).await.unwrap();
             assert!(again.already_imported);
             println!(
-                "(a) run {run}: imported {} rows, {} images ({} new) in {:.2} s; re-import (no-op, every image re-read and hashed) {:.2} s",
+                "(a) run {run} ({}): imported {} rows, {} images ({} new) in {:.2} s; re-import (no-op, every image re-read and hashed) {:.2} s",
+                if link { "--link" } else { "copy" },
                 s.instances,
                 s.images,
                 s.new_images,
@@ -70,44 +83,66 @@ fn real_file(dir: &Path) {
     std::fs::remove_dir_all(&neg).unwrap();
 }
 
-fn synthetic(dir: &Path, rows: usize, neg_pool: Option<usize>) {
+fn synthetic(dir: &Path, rows: usize, pool: usize) {
     let positives = (rows * 1561).div_ceil(7512);
-    let negatives = neg_pool.unwrap_or(rows * 4);
+    let negatives = rows * 4;
+    let distinct = if pool == 0 { negatives } else { pool.min(negatives) };
     let (pos, neg) = (dir.join("syn-pos"), dir.join("syn-neg"));
     let start = Instant::now();
     let pos_names: Vec<String> = (0..positives).map(|i| format!("{i:012}.jpg")).collect();
     let neg_names: Vec<String> = (0..negatives).map(|i| format!("{}_{}.png", i / 4, i % 4)).collect();
-    placeholders::write_all(&pos_names, &neg_names, &pos, &neg);
+    placeholders::write_all(&pos_names, &neg_names[..distinct], &pos, &neg);
+    for (i, name) in neg_names.iter().enumerate().skip(distinct) {
+        std::fs::hard_link(neg.join(&neg_names[i % distinct]), neg.join(name)).unwrap();
+    }
     let file = dir.join("synthetic.csv");
     write_csv(&file, rows, &pos_names, &neg_names);
-    let pool = match neg_pool {
-        Some(n) => format!("a re-used pool of {n} distinct negative files"),
-        None => "every negative a distinct file".to_string(),
+    let how = if distinct == negatives {
+        "every negative a distinct file".to_string()
+    } else {
+        format!("{negatives} negative file names, hard links onto {distinct} distinct files")
     };
     println!(
-        "(b) synthetic: {rows} rows naming {} images ({positives} distinct positives, {pool}); generated in {:.1} s",
+        "(b) synthetic: {rows} rows naming {} images ({positives} distinct positives, {how}); generated in {:.1} s",
         rows * 5,
         start.elapsed().as_secs_f64()
     );
+    for link in [false, true] {
+        import_synthetic(dir, &file, &pos, &neg, link);
+    }
+}
+
+fn import_synthetic(dir: &Path, file: &Path, pos: &Path, neg: &Path, link: bool) {
     let data = dir.join("syn-data");
     let start = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_hardneg"))
         .args(["import", "candidates"])
-        .arg(&file)
+        .args(link.then_some("--link"))
+        .arg(file)
         .arg("--positives")
-        .arg(&pos)
+        .arg(pos)
         .arg("--negatives")
-        .arg(&neg)
+        .arg(neg)
         .arg("--data-dir")
         .arg(&data)
+        .env("RUST_LOG", "hardneg=debug")
         .output()
         .unwrap();
     let wall = start.elapsed();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    println!("(b) {}", String::from_utf8_lossy(&out.stdout).trim());
-    println!("(b) wall {:.1} s including process start; peak RSS of the import process {} MiB", wall.as_secs_f64(), child_peak_rss_kib() / 1024);
+    let mode = if link { "--link" } else { "copy" };
+    // The log (tracing writes to stdout) gives the time at the end of each phase.
+    for line in strip_ansi(&String::from_utf8_lossy(&out.stdout)).lines() {
+        match line.split_once("import: ") {
+            Some((_, phase)) => println!("(b) {mode}:   {phase}"),
+            None => println!("(b) {mode}: {line}"),
+        }
+    }
+    // ru_maxrss covers every waited-for child: the largest import so far.
+    println!("(b) {mode}: wall {:.1} s including process start; peak RSS of the import process(es) so far {} MiB", wall.as_secs_f64(), child_peak_rss_kib() / 1024);
     let db_bytes: u64 = std::fs::read_dir(&data).unwrap().flatten().filter_map(|e| e.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum();
-    println!("(b) database files {} MiB", db_bytes / (1 << 20));
+    println!("(b) {mode}: database files {} MiB", db_bytes / (1 << 20));
+    std::fs::remove_dir_all(&data).unwrap();
 }
 
 /// Rows reuse the real captions and categories, in order, with fresh indexes.
@@ -125,6 +160,20 @@ fn write_csv(path: &Path, rows: usize, pos: &[String], neg: &[String]) {
     }
     w.flush().unwrap();
     std::io::stdout().flush().unwrap();
+}
+
+/// The log's colour codes removed.
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            chars.by_ref().find(|&c| c == 'm');
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The largest peak RSS among waited-for children, in KiB (Linux: ru_maxrss).

@@ -200,7 +200,7 @@ async fn corrupted_copies_are_refused_whole_naming_line_and_field() {
 }
 
 #[tokio::test]
-async fn json_lines_import_with_numeric_or_string_indexes() {
+async fn json_lines_import_with_numeric_or_string_indexes_and_links() {
     let app = TestApp::spawn();
     let tmp = tempfile::tempdir().unwrap();
     let (pos, neg) = images(tmp.path());
@@ -219,8 +219,14 @@ async fn json_lines_import_with_numeric_or_string_indexes() {
     }
     let path = tmp.path().join("first50.jsonl");
     std::fs::write(&path, &body).unwrap();
-    let out = import(&app, &path, &pos, &neg, &[]);
+    let out = import(&app, &path, &pos, &neg, &["--link"]);
     assert!(text(&out.stdout).contains("imported 50 instances into dataset \"first50\""), "{}", text(&out.stderr));
+    // --link: the store shares the source file instead of holding a copy.
+    let source = pos.join("000000219578.jpg");
+    let hash = hardneg::server::images::sha256_hex(&std::fs::read(&source).unwrap());
+    let stored = hardneg::server::images::ImageStore::new(app.data_dir.join("images")).original_path(&hash);
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&stored).unwrap().ino(), std::fs::metadata(&source).unwrap().ino());
     let keys: Vec<String> = {
         let db = pool(&app).await;
         sqlx::query_scalar("SELECT key FROM instances i JOIN datasets d ON d.id = i.dataset_id WHERE d.name = 'first50' ORDER BY i.id").fetch_all(&db).await.unwrap()

@@ -152,6 +152,10 @@ pub enum ImportCommand {
         /// Caption normalisation: bivlc (as released), preserve-entities or none.
         #[arg(long, default_value = "bivlc")]
         normalize: NormalizeMode,
+        /// Hard-link new images into the store instead of copying them: faster,
+        /// but the store then shares the files, so never change them in place.
+        #[arg(long)]
+        link: bool,
     },
 }
 
@@ -214,9 +218,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let store = ImageStore::new(Paths { data_dir: data_dir.clone(), site_dir: PathBuf::new() }.image_dir());
             run_score(&pool, &store, model, crate::scoring::run::ScoreRequest { name, dataset, batch }).await
         }
-        Command::Import { command: ImportCommand::Candidates { file, positives, negatives, dataset, normalize } } => {
+        Command::Import { command: ImportCommand::Candidates { file, positives, negatives, dataset, normalize, link } } => {
             let mut req = ImportRequest::new(&file, &positives, &negatives);
             req.normalize = normalize;
+            req.link = link;
             if let Some(dataset) = dataset {
                 req.dataset = dataset;
             }

@@ -50,6 +50,18 @@ impl ImageStore {
         sync_file_system(&self.root)
     }
 
+    /// The 2 x 256 prefix directories, for bulk writers (made once).
+    pub fn make_dirs(&self) -> std::io::Result<()> {
+        if !self.root.join("display").join("ff").is_dir() {
+            for dir in ["originals", "display"] {
+                for prefix in 0..=255u8 {
+                    std::fs::create_dir_all(self.root.join(dir).join(format!("{prefix:02x}")))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn path(&self, dir: &str, hash: &str) -> PathBuf {
         self.root.join(dir).join(&hash[..2]).join(hash)
     }

@@ -7,7 +7,7 @@
 use super::datasets::{self, insert_dataset, NewInstance};
 use super::db::now_secs;
 use super::images::{ImageStore, StoredImage};
-use super::import_files::{check_files, read_candidates, Checked, Staging};
+use super::import_files::{check_files, link_files, read_candidates, Checked, Staging};
 use crate::domain::candidates::{Batch, FileFormat, ImageDir, Problems};
 use crate::domain::normalize::NormalizeMode;
 use serde::Serialize;
@@ -27,6 +27,9 @@ pub struct ImportRequest {
     pub dir_labels: [String; 2],
     pub dataset: String,
     pub normalize: NormalizeMode,
+    /// Hard-link new image files into the store instead of copying them
+    /// (faster; the sources must then never be changed in place).
+    pub link: bool,
 }
 
 impl ImportRequest {
@@ -43,6 +46,7 @@ impl ImportRequest {
             negatives: negatives.to_path_buf(),
             dir_labels: [positives.display().to_string(), negatives.display().to_string()],
             normalize: NormalizeMode::Bivlc,
+            link: false,
         }
     }
 }
@@ -123,9 +127,9 @@ pub async fn import_candidates(db: &SqlitePool, store: &ImageStore, req: &Import
         return Err(ImportError::Invalid(taken(&req.dataset, &previous, mode)));
     }
 
-    // Every image, checked on all cores; new content staged unless this can
-    // only end in a refusal or a no-op.
-    let stage = existing.is_none() && batch.problems.is_empty();
+    // Every image, checked on all cores; new content staged (copy mode) unless
+    // this can only end in a refusal or a no-op.
+    let stage = !req.link && existing.is_none() && batch.problems.is_empty();
     let (store2, positives, negatives) = (store.clone(), req.positives.clone(), req.negatives.clone());
     let (batch, checked, staging) = blocking(move || {
         let staging = if stage { Some(Staging::new(&store2)) } else { None }.transpose()?;
@@ -166,7 +170,26 @@ pub async fn import_candidates(db: &SqlitePool, store: &ImageStore, req: &Import
         };
     }
 
-    let new_images = checked.iter().filter(|c| c.staged).count();
+    let (batch, checked, new_images) = if req.link {
+        let (store2, positives, negatives) = (store.clone(), req.positives.clone(), req.negatives.clone());
+        let (batch, checked, linked) = blocking(move || {
+            let linked = link_files(&batch.files, &checked, &positives, &negatives, &store2);
+            let synced = linked.and_then(|linked| store2.sync().map(|()| linked));
+            (batch, checked, synced)
+        })
+        .await?;
+        let linked = linked.map_err(|e| ImportError::Internal(format!("linking images into the store: {e}")))?;
+        // Links made before a problem are complete, verified contents: harmless.
+        let problems = with_image_problems(&batch, &linked, &req.dir_labels);
+        if !problems.is_empty() {
+            return Err(ImportError::Refused(problems.report(&label)));
+        }
+        let new_images = linked.iter().filter(|l| matches!(l, Ok(true))).count();
+        (batch, checked, new_images)
+    } else {
+        let new_images = checked.iter().filter(|c| c.staged).count();
+        (batch, checked, new_images)
+    };
     if let Some(staging) = staging {
         blocking(move || staging.promote())
             .await?
@@ -190,7 +213,7 @@ fn taken(dataset: &str, previous: &[Previous], mode: NormalizeMode) -> String {
 
 /// The file's own problems, then one per unusable image file, named at the
 /// first line that refers to it.
-fn with_image_problems(batch: &Batch, checked: &[Result<Checked, String>], dir_labels: &[String; 2]) -> Problems {
+fn with_image_problems<T>(batch: &Batch, checked: &[Result<T, String>], dir_labels: &[String; 2]) -> Problems {
     let mut problems = batch.problems.clone();
     for (f, c) in batch.files.iter().zip(checked) {
         if let Err(e) = c {
@@ -227,15 +250,27 @@ async fn write(
     distinct: usize,
 ) -> Result<(), ImportError> {
     let hex = |file: u32| hex::encode(checked[file as usize].hash);
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    // A connection of its own, closed afterwards, so its settings never reach
+    // the pool: a larger page cache, and no per-row foreign-key lookups —
+    // every image, dataset and instance the rows refer to is inserted by this
+    // very transaction (or, for images, already there: INSERT OR IGNORE).
+    let mut conn = db.acquire().await?;
+    conn.close_on_drop();
+    sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *conn).await?;
+    sqlx::query("PRAGMA cache_size = -131072").execute(&mut *conn).await?;
+    let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE").await?;
     let raced: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(&req.dataset).fetch_optional(&mut *tx).await?;
     if raced.is_some() {
         return Err(ImportError::Invalid(format!("dataset {:?} was created by someone else meanwhile", req.dataset)));
     }
     let dataset_id = insert_dataset(&mut tx, &req.dataset, req.normalize.as_str()).await?;
-    // Hex hashes are made a chunk at a time: at 1.2M images they would
-    // otherwise hold 100 MB.
-    for chunk in checked.chunks(datasets::CHUNK) {
+    // Distinct contents in hash order, so the index grows at its end instead
+    // of at random pages; hex hashes are made a chunk at a time (at 1.2M
+    // images they would otherwise hold 100 MB).
+    let mut by_hash: Vec<&Checked> = checked.iter().collect();
+    by_hash.sort_unstable_by_key(|c| c.hash);
+    by_hash.dedup_by_key(|c| c.hash);
+    for chunk in by_hash.chunks(datasets::CHUNK) {
         let rows: Vec<StoredImage> = chunk
             .iter()
             .map(|c| StoredImage {

@@ -132,14 +132,7 @@ pub struct Staging {
 
 impl Staging {
     pub fn new(store: &ImageStore) -> io::Result<Staging> {
-        // The store's 2 x 256 prefix directories, made once.
-        if !store.root().join("display").join("ff").is_dir() {
-            for kind in ["originals", "display"] {
-                for prefix in 0..=255u8 {
-                    std::fs::create_dir_all(store.root().join(kind).join(format!("{prefix:02x}")))?;
-                }
-            }
-        }
+        store.make_dirs()?;
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let tag = format!("staging-{}-{nanos}", std::process::id());
         Ok(Staging { store: store.clone(), tag, staged: Mutex::default() })
@@ -248,6 +241,63 @@ fn check_one(path: &Path, store: &ImageStore, staging: Option<&Staging>) -> Resu
     Ok(Checked { hash, header, bytes: bytes.len() as u64, has_display, staged })
 }
 
+/// Link mode, once every check has passed: each new content's source file
+/// is hard-linked to its final name (one metadata operation instead of a
+/// copy), or copied where linking fails (another file system), and read back
+/// and hashed, so a file changed since its check is caught and removed. The
+/// store then shares those files with their source: they must never be
+/// changed in place. Results line up with `files`: true where this import
+/// added the content.
+pub fn link_files(files: &[FileRef], checked: &[Checked], positives: &Path, negatives: &Path, store: &ImageStore) -> io::Result<Vec<Result<bool, String>>> {
+    store.make_dirs()?;
+    let mut seen = std::collections::HashSet::new();
+    let first: Vec<bool> = checked.iter().map(|c| seen.insert(c.hash)).collect();
+    let indexes: Vec<usize> = (0..files.len()).collect();
+    Ok(in_parallel(&indexes, |&i| {
+        let (f, c) = (&files[i], &checked[i]);
+        let hex = hex::encode(c.hash);
+        let fin = store.original_path(&hex);
+        if !first[i] || fin.exists() {
+            return Ok(false);
+        }
+        let src = if f.dir == ImageDir::Positives { positives } else { negatives }.join(&*f.name);
+        let changed = || "changed while importing (its content no longer matches the check)".to_string();
+        let bytes = match std::fs::hard_link(&src, &fin) {
+            Ok(()) => {
+                let bytes = std::fs::read(&fin).map_err(|e| format!("cannot read back: {e}"))?;
+                if <[u8; 32]>::from(Sha256::digest(&bytes)) != c.hash {
+                    let _ = std::fs::remove_file(&fin);
+                    return Err(changed());
+                }
+                bytes
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
+            Err(_) => {
+                let bytes = std::fs::read(&src).map_err(|e| format!("cannot read: {e}"))?;
+                if <[u8; 32]>::from(Sha256::digest(&bytes)) != c.hash {
+                    return Err(changed());
+                }
+                place(&fin, &bytes, i)?;
+                bytes
+            }
+        };
+        if c.has_display {
+            let img = image::load_from_memory_with_format(&bytes, c.header.format).map_err(|e| format!("cannot decode: {e}"))?;
+            place(&store.display_path(&hex), &display_copy(&img).map_err(|e| e.to_string())?, i)?;
+        }
+        Ok(true)
+    }))
+}
+
+/// Writes a file under a temporary name and renames it into place.
+fn place(path: &Path, bytes: &[u8], unique: usize) -> Result<(), String> {
+    let tmp = path.with_extension(format!("tmp-{}-{unique}", std::process::id()));
+    std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("writing into the store: {e}")
+    })
+}
+
 /// Writes one new content beside its final name; false when another file
 /// with the same content got there first.
 fn stage(staging: &Staging, hash: &[u8; 32], bytes: &[u8], header: Header, has_display: bool) -> Result<bool, String> {
@@ -283,64 +333,5 @@ fn stage(staging: &Staging, hash: &[u8; 32], bytes: &[u8], header: Header, has_d
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::domain::candidates::FileRef;
-
-    fn files_under(p: &Path) -> Vec<String> {
-        let mut out = Vec::new();
-        for e in std::fs::read_dir(p).into_iter().flatten().flatten() {
-            if e.path().is_dir() {
-                out.extend(files_under(&e.path()));
-            } else {
-                out.push(e.file_name().to_string_lossy().to_string());
-            }
-        }
-        out
-    }
-
-    fn png(shade: u8, side: u32) -> Vec<u8> {
-        let img = image::RgbImage::from_pixel(side, side / 2, image::Rgb([shade, 0, 0]));
-        let mut out = Vec::new();
-        img.write_to(&mut io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
-        out
-    }
-
-    #[test]
-    fn staged_files_become_final_only_when_promoted() {
-        let tmp = tempfile::tempdir().unwrap();
-        let (src, store) = (tmp.path().join("src"), ImageStore::new(tmp.path().join("store")));
-        std::fs::create_dir_all(&src).unwrap();
-        // Two names with the same content, one large image (gets a display copy), one broken file.
-        for (name, bytes) in [("a.png", png(1, 8)), ("same-as-a.png", png(1, 8)), ("big.png", png(2, 1000)), ("bad.png", b"\x89PNG\r\n\x1a\nxx".to_vec())] {
-            std::fs::write(src.join(name), bytes).unwrap();
-        }
-        let refs: Vec<FileRef> = ["a.png", "same-as-a.png", "big.png", "bad.png", "gone.png"]
-            .iter()
-            .map(|n| FileRef { dir: ImageDir::Positives, name: (*n).into(), line: 2, column: "filename", uses: 1 })
-            .collect();
-
-        let staging = Staging::new(&store).unwrap();
-        let checked = check_files(&refs[..3], &src, &src, &store, Some(&staging));
-        assert_eq!(checked.iter().filter(|c| c.as_ref().unwrap().staged).count(), 2, "one copy per content");
-        assert_eq!(files_under(store.root()).len(), 3, "two originals and one display copy, staged");
-        drop(staging);
-        assert!(files_under(store.root()).is_empty(), "dropped: nothing left");
-
-        let staging = Staging::new(&store).unwrap();
-        let checked = check_files(&refs, &src, &src, &store, Some(&staging));
-        assert_eq!(checked[3].as_ref().unwrap_err(), "unreadable PNG header: unexpected end of file");
-        assert_eq!(checked[4].as_ref().unwrap_err(), "not found");
-        staging.promote().unwrap();
-        let big = checked[2].as_ref().unwrap();
-        assert!(big.has_display && (big.header.width, big.header.height) == (1000, 500));
-        let hash = hex::encode(big.hash);
-        assert!(store.original_path(&hash).is_file() && store.display_path(&hash).is_file());
-        assert_eq!(files_under(store.root()).len(), 3);
-        assert!(files_under(store.root()).iter().all(|f| parse_hash_like(f)), "only final names");
-    }
-
-    fn parse_hash_like(name: &str) -> bool {
-        crate::server::images::parse_hash(name).is_some()
-    }
-}
+#[path = "import_files_tests.rs"]
+mod tests;

@@ -109,6 +109,7 @@ async fn upload(
     req.file_label = name.clone();
     req.format = FileFormat::from_name(&name);
     req.normalize = normalize;
+    req.link = true; // the uploaded files are ours and removed afterwards: linking is safe
     req.dir_labels = ["the uploaded positive images".into(), "the uploaded negative images".into()];
     if let Some(dataset) = dataset {
         req.dataset = dataset;
