@@ -8,6 +8,7 @@ use crate::domain::assignment::Annotators;
 use crate::domain::category::Category;
 use crate::domain::resolution::{resolve, ItemAnswer, ItemState, ResolveRule};
 use crate::domain::survey::{SurveyKind, Verdict};
+use futures_util::TryStreamExt;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
 
@@ -73,49 +74,68 @@ fn primary_for(meta: &StudyMeta, ids: &HashMap<String, i64>, names: &HashMap<i64
     ids.get(name).copied()
 }
 
-/// Every item of the study with its state, in instance order.
+/// Every item of the study with its state, in instance order. Items and
+/// answers are streamed side by side (both ordered by instance), so only the
+/// outcomes stay in memory, not every answer.
 pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
-    let items: Vec<(i64, String, String)> = sqlx::query_as(
-        "SELECT si.instance_id, i.neg_type, i.subtype FROM study_items si JOIN instances i ON i.id = si.instance_id
-         WHERE si.study_id = ? ORDER BY si.instance_id",
-    )
-    .bind(study_id)
-    .fetch_all(db)
-    .await?;
-    let ids: Vec<i64> = items.iter().map(|i| i.0).collect();
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
+        .bind(study_id)
+        .fetch_all(db)
+        .await?;
     let expected = expected_answers(db, &meta, &ids).await?;
-    // Earliest first: answered_at has second resolution, ties go by task id.
-    let answers: Vec<(i64, i64, String)> = sqlx::query_as(
-        "SELECT instance_id, user_id, value FROM answers WHERE study_id = ? ORDER BY instance_id, answered_at, task_id",
-    )
-    .bind(study_id)
-    .fetch_all(db)
-    .await?;
+    let mut out = Vec::with_capacity(ids.len());
+    drop(ids);
     let adjudicated: HashMap<i64, String> =
         sqlx::query_as("SELECT instance_id, value FROM adjudications WHERE study_id = ?").bind(study_id).fetch_all(db).await?.into_iter().collect();
     let users: Vec<(i64, String)> = sqlx::query_as("SELECT id, username FROM users").fetch_all(db).await?;
     let names: HashMap<i64, String> = users.iter().cloned().collect();
     let user_ids: HashMap<String, i64> = users.into_iter().map(|(id, n)| (n, id)).collect();
 
-    let mut by_item: HashMap<i64, Vec<ItemAnswer<'_>>> = HashMap::new();
-    for (order, (item, user, value)) in answers.iter().enumerate() {
-        by_item.entry(*item).or_default().push(ItemAnswer { annotator: *user, value, order: order as i64 });
-    }
-    let mut out = Vec::with_capacity(items.len());
-    for (instance_id, neg_type, subtype) in &items {
-        let category = Category::parse(neg_type, subtype)
-            .map_err(|e| ServiceError::Internal(format!("instance {instance_id}: {e}")))?;
-        let given = by_item.get(instance_id).map(Vec::as_slice).unwrap_or(&[]);
-        let primary = primary_for(&meta, &user_ids, &names, given);
+    let mut items = sqlx::query_as::<_, (i64, String, String)>(
+        "SELECT si.instance_id, i.neg_type, i.subtype FROM study_items si JOIN instances i ON i.id = si.instance_id
+         WHERE si.study_id = ? ORDER BY si.instance_id",
+    )
+    .bind(study_id)
+    .fetch(db);
+    // Earliest first: answered_at has second resolution, ties go by task id.
+    let mut answers = sqlx::query_as::<_, (i64, i64, String)>(
+        "SELECT instance_id, user_id, value FROM answers WHERE study_id = ? ORDER BY instance_id, answered_at, task_id",
+    )
+    .bind(study_id)
+    .fetch(db);
+    // `order` counts every answer in the study's order, as if all were listed.
+    let (mut next, mut order, mut given) = (None::<(i64, i64, String)>, 0i64, Vec::new());
+    while let Some((instance_id, neg_type, subtype)) = items.try_next().await? {
+        let category = Category::parse(&neg_type, &subtype).map_err(|e| ServiceError::Internal(format!("instance {instance_id}: {e}")))?;
+        given.clear();
+        loop {
+            if next.is_none() {
+                next = answers.try_next().await?;
+            }
+            match next.take() {
+                Some((item, user, value)) if item <= instance_id => {
+                    if item == instance_id {
+                        given.push((user, value, order));
+                    }
+                    order += 1;
+                }
+                other => {
+                    next = other;
+                    break;
+                }
+            }
+        }
+        let given: Vec<ItemAnswer<'_>> = given.iter().map(|(user, value, order)| ItemAnswer { annotator: *user, value, order: *order }).collect();
+        let primary = primary_for(&meta, &user_ids, &names, &given);
         let state = resolve(
-            given,
-            expected.get(instance_id).copied().unwrap_or(0),
+            &given,
+            expected.get(&instance_id).copied().unwrap_or(0),
             meta.resolve,
             primary,
-            adjudicated.get(instance_id).map(String::as_str),
+            adjudicated.get(&instance_id).map(String::as_str),
         );
-        out.push(ItemOutcome { instance_id: *instance_id, category, state });
+        out.push(ItemOutcome { instance_id, category, state });
     }
     Ok((meta, out))
 }
