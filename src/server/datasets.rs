@@ -26,23 +26,12 @@ pub async fn insert_dataset(tx: &mut Transaction<'_, Sqlite>, name: &str, normal
         .last_insert_rowid())
 }
 
+/// One instance; its id is returned. Only inside a write transaction
+/// (`BEGIN IMMEDIATE`), as [`next_instance_id`] requires.
 pub async fn insert_instance(tx: &mut Transaction<'_, Sqlite>, dataset_id: i64, i: &NewInstance<'_>) -> sqlx::Result<i64> {
-    Ok(sqlx::query(
-        "INSERT INTO instances (dataset_id, key, caption, negative_caption, caption_orig, negative_caption_orig, neg_type, subtype, positive_image)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(dataset_id)
-    .bind(i.key)
-    .bind(i.caption)
-    .bind(i.negative_caption)
-    .bind(i.caption_orig)
-    .bind(i.negative_caption_orig)
-    .bind(i.category.neg_type.as_str())
-    .bind(i.category.subtype.as_str())
-    .bind(i.positive_image)
-    .execute(&mut **tx)
-    .await?
-    .last_insert_rowid())
+    let id = next_instance_id(tx).await?;
+    insert_instances(tx, dataset_id, id, std::slice::from_ref(i)).await?;
+    Ok(id)
 }
 
 /// Rows per multi-row INSERT: 1,000 rows of up to 10 values stay far below
