@@ -289,10 +289,15 @@ pub fn link_files(files: &[FileRef], checked: &[Checked], positives: &Path, nega
     }))
 }
 
-/// Writes a file under a temporary name and renames it into place.
+/// Writes a file under a temporary name, flushes it, and renames it into
+/// place: a crash must never leave a partial file under a final name, which
+/// a later import would take as present (link mode's fallback and display
+/// copies only; the copy mode stages and flushes in bulk instead).
 fn place(path: &Path, bytes: &[u8], unique: usize) -> Result<(), String> {
+    use std::io::Write;
     let tmp = path.with_extension(format!("tmp-{}-{unique}", std::process::id()));
-    std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| {
+    let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()));
+    written.and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         format!("writing into the store: {e}")
     })
