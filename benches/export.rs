@@ -18,7 +18,11 @@ use std::time::Instant;
 
 fn vm_hwm_kb() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).unwrap_or(0)
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
 }
 
 fn png(seed: u8) -> Vec<u8> {
@@ -75,8 +79,14 @@ async fn build(dir: &Path, n: usize) -> SqlitePool {
     let step3 = "name = \"S3\"\nkind = \"four_image\"\ndataset = \"bench\"\nseed = 1\nresolve = \"first\"\n[assignment]\nrule = \"pairs\"\npairs = [[\"a1\", \"a2\"]]\noverlap = 2000\n";
     // Every 4th instance None; elsewhere slots differ between the pair now and then.
     answer(&pool, step3, "CASE WHEN t.instance_id % 4 = 3 THEN 'none' ELSE CAST((t.instance_id + t.user_id * (t.instance_id % 5 = 0)) % 3 AS TEXT) END").await;
-    let step4 = step3.replace("S3", "S4").replace("four_image", "ambiguity").replace("seed = 1", "seed = 2\nsource = \"S3\"");
-    answer(&pool, &step4, "CASE (t.instance_id + t.user_id) % 5 WHEN 0 THEN 'both' WHEN 1 THEN 'generated' ELSE 'real' END").await;
+    let step4 =
+        step3.replace("S3", "S4").replace("four_image", "ambiguity").replace("seed = 1", "seed = 2\nsource = \"S3\"");
+    answer(
+        &pool,
+        &step4,
+        "CASE (t.instance_id + t.user_id) % 5 WHEN 0 THEN 'both' WHEN 1 THEN 'generated' ELSE 'real' END",
+    )
+    .await;
     pool
 }
 
@@ -84,14 +94,26 @@ async fn build(dir: &Path, n: usize) -> SqlitePool {
 async fn answer(pool: &SqlitePool, spec: &str, value_sql: &str) {
     let study = studies::parse_spec(spec, 0).unwrap();
     let id = studies::create_study(pool, &study, spec).await.unwrap();
-    let items: Vec<i64> = sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id").bind(id).fetch_all(pool).await.unwrap();
+    let items: Vec<i64> =
+        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
+            .bind(id)
+            .fetch_all(pool)
+            .await
+            .unwrap();
     let mut tx = pool.begin().await.unwrap();
     for name in ["a1", "a2"] {
-        let user: i64 = sqlx::query_scalar("SELECT id FROM users WHERE username = ?").bind(name).fetch_one(&mut *tx).await.unwrap();
+        let user: i64 =
+            sqlx::query_scalar("SELECT id FROM users WHERE username = ?").bind(name).fetch_one(&mut *tx).await.unwrap();
         for chunk in study.rule.plan_upfront(study.seed, user, name, &items).chunks(5000) {
-            let mut q = sqlx::QueryBuilder::new("INSERT INTO tasks (study_id, user_id, instance_id, position, seed, done) ");
+            let mut q =
+                sqlx::QueryBuilder::new("INSERT INTO tasks (study_id, user_id, instance_id, position, seed, done) ");
             q.push_values(chunk, |mut row, t| {
-                row.push_bind(id).push_bind(user).push_bind(t.item).push_bind(t.position).push_bind(t.seed as i64).push_bind(1);
+                row.push_bind(id)
+                    .push_bind(user)
+                    .push_bind(t.item)
+                    .push_bind(t.position)
+                    .push_bind(t.seed as i64)
+                    .push_bind(1);
             });
             q.build().execute(&mut *tx).await.unwrap();
         }
@@ -108,7 +130,13 @@ async fn answer(pool: &SqlitePool, spec: &str, value_sql: &str) {
 }
 
 fn du(path: &Path) -> u64 {
-    std::fs::read_dir(path).map(|d| d.flatten().map(|e| e.metadata().map(|m| if m.is_dir() { du(&e.path()) } else { m.len() }).unwrap_or(0)).sum()).unwrap_or(0)
+    std::fs::read_dir(path)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.metadata().map(|m| if m.is_dir() { du(&e.path()) } else { m.len() }).unwrap_or(0))
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 /// In the child: one export (or only the pipeline's outcomes), then its figures.
@@ -138,9 +166,11 @@ fn main() {
     let start = Instant::now();
     rt.block_on(async { build(tmp.path(), n).await.close().await });
     println!("built {n} instances with Step 3 and Step 4 answers in {:.1} s", start.elapsed().as_secs_f64());
-    let runs = [("-", "outcomes-only")]
-        .into_iter()
-        .chain(["csv", "jsonl", "parquet"].into_iter().flat_map(|f| [(f, Stage::Final.as_str()), (f, Stage::Candidates.as_str())]));
+    let runs = [("-", "outcomes-only")].into_iter().chain(
+        ["csv", "jsonl", "parquet"]
+            .into_iter()
+            .flat_map(|f| [(f, Stage::Final.as_str()), (f, Stage::Candidates.as_str())]),
+    );
     for (format, stage) in runs {
         let out = tmp.path().join(format!("out-{format}-{stage}"));
         let res = std::process::Command::new(std::env::current_exe().unwrap())

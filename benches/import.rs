@@ -50,7 +50,12 @@ fn real_file(dir: &Path) {
     let (pos, neg) = (dir.join("real-pos"), dir.join("real-neg"));
     let start = Instant::now();
     placeholders::write_all(&p, &n, &pos, &neg);
-    println!("(a) real candidates.csv: generated {} positive JPEG + {} negative PNG placeholders in {:.1} s", p.len(), n.len(), start.elapsed().as_secs_f64());
+    println!(
+        "(a) real candidates.csv: generated {} positive JPEG + {} negative PNG placeholders in {:.1} s",
+        p.len(),
+        n.len(),
+        start.elapsed().as_secs_f64()
+    );
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     rt.block_on(async {
         for (run, link) in [(1, false), (2, false), (3, false), (4, true), (5, true), (6, true)] {
@@ -139,8 +144,18 @@ fn import_synthetic(dir: &Path, file: &Path, pos: &Path, neg: &Path, link: bool)
         }
     }
     // ru_maxrss covers every waited-for child: the largest import so far.
-    println!("(b) {mode}: wall {:.1} s including process start; peak RSS of the import process(es) so far {} MiB", wall.as_secs_f64(), child_peak_rss_kib() / 1024);
-    let db_bytes: u64 = std::fs::read_dir(&data).unwrap().flatten().filter_map(|e| e.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum();
+    println!(
+        "(b) {mode}: wall {:.1} s including process start; peak RSS of the import process(es) so far {} MiB",
+        wall.as_secs_f64(),
+        child_peak_rss_kib() / 1024
+    );
+    let db_bytes: u64 = std::fs::read_dir(&data)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
     println!("(b) {mode}: database files {} MiB", db_bytes / (1 << 20));
     std::fs::remove_dir_all(&data).unwrap();
 }
@@ -148,9 +163,22 @@ fn import_synthetic(dir: &Path, file: &Path, pos: &Path, neg: &Path, link: bool)
 /// Rows reuse the real captions and categories, in order, with fresh indexes.
 fn write_csv(path: &Path, rows: usize, pos: &[String], neg: &[String]) {
     let mut real = csv::Reader::from_path(shared("candidates.csv")).unwrap();
-    let texts: Vec<[String; 4]> = real.records().map(|r| r.unwrap()).map(|r| [1, 2, 3, 4].map(|i| r[i].to_string())).collect();
+    let texts: Vec<[String; 4]> =
+        real.records().map(|r| r.unwrap()).map(|r| [1, 2, 3, 4].map(|i| r[i].to_string())).collect();
     let mut w = csv::Writer::from_writer(std::io::BufWriter::new(std::fs::File::create(path).unwrap()));
-    w.write_record(["filename", "caption", "negative_caption", "type", "subtype", "index", "hn_img_0", "hn_img_1", "hn_img_2", "hn_img_3"]).unwrap();
+    w.write_record([
+        "filename",
+        "caption",
+        "negative_caption",
+        "type",
+        "subtype",
+        "index",
+        "hn_img_0",
+        "hn_img_1",
+        "hn_img_2",
+        "hn_img_3",
+    ])
+    .unwrap();
     for i in 0..rows {
         let t = &texts[i % texts.len()];
         let p = &pos[i * pos.len() / rows];

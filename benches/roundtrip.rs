@@ -45,7 +45,9 @@ impl Annotator {
 
 fn report(name: &str, mut lat: Vec<Duration>, wall: Duration) {
     lat.sort();
-    let pct = |p: f64| lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1))).copied().unwrap_or_default();
+    let pct = |p: f64| {
+        lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1))).copied().unwrap_or_default()
+    };
     println!(
         "{name}: {} round trips in {:.1} s = {:.0}/s; latency p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
         lat.len(),
@@ -65,7 +67,9 @@ async fn make_annotators(app: &TestApp, prefix: &str, n: usize) -> Vec<Annotator
         let db = db.clone();
         let name = format!("{prefix}{i}");
         created.push(tokio::spawn(async move {
-            hardneg::server::auth::add_user(&db, &name, hardneg::domain::role::Role::Annotator, password).await.unwrap();
+            hardneg::server::auth::add_user(&db, &name, hardneg::domain::role::Role::Annotator, password)
+                .await
+                .unwrap();
         }));
     }
     for c in created {
@@ -113,7 +117,13 @@ async fn arrive(base: &str, study: i64, annotators: Vec<Annotator>) -> (Vec<Anno
 
 /// The first round trip of each annotator (arrival: its queue is created) is
 /// reported apart from the steady state.
-async fn drive(base: &str, study: i64, annotators: Vec<Annotator>, length: Duration, period: Option<Duration>) -> (Vec<Duration>, Vec<Duration>, Duration) {
+async fn drive(
+    base: &str,
+    study: i64,
+    annotators: Vec<Annotator>,
+    length: Duration,
+    period: Option<Duration>,
+) -> (Vec<Duration>, Vec<Duration>, Duration) {
     let start = Instant::now();
     let deadline = start + length;
     let n = annotators.len().max(1) as u32;

@@ -26,15 +26,18 @@ fn rate(n: usize, start: Instant) -> f64 {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let tmp = tempfile::tempdir()?;
-    let root = std::env::var_os("HARDNEG_BENCH_DIR").map(std::path::PathBuf::from).unwrap_or_else(|| tmp.path().to_path_buf());
+    let root =
+        std::env::var_os("HARDNEG_BENCH_DIR").map(std::path::PathBuf::from).unwrap_or_else(|| tmp.path().to_path_buf());
     let data = root.join("data");
     std::fs::create_dir_all(&data)?;
     let db = hardneg::server::db::open_pool(&data.join("hardneg.sqlite")).await?;
     let store = ImageStore::new(data.join("images"));
     hardneg::server::demo_seed::seed_demo_dataset(&db, &store, INSTANCES).await?;
-    let rows: Vec<(String, String, String)> = sqlx::query_as("SELECT caption, negative_caption, positive_image FROM instances").fetch_all(&db).await?;
+    let rows: Vec<(String, String, String)> =
+        sqlx::query_as("SELECT caption, negative_caption, positive_image FROM instances").fetch_all(&db).await?;
     let captions: Vec<String> = rows.iter().flat_map(|(a, b, _)| [a.clone(), b.clone()]).collect();
-    let words: Vec<&str> = captions.iter().flat_map(|c| c.split(|ch: char| !ch.is_alphanumeric())).filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> =
+        captions.iter().flat_map(|c| c.split(|ch: char| !ch.is_alphanumeric())).filter(|w| !w.is_empty()).collect();
 
     let model = root.join("vit-b-32");
     let start = Instant::now();

@@ -45,7 +45,11 @@ impl Browser {
         let caps = caps.as_object().unwrap().clone();
         let mut last = None;
         for _ in 0..100 {
-            match ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new()).capabilities(caps.clone()).connect(&format!("http://127.0.0.1:{port}")).await {
+            match ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+                .capabilities(caps.clone())
+                .connect(&format!("http://127.0.0.1:{port}"))
+                .await
+            {
                 Ok(client) => return Browser { client, driver, _profile: profile },
                 Err(e) => last = Some(e),
             }
@@ -79,7 +83,8 @@ impl Browser {
     }
 
     pub async fn press(&self, key: char) {
-        let keys = KeyActions::new("keyboard".into()).then(KeyAction::Down { value: key }).then(KeyAction::Up { value: key });
+        let keys =
+            KeyActions::new("keyboard".into()).then(KeyAction::Down { value: key }).then(KeyAction::Up { value: key });
         self.client.perform_actions(keys).await.unwrap();
     }
 

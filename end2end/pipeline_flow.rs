@@ -171,8 +171,11 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     let b = Browser::start().await;
     b.login(&app.base, "annotator1", &app.password("annotator1")).await;
     open_study(&b, &app, "E2E Step 3").await;
-    let first: Vec<usize> =
-        answer_all(&b, |s| step3_key(&truth, truth.instance(s), &s.images())).await.iter().map(|s| truth.instance(s)).collect();
+    let first: Vec<usize> = answer_all(&b, |s| step3_key(&truth, truth.instance(s), &s.images()))
+        .await
+        .iter()
+        .map(|s| truth.instance(s))
+        .collect();
 
     // annotator2 agrees with the truth except on one shared item.
     b.client.delete_all_cookies().await.unwrap();
@@ -184,7 +187,11 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
         let right = step3_key(&truth, i, &s.images());
         if disagreed.is_none() && first.contains(&i) {
             disagreed = Some(i);
-            if right == 'n' { 'a' } else { 'n' }
+            if right == 'n' {
+                'a'
+            } else {
+                'n'
+            }
         } else {
             right
         }
@@ -221,7 +228,11 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
         }
         step4_seen += answer_all(&b, |s| {
             let (i, imgs) = (truth.instance(s), s.images());
-            assert_eq!(s.prompt.as_deref(), Some(truth.demo[i].caption.as_str()), "Step 4 asks about the original caption");
+            assert_eq!(
+                s.prompt.as_deref(),
+                Some(truth.demo[i].caption.as_str()),
+                "Step 4 asks about the original caption"
+            );
             assert_eq!(imgs.len(), 2, "Step 4 shows the real and the generated image");
             let generated = imgs.iter().find(|(_, src)| truth.slot_of.contains_key(src)).expect("one generated image");
             if truth.step4_keeps(i) {
@@ -278,7 +289,11 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
         assert!(truth.step4_keeps(i), "instance {i} should not be in the final export");
         let slot = truth.step3_slot(i).unwrap();
         assert_eq!(files[&format!("demo-final/{}", &r[img])], truth.demo[i].positive_png, "real image of {i}");
-        assert_eq!(files[&format!("demo-final/{}", &r[neg_img])], truth.demo[i].candidates_png[slot], "chosen image of {i}");
+        assert_eq!(
+            files[&format!("demo-final/{}", &r[neg_img])],
+            truth.demo[i].candidates_png[slot],
+            "chosen image of {i}"
+        );
         exported.push(i);
     }
     assert_eq!(exported.len(), kept, "every kept instance is exported");
@@ -309,9 +324,11 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
         if let Some(img) = &s.prompt_image {
             // Image to text: the caption that describes this image.
             assert!(order.len() < 2 * sample, "image-to-text questions come first");
-            let i = truth.demo.iter().position(|d| {
-                s.options.iter().any(|(_, _, t)| t.as_deref() == Some(d.caption.as_str()))
-            }).expect("known captions");
+            let i = truth
+                .demo
+                .iter()
+                .position(|d| s.options.iter().any(|(_, _, t)| t.as_deref() == Some(d.caption.as_str())))
+                .expect("known captions");
             if !order.contains(&i) {
                 order.push(i);
             }

@@ -18,7 +18,12 @@ async fn annotate_all(app: &TestApp, user: &str, none_if: fn(&str) -> bool) -> H
         let caption = task["prompt"]["text"].as_str().unwrap().to_string();
         let none = none_if(&caption);
         let option = if none { "none" } else { "A" };
-        let res = client.post(app.url(&format!("/api/v1/tasks/{}/answer", task["task_id"]))).json(&json!({"option": option})).send().await.unwrap();
+        let res = client
+            .post(app.url(&format!("/api/v1/tasks/{}/answer", task["task_id"])))
+            .json(&json!({"option": option}))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(res.status(), 200);
         said_none.insert(caption, none);
     }
@@ -49,7 +54,10 @@ async fn cohen_kappa_of_two_annotators_matches_the_hand_computed_table() {
     let r: Value = researcher.get(&url).send().await.unwrap().json().await.unwrap();
     assert_eq!(r["categories"], json!(["image", "none"]));
     let pair = &r["pairs"][0];
-    assert_eq!((pair["a"].as_str(), pair["b"].as_str(), pair["n"].as_u64()), (Some("annotator1"), Some("annotator2"), Some(63)));
+    assert_eq!(
+        (pair["a"].as_str(), pair["b"].as_str(), pair["n"].as_u64()),
+        (Some("annotator1"), Some("annotator2"), Some(63))
+    );
     assert!((pair["observed"].as_f64().unwrap() - po).abs() < 1e-12);
     assert!((pair["expected"].as_f64().unwrap() - pe).abs() < 1e-12);
     assert!((pair["kappa"].as_f64().unwrap() - kappa).abs() < 1e-12);
@@ -69,9 +77,11 @@ async fn cohen_kappa_of_two_annotators_matches_the_hand_computed_table() {
         .output()
         .unwrap();
     assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap(), r);
-    let default: Value = researcher.get(app.url("/api/v1/studies/1/agreement")).send().await.unwrap().json().await.unwrap();
+    let default: Value =
+        researcher.get(app.url("/api/v1/studies/1/agreement")).send().await.unwrap().json().await.unwrap();
     assert_eq!(default, r, "a four_image study reports the binary mapping unless asked otherwise");
-    let full: Value = researcher.get(app.url("/api/v1/studies/1/agreement?mapping=full")).send().await.unwrap().json().await.unwrap();
+    let full: Value =
+        researcher.get(app.url("/api/v1/studies/1/agreement?mapping=full")).send().await.unwrap().json().await.unwrap();
     assert_eq!(full["categories"].as_array().unwrap().len(), 5);
     assert_eq!(researcher.get(app.url("/api/v1/studies/1/agreement?mapping=odd")).send().await.unwrap().status(), 422);
     let annotator = app.login("annotator1").await;

@@ -45,7 +45,12 @@ async fn every_route_checks_the_role() {
         (Method::GET, "/api/v1/datasets/demo/funnel".into(), None, [401, 403, 200, 200]),
         (Method::GET, format!("/api/v1/studies/{study}/disputes"), None, [401, 403, 200, 200]),
         // A valid decision (the instance is an item of the demo study).
-        (Method::POST, format!("/api/v1/studies/{study}/adjudicate"), Some(json!({"instance_id": 1, "value": "none"})), [401, 403, 204, 204]),
+        (
+            Method::POST,
+            format!("/api/v1/studies/{study}/adjudicate"),
+            Some(json!({"instance_id": 1, "value": "none"})),
+            [401, 403, 204, 204],
+        ),
         (Method::GET, image.clone(), None, [401, 200, 200, 200]),
         (Method::GET, format!("{image}/original"), None, [401, 200, 200, 200]),
         (Method::DELETE, "/api/v1/session".into(), None, [204, 204, 204, 204]),
@@ -65,7 +70,8 @@ async fn every_route_checks_the_role() {
 #[tokio::test]
 async fn pages_are_guarded_by_role() {
     let app = TestApp::spawn();
-    let no_redirect = |c: reqwest::ClientBuilder| c.cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let no_redirect =
+        |c: reqwest::ClientBuilder| c.cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let anon = no_redirect(Client::builder());
     let res = anon.get(app.url("/annotate")).send().await.unwrap();
     assert_eq!(res.status(), StatusCode::SEE_OTHER);
@@ -88,7 +94,12 @@ async fn bad_login_is_401_and_sets_no_session() {
     let app = TestApp::spawn();
     let client = TestApp::client();
     for (user, pw) in [("annotator1", "wrong password"), ("nobody", "whatever1")] {
-        let res = client.post(app.url("/api/v1/session")).json(&json!({"username": user, "password": pw})).send().await.unwrap();
+        let res = client
+            .post(app.url("/api/v1/session"))
+            .json(&json!({"username": user, "password": pw}))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(res.status(), 401, "{user}");
         let body: Value = res.json().await.unwrap();
         assert_eq!(body["error"], "unknown username or wrong password");
@@ -122,7 +133,13 @@ async fn answers_are_idempotent_validated_and_counted() {
     assert_eq!(bad.status(), 422);
     let msg: Value = bad.json().await.unwrap();
     assert!(msg["error"].as_str().unwrap().contains("A, B, C, D, none"), "{msg}");
-    let malformed = ann.post(app.url(&format!("/api/v1/tasks/{task}/answer"))).body("{").header("content-type", "application/json").send().await.unwrap();
+    let malformed = ann
+        .post(app.url(&format!("/api/v1/tasks/{task}/answer")))
+        .body("{")
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(malformed.status(), 422);
     assert_eq!(answer(&ann, &app, 999_999, "A").await.status(), 404);
 
@@ -138,7 +155,14 @@ async fn answers_are_idempotent_validated_and_counted() {
     assert_eq!(second["progress"]["done"], 1);
 
     let researcher = app.login("researcher").await;
-    let progress: Value = researcher.get(app.url(&format!("/api/v1/studies/{study}/progress"))).send().await.unwrap().json().await.unwrap();
+    let progress: Value = researcher
+        .get(app.url(&format!("/api/v1/studies/{study}/progress")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(progress["answers"], 1);
     let b = progress["distribution"].as_array().unwrap().iter().find(|c| c["option"] == "B").unwrap();
     assert_eq!(b["count"], 1);

@@ -18,7 +18,11 @@ async fn study_names(app: &TestApp, user: &str) -> Vec<String> {
 async fn a_study_spec_with_named_annotators_admits_only_them() {
     let app = TestApp::spawn();
     let spec = app.data_dir.join("pilot.toml");
-    std::fs::write(&spec, "name = \"Pilot\"\nkind = \"four_image\"\ndataset = \"demo\"\nannotators = [\"annotator2\"]\nseed = 11\n").unwrap();
+    std::fs::write(
+        &spec,
+        "name = \"Pilot\"\nkind = \"four_image\"\ndataset = \"demo\"\nannotators = [\"annotator2\"]\nseed = 11\n",
+    )
+    .unwrap();
     let out = hardneg(&app, &["study", "create", spec.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("Pilot (seed 11)"));
@@ -30,7 +34,11 @@ async fn a_study_spec_with_named_annotators_admits_only_them() {
     // The same name twice is refused, naming the field.
     let again = hardneg(&app, &["study", "create", spec.to_str().unwrap()]);
     assert!(!again.status.success());
-    assert!(String::from_utf8_lossy(&again.stderr).contains("field `name`"), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("field `name`"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
 }
 
 #[tokio::test]
@@ -44,7 +52,10 @@ async fn bad_specs_and_accounts_are_refused_with_a_reason() {
     for (i, (body, expected)) in cases.iter().enumerate() {
         let spec = app.data_dir.join(format!("bad{i}.toml"));
         let text = if body.contains("dataset") || body.contains("typo") {
-            format!("name = \"Bad {i}\"\nannotators = \"all\"\n{body}\n{}", if body.contains("dataset") { "" } else { "dataset = \"demo\"" })
+            format!(
+                "name = \"Bad {i}\"\nannotators = \"all\"\n{body}\n{}",
+                if body.contains("dataset") { "" } else { "dataset = \"demo\"" }
+            )
         } else {
             format!("name = \"Bad {i}\"\nannotators = \"all\"\ndataset = \"demo\"\n{body}\n")
         };
@@ -55,7 +66,11 @@ async fn bad_specs_and_accounts_are_refused_with_a_reason() {
         assert!(err.contains(&format!("bad{i}.toml")), "the error names the file: {err}");
     }
     let named_researcher = app.data_dir.join("r.toml");
-    std::fs::write(&named_researcher, "name = \"R\"\nkind = \"four_image\"\ndataset = \"demo\"\nannotators = [\"researcher\"]\n").unwrap();
+    std::fs::write(
+        &named_researcher,
+        "name = \"R\"\nkind = \"four_image\"\ndataset = \"demo\"\nannotators = [\"researcher\"]\n",
+    )
+    .unwrap();
     let out = hardneg(&app, &["study", "create", named_researcher.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("is a researcher, not an annotator"));
 

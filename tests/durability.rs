@@ -27,7 +27,11 @@ async fn no_acknowledged_answer_is_lost_on_sigkill() {
                 let Ok(task) = res.json::<Value>().await else { return };
                 let id = task["task_id"].as_i64().unwrap();
                 let option = ["A", "B", "C", "D", "none"][i % 5];
-                let sent = client.post(format!("{base}/api/v1/tasks/{id}/answer")).json(&json!({"option": option})).send().await;
+                let sent = client
+                    .post(format!("{base}/api/v1/tasks/{id}/answer"))
+                    .json(&json!({"option": option}))
+                    .send()
+                    .await;
                 match sent {
                     Ok(r) if r.status() == 200 => acked.lock().unwrap().push((name.clone(), id, option.to_string())),
                     _ => return,
@@ -50,7 +54,9 @@ async fn no_acknowledged_answer_is_lost_on_sigkill() {
     drop(app);
     let mut restarted = TestApp::spawn_on(tmp.path(), &[]);
     restarted.accounts = passwords;
-    for (name, client) in [("annotator1", restarted.login("annotator1").await), ("annotator2", restarted.login("annotator2").await)] {
+    for (name, client) in
+        [("annotator1", restarted.login("annotator1").await), ("annotator2", restarted.login("annotator2").await)]
+    {
         for (_, id, option) in acked.iter().filter(|(n, _, _)| n == name) {
             // Re-answering reports the stored answer: it must be there, unchanged.
             let res: Value = client

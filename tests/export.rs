@@ -40,7 +40,12 @@ fn hash_of(url: &str) -> String {
 }
 
 /// Answers the caller's whole queue; `choose` returns the option id and what it means.
-async fn work_through<T>(app: &TestApp, who: &str, study: i64, mut choose: impl FnMut(usize, &Value) -> (String, T)) -> Vec<T> {
+async fn work_through<T>(
+    app: &TestApp,
+    who: &str,
+    study: i64,
+    mut choose: impl FnMut(usize, &Value) -> (String, T),
+) -> Vec<T> {
     let client = app.login(who).await;
     let mut out = Vec::new();
     loop {
@@ -50,7 +55,12 @@ async fn work_through<T>(app: &TestApp, who: &str, study: i64, mut choose: impl 
         }
         let task: Value = res.json().await.unwrap();
         let (option, meaning) = choose(out.len(), &task);
-        let res = client.post(app.url(&format!("/api/v1/tasks/{}/answer", task["task_id"]))).json(&json!({ "option": option })).send().await.unwrap();
+        let res = client
+            .post(app.url(&format!("/api/v1/tasks/{}/answer", task["task_id"])))
+            .json(&json!({ "option": option }))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(res.status(), 200);
         out.push(meaning);
     }
@@ -79,7 +89,9 @@ async fn curate(app: &TestApp) -> Decided {
         let answers = work_through(app, who, s3, |n, task| {
             let caption = task["prompt"]["text"].as_str().unwrap().to_string();
             let pick = if who == "annotator1" { ["A", "B", "none", "C"][n % 4] } else { ["A", "none"][n % 2] };
-            let image = task["options"].as_array().unwrap().iter().find(|o| o["id"] == pick).unwrap()["image_url"].as_str().map(hash_of);
+            let image = task["options"].as_array().unwrap().iter().find(|o| o["id"] == pick).unwrap()["image_url"]
+                .as_str()
+                .map(hash_of);
             (pick.to_string(), (caption, image))
         })
         .await;
@@ -95,8 +107,17 @@ async fn curate(app: &TestApp) -> Decided {
             assert_eq!(images.len(), 2);
             // The generated side is the image Step 3 chose.
             let chosen: BTreeSet<&String> = d.step3.values().filter_map(|(i, _)| i.as_ref()).collect();
-            let (real, generated) = if chosen.contains(&images[0]) { (images[1].clone(), images[0].clone()) } else { (images[0].clone(), images[1].clone()) };
-            let id_of = |hash: &str| opts.iter().find(|o| o["image_url"].as_str().map(hash_of).as_deref() == Some(hash)).unwrap()["id"].as_str().unwrap().to_string();
+            let (real, generated) = if chosen.contains(&images[0]) {
+                (images[1].clone(), images[0].clone())
+            } else {
+                (images[0].clone(), images[1].clone())
+            };
+            let id_of = |hash: &str| {
+                opts.iter().find(|o| o["image_url"].as_str().map(hash_of).as_deref() == Some(hash)).unwrap()["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            };
             let value = match (who, n % 3, n % 2) {
                 ("annotator2", _, 0) => ("both".to_string(), "both"),
                 ("annotator1", 2, _) => (id_of(&generated), "generated"),
@@ -113,7 +134,14 @@ async fn curate(app: &TestApp) -> Decided {
 }
 
 fn export(app: &TestApp, out: &Path, args: &[&str]) -> String {
-    let res = Command::new(env!("CARGO_BIN_EXE_hardneg")).args(["export", "demo", "--out"]).arg(out).args(args).arg("--data-dir").arg(&app.data_dir).output().unwrap();
+    let res = Command::new(env!("CARGO_BIN_EXE_hardneg"))
+        .args(["export", "demo", "--out"])
+        .arg(out)
+        .args(args)
+        .arg("--data-dir")
+        .arg(&app.data_dir)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&res.stdout).to_string() + &String::from_utf8_lossy(&res.stderr);
     assert!(res.status.success(), "export {args:?}: {text}");
     text
@@ -122,7 +150,9 @@ fn export(app: &TestApp, out: &Path, args: &[&str]) -> String {
 fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
     let mut r = csv::Reader::from_path(path).unwrap();
     let headers = r.headers().unwrap().clone();
-    r.records().map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect()).collect()
+    r.records()
+        .map(|rec| headers.iter().zip(rec.unwrap().iter()).map(|(h, v)| (h.to_string(), v.to_string())).collect())
+        .collect()
 }
 
 fn stem(path: &str) -> String {
@@ -158,7 +188,11 @@ fn python_check(parquet: &Path) -> Value {
         .env("HF_HUB_OFFLINE", "1")
         .output()
         .expect("python3 is needed to check parquet (scripts/setup.sh installs pyarrow, datasets, pillow)");
-    assert!(out.status.success(), "python check failed (scripts/setup.sh installs pyarrow, datasets and pillow):\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "python check failed (scripts/setup.sh installs pyarrow, datasets and pillow):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(out.stdout.split(|&b| b == b'\n').filter(|l| l.starts_with(b"{")).last().unwrap()).unwrap()
 }
 
@@ -171,12 +205,14 @@ async fn exports_match_what_the_answers_decided() {
     let dir = |name: &str| tmp.path().join(name);
 
     // Final stage: exactly the instances Step 4 kept, with the chosen image.
-    let kept: BTreeSet<(String, String)> = d.step4.iter().filter(|(_, v)| *v == "real").map(|(k, _)| k.clone()).collect();
+    let kept: BTreeSet<(String, String)> =
+        d.step4.iter().filter(|(_, v)| *v == "real").map(|(k, _)| k.clone()).collect();
     assert!(!kept.is_empty() && kept.len() < d.step4.len(), "some kept, some dropped");
     let msg = export(&app, &dir("final-csv"), &["--format", "csv"]);
     assert!(msg.contains(&format!("exported {} rows", kept.len())), "{msg}");
     let rows = csv_rows(&dir("final-csv").join("data.csv"));
-    let got: BTreeSet<(String, String)> = rows.iter().map(|r| (stem(&r["image"]), stem(&r["negative_image"]))).collect();
+    let got: BTreeSet<(String, String)> =
+        rows.iter().map(|r| (stem(&r["image"]), stem(&r["negative_image"]))).collect();
     assert_eq!(got, kept);
     for r in &rows {
         let (chosen, answers) = &d.step3[&r["negative_caption"]];
@@ -192,11 +228,26 @@ async fn exports_match_what_the_answers_decided() {
         assert_eq!(r["step3_resolved_by"], expect_by);
         assert!(["single", "unanimous", "first"].contains(&r["step4_resolved_by"].as_str()));
         let bytes = std::fs::read(dir("final-csv").join(&r["negative_image"])).unwrap();
-        let served = researcher.get(app.url(&format!("/img/{}/original", stem(&r["negative_image"])))).send().await.unwrap().bytes().await.unwrap();
+        let served = researcher
+            .get(app.url(&format!("/img/{}/original", stem(&r["negative_image"]))))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
         assert_eq!(bytes, served.to_vec(), "negative image bytes are the chosen candidate's");
     }
     let card = std::fs::read_to_string(dir("final-csv").join("README.md")).unwrap();
-    for needle in ["Rows per type and subtype", "Curation funnel", "### Step 3: S3", "### Step 4: S4", "| annotator1 | annotator2 |", "caption normalisation | `none`", "--format csv --stage final"] {
+    for needle in [
+        "Rows per type and subtype",
+        "Curation funnel",
+        "### Step 3: S3",
+        "### Step 4: S4",
+        "| annotator1 | annotator2 |",
+        "caption normalisation | `none`",
+        "--format csv --stage final",
+    ] {
         assert!(card.contains(needle), "card lacks {needle:?}:\n{card}");
     }
 
@@ -206,20 +257,37 @@ async fn exports_match_what_the_answers_decided() {
     assert_eq!(s3_rows.len(), d.step3.values().filter(|(i, _)| i.is_some()).count());
     assert!(s3_rows.iter().all(|r| !r.contains_key("step4_votes")));
     export(&app, &dir("cand"), &["--format", "jsonl", "--stage", "candidates"]);
-    let lines: Vec<Value> = std::fs::read_to_string(dir("cand").join("data.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = std::fs::read_to_string(dir("cand").join("data.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 63);
     assert!(lines.iter().all(|l| l["negative_image"].is_null() && l["candidate_3"].is_string()));
 
     // JSONL of the final stage: votes as arrays.
     export(&app, &dir("final-jsonl"), &["--format", "jsonl"]);
-    let lines: Vec<Value> = std::fs::read_to_string(dir("final-jsonl").join("data.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = std::fs::read_to_string(dir("final-jsonl").join("data.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), kept.len());
     assert!(lines.iter().all(|l| l["step4_votes"][0]["annotator"].is_string()));
 
     // Splits: a deterministic partition per seed.
     let split = |name: &str, seed: &str| {
-        export(&app, &dir(name), &["--format", "csv", "--stage", "candidates", "--split", "train=0.8,val=0.2", "--seed", seed]);
-        let ids = |f: &str| csv_rows(&dir(name).join(f)).iter().map(|r| r["instance_id"].parse::<i64>().unwrap()).collect::<BTreeSet<_>>();
+        export(
+            &app,
+            &dir(name),
+            &["--format", "csv", "--stage", "candidates", "--split", "train=0.8,val=0.2", "--seed", seed],
+        );
+        let ids = |f: &str| {
+            csv_rows(&dir(name).join(f))
+                .iter()
+                .map(|r| r["instance_id"].parse::<i64>().unwrap())
+                .collect::<BTreeSet<_>>()
+        };
         (ids("train.csv"), ids("val.csv"))
     };
     let (a, b, c) = (split("sa", "3"), split("sb", "3"), split("sc", "4"));
@@ -233,7 +301,10 @@ async fn exports_match_what_the_answers_decided() {
     export(&app, &dir("pq"), &["--format", "parquet", "--split", "test"]);
     let py = python_check(&dir("pq").join("test.parquet"));
     assert_eq!(py["rows"], kept.len());
-    assert_eq!((py["features"]["image"].as_str(), py["features"]["negative_image"].as_str(), py["meta_image"].as_str()), (Some("Image"), Some("Image"), Some("Image")));
+    assert_eq!(
+        (py["features"]["image"].as_str(), py["features"]["negative_image"].as_str(), py["meta_image"].as_str()),
+        (Some("Image"), Some("Image"), Some("Image"))
+    );
     assert_eq!(py["features"]["caption"], "Value");
     assert!(py["first_size"][0].as_u64().unwrap() > 0);
     for r in py["rows_raw"].as_array().unwrap() {
@@ -245,7 +316,11 @@ async fn exports_match_what_the_answers_decided() {
     let annotator = app.login("annotator1").await;
     assert_eq!(annotator.get(url("?format=csv")).send().await.unwrap().status(), 403);
     assert_eq!(TestApp::client().get(url("?format=csv")).send().await.unwrap().status(), 401);
-    for (q, status, needle) in [("?format=xlsx", 422, "unknown format"), ("?format=csv&stage=step9", 422, "unknown stage"), ("", 422, "`format` is required")] {
+    for (q, status, needle) in [
+        ("?format=xlsx", 422, "unknown format"),
+        ("?format=csv&stage=step9", 422, "unknown stage"),
+        ("", 422, "`format` is required"),
+    ] {
         let res = researcher.get(url(q)).send().await.unwrap();
         assert_eq!(res.status(), status, "{q}");
         assert!(res.text().await.unwrap().contains(needle), "{q}");
@@ -258,7 +333,11 @@ async fn exports_match_what_the_answers_decided() {
     let body = res.bytes().await.unwrap();
     assert_eq!(body.len(), length);
     let files = untar(&body);
-    assert_eq!(files["demo-final/data.csv"], std::fs::read(dir("final-csv").join("data.csv")).unwrap(), "same rows as the CLI");
+    assert_eq!(
+        files["demo-final/data.csv"],
+        std::fs::read(dir("final-csv").join("data.csv")).unwrap(),
+        "same rows as the CLI"
+    );
     assert!(String::from_utf8_lossy(&files["demo-final/README.md"]).contains("downloaded"));
     let images: Vec<&String> = files.keys().filter(|k| k.starts_with("demo-final/images/")).collect();
     assert_eq!(images.len(), std::fs::read_dir(dir("final-csv").join("images")).unwrap().count());

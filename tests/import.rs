@@ -31,7 +31,15 @@ fn images(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 fn import(app: &TestApp, file: &Path, pos: &Path, neg: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["import", "candidates", file.to_str().unwrap(), "--positives", pos.to_str().unwrap(), "--negatives", neg.to_str().unwrap()];
+    let mut args = vec![
+        "import",
+        "candidates",
+        file.to_str().unwrap(),
+        "--positives",
+        pos.to_str().unwrap(),
+        "--negatives",
+        neg.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     hardneg(app, &args)
 }
@@ -43,13 +51,19 @@ async fn pool(app: &TestApp) -> sqlx::SqlitePool {
 /// Every row of every table, as text: equal dumps mean equal content.
 async fn dump(app: &TestApp) -> Vec<String> {
     let db = pool(app).await;
-    let tables: Vec<String> =
-        sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").fetch_all(&db).await.unwrap();
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )
+    .fetch_all(&db)
+    .await
+    .unwrap();
     let mut out = Vec::new();
     for t in tables {
-        let cols: Vec<String> = sqlx::query_scalar(&format!("SELECT name FROM pragma_table_info('{t}')")).fetch_all(&db).await.unwrap();
+        let cols: Vec<String> =
+            sqlx::query_scalar(&format!("SELECT name FROM pragma_table_info('{t}')")).fetch_all(&db).await.unwrap();
         let row = cols.iter().map(|c| format!("quote(\"{c}\")")).collect::<Vec<_>>().join(" || '|' || ");
-        let rows: Vec<String> = sqlx::query_scalar(&format!("SELECT {row} AS r FROM \"{t}\" ORDER BY r")).fetch_all(&db).await.unwrap();
+        let rows: Vec<String> =
+            sqlx::query_scalar(&format!("SELECT {row} AS r FROM \"{t}\" ORDER BY r")).fetch_all(&db).await.unwrap();
         out.extend(rows.into_iter().map(|r| format!("{t}: {r}")));
     }
     db.close().await;
@@ -65,7 +79,8 @@ async fn count(app: &TestApp, sql: &str) -> i64 {
 
 fn store_files(app: &TestApp) -> usize {
     fn walk(p: &Path) -> usize {
-        std::fs::read_dir(p).map_or(0, |d| d.flatten().map(|e| if e.path().is_dir() { walk(&e.path()) } else { 1 }).sum())
+        std::fs::read_dir(p)
+            .map_or(0, |d| d.flatten().map(|e| if e.path().is_dir() { walk(&e.path()) } else { 1 }).sum())
     }
     walk(&app.data_dir.join("images"))
 }
@@ -78,7 +93,11 @@ async fn real_candidates_import_and_match_the_released_results() {
     let out = import(&app, &shared("candidates.csv"), &pos, &neg, &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("imported 7512 instances into dataset \"candidates\" (normalize bivlc): 31609 images, 31609 new"), "{stdout}");
+    assert!(
+        stdout
+            .contains("imported 7512 instances into dataset \"candidates\" (normalize bivlc): 31609 images, 31609 new"),
+        "{stdout}"
+    );
     let per_dataset = "FROM instances i JOIN datasets d ON d.id = i.dataset_id WHERE d.name = 'candidates'";
     assert_eq!(count(&app, &format!("SELECT count(*) {per_dataset}")).await, 7512);
     assert_eq!(count(&app, &format!("SELECT count(*) FROM candidates c JOIN instances i ON i.id = c.instance_id JOIN datasets d ON d.id = i.dataset_id WHERE d.name = 'candidates'")).await, 30048);
@@ -86,9 +105,21 @@ async fn real_candidates_import_and_match_the_released_results() {
     // Every released result row is one of the normalised instances...
     let db = pool(&app).await;
     let instances: HashSet<(String, String, String, String)> =
-        sqlx::query_as(&format!("SELECT caption, negative_caption, neg_type, subtype {per_dataset}")).fetch_all(&db).await.unwrap().into_iter().collect();
-    let (orig, norm): (String, String) = sqlx::query_as(&format!("SELECT caption_orig, caption {per_dataset} AND key = '0'")).fetch_one(&db).await.unwrap();
-    assert_eq!((orig.as_str(), norm.as_str()), ("A cat and dog napping together on the couch.", "A cat and dog napping together on the couch."));
+        sqlx::query_as(&format!("SELECT caption, negative_caption, neg_type, subtype {per_dataset}"))
+            .fetch_all(&db)
+            .await
+            .unwrap()
+            .into_iter()
+            .collect();
+    let (orig, norm): (String, String) =
+        sqlx::query_as(&format!("SELECT caption_orig, caption {per_dataset} AND key = '0'"))
+            .fetch_one(&db)
+            .await
+            .unwrap();
+    assert_eq!(
+        (orig.as_str(), norm.as_str()),
+        ("A cat and dog napping together on the couch.", "A cat and dog napping together on the couch.")
+    );
     db.close().await;
     let mut results = csv::Reader::from_path(shared("results_ViT-B-32.csv")).unwrap();
     let mut n = 0;
@@ -100,7 +131,18 @@ async fn real_candidates_import_and_match_the_released_results() {
     }
     assert_eq!(n, 2933);
     // ...so the results import matches every row to an instance.
-    let out = hardneg(&app, &["results", "import", "--model", "CLIP", "--dataset", "candidates", shared("results_ViT-B-32.csv").to_str().unwrap()]);
+    let out = hardneg(
+        &app,
+        &[
+            "results",
+            "import",
+            "--model",
+            "CLIP",
+            "--dataset",
+            "candidates",
+            shared("results_ViT-B-32.csv").to_str().unwrap(),
+        ],
+    );
     assert!(text(&out.stdout).contains("imported 2933 results"), "{}", text(&out.stderr));
 
     // The same file again is a no-op.
@@ -114,11 +156,23 @@ async fn real_candidates_import_and_match_the_released_results() {
     // Another mode or another file under the same name is refused; another
     // name works and adds no image files (same content).
     let out = import(&app, &shared("candidates.csv"), &pos, &neg, &["--normalize", "preserve-entities"]);
-    assert!(text(&out.stderr).contains("dataset \"candidates\" already exists with normalisation bivlc"), "{}", text(&out.stderr));
-    let out = import(&app, &shared("candidates.csv"), &pos, &neg, &["--normalize", "preserve-entities", "--dataset", "pe"]);
-    assert!(text(&out.stdout).contains("into dataset \"pe\" (normalize preserve-entities): 31609 images, 0 new"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("dataset \"candidates\" already exists with normalisation bivlc"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out =
+        import(&app, &shared("candidates.csv"), &pos, &neg, &["--normalize", "preserve-entities", "--dataset", "pe"]);
+    assert!(
+        text(&out.stdout).contains("into dataset \"pe\" (normalize preserve-entities): 31609 images, 0 new"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(store_files(&app), files);
-    let out = hardneg(&app, &["import", "candidates", "x.csv", "--positives", ".", "--negatives", ".", "--normalize", "lower"]);
+    let out = hardneg(
+        &app,
+        &["import", "candidates", "x.csv", "--positives", ".", "--negatives", ".", "--normalize", "lower"],
+    );
     assert!(text(&out.stderr).contains("unknown normalisation mode \"lower\""), "{}", text(&out.stderr));
 }
 
@@ -145,11 +199,27 @@ async fn corrupted_copies_are_refused_whole_naming_line_and_field() {
     let missing = neg.join("41_000000274687_2.jpg"); // hn_img_2 of line 43
 
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-        ("no-column", corrupt(&|v| v[0] = replace(&v[0], "\"negative_caption\"", b"\"neg\"")), ":1: missing column(s): negative_caption"),
-        ("bad-subtype", corrupt(&|v| v[2] = replace(&v[2], "\"obj\"", b"\"thing\"")), ":3: field `subtype`: unknown subtype \"thing\""),
+        (
+            "no-column",
+            corrupt(&|v| v[0] = replace(&v[0], "\"negative_caption\"", b"\"neg\"")),
+            ":1: missing column(s): negative_caption",
+        ),
+        (
+            "bad-subtype",
+            corrupt(&|v| v[2] = replace(&v[2], "\"obj\"", b"\"thing\"")),
+            ":3: field `subtype`: unknown subtype \"thing\"",
+        ),
         ("truncated", corrupt(&|v| v[7512] = v[7512][..30].to_vec()), ":7513: field `negative_caption`: missing"),
-        ("non-utf8", corrupt(&|v| v[99] = replace(&v[99], "\"A ", b"\"A \xff"),), ":100: field `caption`: not valid UTF-8 (byte 0xff"),
-        ("duplicate", corrupt(&|v| v[9] = replace(&v[9], "\"8\"", b"\"3\"")), ":10: field `index`: duplicate index \"3\" (first on line 5)"),
+        (
+            "non-utf8",
+            corrupt(&|v| v[99] = replace(&v[99], "\"A ", b"\"A \xff")),
+            ":100: field `caption`: not valid UTF-8 (byte 0xff",
+        ),
+        (
+            "duplicate",
+            corrupt(&|v| v[9] = replace(&v[9], "\"8\"", b"\"3\"")),
+            ":10: field `index`: duplicate index \"3\" (first on line 5)",
+        ),
         ("missing-image", original.clone(), ":43: field `hn_img_2`: image "),
         ("unreadable-image", original.clone(), ":2: field `filename`: image "),
     ];
@@ -172,7 +242,10 @@ async fn corrupted_copies_are_refused_whole_naming_line_and_field() {
         assert!(err.contains(&format!("{name}.csv{expected}")), "{name}: {err}");
         match name {
             "missing-image" => {
-                assert!(err.contains(&format!("image \"41_000000274687_2.jpg\" in {}: not found", neg.display())), "{err}");
+                assert!(
+                    err.contains(&format!("image \"41_000000274687_2.jpg\" in {}: not found", neg.display())),
+                    "{err}"
+                );
                 std::fs::write(&missing, placeholders::png(9_999_999)).unwrap();
             }
             "unreadable-image" => {
@@ -194,7 +267,12 @@ async fn corrupted_copies_are_refused_whole_naming_line_and_field() {
     let path = tmp.path().join("many.csv");
     std::fs::write(&path, many).unwrap();
     let err = text(&import(&app, &path, &pos, &neg, &[]).stderr);
-    assert!(err.contains("30 problem(s), nothing imported:") && err.contains("many.csv:21: field `subtype`") && err.contains("\nand 10 more"), "{err}");
+    assert!(
+        err.contains("30 problem(s), nothing imported:")
+            && err.contains("many.csv:21: field `subtype`")
+            && err.contains("\nand 10 more"),
+        "{err}"
+    );
     assert!(!err.contains("many.csv:22:"), "{err}");
     assert_eq!(dump(&app).await, before);
 }
@@ -211,7 +289,11 @@ async fn json_lines_import_with_numeric_or_string_indexes_and_links() {
         let rec = rec.unwrap();
         let mut obj = serde_json::Map::new();
         for (h, v) in headers.iter().zip(rec.iter()) {
-            let value = if h == "index" && i % 2 == 0 { serde_json::json!(v.parse::<u64>().unwrap()) } else { serde_json::json!(v) };
+            let value = if h == "index" && i % 2 == 0 {
+                serde_json::json!(v.parse::<u64>().unwrap())
+            } else {
+                serde_json::json!(v)
+            };
             obj.insert(h.to_string(), value);
         }
         body.push_str(&serde_json::Value::Object(obj).to_string());
@@ -229,7 +311,12 @@ async fn json_lines_import_with_numeric_or_string_indexes_and_links() {
     assert_eq!(std::fs::metadata(&stored).unwrap().ino(), std::fs::metadata(&source).unwrap().ino());
     let keys: Vec<String> = {
         let db = pool(&app).await;
-        sqlx::query_scalar("SELECT key FROM instances i JOIN datasets d ON d.id = i.dataset_id WHERE d.name = 'first50' ORDER BY i.id").fetch_all(&db).await.unwrap()
+        sqlx::query_scalar(
+            "SELECT key FROM instances i JOIN datasets d ON d.id = i.dataset_id WHERE d.name = 'first50' ORDER BY i.id",
+        )
+        .fetch_all(&db)
+        .await
+        .unwrap()
     };
     assert_eq!(keys, (0..50).map(|k| k.to_string()).collect::<Vec<_>>());
 
@@ -239,7 +326,11 @@ async fn json_lines_import_with_numeric_or_string_indexes_and_links() {
     let err = text(&import(&app, &cut, &pos, &neg, &[]).stderr);
     assert!(err.contains("cut.jsonl:50: not valid JSON") && err.contains("truncated"), "{err}");
     let bad = tmp.path().join("bad.jsonl");
-    std::fs::write(&bad, body.replacen("\"type\":\"add\"", "\"type\":7", 1).replacen("\"index\":2,", "\"index\":\"1\",", 1)).unwrap();
+    std::fs::write(
+        &bad,
+        body.replacen("\"type\":\"add\"", "\"type\":7", 1).replacen("\"index\":2,", "\"index\":\"1\",", 1),
+    )
+    .unwrap();
     let err = text(&import(&app, &bad, &pos, &neg, &[]).stderr);
     assert!(err.contains("bad.jsonl:1: field `type`: expected a string, got 7"), "{err}");
     assert!(err.contains("bad.jsonl:3: field `index`: duplicate index \"1\" (first on line 2)"), "{err}");
@@ -253,7 +344,9 @@ fn form(parts: &[(&str, Option<&str>, Vec<u8>)]) -> (String, Vec<u8>) {
     for (name, file, data) in parts {
         body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"").as_bytes());
         if let Some(file) = file {
-            body.extend_from_slice(format!("; filename=\"{file}\"\r\nContent-Type: application/octet-stream").as_bytes());
+            body.extend_from_slice(
+                format!("; filename=\"{file}\"\r\nContent-Type: application/octet-stream").as_bytes(),
+            );
         }
         body.extend_from_slice(b"\r\n\r\n");
         body.extend_from_slice(data);
@@ -268,8 +361,10 @@ async fn researchers_upload_candidates_over_http() {
     let app = TestApp::spawn();
     let original = std::fs::read_to_string(shared("candidates.csv")).unwrap();
     let csv: String = original.lines().take(4).map(|l| format!("{l}\n")).collect();
-    let records: Vec<csv::StringRecord> = csv::Reader::from_reader(csv.as_bytes()).records().map(Result::unwrap).collect();
-    let mut parts = vec![("file", Some("upload.csv"), csv.clone().into_bytes()), ("dataset", None, b"uploaded".to_vec())];
+    let records: Vec<csv::StringRecord> =
+        csv::Reader::from_reader(csv.as_bytes()).records().map(Result::unwrap).collect();
+    let mut parts =
+        vec![("file", Some("upload.csv"), csv.clone().into_bytes()), ("dataset", None, b"uploaded".to_vec())];
     for (i, rec) in records.iter().enumerate() {
         parts.push(("positive", Some(&rec[0]), placeholders::jpeg(i as u32)));
         for k in 0..4 {
@@ -289,7 +384,10 @@ async fn researchers_upload_candidates_over_http() {
     let res = post(researcher.clone(), parts.clone()).await;
     assert_eq!(res.status(), 200);
     let body: serde_json::Value = res.json().await.unwrap();
-    assert_eq!(body, serde_json::json!({"dataset": "uploaded", "instances": 3, "images": 15, "new_images": 15, "already_imported": false}));
+    assert_eq!(
+        body,
+        serde_json::json!({"dataset": "uploaded", "instances": 3, "images": 15, "new_images": 15, "already_imported": false})
+    );
     let again: serde_json::Value = post(researcher.clone(), parts.clone()).await.json().await.unwrap();
     assert_eq!(again["already_imported"], true);
 
@@ -302,7 +400,12 @@ async fn researchers_upload_candidates_over_http() {
     let res = post(researcher.clone(), missing).await;
     assert_eq!(res.status(), 422);
     let err = res.json::<serde_json::Value>().await.unwrap()["error"].as_str().unwrap().to_string();
-    assert!(err.contains("upload.csv:2: field `hn_img_0`: image \"0_000000219578_0.jpg\" in the uploaded negative images: not found"), "{err}");
+    assert!(
+        err.contains(
+            "upload.csv:2: field `hn_img_0`: image \"0_000000219578_0.jpg\" in the uploaded negative images: not found"
+        ),
+        "{err}"
+    );
     assert!(!err.contains(app.data_dir.to_str().unwrap()), "{err}");
     let mut escaping = parts.clone();
     escaping.push(("negative", Some("../../evil.jpg"), b"x".to_vec()));

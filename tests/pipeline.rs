@@ -64,12 +64,16 @@ async fn step3_pairs_adjudication_step4_and_the_funnel() {
     // shared items are all disagreements.
     let t1 = work_through(&app, "annotator1", s3, |_| "A".into()).await;
     let t2 = work_through(&app, "annotator2", s3, |_| "none".into()).await;
-    let ids = |ts: &[Value]| ts.iter().map(|t| t["prompt"]["text"].as_str().unwrap().to_string()).collect::<HashSet<_>>();
+    let ids =
+        |ts: &[Value]| ts.iter().map(|t| t["prompt"]["text"].as_str().unwrap().to_string()).collect::<HashSet<_>>();
     let shared = ids(&t1).intersection(&ids(&t2)).count();
     assert_eq!(shared, 10);
     assert_eq!(t1.len() + t2.len(), 63 + 10, "every item once, the overlap twice");
-    let candidate_urls: HashSet<String> =
-        t1.iter().chain(&t2).flat_map(|t| t["options"].as_array().unwrap().iter().filter_map(|o| o["image_url"].as_str().map(String::from))).collect();
+    let candidate_urls: HashSet<String> = t1
+        .iter()
+        .chain(&t2)
+        .flat_map(|t| t["options"].as_array().unwrap().iter().filter_map(|o| o["image_url"].as_str().map(String::from)))
+        .collect();
 
     // Agreement uses the spec's default mapping for Step 3: binary.
     let agreement = get(&researcher, &app, &format!("/api/v1/studies/{s3}/agreement")).await;
@@ -107,7 +111,12 @@ async fn step3_pairs_adjudication_step4_and_the_funnel() {
         assert_eq!(none["chosen_by"], json!(["annotator2"]));
         let image = choices.iter().find(|c| c["chosen_by"] == json!(["annotator1"])).unwrap();
         assert!(candidate_urls.contains(image["image_url"].as_str().unwrap()));
-        let value = if i % 2 == 0 { kept_by_adjudication += 1; image["value"].clone() } else { json!("none") };
+        let value = if i % 2 == 0 {
+            kept_by_adjudication += 1;
+            image["value"].clone()
+        } else {
+            json!("none")
+        };
         let res = researcher
             .post(app.url(&format!("/api/v1/studies/{s3}/adjudicate")))
             .json(&json!({ "instance_id": d["instance_id"], "value": value }))
@@ -116,7 +125,12 @@ async fn step3_pairs_adjudication_step4_and_the_funnel() {
             .unwrap();
         assert_eq!(res.status(), 204);
     }
-    let bad = researcher.post(app.url(&format!("/api/v1/studies/{s3}/adjudicate"))).json(&json!({"instance_id": 1, "value": "7"})).send().await.unwrap();
+    let bad = researcher
+        .post(app.url(&format!("/api/v1/studies/{s3}/adjudicate")))
+        .json(&json!({"instance_id": 1, "value": "7"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(bad.status(), 422);
     assert_eq!(get(&researcher, &app, &format!("/api/v1/studies/{s3}/disputes")).await, json!([]));
 
@@ -134,9 +148,21 @@ async fn step3_pairs_adjudication_step4_and_the_funnel() {
         let is_generated = |o: &Value| candidate_urls.contains(o["image_url"].as_str().unwrap_or(""));
         assert_eq!(opts.iter().filter(|o| is_generated(o)).count(), 1, "exactly one generated image");
         match n % 3 {
-            0 => { both += 1; "both".into() }
-            1 => { real += 1; opts.iter().find(|o| o["image_url"].is_string() && !is_generated(o)).unwrap()["id"].as_str().unwrap().into() }
-            _ => { generated += 1; opts.iter().find(|o| is_generated(o)).unwrap()["id"].as_str().unwrap().into() }
+            0 => {
+                both += 1;
+                "both".into()
+            }
+            1 => {
+                real += 1;
+                opts.iter().find(|o| o["image_url"].is_string() && !is_generated(o)).unwrap()["id"]
+                    .as_str()
+                    .unwrap()
+                    .into()
+            }
+            _ => {
+                generated += 1;
+                opts.iter().find(|o| is_generated(o)).unwrap()["id"].as_str().unwrap().into()
+            }
         }
     })
     .await;
@@ -145,7 +171,10 @@ async fn step3_pairs_adjudication_step4_and_the_funnel() {
     let o = &f["overall"];
     assert_eq!(o["step3_kept"], kept_alone + kept_by_adjudication);
     assert_eq!(o["step3_open"], 0);
-    assert_eq!((o["step4_kept"].as_u64(), o["step4_ambiguous"].as_u64(), o["step4_both"].as_u64()), (Some(real), Some(generated), Some(both)));
+    assert_eq!(
+        (o["step4_kept"].as_u64(), o["step4_ambiguous"].as_u64(), o["step4_both"].as_u64()),
+        (Some(real), Some(generated), Some(both))
+    );
     assert_eq!(f["step4_study"], "S4");
     let per_type: u64 = f["by_type"].as_object().unwrap().values().map(|c| c["step4_kept"].as_u64().unwrap()).sum();
     assert_eq!(per_type, real);

@@ -25,7 +25,15 @@ const MODELS: [(&str, &str); 4] = [
 fn column_means(file: &str, only_type: Option<&str>) -> Vec<(String, f64)> {
     let mut r = csv::Reader::from_path(shared(file)).unwrap();
     let headers = r.headers().unwrap().clone();
-    let cols = ["text_score", "image_score", "group_score", "text_score_i0", "text_score_i1", "image_score_c0", "image_score_c1"];
+    let cols = [
+        "text_score",
+        "image_score",
+        "group_score",
+        "text_score_i0",
+        "text_score_i1",
+        "image_score_c0",
+        "image_score_c1",
+    ];
     let idx: Vec<usize> = cols.iter().map(|c| headers.iter().position(|h| h == *c).unwrap()).collect();
     let t = headers.iter().position(|h| h == "type").unwrap();
     let (mut sums, mut n) = (vec![0usize; cols.len()], 0usize);
@@ -55,14 +63,18 @@ async fn imported_bivlc_results_give_the_papers_tables() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
     let researcher = app.login("researcher").await;
-    let api: Value = researcher.get(app.url("/api/v1/compare?dataset=bivlc")).send().await.unwrap().json().await.unwrap();
+    let api: Value =
+        researcher.get(app.url("/api/v1/compare?dataset=bivlc")).send().await.unwrap().json().await.unwrap();
     assert_eq!(cli, api, "CLI and API disagree");
 
     // Table 2, CLIP ViT-B/32, and Table 4's SWAP group score.
     let clip = &api["models"][0];
     assert_eq!(clip["name"], "CLIP");
     assert_eq!(clip["n"], 2933);
-    assert_eq!((clip["overall"]["i2t"].as_f64(), clip["overall"]["t2i"].as_f64(), clip["overall"]["group"].as_f64()), (Some(75.83), Some(52.40), Some(49.06)));
+    assert_eq!(
+        (clip["overall"]["i2t"].as_f64(), clip["overall"]["t2i"].as_f64(), clip["overall"]["group"].as_f64()),
+        (Some(75.83), Some(52.40), Some(49.06))
+    );
     assert_eq!(clip["by_type"]["swap"]["group"].as_f64(), Some(13.65));
     // Every model, overall and per type, matches the means of the released columns.
     for (i, (model, file)) in MODELS.iter().enumerate() {
@@ -106,15 +118,25 @@ async fn imported_bivlc_results_give_the_papers_tables() {
     let by_type = &api["models"][0]["by_type"]["swap"];
     let swap_fails = (by_type["n"].as_f64().unwrap() * (1.0 - by_type["group"].as_f64().unwrap() / 100.0)).round();
     assert!(swap_fails > 200.0, "{swap_fails}");
-    let bad = researcher.get(app.url("/api/v1/compare/failures?dataset=bivlc&model=CLIP&score=odd")).send().await.unwrap();
+    let bad =
+        researcher.get(app.url("/api/v1/compare/failures?dataset=bivlc&model=CLIP&score=odd")).send().await.unwrap();
     assert_eq!(bad.status(), 422);
-    let page = researcher.get(app.url("/research/compare?dataset=bivlc&model=CLIP&fail=i2t")).send().await.unwrap().text().await.unwrap();
+    let page = researcher
+        .get(app.url("/research/compare?dataset=bivlc&model=CLIP&fail=i2t"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(page.contains("class=\"failure\""), "the drill-down renders on the page");
 
     // Importing again replaces the run instead of adding one.
-    let again = hardneg(&app, &["results", "import", "--model", "CLIP", shared("results_ViT-B-32.csv").to_str().unwrap()]);
+    let again =
+        hardneg(&app, &["results", "import", "--model", "CLIP", shared("results_ViT-B-32.csv").to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&again.stdout).contains("replacing"));
-    let api: Value = researcher.get(app.url("/api/v1/compare?dataset=bivlc")).send().await.unwrap().json().await.unwrap();
+    let api: Value =
+        researcher.get(app.url("/api/v1/compare?dataset=bivlc")).send().await.unwrap().json().await.unwrap();
     assert_eq!(api["models"].as_array().unwrap().len(), 4);
     let annotator = app.login("annotator1").await;
     assert_eq!(annotator.get(app.url("/api/v1/compare?dataset=bivlc")).send().await.unwrap().status(), 403);
@@ -134,7 +156,11 @@ async fn corrupted_results_are_refused_whole_naming_the_line() {
         ("bad-bool", corrupt(&|v| v[4] = v[4].replacen("\"True\"", "\"Maybe\"", 1)), ":5: field `text_score_i1`"),
         ("truncated", corrupt(&|v| v[9] = v[9][..v[9].len() / 2].to_string()), ":10:"),
         ("bad-subtype", corrupt(&|v| v[2] = v[2].replacen("\"obj\"", "\"thing\"", 1)), ":3: field `subtype`"),
-        ("no-column", corrupt(&|v| v[0] = v[0].replace("\"negative_caption\"", "\"neg\"")), ":1: missing column(s): negative_caption"),
+        (
+            "no-column",
+            corrupt(&|v| v[0] = v[0].replace("\"negative_caption\"", "\"neg\"")),
+            ":1: missing column(s): negative_caption",
+        ),
     ];
     for (name, body, expected) in cases {
         let path = app.data_dir.join(format!("{name}.csv"));
@@ -145,11 +171,23 @@ async fn corrupted_results_are_refused_whole_naming_the_line() {
         assert!(err.contains(&format!("{name}.csv{expected}")), "{name}: {err}");
     }
     // Rows that match no instance of an existing dataset are refused too.
-    let out = hardneg(&app, &["results", "import", "--model", "CLIP", "--dataset", "demo", shared("results_ViT-B-32.csv").to_str().unwrap()]);
+    let out = hardneg(
+        &app,
+        &[
+            "results",
+            "import",
+            "--model",
+            "CLIP",
+            "--dataset",
+            "demo",
+            shared("results_ViT-B-32.csv").to_str().unwrap(),
+        ],
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains(":2: no instance of dataset \"demo\""));
     // Nothing was written: no dataset, no run.
     let out = hardneg(&app, &["compare", "--dataset", "bivlc", "--json"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no dataset named \"bivlc\""));
-    let demo: Value = serde_json::from_slice(&hardneg(&app, &["compare", "--dataset", "demo", "--json"]).stdout).unwrap();
+    let demo: Value =
+        serde_json::from_slice(&hardneg(&app, &["compare", "--dataset", "demo", "--json"]).stdout).unwrap();
     assert_eq!(demo["models"].as_array().unwrap().len(), 0);
 }

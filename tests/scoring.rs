@@ -59,7 +59,8 @@ fn stub(extra: &str) -> String {
 
 async fn captions(data: &Data) -> Vec<String> {
     let pool = data.pool().await;
-    let rows: Vec<(String, String)> = sqlx::query_as("SELECT caption, negative_caption FROM instances").fetch_all(&pool).await.unwrap();
+    let rows: Vec<(String, String)> =
+        sqlx::query_as("SELECT caption, negative_caption FROM instances").fetch_all(&pool).await.unwrap();
     rows.into_iter().flat_map(|(a, b)| [a, b]).collect()
 }
 
@@ -75,8 +76,21 @@ async fn tiny_clip_scores_the_demo_and_a_rerun_encodes_nothing() {
     let data = demo(7).await;
     let texts = captions(&data).await;
     let model = data.path().join("tiny-clip");
-    write_tiny_checkpoint(&model, Activation::QuickGelu, &texts.iter().map(String::as_str).collect::<Vec<_>>(), 7).unwrap();
-    let args = ["score", "--model-dir", model.to_str().unwrap(), "--name", "tiny", "--dataset", "demo", "--device", "cpu", "--batch", "4"];
+    write_tiny_checkpoint(&model, Activation::QuickGelu, &texts.iter().map(String::as_str).collect::<Vec<_>>(), 7)
+        .unwrap();
+    let args = [
+        "score",
+        "--model-dir",
+        model.to_str().unwrap(),
+        "--name",
+        "tiny",
+        "--dataset",
+        "demo",
+        "--device",
+        "cpu",
+        "--batch",
+        "4",
+    ];
     let out = hardneg(&data, &args);
     let first = ok(&out);
     assert!(first.contains("scored 7 instances of dataset demo as tiny on cpu"), "{first}");
@@ -95,14 +109,20 @@ async fn tiny_clip_scores_the_demo_and_a_rerun_encodes_nothing() {
     assert!(again.contains("replacing the earlier run"));
     let rerun = compare(&data, "demo");
     assert_eq!(rerun["models"].as_array().unwrap().len(), 1);
-    assert_eq!(rerun["models"][0]["overall"], report["models"][0]["overall"], "cached embeddings give the same outcomes");
+    assert_eq!(
+        rerun["models"][0]["overall"], report["models"][0]["overall"],
+        "cached embeddings give the same outcomes"
+    );
 
     // Same weights, edited config (another activation): nothing stale is reused.
     let config = std::fs::read_to_string(model.join("config.json")).unwrap().replace("quick_gelu", "gelu");
     std::fs::write(model.join("config.json"), config).unwrap();
     assert_eq!(encoded(&ok(&hardneg(&data, &args))), (images, texts_encoded));
     if !cfg!(feature = "cuda") {
-        let out = hardneg(&data, &["score", "--model-dir", "/nonexistent", "--name", "x", "--dataset", "demo", "--device", "cuda"]);
+        let out = hardneg(
+            &data,
+            &["score", "--model-dir", "/nonexistent", "--name", "x", "--dataset", "demo", "--device", "cuda"],
+        );
         assert!(String::from_utf8_lossy(&out.stderr).contains("built without the `cuda` feature"));
     }
 }
@@ -113,8 +133,10 @@ async fn gelu_and_quick_gelu_checkpoints_load_through_the_real_path() {
     let texts = captions(&data).await;
     let words: Vec<&str> = texts.iter().map(String::as_str).collect();
     let pool = data.pool().await;
-    let hashes: Vec<String> = sqlx::query_scalar("SELECT positive_image FROM instances ORDER BY id LIMIT 3").fetch_all(&pool).await.unwrap();
-    let images: Vec<ImageRef> = hashes.iter().map(|h| ImageRef { hash: h.clone(), path: data.store().original_path(h) }).collect();
+    let hashes: Vec<String> =
+        sqlx::query_scalar("SELECT positive_image FROM instances ORDER BY id LIMIT 3").fetch_all(&pool).await.unwrap();
+    let images: Vec<ImageRef> =
+        hashes.iter().map(|h| ImageRef { hash: h.clone(), path: data.store().original_path(h) }).collect();
     let mut embeddings = Vec::new();
     for act in [Activation::QuickGelu, Activation::Gelu] {
         let dir = data.path().join(format!("{act:?}"));
@@ -140,7 +162,8 @@ async fn gelu_and_quick_gelu_checkpoints_load_through_the_real_path() {
     }
     // Same weights, other activation: other embeddings (by far more than float noise, ~1e-7).
     let max_diff = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
-    let (image_diff, text_diff) = (max_diff(&embeddings[0].0[0], &embeddings[1].0[0]), max_diff(&embeddings[0].1[0], &embeddings[1].1[0]));
+    let (image_diff, text_diff) =
+        (max_diff(&embeddings[0].0[0], &embeddings[1].0[0]), max_diff(&embeddings[0].1[0], &embeddings[1].1[0]));
     eprintln!("QuickGELU vs GELU: max |difference| {image_diff} (image), {text_diff} (text)");
     assert!(image_diff > 1e-4 && text_diff > 1e-4);
 }
@@ -225,7 +248,10 @@ async fn controlled_embeddings_give_known_outcomes_and_reruns_use_the_cache() {
     let m = &compare(&data, "ctl")["models"][0];
     assert_eq!((m["name"].as_str(), m["n"].as_u64(), m["device"].as_str()), (Some("ctl-model"), Some(3), Some("cpu")));
     let o = &m["overall"];
-    let got: Vec<f64> = ["ipos2t", "ineg2t", "tpos2i", "tneg2i", "i2t", "t2i", "group"].iter().map(|k| o[k].as_f64().unwrap()).collect();
+    let got: Vec<f64> = ["ipos2t", "ineg2t", "tpos2i", "tneg2i", "i2t", "t2i", "group"]
+        .iter()
+        .map(|k| o[k].as_f64().unwrap())
+        .collect();
     assert_eq!(got, vec![66.67, 33.33, 66.67, 66.67, 33.33, 66.67, 33.33]);
 
     // The stub's own log: 6 images and 6 texts in batches of 2, then nothing new.
@@ -236,11 +262,17 @@ async fn controlled_embeddings_give_known_outcomes_and_reruns_use_the_cache() {
 
     // Another fingerprint is another model: everything is encoded again.
     let other = stub(&format!("--table {} --fingerprint v2", table_path.display()));
-    assert_eq!(encoded(&ok(&hardneg(&data, &["score", "--external", &other, "--name", "ctl-model", "--dataset", "ctl"]))), (6, 6));
+    assert_eq!(
+        encoded(&ok(&hardneg(&data, &["score", "--external", &other, "--name", "ctl-model", "--dataset", "ctl"]))),
+        (6, 6)
+    );
     // Without a fingerprint nothing is cached.
     let unnamed = stub(&format!("--table {} --no-fingerprint", table_path.display()));
     for _ in 0..2 {
-        assert_eq!(encoded(&ok(&hardneg(&data, &["score", "--external", &unnamed, "--name", "anon", "--dataset", "ctl"]))), (6, 6));
+        assert_eq!(
+            encoded(&ok(&hardneg(&data, &["score", "--external", &unnamed, "--name", "anon", "--dataset", "ctl"]))),
+            (6, 6)
+        );
     }
 }
 
@@ -249,14 +281,19 @@ async fn protocol_mismatch_and_scorer_errors_write_nothing() {
     let data = demo(7).await;
     let out = hardneg(&data, &["score", "--external", &stub("--protocol 2"), "--name", "x", "--dataset", "demo"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("protocol version 2"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("protocol version 2"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = hardneg(&data, &["score", "--external", "echo not json", "--name", "x", "--dataset", "demo"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected a hello line"));
     let out = hardneg(&data, &["score", "--external", &stub(""), "--name", "x", "--dataset", "nope"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no dataset named \"nope\""));
     // A missing image file: the scorer reports it, the run is refused whole.
     let pool = data.pool().await;
-    let hash: String = sqlx::query_scalar("SELECT positive_image FROM instances LIMIT 1").fetch_one(&pool).await.unwrap();
+    let hash: String =
+        sqlx::query_scalar("SELECT positive_image FROM instances LIMIT 1").fetch_one(&pool).await.unwrap();
     std::fs::remove_file(data.store().original_path(&hash)).unwrap();
     let out = hardneg(&data, &["score", "--external", &stub(""), "--name", "x", "--dataset", "demo"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no file"), "{}", String::from_utf8_lossy(&out.stderr));
@@ -285,6 +322,10 @@ async fn ctrl_c_cancels_without_a_partial_run_and_keeps_the_cache() {
     let pool = data.pool().await;
     let cached: i64 = sqlx::query_scalar("SELECT count(*) FROM embeddings").fetch_one(&pool).await.unwrap();
     assert!(cached > 0, "embeddings computed before the cancel stay");
-    let (images, texts) = encoded(&ok(&hardneg(&data, &["score", "--external", &stub(""), "--name", "slow", "--dataset", "demo"])));
-    assert_eq!((images + texts) as i64 + cached, 14 + captions(&data).await.iter().collect::<std::collections::HashSet<_>>().len() as i64);
+    let (images, texts) =
+        encoded(&ok(&hardneg(&data, &["score", "--external", &stub(""), "--name", "slow", "--dataset", "demo"])));
+    assert_eq!(
+        (images + texts) as i64 + cached,
+        14 + captions(&data).await.iter().collect::<std::collections::HashSet<_>>().len() as i64
+    );
 }

@@ -140,7 +140,8 @@ fn build(index: usize, category: Category, matching: usize, ambiguous: bool, see
     let positive_scene = Scene::lay_out(&positive, None, &mut rng);
     if ambiguous && !negative.relation.is_orthogonal_to(positive.relation) {
         // A diagonal picture needs the new relation on the other axis.
-        let across: Vec<Relation> = Relation::ALL.into_iter().filter(|r| r.is_orthogonal_to(positive.relation)).collect();
+        let across: Vec<Relation> =
+            Relation::ALL.into_iter().filter(|r| r.is_orthogonal_to(positive.relation)).collect();
         negative.relation = across[rng.below(across.len())];
     }
 

@@ -58,7 +58,8 @@ impl Shape {
 }
 
 impl Colour {
-    pub const ALL: [Colour; 6] = [Colour::Red, Colour::Blue, Colour::Green, Colour::Yellow, Colour::Purple, Colour::Orange];
+    pub const ALL: [Colour; 6] =
+        [Colour::Red, Colour::Blue, Colour::Green, Colour::Yellow, Colour::Purple, Colour::Orange];
     pub fn word(self) -> &'static str {
         match self {
             Colour::Red => "red",
@@ -290,7 +291,13 @@ impl Scene {
         let (centre, extra_at) = match (dx != 0, dy != 0, desc.extra.is_some()) {
             (_, _, false) => {
                 let slide = jitter(rng, 28);
-                let centre = if dy == 0 { (160, 160 + slide) } else if dx == 0 { (160 + slide, 160) } else { (160, 160) };
+                let centre = if dy == 0 {
+                    (160, 160 + slide)
+                } else if dx == 0 {
+                    (160 + slide, 160)
+                } else {
+                    (160, 160)
+                };
                 (centre, (0, 0))
             }
             (true, false, true) => ((160, 160 - 60 * side), (160, 160 + 90 * side)),
@@ -298,7 +305,8 @@ impl Scene {
             (true, true, true) => ((160, 160), (160 + dx * SPREAD * side, 160 - dy * SPREAD * side)),
             (false, false, true) => unreachable!("every relation has a direction"),
         };
-        let mut place = |thing: Thing, x: i32, y: i32| Placed { thing, cx: x + jitter(rng, JITTER), cy: y + jitter(rng, JITTER) };
+        let mut place =
+            |thing: Thing, x: i32, y: i32| Placed { thing, cx: x + jitter(rng, JITTER), cy: y + jitter(rng, JITTER) };
         let mut objects = vec![
             place(desc.subject, centre.0 + dx * SPREAD, centre.1 + dy * SPREAD),
             place(desc.reference, centre.0 - dx * SPREAD, centre.1 - dy * SPREAD),

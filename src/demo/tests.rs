@@ -105,7 +105,8 @@ fn negatives_follow_sugarcrepe_edit_semantics() {
         let (p, n) = (m.positive, m.negative);
         let key = &m.key;
         assert!(p.extra.is_none(), "{key}");
-        let diff = |f: fn(&Thing) -> u8| (f(&p.subject) != f(&n.subject)) as u8 + (f(&p.reference) != f(&n.reference)) as u8;
+        let diff =
+            |f: fn(&Thing) -> u8| (f(&p.subject) != f(&n.subject)) as u8 + (f(&p.reference) != f(&n.reference)) as u8;
         let shapes = diff(|t| t.shape as u8);
         let colours = diff(|t| t.colour as u8);
         let sizes = diff(|t| t.size as u8);
@@ -129,7 +130,8 @@ fn negatives_follow_sugarcrepe_edit_semantics() {
             }
             (NegType::Add, Subtype::Att) => {
                 assert!(sizes == 1 && shapes + colours == 0 && same_rel && n.extra.is_none(), "{key}");
-                let added = if p.subject.size != n.subject.size { (p.subject, n.subject) } else { (p.reference, n.reference) };
+                let added =
+                    if p.subject.size != n.subject.size { (p.subject, n.subject) } else { (p.reference, n.reference) };
                 assert_eq!(added.0.size, Size::Medium, "{key}: size was unmarked before");
                 assert!(n.caption().split(' ').count() == p.caption().split(' ').count() + 1, "{key}");
             }
@@ -143,7 +145,8 @@ fn images_show_exactly_the_named_colours_where_the_objects_are() {
     let models = generate_models(DEFAULT_COUNT, DEFAULT_SEED);
     for (model, inst) in models.iter().zip(default_run()) {
         let img = decode(&inst.positive_png);
-        let present: Vec<[u8; 3]> = Colour::ALL.iter().map(|c| c.rgb()).filter(|rgb| img.pixels().any(|p| p.0 == *rgb)).collect();
+        let present: Vec<[u8; 3]> =
+            Colour::ALL.iter().map(|c| c.rgb()).filter(|rgb| img.pixels().any(|p| p.0 == *rgb)).collect();
         let named: Vec<[u8; 3]> =
             Colour::ALL.iter().filter(|c| inst.caption.contains(c.word())).map(|c| c.rgb()).collect();
         assert_eq!(present, named, "{}: palette colours in the image vs the caption", inst.key);
@@ -192,7 +195,8 @@ fn truth_pattern_has_empty_multi_and_ambiguous_instances() {
         assert_eq!((0..4).filter(|&c| inst.is_ambiguous(c)).count(), 1, "{}", inst.key);
     }
     // Wrong candidates are a mix of "ignored the edit" and other mistakes.
-    let wrong = run.iter().flat_map(|i| (0..4).filter(move |&c| !i.matches_negative[c]).map(move |c| i.matches_positive[c]));
+    let wrong =
+        run.iter().flat_map(|i| (0..4).filter(move |&c| !i.matches_negative[c]).map(move |c| i.matches_positive[c]));
     let (shows_positive, other): (Vec<bool>, Vec<bool>) = wrong.partition(|&p| p);
     assert!(shows_positive.len() >= 20 && other.len() >= 40, "{} {}", shows_positive.len(), other.len());
     // Where the correct candidates sit varies.
@@ -237,7 +241,8 @@ fn satisfaction_is_closed_world_order_free_and_geometric() {
     let crowded = Scene { objects: vec![at(red_circle, 80, 100), at(blue_square, 240, 100), at(star, 160, 250)] };
     assert!(!left.satisfied_by(&crowded), "an unnamed object breaks the match");
     assert!(Description { extra: Some(star), ..left }.satisfied_by(&crowded));
-    let large = Scene { objects: vec![at(Thing { size: Size::Large, ..red_circle }, 80, 160), at(blue_square, 240, 160)] };
+    let large =
+        Scene { objects: vec![at(Thing { size: Size::Large, ..red_circle }, 80, 160), at(blue_square, 240, 160)] };
     assert!(!left.satisfied_by(&large), "an unnamed size means medium");
 }
 

@@ -11,8 +11,18 @@ use super::results::FieldError;
 mod batch;
 pub use batch::{Batch, FileRef, Problem, Problems, Row, MAX_SHOWN};
 
-pub const COLUMNS: [&str; 10] =
-    ["filename", "caption", "negative_caption", "type", "subtype", "index", "hn_img_0", "hn_img_1", "hn_img_2", "hn_img_3"];
+pub const COLUMNS: [&str; 10] = [
+    "filename",
+    "caption",
+    "negative_caption",
+    "type",
+    "subtype",
+    "index",
+    "hn_img_0",
+    "hn_img_1",
+    "hn_img_2",
+    "hn_img_3",
+];
 const FILENAME: usize = 0;
 const HN_IMG: usize = 6;
 
@@ -85,11 +95,19 @@ impl CandidateHeader {
             let first_missing = (0..10).filter(|&i| self.idx[i] >= fields.len()).min_by_key(|&i| self.idx[i]);
             return Err(FieldError {
                 field: first_missing.map_or("-", |i| COLUMNS[i]),
-                message: format!("missing: the line has {} fields, the header {} (truncated or malformed line)", fields.len(), self.len),
+                message: format!(
+                    "missing: the line has {} fields, the header {} (truncated or malformed line)",
+                    fields.len(),
+                    self.len
+                ),
             });
         }
         if fields.len() > self.len {
-            let message = format!("the line has {} fields, the header {} (malformed line: an unquoted comma?)", fields.len(), self.len);
+            let message = format!(
+                "the line has {} fields, the header {} (malformed line: an unquoted comma?)",
+                fields.len(),
+                self.len
+            );
             return Err(FieldError { field: "-", message });
         }
         Ok(self.idx.map(|i| fields[i]))
@@ -148,15 +166,19 @@ pub fn check_file_name(name: &str) -> Result<(), String> {
 /// One JSON Lines row: an object with the CSV's fields as strings; `index`
 /// may also be an integer. Other keys are ignored.
 pub fn parse_json_line(line: &str, mode: NormalizeMode) -> Result<Candidate, Vec<FieldError>> {
-    let value: serde_json::Value = serde_json::from_str(line)
-        .map_err(|e| vec![FieldError { field: "-", message: format!("not valid JSON: {e} (truncated or malformed line)") }])?;
-    let obj = value.as_object().ok_or_else(|| vec![FieldError { field: "-", message: "expected a JSON object".into() }])?;
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+        vec![FieldError { field: "-", message: format!("not valid JSON: {e} (truncated or malformed line)") }]
+    })?;
+    let obj =
+        value.as_object().ok_or_else(|| vec![FieldError { field: "-", message: "expected a JSON object".into() }])?;
     let mut errors = Vec::new();
     let mut owned: [String; 10] = Default::default();
     for (i, col) in COLUMNS.iter().enumerate() {
         match obj.get(*col) {
             Some(serde_json::Value::String(s)) => owned[i] = s.clone(),
-            Some(serde_json::Value::Number(n)) if *col == "index" && (n.is_i64() || n.is_u64()) => owned[i] = n.to_string(),
+            Some(serde_json::Value::Number(n)) if *col == "index" && (n.is_i64() || n.is_u64()) => {
+                owned[i] = n.to_string()
+            }
             Some(other) => {
                 let want = if *col == "index" { "an integer or a string" } else { "a string" };
                 errors.push(FieldError { field: col, message: format!("expected {want}, got {other}") });
@@ -174,14 +196,28 @@ pub fn parse_json_line(line: &str, mode: NormalizeMode) -> Result<Candidate, Vec
 /// that hold a replacement character: where the invalid bytes were.
 pub fn non_utf8_fields(lossy_line: &str) -> Vec<&'static str> {
     let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(lossy_line) else { return Vec::new() };
-    COLUMNS.into_iter().filter(|c| obj.get(*c).and_then(|v| v.as_str()).is_some_and(|s| s.contains('\u{fffd}'))).collect()
+    COLUMNS
+        .into_iter()
+        .filter(|c| obj.get(*c).and_then(|v| v.as_str()).is_some_and(|s| s.contains('\u{fffd}')))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const ROW: [&str; 10] = ["1.jpg", " a TV on a table", "a TV under a table", "swap", "rel", "7", "7_0.jpg", "7_1.jpg", "7_2.jpg", "7_3.jpg"];
+    const ROW: [&str; 10] = [
+        "1.jpg",
+        " a TV on a table",
+        "a TV under a table",
+        "swap",
+        "rel",
+        "7",
+        "7_0.jpg",
+        "7_1.jpg",
+        "7_2.jpg",
+        "7_3.jpg",
+    ];
 
     fn ok(v: [&str; 10]) -> Candidate {
         candidate(v, NormalizeMode::Bivlc).unwrap()
@@ -199,7 +235,8 @@ mod tests {
         let mut row: Vec<&str> = ROW.iter().rev().copied().collect();
         row.push("x");
         assert_eq!(header.values(&row).unwrap(), ROW);
-        let e = CandidateHeader::parse(&["filename", "Caption", "type", "index", "hn_img_0", "hn_img_1", "hn_img_2"]).unwrap_err();
+        let e = CandidateHeader::parse(&["filename", "Caption", "type", "index", "hn_img_0", "hn_img_1", "hn_img_2"])
+            .unwrap_err();
         assert_eq!(e, "missing column(s): negative_caption, subtype, hn_img_3");
     }
 
@@ -268,7 +305,8 @@ mod tests {
         assert_eq!(cut[0].field, "-");
         assert!(cut[0].message.contains("truncated"));
         assert_eq!(parse_json_line("[1]", NormalizeMode::Bivlc).unwrap_err()[0].message, "expected a JSON object");
-        let lossy = String::from_utf8_lossy(&[line.replace("a dog", "a d\u{1}og").as_bytes()].concat()).replace('\u{1}', "\u{fffd}");
+        let lossy = String::from_utf8_lossy(&[line.replace("a dog", "a d\u{1}og").as_bytes()].concat())
+            .replace('\u{1}', "\u{fffd}");
         assert_eq!(non_utf8_fields(&lossy), ["caption"]);
         assert!(non_utf8_fields("{\"caption\":").is_empty());
     }

@@ -121,7 +121,10 @@ mod tests {
         let f = b.build("d", Some("s3".into()), None);
         assert_eq!(f.overall.candidates, 6);
         assert_eq!((f.overall.step3_kept, f.overall.step3_discarded, f.overall.step3_open), (4, 1, 1));
-        assert_eq!((f.overall.step4_kept, f.overall.step4_both, f.overall.step4_ambiguous, f.overall.step4_open), (1, 1, 1, 1));
+        assert_eq!(
+            (f.overall.step4_kept, f.overall.step4_both, f.overall.step4_ambiguous, f.overall.step4_open),
+            (1, 1, 1, 1)
+        );
         assert_eq!(f.by_type["replace"].candidates, 4);
         assert_eq!(f.by_subtype["swap/att"].step4_ambiguous, 1);
         assert!(!f.by_subtype.contains_key("add/obj"), "categories without instances are left out");

@@ -66,10 +66,7 @@ impl NormalizeMode {
     /// Case-insensitive, surrounding whitespace ignored (like `Category::parse`).
     pub fn parse(s: &str) -> Result<Self, NormalizeModeError> {
         let wanted = s.trim().to_ascii_lowercase();
-        NormalizeMode::ALL
-            .into_iter()
-            .find(|m| m.as_str() == wanted)
-            .ok_or_else(|| NormalizeModeError(s.to_string()))
+        NormalizeMode::ALL.into_iter().find(|m| m.as_str() == wanted).ok_or_else(|| NormalizeModeError(s.to_string()))
     }
 }
 
@@ -290,7 +287,8 @@ mod tests {
 
     #[test]
     fn preserve_entities_equals_bivlc_without_inner_capitals() {
-        for s in ["  a dog on a table ", "wow!", "élan vital", "οδοσ σοφιασ", "a  b\tc.", "", "   ", "\u{1c}x"] {
+        for s in ["  a dog on a table ", "wow!", "élan vital", "οδοσ σοφιασ", "a  b\tc.", "", "   ", "\u{1c}x"]
+        {
             assert_eq!(p(s), b(s), "{s:?}");
         }
     }
@@ -306,7 +304,12 @@ mod tests {
         let err = NormalizeMode::parse("lower").unwrap_err();
         assert_eq!(err, NormalizeModeError("lower".into()));
         let msg = err.to_string();
-        assert!(msg.contains("\"lower\"") && msg.contains("bivlc") && msg.contains("preserve-entities") && msg.contains("none"));
+        assert!(
+            msg.contains("\"lower\"")
+                && msg.contains("bivlc")
+                && msg.contains("preserve-entities")
+                && msg.contains("none")
+        );
         assert_eq!(NormalizeMode::default(), NormalizeMode::Bivlc);
     }
 }

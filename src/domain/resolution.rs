@@ -53,10 +53,18 @@ pub enum ResolvedBy {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemState {
     /// Still waiting for answers.
-    Pending { answered: usize, expected: usize },
-    Final { value: String, by: ResolvedBy },
+    Pending {
+        answered: usize,
+        expected: usize,
+    },
+    Final {
+        value: String,
+        by: ResolvedBy,
+    },
     /// Answers disagree and the rule leaves the decision to a researcher.
-    Disputed { values: Vec<String> },
+    Disputed {
+        values: Vec<String>,
+    },
 }
 
 /// Settles one item. `expected` is how many answers the plan asks for;
@@ -125,10 +133,7 @@ mod tests {
     fn agreement_is_final_whatever_the_rule() {
         for rule in ResolveRule::ALL {
             assert_eq!(resolve(&[a(1, "none", 1)], 1, rule, None, None), fin("none", ResolvedBy::Single));
-            assert_eq!(
-                resolve(&[a(1, "3", 9), a(2, "3", 4)], 2, rule, None, None),
-                fin("3", ResolvedBy::Unanimous)
-            );
+            assert_eq!(resolve(&[a(1, "3", 9), a(2, "3", 4)], 2, rule, None, None), fin("3", ResolvedBy::Unanimous));
         }
     }
 

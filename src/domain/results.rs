@@ -76,8 +76,8 @@ impl ResultsHeader {
         };
         let caption = get(self.key[0], "caption")?.to_string();
         let negative_caption = get(self.key[1], "negative_caption")?.to_string();
-        let category = Category::parse(get(self.key[2], "type")?, get(self.key[3], "subtype")?)
-            .map_err(|e| FieldError {
+        let category =
+            Category::parse(get(self.key[2], "type")?, get(self.key[3], "subtype")?).map_err(|e| FieldError {
                 field: if matches!(e, CategoryError::Type(_)) { "type" } else { "subtype" },
                 message: e.to_string(),
             })?;
@@ -85,8 +85,10 @@ impl ResultsHeader {
             ResultsFormat::BivlcFlags => {
                 let mut flags = [false; 4];
                 for (k, name) in FLAG_COLUMNS.iter().enumerate() {
-                    flags[k] = parse_bool(get(self.values[k], name)?)
-                        .ok_or_else(|| FieldError { field: name, message: format!("expected True or False, got {:?}", fields[self.values[k]]) })?;
+                    flags[k] = parse_bool(get(self.values[k], name)?).ok_or_else(|| FieldError {
+                        field: name,
+                        message: format!("expected True or False, got {:?}", fields[self.values[k]]),
+                    })?;
                 }
                 Outcome::from_flags(flags[0], flags[1], flags[2], flags[3])
             }
@@ -94,12 +96,10 @@ impl ResultsHeader {
                 let mut s = [0f64; 4];
                 for (k, name) in SCORE_COLUMNS.iter().enumerate() {
                     let raw = get(self.values[k], name)?;
-                    s[k] = raw
-                        .trim()
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|v| v.is_finite())
-                        .ok_or_else(|| FieldError { field: name, message: format!("expected a finite number, got {raw:?}") })?;
+                    s[k] = raw.trim().parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| FieldError {
+                        field: name,
+                        message: format!("expected a finite number, got {raw:?}"),
+                    })?;
                 }
                 Outcome::from_scores(Similarities::new(s[0], s[1], s[2], s[3]))
             }
@@ -123,8 +123,19 @@ mod tests {
     use crate::domain::category::{NegType, Subtype};
 
     const BIVLC: [&str; 13] = [
-        "image", "caption", "negative_caption", "negative_image", "type", "subtype", "text_score_i0", "text_score_i1",
-        "image_score_c0", "image_score_c1", "text_score", "image_score", "group_score",
+        "image",
+        "caption",
+        "negative_caption",
+        "negative_image",
+        "type",
+        "subtype",
+        "text_score_i0",
+        "text_score_i1",
+        "image_score_c0",
+        "image_score_c1",
+        "text_score",
+        "image_score",
+        "group_score",
     ];
 
     #[test]
@@ -132,7 +143,10 @@ mod tests {
         let h = ResultsHeader::parse(&BIVLC).unwrap();
         assert_eq!(h.format, ResultsFormat::BivlcFlags);
         let row = h
-            .row(&["<PIL>", "A cat.", "A dog.", "<PIL>", "swap", "att", "True", "False", "True", "True", "False", "True", "False"])
+            .row(&[
+                "<PIL>", "A cat.", "A dog.", "<PIL>", "swap", "att", "True", "False", "True", "True", "False", "True",
+                "False",
+            ])
             .unwrap();
         assert_eq!(row.category, Category::parse("swap", "att").unwrap());
         assert_eq!(row.outcome, Outcome::from_flags(true, false, true, true));
@@ -168,7 +182,17 @@ mod tests {
         assert_eq!(err.field, "image_score_c0");
         assert!(err.message.contains("\"yes\""));
         assert_eq!(h.row(&fields[..7]).unwrap_err().message, "missing value");
-        let raw = ResultsHeader::parse(&["caption", "negative_caption", "type", "subtype", "c0_i0", "c1_i0", "c0_i1", "c1_i1"]).unwrap();
+        let raw = ResultsHeader::parse(&[
+            "caption",
+            "negative_caption",
+            "type",
+            "subtype",
+            "c0_i0",
+            "c1_i0",
+            "c0_i1",
+            "c1_i1",
+        ])
+        .unwrap();
         assert_eq!(raw.row(&["a", "b", "add", "obj", "1", "NaN", "0", "0"]).unwrap_err().field, "c1_i0");
     }
 

@@ -133,7 +133,12 @@ impl StudySpec {
         if let AssignmentRule::Groups { roster, .. } = &mut rule {
             *roster = match &self.annotators {
                 Some(AnnotatorsSpec::Names(n)) if !n.is_empty() => n.clone(),
-                _ => return Err(field("annotators", "rule = \"groups\" needs the list of annotators (the k-th gets group k)")),
+                _ => {
+                    return Err(field(
+                        "annotators",
+                        "rule = \"groups\" needs the list of annotators (the k-th gets group k)",
+                    ))
+                }
             };
         }
         if (kind == SurveyKind::HumanBaseline) != matches!(rule, AssignmentRule::Groups { .. }) {
@@ -147,7 +152,9 @@ impl StudySpec {
                 if let Some(names) = named {
                     let mut listed = match &a {
                         Annotators::Named(n) => n.clone(),
-                        Annotators::All => return Err(field("annotators", "must list the pairs' annotators, not \"all\"")),
+                        Annotators::All => {
+                            return Err(field("annotators", "must list the pairs' annotators, not \"all\""))
+                        }
                     };
                     let mut paired = names;
                     listed.sort();
@@ -161,12 +168,20 @@ impl StudySpec {
         };
         match (kind, &self.source) {
             (SurveyKind::Ambiguity, None) => {
-                return Err(field("source", "an ambiguity (Step 4) study needs the Step 3 study whose survivors it checks"))
+                return Err(field(
+                    "source",
+                    "an ambiguity (Step 4) study needs the Step 3 study whose survivors it checks",
+                ))
             }
             (SurveyKind::HumanBaseline, None) => {
-                return Err(field("source", "a human_baseline study samples the survivors of a Step 4 (or Step 3) study; name it"))
+                return Err(field(
+                    "source",
+                    "a human_baseline study samples the survivors of a Step 4 (or Step 3) study; name it",
+                ))
             }
-            (SurveyKind::FourImage, Some(_)) => return Err(field("source", "a four_image study takes its items from its dataset")),
+            (SurveyKind::FourImage, Some(_)) => {
+                return Err(field("source", "a four_image study takes its items from its dataset"))
+            }
             (_, Some(s)) if s.trim().is_empty() => return Err(field("source", "must name a study")),
             _ => {}
         }
@@ -194,7 +209,8 @@ impl StudySpec {
             .instructions
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| kind.default_instructions().to_string());
-        let sample = matches!(rule, AssignmentRule::Groups { .. }).then(|| self.assignment.sample.unwrap_or(DEFAULT_SAMPLE));
+        let sample =
+            matches!(rule, AssignmentRule::Groups { .. }).then(|| self.assignment.sample.unwrap_or(DEFAULT_SAMPLE));
         Ok(Study {
             sample,
             name,
@@ -215,7 +231,9 @@ impl StudySpec {
 fn parse_annotators(a: AnnotatorsSpec) -> Result<Annotators, SpecError> {
     match a {
         AnnotatorsSpec::Keyword(k) if k == "all" => Ok(Annotators::All),
-        AnnotatorsSpec::Keyword(k) => Err(field("annotators", format!("expected \"all\" or a list of usernames, got {k:?}"))),
+        AnnotatorsSpec::Keyword(k) => {
+            Err(field("annotators", format!("expected \"all\" or a list of usernames, got {k:?}")))
+        }
         AnnotatorsSpec::Names(names) if names.is_empty() => Err(field("annotators", "the list is empty")),
         AnnotatorsSpec::Names(names) => Ok(Annotators::Named(names)),
     }
@@ -240,7 +258,11 @@ fn parse_rule(a: &AssignmentSpec) -> Result<AssignmentRule, SpecError> {
             Ok(AssignmentRule::EachAnnotatorAll)
         }
         "pairs" => {
-            let given = a.pairs.as_ref().filter(|p| !p.is_empty()).ok_or_else(|| field("assignment.pairs", "list the pairs, e.g. [[\"ana\", \"bo\"]]"))?;
+            let given = a
+                .pairs
+                .as_ref()
+                .filter(|p| !p.is_empty())
+                .ok_or_else(|| field("assignment.pairs", "list the pairs, e.g. [[\"ana\", \"bo\"]]"))?;
             let mut pairs = Vec::with_capacity(given.len());
             let mut seen = std::collections::HashSet::new();
             for (i, p) in given.iter().enumerate() {
@@ -254,13 +276,17 @@ fn parse_rule(a: &AssignmentSpec) -> Result<AssignmentRule, SpecError> {
                 }
                 pairs.push([x.clone(), y.clone()]);
             }
-            let overlap = a.overlap.ok_or_else(|| field("assignment.overlap", "how many items each pair annotates together"))?;
+            let overlap =
+                a.overlap.ok_or_else(|| field("assignment.overlap", "how many items each pair annotates together"))?;
             if a.group_size.is_some() || a.sample.is_some() {
                 return Err(field("assignment.group_size", "group_size and sample belong to rule = \"groups\""));
             }
             Ok(AssignmentRule::Pairs { pairs, overlap })
         }
-        other => Err(field("assignment.rule", format!("unknown rule {other:?}; known rules: each_annotator_all, pairs, groups"))),
+        other => Err(field(
+            "assignment.rule",
+            format!("unknown rule {other:?}; known rules: each_annotator_all, pairs, groups"),
+        )),
     }
 }
 

@@ -142,7 +142,10 @@ fn human_baseline_samples_in_groups_of_named_annotators() {
     s.assignment.sample = Some(6);
     s.assignment.group_size = Some(3);
     let st = s.clone().parse(0).unwrap();
-    assert_eq!((st.sample, &st.rule), (Some(6), &AssignmentRule::Groups { size: 3, roster: vec!["ana".into(), "bo".into()] }));
+    assert_eq!(
+        (st.sample, &st.rule),
+        (Some(6), &AssignmentRule::Groups { size: 3, roster: vec!["ana".into(), "bo".into()] })
+    );
     let mut all = s.clone();
     all.annotators = Some(AnnotatorsSpec::Keyword("all".into()));
     assert!(err(all).contains("needs the list of annotators"));

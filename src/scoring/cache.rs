@@ -35,7 +35,12 @@ pub fn from_blob(b: &[u8]) -> Option<Vec<f32>> {
 }
 
 /// The cached vectors among `hashes`.
-pub async fn lookup(db: &SqlitePool, key: &CacheKey, kind: Kind, hashes: &[String]) -> sqlx::Result<HashMap<String, Vec<f32>>> {
+pub async fn lookup(
+    db: &SqlitePool,
+    key: &CacheKey,
+    kind: Kind,
+    hashes: &[String],
+) -> sqlx::Result<HashMap<String, Vec<f32>>> {
     let mut found = HashMap::new();
     for chunk in hashes.chunks(500) {
         let mut q = sqlx::QueryBuilder::new("SELECT content_hash, vector FROM embeddings WHERE model = ");

@@ -36,7 +36,9 @@ pub fn select_device(choice: DeviceChoice) -> anyhow::Result<(Device, String)> {
     let device = match choice {
         DeviceChoice::Cpu => Device::Cpu,
         DeviceChoice::Auto => Device::cuda_if_available(0)?,
-        DeviceChoice::Cuda if !cfg!(feature = "cuda") => anyhow::bail!("--device cuda: this hardneg was built without the `cuda` feature"),
+        DeviceChoice::Cuda if !cfg!(feature = "cuda") => {
+            anyhow::bail!("--device cuda: this hardneg was built without the `cuda` feature")
+        }
         DeviceChoice::Cuda => Device::new_cuda(0).context("--device cuda: no usable CUDA device 0")?,
     };
     let label = if device.is_cuda() { "cuda:0" } else { "cpu" };
@@ -76,11 +78,13 @@ impl ClipEncoder {
         // First: a wrong --device should not wait for the weights to be hashed.
         let (device, label) = select_device(choice)?;
         let config_path = dir.join("config.json");
-        let text = std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
+        let text =
+            std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;
         let config = ClipConfig::parse(&text).with_context(|| config_path.display().to_string())?;
         let weights = dir.join("model.safetensors");
         let weights_sha256 = sha256_file(&weights)?;
-        let model = model::load(&weights, &config, &device).with_context(|| format!("loading {}", weights.display()))?;
+        let model =
+            model::load(&weights, &config, &device).with_context(|| format!("loading {}", weights.display()))?;
         let tokenizer_path = dir.join("tokenizer.json");
         let tokenizer = TextTokenizer::from_file(&tokenizer_path, config.text_config.max_position_embeddings)?;
         let mut setup = Sha256::new();
@@ -105,7 +109,10 @@ pub fn read_rgb(path: &Path) -> anyhow::Result<Rgb> {
 
 impl Encoder for ClipEncoder {
     fn identity(&self) -> Option<CacheIdentity> {
-        Some(CacheIdentity { weights: self.weights_sha256.clone(), preprocess: format!("{PREPROCESS_VERSION};setup={}", self.setup) })
+        Some(CacheIdentity {
+            weights: self.weights_sha256.clone(),
+            preprocess: format!("{PREPROCESS_VERSION};setup={}", self.setup),
+        })
     }
 
     fn device(&self) -> String {
@@ -119,7 +126,8 @@ impl Encoder for ClipEncoder {
     fn encode_images(&mut self, images: &[ImageRef]) -> anyhow::Result<Vec<Vec<f32>>> {
         let size = self.config.vision_config.image_size;
         // Decoding and resizing are independent per image: spread them over the cores.
-        let pixels: Vec<Vec<f32>> = images.par_iter().map(|r| Ok(preprocess(&read_rgb(&r.path)?, size))).collect::<anyhow::Result<_>>()?;
+        let pixels: Vec<Vec<f32>> =
+            images.par_iter().map(|r| Ok(preprocess(&read_rgb(&r.path)?, size))).collect::<anyhow::Result<_>>()?;
         let flat: Vec<f32> = pixels.concat();
         let input = Tensor::from_vec(flat, (images.len(), 3, size, size), &self.device)?;
         Ok(self.model.encode_images(&input)?.to_vec2::<f32>()?)

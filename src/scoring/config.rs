@@ -113,10 +113,16 @@ impl ClipConfig {
             ("text", c.text_config.hidden_size, c.text_config.num_attention_heads),
             ("vision", c.vision_config.hidden_size, c.vision_config.num_attention_heads),
         ] {
-            anyhow::ensure!(heads > 0 && hidden % heads == 0, "{tower}_config: hidden_size {hidden} is not a multiple of num_attention_heads {heads}");
+            anyhow::ensure!(
+                heads > 0 && hidden % heads == 0,
+                "{tower}_config: hidden_size {hidden} is not a multiple of num_attention_heads {heads}"
+            );
         }
         let v = &c.vision_config;
-        anyhow::ensure!(v.patch_size > 0 && v.image_size % v.patch_size == 0, "vision_config: image_size must be a multiple of patch_size");
+        anyhow::ensure!(
+            v.patch_size > 0 && v.image_size % v.patch_size == 0,
+            "vision_config: image_size must be a multiple of patch_size"
+        );
         Ok(c)
     }
 
@@ -133,10 +139,16 @@ mod tests {
     #[test]
     fn defaults_are_vit_b_32_and_activations_parse() {
         let c = ClipConfig::vit_b_32();
-        assert_eq!((c.vision_config.hidden_size, c.vision_config.patch_size, c.text_config.hidden_size), (768, 32, 512));
+        assert_eq!(
+            (c.vision_config.hidden_size, c.vision_config.patch_size, c.text_config.hidden_size),
+            (768, 32, 512)
+        );
         assert_eq!(c.text_config.hidden_act, Activation::QuickGelu);
         let g = ClipConfig::parse(r#"{"text_config": {"hidden_act": "gelu"}, "vision_config": {"hidden_act": "gelu_pytorch_tanh"}, "projection_dim": 640}"#).unwrap();
-        assert_eq!((g.text_config.hidden_act, g.vision_config.hidden_act, g.projection_dim), (Activation::Gelu, Activation::GeluTanh, 640));
+        assert_eq!(
+            (g.text_config.hidden_act, g.vision_config.hidden_act, g.projection_dim),
+            (Activation::Gelu, Activation::GeluTanh, 640)
+        );
         assert!(ClipConfig::parse(r#"{"text_config": {"hidden_act": "relu"}, "vision_config": {}}"#).is_err());
         assert!(ClipConfig::parse(r#"{"text_config": {"hidden_size": 100}, "vision_config": {}}"#).is_err());
     }

@@ -44,7 +44,10 @@ impl ExternalScorer {
         let mut line = serde_json::to_string(&Request { id, images: items, texts })?;
         line.push('\n');
         let stdin = self.stdin.as_mut().expect("open until drop");
-        stdin.write_all(line.as_bytes()).and_then(|_| stdin.flush()).with_context(|| format!("scorer {:?} stopped reading", self.command))?;
+        stdin
+            .write_all(line.as_bytes())
+            .and_then(|_| stdin.flush())
+            .with_context(|| format!("scorer {:?} stopped reading", self.command))?;
         let answer = read_line(&mut self.stdout).with_context(|| format!("scorer {:?}, request {id}", self.command))?;
         parse_response(&answer, id, images.len(), texts.len())
     }

@@ -4,7 +4,10 @@
 //! large to compile and its CLIP knows only QuickGELU.
 use super::config::{Activation, ClipConfig, TextConfig, VisionConfig};
 use candle_core::{DType, Device, Module, Result, Tensor, D};
-use candle_nn::{conv2d_no_bias, embedding, layer_norm, linear, linear_no_bias, Conv2d, Conv2dConfig, Embedding, LayerNorm, Linear, VarBuilder};
+use candle_nn::{
+    conv2d_no_bias, embedding, layer_norm, linear, linear_no_bias, Conv2d, Conv2dConfig, Embedding, LayerNorm, Linear,
+    VarBuilder,
+};
 
 fn activate(act: Activation, x: &Tensor) -> Result<Tensor> {
     match act {
@@ -79,7 +82,15 @@ impl Layer {
     }
 }
 
-fn encoder(vb: VarBuilder, n: usize, hidden: usize, inner: usize, heads: usize, eps: f64, act: Activation) -> Result<Vec<Layer>> {
+fn encoder(
+    vb: VarBuilder,
+    n: usize,
+    hidden: usize,
+    inner: usize,
+    heads: usize,
+    eps: f64,
+    act: Activation,
+) -> Result<Vec<Layer>> {
     (0..n).map(|i| Layer::new(vb.pp("layers").pp(i), hidden, inner, heads, eps, act)).collect()
 }
 
@@ -96,7 +107,15 @@ impl TextTower {
         Ok(TextTower {
             token: embedding(c.vocab_size, c.hidden_size, emb.pp("token_embedding"))?,
             position: emb.get((c.max_position_embeddings, c.hidden_size), "position_embedding.weight")?,
-            layers: encoder(vb.pp("encoder"), c.num_hidden_layers, c.hidden_size, c.intermediate_size, c.num_attention_heads, c.layer_norm_eps, c.hidden_act)?,
+            layers: encoder(
+                vb.pp("encoder"),
+                c.num_hidden_layers,
+                c.hidden_size,
+                c.intermediate_size,
+                c.num_attention_heads,
+                c.layer_norm_eps,
+                c.hidden_act,
+            )?,
             final_ln: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("final_layer_norm"))?,
         })
     }
@@ -139,7 +158,15 @@ impl VisionTower {
             position: emb.get((grid * grid + 1, c.hidden_size), "position_embedding.weight")?,
             // Sic: transformers spells it "pre_layrnorm".
             pre_ln: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("pre_layrnorm"))?,
-            layers: encoder(vb.pp("encoder"), c.num_hidden_layers, c.hidden_size, c.intermediate_size, c.num_attention_heads, c.layer_norm_eps, c.hidden_act)?,
+            layers: encoder(
+                vb.pp("encoder"),
+                c.num_hidden_layers,
+                c.hidden_size,
+                c.intermediate_size,
+                c.num_attention_heads,
+                c.layer_norm_eps,
+                c.hidden_act,
+            )?,
             post_ln: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("post_layernorm"))?,
         })
     }
@@ -175,7 +202,11 @@ impl ClipModel {
             text: TextTower::new(vb.pp("text_model"), &c.text_config)?,
             vision: VisionTower::new(vb.pp("vision_model"), &c.vision_config)?,
             text_projection: linear_no_bias(c.text_config.hidden_size, c.projection_dim, vb.pp("text_projection"))?,
-            visual_projection: linear_no_bias(c.vision_config.hidden_size, c.projection_dim, vb.pp("visual_projection"))?,
+            visual_projection: linear_no_bias(
+                c.vision_config.hidden_size,
+                c.projection_dim,
+                vb.pp("visual_projection"),
+            )?,
         })
     }
 

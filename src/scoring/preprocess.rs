@@ -172,7 +172,10 @@ mod tests {
         assert_eq!(resized_size(480, 640, 224), (224, 298));
         assert_eq!(resized_size(100, 100, 224), (224, 224));
         // round(0.5) = 0, round(1.5) = 2, round(2.5) = 2 in Python.
-        assert_eq!([crop_offset(225, 224), crop_offset(227, 224), crop_offset(229, 224), crop_offset(298, 224)], [0, 2, 2, 37]);
+        assert_eq!(
+            [crop_offset(225, 224), crop_offset(227, 224), crop_offset(229, 224), crop_offset(298, 224)],
+            [0, 2, 2, 37]
+        );
     }
 
     #[test]
@@ -180,7 +183,8 @@ mod tests {
         // 3x2 image, red channel 0, 90, 180 / 30, 120, 210; resize to 2 (short side).
         // Width 3 -> 3 (2*3/2) keeps the horizontal pass out; height 2 -> 2 too,
         // so the pixels are untouched and only the crop and normalisation act.
-        let img = Rgb { width: 3, height: 2, data: [0u8, 90, 180, 30, 120, 210].iter().flat_map(|&r| [r, 0, 255]).collect() };
+        let img =
+            Rgb { width: 3, height: 2, data: [0u8, 90, 180, 30, 120, 210].iter().flat_map(|&r| [r, 0, 255]).collect() };
         let t = preprocess(&img, 2);
         // Crop offset of 3 -> 2 is round(0.5) = 0: columns 0 and 1.
         let r = |v: f32| (v / 255.0 - MEAN[0]) / STD[0];
@@ -207,7 +211,11 @@ mod tests {
     fn pass_order_follows_pillow() {
         // Noisy enough that the 8-bit intermediate depends on the order.
         let mut rng = crate::domain::rng::SplitMix64::new(5);
-        let noisy = |w: usize, h: usize, rng: &mut crate::domain::rng::SplitMix64| Rgb { width: w, height: h, data: (0..w * h * 3).map(|_| rng.below(256) as u8).collect() };
+        let noisy = |w: usize, h: usize, rng: &mut crate::domain::rng::SplitMix64| Rgb {
+            width: w,
+            height: h,
+            data: (0..w * h * 3).map(|_| rng.below(256) as u8).collect(),
+        };
         // 232x500 -> 224x482: height shrinks by 18 > 2 * 8: vertical first.
         let tall = noisy(232, 500, &mut rng);
         let v_first = pass(&pass(&tall, 232, 482, false), 224, 482, true);

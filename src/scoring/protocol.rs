@@ -47,8 +47,12 @@ struct Response {
 }
 
 pub fn parse_hello(line: &str) -> anyhow::Result<Hello> {
-    let hello: Hello = serde_json::from_str(line.trim())
-        .map_err(|e| anyhow::anyhow!("expected a hello line like {{\"hardneg_scorer\": 1, \"model\": \"…\"}}, got {:?}: {e}", clip(line)))?;
+    let hello: Hello = serde_json::from_str(line.trim()).map_err(|e| {
+        anyhow::anyhow!(
+            "expected a hello line like {{\"hardneg_scorer\": 1, \"model\": \"…\"}}, got {:?}: {e}",
+            clip(line)
+        )
+    })?;
     anyhow::ensure!(
         hello.hardneg_scorer == PROTOCOL_VERSION,
         "the scorer speaks protocol version {}, this hardneg speaks {PROTOCOL_VERSION}",
@@ -60,8 +64,14 @@ pub fn parse_hello(line: &str) -> anyhow::Result<Hello> {
 
 /// Unit-length (image, text) embeddings from the response to request `id`,
 /// which asked for `images` images and `texts` texts.
-pub fn parse_response(line: &str, id: u64, images: usize, texts: usize) -> anyhow::Result<(Vec<Vec<f32>>, Vec<Vec<f32>>)> {
-    let r: Response = serde_json::from_str(line.trim()).map_err(|e| anyhow::anyhow!("unreadable response {:?}: {e}", clip(line)))?;
+pub fn parse_response(
+    line: &str,
+    id: u64,
+    images: usize,
+    texts: usize,
+) -> anyhow::Result<(Vec<Vec<f32>>, Vec<Vec<f32>>)> {
+    let r: Response =
+        serde_json::from_str(line.trim()).map_err(|e| anyhow::anyhow!("unreadable response {:?}: {e}", clip(line)))?;
     anyhow::ensure!(r.id == id, "response id {} does not answer request {id}", r.id);
     if let Some(e) = r.error {
         anyhow::bail!("the scorer failed request {id}: {e}");
@@ -75,7 +85,11 @@ pub fn parse_response(line: &str, id: u64, images: usize, texts: usize) -> anyho
     let dims: Vec<usize> = r.image_embeddings.iter().chain(&r.text_embeddings).map(Vec::len).collect();
     anyhow::ensure!(dims.windows(2).all(|w| w[0] == w[1]), "request {id}: embeddings of different lengths");
     let unit = |v: Vec<Vec<f32>>| -> anyhow::Result<Vec<Vec<f32>>> {
-        v.into_iter().map(|e| normalize(e).ok_or_else(|| anyhow::anyhow!("request {id}: an empty, zero or non-finite embedding"))).collect()
+        v.into_iter()
+            .map(|e| {
+                normalize(e).ok_or_else(|| anyhow::anyhow!("request {id}: an empty, zero or non-finite embedding"))
+            })
+            .collect()
     };
     Ok((unit(r.image_embeddings)?, unit(r.text_embeddings)?))
 }
@@ -98,19 +112,33 @@ mod tests {
 
     #[test]
     fn responses_are_checked_and_normalised() {
-        let (img, txt) = parse_response(r#"{"id": 3, "image_embeddings": [[3, 4]], "text_embeddings": [[0, 2], [1, 0]]}"#, 3, 1, 2).unwrap();
+        let (img, txt) =
+            parse_response(r#"{"id": 3, "image_embeddings": [[3, 4]], "text_embeddings": [[0, 2], [1, 0]]}"#, 3, 1, 2)
+                .unwrap();
         assert_eq!((img, txt), (vec![vec![0.6, 0.8]], vec![vec![0.0, 1.0], vec![1.0, 0.0]]));
-        assert!(parse_response(r#"{"id": 4, "text_embeddings": [[1, 0]]}"#, 3, 0, 1).unwrap_err().to_string().contains("does not answer"));
+        assert!(parse_response(r#"{"id": 4, "text_embeddings": [[1, 0]]}"#, 3, 0, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("does not answer"));
         assert!(parse_response(r#"{"id": 3, "text_embeddings": [[1, 0]]}"#, 3, 0, 2).is_err());
-        assert!(parse_response(r#"{"id": 3, "text_embeddings": [[1, 0], [1]]}"#, 3, 0, 2).unwrap_err().to_string().contains("different lengths"));
+        assert!(parse_response(r#"{"id": 3, "text_embeddings": [[1, 0], [1]]}"#, 3, 0, 2)
+            .unwrap_err()
+            .to_string()
+            .contains("different lengths"));
         assert!(parse_response(r#"{"id": 3, "text_embeddings": [[0, 0]]}"#, 3, 0, 1).is_err());
-        assert!(parse_response(r#"{"id": 3, "error": "CUDA out of memory"}"#, 3, 0, 1).unwrap_err().to_string().contains("out of memory"));
+        assert!(parse_response(r#"{"id": 3, "error": "CUDA out of memory"}"#, 3, 0, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("out of memory"));
     }
 
     #[test]
     fn requests_serialise_as_documented() {
         let texts = vec!["a dog".to_string()];
         let r = Request { id: 1, images: vec![ImageItem { hash: "ab", path: "/x/ab".into() }], texts: &texts };
-        assert_eq!(serde_json::to_string(&r).unwrap(), r#"{"id":1,"images":[{"hash":"ab","path":"/x/ab"}],"texts":["a dog"]}"#);
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"id":1,"images":[{"hash":"ab","path":"/x/ab"}],"texts":["a dog"]}"#
+        );
     }
 }

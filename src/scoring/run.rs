@@ -74,15 +74,18 @@ struct Scorable {
 }
 
 async fn scorable_instances(db: &SqlitePool, dataset_id: i64) -> sqlx::Result<(Vec<Scorable>, usize)> {
-    let rows: Vec<(i64, String, String, Option<String>)> =
-        sqlx::query_as("SELECT id, caption, negative_caption, positive_image FROM instances WHERE dataset_id = ? ORDER BY id")
-            .bind(dataset_id)
-            .fetch_all(db)
-            .await?;
+    let rows: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
+        "SELECT id, caption, negative_caption, positive_image FROM instances WHERE dataset_id = ? ORDER BY id",
+    )
+    .bind(dataset_id)
+    .fetch_all(db)
+    .await?;
     let (mut out, mut skipped) = (Vec::with_capacity(rows.len()), 0);
     for (id, caption, negative_caption, positive) in rows {
         match (positive, negative_image_for(db, id).await?) {
-            (Some(positive), Some(negative)) => out.push(Scorable { id, caption, negative_caption, positive, negative }),
+            (Some(positive), Some(negative)) => {
+                out.push(Scorable { id, caption, negative_caption, positive, negative })
+            }
             _ => skipped += 1,
         }
     }
@@ -110,7 +113,11 @@ struct Embedder<'a> {
 }
 
 impl Embedder<'_> {
-    async fn embed(&mut self, kind: Kind, items: Vec<(String, String)>) -> anyhow::Result<(HashMap<String, Vec<f32>>, Counts)> {
+    async fn embed(
+        &mut self,
+        kind: Kind,
+        items: Vec<(String, String)>,
+    ) -> anyhow::Result<(HashMap<String, Vec<f32>>, Counts)> {
         let hashes: Vec<String> = items.iter().map(|(h, _)| h.clone()).collect();
         let mut found = match &self.key {
             Some(key) => cache::lookup(self.db, key, kind, &hashes).await?,
@@ -128,7 +135,12 @@ impl Embedder<'_> {
             let (encoder, result) = tokio::task::spawn_blocking(move || {
                 let mut encoder = encoder;
                 let r = match kind {
-                    Kind::Image => encoder.encode_images(&chunk_owned.iter().map(|(h, p)| ImageRef { hash: h.clone(), path: p.into() }).collect::<Vec<_>>()),
+                    Kind::Image => encoder.encode_images(
+                        &chunk_owned
+                            .iter()
+                            .map(|(h, p)| ImageRef { hash: h.clone(), path: p.into() })
+                            .collect::<Vec<_>>(),
+                    ),
                     Kind::Text => encoder.encode_texts(&chunk_owned.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>()),
                 };
                 (encoder, r)
@@ -136,8 +148,16 @@ impl Embedder<'_> {
             .await?;
             self.encoder = Some(encoder);
             // A scorer killed by the same Ctrl-C fails its batch: report the cancel, not that.
-            let vectors = result.map_err(|e| if self.cancel.load(Ordering::SeqCst) { cancelled_error(self.computed) } else { e })?;
-            anyhow::ensure!(vectors.len() == chunk.len(), "asked for {} {} embeddings, got {}", chunk.len(), kind.as_str(), vectors.len());
+            let vectors =
+                result
+                    .map_err(|e| if self.cancel.load(Ordering::SeqCst) { cancelled_error(self.computed) } else { e })?;
+            anyhow::ensure!(
+                vectors.len() == chunk.len(),
+                "asked for {} {} embeddings, got {}",
+                chunk.len(),
+                kind.as_str(),
+                vectors.len()
+            );
             let batch: Vec<(String, Vec<f32>)> = chunk.iter().map(|(h, _)| h.clone()).zip(vectors).collect();
             if let Some(key) = &self.key {
                 cache::store(self.db, key, kind, &batch).await?;
@@ -146,7 +166,13 @@ impl Embedder<'_> {
             self.computed += batch.len();
             found.extend(batch);
             let rate = counts.encoded as f64 / start.elapsed().as_secs_f64().max(1e-9);
-            eprintln!("{}s: {}/{} done, {rate:.1} {}s/s", kind.as_str(), counts.cached + counts.encoded, counts.total, kind.as_str());
+            eprintln!(
+                "{}s: {}/{} done, {rate:.1} {}s/s",
+                kind.as_str(),
+                counts.cached + counts.encoded,
+                counts.total,
+                kind.as_str()
+            );
         }
         Ok((found, counts))
     }
@@ -166,30 +192,55 @@ pub async fn score_dataset(
         .await?
         .ok_or_else(|| anyhow::anyhow!("no dataset named {:?}", req.dataset))?;
     let (instances, skipped) = scorable_instances(db, dataset_id).await?;
-    anyhow::ensure!(!instances.is_empty(), "dataset {:?} has no instance with both a positive and a negative image", req.dataset);
+    anyhow::ensure!(
+        !instances.is_empty(),
+        "dataset {:?} has no instance with both a positive and a negative image",
+        req.dataset
+    );
     let images = distinct(instances.iter().flat_map(|i| [i.positive.clone(), i.negative.clone()]).map(|h| {
         let path = store.original_path(&h).display().to_string();
         (h, path)
     }));
-    let texts = distinct(instances.iter().flat_map(|i| [i.caption.clone(), i.negative_caption.clone()]).map(|t| (sha256_hex(t.as_bytes()), t)));
-    let key = encoder.identity().map(|id| CacheKey { model: req.name.clone(), weights: id.weights, preprocess: id.preprocess });
+    let texts = distinct(
+        instances
+            .iter()
+            .flat_map(|i| [i.caption.clone(), i.negative_caption.clone()])
+            .map(|t| (sha256_hex(t.as_bytes()), t)),
+    );
+    let key = encoder.identity().map(|id| CacheKey {
+        model: req.name.clone(),
+        weights: id.weights,
+        preprocess: id.preprocess,
+    });
     if key.is_none() {
         eprintln!("the scorer names no fingerprint for its weights: embeddings are not cached");
     }
     let (device, source) = (encoder.device(), encoder.source());
-    let mut embedder = Embedder { db, key, encoder: Some(encoder), batch: req.batch, cancel: cancel.clone(), computed: 0 };
+    let mut embedder =
+        Embedder { db, key, encoder: Some(encoder), batch: req.batch, cancel: cancel.clone(), computed: 0 };
     let (text_vecs, text_counts) = embedder.embed(Kind::Text, texts).await?;
     let (image_vecs, image_counts) = embedder.embed(Kind::Image, images).await?;
     // Stop the scorer before the write: nothing is left running if it fails.
     drop(embedder.encoder.take());
     // Cached and fresh vectors meet here: a dot product needs equal lengths.
     let dims: std::collections::BTreeSet<usize> = text_vecs.values().chain(image_vecs.values()).map(Vec::len).collect();
-    anyhow::ensure!(dims.len() == 1, "embeddings of different lengths {dims:?}: the model or its cache entries are inconsistent");
+    anyhow::ensure!(
+        dims.len() == 1,
+        "embeddings of different lengths {dims:?}: the model or its cache entries are inconsistent"
+    );
     let outcomes: Vec<_> = instances
         .iter()
         .map(|i| {
             let text = |t: &str| &text_vecs[&sha256_hex(t.as_bytes())];
-            (i.id, rank::outcome(text(&i.caption), text(&i.negative_caption), &image_vecs[&i.positive], &image_vecs[&i.negative]))
+            (
+                i.id,
+                rank::outcome(
+                    text(&i.caption),
+                    text(&i.negative_caption),
+                    &image_vecs[&i.positive],
+                    &image_vecs[&i.negative],
+                ),
+            )
         })
         .collect();
     if cancel.load(Ordering::SeqCst) {
@@ -198,5 +249,12 @@ pub async fn score_dataset(
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     let replaced_run = replace_run(&mut tx, dataset_id, &req.name, &source, Some(&device), &outcomes).await?;
     tx.commit().await?;
-    Ok(ScoreSummary { instances: instances.len(), skipped, images: image_counts, texts: text_counts, device, replaced_run })
+    Ok(ScoreSummary {
+        instances: instances.len(),
+        skipped,
+        images: image_counts,
+        texts: text_counts,
+        device,
+        replaced_run,
+    })
 }

@@ -53,14 +53,24 @@ pub fn random_weights(c: &ClipConfig, seed: u64) -> HashMap<String, Tensor> {
     };
     let t = &c.text_config;
     put("text_model.embeddings.token_embedding.weight".into(), &[t.vocab_size, t.hidden_size], 0.0, 0.5);
-    put("text_model.embeddings.position_embedding.weight".into(), &[t.max_position_embeddings, t.hidden_size], 0.0, 0.1);
+    put(
+        "text_model.embeddings.position_embedding.weight".into(),
+        &[t.max_position_embeddings, t.hidden_size],
+        0.0,
+        0.1,
+    );
     tower(&mut put, "text_model", t.num_hidden_layers, t.hidden_size, t.intermediate_size);
     put("text_model.final_layer_norm.weight".into(), &[t.hidden_size], 1.0, 0.1);
     put("text_model.final_layer_norm.bias".into(), &[t.hidden_size], 0.0, 0.05);
     let v = &c.vision_config;
     let grid = v.image_size / v.patch_size;
     put("vision_model.embeddings.class_embedding".into(), &[v.hidden_size], 0.0, 0.5);
-    put("vision_model.embeddings.patch_embedding.weight".into(), &[v.hidden_size, 3, v.patch_size, v.patch_size], 0.0, 0.05);
+    put(
+        "vision_model.embeddings.patch_embedding.weight".into(),
+        &[v.hidden_size, 3, v.patch_size, v.patch_size],
+        0.0,
+        0.05,
+    );
     put("vision_model.embeddings.position_embedding.weight".into(), &[grid * grid + 1, v.hidden_size], 0.0, 0.1);
     put("vision_model.pre_layrnorm.weight".into(), &[v.hidden_size], 1.0, 0.1);
     put("vision_model.pre_layrnorm.bias".into(), &[v.hidden_size], 0.0, 0.05);
@@ -87,7 +97,8 @@ pub fn wordlevel_tokenizer_json(words: &[&str]) -> (String, usize) {
     }
     vocab.extend(["<unk>", "<bos>", "<eos>"].map(String::from));
     let n = vocab.len();
-    let map: serde_json::Map<String, serde_json::Value> = vocab.iter().enumerate().map(|(i, w)| (w.clone(), i.into())).collect();
+    let map: serde_json::Map<String, serde_json::Value> =
+        vocab.iter().enumerate().map(|(i, w)| (w.clone(), i.into())).collect();
     let special = |name: &str, id: usize| serde_json::json!({"id": name, "ids": [id], "tokens": [name]});
     let template = |seq: &str| serde_json::json!([{"SpecialToken": {"id": "<bos>", "type_id": 0}}, {"Sequence": {"id": seq, "type_id": 0}}, {"SpecialToken": {"id": "<eos>", "type_id": 0}}]);
     let json = serde_json::json!({
@@ -113,7 +124,8 @@ pub fn write_checkpoint(dir: &Path, config: &ClipConfig, tokenizer_json: &str, s
 
 /// A tiny checkpoint whose vocabulary is the words of `texts`.
 pub fn write_tiny_checkpoint(dir: &Path, act: Activation, texts: &[&str], seed: u64) -> anyhow::Result<ClipConfig> {
-    let words: Vec<&str> = texts.iter().flat_map(|t| t.split(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> =
+        texts.iter().flat_map(|t| t.split(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty()).collect();
     let (tokenizer, vocab) = wordlevel_tokenizer_json(&words);
     let mut config = tiny_config(act, vocab);
     // transformers would otherwise assume CLIP's id; ours pools the same either way.

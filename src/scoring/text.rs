@@ -26,7 +26,11 @@ impl TextTokenizer {
         texts
             .iter()
             .map(|t| {
-                let enc = self.inner.encode(t.as_str(), true).map_err(|e| anyhow::anyhow!("{e}")).with_context(|| format!("tokenizing {t:?}"))?;
+                let enc = self
+                    .inner
+                    .encode(t.as_str(), true)
+                    .map_err(|e| anyhow::anyhow!("{e}"))
+                    .with_context(|| format!("tokenizing {t:?}"))?;
                 Ok(enc.get_ids().to_vec())
             })
             .collect()
@@ -85,8 +89,23 @@ mod tests {
     /// post-processor) reads and tokenizes without the onig regex engine.
     #[test]
     fn clip_style_bpe_tokenizer_json_works() {
-        let vocab = ["a", "h", "o", "p", "t", "a</w>", "o</w>", "ph", "pho", "to</w>", "photo</w>", "<|startoftext|>", "<|endoftext|>"];
-        let vocab: serde_json::Map<String, serde_json::Value> = vocab.iter().enumerate().map(|(i, t)| (t.to_string(), i.into())).collect();
+        let vocab = [
+            "a",
+            "h",
+            "o",
+            "p",
+            "t",
+            "a</w>",
+            "o</w>",
+            "ph",
+            "pho",
+            "to</w>",
+            "photo</w>",
+            "<|startoftext|>",
+            "<|endoftext|>",
+        ];
+        let vocab: serde_json::Map<String, serde_json::Value> =
+            vocab.iter().enumerate().map(|(i, t)| (t.to_string(), i.into())).collect();
         let special = |id: usize, s: &str| serde_json::json!({"id": id, "content": s, "single_word": false, "lstrip": false, "rstrip": false, "normalized": true, "special": true});
         let json = serde_json::json!({
             "version": "1.0", "truncation": null, "padding": null,

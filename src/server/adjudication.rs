@@ -12,7 +12,12 @@ use sqlx::SqlitePool;
 use std::collections::HashMap;
 
 /// What a stored value shows: the image it names, for image answers.
-async fn value_images(db: &SqlitePool, kind: SurveyKind, study_id: i64, instance_id: i64) -> Result<HashMap<String, String>, ServiceError> {
+async fn value_images(
+    db: &SqlitePool,
+    kind: SurveyKind,
+    study_id: i64,
+    instance_id: i64,
+) -> Result<HashMap<String, String>, ServiceError> {
     let mut out = HashMap::new();
     match kind {
         SurveyKind::FourImage => {
@@ -47,7 +52,10 @@ pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, Se
     let mut out = Vec::new();
     for o in outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })) {
         let (caption, negative_caption): (String, String) =
-            sqlx::query_as("SELECT caption, negative_caption FROM instances WHERE id = ?").bind(o.instance_id).fetch_one(db).await?;
+            sqlx::query_as("SELECT caption, negative_caption FROM instances WHERE id = ?")
+                .bind(o.instance_id)
+                .fetch_one(db)
+                .await?;
         let answers: Vec<(String, String)> = sqlx::query_as(
             "SELECT a.value, u.username FROM answers a JOIN users u ON u.id = a.user_id
              WHERE a.study_id = ? AND a.instance_id = ? ORDER BY a.answered_at, a.task_id",
@@ -75,7 +83,13 @@ pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, Se
 }
 
 /// Records a researcher's decision; deciding again replaces it.
-pub async fn adjudicate(db: &SqlitePool, user: &SessionUser, study_id: i64, instance_id: i64, value: &str) -> Result<(), ServiceError> {
+pub async fn adjudicate(
+    db: &SqlitePool,
+    user: &SessionUser,
+    study_id: i64,
+    instance_id: i64,
+    value: &str,
+) -> Result<(), ServiceError> {
     let meta = super::studies::load_study_meta(db, study_id).await?;
     if !meta.kind.values().contains(&value) {
         return Err(ServiceError::Invalid(format!(

@@ -2,10 +2,10 @@
 //! where it was shown) mapped to categories, then the pure statistics.
 use super::error::ServiceError;
 use super::studies::load_study_meta;
-use sqlx::SqlitePool;
 use crate::domain::agreement::{study_agreement, CategoryMap};
 use crate::domain::survey::SurveyKind;
 use serde::Serialize;
+use sqlx::SqlitePool;
 use std::collections::HashMap;
 
 pub use crate::domain::study::Mapping;
@@ -47,7 +47,9 @@ fn category_map(kind: SurveyKind, mapping: Mapping) -> Result<CategoryMap, Servi
         Mapping::Binary => {
             let mut pairs = Vec::with_capacity(values.len());
             for v in values {
-                let c = kind.binary_category(v).ok_or_else(|| ServiceError::Internal(format!("value {v:?} has no verdict")))?;
+                let c = kind
+                    .binary_category(v)
+                    .ok_or_else(|| ServiceError::Internal(format!("value {v:?} has no verdict")))?;
                 pairs.push((*v, c));
             }
             Ok(CategoryMap::grouped(&pairs))
@@ -56,24 +58,27 @@ fn category_map(kind: SurveyKind, mapping: Mapping) -> Result<CategoryMap, Servi
 }
 
 /// Agreement with the given mapping, or the one the study's spec chose.
-pub async fn study_agreement_report(db: &SqlitePool, study_id: i64, mapping: Option<Mapping>) -> Result<AgreementOut, ServiceError> {
+pub async fn study_agreement_report(
+    db: &SqlitePool,
+    study_id: i64,
+    mapping: Option<Mapping>,
+) -> Result<AgreementOut, ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
     let mapping = mapping.unwrap_or(meta.mapping);
     let map = category_map(meta.kind, mapping)?;
-    let rows: Vec<(i64, i64, String)> = sqlx::query_as("SELECT instance_id, user_id, value FROM answers WHERE study_id = ?")
-        .bind(study_id)
-        .fetch_all(db)
-        .await?;
+    let rows: Vec<(i64, i64, String)> =
+        sqlx::query_as("SELECT instance_id, user_id, value FROM answers WHERE study_id = ?")
+            .bind(study_id)
+            .fetch_all(db)
+            .await?;
     let mut ratings = Vec::with_capacity(rows.len());
     for (item, user, value) in rows {
-        let category = map.map(&value).ok_or_else(|| ServiceError::Internal(format!("stored value {value:?} has no category")))?;
+        let category =
+            map.map(&value).ok_or_else(|| ServiceError::Internal(format!("stored value {value:?} has no category")))?;
         ratings.push((item as u64, user as u64, category));
     }
-    let names: HashMap<i64, String> = sqlx::query_as::<_, (i64, String)>("SELECT id, username FROM users")
-        .fetch_all(db)
-        .await?
-        .into_iter()
-        .collect();
+    let names: HashMap<i64, String> =
+        sqlx::query_as::<_, (i64, String)>("SELECT id, username FROM users").fetch_all(db).await?.into_iter().collect();
     let name = |id: u64| names.get(&(id as i64)).cloned().unwrap_or_else(|| format!("user {id}"));
     let s = study_agreement(&ratings, map.len());
     Ok(AgreementOut {

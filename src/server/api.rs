@@ -56,7 +56,11 @@ struct Credentials {
     password: String,
 }
 
-async fn login(State(state): State<AppState>, session: Session, Json(c): Json<Credentials>) -> Result<StatusCode, ServiceError> {
+async fn login(
+    State(state): State<AppState>,
+    session: Session,
+    Json(c): Json<Credentials>,
+) -> Result<StatusCode, ServiceError> {
     match auth::check_credentials(&state.db, &c.username, &c.password).await {
         Ok(user) => {
             auth::log_in(&session, &user).await.map_err(|e| ServiceError::Internal(e.to_string()))?;
@@ -72,7 +76,10 @@ async fn logout(session: Session) -> Result<StatusCode, ServiceError> {
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn list_studies(State(state): State<AppState>, Caller(user): Caller) -> Result<Json<Vec<StudySummary>>, ServiceError> {
+async fn list_studies(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+) -> Result<Json<Vec<StudySummary>>, ServiceError> {
     Ok(Json(visible_studies(&state, &user).await?))
 }
 
@@ -86,7 +93,11 @@ pub async fn visible_studies(state: &AppState, user: &SessionUser) -> Result<Vec
         .collect())
 }
 
-async fn next(State(state): State<AppState>, Caller(user): Caller, Path(id): Path<i64>) -> Result<Response, ServiceError> {
+async fn next(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+    Path(id): Path<i64>,
+) -> Result<Response, ServiceError> {
     Ok(match tasks::next_task(&state, &user, id).await? {
         Some(task) => Json(task).into_response(),
         None => StatusCode::NO_CONTENT.into_response(),
@@ -103,7 +114,11 @@ async fn answer(
     Ok(Json(tasks::answer(&state, &user, task_id, &req.option, req.elapsed_ms).await?))
 }
 
-async fn study_progress(State(state): State<AppState>, caller: Caller, Path(id): Path<i64>) -> Result<Json<StudyProgress>, ServiceError> {
+async fn study_progress(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<StudyProgress>, ServiceError> {
     caller.researcher()?;
     Ok(Json(progress::study_progress(&state, id).await?))
 }
@@ -113,7 +128,11 @@ struct CompareQuery {
     dataset: String,
 }
 
-async fn compare(State(state): State<AppState>, caller: Caller, query: Result<Query<CompareQuery>, axum::extract::rejection::QueryRejection>) -> Result<Json<CompareReport>, ServiceError> {
+async fn compare(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: Result<Query<CompareQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<CompareReport>, ServiceError> {
     caller.researcher()?;
     let Query(q) = query.map_err(|_| ServiceError::Invalid("query parameter `dataset` is required".into()))?;
     Ok(Json(super::compare::compare(&state.db, &q.dataset).await?))

@@ -30,10 +30,16 @@ struct Created {
 }
 
 /// Body: the study spec as TOML text (docs/study-spec.md).
-async fn create_study(State(state): State<AppState>, caller: Caller, spec: String) -> Result<(StatusCode, Json<Created>), ServiceError> {
+async fn create_study(
+    State(state): State<AppState>,
+    caller: Caller,
+    spec: String,
+) -> Result<(StatusCode, Json<Created>), ServiceError> {
     caller.researcher()?;
-    let study = studies::parse_spec(&spec, super::db::now_secs() as u64).map_err(|e| ServiceError::Invalid(e.to_string()))?;
-    let id = studies::create_study(&state.db, &study, &spec).await.map_err(|e| ServiceError::Invalid(format!("{e:#}")))?;
+    let study =
+        studies::parse_spec(&spec, super::db::now_secs() as u64).map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    let id =
+        studies::create_study(&state.db, &study, &spec).await.map_err(|e| ServiceError::Invalid(format!("{e:#}")))?;
     Ok((StatusCode::CREATED, Json(Created { id, name: study.name, seed: study.seed })))
 }
 
@@ -42,12 +48,20 @@ async fn list_datasets(State(state): State<AppState>, caller: Caller) -> Result<
     Ok(Json(funnel::all_funnels(&state.db).await?))
 }
 
-async fn dataset_funnel(State(state): State<AppState>, caller: Caller, Path(name): Path<String>) -> Result<Json<Funnel>, ServiceError> {
+async fn dataset_funnel(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Json<Funnel>, ServiceError> {
     caller.researcher()?;
     Ok(Json(funnel::dataset_funnel(&state.db, &name).await?))
 }
 
-async fn disputes(State(state): State<AppState>, caller: Caller, Path(id): Path<i64>) -> Result<Json<Vec<Dispute>>, ServiceError> {
+async fn disputes(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<Vec<Dispute>>, ServiceError> {
     caller.researcher()?;
     Ok(Json(adjudication::disputes(&state.db, id).await?))
 }

@@ -40,11 +40,16 @@ pub fn sweep_leftovers(images: &ImageStore) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let pid = name.to_str().and_then(|n| n.split('-').next()).and_then(|p| p.parse::<u32>().ok());
-        let alive = pid.is_some_and(|p| p == std::process::id() || std::path::Path::new("/proc").join(p.to_string()).exists());
+        let alive =
+            pid.is_some_and(|p| p == std::process::id() || std::path::Path::new("/proc").join(p.to_string()).exists());
         if !alive {
             match std::fs::remove_dir_all(entry.path()) {
-                Ok(()) => tracing::info!(dir = %entry.path().display(), "removed a download's leftover scratch directory"),
-                Err(e) => tracing::warn!(dir = %entry.path().display(), error = %e, "could not remove a leftover scratch directory"),
+                Ok(()) => {
+                    tracing::info!(dir = %entry.path().display(), "removed a download's leftover scratch directory")
+                }
+                Err(e) => {
+                    tracing::warn!(dir = %entry.path().display(), error = %e, "could not remove a leftover scratch directory")
+                }
             }
         }
     }
@@ -55,7 +60,11 @@ pub fn sweep_leftovers(images: &ImageStore) {
 fn scratch_dir(state: &AppState) -> Result<std::path::PathBuf, ServiceError> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    let dir = state.images.root().join(".export-tmp").join(format!("{}-{nanos}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+    let dir = state.images.root().join(".export-tmp").join(format!(
+        "{}-{nanos}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::create_dir_all(&dir).map_err(|e| ServiceError::Internal(format!("creating {}: {e}", dir.display())))?;
     Ok(dir)
 }
@@ -68,7 +77,10 @@ async fn download(
 ) -> Result<Response, ServiceError> {
     caller.researcher()?;
     let Query(q) = query.map_err(|e| ServiceError::Invalid(format!("query: {}", e.body_text())))?;
-    let format = q.format.as_deref().ok_or_else(|| ServiceError::Invalid("query parameter `format` is required (csv, jsonl or parquet)".into()))?;
+    let format = q
+        .format
+        .as_deref()
+        .ok_or_else(|| ServiceError::Invalid("query parameter `format` is required (csv, jsonl or parquet)".into()))?;
     let req = ExportRequest::parse(&name, format, q.stage.as_deref(), q.split.as_deref(), q.seed)?;
     let dir = scratch_dir(&state)?;
     let command = format!("{} (downloaded: GET /api/v1/datasets/{name}/export)", req.command());
@@ -87,7 +99,8 @@ async fn download(
     };
     let top = format!("{}-{}", safe_name(&name), req.stage.as_str());
     let files = std::iter::once("README.md".to_string()).chain(summary.files).collect();
-    let plan = TarPlan::new(&dir, &top, files).map_err(|e| ServiceError::Internal(format!("listing {}: {e}", dir.display())))?;
+    let plan = TarPlan::new(&dir, &top, files)
+        .map_err(|e| ServiceError::Internal(format!("listing {}: {e}", dir.display())))?;
     let length = plan.content_length;
     Response::builder()
         .header(header::CONTENT_TYPE, "application/x-tar")

@@ -72,7 +72,10 @@ pub async fn router(state: AppState, secure_cookies: bool) -> anyhow::Result<Rou
         .nest_service(
             "/pkg",
             tower::ServiceBuilder::new()
-                .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache")))
+                .layer(SetResponseHeaderLayer::overriding(
+                    header::CACHE_CONTROL,
+                    header::HeaderValue::from_static("no-cache"),
+                ))
                 .service(ServeDir::new(pkg_dir)),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))

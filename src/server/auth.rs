@@ -60,9 +60,8 @@ pub async fn add_user(db: &SqlitePool, username: &str, role: Role, password: &st
         return Err(AuthError::WeakPassword);
     }
     let pw = password.to_string();
-    let hash = tokio::task::spawn_blocking(move || hash_password(&pw))
-        .await
-        .map_err(|e| AuthError::Hash(e.to_string()))??;
+    let hash =
+        tokio::task::spawn_blocking(move || hash_password(&pw)).await.map_err(|e| AuthError::Hash(e.to_string()))??;
     let res = sqlx::query("INSERT INTO users (username, role, password_hash, created_at) VALUES (?, ?, ?, ?)")
         .bind(username)
         .bind(role.as_str())

@@ -188,7 +188,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             app::serve(paths, bind).await
         }
         Command::User { command: UserCommand::Add { name, role, .. } } => {
-            let role = Role::parse(&role).with_context(|| format!("unknown role {role:?} (admin, researcher or annotator)"))?;
+            let role = Role::parse(&role)
+                .with_context(|| format!("unknown role {role:?} (admin, researcher or annotator)"))?;
             let mut password = String::new();
             std::io::stdin().read_to_string(&mut password).context("reading the password from standard input")?;
             let password = password.trim_end_matches(['\n', '\r']);
@@ -218,7 +219,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let store = ImageStore::new(Paths { data_dir: data_dir.clone(), site_dir: PathBuf::new() }.image_dir());
             run_score(&pool, &store, model, crate::scoring::run::ScoreRequest { name, dataset, batch }).await
         }
-        Command::Import { command: ImportCommand::Candidates { file, positives, negatives, dataset, normalize, link } } => {
+        Command::Import {
+            command: ImportCommand::Candidates { file, positives, negatives, dataset, normalize, link },
+        } => {
             let mut req = ImportRequest::new(&file, &positives, &negatives);
             req.normalize = normalize;
             req.link = link;
@@ -230,7 +233,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let start = std::time::Instant::now();
             let s = import_candidates(&pool, &images, &req).await?;
             if s.already_imported {
-                println!("already imported: dataset {:?} holds this file ({} instances, {} images); nothing changed", s.dataset, s.instances, s.images);
+                println!(
+                    "already imported: dataset {:?} holds this file ({} instances, {} images); nothing changed",
+                    s.dataset, s.instances, s.images
+                );
             } else {
                 println!(
                     "imported {} instances into dataset {:?} (normalize {normalize}): {} images, {} new, in {:.2} s",
@@ -248,17 +254,31 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let mapping = match mapping {
                 None => None,
                 Some(m) => Some(
-                    super::agreement::Mapping::parse(&m).with_context(|| format!("unknown mapping {m:?} (full or binary)"))?,
+                    super::agreement::Mapping::parse(&m)
+                        .with_context(|| format!("unknown mapping {m:?} (full or binary)"))?,
                 ),
             };
             let pool = open(&data_dir).await?;
-            let r = super::agreement::study_agreement_report(&pool, study, mapping).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            let r = super::agreement::study_agreement_report(&pool, study, mapping)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
-                let show = |v: Option<f64>, why: &Option<String>| v.map(|v| format!("{v:.3}")).unwrap_or_else(|| format!("undefined ({})", why.as_deref().unwrap_or("")));
+                let show = |v: Option<f64>, why: &Option<String>| {
+                    v.map(|v| format!("{v:.3}"))
+                        .unwrap_or_else(|| format!("undefined ({})", why.as_deref().unwrap_or("")))
+                };
                 for p in &r.pairs {
-                    println!("{:<14} {:<14} n={:<6} observed={:.3} expected={:.3} kappa={}", p.a, p.b, p.n, p.observed, p.expected, show(p.kappa, &p.kappa_reason));
+                    println!(
+                        "{:<14} {:<14} n={:<6} observed={:.3} expected={:.3} kappa={}",
+                        p.a,
+                        p.b,
+                        p.n,
+                        p.observed,
+                        p.expected,
+                        show(p.kappa, &p.kappa_reason)
+                    );
                 }
                 println!("mean kappa {}", show(r.mean_kappa, &r.mean_kappa_reason));
                 println!("Fleiss' kappa {}", show(r.fleiss_kappa, &r.fleiss_reason));
@@ -267,7 +287,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Export { dataset, out, format, stage, split, seed } => {
-            let req = super::export::ExportRequest::parse(&dataset, &format, Some(&stage), split.as_deref(), Some(seed)).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let req =
+                super::export::ExportRequest::parse(&dataset, &format, Some(&stage), split.as_deref(), Some(seed))
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
             let pool = open(&data_dir).await?;
             super::export::run_cli(&pool, &ImageStore::new(data_dir.join("images")), &req, &out).await
         }
@@ -287,12 +309,22 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&all)?);
             } else {
-                println!("{:<24} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "dataset", "candidates", "s3 kept", "s3 drop", "s3 open", "s4 kept", "s4 amb", "s4 both");
+                println!(
+                    "{:<24} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                    "dataset", "candidates", "s3 kept", "s3 drop", "s3 open", "s4 kept", "s4 amb", "s4 both"
+                );
                 for f in &all {
                     let o = &f.overall;
                     println!(
                         "{:<24} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-                        f.dataset, o.candidates, o.step3_kept, o.step3_discarded, o.step3_open, o.step4_kept, o.step4_ambiguous, o.step4_both
+                        f.dataset,
+                        o.candidates,
+                        o.step3_kept,
+                        o.step3_discarded,
+                        o.step3_open,
+                        o.step4_kept,
+                        o.step4_ambiguous,
+                        o.step4_both
                     );
                 }
             }
@@ -300,7 +332,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Study { command: StudyCommand::Create { spec } } => {
             let text = std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?;
-            let study = studies::parse_spec(&text, db::now_secs() as u64).with_context(|| spec.display().to_string())?;
+            let study =
+                studies::parse_spec(&text, db::now_secs() as u64).with_context(|| spec.display().to_string())?;
             let pool = open(&data_dir).await?;
             let id = studies::create_study(&pool, &study, &text).await.with_context(|| spec.display().to_string())?;
             println!("created study {id}: {} (seed {})", study.name, study.seed);
@@ -333,7 +366,10 @@ async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
 }
 
 fn print_table(r: &crate::api_types::CompareReport) {
-    println!("{:<24} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}", "model", "n", "I2T", "T2I", "Group", "Ipos2T", "Ineg2T", "Tpos2I", "Tneg2I");
+    println!(
+        "{:<24} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
+        "model", "n", "I2T", "T2I", "Group", "Ipos2T", "Ineg2T", "Tpos2I", "Tneg2I"
+    );
     let row = |name: &str, s: &crate::domain::metrics::Scores| {
         println!(
             "{:<24} {:>6} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}",

@@ -28,7 +28,11 @@ pub async fn insert_dataset(tx: &mut Transaction<'_, Sqlite>, name: &str, normal
 
 /// One instance; its id is returned. Only inside a write transaction
 /// (`BEGIN IMMEDIATE`), as [`next_instance_id`] requires.
-pub async fn insert_instance(tx: &mut Transaction<'_, Sqlite>, dataset_id: i64, i: &NewInstance<'_>) -> sqlx::Result<i64> {
+pub async fn insert_instance(
+    tx: &mut Transaction<'_, Sqlite>,
+    dataset_id: i64,
+    i: &NewInstance<'_>,
+) -> sqlx::Result<i64> {
     let id = next_instance_id(tx).await?;
     insert_instances(tx, dataset_id, id, std::slice::from_ref(i)).await?;
     Ok(id)
@@ -48,7 +52,12 @@ pub async fn next_instance_id(tx: &mut Transaction<'_, Sqlite>) -> sqlx::Result<
 
 /// Bulk form of [`insert_instance`] with explicit consecutive ids from
 /// `first_id`, so candidates can refer to them without reading them back.
-pub async fn insert_instances(tx: &mut Transaction<'_, Sqlite>, dataset_id: i64, first_id: i64, rows: &[NewInstance<'_>]) -> sqlx::Result<()> {
+pub async fn insert_instances(
+    tx: &mut Transaction<'_, Sqlite>,
+    dataset_id: i64,
+    first_id: i64,
+    rows: &[NewInstance<'_>],
+) -> sqlx::Result<()> {
     for (c, chunk) in rows.chunks(CHUNK).enumerate() {
         let mut q = sqlx::QueryBuilder::new(
             "INSERT INTO instances (id, dataset_id, key, caption, negative_caption, caption_orig, negative_caption_orig, neg_type, subtype, positive_image) ",
@@ -85,7 +94,8 @@ pub async fn insert_candidates(tx: &mut Transaction<'_, Sqlite>, rows: &[(i64, i
 /// Image rows; content already known (same hash) is left as it is.
 pub async fn insert_images(tx: &mut Transaction<'_, Sqlite>, images: &[StoredImage]) -> sqlx::Result<()> {
     for chunk in images.chunks(CHUNK) {
-        let mut q = sqlx::QueryBuilder::new("INSERT OR IGNORE INTO images (hash, mime, width, height, bytes, has_display) ");
+        let mut q =
+            sqlx::QueryBuilder::new("INSERT OR IGNORE INTO images (hash, mime, width, height, bytes, has_display) ");
         q.push_values(chunk, |mut b, i| {
             b.push_bind(&i.hash)
                 .push_bind(i.mime)

@@ -36,15 +36,9 @@ pub async fn open_pool(path: &Path) -> anyhow::Result<SqlitePool> {
 
 /// The answer writer's own connection.
 pub async fn open_writer_connection(path: &Path) -> anyhow::Result<SqliteConnection> {
-    options(path)?
-        .connect()
-        .await
-        .with_context(|| format!("opening writer connection to {}", path.display()))
+    options(path)?.connect().await.with_context(|| format!("opening writer connection to {}", path.display()))
 }
 
 pub fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }

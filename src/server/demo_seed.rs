@@ -10,25 +10,25 @@ pub const DEMO_DATASET: &str = "demo";
 pub const DEMO_STUDY: &str = "Demo: BiVLC Step 3 (four images)";
 
 pub async fn insert_image(tx: &mut Transaction<'_, Sqlite>, img: &StoredImage) -> sqlx::Result<()> {
-    sqlx::query("INSERT OR IGNORE INTO images (hash, mime, width, height, bytes, has_display) VALUES (?, ?, ?, ?, ?, ?)")
-        .bind(&img.hash)
-        .bind(img.mime)
-        .bind(img.width as i64)
-        .bind(img.height as i64)
-        .bind(img.bytes as i64)
-        .bind(img.has_display as i64)
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query(
+        "INSERT OR IGNORE INTO images (hash, mime, width, height, bytes, has_display) VALUES (?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&img.hash)
+    .bind(img.mime)
+    .bind(img.width as i64)
+    .bind(img.height as i64)
+    .bind(img.bytes as i64)
+    .bind(img.has_display as i64)
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 
 /// Generates the demo scenes and stores them as dataset "demo". Returns the
 /// number of instances. Idempotent: an existing demo dataset is left alone.
 pub async fn seed_demo_dataset(db: &SqlitePool, images: &ImageStore, count: usize) -> anyhow::Result<usize> {
-    let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
-        .bind(DEMO_DATASET)
-        .fetch_optional(db)
-        .await?;
+    let exists: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(DEMO_DATASET).fetch_optional(db).await?;
     if exists.is_some() {
         return Ok(0);
     }
@@ -80,10 +80,8 @@ seed = 2024
 
 /// Creates the demo study unless it exists.
 pub async fn seed_demo_study(db: &SqlitePool) -> anyhow::Result<()> {
-    let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM studies WHERE name = ?")
-        .bind(DEMO_STUDY)
-        .fetch_optional(db)
-        .await?;
+    let exists: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM studies WHERE name = ?").bind(DEMO_STUDY).fetch_optional(db).await?;
     if exists.is_none() {
         let study = studies::parse_spec(DEMO_STUDY_SPEC, 0)?;
         studies::create_study(db, &study, DEMO_STUDY_SPEC).await?;

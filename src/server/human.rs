@@ -10,10 +10,11 @@ use std::collections::BTreeMap;
 /// Scores of the dataset's latest human-baseline study, over the instances
 /// an annotator answered all four questions of (None before any).
 pub async fn human_report(db: &SqlitePool, dataset_id: i64) -> Result<Option<Report>, ServiceError> {
-    let study: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = ? AND kind = 'human_baseline'")
-        .bind(dataset_id)
-        .fetch_one(db)
-        .await?;
+    let study: Option<i64> =
+        sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = ? AND kind = 'human_baseline'")
+            .bind(dataset_id)
+            .fetch_one(db)
+            .await?;
     let Some(study) = study else { return Ok(None) };
     let rows: Vec<(i64, i64, i64, String, String, String)> = sqlx::query_as(
         "SELECT a.user_id, a.instance_id, t.query, a.value, i.neg_type, i.subtype

@@ -146,7 +146,11 @@ pub fn inspect(bytes: &[u8]) -> Result<Header, String> {
 }
 
 fn format_name(f: ImageFormat) -> &'static str {
-    if f == ImageFormat::Png { "PNG" } else { "JPEG" }
+    if f == ImageFormat::Png {
+        "PNG"
+    } else {
+        "JPEG"
+    }
 }
 
 /// Walks the chunks after the signature; data after IEND is tolerated.
@@ -183,7 +187,8 @@ fn jpeg_complete(b: &[u8]) -> Result<(), String> {
             0xD9 => return Ok(()),
             0x00 | 0x01 | 0xD0..=0xD7 => pos += 2,
             _ => {
-                let len = b.get(pos + 2..pos + 4).map(|l| u16::from_be_bytes([l[0], l[1]]) as usize).ok_or_else(truncated)?;
+                let len =
+                    b.get(pos + 2..pos + 4).map(|l| u16::from_be_bytes([l[0], l[1]]) as usize).ok_or_else(truncated)?;
                 pos += 2 + len;
                 if pos > b.len() {
                     return Err(truncated());

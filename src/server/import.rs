@@ -94,7 +94,11 @@ struct Previous {
     normalize: String,
 }
 
-pub async fn import_candidates(db: &SqlitePool, store: &ImageStore, req: &ImportRequest) -> Result<ImportSummary, ImportError> {
+pub async fn import_candidates(
+    db: &SqlitePool,
+    store: &ImageStore,
+    req: &ImportRequest,
+) -> Result<ImportSummary, ImportError> {
     let label = req.file_label.clone();
     if req.dataset.trim().is_empty() {
         return Err(ImportError::Invalid("the dataset name must not be empty".into()));
@@ -110,12 +114,18 @@ pub async fn import_candidates(db: &SqlitePool, store: &ImageStore, req: &Import
         .await?
         .map_err(|e| ImportError::Invalid(format!("{label}: cannot read: {e}")))?;
     let file_sha = hex::encode(file_sha);
-    tracing::debug!(rows = batch.rows.len(), files = batch.files.len(), ms = start.elapsed().as_millis() as u64, "read candidate file");
+    tracing::debug!(
+        rows = batch.rows.len(),
+        files = batch.files.len(),
+        ms = start.elapsed().as_millis() as u64,
+        "read candidate file"
+    );
     if batch.rows.is_empty() {
         return Err(ImportError::Refused(batch.problems.report(&label)));
     }
 
-    let existing: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(&req.dataset).fetch_optional(db).await?;
+    let existing: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(&req.dataset).fetch_optional(db).await?;
     let previous: Vec<Previous> = sqlx::query_as(
         "SELECT i.file_name, i.file_sha256, i.content_sha256, d.normalize FROM imports i JOIN datasets d ON d.id = i.dataset_id WHERE d.name = ?",
     )
@@ -198,14 +208,22 @@ pub async fn import_candidates(db: &SqlitePool, store: &ImageStore, req: &Import
     tracing::debug!(ms = start.elapsed().as_millis() as u64, "images in the store");
     write(db, req, &batch, &checked, &file_sha, &content_sha, distinct).await?;
     tracing::debug!(ms = start.elapsed().as_millis() as u64, "committed");
-    Ok(ImportSummary { dataset: req.dataset.clone(), instances: batch.rows.len(), images: distinct, new_images, already_imported: false })
+    Ok(ImportSummary {
+        dataset: req.dataset.clone(),
+        instances: batch.rows.len(),
+        images: distinct,
+        new_images,
+        already_imported: false,
+    })
 }
 
 /// Why an existing dataset name cannot take this file.
 fn taken(dataset: &str, previous: &[Previous], mode: NormalizeMode) -> String {
     let why = match previous.first() {
         None => "and was not made by a candidate import".to_string(),
-        Some(p) if p.normalize != mode.as_str() => format!("with normalisation {} (this import asks for {mode})", p.normalize),
+        Some(p) if p.normalize != mode.as_str() => {
+            format!("with normalisation {} (this import asks for {mode})", p.normalize)
+        }
         Some(p) => format!("from {} (another file: its SHA-256 differs)", p.file_name),
     };
     format!("dataset {dataset:?} already exists {why}; import under a new --dataset name")
@@ -259,7 +277,10 @@ async fn write(
     sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *conn).await?;
     sqlx::query("PRAGMA cache_size = -131072").execute(&mut *conn).await?;
     let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE").await?;
-    let raced: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(&req.dataset).fetch_optional(&mut *tx).await?;
+    let raced: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+        .bind(&req.dataset)
+        .fetch_optional(&mut *tx)
+        .await?;
     if raced.is_some() {
         return Err(ImportError::Invalid(format!("dataset {:?} was created by someone else meanwhile", req.dataset)));
     }

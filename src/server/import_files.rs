@@ -2,7 +2,9 @@
 //! streams and hashed on the way, and the image files, read, hashed, checked
 //! and staged on all cores. Nothing here touches the database.
 use super::images::{display_copy, inspect, Header, ImageStore, DISPLAY_MAX};
-use crate::domain::candidates::{candidate, non_utf8_fields, parse_json_line, Batch, CandidateHeader, FileFormat, FileRef, ImageDir};
+use crate::domain::candidates::{
+    candidate, non_utf8_fields, parse_json_line, Batch, CandidateHeader, FileFormat, FileRef, ImageDir,
+};
 use crate::domain::normalize::NormalizeMode;
 use sha2::{Digest, Sha256};
 use std::io::{self, BufRead, Read};
@@ -31,7 +33,8 @@ pub fn read_candidates(path: &Path, format: FileFormat, mode: NormalizeMode) -> 
     let mut batch = Batch::default();
     match format {
         FileFormat::Csv => {
-            let mut reader = csv::ReaderBuilder::new().flexible(true).buffer_capacity(1 << 16).from_reader(&mut hashing);
+            let mut reader =
+                csv::ReaderBuilder::new().flexible(true).buffer_capacity(1 << 16).from_reader(&mut hashing);
             read_csv(&mut reader, mode, &mut batch).map_err(io::Error::other)?;
         }
         FileFormat::JsonLines => read_jsonl(io::BufReader::with_capacity(1 << 16, &mut hashing), mode, &mut batch)?,
@@ -96,7 +99,8 @@ fn read_jsonl<R: BufRead>(mut reader: R, mode: NormalizeMode, batch: &mut Batch)
         match std::str::from_utf8(&buf) {
             Ok(text) => batch.push(line, parse_json_line(text.trim_end(), mode)),
             Err(e) => {
-                let message = format!("not valid UTF-8 (byte {:#04x} at column {})", buf[e.valid_up_to()], e.valid_up_to() + 1);
+                let message =
+                    format!("not valid UTF-8 (byte {:#04x} at column {})", buf[e.valid_up_to()], e.valid_up_to() + 1);
                 let fields = non_utf8_fields(&String::from_utf8_lossy(&buf));
                 if fields.is_empty() {
                     batch.problems.push(line, None, message.clone());
@@ -211,7 +215,13 @@ fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
 /// described without the file's name, which the caller adds. With a
 /// [`Staging`], content the store lacks is written — until the first
 /// problem, after which the import is refused anyway.
-pub fn check_files(files: &[FileRef], positives: &Path, negatives: &Path, store: &ImageStore, staging: Option<&Staging>) -> Vec<Result<Checked, String>> {
+pub fn check_files(
+    files: &[FileRef],
+    positives: &Path,
+    negatives: &Path,
+    store: &ImageStore,
+    staging: Option<&Staging>,
+) -> Vec<Result<Checked, String>> {
     let failed = AtomicBool::new(false);
     in_parallel(files, |f| {
         let dir = if f.dir == ImageDir::Positives { positives } else { negatives };
@@ -248,7 +258,13 @@ fn check_one(path: &Path, store: &ImageStore, staging: Option<&Staging>) -> Resu
 /// store then shares those files with their source: they must never be
 /// changed in place. Results line up with `files`: true where this import
 /// added the content.
-pub fn link_files(files: &[FileRef], checked: &[Checked], positives: &Path, negatives: &Path, store: &ImageStore) -> io::Result<Vec<Result<bool, String>>> {
+pub fn link_files(
+    files: &[FileRef],
+    checked: &[Checked],
+    positives: &Path,
+    negatives: &Path,
+    store: &ImageStore,
+) -> io::Result<Vec<Result<bool, String>>> {
     store.make_dirs()?;
     let mut seen = std::collections::HashSet::new();
     let first: Vec<bool> = checked.iter().map(|c| seen.insert(c.hash)).collect();
@@ -282,7 +298,8 @@ pub fn link_files(files: &[FileRef], checked: &[Checked], positives: &Path, nega
             }
         };
         if c.has_display {
-            let img = image::load_from_memory_with_format(&bytes, c.header.format).map_err(|e| format!("cannot decode: {e}"))?;
+            let img = image::load_from_memory_with_format(&bytes, c.header.format)
+                .map_err(|e| format!("cannot decode: {e}"))?;
             place(&store.display_path(&hex), &display_copy(&img).map_err(|e| e.to_string())?, i)?;
         }
         Ok(true)
@@ -323,7 +340,9 @@ fn stage(staging: &Staging, hash: &[u8; 32], bytes: &[u8], header: Header, has_d
         let copy = image::load_from_memory_with_format(bytes, header.format)
             .map_err(|e| format!("cannot decode: {e}"))
             .and_then(|img| display_copy(&img).map_err(|e| format!("making the display copy: {e}")))
-            .and_then(|small| std::fs::write(staging.path(true, &hex), small).map_err(|e| format!("staging the display copy: {e}")));
+            .and_then(|small| {
+                std::fs::write(staging.path(true, &hex), small).map_err(|e| format!("staging the display copy: {e}"))
+            });
         if let Err(e) = copy {
             let _ = std::fs::remove_file(&path);
             let _ = std::fs::remove_file(staging.path(true, &hex));

@@ -27,7 +27,12 @@ fn staged_files_become_final_only_when_promoted() {
     let (src, store) = (tmp.path().join("src"), ImageStore::new(tmp.path().join("store")));
     std::fs::create_dir_all(&src).unwrap();
     // Two names with the same content, one large image (gets a display copy), one broken file.
-    for (name, bytes) in [("a.png", png(1, 8)), ("same-as-a.png", png(1, 8)), ("big.png", png(2, 1000)), ("bad.png", b"\x89PNG\r\n\x1a\nxx".to_vec())] {
+    for (name, bytes) in [
+        ("a.png", png(1, 8)),
+        ("same-as-a.png", png(1, 8)),
+        ("big.png", png(2, 1000)),
+        ("bad.png", b"\x89PNG\r\n\x1a\nxx".to_vec()),
+    ] {
         std::fs::write(src.join(name), bytes).unwrap();
     }
     let refs: Vec<FileRef> = ["a.png", "same-as-a.png", "big.png", "bad.png", "gone.png"]
@@ -65,16 +70,28 @@ fn linking_shares_the_source_and_catches_files_changed_since_the_check() {
     let refs: Vec<FileRef> = ["a.png", "b.png", "a.png"]
         .iter()
         .enumerate()
-        .map(|(i, n)| FileRef { dir: if i == 2 { ImageDir::Negatives } else { ImageDir::Positives }, name: (*n).into(), line: 2, column: "filename", uses: 1 })
+        .map(|(i, n)| FileRef {
+            dir: if i == 2 { ImageDir::Negatives } else { ImageDir::Positives },
+            name: (*n).into(),
+            line: 2,
+            column: "filename",
+            uses: 1,
+        })
         .collect();
     let checked: Vec<Checked> = check_files(&refs, &src, &src, &store, None).into_iter().map(Result::unwrap).collect();
     std::fs::write(src.join("b.png"), png(3, 8)).unwrap(); // changed after its check
     let linked = link_files(&refs, &checked, &src, &src, &store).unwrap();
-    assert_eq!(linked, [Ok(true), Err("changed while importing (its content no longer matches the check)".into()), Ok(false)]);
+    assert_eq!(
+        linked,
+        [Ok(true), Err("changed while importing (its content no longer matches the check)".into()), Ok(false)]
+    );
     use std::os::unix::fs::MetadataExt;
     let a = store.original_path(&hex::encode(checked[0].hash));
     assert_eq!(std::fs::metadata(&a).unwrap().ino(), std::fs::metadata(src.join("a.png")).unwrap().ino());
-    assert!(!store.original_path(&hex::encode(checked[1].hash)).exists(), "the changed file is not left under a wrong name");
+    assert!(
+        !store.original_path(&hex::encode(checked[1].hash)).exists(),
+        "the changed file is not left under a wrong name"
+    );
 }
 
 fn parse_hash_like(name: &str) -> bool {

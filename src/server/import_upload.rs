@@ -50,7 +50,10 @@ async fn save(mut field: Field<'_>, path: &Path) -> Result<(), ServiceError> {
     }
     let mut file = match tokio::fs::OpenOptions::new().write(true).create_new(true).open(path).await {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            return Err(ServiceError::Invalid(format!("{} was sent twice", path.file_name().unwrap_or_default().to_string_lossy())));
+            return Err(ServiceError::Invalid(format!(
+                "{} was sent twice",
+                path.file_name().unwrap_or_default().to_string_lossy()
+            )));
         }
         other => other.map_err(internal)?,
     };
@@ -104,7 +107,8 @@ async fn upload(
             }
         }
     }
-    let name = file.ok_or_else(|| ServiceError::Invalid("form field `file` (the CSV or JSON Lines file) is required".into()))?;
+    let name =
+        file.ok_or_else(|| ServiceError::Invalid("form field `file` (the CSV or JSON Lines file) is required".into()))?;
     let mut req = ImportRequest::new(&own.join(&name), &positives, &negatives);
     req.file_label = name.clone();
     req.format = FileFormat::from_name(&name);

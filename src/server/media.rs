@@ -11,9 +11,7 @@ use axum::routing::get;
 use axum::Router;
 
 pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/img/{hash}", get(display))
-        .route("/img/{hash}/original", get(original))
+    Router::new().route("/img/{hash}", get(display)).route("/img/{hash}/original", get(original))
 }
 
 async fn display(state: State<AppState>, caller: Caller, Path(hash): Path<String>) -> Result<Response, ServiceError> {
@@ -24,7 +22,12 @@ async fn original(state: State<AppState>, caller: Caller, Path(hash): Path<Strin
     serve(state, caller, hash, false).await
 }
 
-async fn serve(State(state): State<AppState>, _caller: Caller, hash: String, display: bool) -> Result<Response, ServiceError> {
+async fn serve(
+    State(state): State<AppState>,
+    _caller: Caller,
+    hash: String,
+    display: bool,
+) -> Result<Response, ServiceError> {
     let not_found = || ServiceError::NotFound("no such image".into());
     let hash = parse_hash(&hash).ok_or_else(not_found)?;
     let row: Option<(String, i64)> = sqlx::query_as("SELECT mime, has_display FROM images WHERE hash = ?")
@@ -37,7 +40,8 @@ async fn serve(State(state): State<AppState>, _caller: Caller, hash: String, dis
     } else {
         (state.images.original_path(hash), mime)
     };
-    let bytes = tokio::fs::read(&path).await.map_err(|e| ServiceError::Internal(format!("reading image {hash}: {e}")))?;
+    let bytes =
+        tokio::fs::read(&path).await.map_err(|e| ServiceError::Internal(format!("reading image {hash}: {e}")))?;
     Ok((
         [
             (header::CONTENT_TYPE, mime),

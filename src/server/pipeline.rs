@@ -39,7 +39,11 @@ impl ItemOutcome {
 /// How many answers the plan asks for per item. Named annotators: from the
 /// plan itself (so an annotator who has not arrived yet still counts);
 /// "all": from the tasks of those who have arrived.
-async fn expected_answers(db: &SqlitePool, meta: &StudyMeta, items: &[i64]) -> Result<HashMap<i64, usize>, ServiceError> {
+async fn expected_answers(
+    db: &SqlitePool,
+    meta: &StudyMeta,
+    items: &[i64],
+) -> Result<HashMap<i64, usize>, ServiceError> {
     let mut expected = HashMap::with_capacity(items.len());
     match &meta.annotators {
         Annotators::Named(names) => {
@@ -63,7 +67,12 @@ async fn expected_answers(db: &SqlitePool, meta: &StudyMeta, items: &[i64]) -> R
 
 /// The primary annotator whose answer settles a disagreement on an item
 /// answered by `answerers`: pairs name their own; otherwise the spec's.
-fn primary_for(meta: &StudyMeta, ids: &HashMap<String, i64>, names: &HashMap<i64, String>, answerers: &[ItemAnswer<'_>]) -> Option<i64> {
+fn primary_for(
+    meta: &StudyMeta,
+    ids: &HashMap<String, i64>,
+    names: &HashMap<i64, String>,
+    answerers: &[ItemAnswer<'_>],
+) -> Option<i64> {
     if meta.resolve != ResolveRule::Primary {
         return None;
     }
@@ -79,15 +88,21 @@ fn primary_for(meta: &StudyMeta, ids: &HashMap<String, i64>, names: &HashMap<i64
 /// outcomes stay in memory, not every answer.
 pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
-    let ids: Vec<i64> = sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
-        .bind(study_id)
-        .fetch_all(db)
-        .await?;
+    let ids: Vec<i64> =
+        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
+            .bind(study_id)
+            .fetch_all(db)
+            .await?;
     let expected = expected_answers(db, &meta, &ids).await?;
     let mut out = Vec::with_capacity(ids.len());
     drop(ids);
     let adjudicated: HashMap<i64, String> =
-        sqlx::query_as("SELECT instance_id, value FROM adjudications WHERE study_id = ?").bind(study_id).fetch_all(db).await?.into_iter().collect();
+        sqlx::query_as("SELECT instance_id, value FROM adjudications WHERE study_id = ?")
+            .bind(study_id)
+            .fetch_all(db)
+            .await?
+            .into_iter()
+            .collect();
     let users: Vec<(i64, String)> = sqlx::query_as("SELECT id, username FROM users").fetch_all(db).await?;
     let names: HashMap<i64, String> = users.iter().cloned().collect();
     let user_ids: HashMap<String, i64> = users.into_iter().map(|(id, n)| (n, id)).collect();
@@ -107,7 +122,8 @@ pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta
     // `order` counts every answer in the study's order, as if all were listed.
     let (mut next, mut order, mut given) = (None::<(i64, i64, String)>, 0i64, Vec::new());
     while let Some((instance_id, neg_type, subtype)) = items.try_next().await? {
-        let category = Category::parse(&neg_type, &subtype).map_err(|e| ServiceError::Internal(format!("instance {instance_id}: {e}")))?;
+        let category = Category::parse(&neg_type, &subtype)
+            .map_err(|e| ServiceError::Internal(format!("instance {instance_id}: {e}")))?;
         given.clear();
         loop {
             if next.is_none() {
@@ -126,7 +142,8 @@ pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta
                 }
             }
         }
-        let given: Vec<ItemAnswer<'_>> = given.iter().map(|(user, value, order)| ItemAnswer { annotator: *user, value, order: *order }).collect();
+        let given: Vec<ItemAnswer<'_>> =
+            given.iter().map(|(user, value, order)| ItemAnswer { annotator: *user, value, order: *order }).collect();
         let primary = primary_for(&meta, &user_ids, &names, &given);
         let state = resolve(
             &given,
@@ -146,7 +163,12 @@ pub async fn survivors(db: &SqlitePool, study: i64, want: &[SurveyKind]) -> Resu
     let (meta, outcomes) = study_outcomes(db, study).await?;
     if !want.contains(&meta.kind) {
         let want: Vec<&str> = want.iter().map(|k| k.as_str()).collect();
-        return Err(ServiceError::Invalid(format!("study {:?} is a {} study; expected {}", meta.name, meta.kind.as_str(), want.join(" or "))));
+        return Err(ServiceError::Invalid(format!(
+            "study {:?} is a {} study; expected {}",
+            meta.name,
+            meta.kind.as_str(),
+            want.join(" or ")
+        )));
     }
     let open: Vec<&ItemOutcome> = outcomes.iter().filter(|o| !matches!(o.state, ItemState::Final { .. })).collect();
     if !open.is_empty() {
@@ -159,12 +181,13 @@ pub async fn survivors(db: &SqlitePool, study: i64, want: &[SurveyKind]) -> Resu
         )));
     }
     if meta.kind == SurveyKind::Ambiguity {
-        let chosen: HashMap<i64, String> = sqlx::query_as("SELECT instance_id, chosen_image FROM study_items WHERE study_id = ?")
-            .bind(study)
-            .fetch_all(db)
-            .await?
-            .into_iter()
-            .collect();
+        let chosen: HashMap<i64, String> =
+            sqlx::query_as("SELECT instance_id, chosen_image FROM study_items WHERE study_id = ?")
+                .bind(study)
+                .fetch_all(db)
+                .await?
+                .into_iter()
+                .collect();
         return Ok(outcomes
             .iter()
             .filter(|o| o.verdict(meta.kind) == Some(Verdict::Kept))
@@ -197,10 +220,11 @@ pub async fn study_status(db: &SqlitePool, study_id: i64) -> Result<crate::api_t
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let disputed = outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).count();
     let final_items = outcomes.iter().filter(|o| matches!(o.state, ItemState::Final { .. })).count();
-    let step4: Option<String> = sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = ? ORDER BY id DESC LIMIT 1")
-        .bind(study_id)
-        .fetch_optional(db)
-        .await?;
+    let step4: Option<String> =
+        sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = ? ORDER BY id DESC LIMIT 1")
+            .bind(study_id)
+            .fetch_optional(db)
+            .await?;
     Ok(crate::api_types::StudyStatus {
         study_id,
         kind: meta.kind.as_str().to_string(),
@@ -231,7 +255,10 @@ pub async fn step4_spec(db: &SqlitePool, step3: i64, seed: u64) -> Result<String
     match &meta.rule {
         crate::domain::assignment::AssignmentRule::Pairs { pairs, overlap } => {
             let pairs: Vec<String> = pairs.iter().map(|p| list(p.as_slice())).collect();
-            spec.push_str(&format!("[assignment]\nrule = \"pairs\"\npairs = [{}]\noverlap = {overlap}\n", pairs.join(", ")));
+            spec.push_str(&format!(
+                "[assignment]\nrule = \"pairs\"\npairs = [{}]\noverlap = {overlap}\n",
+                pairs.join(", ")
+            ));
         }
         crate::domain::assignment::AssignmentRule::Groups { .. } => {
             return Err(ServiceError::Invalid(format!("study {:?} is not a Step 3 study", meta.name)))

@@ -24,9 +24,7 @@ pub struct ImportSummary {
 /// Reads and checks every row; all problems (up to a cap) in one error.
 pub fn read_rows(path: &Path) -> anyhow::Result<Vec<(u64, ResultRow)>> {
     let name = path.display().to_string();
-    let mut reader = csv::ReaderBuilder::new()
-        .from_path(path)
-        .with_context(|| format!("{name}: cannot open"))?;
+    let mut reader = csv::ReaderBuilder::new().from_path(path).with_context(|| format!("{name}: cannot open"))?;
     let header = reader.headers().with_context(|| format!("{name}:1: cannot read the header"))?.clone();
     let fields: Vec<&str> = header.iter().collect();
     let parsed = ResultsHeader::parse(&fields).map_err(|e| anyhow::anyhow!("{name}:1: {e}"))?;
@@ -85,7 +83,8 @@ pub async fn import_results(db: &SqlitePool, model: &str, dataset: &str, path: &
     let rows = read_rows(path)?;
     let name = path.display().to_string();
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
-    let existing: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(dataset).fetch_optional(&mut *tx).await?;
+    let existing: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(dataset).fetch_optional(&mut *tx).await?;
     let (dataset_id, created) = match existing {
         Some(id) => (id, false),
         None => {
@@ -132,7 +131,12 @@ pub async fn import_results(db: &SqlitePool, model: &str, dataset: &str, path: &
     let source = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
     let replaced = replace_run(&mut tx, dataset_id, model, &source, None, &matched).await?;
     tx.commit().await?;
-    Ok(ImportSummary { dataset: dataset.to_string(), dataset_created: created, rows: rows.len(), replaced_run: replaced })
+    Ok(ImportSummary {
+        dataset: dataset.to_string(),
+        dataset_created: created,
+        rows: rows.len(),
+        replaced_run: replaced,
+    })
 }
 
 /// Writes a model run with its per-instance outcomes, replacing an earlier
@@ -155,19 +159,27 @@ pub async fn replace_run(
         sqlx::query("DELETE FROM model_outcomes WHERE run_id = ?").bind(old).execute(&mut **tx).await?;
         sqlx::query("DELETE FROM model_runs WHERE id = ?").bind(old).execute(&mut **tx).await?;
     }
-    let run = sqlx::query("INSERT INTO model_runs (dataset_id, name, source, device, created_at) VALUES (?, ?, ?, ?, ?)")
-        .bind(dataset_id)
-        .bind(name)
-        .bind(source)
-        .bind(device)
-        .bind(now_secs())
-        .execute(&mut **tx)
-        .await?
-        .last_insert_rowid();
+    let run =
+        sqlx::query("INSERT INTO model_runs (dataset_id, name, source, device, created_at) VALUES (?, ?, ?, ?, ?)")
+            .bind(dataset_id)
+            .bind(name)
+            .bind(source)
+            .bind(device)
+            .bind(now_secs())
+            .execute(&mut **tx)
+            .await?
+            .last_insert_rowid();
     for chunk in outcomes.chunks(500) {
-        let mut q = sqlx::QueryBuilder::new("INSERT INTO model_outcomes (run_id, instance_id, ipos2t, ineg2t, tpos2i, tneg2i) ");
+        let mut q = sqlx::QueryBuilder::new(
+            "INSERT INTO model_outcomes (run_id, instance_id, ipos2t, ineg2t, tpos2i, tneg2i) ",
+        );
         q.push_values(chunk, |mut b, (id, o)| {
-            b.push_bind(run).push_bind(*id).push_bind(o.ipos2t).push_bind(o.ineg2t).push_bind(o.tpos2i).push_bind(o.tneg2i);
+            b.push_bind(run)
+                .push_bind(*id)
+                .push_bind(o.ipos2t)
+                .push_bind(o.ineg2t)
+                .push_bind(o.tpos2i)
+                .push_bind(o.tneg2i);
         });
         q.build().execute(&mut **tx).await?;
     }

@@ -48,7 +48,11 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
                 .fetch_optional(&mut *tx)
                 .await?
                 .with_context(|| format!("field `source`: no study named {name:?}"))?;
-            anyhow::ensure!(sds == dataset_id, "field `source`: study {name:?} is on another dataset than {:?}", study.dataset);
+            anyhow::ensure!(
+                sds == dataset_id,
+                "field `source`: study {name:?} is on another dataset than {:?}",
+                study.dataset
+            );
             Some(sid)
         }
     };
@@ -59,7 +63,8 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
                 SurveyKind::Ambiguity => &[SurveyKind::FourImage],
                 _ => &[SurveyKind::Ambiguity, SurveyKind::FourImage],
             };
-            let mut items = super::pipeline::survivors(db, sid, want).await.map_err(|e| anyhow::anyhow!("field `source`: {e}"))?;
+            let mut items =
+                super::pipeline::survivors(db, sid, want).await.map_err(|e| anyhow::anyhow!("field `source`: {e}"))?;
             if let Some(n) = study.sample {
                 crate::domain::rng::shuffle(&mut items, crate::domain::rng::mix(&[study.seed, 0x5341_4d50]));
                 items.truncate(n);
@@ -100,12 +105,14 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
     })?
     .last_insert_rowid();
     let items = match survivors {
-        None => sqlx::query("INSERT INTO study_items (study_id, instance_id) SELECT ?, id FROM instances WHERE dataset_id = ?")
-            .bind(id)
-            .bind(dataset_id)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected(),
+        None => sqlx::query(
+            "INSERT INTO study_items (study_id, instance_id) SELECT ?, id FROM instances WHERE dataset_id = ?",
+        )
+        .bind(id)
+        .bind(dataset_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected(),
         Some(list) => {
             for chunk in list.chunks(500) {
                 let mut q = sqlx::QueryBuilder::new("INSERT INTO study_items (study_id, instance_id, chosen_image) ");
@@ -161,7 +168,10 @@ pub async fn load_study_meta(db: &SqlitePool, id: i64) -> Result<StudyMeta, Serv
 }
 
 /// Every study, with the caller's progress where the caller takes part.
-pub async fn list_studies(state: &AppState, user_id: i64) -> Result<Vec<(Arc<StudyMeta>, Option<(i64, i64)>)>, ServiceError> {
+pub async fn list_studies(
+    state: &AppState,
+    user_id: i64,
+) -> Result<Vec<(Arc<StudyMeta>, Option<(i64, i64)>)>, ServiceError> {
     let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id").fetch_all(&state.db).await?;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {

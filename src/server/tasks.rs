@@ -46,41 +46,60 @@ async fn load_item(state: &AppState, study_id: i64, instance_id: i64, query: u8)
     Ok(ItemData { caption, negative_caption, positive_image, candidate_images, chosen_image, query })
 }
 
-async fn present(state: &AppState, meta: &StudyMeta, instance_id: i64, seed: i64, query: i64) -> Result<Presentation, ServiceError> {
+async fn present(
+    state: &AppState,
+    meta: &StudyMeta,
+    instance_id: i64,
+    seed: i64,
+    query: i64,
+) -> Result<Presentation, ServiceError> {
     let item = load_item(state, meta.id, instance_id, query as u8).await?;
     meta.kind.present(&item, seed as u64).map_err(|e| ServiceError::Internal(e.to_string()))
 }
 
 /// Creates the annotator's tasks on first arrival (rules that plan upfront).
-async fn ensure_participation(state: &AppState, meta: &StudyMeta, user: &SessionUser) -> Result<Progress, ServiceError> {
-    let row: Option<(i64, i64)> = sqlx::query_as("SELECT done, total FROM participations WHERE study_id = ? AND user_id = ?")
-        .bind(meta.id)
-        .bind(user.id)
-        .fetch_optional(&state.db)
-        .await?;
+async fn ensure_participation(
+    state: &AppState,
+    meta: &StudyMeta,
+    user: &SessionUser,
+) -> Result<Progress, ServiceError> {
+    let row: Option<(i64, i64)> =
+        sqlx::query_as("SELECT done, total FROM participations WHERE study_id = ? AND user_id = ?")
+            .bind(meta.id)
+            .bind(user.id)
+            .fetch_optional(&state.db)
+            .await?;
     if let Some((done, total)) = row {
         return Ok(Progress { done, total });
     }
-    let items: Vec<i64> = sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
-        .bind(meta.id)
-        .fetch_all(&state.db)
-        .await?;
+    let items: Vec<i64> =
+        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
+            .bind(meta.id)
+            .fetch_all(&state.db)
+            .await?;
     let plan = meta.rule.plan_upfront(meta.seed, user.id, &user.username, &items);
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
-    let created = sqlx::query("INSERT OR IGNORE INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, 0)")
-        .bind(meta.id)
-        .bind(user.id)
-        .bind(plan.len() as i64)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+    let created =
+        sqlx::query("INSERT OR IGNORE INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, 0)")
+            .bind(meta.id)
+            .bind(user.id)
+            .bind(plan.len() as i64)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
     if created == 1 {
         // Multi-row inserts: a whole queue costs a few statements, not one per
         // item, so hundreds of annotators can arrive at once.
         for chunk in plan.chunks(500) {
-            let mut q = sqlx::QueryBuilder::new("INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query) ");
+            let mut q =
+                sqlx::QueryBuilder::new("INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query) ");
             q.push_values(chunk, |mut row, t| {
-                row.push_bind(meta.id).push_bind(user.id).push_bind(t.item).push_bind(t.position).push_bind(t.seed as i64).push_bind(t.query as i64);
+                row.push_bind(meta.id)
+                    .push_bind(user.id)
+                    .push_bind(t.item)
+                    .push_bind(t.position)
+                    .push_bind(t.seed as i64)
+                    .push_bind(t.query as i64);
             });
             q.build().execute(&mut *tx).await?;
         }
@@ -109,7 +128,11 @@ pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> R
     let prefetch: Vec<String> = match queue.get(1) {
         Some(&(_, next_instance, next_seed, next_query)) => {
             let n = present(state, &meta, next_instance, next_seed, next_query).await?;
-            n.prompt_image.iter().chain(n.options.iter().filter_map(|o| o.image.as_ref())).map(|h| image_url(h)).collect()
+            n.prompt_image
+                .iter()
+                .chain(n.options.iter().filter_map(|o| o.image.as_ref()))
+                .map(|h| image_url(h))
+                .collect()
         }
         None => Vec::new(),
     };

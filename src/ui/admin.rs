@@ -12,9 +12,8 @@ pub async fn list_users() -> Result<Vec<UserSummary>, ServerFnError> {
     if !user.role.may_administer() {
         return Err(ServerFnError::new("admins only"));
     }
-    let rows: Vec<(i64, String, String)> = sqlx::query_as("SELECT id, username, role FROM users ORDER BY role, username")
-        .fetch_all(&state.db)
-        .await?;
+    let rows: Vec<(i64, String, String)> =
+        sqlx::query_as("SELECT id, username, role FROM users ORDER BY role, username").fetch_all(&state.db).await?;
     Ok(rows.into_iter().map(|(id, username, role)| UserSummary { id, username, role }).collect())
 }
 

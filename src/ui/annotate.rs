@@ -22,9 +22,16 @@ pub async fn next_task(study_id: i64) -> Result<Option<TaskView>, ServerFnError>
 
 /// Stores the answer (durably), then returns the next task in the same round trip.
 #[server(prefix = "/sfn")]
-pub async fn answer_and_next(study_id: i64, task_id: i64, option: String, elapsed_ms: i64) -> Result<Option<TaskView>, ServerFnError> {
+pub async fn answer_and_next(
+    study_id: i64,
+    task_id: i64,
+    option: String,
+    elapsed_ms: i64,
+) -> Result<Option<TaskView>, ServerFnError> {
     let (state, user) = session::caller().await?;
-    crate::server::tasks::answer(&state, &user, task_id, &option, Some(elapsed_ms)).await.map_err(session::sfn_error)?;
+    crate::server::tasks::answer(&state, &user, task_id, &option, Some(elapsed_ms))
+        .await
+        .map_err(session::sfn_error)?;
     crate::server::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
 }
 
@@ -138,7 +145,11 @@ fn Survey(study_id: i64, first: Option<TaskView>) -> impl IntoView {
 }
 
 #[component]
-fn TaskCard(task: TaskView, pending: Memo<bool>, choose: impl Fn(String) + Copy + Send + Sync + 'static) -> impl IntoView {
+fn TaskCard(
+    task: TaskView,
+    pending: Memo<bool>,
+    choose: impl Fn(String) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
     let progress = task.progress;
     let choices = task.options.iter().filter(|o| o.image_url.is_some() || o.text.is_some()).count();
     view! {

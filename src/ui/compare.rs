@@ -1,9 +1,9 @@
 //! Researcher page: models against humans and chance on a dataset,
 //! overall, per type and per subtype, best value per column marked.
+use super::compare_detail::{FailureDrillDown, ScoreChart, SubtypeTable};
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
-use super::compare_detail::{FailureDrillDown, ScoreChart, SubtypeTable};
 use crate::api_types::CompareReport;
 use crate::domain::metrics::Scores;
 use leptos::prelude::*;
@@ -73,17 +73,20 @@ pub fn ComparePage() -> impl IntoView {
 
 #[component]
 fn Comparison(report: CompareReport) -> impl IntoView {
-    let mut rows: Vec<(String, Scores)> = report.models.iter().map(|m| (m.name.clone(), m.report.overall.clone())).collect();
+    let mut rows: Vec<(String, Scores)> =
+        report.models.iter().map(|m| (m.name.clone(), m.report.overall.clone())).collect();
     if let Some(h) = &report.human {
         rows.push(("Human".into(), h.overall.clone()));
     }
     rows.push(("Random".into(), report.random.clone()));
     let types = ["replace", "swap", "add"];
     let per_type = |name: &str, r: &crate::domain::metrics::Report| {
-        let per = types.iter().map(|t| r.by_type.iter().find(|(k, _)| k.as_str() == *t).map(|(_, v)| v.clone())).collect();
+        let per =
+            types.iter().map(|t| r.by_type.iter().find(|(k, _)| k.as_str() == *t).map(|(_, v)| v.clone())).collect();
         (name.to_string(), per)
     };
-    let mut type_rows: Vec<(String, Vec<Option<Scores>>)> = report.models.iter().map(|m| per_type(&m.name, &m.report)).collect();
+    let mut type_rows: Vec<(String, Vec<Option<Scores>>)> =
+        report.models.iter().map(|m| per_type(&m.name, &m.report)).collect();
     if let Some(h) = &report.human {
         type_rows.push(per_type("Human", h));
     }

@@ -11,9 +11,16 @@ use leptos_router::components::A;
 use leptos_router::hooks::use_query_map;
 
 #[server(prefix = "/sfn")]
-pub async fn model_failures(dataset: String, model: String, score: String, neg_type: Option<String>) -> Result<Vec<Failure>, ServerFnError> {
+pub async fn model_failures(
+    dataset: String,
+    model: String,
+    score: String,
+    neg_type: Option<String>,
+) -> Result<Vec<Failure>, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    crate::server::failures::failures(&state.db, &dataset, &model, &score, neg_type.as_deref()).await.map_err(session::sfn_error)
+    crate::server::failures::failures(&state.db, &dataset, &model, &score, neg_type.as_deref())
+        .await
+        .map_err(session::sfn_error)
 }
 
 const CHART_W: f64 = 640.0;
@@ -42,9 +49,11 @@ pub fn ScoreChart(models: Vec<(String, Scores)>, human: Option<Scores>) -> impl 
         <line class="human i2t" x1=LEFT x2=CHART_W - 10.0 y1=y(h.i2t) y2=y(h.i2t)><title>{format!("Human I2T {:.2}", h.i2t)}</title></line>
         <line class="human t2i" x1=LEFT x2=CHART_W - 10.0 y1=y(h.t2i) y2=y(h.t2i)><title>{format!("Human T2I {:.2}", h.t2i)}</title></line>
     });
-    let ticks = [0.0, 25.0, 50.0, 75.0, 100.0].map(|v| view! {
-        <line class="grid" x1=LEFT x2=CHART_W - 10.0 y1=y(v) y2=y(v)/>
-        <text x=LEFT - 6.0 y=y(v) + 4.0 text-anchor="end">{format!("{v:.0}")}</text>
+    let ticks = [0.0, 25.0, 50.0, 75.0, 100.0].map(|v| {
+        view! {
+            <line class="grid" x1=LEFT x2=CHART_W - 10.0 y1=y(v) y2=y(v)/>
+            <text x=LEFT - 6.0 y=y(v) + 4.0 text-anchor="end">{format!("{v:.0}")}</text>
+        }
     });
     view! {
         <figure class="chart">
@@ -63,7 +72,8 @@ pub fn ScoreChart(models: Vec<(String, Scores)>, human: Option<Scores>) -> impl 
 
 #[component]
 pub fn SubtypeTable(report: CompareReport) -> impl IntoView {
-    let mut rows: Vec<(String, crate::domain::metrics::Report)> = report.models.iter().map(|m| (m.name.clone(), m.report.clone())).collect();
+    let mut rows: Vec<(String, crate::domain::metrics::Report)> =
+        report.models.iter().map(|m| (m.name.clone(), m.report.clone())).collect();
     if let Some(h) = report.human.clone() {
         rows.push(("Human".into(), h));
     }

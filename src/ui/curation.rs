@@ -24,7 +24,9 @@ pub async fn study_disputes(study_id: i64) -> Result<Vec<Dispute>, ServerFnError
 #[server(prefix = "/sfn")]
 pub async fn settle(study_id: i64, instance_id: i64, value: String) -> Result<(), ServerFnError> {
     let (state, user) = session::researcher().await?;
-    crate::server::adjudication::adjudicate(&state.db, &user, study_id, instance_id, &value).await.map_err(session::sfn_error)
+    crate::server::adjudication::adjudicate(&state.db, &user, study_id, instance_id, &value)
+        .await
+        .map_err(session::sfn_error)
 }
 
 /// Creates Step 4 over the survivors of a finished Step 3 study.
@@ -49,7 +51,8 @@ pub fn StudyPipeline(status: StudyStatus) -> impl IntoView {
 fn PipelineLine(status: StudyStatus) -> impl IntoView {
     let id = status.study_id;
     let start = ServerAction::<StartStep4>::new();
-    let can_start = status.kind == "four_image" && status.waiting == 0 && status.disputed == 0 && status.step4.is_none();
+    let can_start =
+        status.kind == "four_image" && status.waiting == 0 && status.disputed == 0 && status.step4.is_none();
     view! {
         <p class="pipeline" data-final=status.final_items data-waiting=status.waiting data-disputed=status.disputed>
             {status.final_items} " items final · " {status.waiting} " waiting for answers · "
@@ -91,14 +94,16 @@ pub fn FunnelTables() -> impl IntoView {
 
 #[component]
 fn FunnelTable(funnel: Funnel) -> impl IntoView {
-    let row = |name: String, c: StageCounts, class: &'static str| view! {
-        <tr class=class data-row=name.clone()>
-            <th scope="row">{name.clone()}</th>
-            <td class="candidates">{c.candidates}</td>
-            <td class="s3-kept">{c.step3_kept}</td><td class="s3-discarded">{c.step3_discarded}</td><td class="s3-open">{c.step3_open}</td>
-            <td class="s4-kept">{c.step4_kept}</td><td class="s4-ambiguous">{c.step4_ambiguous}</td><td class="s4-both">{c.step4_both}</td><td class="s4-open">{c.step4_open}</td>
-            <td>{c.removed_percent().map(|p| format!("{p:.0}%")).unwrap_or_default()}</td>
-        </tr>
+    let row = |name: String, c: StageCounts, class: &'static str| {
+        view! {
+            <tr class=class data-row=name.clone()>
+                <th scope="row">{name.clone()}</th>
+                <td class="candidates">{c.candidates}</td>
+                <td class="s3-kept">{c.step3_kept}</td><td class="s3-discarded">{c.step3_discarded}</td><td class="s3-open">{c.step3_open}</td>
+                <td class="s4-kept">{c.step4_kept}</td><td class="s4-ambiguous">{c.step4_ambiguous}</td><td class="s4-both">{c.step4_both}</td><td class="s4-open">{c.step4_open}</td>
+                <td>{c.removed_percent().map(|p| format!("{p:.0}%")).unwrap_or_default()}</td>
+            </tr>
+        }
     };
     let studies = format!(
         "Step 3: {} · Step 4: {}",

@@ -30,7 +30,11 @@ pub fn ImportPage() -> impl IntoView {
     };
     let percent = move || {
         let s = state.get();
-        if s.total > 0.0 { (100.0 * s.sent / s.total).round() } else { 0.0 }
+        if s.total > 0.0 {
+            (100.0 * s.sent / s.total).round()
+        } else {
+            0.0
+        }
     };
     view! {
         <h1>"Import candidates"</h1>
@@ -98,7 +102,9 @@ mod client {
             form.append_with_str("dataset", dataset.trim()).map_err(js)?;
         }
         let doc = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
-        if let Some(sel) = doc.get_element_by_id("import-normalize").and_then(|e| e.dyn_into::<HtmlSelectElement>().ok()) {
+        if let Some(sel) =
+            doc.get_element_by_id("import-normalize").and_then(|e| e.dyn_into::<HtmlSelectElement>().ok())
+        {
             form.append_with_str("normalize", &sel.value()).map_err(js)?;
         }
         add_files(&form, "file", "import-file")?;

@@ -1,9 +1,9 @@
 //! Researcher page: every study with progress per annotator and the answer
 //! distribution.
+use super::curation::{FunnelTables, StudyPipeline};
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
-use super::curation::{FunnelTables, StudyPipeline};
 use crate::api_types::{AgreementSummary, StudyProgress, StudyStatus};
 use leptos::prelude::*;
 

@@ -8,9 +8,7 @@ use leptos_router::components::A;
 pub async fn caller() -> Result<(crate::server::state::AppState, crate::server::auth::SessionUser), ServerFnError> {
     let state = expect_context::<crate::server::state::AppState>();
     let session: tower_sessions::Session = leptos_axum::extract().await?;
-    let user = crate::server::auth::current_user(&session)
-        .await
-        .ok_or_else(|| ServerFnError::new("not logged in"))?;
+    let user = crate::server::auth::current_user(&session).await.ok_or_else(|| ServerFnError::new("not logged in"))?;
     Ok((state, user))
 }
 

@@ -35,21 +35,11 @@ pub(super) struct AlphaAcc {
 
 impl AlphaAcc {
     pub(super) fn new(k: usize) -> Self {
-        AlphaAcc {
-            k,
-            o: vec![0.0; k * k],
-            n_c: vec![0; k],
-            units: 0,
-            scratch: vec![0; k],
-            present: Vec::new(),
-        }
+        AlphaAcc { k, o: vec![0.0; k * k], n_c: vec![0; k], units: 0, scratch: vec![0; k], present: Vec::new() }
     }
 
     /// Adds one unit's answers (missing answers simply absent).
-    pub(super) fn add(
-        &mut self,
-        values: impl IntoIterator<Item = usize>,
-    ) -> Result<(), AgreementError> {
+    pub(super) fn add(&mut self, values: impl IntoIterator<Item = usize>) -> Result<(), AgreementError> {
         let mut m = 0u64;
         let mut bad = None;
         for v in values {
@@ -70,11 +60,7 @@ impl AlphaAcc {
                 let nc = self.scratch[c];
                 self.n_c[c] += nc;
                 for &d in &self.present {
-                    let pairs = if c == d {
-                        nc * (nc - 1)
-                    } else {
-                        nc * self.scratch[d]
-                    };
+                    let pairs = if c == d { nc * (nc - 1) } else { nc * self.scratch[d] };
                     self.o[c * self.k + d] += pairs as f64 * w;
                 }
             }
@@ -101,10 +87,7 @@ impl AlphaAcc {
             return Err(AgreementError::AlphaNoVariation);
         }
         let k = self.k;
-        let off_diag: f64 = (0..k * k)
-            .filter(|i| i / k != i % k)
-            .map(|i| self.o[i])
-            .sum();
+        let off_diag: f64 = (0..k * k).filter(|i| i / k != i % k).map(|i| self.o[i]).sum();
         let sum_sq: u128 = self.n_c.iter().map(|&c| c as u128 * c as u128).sum();
         let nf = n as f64;
         let observed = off_diag / nf;
@@ -115,21 +98,13 @@ impl AlphaAcc {
             expected_disagreement: expected,
             units: self.units,
             pairable_values: n as usize,
-            coincidence: self
-                .o
-                .chunks(k.max(1))
-                .take(k)
-                .map(<[f64]>::to_vec)
-                .collect(),
+            coincidence: self.o.chunks(k.max(1)).take(k).map(<[f64]>::to_vec).collect(),
         })
     }
 }
 
 /// Alpha from per-unit answer lists (any length; units with < 2 are dropped).
-pub fn krippendorff_alpha<R: AsRef<[usize]>>(
-    units: &[R],
-    k: usize,
-) -> Result<Alpha, AgreementError> {
+pub fn krippendorff_alpha<R: AsRef<[usize]>>(units: &[R], k: usize) -> Result<Alpha, AgreementError> {
     let mut acc = AlphaAcc::new(k);
     for u in units {
         acc.add(u.as_ref().iter().copied())?;
@@ -138,10 +113,7 @@ pub fn krippendorff_alpha<R: AsRef<[usize]>>(
 }
 
 /// Alpha from a units × coders matrix, `None` = coder did not answer.
-pub fn krippendorff_alpha_matrix<R: AsRef<[Option<usize>]>>(
-    matrix: &[R],
-    k: usize,
-) -> Result<Alpha, AgreementError> {
+pub fn krippendorff_alpha_matrix<R: AsRef<[Option<usize>]>>(matrix: &[R], k: usize) -> Result<Alpha, AgreementError> {
     let mut acc = AlphaAcc::new(k);
     for row in matrix {
         acc.add(row.as_ref().iter().flatten().copied())?;
@@ -163,9 +135,7 @@ mod tests {
     ];
 
     fn k2011_matrix() -> Vec<Vec<Option<usize>>> {
-        (0..12)
-            .map(|u| K2011.iter().map(|obs| obs[u].checked_sub(1)).collect())
-            .collect()
+        (0..12).map(|u| K2011.iter().map(|obs| obs[u].checked_sub(1)).collect()).collect()
     }
 
     #[test]
@@ -190,10 +160,7 @@ mod tests {
 
     #[test]
     fn list_and_matrix_forms_agree() {
-        let lists: Vec<Vec<usize>> = k2011_matrix()
-            .iter()
-            .map(|r| r.iter().flatten().copied().collect())
-            .collect();
+        let lists: Vec<Vec<usize>> = k2011_matrix().iter().map(|r| r.iter().flatten().copied().collect()).collect();
         let a = krippendorff_alpha(&lists, 5).unwrap();
         let b = krippendorff_alpha_matrix(&k2011_matrix(), 5).unwrap();
         assert_eq!(a, b);
@@ -211,8 +178,7 @@ mod tests {
 
     #[test]
     fn perfect_agreement_is_one() {
-        let a =
-            krippendorff_alpha(&[vec![0, 0, 0], vec![1, 1], vec![2, 2, 2, 2], vec![1]], 3).unwrap();
+        let a = krippendorff_alpha(&[vec![0, 0, 0], vec![1, 1], vec![2, 2, 2, 2], vec![1]], 3).unwrap();
         assert_eq!(a.alpha, 1.0);
         assert_eq!(a.units, 3);
     }
@@ -220,16 +186,10 @@ mod tests {
     #[test]
     fn degenerate_inputs() {
         let empty: [Vec<usize>; 0] = [];
-        assert_eq!(
-            krippendorff_alpha(&empty, 2).unwrap_err(),
-            AgreementError::TooFewPairable
-        );
+        assert_eq!(krippendorff_alpha(&empty, 2).unwrap_err(), AgreementError::TooFewPairable);
         // Single rater everywhere: nothing pairable.
         let single = [vec![0], vec![1], vec![], vec![1]];
-        assert_eq!(
-            krippendorff_alpha(&single, 2).unwrap_err(),
-            AgreementError::TooFewPairable
-        );
+        assert_eq!(krippendorff_alpha(&single, 2).unwrap_err(), AgreementError::TooFewPairable);
         // All pairable values in one category (the lone "1" is not pairable).
         let flat = [vec![0, 0], vec![0, 0, 0], vec![1]];
         let e = krippendorff_alpha(&flat, 2).unwrap_err();

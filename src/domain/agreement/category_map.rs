@@ -7,13 +7,8 @@ use serde::Serialize;
 use std::collections::HashMap;
 
 /// BiVLC Step 3, binary reading: any image option means "an image matches".
-pub const BIVLC_STEP3_BINARY: [(&str, &str); 5] = [
-    ("A", "image"),
-    ("B", "image"),
-    ("C", "image"),
-    ("D", "image"),
-    ("none", "none"),
-];
+pub const BIVLC_STEP3_BINARY: [(&str, &str); 5] =
+    [("A", "image"), ("B", "image"), ("C", "image"), ("D", "image"), ("none", "none")];
 
 /// BiVLC Step 3, full reading: every option is its own category.
 pub const BIVLC_STEP3_FULL: [&str; 5] = ["A", "B", "C", "D", "none"];

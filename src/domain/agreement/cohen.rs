@@ -26,11 +26,7 @@ impl PairAgreement {
     pub fn from_confusion(confusion: Vec<Vec<u64>>) -> Result<Self, AgreementError> {
         let k = confusion.len();
         if let Some((item, row)) = confusion.iter().enumerate().find(|(_, r)| r.len() != k) {
-            return Err(AgreementError::RaggedCounts {
-                item,
-                expected: k,
-                found: row.len(),
-            });
+            return Err(AgreementError::RaggedCounts { item, expected: k, found: row.len() });
         }
         let mut rows = vec![0u128; k];
         let mut cols = vec![0u128; k];
@@ -61,14 +57,7 @@ impl PairAgreement {
             (observed, expected, result)
         };
         let (kappa, kappa_undefined_reason) = split(result);
-        Ok(PairAgreement {
-            n: n as usize,
-            observed,
-            expected,
-            kappa,
-            kappa_undefined_reason,
-            confusion,
-        })
+        Ok(PairAgreement { n: n as usize, observed, expected, kappa, kappa_undefined_reason, confusion })
     }
 }
 
@@ -90,9 +79,7 @@ pub fn cohen_kappa(pairs: &[(usize, usize)], k: usize) -> Result<PairAgreement, 
 /// Unweighted mean of the defined pairwise kappas (Light's kappa). Pairs
 /// whose kappa is undefined are skipped rather than counted as 0, because
 /// "undefined" means "no information", not "no agreement".
-pub fn mean_kappa<'a>(
-    pairs: impl IntoIterator<Item = &'a PairAgreement>,
-) -> Result<f64, AgreementError> {
+pub fn mean_kappa<'a>(pairs: impl IntoIterator<Item = &'a PairAgreement>) -> Result<f64, AgreementError> {
     let (mut seen, mut used, mut sum) = (0usize, 0usize, 0.0f64);
     for p in pairs {
         seen += 1;
@@ -159,10 +146,7 @@ mod tests {
 
     #[test]
     fn perfect_and_inverse_agreement() {
-        assert_eq!(
-            table(&[&[7, 0, 0], &[0, 3, 0], &[0, 0, 1]]).kappa,
-            Some(1.0)
-        );
+        assert_eq!(table(&[&[7, 0, 0], &[0, 3, 0], &[0, 0, 1]]).kappa, Some(1.0));
         // Systematic disagreement is reported as a negative kappa, not clamped.
         let p = table(&[&[0, 5], &[5, 0]]);
         assert!(close(p.kappa.unwrap(), -1.0, 1e-12));
@@ -174,10 +158,7 @@ mod tests {
         let p = cohen_kappa(&[], 3).unwrap();
         assert_eq!(p.n, 0);
         assert_eq!(p.kappa, None);
-        assert_eq!(
-            p.kappa_undefined_reason.as_deref(),
-            Some("no items rated by both annotators")
-        );
+        assert_eq!(p.kappa_undefined_reason.as_deref(), Some("no items rated by both annotators"));
         assert_eq!(p.confusion, vec![vec![0; 3]; 3]);
     }
 
@@ -187,10 +168,7 @@ mod tests {
         assert_eq!(p.observed, 1.0);
         assert_eq!(p.expected, 1.0);
         assert_eq!(p.kappa, None);
-        assert!(p
-            .kappa_undefined_reason
-            .unwrap()
-            .contains("one and the same category"));
+        assert!(p.kappa_undefined_reason.unwrap().contains("one and the same category"));
     }
 
     #[test]
@@ -206,15 +184,9 @@ mod tests {
 
     #[test]
     fn invalid_input_is_an_error() {
-        assert_eq!(
-            cohen_kappa(&[(0, 0), (1, 3)], 3).unwrap_err(),
-            AgreementError::LabelOutOfRange { label: 3, k: 3 }
-        );
+        assert_eq!(cohen_kappa(&[(0, 0), (1, 3)], 3).unwrap_err(), AgreementError::LabelOutOfRange { label: 3, k: 3 });
         let ragged = PairAgreement::from_confusion(vec![vec![1, 2], vec![3]]);
-        assert!(matches!(
-            ragged,
-            Err(AgreementError::RaggedCounts { item: 1, .. })
-        ));
+        assert!(matches!(ragged, Err(AgreementError::RaggedCounts { item: 1, .. })));
     }
 
     #[test]
@@ -227,8 +199,6 @@ mod tests {
         assert_eq!(mean_kappa(std::iter::empty()), Err(AgreementError::NoPairs));
         let err = mean_kappa([&undefined, &undefined]).unwrap_err();
         assert_eq!(err, AgreementError::NoDefinedPairs(2));
-        assert!(err
-            .to_string()
-            .contains("undefined for every annotator pair"));
+        assert!(err.to_string().contains("undefined for every annotator pair"));
     }
 }

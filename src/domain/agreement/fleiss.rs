@@ -32,10 +32,7 @@ pub(super) struct FleissAcc {
 
 impl FleissAcc {
     pub(super) fn new(k: usize) -> Self {
-        FleissAcc {
-            totals: vec![0; k],
-            ..Default::default()
-        }
+        FleissAcc { totals: vec![0; k], ..Default::default() }
     }
 
     /// Adds one item's counts over the `k` categories. The first error sticks.
@@ -46,19 +43,11 @@ impl FleissAcc {
         let item = self.items;
         let m: u64 = counts.iter().sum();
         let err = if counts.len() != self.totals.len() {
-            Some(AgreementError::RaggedCounts {
-                item,
-                expected: self.totals.len(),
-                found: counts.len(),
-            })
+            Some(AgreementError::RaggedCounts { item, expected: self.totals.len(), found: counts.len() })
         } else if item == 0 && m < 2 {
             Some(AgreementError::TooFewRaters(m))
         } else if item > 0 && m != self.m {
-            Some(AgreementError::UnequalRaters {
-                item,
-                expected: self.m,
-                found: m,
-            })
+            Some(AgreementError::UnequalRaters { item, expected: self.m, found: m })
         } else {
             None
         };
@@ -93,13 +82,7 @@ impl FleissAcc {
         }
         let num = (t * (self.sum_sq - t)) as i128 - (q * (m - 1)) as i128;
         let den = ((m - 1) * (t * t - q)) as i128;
-        Ok(Fleiss {
-            kappa: num as f64 / den as f64,
-            observed,
-            expected,
-            items: self.items,
-            raters_per_item: self.m,
-        })
+        Ok(Fleiss { kappa: num as f64 / den as f64, observed, expected, items: self.items, raters_per_item: self.m })
     }
 }
 
@@ -170,35 +153,18 @@ mod tests {
     fn degenerate_inputs() {
         let none: [[u64; 2]; 0] = [];
         assert_eq!(fleiss_kappa(&none).unwrap_err(), AgreementError::NoItems);
-        assert_eq!(
-            fleiss_kappa(&[[1u64, 0]]).unwrap_err(),
-            AgreementError::TooFewRaters(1)
-        );
+        assert_eq!(fleiss_kappa(&[[1u64, 0]]).unwrap_err(), AgreementError::TooFewRaters(1));
         assert_eq!(
             fleiss_kappa(&[[1u64, 1], [2, 1], [0, 2]]).unwrap_err(),
-            AgreementError::UnequalRaters {
-                item: 1,
-                expected: 2,
-                found: 3
-            }
+            AgreementError::UnequalRaters { item: 1, expected: 2, found: 3 }
         );
         let ragged: Vec<Vec<u64>> = vec![vec![1, 1], vec![2]];
-        assert_eq!(
-            fleiss_kappa(&ragged).unwrap_err(),
-            AgreementError::RaggedCounts {
-                item: 1,
-                expected: 2,
-                found: 1
-            }
-        );
+        assert_eq!(fleiss_kappa(&ragged).unwrap_err(), AgreementError::RaggedCounts { item: 1, expected: 2, found: 1 });
     }
 
     #[test]
     fn empty_categories_do_not_change_kappa() {
-        let widened: Vec<Vec<u64>> = WIKIPEDIA
-            .iter()
-            .map(|r| [&r[..], &[0, 0]].concat())
-            .collect();
+        let widened: Vec<Vec<u64>> = WIKIPEDIA.iter().map(|r| [&r[..], &[0, 0]].concat()).collect();
         let a = fleiss_kappa(&WIKIPEDIA).unwrap().kappa;
         let b = fleiss_kappa(&widened).unwrap().kappa;
         assert!((a - b).abs() < 1e-15);

@@ -54,12 +54,10 @@ pub enum AgreementError {
         "Fleiss' kappa needs the same number of raters on every item \
          (item 0 has {expected}, item {item} has {found})"
     )]
-    UnequalRaters {
-        item: usize,
-        expected: u64,
-        found: u64,
-    },
-    #[error("every rating is in one and the same category, so chance agreement P_e is 1 and Fleiss' kappa is undefined")]
+    UnequalRaters { item: usize, expected: u64, found: u64 },
+    #[error(
+        "every rating is in one and the same category, so chance agreement P_e is 1 and Fleiss' kappa is undefined"
+    )]
     FleissSingleCategory,
     #[error("fewer than 2 pairable values (no unit has at least 2 answers)")]
     TooFewPairable,
@@ -71,11 +69,7 @@ pub enum AgreementError {
     #[error("label {label} is out of range for {k} categories")]
     LabelOutOfRange { label: usize, k: usize },
     #[error("item {item} has {found} category counts, expected {expected}")]
-    RaggedCounts {
-        item: usize,
-        expected: usize,
-        found: usize,
-    },
+    RaggedCounts { item: usize, expected: usize, found: usize },
 }
 
 /// Splits a `Result` into the `(value, reason)` pair used by serialisable

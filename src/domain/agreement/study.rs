@@ -94,11 +94,7 @@ pub fn study_agreement(ratings: &[(u64, u64, usize)], k: usize) -> StudyAgreemen
     let mut annotator_ids: Vec<u64> = rows.iter().map(|r| r.1).collect();
     annotator_ids.sort_unstable();
     annotator_ids.dedup();
-    let dense = |id: u64| {
-        annotator_ids
-            .binary_search(&id)
-            .expect("id collected above") as u64
-    };
+    let dense = |id: u64| annotator_ids.binary_search(&id).expect("id collected above") as u64;
 
     // Item boundaries and the modal rater count among multiply rated items.
     let mut bounds: Vec<(usize, usize)> = Vec::new();
@@ -115,10 +111,7 @@ pub fn study_agreement(ratings: &[(u64, u64, usize)], k: usize) -> StudyAgreemen
             *m_hist.entry(e - s).or_default() += 1;
         }
     }
-    let modal_m = m_hist
-        .iter()
-        .max_by_key(|&(&m, &count)| (count, m))
-        .map(|(&m, _)| m);
+    let modal_m = m_hist.iter().max_by_key(|&(&m, &count)| (count, m)).map(|(&m, _)| m);
 
     let kk = k * k;
     let mut slots: HashMap<u64, usize, BuildHasherDefault<PairKeyHasher>> = HashMap::default();
@@ -132,9 +125,7 @@ pub fn study_agreement(ratings: &[(u64, u64, usize)], k: usize) -> StudyAgreemen
     for &(s, e) in &bounds {
         raters.clear();
         raters.extend(rows[s..e].iter().map(|r| (dense(r.1), r.2)));
-        alpha
-            .add(raters.iter().map(|r| r.1))
-            .expect("k covers every label");
+        alpha.add(raters.iter().map(|r| r.1)).expect("k covers every label");
         if Some(raters.len()) == modal_m {
             for &(_, c) in &raters {
                 counts[c] += 1;
@@ -216,10 +207,7 @@ mod tests {
     #[test]
     fn hand_worked_study() {
         let s = study_agreement(&HAND, 2);
-        assert_eq!(
-            (s.k, s.ratings, s.items, s.annotators, s.duplicates_replaced),
-            (2, 8, 4, 3, 0)
-        );
+        assert_eq!((s.k, s.ratings, s.items, s.annotators, s.duplicates_replaced), (2, 8, 4, 3, 0));
         let ids: Vec<(u64, u64)> = s.pairs.iter().map(|p| (p.a, p.b)).collect();
         assert_eq!(ids, [(10, 20), (10, 30), (20, 30)]);
         let kappas: Vec<Option<f64>> = s.pairs.iter().map(|p| p.agreement.kappa).collect();
@@ -231,9 +219,7 @@ mod tests {
         assert_eq!(s.fleiss_kappa, Some(1.0));
         assert_eq!(s.alpha_units, 3);
         assert!((s.krippendorff_alpha.unwrap() - 0.5).abs() < 1e-12);
-        assert!(
-            s.mean_kappa_reason.is_none() && s.fleiss_reason.is_none() && s.alpha_reason.is_none()
-        );
+        assert!(s.mean_kappa_reason.is_none() && s.fleiss_reason.is_none() && s.alpha_reason.is_none());
     }
 
     #[test]
@@ -242,13 +228,7 @@ mod tests {
         r.extend(HAND);
         let s = study_agreement(&r, 2);
         assert_eq!((s.duplicates_replaced, s.ratings), (1, 8));
-        assert_eq!(
-            s,
-            StudyAgreement {
-                duplicates_replaced: 1,
-                ..study_agreement(&HAND, 2)
-            }
-        );
+        assert_eq!(s, StudyAgreement { duplicates_replaced: 1, ..study_agreement(&HAND, 2) });
         // The other way round, the stale answer 0 now counts: (10,20) disagree on item 2.
         r.rotate_left(1);
         let t = study_agreement(&r, 2);
@@ -273,39 +253,22 @@ mod tests {
             let s = study_agreement(&ratings, 2);
             assert!(s.pairs.is_empty());
             assert_eq!(s.mean_kappa, None);
-            assert_eq!(
-                s.mean_kappa_reason.as_deref(),
-                Some("no annotator pair shares an item")
-            );
+            assert_eq!(s.mean_kappa_reason.as_deref(), Some("no annotator pair shares an item"));
             assert_eq!(s.fleiss_kappa, None);
-            assert_eq!(
-                s.fleiss_reason.as_deref(),
-                Some("no item was rated by at least 2 annotators")
-            );
+            assert_eq!(s.fleiss_reason.as_deref(), Some("no item was rated by at least 2 annotators"));
             assert_eq!((s.fleiss_raters_per_item, s.fleiss_items), (None, 0));
             assert_eq!(s.krippendorff_alpha, None);
-            assert!(s
-                .alpha_reason
-                .unwrap()
-                .contains("fewer than 2 pairable values"));
+            assert!(s.alpha_reason.unwrap().contains("fewer than 2 pairable values"));
         }
     }
 
     #[test]
     fn everyone_always_in_one_category() {
-        let r: Vec<_> = (0..5)
-            .flat_map(|i| (0..3).map(move |a| (i, a, 1)))
-            .collect();
+        let r: Vec<_> = (0..5).flat_map(|i| (0..3).map(move |a| (i, a, 1))).collect();
         let s = study_agreement(&r, 3);
         assert_eq!(s.pairs.len(), 3);
-        assert!(s
-            .pairs
-            .iter()
-            .all(|p| p.agreement.kappa.is_none() && p.agreement.observed == 1.0));
-        assert!(s
-            .mean_kappa_reason
-            .unwrap()
-            .contains("undefined for every annotator pair (3 pairs)"));
+        assert!(s.pairs.iter().all(|p| p.agreement.kappa.is_none() && p.agreement.observed == 1.0));
+        assert!(s.mean_kappa_reason.unwrap().contains("undefined for every annotator pair (3 pairs)"));
         assert!(s.fleiss_reason.unwrap().contains("P_e is 1"));
         assert!(s.alpha_reason.unwrap().contains("D_e is 0"));
         assert_eq!((s.fleiss_raters_per_item, s.fleiss_items), (Some(3), 5));
@@ -313,14 +276,7 @@ mod tests {
 
     #[test]
     fn modal_rater_count_ties_go_to_larger_m() {
-        let r = [
-            (1, 1, 0),
-            (1, 2, 1),
-            (2, 1, 0),
-            (2, 2, 0),
-            (2, 3, 1),
-            (3, 9, 1),
-        ];
+        let r = [(1, 1, 0), (1, 2, 1), (2, 1, 0), (2, 2, 0), (2, 3, 1), (3, 9, 1)];
         let s = study_agreement(&r, 2);
         assert_eq!((s.fleiss_raters_per_item, s.fleiss_items), (Some(3), 1));
         // One item with counts [2, 1]: P̄ = 1/3, P_e = 5/9 → κ = −0.5.

@@ -152,22 +152,11 @@ fn alpha_matches_naive_on_random_tables() {
             .map(|_| {
                 let truth = rng.label(k);
                 (0..coders)
-                    .map(|_| {
-                        (!rng.chance(p_missing)).then(|| {
-                            if rng.chance(0.6) {
-                                truth
-                            } else {
-                                rng.label(k)
-                            }
-                        })
-                    })
+                    .map(|_| (!rng.chance(p_missing)).then(|| if rng.chance(0.6) { truth } else { rng.label(k) }))
                     .collect()
             })
             .collect();
-        let units: Vec<Vec<usize>> = matrix
-            .iter()
-            .map(|r| r.iter().flatten().copied().collect())
-            .collect();
+        let units: Vec<Vec<usize>> = matrix.iter().map(|r| r.iter().flatten().copied().collect()).collect();
         let got = krippendorff_alpha_matrix(&matrix, k).ok().map(|a| a.alpha);
         defined += same(got, naive_alpha(&units), &format!("round {round}")) as usize;
     }
@@ -207,10 +196,8 @@ fn study_matches_naive_on_random_studies() {
         let mut expected_pairs = Vec::new();
         for (x, &a) in anns.iter().enumerate() {
             for &b in &anns[x + 1..] {
-                let shared: Vec<(usize, usize)> = items
-                    .values()
-                    .filter_map(|r| Some((*r.get(&a)?, *r.get(&b)?)))
-                    .collect();
+                let shared: Vec<(usize, usize)> =
+                    items.values().filter_map(|r| Some((*r.get(&a)?, *r.get(&b)?))).collect();
                 if !shared.is_empty() {
                     expected_pairs.push((a, b, naive_cohen(&shared, k)));
                 }
@@ -225,10 +212,7 @@ fn study_matches_naive_on_random_studies() {
         let mean = (!kappas.is_empty()).then(|| kappas.iter().sum::<f64>() / kappas.len() as f64);
         same(s.mean_kappa, mean, &what);
 
-        let units: Vec<Vec<usize>> = items
-            .values()
-            .map(|r| r.values().copied().collect())
-            .collect();
+        let units: Vec<Vec<usize>> = items.values().map(|r| r.values().copied().collect()).collect();
         defined[1] += same(s.krippendorff_alpha, naive_alpha(&units), &what) as usize;
 
         let mut hist: BTreeMap<usize, usize> = BTreeMap::new();
@@ -241,20 +225,13 @@ fn study_matches_naive_on_random_studies() {
             let counts: Vec<Vec<u64>> = units
                 .iter()
                 .filter(|u| u.len() == m)
-                .map(|u| {
-                    (0..k)
-                        .map(|c| u.iter().filter(|&&v| v == c).count() as u64)
-                        .collect()
-                })
+                .map(|u| (0..k).map(|c| u.iter().filter(|&&v| v == c).count() as u64).collect())
                 .collect();
             naive_fleiss(&counts)
         });
         defined[2] += same(s.fleiss_kappa, fleiss, &what) as usize;
     }
-    assert!(
-        defined[0] > 500 && defined[1] > 100 && defined[2] > 100,
-        "{defined:?}"
-    );
+    assert!(defined[0] > 500 && defined[1] > 100 && defined[2] > 100, "{defined:?}");
 }
 
 /// With two raters and no missing data, Fleiss' kappa is Scott's pi and
@@ -286,10 +263,7 @@ fn two_raters_relations_and_large_n_convergence() {
         let units: Vec<[usize; 2]> = pairs.iter().map(|&(a, b)| [a, b]).collect();
         let alpha = krippendorff_alpha(&units, 4).unwrap().alpha;
         let nn = 2.0 * n as f64;
-        assert!(
-            (alpha - (1.0 - (nn - 1.0) / nn * (1.0 - fleiss))).abs() < 1e-12,
-            "n={n}"
-        );
+        assert!((alpha - (1.0 - (nn - 1.0) / nn * (1.0 - fleiss))).abs() < 1e-12, "n={n}");
         assert!(fleiss <= cohen + 1e-12, "pi never exceeds kappa (n={n})");
         if n == 200_000 {
             assert!((cohen - fleiss).abs() < 2e-3, "{cohen} vs {fleiss}");
@@ -316,28 +290,11 @@ fn one_million_ratings() {
     let s = study_agreement(&ratings, 2);
     eprintln!("study_agreement on 1M ratings: {:?}", t.elapsed());
     assert_eq!((s.ratings, s.items, s.annotators), (1_000_000, 250_000, 4));
-    let kappas: Vec<(u64, u64, f64)> = s
-        .pairs
-        .iter()
-        .map(|p| (p.a, p.b, p.agreement.kappa.unwrap()))
-        .collect();
-    assert_eq!(
-        kappas,
-        [
-            (0, 1, 1.0),
-            (0, 2, 1.0),
-            (0, 3, -1.0),
-            (1, 2, 1.0),
-            (1, 3, -1.0),
-            (2, 3, -1.0)
-        ]
-    );
+    let kappas: Vec<(u64, u64, f64)> = s.pairs.iter().map(|p| (p.a, p.b, p.agreement.kappa.unwrap())).collect();
+    assert_eq!(kappas, [(0, 1, 1.0), (0, 2, 1.0), (0, 3, -1.0), (1, 2, 1.0), (1, 3, -1.0), (2, 3, -1.0)]);
     assert!(s.pairs.iter().all(|p| p.agreement.n == 250_000));
     assert_eq!(s.mean_kappa, Some(0.0));
-    assert_eq!(
-        (s.fleiss_raters_per_item, s.fleiss_items),
-        (Some(4), 250_000)
-    );
+    assert_eq!((s.fleiss_raters_per_item, s.fleiss_items), (Some(4), 250_000));
     assert!(s.fleiss_kappa.unwrap().abs() < 1e-12);
     assert!((s.krippendorff_alpha.unwrap() - 1e-6).abs() < 1e-12);
 }

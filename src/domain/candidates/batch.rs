@@ -119,7 +119,11 @@ impl Batch {
         self.keys.insert(c.key.as_str().into(), line);
         let mut images = [0u32; 5];
         for (slot, name) in c.images.into_iter().enumerate() {
-            let (dir, column) = if slot == 0 { (ImageDir::Positives, COLUMNS[FILENAME]) } else { (ImageDir::Negatives, COLUMNS[HN_IMG + slot - 1]) };
+            let (dir, column) = if slot == 0 {
+                (ImageDir::Positives, COLUMNS[FILENAME])
+            } else {
+                (ImageDir::Negatives, COLUMNS[HN_IMG + slot - 1])
+            };
             let name: Box<str> = name.into();
             images[slot] = match self.file_ids.get(&(dir, name.clone())) {
                 Some(&id) => {
@@ -180,7 +184,10 @@ mod tests {
         assert_eq!((b.files[0].uses, b.files[0].dir, b.files[0].line), (2, ImageDir::Positives, 2));
         assert_eq!(b.rows[1].images, [0, 5, 2, 3, 4]);
         assert_eq!((b.files[5].column, b.files[5].dir), ("hn_img_0", ImageDir::Negatives));
-        assert_eq!(b.problems.shown[0], Problem { line: 4, field: Some("index".into()), message: "duplicate index \"7\" (first on line 2)".into() });
+        assert_eq!(
+            b.problems.shown[0],
+            Problem { line: 4, field: Some("index".into()), message: "duplicate index \"7\" (first on line 2)".into() }
+        );
         for line in 5..30 {
             b.push(line, Err(vec![FieldError { field: "type", message: "bad".into() }]));
         }

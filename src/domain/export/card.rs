@@ -75,13 +75,24 @@ fn funnel_row(out: &mut String, name: &str, c: &StageCounts) {
     let _ = writeln!(
         out,
         "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |",
-        c.candidates, c.step3_kept, c.step3_discarded, c.step3_open, c.step4_kept, c.step4_ambiguous, c.step4_both, c.step4_open
+        c.candidates,
+        c.step3_kept,
+        c.step3_discarded,
+        c.step3_open,
+        c.step4_kept,
+        c.step4_ambiguous,
+        c.step4_both,
+        c.step4_open
     );
 }
 
 pub fn dataset_card(c: &Card<'_>) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "---\npretty_name: {}\nconfigs:\n- config_name: default\n  data_files:", yaml_str(&format!("{} ({})", c.dataset, c.stage.as_str())));
+    let _ = writeln!(
+        o,
+        "---\npretty_name: {}\nconfigs:\n- config_name: default\n  data_files:",
+        yaml_str(&format!("{} ({})", c.dataset, c.stage.as_str()))
+    );
     for (split, file) in c.counts.splits.iter().zip(c.files) {
         let _ = writeln!(o, "  - split: {}\n    path: {}", yaml_str(split), yaml_str(file));
     }
@@ -89,10 +100,19 @@ pub fn dataset_card(c: &Card<'_>) -> String {
     let _ = writeln!(o, "Exported by hardneg {} with\n\n    {}\n", c.version, c.command);
     let _ = writeln!(o, "| | |\n|---|---|");
     let _ = writeln!(o, "| stage | `{}`: {} |", c.stage.as_str(), stage_meaning(c.stage));
-    let _ = writeln!(o, "| format | `{}` (load with `datasets.load_dataset(\"{}\", data_files=...)` or `load_dataset(DIR)`) |", c.format.as_str(), c.format.hf_builder());
+    let _ = writeln!(
+        o,
+        "| format | `{}` (load with `datasets.load_dataset(\"{}\", data_files=...)` or `load_dataset(DIR)`) |",
+        c.format.as_str(),
+        c.format.hf_builder()
+    );
     let _ = writeln!(o, "| rows | {} |", c.counts.total());
     let _ = writeln!(o, "| images | {} files under `images/`, named by SHA-256 of their bytes |", c.images);
-    let _ = writeln!(o, "| caption normalisation | `{}` (original captions in `caption_orig`, `negative_caption_orig`) |", c.normalize);
+    let _ = writeln!(
+        o,
+        "| caption normalisation | `{}` (original captions in `caption_orig`, `negative_caption_orig`) |",
+        c.normalize
+    );
     let files: Vec<String> = c.counts.splits.iter().zip(c.files).map(|(s, f)| format!("{s}: `{f}`")).collect();
     let seed = c.split_seed.map(|s| format!(" (stratified by type/subtype, seed {s})")).unwrap_or_default();
     let _ = writeln!(o, "| files | {}{seed} |", files.join(", "));
@@ -102,13 +122,25 @@ pub fn dataset_card(c: &Card<'_>) -> String {
     let _ = writeln!(o, "|---|---|{}---|", "---|".repeat(c.counts.splits.len()));
     for (cat, cells) in &c.counts.cells {
         let cols: Vec<String> = cells.iter().map(u64::to_string).collect();
-        let _ = writeln!(o, "| {} | {} | {} | {} |", cat.neg_type, cat.subtype, cols.join(" | "), cells.iter().sum::<u64>());
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} |",
+            cat.neg_type,
+            cat.subtype,
+            cols.join(" | "),
+            cells.iter().sum::<u64>()
+        );
     }
     let totals: Vec<String> = c.counts.per_split().iter().map(u64::to_string).collect();
     let _ = writeln!(o, "| **all** | | {} | {} |", totals.join(" | "), c.counts.total());
 
     let _ = writeln!(o, "\n## Curation funnel\n");
-    let _ = writeln!(o, "Step 3 study: {}. Step 4 study: {}.\n", c.funnel.step3_study.as_deref().unwrap_or("none"), c.funnel.step4_study.as_deref().unwrap_or("none"));
+    let _ = writeln!(
+        o,
+        "Step 3 study: {}. Step 4 study: {}.\n",
+        c.funnel.step3_study.as_deref().unwrap_or("none"),
+        c.funnel.step4_study.as_deref().unwrap_or("none")
+    );
     let _ = writeln!(o, "| category | candidates | Step 3 kept | Step 3 discarded | Step 3 open | Step 4 kept | Step 4 ambiguous | Step 4 both | Step 4 open |");
     let _ = writeln!(o, "|---|---|---|---|---|---|---|---|---|");
     funnel_row(&mut o, "**all**", &c.funnel.overall);
@@ -134,10 +166,20 @@ pub fn dataset_card(c: &Card<'_>) -> String {
             let _ = writeln!(o, "No item was answered by two annotators.\n");
             continue;
         }
-        let _ = writeln!(o, "| annotator A | annotator B | n | observed | expected | kappa |\n|---|---|---|---|---|---|");
+        let _ =
+            writeln!(o, "| annotator A | annotator B | n | observed | expected | kappa |\n|---|---|---|---|---|---|");
         for p in &s.pairs {
             let why = p.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
-            let _ = writeln!(o, "| {} | {} | {} | {:.3} | {:.3} | {}{why} |", p.a, p.b, p.n, p.observed, p.expected, num(p.kappa));
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {:.3} | {:.3} | {}{why} |",
+                p.a,
+                p.b,
+                p.n,
+                p.observed,
+                p.expected,
+                num(p.kappa)
+            );
         }
         let _ = writeln!(o, "\nMean kappa over pairs: {}.\n", num(s.mean_kappa));
     }
@@ -174,7 +216,15 @@ mod tests {
             spec_hash: "ab".repeat(32),
             resolve: "first".into(),
             mapping: "binary".into(),
-            pairs: vec![KappaRow { a: "ana".into(), b: "bo".into(), n: 10, observed: 0.9, expected: 0.5, kappa: Some(0.8), reason: None }],
+            pairs: vec![KappaRow {
+                a: "ana".into(),
+                b: "bo".into(),
+                n: 10,
+                observed: 0.9,
+                expected: 0.5,
+                kappa: Some(0.8),
+                reason: None,
+            }],
             mean_kappa: Some(0.8),
         }];
         let files = ["train.parquet".to_string(), "val.parquet".to_string()];

@@ -48,7 +48,11 @@ fn columns_start_with_bivlc_and_depend_on_the_stage() {
     }
     assert!(names(Stage::Candidates).ends_with(&["candidate_2".to_string(), "candidate_3".to_string()]));
     assert!(!names(Stage::Step3).contains(&"step4_votes".to_string()));
-    assert!(names(Stage::Final).ends_with(&["step4_votes".into(), "step4_resolved_by".into(), "step4_agreement".into()]));
+    assert!(names(Stage::Final).ends_with(&[
+        "step4_votes".into(),
+        "step4_resolved_by".into(),
+        "step4_agreement".into()
+    ]));
     assert_eq!(Column::Candidate(0).kind(), ColumnKind::Image);
     assert_eq!(Column::Votes(Step::Step4).kind(), ColumnKind::Votes);
 }

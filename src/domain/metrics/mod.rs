@@ -100,7 +100,16 @@ impl Scores {
     /// group one sixth (Winoground's derivation). `n` is 0: nothing was counted.
     pub fn random() -> Self {
         let (pair, one) = (25.0, 50.0);
-        Scores { n: 0, i2t: pair, t2i: pair, group: 1.0 / 6.0 * 100.0, ipos2t: one, ineg2t: one, tpos2i: one, tneg2i: one }
+        Scores {
+            n: 0,
+            i2t: pair,
+            t2i: pair,
+            group: 1.0 / 6.0 * 100.0,
+            ipos2t: one,
+            ineg2t: one,
+            tpos2i: one,
+            tneg2i: one,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -250,7 +259,11 @@ pub fn round2(x: f64) -> f64 {
         return x;
     }
     let r = (hundredths * (1.0 + TIE_NUDGE)).round() / 100.0;
-    if r == 0.0 { 0.0 } else { r } // no "-0" in tables
+    if r == 0.0 {
+        0.0
+    } else {
+        r
+    } // no "-0" in tables
 }
 
 /// `BTreeMap<Category, _>` as a JSON object keyed by `"type/subtype"`.
@@ -268,7 +281,9 @@ mod category_keys {
         let raw = BTreeMap::<String, Scores>::deserialize(de)?;
         raw.into_iter()
             .map(|(key, scores)| {
-                let (t, s) = key.split_once('/').ok_or_else(|| D::Error::custom(format!("category key {key:?} is not type/subtype")))?;
+                let (t, s) = key
+                    .split_once('/')
+                    .ok_or_else(|| D::Error::custom(format!("category key {key:?} is not type/subtype")))?;
                 Category::parse(t, s).map(|c| (c, scores)).map_err(D::Error::custom)
             })
             .collect()

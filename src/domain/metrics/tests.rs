@@ -38,13 +38,25 @@ fn flags_on_hand_set_similarities() {
 fn nan_fails_exactly_the_comparisons_it_takes_part_in() {
     let n = f64::NAN;
     // s(C0,I0) feeds Ipos2T and Tpos2I.
-    assert_eq!(flags(Outcome::from_scores(Similarities::new(n, 0.1, 0.2, 0.8))), [false, true, false, true, false, false, false]);
+    assert_eq!(
+        flags(Outcome::from_scores(Similarities::new(n, 0.1, 0.2, 0.8))),
+        [false, true, false, true, false, false, false]
+    );
     // s(C1,I0) feeds Ipos2T and Tneg2I.
-    assert_eq!(flags(Outcome::from_scores(Similarities::new(0.9, n, 0.2, 0.8))), [false, true, true, false, false, false, false]);
+    assert_eq!(
+        flags(Outcome::from_scores(Similarities::new(0.9, n, 0.2, 0.8))),
+        [false, true, true, false, false, false, false]
+    );
     // s(C0,I1) feeds Ineg2T and Tpos2I.
-    assert_eq!(flags(Outcome::from_scores(Similarities::new(0.9, 0.1, n, 0.8))), [true, false, false, true, false, false, false]);
+    assert_eq!(
+        flags(Outcome::from_scores(Similarities::new(0.9, 0.1, n, 0.8))),
+        [true, false, false, true, false, false, false]
+    );
     // s(C1,I1) feeds Ineg2T and Tneg2I.
-    assert_eq!(flags(Outcome::from_scores(Similarities::new(0.9, 0.1, 0.2, n))), [true, false, true, false, false, false, false]);
+    assert_eq!(
+        flags(Outcome::from_scores(Similarities::new(0.9, 0.1, 0.2, n))),
+        [true, false, true, false, false, false, false]
+    );
     assert_eq!(flags(Outcome::from_scores(Similarities::new(n, n, n, n))), [false; 7]);
 }
 
@@ -65,7 +77,10 @@ fn from_flags_keeps_argument_order() {
     let o = Outcome::from_flags(true, false, true, true);
     assert_eq!((o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i), (true, false, true, true));
     assert!(!o.i2t() && o.t2i() && !o.group());
-    assert_eq!(Outcome::from_flags(true, true, true, true), Outcome::from_scores(Similarities::new(1.0, 0.0, 0.0, 1.0)));
+    assert_eq!(
+        Outcome::from_flags(true, true, true, true),
+        Outcome::from_scores(Similarities::new(1.0, 0.0, 0.0, 1.0))
+    );
 }
 
 #[test]
@@ -113,7 +128,10 @@ fn empty_input_gives_zero_n_and_no_nan() {
 
 #[test]
 fn serialises_with_string_keys_and_round_trips() {
-    let r = aggregate([(cat("add", "att"), Outcome::from_flags(true, true, true, true)), (cat("replace", "obj"), Outcome::default())]);
+    let r = aggregate([
+        (cat("add", "att"), Outcome::from_flags(true, true, true, true)),
+        (cat("replace", "obj"), Outcome::default()),
+    ]);
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(json["by_type"]["add"]["n"], 1);
     assert_eq!(json["by_type"]["replace"]["group"], 0.0);
@@ -121,7 +139,8 @@ fn serialises_with_string_keys_and_round_trips() {
     assert_eq!(json["overall"]["i2t"], 50.0);
     let back: Report = serde_json::from_value(json).unwrap();
     assert_eq!(back, r);
-    let bad = serde_json::json!({"overall": Scores::default(), "by_type": {}, "by_subtype": {"swap/rel": Scores::default()}});
+    let bad =
+        serde_json::json!({"overall": Scores::default(), "by_type": {}, "by_subtype": {"swap/rel": Scores::default()}});
     assert!(serde_json::from_value::<Report>(bad).is_err());
 }
 

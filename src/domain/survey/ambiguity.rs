@@ -26,7 +26,13 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
         .map(|(pos, &which)| ShownOption::lettered(pos, Some(images[which].clone()), None, VALUES[which]))
         .collect();
     options.push(ShownOption::extra("both", "Both", &['3', '0']));
-    Ok(Presentation { prompt_text: item.caption.clone(), prompt_image: None, options, shown_order: order.to_vec(), instructions: None })
+    Ok(Presentation {
+        prompt_text: item.caption.clone(),
+        prompt_image: None,
+        options,
+        shown_order: order.to_vec(),
+        instructions: None,
+    })
 }
 
 pub fn verdict(value: &str) -> Option<Verdict> {

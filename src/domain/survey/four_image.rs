@@ -23,7 +23,9 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
     let mut options: Vec<ShownOption> = order
         .iter()
         .enumerate()
-        .map(|(pos, &slot)| ShownOption::lettered(pos, Some(item.candidate_images[slot].clone()), None, &slot.to_string()))
+        .map(|(pos, &slot)| {
+            ShownOption::lettered(pos, Some(item.candidate_images[slot].clone()), None, &slot.to_string())
+        })
         .collect();
     options.push(ShownOption::extra("none", "None", &['0', 'n']));
     Ok(Presentation {

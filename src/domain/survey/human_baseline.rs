@@ -7,7 +7,8 @@ use super::{ItemData, Presentation, ShownOption, SurveyError};
 use crate::domain::metrics::Outcome;
 use crate::domain::rng::shuffle;
 
-pub const I2T_INSTRUCTIONS: &str = "Choose the description that BEST represents the image. Pay close attention to word order.";
+pub const I2T_INSTRUCTIONS: &str =
+    "Choose the description that BEST represents the image. Pay close attention to word order.";
 pub const T2I_INSTRUCTIONS: &str =
     "Choose the image that BEST matches the description. Aesthetic defects are accepted, such as deformed faces, arms, hands etc.";
 pub const INSTRUCTIONS: &str = "Part 1: choose the description that BEST represents the image. \
@@ -46,9 +47,16 @@ impl Query {
 }
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
-    let query = Query::from_index(item.query).ok_or_else(|| SurveyError::BadItem(format!("unknown query {}", item.query)))?;
-    let real = item.positive_image.clone().ok_or_else(|| SurveyError::BadItem("the human baseline needs the real image".into()))?;
-    let generated = item.chosen_image.clone().ok_or_else(|| SurveyError::BadItem("the human baseline needs the generated image".into()))?;
+    let query =
+        Query::from_index(item.query).ok_or_else(|| SurveyError::BadItem(format!("unknown query {}", item.query)))?;
+    let real = item
+        .positive_image
+        .clone()
+        .ok_or_else(|| SurveyError::BadItem("the human baseline needs the real image".into()))?;
+    let generated = item
+        .chosen_image
+        .clone()
+        .ok_or_else(|| SurveyError::BadItem("the human baseline needs the generated image".into()))?;
     let mut order = [0usize, 1];
     shuffle(&mut order, seed);
     let image_query = matches!(query, Query::ImagePos | Query::ImageNeg);
@@ -72,7 +80,13 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
         Query::TextPos => (item.caption.clone(), None, T2I_INSTRUCTIONS),
         Query::TextNeg => (item.negative_caption.clone(), None, T2I_INSTRUCTIONS),
     };
-    Ok(Presentation { prompt_text, prompt_image, options, shown_order: order.to_vec(), instructions: Some(instructions) })
+    Ok(Presentation {
+        prompt_text,
+        prompt_image,
+        options,
+        shown_order: order.to_vec(),
+        instructions: Some(instructions),
+    })
 }
 
 /// Winoground's elementary successes of one annotator on one instance, once

@@ -180,18 +180,23 @@ impl ShownOption {
 
     /// A fixed extra answer after the lettered ones (None, Both).
     pub fn extra(id: &str, label: &str, keys: &[char]) -> ShownOption {
-        ShownOption { id: id.into(), label: label.into(), keys: keys.to_vec(), image: None, text: None, value: id.into() }
+        ShownOption {
+            id: id.into(),
+            label: label.into(),
+            keys: keys.to_vec(),
+            image: None,
+            text: None,
+            value: id.into(),
+        }
     }
 }
 
 impl Presentation {
     /// Maps the option id an annotator sent to the value to store.
     pub fn resolve(&self, option_id: &str) -> Result<&ShownOption, SurveyError> {
-        self.options.iter().find(|o| o.id.eq_ignore_ascii_case(option_id)).ok_or_else(|| {
-            SurveyError::UnknownOption {
-                given: option_id.to_string(),
-                expected: self.options.iter().map(|o| o.id.as_str()).collect::<Vec<_>>().join(", "),
-            }
+        self.options.iter().find(|o| o.id.eq_ignore_ascii_case(option_id)).ok_or_else(|| SurveyError::UnknownOption {
+            given: option_id.to_string(),
+            expected: self.options.iter().map(|o| o.id.as_str()).collect::<Vec<_>>().join(", "),
         })
     }
 

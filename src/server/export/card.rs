@@ -11,7 +11,8 @@ use sqlx::SqlitePool;
 use std::path::Path;
 
 async fn study_card(db: &SqlitePool, step: &'static str, meta: &StudyMeta) -> Result<StudyCard, ServiceError> {
-    let spec_hash: String = sqlx::query_scalar("SELECT spec_hash FROM studies WHERE id = ?").bind(meta.id).fetch_one(db).await?;
+    let spec_hash: String =
+        sqlx::query_scalar("SELECT spec_hash FROM studies WHERE id = ?").bind(meta.id).fetch_one(db).await?;
     let report = study_agreement_report(db, meta.id, None).await?;
     Ok(StudyCard {
         step,
@@ -25,14 +26,31 @@ async fn study_card(db: &SqlitePool, step: &'static str, meta: &StudyMeta) -> Re
         pairs: report
             .pairs
             .into_iter()
-            .map(|p| KappaRow { a: p.a, b: p.b, n: p.n, observed: p.observed, expected: p.expected, kappa: p.kappa, reason: p.kappa_reason })
+            .map(|p| KappaRow {
+                a: p.a,
+                b: p.b,
+                n: p.n,
+                observed: p.observed,
+                expected: p.expected,
+                kappa: p.kappa,
+                reason: p.kappa_reason,
+            })
             .collect(),
         mean_kappa: report.mean_kappa,
     })
 }
 
-pub async fn write(db: &SqlitePool, p: &Pipeline, req: &ExportRequest, command: &str, funnel: &Funnel, s: &ExportSummary, path: &Path) -> Result<(), ServiceError> {
-    let normalize: String = sqlx::query_scalar("SELECT normalize FROM datasets WHERE id = ?").bind(p.dataset_id).fetch_one(db).await?;
+pub async fn write(
+    db: &SqlitePool,
+    p: &Pipeline,
+    req: &ExportRequest,
+    command: &str,
+    funnel: &Funnel,
+    s: &ExportSummary,
+    path: &Path,
+) -> Result<(), ServiceError> {
+    let normalize: String =
+        sqlx::query_scalar("SELECT normalize FROM datasets WHERE id = ?").bind(p.dataset_id).fetch_one(db).await?;
     let mut studies = Vec::new();
     if let Some((meta, _)) = &p.step3 {
         studies.push(study_card(db, "Step 3", meta).await?);

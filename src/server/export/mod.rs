@@ -36,22 +36,41 @@ pub struct ExportRequest {
 }
 
 impl ExportRequest {
-    pub fn parse(dataset: &str, format: &str, stage: Option<&str>, split: Option<&str>, seed: Option<u64>) -> Result<Self, ServiceError> {
+    pub fn parse(
+        dataset: &str,
+        format: &str,
+        stage: Option<&str>,
+        split: Option<&str>,
+        seed: Option<u64>,
+    ) -> Result<Self, ServiceError> {
         let invalid = ServiceError::Invalid;
         Ok(ExportRequest {
             dataset: dataset.to_string(),
             format: Format::parse(format).map_err(invalid)?,
             stage: Stage::parse(stage.unwrap_or("final")).map_err(invalid)?,
-            splits: split.map(parse_splits).transpose().map_err(|e| ServiceError::Invalid(format!("split: {e}")))?.unwrap_or_default(),
+            splits: split
+                .map(parse_splits)
+                .transpose()
+                .map_err(|e| ServiceError::Invalid(format!("split: {e}")))?
+                .unwrap_or_default(),
             seed: seed.unwrap_or(0),
         })
     }
 
     /// The equivalent command line, for the dataset card.
     pub fn command(&self) -> String {
-        let mut c = format!("hardneg export {} --out DIR --format {} --stage {}", self.dataset, self.format.as_str(), self.stage.as_str());
+        let mut c = format!(
+            "hardneg export {} --out DIR --format {} --stage {}",
+            self.dataset,
+            self.format.as_str(),
+            self.stage.as_str()
+        );
         if !self.splits.is_empty() {
-            let s: Vec<String> = self.splits.iter().map(|s| if self.splits.len() == 1 { s.name.clone() } else { format!("{}={}", s.name, s.fraction) }).collect();
+            let s: Vec<String> = self
+                .splits
+                .iter()
+                .map(|s| if self.splits.len() == 1 { s.name.clone() } else { format!("{}={}", s.name, s.fraction) })
+                .collect();
             c.push_str(&format!(" --split {} --seed {}", s.join(","), self.seed));
         }
         c
@@ -81,7 +100,13 @@ fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> ServiceError {
 
 /// Exports into `out`, which must be missing or empty. `command` goes into
 /// the card as the way the export was asked for.
-pub async fn export_to_dir(db: &SqlitePool, store: &ImageStore, req: &ExportRequest, out: &Path, command: &str) -> Result<ExportSummary, ServiceError> {
+pub async fn export_to_dir(
+    db: &SqlitePool,
+    store: &ImageStore,
+    req: &ExportRequest,
+    out: &Path,
+    command: &str,
+) -> Result<ExportSummary, ServiceError> {
     if std::fs::read_dir(out).map(|mut d| d.next().is_some()).unwrap_or(false) {
         return Err(ServiceError::Invalid(format!("{} is not empty; export into a new directory", out.display())));
     }
@@ -91,7 +116,11 @@ pub async fn export_to_dir(db: &SqlitePool, store: &ImageStore, req: &ExportRequ
         if ok {
             Ok(())
         } else {
-            Err(ServiceError::Invalid(format!("dataset {:?} has no {step} study; stage {} needs one", req.dataset, req.stage.as_str())))
+            Err(ServiceError::Invalid(format!(
+                "dataset {:?} has no {step} study; stage {} needs one",
+                req.dataset,
+                req.stage.as_str()
+            )))
         }
     };
     match req.stage {
@@ -166,9 +195,11 @@ fn category(t: &str, s: &str, id: i64) -> Result<Category, ServiceError> {
 async fn included(db: &SqlitePool, p: &Pipeline, stage: Stage) -> Result<Vec<(i64, Category)>, ServiceError> {
     match stage {
         Stage::Candidates => {
-            let mut rows = sqlx::query_as::<_, (i64, String, String)>("SELECT id, neg_type, subtype FROM instances WHERE dataset_id = ? ORDER BY id")
-                .bind(p.dataset_id)
-                .fetch(db);
+            let mut rows = sqlx::query_as::<_, (i64, String, String)>(
+                "SELECT id, neg_type, subtype FROM instances WHERE dataset_id = ? ORDER BY id",
+            )
+            .bind(p.dataset_id)
+            .fetch(db);
             let mut out = Vec::new();
             while let Some((id, t, s)) = rows.try_next().await? {
                 out.push((id, category(&t, &s, id)?));
@@ -194,7 +225,8 @@ async fn included(db: &SqlitePool, p: &Pipeline, stage: Stage) -> Result<Vec<(i6
 /// id, key, caption, negative_caption, caption_orig, negative_caption_orig,
 /// neg_type, subtype, positive image (hash, mime, bytes), candidates as a
 /// JSON array of [slot, hash, mime, bytes].
-type InstanceRow = (i64, String, String, String, String, String, String, String, Option<String>, Option<String>, Option<i64>, String);
+type InstanceRow =
+    (i64, String, String, String, String, String, String, String, Option<String>, Option<String>, Option<i64>, String);
 /// Instance id and its answers as a JSON array of [username, value], earliest first.
 type VoteRow = (i64, String);
 
@@ -272,7 +304,11 @@ impl<'a> Outcomes<'a> {
     }
 }
 
-fn step_record(id: i64, outcome: Option<&ItemOutcome>, votes: Vec<VoteRow>) -> Result<Option<StepRecord>, ServiceError> {
+fn step_record(
+    id: i64,
+    outcome: Option<&ItemOutcome>,
+    votes: Vec<VoteRow>,
+) -> Result<Option<StepRecord>, ServiceError> {
     let Some(ItemState::Final { by, .. }) = outcome.map(|o| &o.state) else {
         return Ok(None);
     };
@@ -287,7 +323,13 @@ fn step_record(id: i64, outcome: Option<&ItemOutcome>, votes: Vec<VoteRow>) -> R
 type StepInput<'a> = (Option<&'a ItemOutcome>, Vec<VoteRow>);
 
 /// One instance's row for the stage.
-fn shape(stage: Stage, inst: InstanceRow, category: Category, s3: StepInput<'_>, s4: StepInput<'_>) -> Result<Row, ServiceError> {
+fn shape(
+    stage: Stage,
+    inst: InstanceRow,
+    category: Category,
+    s3: StepInput<'_>,
+    s4: StepInput<'_>,
+) -> Result<Row, ServiceError> {
     let (id, key, caption, negative_caption, caption_orig, negative_caption_orig, _, _, pos, mime, bytes, cands) = inst;
     let cands: Vec<(i64, String, String, i64)> = parse_json(&cands, "candidates", id)?;
     let image = match (pos, mime) {
@@ -312,13 +354,21 @@ fn shape(stage: Stage, inst: InstanceRow, category: Category, s3: StepInput<'_>,
     };
     if stage == Stage::Candidates {
         if cands.len() > crate::domain::export::MAX_CANDIDATES {
-            return Err(ServiceError::Invalid(format!("instance {id} has {} candidates; the export has columns for {}", cands.len(), crate::domain::export::MAX_CANDIDATES)));
+            return Err(ServiceError::Invalid(format!(
+                "instance {id} has {} candidates; the export has columns for {}",
+                cands.len(),
+                crate::domain::export::MAX_CANDIDATES
+            )));
         }
         row.candidates = cands.into_iter().map(to_ref).collect();
         return Ok(row);
     }
     let chosen = cands.into_iter().find(|c| Some(c.0) == chosen_slot);
-    row.negative_image = Some(chosen.map(to_ref).ok_or_else(|| ServiceError::Internal(format!("instance {id} has no candidate {chosen_slot:?}")))?);
+    row.negative_image = Some(
+        chosen
+            .map(to_ref)
+            .ok_or_else(|| ServiceError::Internal(format!("instance {id} has no candidate {chosen_slot:?}")))?,
+    );
     row.step3 = step_record(id, s3.0, s3.1)?;
     if stage == Stage::Final {
         row.step4 = step_record(id, s4.0, s4.1)?;
@@ -346,7 +396,9 @@ fn place_image(store: &ImageStore, dir: &Path, img: &ImageRef) -> Result<bool, S
 
 /// `hardneg export`: prints where the files went.
 pub async fn run_cli(db: &SqlitePool, store: &ImageStore, req: &ExportRequest, out: &Path) -> anyhow::Result<()> {
-    let s = export_to_dir(db, store, req, out, &req.command()).await.map_err(|e| anyhow::anyhow!("export of {:?}: {e}", req.dataset))?;
+    let s = export_to_dir(db, store, req, out, &req.command())
+        .await
+        .map_err(|e| anyhow::anyhow!("export of {:?}: {e}", req.dataset))?;
     let per = s.counts.per_split();
     let files: Vec<String> = s.files.iter().zip(&per).map(|(f, n)| format!("{f} ({n} rows)")).collect();
     println!(
@@ -372,10 +424,17 @@ mod tests {
         assert_eq!(r.command(), "hardneg export demo --out DIR --format parquet --stage final");
         assert_eq!(r.split_names(), vec!["data".to_string()]);
         let r = ExportRequest::parse("demo", "csv", Some("step3"), Some("train=0.8,val=0.2"), Some(9)).unwrap();
-        assert_eq!(r.command(), "hardneg export demo --out DIR --format csv --stage step3 --split train=0.8,val=0.2 --seed 9");
+        assert_eq!(
+            r.command(),
+            "hardneg export demo --out DIR --format csv --stage step3 --split train=0.8,val=0.2 --seed 9"
+        );
         let r = ExportRequest::parse("demo", "csv", None, Some("test"), None).unwrap();
         assert_eq!(r.command(), "hardneg export demo --out DIR --format csv --stage final --split test --seed 0");
-        for (f, s, sp, msg) in [("xml", None, None, "unknown format"), ("csv", Some("all"), None, "unknown stage"), ("csv", None, Some("a=0.5"), "split: ")] {
+        for (f, s, sp, msg) in [
+            ("xml", None, None, "unknown format"),
+            ("csv", Some("all"), None, "unknown stage"),
+            ("csv", None, Some("a=0.5"), "split: "),
+        ] {
             match ExportRequest::parse("demo", f, s, sp, None) {
                 Err(ServiceError::Invalid(m)) => assert!(m.contains(msg), "{m}"),
                 other => panic!("{other:?}"),

@@ -39,7 +39,9 @@ pub fn schema_text(cols: &[Column]) -> String {
     for c in cols {
         let name = c.name();
         s.push_str(&match c.kind() {
-            ColumnKind::Image => format!("  optional group {name} {{ optional binary bytes; optional binary path (UTF8); }}\n"),
+            ColumnKind::Image => {
+                format!("  optional group {name} {{ optional binary bytes; optional binary path (UTF8); }}\n")
+            }
             ColumnKind::Int => format!("  required int64 {name};\n"),
             ColumnKind::Text | ColumnKind::Votes => format!("  optional binary {name} (UTF8);\n"),
         });
@@ -82,13 +84,24 @@ impl ParquetSink {
                     props = props.set_column_dictionary_enabled(ColumnPath::new(vec![name]), true);
                 }
                 _ if c.kind() == ColumnKind::Image => {
-                    props = props.set_column_statistics_enabled(ColumnPath::new(vec![name, "bytes".into()]), EnabledStatistics::None);
+                    props = props.set_column_statistics_enabled(
+                        ColumnPath::new(vec![name, "bytes".into()]),
+                        EnabledStatistics::None,
+                    );
                 }
                 _ => {}
             }
         }
-        let w = SerializedFileWriter::new(BufWriter::new(file), Arc::new(schema), Arc::new(props.build())).map_err(err)?;
-        Ok(ParquetSink { w, cols, buffered: Vec::new(), image_bytes: 0, path: path.to_path_buf(), images_dir: images_dir.to_path_buf() })
+        let w =
+            SerializedFileWriter::new(BufWriter::new(file), Arc::new(schema), Arc::new(props.build())).map_err(err)?;
+        Ok(ParquetSink {
+            w,
+            cols,
+            buffered: Vec::new(),
+            image_bytes: 0,
+            path: path.to_path_buf(),
+            images_dir: images_dir.to_path_buf(),
+        })
     }
 
     fn flush(&mut self) -> Result<(), ServiceError> {
@@ -106,7 +119,8 @@ impl ParquetSink {
                     write_column::<Int64Type>(&mut rg, &values, None).map_err(err)?;
                 }
                 ColumnKind::Text | ColumnKind::Votes => {
-                    let (values, defs) = optional(cells.map(|cell| cell.text().map(|t| ByteArray::from(t.as_bytes().to_vec()))), 1);
+                    let (values, defs) =
+                        optional(cells.map(|cell| cell.text().map(|t| ByteArray::from(t.as_bytes().to_vec()))), 1);
                     write_column::<ByteArrayType>(&mut rg, &values, Some(&defs)).map_err(err)?;
                 }
                 ColumnKind::Image => {
@@ -149,8 +163,14 @@ fn optional(cells: impl Iterator<Item = Option<ByteArray>>, level: i16) -> (Vec<
     (values, defs)
 }
 
-fn write_column<T: DataType>(rg: &mut SerializedRowGroupWriter<'_, BufWriter<File>>, values: &[T::T], defs: Option<&[i16]>) -> parquet::errors::Result<()> {
-    let mut col = rg.next_column()?.ok_or_else(|| parquet::errors::ParquetError::General("more values than schema columns".into()))?;
+fn write_column<T: DataType>(
+    rg: &mut SerializedRowGroupWriter<'_, BufWriter<File>>,
+    values: &[T::T],
+    defs: Option<&[i16]>,
+) -> parquet::errors::Result<()> {
+    let mut col = rg
+        .next_column()?
+        .ok_or_else(|| parquet::errors::ParquetError::General("more values than schema columns".into()))?;
     col.typed::<T>().write_batch(values, defs, None)?;
     col.close()
 }

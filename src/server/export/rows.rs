@@ -21,7 +21,9 @@ pub fn open(format: Format, stage: Stage, path: &Path, images_dir: &Path) -> Res
             w.write_record(cols.iter().map(|c| c.name().into_owned())).map_err(|e| io_err("writing", path, e))?;
             Box::new(CsvSink { w, cols, path: path.to_path_buf() })
         }
-        Format::Jsonl => Box::new(JsonlSink { w: BufWriter::new(file), cols, path: path.to_path_buf(), line: String::new() }),
+        Format::Jsonl => {
+            Box::new(JsonlSink { w: BufWriter::new(file), cols, path: path.to_path_buf(), line: String::new() })
+        }
         Format::Parquet => Box::new(super::parquet::ParquetSink::new(file, stage, path, images_dir)?),
     })
 }
@@ -89,7 +91,11 @@ impl RowSink for JsonlSink {
 
     fn finish(self: Box<Self>) -> Result<(), ServiceError> {
         let path = self.path.clone();
-        self.w.into_inner().map_err(|e| io_err("writing", &path, e))?.sync_all().map_err(|e| io_err("syncing", &path, e))
+        self.w
+            .into_inner()
+            .map_err(|e| io_err("writing", &path, e))?
+            .sync_all()
+            .map_err(|e| io_err("syncing", &path, e))
     }
 }
 
@@ -113,7 +119,10 @@ mod tests {
             image: Some(ImageRef { hash: "aa".into(), mime: "image/png".into(), bytes: 1 }),
             negative_image: None,
             candidates: vec![],
-            step3: Some(StepRecord { votes: vec![Vote { annotator: "x".into(), value: "none".into() }], resolved_by: ResolvedBy::Single }),
+            step3: Some(StepRecord {
+                votes: vec![Vote { annotator: "x".into(), value: "none".into() }],
+                resolved_by: ResolvedBy::Single,
+            }),
             step4: None,
         };
         let mut line = String::new();

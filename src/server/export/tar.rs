@@ -101,7 +101,8 @@ impl TarPlan {
     /// Every entry; the end-of-archive blocks are the caller's.
     fn produce(&self, tx: &tokio::sync::mpsc::Sender<io::Result<Bytes>>) -> io::Result<()> {
         let send = |b: Bytes| tx.blocking_send(Ok(b)).map_err(|_| io::Error::other("download cancelled"));
-        let mtime = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        let mtime =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
         let add = |rel: &str| -> io::Result<()> {
             let path = self.dir.join(rel);
             let mut file = std::fs::File::open(&path)?;
