@@ -8,10 +8,14 @@
 //! Six distinct tiny PNGs (16x16, ~100 bytes) are shared by every instance: the figures measure
 //! rows, merging and file placement (every row still links, or for parquet
 //! reads, its images), not image bytes.
+use hardneg::accounts as auth;
+use hardneg::cli::demo_seed;
+use hardneg::datasets::export::{export_to_dir, ExportRequest};
+use hardneg::datasets::write as datasets;
 use hardneg::domain::export::Stage;
-use hardneg::server::export::{export_to_dir, ExportRequest};
-use hardneg::server::images::ImageStore;
-use hardneg::server::{auth, datasets, db, demo_seed, funnel, studies};
+use hardneg::store::db;
+use hardneg::store::images::ImageStore;
+use hardneg::studies::{create as studies, pipeline as funnel};
 use sqlx::SqlitePool;
 use std::path::Path;
 use std::time::Instant;

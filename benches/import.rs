@@ -17,8 +17,8 @@
 #[path = "../tests/common/placeholders.rs"]
 mod placeholders;
 
-use hardneg::server::images::ImageStore;
-use hardneg::server::import::{import_candidates, ImportRequest};
+use hardneg::datasets::import::{import_candidates, ImportRequest};
+use hardneg::store::images::ImageStore;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,7 +29,7 @@ fn env_or(name: &str, default: usize) -> usize {
 }
 
 fn shared(file: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/bivlc").join(file)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bivlc").join(file)
 }
 
 fn main() {
@@ -61,7 +61,7 @@ fn real_file(dir: &Path) {
         for (run, link) in [(1, false), (2, false), (3, false), (4, true), (5, true), (6, true)] {
             let data = dir.join(format!("real-data-{run}"));
             std::fs::create_dir_all(&data).unwrap();
-            let db = hardneg::server::db::open_pool(&data.join("hardneg.sqlite")).await.unwrap();
+            let db = hardneg::store::db::open_pool(&data.join("hardneg.sqlite")).await.unwrap();
             let store = ImageStore::new(data.join("images"));
             let mut req = ImportRequest::new(&csv, &pos, &neg);
             req.link = link;

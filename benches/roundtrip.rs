@@ -60,16 +60,14 @@ fn report(name: &str, mut lat: Vec<Duration>, wall: Duration) {
 }
 
 async fn make_annotators(app: &TestApp, prefix: &str, n: usize) -> Vec<Annotator> {
-    let db = hardneg::server::db::open_pool(&app.data_dir.join("hardneg.sqlite")).await.unwrap();
+    let db = hardneg::store::db::open_pool(&app.data_dir.join("hardneg.sqlite")).await.unwrap();
     let password = "benchmark password";
     let mut created = Vec::new();
     for i in 0..n {
         let db = db.clone();
         let name = format!("{prefix}{i}");
         created.push(tokio::spawn(async move {
-            hardneg::server::auth::add_user(&db, &name, hardneg::domain::role::Role::Annotator, password)
-                .await
-                .unwrap();
+            hardneg::accounts::add_user(&db, &name, hardneg::domain::role::Role::Annotator, password).await.unwrap();
         }));
     }
     for c in created {

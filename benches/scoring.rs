@@ -12,7 +12,7 @@ use hardneg::scoring::config::ClipConfig;
 use hardneg::scoring::encoder::{Encoder, ImageRef};
 use hardneg::scoring::run::{score_dataset, ScoreRequest};
 use hardneg::scoring::testing::{wordlevel_tokenizer_json, write_checkpoint};
-use hardneg::server::images::ImageStore;
+use hardneg::store::images::ImageStore;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
@@ -30,9 +30,9 @@ async fn main() -> anyhow::Result<()> {
         std::env::var_os("HARDNEG_BENCH_DIR").map(std::path::PathBuf::from).unwrap_or_else(|| tmp.path().to_path_buf());
     let data = root.join("data");
     std::fs::create_dir_all(&data)?;
-    let db = hardneg::server::db::open_pool(&data.join("hardneg.sqlite")).await?;
+    let db = hardneg::store::db::open_pool(&data.join("hardneg.sqlite")).await?;
     let store = ImageStore::new(data.join("images"));
-    hardneg::server::demo_seed::seed_demo_dataset(&db, &store, INSTANCES).await?;
+    hardneg::cli::demo_seed::seed_demo_dataset(&db, &store, INSTANCES).await?;
     let rows: Vec<(String, String, String)> =
         sqlx::query_as("SELECT caption, negative_caption, positive_image FROM instances").fetch_all(&db).await?;
     let captions: Vec<String> = rows.iter().flat_map(|(a, b, _)| [a.clone(), b.clone()]).collect();

@@ -6,7 +6,7 @@ use crate::annotate_flow::current_task;
 use crate::browser::Browser;
 use crate::common::TestApp;
 use hardneg::demo::{generate, DemoInstance, DEFAULT_SEED};
-use hardneg::server::images::sha256_hex;
+use hardneg::store::images::sha256_hex;
 use std::collections::HashMap;
 
 const SIZE: usize = 21;

@@ -6,11 +6,27 @@ pub mod domain;
 pub mod ui;
 
 #[cfg(feature = "ssr")]
+pub mod accounts;
+#[cfg(feature = "ssr")]
+pub mod cli;
+#[cfg(feature = "ssr")]
+pub mod datasets;
+#[cfg(feature = "ssr")]
 pub mod demo;
+#[cfg(feature = "ssr")]
+pub mod error;
+#[cfg(feature = "ssr")]
+pub mod http;
+#[cfg(feature = "ssr")]
+pub mod models;
 #[cfg(feature = "ssr")]
 pub mod scoring;
 #[cfg(feature = "ssr")]
-pub mod server;
+pub mod state;
+#[cfg(feature = "ssr")]
+pub mod store;
+#[cfg(feature = "ssr")]
+pub mod studies;
 
 #[cfg(feature = "hydrate")]
 #[wasm_bindgen::prelude::wasm_bindgen]

@@ -7,8 +7,8 @@ async fn main() {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn,hardneg=info".into()),
         )
         .init();
-    let cli = hardneg::server::cli::Cli::parse();
-    if let Err(e) = hardneg::server::cli::run(cli).await {
+    let cli = hardneg::cli::Cli::parse();
+    if let Err(e) = hardneg::cli::run(cli).await {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }

@@ -342,7 +342,7 @@ async fn exports_match_what_the_answers_decided() {
     let images: Vec<&String> = files.keys().filter(|k| k.starts_with("demo-final/images/")).collect();
     assert_eq!(images.len(), std::fs::read_dir(dir("final-csv").join("images")).unwrap().count());
     for k in images {
-        assert_eq!(stem(k.trim_start_matches("demo-final/")), hardneg::server::images::sha256_hex(&files[k]));
+        assert_eq!(stem(k.trim_start_matches("demo-final/")), hardneg::store::images::sha256_hex(&files[k]));
     }
     let res = researcher.get(url("?format=parquet&split=test")).send().await.unwrap();
     let files = untar(&res.bytes().await.unwrap());

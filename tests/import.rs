@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn shared(file: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/bivlc").join(file)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bivlc").join(file)
 }
 
 fn hardneg(app: &TestApp, args: &[&str]) -> Output {
@@ -45,7 +45,7 @@ fn import(app: &TestApp, file: &Path, pos: &Path, neg: &Path, extra: &[&str]) ->
 }
 
 async fn pool(app: &TestApp) -> sqlx::SqlitePool {
-    hardneg::server::db::open_pool(&app.data_dir.join("hardneg.sqlite")).await.unwrap()
+    hardneg::store::db::open_pool(&app.data_dir.join("hardneg.sqlite")).await.unwrap()
 }
 
 /// Every row of every table, as text: equal dumps mean equal content.
@@ -305,8 +305,8 @@ async fn json_lines_import_with_numeric_or_string_indexes_and_links() {
     assert!(text(&out.stdout).contains("imported 50 instances into dataset \"first50\""), "{}", text(&out.stderr));
     // --link: the store shares the source file instead of holding a copy.
     let source = pos.join("000000219578.jpg");
-    let hash = hardneg::server::images::sha256_hex(&std::fs::read(&source).unwrap());
-    let stored = hardneg::server::images::ImageStore::new(app.data_dir.join("images")).original_path(&hash);
+    let hash = hardneg::store::images::sha256_hex(&std::fs::read(&source).unwrap());
+    let stored = hardneg::store::images::ImageStore::new(app.data_dir.join("images")).original_path(&hash);
     use std::os::unix::fs::MetadataExt;
     assert_eq!(std::fs::metadata(&stored).unwrap().ino(), std::fs::metadata(&source).unwrap().ino());
     let keys: Vec<String> = {

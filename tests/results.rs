@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn shared(file: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/bivlc").join(file)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bivlc").join(file)
 }
 
 fn hardneg(app: &TestApp, args: &[&str]) -> std::process::Output {

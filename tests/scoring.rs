@@ -1,15 +1,15 @@
 //! `hardneg score` end to end on small data: a tiny CLIP written by the test
 //! and loaded like a real checkpoint, and the external scorer protocol with
 //! a stdlib-only Python stub whose embeddings the test controls.
+use hardneg::cli::demo_seed::{insert_image, seed_demo_dataset};
+use hardneg::datasets::write::{insert_dataset, insert_instance, NewInstance};
 use hardneg::domain::category::Category;
 use hardneg::scoring::clip::{ClipEncoder, DeviceChoice};
 use hardneg::scoring::config::Activation;
 use hardneg::scoring::encoder::{Encoder, ImageRef};
 use hardneg::scoring::rank::dot;
 use hardneg::scoring::testing::write_tiny_checkpoint;
-use hardneg::server::datasets::{insert_dataset, insert_instance, NewInstance};
-use hardneg::server::demo_seed::{insert_image, seed_demo_dataset};
-use hardneg::server::images::ImageStore;
+use hardneg::store::images::ImageStore;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -26,7 +26,7 @@ impl Data {
         ImageStore::new(self.path().join("images"))
     }
     async fn pool(&self) -> sqlx::SqlitePool {
-        hardneg::server::db::open_pool(&self.path().join("hardneg.sqlite")).await.unwrap()
+        hardneg::store::db::open_pool(&self.path().join("hardneg.sqlite")).await.unwrap()
     }
 }
 

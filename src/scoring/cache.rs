@@ -1,5 +1,5 @@
 //! The embedding cache (migrations/0005_embeddings.sql).
-use crate::server::db::now_secs;
+use crate::store::db::now_secs;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
 
@@ -97,7 +97,7 @@ mod tests {
     #[tokio::test]
     async fn lookup_finds_only_the_same_key_and_kind() {
         let dir = tempfile::tempdir().unwrap();
-        let db = crate::server::db::open_pool(&dir.path().join("t.sqlite")).await.unwrap();
+        let db = crate::store::db::open_pool(&dir.path().join("t.sqlite")).await.unwrap();
         let key = CacheKey { model: "m".into(), weights: "w".into(), preprocess: "p".into() };
         store(&db, &key, Kind::Text, &[("h1".into(), vec![1.0, 2.0])]).await.unwrap();
         let hashes = vec!["h1".to_string(), "h2".to_string()];

@@ -4,7 +4,7 @@ use super::clip::{ClipEncoder, DeviceChoice};
 use super::encoder::Encoder;
 use super::external::ExternalScorer;
 use super::run::{score_dataset, ScoreRequest};
-use crate::server::images::ImageStore;
+use crate::store::images::ImageStore;
 use sqlx::SqlitePool;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -5,8 +5,8 @@
 use super::cache::{self, CacheKey, Kind};
 use super::encoder::{Encoder, ImageRef};
 use super::rank;
-use crate::server::images::{sha256_hex, ImageStore};
-use crate::server::results::replace_run;
+use crate::store::images::{sha256_hex, ImageStore};
+use crate::store::runs::replace_run;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

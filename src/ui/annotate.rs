@@ -11,13 +11,13 @@ use leptos_router::hooks::use_params_map;
 #[server(prefix = "/sfn")]
 pub async fn my_studies() -> Result<Vec<StudySummary>, ServerFnError> {
     let (state, user) = session::caller().await?;
-    crate::server::api::visible_studies(&state, &user).await.map_err(session::sfn_error)
+    crate::studies::meta::visible_studies(&state, &user).await.map_err(session::sfn_error)
 }
 
 #[server(prefix = "/sfn")]
 pub async fn next_task(study_id: i64) -> Result<Option<TaskView>, ServerFnError> {
     let (state, user) = session::caller().await?;
-    crate::server::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
+    crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
 }
 
 /// Stores the answer (durably), then returns the next task in the same round trip.
@@ -29,10 +29,10 @@ pub async fn answer_and_next(
     elapsed_ms: i64,
 ) -> Result<Option<TaskView>, ServerFnError> {
     let (state, user) = session::caller().await?;
-    crate::server::tasks::answer(&state, &user, task_id, &option, Some(elapsed_ms))
+    crate::studies::tasks::answer(&state, &user, task_id, &option, Some(elapsed_ms))
         .await
         .map_err(session::sfn_error)?;
-    crate::server::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
+    crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
 }
 
 #[component]

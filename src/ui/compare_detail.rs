@@ -18,7 +18,7 @@ pub async fn model_failures(
     neg_type: Option<String>,
 ) -> Result<Vec<Failure>, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    crate::server::failures::failures(&state.db, &dataset, &model, &score, neg_type.as_deref())
+    crate::models::failures::failures(&state.db, &dataset, &model, &score, neg_type.as_deref())
         .await
         .map_err(session::sfn_error)
 }

@@ -12,19 +12,19 @@ use leptos_router::hooks::use_params_map;
 #[server(prefix = "/sfn")]
 pub async fn dataset_funnels() -> Result<Vec<Funnel>, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    crate::server::funnel::all_funnels(&state.db).await.map_err(session::sfn_error)
+    crate::studies::pipeline::all_funnels(&state.db).await.map_err(session::sfn_error)
 }
 
 #[server(prefix = "/sfn")]
 pub async fn study_disputes(study_id: i64) -> Result<Vec<Dispute>, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    crate::server::adjudication::disputes(&state.db, study_id).await.map_err(session::sfn_error)
+    crate::studies::adjudication::disputes(&state.db, study_id).await.map_err(session::sfn_error)
 }
 
 #[server(prefix = "/sfn")]
 pub async fn settle(study_id: i64, instance_id: i64, value: String) -> Result<(), ServerFnError> {
     let (state, user) = session::researcher().await?;
-    crate::server::adjudication::adjudicate(&state.db, &user, study_id, instance_id, &value)
+    crate::studies::adjudication::adjudicate(&state.db, &user, study_id, instance_id, &value)
         .await
         .map_err(session::sfn_error)
 }
@@ -32,7 +32,8 @@ pub async fn settle(study_id: i64, instance_id: i64, value: String) -> Result<()
 /// Creates Step 4 over the survivors of a finished Step 3 study.
 #[server(prefix = "/sfn")]
 pub async fn start_step4(step3: i64) -> Result<i64, ServerFnError> {
-    use crate::server::{db::now_secs, pipeline::step4_spec, studies};
+    use crate::store::db::now_secs;
+    use crate::studies::{create as studies, outcomes::step4_spec};
     let (state, _) = session::researcher().await?;
     let spec = step4_spec(&state.db, step3, now_secs() as u64).await.map_err(session::sfn_error)?;
     let study = studies::parse_spec(&spec, 0).map_err(|e| ServerFnError::new(e.to_string()))?;

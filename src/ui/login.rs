@@ -3,16 +3,16 @@ use leptos::prelude::*;
 
 #[server(prefix = "/sfn")]
 pub async fn login(username: String, password: String) -> Result<(), ServerFnError> {
-    use crate::server::auth;
-    let state = expect_context::<crate::server::state::AppState>();
+    use crate::accounts;
+    let state = expect_context::<crate::state::AppState>();
     let session: tower_sessions::Session = leptos_axum::extract().await?;
-    match auth::check_credentials(&state.db, &username, &password).await {
+    match accounts::check_credentials(&state.db, &username, &password).await {
         Ok(user) => {
-            auth::log_in(&session, &user).await.map_err(|e| ServerFnError::new(e.to_string()))?;
+            accounts::log_in(&session, &user).await.map_err(|e| ServerFnError::new(e.to_string()))?;
             leptos_axum::redirect(user.role.home());
             Ok(())
         }
-        Err(auth::AuthError::BadCredentials) => Err(ServerFnError::new("Unknown username or wrong password.")),
+        Err(accounts::AuthError::BadCredentials) => Err(ServerFnError::new("Unknown username or wrong password.")),
         Err(e) => Err(ServerFnError::new(e.to_string())),
     }
 }

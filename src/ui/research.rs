@@ -9,12 +9,12 @@ use leptos::prelude::*;
 
 #[server(prefix = "/sfn")]
 pub async fn research_overview() -> Result<Vec<(StudyProgress, Vec<AgreementSummary>, StudyStatus)>, ServerFnError> {
-    use crate::server::agreement::{study_agreement_report, Mapping};
+    use crate::studies::agreement::{study_agreement_report, Mapping};
     let (state, _) = session::researcher().await?;
     let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id").fetch_all(&state.db).await?;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
-        let progress = crate::server::progress::study_progress(&state, id).await.map_err(session::sfn_error)?;
+        let progress = crate::studies::progress::study_progress(&state, id).await.map_err(session::sfn_error)?;
         let mut agreement = Vec::new();
         for mapping in [Mapping::Full, Mapping::Binary] {
             if let Ok(r) = study_agreement_report(&state.db, id, Some(mapping)).await {
@@ -28,7 +28,7 @@ pub async fn research_overview() -> Result<Vec<(StudyProgress, Vec<AgreementSumm
                 });
             }
         }
-        let status = crate::server::pipeline::study_status(&state.db, id).await.map_err(session::sfn_error)?;
+        let status = crate::studies::outcomes::study_status(&state.db, id).await.map_err(session::sfn_error)?;
         out.push((progress, agreement, status));
     }
     Ok(out)

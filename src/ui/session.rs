@@ -5,16 +5,16 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 
 #[cfg(feature = "ssr")]
-pub async fn caller() -> Result<(crate::server::state::AppState, crate::server::auth::SessionUser), ServerFnError> {
-    let state = expect_context::<crate::server::state::AppState>();
+pub async fn caller() -> Result<(crate::state::AppState, crate::accounts::SessionUser), ServerFnError> {
+    let state = expect_context::<crate::state::AppState>();
     let session: tower_sessions::Session = leptos_axum::extract().await?;
-    let user = crate::server::auth::current_user(&session).await.ok_or_else(|| ServerFnError::new("not logged in"))?;
+    let user = crate::accounts::current_user(&session).await.ok_or_else(|| ServerFnError::new("not logged in"))?;
     Ok((state, user))
 }
 
 /// The caller, who must be a researcher or an admin.
 #[cfg(feature = "ssr")]
-pub async fn researcher() -> Result<(crate::server::state::AppState, crate::server::auth::SessionUser), ServerFnError> {
+pub async fn researcher() -> Result<(crate::state::AppState, crate::accounts::SessionUser), ServerFnError> {
     let (state, user) = caller().await?;
     if !user.role.may_research() {
         return Err(ServerFnError::new("researchers and admins only"));
@@ -24,7 +24,7 @@ pub async fn researcher() -> Result<(crate::server::state::AppState, crate::serv
 
 /// Maps a service error to a server-function error with its message.
 #[cfg(feature = "ssr")]
-pub fn sfn_error(e: crate::server::error::ServiceError) -> ServerFnError {
+pub fn sfn_error(e: crate::error::ServiceError) -> ServerFnError {
     ServerFnError::new(e.to_string())
 }
 
@@ -40,7 +40,7 @@ pub async fn current_me() -> Result<Option<Me>, ServerFnError> {
 #[server(prefix = "/sfn")]
 pub async fn logout() -> Result<(), ServerFnError> {
     let session: tower_sessions::Session = leptos_axum::extract().await?;
-    crate::server::auth::log_out(&session).await.map_err(|e| ServerFnError::new(e.to_string()))?;
+    crate::accounts::log_out(&session).await.map_err(|e| ServerFnError::new(e.to_string()))?;
     leptos_axum::redirect("/login");
     Ok(())
 }

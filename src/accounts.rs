@@ -1,0 +1,157 @@
+//! Accounts, password hashing and the session-backed current user.
+use crate::domain::role::Role;
+use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use serde::{Deserialize, Serialize};
+use sqlx::SqlitePool;
+use tower_sessions::Session;
+
+const SESSION_KEY: &str = "user";
+
+/// What a session remembers about who is logged in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionUser {
+    pub id: i64,
+    pub username: String,
+    pub role: Role,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("username must be 1-64 characters of letters, digits, '.', '-' or '_'")]
+    BadUsername,
+    #[error("password must be at least 8 characters")]
+    WeakPassword,
+    #[error("user {0:?} already exists")]
+    Exists(String),
+    #[error("unknown username or wrong password")]
+    BadCredentials,
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+    #[error("session store: {0}")]
+    Session(String),
+    #[error("password hashing: {0}")]
+    Hash(String),
+}
+
+pub fn valid_username(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+}
+
+pub fn hash_password(password: &str) -> Result<String, AuthError> {
+    let salt = SaltString::generate(&mut OsRng);
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| AuthError::Hash(e.to_string()))
+}
+
+fn verify_password(password: &str, hash: &str) -> bool {
+    PasswordHash::new(hash)
+        .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
+        .unwrap_or(false)
+}
+
+pub async fn add_user(db: &SqlitePool, username: &str, role: Role, password: &str) -> Result<i64, AuthError> {
+    if !valid_username(username) {
+        return Err(AuthError::BadUsername);
+    }
+    if password.chars().count() < 8 {
+        return Err(AuthError::WeakPassword);
+    }
+    let pw = password.to_string();
+    let hash =
+        tokio::task::spawn_blocking(move || hash_password(&pw)).await.map_err(|e| AuthError::Hash(e.to_string()))??;
+    let res = sqlx::query("INSERT INTO users (username, role, password_hash, created_at) VALUES (?, ?, ?, ?)")
+        .bind(username)
+        .bind(role.as_str())
+        .bind(hash)
+        .bind(crate::store::db::now_secs())
+        .execute(db)
+        .await;
+    match res {
+        Ok(r) => Ok(r.last_insert_rowid()),
+        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Err(AuthError::Exists(username.into())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Checks credentials. Unknown users cost as much as wrong passwords, so
+/// response times do not reveal which usernames exist.
+pub async fn check_credentials(db: &SqlitePool, username: &str, password: &str) -> Result<SessionUser, AuthError> {
+    let username = username.trim();
+    let row: Option<(i64, String, String)> =
+        sqlx::query_as("SELECT id, role, password_hash FROM users WHERE username = ?")
+            .bind(username)
+            .fetch_optional(db)
+            .await?;
+    let (id, role, hash) = match row {
+        Some(r) => r,
+        None => (0, String::new(), dummy_hash().to_string()),
+    };
+    let pw = password.to_string();
+    let ok = tokio::task::spawn_blocking(move || verify_password(&pw, &hash))
+        .await
+        .map_err(|e| AuthError::Hash(e.to_string()))?;
+    match (ok, Role::parse(&role)) {
+        (true, Some(role)) if id != 0 => Ok(SessionUser { id, username: username.to_string(), role }),
+        _ => Err(AuthError::BadCredentials),
+    }
+}
+
+fn dummy_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| hash_password("not a real password").unwrap_or_default())
+}
+
+pub async fn log_in(session: &Session, user: &SessionUser) -> Result<(), AuthError> {
+    // A new id on login defeats session fixation.
+    session.cycle_id().await.map_err(|e| AuthError::Session(e.to_string()))?;
+    session.insert(SESSION_KEY, user).await.map_err(|e| AuthError::Session(e.to_string()))
+}
+
+pub async fn log_out(session: &Session) -> Result<(), AuthError> {
+    session.flush().await.map_err(|e| AuthError::Session(e.to_string()))
+}
+
+pub async fn current_user(session: &Session) -> Option<SessionUser> {
+    session.get::<SessionUser>(SESSION_KEY).await.ok().flatten()
+}
+
+/// A fresh random password for generated accounts (demo users).
+pub fn generate_password() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+    let mut rng = rand::rngs::OsRng;
+    (0..16).map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_verify_only_the_right_password() {
+        let h = hash_password("correct horse").unwrap();
+        assert!(h.starts_with("$argon2"));
+        assert!(verify_password("correct horse", &h));
+        assert!(!verify_password("wrong horse", &h));
+        assert!(!verify_password("correct horse", "not a hash"));
+    }
+
+    #[test]
+    fn usernames_are_restricted() {
+        assert!(valid_username("ana.b-c_1"));
+        assert!(!valid_username(""));
+        assert!(!valid_username("a b"));
+        assert!(!valid_username("../etc"));
+        assert!(!valid_username(&"x".repeat(65)));
+    }
+
+    #[test]
+    fn generated_passwords_are_long_and_differ() {
+        let (a, b) = (generate_password(), generate_password());
+        assert_eq!(a.len(), 16);
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,95 @@
+//! `hardneg serve`: opens the store, assembles the HTTP application (the
+//! API and images from `http`, the Leptos pages, static files, sessions)
+//! and runs it until Ctrl-C.
+use crate::http;
+use crate::state::{AppState, StudyCache};
+use crate::store::{db, images::ImageStore, writer::Writer};
+use crate::ui::{shell, App};
+use axum::http::header;
+use axum::middleware;
+use axum::Router;
+use leptos::config::LeptosOptions;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_sessions::cookie::SameSite;
+use tower_sessions::{Expiry, SessionManagerLayer};
+use tower_sessions_sqlx_store::SqliteStore;
+
+pub struct Paths {
+    pub data_dir: PathBuf,
+    pub site_dir: PathBuf,
+}
+
+impl Paths {
+    pub fn db_file(&self) -> PathBuf {
+        self.data_dir.join("hardneg.sqlite")
+    }
+    pub fn image_dir(&self) -> PathBuf {
+        self.data_dir.join("images")
+    }
+}
+
+pub async fn build_state(paths: &Paths, addr: SocketAddr) -> anyhow::Result<AppState> {
+    std::fs::create_dir_all(&paths.data_dir)?;
+    let pool = db::open_pool(&paths.db_file()).await?;
+    let writer = Writer::spawn(db::open_writer_connection(&paths.db_file()).await?);
+    let leptos_options = LeptosOptions::builder()
+        .output_name("hardneg")
+        .site_root(paths.site_dir.to_string_lossy().to_string())
+        .site_pkg_dir("pkg")
+        .site_addr(addr)
+        .build();
+    let images = ImageStore::new(paths.image_dir());
+    crate::http::export::sweep_leftovers(&images);
+    Ok(AppState { leptos_options, db: pool, writer, images, studies: StudyCache::default() })
+}
+
+pub async fn router(state: AppState, secure_cookies: bool) -> anyhow::Result<Router> {
+    let store = SqliteStore::new(state.db.clone());
+    store.migrate().await?;
+    let sessions = SessionManagerLayer::new(store)
+        .with_name("hardneg_session")
+        .with_http_only(true)
+        .with_same_site(SameSite::Lax)
+        .with_secure(secure_cookies)
+        .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::days(7)));
+    let routes = generate_route_list(App);
+    let pkg_dir = Path::new(&*state.leptos_options.site_root).join("pkg");
+    let app = Router::new()
+        .leptos_routes(&state, routes, {
+            let options = state.leptos_options.clone();
+            move || shell(options.clone())
+        })
+        .merge(http::routes())
+        .nest_service(
+            "/pkg",
+            tower::ServiceBuilder::new()
+                .layer(SetResponseHeaderLayer::overriding(
+                    header::CACHE_CONTROL,
+                    header::HeaderValue::from_static("no-cache"),
+                ))
+                .service(ServeDir::new(pkg_dir)),
+        )
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(middleware::from_fn(http::guard::guard_pages))
+        .layer(sessions)
+        .with_state(state);
+    Ok(app)
+}
+
+pub async fn serve(paths: Paths, addr: SocketAddr) -> anyhow::Result<()> {
+    let state = build_state(&paths, addr).await?;
+    let app = router(state, false).await?;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    println!("hardneg listening on http://{local}");
+    axum::serve(listener, app.into_make_service()).with_graceful_shutdown(shutdown_signal()).await?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let _ = tokio::signal::ctrl_c().await;
+}

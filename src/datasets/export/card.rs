@@ -1,0 +1,76 @@
+//! Gathers what the dataset card shows (normalisation, study provenance,
+//! kappa per pair with each study's own mapping) and writes README.md.
+use super::{io_err, ExportRequest, ExportSummary};
+use crate::domain::export::card::{dataset_card, Card, KappaRow, StudyCard};
+use crate::domain::funnel::Funnel;
+use crate::error::ServiceError;
+use crate::state::StudyMeta;
+use crate::studies::agreement::study_agreement_report;
+use crate::studies::pipeline::Pipeline;
+use sqlx::SqlitePool;
+use std::path::Path;
+
+async fn study_card(db: &SqlitePool, step: &'static str, meta: &StudyMeta) -> Result<StudyCard, ServiceError> {
+    let spec_hash: String =
+        sqlx::query_scalar("SELECT spec_hash FROM studies WHERE id = ?").bind(meta.id).fetch_one(db).await?;
+    let report = study_agreement_report(db, meta.id, None).await?;
+    Ok(StudyCard {
+        step,
+        id: meta.id,
+        name: meta.name.clone(),
+        kind: meta.kind.as_str().to_string(),
+        seed: meta.seed,
+        spec_hash,
+        resolve: meta.resolve.as_str().to_string(),
+        mapping: report.mapping.to_string(),
+        pairs: report
+            .pairs
+            .into_iter()
+            .map(|p| KappaRow {
+                a: p.a,
+                b: p.b,
+                n: p.n,
+                observed: p.observed,
+                expected: p.expected,
+                kappa: p.kappa,
+                reason: p.kappa_reason,
+            })
+            .collect(),
+        mean_kappa: report.mean_kappa,
+    })
+}
+
+pub async fn write(
+    db: &SqlitePool,
+    p: &Pipeline,
+    req: &ExportRequest,
+    command: &str,
+    funnel: &Funnel,
+    s: &ExportSummary,
+    path: &Path,
+) -> Result<(), ServiceError> {
+    let normalize: String =
+        sqlx::query_scalar("SELECT normalize FROM datasets WHERE id = ?").bind(p.dataset_id).fetch_one(db).await?;
+    let mut studies = Vec::new();
+    if let Some((meta, _)) = &p.step3 {
+        studies.push(study_card(db, "Step 3", meta).await?);
+    }
+    if let Some((meta, _)) = &p.step4 {
+        studies.push(study_card(db, "Step 4", meta).await?);
+    }
+    let text = dataset_card(&Card {
+        dataset: &req.dataset,
+        stage: req.stage,
+        format: req.format,
+        normalize: &normalize,
+        command,
+        version: env!("CARGO_PKG_VERSION"),
+        files: &s.files,
+        counts: &s.counts,
+        images: s.images,
+        funnel,
+        studies: &studies,
+        split_seed: (req.splits.len() > 1).then_some(req.seed),
+    });
+    std::fs::write(path, text).map_err(|e| io_err("writing", path, e))
+}

@@ -1,0 +1,38 @@
+//! CSV rows, written line by line.
+use super::sink::{io_err, RowSink};
+use crate::domain::export::{columns, Column, Row, Stage};
+use crate::error::ServiceError;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+pub struct CsvSink {
+    w: csv::Writer<BufWriter<File>>,
+    cols: Vec<Column>,
+    path: PathBuf,
+}
+
+impl CsvSink {
+    pub fn new(file: File, stage: Stage, path: &Path) -> Result<CsvSink, ServiceError> {
+        let cols = columns(stage);
+        let mut w = csv::Writer::from_writer(BufWriter::new(file));
+        w.write_record(cols.iter().map(|c| c.name().into_owned())).map_err(|e| io_err("writing", path, e))?;
+        Ok(CsvSink { w, cols, path: path.to_path_buf() })
+    }
+}
+
+impl RowSink for CsvSink {
+    fn write(&mut self, row: Row) -> Result<(), ServiceError> {
+        for c in &self.cols {
+            let cell = row.cell(*c);
+            self.w.write_field(cell.text().as_deref().unwrap_or("")).map_err(|e| io_err("writing", &self.path, e))?;
+        }
+        self.w.write_record(None::<&[u8]>).map_err(|e| io_err("writing", &self.path, e))
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), ServiceError> {
+        let path = self.path.clone();
+        let inner = self.w.into_inner().map_err(|e| io_err("writing", &path, e))?;
+        inner.into_inner().map_err(|e| io_err("writing", &path, e))?.sync_all().map_err(|e| io_err("syncing", &path, e))
+    }
+}

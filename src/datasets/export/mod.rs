@@ -1,0 +1,453 @@
+//! `hardneg export` and the researchers' download (docs/export.md). The
+//! outcomes come from `funnel::pipeline` (resolution is not redone here);
+//! instances (with their candidates) and each study's answers are streamed
+//! from SQLite one row per instance, merged in instance order; each image
+//! file is placed once (hard link, else copy) and rows go to one file per
+//! split as they come. Memory grows with the per-item outcomes only, never
+//! with rows or images.
+mod card;
+mod csv;
+mod jsonl;
+mod parquet;
+mod sink;
+pub mod tar;
+
+use crate::domain::category::Category;
+use crate::domain::export::split::{assign_splits, parse_splits, RowCounts, Split};
+use crate::domain::export::{Format, ImageRef, Row, Stage, StepRecord, Vote};
+use crate::domain::funnel::FunnelBuilder;
+use crate::domain::resolution::ItemState;
+use crate::error::ServiceError;
+use crate::store::images::ImageStore;
+use crate::studies::outcomes::ItemOutcome;
+use crate::studies::pipeline::{self as funnel, Pipeline};
+use futures_util::stream::BoxStream;
+use futures_util::TryStreamExt;
+use sink::{io_err, RowSink};
+use sqlx::SqlitePool;
+use std::path::{Path, PathBuf};
+
+/// What to export; parsed from the CLI flags or the download's query.
+#[derive(Debug, Clone)]
+pub struct ExportRequest {
+    pub dataset: String,
+    pub stage: Stage,
+    pub format: Format,
+    /// Empty: one file, `data.<ext>`.
+    pub splits: Vec<Split>,
+    pub seed: u64,
+}
+
+impl ExportRequest {
+    pub fn parse(
+        dataset: &str,
+        format: &str,
+        stage: Option<&str>,
+        split: Option<&str>,
+        seed: Option<u64>,
+    ) -> Result<Self, ServiceError> {
+        let invalid = ServiceError::Invalid;
+        Ok(ExportRequest {
+            dataset: dataset.to_string(),
+            format: Format::parse(format).map_err(invalid)?,
+            stage: Stage::parse(stage.unwrap_or("final")).map_err(invalid)?,
+            splits: split
+                .map(parse_splits)
+                .transpose()
+                .map_err(|e| ServiceError::Invalid(format!("split: {e}")))?
+                .unwrap_or_default(),
+            seed: seed.unwrap_or(0),
+        })
+    }
+
+    /// The equivalent command line, for the dataset card.
+    pub fn command(&self) -> String {
+        let mut c = format!(
+            "hardneg export {} --out DIR --format {} --stage {}",
+            self.dataset,
+            self.format.as_str(),
+            self.stage.as_str()
+        );
+        if !self.splits.is_empty() {
+            let s: Vec<String> = self
+                .splits
+                .iter()
+                .map(|s| if self.splits.len() == 1 { s.name.clone() } else { format!("{}={}", s.name, s.fraction) })
+                .collect();
+            c.push_str(&format!(" --split {} --seed {}", s.join(","), self.seed));
+        }
+        c
+    }
+
+    fn split_names(&self) -> Vec<String> {
+        if self.splits.is_empty() {
+            vec!["data".into()]
+        } else {
+            self.splits.iter().map(|s| s.name.clone()).collect()
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ExportSummary {
+    /// Rows files, in split order, relative to the export directory.
+    pub files: Vec<String>,
+    pub counts: RowCounts,
+    /// Image files placed under `images/`.
+    pub images: u64,
+}
+
+/// Exports into `out`, which must be missing or empty. `command` goes into
+/// the card as the way the export was asked for.
+pub async fn export_to_dir(
+    db: &SqlitePool,
+    store: &ImageStore,
+    req: &ExportRequest,
+    out: &Path,
+    command: &str,
+) -> Result<ExportSummary, ServiceError> {
+    if std::fs::read_dir(out).map(|mut d| d.next().is_some()).unwrap_or(false) {
+        return Err(ServiceError::Invalid(format!("{} is not empty; export into a new directory", out.display())));
+    }
+    let p = funnel::pipeline(db, &req.dataset).await?;
+    let (s3, s4) = (p.step3.as_ref().map(|(_, o)| o.as_slice()), p.step4.as_ref().map(|(_, o)| o.as_slice()));
+    let need = |ok: bool, step: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(ServiceError::Invalid(format!(
+                "dataset {:?} has no {step} study; stage {} needs one",
+                req.dataset,
+                req.stage.as_str()
+            )))
+        }
+    };
+    match req.stage {
+        Stage::Candidates => {}
+        Stage::Step3 => need(s3.is_some(), "Step 3")?,
+        Stage::Final => {
+            need(s3.is_some(), "Step 3")?;
+            need(s4.is_some(), "Step 4 (ambiguity)")?;
+        }
+    }
+
+    let images_dir = out.join("images");
+    std::fs::create_dir_all(&images_dir).map_err(|e| io_err("creating", &images_dir, e))?;
+    // Split assignment needs the exported ids up front: ids and categories only.
+    let included = included(db, &p, req.stage).await?;
+    let assignment = assign_splits(&included, &req.splits, req.seed);
+    let names = req.split_names();
+    let mut files = Vec::new();
+    let mut sinks = Vec::new();
+    for name in &names {
+        let file = format!("{name}.{}", req.format.as_str());
+        sinks.push(open_sink(req.format, req.stage, &out.join(&file), &images_dir)?);
+        files.push(file);
+    }
+    let mut counts = RowCounts::new(names);
+    let mut funnel = FunnelBuilder::default();
+    let mut images = 0u64;
+
+    let mut instances = instances(db, p.dataset_id);
+    let mut votes3 = ByInstance::new(votes(db, p.step3.as_ref().map(|(m, _)| m.id)), |v: &VoteRow| v.0);
+    let mut votes4 = ByInstance::new(votes(db, p.step4.as_ref().map(|(m, _)| m.id)), |v: &VoteRow| v.0);
+    let (mut o3, mut o4) = (Outcomes::new(s3), Outcomes::new(s4));
+    let mut next_included = 0;
+    while let Some(inst) = instances.try_next().await? {
+        let category = category(&inst.6, &inst.7, inst.0)?;
+        funnel.candidate(category);
+        let (v3, v4) = (votes3.take(inst.0).await?, votes4.take(inst.0).await?);
+        let (out3, out4) = (o3.get(inst.0), o4.get(inst.0));
+        if included.get(next_included).map(|i| i.0) != Some(inst.0) {
+            continue;
+        }
+        let split = assignment[next_included];
+        next_included += 1;
+        let row = shape(req.stage, inst, category, (out3, v3), (out4, v4))?;
+        for img in row.images() {
+            images += place_image(store, &images_dir, img)? as u64;
+        }
+        counts.add(category, split);
+        sinks[split].write(row)?;
+    }
+    for sink in sinks {
+        sink.finish()?;
+    }
+    for (meta, outcomes) in p.step3.iter() {
+        outcomes.iter().for_each(|o| funnel.step3(o.category, o.verdict(meta.kind)));
+    }
+    for (meta, outcomes) in p.step4.iter() {
+        outcomes.iter().for_each(|o| funnel.step4(o.category, o.verdict(meta.kind)));
+    }
+    let name = |s: &Option<(crate::state::StudyMeta, Vec<ItemOutcome>)>| s.as_ref().map(|(m, _)| m.name.clone());
+    let funnel = funnel.build(&req.dataset, name(&p.step3), name(&p.step4));
+    let summary = ExportSummary { files, counts, images };
+    card::write(db, &p, req, command, &funnel, &summary, &out.join("README.md")).await?;
+    Ok(summary)
+}
+
+fn category(t: &str, s: &str, id: i64) -> Result<Category, ServiceError> {
+    Category::parse(t, s).map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))
+}
+
+/// The exported instances with their categories, in id order.
+async fn included(db: &SqlitePool, p: &Pipeline, stage: Stage) -> Result<Vec<(i64, Category)>, ServiceError> {
+    match stage {
+        Stage::Candidates => {
+            let mut rows = sqlx::query_as::<_, (i64, String, String)>(
+                "SELECT id, neg_type, subtype FROM instances WHERE dataset_id = ? ORDER BY id",
+            )
+            .bind(p.dataset_id)
+            .fetch(db);
+            let mut out = Vec::new();
+            while let Some((id, t, s)) = rows.try_next().await? {
+                out.push((id, category(&t, &s, id)?));
+            }
+            Ok(out)
+        }
+        Stage::Step3 | Stage::Final => {
+            let (meta3, s3) = p.step3.as_ref().expect("checked by the caller");
+            let mut s4 = Outcomes::new(p.step4.as_ref().map(|(_, o)| o.as_slice()));
+            let kind4 = p.step4.as_ref().map(|(m, _)| m.kind);
+            Ok(s3
+                .iter()
+                .filter(|o| {
+                    let v4 = kind4.and_then(|k| s4.get(o.instance_id)?.verdict(k));
+                    stage.keeps(o.verdict(meta3.kind), v4)
+                })
+                .map(|o| (o.instance_id, o.category))
+                .collect())
+        }
+    }
+}
+
+/// id, key, caption, negative_caption, caption_orig, negative_caption_orig,
+/// neg_type, subtype, positive image (hash, mime, bytes), candidates as a
+/// JSON array of [slot, hash, mime, bytes].
+type InstanceRow =
+    (i64, String, String, String, String, String, String, String, Option<String>, Option<String>, Option<i64>, String);
+/// Instance id and its answers as a JSON array of [username, value], earliest first.
+type VoteRow = (i64, String);
+
+// One row per instance from each stream: per-row overhead of the SQLite
+// driver dominated when candidates and answers came one row each.
+fn instances(db: &SqlitePool, dataset_id: i64) -> BoxStream<'_, sqlx::Result<InstanceRow>> {
+    sqlx::query_as(
+        "SELECT i.id, i.key, i.caption, i.negative_caption, i.caption_orig, i.negative_caption_orig, i.neg_type, i.subtype,
+                i.positive_image, img.mime, img.bytes,
+                (SELECT json_group_array(json_array(c.slot, c.image, ci.mime, ci.bytes) ORDER BY c.slot)
+                 FROM candidates c JOIN images ci ON ci.hash = c.image WHERE c.instance_id = i.id)
+         FROM instances i LEFT JOIN images img ON img.hash = i.positive_image WHERE i.dataset_id = ? ORDER BY i.id",
+    )
+    .bind(dataset_id)
+    .fetch(db)
+}
+
+/// A study's answers per instance, in the order resolution uses.
+fn votes(db: &SqlitePool, study: Option<i64>) -> BoxStream<'_, sqlx::Result<VoteRow>> {
+    sqlx::query_as(
+        "SELECT a.instance_id, json_group_array(json_array(u.username, a.value) ORDER BY a.answered_at, a.task_id)
+         FROM answers a JOIN users u ON u.id = a.user_id WHERE a.study_id = ? GROUP BY a.instance_id ORDER BY a.instance_id",
+    )
+    .bind(study.unwrap_or(-1))
+    .fetch(db)
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(json: &str, what: &str, id: i64) -> Result<T, ServiceError> {
+    serde_json::from_str(json).map_err(|e| ServiceError::Internal(format!("instance {id}: {what}: {e}")))
+}
+
+/// Rows of a stream ordered by instance id, taken one instance at a time.
+struct ByInstance<'a, T> {
+    stream: BoxStream<'a, sqlx::Result<T>>,
+    peeked: Option<T>,
+    key: fn(&T) -> i64,
+}
+
+impl<'a, T> ByInstance<'a, T> {
+    fn new(stream: BoxStream<'a, sqlx::Result<T>>, key: fn(&T) -> i64) -> Self {
+        ByInstance { stream, peeked: None, key }
+    }
+
+    async fn take(&mut self, id: i64) -> sqlx::Result<Vec<T>> {
+        let mut out = Vec::new();
+        loop {
+            if self.peeked.is_none() {
+                self.peeked = self.stream.try_next().await?;
+            }
+            match &self.peeked {
+                Some(row) if (self.key)(row) < id => self.peeked = None,
+                Some(row) if (self.key)(row) == id => out.extend(self.peeked.take()),
+                _ => return Ok(out),
+            }
+        }
+    }
+}
+
+/// A study's outcomes (sorted by instance id) looked up in increasing id order.
+struct Outcomes<'a> {
+    items: &'a [ItemOutcome],
+    pos: usize,
+}
+
+impl<'a> Outcomes<'a> {
+    fn new(items: Option<&'a [ItemOutcome]>) -> Self {
+        Outcomes { items: items.unwrap_or(&[]), pos: 0 }
+    }
+
+    fn get(&mut self, id: i64) -> Option<&'a ItemOutcome> {
+        while self.items.get(self.pos).is_some_and(|o| o.instance_id < id) {
+            self.pos += 1;
+        }
+        self.items.get(self.pos).filter(|o| o.instance_id == id)
+    }
+}
+
+fn step_record(
+    id: i64,
+    outcome: Option<&ItemOutcome>,
+    votes: Vec<VoteRow>,
+) -> Result<Option<StepRecord>, ServiceError> {
+    let Some(ItemState::Final { by, .. }) = outcome.map(|o| &o.state) else {
+        return Ok(None);
+    };
+    let mut list = Vec::new();
+    for (_, json) in votes {
+        let pairs: Vec<(String, String)> = parse_json(&json, "answers", id)?;
+        list.extend(pairs.into_iter().map(|(annotator, value)| Vote { annotator, value }));
+    }
+    Ok(Some(StepRecord { votes: list, resolved_by: *by }))
+}
+
+type StepInput<'a> = (Option<&'a ItemOutcome>, Vec<VoteRow>);
+
+/// One instance's row for the stage.
+fn shape(
+    stage: Stage,
+    inst: InstanceRow,
+    category: Category,
+    s3: StepInput<'_>,
+    s4: StepInput<'_>,
+) -> Result<Row, ServiceError> {
+    let (id, key, caption, negative_caption, caption_orig, negative_caption_orig, _, _, pos, mime, bytes, cands) = inst;
+    let cands: Vec<(i64, String, String, i64)> = parse_json(&cands, "candidates", id)?;
+    let image = match (pos, mime) {
+        (Some(hash), Some(mime)) => Some(ImageRef { hash, mime, bytes: bytes.unwrap_or(0) as u64 }),
+        _ => None,
+    };
+    let to_ref = |(_, hash, mime, bytes): (i64, String, String, i64)| ImageRef { hash, mime, bytes: bytes as u64 };
+    let chosen_slot = s3.0.and_then(ItemOutcome::final_value).and_then(|v| v.parse::<i64>().ok());
+    let mut row = Row {
+        instance_id: id,
+        key,
+        caption,
+        negative_caption,
+        caption_orig,
+        negative_caption_orig,
+        category,
+        image,
+        negative_image: None,
+        candidates: Vec::new(),
+        step3: None,
+        step4: None,
+    };
+    if stage == Stage::Candidates {
+        if cands.len() > crate::domain::export::MAX_CANDIDATES {
+            return Err(ServiceError::Invalid(format!(
+                "instance {id} has {} candidates; the export has columns for {}",
+                cands.len(),
+                crate::domain::export::MAX_CANDIDATES
+            )));
+        }
+        row.candidates = cands.into_iter().map(to_ref).collect();
+        return Ok(row);
+    }
+    let chosen = cands.into_iter().find(|c| Some(c.0) == chosen_slot);
+    row.negative_image = Some(
+        chosen
+            .map(to_ref)
+            .ok_or_else(|| ServiceError::Internal(format!("instance {id} has no candidate {chosen_slot:?}")))?,
+    );
+    row.step3 = step_record(id, s3.0, s3.1)?;
+    if stage == Stage::Final {
+        row.step4 = step_record(id, s4.0, s4.1)?;
+    }
+    Ok(row)
+}
+
+/// Places an image under `images/` by content hash: a hard link into the
+/// store when the file system allows, else a copy (via a temp file, so a
+/// file that exists is always whole). Returns whether it was new.
+fn place_image(store: &ImageStore, dir: &Path, img: &ImageRef) -> Result<bool, ServiceError> {
+    let target = dir.join(img.file_name());
+    let source = store.original_path(&img.hash);
+    match std::fs::hard_link(&source, &target) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(_) => {
+            let tmp: PathBuf = target.with_extension("part");
+            std::fs::copy(&source, &tmp).map_err(|e| io_err("copying image to", &tmp, e))?;
+            std::fs::rename(&tmp, &target).map_err(|e| io_err("renaming into", &target, e))?;
+            Ok(true)
+        }
+    }
+}
+
+/// `hardneg export`: prints where the files went.
+pub async fn run_cli(db: &SqlitePool, store: &ImageStore, req: &ExportRequest, out: &Path) -> anyhow::Result<()> {
+    let s = export_to_dir(db, store, req, out, &req.command())
+        .await
+        .map_err(|e| anyhow::anyhow!("export of {:?}: {e}", req.dataset))?;
+    let per = s.counts.per_split();
+    let files: Vec<String> = s.files.iter().zip(&per).map(|(f, n)| format!("{f} ({n} rows)")).collect();
+    println!(
+        "exported {} rows of {:?} (stage {}) to {}: {}, {} images, README.md",
+        s.counts.total(),
+        req.dataset,
+        req.stage.as_str(),
+        out.display(),
+        files.join(", "),
+        s.images
+    );
+    Ok(())
+}
+
+/// Opens the rows file of one split in the requested format.
+fn open_sink(format: Format, stage: Stage, path: &Path, images_dir: &Path) -> Result<Box<dyn RowSink>, ServiceError> {
+    let file = std::fs::File::create(path).map_err(|e| io_err("creating", path, e))?;
+    Ok(match format {
+        Format::Csv => Box::new(csv::CsvSink::new(file, stage, path)?),
+        Format::Jsonl => Box::new(jsonl::JsonlSink::new(file, stage, path)),
+        Format::Parquet => Box::new(parquet::ParquetSink::new(file, stage, path, images_dir)?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_parse_with_defaults_and_print_as_a_command() {
+        let r = ExportRequest::parse("demo", "parquet", None, None, None).unwrap();
+        assert_eq!((r.stage, r.format, r.splits.len(), r.seed), (Stage::Final, Format::Parquet, 0, 0));
+        assert_eq!(r.command(), "hardneg export demo --out DIR --format parquet --stage final");
+        assert_eq!(r.split_names(), vec!["data".to_string()]);
+        let r = ExportRequest::parse("demo", "csv", Some("step3"), Some("train=0.8,val=0.2"), Some(9)).unwrap();
+        assert_eq!(
+            r.command(),
+            "hardneg export demo --out DIR --format csv --stage step3 --split train=0.8,val=0.2 --seed 9"
+        );
+        let r = ExportRequest::parse("demo", "csv", None, Some("test"), None).unwrap();
+        assert_eq!(r.command(), "hardneg export demo --out DIR --format csv --stage final --split test --seed 0");
+        for (f, s, sp, msg) in [
+            ("xml", None, None, "unknown format"),
+            ("csv", Some("all"), None, "unknown stage"),
+            ("csv", None, Some("a=0.5"), "split: "),
+        ] {
+            match ExportRequest::parse("demo", f, s, sp, None) {
+                Err(ServiceError::Invalid(m)) => assert!(m.contains(msg), "{m}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! The one trait every rows format implements, and the error every sink
+//! reports an IO failure with.
+use crate::domain::export::Row;
+use crate::error::ServiceError;
+use std::path::Path;
+
+/// Where one split's rows go.
+pub trait RowSink: Send {
+    fn write(&mut self, row: Row) -> Result<(), ServiceError>;
+    fn finish(self: Box<Self>) -> Result<(), ServiceError>;
+}
+
+pub fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> ServiceError {
+    ServiceError::Internal(format!("{what} {}: {e}", path.display()))
+}

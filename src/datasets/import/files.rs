@@ -1,0 +1,361 @@
+//! The file side of a candidate import: the candidate file, read as it
+//! streams and hashed on the way, and the image files, read, hashed, checked
+//! and staged on all cores. Nothing here touches the database.
+use crate::domain::candidates::{
+    candidate, non_utf8_fields, parse_json_line, Batch, CandidateHeader, FileFormat, FileRef, ImageDir,
+};
+use crate::domain::normalize::NormalizeMode;
+use crate::store::images::{display_copy, inspect, Header, ImageStore, DISPLAY_MAX};
+use sha2::{Digest, Sha256};
+use std::io::{self, BufRead, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// A reader that hashes what passes through it.
+struct Hashing<R> {
+    inner: R,
+    sha: Sha256,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.sha.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Parses the whole candidate file into a [`Batch`] (problems included) and
+/// returns the file's SHA-256. Only IO errors fail here.
+pub fn read_candidates(path: &Path, format: FileFormat, mode: NormalizeMode) -> io::Result<(Batch, [u8; 32])> {
+    let mut hashing = Hashing { inner: std::fs::File::open(path)?, sha: Sha256::new() };
+    let mut batch = Batch::default();
+    match format {
+        FileFormat::Csv => {
+            let mut reader =
+                csv::ReaderBuilder::new().flexible(true).buffer_capacity(1 << 16).from_reader(&mut hashing);
+            read_csv(&mut reader, mode, &mut batch).map_err(io::Error::other)?;
+        }
+        FileFormat::JsonLines => read_jsonl(io::BufReader::with_capacity(1 << 16, &mut hashing), mode, &mut batch)?,
+    }
+    io::copy(&mut hashing, &mut io::sink())?; // whatever the parser left unread
+    if batch.rows.is_empty() && batch.problems.is_empty() {
+        batch.problems.push(1, None, "no rows");
+    }
+    batch.finish();
+    Ok((batch, hashing.sha.finalize().into()))
+}
+
+fn read_csv<R: Read>(reader: &mut csv::Reader<R>, mode: NormalizeMode, batch: &mut Batch) -> csv::Result<()> {
+    let raw = reader.byte_headers()?.clone();
+    let Ok(names) = raw.iter().map(std::str::from_utf8).collect::<Result<Vec<&str>, _>>() else {
+        batch.problems.push(1, None, "the header is not valid UTF-8");
+        return Ok(());
+    };
+    let header = match CandidateHeader::parse(&names) {
+        Ok(h) => h,
+        Err(e) => {
+            batch.problems.push(1, None, e);
+            return Ok(());
+        }
+    };
+    let mut record = csv::ByteRecord::new();
+    while reader.read_byte_record(&mut record)? {
+        let line = record.position().map_or(0, |p| p.line());
+        let mut fields: Vec<&str> = Vec::with_capacity(record.len());
+        let mut utf8 = true;
+        for (i, f) in record.iter().enumerate() {
+            match std::str::from_utf8(f) {
+                Ok(s) => fields.push(s),
+                Err(e) => {
+                    let at = e.valid_up_to();
+                    let message = format!("not valid UTF-8 (byte {:#04x} at offset {at})", f[at]);
+                    batch.problems.push(line, Some(names.get(i).copied().unwrap_or("-")), message);
+                    utf8 = false;
+                }
+            }
+        }
+        if utf8 {
+            batch.push(line, header.values(&fields).map_err(|e| vec![e]).and_then(|v| candidate(v, mode)));
+        }
+    }
+    Ok(())
+}
+
+/// One JSON object per line; blank lines are skipped.
+fn read_jsonl<R: BufRead>(mut reader: R, mode: NormalizeMode, batch: &mut Batch) -> io::Result<()> {
+    let mut buf = Vec::new();
+    let mut line = 0u64;
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf)? == 0 {
+            return Ok(());
+        }
+        line += 1;
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match std::str::from_utf8(&buf) {
+            Ok(text) => batch.push(line, parse_json_line(text.trim_end(), mode)),
+            Err(e) => {
+                let message =
+                    format!("not valid UTF-8 (byte {:#04x} at column {})", buf[e.valid_up_to()], e.valid_up_to() + 1);
+                let fields = non_utf8_fields(&String::from_utf8_lossy(&buf));
+                if fields.is_empty() {
+                    batch.problems.push(line, None, message.clone());
+                }
+                for f in fields {
+                    batch.problems.push(line, Some(f), message.clone());
+                }
+            }
+        }
+    }
+}
+
+/// What the import knows of one distinct image file once it is checked.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub hash: [u8; 32],
+    pub header: Header,
+    pub bytes: u64,
+    pub has_display: bool,
+    /// This import wrote the file's content into the store (first of its content).
+    pub staged: bool,
+}
+
+/// New content written beside its final name in the store, as
+/// `HASH.staging-TAG`: it becomes final only by an atomic rename, and is
+/// removed when dropped unless promoted. (A crash can leave such files
+/// behind; they are never served, as only bare hashes are.)
+pub struct Staging {
+    store: ImageStore,
+    tag: String,
+    staged: Mutex<Vec<([u8; 32], bool)>>,
+}
+
+impl Staging {
+    pub fn new(store: &ImageStore) -> io::Result<Staging> {
+        store.make_dirs()?;
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let tag = format!("staging-{}-{nanos}", std::process::id());
+        Ok(Staging { store: store.clone(), tag, staged: Mutex::default() })
+    }
+
+    fn path(&self, display: bool, hash: &str) -> PathBuf {
+        let fin = if display { self.store.display_path(hash) } else { self.store.original_path(hash) };
+        fin.with_extension(&self.tag)
+    }
+
+    fn staged(&self) -> Vec<([u8; 32], bool)> {
+        std::mem::take(&mut *self.staged.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Makes every staged file final: data on disk first, then the renames,
+    /// then the renames on disk, so a committed row never names a file that
+    /// a crash could leave incomplete.
+    pub fn promote(self) -> io::Result<()> {
+        self.store.sync()?;
+        let staged = self.staged();
+        let result: io::Result<()> = in_parallel(&staged, |(hash, has_display)| {
+            let hash = hex::encode(hash);
+            std::fs::rename(self.path(false, &hash), self.store.original_path(&hash))?;
+            if *has_display {
+                std::fs::rename(self.path(true, &hash), self.store.display_path(&hash))?;
+            }
+            Ok(())
+        })
+        .into_iter()
+        .collect();
+        if result.is_err() {
+            *self.staged.lock().unwrap_or_else(|e| e.into_inner()) = staged; // let drop clean up
+        }
+        result?;
+        self.store.sync()
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        for (hash, has_display) in self.staged() {
+            let hash = hex::encode(hash);
+            let _ = std::fs::remove_file(self.path(false, &hash));
+            if has_display {
+                let _ = std::fs::remove_file(self.path(true, &hash));
+            }
+        }
+    }
+}
+
+/// Items handed to a worker thread at a time.
+const BLOCK: usize = 64;
+
+/// `f` over every item on twice as many threads as cores: the work is
+/// mostly waiting on the file system, and a blocked thread leaves its core
+/// to another. Results come back in order.
+fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let mut out: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
+    let work = Mutex::new(out.chunks_mut(BLOCK).zip(items.chunks(BLOCK)));
+    let threads = 2 * std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let Some((slots, items)) = work.lock().ok().and_then(|mut w| w.next()) else { return };
+                for (slot, item) in slots.iter_mut().zip(items) {
+                    *slot = Some(f(item));
+                }
+            });
+        }
+    });
+    drop(work);
+    out.into_iter().map(|r| r.expect("every item is processed")).collect()
+}
+
+/// Reads, hashes and checks every distinct file, in parallel; a problem is
+/// described without the file's name, which the caller adds. With a
+/// [`Staging`], content the store lacks is written — until the first
+/// problem, after which the import is refused anyway.
+pub fn check_files(
+    files: &[FileRef],
+    positives: &Path,
+    negatives: &Path,
+    store: &ImageStore,
+    staging: Option<&Staging>,
+) -> Vec<Result<Checked, String>> {
+    let failed = AtomicBool::new(false);
+    in_parallel(files, |f| {
+        let dir = if f.dir == ImageDir::Positives { positives } else { negatives };
+        let stage = staging.filter(|_| !failed.load(Ordering::Relaxed));
+        let result = check_one(&dir.join(&*f.name), store, stage);
+        if result.is_err() {
+            failed.store(true, Ordering::Relaxed);
+        }
+        result
+    })
+}
+
+fn check_one(path: &Path, store: &ImageStore, staging: Option<&Staging>) -> Result<Checked, String> {
+    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => "not found".to_string(),
+        _ => format!("cannot read: {e}"),
+    })?;
+    let header = inspect(&bytes)?;
+    let hash: [u8; 32] = Sha256::digest(&bytes).into();
+    let has_display = header.width.max(header.height) > DISPLAY_MAX;
+    let mut staged = false;
+    if let Some(staging) = staging {
+        if !store.original_path(&hex::encode(hash)).exists() {
+            staged = stage(staging, &hash, &bytes, header, has_display)?;
+        }
+    }
+    Ok(Checked { hash, header, bytes: bytes.len() as u64, has_display, staged })
+}
+
+/// Link mode, once every check has passed: each new content's source file
+/// is hard-linked to its final name (one metadata operation instead of a
+/// copy), or copied where linking fails (another file system), and read back
+/// and hashed, so a file changed since its check is caught and removed. The
+/// store then shares those files with their source: they must never be
+/// changed in place. Results line up with `files`: true where this import
+/// added the content.
+pub fn link_files(
+    files: &[FileRef],
+    checked: &[Checked],
+    positives: &Path,
+    negatives: &Path,
+    store: &ImageStore,
+) -> io::Result<Vec<Result<bool, String>>> {
+    store.make_dirs()?;
+    let mut seen = std::collections::HashSet::new();
+    let first: Vec<bool> = checked.iter().map(|c| seen.insert(c.hash)).collect();
+    let indexes: Vec<usize> = (0..files.len()).collect();
+    Ok(in_parallel(&indexes, |&i| {
+        let (f, c) = (&files[i], &checked[i]);
+        let hex = hex::encode(c.hash);
+        let fin = store.original_path(&hex);
+        if !first[i] || fin.exists() {
+            return Ok(false);
+        }
+        let src = if f.dir == ImageDir::Positives { positives } else { negatives }.join(&*f.name);
+        let changed = || "changed while importing (its content no longer matches the check)".to_string();
+        let bytes = match std::fs::hard_link(&src, &fin) {
+            Ok(()) => {
+                let bytes = std::fs::read(&fin).map_err(|e| format!("cannot read back: {e}"))?;
+                if <[u8; 32]>::from(Sha256::digest(&bytes)) != c.hash {
+                    let _ = std::fs::remove_file(&fin);
+                    return Err(changed());
+                }
+                bytes
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
+            Err(_) => {
+                let bytes = std::fs::read(&src).map_err(|e| format!("cannot read: {e}"))?;
+                if <[u8; 32]>::from(Sha256::digest(&bytes)) != c.hash {
+                    return Err(changed());
+                }
+                place(&fin, &bytes, i)?;
+                bytes
+            }
+        };
+        if c.has_display {
+            let img = image::load_from_memory_with_format(&bytes, c.header.format)
+                .map_err(|e| format!("cannot decode: {e}"))?;
+            place(&store.display_path(&hex), &display_copy(&img).map_err(|e| e.to_string())?, i)?;
+        }
+        Ok(true)
+    }))
+}
+
+/// Writes a file under a temporary name, flushes it, and renames it into
+/// place: a crash must never leave a partial file under a final name, which
+/// a later import would take as present (link mode's fallback and display
+/// copies only; the copy mode stages and flushes in bulk instead).
+fn place(path: &Path, bytes: &[u8], unique: usize) -> Result<(), String> {
+    use std::io::Write;
+    let tmp = path.with_extension(format!("tmp-{}-{unique}", std::process::id()));
+    let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()));
+    written.and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("writing into the store: {e}")
+    })
+}
+
+/// Writes one new content beside its final name; false when another file
+/// with the same content got there first.
+fn stage(staging: &Staging, hash: &[u8; 32], bytes: &[u8], header: Header, has_display: bool) -> Result<bool, String> {
+    let hex = hex::encode(hash);
+    let path = staging.path(false, &hex);
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(format!("staging a copy: {e}")),
+        Ok(mut file) => {
+            if let Err(e) = io::Write::write_all(&mut file, bytes) {
+                let _ = std::fs::remove_file(&path);
+                return Err(format!("staging a copy: {e}"));
+            }
+        }
+    }
+    // Only large images are decoded, to make the copy annotators see.
+    let display = if has_display {
+        let copy = image::load_from_memory_with_format(bytes, header.format)
+            .map_err(|e| format!("cannot decode: {e}"))
+            .and_then(|img| display_copy(&img).map_err(|e| format!("making the display copy: {e}")))
+            .and_then(|small| {
+                std::fs::write(staging.path(true, &hex), small).map_err(|e| format!("staging the display copy: {e}"))
+            });
+        if let Err(e) = copy {
+            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(staging.path(true, &hex));
+            return Err(e);
+        }
+        true
+    } else {
+        false
+    };
+    staging.staged.lock().unwrap_or_else(|e| e.into_inner()).push((*hash, display));
+    Ok(true)
+}
+
+#[cfg(test)]
+#[path = "files_tests.rs"]
+mod tests;

@@ -1,0 +1,349 @@
+//! Candidate import (BiVLC Step 2 files with their images) as one reusable
+//! service function: the CLI calls it, a web upload can call it with the
+//! uploaded files saved to a temporary directory. Rules (docs/import.md):
+//! every problem refuses the whole file; nothing is written to the database
+//! before every row and image has been checked; new image files become final
+//! only after that; the same file with the same images again is a no-op.
+pub mod files;
+
+use crate::datasets::import::files::{check_files, link_files, read_candidates, Checked, Staging};
+use crate::datasets::write::{self, insert_dataset, NewInstance};
+use crate::domain::candidates::{Batch, FileFormat, ImageDir, Problems};
+use crate::domain::normalize::NormalizeMode;
+use crate::store::db::now_secs;
+use crate::store::images::{ImageStore, StoredImage};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use sqlx::SqlitePool;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone)]
+pub struct ImportRequest {
+    pub file: PathBuf,
+    /// How messages name the file: the path as given, or an upload's name.
+    pub file_label: String,
+    pub format: FileFormat,
+    pub positives: PathBuf,
+    pub negatives: PathBuf,
+    /// How messages name the two directories (a web upload hides its paths).
+    pub dir_labels: [String; 2],
+    pub dataset: String,
+    pub normalize: NormalizeMode,
+    /// Hard-link new image files into the store instead of copying them
+    /// (faster; the sources must then never be changed in place).
+    pub link: bool,
+}
+
+impl ImportRequest {
+    /// The defaults: format by extension, dataset named after the file stem,
+    /// BiVLC normalisation.
+    pub fn new(file: &Path, positives: &Path, negatives: &Path) -> ImportRequest {
+        let label = file.display().to_string();
+        ImportRequest {
+            format: FileFormat::from_name(&label),
+            dataset: file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default(),
+            file: file.to_path_buf(),
+            file_label: label,
+            positives: positives.to_path_buf(),
+            negatives: negatives.to_path_buf(),
+            dir_labels: [positives.display().to_string(), negatives.display().to_string()],
+            normalize: NormalizeMode::Bivlc,
+            link: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImportSummary {
+    pub dataset: String,
+    pub instances: usize,
+    /// Distinct image contents the rows refer to.
+    pub images: usize,
+    /// Of those, the ones this import added to the store.
+    pub new_images: usize,
+    /// The same file with the same images was imported before; nothing changed.
+    pub already_imported: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// Problems in the file or its images, each naming file, line and field.
+    #[error("{0}")]
+    Refused(String),
+    /// The request itself: an unreadable file, a taken or empty dataset name.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<sqlx::Error> for ImportError {
+    fn from(e: sqlx::Error) -> Self {
+        ImportError::Internal(e.to_string())
+    }
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ImportError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| ImportError::Internal(e.to_string()))
+}
+
+/// The earlier import a dataset came from, if any.
+#[derive(sqlx::FromRow)]
+struct Previous {
+    file_name: String,
+    file_sha256: String,
+    content_sha256: String,
+    normalize: String,
+}
+
+pub async fn import_candidates(
+    db: &SqlitePool,
+    store: &ImageStore,
+    req: &ImportRequest,
+) -> Result<ImportSummary, ImportError> {
+    let label = req.file_label.clone();
+    if req.dataset.trim().is_empty() {
+        return Err(ImportError::Invalid("the dataset name must not be empty".into()));
+    }
+    for (flag, dir) in [("--positives", &req.positives), ("--negatives", &req.negatives)] {
+        if !dir.is_dir() {
+            return Err(ImportError::Invalid(format!("{flag} {}: not a directory", dir.display())));
+        }
+    }
+    let start = std::time::Instant::now();
+    let (file, format, mode) = (req.file.clone(), req.format, req.normalize);
+    let (batch, file_sha) = blocking(move || read_candidates(&file, format, mode))
+        .await?
+        .map_err(|e| ImportError::Invalid(format!("{label}: cannot read: {e}")))?;
+    let file_sha = hex::encode(file_sha);
+    tracing::debug!(
+        rows = batch.rows.len(),
+        files = batch.files.len(),
+        ms = start.elapsed().as_millis() as u64,
+        "read candidate file"
+    );
+    if batch.rows.is_empty() {
+        return Err(ImportError::Refused(batch.problems.report(&label)));
+    }
+
+    let existing: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(&req.dataset).fetch_optional(db).await?;
+    let previous: Vec<Previous> = sqlx::query_as(
+        "SELECT i.file_name, i.file_sha256, i.content_sha256, d.normalize FROM imports i JOIN datasets d ON d.id = i.dataset_id WHERE d.name = ?",
+    )
+    .bind(&req.dataset)
+    .fetch_all(db)
+    .await?;
+    let same_file = previous.iter().any(|p| p.file_sha256 == file_sha && p.normalize == mode.as_str());
+    if existing.is_some() && batch.problems.is_empty() && !same_file {
+        return Err(ImportError::Invalid(taken(&req.dataset, &previous, mode)));
+    }
+
+    // Every image, checked on all cores; new content staged (copy mode) unless
+    // this can only end in a refusal or a no-op.
+    let stage = !req.link && existing.is_none() && batch.problems.is_empty();
+    let (store2, positives, negatives) = (store.clone(), req.positives.clone(), req.negatives.clone());
+    let (batch, checked, staging) = blocking(move || {
+        let staging = if stage { Some(Staging::new(&store2)) } else { None }.transpose()?;
+        let checked = check_files(&batch.files, &positives, &negatives, &store2, staging.as_ref());
+        Ok::<_, std::io::Error>((batch, checked, staging))
+    })
+    .await?
+    .map_err(|e| ImportError::Internal(format!("staging images: {e}")))?;
+    tracing::debug!(ms = start.elapsed().as_millis() as u64, "checked images");
+    let problems = with_image_problems(&batch, &checked, &req.dir_labels);
+    if !problems.is_empty() {
+        if let Some(staging) = staging {
+            blocking(move || drop(staging)).await?; // removes what it wrote
+        }
+        return Err(ImportError::Refused(problems.report(&label)));
+    }
+    let checked: Vec<Checked> = checked.into_iter().flatten().collect();
+    let content_sha = content_digest(&file_sha, mode, &checked);
+    let distinct = {
+        let mut hashes: Vec<[u8; 32]> = checked.iter().map(|c| c.hash).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        hashes.len()
+    };
+    if existing.is_some() {
+        return match previous.iter().find(|p| p.content_sha256 == content_sha) {
+            Some(_) => Ok(ImportSummary {
+                dataset: req.dataset.clone(),
+                instances: batch.rows.len(),
+                images: distinct,
+                new_images: 0,
+                already_imported: true,
+            }),
+            None => Err(ImportError::Invalid(format!(
+                "dataset {:?} was imported from this very file, but some image files now have different content; import it under a new --dataset name",
+                req.dataset
+            ))),
+        };
+    }
+
+    let (batch, checked, new_images) = if req.link {
+        let (store2, positives, negatives) = (store.clone(), req.positives.clone(), req.negatives.clone());
+        let (batch, checked, linked) = blocking(move || {
+            let linked = link_files(&batch.files, &checked, &positives, &negatives, &store2);
+            let synced = linked.and_then(|linked| store2.sync().map(|()| linked));
+            (batch, checked, synced)
+        })
+        .await?;
+        let linked = linked.map_err(|e| ImportError::Internal(format!("linking images into the store: {e}")))?;
+        // Links made before a problem are complete, verified contents: harmless.
+        let problems = with_image_problems(&batch, &linked, &req.dir_labels);
+        if !problems.is_empty() {
+            return Err(ImportError::Refused(problems.report(&label)));
+        }
+        let new_images = linked.iter().filter(|l| matches!(l, Ok(true))).count();
+        (batch, checked, new_images)
+    } else {
+        let new_images = checked.iter().filter(|c| c.staged).count();
+        (batch, checked, new_images)
+    };
+    if let Some(staging) = staging {
+        blocking(move || staging.promote())
+            .await?
+            .map_err(|e| ImportError::Internal(format!("moving images into the store: {e}")))?;
+    }
+    tracing::debug!(ms = start.elapsed().as_millis() as u64, "images in the store");
+    write(db, req, &batch, &checked, &file_sha, &content_sha, distinct).await?;
+    tracing::debug!(ms = start.elapsed().as_millis() as u64, "committed");
+    Ok(ImportSummary {
+        dataset: req.dataset.clone(),
+        instances: batch.rows.len(),
+        images: distinct,
+        new_images,
+        already_imported: false,
+    })
+}
+
+/// Why an existing dataset name cannot take this file.
+fn taken(dataset: &str, previous: &[Previous], mode: NormalizeMode) -> String {
+    let why = match previous.first() {
+        None => "and was not made by a candidate import".to_string(),
+        Some(p) if p.normalize != mode.as_str() => {
+            format!("with normalisation {} (this import asks for {mode})", p.normalize)
+        }
+        Some(p) => format!("from {} (another file: its SHA-256 differs)", p.file_name),
+    };
+    format!("dataset {dataset:?} already exists {why}; import under a new --dataset name")
+}
+
+/// The file's own problems, then one per unusable image file, named at the
+/// first line that refers to it.
+fn with_image_problems<T>(batch: &Batch, checked: &[Result<T, String>], dir_labels: &[String; 2]) -> Problems {
+    let mut problems = batch.problems.clone();
+    for (f, c) in batch.files.iter().zip(checked) {
+        if let Err(e) = c {
+            let others = match f.uses {
+                1 => String::new(),
+                n => format!(" (also named on {} other line(s))", n - 1),
+            };
+            let dir = &dir_labels[(f.dir == ImageDir::Negatives) as usize];
+            problems.push(f.line, Some(f.column), format!("image {:?} in {dir}: {e}{others}", f.name));
+        }
+    }
+    problems
+}
+
+/// What makes two imports the same: the file, the mode and every image's content.
+fn content_digest(file_sha: &str, mode: NormalizeMode, checked: &[Checked]) -> String {
+    let mut sha = Sha256::new();
+    sha.update(file_sha.as_bytes());
+    sha.update(mode.as_str().as_bytes());
+    for c in checked {
+        sha.update(c.hash);
+    }
+    hex::encode(sha.finalize())
+}
+
+/// The one transaction: dataset, images, instances, candidates, the import record.
+async fn write(
+    db: &SqlitePool,
+    req: &ImportRequest,
+    batch: &Batch,
+    checked: &[Checked],
+    file_sha: &str,
+    content_sha: &str,
+    distinct: usize,
+) -> Result<(), ImportError> {
+    let hex = |file: u32| hex::encode(checked[file as usize].hash);
+    // A connection of its own, closed afterwards, so its settings never reach
+    // the pool: a larger page cache, and no per-row foreign-key lookups —
+    // every image, dataset and instance the rows refer to is inserted by this
+    // very transaction (or, for images, already there: INSERT OR IGNORE).
+    let mut conn = db.acquire().await?;
+    conn.close_on_drop();
+    sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *conn).await?;
+    sqlx::query("PRAGMA cache_size = -131072").execute(&mut *conn).await?;
+    let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE").await?;
+    let raced: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+        .bind(&req.dataset)
+        .fetch_optional(&mut *tx)
+        .await?;
+    if raced.is_some() {
+        return Err(ImportError::Invalid(format!("dataset {:?} was created by someone else meanwhile", req.dataset)));
+    }
+    let dataset_id = insert_dataset(&mut tx, &req.dataset, req.normalize.as_str()).await?;
+    // Distinct contents in hash order, so the index grows at its end instead
+    // of at random pages; hex hashes are made a chunk at a time (at 1.2M
+    // images they would otherwise hold 100 MB).
+    let mut by_hash: Vec<&Checked> = checked.iter().collect();
+    by_hash.sort_unstable_by_key(|c| c.hash);
+    by_hash.dedup_by_key(|c| c.hash);
+    for chunk in by_hash.chunks(write::CHUNK) {
+        let rows: Vec<StoredImage> = chunk
+            .iter()
+            .map(|c| StoredImage {
+                hash: hex::encode(c.hash),
+                mime: c.header.mime,
+                width: c.header.width,
+                height: c.header.height,
+                bytes: c.bytes,
+                has_display: c.has_display,
+            })
+            .collect();
+        write::insert_images(&mut tx, &rows).await?;
+    }
+    let first_id = write::next_instance_id(&mut tx).await?;
+    for (c, chunk) in batch.rows.chunks(write::CHUNK).enumerate() {
+        let chunk_first = first_id + (c * write::CHUNK) as i64;
+        let positives: Vec<String> = chunk.iter().map(|r| hex(r.images[0])).collect();
+        let instances: Vec<NewInstance> = chunk
+            .iter()
+            .zip(&positives)
+            .map(|(r, positive)| NewInstance {
+                key: &r.key,
+                caption: &r.caption,
+                negative_caption: &r.negative_caption,
+                caption_orig: &r.caption_orig,
+                negative_caption_orig: &r.negative_caption_orig,
+                category: r.category,
+                positive_image: Some(positive),
+            })
+            .collect();
+        write::insert_instances(&mut tx, dataset_id, chunk_first, &instances).await?;
+        let negatives: Vec<(i64, i64, String)> = (0..chunk.len())
+            .flat_map(|k| (0..4).map(move |slot| (k, slot)))
+            .map(|(k, slot)| (chunk_first + k as i64, slot as i64, hex(chunk[k].images[1 + slot])))
+            .collect();
+        let negatives: Vec<(i64, i64, &str)> = negatives.iter().map(|(id, slot, h)| (*id, *slot, h.as_str())).collect();
+        write::insert_candidates(&mut tx, &negatives).await?;
+    }
+    sqlx::query(
+        "INSERT INTO imports (dataset_id, file_name, file_sha256, content_sha256, rows, images, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(dataset_id)
+    .bind(&req.file_label)
+    .bind(file_sha)
+    .bind(content_sha)
+    .bind(batch.rows.len() as i64)
+    .bind(distinct as i64)
+    .bind(now_secs())
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,4 @@
+//! Datasets: writing instances, importing candidates, exporting curated splits.
+pub mod export;
+pub mod import;
+pub mod write;

@@ -1,0 +1,56 @@
+//! The page guard: which role a page area needs. Server functions and API
+//! routes check again themselves; this keeps a page from even rendering for
+//! the wrong role.
+use crate::accounts;
+use crate::domain::role::Role;
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+
+fn page_rule(path: &str) -> Option<fn(Role) -> bool> {
+    let under = |prefix: &str| path == prefix || path.starts_with(&format!("{prefix}/"));
+    if under("/annotate") {
+        Some(Role::may_annotate)
+    } else if under("/research") {
+        Some(Role::may_research)
+    } else if under("/admin") {
+        Some(Role::may_administer)
+    } else {
+        None
+    }
+}
+
+pub async fn guard_pages(session: tower_sessions::Session, req: Request, next: Next) -> Response {
+    let Some(allowed) = page_rule(req.uri().path()) else {
+        return next.run(req).await;
+    };
+    match accounts::current_user(&session).await {
+        None => Redirect::to("/login").into_response(),
+        Some(user) if allowed(user.role) => next.run(req).await,
+        Some(user) => (
+            StatusCode::FORBIDDEN,
+            axum::response::Html(format!(
+                "<!doctype html><title>Forbidden</title><p>This page is not for the {} role. <a href=\"{}\">Go to your page</a>.</p>",
+                user.role.as_str(),
+                user.role.home()
+            )),
+        )
+            .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_rules_cover_each_area_and_nothing_else() {
+        assert!(page_rule("/annotate/3").unwrap()(Role::Annotator));
+        assert!(!page_rule("/annotate").unwrap()(Role::Researcher));
+        assert!(page_rule("/research").unwrap()(Role::Admin));
+        assert!(!page_rule("/admin/users").unwrap()(Role::Researcher));
+        assert!(page_rule("/login").is_none());
+        assert!(page_rule("/annotatex").is_none());
+    }
+}

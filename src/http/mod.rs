@@ -1,0 +1,25 @@
+//! HTTP: the JSON API v1 by area (docs/api.md), stored images, the page
+//! guard and the extractors every route shares. Handlers check the caller,
+//! then call the same service functions as the UI's server functions.
+pub mod accounts;
+pub mod datasets;
+pub mod export;
+pub mod extract;
+pub mod guard;
+pub mod import;
+pub mod media;
+pub mod models;
+pub mod studies;
+
+use crate::state::AppState;
+use axum::Router;
+
+/// Every API route and the image route; the app adds pages and static files.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .merge(accounts::routes())
+        .merge(studies::routes())
+        .merge(datasets::routes())
+        .merge(models::routes())
+        .merge(media::routes())
+}

@@ -1,0 +1,132 @@
+//! `/api/v1/studies` and `/api/v1/tasks`: listing and creating studies, the
+//! annotator's next task and answer, progress, agreement and adjudication.
+use crate::api_types::{AnswerAck, AnswerRequest, Dispute, StudyProgress, StudySummary};
+use crate::error::ServiceError;
+use crate::http::extract::Caller;
+use crate::state::AppState;
+use crate::studies::agreement::{self, AgreementOut, Mapping};
+use crate::studies::{adjudication, create as studies, meta, progress, tasks};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/studies", get(list_studies).post(create_study))
+        .route("/api/v1/studies/{id}/next", get(next))
+        .route("/api/v1/studies/{id}/progress", get(study_progress))
+        .route("/api/v1/studies/{id}/agreement", get(study_agreement))
+        .route("/api/v1/studies/{id}/disputes", get(disputes))
+        .route("/api/v1/studies/{id}/adjudicate", post(adjudicate))
+        .route("/api/v1/tasks/{id}/answer", post(answer))
+}
+
+async fn list_studies(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+) -> Result<Json<Vec<StudySummary>>, ServiceError> {
+    Ok(Json(meta::visible_studies(&state, &user).await?))
+}
+
+async fn next(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+    Path(id): Path<i64>,
+) -> Result<Response, ServiceError> {
+    Ok(match tasks::next_task(&state, &user, id).await? {
+        Some(task) => Json(task).into_response(),
+        None => StatusCode::NO_CONTENT.into_response(),
+    })
+}
+
+async fn answer(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+    Path(task_id): Path<i64>,
+    body: Result<Json<AnswerRequest>, axum::extract::rejection::JsonRejection>,
+) -> Result<Json<AnswerAck>, ServiceError> {
+    let Json(req) = body.map_err(|e| ServiceError::Invalid(format!("request body: {}", e.body_text())))?;
+    Ok(Json(tasks::answer(&state, &user, task_id, &req.option, req.elapsed_ms).await?))
+}
+
+async fn study_progress(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<StudyProgress>, ServiceError> {
+    caller.researcher()?;
+    Ok(Json(progress::study_progress(&state, id).await?))
+}
+
+#[derive(Serialize)]
+struct Created {
+    id: i64,
+    name: String,
+    seed: u64,
+}
+
+/// Body: the study spec as TOML text (docs/study-spec.md).
+async fn create_study(
+    State(state): State<AppState>,
+    caller: Caller,
+    spec: String,
+) -> Result<(StatusCode, Json<Created>), ServiceError> {
+    caller.researcher()?;
+    let study = studies::parse_spec(&spec, crate::store::db::now_secs() as u64)
+        .map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    let id =
+        studies::create_study(&state.db, &study, &spec).await.map_err(|e| ServiceError::Invalid(format!("{e:#}")))?;
+    Ok((StatusCode::CREATED, Json(Created { id, name: study.name, seed: study.seed })))
+}
+
+async fn disputes(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<Vec<Dispute>>, ServiceError> {
+    caller.researcher()?;
+    Ok(Json(adjudication::disputes(&state.db, id).await?))
+}
+
+#[derive(Deserialize)]
+struct Decision {
+    instance_id: i64,
+    value: String,
+}
+
+async fn adjudicate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+    body: Result<Json<Decision>, axum::extract::rejection::JsonRejection>,
+) -> Result<StatusCode, ServiceError> {
+    let user = caller.researcher()?;
+    let Json(d) = body.map_err(|e| ServiceError::Invalid(format!("request body: {}", e.body_text())))?;
+    adjudication::adjudicate(&state.db, &user, id, d.instance_id, &d.value).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize)]
+struct AgreementQuery {
+    mapping: Option<String>,
+}
+
+async fn study_agreement(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+    Query(q): Query<AgreementQuery>,
+) -> Result<Json<AgreementOut>, ServiceError> {
+    caller.researcher()?;
+    let mapping = match q.mapping.as_deref() {
+        None => None,
+        Some(m) => Some(
+            Mapping::parse(m)
+                .ok_or_else(|| ServiceError::Invalid(format!("unknown mapping {m:?} (full or binary)")))?,
+        ),
+    };
+    Ok(Json(agreement::study_agreement_report(&state.db, id, mapping).await?))
+}

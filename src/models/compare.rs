@@ -1,0 +1,47 @@
+//! The model comparison: every model run on a dataset scored with the same
+//! Winoground definitions, next to chance.
+use crate::api_types::{CompareReport, ModelScores};
+use crate::domain::category::Category;
+use crate::domain::metrics::{Aggregator, Outcome, Report, Scores};
+use crate::error::ServiceError;
+use sqlx::SqlitePool;
+
+fn rounded(r: Report) -> Report {
+    Report {
+        overall: r.overall.rounded(),
+        by_type: r.by_type.into_iter().map(|(k, v)| (k, v.rounded())).collect(),
+        by_subtype: r.by_subtype.into_iter().map(|(k, v)| (k, v.rounded())).collect(),
+    }
+}
+
+pub async fn compare(db: &SqlitePool, dataset: &str) -> Result<CompareReport, ServiceError> {
+    let dataset_id: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+        .bind(dataset)
+        .fetch_optional(db)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound(format!("no dataset named {dataset:?}")))?;
+    let runs: Vec<(i64, String, Option<String>)> =
+        sqlx::query_as("SELECT id, name, device FROM model_runs WHERE dataset_id = ? ORDER BY id")
+            .bind(dataset_id)
+            .fetch_all(db)
+            .await?;
+    let mut models = Vec::with_capacity(runs.len());
+    for (run, name, device) in runs {
+        let rows: Vec<(String, String, bool, bool, bool, bool)> = sqlx::query_as(
+            "SELECT i.neg_type, i.subtype, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
+             FROM model_outcomes o JOIN instances i ON i.id = o.instance_id WHERE o.run_id = ?",
+        )
+        .bind(run)
+        .fetch_all(db)
+        .await?;
+        let mut agg = Aggregator::new();
+        for (t, s, a, b, c, d) in rows {
+            let category = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(e.to_string()))?;
+            agg.add(category, Outcome::from_flags(a, b, c, d));
+        }
+        let report = rounded(agg.report());
+        models.push(ModelScores { name, n: report.overall.n, device, report });
+    }
+    let human = crate::models::human::human_report(db, dataset_id).await?.map(rounded);
+    Ok(CompareReport { dataset: dataset.to_string(), models, human, random: Scores::random().rounded() })
+}

@@ -1,0 +1,69 @@
+//! The comparison drill-down: instances a model run fails, with what it
+//! failed, the captions and (when the dataset has them) both images.
+use crate::api_types::Failure;
+use crate::domain::metrics::Outcome;
+use crate::error::ServiceError;
+use crate::studies::tasks::image_url;
+use sqlx::SqlitePool;
+
+/// Which score the drill-down lists failures of.
+pub fn fails(metric: &str, o: &Outcome) -> Option<bool> {
+    Some(match metric {
+        "i2t" => !o.i2t(),
+        "t2i" => !o.t2i(),
+        "group" => !o.group(),
+        _ => return None,
+    })
+}
+
+pub use crate::api_types::FAILURE_LIMIT as LIMIT;
+
+/// Up to [`LIMIT`] failures of `model` on `dataset`, optionally of one type.
+pub async fn failures(
+    db: &SqlitePool,
+    dataset: &str,
+    model: &str,
+    metric: &str,
+    neg_type: Option<&str>,
+) -> Result<Vec<Failure>, ServiceError> {
+    let dataset_id = crate::studies::pipeline::dataset_id(db, dataset).await?;
+    if fails(metric, &Outcome::default()).is_none() {
+        return Err(ServiceError::Invalid(format!("unknown score {metric:?} (i2t, t2i or group)")));
+    }
+    // The negative image is the one the latest Step 4 (or Step 3 via Step 4's items) settled on.
+    let rows: Vec<(i64, String, String, String, String, Option<String>, Option<String>, bool, bool, bool, bool)> =
+        sqlx::query_as(
+            "SELECT i.id, i.neg_type, i.subtype, i.caption, i.negative_caption, i.positive_image,
+                (SELECT si.chosen_image FROM study_items si JOIN studies s ON s.id = si.study_id
+                 WHERE si.instance_id = i.id AND si.chosen_image IS NOT NULL ORDER BY s.id DESC LIMIT 1),
+                o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
+         FROM model_outcomes o JOIN model_runs r ON r.id = o.run_id JOIN instances i ON i.id = o.instance_id
+         WHERE r.dataset_id = ? AND r.name = ? AND (? IS NULL OR i.neg_type = ?)
+         ORDER BY i.id",
+        )
+        .bind(dataset_id)
+        .bind(model)
+        .bind(neg_type)
+        .bind(neg_type)
+        .fetch_all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(id, t, s, caption, negative_caption, pos, neg, a, b, c, d)| {
+            let o = Outcome { ipos2t: a, ineg2t: b, tpos2i: c, tneg2i: d };
+            fails(metric, &o)?.then(|| Failure {
+                instance_id: id,
+                category: format!("{t}/{s}"),
+                caption,
+                negative_caption,
+                positive_image_url: pos.as_deref().map(image_url),
+                negative_image_url: neg.as_deref().map(image_url),
+                ipos2t: a,
+                ineg2t: b,
+                tpos2i: c,
+                tneg2i: d,
+            })
+        })
+        .take(LIMIT)
+        .collect())
+}

@@ -1,0 +1,139 @@
+//! `hardneg results import`: a model's per-instance results, matched to a
+//! dataset's instances by (caption, negative_caption, type, subtype), all in
+//! one transaction. Unknown datasets are created text-only from the rows.
+use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
+use crate::domain::results::{ResultRow, ResultsHeader};
+use crate::store::runs::replace_run;
+use anyhow::Context;
+use sqlx::SqlitePool;
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+
+/// Problems reported per file before giving up.
+const MAX_PROBLEMS: usize = 20;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportSummary {
+    pub dataset: String,
+    pub dataset_created: bool,
+    pub rows: usize,
+    pub replaced_run: bool,
+}
+
+/// Reads and checks every row; all problems (up to a cap) in one error.
+pub fn read_rows(path: &Path) -> anyhow::Result<Vec<(u64, ResultRow)>> {
+    let name = path.display().to_string();
+    let mut reader = csv::ReaderBuilder::new().from_path(path).with_context(|| format!("{name}: cannot open"))?;
+    let header = reader.headers().with_context(|| format!("{name}:1: cannot read the header"))?.clone();
+    let fields: Vec<&str> = header.iter().collect();
+    let parsed = ResultsHeader::parse(&fields).map_err(|e| anyhow::anyhow!("{name}:1: {e}"))?;
+    let mut rows = Vec::new();
+    let mut problems = Vec::new();
+    for record in reader.records() {
+        match record {
+            Err(e) => {
+                let line = e.position().map(|p| p.line()).unwrap_or(0);
+                problems.push(format!("{name}:{line}: {}", csv_problem(&e)));
+            }
+            Ok(rec) => {
+                let line = rec.position().map(|p| p.line()).unwrap_or(0);
+                let values: Vec<&str> = rec.iter().collect();
+                match parsed.row(&values) {
+                    Ok(row) => rows.push((line, row)),
+                    Err(e) => problems.push(format!("{name}:{line}: field `{}`: {}", e.field, e.message)),
+                }
+            }
+        }
+        if problems.len() >= MAX_PROBLEMS {
+            problems.push(format!("{name}: stopped after {MAX_PROBLEMS} problems"));
+            break;
+        }
+    }
+    if !problems.is_empty() {
+        anyhow::bail!("{} problem(s), nothing imported:\n{}", problems.len().min(MAX_PROBLEMS), problems.join("\n"));
+    }
+    anyhow::ensure!(!rows.is_empty(), "{name}: no rows");
+    Ok(rows)
+}
+
+fn csv_problem(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::Utf8 { err, .. } => format!("field {}: not valid UTF-8", err.field() + 1),
+        csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+            format!("has {len} fields, the header has {expected_len} (truncated or malformed line)")
+        }
+        _ => e.to_string(),
+    }
+}
+
+type Key = (String, String, String, String);
+
+fn key(row: &ResultRow) -> Key {
+    (
+        row.caption.clone(),
+        row.negative_caption.clone(),
+        row.category.neg_type.as_str().to_string(),
+        row.category.subtype.as_str().to_string(),
+    )
+}
+
+pub async fn import_results(db: &SqlitePool, model: &str, dataset: &str, path: &Path) -> anyhow::Result<ImportSummary> {
+    anyhow::ensure!(!model.trim().is_empty(), "--model must not be empty");
+    let rows = read_rows(path)?;
+    let name = path.display().to_string();
+    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let existing: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(dataset).fetch_optional(&mut *tx).await?;
+    let (dataset_id, created) = match existing {
+        Some(id) => (id, false),
+        None => {
+            let id = insert_dataset(&mut tx, dataset, "none").await?;
+            for (line, row) in &rows {
+                let key = format!("row-{line}");
+                let new = NewInstance {
+                    key: &key,
+                    caption: &row.caption,
+                    negative_caption: &row.negative_caption,
+                    caption_orig: &row.caption,
+                    negative_caption_orig: &row.negative_caption,
+                    category: row.category,
+                    positive_image: None,
+                };
+                insert_instance(&mut tx, id, &new).await?;
+            }
+            (id, true)
+        }
+    };
+    // Identical keys can occur more than once; they match instances in order.
+    let instances: Vec<(i64, String, String, String, String)> = sqlx::query_as(
+        "SELECT id, caption, negative_caption, neg_type, subtype FROM instances WHERE dataset_id = ? ORDER BY id",
+    )
+    .bind(dataset_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut by_key: HashMap<Key, VecDeque<i64>> = HashMap::new();
+    for (id, c, n, t, s) in instances {
+        by_key.entry((c, n, t, s)).or_default().push_back(id);
+    }
+    let mut matched = Vec::with_capacity(rows.len());
+    let mut problems = Vec::new();
+    for (line, row) in &rows {
+        match by_key.get_mut(&key(row)).and_then(|q| q.pop_front()) {
+            Some(id) => matched.push((id, row.outcome)),
+            None if problems.len() < MAX_PROBLEMS => problems.push(format!(
+                "{name}:{line}: no instance of dataset {dataset:?} has this caption, negative_caption, type and subtype"
+            )),
+            None => {}
+        }
+    }
+    anyhow::ensure!(problems.is_empty(), "unmatched rows, nothing imported:\n{}", problems.join("\n"));
+    let source = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+    let replaced = replace_run(&mut tx, dataset_id, model, &source, None, &matched).await?;
+    tx.commit().await?;
+    Ok(ImportSummary {
+        dataset: dataset.to_string(),
+        dataset_created: created,
+        rows: rows.len(),
+        replaced_run: replaced,
+    })
+}

@@ -1,0 +1,64 @@
+//! What every handler and server function can reach.
+use crate::domain::assignment::{Annotators, AssignmentRule};
+use crate::domain::resolution::ResolveRule;
+use crate::domain::study::Mapping;
+use crate::domain::survey::SurveyKind;
+use crate::store::images::ImageStore;
+use crate::store::writer::Writer;
+use axum::extract::FromRef;
+use leptos::config::LeptosOptions;
+use sqlx::SqlitePool;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+#[derive(Clone)]
+pub struct AppState {
+    pub leptos_options: LeptosOptions,
+    pub db: SqlitePool,
+    pub writer: Writer,
+    pub images: ImageStore,
+    pub studies: StudyCache,
+}
+
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> Self {
+        state.leptos_options.clone()
+    }
+}
+
+/// A study's settings, immutable once created.
+#[derive(Debug, Clone)]
+pub struct StudyMeta {
+    pub id: i64,
+    pub name: String,
+    pub kind: SurveyKind,
+    pub dataset: String,
+    pub instructions: String,
+    pub annotators: Annotators,
+    pub rule: AssignmentRule,
+    pub seed: u64,
+    pub mapping: Mapping,
+    pub resolve: ResolveRule,
+    pub primary: Option<String>,
+    /// The Step 3 study a Step 4 study was built from.
+    pub source_study_id: Option<i64>,
+}
+
+/// Studies never change after creation, so the answer path reads them from
+/// memory instead of the database.
+#[derive(Clone, Default)]
+pub struct StudyCache(Arc<RwLock<HashMap<i64, Arc<StudyMeta>>>>);
+
+impl StudyCache {
+    pub fn get(&self, id: i64) -> Option<Arc<StudyMeta>> {
+        self.0.read().ok()?.get(&id).cloned()
+    }
+
+    pub fn insert(&self, meta: StudyMeta) -> Arc<StudyMeta> {
+        let meta = Arc::new(meta);
+        if let Ok(mut map) = self.0.write() {
+            map.insert(meta.id, meta.clone());
+        }
+        meta
+    }
+}

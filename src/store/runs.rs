@@ -1,0 +1,52 @@
+//! The run store: a model run's per-instance Winoground outcomes, written by
+//! the results import and by `hardneg score`.
+use crate::domain::metrics::Outcome;
+use crate::store::db::now_secs;
+use sqlx::{Sqlite, Transaction};
+
+/// Writes a model run with its per-instance outcomes, replacing an earlier
+/// run of the same name on the dataset. Shared by the import and `score`.
+/// Returns whether a run was replaced.
+pub async fn replace_run(
+    tx: &mut Transaction<'_, Sqlite>,
+    dataset_id: i64,
+    name: &str,
+    source: &str,
+    device: Option<&str>,
+    outcomes: &[(i64, Outcome)],
+) -> sqlx::Result<bool> {
+    let old: Option<i64> = sqlx::query_scalar("SELECT id FROM model_runs WHERE dataset_id = ? AND name = ?")
+        .bind(dataset_id)
+        .bind(name)
+        .fetch_optional(&mut **tx)
+        .await?;
+    if let Some(old) = old {
+        sqlx::query("DELETE FROM model_outcomes WHERE run_id = ?").bind(old).execute(&mut **tx).await?;
+        sqlx::query("DELETE FROM model_runs WHERE id = ?").bind(old).execute(&mut **tx).await?;
+    }
+    let run =
+        sqlx::query("INSERT INTO model_runs (dataset_id, name, source, device, created_at) VALUES (?, ?, ?, ?, ?)")
+            .bind(dataset_id)
+            .bind(name)
+            .bind(source)
+            .bind(device)
+            .bind(now_secs())
+            .execute(&mut **tx)
+            .await?
+            .last_insert_rowid();
+    for chunk in outcomes.chunks(500) {
+        let mut q = sqlx::QueryBuilder::new(
+            "INSERT INTO model_outcomes (run_id, instance_id, ipos2t, ineg2t, tpos2i, tneg2i) ",
+        );
+        q.push_values(chunk, |mut b, (id, o)| {
+            b.push_bind(run)
+                .push_bind(*id)
+                .push_bind(o.ipos2t)
+                .push_bind(o.ineg2t)
+                .push_bind(o.tpos2i)
+                .push_bind(o.tneg2i);
+        });
+        q.build().execute(&mut **tx).await?;
+    }
+    Ok(old.is_some())
+}

@@ -1,0 +1,109 @@
+//! Agreement on a study's answers: the stored values (what was chosen, not
+//! where it was shown) mapped to categories, then the pure statistics.
+use crate::domain::agreement::{study_agreement, CategoryMap};
+use crate::domain::survey::SurveyKind;
+use crate::error::ServiceError;
+use crate::studies::meta::load_study_meta;
+use serde::Serialize;
+use sqlx::SqlitePool;
+use std::collections::HashMap;
+
+pub use crate::domain::study::Mapping;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PairOut {
+    pub a: String,
+    pub b: String,
+    pub n: usize,
+    pub observed: f64,
+    pub expected: f64,
+    pub kappa: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kappa_reason: Option<String>,
+    pub confusion: Vec<Vec<u64>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AgreementOut {
+    pub study_id: i64,
+    pub mapping: &'static str,
+    pub categories: Vec<String>,
+    pub pairs: Vec<PairOut>,
+    pub mean_kappa: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_kappa_reason: Option<String>,
+    pub fleiss_kappa: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleiss_reason: Option<String>,
+    pub krippendorff_alpha: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha_reason: Option<String>,
+}
+
+fn category_map(kind: SurveyKind, mapping: Mapping) -> Result<CategoryMap, ServiceError> {
+    let values = kind.values();
+    match mapping {
+        Mapping::Full => Ok(CategoryMap::identity(values)),
+        Mapping::Binary => {
+            let mut pairs = Vec::with_capacity(values.len());
+            for v in values {
+                let c = kind
+                    .binary_category(v)
+                    .ok_or_else(|| ServiceError::Internal(format!("value {v:?} has no verdict")))?;
+                pairs.push((*v, c));
+            }
+            Ok(CategoryMap::grouped(&pairs))
+        }
+    }
+}
+
+/// Agreement with the given mapping, or the one the study's spec chose.
+pub async fn study_agreement_report(
+    db: &SqlitePool,
+    study_id: i64,
+    mapping: Option<Mapping>,
+) -> Result<AgreementOut, ServiceError> {
+    let meta = load_study_meta(db, study_id).await?;
+    let mapping = mapping.unwrap_or(meta.mapping);
+    let map = category_map(meta.kind, mapping)?;
+    let rows: Vec<(i64, i64, String)> =
+        sqlx::query_as("SELECT instance_id, user_id, value FROM answers WHERE study_id = ?")
+            .bind(study_id)
+            .fetch_all(db)
+            .await?;
+    let mut ratings = Vec::with_capacity(rows.len());
+    for (item, user, value) in rows {
+        let category =
+            map.map(&value).ok_or_else(|| ServiceError::Internal(format!("stored value {value:?} has no category")))?;
+        ratings.push((item as u64, user as u64, category));
+    }
+    let names: HashMap<i64, String> =
+        sqlx::query_as::<_, (i64, String)>("SELECT id, username FROM users").fetch_all(db).await?.into_iter().collect();
+    let name = |id: u64| names.get(&(id as i64)).cloned().unwrap_or_else(|| format!("user {id}"));
+    let s = study_agreement(&ratings, map.len());
+    Ok(AgreementOut {
+        study_id,
+        mapping: mapping.as_str(),
+        categories: map.names().to_vec(),
+        pairs: s
+            .pairs
+            .into_iter()
+            .map(|p| PairOut {
+                a: name(p.a),
+                b: name(p.b),
+                n: p.agreement.n,
+                observed: p.agreement.observed,
+                expected: p.agreement.expected,
+                kappa: p.agreement.kappa,
+                kappa_reason: p.agreement.kappa_undefined_reason,
+                confusion: p.agreement.confusion,
+            })
+            .collect(),
+        mean_kappa: s.mean_kappa,
+        mean_kappa_reason: s.mean_kappa_reason,
+        fleiss_kappa: s.fleiss_kappa,
+        fleiss_reason: s.fleiss_reason,
+        krippendorff_alpha: s.krippendorff_alpha,
+        alpha_reason: s.alpha_reason,
+    })
+}

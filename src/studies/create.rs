@@ -1,0 +1,127 @@
+//! Creating studies from a spec: checking the source study and sampling
+//! its survivors, then the study row and its items in one transaction.
+use crate::domain::assignment::Annotators;
+use crate::domain::study::{Study, StudySpec};
+use crate::domain::survey::SurveyKind;
+use crate::store::db::now_secs;
+use anyhow::Context;
+use sqlx::SqlitePool;
+
+/// Parses a TOML spec (errors name the field) into a typed study.
+pub fn parse_spec(text: &str, default_seed: u64) -> anyhow::Result<Study> {
+    let spec: StudySpec = toml::from_str(text).map_err(|e| anyhow::anyhow!("invalid study spec: {e}"))?;
+    Ok(spec.parse(default_seed)?)
+}
+
+/// Creates the study over every instance of its dataset. Returns its id.
+pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> anyhow::Result<i64> {
+    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let dataset_id: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+        .bind(&study.dataset)
+        .fetch_optional(&mut *tx)
+        .await?
+        .with_context(|| format!("field `dataset`: no dataset named {:?}", study.dataset))?;
+    if let Annotators::Named(names) = &study.annotators {
+        for name in names {
+            let role: Option<String> = sqlx::query_scalar("SELECT role FROM users WHERE username = ?")
+                .bind(name)
+                .fetch_optional(&mut *tx)
+                .await?;
+            match role.as_deref() {
+                Some("annotator") => {}
+                Some(other) => anyhow::bail!("field `annotators`: {name:?} is a {other}, not an annotator"),
+                None => anyhow::bail!("field `annotators`: no user named {name:?}"),
+            }
+        }
+    }
+    // Step 4 items are Step 3's survivors, read before this transaction
+    // takes the write lock (the pipeline reads through the pool).
+    let source = match &study.source {
+        None => None,
+        Some(name) => {
+            let (sid, sds): (i64, i64) = sqlx::query_as("SELECT id, dataset_id FROM studies WHERE name = ?")
+                .bind(name)
+                .fetch_optional(&mut *tx)
+                .await?
+                .with_context(|| format!("field `source`: no study named {name:?}"))?;
+            anyhow::ensure!(
+                sds == dataset_id,
+                "field `source`: study {name:?} is on another dataset than {:?}",
+                study.dataset
+            );
+            Some(sid)
+        }
+    };
+    let survivors = match source {
+        Some(sid) => {
+            // Step 4 checks Step 3's survivors; the human baseline samples the final ones.
+            let want: &[SurveyKind] = match study.kind {
+                SurveyKind::Ambiguity => &[SurveyKind::FourImage],
+                _ => &[SurveyKind::Ambiguity, SurveyKind::FourImage],
+            };
+            let mut items = crate::studies::outcomes::survivors(db, sid, want)
+                .await
+                .map_err(|e| anyhow::anyhow!("field `source`: {e}"))?;
+            if let Some(n) = study.sample {
+                crate::domain::rng::shuffle(&mut items, crate::domain::rng::mix(&[study.seed, 0x5341_4d50]));
+                items.truncate(n);
+                items.sort();
+            }
+            Some(items)
+        }
+        None => None,
+    };
+    let annotators = serde_json::to_string(&study.annotators)?;
+    let rule = serde_json::to_string(&study.rule)?;
+    let id = sqlx::query(
+        "INSERT INTO studies (name, kind, dataset_id, instructions, annotators, rule, seed, spec, spec_hash, created_at,
+                              source_study_id, mapping, resolve, primary_user)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&study.name)
+    .bind(study.kind.as_str())
+    .bind(dataset_id)
+    .bind(&study.instructions)
+    .bind(annotators)
+    .bind(rule)
+    .bind(study.seed as i64)
+    .bind(spec_text)
+    .bind(crate::store::images::sha256_hex(spec_text.as_bytes()))
+    .bind(now_secs())
+    .bind(source)
+    .bind(study.mapping.as_str())
+    .bind(study.resolve.as_str())
+    .bind(&study.primary)
+    .execute(&mut *tx)
+    .await
+    .map_err(|e| match e {
+        sqlx::Error::Database(d) if d.is_unique_violation() => {
+            anyhow::anyhow!("field `name`: a study named {:?} already exists", study.name)
+        }
+        e => e.into(),
+    })?
+    .last_insert_rowid();
+    let items = match survivors {
+        None => sqlx::query(
+            "INSERT INTO study_items (study_id, instance_id) SELECT ?, id FROM instances WHERE dataset_id = ?",
+        )
+        .bind(id)
+        .bind(dataset_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected(),
+        Some(list) => {
+            for chunk in list.chunks(500) {
+                let mut q = sqlx::QueryBuilder::new("INSERT INTO study_items (study_id, instance_id, chosen_image) ");
+                q.push_values(chunk, |mut row, (instance, image)| {
+                    row.push_bind(id).push_bind(instance).push_bind(image);
+                });
+                q.build().execute(&mut *tx).await?;
+            }
+            list.len() as u64
+        }
+    };
+    anyhow::ensure!(items > 0, "field `dataset`: no instances to annotate in {:?}", study.dataset);
+    tx.commit().await?;
+    Ok(id)
+}

@@ -1,0 +1,122 @@
+//! Reading studies: a study's settings (cached, they never change), the
+//! list with each caller's progress, and the summaries the API sends.
+use crate::accounts::SessionUser;
+use crate::api_types::StudySummary;
+use crate::domain::assignment::{Annotators, AssignmentRule};
+use crate::domain::resolution::ResolveRule;
+use crate::domain::study::Mapping;
+use crate::domain::survey::SurveyKind;
+use crate::error::ServiceError;
+use crate::state::{AppState, StudyMeta};
+use sqlx::SqlitePool;
+use std::sync::Arc;
+
+/// A `studies` row as stored; [`load_study_meta`] parses it.
+#[derive(sqlx::FromRow)]
+struct StudyRow {
+    id: i64,
+    name: String,
+    kind: String,
+    dataset: String,
+    instructions: String,
+    annotators: String,
+    rule: String,
+    seed: i64,
+    mapping: String,
+    resolve: String,
+    primary_user: Option<String>,
+    source_study_id: Option<i64>,
+}
+
+pub async fn study_meta(state: &AppState, id: i64) -> Result<Arc<StudyMeta>, ServiceError> {
+    if let Some(meta) = state.studies.get(id) {
+        return Ok(meta);
+    }
+    Ok(state.studies.insert(load_study_meta(&state.db, id).await?))
+}
+
+pub async fn load_study_meta(db: &SqlitePool, id: i64) -> Result<StudyMeta, ServiceError> {
+    let row: Option<StudyRow> = sqlx::query_as(
+        "SELECT s.id, s.name, s.kind, d.name AS dataset, s.instructions, s.annotators, s.rule, s.seed,
+                s.mapping, s.resolve, s.primary_user, s.source_study_id
+         FROM studies s JOIN datasets d ON d.id = s.dataset_id WHERE s.id = ?",
+    )
+    .bind(id)
+    .fetch_optional(db)
+    .await?;
+    let StudyRow {
+        id,
+        name,
+        kind,
+        dataset,
+        instructions,
+        annotators,
+        rule,
+        seed,
+        mapping,
+        resolve,
+        primary_user: primary,
+        source_study_id,
+    } = row.ok_or_else(|| ServiceError::NotFound(format!("no study {id}")))?;
+    let bad = |what: &str| ServiceError::Internal(format!("study {id} has a corrupt {what}"));
+    let meta = StudyMeta {
+        id,
+        name,
+        kind: SurveyKind::parse(&kind).ok_or_else(|| bad("kind"))?,
+        dataset,
+        instructions,
+        annotators: serde_json::from_str::<Annotators>(&annotators).map_err(|_| bad("annotator list"))?,
+        rule: serde_json::from_str::<AssignmentRule>(&rule).map_err(|_| bad("rule"))?,
+        seed: seed as u64,
+        mapping: Mapping::parse(&mapping).ok_or_else(|| bad("agreement mapping"))?,
+        resolve: ResolveRule::parse(&resolve).ok_or_else(|| bad("resolve rule"))?,
+        primary,
+        source_study_id,
+    };
+    Ok(meta)
+}
+
+/// Every study, with the caller's progress where the caller takes part.
+pub async fn list_studies(
+    state: &AppState,
+    user_id: i64,
+) -> Result<Vec<(Arc<StudyMeta>, Option<(i64, i64)>)>, ServiceError> {
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id").fetch_all(&state.db).await?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let meta = study_meta(state, id).await?;
+        let progress: Option<(i64, i64)> =
+            sqlx::query_as("SELECT done, total FROM participations WHERE study_id = ? AND user_id = ?")
+                .bind(id)
+                .bind(user_id)
+                .fetch_optional(&state.db)
+                .await?;
+        out.push((meta, progress));
+    }
+    Ok(out)
+}
+
+pub async fn study_item_count(db: &SqlitePool, study_id: i64) -> Result<i64, ServiceError> {
+    Ok(sqlx::query_scalar("SELECT count(*) FROM study_items WHERE study_id = ?").bind(study_id).fetch_one(db).await?)
+}
+
+pub fn summary(meta: &StudyMeta, progress: Option<(i64, i64)>) -> StudySummary {
+    StudySummary {
+        id: meta.id,
+        name: meta.name.clone(),
+        kind: meta.kind.as_str().to_string(),
+        dataset: meta.dataset.clone(),
+        instructions: meta.instructions.clone(),
+        progress: progress.map(|(done, total)| crate::api_types::Progress { done, total }),
+    }
+}
+
+/// Annotators see the studies that admit them; researchers and admins see all.
+pub async fn visible_studies(state: &AppState, user: &SessionUser) -> Result<Vec<StudySummary>, ServiceError> {
+    let all = list_studies(state, user.id).await?;
+    Ok(all
+        .into_iter()
+        .filter(|(meta, _)| user.role.may_research() || meta.annotators.admits(&user.username))
+        .map(|(meta, progress)| summary(&meta, progress))
+        .collect())
+}

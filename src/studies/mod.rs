@@ -1,0 +1,10 @@
+//! Studies: creating them, the annotators' tasks, outcomes and the pipeline
+//! they feed, adjudication, agreement and progress.
+pub mod adjudication;
+pub mod agreement;
+pub mod create;
+pub mod meta;
+pub mod outcomes;
+pub mod pipeline;
+pub mod progress;
+pub mod tasks;

@@ -1,0 +1,276 @@
+//! Where each instance stands in the curation pipeline: a study's answers
+//! settled item by item (pure `domain::resolution`), Step 3 survivors
+//! turned into Step 4 items, and the dataset funnel.
+use crate::domain::assignment::Annotators;
+use crate::domain::category::Category;
+use crate::domain::resolution::{resolve, ItemAnswer, ItemState, ResolveRule};
+use crate::domain::survey::{SurveyKind, Verdict};
+use crate::error::ServiceError;
+use crate::state::StudyMeta;
+use crate::studies::meta::load_study_meta;
+use futures_util::TryStreamExt;
+use sqlx::SqlitePool;
+use std::collections::HashMap;
+
+/// One item of a study and what its answers decided so far.
+#[derive(Debug, Clone)]
+pub struct ItemOutcome {
+    pub instance_id: i64,
+    pub category: Category,
+    pub state: ItemState,
+}
+
+impl ItemOutcome {
+    pub fn verdict(&self, kind: SurveyKind) -> Option<Verdict> {
+        match &self.state {
+            ItemState::Final { value, .. } => kind.verdict(value),
+            _ => None,
+        }
+    }
+
+    pub fn final_value(&self) -> Option<&str> {
+        match &self.state {
+            ItemState::Final { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+}
+
+/// How many answers the plan asks for per item. Named annotators: from the
+/// plan itself (so an annotator who has not arrived yet still counts);
+/// "all": from the tasks of those who have arrived.
+async fn expected_answers(
+    db: &SqlitePool,
+    meta: &StudyMeta,
+    items: &[i64],
+) -> Result<HashMap<i64, usize>, ServiceError> {
+    let mut expected = HashMap::with_capacity(items.len());
+    match &meta.annotators {
+        Annotators::Named(names) => {
+            for name in names {
+                for t in meta.rule.plan_upfront(meta.seed, 0, name, items) {
+                    *expected.entry(t.item).or_insert(0) += 1;
+                }
+            }
+        }
+        Annotators::All => {
+            let rows: Vec<(i64, i64)> =
+                sqlx::query_as("SELECT instance_id, count(*) FROM tasks WHERE study_id = ? GROUP BY instance_id")
+                    .bind(meta.id)
+                    .fetch_all(db)
+                    .await?;
+            expected.extend(rows.into_iter().map(|(i, n)| (i, n as usize)));
+        }
+    }
+    Ok(expected)
+}
+
+/// The primary annotator whose answer settles a disagreement on an item
+/// answered by `answerers`: pairs name their own; otherwise the spec's.
+fn primary_for(
+    meta: &StudyMeta,
+    ids: &HashMap<String, i64>,
+    names: &HashMap<i64, String>,
+    answerers: &[ItemAnswer<'_>],
+) -> Option<i64> {
+    if meta.resolve != ResolveRule::Primary {
+        return None;
+    }
+    let name = match &meta.primary {
+        Some(p) => p.as_str(),
+        None => answerers.iter().find_map(|a| meta.rule.primary_of_pair(names.get(&a.annotator)?))?,
+    };
+    ids.get(name).copied()
+}
+
+/// Every item of the study with its state, in instance order. Items and
+/// answers are streamed side by side (both ordered by instance), so only the
+/// outcomes stay in memory, not every answer.
+pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
+    let meta = load_study_meta(db, study_id).await?;
+    let ids: Vec<i64> =
+        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
+            .bind(study_id)
+            .fetch_all(db)
+            .await?;
+    let expected = expected_answers(db, &meta, &ids).await?;
+    let mut out = Vec::with_capacity(ids.len());
+    drop(ids);
+    let adjudicated: HashMap<i64, String> =
+        sqlx::query_as("SELECT instance_id, value FROM adjudications WHERE study_id = ?")
+            .bind(study_id)
+            .fetch_all(db)
+            .await?
+            .into_iter()
+            .collect();
+    let users: Vec<(i64, String)> = sqlx::query_as("SELECT id, username FROM users").fetch_all(db).await?;
+    let names: HashMap<i64, String> = users.iter().cloned().collect();
+    let user_ids: HashMap<String, i64> = users.into_iter().map(|(id, n)| (n, id)).collect();
+
+    let mut items = sqlx::query_as::<_, (i64, String, String)>(
+        "SELECT si.instance_id, i.neg_type, i.subtype FROM study_items si JOIN instances i ON i.id = si.instance_id
+         WHERE si.study_id = ? ORDER BY si.instance_id",
+    )
+    .bind(study_id)
+    .fetch(db);
+    // Earliest first: answered_at has second resolution, ties go by task id.
+    let mut answers = sqlx::query_as::<_, (i64, i64, String)>(
+        "SELECT instance_id, user_id, value FROM answers WHERE study_id = ? ORDER BY instance_id, answered_at, task_id",
+    )
+    .bind(study_id)
+    .fetch(db);
+    // `order` counts every answer in the study's order, as if all were listed.
+    let (mut next, mut order, mut given) = (None::<(i64, i64, String)>, 0i64, Vec::new());
+    while let Some((instance_id, neg_type, subtype)) = items.try_next().await? {
+        let category = Category::parse(&neg_type, &subtype)
+            .map_err(|e| ServiceError::Internal(format!("instance {instance_id}: {e}")))?;
+        given.clear();
+        loop {
+            if next.is_none() {
+                next = answers.try_next().await?;
+            }
+            match next.take() {
+                Some((item, user, value)) if item <= instance_id => {
+                    if item == instance_id {
+                        given.push((user, value, order));
+                    }
+                    order += 1;
+                }
+                other => {
+                    next = other;
+                    break;
+                }
+            }
+        }
+        let given: Vec<ItemAnswer<'_>> =
+            given.iter().map(|(user, value, order)| ItemAnswer { annotator: *user, value, order: *order }).collect();
+        let primary = primary_for(&meta, &user_ids, &names, &given);
+        let state = resolve(
+            &given,
+            expected.get(&instance_id).copied().unwrap_or(0),
+            meta.resolve,
+            primary,
+            adjudicated.get(&instance_id).map(String::as_str),
+        );
+        out.push(ItemOutcome { instance_id, category, state });
+    }
+    Ok((meta, out))
+}
+
+/// The survivors of a finished curation study (Step 3 or Step 4), each with
+/// the generated image Step 3 chose for it: the items of the next stage.
+pub async fn survivors(db: &SqlitePool, study: i64, want: &[SurveyKind]) -> Result<Vec<(i64, String)>, ServiceError> {
+    let (meta, outcomes) = study_outcomes(db, study).await?;
+    if !want.contains(&meta.kind) {
+        let want: Vec<&str> = want.iter().map(|k| k.as_str()).collect();
+        return Err(ServiceError::Invalid(format!(
+            "study {:?} is a {} study; expected {}",
+            meta.name,
+            meta.kind.as_str(),
+            want.join(" or ")
+        )));
+    }
+    let open: Vec<&ItemOutcome> = outcomes.iter().filter(|o| !matches!(o.state, ItemState::Final { .. })).collect();
+    if !open.is_empty() {
+        let disputed = open.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).count();
+        return Err(ServiceError::Invalid(format!(
+            "{} study {:?} is not finished: {} items still wait for answers and {disputed} for adjudication",
+            if meta.kind == SurveyKind::FourImage { "Step 3" } else { "Step 4" },
+            meta.name,
+            open.len() - disputed
+        )));
+    }
+    if meta.kind == SurveyKind::Ambiguity {
+        let chosen: HashMap<i64, String> =
+            sqlx::query_as("SELECT instance_id, chosen_image FROM study_items WHERE study_id = ?")
+                .bind(study)
+                .fetch_all(db)
+                .await?
+                .into_iter()
+                .collect();
+        return Ok(outcomes
+            .iter()
+            .filter(|o| o.verdict(meta.kind) == Some(Verdict::Kept))
+            .filter_map(|o| Some((o.instance_id, chosen.get(&o.instance_id)?.clone())))
+            .collect());
+    }
+    let slots: HashMap<(i64, i64), String> = sqlx::query_as::<_, (i64, i64, String)>(
+        "SELECT c.instance_id, c.slot, c.image FROM candidates c JOIN study_items si ON si.instance_id = c.instance_id WHERE si.study_id = ?",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .map(|(i, s, img)| ((i, s), img))
+    .collect();
+    let mut out = Vec::new();
+    for o in &outcomes {
+        if o.verdict(meta.kind) == Some(Verdict::Kept) {
+            let slot: i64 = o.final_value().and_then(|v| v.parse().ok()).unwrap_or(-1);
+            let image = slots
+                .get(&(o.instance_id, slot))
+                .ok_or_else(|| ServiceError::Internal(format!("instance {} has no candidate {slot}", o.instance_id)))?;
+            out.push((o.instance_id, image.clone()));
+        }
+    }
+    Ok(out)
+}
+
+pub async fn study_status(db: &SqlitePool, study_id: i64) -> Result<crate::api_types::StudyStatus, ServiceError> {
+    let (meta, outcomes) = study_outcomes(db, study_id).await?;
+    let disputed = outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).count();
+    let final_items = outcomes.iter().filter(|o| matches!(o.state, ItemState::Final { .. })).count();
+    let step4: Option<String> =
+        sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = ? ORDER BY id DESC LIMIT 1")
+            .bind(study_id)
+            .fetch_optional(db)
+            .await?;
+    Ok(crate::api_types::StudyStatus {
+        study_id,
+        kind: meta.kind.as_str().to_string(),
+        final_items,
+        waiting: outcomes.len() - final_items - disputed,
+        disputed,
+        step4,
+    })
+}
+
+/// The spec of a Step 4 study over a Step 3 study's survivors, with the
+/// same annotators, rule and resolution (what "Start Step 4" creates; kept
+/// as TOML text so the study's provenance reads like any other).
+pub async fn step4_spec(db: &SqlitePool, step3: i64, seed: u64) -> Result<String, ServiceError> {
+    let meta = load_study_meta(db, step3).await?;
+    let q = |s: &str| serde_json::to_string(s).unwrap_or_default(); // a JSON string is a TOML basic string
+    let list = |names: &[String]| format!("[{}]", names.iter().map(|n| q(n)).collect::<Vec<_>>().join(", "));
+    let mut spec = format!(
+        "name = {}\nkind = \"ambiguity\"\ndataset = {}\nsource = {}\nseed = {seed}\nresolve = {}\n",
+        q(&format!("{} - Step 4", meta.name)),
+        q(&meta.dataset),
+        q(&meta.name),
+        q(meta.resolve.as_str()),
+    );
+    if let Some(p) = &meta.primary {
+        spec.push_str(&format!("primary = {}\n", q(p)));
+    }
+    match &meta.rule {
+        crate::domain::assignment::AssignmentRule::Pairs { pairs, overlap } => {
+            let pairs: Vec<String> = pairs.iter().map(|p| list(p.as_slice())).collect();
+            spec.push_str(&format!(
+                "[assignment]\nrule = \"pairs\"\npairs = [{}]\noverlap = {overlap}\n",
+                pairs.join(", ")
+            ));
+        }
+        crate::domain::assignment::AssignmentRule::Groups { .. } => {
+            return Err(ServiceError::Invalid(format!("study {:?} is not a Step 3 study", meta.name)))
+        }
+        crate::domain::assignment::AssignmentRule::EachAnnotatorAll => {
+            let annotators = match &meta.annotators {
+                Annotators::All => "\"all\"".to_string(),
+                Annotators::Named(n) => list(n),
+            };
+            // Top-level keys must come before any table.
+            spec = spec.replacen("seed = ", &format!("annotators = {annotators}\nseed = "), 1);
+        }
+    }
+    Ok(spec)
+}

@@ -1,0 +1,80 @@
+//! A dataset's pipeline (its latest Step 3 study and the Step 4 study built
+//! from it) and the funnel counts per stage.
+use crate::domain::category::Category;
+use crate::domain::funnel::{Funnel, FunnelBuilder};
+use crate::error::ServiceError;
+use crate::state::StudyMeta;
+use crate::studies::outcomes::{study_outcomes, ItemOutcome};
+use sqlx::SqlitePool;
+
+/// The studies a dataset's curation went through, with their outcomes.
+pub struct Pipeline {
+    pub dataset_id: i64,
+    pub step3: Option<(StudyMeta, Vec<ItemOutcome>)>,
+    pub step4: Option<(StudyMeta, Vec<ItemOutcome>)>,
+}
+
+pub async fn dataset_id(db: &SqlitePool, dataset: &str) -> Result<i64, ServiceError> {
+    sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+        .bind(dataset)
+        .fetch_optional(db)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound(format!("no dataset named {dataset:?}")))
+}
+
+/// The latest Step 3 study on the dataset and the latest Step 4 study made from it.
+pub async fn pipeline(db: &SqlitePool, dataset: &str) -> Result<Pipeline, ServiceError> {
+    let dataset_id = dataset_id(db, dataset).await?;
+    let step3: Option<i64> =
+        sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = ? AND kind = 'four_image'")
+            .bind(dataset_id)
+            .fetch_one(db)
+            .await?;
+    let Some(step3) = step3 else {
+        return Ok(Pipeline { dataset_id, step3: None, step4: None });
+    };
+    let step4: Option<i64> =
+        sqlx::query_scalar("SELECT max(id) FROM studies WHERE source_study_id = ? AND kind = 'ambiguity'")
+            .bind(step3)
+            .fetch_one(db)
+            .await?;
+    let step4 = match step4 {
+        Some(id) => Some(study_outcomes(db, id).await?),
+        None => None,
+    };
+    Ok(Pipeline { dataset_id, step3: Some(study_outcomes(db, step3).await?), step4 })
+}
+
+pub async fn dataset_funnel(db: &SqlitePool, dataset: &str) -> Result<Funnel, ServiceError> {
+    let p = pipeline(db, dataset).await?;
+    let mut b = FunnelBuilder::default();
+    let rows: Vec<(String, String)> = sqlx::query_as("SELECT neg_type, subtype FROM instances WHERE dataset_id = ?")
+        .bind(p.dataset_id)
+        .fetch_all(db)
+        .await?;
+    for (t, s) in rows {
+        b.candidate(Category::parse(&t, &s).map_err(|e| ServiceError::Internal(e.to_string()))?);
+    }
+    for (meta, outcomes) in p.step3.iter() {
+        for o in outcomes {
+            b.step3(o.category, o.verdict(meta.kind));
+        }
+    }
+    for (meta, outcomes) in p.step4.iter() {
+        for o in outcomes {
+            b.step4(o.category, o.verdict(meta.kind));
+        }
+    }
+    let name = |s: &Option<(StudyMeta, Vec<ItemOutcome>)>| s.as_ref().map(|(m, _)| m.name.clone());
+    Ok(b.build(dataset, name(&p.step3), name(&p.step4)))
+}
+
+/// Every dataset with its funnel (`hardneg datasets --json`, `GET /api/v1/datasets`).
+pub async fn all_funnels(db: &SqlitePool) -> Result<Vec<Funnel>, ServiceError> {
+    let names: Vec<String> = sqlx::query_scalar("SELECT name FROM datasets ORDER BY id").fetch_all(db).await?;
+    let mut out = Vec::with_capacity(names.len());
+    for n in names {
+        out.push(dataset_funnel(db, &n).await?);
+    }
+    Ok(out)
+}

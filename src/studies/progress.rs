@@ -1,0 +1,69 @@
+//! What researchers watch: progress per annotator and the answer distribution.
+use crate::api_types::{AnnotatorProgress, OptionCount, StudyProgress};
+use crate::domain::assignment::Annotators;
+use crate::error::ServiceError;
+use crate::state::AppState;
+use crate::studies::meta::{study_item_count, study_meta};
+use std::collections::BTreeMap;
+
+pub async fn study_progress(state: &AppState, study_id: i64) -> Result<StudyProgress, ServiceError> {
+    let meta = study_meta(state, study_id).await?;
+    let items = study_item_count(&state.db, study_id).await?;
+    let eligible: Vec<String> = match &meta.annotators {
+        Annotators::All => {
+            sqlx::query_scalar("SELECT username FROM users WHERE role = 'annotator' ORDER BY username")
+                .fetch_all(&state.db)
+                .await?
+        }
+        Annotators::Named(names) => names.clone(),
+    };
+    let started: Vec<(String, i64, i64)> = sqlx::query_as(
+        "SELECT u.username, p.done, p.total FROM participations p JOIN users u ON u.id = p.user_id WHERE p.study_id = ?",
+    )
+    .bind(study_id)
+    .fetch_all(&state.db)
+    .await?;
+    let mut by_name: BTreeMap<String, AnnotatorProgress> = eligible
+        .into_iter()
+        .map(|username| (username.clone(), AnnotatorProgress { username, done: 0, total: items }))
+        .collect();
+    for (username, done, total) in started {
+        by_name.insert(username.clone(), AnnotatorProgress { username, done, total });
+    }
+    let counts: Vec<(String, i64)> =
+        sqlx::query_as("SELECT option_id, count(*) FROM answers WHERE study_id = ? GROUP BY option_id")
+            .bind(study_id)
+            .fetch_all(&state.db)
+            .await?;
+    let counts: BTreeMap<String, i64> = counts.into_iter().collect();
+    let option_ids = shown_option_ids(meta.kind);
+    let distribution: Vec<OptionCount> = option_ids
+        .iter()
+        .map(|id| OptionCount { count: counts.get(id).copied().unwrap_or(0), option: id.clone() })
+        .collect();
+    let answers: i64 = counts.values().sum();
+    let none = counts.get("none").copied().unwrap_or(0);
+    Ok(StudyProgress {
+        study_id,
+        name: meta.name.clone(),
+        kind: meta.kind.as_str().to_string(),
+        items,
+        annotators: by_name.into_values().collect(),
+        answers,
+        distribution,
+        none_share: (answers > 0).then(|| none as f64 / answers as f64),
+    })
+}
+
+/// The option ids a kind shows, in screen order (from a dummy presentation,
+/// so the list can never drift from what annotators see).
+fn shown_option_ids(kind: crate::domain::survey::SurveyKind) -> Vec<String> {
+    use crate::domain::survey::ItemData;
+    let item = ItemData {
+        candidate_images: vec![String::new(); 4],
+        positive_image: Some(String::new()),
+        chosen_image: Some(String::new()),
+        ..Default::default()
+    };
+    kind.present(&item, 0).map(|p| p.options.into_iter().map(|o| o.id).collect()).unwrap_or_default()
+}

@@ -1,0 +1,212 @@
+//! The annotator's loop: next task, answer. Shared by the JSON API and the
+//! server functions behind the survey page.
+use crate::accounts::SessionUser;
+use crate::api_types::{AnswerAck, OptionView, Progress, Prompt, TaskView};
+use crate::domain::survey::{ItemData, Presentation};
+use crate::error::ServiceError;
+use crate::state::{AppState, StudyMeta};
+use crate::store::db::now_secs;
+use crate::store::writer::{NewAnswer, Stored};
+use crate::studies::meta::study_meta;
+
+const MAX_ELAPSED_MS: i64 = 3_600_000;
+
+pub fn image_url(hash: &str) -> String {
+    format!("/img/{hash}")
+}
+
+fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), ServiceError> {
+    if !user.role.may_annotate() {
+        return Err(ServiceError::Forbidden("only annotators answer surveys".into()));
+    }
+    if !meta.annotators.admits(&user.username) {
+        return Err(ServiceError::Forbidden(format!("you are not an annotator of study {}", meta.id)));
+    }
+    Ok(())
+}
+
+async fn load_item(state: &AppState, study_id: i64, instance_id: i64, query: u8) -> Result<ItemData, ServiceError> {
+    let (caption, negative_caption, positive_image): (String, String, Option<String>) =
+        sqlx::query_as("SELECT caption, negative_caption, positive_image FROM instances WHERE id = ?")
+            .bind(instance_id)
+            .fetch_one(&state.db)
+            .await?;
+    let candidate_images: Vec<String> =
+        sqlx::query_scalar("SELECT image FROM candidates WHERE instance_id = ? ORDER BY slot")
+            .bind(instance_id)
+            .fetch_all(&state.db)
+            .await?;
+    let chosen_image: Option<String> =
+        sqlx::query_scalar("SELECT chosen_image FROM study_items WHERE study_id = ? AND instance_id = ?")
+            .bind(study_id)
+            .bind(instance_id)
+            .fetch_optional(&state.db)
+            .await?
+            .flatten();
+    Ok(ItemData { caption, negative_caption, positive_image, candidate_images, chosen_image, query })
+}
+
+async fn present(
+    state: &AppState,
+    meta: &StudyMeta,
+    instance_id: i64,
+    seed: i64,
+    query: i64,
+) -> Result<Presentation, ServiceError> {
+    let item = load_item(state, meta.id, instance_id, query as u8).await?;
+    meta.kind.present(&item, seed as u64).map_err(|e| ServiceError::Internal(e.to_string()))
+}
+
+/// Creates the annotator's tasks on first arrival (rules that plan upfront).
+async fn ensure_participation(
+    state: &AppState,
+    meta: &StudyMeta,
+    user: &SessionUser,
+) -> Result<Progress, ServiceError> {
+    let row: Option<(i64, i64)> =
+        sqlx::query_as("SELECT done, total FROM participations WHERE study_id = ? AND user_id = ?")
+            .bind(meta.id)
+            .bind(user.id)
+            .fetch_optional(&state.db)
+            .await?;
+    if let Some((done, total)) = row {
+        return Ok(Progress { done, total });
+    }
+    let items: Vec<i64> =
+        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
+            .bind(meta.id)
+            .fetch_all(&state.db)
+            .await?;
+    let plan = meta.rule.plan_upfront(meta.seed, user.id, &user.username, &items);
+    let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    let created =
+        sqlx::query("INSERT OR IGNORE INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, 0)")
+            .bind(meta.id)
+            .bind(user.id)
+            .bind(plan.len() as i64)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+    if created == 1 {
+        // Multi-row inserts: a whole queue costs a few statements, not one per
+        // item, so hundreds of annotators can arrive at once.
+        for chunk in plan.chunks(500) {
+            let mut q =
+                sqlx::QueryBuilder::new("INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query) ");
+            q.push_values(chunk, |mut row, t| {
+                row.push_bind(meta.id)
+                    .push_bind(user.id)
+                    .push_bind(t.item)
+                    .push_bind(t.position)
+                    .push_bind(t.seed as i64)
+                    .push_bind(t.query as i64);
+            });
+            q.build().execute(&mut *tx).await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(Progress { done: 0, total: plan.len() as i64 })
+}
+
+/// The caller's next unanswered task in the study, or None when done.
+pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> Result<Option<TaskView>, ServiceError> {
+    let meta = study_meta(state, study_id).await?;
+    require_annotator(user, &meta)?;
+    let progress = ensure_participation(state, &meta, user).await?;
+    let queue: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT id, instance_id, seed, query FROM tasks WHERE study_id = ? AND user_id = ? AND done = 0 ORDER BY position LIMIT 2",
+    )
+    .bind(study_id)
+    .bind(user.id)
+    .fetch_all(&state.db)
+    .await?;
+    let Some(&(task_id, instance_id, seed, query)) = queue.first() else {
+        return Ok(None);
+    };
+    let p = present(state, &meta, instance_id, seed, query).await?;
+    // Every image the next task will show, so it appears without a wait.
+    let prefetch: Vec<String> = match queue.get(1) {
+        Some(&(_, next_instance, next_seed, next_query)) => {
+            let n = present(state, &meta, next_instance, next_seed, next_query).await?;
+            n.prompt_image
+                .iter()
+                .chain(n.options.iter().filter_map(|o| o.image.as_ref()))
+                .map(|h| image_url(h))
+                .collect()
+        }
+        None => Vec::new(),
+    };
+    Ok(Some(TaskView {
+        task_id,
+        study_id,
+        kind: meta.kind.as_str().to_string(),
+        instructions: p.instructions.map(str::to_string).unwrap_or_else(|| meta.instructions.clone()),
+        prompt: Prompt { text: p.prompt_text, image_url: p.prompt_image.as_deref().map(image_url) },
+        options: p
+            .options
+            .into_iter()
+            .map(|o| OptionView {
+                image_url: o.image.as_deref().map(image_url),
+                keys: o.keys.iter().map(|k| k.to_string()).collect(),
+                id: o.id,
+                label: o.label,
+                text: o.text,
+            })
+            .collect(),
+        progress,
+        prefetch,
+    }))
+}
+
+/// Stores the caller's answer; returns once it is durable. A repeat is
+/// acknowledged again but stores nothing new.
+pub async fn answer(
+    state: &AppState,
+    user: &SessionUser,
+    task_id: i64,
+    option: &str,
+    elapsed_ms: Option<i64>,
+) -> Result<AnswerAck, ServiceError> {
+    let task: Option<(i64, i64, i64, i64, i64, i64)> =
+        sqlx::query_as("SELECT user_id, study_id, instance_id, seed, done, query FROM tasks WHERE id = ?")
+            .bind(task_id)
+            .fetch_optional(&state.db)
+            .await?;
+    let (owner, study_id, instance_id, seed, done, query) =
+        task.ok_or_else(|| ServiceError::NotFound(format!("no task {task_id}")))?;
+    if owner != user.id || !user.role.may_annotate() {
+        return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
+    }
+    if done == 1 {
+        return stored_ack(state, task_id).await;
+    }
+    let meta = study_meta(state, study_id).await?;
+    let p = present(state, &meta, instance_id, seed, query).await?;
+    let chosen = p.resolve(option).map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    let stored = state
+        .writer
+        .store(NewAnswer {
+            task_id,
+            study_id,
+            user_id: user.id,
+            instance_id,
+            option_id: chosen.id.clone(),
+            value: chosen.value.clone(),
+            shown_order: serde_json::to_string(&p.shown_order).unwrap_or_default(),
+            elapsed_ms: elapsed_ms.unwrap_or(0).clamp(0, MAX_ELAPSED_MS),
+            answered_at: now_secs(),
+        })
+        .await?;
+    match stored {
+        Stored::New => Ok(AnswerAck { task_id, option: chosen.id.clone(), duplicate: false }),
+        Stored::AlreadyAnswered => stored_ack(state, task_id).await,
+    }
+}
+
+async fn stored_ack(state: &AppState, task_id: i64) -> Result<AnswerAck, ServiceError> {
+    let option: String = sqlx::query_scalar("SELECT option_id FROM answers WHERE task_id = ?")
+        .bind(task_id)
+        .fetch_one(&state.db)
+        .await?;
+    Ok(AnswerAck { task_id, option, duplicate: true })
+}
