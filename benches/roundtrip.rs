@@ -2,8 +2,10 @@
 //! Starts the release server on a temp SQLite file and drives the JSON API
 //! over loopback: each round trip is GET next + POST answer (the answer is
 //! durable when acknowledged). Prints throughput and latency percentiles for
-//!   1. N annotators with no think time (default 50), and
-//!   2. M annotators each answering every 2 s (default 500).
+//!
+//! 1. N annotators with no think time (default 50), and
+//! 2. M annotators each answering every 2 s (default 500).
+//!
 //! Environment: BENCH_CLOSED_USERS, BENCH_OPEN_USERS, BENCH_SECONDS, BENCH_ITEMS.
 #[path = "../tests/common/mod.rs"]
 mod common;

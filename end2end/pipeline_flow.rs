@@ -117,6 +117,9 @@ impl Truth {
     }
 }
 
+/// An option on screen: its letter, image source and text.
+type ShownOption = (String, Option<String>, Option<String>);
+
 fn letter_key(letter: &str) -> char {
     letter.to_ascii_lowercase().chars().next().unwrap()
 }
@@ -318,7 +321,7 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     let screens = answer_all(&b, |s| {
         assert_eq!(s.options.len(), 2, "a forced choice between two");
         let generated = |src: &str| truth.slot_of.contains_key(src);
-        let pick = |want: &dyn Fn(&(String, Option<String>, Option<String>)) -> bool| {
+        let pick = |want: &dyn Fn(&ShownOption) -> bool| {
             letter_key(&s.options.iter().find(|o| want(o)).expect("the wanted option").0)
         };
         if let Some(img) = &s.prompt_image {

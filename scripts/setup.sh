@@ -19,6 +19,10 @@ if [ "${1:-}" = "--browser" ] && ! python3 -c "import pyarrow, datasets, PIL" 2>
   PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check pyarrow datasets pillow
 fi
 
+for c in rustfmt clippy; do
+  if ! rustup component list --installed | grep -q "^$c"; then rustup component add "$c"; fi
+done
+
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   echo "== adding the wasm32 target"
   rustup target add wasm32-unknown-unknown

@@ -4,5 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --browser
+# Formatting, lints and the layout rule (no import cycles between files) first: they fail in seconds.
+cargo fmt --check
+python3 scripts/import-cycles.py
+cargo clippy --all-targets --features ssr -- -D warnings
 ./scripts/build-site.sh
 cargo test --features ssr

@@ -193,7 +193,7 @@ fn python_check(parquet: &Path) -> Value {
         "python check failed (scripts/setup.sh installs pyarrow, datasets and pillow):\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(out.stdout.split(|&b| b == b'\n').filter(|l| l.starts_with(b"{")).last().unwrap()).unwrap()
+    serde_json::from_slice(out.stdout.split(|&b| b == b'\n').rfind(|l| l.starts_with(b"{")).unwrap()).unwrap()
 }
 
 #[tokio::test]

@@ -100,7 +100,7 @@ async fn real_candidates_import_and_match_the_released_results() {
     );
     let per_dataset = "FROM instances i JOIN datasets d ON d.id = i.dataset_id WHERE d.name = 'candidates'";
     assert_eq!(count(&app, &format!("SELECT count(*) {per_dataset}")).await, 7512);
-    assert_eq!(count(&app, &format!("SELECT count(*) FROM candidates c JOIN instances i ON i.id = c.instance_id JOIN datasets d ON d.id = i.dataset_id WHERE d.name = 'candidates'")).await, 30048);
+    assert_eq!(count(&app, "SELECT count(*) FROM candidates c JOIN instances i ON i.id = c.instance_id JOIN datasets d ON d.id = i.dataset_id WHERE d.name = 'candidates'").await, 30048);
 
     // Every released result row is one of the normalised instances...
     let db = pool(&app).await;

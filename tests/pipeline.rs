@@ -90,7 +90,7 @@ async fn step3_pairs_adjudication_step4_and_the_funnel() {
     assert_eq!(f["overall"]["step3_open"], 10, "disputes wait for adjudication");
     assert_eq!(f["step3_study"], "S3 pairs");
 
-    let step4 = format!("name = \"S4\"\nkind = \"ambiguity\"\ndataset = \"demo\"\nsource = \"S3 pairs\"\nannotators = [\"annotator1\"]\nseed = 5\n");
+    let step4 = "name = \"S4\"\nkind = \"ambiguity\"\ndataset = \"demo\"\nsource = \"S3 pairs\"\nannotators = [\"annotator1\"]\nseed = 5\n".to_string();
     let res = create(&researcher, &app, &step4).await;
     assert_eq!(res.status(), 422);
     let msg = res.text().await.unwrap();

@@ -19,7 +19,7 @@ impl SplitMix64 {
 
     /// Uniform in `0..n` (Lemire's multiply-shift; bias is below 2^-32 for our n).
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 32) * n as u64 >> 32) as usize
+        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
 
     /// Uniform in [0, 1).

@@ -19,6 +19,22 @@ pub fn fails(metric: &str, o: &Outcome) -> Option<bool> {
 pub use crate::api_types::FAILURE_LIMIT as LIMIT;
 
 /// Up to [`LIMIT`] failures of `model` on `dataset`, optionally of one type.
+/// One failed (or not) instance of a model run, as read.
+#[derive(sqlx::FromRow)]
+struct FailureRow {
+    id: i64,
+    neg_type: String,
+    subtype: String,
+    caption: String,
+    negative_caption: String,
+    positive_image: Option<String>,
+    negative_image: Option<String>,
+    ipos2t: bool,
+    ineg2t: bool,
+    tpos2i: bool,
+    tneg2i: bool,
+}
+
 pub async fn failures(
     db: &SqlitePool,
     dataset: &str,
@@ -31,25 +47,38 @@ pub async fn failures(
         return Err(ServiceError::Invalid(format!("unknown score {metric:?} (i2t, t2i or group)")));
     }
     // The negative image is the one the latest Step 4 (or Step 3 via Step 4's items) settled on.
-    let rows: Vec<(i64, String, String, String, String, Option<String>, Option<String>, bool, bool, bool, bool)> =
-        sqlx::query_as(
-            "SELECT i.id, i.neg_type, i.subtype, i.caption, i.negative_caption, i.positive_image,
+    let rows: Vec<FailureRow> = sqlx::query_as(
+        "SELECT i.id, i.neg_type, i.subtype, i.caption, i.negative_caption, i.positive_image,
                 (SELECT si.chosen_image FROM study_items si JOIN studies s ON s.id = si.study_id
-                 WHERE si.instance_id = i.id AND si.chosen_image IS NOT NULL ORDER BY s.id DESC LIMIT 1),
+                 WHERE si.instance_id = i.id AND si.chosen_image IS NOT NULL ORDER BY s.id DESC LIMIT 1)
+                 AS negative_image,
                 o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
          FROM model_outcomes o JOIN model_runs r ON r.id = o.run_id JOIN instances i ON i.id = o.instance_id
          WHERE r.dataset_id = ? AND r.name = ? AND (? IS NULL OR i.neg_type = ?)
          ORDER BY i.id",
-        )
-        .bind(dataset_id)
-        .bind(model)
-        .bind(neg_type)
-        .bind(neg_type)
-        .fetch_all(db)
-        .await?;
+    )
+    .bind(dataset_id)
+    .bind(model)
+    .bind(neg_type)
+    .bind(neg_type)
+    .fetch_all(db)
+    .await?;
     Ok(rows
         .into_iter()
-        .filter_map(|(id, t, s, caption, negative_caption, pos, neg, a, b, c, d)| {
+        .filter_map(|r| {
+            let FailureRow {
+                id,
+                neg_type: t,
+                subtype: s,
+                caption,
+                negative_caption,
+                positive_image: pos,
+                negative_image: neg,
+                ipos2t: a,
+                ineg2t: b,
+                tpos2i: c,
+                tneg2i: d,
+            } = r;
             let o = Outcome { ipos2t: a, ineg2t: b, tpos2i: c, tneg2i: d };
             fails(metric, &o)?.then(|| Failure {
                 instance_id: id,

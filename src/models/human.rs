@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 /// Scores of the dataset's latest human-baseline study, over the instances
 /// an annotator answered all four questions of (None before any).
+type Answers = [Option<String>; 4];
+
 pub async fn human_report(db: &SqlitePool, dataset_id: i64) -> Result<Option<Report>, ServiceError> {
     let study: Option<i64> =
         sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = ? AND kind = 'human_baseline'")
@@ -24,7 +26,8 @@ pub async fn human_report(db: &SqlitePool, dataset_id: i64) -> Result<Option<Rep
     .bind(study)
     .fetch_all(db)
     .await?;
-    let mut per: BTreeMap<(i64, i64), (Category, [Option<String>; 4])> = BTreeMap::new();
+    // (annotator, instance) -> the instance's category and the four answers by query.
+    let mut per: BTreeMap<(i64, i64), (Category, Answers)> = BTreeMap::new();
     for (user, instance, query, value, t, s) in rows {
         let category = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(e.to_string()))?;
         let entry = per.entry((user, instance)).or_insert((category, Default::default()));

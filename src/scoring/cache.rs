@@ -31,7 +31,7 @@ pub fn to_blob(v: &[f32]) -> Vec<u8> {
 }
 
 pub fn from_blob(b: &[u8]) -> Option<Vec<f32>> {
-    (b.len() % 4 == 0).then(|| b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    b.len().is_multiple_of(4).then(|| b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
 /// The cached vectors among `hashes`.

@@ -120,7 +120,7 @@ impl ClipConfig {
         }
         let v = &c.vision_config;
         anyhow::ensure!(
-            v.patch_size > 0 && v.image_size % v.patch_size == 0,
+            v.patch_size > 0 && v.image_size.is_multiple_of(v.patch_size),
             "vision_config: image_size must be a multiple of patch_size"
         );
         Ok(c)

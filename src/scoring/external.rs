@@ -1,7 +1,7 @@
 //! An external scorer process speaking `protocol.rs` over stdin/stdout.
 //! Its stderr is passed through, so its own logs reach the user.
 use super::encoder::{CacheIdentity, Encoder, ImageRef};
-use super::protocol::{parse_hello, parse_response, Hello, ImageItem, Request};
+use super::protocol::{parse_hello, parse_response, Embeddings, Hello, ImageItem, Request};
 use anyhow::Context;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -37,7 +37,7 @@ impl ExternalScorer {
         &self.hello
     }
 
-    fn request(&mut self, images: &[ImageRef], texts: &[String]) -> anyhow::Result<(Vec<Vec<f32>>, Vec<Vec<f32>>)> {
+    fn request(&mut self, images: &[ImageRef], texts: &[String]) -> anyhow::Result<Embeddings> {
         let id = self.next_id;
         self.next_id += 1;
         let items = images.iter().map(|r| ImageItem { hash: &r.hash, path: r.path.display().to_string() }).collect();

@@ -7,7 +7,7 @@
 /// Part of the embedding cache key: bump when anything here changes output.
 pub const PREPROCESS_VERSION: &str = "openai-clip-bicubic-v1";
 pub const MEAN: [f32; 3] = [0.481_454_66, 0.457_827_5, 0.408_210_73];
-pub const STD: [f32; 3] = [0.268_629_54, 0.261_302_58, 0.275_777_11];
+pub const STD: [f32; 3] = [0.268_629_54, 0.261_302_6, 0.275_777_1];
 
 /// PIL's fixed-point precision for 8-bit resampling (32 - 8 - 2).
 const PRECISION_BITS: u32 = 22;
@@ -117,7 +117,7 @@ pub fn resized_size(w: usize, h: usize, size: usize) -> (usize, usize) {
 pub fn crop_offset(len: usize, size: usize) -> usize {
     let d = len.saturating_sub(size);
     let half = d / 2;
-    if d % 2 == 0 || half % 2 == 0 {
+    if d.is_multiple_of(2) || half.is_multiple_of(2) {
         half
     } else {
         half + 1
@@ -190,8 +190,8 @@ mod tests {
         let r = |v: f32| (v / 255.0 - MEAN[0]) / STD[0];
         assert_eq!(&t[0..4], &[r(0.0), r(90.0), r(30.0), r(120.0)]);
         assert!((t[0] - (-1.792_263)).abs() < 1e-5, "{}", t[0]);
-        assert!((t[4] - (-0.457_827_5 / 0.261_302_58)).abs() < 1e-6);
-        assert!((t[8] - ((1.0 - 0.408_210_73) / 0.275_777_11)).abs() < 1e-6);
+        assert!((t[4] - (-0.457_827_5 / 0.261_302_6)).abs() < 1e-6);
+        assert!((t[8] - ((1.0 - 0.408_210_73) / 0.275_777_1)).abs() < 1e-6);
     }
 
     #[test]

@@ -2,6 +2,9 @@
 //! lines over the scorer's stdin/stdout. Message types and checks only; the
 //! process handling is in `external.rs`.
 use super::rank::normalize;
+
+/// Image and text embeddings of one request, in request order.
+pub type Embeddings = (Vec<Vec<f32>>, Vec<Vec<f32>>);
 use serde::{Deserialize, Serialize};
 
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -64,12 +67,7 @@ pub fn parse_hello(line: &str) -> anyhow::Result<Hello> {
 
 /// Unit-length (image, text) embeddings from the response to request `id`,
 /// which asked for `images` images and `texts` texts.
-pub fn parse_response(
-    line: &str,
-    id: u64,
-    images: usize,
-    texts: usize,
-) -> anyhow::Result<(Vec<Vec<f32>>, Vec<Vec<f32>>)> {
+pub fn parse_response(line: &str, id: u64, images: usize, texts: usize) -> anyhow::Result<Embeddings> {
     let r: Response =
         serde_json::from_str(line.trim()).map_err(|e| anyhow::anyhow!("unreadable response {:?}: {e}", clip(line)))?;
     anyhow::ensure!(r.id == id, "response id {} does not answer request {id}", r.id);

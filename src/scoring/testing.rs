@@ -25,8 +25,11 @@ fn tensor(rng: &mut SplitMix64, shape: &[usize], base: f32, spread: f32) -> Tens
     Tensor::from_vec(data, shape, &Device::Cpu).expect("shape matches")
 }
 
+/// Fills one named tensor of the given shape from a seeded range.
+type Put<'a> = dyn FnMut(String, &[usize], f32, f32) + 'a;
+
 /// The encoder layers of one tower.
-fn tower(put: &mut dyn FnMut(String, &[usize], f32, f32), prefix: &str, layers: usize, h: usize, inner: usize) {
+fn tower(put: &mut Put, prefix: &str, layers: usize, h: usize, inner: usize) {
     for i in 0..layers {
         let l = format!("{prefix}.encoder.layers.{i}");
         for p in ["q_proj", "k_proj", "v_proj", "out_proj"] {

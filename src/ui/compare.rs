@@ -26,7 +26,10 @@ pub async fn load_comparison(dataset: String) -> Result<CompareReport, ServerFnE
     crate::models::compare::compare(&state.db, &dataset).await.map_err(session::sfn_error)
 }
 
-const COLUMNS: [(&str, fn(&Scores) -> f64); 7] = [
+/// A score column: its name and how to read it.
+type Column = (&'static str, fn(&Scores) -> f64);
+
+const COLUMNS: [Column; 7] = [
     ("I2T", |s| s.i2t),
     ("T2I", |s| s.t2i),
     ("Group", |s| s.group),
@@ -73,16 +76,14 @@ pub fn ComparePage() -> impl IntoView {
 
 #[component]
 fn Comparison(report: CompareReport) -> impl IntoView {
-    let mut rows: Vec<(String, Scores)> =
-        report.models.iter().map(|m| (m.name.clone(), m.report.overall.clone())).collect();
+    let mut rows: Vec<(String, Scores)> = report.models.iter().map(|m| (m.name.clone(), m.report.overall)).collect();
     if let Some(h) = &report.human {
-        rows.push(("Human".into(), h.overall.clone()));
+        rows.push(("Human".into(), h.overall));
     }
-    rows.push(("Random".into(), report.random.clone()));
+    rows.push(("Random".into(), report.random));
     let types = ["replace", "swap", "add"];
     let per_type = |name: &str, r: &crate::domain::metrics::Report| {
-        let per =
-            types.iter().map(|t| r.by_type.iter().find(|(k, _)| k.as_str() == *t).map(|(_, v)| v.clone())).collect();
+        let per = types.iter().map(|t| r.by_type.iter().find(|(k, _)| k.as_str() == *t).map(|(_, v)| *v)).collect();
         (name.to_string(), per)
     };
     let mut type_rows: Vec<(String, Vec<Option<Scores>>)> =
@@ -94,7 +95,7 @@ fn Comparison(report: CompareReport) -> impl IntoView {
         <section class="compare" data-dataset=report.dataset.clone()>
             <h2>{format!("Dataset {}", report.dataset)}</h2>
             <ScoreTable rows/>
-            <ScoreChart models=report.models.iter().map(|m| (m.name.clone(), m.report.overall.clone())).collect() human=report.human.as_ref().map(|h| h.overall.clone())/>
+            <ScoreChart models=report.models.iter().map(|m| (m.name.clone(), m.report.overall)).collect() human=report.human.as_ref().map(|h| h.overall)/>
             <h3>"Per type (I2T / T2I / Group)"</h3>
             <table class="data by-type">
                 <thead><tr><th scope="col">"Model"</th>{types.iter().map(|t| view! { <th scope="col">{t.to_uppercase()}</th> }).collect_view()}</tr></thead>

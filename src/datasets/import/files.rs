@@ -207,7 +207,6 @@ fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
             });
         }
     });
-    drop(work);
     out.into_iter().map(|r| r.expect("every item is processed")).collect()
 }
 
