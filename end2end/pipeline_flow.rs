@@ -354,7 +354,7 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     b.client.delete_all_cookies().await.unwrap();
     b.login(&app.base, "researcher", &app.password("researcher")).await;
     b.goto(&format!("{}/research/compare?dataset=demo", app.base)).await;
-    let human = |col: &str| format!(r#"table.scores tr[data-model="Human"] td[data-col="{col}"]"#);
+    let human = |col: &str| format!(r#"table.scores tr[data-model^="Human: E2E human baseline"] td[data-col="{col}"]"#);
     assert_eq!(b.text(&human("I2T")).await, "100.00");
     assert_eq!(b.text(&human("T2I")).await, format!("{t2i:.2}"));
     assert_eq!(b.text(&human("Group")).await, format!("{t2i:.2}"));

@@ -111,9 +111,39 @@ pub struct Me {
 pub struct CompareReport {
     pub dataset: String,
     pub models: Vec<ModelScores>,
-    /// Human baseline; null until a human-baseline study has answers.
-    pub human: Option<crate::domain::metrics::Report>,
+    /// One row per human-baseline study, then "Human (all)" when two or
+    /// more have complete answers; empty when the dataset has no baseline.
+    pub humans: Vec<HumanRow>,
     pub random: crate::domain::metrics::Scores,
+}
+
+/// People on the same instances, scored like models: only (annotator,
+/// instance) pairs with all four answers count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HumanRow {
+    /// "Human: <study name>", or "Human (all)" for the pooled row.
+    pub label: String,
+    /// The baseline study; null for the pooled row.
+    pub study_id: Option<i64>,
+    /// Annotators with at least one complete instance.
+    pub people: usize,
+    /// Instances with at least one complete annotator.
+    pub instances: usize,
+    /// Null while no annotator has answered all four questions of an instance.
+    pub report: Option<crate::domain::metrics::Report>,
+}
+
+impl HumanRow {
+    /// The row label with who and how much: "Human: pilot (5 people, 24 instances)".
+    pub fn title(&self) -> String {
+        let people = if self.people == 1 { "1 person".to_string() } else { format!("{} people", self.people) };
+        format!("{} ({people}, {} instances)", self.label, self.instances)
+    }
+
+    /// The row the chart's human level lines show: the pooled one, else the only one.
+    pub fn headline(rows: &[HumanRow]) -> Option<&HumanRow> {
+        rows.iter().rev().find(|r| r.report.is_some())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

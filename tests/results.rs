@@ -92,7 +92,7 @@ async fn imported_bivlc_results_give_the_papers_tables() {
     }
     assert_eq!(api["random"]["group"].as_f64(), Some(16.67));
     assert_eq!(api["random"]["ipos2t"].as_f64(), Some(50.0));
-    assert!(api["human"].is_null());
+    assert_eq!(api["humans"], serde_json::json!([]), "no baseline study, no human row");
 
     // The comparison page (server-rendered) shows the same figures.
     let page = researcher.get(app.url("/research/compare?dataset=bivlc")).send().await.unwrap().text().await.unwrap();

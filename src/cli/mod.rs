@@ -121,6 +121,9 @@ pub enum Command {
     Compare {
         #[arg(long)]
         dataset: String,
+        /// Only these human-baseline studies (repeatable); default: every one of the dataset.
+        #[arg(long = "baseline", value_name = "STUDY_ID")]
+        baselines: Vec<i64>,
         /// Print the JSON of GET /api/v1/compare instead of a table.
         #[arg(long)]
         json: bool,
@@ -303,9 +306,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let pool = open(&data_dir).await?;
             crate::datasets::export::run_cli(&pool, &ImageStore::new(data_dir.join("images")), &req, &out).await
         }
-        Command::Compare { dataset, json } => {
+        Command::Compare { dataset, baselines, json } => {
             let pool = open(&data_dir).await?;
-            let report = crate::models::compare::compare(&pool, &dataset).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            let report = crate::models::compare::compare(&pool, &dataset, &baselines)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
@@ -376,21 +381,26 @@ async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
 }
 
 fn print_table(r: &crate::api_types::CompareReport) {
+    let humans: Vec<_> = r.humans.iter().map(|h| (h.title(), h.report.as_ref())).collect();
+    let w = r.models.iter().map(|m| m.name.len()).chain(humans.iter().map(|(t, _)| t.len())).max().unwrap_or(0).max(24);
     println!(
-        "{:<24} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
+        "{:<w$} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
         "model", "n", "I2T", "T2I", "Group", "Ipos2T", "Ineg2T", "Tpos2I", "Tneg2I"
     );
     let row = |name: &str, s: &crate::domain::metrics::Scores| {
         println!(
-            "{:<24} {:>6} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}",
+            "{:<w$} {:>6} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}",
             name, s.n, s.i2t, s.t2i, s.group, s.ipos2t, s.ineg2t, s.tpos2i, s.tneg2i
         )
     };
     for m in &r.models {
         row(&m.name, &m.report.overall);
     }
-    if let Some(h) = &r.human {
-        row("Human", &h.overall);
+    for (title, report) in &humans {
+        match report {
+            Some(report) => row(title, &report.overall),
+            None => println!("{title:<w$} {:>6} no complete answers yet", 0),
+        }
     }
     row("Random", &r.random);
 }

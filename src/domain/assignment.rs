@@ -63,6 +63,17 @@ impl AssignmentRule {
         queue(study_seed, annotator, mine)
     }
 
+    /// How many tasks [`plan_upfront`](Self::plan_upfront) gives an
+    /// annotator, without building them (progress before anyone starts).
+    pub fn planned_len(&self, study_seed: u64, username: &str, items: &[i64]) -> usize {
+        match self {
+            AssignmentRule::EachAnnotatorAll => items.len(),
+            AssignmentRule::Pairs { pairs, overlap } => pair_share(study_seed, pairs, *overlap, username, items).len(),
+            // A group is small, and its queue holds every question of every item.
+            AssignmentRule::Groups { .. } => self.plan_upfront(study_seed, 0, username, items).len(),
+        }
+    }
+
     /// The annotators a rule names itself (pairs), if any.
     pub fn named_annotators(&self) -> Option<Vec<String>> {
         match self {
@@ -273,5 +284,25 @@ mod tests {
         assert!(named.admits("bo"));
         assert!(!named.admits("cy"));
         assert!(Annotators::All.admits("anyone"));
+    }
+
+    #[test]
+    fn planned_len_is_the_length_of_the_plan_for_every_rule_and_annotator() {
+        let items: Vec<i64> = (100..124).collect();
+        let names: Vec<String> = (0..6).map(|i| format!("u{i}")).collect();
+        let rules = [
+            AssignmentRule::EachAnnotatorAll,
+            AssignmentRule::Pairs { pairs: vec![["u0".into(), "u1".into()], ["u2".into(), "u3".into()]], overlap: 5 },
+            AssignmentRule::Groups { size: 5, roster: names[..5].to_vec() },
+        ];
+        for rule in &rules {
+            for (i, who) in names.iter().enumerate() {
+                let want = rule.plan_upfront(7, i as i64, who, &items).len();
+                assert_eq!(rule.planned_len(7, who, &items), want, "{rule:?} {who}");
+            }
+        }
+        // The baseline's group of 5 instances is 20 questions, not 5 or 24.
+        assert_eq!(rules[2].planned_len(7, "u4", &items), 4 * 4, "24 items in groups of 5: the last has 4");
+        assert_eq!(rules[2].planned_len(7, "u0", &items), 20);
     }
 }

@@ -43,8 +43,39 @@ pub struct AssignmentSpec {
     pub overlap: Option<usize>,
     /// Rule `groups`: instances per annotator (BiVLC: 25).
     pub group_size: Option<usize>,
-    /// Rule `groups`: how many instances to sample from the source (BiVLC: 500).
-    pub sample: Option<usize>,
+    /// Rule `groups`: how many instances to sample from the source (BiVLC:
+    /// 500), or "all" of its survivors.
+    pub sample: Option<SampleSpec>,
+}
+
+/// `sample = 500` or `sample = "all"` as written.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum SampleSpec {
+    Count(usize),
+    Word(String),
+}
+
+/// How many of the source's survivors a study draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sample {
+    /// Exactly this many (seeded); creating the study fails when the source has fewer.
+    Count(usize),
+    All,
+}
+
+impl Sample {
+    /// The instances drawn from `available` survivors, or why not.
+    pub fn size(self, available: usize) -> Result<usize, String> {
+        match self {
+            Sample::All => Ok(available),
+            Sample::Count(n) if n <= available => Ok(n),
+            Sample::Count(n) => Err(format!(
+                "asks for {n} instances but the source has only {available} survivors; \
+                 lower it, or write sample = \"all\" to take every survivor"
+            )),
+        }
+    }
 }
 
 impl Default for AssignmentSpec {
@@ -101,7 +132,7 @@ pub struct Study {
     pub resolve: ResolveRule,
     pub primary: Option<String>,
     /// Items drawn (seeded) from the source instead of taking them all.
-    pub sample: Option<usize>,
+    pub sample: Option<Sample>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -209,8 +240,15 @@ impl StudySpec {
             .instructions
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| kind.default_instructions().to_string());
-        let sample =
-            matches!(rule, AssignmentRule::Groups { .. }).then(|| self.assignment.sample.unwrap_or(DEFAULT_SAMPLE));
+        let sample = match &self.assignment.sample {
+            _ if !matches!(rule, AssignmentRule::Groups { .. }) => None,
+            None => Some(Sample::Count(DEFAULT_SAMPLE)),
+            Some(SampleSpec::Count(n)) => Some(Sample::Count(*n)),
+            Some(SampleSpec::Word(w)) if w == "all" => Some(Sample::All),
+            Some(SampleSpec::Word(w)) => {
+                return Err(field("assignment.sample", format!("expected a number or \"all\", got {w:?}")))
+            }
+        };
         Ok(Study {
             sample,
             name,
@@ -246,7 +284,7 @@ fn parse_rule(a: &AssignmentSpec) -> Result<AssignmentRule, SpecError> {
                 return Err(field("assignment.pairs", "pairs and overlap belong to rule = \"pairs\""));
             }
             let size = a.group_size.unwrap_or(DEFAULT_GROUP_SIZE);
-            if size == 0 || a.sample == Some(0) {
+            if size == 0 || a.sample == Some(SampleSpec::Count(0)) {
                 return Err(field("assignment.group_size", "group_size and sample must be at least 1"));
             }
             Ok(AssignmentRule::Groups { size, roster: Vec::new() }) // roster: the annotators list

@@ -136,16 +136,21 @@ fn human_baseline_samples_in_groups_of_named_annotators() {
     assert!(err(s.clone()).contains("rule = \"groups\""), "the default rule does not fit");
     s.assignment = AssignmentSpec { rule: "groups".into(), ..AssignmentSpec::default() };
     let st = s.clone().parse(0).unwrap();
-    assert_eq!(st.sample, Some(DEFAULT_SAMPLE));
+    assert_eq!(st.sample, Some(Sample::Count(DEFAULT_SAMPLE)));
     assert_eq!(st.rule, AssignmentRule::Groups { size: DEFAULT_GROUP_SIZE, roster: vec!["ana".into(), "bo".into()] });
     assert_eq!(st.mapping, Mapping::Full);
-    s.assignment.sample = Some(6);
+    s.assignment.sample = Some(SampleSpec::Count(6));
     s.assignment.group_size = Some(3);
     let st = s.clone().parse(0).unwrap();
     assert_eq!(
         (st.sample, &st.rule),
-        (Some(6), &AssignmentRule::Groups { size: 3, roster: vec!["ana".into(), "bo".into()] })
+        (Some(Sample::Count(6)), &AssignmentRule::Groups { size: 3, roster: vec!["ana".into(), "bo".into()] })
     );
+    let mut every = s.clone();
+    every.assignment.sample = Some(SampleSpec::Word("all".into()));
+    assert_eq!(every.clone().parse(0).unwrap().sample, Some(Sample::All));
+    every.assignment.sample = Some(SampleSpec::Word("most".into()));
+    assert!(err(every).contains("field `assignment.sample`: expected a number or \"all\", got \"most\""));
     let mut all = s.clone();
     all.annotators = Some(AnnotatorsSpec::Keyword("all".into()));
     assert!(err(all).contains("needs the list of annotators"));
@@ -169,4 +174,21 @@ fn primary_must_be_named_and_one_of_the_annotators() {
     assert!(err(s.clone()).contains("not one of the study's annotators"));
     s.primary = Some("bo".into());
     assert_eq!(s.parse(0).unwrap().primary.as_deref(), Some("bo"));
+}
+
+#[test]
+fn a_sample_larger_than_the_survivors_is_refused_with_both_numbers() {
+    assert_eq!(Sample::Count(24).size(24), Ok(24));
+    assert_eq!(Sample::Count(5).size(24), Ok(5));
+    assert_eq!(Sample::All.size(24), Ok(24));
+    let e = Sample::Count(74).size(24).unwrap_err();
+    assert!(e.contains("74") && e.contains("24") && e.contains("\"all\""), "{e}");
+}
+
+#[test]
+fn sample_is_read_from_toml_as_a_number_or_all() {
+    let parse =
+        |v: &str| toml::from_str::<AssignmentSpec>(&format!("rule = \"groups\"\nsample = {v}")).map(|a| a.sample);
+    assert_eq!(parse("12").unwrap(), Some(SampleSpec::Count(12)));
+    assert_eq!(parse("\"all\"").unwrap(), Some(SampleSpec::Word("all".into())));
 }

@@ -15,19 +15,32 @@ pub fn routes() -> Router<AppState> {
     Router::new().route("/api/v1/compare", get(compare_models)).route("/api/v1/compare/failures", get(model_failures))
 }
 
-#[derive(Deserialize)]
-struct CompareQuery {
-    dataset: String,
-}
-
+/// `?dataset=NAME[&baseline=STUDY]...`: pairs, because `baseline` repeats.
 async fn compare_models(
     State(state): State<AppState>,
     caller: Caller,
-    query: Result<Query<CompareQuery>, QueryRejection>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Json<CompareReport>, ServiceError> {
     caller.researcher()?;
-    let Query(q) = query.map_err(|_| ServiceError::Invalid("query parameter `dataset` is required".into()))?;
-    Ok(Json(compare::compare(&state.db, &q.dataset).await?))
+    let Query(pairs) = query.map_err(|e| ServiceError::Invalid(format!("query: {}", e.body_text())))?;
+    let (dataset, baselines) = compare_params(&pairs)?;
+    Ok(Json(compare::compare(&state.db, &dataset, &baselines).await?))
+}
+
+fn compare_params(pairs: &[(String, String)]) -> Result<(String, Vec<i64>), ServiceError> {
+    let mut dataset = None;
+    let mut baselines = Vec::new();
+    for (key, value) in pairs {
+        match key.as_str() {
+            "dataset" => dataset = Some(value.clone()),
+            "baseline" => baselines.push(value.parse().map_err(|_| {
+                ServiceError::Invalid(format!("query parameter `baseline`: {value:?} is not a study id"))
+            })?),
+            other => return Err(ServiceError::Invalid(format!("unknown query parameter `{other}`"))),
+        }
+    }
+    let dataset = dataset.ok_or_else(|| ServiceError::Invalid("query parameter `dataset` is required".into()))?;
+    Ok((dataset, baselines))
 }
 
 #[derive(Deserialize)]

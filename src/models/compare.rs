@@ -14,7 +14,9 @@ fn rounded(r: Report) -> Report {
     }
 }
 
-pub async fn compare(db: &SqlitePool, dataset: &str) -> Result<CompareReport, ServiceError> {
+/// Every model run on the dataset, the human rows (of the baseline studies in
+/// `baselines`, or of all of them when empty) and chance.
+pub async fn compare(db: &SqlitePool, dataset: &str, baselines: &[i64]) -> Result<CompareReport, ServiceError> {
     let dataset_id: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
         .bind(dataset)
         .fetch_optional(db)
@@ -42,6 +44,6 @@ pub async fn compare(db: &SqlitePool, dataset: &str) -> Result<CompareReport, Se
         let report = rounded(agg.report());
         models.push(ModelScores { name, n: report.overall.n, device, report });
     }
-    let human = crate::models::human::human_report(db, dataset_id).await?.map(rounded);
-    Ok(CompareReport { dataset: dataset.to_string(), models, human, random: Scores::random().rounded() })
+    let humans = crate::models::human::human_rows(db, dataset_id, baselines, rounded).await?;
+    Ok(CompareReport { dataset: dataset.to_string(), models, humans, random: Scores::random().rounded() })
 }

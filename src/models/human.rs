@@ -1,24 +1,92 @@
-//! The human baseline row of the comparison: each annotator's four answers
-//! on an instance scored with the same Winoground definitions as models.
+//! The human rows of the comparison: each annotator's four answers on an
+//! instance scored with the same Winoground definitions as models. Every
+//! human-baseline study of the dataset gets its own row (a pilot never hides
+//! the main run), and when several have complete answers a pooled row joins
+//! them. Only complete (annotator, instance) pairs count: all four answers.
+use crate::api_types::HumanRow;
 use crate::domain::category::Category;
-use crate::domain::metrics::{Aggregator, Report};
+use crate::domain::metrics::{Aggregator, Outcome, Report};
 use crate::domain::survey::human_baseline::outcome;
+use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use sqlx::SqlitePool;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// Scores of the dataset's latest human-baseline study, over the instances
-/// an annotator answered all four questions of (None before any).
 type Answers = [Option<String>; 4];
 
-pub async fn human_report(db: &SqlitePool, dataset_id: i64) -> Result<Option<Report>, ServiceError> {
-    let study: Option<i64> =
-        sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = ? AND kind = 'human_baseline'")
+/// One answer of a baseline study, as read.
+#[derive(sqlx::FromRow)]
+struct AnswerRow {
+    user_id: i64,
+    instance_id: i64,
+    query: i64,
+    value: String,
+    neg_type: String,
+    subtype: String,
+}
+
+/// One annotator's complete answers on one instance.
+struct Complete {
+    user: i64,
+    instance: i64,
+    category: Category,
+    outcome: Outcome,
+}
+
+/// The human rows for a dataset: one per baseline study (all of the
+/// dataset's, or those in `only`), then "Human (all)" when two or more have
+/// complete pairs. `rounded` turns a report into what the API shows.
+pub async fn human_rows(
+    db: &SqlitePool,
+    dataset_id: i64,
+    only: &[i64],
+    rounded: fn(Report) -> Report,
+) -> Result<Vec<HumanRow>, ServiceError> {
+    let studies: Vec<(i64, String)> =
+        sqlx::query_as("SELECT id, name FROM studies WHERE dataset_id = ? AND kind = ? ORDER BY id")
             .bind(dataset_id)
-            .fetch_one(db)
+            .bind(SurveyKind::HumanBaseline.as_str())
+            .fetch_all(db)
             .await?;
-    let Some(study) = study else { return Ok(None) };
-    let rows: Vec<(i64, i64, i64, String, String, String)> = sqlx::query_as(
+    for id in only {
+        if !studies.iter().any(|(s, _)| s == id) {
+            return Err(ServiceError::Invalid(format!(
+                "baseline={id}: not a human-baseline study of this dataset (its baseline studies: {})",
+                studies.iter().map(|(s, n)| format!("{s} {n:?}")).collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
+    let mut rows = Vec::new();
+    let mut pooled: Vec<Complete> = Vec::new();
+    let mut with_answers = 0;
+    for (id, name) in studies.into_iter().filter(|(s, _)| only.is_empty() || only.contains(s)) {
+        let complete = complete_pairs(db, id).await?;
+        with_answers += usize::from(!complete.is_empty());
+        rows.push(row(format!("Human: {name}"), Some(id), &complete, rounded));
+        pooled.extend(complete);
+    }
+    if with_answers >= 2 {
+        rows.push(row("Human (all)".into(), None, &pooled, rounded));
+    }
+    Ok(rows)
+}
+
+fn row(label: String, study_id: Option<i64>, pairs: &[Complete], rounded: fn(Report) -> Report) -> HumanRow {
+    let mut agg = Aggregator::new();
+    for p in pairs {
+        agg.add(p.category, p.outcome);
+    }
+    HumanRow {
+        label,
+        study_id,
+        people: pairs.iter().map(|p| p.user).collect::<BTreeSet<_>>().len(),
+        instances: pairs.iter().map(|p| p.instance).collect::<BTreeSet<_>>().len(),
+        report: (!pairs.is_empty()).then(|| rounded(agg.report())),
+    }
+}
+
+async fn complete_pairs(db: &SqlitePool, study: i64) -> Result<Vec<Complete>, ServiceError> {
+    let rows: Vec<AnswerRow> = sqlx::query_as(
         "SELECT a.user_id, a.instance_id, t.query, a.value, i.neg_type, i.subtype
          FROM answers a JOIN tasks t ON t.id = a.task_id JOIN instances i ON i.id = a.instance_id
          WHERE a.study_id = ?",
@@ -28,20 +96,18 @@ pub async fn human_report(db: &SqlitePool, dataset_id: i64) -> Result<Option<Rep
     .await?;
     // (annotator, instance) -> the instance's category and the four answers by query.
     let mut per: BTreeMap<(i64, i64), (Category, Answers)> = BTreeMap::new();
-    for (user, instance, query, value, t, s) in rows {
-        let category = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(e.to_string()))?;
-        let entry = per.entry((user, instance)).or_insert((category, Default::default()));
-        if let Some(slot) = entry.1.get_mut(query as usize) {
-            *slot = Some(value);
+    for r in rows {
+        let category = Category::parse(&r.neg_type, &r.subtype).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        let entry = per.entry((r.user_id, r.instance_id)).or_insert((category, Default::default()));
+        if let Some(slot) = entry.1.get_mut(r.query as usize) {
+            *slot = Some(r.value);
         }
     }
-    let mut agg = Aggregator::new();
-    let mut any = false;
-    for (category, answers) in per.values() {
-        if let Some(o) = outcome([0, 1, 2, 3].map(|q| answers[q].as_deref())) {
-            agg.add(*category, o);
-            any = true;
-        }
-    }
-    Ok(any.then(|| agg.report()))
+    Ok(per
+        .into_iter()
+        .filter_map(|((user, instance), (category, answers))| {
+            let outcome = outcome([0, 1, 2, 3].map(|q| answers[q].as_deref()))?;
+            Some(Complete { user, instance, category, outcome })
+        })
+        .collect())
 }

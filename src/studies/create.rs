@@ -62,7 +62,8 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
             let mut items = crate::studies::outcomes::survivors(db, sid, want)
                 .await
                 .map_err(|e| anyhow::anyhow!("field `source`: {e}"))?;
-            if let Some(n) = study.sample {
+            if let Some(sample) = study.sample {
+                let n = sample.size(items.len()).map_err(|e| anyhow::anyhow!("field `assignment.sample`: {e}"))?;
                 crate::domain::rng::shuffle(&mut items, crate::domain::rng::mix(&[study.seed, 0x5341_4d50]));
                 items.truncate(n);
                 items.sort();

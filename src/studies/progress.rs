@@ -9,6 +9,11 @@ use std::collections::BTreeMap;
 pub async fn study_progress(state: &AppState, study_id: i64) -> Result<StudyProgress, ServiceError> {
     let meta = study_meta(state, study_id).await?;
     let items = study_item_count(&state.db, study_id).await?;
+    let item_ids: Vec<i64> =
+        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
+            .bind(study_id)
+            .fetch_all(&state.db)
+            .await?;
     let eligible: Vec<String> = match &meta.annotators {
         Annotators::All => {
             sqlx::query_scalar("SELECT username FROM users WHERE role = 'annotator' ORDER BY username")
@@ -25,7 +30,11 @@ pub async fn study_progress(state: &AppState, study_id: i64) -> Result<StudyProg
     .await?;
     let mut by_name: BTreeMap<String, AnnotatorProgress> = eligible
         .into_iter()
-        .map(|username| (username.clone(), AnnotatorProgress { username, done: 0, total: items }))
+        .map(|username| {
+            // What the rule will give them on arrival, questions included.
+            let total = meta.rule.planned_len(meta.seed, &username, &item_ids) as i64;
+            (username.clone(), AnnotatorProgress { username, done: 0, total })
+        })
         .collect();
     for (username, done, total) in started {
         by_name.insert(username.clone(), AnnotatorProgress { username, done, total });

@@ -4,7 +4,7 @@ use super::compare_detail::{FailureDrillDown, ScoreChart, SubtypeTable};
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
-use crate::api_types::CompareReport;
+use crate::api_types::{CompareReport, HumanRow};
 use crate::domain::metrics::Scores;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -23,7 +23,7 @@ pub async fn datasets_with_results() -> Result<Vec<String>, ServerFnError> {
 #[server(prefix = "/sfn")]
 pub async fn load_comparison(dataset: String) -> Result<CompareReport, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    crate::models::compare::compare(&state.db, &dataset).await.map_err(session::sfn_error)
+    crate::models::compare::compare(&state.db, &dataset, &[]).await.map_err(session::sfn_error)
 }
 
 /// A score column: its name and how to read it.
@@ -76,11 +76,12 @@ pub fn ComparePage() -> impl IntoView {
 
 #[component]
 fn Comparison(report: CompareReport) -> impl IntoView {
-    let mut rows: Vec<(String, Scores)> = report.models.iter().map(|m| (m.name.clone(), m.report.overall)).collect();
-    if let Some(h) = &report.human {
-        rows.push(("Human".into(), h.overall));
+    let mut rows: Vec<(String, Option<Scores>)> =
+        report.models.iter().map(|m| (m.name.clone(), Some(m.report.overall))).collect();
+    for h in &report.humans {
+        rows.push((h.title(), h.report.as_ref().map(|r| r.overall)));
     }
-    rows.push(("Random".into(), report.random));
+    rows.push(("Random".into(), Some(report.random)));
     let types = ["replace", "swap", "add"];
     let per_type = |name: &str, r: &crate::domain::metrics::Report| {
         let per = types.iter().map(|t| r.by_type.iter().find(|(k, _)| k.as_str() == *t).map(|(_, v)| *v)).collect();
@@ -88,14 +89,16 @@ fn Comparison(report: CompareReport) -> impl IntoView {
     };
     let mut type_rows: Vec<(String, Vec<Option<Scores>>)> =
         report.models.iter().map(|m| per_type(&m.name, &m.report)).collect();
-    if let Some(h) = &report.human {
-        type_rows.push(per_type("Human", h));
+    for h in &report.humans {
+        if let Some(r) = &h.report {
+            type_rows.push(per_type(&h.title(), r));
+        }
     }
     view! {
         <section class="compare" data-dataset=report.dataset.clone()>
             <h2>{format!("Dataset {}", report.dataset)}</h2>
             <ScoreTable rows/>
-            <ScoreChart models=report.models.iter().map(|m| (m.name.clone(), m.report.overall)).collect() human=report.human.as_ref().map(|h| h.overall)/>
+            <ScoreChart models=report.models.iter().map(|m| (m.name.clone(), m.report.overall)).collect() human=HumanRow::headline(&report.humans).and_then(|h| h.report.as_ref()).map(|r| r.overall)/>
             <h3>"Per type (I2T / T2I / Group)"</h3>
             <table class="data by-type">
                 <thead><tr><th scope="col">"Model"</th>{types.iter().map(|t| view! { <th scope="col">{t.to_uppercase()}</th> }).collect_view()}</tr></thead>
@@ -116,22 +119,29 @@ fn Comparison(report: CompareReport) -> impl IntoView {
 }
 
 #[component]
-fn ScoreTable(rows: Vec<(String, Scores)>) -> impl IntoView {
-    let best: Vec<f64> = COLUMNS.iter().map(|(_, f)| rows.iter().map(|(_, s)| f(s)).fold(f64::MIN, f64::max)).collect();
+fn ScoreTable(rows: Vec<(String, Option<Scores>)>) -> impl IntoView {
+    let best: Vec<f64> = COLUMNS
+        .iter()
+        .map(|(_, f)| rows.iter().flat_map(|(_, s)| s.as_ref().map(f)).fold(f64::MIN, f64::max))
+        .collect();
     view! {
         <table class="data scores">
             <caption>"Overall (%); best per column in bold"</caption>
             <thead><tr><th scope="col">"Model"</th><th scope="col">"n"</th>{COLUMNS.iter().map(|(c, _)| view! { <th scope="col">{*c}</th> }).collect_view()}</tr></thead>
             <tbody>
                 {rows.into_iter().map(|(name, s)| {
+                    let label = name.clone();
+                    // A baseline study nobody has completed an instance of yet.
+                    let Some(s) = s else {
+                        return view! { <tr data-model=name><th scope="row">{label}</th><td>"0"</td><td colspan=COLUMNS.len()>"no complete answers yet"</td></tr> }.into_any();
+                    };
                     let n = if s.n == 0 { "—".to_string() } else { s.n.to_string() };
                     let cells = COLUMNS.iter().zip(&best).map(|((c, f), b)| {
                         let v = f(&s);
                         let class = if v == *b { "best" } else { "" };
                         view! { <td class=class data-col=*c>{format!("{v:.2}")}</td> }
                     }).collect_view();
-                    let label = name.clone();
-                    view! { <tr data-model=name><th scope="row">{label}</th><td>{n}</td>{cells}</tr> }
+                    view! { <tr data-model=name><th scope="row">{label}</th><td>{n}</td>{cells}</tr> }.into_any()
                 }).collect_view()}
             </tbody>
         </table>

@@ -74,8 +74,10 @@ pub fn ScoreChart(models: Vec<(String, Scores)>, human: Option<Scores>) -> impl 
 pub fn SubtypeTable(report: CompareReport) -> impl IntoView {
     let mut rows: Vec<(String, crate::domain::metrics::Report)> =
         report.models.iter().map(|m| (m.name.clone(), m.report.clone())).collect();
-    if let Some(h) = report.human.clone() {
-        rows.push(("Human".into(), h));
+    for h in &report.humans {
+        if let Some(r) = &h.report {
+            rows.push((h.title(), r.clone()));
+        }
     }
     let cats = crate::domain::category::Category::ALL;
     view! {
