@@ -2,17 +2,25 @@
 //! instances a model run fails.
 use crate::api_types::{CompareReport, Failure};
 use crate::error::ServiceError;
-use crate::http::extract::Caller;
+use crate::http::extract::{ApiQuery, Caller};
 use crate::models::{compare, failures};
 use crate::state::AppState;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/api/v1/compare", get(compare_models)).route("/api/v1/compare/failures", get(model_failures))
+    Router::new()
+        .route("/api/v1/compare", get(compare_models))
+        .route("/api/v1/compare/datasets", get(datasets_with_results))
+        .route("/api/v1/compare/failures", get(model_failures))
+}
+
+/// The datasets the comparison page lists.
+async fn datasets_with_results(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<String>>, ServiceError> {
+    caller.researcher()?;
+    Ok(Json(compare::datasets_with_results(&state.db).await?))
 }
 
 #[derive(Deserialize)]
@@ -23,10 +31,9 @@ struct CompareQuery {
 async fn compare_models(
     State(state): State<AppState>,
     caller: Caller,
-    query: Result<Query<CompareQuery>, QueryRejection>,
+    ApiQuery(q): ApiQuery<CompareQuery>,
 ) -> Result<Json<CompareReport>, ServiceError> {
     caller.researcher()?;
-    let Query(q) = query.map_err(|_| ServiceError::Invalid("query parameter `dataset` is required".into()))?;
     Ok(Json(compare::compare(&state.db, &q.dataset).await?))
 }
 
@@ -47,9 +54,8 @@ fn group() -> String {
 async fn model_failures(
     State(state): State<AppState>,
     caller: Caller,
-    query: Result<Query<FailureQuery>, QueryRejection>,
+    ApiQuery(q): ApiQuery<FailureQuery>,
 ) -> Result<Json<Vec<Failure>>, ServiceError> {
     caller.researcher()?;
-    let Query(q) = query.map_err(|e| ServiceError::Invalid(format!("query: {}", e.body_text())))?;
     Ok(Json(failures::failures(&state.db, &q.dataset, &q.model, &q.score, q.neg_type.as_deref()).await?))
 }

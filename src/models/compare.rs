@@ -14,6 +14,15 @@ fn rounded(r: Report) -> Report {
     }
 }
 
+/// Datasets with something to compare: a model run or a human baseline.
+pub async fn datasets_with_results(db: &SqlitePool) -> Result<Vec<String>, ServiceError> {
+    Ok(sqlx::query_scalar(
+        "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION SELECT dataset_id FROM studies WHERE kind = 'human_baseline') ORDER BY name",
+    )
+    .fetch_all(db)
+    .await?)
+}
+
 pub async fn compare(db: &SqlitePool, dataset: &str) -> Result<CompareReport, ServiceError> {
     let dataset_id: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
         .bind(dataset)

@@ -5,6 +5,7 @@ pub mod agreement;
 pub mod create;
 pub mod meta;
 pub mod outcomes;
+pub mod overview;
 pub mod pipeline;
 pub mod progress;
 pub mod tasks;
