@@ -18,7 +18,10 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// The datasets the comparison page lists.
-async fn datasets_with_results(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<String>>, ServiceError> {
+async fn datasets_with_results(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Vec<String>>, ServiceError> {
     caller.researcher()?;
     Ok(Json(compare::datasets_with_results(&state.db).await?))
 }

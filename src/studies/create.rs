@@ -33,7 +33,9 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
                 .await?;
             match role.as_deref() {
                 Some("annotator") => {}
-                Some(other) => return Err(invalid(format!("field `annotators`: {name:?} is a {other}, not an annotator"))),
+                Some(other) => {
+                    return Err(invalid(format!("field `annotators`: {name:?} is a {other}, not an annotator")))
+                }
                 None => return Err(invalid(format!("field `annotators`: no user named {name:?}"))),
             }
         }

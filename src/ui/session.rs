@@ -50,7 +50,11 @@ pub async fn admin() -> Result<(crate::state::AppState, crate::accounts::Session
 #[cfg(feature = "ssr")]
 pub fn sfn_error(e: crate::error::ServiceError) -> ServerFnError {
     let called = use_context::<axum::http::request::Parts>().is_some_and(|p| {
-        let html = p.headers.get(axum::http::header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("text/html"));
+        let html = p
+            .headers
+            .get(axum::http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/html"));
         p.uri.path().starts_with("/sfn/") && !html
     });
     if called {
