@@ -103,17 +103,6 @@ impl ServiceError {
             other => other.to_string(),
         }
     }
-
-    /// Prefixes the message of a caller's error with where it came from
-    /// (`field `source`: …`); internal errors keep their text for the log.
-    pub fn context(self, what: &str) -> ServiceError {
-        match self {
-            ServiceError::Invalid(m) => ServiceError::Invalid(format!("{what}: {m}")),
-            ServiceError::NotFound(m) => ServiceError::NotFound(format!("{what}: {m}")),
-            ServiceError::Conflict(m) => ServiceError::Conflict(format!("{what}: {m}")),
-            other => other,
-        }
-    }
 }
 
 impl IntoResponse for ServiceError {
