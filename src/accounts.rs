@@ -114,6 +114,13 @@ pub async fn log_out(session: &Session) -> Result<(), AuthError> {
     session.flush().await.map_err(|e| AuthError::Session(e.to_string()))
 }
 
+/// Every account, by role then name (the admin page and `GET /api/v1/users`).
+pub async fn list_users(db: &SqlitePool) -> Result<Vec<crate::api_types::UserSummary>, sqlx::Error> {
+    let rows: Vec<(i64, String, String)> =
+        sqlx::query_as("SELECT id, username, role FROM users ORDER BY role, username").fetch_all(db).await?;
+    Ok(rows.into_iter().map(|(id, username, role)| crate::api_types::UserSummary { id, username, role }).collect())
+}
+
 pub async fn current_user(session: &Session) -> Option<SessionUser> {
     session.get::<SessionUser>(SESSION_KEY).await.ok().flatten()
 }

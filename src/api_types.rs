@@ -168,6 +168,15 @@ pub struct AgreementSummary {
     pub reason: Option<String>,
 }
 
+/// One study on the research page: progress per annotator, agreement under
+/// both mappings and where it stands in the pipeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyOverview {
+    pub progress: StudyProgress,
+    pub agreement: Vec<AgreementSummary>,
+    pub status: StudyStatus,
+}
+
 /// An item whose answers disagree and wait for a researcher's decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Dispute {

@@ -1,5 +1,6 @@
 //! One error type for the service layer; the API maps it to status codes,
-//! the server functions to messages.
+//! the server functions to the same codes and messages. Internal details
+//! are logged and never sent to a client.
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -16,9 +17,15 @@ pub enum ServiceError {
     NotFound(String),
     #[error("{0}")]
     Invalid(String),
+    /// A unique name or key is taken (409).
+    #[error("{0}")]
+    Conflict(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
+
+/// What a client sees for an internal error.
+pub const INTERNAL_MESSAGE: &str = "internal error";
 
 impl From<sqlx::Error> for ServiceError {
     fn from(e: sqlx::Error) -> Self {
@@ -32,6 +39,47 @@ impl From<crate::store::writer::WriteError> for ServiceError {
     }
 }
 
+impl From<std::io::Error> for ServiceError {
+    fn from(e: std::io::Error) -> Self {
+        ServiceError::Internal(e.to_string())
+    }
+}
+
+impl From<serde_json::Error> for ServiceError {
+    fn from(e: serde_json::Error) -> Self {
+        ServiceError::Internal(e.to_string())
+    }
+}
+
+impl From<crate::datasets::import::ImportError> for ServiceError {
+    fn from(e: crate::datasets::import::ImportError) -> Self {
+        use crate::datasets::import::ImportError;
+        match e {
+            ImportError::Refused(m) | ImportError::Invalid(m) => ServiceError::Invalid(m),
+            ImportError::Internal(m) => ServiceError::Internal(m),
+        }
+    }
+}
+
+impl From<crate::accounts::AuthError> for ServiceError {
+    fn from(e: crate::accounts::AuthError) -> Self {
+        use crate::accounts::AuthError;
+        match e {
+            AuthError::BadCredentials => ServiceError::BadCredentials,
+            AuthError::BadUsername | AuthError::WeakPassword => ServiceError::Invalid(e.to_string()),
+            AuthError::Exists(_) => ServiceError::Conflict(e.to_string()),
+            AuthError::Db(_) | AuthError::Session(_) | AuthError::Hash(_) => ServiceError::Internal(e.to_string()),
+        }
+    }
+}
+
+/// A spec error names its field: the caller's fault.
+impl From<crate::domain::study::SpecError> for ServiceError {
+    fn from(e: crate::domain::study::SpecError) -> Self {
+        ServiceError::Invalid(e.to_string())
+    }
+}
+
 impl ServiceError {
     pub fn status(&self) -> StatusCode {
         match self {
@@ -39,20 +87,27 @@ impl ServiceError {
             ServiceError::Forbidden(_) => StatusCode::FORBIDDEN,
             ServiceError::NotFound(_) => StatusCode::NOT_FOUND,
             ServiceError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ServiceError::Conflict(_) => StatusCode::CONFLICT,
             ServiceError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The message a client may see; logs an internal error, whose text
+    /// (a database or file-system message) stays in the log.
+    pub fn public_message(&self) -> String {
+        match self {
+            ServiceError::Internal(e) => {
+                tracing::error!(error = %e, "request failed");
+                INTERNAL_MESSAGE.to_string()
+            }
+            other => other.to_string(),
         }
     }
 }
 
 impl IntoResponse for ServiceError {
     fn into_response(self) -> Response {
-        if let ServiceError::Internal(e) = &self {
-            tracing::error!(error = %e, "request failed");
-        }
-        let message = match &self {
-            ServiceError::Internal(_) => "internal error".to_string(),
-            other => other.to_string(),
-        };
+        let message = self.public_message();
         (self.status(), Json(serde_json::json!({ "error": message }))).into_response()
     }
 }

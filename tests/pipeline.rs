@@ -95,6 +95,11 @@ async fn step3_pairs_adjudication_step4_and_the_funnel() {
     assert_eq!(res.status(), 422);
     let msg = res.text().await.unwrap();
     assert!(msg.contains("10 for adjudication"), "{msg}");
+    // The research page's "Start Step 4" route checks the same.
+    let res = researcher.post(app.url(&format!("/api/v1/studies/{s3}/step4"))).send().await.unwrap();
+    assert_eq!(res.status(), 422);
+    let msg = res.text().await.unwrap();
+    assert!(msg.contains("10 for adjudication"), "{msg}");
 
     // The queue lists each disagreement with who chose what; settle half
     // for the image annotator1 chose and half for None.
@@ -187,4 +192,15 @@ async fn step3_pairs_adjudication_step4_and_the_funnel() {
         .unwrap();
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(listed[0]["overall"], f["overall"]);
+
+    // "Start Step 4" over the finished Step 3: a study over its survivors.
+    let step4_route = format!("/api/v1/studies/{s3}/step4");
+    assert_eq!(annotator.post(app.url(&step4_route)).send().await.unwrap().status(), 403);
+    let res = researcher.post(app.url(&step4_route)).send().await.unwrap();
+    assert_eq!(res.status(), 201);
+    let created: Value = res.json().await.unwrap();
+    assert_eq!(created["name"], "S3 pairs - Step 4");
+    let progress = get(&researcher, &app, &format!("/api/v1/studies/{}/progress", created["id"])).await;
+    assert_eq!(progress["items"], kept_alone + kept_by_adjudication, "{progress}");
+    assert_eq!(progress["kind"], "ambiguity");
 }

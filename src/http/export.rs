@@ -8,12 +8,11 @@ use crate::datasets::export::tar::TarPlan;
 use crate::datasets::export::{export_to_dir, ExportRequest};
 use crate::domain::export::safe_name;
 use crate::error::ServiceError;
-use crate::http::extract::Caller;
+use crate::http::extract::{ApiQuery, Caller};
 use crate::state::AppState;
 use crate::store::images::ImageStore;
 use axum::body::Body;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::Response;
 use axum::routing::get;
@@ -73,10 +72,9 @@ async fn download(
     State(state): State<AppState>,
     caller: Caller,
     Path(name): Path<String>,
-    query: Result<Query<ExportQuery>, QueryRejection>,
+    ApiQuery(q): ApiQuery<ExportQuery>,
 ) -> Result<Response, ServiceError> {
     caller.researcher()?;
-    let Query(q) = query.map_err(|e| ServiceError::Invalid(format!("query: {}", e.body_text())))?;
     let format = q
         .format
         .as_deref()

@@ -2,7 +2,7 @@
 //! researchers. The multipart form is streamed to a temporary directory on
 //! the image store's file system and handed to the same service function the
 //! CLI calls (docs/api.md, docs/import.md).
-use crate::datasets::import::{import_candidates, ImportError, ImportRequest, ImportSummary};
+use crate::datasets::import::{import_candidates, ImportRequest, ImportSummary};
 use crate::domain::candidates::{check_file_name, FileFormat};
 use crate::domain::normalize::NormalizeMode;
 use crate::error::ServiceError;
@@ -118,10 +118,7 @@ async fn upload(
     if let Some(dataset) = dataset {
         req.dataset = dataset;
     }
-    let summary = import_candidates(&state.db, &state.images, &req).await.map_err(|e| match e {
-        ImportError::Refused(m) | ImportError::Invalid(m) => ServiceError::Invalid(m),
-        ImportError::Internal(m) => ServiceError::Internal(m),
-    })?;
+    let summary = import_candidates(&state.db, &state.images, &req).await?;
     drop(dir);
     Ok(Json(summary))
 }

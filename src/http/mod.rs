@@ -10,6 +10,7 @@ pub mod import;
 pub mod media;
 pub mod models;
 pub mod studies;
+pub mod users;
 
 use crate::state::AppState;
 use axum::Router;
@@ -21,5 +22,6 @@ pub fn routes() -> Router<AppState> {
         .merge(studies::routes())
         .merge(datasets::routes())
         .merge(models::routes())
+        .merge(users::routes())
         .merge(media::routes())
 }

@@ -2,27 +2,37 @@
 //! instances a model run fails.
 use crate::api_types::{CompareReport, Failure};
 use crate::error::ServiceError;
-use crate::http::extract::Caller;
+use crate::http::extract::{ApiQuery, Caller};
 use crate::models::{compare, failures};
 use crate::state::AppState;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/api/v1/compare", get(compare_models)).route("/api/v1/compare/failures", get(model_failures))
+    Router::new()
+        .route("/api/v1/compare", get(compare_models))
+        .route("/api/v1/compare/datasets", get(datasets_with_results))
+        .route("/api/v1/compare/failures", get(model_failures))
+}
+
+/// The datasets the comparison page lists.
+async fn datasets_with_results(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Vec<String>>, ServiceError> {
+    caller.researcher()?;
+    Ok(Json(compare::datasets_with_results(&state.db).await?))
 }
 
 /// `?dataset=NAME[&baseline=STUDY]...`: pairs, because `baseline` repeats.
 async fn compare_models(
     State(state): State<AppState>,
     caller: Caller,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    ApiQuery(pairs): ApiQuery<Vec<(String, String)>>,
 ) -> Result<Json<CompareReport>, ServiceError> {
     caller.researcher()?;
-    let Query(pairs) = query.map_err(|e| ServiceError::Invalid(format!("query: {}", e.body_text())))?;
     let (dataset, baselines) = compare_params(&pairs)?;
     Ok(Json(compare::compare(&state.db, &dataset, &baselines).await?))
 }
@@ -60,9 +70,8 @@ fn group() -> String {
 async fn model_failures(
     State(state): State<AppState>,
     caller: Caller,
-    query: Result<Query<FailureQuery>, QueryRejection>,
+    ApiQuery(q): ApiQuery<FailureQuery>,
 ) -> Result<Json<Vec<Failure>>, ServiceError> {
     caller.researcher()?;
-    let Query(q) = query.map_err(|e| ServiceError::Invalid(format!("query: {}", e.body_text())))?;
     Ok(Json(failures::failures(&state.db, &q.dataset, &q.model, &q.score, q.neg_type.as_deref()).await?))
 }

@@ -1,12 +1,12 @@
 //! `/api/v1/studies` and `/api/v1/tasks`: listing and creating studies, the
 //! annotator's next task and answer, progress, agreement and adjudication.
-use crate::api_types::{AnswerAck, AnswerRequest, Dispute, StudyProgress, StudySummary};
+use crate::api_types::{AnswerAck, AnswerRequest, Dispute, StudyOverview, StudyProgress, StudySummary};
 use crate::error::ServiceError;
-use crate::http::extract::Caller;
+use crate::http::extract::{ApiJson, ApiQuery, Caller};
 use crate::state::AppState;
 use crate::studies::agreement::{self, AgreementOut, Mapping};
-use crate::studies::{adjudication, create as studies, meta, progress, tasks};
-use axum::extract::{Path, Query, State};
+use crate::studies::{adjudication, create as studies, meta, overview, progress, tasks};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -16,11 +16,13 @@ use serde::{Deserialize, Serialize};
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/studies", get(list_studies).post(create_study))
+        .route("/api/v1/studies/overview", get(research_overview))
         .route("/api/v1/studies/{id}/next", get(next))
         .route("/api/v1/studies/{id}/progress", get(study_progress))
         .route("/api/v1/studies/{id}/agreement", get(study_agreement))
         .route("/api/v1/studies/{id}/disputes", get(disputes))
         .route("/api/v1/studies/{id}/adjudicate", post(adjudicate))
+        .route("/api/v1/studies/{id}/step4", post(start_step4))
         .route("/api/v1/tasks/{id}/answer", post(answer))
 }
 
@@ -29,6 +31,15 @@ async fn list_studies(
     Caller(user): Caller,
 ) -> Result<Json<Vec<StudySummary>>, ServiceError> {
     Ok(Json(meta::visible_studies(&state, &user).await?))
+}
+
+/// Every study with progress, agreement and pipeline status (the research page).
+async fn research_overview(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Vec<StudyOverview>>, ServiceError> {
+    let user = caller.researcher()?;
+    Ok(Json(overview::research_overview(&state, &user).await?))
 }
 
 async fn next(
@@ -46,9 +57,8 @@ async fn answer(
     State(state): State<AppState>,
     Caller(user): Caller,
     Path(task_id): Path<i64>,
-    body: Result<Json<AnswerRequest>, axum::extract::rejection::JsonRejection>,
+    ApiJson(req): ApiJson<AnswerRequest>,
 ) -> Result<Json<AnswerAck>, ServiceError> {
-    let Json(req) = body.map_err(|e| ServiceError::Invalid(format!("request body: {}", e.body_text())))?;
     Ok(Json(tasks::answer(&state, &user, task_id, &req.option, req.elapsed_ms).await?))
 }
 
@@ -75,10 +85,20 @@ async fn create_study(
     spec: String,
 ) -> Result<(StatusCode, Json<Created>), ServiceError> {
     caller.researcher()?;
-    let study = studies::parse_spec(&spec, crate::store::db::now_secs() as u64)
-        .map_err(|e| ServiceError::Invalid(e.to_string()))?;
-    let id =
-        studies::create_study(&state.db, &study, &spec).await.map_err(|e| ServiceError::Invalid(format!("{e:#}")))?;
+    let study = studies::parse_spec(&spec, crate::store::db::now_secs() as u64)?;
+    let id = studies::create_study(&state.db, &study, &spec).await?;
+    Ok((StatusCode::CREATED, Json(Created { id, name: study.name, seed: study.seed })))
+}
+
+/// Step 4 over the survivors of finished Step 3 study `id` (the research
+/// page's "Start Step 4"); answers like `POST /api/v1/studies`.
+async fn start_step4(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<(StatusCode, Json<Created>), ServiceError> {
+    caller.researcher()?;
+    let (id, study) = studies::create_step4(&state.db, id).await?;
     Ok((StatusCode::CREATED, Json(Created { id, name: study.name, seed: study.seed })))
 }
 
@@ -101,10 +121,9 @@ async fn adjudicate(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<i64>,
-    body: Result<Json<Decision>, axum::extract::rejection::JsonRejection>,
+    ApiJson(d): ApiJson<Decision>,
 ) -> Result<StatusCode, ServiceError> {
     let user = caller.researcher()?;
-    let Json(d) = body.map_err(|e| ServiceError::Invalid(format!("request body: {}", e.body_text())))?;
     adjudication::adjudicate(&state.db, &user, id, d.instance_id, &d.value).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -118,7 +137,7 @@ async fn study_agreement(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<i64>,
-    Query(q): Query<AgreementQuery>,
+    ApiQuery(q): ApiQuery<AgreementQuery>,
 ) -> Result<Json<AgreementOut>, ServiceError> {
     caller.researcher()?;
     let mapping = match q.mapping.as_deref() {

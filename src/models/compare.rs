@@ -14,6 +14,15 @@ fn rounded(r: Report) -> Report {
     }
 }
 
+/// Datasets with something to compare: a model run or a human baseline.
+pub async fn datasets_with_results(db: &SqlitePool) -> Result<Vec<String>, ServiceError> {
+    Ok(sqlx::query_scalar(
+        "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION SELECT dataset_id FROM studies WHERE kind = 'human_baseline') ORDER BY name",
+    )
+    .fetch_all(db)
+    .await?)
+}
+
 /// Every model run on the dataset, the human rows (of the baseline studies in
 /// `baselines`, or of all of them when empty) and chance.
 pub async fn compare(db: &SqlitePool, dataset: &str, baselines: &[i64]) -> Result<CompareReport, ServiceError> {

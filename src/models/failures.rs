@@ -46,17 +46,15 @@ pub async fn failures(
     if fails(metric, &Outcome::default()).is_none() {
         return Err(ServiceError::Invalid(format!("unknown score {metric:?} (i2t, t2i or group)")));
     }
-    // The negative image is the one the latest Step 4 (or Step 3 via Step 4's items) settled on.
-    let rows: Vec<FailureRow> = sqlx::query_as(
+    // The negative image is the one the model was scored against.
+    let rows: Vec<FailureRow> = sqlx::query_as(&format!(
         "SELECT i.id, i.neg_type, i.subtype, i.caption, i.negative_caption, i.positive_image,
-                (SELECT si.chosen_image FROM study_items si JOIN studies s ON s.id = si.study_id
-                 WHERE si.instance_id = i.id AND si.chosen_image IS NOT NULL ORDER BY s.id DESC LIMIT 1)
-                 AS negative_image,
-                o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
+                {} AS negative_image, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
          FROM model_outcomes o JOIN model_runs r ON r.id = o.run_id JOIN instances i ON i.id = o.instance_id
          WHERE r.dataset_id = ? AND r.name = ? AND (? IS NULL OR i.neg_type = ?)
          ORDER BY i.id",
-    )
+        crate::store::negatives::negative_sql("i.id")
+    ))
     .bind(dataset_id)
     .bind(model)
     .bind(neg_type)

@@ -3,8 +3,8 @@
 //! one transaction. Unknown datasets are created text-only from the rows.
 use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
 use crate::domain::results::{ResultRow, ResultsHeader};
+use crate::error::ServiceError;
 use crate::store::runs::replace_run;
-use anyhow::Context;
 use sqlx::SqlitePool;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -21,12 +21,14 @@ pub struct ImportSummary {
 }
 
 /// Reads and checks every row; all problems (up to a cap) in one error.
-pub fn read_rows(path: &Path) -> anyhow::Result<Vec<(u64, ResultRow)>> {
+pub fn read_rows(path: &Path) -> Result<Vec<(u64, ResultRow)>, ServiceError> {
     let name = path.display().to_string();
-    let mut reader = csv::ReaderBuilder::new().from_path(path).with_context(|| format!("{name}: cannot open"))?;
-    let header = reader.headers().with_context(|| format!("{name}:1: cannot read the header"))?.clone();
+    let invalid = ServiceError::Invalid;
+    let mut reader =
+        csv::ReaderBuilder::new().from_path(path).map_err(|e| invalid(format!("{name}: cannot open: {e}")))?;
+    let header = reader.headers().map_err(|e| invalid(format!("{name}:1: cannot read the header: {e}")))?.clone();
     let fields: Vec<&str> = header.iter().collect();
-    let parsed = ResultsHeader::parse(&fields).map_err(|e| anyhow::anyhow!("{name}:1: {e}"))?;
+    let parsed = ResultsHeader::parse(&fields).map_err(|e| invalid(format!("{name}:1: {e}")))?;
     let mut rows = Vec::new();
     let mut problems = Vec::new();
     for record in reader.records() {
@@ -50,9 +52,12 @@ pub fn read_rows(path: &Path) -> anyhow::Result<Vec<(u64, ResultRow)>> {
         }
     }
     if !problems.is_empty() {
-        anyhow::bail!("{} problem(s), nothing imported:\n{}", problems.len().min(MAX_PROBLEMS), problems.join("\n"));
+        let n = problems.len().min(MAX_PROBLEMS);
+        return Err(invalid(format!("{n} problem(s), nothing imported:\n{}", problems.join("\n"))));
     }
-    anyhow::ensure!(!rows.is_empty(), "{name}: no rows");
+    if rows.is_empty() {
+        return Err(invalid(format!("{name}: no rows")));
+    }
     Ok(rows)
 }
 
@@ -77,8 +82,15 @@ fn key(row: &ResultRow) -> Key {
     )
 }
 
-pub async fn import_results(db: &SqlitePool, model: &str, dataset: &str, path: &Path) -> anyhow::Result<ImportSummary> {
-    anyhow::ensure!(!model.trim().is_empty(), "--model must not be empty");
+pub async fn import_results(
+    db: &SqlitePool,
+    model: &str,
+    dataset: &str,
+    path: &Path,
+) -> Result<ImportSummary, ServiceError> {
+    if model.trim().is_empty() {
+        return Err(ServiceError::Invalid("--model must not be empty".into()));
+    }
     let rows = read_rows(path)?;
     let name = path.display().to_string();
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
@@ -126,7 +138,9 @@ pub async fn import_results(db: &SqlitePool, model: &str, dataset: &str, path: &
             None => {}
         }
     }
-    anyhow::ensure!(problems.is_empty(), "unmatched rows, nothing imported:\n{}", problems.join("\n"));
+    if !problems.is_empty() {
+        return Err(ServiceError::Invalid(format!("unmatched rows, nothing imported:\n{}", problems.join("\n"))));
+    }
     let source = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
     let replaced = replace_run(&mut tx, dataset_id, model, &source, None, &matched).await?;
     tx.commit().await?;

@@ -6,6 +6,7 @@ use super::cache::{self, CacheKey, Kind};
 use super::encoder::{Encoder, ImageRef};
 use super::rank;
 use crate::store::images::{sha256_hex, ImageStore};
+use crate::store::negatives::negative_image_for;
 use crate::store::runs::replace_run;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
@@ -39,30 +40,6 @@ pub struct ScoreSummary {
     pub texts: Counts,
     pub device: String,
     pub replaced_run: bool,
-}
-
-/// The negative image I1 scored against the negative caption. The only place that decides.
-pub async fn negative_image_for(db: &SqlitePool, instance_id: i64) -> sqlx::Result<Option<String>> {
-    // The curated negative: the image the latest study settled on (Step 4's
-    // and the human baseline's items carry Step 3's choice); before any
-    // curation, the candidate known to match (demo data), else slot 0.
-    let curated: Option<String> = sqlx::query_scalar(
-        "SELECT si.chosen_image FROM study_items si WHERE si.instance_id = ? AND si.chosen_image IS NOT NULL
-         ORDER BY si.study_id DESC LIMIT 1",
-    )
-    .bind(instance_id)
-    .fetch_optional(db)
-    .await?;
-    if curated.is_some() {
-        return Ok(curated);
-    }
-    sqlx::query_scalar(
-        "SELECT image FROM candidates WHERE instance_id = ? AND (known_match = 1 OR slot = 0)
-         ORDER BY known_match IS 1 DESC, slot LIMIT 1",
-    )
-    .bind(instance_id)
-    .fetch_optional(db)
-    .await
 }
 
 struct Scorable {

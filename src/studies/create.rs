@@ -3,24 +3,28 @@
 use crate::domain::assignment::Annotators;
 use crate::domain::study::{Study, StudySpec};
 use crate::domain::survey::SurveyKind;
+use crate::error::ServiceError;
 use crate::store::db::now_secs;
-use anyhow::Context;
 use sqlx::SqlitePool;
 
 /// Parses a TOML spec (errors name the field) into a typed study.
-pub fn parse_spec(text: &str, default_seed: u64) -> anyhow::Result<Study> {
-    let spec: StudySpec = toml::from_str(text).map_err(|e| anyhow::anyhow!("invalid study spec: {e}"))?;
+pub fn parse_spec(text: &str, default_seed: u64) -> Result<Study, ServiceError> {
+    let spec: StudySpec =
+        toml::from_str(text).map_err(|e| ServiceError::Invalid(format!("invalid study spec: {e}")))?;
     Ok(spec.parse(default_seed)?)
 }
 
 /// Creates the study over every instance of its dataset. Returns its id.
-pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> anyhow::Result<i64> {
+/// A taken name is `Invalid` (422, as docs/api.md documents), a database
+/// failure `Internal`.
+pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Result<i64, ServiceError> {
+    let invalid = |m: String| ServiceError::Invalid(m);
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     let dataset_id: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
         .bind(&study.dataset)
         .fetch_optional(&mut *tx)
         .await?
-        .with_context(|| format!("field `dataset`: no dataset named {:?}", study.dataset))?;
+        .ok_or_else(|| invalid(format!("field `dataset`: no dataset named {:?}", study.dataset)))?;
     if let Annotators::Named(names) = &study.annotators {
         for name in names {
             let role: Option<String> = sqlx::query_scalar("SELECT role FROM users WHERE username = ?")
@@ -29,8 +33,10 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
                 .await?;
             match role.as_deref() {
                 Some("annotator") => {}
-                Some(other) => anyhow::bail!("field `annotators`: {name:?} is a {other}, not an annotator"),
-                None => anyhow::bail!("field `annotators`: no user named {name:?}"),
+                Some(other) => {
+                    return Err(invalid(format!("field `annotators`: {name:?} is a {other}, not an annotator")))
+                }
+                None => return Err(invalid(format!("field `annotators`: no user named {name:?}"))),
             }
         }
     }
@@ -43,12 +49,13 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
                 .bind(name)
                 .fetch_optional(&mut *tx)
                 .await?
-                .with_context(|| format!("field `source`: no study named {name:?}"))?;
-            anyhow::ensure!(
-                sds == dataset_id,
-                "field `source`: study {name:?} is on another dataset than {:?}",
-                study.dataset
-            );
+                .ok_or_else(|| invalid(format!("field `source`: no study named {name:?}")))?;
+            if sds != dataset_id {
+                return Err(invalid(format!(
+                    "field `source`: study {name:?} is on another dataset than {:?}",
+                    study.dataset
+                )));
+            }
             Some(sid)
         }
     };
@@ -59,11 +66,12 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
                 SurveyKind::Ambiguity => &[SurveyKind::FourImage],
                 _ => &[SurveyKind::Ambiguity, SurveyKind::FourImage],
             };
-            let mut items = crate::studies::outcomes::survivors(db, sid, want)
-                .await
-                .map_err(|e| anyhow::anyhow!("field `source`: {e}"))?;
+            let mut items = crate::studies::outcomes::survivors(db, sid, want).await.map_err(|e| match e {
+                ServiceError::Invalid(m) | ServiceError::NotFound(m) => invalid(format!("field `source`: {m}")),
+                e => e,
+            })?;
             if let Some(sample) = study.sample {
-                let n = sample.size(items.len()).map_err(|e| anyhow::anyhow!("field `assignment.sample`: {e}"))?;
+                let n = sample.size(items.len()).map_err(|e| invalid(format!("field `assignment.sample`: {e}")))?;
                 crate::domain::rng::shuffle(&mut items, crate::domain::rng::mix(&[study.seed, 0x5341_4d50]));
                 items.truncate(n);
                 items.sort();
@@ -97,7 +105,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
     .await
     .map_err(|e| match e {
         sqlx::Error::Database(d) if d.is_unique_violation() => {
-            anyhow::anyhow!("field `name`: a study named {:?} already exists", study.name)
+            invalid(format!("field `name`: a study named {:?} already exists", study.name))
         }
         e => e.into(),
     })?
@@ -122,7 +130,19 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
             list.len() as u64
         }
     };
-    anyhow::ensure!(items > 0, "field `dataset`: no instances to annotate in {:?}", study.dataset);
+    if items == 0 {
+        return Err(invalid(format!("field `dataset`: no instances to annotate in {:?}", study.dataset)));
+    }
     tx.commit().await?;
     Ok(id)
+}
+
+/// Step 4 over the survivors of a finished Step 3 study: the spec
+/// `step4_spec` writes, created like any other. The UI's "Start Step 4" and
+/// `POST /api/v1/studies/{id}/step4` both call this.
+pub async fn create_step4(db: &SqlitePool, step3: i64) -> Result<(i64, Study), ServiceError> {
+    let spec = crate::studies::outcomes::step4_spec(db, step3, now_secs() as u64).await?;
+    let study = parse_spec(&spec, 0)?;
+    let id = create_study(db, &study, &spec).await?;
+    Ok((id, study))
 }

@@ -4,7 +4,10 @@ pub mod adjudication;
 pub mod agreement;
 pub mod create;
 pub mod meta;
+#[cfg(test)]
+mod negatives_tests;
 pub mod outcomes;
+pub mod overview;
 pub mod pipeline;
 pub mod progress;
 pub mod tasks;

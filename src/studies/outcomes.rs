@@ -194,23 +194,24 @@ pub async fn survivors(db: &SqlitePool, study: i64, want: &[SurveyKind]) -> Resu
             .filter_map(|o| Some((o.instance_id, chosen.get(&o.instance_id)?.clone())))
             .collect());
     }
-    let slots: HashMap<(i64, i64), String> = sqlx::query_as::<_, (i64, i64, String)>(
+    let mut slots: HashMap<i64, Vec<(i64, String)>> = HashMap::new();
+    let rows: Vec<(i64, i64, String)> = sqlx::query_as(
         "SELECT c.instance_id, c.slot, c.image FROM candidates c JOIN study_items si ON si.instance_id = c.instance_id WHERE si.study_id = ?",
     )
     .bind(study)
     .fetch_all(db)
-    .await?
-    .into_iter()
-    .map(|(i, s, img)| ((i, s), img))
-    .collect();
+    .await?;
+    for (instance, slot, image) in rows {
+        slots.entry(instance).or_default().push((slot, image));
+    }
     let mut out = Vec::new();
     for o in &outcomes {
         if o.verdict(meta.kind) == Some(Verdict::Kept) {
-            let slot: i64 = o.final_value().and_then(|v| v.parse().ok()).unwrap_or(-1);
-            let image = slots
-                .get(&(o.instance_id, slot))
-                .ok_or_else(|| ServiceError::Internal(format!("instance {} has no candidate {slot}", o.instance_id)))?;
-            out.push((o.instance_id, image.clone()));
+            let candidates = slots.remove(&o.instance_id).unwrap_or_default();
+            let image = crate::store::negatives::step3_choice(o.final_value(), candidates).ok_or_else(|| {
+                ServiceError::Internal(format!("instance {} has no candidate {:?}", o.instance_id, o.final_value()))
+            })?;
+            out.push((o.instance_id, image));
         }
     }
     Ok(out)

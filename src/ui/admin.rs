@@ -8,13 +8,8 @@ use leptos::prelude::*;
 
 #[server(prefix = "/sfn")]
 pub async fn list_users() -> Result<Vec<UserSummary>, ServerFnError> {
-    let (state, user) = session::caller().await?;
-    if !user.role.may_administer() {
-        return Err(ServerFnError::new("admins only"));
-    }
-    let rows: Vec<(i64, String, String)> =
-        sqlx::query_as("SELECT id, username, role FROM users ORDER BY role, username").fetch_all(&state.db).await?;
-    Ok(rows.into_iter().map(|(id, username, role)| UserSummary { id, username, role }).collect())
+    let (state, _) = session::admin().await?;
+    crate::accounts::list_users(&state.db).await.map_err(|e| session::sfn_error(e.into()))
 }
 
 #[component]

@@ -13,11 +13,7 @@ use leptos_router::hooks::use_query_map;
 #[server(prefix = "/sfn")]
 pub async fn datasets_with_results() -> Result<Vec<String>, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    Ok(sqlx::query_scalar(
-        "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION SELECT dataset_id FROM studies WHERE kind = 'human_baseline') ORDER BY name",
-    )
-        .fetch_all(&state.db)
-        .await?)
+    crate::models::compare::datasets_with_results(&state.db).await.map_err(session::sfn_error)
 }
 
 #[server(prefix = "/sfn")]

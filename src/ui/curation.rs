@@ -32,12 +32,9 @@ pub async fn settle(study_id: i64, instance_id: i64, value: String) -> Result<()
 /// Creates Step 4 over the survivors of a finished Step 3 study.
 #[server(prefix = "/sfn")]
 pub async fn start_step4(step3: i64) -> Result<i64, ServerFnError> {
-    use crate::store::db::now_secs;
-    use crate::studies::{create as studies, outcomes::step4_spec};
     let (state, _) = session::researcher().await?;
-    let spec = step4_spec(&state.db, step3, now_secs() as u64).await.map_err(session::sfn_error)?;
-    let study = studies::parse_spec(&spec, 0).map_err(|e| ServerFnError::new(e.to_string()))?;
-    studies::create_study(&state.db, &study, &spec).await.map_err(|e| ServerFnError::new(format!("{e:#}")))
+    let (id, _) = crate::studies::create::create_step4(&state.db, step3).await.map_err(session::sfn_error)?;
+    Ok(id)
 }
 
 /// One line under a study on the research page: items final / waiting /

@@ -4,16 +4,20 @@ use leptos::prelude::*;
 #[server(prefix = "/sfn")]
 pub async fn login(username: String, password: String) -> Result<(), ServerFnError> {
     use crate::accounts;
+    use crate::ui::session::sfn_error;
     let state = expect_context::<crate::state::AppState>();
     let session: tower_sessions::Session = leptos_axum::extract().await?;
     match accounts::check_credentials(&state.db, &username, &password).await {
         Ok(user) => {
-            accounts::log_in(&session, &user).await.map_err(|e| ServerFnError::new(e.to_string()))?;
+            accounts::log_in(&session, &user).await.map_err(|e| sfn_error(e.into()))?;
             leptos_axum::redirect(user.role.home());
             Ok(())
         }
-        Err(accounts::AuthError::BadCredentials) => Err(ServerFnError::new("Unknown username or wrong password.")),
-        Err(e) => Err(ServerFnError::new(e.to_string())),
+        Err(accounts::AuthError::BadCredentials) => {
+            sfn_error(crate::error::ServiceError::BadCredentials);
+            Err(ServerFnError::new("Unknown username or wrong password."))
+        }
+        Err(e) => Err(sfn_error(e.into())),
     }
 }
 

@@ -4,34 +4,13 @@ use super::curation::{FunnelTables, StudyPipeline};
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
-use crate::api_types::{AgreementSummary, StudyProgress, StudyStatus};
+use crate::api_types::{AgreementSummary, StudyOverview, StudyProgress, StudyStatus};
 use leptos::prelude::*;
 
 #[server(prefix = "/sfn")]
-pub async fn research_overview() -> Result<Vec<(StudyProgress, Vec<AgreementSummary>, StudyStatus)>, ServerFnError> {
-    use crate::studies::agreement::{study_agreement_report, Mapping};
-    let (state, _) = session::researcher().await?;
-    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id").fetch_all(&state.db).await?;
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        let progress = crate::studies::progress::study_progress(&state, id).await.map_err(session::sfn_error)?;
-        let mut agreement = Vec::new();
-        for mapping in [Mapping::Full, Mapping::Binary] {
-            if let Ok(r) = study_agreement_report(&state.db, id, Some(mapping)).await {
-                agreement.push(AgreementSummary {
-                    mapping: r.mapping.to_string(),
-                    pairs: r.pairs.len(),
-                    mean_kappa: r.mean_kappa,
-                    fleiss_kappa: r.fleiss_kappa,
-                    krippendorff_alpha: r.krippendorff_alpha,
-                    reason: r.mean_kappa_reason,
-                });
-            }
-        }
-        let status = crate::studies::outcomes::study_status(&state.db, id).await.map_err(session::sfn_error)?;
-        out.push((progress, agreement, status));
-    }
-    Ok(out)
+pub async fn research_overview() -> Result<Vec<StudyOverview>, ServerFnError> {
+    let (state, user) = session::researcher().await?;
+    crate::studies::overview::research_overview(&state, &user).await.map_err(session::sfn_error)
 }
 
 #[component]
@@ -54,7 +33,7 @@ pub fn StudiesOverview() -> impl IntoView {
                 match studies.await {
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                     Ok(list) if list.is_empty() => view! { <p>"No studies yet."</p> }.into_any(),
-                    Ok(list) => list.into_iter().map(|(s, a, st)| view! { <StudyCard study=s agreement=a status=st/> }).collect_view().into_any(),
+                    Ok(list) => list.into_iter().map(|o| view! { <StudyCard study=o.progress agreement=o.agreement status=o.status/> }).collect_view().into_any(),
                 }
             })}
         </Suspense>

@@ -336,7 +336,6 @@ fn shape(
         _ => None,
     };
     let to_ref = |(_, hash, mime, bytes): (i64, String, String, i64)| ImageRef { hash, mime, bytes: bytes as u64 };
-    let chosen_slot = s3.0.and_then(ItemOutcome::final_value).and_then(|v| v.parse::<i64>().ok());
     let mut row = Row {
         instance_id: id,
         key,
@@ -362,11 +361,12 @@ fn shape(
         row.candidates = cands.into_iter().map(to_ref).collect();
         return Ok(row);
     }
-    let chosen = cands.into_iter().find(|c| Some(c.0) == chosen_slot);
+    let chosen_value = s3.0.and_then(ItemOutcome::final_value);
+    let chosen = crate::store::negatives::step3_choice(chosen_value, cands.into_iter().map(|c| (c.0, c)));
     row.negative_image = Some(
         chosen
             .map(to_ref)
-            .ok_or_else(|| ServiceError::Internal(format!("instance {id} has no candidate {chosen_slot:?}")))?,
+            .ok_or_else(|| ServiceError::Internal(format!("instance {id} has no candidate {chosen_value:?}")))?,
     );
     row.step3 = step_record(id, s3.0, s3.1)?;
     if stage == Stage::Final {

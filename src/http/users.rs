@@ -1,0 +1,17 @@
+//! `GET /api/v1/users`: every account, for admins (the admin page's list).
+use crate::api_types::UserSummary;
+use crate::error::ServiceError;
+use crate::http::extract::Caller;
+use crate::state::AppState;
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/api/v1/users", get(list_users))
+}
+
+async fn list_users(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<UserSummary>>, ServiceError> {
+    caller.admin()?;
+    Ok(Json(crate::accounts::list_users(&state.db).await?))
+}

@@ -1,0 +1,82 @@
+//! The four readers of "the negative image" agree: Step 3's survivors, the
+//! image scoring scores, the failure drill-down and the export, on a real
+//! SQLite file where Step 3 chose images and Step 4 was built from it.
+use crate::accounts::SessionUser;
+use crate::cli::demo_seed::{seed_demo_accounts, seed_demo_dataset};
+use crate::datasets::export::{export_to_dir, ExportRequest};
+use crate::domain::metrics::Outcome;
+use crate::domain::role::Role;
+use crate::domain::survey::SurveyKind;
+use crate::store::negatives::negative_image_for;
+use crate::studies::{adjudication, create, outcomes};
+use std::collections::BTreeMap;
+
+#[tokio::test]
+async fn survivors_scoring_failures_and_export_name_the_same_negative() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::store::db::open_pool(&dir.path().join("t.sqlite")).await.unwrap();
+    let images = crate::store::images::ImageStore::new(dir.path().join("images"));
+    seed_demo_dataset(&db, &images, 12).await.unwrap();
+    seed_demo_accounts(&db).await.unwrap();
+    let researcher_id: i64 =
+        sqlx::query_scalar("SELECT id FROM users WHERE username = 'researcher'").fetch_one(&db).await.unwrap();
+    let researcher = SessionUser { id: researcher_id, username: "researcher".into(), role: Role::Researcher };
+
+    let spec = "name = \"S3\"\nkind = \"four_image\"\ndataset = \"demo\"\nannotators = \"all\"\nseed = 3\n";
+    let s3 = create::create_study(&db, &create::parse_spec(spec, 0).unwrap(), spec).await.unwrap();
+    let items: Vec<i64> = sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY 1")
+        .bind(s3)
+        .fetch_all(&db)
+        .await
+        .unwrap();
+    // Every slot is chosen somewhere (not only slot 0, the uncurated
+    // stand-in), and some items are discarded.
+    for (n, id) in items.iter().enumerate() {
+        let value = if n % 5 == 4 { "none".to_string() } else { (n % 4).to_string() };
+        adjudication::adjudicate(&db, &researcher, s3, *id, &value).await.unwrap();
+    }
+    let survivors: BTreeMap<i64, String> =
+        outcomes::survivors(&db, s3, &[SurveyKind::FourImage]).await.unwrap().into_iter().collect();
+    assert!(survivors.len() >= 8, "{survivors:?}");
+    let (s4, _) = create::create_step4(&db, s3).await.unwrap();
+    let step4_items: BTreeMap<i64, String> =
+        sqlx::query_as("SELECT instance_id, chosen_image FROM study_items WHERE study_id = ?")
+            .bind(s4)
+            .fetch_all(&db)
+            .await
+            .unwrap()
+            .into_iter()
+            .collect();
+    assert_eq!(step4_items, survivors, "Step 4's items carry Step 3's choice");
+
+    // Scoring.
+    for (id, image) in &survivors {
+        assert_eq!(negative_image_for(&db, *id).await.unwrap().as_ref(), Some(image), "instance {id}");
+    }
+
+    // The failure drill-down, over a run that fails everything.
+    let dataset_id = crate::studies::pipeline::dataset_id(&db, "demo").await.unwrap();
+    let outcomes: Vec<(i64, Outcome)> = items.iter().map(|id| (*id, Outcome::default())).collect();
+    let mut tx = db.begin().await.unwrap();
+    crate::store::runs::replace_run(&mut tx, dataset_id, "M", "test", None, &outcomes).await.unwrap();
+    tx.commit().await.unwrap();
+    let failures = crate::models::failures::failures(&db, "demo", "M", "group", None).await.unwrap();
+    assert_eq!(failures.len(), items.len());
+    for f in failures.iter().filter(|f| survivors.contains_key(&f.instance_id)) {
+        let want = crate::studies::tasks::image_url(&survivors[&f.instance_id]);
+        assert_eq!(f.negative_image_url.as_ref(), Some(&want), "instance {}", f.instance_id);
+    }
+
+    // The export of Step 3's survivors.
+    let out = dir.path().join("export");
+    let req = ExportRequest::parse("demo", "jsonl", Some("step3"), None, None).unwrap();
+    let summary = export_to_dir(&db, &images, &req, &out, "test").await.unwrap();
+    let text = std::fs::read_to_string(out.join(&summary.files[0])).unwrap();
+    let rows: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), survivors.len());
+    for r in &rows {
+        let id = r["instance_id"].as_i64().unwrap();
+        let path = r["negative_image"].as_str().unwrap();
+        assert!(path.contains(&survivors[&id]), "instance {id}: {path}");
+    }
+}

@@ -1,0 +1,33 @@
+//! The research page's list of studies (and `GET /api/v1/studies/overview`):
+//! every study the caller sees with progress, agreement and pipeline status.
+use crate::accounts::SessionUser;
+use crate::api_types::{AgreementSummary, StudyOverview};
+use crate::error::ServiceError;
+use crate::state::AppState;
+use crate::studies::agreement::{study_agreement_report, Mapping};
+use crate::studies::{meta, outcomes, progress};
+
+pub async fn research_overview(state: &AppState, user: &SessionUser) -> Result<Vec<StudyOverview>, ServiceError> {
+    let studies = meta::visible_studies(state, user).await?;
+    let mut out = Vec::with_capacity(studies.len());
+    for s in studies {
+        let progress = progress::study_progress(state, s.id).await?;
+        let mut agreement = Vec::new();
+        for mapping in [Mapping::Full, Mapping::Binary] {
+            // A mapping the kind has no categories for is left out.
+            if let Ok(r) = study_agreement_report(&state.db, s.id, Some(mapping)).await {
+                agreement.push(AgreementSummary {
+                    mapping: r.mapping.to_string(),
+                    pairs: r.pairs.len(),
+                    mean_kappa: r.mean_kappa,
+                    fleiss_kappa: r.fleiss_kappa,
+                    krippendorff_alpha: r.krippendorff_alpha,
+                    reason: r.mean_kappa_reason,
+                });
+            }
+        }
+        let status = outcomes::study_status(&state.db, s.id).await?;
+        out.push(StudyOverview { progress, agreement, status });
+    }
+    Ok(out)
+}
