@@ -7,10 +7,10 @@
 //! 2. M annotators each answering every 2 s (default 500).
 //!
 //! Environment: BENCH_CLOSED_USERS, BENCH_OPEN_USERS, BENCH_SECONDS, BENCH_ITEMS.
-#[path = "../tests/common/mod.rs"]
-mod common;
+#[path = "../tests/api/helpers.rs"]
+mod helpers;
 
-use common::TestApp;
+use helpers::TestApp;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 

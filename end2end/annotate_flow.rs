@@ -1,7 +1,7 @@
 //! End to end in real headless Chromium: an annotator answers Step 3 items by
 //! keyboard and by click, reloads and resumes, and a researcher sees the counts.
 use crate::browser::Browser;
-use crate::common::TestApp;
+use crate::helpers::TestApp;
 use std::time::Duration;
 
 pub async fn current_task(b: &Browser) -> String {
