@@ -248,7 +248,7 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     assert_eq!(b.text(&cell("s3-discarded")).await, (SIZE - survivors.len()).to_string());
     assert_eq!(b.text(&cell("s4-kept")).await, kept.to_string());
     assert_eq!(b.text(&cell("s4-both")).await, (survivors.len() - kept).to_string());
-    b.screenshot("target/e2e-funnel.png").await;
+    b.screenshot("e2e-funnel.png").await;
 
     // The page's download link gives the curated rows: exactly the instances
     // the truth keeps, with the real image and the chosen generated image.
@@ -345,7 +345,7 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     assert_eq!(b.text(&human("Group")).await, format!("{t2i:.2}"));
     assert_eq!(b.text(&human("Tneg2I")).await, format!("{t2i:.2}"));
     assert_eq!(b.text(&human("Tpos2I")).await, "100.00");
-    b.screenshot("target/e2e-compare.png").await;
+    b.screenshot("e2e-compare.png").await;
     b.close().await;
     app.kill();
 }

@@ -288,6 +288,7 @@ impl Spec {
     }
 
     pub fn toml(&self) -> String {
+        // Debug quoting is a valid TOML basic string for the printable names used here.
         let quoted = |s: &str| format!("{s:?}");
         let list = |names: &[String]| names.iter().map(|n| quoted(n)).collect::<Vec<_>>().join(", ");
         let mut out = format!(
