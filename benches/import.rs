@@ -14,7 +14,7 @@
 //!     writes every negative as a distinct file.
 //! Files are generated under BENCH_DIR (default: the system temp dir), which
 //! must be on one file system with enough room; BENCH_ONLY=a or b runs one part.
-#[path = "../tests/common/placeholders.rs"]
+#[path = "../tests/api/placeholders.rs"]
 mod placeholders;
 
 use hardneg::datasets::import::{import_candidates, ImportRequest};

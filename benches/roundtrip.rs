@@ -7,11 +7,12 @@
 //! 2. M annotators each answering every 2 s (default 500).
 //!
 //! Environment: BENCH_CLOSED_USERS, BENCH_OPEN_USERS, BENCH_SECONDS, BENCH_ITEMS.
-#[path = "../tests/common/mod.rs"]
-mod common;
+#[path = "../tests/api/helpers.rs"]
+mod helpers;
 
-use common::TestApp;
-use serde_json::{json, Value};
+use hardneg::api_types::TaskView;
+use helpers::TestApp;
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 fn env_or(name: &str, default: usize) -> usize {
@@ -30,8 +31,7 @@ impl Annotator {
         if res.status() != 200 {
             return None;
         }
-        let task: Value = res.json().await.ok()?;
-        let id = task["task_id"].as_i64()?;
+        let id = res.json::<TaskView>().await.ok()?.task_id;
         let res = self
             .client
             .post(format!("{base}/api/v1/tasks/{id}/answer"))

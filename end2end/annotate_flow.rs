@@ -1,7 +1,7 @@
 //! End to end in real headless Chromium: an annotator answers Step 3 items by
 //! keyboard and by click, reloads and resumes, and a researcher sees the counts.
 use crate::browser::Browser;
-use crate::common::TestApp;
+use crate::helpers::TestApp;
 use std::time::Duration;
 
 pub async fn current_task(b: &Browser) -> String {
@@ -51,7 +51,7 @@ async fn annotator_answers_by_keyboard_and_click_resumes_and_researcher_sees_cou
     let same_page = b.client.execute("return window.__same_page === true;", vec![]).await.unwrap();
     assert_eq!(same_page, serde_json::Value::Bool(true), "answering reloaded the page");
     assert_eq!(b.text(".progress span").await, "5 / 63");
-    b.screenshot("target/e2e-survey.png").await;
+    b.screenshot("e2e-survey.png").await;
 
     // Reload: the survey resumes at the first unanswered item.
     b.client.refresh().await.unwrap();
@@ -69,6 +69,6 @@ async fn annotator_answers_by_keyboard_and_click_resumes_and_researcher_sees_cou
     assert_eq!(b.text(r#"tr[data-annotator="annotator1"] td.done"#).await, "5");
     assert_eq!(b.text(r#"tr[data-annotator="annotator2"] td.done"#).await, "0");
     assert_eq!(b.text("table.distribution td.none-share").await, "20.0%");
-    b.screenshot("target/e2e-research.png").await;
+    b.screenshot("e2e-research.png").await;
     b.close().await;
 }

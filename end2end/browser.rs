@@ -106,9 +106,10 @@ impl Browser {
         let _ = tokio::time::timeout(Duration::from_secs(10), self.client.clone().close()).await;
     }
 
-    pub async fn screenshot(&self, path: &str) {
+    /// Saves a screenshot under the crate's target/, wherever the tests run from.
+    pub async fn screenshot(&self, name: &str) {
         if let Ok(png) = self.client.screenshot().await {
-            let _ = std::fs::write(path, png);
+            let _ = std::fs::write(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join(name), png);
         }
     }
 }

@@ -4,7 +4,7 @@
 //! page, Step 4 is answered, and the funnel shows what the truth predicts.
 use crate::annotate_flow::current_task;
 use crate::browser::Browser;
-use crate::common::TestApp;
+use crate::helpers::{cli, text, Spec, TestApp};
 use hardneg::demo::{generate, DemoInstance, DEFAULT_SEED};
 use hardneg::store::images::sha256_hex;
 use std::collections::HashMap;
@@ -134,17 +134,10 @@ fn step3_key(truth: &Truth, i: usize, images: &[(String, String)]) -> char {
 }
 
 /// `hardneg study create` from the shell, as a researcher would.
-fn create_study(data_dir: &std::path::Path, spec: &str) {
-    let path = data_dir.join("spec.toml");
-    std::fs::write(&path, spec).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hardneg"))
-        .args(["study", "create"])
-        .arg(&path)
-        .arg("--data-dir")
-        .arg(data_dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+fn create_study(data_dir: &std::path::Path, spec: &Spec) {
+    let path = spec.write(data_dir, "spec.toml");
+    let out = cli(data_dir, &["study", "create", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
 async fn open_study(b: &Browser, app: &TestApp, name: &str) {
@@ -165,11 +158,7 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = TestApp::spawn_on(dir.path(), &["--demo-size", &SIZE.to_string()]);
     let truth = Truth::new();
-    create_study(
-        dir.path(),
-        "name = \"E2E Step 3\"\nkind = \"four_image\"\ndataset = \"demo\"\nseed = 3\n\
-         [assignment]\nrule = \"pairs\"\npairs = [[\"annotator1\", \"annotator2\"]]\noverlap = 5\n",
-    );
+    create_study(dir.path(), &Spec::new("E2E Step 3").seed(3).pairs(&[["annotator1", "annotator2"]], 5));
 
     let b = Browser::start().await;
     b.login(&app.base, "annotator1", &app.password("annotator1")).await;
@@ -259,7 +248,7 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     assert_eq!(b.text(&cell("s3-discarded")).await, (SIZE - survivors.len()).to_string());
     assert_eq!(b.text(&cell("s4-kept")).await, kept.to_string());
     assert_eq!(b.text(&cell("s4-both")).await, (survivors.len() - kept).to_string());
-    b.screenshot("target/e2e-funnel.png").await;
+    b.screenshot("e2e-funnel.png").await;
 
     // The page's download link gives the curated rows: exactly the instances
     // the truth keeps, with the real image and the chosen generated image.
@@ -279,7 +268,7 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
-    let files = crate::common::untar(&res.bytes().await.unwrap());
+    let files = crate::helpers::untar(&res.bytes().await.unwrap());
     let data = files.get("demo-final/data.csv").expect("the rows file");
     let mut rows = csv::Reader::from_reader(data.as_slice());
     let headers = rows.headers().unwrap().clone();
@@ -307,13 +296,9 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     // question on every other instance.
     assert!(kept >= 2, "the demo keeps enough instances for a baseline");
     let sample = kept.min(4);
-    create_study(
-        dir.path(),
-        &format!(
-            "name = \"E2E human baseline\"\nkind = \"human_baseline\"\ndataset = \"demo\"\nsource = \"{step4_name}\"\n\
-             annotators = [\"annotator1\"]\nseed = 8\n[assignment]\nrule = \"groups\"\nsample = {sample}\ngroup_size = {sample}\n"
-        ),
-    );
+    let baseline =
+        Spec::new("E2E human baseline").kind("human_baseline").source(step4_name).annotators(&["annotator1"]);
+    create_study(dir.path(), &baseline.seed(8).groups(sample, sample));
     b.client.delete_all_cookies().await.unwrap();
     b.login(&app.base, "annotator1", &app.password("annotator1")).await;
     open_study(&b, &app, "E2E human baseline").await;
@@ -360,7 +345,7 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     assert_eq!(b.text(&human("Group")).await, format!("{t2i:.2}"));
     assert_eq!(b.text(&human("Tneg2I")).await, format!("{t2i:.2}"));
     assert_eq!(b.text(&human("Tpos2I")).await, "100.00");
-    b.screenshot("target/e2e-compare.png").await;
+    b.screenshot("e2e-compare.png").await;
     b.close().await;
     app.kill();
 }

@@ -2,74 +2,22 @@
 //! overlap, `resolve = "first"`) and Step 4 over HTTP, then `hardneg export`
 //! and the download are checked against what the answers decided. Parquet
 //! is read back with Python's `datasets` (scripts/setup.sh installs it).
-mod common;
-use common::untar;
-use common::TestApp;
-use serde_json::{json, Value};
+use crate::helpers::{text, untar, Spec, TestApp};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::process::Command;
 
-const STEP3: &str = r#"
-name = "S3"
-kind = "four_image"
-dataset = "demo"
-seed = 11
-resolve = "first"
-[assignment]
-rule = "pairs"
-pairs = [["annotator1", "annotator2"]]
-overlap = 10
-"#;
+fn step3() -> Spec {
+    Spec::new("S3").seed(11).resolve("first").pairs(&[["annotator1", "annotator2"]], 10)
+}
 
-const STEP4: &str = r#"
-name = "S4"
-kind = "ambiguity"
-dataset = "demo"
-source = "S3"
-seed = 5
-resolve = "first"
-[assignment]
-rule = "pairs"
-pairs = [["annotator1", "annotator2"]]
-overlap = 4
-"#;
+fn step4() -> Spec {
+    Spec::new("S4").kind("ambiguity").source("S3").seed(5).resolve("first").pairs(&[["annotator1", "annotator2"]], 4)
+}
 
 fn hash_of(url: &str) -> String {
     url.trim_start_matches("/img/").trim_end_matches("/original").to_string()
-}
-
-/// Answers the caller's whole queue; `choose` returns the option id and what it means.
-async fn work_through<T>(
-    app: &TestApp,
-    who: &str,
-    study: i64,
-    mut choose: impl FnMut(usize, &Value) -> (String, T),
-) -> Vec<T> {
-    let client = app.login(who).await;
-    let mut out = Vec::new();
-    loop {
-        let res = client.get(app.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap();
-        if res.status() == 204 {
-            return out;
-        }
-        let task: Value = res.json().await.unwrap();
-        let (option, meaning) = choose(out.len(), &task);
-        let res = client
-            .post(app.url(&format!("/api/v1/tasks/{}/answer", task["task_id"])))
-            .json(&json!({ "option": option }))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(res.status(), 200);
-        out.push(meaning);
-    }
-}
-
-async fn create(researcher: &reqwest::Client, app: &TestApp, spec: &str) -> i64 {
-    let res = researcher.post(app.url("/api/v1/studies")).body(spec.to_string()).send().await.unwrap();
-    assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
-    res.json::<Value>().await.unwrap()["id"].as_i64().unwrap()
 }
 
 /// What the answers decided: Step 3 by negative caption (the chosen image or
@@ -82,48 +30,52 @@ struct Decided {
 
 async fn curate(app: &TestApp) -> Decided {
     let researcher = app.login("researcher").await;
-    let s3 = create(&researcher, app, STEP3).await;
+    let s3 = app.create_study_ok(&researcher, &step3()).await;
     let mut d = Decided::default();
     // annotator1 answers first, so "first" settles each shared item their way.
     for who in ["annotator1", "annotator2"] {
-        let answers = work_through(app, who, s3, |n, task| {
-            let caption = task["prompt"]["text"].as_str().unwrap().to_string();
+        let mut answers = Vec::new();
+        app.work_through(who, s3, |task| {
+            let n = answers.len();
             let pick = if who == "annotator1" { ["A", "B", "none", "C"][n % 4] } else { ["A", "none"][n % 2] };
-            let image = task["options"].as_array().unwrap().iter().find(|o| o["id"] == pick).unwrap()["image_url"]
-                .as_str()
-                .map(hash_of);
-            (pick.to_string(), (caption, image))
+            let image = task.options.iter().find(|o| o.id == pick).unwrap().image_url.as_deref().map(hash_of);
+            answers.push((task.prompt.text.clone(), image));
+            pick.to_string()
         })
         .await;
         for (caption, image) in answers {
             d.step3.entry(caption).and_modify(|e| e.1 += 1).or_insert((image, 1));
         }
     }
-    let s4 = create(&researcher, app, STEP4).await;
+    let s4 = app.create_study_ok(&researcher, &step4()).await;
+    // The generated side of a Step 4 task is the image Step 3 chose.
+    let chosen: BTreeSet<String> = d.step3.values().filter_map(|(i, _)| i.clone()).collect();
     for who in ["annotator1", "annotator2"] {
-        let answers = work_through(app, who, s4, |n, task| {
-            let opts = task["options"].as_array().unwrap();
-            let images: Vec<String> = opts.iter().filter_map(|o| o["image_url"].as_str().map(hash_of)).collect();
+        let mut answers = Vec::new();
+        app.work_through(who, s4, |task| {
+            let n = answers.len();
+            let images: Vec<String> = task.options.iter().filter_map(|o| o.image_url.as_deref().map(hash_of)).collect();
             assert_eq!(images.len(), 2);
-            // The generated side is the image Step 3 chose.
-            let chosen: BTreeSet<&String> = d.step3.values().filter_map(|(i, _)| i.as_ref()).collect();
             let (real, generated) = if chosen.contains(&images[0]) {
                 (images[1].clone(), images[0].clone())
             } else {
                 (images[0].clone(), images[1].clone())
             };
             let id_of = |hash: &str| {
-                opts.iter().find(|o| o["image_url"].as_str().map(hash_of).as_deref() == Some(hash)).unwrap()["id"]
-                    .as_str()
+                task.options
+                    .iter()
+                    .find(|o| o.image_url.as_deref().map(hash_of).as_deref() == Some(hash))
                     .unwrap()
-                    .to_string()
+                    .id
+                    .clone()
             };
-            let value = match (who, n % 3, n % 2) {
+            let (option, value) = match (who, n % 3, n % 2) {
                 ("annotator2", _, 0) => ("both".to_string(), "both"),
                 ("annotator1", 2, _) => (id_of(&generated), "generated"),
                 _ => (id_of(&real), "real"),
             };
-            (value.0, ((real, generated), value.1.to_string()))
+            answers.push(((real, generated), value.to_string()));
+            option
         })
         .await;
         for (pair, value) in answers {
@@ -134,15 +86,8 @@ async fn curate(app: &TestApp) -> Decided {
 }
 
 fn export(app: &TestApp, out: &Path, args: &[&str]) -> String {
-    let res = Command::new(env!("CARGO_BIN_EXE_hardneg"))
-        .args(["export", "demo", "--out"])
-        .arg(out)
-        .args(args)
-        .arg("--data-dir")
-        .arg(&app.data_dir)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&res.stdout).to_string() + &String::from_utf8_lossy(&res.stderr);
+    let res = app.cli(&[&["export", "demo", "--out", out.to_str().unwrap()], args].concat());
+    let text = text(&res.stdout) + &text(&res.stderr);
     assert!(res.status.success(), "export {args:?}: {text}");
     text
 }

@@ -1,7 +1,7 @@
 //! Tiny placeholder images for the names a Step 2 candidate file uses:
 //! distinct content per name (so every file hashes differently), positives
 //! as JPEG and negatives as PNG so both formats go through the import.
-//! Shared by tests/import.rs and benches/import.rs (included by path).
+//! Shared by tests/api/import.rs and benches/import.rs (included by path).
 #![allow(dead_code)]
 use std::io::Cursor;
 use std::path::Path;

@@ -1,9 +1,9 @@
 //! An acknowledged answer survives SIGKILL: answers stream in from several
 //! annotators, the process is killed right after a 200, and after a restart
 //! every acknowledged answer is there with its option.
-mod common;
-use common::{demo_study, TestApp};
-use serde_json::{json, Value};
+use crate::helpers::{demo_study, TestApp};
+use hardneg::api_types::{AnswerAck, TaskView};
+use serde_json::json;
 use std::sync::{Arc, Mutex};
 
 #[tokio::test]
@@ -18,22 +18,24 @@ async fn no_acknowledged_answer_is_lost_on_sigkill() {
     let study = demo_study(&clients[0].1, &app).await;
     let base = app.base.clone();
     let mut workers = Vec::new();
+    // The workers outlive the server, so they speak HTTP directly and stop at the first failure.
     for (name, client) in clients.clone() {
         let acked = acked.clone();
         let base = base.clone();
         workers.push(tokio::spawn(async move {
             for i in 0.. {
                 let Ok(res) = client.get(format!("{base}/api/v1/studies/{study}/next")).send().await else { return };
-                let Ok(task) = res.json::<Value>().await else { return };
-                let id = task["task_id"].as_i64().unwrap();
+                let Ok(task) = res.json::<TaskView>().await else { return };
                 let option = ["A", "B", "C", "D", "none"][i % 5];
                 let sent = client
-                    .post(format!("{base}/api/v1/tasks/{id}/answer"))
+                    .post(format!("{base}/api/v1/tasks/{}/answer", task.task_id))
                     .json(&json!({"option": option}))
                     .send()
                     .await;
                 match sent {
-                    Ok(r) if r.status() == 200 => acked.lock().unwrap().push((name.clone(), id, option.to_string())),
+                    Ok(r) if r.status() == 200 => {
+                        acked.lock().unwrap().push((name.clone(), task.task_id, option.to_string()))
+                    }
                     _ => return,
                 }
             }
@@ -59,17 +61,9 @@ async fn no_acknowledged_answer_is_lost_on_sigkill() {
     {
         for (_, id, option) in acked.iter().filter(|(n, _, _)| n == name) {
             // Re-answering reports the stored answer: it must be there, unchanged.
-            let res: Value = client
-                .post(restarted.url(&format!("/api/v1/tasks/{id}/answer")))
-                .json(&json!({"option": "A"}))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            assert_eq!(res["duplicate"], true, "task {id} of {name} lost: {res}");
-            assert_eq!(res["option"], option.as_str(), "task {id} of {name}");
+            let res: AnswerAck = restarted.answer(&client, *id, "A").await.json().await.unwrap();
+            assert!(res.duplicate, "task {id} of {name} lost: {res:?}");
+            assert_eq!(res.option, *option, "task {id} of {name}");
         }
     }
 }

@@ -2,24 +2,14 @@
 //! placeholder images, against a running server's data dir: the released
 //! results match the imported instances, a re-import changes nothing, and
 //! every corrupted copy is refused whole, naming line and field.
-mod common;
-#[path = "common/placeholders.rs"]
-mod placeholders;
-use common::TestApp;
+use crate::helpers::{fixture, text, TestApp};
+use crate::placeholders;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn shared(file: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bivlc").join(file)
-}
-
-fn hardneg(app: &TestApp, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hardneg")).args(args).arg("--data-dir").arg(&app.data_dir).output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).to_string()
+pub(crate) fn shared(file: &str) -> PathBuf {
+    fixture(&format!("bivlc/{file}"))
 }
 
 /// Placeholder images for every name in candidates.csv, in `dir`.
@@ -41,7 +31,7 @@ fn import(app: &TestApp, file: &Path, pos: &Path, neg: &Path, extra: &[&str]) ->
         neg.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    hardneg(app, &args)
+    app.cli(&args)
 }
 
 async fn pool(app: &TestApp) -> sqlx::SqlitePool {
@@ -49,7 +39,7 @@ async fn pool(app: &TestApp) -> sqlx::SqlitePool {
 }
 
 /// Every row of every table, as text: equal dumps mean equal content.
-async fn dump(app: &TestApp) -> Vec<String> {
+pub(crate) async fn dump(app: &TestApp) -> Vec<String> {
     let db = pool(app).await;
     let tables: Vec<String> = sqlx::query_scalar(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
@@ -131,18 +121,15 @@ async fn real_candidates_import_and_match_the_released_results() {
     }
     assert_eq!(n, 2933);
     // ...so the results import matches every row to an instance.
-    let out = hardneg(
-        &app,
-        &[
-            "results",
-            "import",
-            "--model",
-            "CLIP",
-            "--dataset",
-            "candidates",
-            shared("results_ViT-B-32.csv").to_str().unwrap(),
-        ],
-    );
+    let out = app.cli(&[
+        "results",
+        "import",
+        "--model",
+        "CLIP",
+        "--dataset",
+        "candidates",
+        shared("results_ViT-B-32.csv").to_str().unwrap(),
+    ]);
     assert!(text(&out.stdout).contains("imported 2933 results"), "{}", text(&out.stderr));
 
     // The same file again is a no-op.
@@ -169,10 +156,8 @@ async fn real_candidates_import_and_match_the_released_results() {
         text(&out.stderr)
     );
     assert_eq!(store_files(&app), files);
-    let out = hardneg(
-        &app,
-        &["import", "candidates", "x.csv", "--positives", ".", "--negatives", ".", "--normalize", "lower"],
-    );
+    let out =
+        app.cli(&["import", "candidates", "x.csv", "--positives", ".", "--negatives", ".", "--normalize", "lower"]);
     assert!(text(&out.stderr).contains("unknown normalisation mode \"lower\""), "{}", text(&out.stderr));
 }
 
@@ -335,91 +320,4 @@ async fn json_lines_import_with_numeric_or_string_indexes_and_links() {
     assert!(err.contains("bad.jsonl:1: field `type`: expected a string, got 7"), "{err}");
     assert!(err.contains("bad.jsonl:3: field `index`: duplicate index \"1\" (first on line 2)"), "{err}");
     assert_eq!(dump(&app).await, before);
-}
-
-/// A multipart/form-data body: (part name, file name, content).
-fn form(parts: &[(&str, Option<&str>, Vec<u8>)]) -> (String, Vec<u8>) {
-    let boundary = "hardneg-test-boundary-5d1f0c";
-    let mut body = Vec::new();
-    for (name, file, data) in parts {
-        body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"").as_bytes());
-        if let Some(file) = file {
-            body.extend_from_slice(
-                format!("; filename=\"{file}\"\r\nContent-Type: application/octet-stream").as_bytes(),
-            );
-        }
-        body.extend_from_slice(b"\r\n\r\n");
-        body.extend_from_slice(data);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
-}
-
-#[tokio::test]
-async fn researchers_upload_candidates_over_http() {
-    let app = TestApp::spawn();
-    let original = std::fs::read_to_string(shared("candidates.csv")).unwrap();
-    let csv: String = original.lines().take(4).map(|l| format!("{l}\n")).collect();
-    let records: Vec<csv::StringRecord> =
-        csv::Reader::from_reader(csv.as_bytes()).records().map(Result::unwrap).collect();
-    let mut parts =
-        vec![("file", Some("upload.csv"), csv.clone().into_bytes()), ("dataset", None, b"uploaded".to_vec())];
-    for (i, rec) in records.iter().enumerate() {
-        parts.push(("positive", Some(&rec[0]), placeholders::jpeg(i as u32)));
-        for k in 0..4 {
-            parts.push(("negative", Some(&rec[6 + k]), placeholders::png((i * 4 + k) as u32)));
-        }
-    }
-    let url = app.url("/api/v1/datasets/import");
-    let post = |client: reqwest::Client, parts: Vec<(&str, Option<&str>, Vec<u8>)>| {
-        let (content_type, body) = form(&parts);
-        let url = url.clone();
-        async move { client.post(url).header("content-type", content_type).body(body).send().await.unwrap() }
-    };
-    assert_eq!(post(TestApp::client(), parts.clone()).await.status(), 401);
-    assert_eq!(post(app.login("annotator1").await, parts.clone()).await.status(), 403);
-
-    let researcher = app.login("researcher").await;
-    let res = post(researcher.clone(), parts.clone()).await;
-    assert_eq!(res.status(), 200);
-    let body: serde_json::Value = res.json().await.unwrap();
-    assert_eq!(
-        body,
-        serde_json::json!({"dataset": "uploaded", "instances": 3, "images": 15, "new_images": 15, "already_imported": false})
-    );
-    let again: serde_json::Value = post(researcher.clone(), parts.clone()).await.json().await.unwrap();
-    assert_eq!(again["already_imported"], true);
-
-    // A missing image and a name escaping its directory are refused, naming
-    // the line and field but no server path.
-    let before = dump(&app).await;
-    let mut missing = parts.clone();
-    missing[1].2 = b"other".to_vec();
-    missing.remove(3);
-    let res = post(researcher.clone(), missing).await;
-    assert_eq!(res.status(), 422);
-    let err = res.json::<serde_json::Value>().await.unwrap()["error"].as_str().unwrap().to_string();
-    assert!(
-        err.contains(
-            "upload.csv:2: field `hn_img_0`: image \"0_000000219578_0.jpg\" in the uploaded negative images: not found"
-        ),
-        "{err}"
-    );
-    assert!(!err.contains(app.data_dir.to_str().unwrap()), "{err}");
-    let mut escaping = parts.clone();
-    escaping.push(("negative", Some("../../evil.jpg"), b"x".to_vec()));
-    let res = post(researcher.clone(), escaping).await;
-    assert_eq!(res.status(), 422);
-    assert!(res.text().await.unwrap().contains("not a file name inside the image directory"));
-    assert_eq!(dump(&app).await, before);
-    // The uploads are removed once each request is over.
-    let uploads = app.data_dir.join("images/uploads");
-    for _ in 0..50 {
-        if std::fs::read_dir(&uploads).map_or(0, |d| d.count()) == 0 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert_eq!(std::fs::read_dir(&uploads).unwrap().count(), 0);
 }

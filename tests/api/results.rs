@@ -1,17 +1,27 @@
 //! Imported model results reproduce the BiVLC paper's tables, through the
 //! CLI and the API alike; bad files are refused whole.
-mod common;
-use common::TestApp;
-use serde_json::Value;
+use crate::helpers::{fixture, text, TestApp};
+use hardneg::api_types::{CompareReport, Failure};
+use hardneg::domain::category::NegType;
+use hardneg::domain::metrics::Scores;
 use std::path::PathBuf;
-use std::process::Command;
 
 fn shared(file: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bivlc").join(file)
+    fixture(&format!("bivlc/{file}"))
 }
 
-fn hardneg(app: &TestApp, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_hardneg")).args(args).arg("--data-dir").arg(&app.data_dir).output().unwrap()
+/// A score by its JSON name.
+fn score(s: &Scores, key: &str) -> f64 {
+    match key {
+        "i2t" => s.i2t,
+        "t2i" => s.t2i,
+        "group" => s.group,
+        "ipos2t" => s.ipos2t,
+        "ineg2t" => s.ineg2t,
+        "tpos2i" => s.tpos2i,
+        "tneg2i" => s.tneg2i,
+        other => panic!("no score {other}"),
+    }
 }
 
 const MODELS: [(&str, &str); 4] = [
@@ -55,44 +65,41 @@ fn column_means(file: &str, only_type: Option<&str>) -> Vec<(String, f64)> {
 async fn imported_bivlc_results_give_the_papers_tables() {
     let app = TestApp::spawn();
     for (model, file) in MODELS {
-        let out = hardneg(&app, &["results", "import", "--model", model, shared(file).to_str().unwrap()]);
-        assert!(out.status.success(), "{model}: {}", String::from_utf8_lossy(&out.stderr));
-        assert!(String::from_utf8_lossy(&out.stdout).contains("imported 2933 results"));
+        let out = app.cli(&["results", "import", "--model", model, shared(file).to_str().unwrap()]);
+        assert!(out.status.success(), "{model}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("imported 2933 results"));
     }
-    let out = hardneg(&app, &["compare", "--dataset", "bivlc", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = app.cli(&["compare", "--dataset", "bivlc", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let cli: CompareReport = serde_json::from_slice(&out.stdout).unwrap();
     let researcher = app.login("researcher").await;
-    let api: Value =
-        researcher.get(app.url("/api/v1/compare?dataset=bivlc")).send().await.unwrap().json().await.unwrap();
+    let api: CompareReport = app.get(&researcher, "/api/v1/compare?dataset=bivlc").await;
     assert_eq!(cli, api, "CLI and API disagree");
 
     // Table 2, CLIP ViT-B/32, and Table 4's SWAP group score.
-    let clip = &api["models"][0];
-    assert_eq!(clip["name"], "CLIP");
-    assert_eq!(clip["n"], 2933);
-    assert_eq!(
-        (clip["overall"]["i2t"].as_f64(), clip["overall"]["t2i"].as_f64(), clip["overall"]["group"].as_f64()),
-        (Some(75.83), Some(52.40), Some(49.06))
-    );
-    assert_eq!(clip["by_type"]["swap"]["group"].as_f64(), Some(13.65));
+    let clip = &api.models[0];
+    assert_eq!(clip.name, "CLIP");
+    assert_eq!(clip.n, 2933);
+    let overall = &clip.report.overall;
+    assert_eq!((overall.i2t, overall.t2i, overall.group), (75.83, 52.40, 49.06));
+    assert_eq!(clip.report.by_type[&NegType::Swap].group, 13.65);
     // Every model, overall and per type, matches the means of the released columns.
     for (i, (model, file)) in MODELS.iter().enumerate() {
-        let m = &api["models"][i];
-        assert_eq!(m["name"], *model);
+        let m = &api.models[i];
+        assert_eq!(m.name, *model);
         for (key, want) in column_means(file, None) {
-            assert_eq!(m["overall"][&key].as_f64(), Some(want), "{model} overall {key}");
+            assert_eq!(score(&m.report.overall, &key), want, "{model} overall {key}");
         }
-        for ty in ["replace", "swap", "add"] {
-            for (key, want) in column_means(file, Some(ty)) {
-                assert_eq!(m["by_type"][ty][&key].as_f64(), Some(want), "{model} {ty} {key}");
+        for ty in NegType::ALL {
+            for (key, want) in column_means(file, Some(ty.as_str())) {
+                assert_eq!(score(&m.report.by_type[&ty], &key), want, "{model} {ty:?} {key}");
             }
         }
-        assert_eq!(m["by_subtype"].as_object().unwrap().len(), 7);
+        assert_eq!(m.report.by_subtype.len(), 7);
     }
-    assert_eq!(api["random"]["group"].as_f64(), Some(16.67));
-    assert_eq!(api["random"]["ipos2t"].as_f64(), Some(50.0));
-    assert_eq!(api["humans"], serde_json::json!([]), "no baseline study, no human row");
+    assert_eq!(api.random.group, 16.67);
+    assert_eq!(api.random.ipos2t, 50.0);
+    assert!(api.humans.is_empty(), "no baseline study, no human row");
 
     // The comparison page (server-rendered) shows the same figures.
     let page = researcher.get(app.url("/research/compare?dataset=bivlc")).send().await.unwrap().text().await.unwrap();
@@ -106,17 +113,15 @@ async fn imported_bivlc_results_give_the_papers_tables() {
 
     // The drill-down lists SWAP instances CLIP fails on the group score,
     // consistent with the SWAP group figure (13.65 % of them succeed).
-    let url = app.url("/api/v1/compare/failures?dataset=bivlc&model=CLIP&score=group&type=swap");
-    let fails: Value = researcher.get(url).send().await.unwrap().json().await.unwrap();
-    let fails = fails.as_array().unwrap();
+    let fails: Vec<Failure> =
+        app.get(&researcher, "/api/v1/compare/failures?dataset=bivlc&model=CLIP&score=group&type=swap").await;
     assert_eq!(fails.len(), 200, "capped list");
-    for f in fails {
-        assert!(f["category"].as_str().unwrap().starts_with("swap/"));
-        let all = ["ipos2t", "ineg2t", "tpos2i", "tneg2i"].iter().all(|k| f[k].as_bool().unwrap());
-        assert!(!all, "a listed instance really fails: {f}");
+    for f in &fails {
+        assert!(f.category.starts_with("swap/"));
+        assert!(!(f.ipos2t && f.ineg2t && f.tpos2i && f.tneg2i), "a listed instance really fails: {f:?}");
     }
-    let by_type = &api["models"][0]["by_type"]["swap"];
-    let swap_fails = (by_type["n"].as_f64().unwrap() * (1.0 - by_type["group"].as_f64().unwrap() / 100.0)).round();
+    let swap = &clip.report.by_type[&NegType::Swap];
+    let swap_fails = (swap.n as f64 * (1.0 - swap.group / 100.0)).round();
     assert!(swap_fails > 200.0, "{swap_fails}");
     let bad =
         researcher.get(app.url("/api/v1/compare/failures?dataset=bivlc&model=CLIP&score=odd")).send().await.unwrap();
@@ -132,12 +137,10 @@ async fn imported_bivlc_results_give_the_papers_tables() {
     assert!(page.contains("class=\"failure\""), "the drill-down renders on the page");
 
     // Importing again replaces the run instead of adding one.
-    let again =
-        hardneg(&app, &["results", "import", "--model", "CLIP", shared("results_ViT-B-32.csv").to_str().unwrap()]);
-    assert!(String::from_utf8_lossy(&again.stdout).contains("replacing"));
-    let api: Value =
-        researcher.get(app.url("/api/v1/compare?dataset=bivlc")).send().await.unwrap().json().await.unwrap();
-    assert_eq!(api["models"].as_array().unwrap().len(), 4);
+    let again = app.cli(&["results", "import", "--model", "CLIP", shared("results_ViT-B-32.csv").to_str().unwrap()]);
+    assert!(text(&again.stdout).contains("replacing"));
+    let api: CompareReport = app.get(&researcher, "/api/v1/compare?dataset=bivlc").await;
+    assert_eq!(api.models.len(), 4);
     let annotator = app.login("annotator1").await;
     assert_eq!(annotator.get(app.url("/api/v1/compare?dataset=bivlc")).send().await.unwrap().status(), 403);
 }
@@ -145,8 +148,8 @@ async fn imported_bivlc_results_give_the_papers_tables() {
 #[tokio::test]
 async fn corrupted_results_are_refused_whole_naming_the_line() {
     let app = TestApp::spawn();
-    let text = std::fs::read_to_string(shared("results_ViT-B-32.csv")).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
+    let original = std::fs::read_to_string(shared("results_ViT-B-32.csv")).unwrap();
+    let lines: Vec<&str> = original.lines().collect();
     let corrupt = |f: &dyn Fn(&mut Vec<String>)| {
         let mut v: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
         f(&mut v);
@@ -165,29 +168,26 @@ async fn corrupted_results_are_refused_whole_naming_the_line() {
     for (name, body, expected) in cases {
         let path = app.data_dir.join(format!("{name}.csv"));
         std::fs::write(&path, body).unwrap();
-        let out = hardneg(&app, &["results", "import", "--model", "CLIP", path.to_str().unwrap()]);
-        let err = String::from_utf8_lossy(&out.stderr);
+        let out = app.cli(&["results", "import", "--model", "CLIP", path.to_str().unwrap()]);
+        let err = text(&out.stderr);
         assert!(!out.status.success(), "{name} was accepted");
         assert!(err.contains(&format!("{name}.csv{expected}")), "{name}: {err}");
     }
     // Rows that match no instance of an existing dataset are refused too.
-    let out = hardneg(
-        &app,
-        &[
-            "results",
-            "import",
-            "--model",
-            "CLIP",
-            "--dataset",
-            "demo",
-            shared("results_ViT-B-32.csv").to_str().unwrap(),
-        ],
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains(":2: no instance of dataset \"demo\""));
+    let out = app.cli(&[
+        "results",
+        "import",
+        "--model",
+        "CLIP",
+        "--dataset",
+        "demo",
+        shared("results_ViT-B-32.csv").to_str().unwrap(),
+    ]);
+    assert!(text(&out.stderr).contains(":2: no instance of dataset \"demo\""));
     // Nothing was written: no dataset, no run.
-    let out = hardneg(&app, &["compare", "--dataset", "bivlc", "--json"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no dataset named \"bivlc\""));
-    let demo: Value =
-        serde_json::from_slice(&hardneg(&app, &["compare", "--dataset", "demo", "--json"]).stdout).unwrap();
-    assert_eq!(demo["models"].as_array().unwrap().len(), 0);
+    let out = app.cli(&["compare", "--dataset", "bivlc", "--json"]);
+    assert!(text(&out.stderr).contains("no dataset named \"bivlc\""));
+    let demo: CompareReport =
+        serde_json::from_slice(&app.cli(&["compare", "--dataset", "demo", "--json"]).stdout).unwrap();
+    assert_eq!(demo.models.len(), 0);
 }

@@ -1,6 +1,8 @@
 //! `hardneg score` end to end on small data: a tiny CLIP written by the test
 //! and loaded like a real checkpoint, and the external scorer protocol with
 //! a stdlib-only Python stub whose embeddings the test controls.
+use crate::helpers::{cli, fixture};
+use hardneg::api_types::CompareReport;
 use hardneg::cli::demo_seed::{insert_image, seed_demo_dataset};
 use hardneg::datasets::write::{insert_dataset, insert_instance, NewInstance};
 use hardneg::domain::category::Category;
@@ -11,7 +13,7 @@ use hardneg::scoring::rank::dot;
 use hardneg::scoring::testing::write_tiny_checkpoint;
 use hardneg::store::images::ImageStore;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 struct Data {
@@ -40,7 +42,7 @@ async fn demo(n: usize) -> Data {
 }
 
 fn hardneg(data: &Data, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hardneg")).args(args).arg("--data-dir").arg(data.path()).output().unwrap()
+    cli(data.path(), args)
 }
 
 fn ok(out: &Output) -> String {
@@ -48,12 +50,12 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).to_string()
 }
 
-fn compare(data: &Data, dataset: &str) -> Value {
+fn compare(data: &Data, dataset: &str) -> CompareReport {
     serde_json::from_str(&ok(&hardneg(data, &["compare", "--dataset", dataset, "--json"]))).unwrap()
 }
 
 fn stub(extra: &str) -> String {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/stub_scorer.py");
+    let script = fixture("stub_scorer.py");
     format!("python3 {} {extra}", script.display())
 }
 
@@ -99,20 +101,16 @@ async fn tiny_clip_scores_the_demo_and_a_rerun_encodes_nothing() {
     assert!(texts_encoded > 7 && texts_encoded <= 14, "{first}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("images: 14/14 done"));
     let report = compare(&data, "demo");
-    assert_eq!(report["models"][0]["name"], "tiny");
-    assert_eq!(report["models"][0]["n"], 7);
-    assert_eq!(report["models"][0]["device"], "cpu");
+    let tiny = &report.models[0];
+    assert_eq!((tiny.name.as_str(), tiny.n, tiny.device.as_deref()), ("tiny", 7, Some("cpu")));
 
     let again = ok(&hardneg(&data, &args));
     assert_eq!(encoded(&again), (0, 0), "{again}");
     assert!(again.contains(&format!("({images} images and {texts_encoded} texts from the cache)")), "{again}");
     assert!(again.contains("replacing the earlier run"));
     let rerun = compare(&data, "demo");
-    assert_eq!(rerun["models"].as_array().unwrap().len(), 1);
-    assert_eq!(
-        rerun["models"][0]["overall"], report["models"][0]["overall"],
-        "cached embeddings give the same outcomes"
-    );
+    assert_eq!(rerun.models.len(), 1);
+    assert_eq!(rerun.models[0].report.overall, tiny.report.overall, "cached embeddings give the same outcomes");
 
     // Same weights, edited config (another activation): nothing stale is reused.
     let config = std::fs::read_to_string(model.join("config.json")).unwrap().replace("quick_gelu", "gelu");
@@ -245,13 +243,11 @@ async fn controlled_embeddings_give_known_outcomes_and_reruns_use_the_cache() {
     assert!(out.contains("scored 3 instances of dataset ctl as ctl-model on cpu"), "{out}");
     assert!(out.contains("skipped 1 instances without a positive or a negative image"));
     assert_eq!(encoded(&out), (6, 6));
-    let m = &compare(&data, "ctl")["models"][0];
-    assert_eq!((m["name"].as_str(), m["n"].as_u64(), m["device"].as_str()), (Some("ctl-model"), Some(3), Some("cpu")));
-    let o = &m["overall"];
-    let got: Vec<f64> = ["ipos2t", "ineg2t", "tpos2i", "tneg2i", "i2t", "t2i", "group"]
-        .iter()
-        .map(|k| o[k].as_f64().unwrap())
-        .collect();
+    let report = compare(&data, "ctl");
+    let m = &report.models[0];
+    assert_eq!((m.name.as_str(), m.n, m.device.as_deref()), ("ctl-model", 3, Some("cpu")));
+    let o = &m.report.overall;
+    let got = vec![o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i, o.i2t, o.t2i, o.group];
     assert_eq!(got, vec![66.67, 33.33, 66.67, 66.67, 33.33, 66.67, 33.33]);
 
     // The stub's own log: 6 images and 6 texts in batches of 2, then nothing new.
@@ -297,7 +293,7 @@ async fn protocol_mismatch_and_scorer_errors_write_nothing() {
     std::fs::remove_file(data.store().original_path(&hash)).unwrap();
     let out = hardneg(&data, &["score", "--external", &stub(""), "--name", "x", "--dataset", "demo"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no file"), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(compare(&data, "demo")["models"].as_array().unwrap().len(), 0);
+    assert_eq!(compare(&data, "demo").models.len(), 0);
 }
 
 #[tokio::test]
@@ -318,7 +314,7 @@ async fn ctrl_c_cancels_without_a_partial_run_and_keeps_the_cache() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("cancelled: no run written"), "{err}");
-    assert_eq!(compare(&data, "demo")["models"].as_array().unwrap().len(), 0);
+    assert_eq!(compare(&data, "demo").models.len(), 0);
     let pool = data.pool().await;
     let cached: i64 = sqlx::query_scalar("SELECT count(*) FROM embeddings").fetch_one(&pool).await.unwrap();
     assert!(cached > 0, "embeddings computed before the cancel stay");

@@ -1,34 +1,20 @@
 //! Agreement over a study's real answers, through the API and the CLI.
-mod common;
-use common::{demo_study, TestApp};
+use crate::helpers::{demo_study, TestApp};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
 /// Answers every item; `none_if` decides from the caption shown.
 async fn annotate_all(app: &TestApp, user: &str, none_if: fn(&str) -> bool) -> HashMap<String, bool> {
-    let client = app.login(user).await;
-    let study = demo_study(&client, app).await;
+    let study = demo_study(&app.login(user).await, app).await;
     let mut said_none = HashMap::new();
-    loop {
-        let res = client.get(app.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap();
-        if res.status() == 204 {
-            return said_none;
-        }
-        let task: Value = res.json().await.unwrap();
-        let caption = task["prompt"]["text"].as_str().unwrap().to_string();
-        let none = none_if(&caption);
-        let option = if none { "none" } else { "A" };
-        let res = client
-            .post(app.url(&format!("/api/v1/tasks/{}/answer", task["task_id"])))
-            .json(&json!({"option": option}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(res.status(), 200);
-        said_none.insert(caption, none);
-    }
+    app.work_through(user, study, |task| {
+        let none = none_if(&task.prompt.text);
+        said_none.insert(task.prompt.text.clone(), none);
+        if none { "none" } else { "A" }.into()
+    })
+    .await;
+    said_none
 }
-
 #[tokio::test]
 async fn cohen_kappa_of_two_annotators_matches_the_hand_computed_table() {
     let app = TestApp::spawn();
@@ -71,11 +57,7 @@ async fn cohen_kappa_of_two_annotators_matches_the_hand_computed_table() {
     assert!(row.split("</tr>").next().unwrap().contains(&format!("{kappa:.3}")), "kappa {kappa:.3} not on the page");
 
     // The CLI prints the same JSON; the full mapping has five categories.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hardneg"))
-        .args(["agreement", "1", "--mapping", "binary", "--json", "--data-dir"])
-        .arg(&app.data_dir)
-        .output()
-        .unwrap();
+    let out = app.cli(&["agreement", "1", "--mapping", "binary", "--json"]);
     assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap(), r);
     let default: Value =
         researcher.get(app.url("/api/v1/studies/1/agreement")).send().await.unwrap().json().await.unwrap();

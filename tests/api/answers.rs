@@ -1,0 +1,86 @@
+//! Answering: the task a caller gets next, answers (idempotent, validated,
+//! counted), the end of a queue, and the images tasks link to.
+use crate::helpers::{demo_study, TestApp};
+use hardneg::api_types::{AnswerAck, StudyProgress};
+use serde_json::Value;
+
+#[tokio::test]
+async fn answers_are_idempotent_validated_and_counted() {
+    let app = TestApp::spawn();
+    let ann = app.login("annotator1").await;
+    let study = demo_study(&ann, &app).await;
+    let first = app.next_task(&ann, study).await.expect("a task");
+    assert_eq!(first.kind, "four_image");
+    let ids: Vec<&str> = first.options.iter().map(|o| o.id.as_str()).collect();
+    assert_eq!(ids, ["A", "B", "C", "D", "none"]);
+    assert_eq!(first.progress.done, 0);
+    assert_eq!(first.prefetch.len(), 4);
+    let task = first.task_id;
+
+    let bad = app.answer(&ann, task, "E").await;
+    assert_eq!(bad.status(), 422);
+    let msg: Value = bad.json().await.unwrap();
+    assert!(msg["error"].as_str().unwrap().contains("A, B, C, D, none"), "{msg}");
+    let malformed = ann
+        .post(app.url(&format!("/api/v1/tasks/{task}/answer")))
+        .body("{")
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(malformed.status(), 422);
+    assert_eq!(app.answer(&ann, 999_999, "A").await.status(), 404);
+
+    let ok: AnswerAck = app.answer(&ann, task, "B").await.json().await.unwrap();
+    assert_eq!(ok, AnswerAck { task_id: task, option: "B".into(), duplicate: false });
+    // A double submit, even with another option, keeps the first answer.
+    let again = app.answer(&ann, task, "C").await;
+    assert_eq!(again.status(), 200);
+    assert_eq!(
+        again.json::<AnswerAck>().await.unwrap(),
+        AnswerAck { task_id: task, option: "B".into(), duplicate: true }
+    );
+
+    let second = app.next_task(&ann, study).await.expect("a second task");
+    assert_ne!(second.task_id, first.task_id);
+    assert_eq!(second.progress.done, 1);
+
+    let researcher = app.login("researcher").await;
+    let progress: StudyProgress = app.get(&researcher, &format!("/api/v1/studies/{study}/progress")).await;
+    assert_eq!(progress.answers, 1);
+    let b = progress.distribution.iter().find(|c| c.option == "B").unwrap();
+    assert_eq!(b.count, 1);
+    let annotator = |name: &str| progress.annotators.iter().find(|a| a.username == name).unwrap().clone();
+    let ann1 = annotator("annotator1");
+    assert_eq!((ann1.done, ann1.total), (1, 63));
+    assert_eq!(annotator("annotator2").done, 0);
+}
+
+#[tokio::test]
+async fn an_annotator_finishes_with_204_and_later_accounts_join_all_studies() {
+    let mut app = TestApp::spawn();
+    app.add_user("latecomer", "annotator", "a long password");
+    let ann = app.login("latecomer").await;
+    let study = demo_study(&ann, &app).await;
+    // The loop ends on 204 and refuses a task seen twice.
+    let seen = app.work_through("latecomer", study, |_| "none".into()).await;
+    assert_eq!(seen.len(), 63);
+    assert!(app.next_task(&ann, study).await.is_none(), "a finished queue stays finished");
+}
+
+#[tokio::test]
+async fn images_are_immutable_typed_and_only_by_hash() {
+    let app = TestApp::spawn();
+    let ann = app.login("annotator1").await;
+    let study = demo_study(&ann, &app).await;
+    let url = app.next_task(&ann, study).await.expect("a task").options[0].image_url.clone().expect("an image");
+    let res = ann.get(app.url(&url)).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "image/png");
+    assert!(res.headers()["cache-control"].to_str().unwrap().contains("immutable"));
+    let bytes = res.bytes().await.unwrap();
+    assert_eq!(&bytes[1..4], b"PNG");
+    for bad in ["/img/..%2F..%2Fhardneg.sqlite", "/img/abc", &format!("/img/{}", "0".repeat(64))] {
+        assert_eq!(ann.get(app.url(bad)).send().await.unwrap().status(), 404, "{bad}");
+    }
+}

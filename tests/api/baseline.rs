@@ -1,0 +1,67 @@
+//! Human-baseline studies: every baseline study keeps its own Human row, a
+//! sample larger than the survivors is refused, and progress totals count
+//! the questions each annotator will really get.
+use crate::helpers::{Spec, TestApp};
+use hardneg::api_types::{CompareReport, StudyProgress};
+use serde_json::Value;
+
+fn baseline(name: &str, annotators: &[&str]) -> Spec {
+    Spec::new(name).kind("human_baseline").source("S3").annotators(annotators).seed(3)
+}
+
+#[tokio::test]
+async fn each_baseline_study_has_its_row_samples_are_checked_and_totals_are_real() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let s3 = app.create_study_ok(&researcher, &Spec::new("S3").annotators(&["annotator1"]).seed(1)).await;
+    assert_eq!(app.work_through("annotator1", s3, |_| "A".into()).await.len(), 63, "every demo item kept");
+
+    // More than the 63 survivors: refused with both numbers; "all" takes them all.
+    let res = app.create_study(&researcher, &baseline("too many", &["annotator1"]).groups(74, 25)).await;
+    assert_eq!(res.status(), 422);
+    let msg = res.text().await.unwrap();
+    assert!(msg.contains("74") && msg.contains("63") && msg.contains("assignment.sample"), "{msg}");
+
+    // Progress totals before anyone starts: 2 instances x 4 questions each.
+    let b1 = app.create_study_ok(&researcher, &baseline("B1", &["annotator1", "annotator2"]).groups(4, 2)).await;
+    let progress: StudyProgress = app.get(&researcher, &format!("/api/v1/studies/{b1}/progress")).await;
+    assert_eq!(progress.items, 4);
+    let totals: Vec<i64> = progress.annotators.iter().map(|a| a.total).collect();
+    assert_eq!(totals, [8, 8], "{progress:?}");
+    assert_eq!(app.work_through("annotator1", b1, |_| "A".into()).await.len(), 8, "the total announced is the work");
+
+    let b_all = app.create_study_ok(&researcher, &baseline("B all", &["annotator2"]).groups_all(25)).await;
+    let progress: StudyProgress = app.get(&researcher, &format!("/api/v1/studies/{b_all}/progress")).await;
+    assert_eq!(progress.items, 63, "sample = \"all\" takes every survivor");
+    assert_eq!(progress.annotators[0].total, 100, "a group of 25 instances is 100 questions");
+
+    // A second, unanswered baseline does not erase the first one's row.
+    let report: CompareReport = app.get(&researcher, "/api/v1/compare?dataset=demo").await;
+    let h = &report.humans;
+    assert_eq!(h.len(), 2, "one row per baseline study, no pooled row yet: {h:?}");
+    assert_eq!((h[0].label.as_str(), h[0].study_id), ("Human: B1", Some(b1)));
+    assert_eq!((h[0].people, h[0].instances), (1, 2));
+    assert_eq!(h[0].report.as_ref().unwrap().overall.n, 2);
+    assert_eq!(h[1].label, "Human: B all");
+    assert!(h[1].report.is_none(), "listed with no complete answers yet");
+
+    // Both answered: a pooled row over every complete (annotator, instance) pair.
+    assert_eq!(app.work_through("annotator2", b1, |_| "A".into()).await.len(), 8);
+    assert_eq!(app.work_through("annotator2", b_all, |_| "B".into()).await.len(), 100);
+    let report: CompareReport = app.get(&researcher, "/api/v1/compare?dataset=demo").await;
+    let h = &report.humans;
+    assert_eq!(h.len(), 3, "{h:?}");
+    let n = |i: usize| h[i].report.as_ref().unwrap().overall.n;
+    assert_eq!((n(0), n(1)), (4, 25));
+    assert_eq!((h[2].label.as_str(), h[2].study_id, h[2].people, n(2)), ("Human (all)", None, 2, 29));
+
+    // Naming the source: only those studies' rows; a study of another kind is refused.
+    let only: CompareReport = app.get(&researcher, &format!("/api/v1/compare?dataset=demo&baseline={b_all}")).await;
+    assert_eq!(only.humans.iter().map(|h| h.label.as_str()).collect::<Vec<_>>(), ["Human: B all"]);
+    let path = format!("/api/v1/compare?dataset=demo&baseline={b1}&baseline={b_all}");
+    assert_eq!(app.get::<CompareReport>(&researcher, &path).await.humans.len(), 3);
+    let res = researcher.get(app.url(&format!("/api/v1/compare?dataset=demo&baseline={s3}"))).send().await.unwrap();
+    assert_eq!(res.status(), 422);
+    let err: Value = res.json().await.unwrap();
+    assert!(err["error"].as_str().unwrap().contains("not a human-baseline study"), "{err}");
+}

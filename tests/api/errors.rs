@@ -1,0 +1,91 @@
+//! Errors as clients see them: malformed requests are 422 saying what is
+//! wrong, database failures 500 with nothing internal, and server functions
+//! answer 401/403 like the API.
+use crate::helpers::{demo_study, TestApp};
+use reqwest::Client;
+use serde_json::{json, Value};
+
+/// The error of a JSON response, as text.
+async fn error_of(res: reqwest::Response) -> String {
+    let body: Value = res.json().await.unwrap();
+    body["error"].as_str().unwrap_or_else(|| panic!("no error in {body}")).to_string()
+}
+
+#[tokio::test]
+async fn malformed_bodies_and_queries_are_422_saying_what_is_wrong() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let study = demo_study(&researcher, &app).await;
+    let adjudicate = app.url(&format!("/api/v1/studies/{study}/adjudicate"));
+    let res = researcher.post(&adjudicate).body("{").header("content-type", "application/json").send().await.unwrap();
+    assert_eq!(res.status(), 422);
+    let msg = error_of(res).await;
+    assert!(msg.starts_with("request body: Failed to parse the request body as JSON"), "{msg}");
+    let res = researcher.post(&adjudicate).json(&json!({"instance_id": "one", "value": "none"})).send().await.unwrap();
+    assert_eq!(res.status(), 422);
+    let msg = error_of(res).await;
+    assert!(
+        msg.starts_with("request body: Failed to deserialize the JSON body") && msg.contains("instance_id"),
+        "{msg}"
+    );
+    let res = researcher.get(app.url("/api/v1/compare")).send().await.unwrap();
+    assert_eq!(res.status(), 422);
+    assert_eq!(error_of(res).await, "query parameter `dataset` is required");
+    let res = researcher.get(app.url("/api/v1/compare/failures?dataset=demo")).send().await.unwrap();
+    assert_eq!(res.status(), 422);
+    assert_eq!(error_of(res).await, "query: Failed to deserialize query string: missing field `model`");
+}
+
+#[tokio::test]
+async fn a_database_failure_is_500_without_the_database_text() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let spec = "name = \"Broken\"\nkind = \"four_image\"\ndataset = \"demo\"\nannotators = \"all\"\n";
+    // The items table goes away under the running server: the study row
+    // is written, its items cannot be.
+    let db = hardneg::store::db::open_pool(&app.data_dir.join("hardneg.sqlite")).await.unwrap();
+    sqlx::query("ALTER TABLE study_items RENAME TO study_items_gone").execute(&db).await.unwrap();
+    let res = researcher.post(app.url("/api/v1/studies")).body(spec).send().await.unwrap();
+    assert_eq!(res.status(), 500);
+    let body = res.text().await.unwrap();
+    assert_eq!(body, r#"{"error":"internal error"}"#);
+    // Nothing half-made stays behind.
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM studies WHERE name = 'Broken'").fetch_one(&db).await.unwrap();
+    assert_eq!(n, 0);
+}
+
+/// Calls a server function over HTTP as the hydrated page does.
+async fn call_sfn(client: &Client, app: &TestApp, path: &str) -> (u16, String) {
+    let res = client
+        .post(app.url(path))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("accept", "application/json")
+        .header("origin", &app.base)
+        .body("")
+        .send()
+        .await
+        .unwrap();
+    (res.status().as_u16(), res.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn server_functions_answer_401_and_403_like_the_api() {
+    use leptos::server_fn::ServerFn;
+    let app = TestApp::spawn();
+    let (users, overview) = (hardneg::ui::admin::ListUsers::PATH, hardneg::ui::research::ResearchOverview::PATH);
+    let anonymous = TestApp::client();
+    let annotator = app.login("annotator1").await;
+    let researcher = app.login("researcher").await;
+    let admin = app.login("admin").await;
+    let (status, body) = call_sfn(&anonymous, &app, users).await;
+    assert_eq!((status, body.contains("not logged in")), (401, true), "{body}");
+    let (status, body) = call_sfn(&annotator, &app, users).await;
+    assert_eq!((status, body.contains("admins only")), (403, true), "{body}");
+    assert_eq!(call_sfn(&researcher, &app, users).await.0, 403);
+    let (status, body) = call_sfn(&admin, &app, users).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("annotator1"), "{body}");
+    let (status, body) = call_sfn(&annotator, &app, overview).await;
+    assert_eq!((status, body.contains("researchers and admins only")), (403, true), "{body}");
+    assert_eq!(call_sfn(&researcher, &app, overview).await.0, 200);
+}

@@ -1,0 +1,355 @@
+//! The shared test kit: the real `hardneg` binary on a temporary data dir
+//! over real HTTP, logins, study specs, the answer loop and typed reads of
+//! the JSON API. benches/roundtrip.rs and end2end/main.rs include this file
+//! by path, so it uses nothing of the test binary around it.
+#![allow(dead_code)]
+use hardneg::api_types::{AnswerRequest, StudySummary, TaskView};
+use reqwest::{Client, Response};
+use serde::de::DeserializeOwned;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub struct TestApp {
+    pub base: String,
+    pub data_dir: PathBuf,
+    /// Demo accounts as printed once by the server: name → password.
+    pub accounts: HashMap<String, String>,
+    child: Child,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+pub fn site_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/site")
+}
+
+/// A file under tests/fixtures/, wherever the tests run from.
+pub fn fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path)
+}
+
+/// `hardneg ARGS --data-dir DIR`: the CLI on a data dir (a server may be running on it).
+pub fn cli(data_dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hardneg")).args(args).arg("--data-dir").arg(data_dir).output().unwrap()
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+impl TestApp {
+    /// A fresh data dir with the demo dataset, study and accounts.
+    pub fn spawn() -> TestApp {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let mut app = TestApp::spawn_on(tmp.path(), &[]);
+        app._tmp = Some(tmp);
+        app
+    }
+
+    /// Starts the server on `data_dir` (kept by the caller, so it can restart).
+    pub fn spawn_on(data_dir: &Path, extra: &[&str]) -> TestApp {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hardneg"))
+            .args(["serve", "--bind", "127.0.0.1:0", "--demo"])
+            .args(extra)
+            .arg("--data-dir")
+            .arg(data_dir)
+            .arg("--site-dir")
+            .arg(site_dir())
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("starting hardneg");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut accounts = HashMap::new();
+            let mut lines = BufReader::new(stdout).lines();
+            let mut sent = false;
+            while let Some(Ok(line)) = lines.next() {
+                let words: Vec<&str> = line.split_whitespace().collect();
+                if let Some(url) = line.strip_prefix("hardneg listening on ") {
+                    let _ = tx.send((url.to_string(), accounts.clone()));
+                    sent = true;
+                } else if !sent && words.len() == 3 && ["admin", "researcher", "annotator"].contains(&words[1]) {
+                    accounts.insert(words[0].to_string(), words[2].to_string());
+                }
+            }
+        });
+        let (base, accounts) = rx.recv_timeout(Duration::from_secs(120)).expect("server did not start in time");
+        TestApp { base, data_dir: data_dir.to_path_buf(), accounts, child, _tmp: None }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub fn password(&self, user: &str) -> String {
+        self.accounts.get(user).cloned().unwrap_or_else(|| panic!("no demo account {user}"))
+    }
+
+    pub fn client() -> Client {
+        Client::builder().cookie_store(true).build().unwrap()
+    }
+
+    /// A client logged in through the JSON API.
+    pub async fn login(&self, user: &str) -> Client {
+        let client = TestApp::client();
+        let res = client
+            .post(self.url("/api/v1/session"))
+            .json(&serde_json::json!({"username": user, "password": self.password(user)}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 204, "login as {user}");
+        client
+    }
+
+    /// The CLI on this app's data dir.
+    pub fn cli(&self, args: &[&str]) -> Output {
+        cli(&self.data_dir, args)
+    }
+
+    /// Adds an account with the CLI (the server may be running).
+    pub fn add_user(&mut self, name: &str, role: &str, password: &str) {
+        use std::io::Write;
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hardneg"))
+            .args(["user", "add", name, "--role", role, "--password-stdin", "--data-dir"])
+            .arg(&self.data_dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        cmd.stdin.take().unwrap().write_all(password.as_bytes()).unwrap();
+        assert!(cmd.wait().unwrap().success(), "user add {name}");
+        self.accounts.insert(name.to_string(), password.to_string());
+    }
+
+    /// SIGKILL: no shutdown code runs.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// GET `path` as `client`, expecting 200 and a body of type `T`.
+    pub async fn get<T: DeserializeOwned>(&self, client: &Client, path: &str) -> T {
+        let res = client.get(self.url(path)).send().await.unwrap();
+        assert_eq!(res.status(), 200, "GET {path}");
+        res.json().await.unwrap_or_else(|e| panic!("GET {path}: {e}"))
+    }
+
+    /// The studies `client` may see.
+    pub async fn studies(&self, client: &Client) -> Vec<StudySummary> {
+        self.get(client, "/api/v1/studies").await
+    }
+
+    /// The caller's next task in `study`; None once their queue is done (204).
+    pub async fn next_task(&self, client: &Client, study: i64) -> Option<TaskView> {
+        let res = client.get(self.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap();
+        match res.status().as_u16() {
+            204 => None,
+            200 => Some(res.json().await.unwrap()),
+            status => panic!("next task of study {study}: {status} {}", res.text().await.unwrap()),
+        }
+    }
+
+    pub async fn answer(&self, client: &Client, task: i64, option: &str) -> Response {
+        let body = AnswerRequest { option: option.to_string(), elapsed_ms: Some(1500) };
+        client.post(self.url(&format!("/api/v1/tasks/{task}/answer"))).json(&body).send().await.unwrap()
+    }
+
+    /// Logs in as `who` and answers their whole queue in `study` until 204;
+    /// `choose` picks the option from the task. Returns the tasks in order.
+    pub async fn work_through(
+        &self,
+        who: &str,
+        study: i64,
+        mut choose: impl FnMut(&TaskView) -> String,
+    ) -> Vec<TaskView> {
+        let client = self.login(who).await;
+        let mut seen: Vec<TaskView> = Vec::new();
+        while let Some(task) = self.next_task(&client, study).await {
+            assert!(seen.iter().all(|t| t.task_id != task.task_id), "task {} came twice to {who}", task.task_id);
+            let option = choose(&task);
+            let res = self.answer(&client, task.task_id, &option).await;
+            assert_eq!(res.status(), 200, "{who} answering {option}: {}", res.text().await.unwrap());
+            seen.push(task);
+        }
+        seen
+    }
+
+    /// POST a spec to the API as `client`.
+    pub async fn create_study(&self, client: &Client, spec: &Spec) -> Response {
+        client.post(self.url("/api/v1/studies")).body(spec.toml()).send().await.unwrap()
+    }
+
+    /// POST a spec as a researcher, expecting 201; the new study's id.
+    pub async fn create_study_ok(&self, researcher: &Client, spec: &Spec) -> i64 {
+        let res = self.create_study(researcher, spec).await;
+        assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
+        res.json::<serde_json::Value>().await.unwrap()["id"].as_i64().expect("the new study's id")
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The demo study's id, as the annotator's study list gives it.
+pub async fn demo_study(client: &Client, app: &TestApp) -> i64 {
+    app.studies(client).await.first().expect("a study").id
+}
+
+/// A study spec (docs/study-spec.md): `Spec::new(name)` is a `four_image`
+/// study on the demo dataset for every annotator; `toml()` renders it.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    name: String,
+    kind: String,
+    dataset: String,
+    source: Option<String>,
+    /// None: `"all"`, or left to the pairs when there are pairs.
+    annotators: Option<Vec<String>>,
+    seed: Option<u64>,
+    resolve: Option<String>,
+    pairs: Option<(Vec<[String; 2]>, usize)>,
+    groups: Option<(String, usize)>,
+    extra: Vec<String>,
+}
+
+impl Spec {
+    pub fn new(name: &str) -> Spec {
+        Spec {
+            name: name.to_string(),
+            kind: "four_image".into(),
+            dataset: "demo".into(),
+            source: None,
+            annotators: None,
+            seed: None,
+            resolve: None,
+            pairs: None,
+            groups: None,
+            extra: Vec::new(),
+        }
+    }
+
+    pub fn kind(mut self, kind: &str) -> Spec {
+        self.kind = kind.into();
+        self
+    }
+
+    pub fn dataset(mut self, dataset: &str) -> Spec {
+        self.dataset = dataset.into();
+        self
+    }
+
+    /// The study whose survivors are this one's items (Step 4, human baseline).
+    pub fn source(mut self, source: &str) -> Spec {
+        self.source = Some(source.into());
+        self
+    }
+
+    pub fn annotators(mut self, names: &[&str]) -> Spec {
+        self.annotators = Some(names.iter().map(|n| n.to_string()).collect());
+        self
+    }
+
+    pub fn seed(mut self, seed: u64) -> Spec {
+        self.seed = Some(seed);
+        self
+    }
+
+    pub fn resolve(mut self, rule: &str) -> Spec {
+        self.resolve = Some(rule.into());
+        self
+    }
+
+    /// `rule = "pairs"`: fixed pairs sharing `overlap` items.
+    pub fn pairs(mut self, pairs: &[[&str; 2]], overlap: usize) -> Spec {
+        self.pairs = Some((pairs.iter().map(|[a, b]| [a.to_string(), b.to_string()]).collect(), overlap));
+        self
+    }
+
+    /// `rule = "groups"` (human baseline).
+    pub fn groups(mut self, sample: usize, group_size: usize) -> Spec {
+        self.groups = Some((sample.to_string(), group_size));
+        self
+    }
+
+    /// `rule = "groups"` with `sample = "all"`: every survivor of the source.
+    pub fn groups_all(mut self, group_size: usize) -> Spec {
+        self.groups = Some(("\"all\"".into(), group_size));
+        self
+    }
+
+    /// A raw top-level line, for specs that must be wrong.
+    pub fn line(mut self, line: &str) -> Spec {
+        self.extra.push(line.into());
+        self
+    }
+
+    pub fn toml(&self) -> String {
+        // Debug quoting is a valid TOML basic string for the printable names used here.
+        let quoted = |s: &str| format!("{s:?}");
+        let list = |names: &[String]| names.iter().map(|n| quoted(n)).collect::<Vec<_>>().join(", ");
+        let mut out = format!(
+            "name = {}\nkind = {}\ndataset = {}\n",
+            quoted(&self.name),
+            quoted(&self.kind),
+            quoted(&self.dataset)
+        );
+        if let Some(source) = &self.source {
+            out += &format!("source = {}\n", quoted(source));
+        }
+        match (&self.annotators, &self.pairs) {
+            (Some(names), _) => out += &format!("annotators = [{}]\n", list(names)),
+            (None, None) => out += "annotators = \"all\"\n",
+            (None, Some(_)) => {}
+        }
+        if let Some(seed) = self.seed {
+            out += &format!("seed = {seed}\n");
+        }
+        if let Some(rule) = &self.resolve {
+            out += &format!("resolve = {}\n", quoted(rule));
+        }
+        for line in &self.extra {
+            out += &format!("{line}\n");
+        }
+        if let Some((pairs, overlap)) = &self.pairs {
+            let pairs: Vec<String> = pairs.iter().map(|p| format!("[{}]", list(p))).collect();
+            out += &format!("[assignment]\nrule = \"pairs\"\npairs = [{}]\noverlap = {overlap}\n", pairs.join(", "));
+        }
+        if let Some((sample, group_size)) = &self.groups {
+            out += &format!("[assignment]\nrule = \"groups\"\nsample = {sample}\ngroup_size = {group_size}\n");
+        }
+        out
+    }
+
+    /// Writes the spec to `dir/file` for `hardneg study create`; returns the path.
+    pub fn write(&self, dir: &Path, file: &str) -> PathBuf {
+        let path = dir.join(file);
+        std::fs::write(&path, self.toml()).unwrap();
+        path
+    }
+}
+
+/// Reads a tar into (path, bytes) entries.
+pub fn untar(bytes: &[u8]) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut at = 0;
+    while at + 512 <= bytes.len() && bytes[at] != 0 {
+        let h = &bytes[at..at + 512];
+        let field = |r: std::ops::Range<usize>| String::from_utf8_lossy(&h[r]).trim_end_matches('\0').to_string();
+        let (name, prefix) = (field(0..100), field(345..500));
+        let size = u64::from_str_radix(field(124..135).trim(), 8).unwrap() as usize;
+        let path = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+        out.insert(path, bytes[at + 512..at + 512 + size].to_vec());
+        at += 512 + size.div_ceil(512) * 512;
+    }
+    out
+}
