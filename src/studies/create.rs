@@ -2,7 +2,6 @@
 //! its survivors, then the study row and its items in one transaction.
 use crate::domain::assignment::Annotators;
 use crate::domain::study::{Study, StudySpec};
-use crate::domain::survey::SurveyKind;
 use crate::store::db::now_secs;
 use anyhow::Context;
 use sqlx::SqlitePool;
@@ -55,11 +54,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> an
     let survivors = match source {
         Some(sid) => {
             // Step 4 checks Step 3's survivors; the human baseline samples the final ones.
-            let want: &[SurveyKind] = match study.kind {
-                SurveyKind::Ambiguity => &[SurveyKind::FourImage],
-                _ => &[SurveyKind::Ambiguity, SurveyKind::FourImage],
-            };
-            let mut items = crate::studies::outcomes::survivors(db, sid, want)
+            let mut items = crate::studies::outcomes::survivors(db, sid, study.kind.spec().sources)
                 .await
                 .map_err(|e| anyhow::anyhow!("field `source`: {e}"))?;
             if let Some(n) = study.sample {

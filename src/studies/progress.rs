@@ -46,7 +46,7 @@ pub async fn study_progress(state: &AppState, study_id: i64) -> Result<StudyProg
     Ok(StudyProgress {
         study_id,
         name: meta.name.clone(),
-        kind: meta.kind.as_str().to_string(),
+        kind: meta.kind,
         items,
         annotators: by_name.into_values().collect(),
         answers,
