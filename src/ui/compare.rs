@@ -14,8 +14,9 @@ use leptos_router::hooks::use_query_map;
 pub async fn datasets_with_results() -> Result<Vec<String>, ServerFnError> {
     let (state, _) = session::researcher().await?;
     Ok(sqlx::query_scalar(
-        "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION SELECT dataset_id FROM studies WHERE kind = 'human_baseline') ORDER BY name",
+        "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION SELECT dataset_id FROM studies WHERE kind IN (SELECT value FROM json_each(?))) ORDER BY name",
     )
+        .bind(crate::models::human::measurement_kinds_json())
         .fetch_all(&state.db)
         .await?)
 }

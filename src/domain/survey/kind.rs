@@ -29,14 +29,16 @@ pub struct KindSpec {
     pub adjudicated: bool,
 }
 
+/// Winoground's outcome of one annotator on one item, from the answers to
+/// each question (indexed by query); None until all are in.
+pub type OutcomeFn = fn(&[Option<&str>]) -> Option<Outcome>;
+
 /// A kind's place in the work: curating instances or measuring people.
 pub enum Role {
     Curation(Curation),
     /// Answers score the annotators (BiVLC's human baseline); they keep or drop nothing.
     Measurement {
-        /// Winoground's outcome of one annotator on one item, from the answers
-        /// to each question (indexed by query); None until all are in.
-        outcome: fn(&[Option<&str>]) -> Option<Outcome>,
+        outcome: OutcomeFn,
     },
 }
 
@@ -122,7 +124,7 @@ impl SurveyKind {
     }
 
     /// Winoground scoring of a kind that measures people.
-    pub fn outcome_fn(self) -> Option<fn(&[Option<&str>]) -> Option<Outcome>> {
+    pub fn outcome_fn(self) -> Option<OutcomeFn> {
         match self.0.role {
             Role::Measurement { outcome } => Some(outcome),
             Role::Curation(_) => None,
