@@ -152,7 +152,7 @@ impl StudySpec {
             return Err(field(
                 "assignment.rule",
                 format!(
-                    "a {kind} study asks {} question(s) per item; rule = \"groups\" hands out several \
+                    "kind {kind} asks {} question(s) per item; rule = \"groups\" hands out several \
                      per item (kinds: {}), and only it does",
                     kind.question_count(),
                     several.join(", ")
@@ -187,11 +187,11 @@ impl StudySpec {
                 let from: Vec<_> = sources.iter().map(|k| format!("{} ({})", k.name(), k.label())).collect();
                 return Err(field(
                     "source",
-                    format!("a {kind} study takes the survivors of a {} study; name it", from.join(" or ")),
+                    format!("kind {kind} takes the survivors of a {} study; name it", from.join(" or ")),
                 ));
             }
             Some(_) if sources.is_empty() => {
-                return Err(field("source", format!("a {kind} study takes its items from its dataset")))
+                return Err(field("source", format!("kind {kind} takes its items from its dataset, not a source")))
             }
             Some(s) if s.trim().is_empty() => return Err(field("source", "must name a study")),
             _ => {}
