@@ -108,7 +108,7 @@ async fn answer(pool: &SqlitePool, spec: &str, value_sql: &str) {
     for name in ["a1", "a2"] {
         let user: i64 =
             sqlx::query_scalar("SELECT id FROM users WHERE username = ?").bind(name).fetch_one(&mut *tx).await.unwrap();
-        for chunk in study.rule.plan_upfront(study.seed, user, name, &items).chunks(5000) {
+        for chunk in study.rule.plan_upfront(study.kind.spec().questions, study.seed, user, name, &items).chunks(5000) {
             let mut q =
                 sqlx::QueryBuilder::new("INSERT INTO tasks (study_id, user_id, instance_id, position, seed, done) ");
             q.push_values(chunk, |mut row, t| {

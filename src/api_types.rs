@@ -1,12 +1,13 @@
 //! The shapes that cross the wire: JSON API v1 bodies and server-function
 //! results. Shared by server and browser, so they stay plain data.
+use crate::domain::survey::SurveyKind;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudySummary {
     pub id: i64,
     pub name: String,
-    pub kind: String,
+    pub kind: SurveyKind,
     pub dataset: String,
     pub instructions: String,
     pub progress: Option<Progress>,
@@ -41,7 +42,7 @@ pub struct OptionView {
 pub struct TaskView {
     pub task_id: i64,
     pub study_id: i64,
-    pub kind: String,
+    pub kind: SurveyKind,
     pub instructions: String,
     pub prompt: Prompt,
     pub options: Vec<OptionView>,
@@ -82,7 +83,7 @@ pub struct OptionCount {
 pub struct StudyProgress {
     pub study_id: i64,
     pub name: String,
-    pub kind: String,
+    pub kind: SurveyKind,
     pub items: i64,
     pub annotators: Vec<AnnotatorProgress>,
     pub answers: i64,
@@ -199,7 +200,7 @@ pub struct DisputeChoice {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudyStatus {
     pub study_id: i64,
-    pub kind: String,
+    pub kind: SurveyKind,
     pub final_items: usize,
     pub waiting: usize,
     pub disputed: usize,

@@ -16,7 +16,8 @@ pub enum AssignmentRule {
     Pairs { pairs: Vec<[String; 2]>, overlap: usize },
     /// The human baseline: items split into groups of `size` instances, the
     /// k-th annotator of `roster` gets group k (wrapping round); each instance
-    /// gives the kind's four questions, image-to-text first, then text-to-image.
+    /// gives the kind's questions part by part (the baseline: its four,
+    /// image-to-text first, then text-to-image).
     Groups { size: usize, roster: Vec<String> },
 }
 
@@ -51,13 +52,22 @@ pub struct PlannedTask {
 
 impl AssignmentRule {
     /// The tasks an annotator (account id and username) gets when first
-    /// arriving at the study. `items` must be given in a stable order.
-    pub fn plan_upfront(&self, study_seed: u64, annotator: i64, username: &str, items: &[i64]) -> Vec<PlannedTask> {
+    /// arriving at the study. `items` must be given in a stable order;
+    /// `questions` are the kind's questions per item in parts (its descriptor's).
+    pub fn plan_upfront(
+        &self,
+        questions: &[&[u8]],
+        study_seed: u64,
+        annotator: i64,
+        username: &str,
+        items: &[i64],
+    ) -> Vec<PlannedTask> {
         let mine = match self {
             AssignmentRule::EachAnnotatorAll => items.to_vec(),
             AssignmentRule::Pairs { pairs, overlap } => pair_share(study_seed, pairs, *overlap, username, items),
             AssignmentRule::Groups { size, roster } => {
-                return group_queue(study_seed, annotator, group_share(study_seed, *size, roster, username, items))
+                let mine = group_share(study_seed, *size, roster, username, items);
+                return group_queue(study_seed, annotator, questions, mine);
             }
         };
         queue(study_seed, annotator, mine)
@@ -65,12 +75,12 @@ impl AssignmentRule {
 
     /// How many tasks [`plan_upfront`](Self::plan_upfront) gives an
     /// annotator, without building them (progress before anyone starts).
-    pub fn planned_len(&self, study_seed: u64, username: &str, items: &[i64]) -> usize {
+    pub fn planned_len(&self, questions: &[&[u8]], study_seed: u64, username: &str, items: &[i64]) -> usize {
         match self {
             AssignmentRule::EachAnnotatorAll => items.len(),
             AssignmentRule::Pairs { pairs, overlap } => pair_share(study_seed, pairs, *overlap, username, items).len(),
             // A group is small, and its queue holds every question of every item.
-            AssignmentRule::Groups { .. } => self.plan_upfront(study_seed, 0, username, items).len(),
+            AssignmentRule::Groups { .. } => self.plan_upfront(questions, study_seed, 0, username, items).len(),
         }
     }
 
@@ -121,12 +131,12 @@ fn group_share(study_seed: u64, size: usize, roster: &[String], username: &str, 
     pool.chunks(size).nth(slot % groups).map(<[i64]>::to_vec).unwrap_or_default()
 }
 
-/// Four questions per item in two parts (0 and 1 first, then 2 and 3),
-/// each part in its own seeded order.
-fn group_queue(study_seed: u64, annotator: i64, items: Vec<i64>) -> Vec<PlannedTask> {
-    let mut out = Vec::with_capacity(items.len() * 4);
-    for (part, queries) in [[0u8, 1], [2, 3]].into_iter().enumerate() {
-        let mut tasks: Vec<(i64, u8)> = items.iter().flat_map(|&i| queries.map(|q| (i, q))).collect();
+/// Every question of every item, part after part (the baseline: 0 and 1
+/// first, then 2 and 3), each part in its own seeded order.
+fn group_queue(study_seed: u64, annotator: i64, questions: &[&[u8]], items: Vec<i64>) -> Vec<PlannedTask> {
+    let mut out = Vec::with_capacity(items.len() * questions.iter().map(|p| p.len()).sum::<usize>());
+    for (part, queries) in questions.iter().enumerate() {
+        let mut tasks: Vec<(i64, u8)> = items.iter().flat_map(|&i| queries.iter().map(move |&q| (i, q))).collect();
         shuffle(&mut tasks, mix(&[study_seed, annotator as u64, part as u64]));
         for (item, query) in tasks {
             out.push(PlannedTask {
@@ -160,12 +170,15 @@ fn pair_share(study_seed: u64, pairs: &[[String; 2]], overlap: usize, username: 
 mod tests {
     use super::*;
 
+    /// The questions the groups rule hands out, from the baseline's descriptor.
+    const BASELINE: &[&[u8]] = crate::domain::survey::human_baseline::KIND.questions;
+
     fn items() -> Vec<i64> {
         (100..160).collect()
     }
 
     fn plan(rule: &AssignmentRule, seed: u64, annotator: i64, items: &[i64]) -> Vec<PlannedTask> {
-        rule.plan_upfront(seed, annotator, &format!("u{annotator}"), items)
+        rule.plan_upfront(BASELINE, seed, annotator, &format!("u{annotator}"), items)
     }
 
     fn pairs_rule(n_pairs: usize, overlap: usize) -> AssignmentRule {
@@ -227,6 +240,22 @@ mod tests {
         let wrap = AssignmentRule::Groups { size: 25, roster: (0..21).map(|i| format!("u{i}")).collect() };
         assert_eq!(items_of(&wrap, 20, &items), items_of(&wrap, 0, &items));
         assert!(items_of(&rule, 99, &items).is_empty());
+    }
+
+    #[test]
+    fn groups_take_the_questions_from_the_kind_not_a_fixed_four() {
+        let rule = AssignmentRule::Groups { size: 5, roster: vec!["u0".into()] };
+        let items: Vec<i64> = (0..5).collect();
+        let three = rule.plan_upfront(&[&[0, 1, 2]], 1, 0, "u0", &items);
+        assert_eq!(three.len(), 15, "5 instances x 3 questions in one part");
+        for q in 0..3 {
+            assert_eq!(three.iter().filter(|t| t.query == q).count(), 5);
+        }
+        let one = rule.plan_upfront(&[&[0]], 1, 0, "u0", &items);
+        assert_eq!(one.iter().map(|t| t.query).collect::<Vec<_>>(), [0; 5]);
+        // A later part never starts before an earlier one ends.
+        let parts = rule.plan_upfront(&[&[1], &[0]], 1, 0, "u0", &items);
+        assert!(parts[..5].iter().all(|t| t.query == 1) && parts[5..].iter().all(|t| t.query == 0));
     }
 
     #[test]
@@ -297,12 +326,12 @@ mod tests {
         ];
         for rule in &rules {
             for (i, who) in names.iter().enumerate() {
-                let want = rule.plan_upfront(7, i as i64, who, &items).len();
-                assert_eq!(rule.planned_len(7, who, &items), want, "{rule:?} {who}");
+                let want = rule.plan_upfront(BASELINE, 7, i as i64, who, &items).len();
+                assert_eq!(rule.planned_len(BASELINE, 7, who, &items), want, "{rule:?} {who}");
             }
         }
         // The baseline's group of 5 instances is 20 questions, not 5 or 24.
-        assert_eq!(rules[2].planned_len(7, "u4", &items), 4 * 4, "24 items in groups of 5: the last has 4");
-        assert_eq!(rules[2].planned_len(7, "u0", &items), 20);
+        assert_eq!(rules[2].planned_len(BASELINE, 7, "u4", &items), 4 * 4, "24 items in groups of 5: the last has 4");
+        assert_eq!(rules[2].planned_len(BASELINE, 7, "u0", &items), 20);
     }
 }

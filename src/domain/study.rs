@@ -149,12 +149,17 @@ impl StudySpec {
     /// `default_seed` is used when the spec names none, so that a study's
     /// orders are still fixed (and recorded) from creation on.
     pub fn parse(self, default_seed: u64) -> Result<Study, SpecError> {
+        self.parse_in(SurveyKind::all(), default_seed)
+    }
+
+    /// Parses against a given list of kinds (tests add kinds of their own).
+    pub fn parse_in(self, kinds: &[SurveyKind], default_seed: u64) -> Result<Study, SpecError> {
         let name = self.name.trim().to_string();
         if name.is_empty() {
             return Err(field("name", "must not be empty"));
         }
-        let kind = SurveyKind::parse(&self.kind).ok_or_else(|| {
-            let known: Vec<_> = SurveyKind::ALL.iter().map(|k| k.as_str()).collect();
+        let kind = SurveyKind::parse_in(kinds, &self.kind).ok_or_else(|| {
+            let known: Vec<_> = kinds.iter().map(|k| k.name()).collect();
             field("kind", format!("unknown kind {:?}; known kinds: {}", self.kind, known.join(", ")))
         })?;
         if self.dataset.trim().is_empty() {
@@ -172,8 +177,18 @@ impl StudySpec {
                 }
             };
         }
-        if (kind == SurveyKind::HumanBaseline) != matches!(rule, AssignmentRule::Groups { .. }) {
-            return Err(field("assignment.rule", "a human_baseline study uses rule = \"groups\", and only it does"));
+        // Groups hand out a kind's several questions per item in parts.
+        if (kind.question_count() > 1) != matches!(rule, AssignmentRule::Groups { .. }) {
+            let several: Vec<_> = kinds.iter().filter(|k| k.question_count() > 1).map(|k| k.name()).collect();
+            return Err(field(
+                "assignment.rule",
+                format!(
+                    "kind {kind} asks {} question(s) per item; rule = \"groups\" hands out several \
+                     per item (kinds: {}), and only it does",
+                    kind.question_count(),
+                    several.join(", ")
+                ),
+            ));
         }
         let annotators = match (self.annotators, rule.named_annotators()) {
             (None, Some(names)) => Annotators::Named(names),
@@ -197,23 +212,19 @@ impl StudySpec {
                 a
             }
         };
-        match (kind, &self.source) {
-            (SurveyKind::Ambiguity, None) => {
+        let sources = kind.spec().sources;
+        match &self.source {
+            None if !sources.is_empty() => {
+                let from: Vec<_> = sources.iter().map(|k| format!("{} ({})", k.name(), k.label())).collect();
                 return Err(field(
                     "source",
-                    "an ambiguity (Step 4) study needs the Step 3 study whose survivors it checks",
-                ))
+                    format!("kind {kind} takes the survivors of a {} study; name it", from.join(" or ")),
+                ));
             }
-            (SurveyKind::HumanBaseline, None) => {
-                return Err(field(
-                    "source",
-                    "a human_baseline study samples the survivors of a Step 4 (or Step 3) study; name it",
-                ))
+            Some(_) if sources.is_empty() => {
+                return Err(field("source", format!("kind {kind} takes its items from its dataset, not a source")))
             }
-            (SurveyKind::FourImage, Some(_)) => {
-                return Err(field("source", "a four_image study takes its items from its dataset"))
-            }
-            (_, Some(s)) if s.trim().is_empty() => return Err(field("source", "must name a study")),
+            Some(s) if s.trim().is_empty() => return Err(field("source", "must name a study")),
             _ => {}
         }
         let mapping = match self.agreement.as_deref() {

@@ -21,7 +21,7 @@ fn spec(annotators: AnnotatorsSpec) -> StudySpec {
 fn parses_a_minimal_spec_with_defaults() {
     let s = spec(AnnotatorsSpec::Keyword("all".into())).parse(42).unwrap();
     assert_eq!(s.name, "Step 3");
-    assert_eq!(s.kind, SurveyKind::FourImage);
+    assert_eq!(s.kind, SurveyKind::parse("four_image").unwrap());
     assert_eq!(s.annotators, Annotators::All);
     assert_eq!(s.seed, 42);
     assert_eq!(s.rule, AssignmentRule::EachAnnotatorAll);

@@ -17,8 +17,10 @@ fn rounded(r: Report) -> Report {
 /// Datasets with something to compare: a model run or a human baseline.
 pub async fn datasets_with_results(db: &SqlitePool) -> Result<Vec<String>, ServiceError> {
     Ok(sqlx::query_scalar(
-        "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION SELECT dataset_id FROM studies WHERE kind = 'human_baseline') ORDER BY name",
+        "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION
+           SELECT dataset_id FROM studies WHERE kind IN (SELECT value FROM json_each(?))) ORDER BY name",
     )
+    .bind(crate::models::human::measurement_kinds_json())
     .fetch_all(db)
     .await?)
 }

@@ -1,18 +1,24 @@
-//! The human rows of the comparison: each annotator's four answers on an
+//! The human rows of the comparison: each annotator's answers on an
 //! instance scored with the same Winoground definitions as models. Every
-//! human-baseline study of the dataset gets its own row (a pilot never hides
-//! the main run), and when several have complete answers a pooled row joins
-//! them. Only complete (annotator, instance) pairs count: all four answers.
+//! study of a kind that measures people (the human baseline) gets its own row
+//! (a pilot never hides the main run), and when several have complete answers
+//! a pooled row joins them. Only complete (annotator, instance) pairs count:
+//! every question of the kind answered.
 use crate::api_types::HumanRow;
 use crate::domain::category::Category;
 use crate::domain::metrics::{Aggregator, Outcome, Report};
-use crate::domain::survey::human_baseline::outcome;
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use sqlx::SqlitePool;
 use std::collections::{BTreeMap, BTreeSet};
 
-type Answers = [Option<String>; 4];
+/// An annotator's answers on an instance, by query.
+type Answers = Vec<Option<String>>;
+
+/// The names of the kinds that measure people, as a JSON list for `json_each`.
+pub fn measurement_kinds_json() -> String {
+    serde_json::to_string(&SurveyKind::measurements().map(SurveyKind::name).collect::<Vec<_>>()).unwrap_or_default()
+}
 
 /// One answer of a baseline study, as read.
 #[derive(sqlx::FromRow)]
@@ -42,25 +48,29 @@ pub async fn human_rows(
     only: &[i64],
     rounded: fn(Report) -> Report,
 ) -> Result<Vec<HumanRow>, ServiceError> {
-    let studies: Vec<(i64, String)> =
-        sqlx::query_as("SELECT id, name FROM studies WHERE dataset_id = ? AND kind = ? ORDER BY id")
-            .bind(dataset_id)
-            .bind(SurveyKind::HumanBaseline.as_str())
-            .fetch_all(db)
-            .await?;
+    let studies: Vec<(i64, String, String)> = sqlx::query_as(
+        "SELECT id, name, kind FROM studies WHERE dataset_id = ? AND kind IN (SELECT value FROM json_each(?))
+         ORDER BY id",
+    )
+    .bind(dataset_id)
+    .bind(measurement_kinds_json())
+    .fetch_all(db)
+    .await?;
     for id in only {
-        if !studies.iter().any(|(s, _)| s == id) {
+        if !studies.iter().any(|(s, _, _)| s == id) {
             return Err(ServiceError::Invalid(format!(
                 "baseline={id}: not a human-baseline study of this dataset (its baseline studies: {})",
-                studies.iter().map(|(s, n)| format!("{s} {n:?}")).collect::<Vec<_>>().join(", ")
+                studies.iter().map(|(s, n, _)| format!("{s} {n:?}")).collect::<Vec<_>>().join(", ")
             )));
         }
     }
     let mut rows = Vec::new();
     let mut pooled: Vec<Complete> = Vec::new();
     let mut with_answers = 0;
-    for (id, name) in studies.into_iter().filter(|(s, _)| only.is_empty() || only.contains(s)) {
-        let complete = complete_pairs(db, id).await?;
+    for (id, name, kind) in studies.into_iter().filter(|(s, _, _)| only.is_empty() || only.contains(s)) {
+        let kind =
+            SurveyKind::parse(&kind).ok_or_else(|| ServiceError::Internal(format!("study {id}: kind {kind:?}")))?;
+        let complete = complete_pairs(db, id, kind).await?;
         with_answers += usize::from(!complete.is_empty());
         rows.push(row(format!("Human: {name}"), Some(id), &complete, rounded));
         pooled.extend(complete);
@@ -85,7 +95,8 @@ fn row(label: String, study_id: Option<i64>, pairs: &[Complete], rounded: fn(Rep
     }
 }
 
-async fn complete_pairs(db: &SqlitePool, study: i64) -> Result<Vec<Complete>, ServiceError> {
+async fn complete_pairs(db: &SqlitePool, study: i64, kind: SurveyKind) -> Result<Vec<Complete>, ServiceError> {
+    let (Some(outcome), questions) = (kind.outcome_fn(), kind.question_count()) else { return Ok(Vec::new()) };
     let rows: Vec<AnswerRow> = sqlx::query_as(
         "SELECT a.user_id, a.instance_id, t.query, a.value, i.neg_type, i.subtype
          FROM answers a JOIN tasks t ON t.id = a.task_id JOIN instances i ON i.id = a.instance_id
@@ -94,11 +105,11 @@ async fn complete_pairs(db: &SqlitePool, study: i64) -> Result<Vec<Complete>, Se
     .bind(study)
     .fetch_all(db)
     .await?;
-    // (annotator, instance) -> the instance's category and the four answers by query.
+    // (annotator, instance) -> the instance's category and the answers by query.
     let mut per: BTreeMap<(i64, i64), (Category, Answers)> = BTreeMap::new();
     for r in rows {
         let category = Category::parse(&r.neg_type, &r.subtype).map_err(|e| ServiceError::Internal(e.to_string()))?;
-        let entry = per.entry((r.user_id, r.instance_id)).or_insert((category, Default::default()));
+        let entry = per.entry((r.user_id, r.instance_id)).or_insert_with(|| (category, vec![None; questions]));
         if let Some(slot) = entry.1.get_mut(r.query as usize) {
             *slot = Some(r.value);
         }
@@ -106,7 +117,7 @@ async fn complete_pairs(db: &SqlitePool, study: i64) -> Result<Vec<Complete>, Se
     Ok(per
         .into_iter()
         .filter_map(|((user, instance), (category, answers))| {
-            let outcome = outcome([0, 1, 2, 3].map(|q| answers[q].as_deref()))?;
+            let outcome = outcome(&answers.iter().map(Option::as_deref).collect::<Vec<_>>())?;
             Some(Complete { user, instance, category, outcome })
         })
         .collect())

@@ -2,7 +2,6 @@
 //! its survivors, then the study row and its items in one transaction.
 use crate::domain::assignment::Annotators;
 use crate::domain::study::{Study, StudySpec};
-use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::store::db::now_secs;
 use sqlx::SqlitePool;
@@ -62,14 +61,11 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
     let survivors = match source {
         Some(sid) => {
             // Step 4 checks Step 3's survivors; the human baseline samples the final ones.
-            let want: &[SurveyKind] = match study.kind {
-                SurveyKind::Ambiguity => &[SurveyKind::FourImage],
-                _ => &[SurveyKind::Ambiguity, SurveyKind::FourImage],
-            };
-            let mut items = crate::studies::outcomes::survivors(db, sid, want).await.map_err(|e| match e {
-                ServiceError::Invalid(m) | ServiceError::NotFound(m) => invalid(format!("field `source`: {m}")),
-                e => e,
-            })?;
+            let mut items =
+                crate::studies::outcomes::survivors(db, sid, study.kind.spec().sources).await.map_err(|e| match e {
+                    ServiceError::Invalid(m) | ServiceError::NotFound(m) => invalid(format!("field `source`: {m}")),
+                    e => e,
+                })?;
             if let Some(sample) = study.sample {
                 let n = sample.size(items.len()).map_err(|e| invalid(format!("field `assignment.sample`: {e}")))?;
                 crate::domain::rng::shuffle(&mut items, crate::domain::rng::mix(&[study.seed, 0x5341_4d50]));

@@ -104,7 +104,7 @@ pub fn summary(meta: &StudyMeta, progress: Option<(i64, i64)>) -> StudySummary {
     StudySummary {
         id: meta.id,
         name: meta.name.clone(),
-        kind: meta.kind.as_str().to_string(),
+        kind: meta.kind,
         dataset: meta.dataset.clone(),
         instructions: meta.instructions.clone(),
         progress: progress.map(|(done, total)| crate::api_types::Progress { done, total }),

@@ -4,7 +4,7 @@
 use crate::domain::assignment::Annotators;
 use crate::domain::category::Category;
 use crate::domain::resolution::{resolve, ItemAnswer, ItemState, ResolveRule};
-use crate::domain::survey::{SurveyKind, Verdict};
+use crate::domain::survey::{ItemData, SurveyKind, Verdict};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::studies::meta::load_study_meta;
@@ -48,7 +48,7 @@ async fn expected_answers(
     match &meta.annotators {
         Annotators::Named(names) => {
             for name in names {
-                for t in meta.rule.plan_upfront(meta.seed, 0, name, items) {
+                for t in meta.rule.plan_upfront(meta.kind.spec().questions, meta.seed, 0, name, items) {
                     *expected.entry(t.item).or_insert(0) += 1;
                 }
             }
@@ -158,7 +158,7 @@ pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta
 }
 
 /// The survivors of a finished curation study (Step 3 or Step 4), each with
-/// the generated image Step 3 chose for it: the items of the next stage.
+/// the generated image it carries (the one Step 3 chose): the items of the next stage.
 pub async fn survivors(db: &SqlitePool, study: i64, want: &[SurveyKind]) -> Result<Vec<(i64, String)>, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study).await?;
     if !want.contains(&meta.kind) {
@@ -175,46 +175,64 @@ pub async fn survivors(db: &SqlitePool, study: i64, want: &[SurveyKind]) -> Resu
         let disputed = open.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).count();
         return Err(ServiceError::Invalid(format!(
             "{} study {:?} is not finished: {} items still wait for answers and {disputed} for adjudication",
-            if meta.kind == SurveyKind::FourImage { "Step 3" } else { "Step 4" },
+            meta.kind.label(),
             meta.name,
             open.len() - disputed
         )));
     }
-    if meta.kind == SurveyKind::Ambiguity {
-        let chosen: HashMap<i64, String> =
-            sqlx::query_as("SELECT instance_id, chosen_image FROM study_items WHERE study_id = ?")
-                .bind(study)
-                .fetch_all(db)
-                .await?
-                .into_iter()
-                .collect();
-        return Ok(outcomes
-            .iter()
-            .filter(|o| o.verdict(meta.kind) == Some(Verdict::Kept))
-            .filter_map(|o| Some((o.instance_id, chosen.get(&o.instance_id)?.clone())))
-            .collect());
-    }
-    let mut slots: HashMap<i64, Vec<(i64, String)>> = HashMap::new();
-    let rows: Vec<(i64, i64, String)> = sqlx::query_as(
-        "SELECT c.instance_id, c.slot, c.image FROM candidates c JOIN study_items si ON si.instance_id = c.instance_id WHERE si.study_id = ?",
-    )
-    .bind(study)
-    .fetch_all(db)
-    .await?;
-    for (instance, slot, image) in rows {
-        slots.entry(instance).or_default().push((slot, image));
-    }
+    let Some(curation) = meta.kind.curation() else {
+        return Err(ServiceError::Invalid(format!("study {:?} curates nothing", meta.name)));
+    };
+    let items = item_images(db, meta.kind, study).await?;
     let mut out = Vec::new();
     for o in &outcomes {
         if o.verdict(meta.kind) == Some(Verdict::Kept) {
-            let candidates = slots.remove(&o.instance_id).unwrap_or_default();
-            let image = crate::store::negatives::step3_choice(o.final_value(), candidates).ok_or_else(|| {
-                ServiceError::Internal(format!("instance {} has no candidate {:?}", o.instance_id, o.final_value()))
-            })?;
+            let value = o.final_value().unwrap_or_default();
+            let image =
+                items.get(&o.instance_id).and_then(|item| (curation.carried_image)(item, value)).ok_or_else(|| {
+                    ServiceError::Internal(format!("instance {} has no image for {value:?}", o.instance_id))
+                })?;
             out.push((o.instance_id, image));
         }
     }
     Ok(out)
+}
+
+/// The images of every item of a study that its kind reads, in bulk (only
+/// the image fields of each `ItemData` are filled).
+async fn item_images(db: &SqlitePool, kind: SurveyKind, study: i64) -> Result<HashMap<i64, ItemData>, ServiceError> {
+    let needs = kind.spec().needs;
+    let rows: Vec<(i64, Option<String>, Option<String>)> = sqlx::query_as(
+        "SELECT si.instance_id, si.chosen_image, i.positive_image FROM study_items si JOIN instances i ON i.id = si.instance_id
+         WHERE si.study_id = ?",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    let mut items: HashMap<i64, ItemData> = rows
+        .into_iter()
+        .map(|(i, chosen, positive)| {
+            let item = ItemData {
+                chosen_image: chosen.filter(|_| needs.chosen_image),
+                positive_image: positive.filter(|_| needs.positive_image),
+                ..ItemData::default()
+            };
+            (i, item)
+        })
+        .collect();
+    if needs.candidates {
+        let slots: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT c.instance_id, c.image FROM candidates c JOIN study_items si ON si.instance_id = c.instance_id
+             WHERE si.study_id = ? ORDER BY c.instance_id, c.slot",
+        )
+        .bind(study)
+        .fetch_all(db)
+        .await?;
+        for (i, image) in slots {
+            items.entry(i).or_default().candidate_images.push(image);
+        }
+    }
+    Ok(items)
 }
 
 pub async fn study_status(db: &SqlitePool, study_id: i64) -> Result<crate::api_types::StudyStatus, ServiceError> {
@@ -228,7 +246,7 @@ pub async fn study_status(db: &SqlitePool, study_id: i64) -> Result<crate::api_t
             .await?;
     Ok(crate::api_types::StudyStatus {
         study_id,
-        kind: meta.kind.as_str().to_string(),
+        kind: meta.kind,
         final_items,
         waiting: outcomes.len() - final_items - disputed,
         disputed,
@@ -241,11 +259,16 @@ pub async fn study_status(db: &SqlitePool, study_id: i64) -> Result<crate::api_t
 /// as TOML text so the study's provenance reads like any other).
 pub async fn step4_spec(db: &SqlitePool, step3: i64, seed: u64) -> Result<String, ServiceError> {
     let meta = load_study_meta(db, step3).await?;
+    let next = meta
+        .kind
+        .next_step()
+        .ok_or_else(|| ServiceError::Invalid(format!("study {:?} is not a Step 3 study", meta.name)))?;
     let q = |s: &str| serde_json::to_string(s).unwrap_or_default(); // a JSON string is a TOML basic string
     let list = |names: &[String]| format!("[{}]", names.iter().map(|n| q(n)).collect::<Vec<_>>().join(", "));
     let mut spec = format!(
-        "name = {}\nkind = \"ambiguity\"\ndataset = {}\nsource = {}\nseed = {seed}\nresolve = {}\n",
-        q(&format!("{} - Step 4", meta.name)),
+        "name = {}\nkind = {}\ndataset = {}\nsource = {}\nseed = {seed}\nresolve = {}\n",
+        q(&format!("{} - {}", meta.name, next.label())),
+        q(next.name()),
         q(&meta.dataset),
         q(&meta.name),
         q(meta.resolve.as_str()),

@@ -2,6 +2,7 @@
 //! from it) and the funnel counts per stage.
 use crate::domain::category::Category;
 use crate::domain::funnel::{Funnel, FunnelBuilder};
+use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::studies::outcomes::{study_outcomes, ItemOutcome};
@@ -25,19 +26,20 @@ pub async fn dataset_id(db: &SqlitePool, dataset: &str) -> Result<i64, ServiceEr
 /// The latest Step 3 study on the dataset and the latest Step 4 study made from it.
 pub async fn pipeline(db: &SqlitePool, dataset: &str) -> Result<Pipeline, ServiceError> {
     let dataset_id = dataset_id(db, dataset).await?;
-    let step3: Option<i64> =
-        sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = ? AND kind = 'four_image'")
-            .bind(dataset_id)
-            .fetch_one(db)
-            .await?;
+    let first = SurveyKind::first_step();
+    let step3: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = ? AND kind = ?")
+        .bind(dataset_id)
+        .bind(first.map(SurveyKind::name))
+        .fetch_one(db)
+        .await?;
     let Some(step3) = step3 else {
         return Ok(Pipeline { dataset_id, step3: None, step4: None });
     };
-    let step4: Option<i64> =
-        sqlx::query_scalar("SELECT max(id) FROM studies WHERE source_study_id = ? AND kind = 'ambiguity'")
-            .bind(step3)
-            .fetch_one(db)
-            .await?;
+    let step4: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE source_study_id = ? AND kind = ?")
+        .bind(step3)
+        .bind(first.and_then(SurveyKind::next_step).map(SurveyKind::name))
+        .fetch_one(db)
+        .await?;
     let step4 = match step4 {
         Some(id) => Some(study_outcomes(db, id).await?),
         None => None,

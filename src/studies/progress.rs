@@ -32,7 +32,7 @@ pub async fn study_progress(state: &AppState, study_id: i64) -> Result<StudyProg
         .into_iter()
         .map(|username| {
             // What the rule will give them on arrival, questions included.
-            let total = meta.rule.planned_len(meta.seed, &username, &item_ids) as i64;
+            let total = meta.rule.planned_len(meta.kind.spec().questions, meta.seed, &username, &item_ids) as i64;
             (username.clone(), AnnotatorProgress { username, done: 0, total })
         })
         .collect();
@@ -55,7 +55,7 @@ pub async fn study_progress(state: &AppState, study_id: i64) -> Result<StudyProg
     Ok(StudyProgress {
         study_id,
         name: meta.name.clone(),
-        kind: meta.kind.as_str().to_string(),
+        kind: meta.kind,
         items,
         annotators: by_name.into_values().collect(),
         answers,

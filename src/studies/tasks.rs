@@ -2,7 +2,7 @@
 //! server functions behind the survey page.
 use crate::accounts::SessionUser;
 use crate::api_types::{AnswerAck, OptionView, Progress, Prompt, TaskView};
-use crate::domain::survey::{ItemData, Presentation};
+use crate::domain::survey::{ItemData, Presentation, SurveyKind};
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
 use crate::store::db::now_secs;
@@ -25,24 +25,39 @@ fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), Service
     Ok(())
 }
 
-async fn load_item(state: &AppState, study_id: i64, instance_id: i64, query: u8) -> Result<ItemData, ServiceError> {
+/// What the kind's descriptor says it reads of one study item.
+pub(crate) async fn load_item(
+    db: &sqlx::SqlitePool,
+    kind: SurveyKind,
+    study_id: i64,
+    instance_id: i64,
+    query: u8,
+) -> Result<ItemData, ServiceError> {
+    let needs = kind.spec().needs;
     let (caption, negative_caption, positive_image): (String, String, Option<String>) =
         sqlx::query_as("SELECT caption, negative_caption, positive_image FROM instances WHERE id = ?")
             .bind(instance_id)
-            .fetch_one(&state.db)
+            .fetch_one(db)
             .await?;
-    let candidate_images: Vec<String> =
+    let candidate_images: Vec<String> = if needs.candidates {
         sqlx::query_scalar("SELECT image FROM candidates WHERE instance_id = ? ORDER BY slot")
             .bind(instance_id)
-            .fetch_all(&state.db)
-            .await?;
-    let chosen_image: Option<String> =
+            .fetch_all(db)
+            .await?
+    } else {
+        Vec::new()
+    };
+    let chosen_image: Option<String> = if needs.chosen_image {
         sqlx::query_scalar("SELECT chosen_image FROM study_items WHERE study_id = ? AND instance_id = ?")
             .bind(study_id)
             .bind(instance_id)
-            .fetch_optional(&state.db)
+            .fetch_optional(db)
             .await?
-            .flatten();
+            .flatten()
+    } else {
+        None
+    };
+    let positive_image = positive_image.filter(|_| needs.positive_image);
     Ok(ItemData { caption, negative_caption, positive_image, candidate_images, chosen_image, query })
 }
 
@@ -53,7 +68,7 @@ async fn present(
     seed: i64,
     query: i64,
 ) -> Result<Presentation, ServiceError> {
-    let item = load_item(state, meta.id, instance_id, query as u8).await?;
+    let item = load_item(&state.db, meta.kind, meta.id, instance_id, query as u8).await?;
     meta.kind.present(&item, seed as u64).map_err(|e| ServiceError::Internal(e.to_string()))
 }
 
@@ -77,7 +92,7 @@ async fn ensure_participation(
             .bind(meta.id)
             .fetch_all(&state.db)
             .await?;
-    let plan = meta.rule.plan_upfront(meta.seed, user.id, &user.username, &items);
+    let plan = meta.rule.plan_upfront(meta.kind.spec().questions, meta.seed, user.id, &user.username, &items);
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
     let created =
         sqlx::query("INSERT OR IGNORE INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, 0)")
@@ -139,7 +154,7 @@ pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> R
     Ok(Some(TaskView {
         task_id,
         study_id,
-        kind: meta.kind.as_str().to_string(),
+        kind: meta.kind,
         instructions: p.instructions.map(str::to_string).unwrap_or_else(|| meta.instructions.clone()),
         prompt: Prompt { text: p.prompt_text, image_url: p.prompt_image.as_deref().map(image_url) },
         options: p

@@ -42,15 +42,16 @@ pub async fn start_step4(step3: i64) -> Result<i64, ServerFnError> {
 #[component]
 pub fn StudyPipeline(status: StudyStatus) -> impl IntoView {
     // The human baseline measures people; it curates nothing.
-    (status.kind != "human_baseline").then(|| view! { <PipelineLine status/> })
+    status.kind.curation().is_some().then(|| view! { <PipelineLine status/> })
 }
 
 #[component]
 fn PipelineLine(status: StudyStatus) -> impl IntoView {
     let id = status.study_id;
     let start = ServerAction::<StartStep4>::new();
-    let can_start =
-        status.kind == "four_image" && status.waiting == 0 && status.disputed == 0 && status.step4.is_none();
+    let next = status.kind.next_step();
+    let can_start = next.is_some() && status.waiting == 0 && status.disputed == 0 && status.step4.is_none();
+    let next_label = next.map_or("next step", |k| k.label());
     view! {
         <p class="pipeline" data-final=status.final_items data-waiting=status.waiting data-disputed=status.disputed>
             {status.final_items} " items final · " {status.waiting} " waiting for answers · "
@@ -59,14 +60,14 @@ fn PipelineLine(status: StudyStatus) -> impl IntoView {
             } else {
                 view! { <span>"0 disputed"</span> }.into_any()
             }}
-            {status.step4.map(|s| view! { " · Step 4: " {s} })}
+            {status.step4.map(|s| view! { " · " {next_label} ": " {s} })}
             {can_start.then(|| view! {
                 " · "
                 <button type="button" class="start-step4" disabled=move || start.pending().get()
-                    on:click=move |_| { start.dispatch(StartStep4 { step3: id }); }>"Start Step 4"</button>
+                    on:click=move |_| { start.dispatch(StartStep4 { step3: id }); }>"Start " {next_label}</button>
             })}
             {move || match start.value().get() {
-                Some(Ok(new_id)) => view! { <span class="started" role="status">" Step 4 created (study " {new_id} ")."</span> }.into_any(),
+                Some(Ok(new_id)) => view! { <span class="started" role="status">" " {next_label} " created (study " {new_id} ")."</span> }.into_any(),
                 Some(Err(e)) => view! { <span class="error" role="alert">" " {error_text(&e)}</span> }.into_any(),
                 None => ().into_any(),
             }}

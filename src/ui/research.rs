@@ -47,7 +47,7 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
     view! {
         <section class="study" data-study=study.study_id>
             <h2>{study.name.clone()}</h2>
-            <p>{study.kind.clone()} " · " {study.items} " items · " <span class="answers">{study.answers}</span> " answers"</p>
+            <p>{study.kind.name()} " · " {study.items} " items · " <span class="answers">{study.answers}</span> " answers"</p>
             <StudyPipeline status/>
             <table class="data annotators">
                 <caption>"Progress per annotator"</caption>

@@ -10,7 +10,7 @@ async fn answers_are_idempotent_validated_and_counted() {
     let ann = app.login("annotator1").await;
     let study = demo_study(&ann, &app).await;
     let first = app.next_task(&ann, study).await.expect("a task");
-    assert_eq!(first.kind, "four_image");
+    assert_eq!(first.kind.name(), "four_image");
     let ids: Vec<&str> = first.options.iter().map(|o| o.id.as_str()).collect();
     assert_eq!(ids, ["A", "B", "C", "D", "none"]);
     assert_eq!(first.progress.done, 0);

@@ -100,7 +100,7 @@ async fn step3_pairs_adjudication_step4_and_the_funnel() {
     let t4 = app
         .work_through("annotator1", s4, |task| {
             n += 1;
-            assert_eq!(task.kind, "ambiguity");
+            assert_eq!(task.kind.name(), "ambiguity");
             let opts = &task.options;
             assert_eq!(opts.len(), 3);
             let is_generated = |o: &OptionView| o.image_url.as_ref().is_some_and(|u| candidate_urls.contains(u));

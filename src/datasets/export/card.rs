@@ -53,10 +53,10 @@ pub async fn write(
         sqlx::query_scalar("SELECT normalize FROM datasets WHERE id = ?").bind(p.dataset_id).fetch_one(db).await?;
     let mut studies = Vec::new();
     if let Some((meta, _)) = &p.step3 {
-        studies.push(study_card(db, "Step 3", meta).await?);
+        studies.push(study_card(db, meta.kind.label(), meta).await?);
     }
     if let Some((meta, _)) = &p.step4 {
-        studies.push(study_card(db, "Step 4", meta).await?);
+        studies.push(study_card(db, meta.kind.label(), meta).await?);
     }
     let text = dataset_card(&Card {
         dataset: &req.dataset,

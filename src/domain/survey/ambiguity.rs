@@ -1,7 +1,7 @@
 //! BiVLC Step 4: the ORIGINAL caption with the real image and the generated
 //! image chosen in Step 3, sides in a seeded random order, plus "Both".
 //! Choosing the generated image or Both marks the instance ambiguous.
-use super::{ItemData, Presentation, ShownOption, SurveyError, Verdict};
+use super::{Curation, ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, SurveyKind, Verdict};
 use crate::domain::rng::shuffle;
 
 pub const INSTRUCTIONS: &str = "Choose the image that best matches the description, in the case that both \
@@ -10,6 +10,25 @@ faces, arms, hands etc.";
 
 /// Stored values name the image, not the side it was shown on.
 pub const VALUES: [&str; 3] = ["real", "generated", "both"];
+
+pub const KIND: KindSpec = KindSpec {
+    name: "ambiguity",
+    instructions: INSTRUCTIONS,
+    values: &VALUES,
+    present,
+    role: Role::Curation(Curation {
+        step: 4,
+        label: "Step 4",
+        verdict,
+        binary: ("real", "ambiguous"),
+        binary_by_default: false,
+        carried_image: |item, _| item.chosen_image.clone(), // the one Step 3 chose
+    }),
+    sources: &[SurveyKind::of(&super::four_image::KIND)],
+    questions: &[&[0]],
+    needs: Needs { candidates: false, positive_image: true, chosen_image: true },
+    adjudicated: true,
+};
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
     let real = item.positive_image.clone().ok_or_else(|| SurveyError::BadItem("Step 4 needs the real image".into()))?;
@@ -104,7 +123,7 @@ mod tests {
     fn refuses_items_without_both_images() {
         let mut bad = item();
         bad.chosen_image = None;
-        assert!(matches!(SurveyKind::Ambiguity.present(&bad, 0), Err(SurveyError::BadItem(_))));
+        assert!(matches!(SurveyKind::of(&KIND).present(&bad, 0), Err(SurveyError::BadItem(_))));
         let mut bad = item();
         bad.positive_image = None;
         assert!(present(&bad, 0).is_err());

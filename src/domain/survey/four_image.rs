@@ -1,6 +1,6 @@
 //! BiVLC Step 3: the negative caption with four candidate images, labelled
 //! A–D in a seeded random order, plus "None".
-use super::{ItemData, Presentation, ShownOption, SurveyError, Verdict};
+use super::{Curation, ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, Verdict};
 use crate::domain::rng::shuffle;
 
 pub const INSTRUCTIONS: &str = "Select one image that adequately represents the description. \
@@ -10,6 +10,25 @@ Aesthetic defects are accepted, such as deformed faces, arms, hands etc.";
 
 /// Stored values: the candidate slot (as imported, not as shown) or "none".
 pub const VALUES: [&str; 5] = ["0", "1", "2", "3", "none"];
+
+pub const KIND: KindSpec = KindSpec {
+    name: "four_image",
+    instructions: INSTRUCTIONS,
+    values: &VALUES,
+    present,
+    role: Role::Curation(Curation {
+        step: 3,
+        label: "Step 3",
+        verdict,
+        binary: ("image", "none"),
+        binary_by_default: true, // BiVLC's Step 3 kappa: any image vs None
+        carried_image: chosen_candidate,
+    }),
+    sources: &[],
+    questions: &[&[0]],
+    needs: Needs { candidates: true, positive_image: false, chosen_image: false },
+    adjudicated: true,
+};
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
     if item.candidate_images.len() != 4 {
@@ -35,6 +54,11 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
         shown_order: order.to_vec(),
         instructions: None,
     })
+}
+
+/// The candidate a kept instance's final answer chose: Step 4's generated image.
+fn chosen_candidate(item: &ItemData, value: &str) -> Option<String> {
+    item.candidate_images.get(value.parse::<usize>().ok()?).cloned()
 }
 
 pub fn verdict(value: &str) -> Option<Verdict> {
@@ -111,7 +135,7 @@ mod tests {
     fn refuses_items_without_four_candidates() {
         let mut bad = item();
         bad.candidate_images.pop();
-        assert!(matches!(SurveyKind::FourImage.present(&bad, 0), Err(SurveyError::BadItem(_))));
+        assert!(matches!(SurveyKind::of(&KIND).present(&bad, 0), Err(SurveyError::BadItem(_))));
     }
 
     #[test]
@@ -120,11 +144,11 @@ mod tests {
         for o in &p.options {
             assert!(VALUES.contains(&o.value.as_str()));
         }
-        assert_eq!(SurveyKind::parse("four_image"), Some(SurveyKind::FourImage));
+        assert_eq!(SurveyKind::parse("four_image"), Some(SurveyKind::of(&KIND)));
         assert_eq!(verdict("2"), Some(Verdict::Kept));
         assert_eq!(verdict("none"), Some(Verdict::Discarded));
-        assert_eq!(SurveyKind::FourImage.binary_category("3"), Some("image"));
-        assert_eq!(SurveyKind::FourImage.binary_category("none"), Some("none"));
+        assert_eq!(SurveyKind::of(&KIND).binary_category("3"), Some("image"));
+        assert_eq!(SurveyKind::of(&KIND).binary_category("none"), Some("none"));
         assert_eq!(verdict("4"), None);
     }
 }

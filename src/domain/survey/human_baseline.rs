@@ -3,7 +3,7 @@
 //! shows a caption and the two images. Sides are seeded and recorded; the
 //! stored value names the caption (c0 = original, c1 = negative) or the image
 //! (i0 = real, i1 = the chosen generated one), never the side.
-use super::{ItemData, Presentation, ShownOption, SurveyError};
+use super::{ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, SurveyKind};
 use crate::domain::metrics::Outcome;
 use crate::domain::rng::shuffle;
 
@@ -15,6 +15,20 @@ pub const INSTRUCTIONS: &str = "Part 1: choose the description that BEST represe
 Part 2: choose the image that BEST matches the description.";
 
 pub const VALUES: [&str; 4] = ["c0", "c1", "i0", "i1"];
+
+pub const KIND: KindSpec = KindSpec {
+    name: "human_baseline",
+    instructions: INSTRUCTIONS,
+    values: &VALUES,
+    present,
+    role: Role::Measurement { outcome: outcome_of },
+    // The final survivors: of Step 4 when it ran, else of Step 3.
+    sources: &[SurveyKind::of(&super::ambiguity::KIND), SurveyKind::of(&super::four_image::KIND)],
+    // Part 1 image-to-text, part 2 text-to-image (see [`Query`]).
+    questions: &[&[0, 1], &[2, 3]],
+    needs: Needs { candidates: false, positive_image: true, chosen_image: true },
+    adjudicated: false, // forced choices measure people; nothing to settle
+};
 
 /// The four queries of an instance, in the order of `Outcome`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +101,10 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
         shown_order: order.to_vec(),
         instructions: Some(instructions),
     })
+}
+
+fn outcome_of(answers: &[Option<&str>]) -> Option<Outcome> {
+    outcome(answers.try_into().ok()?)
 }
 
 /// Winoground's elementary successes of one annotator on one instance, once

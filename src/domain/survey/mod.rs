@@ -1,12 +1,23 @@
 //! Survey kinds. A kind turns one study item into what an annotator sees
 //! (prompt and options in a seeded on-screen order) and turns the option the
-//! annotator picked back into a stored value. Add a kind by copying
-//! `four_image.rs`, then adding a variant to [`SurveyKind`].
+//! annotator picked back into a stored value. Each kind's file declares all
+//! of it as one `pub const KIND: KindSpec`; add a kind by copying
+//! `four_image.rs` and naming its file in `register_kinds!` below.
 use serde::{Deserialize, Serialize};
 
-pub mod ambiguity;
-pub mod four_image;
-pub mod human_baseline;
+mod kind;
+pub use kind::{Curation, KindSpec, Needs, Role, SurveyKind};
+
+/// Declares the kinds' modules and [`KINDS`], the one list of kinds.
+macro_rules! register_kinds {
+    ($($kind:ident),+ $(,)?) => {
+        $(pub mod $kind;)+
+        /// Every survey kind, in the order researchers see them listed.
+        pub const KINDS: &[SurveyKind] = &[$(SurveyKind::of(&$kind::KIND)),+];
+    };
+}
+
+register_kinds![four_image, ambiguity, human_baseline];
 
 /// Everything a kind may draw from an instance. Image fields are content
 /// hashes; the shell turns them into URLs.
@@ -51,17 +62,6 @@ impl Verdict {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SurveyKind {
-    /// BiVLC Step 3: a negative caption and four generated images; pick one or None.
-    FourImage,
-    /// BiVLC Step 4: the original caption, the real and the chosen generated image; A, B or Both.
-    Ambiguity,
-    /// BiVLC's human baseline: I2T and T2I forced choices, four per instance.
-    HumanBaseline,
-}
-
 /// One choice as shown on screen.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShownOption {
@@ -94,74 +94,6 @@ pub enum SurveyError {
     UnknownOption { given: String, expected: String },
     #[error("item is not usable for this survey kind: {0}")]
     BadItem(String),
-}
-
-impl SurveyKind {
-    pub const ALL: [SurveyKind; 3] = [SurveyKind::FourImage, SurveyKind::Ambiguity, SurveyKind::HumanBaseline];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SurveyKind::FourImage => "four_image",
-            SurveyKind::Ambiguity => "ambiguity",
-            SurveyKind::HumanBaseline => "human_baseline",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<SurveyKind> {
-        SurveyKind::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-
-    pub fn default_instructions(self) -> &'static str {
-        match self {
-            SurveyKind::FourImage => four_image::INSTRUCTIONS,
-            SurveyKind::Ambiguity => ambiguity::INSTRUCTIONS,
-            SurveyKind::HumanBaseline => human_baseline::INSTRUCTIONS,
-        }
-    }
-
-    /// The values an answer can take, in a fixed order (for distributions and agreement).
-    pub fn values(self) -> &'static [&'static str] {
-        match self {
-            SurveyKind::FourImage => &four_image::VALUES,
-            SurveyKind::Ambiguity => &ambiguity::VALUES,
-            SurveyKind::HumanBaseline => &human_baseline::VALUES,
-        }
-    }
-
-    /// The verdict a final stored value gives the instance.
-    pub fn verdict(self, value: &str) -> Option<Verdict> {
-        match self {
-            SurveyKind::FourImage => four_image::verdict(value),
-            SurveyKind::Ambiguity => ambiguity::verdict(value),
-            SurveyKind::HumanBaseline => None, // measures people, curates nothing
-        }
-    }
-
-    /// The category agreement uses under the binary mapping: does the answer
-    /// keep the instance or not (BiVLC's Step 3 kappa: any image vs None).
-    pub fn binary_category(self, value: &str) -> Option<&'static str> {
-        let keeps = self.verdict(value)?.keeps();
-        Some(match (self, keeps) {
-            (SurveyKind::FourImage, true) => "image",
-            (SurveyKind::FourImage, false) => "none",
-            (SurveyKind::Ambiguity, true) => "real",
-            (SurveyKind::Ambiguity, false) => "ambiguous",
-            (SurveyKind::HumanBaseline, _) => return None,
-        })
-    }
-
-    /// The mapping a study of this kind reports agreement with by default.
-    pub fn default_binary_agreement(self) -> bool {
-        self == SurveyKind::FourImage
-    }
-
-    pub fn present(self, item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
-        match self {
-            SurveyKind::FourImage => four_image::present(item, seed),
-            SurveyKind::Ambiguity => ambiguity::present(item, seed),
-            SurveyKind::HumanBaseline => human_baseline::present(item, seed),
-        }
-    }
 }
 
 impl ShownOption {

@@ -1,0 +1,226 @@
+//! What the program knows about a survey kind: one [`KindSpec`] declared in
+//! the kind's own file, reached through the [`SurveyKind`] handle. Studies,
+//! assignment, the pipeline, adjudication, scoring and the UI ask the
+//! descriptor; none of them names a kind.
+use super::{ItemData, Presentation, SurveyError, Verdict, KINDS};
+use crate::domain::metrics::Outcome;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Everything about one survey kind.
+pub struct KindSpec {
+    /// The name stored in the database, written in specs and sent over the wire.
+    pub name: &'static str,
+    /// The paper's instructions, used when a spec gives none.
+    pub instructions: &'static str,
+    /// The values an answer can take, in a fixed order (distributions, agreement, adjudication).
+    pub values: &'static [&'static str],
+    /// Turns an item into what the annotator sees, options in a seeded order.
+    pub present: fn(&ItemData, u64) -> Result<Presentation, SurveyError>,
+    pub role: Role,
+    /// The kinds whose survivors may become this kind's items, preferred first;
+    /// empty: the items are the dataset's instances.
+    pub sources: &'static [SurveyKind],
+    /// The questions asked about each item, in parts asked one after the other
+    /// (one question: `&[&[0]]`; the human baseline: I2T then T2I).
+    pub questions: &'static [&'static [u8]],
+    /// What `present` reads from an item beyond its captions.
+    pub needs: Needs,
+    /// Whether a researcher settles disagreements on its answers.
+    pub adjudicated: bool,
+}
+
+/// Winoground's outcome of one annotator on one item, from the answers to
+/// each question (indexed by query); None until all are in.
+pub type OutcomeFn = fn(&[Option<&str>]) -> Option<Outcome>;
+
+/// A kind's place in the work: curating instances or measuring people.
+pub enum Role {
+    Curation(Curation),
+    /// Answers score the annotators (BiVLC's human baseline); they keep or drop nothing.
+    Measurement {
+        outcome: OutcomeFn,
+    },
+}
+
+/// A curation step of the pipeline.
+pub struct Curation {
+    /// Order in the pipeline (BiVLC: 3, then 4).
+    pub step: u8,
+    /// What researchers call it ("Step 3").
+    pub label: &'static str,
+    /// What a final stored value means for the instance.
+    pub verdict: fn(&str) -> Option<Verdict>,
+    /// Agreement categories under the binary mapping: (keeps, drops).
+    pub binary: (&'static str, &'static str),
+    /// Report agreement with the binary mapping unless the spec says otherwise.
+    pub binary_by_default: bool,
+    /// The generated image a kept instance carries into the next stage.
+    pub carried_image: fn(&ItemData, &str) -> Option<String>,
+}
+
+/// Item data a kind reads (the captions always come).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Needs {
+    pub candidates: bool,
+    pub positive_image: bool,
+    /// The generated image a source study chose (items taken from a source).
+    pub chosen_image: bool,
+}
+
+/// A registered survey kind: a small handle on its descriptor. Two handles
+/// are equal when they name the same kind.
+#[derive(Clone, Copy)]
+pub struct SurveyKind(&'static KindSpec);
+
+impl SurveyKind {
+    /// A handle on a descriptor; the registry and tests make these.
+    pub const fn of(spec: &'static KindSpec) -> SurveyKind {
+        SurveyKind(spec)
+    }
+
+    /// Every registered kind.
+    pub fn all() -> &'static [SurveyKind] {
+        KINDS
+    }
+
+    pub fn parse(s: &str) -> Option<SurveyKind> {
+        Self::parse_in(KINDS, s)
+    }
+
+    /// Looks a name up in a given list of kinds (tests add their own).
+    pub fn parse_in(kinds: &[SurveyKind], s: &str) -> Option<SurveyKind> {
+        kinds.iter().copied().find(|k| k.name() == s)
+    }
+
+    pub fn spec(self) -> &'static KindSpec {
+        self.0
+    }
+
+    pub fn name(self) -> &'static str {
+        self.0.name
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.0.name
+    }
+
+    pub fn default_instructions(self) -> &'static str {
+        self.0.instructions
+    }
+
+    pub fn values(self) -> &'static [&'static str] {
+        self.0.values
+    }
+
+    pub fn present(self, item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
+        (self.0.present)(item, seed)
+    }
+
+    pub fn curation(self) -> Option<&'static Curation> {
+        match &self.0.role {
+            Role::Curation(c) => Some(c),
+            Role::Measurement { .. } => None,
+        }
+    }
+
+    /// Winoground scoring of a kind that measures people.
+    pub fn outcome_fn(self) -> Option<OutcomeFn> {
+        match self.0.role {
+            Role::Measurement { outcome } => Some(outcome),
+            Role::Curation(_) => None,
+        }
+    }
+
+    /// The verdict a final stored value gives the instance (curation kinds only).
+    pub fn verdict(self, value: &str) -> Option<Verdict> {
+        (self.curation()?.verdict)(value)
+    }
+
+    /// The category agreement uses under the binary mapping: does the answer
+    /// keep the instance or not (BiVLC's Step 3 kappa: any image vs None).
+    pub fn binary_category(self, value: &str) -> Option<&'static str> {
+        let (keeps, drops) = self.curation()?.binary;
+        Some(if self.verdict(value)?.keeps() { keeps } else { drops })
+    }
+
+    pub fn default_binary_agreement(self) -> bool {
+        self.curation().is_some_and(|c| c.binary_by_default)
+    }
+
+    /// "Step 3" for curation steps, the kind's name otherwise.
+    pub fn label(self) -> &'static str {
+        self.curation().map_or(self.0.name, |c| c.label)
+    }
+
+    pub fn question_count(self) -> usize {
+        self.0.questions.iter().map(|p| p.len()).sum()
+    }
+
+    /// The first curation step: the one whose items are the dataset's instances.
+    pub fn first_step() -> Option<SurveyKind> {
+        Self::steps().find(|k| k.0.sources.is_empty())
+    }
+
+    /// The curation step that checks this step's survivors.
+    pub fn next_step(self) -> Option<SurveyKind> {
+        let step = self.curation()?.step;
+        Self::steps().filter(|k| k.0.sources.contains(&self)).find(|k| k.curation().is_some_and(|c| c.step > step))
+    }
+
+    /// The kinds that measure people.
+    pub fn measurements() -> impl Iterator<Item = SurveyKind> {
+        KINDS.iter().copied().filter(|k| k.outcome_fn().is_some())
+    }
+
+    fn steps() -> impl Iterator<Item = SurveyKind> {
+        let mut steps: Vec<SurveyKind> = KINDS.iter().copied().filter(|k| k.curation().is_some()).collect();
+        steps.sort_by_key(|k| k.curation().map(|c| c.step));
+        steps.into_iter()
+    }
+}
+
+impl PartialEq for SurveyKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for SurveyKind {}
+
+impl std::hash::Hash for SurveyKind {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.name.hash(state)
+    }
+}
+
+impl std::fmt::Debug for SurveyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+impl std::fmt::Display for SurveyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+impl Serialize for SurveyKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.name)
+    }
+}
+
+impl<'de> Deserialize<'de> for SurveyKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        SurveyKind::parse(&name).ok_or_else(|| {
+            let known: Vec<&str> = KINDS.iter().map(|k| k.name()).collect();
+            serde::de::Error::custom(format!("unknown survey kind {name:?}; known kinds: {}", known.join(", ")))
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "kind_tests.rs"]
+mod tests;
