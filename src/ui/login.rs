@@ -6,13 +6,27 @@ pub async fn login(username: String, password: String) -> Result<(), ServerFnErr
     use crate::accounts;
     let state = expect_context::<crate::state::AppState>();
     let session: tower_sessions::Session = leptos_axum::extract().await?;
-    match accounts::check_credentials(&state.db, &username, &password).await {
+    let axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr> =
+        leptos_axum::extract().await?;
+    match accounts::check_credentials(&state.logins, &state.db, &username, &password, peer.ip()).await {
         Ok(user) => {
             accounts::log_in(&session, &user).await.map_err(|e| ServerFnError::new(e.to_string()))?;
             leptos_axum::redirect(user.role.home());
             Ok(())
         }
         Err(accounts::AuthError::BadCredentials) => Err(ServerFnError::new("Unknown username or wrong password.")),
+        Err(accounts::AuthError::Refused(r)) => {
+            // The page shows the message; the status and Retry-After are for clients.
+            if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
+                res.set_status(if matches!(r, crate::login_limits::Refused::Busy) {
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE
+                } else {
+                    axum::http::StatusCode::TOO_MANY_REQUESTS
+                });
+                res.insert_header(axum::http::header::RETRY_AFTER, r.retry_after().into());
+            }
+            Err(ServerFnError::new(format!("{}.", r.message())))
+        }
         Err(e) => Err(ServerFnError::new(e.to_string())),
     }
 }
