@@ -75,3 +75,126 @@ async fn a_login_flood_stays_small_and_the_right_password_works_after() {
     }
     assert_eq!(status, 204, "the right password after the flood");
 }
+
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+/// A structurally complete PNG claiming `w` x `h` 1-bit grey pixels, with a
+/// token IDAT: the header is all a size check may read.
+fn png_claiming(w: u32, h: u32) -> Vec<u8> {
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut chunk = |kind: &[u8], data: &[u8]| {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let body: Vec<u8> = kind.iter().chain(data).copied().collect();
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&crc32(&body).to_be_bytes());
+    };
+    let ihdr: Vec<u8> = [w.to_be_bytes(), h.to_be_bytes()].concat().into_iter().chain([1, 0, 0, 0, 0]).collect();
+    chunk(b"IHDR", &ihdr);
+    chunk(b"IDAT", &[0x78, 0x01, 0x01, 0x01, 0x00, 0xFE, 0xFF, 0x00, 0x00, 0x01, 0x00, 0x01]);
+    chunk(b"IEND", &[]);
+    out
+}
+
+/// A real image large enough to need a display copy.
+fn big_png(shade: u8) -> Vec<u8> {
+    let img = image::RgbImage::from_fn(1600, 800, |x, y| image::Rgb([shade, (x % 256) as u8, (y % 256) as u8]));
+    let mut out = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
+    out
+}
+
+/// A multipart/form-data body: (part name, file name, content).
+fn form(parts: &[(&str, Option<&str>, Vec<u8>)]) -> (String, Vec<u8>) {
+    let boundary = "hardneg-hardening-boundary-91c2";
+    let mut body = Vec::new();
+    for (name, file, data) in parts {
+        body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"").as_bytes());
+        if let Some(file) = file {
+            body.extend_from_slice(
+                format!("; filename=\"{file}\"\r\nContent-Type: application/octet-stream").as_bytes(),
+            );
+        }
+        body.extend_from_slice(b"\r\n\r\n");
+        body.extend_from_slice(data);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+/// Uploads a one-instance candidate file whose positive image is `positive`.
+async fn upload(client: &reqwest::Client, app: &TestApp, dataset: &str, positive: Vec<u8>) -> reqwest::Response {
+    let csv = "filename,caption,negative_caption,type,subtype,index,hn_img_0,hn_img_1,hn_img_2,hn_img_3\n\
+               p.png,A cat on a mat.,A cat under a mat.,replace,rel,0,n0.png,n1.png,n2.png,n3.png\n";
+    let mut parts = vec![
+        ("file", Some("one.csv"), csv.as_bytes().to_vec()),
+        ("dataset", None, dataset.as_bytes().to_vec()),
+        ("positive", Some("p.png"), positive),
+    ];
+    for k in 0..4u8 {
+        parts.push(("negative", Some(["n0.png", "n1.png", "n2.png", "n3.png"][k as usize]), big_png(k + 10)));
+    }
+    let (content_type, body) = form(&parts);
+    client
+        .post(app.url("/api/v1/datasets/import"))
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn image_bombs_are_refused_by_their_header() {
+    let (app, _tmp) = spawn_fresh();
+    let researcher = app.login("researcher").await;
+    for (w, h, limit) in [(100_000_000, 1, "sides are limited to 16384 pixels"), (400_000_000, 1, "16384 pixels")] {
+        let res = upload(&researcher, &app, "bomb", png_claiming(w, h)).await;
+        assert_eq!(res.status(), 422, "{w}x{h}");
+        let body = res.text().await.unwrap();
+        assert!(body.contains(&format!("{w}x{h} image: ")) && body.contains(limit), "{body}");
+    }
+    let res = upload(&researcher, &app, "bomb", png_claiming(9000, 9000)).await;
+    assert!(res.text().await.unwrap().contains("limited to 40000000 pixels"));
+    let res = upload(&researcher, &app, "bomb", png_claiming(10_000, 100)).await;
+    assert!(res.text().await.unwrap().contains("at most 32 times"));
+    assert_eq!(researcher.get(app.url("/api/v1/studies")).send().await.unwrap().status(), 200, "still up");
+    let peak = peak_mb(&app);
+    assert!(peak < 300, "the server peaked at {peak} MB");
+}
+
+#[tokio::test]
+async fn a_refused_upload_leaves_nothing_half_stored() {
+    let (app, _tmp) = spawn_fresh();
+    let researcher = app.login("researcher").await;
+    let bomb = png_claiming(30_000, 30_000);
+    let bomb_hash = hardneg::store::images::sha256_hex(&bomb);
+    let store = hardneg::store::images::ImageStore::new(app.data_dir.join("images"));
+    for _ in 0..2 {
+        // Refused every time, never "already imported" with a broken image.
+        assert_eq!(upload(&researcher, &app, "half", bomb.clone()).await.status(), 422);
+        assert!(!store.original_path(&bomb_hash).exists());
+    }
+    let good = big_png(1);
+    let hash = hardneg::store::images::sha256_hex(&good);
+    assert_eq!(upload(&researcher, &app, "half", good.clone()).await.status(), 200);
+    assert_eq!(researcher.get(app.url(&format!("/img/{hash}"))).send().await.unwrap().status(), 200);
+
+    // An original left without its display copy (a crash between the two)
+    // is redone by the next import of the same content.
+    std::fs::remove_file(store.display_path(&hash)).unwrap();
+    let res = upload(&researcher, &app, "again", good).await;
+    assert_eq!(res.status(), 200);
+    let summary: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(summary["new_images"], 1, "{summary}");
+    assert_eq!(researcher.get(app.url(&format!("/img/{hash}"))).send().await.unwrap().status(), 200);
+}

@@ -44,7 +44,14 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr) -> anyhow::Result<AppS
         .build();
     let images = ImageStore::new(paths.image_dir());
     crate::http::export::sweep_leftovers(&images);
-    Ok(AppState { leptos_options, db: pool, writer, images, studies: StudyCache::default(), logins: Default::default() })
+    Ok(AppState {
+        leptos_options,
+        db: pool,
+        writer,
+        images,
+        studies: StudyCache::default(),
+        logins: Default::default(),
+    })
 }
 
 pub async fn router(state: AppState, secure_cookies: bool) -> anyhow::Result<Router> {
@@ -86,7 +93,9 @@ pub async fn serve(paths: Paths, addr: SocketAddr) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     println!("hardneg listening on http://{local}");
-    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown_signal()).await?;
+    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
     Ok(())
 }
 
