@@ -236,12 +236,4 @@ mod tests {
         let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
         assert_eq!(bucket(mapped), A);
     }
-
-    #[tokio::test]
-    async fn a_full_check_queue_answers_busy() {
-        let limits = LoginLimits::new(1);
-        let _held = limits.admit("ana", A).await.unwrap();
-        tokio::time::pause();
-        assert_eq!(limits.admit("bob", B).await.err(), Some(Refused::Busy));
-    }
 }
