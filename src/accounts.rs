@@ -95,7 +95,7 @@ pub async fn check_credentials(
     drop(permit);
     match &result {
         Ok(_) => limits.succeeded(username, address),
-        Err(AuthError::BadCredentials) => limits.failed(username, address),
+        Err(AuthError::BadCredentials) => limits.failed(valid_username(username).then_some(username), address),
         Err(_) => {}
     }
     result

@@ -114,15 +114,16 @@ impl LoginLimits {
         }
     }
 
-    pub fn failed(&self, account: &str, address: IpAddr) {
+    /// Records a failure; `account` is None for names no account could
+    /// have, so random names cannot grow the book.
+    pub fn failed(&self, account: Option<&str>, address: IpAddr) {
         let (address, now) = (bucket(address), Instant::now());
         let mut book = self.book.lock().unwrap_or_else(|p| p.into_inner());
         if book.by_address.len() + book.by_account.len() > MAX_KEYS {
             forget_stale(&mut book, now);
         }
         bump(book.by_address.entry(address).or_insert_with(|| fresh(now)), now, ADDRESS_CAP);
-        // Only real usernames are keyed, so random ones cannot grow the book.
-        if crate::accounts::valid_username(account) {
+        if let Some(account) = account {
             bump(book.by_account.entry(account.to_string()).or_insert_with(|| fresh(now)), now, ACCOUNT_CAP);
         }
     }
@@ -195,10 +196,10 @@ mod tests {
         let limits = LoginLimits::new(2);
         for _ in 0..FREE_FAILURES {
             assert!(limits.admit("ana", A).await.is_ok());
-            limits.failed("ana", A);
+            limits.failed(Some("ana"), A);
         }
         assert!(limits.admit("ana", A).await.is_ok());
-        limits.failed("ana", A);
+        limits.failed(Some("ana"), A);
         assert_eq!(limits.admit("ana", A).await.err(), Some(Refused::Backoff(1)));
         // Refused attempts are not counted: the lock stays at 1 s.
         let _ = limits.admit("ana", A).await;
@@ -210,7 +211,7 @@ mod tests {
         let limits = LoginLimits::new(1);
         limits.succeeded("ana", B);
         for _ in 0..FREE_FAILURES + 3 {
-            limits.failed("ana", A);
+            limits.failed(Some("ana"), A);
         }
         assert!(matches!(limits.admit("ana", A).await, Err(Refused::Backoff(_))));
         assert!(limits.admit("ana", B).await.is_ok(), "the known address is not locked out");

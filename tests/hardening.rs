@@ -14,7 +14,7 @@ fn server_pid(app: &TestApp) -> u32 {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
         let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) else { continue };
         let args: Vec<String> = cmd.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).to_string()).collect();
-        if args.iter().any(|a| a == "serve") && args.iter().any(|a| *a == dir) {
+        if args.iter().any(|a| a == "serve") && args.contains(&dir) {
             return pid;
         }
     }
@@ -257,4 +257,65 @@ async fn cross_site_state_changes_are_refused_and_same_site_ones_work() {
     assert_ne!(page.status(), 403);
     assert_eq!(page.headers()["x-frame-options"], "DENY");
     assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+}
+
+#[tokio::test]
+async fn leftovers_of_a_killed_upload_are_gone_after_restart_and_a_data_dir_has_one_server() {
+    use tokio::io::AsyncWriteExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut app = TestApp::spawn_on(tmp.path(), &[]);
+    let login = reqwest::Client::new()
+        .post(app.url("/api/v1/session"))
+        .json(&json!({"username": "researcher", "password": app.password("researcher")}))
+        .send()
+        .await
+        .unwrap();
+    let cookie = login.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_string();
+    // An upload announcing 100 MB, of which one image part is half sent.
+    let boundary = "cut-boundary";
+    let head = format!("--{boundary}\r\nContent-Disposition: form-data; name=\"positive\"; filename=\"p.png\"\r\n\r\n");
+    let addr = app.base.trim_start_matches("http://").to_string();
+    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!(
+        "POST /api/v1/datasets/import HTTP/1.1\r\nHost: {addr}\r\nCookie: {cookie}\r\n\
+         Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: 100000000\r\n\r\n{head}"
+    );
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    tcp.write_all(&vec![7u8; 4 << 20]).await.unwrap();
+    let uploads = tmp.path().join("images/uploads");
+    let partial = || walk(&uploads).into_iter().any(|f| f.ends_with("p.png"));
+    for _ in 0..100 {
+        if partial() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(partial(), "the partial upload is on disk");
+    app.kill();
+
+    // A second server on a data dir in use is refused before touching it.
+    let app = TestApp::spawn_on(tmp.path(), &[]);
+    assert!(walk(&uploads).is_empty(), "left after restart: {:?}", walk(&uploads));
+    let second = std::process::Command::new(env!("CARGO_BIN_EXE_hardneg"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(!second.status.success());
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(err.contains("another hardneg server is using this data dir"), "{err}");
+    drop(app);
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if entry.path().is_dir() {
+            out.extend(walk(&entry.path()));
+        } else {
+            out.push(entry.path().to_string_lossy().to_string());
+        }
+    }
+    out
 }

@@ -195,6 +195,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve { bind, demo, demo_size, site_dir, secure_cookies, public_origin } => {
             let paths = Paths { data_dir, site_dir };
+            std::fs::create_dir_all(&paths.data_dir)?;
+            // Held until the server stops: the start-up sweep owns the data dir.
+            let _lock = crate::store::leftovers::lock_data_dir(&paths.data_dir)?;
             if demo {
                 prepare_demo(&paths, demo_size).await?;
             }

@@ -43,7 +43,10 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr) -> anyhow::Result<AppS
         .site_addr(addr)
         .build();
     let images = ImageStore::new(paths.image_dir());
-    crate::http::export::sweep_leftovers(&images);
+    let swept = crate::store::leftovers::sweep(images.root());
+    if swept > 0 {
+        tracing::info!(swept, "removed leftovers of an earlier run (partial uploads, exports, staged files)");
+    }
     Ok(AppState {
         leptos_options,
         db: pool,

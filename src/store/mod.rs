@@ -2,5 +2,6 @@
 //! content-addressed image store, the answer writer and model runs.
 pub mod db;
 pub mod images;
+pub mod leftovers;
 pub mod runs;
 pub mod writer;
