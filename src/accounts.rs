@@ -1,5 +1,6 @@
 //! Accounts, password hashing and the session-backed current user.
 use crate::domain::role::Role;
+use crate::login_limits::{LoginLimits, Refused};
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,8 @@ pub enum AuthError {
     Session(String),
     #[error("password hashing: {0}")]
     Hash(String),
+    #[error("{}", .0.message())]
+    Refused(Refused),
 }
 
 pub fn valid_username(name: &str) -> bool {
@@ -76,10 +79,29 @@ pub async fn add_user(db: &SqlitePool, username: &str, role: Role, password: &st
     }
 }
 
-/// Checks credentials. Unknown users cost as much as wrong passwords, so
-/// response times do not reveal which usernames exist.
-pub async fn check_credentials(db: &SqlitePool, username: &str, password: &str) -> Result<SessionUser, AuthError> {
+/// Checks credentials within the login limits (`login_limits`): every login,
+/// API or page, goes through here. Unknown users cost as much as wrong
+/// passwords, so response times do not reveal which usernames exist.
+pub async fn check_credentials(
+    limits: &LoginLimits,
+    db: &SqlitePool,
+    username: &str,
+    password: &str,
+    address: std::net::IpAddr,
+) -> Result<SessionUser, AuthError> {
     let username = username.trim();
+    let permit = limits.admit(username, address).await.map_err(AuthError::Refused)?;
+    let result = verify_user(db, username, password).await;
+    drop(permit);
+    match &result {
+        Ok(_) => limits.succeeded(username, address),
+        Err(AuthError::BadCredentials) => limits.failed(valid_username(username).then_some(username), address),
+        Err(_) => {}
+    }
+    result
+}
+
+async fn verify_user(db: &SqlitePool, username: &str, password: &str) -> Result<SessionUser, AuthError> {
     let row: Option<(i64, String, String)> =
         sqlx::query_as("SELECT id, role, password_hash FROM users WHERE username = ?")
             .bind(username)

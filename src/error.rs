@@ -20,6 +20,9 @@ pub enum ServiceError {
     /// A unique name or key is taken (409).
     #[error("{0}")]
     Conflict(String),
+    /// Login refused for now: a backoff (429) or every password check busy (503).
+    #[error("{}", .0.message())]
+    Refused(crate::login_limits::Refused),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -68,6 +71,7 @@ impl From<crate::accounts::AuthError> for ServiceError {
             AuthError::BadCredentials => ServiceError::BadCredentials,
             AuthError::BadUsername | AuthError::WeakPassword => ServiceError::Invalid(e.to_string()),
             AuthError::Exists(_) => ServiceError::Conflict(e.to_string()),
+            AuthError::Refused(r) => ServiceError::Refused(r),
             AuthError::Db(_) | AuthError::Session(_) | AuthError::Hash(_) => ServiceError::Internal(e.to_string()),
         }
     }
@@ -88,6 +92,8 @@ impl ServiceError {
             ServiceError::NotFound(_) => StatusCode::NOT_FOUND,
             ServiceError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ServiceError::Conflict(_) => StatusCode::CONFLICT,
+            ServiceError::Refused(crate::login_limits::Refused::Backoff(_)) => StatusCode::TOO_MANY_REQUESTS,
+            ServiceError::Refused(crate::login_limits::Refused::Busy) => StatusCode::SERVICE_UNAVAILABLE,
             ServiceError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -108,6 +114,10 @@ impl ServiceError {
 impl IntoResponse for ServiceError {
     fn into_response(self) -> Response {
         let message = self.public_message();
-        (self.status(), Json(serde_json::json!({ "error": message }))).into_response()
+        let mut res = (self.status(), Json(serde_json::json!({ "error": message }))).into_response();
+        if let ServiceError::Refused(r) = &self {
+            res.headers_mut().insert(axum::http::header::RETRY_AFTER, r.retry_after().into());
+        }
+        res
     }
 }

@@ -18,6 +18,8 @@ pub mod error;
 #[cfg(feature = "ssr")]
 pub mod http;
 #[cfg(feature = "ssr")]
+pub mod login_limits;
+#[cfg(feature = "ssr")]
 pub mod models;
 #[cfg(feature = "ssr")]
 pub mod scoring;

@@ -18,6 +18,7 @@ pub struct AppState {
     pub writer: Writer,
     pub images: ImageStore,
     pub studies: StudyCache,
+    pub logins: crate::login_limits::LoginLimits,
 }
 
 impl FromRef<AppState> for LeptosOptions {

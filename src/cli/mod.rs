@@ -41,6 +41,14 @@ pub enum Command {
         /// The built client (pkg/hardneg.js, pkg/hardneg.wasm, pkg/hardneg.css).
         #[arg(long, env = "HARDNEG_SITE_DIR", default_value = "target/site")]
         site_dir: PathBuf,
+        /// Mark the session cookie `Secure` (only sent over HTTPS): set it behind TLS.
+        #[arg(long)]
+        secure_cookies: bool,
+        /// The origin browsers reach the app at through a proxy (e.g.
+        /// https://hardneg.example.org); state-changing requests from any
+        /// other origin than this or the request's Host are refused.
+        #[arg(long, env = "HARDNEG_PUBLIC_ORIGIN")]
+        public_origin: Option<String>,
     },
     /// Manage accounts.
     User {
@@ -188,12 +196,15 @@ pub enum StudyCommand {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let data_dir = cli.data_dir;
     match cli.command {
-        Command::Serve { bind, demo, demo_size, site_dir } => {
+        Command::Serve { bind, demo, demo_size, site_dir, secure_cookies, public_origin } => {
             let paths = Paths { data_dir, site_dir };
+            std::fs::create_dir_all(&paths.data_dir)?;
+            // Held until the server stops: the start-up sweep owns the data dir.
+            let _lock = crate::store::leftovers::lock_data_dir(&paths.data_dir)?;
             if demo {
                 prepare_demo(&paths, demo_size).await?;
             }
-            serve::serve(paths, bind).await
+            serve::serve(paths, bind, serve::Exposure { secure_cookies, public_origin }).await
         }
         Command::User { command: UserCommand::Add { name, role, .. } } => {
             let role = Role::parse(&role)

@@ -43,13 +43,38 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr) -> anyhow::Result<AppS
         .site_addr(addr)
         .build();
     let images = ImageStore::new(paths.image_dir());
-    crate::http::export::sweep_leftovers(&images);
-    Ok(AppState { leptos_options, db: pool, writer, images, studies: StudyCache::default() })
+    let swept = crate::store::leftovers::sweep(images.root());
+    if swept > 0 {
+        tracing::info!(swept, "removed leftovers of an earlier run (partial uploads, exports, staged files)");
+    }
+    Ok(AppState {
+        leptos_options,
+        db: pool,
+        writer,
+        images,
+        studies: StudyCache::default(),
+        logins: Default::default(),
+    })
 }
 
-pub async fn router(state: AppState, secure_cookies: bool) -> anyhow::Result<Router> {
+/// How the server is reached, for cookies and the cross-site check.
+#[derive(Default)]
+pub struct Exposure {
+    /// Set the session cookie's `Secure` flag (serve behind TLS).
+    pub secure_cookies: bool,
+    /// The origin browsers use when a proxy serves the app, e.g. `https://hardneg.example.org`.
+    pub public_origin: Option<String>,
+}
+
+pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Router> {
+    let secure_cookies = exposure.secure_cookies;
     let store = SqliteStore::new(state.db.clone());
     store.migrate().await?;
+    // Expired sessions are deleted hourly, or the table would only grow.
+    tokio::spawn(tower_sessions::ExpiredDeletion::continuously_delete_expired(
+        store.clone(),
+        std::time::Duration::from_secs(3600),
+    ));
     let sessions = SessionManagerLayer::new(store)
         .with_name("hardneg_session")
         .with_http_only(true)
@@ -76,20 +101,45 @@ pub async fn router(state: AppState, secure_cookies: bool) -> anyhow::Result<Rou
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(middleware::from_fn(http::guard::guard_pages))
         .layer(sessions)
+        // No page may be framed (clickjacking) or content-sniffed.
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_FRAME_OPTIONS,
+            header::HeaderValue::from_static("DENY"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            header::HeaderValue::from_static("nosniff"),
+        ))
+        .layer(middleware::from_fn_with_state(
+            http::origin::Origins { public: exposure.public_origin.as_deref().map(Into::into) },
+            http::origin::same_origin_only,
+        ))
         .with_state(state);
     Ok(app)
 }
 
-pub async fn serve(paths: Paths, addr: SocketAddr) -> anyhow::Result<()> {
+pub async fn serve(paths: Paths, addr: SocketAddr, exposure: Exposure) -> anyhow::Result<()> {
     let state = build_state(&paths, addr).await?;
-    let app = router(state, false).await?;
+    let app = router(state, &exposure).await?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     println!("hardneg listening on http://{local}");
-    axum::serve(listener, app.into_make_service()).with_graceful_shutdown(shutdown_signal()).await?;
+    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
     Ok(())
 }
 
+/// Ctrl-C or SIGTERM (what `docker stop` and systemd send) stop gracefully.
 async fn shutdown_signal() {
-    let _ = tokio::signal::ctrl_c().await;
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => drop(s.recv().await),
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate => {}
+    }
 }

@@ -2,11 +2,13 @@
 use crate::accounts;
 use crate::error::ServiceError;
 use crate::state::AppState;
-use axum::extract::State;
-use axum::http::StatusCode;
+use axum::extract::{ConnectInfo, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde::Deserialize;
+use std::net::SocketAddr;
 use tower_sessions::Session;
 
 pub fn routes() -> Router<AppState> {
@@ -21,17 +23,31 @@ struct Credentials {
 
 async fn login(
     State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     session: Session,
     Json(c): Json<Credentials>,
-) -> Result<StatusCode, ServiceError> {
-    match accounts::check_credentials(&state.db, &c.username, &c.password).await {
+) -> Result<StatusCode, Response> {
+    match accounts::check_credentials(&state.logins, &state.db, &c.username, &c.password, peer.ip()).await {
         Ok(user) => {
-            accounts::log_in(&session, &user).await.map_err(|e| ServiceError::Internal(e.to_string()))?;
+            accounts::log_in(&session, &user)
+                .await
+                .map_err(|e| ServiceError::Internal(e.to_string()).into_response())?;
             Ok(StatusCode::NO_CONTENT)
         }
-        Err(accounts::AuthError::BadCredentials) => Err(ServiceError::BadCredentials),
-        Err(e) => Err(ServiceError::Internal(e.to_string())),
+        Err(accounts::AuthError::BadCredentials) => Err(ServiceError::BadCredentials.into_response()),
+        Err(accounts::AuthError::Refused(r)) => Err(refused(&r)),
+        Err(e) => Err(ServiceError::Internal(e.to_string()).into_response()),
     }
+}
+
+/// 429 for a backoff, 503 when every password check is busy; both say when to retry.
+pub fn refused(r: &crate::login_limits::Refused) -> Response {
+    let status = match r {
+        crate::login_limits::Refused::Backoff(_) => StatusCode::TOO_MANY_REQUESTS,
+        crate::login_limits::Refused::Busy => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    let body = Json(serde_json::json!({ "error": r.message() }));
+    (status, [(header::RETRY_AFTER, r.retry_after().to_string())], body).into_response()
 }
 
 async fn logout(session: Session) -> Result<StatusCode, ServiceError> {

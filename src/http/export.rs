@@ -10,7 +10,6 @@ use crate::domain::export::safe_name;
 use crate::error::ServiceError;
 use crate::http::extract::{ApiQuery, Caller};
 use crate::state::AppState;
-use crate::store::images::ImageStore;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::header;
@@ -32,30 +31,8 @@ struct ExportQuery {
     seed: Option<u64>,
 }
 
-/// Removes scratch directories left by a server that died mid-download (their
-/// name starts with a process id that is no longer running); called at start.
-pub fn sweep_leftovers(images: &ImageStore) {
-    let Ok(entries) = std::fs::read_dir(images.root().join(".export-tmp")) else { return };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let pid = name.to_str().and_then(|n| n.split('-').next()).and_then(|p| p.parse::<u32>().ok());
-        let alive =
-            pid.is_some_and(|p| p == std::process::id() || std::path::Path::new("/proc").join(p.to_string()).exists());
-        if !alive {
-            match std::fs::remove_dir_all(entry.path()) {
-                Ok(()) => {
-                    tracing::info!(dir = %entry.path().display(), "removed a download's leftover scratch directory")
-                }
-                Err(e) => {
-                    tracing::warn!(dir = %entry.path().display(), error = %e, "could not remove a leftover scratch directory")
-                }
-            }
-        }
-    }
-}
-
 /// A fresh directory under `<image store>/.export-tmp/`, named
-/// `PID-NANOS-N` so that [`sweep_leftovers`] can tell whose it is.
+/// `PID-NANOS-N`; the next start removes any left behind (`store::leftovers`).
 fn scratch_dir(state: &AppState) -> Result<std::path::PathBuf, ServiceError> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);

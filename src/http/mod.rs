@@ -9,6 +9,7 @@ pub mod guard;
 pub mod import;
 pub mod media;
 pub mod models;
+pub mod origin;
 pub mod studies;
 pub mod users;
 

@@ -8,6 +8,13 @@ use std::path::{Path, PathBuf};
 
 /// Longest side of the copy served to annotators; originals are kept for export.
 pub const DISPLAY_MAX: u32 = 768;
+/// Largest image accepted, in pixels (8000 x 5000): decoding one takes at
+/// most 4 bytes a pixel, 160 MB. Checked from the header, before decoding.
+pub const MAX_PIXELS: u64 = 40_000_000;
+/// Longest side accepted, in pixels.
+pub const MAX_SIDE: u32 = 16_384;
+/// Most elongated shape accepted (long side : short side).
+pub const MAX_ASPECT: u32 = 32;
 
 #[derive(Debug, Clone)]
 pub struct ImageStore {
@@ -86,13 +93,16 @@ impl ImageStore {
         let hash = sha256_hex(bytes);
         let original = self.original_path(&hash);
         let display = self.display_path(&hash);
-        let img = image::load_from_memory_with_format(bytes, format).context("decoding image")?;
+        let (w, h) = image::ImageReader::with_format(std::io::Cursor::new(bytes), format).into_dimensions()?;
+        check_size(w, h).map_err(anyhow::Error::msg)?;
+        let img = decode(bytes, format).context("decoding image")?;
         let (width, height) = img.dimensions();
-        if !original.exists() {
-            write_atomically(&original, bytes)?;
+        if !self.is_complete(&hash, width.max(height) > DISPLAY_MAX) {
+            // The display copy first: an original is only ever published whole.
             if width.max(height) > DISPLAY_MAX {
                 write_atomically(&display, &display_copy(&img)?)?;
             }
+            write_atomically(&original, bytes)?;
         }
         Ok(StoredImage {
             hash,
@@ -105,9 +115,56 @@ impl ImageStore {
     }
 }
 
-/// The copy annotators see: longest side [`DISPLAY_MAX`], JPEG.
+impl ImageStore {
+    /// True when the content is fully in the store: its original and, when
+    /// it needs one, its display copy. An original without its display copy
+    /// (an older crash) counts as absent, so the next import redoes it.
+    pub fn is_complete(&self, hash: &str, has_display: bool) -> bool {
+        self.original_path(hash).exists() && (!has_display || self.display_path(hash).exists())
+    }
+}
+
+/// Refuses sizes beyond [`MAX_SIDE`], [`MAX_PIXELS`] and [`MAX_ASPECT`],
+/// whose decoding or resizing could take the server's memory.
+pub fn check_size(width: u32, height: u32) -> Result<(), String> {
+    let (long, short) = (width.max(height), width.min(height));
+    if long > MAX_SIDE {
+        return Err(format!("{width}x{height} image: sides are limited to {MAX_SIDE} pixels"));
+    }
+    if u64::from(width) * u64::from(height) > MAX_PIXELS {
+        return Err(format!("{width}x{height} image: images are limited to {MAX_PIXELS} pixels"));
+    }
+    if long > short.saturating_mul(MAX_ASPECT) {
+        return Err(format!("{width}x{height} image: the long side may be at most {MAX_ASPECT} times the short one"));
+    }
+    Ok(())
+}
+
+/// Decodes at most `max(1, cores / 2)` images at once, whatever the number
+/// of import threads: each decode can take up to 4 x [`MAX_PIXELS`] bytes.
+pub fn decode(bytes: &[u8], format: ImageFormat) -> image::ImageResult<image::DynamicImage> {
+    static SLOTS: std::sync::OnceLock<(std::sync::Mutex<usize>, std::sync::Condvar)> = std::sync::OnceLock::new();
+    let (free, freed) = SLOTS.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (std::sync::Mutex::new((cores / 2).max(1)), std::sync::Condvar::new())
+    });
+    let mut n = free.lock().unwrap_or_else(|p| p.into_inner());
+    while *n == 0 {
+        n = freed.wait(n).unwrap_or_else(|p| p.into_inner());
+    }
+    *n -= 1;
+    drop(n);
+    let img = image::load_from_memory_with_format(bytes, format);
+    *free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+    freed.notify_one();
+    img
+}
+
+/// The copy annotators see: longest side [`DISPLAY_MAX`], JPEG. A box
+/// filter in one pass (`thumbnail`) allocates only the small copy; a
+/// two-pass resize would hold a float copy of a whole long side.
 pub fn display_copy(img: &image::DynamicImage) -> anyhow::Result<Vec<u8>> {
-    let small = img.resize(DISPLAY_MAX, DISPLAY_MAX, image::imageops::FilterType::Triangle);
+    let small = img.thumbnail(DISPLAY_MAX, DISPLAY_MAX);
     let mut out = Vec::new();
     small.to_rgb8().write_to(&mut std::io::Cursor::new(&mut out), ImageFormat::Jpeg)?;
     Ok(out)
@@ -140,6 +197,7 @@ pub fn inspect(bytes: &[u8]) -> Result<Header, String> {
     if width == 0 || height == 0 {
         return Err(format!("{}x{} image", width, height));
     }
+    check_size(width, height)?;
     let complete = if format == ImageFormat::Png { png_complete(bytes) } else { jpeg_complete(bytes) };
     complete.map_err(|e| format!("{} {e}", format_name(format)))?;
     Ok(Header { format, mime, width, height })
@@ -274,6 +332,27 @@ mod tests {
         assert!(s.has_display);
         let small = image::load_from_memory(&std::fs::read(store.display_path(&s.hash)).unwrap()).unwrap();
         assert_eq!(small.dimensions(), (DISPLAY_MAX, DISPLAY_MAX / 2));
+    }
+
+    #[test]
+    fn sizes_beyond_the_limits_are_refused_by_name() {
+        assert!(check_size(8000, 5000).is_ok());
+        assert!(check_size(100_000_000, 1).unwrap_err().contains("limited to 16384 pixels"));
+        assert!(check_size(10_000, 10_000).unwrap_err().contains("limited to 40000000 pixels"));
+        assert!(check_size(3300, 100).unwrap_err().contains("at most 32 times"));
+        assert!(check_size(3200, 100).is_ok());
+    }
+
+    #[test]
+    fn an_original_without_its_display_copy_is_redone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ImageStore::new(dir.path());
+        let bytes = png(1600, 800);
+        let s = store.put(&bytes).unwrap();
+        std::fs::remove_file(store.display_path(&s.hash)).unwrap();
+        assert!(!store.is_complete(&s.hash, true));
+        store.put(&bytes).unwrap();
+        assert!(store.is_complete(&s.hash, true));
     }
 
     fn jpeg(w: u32, h: u32) -> Vec<u8> {

@@ -2,6 +2,7 @@
 //! content-addressed image store, the answer writer and model runs.
 pub mod db;
 pub mod images;
+pub mod leftovers;
 pub mod negatives;
 pub mod runs;
 pub mod writer;

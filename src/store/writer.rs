@@ -75,7 +75,24 @@ async fn commit_batch(conn: &mut SqliteConnection, batch: &[Job]) -> Vec<Result<
     }
     let mut results = Vec::with_capacity(batch.len());
     for job in batch {
-        results.push(apply(conn, &job.answer).await.map_err(|e| e.to_string()));
+        // A savepoint per answer: one that fails halfway (its insert made,
+        // its update refused) leaves nothing behind, so its retry is new.
+        let applied = match sqlx::query("SAVEPOINT answer").execute(&mut *conn).await {
+            Ok(_) => apply(conn, &job.answer).await,
+            Err(e) => Err(e),
+        };
+        let undone = if applied.is_err() {
+            sqlx::query("ROLLBACK TO answer").execute(&mut *conn).await.map(drop)
+        } else {
+            Ok(())
+        };
+        let released = sqlx::query("RELEASE answer").execute(&mut *conn).await.map(drop);
+        if let Err(e) = undone.and(released) {
+            // The batch's state is unknown: none of it may be committed.
+            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+            return batch.iter().map(|_| Err(e.to_string())).collect();
+        }
+        results.push(applied.map_err(|e| e.to_string()));
     }
     if let Err(e) = sqlx::query("COMMIT").execute(&mut *conn).await {
         let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
@@ -114,4 +131,74 @@ async fn apply(conn: &mut SqliteConnection, a: &NewAnswer) -> Result<Stored, sql
         .execute(&mut *conn)
         .await?;
     Ok(Stored::New)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::db;
+
+    fn answer(task_id: i64) -> NewAnswer {
+        NewAnswer {
+            task_id,
+            study_id: 1,
+            user_id: 1,
+            instance_id: task_id,
+            option_id: "A".into(),
+            value: "0".into(),
+            shown_order: "[0]".into(),
+            elapsed_ms: 10,
+            answered_at: 1,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_failing_halfway_leaves_nothing_and_its_batch_mates_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("db.sqlite");
+        let pool = db::open_pool(&file).await.unwrap();
+        let mut setup = pool.acquire().await.unwrap();
+        // Bare tasks without their study, user and instance rows.
+        sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *setup).await.unwrap();
+        for id in 1..=3 {
+            sqlx::query(
+                "INSERT INTO tasks (id, study_id, user_id, instance_id, position, seed) VALUES (?, 1, 1, ?, ?, 0)",
+            )
+            .bind(id)
+            .bind(id)
+            .bind(id)
+            .execute(&mut *setup)
+            .await
+            .unwrap();
+        }
+        sqlx::query("INSERT INTO participations (study_id, user_id, total) VALUES (1, 1, 3)")
+            .execute(&mut *setup)
+            .await
+            .unwrap();
+        // Task 2's insert succeeds, its update fails.
+        sqlx::query(
+            "CREATE TRIGGER fail_two BEFORE UPDATE ON tasks WHEN OLD.id = 2 BEGIN SELECT RAISE(ABORT, 'injected'); END",
+        )
+        .execute(&mut *setup)
+        .await
+        .unwrap();
+        let mut conn = db::open_writer_connection(&file).await.unwrap();
+        let jobs: Vec<Job> = (1..=3).map(|t| Job { answer: answer(t), reply: oneshot::channel().0 }).collect();
+        let results = commit_batch(&mut conn, &jobs).await;
+        assert_eq!(results[0], Ok(Stored::New));
+        assert!(results[1].as_ref().unwrap_err().contains("injected"), "{results:?}");
+        assert_eq!(results[2], Ok(Stored::New));
+        let answered: Vec<i64> =
+            sqlx::query_scalar("SELECT task_id FROM answers ORDER BY task_id").fetch_all(&pool).await.unwrap();
+        assert_eq!(answered, [1, 3]);
+        let done: Vec<i64> = sqlx::query_scalar("SELECT done FROM tasks ORDER BY id").fetch_all(&pool).await.unwrap();
+        assert_eq!(done, [1, 0, 1]);
+        let count: i64 = sqlx::query_scalar("SELECT done FROM participations").fetch_one(&pool).await.unwrap();
+        assert_eq!(count, 2);
+
+        // Once the fault is gone, the retry is stored as new, not "duplicate".
+        sqlx::query("DROP TRIGGER fail_two").execute(&mut *setup).await.unwrap();
+        let retry = [Job { answer: answer(2), reply: oneshot::channel().0 }];
+        assert_eq!(commit_batch(&mut conn, &retry).await, [Ok(Stored::New)]);
+    }
 }

@@ -7,7 +7,9 @@ pub async fn login(username: String, password: String) -> Result<(), ServerFnErr
     use crate::ui::session::sfn_error;
     let state = expect_context::<crate::state::AppState>();
     let session: tower_sessions::Session = leptos_axum::extract().await?;
-    match accounts::check_credentials(&state.db, &username, &password).await {
+    let axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr> =
+        leptos_axum::extract().await?;
+    match accounts::check_credentials(&state.logins, &state.db, &username, &password, peer.ip()).await {
         Ok(user) => {
             accounts::log_in(&session, &user).await.map_err(|e| sfn_error(e.into()))?;
             leptos_axum::redirect(user.role.home());
@@ -16,6 +18,18 @@ pub async fn login(username: String, password: String) -> Result<(), ServerFnErr
         Err(accounts::AuthError::BadCredentials) => {
             sfn_error(crate::error::ServiceError::BadCredentials);
             Err(ServerFnError::new("Unknown username or wrong password."))
+        }
+        Err(accounts::AuthError::Refused(r)) => {
+            // The page shows the message; the status and Retry-After are for clients.
+            if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
+                res.set_status(if matches!(r, crate::login_limits::Refused::Busy) {
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE
+                } else {
+                    axum::http::StatusCode::TOO_MANY_REQUESTS
+                });
+                res.insert_header(axum::http::header::RETRY_AFTER, r.retry_after().into());
+            }
+            Err(ServerFnError::new(format!("{}.", r.message())))
         }
         Err(e) => Err(sfn_error(e.into())),
     }

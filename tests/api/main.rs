@@ -10,6 +10,7 @@ mod cli;
 mod durability;
 mod errors;
 mod export;
+mod hardening;
 mod helpers;
 mod import;
 mod pipeline;

@@ -5,7 +5,7 @@ use crate::domain::candidates::{
     candidate, non_utf8_fields, parse_json_line, Batch, CandidateHeader, FileFormat, FileRef, ImageDir,
 };
 use crate::domain::normalize::NormalizeMode;
-use crate::store::images::{display_copy, inspect, Header, ImageStore, DISPLAY_MAX};
+use crate::store::images::{decode, display_copy, inspect, Header, ImageStore, DISPLAY_MAX};
 use sha2::{Digest, Sha256};
 use std::io::{self, BufRead, Read};
 use std::path::{Path, PathBuf};
@@ -159,11 +159,11 @@ impl Staging {
         let staged = self.staged();
         let result: io::Result<()> = in_parallel(&staged, |(hash, has_display)| {
             let hash = hex::encode(hash);
-            std::fs::rename(self.path(false, &hash), self.store.original_path(&hash))?;
+            // The display copy first: an original is only ever published whole.
             if *has_display {
                 std::fs::rename(self.path(true, &hash), self.store.display_path(&hash))?;
             }
-            Ok(())
+            std::fs::rename(self.path(false, &hash), self.store.original_path(&hash))
         })
         .into_iter()
         .collect();
@@ -243,7 +243,7 @@ fn check_one(path: &Path, store: &ImageStore, staging: Option<&Staging>) -> Resu
     let has_display = header.width.max(header.height) > DISPLAY_MAX;
     let mut staged = false;
     if let Some(staging) = staging {
-        if !store.original_path(&hex::encode(hash)).exists() {
+        if !store.is_complete(&hex::encode(hash), has_display) {
             staged = stage(staging, &hash, &bytes, header, has_display)?;
         }
     }
@@ -272,36 +272,36 @@ pub fn link_files(
         let (f, c) = (&files[i], &checked[i]);
         let hex = hex::encode(c.hash);
         let fin = store.original_path(&hex);
-        if !first[i] || fin.exists() {
+        if !first[i] || store.is_complete(&hex, c.has_display) {
             return Ok(false);
         }
         let src = if f.dir == ImageDir::Positives { positives } else { negatives }.join(&*f.name);
         let changed = || "changed while importing (its content no longer matches the check)".to_string();
-        let bytes = match std::fs::hard_link(&src, &fin) {
-            Ok(()) => {
-                let bytes = std::fs::read(&fin).map_err(|e| format!("cannot read back: {e}"))?;
-                if <[u8; 32]>::from(Sha256::digest(&bytes)) != c.hash {
-                    let _ = std::fs::remove_file(&fin);
-                    return Err(changed());
-                }
-                bytes
+        // Linked under a temporary name, published only once its display
+        // copy exists: a refusal or crash never leaves a half-stored image.
+        static UNIQUE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let tmp = fin.with_extension(format!("link-{}-{}", std::process::id(), UNIQUE.fetch_add(1, Ordering::Relaxed)));
+        let _ = std::fs::remove_file(&tmp);
+        let linked = std::fs::hard_link(&src, &tmp).is_ok();
+        let bytes = std::fs::read(if linked { &tmp } else { &src }).map_err(|e| format!("cannot read: {e}"));
+        let published = bytes.and_then(|bytes| {
+            if <[u8; 32]>::from(Sha256::digest(&bytes)) != c.hash {
+                return Err(changed());
             }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
-            Err(_) => {
-                let bytes = std::fs::read(&src).map_err(|e| format!("cannot read: {e}"))?;
-                if <[u8; 32]>::from(Sha256::digest(&bytes)) != c.hash {
-                    return Err(changed());
-                }
-                place(&fin, &bytes, i)?;
-                bytes
+            if c.has_display {
+                let img = decode(&bytes, c.header.format).map_err(|e| format!("cannot decode: {e}"))?;
+                place(&store.display_path(&hex), &display_copy(&img).map_err(|e| e.to_string())?, i)?;
             }
-        };
-        if c.has_display {
-            let img = image::load_from_memory_with_format(&bytes, c.header.format)
-                .map_err(|e| format!("cannot decode: {e}"))?;
-            place(&store.display_path(&hex), &display_copy(&img).map_err(|e| e.to_string())?, i)?;
+            if linked {
+                std::fs::rename(&tmp, &fin).map_err(|e| format!("writing into the store: {e}"))
+            } else {
+                place(&fin, &bytes, i)
+            }
+        });
+        if published.is_err() && linked {
+            let _ = std::fs::remove_file(&tmp);
         }
-        Ok(true)
+        published.map(|()| true)
     }))
 }
 
@@ -336,7 +336,7 @@ fn stage(staging: &Staging, hash: &[u8; 32], bytes: &[u8], header: Header, has_d
     }
     // Only large images are decoded, to make the copy annotators see.
     let display = if has_display {
-        let copy = image::load_from_memory_with_format(bytes, header.format)
+        let copy = decode(bytes, header.format)
             .map_err(|e| format!("cannot decode: {e}"))
             .and_then(|img| display_copy(&img).map_err(|e| format!("making the display copy: {e}")))
             .and_then(|small| {
