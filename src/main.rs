@@ -10,6 +10,23 @@ async fn main() {
     let cli = hardneg::cli::Cli::parse();
     if let Err(e) = hardneg::cli::run(cli).await {
         eprintln!("error: {e:#}");
-        std::process::exit(1);
+        std::process::exit(exit_code(&e));
+    }
+}
+
+/// 2 when the input was at fault (a spec, a name, a file's contents), as
+/// for clap's usage errors; 1 for everything else.
+fn exit_code(e: &anyhow::Error) -> i32 {
+    use hardneg::error::ServiceError;
+    let input = e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<ServiceError>(),
+            Some(ServiceError::Invalid(_) | ServiceError::NotFound(_) | ServiceError::Conflict(_))
+        )
+    });
+    if input {
+        2
+    } else {
+        1
     }
 }

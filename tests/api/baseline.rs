@@ -21,6 +21,11 @@ async fn each_baseline_study_has_its_row_samples_are_checked_and_totals_are_real
     assert_eq!(res.status(), 422);
     let msg = res.text().await.unwrap();
     assert!(msg.contains("74") && msg.contains("63") && msg.contains("assignment.sample"), "{msg}");
+    let spec = baseline("too many", &["annotator1"]).groups(74, 25).write(&app.data_dir, "too-many.toml");
+    let out = app.cli(&["study", "create", spec.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("74") && err.contains("63"), "{err}");
 
     // Progress totals before anyone starts: 2 instances x 4 questions each.
     let b1 = app.create_study_ok(&researcher, &baseline("B1", &["annotator1", "annotator2"]).groups(4, 2)).await;

@@ -36,6 +36,7 @@ async fn bad_specs_and_accounts_are_refused_with_a_reason() {
         let out = app.cli(&["study", "create", spec.to_str().unwrap()]);
         let err = text(&out.stderr);
         assert!(!out.status.success() && err.contains(expected), "case {i}: {err}");
+        assert_eq!(out.status.code(), Some(2), "a bad spec is the input's fault: {err}");
         assert!(err.contains(&format!("bad{i}.toml")), "the error names the file: {err}");
     }
     let named_researcher = Spec::new("R").annotators(&["researcher"]).write(&app.data_dir, "r.toml");
