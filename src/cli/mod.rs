@@ -1,6 +1,7 @@
 //! The command line: `hardneg serve`, `hardneg user add`, `hardneg study create`,
 //! `hardneg import candidates`, `hardneg results import`, `hardneg score`, `hardneg export` and reports.
 pub mod demo_seed;
+mod print;
 pub mod serve;
 
 use crate::accounts as auth;
@@ -315,7 +316,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             )
             .map_err(|e| anyhow::anyhow!("{e}"))?;
             let pool = open(&data_dir).await?;
-            crate::datasets::export::run_cli(&pool, &ImageStore::new(data_dir.join("images")), &req, &out).await
+            print::export(&pool, &ImageStore::new(data_dir.join("images")), &req, &out).await
         }
         Command::Compare { dataset, baselines, json } => {
             let pool = open(&data_dir).await?;
@@ -325,7 +326,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print_table(&report);
+                print::compare_table(&report);
             }
             Ok(())
         }
@@ -389,29 +390,4 @@ async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
     }
     pool.close().await;
     Ok(())
-}
-
-fn print_table(r: &crate::api_types::CompareReport) {
-    let humans: Vec<_> = r.humans.iter().map(|h| (h.title(), h.report.as_ref())).collect();
-    let w = r.models.iter().map(|m| m.name.len()).chain(humans.iter().map(|(t, _)| t.len())).max().unwrap_or(0).max(24);
-    println!(
-        "{:<w$} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
-        "model", "n", "I2T", "T2I", "Group", "Ipos2T", "Ineg2T", "Tpos2I", "Tneg2I"
-    );
-    let row = |name: &str, s: &crate::domain::metrics::Scores| {
-        println!(
-            "{:<w$} {:>6} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}",
-            name, s.n, s.i2t, s.t2i, s.group, s.ipos2t, s.ineg2t, s.tpos2i, s.tneg2i
-        )
-    };
-    for m in &r.models {
-        row(&m.name, &m.report.overall);
-    }
-    for (title, report) in &humans {
-        match report {
-            Some(report) => row(title, &report.overall),
-            None => println!("{title:<w$} {:>6} no complete answers yet", 0),
-        }
-    }
-    row("Random", &r.random);
 }

@@ -9,11 +9,14 @@ mod card;
 mod csv;
 mod jsonl;
 mod parquet;
+mod request;
 mod sink;
 pub mod tar;
 
+pub use request::ExportRequest;
+
 use crate::domain::category::Category;
-use crate::domain::export::split::{assign_splits, parse_splits, RowCounts, Split};
+use crate::domain::export::split::{assign_splits, RowCounts};
 use crate::domain::export::{Format, ImageRef, Row, Stage, StepRecord, Vote};
 use crate::domain::funnel::FunnelBuilder;
 use crate::domain::resolution::ItemState;
@@ -26,67 +29,6 @@ use futures_util::TryStreamExt;
 use sink::{io_err, RowSink};
 use sqlx::SqlitePool;
 use std::path::{Path, PathBuf};
-
-/// What to export; parsed from the CLI flags or the download's query.
-#[derive(Debug, Clone)]
-pub struct ExportRequest {
-    pub dataset: String,
-    pub stage: Stage,
-    pub format: Format,
-    /// Empty: one file, `data.<ext>`.
-    pub splits: Vec<Split>,
-    pub seed: u64,
-}
-
-impl ExportRequest {
-    pub fn parse(
-        dataset: &str,
-        format: &str,
-        stage: Option<&str>,
-        split: Option<&str>,
-        seed: Option<u64>,
-    ) -> Result<Self, ServiceError> {
-        let invalid = ServiceError::Invalid;
-        Ok(ExportRequest {
-            dataset: dataset.to_string(),
-            format: Format::parse(format).map_err(invalid)?,
-            stage: Stage::parse(stage.unwrap_or("final")).map_err(invalid)?,
-            splits: split
-                .map(parse_splits)
-                .transpose()
-                .map_err(|e| ServiceError::Invalid(format!("split: {e}")))?
-                .unwrap_or_default(),
-            seed: seed.unwrap_or(0),
-        })
-    }
-
-    /// The equivalent command line, for the dataset card.
-    pub fn command(&self) -> String {
-        let mut c = format!(
-            "hardneg export {} --out DIR --format {} --stage {}",
-            self.dataset,
-            self.format.as_str(),
-            self.stage.as_str()
-        );
-        if !self.splits.is_empty() {
-            let s: Vec<String> = self
-                .splits
-                .iter()
-                .map(|s| if self.splits.len() == 1 { s.name.clone() } else { format!("{}={}", s.name, s.fraction) })
-                .collect();
-            c.push_str(&format!(" --split {} --seed {}", s.join(","), self.seed));
-        }
-        c
-    }
-
-    fn split_names(&self) -> Vec<String> {
-        if self.splits.is_empty() {
-            vec!["data".into()]
-        } else {
-            self.splits.iter().map(|s| s.name.clone()).collect()
-        }
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct ExportSummary {
@@ -393,25 +335,6 @@ fn place_image(store: &ImageStore, dir: &Path, img: &ImageRef) -> Result<bool, S
     }
 }
 
-/// `hardneg export`: prints where the files went.
-pub async fn run_cli(db: &SqlitePool, store: &ImageStore, req: &ExportRequest, out: &Path) -> anyhow::Result<()> {
-    let s = export_to_dir(db, store, req, out, &req.command())
-        .await
-        .map_err(|e| anyhow::anyhow!("export of {:?}: {e}", req.dataset))?;
-    let per = s.counts.per_split();
-    let files: Vec<String> = s.files.iter().zip(&per).map(|(f, n)| format!("{f} ({n} rows)")).collect();
-    println!(
-        "exported {} rows of {:?} (stage {}) to {}: {}, {} images, README.md",
-        s.counts.total(),
-        req.dataset,
-        req.stage.as_str(),
-        out.display(),
-        files.join(", "),
-        s.images
-    );
-    Ok(())
-}
-
 /// Opens the rows file of one split in the requested format.
 fn open_sink(format: Format, stage: Stage, path: &Path, images_dir: &Path) -> Result<Box<dyn RowSink>, ServiceError> {
     let file = std::fs::File::create(path).map_err(|e| io_err("creating", path, e))?;
@@ -420,34 +343,4 @@ fn open_sink(format: Format, stage: Stage, path: &Path, images_dir: &Path) -> Re
         Format::Jsonl => Box::new(jsonl::JsonlSink::new(file, stage, path)),
         Format::Parquet => Box::new(parquet::ParquetSink::new(file, stage, path, images_dir)?),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn requests_parse_with_defaults_and_print_as_a_command() {
-        let r = ExportRequest::parse("demo", "parquet", None, None, None).unwrap();
-        assert_eq!((r.stage, r.format, r.splits.len(), r.seed), (Stage::Final, Format::Parquet, 0, 0));
-        assert_eq!(r.command(), "hardneg export demo --out DIR --format parquet --stage final");
-        assert_eq!(r.split_names(), vec!["data".to_string()]);
-        let r = ExportRequest::parse("demo", "csv", Some("step3"), Some("train=0.8,val=0.2"), Some(9)).unwrap();
-        assert_eq!(
-            r.command(),
-            "hardneg export demo --out DIR --format csv --stage step3 --split train=0.8,val=0.2 --seed 9"
-        );
-        let r = ExportRequest::parse("demo", "csv", None, Some("test"), None).unwrap();
-        assert_eq!(r.command(), "hardneg export demo --out DIR --format csv --stage final --split test --seed 0");
-        for (f, s, sp, msg) in [
-            ("xml", None, None, "unknown format"),
-            ("csv", Some("all"), None, "unknown stage"),
-            ("csv", None, Some("a=0.5"), "split: "),
-        ] {
-            match ExportRequest::parse("demo", f, s, sp, None) {
-                Err(ServiceError::Invalid(m)) => assert!(m.contains(msg), "{m}"),
-                other => panic!("{other:?}"),
-            }
-        }
-    }
 }
