@@ -296,16 +296,17 @@ async fn exports_match_what_the_answers_decided() {
     assert_eq!(std::fs::read_dir(&scratch).map(|d| d.count()).unwrap_or(0), 0, "scratch directories are removed");
 
     // A server killed mid-download leaves its scratch behind: the next start
-    // removes it, but not one that belongs to a running process.
-    let dead = scratch.join("999999999-1-0"); // above Linux's pid_max
-    let live = scratch.join(format!("{}-1-0", std::process::id()));
-    for d in [&dead, &live] {
+    // removes all of it. No process ids are trusted (in a container every
+    // start has the same one); the data dir's lock means no other server
+    // can be writing there.
+    let old = scratch.join("1-1-0");
+    let same_pid = scratch.join(format!("{}-1-0", std::process::id()));
+    for d in [&old, &same_pid] {
         std::fs::create_dir_all(d.join("images")).unwrap();
         std::fs::write(d.join("data.csv"), "x").unwrap();
     }
     let mut app = app;
     app.kill();
     let _restarted = TestApp::spawn_on(&app.data_dir, &[]);
-    assert!(!dead.exists(), "a dead process's scratch is swept at start");
-    assert!(live.join("data.csv").exists(), "a running process's scratch is left alone");
+    assert!(!old.exists() && !same_pid.exists(), "every leftover scratch directory is swept at start");
 }
