@@ -361,3 +361,14 @@ fn walk_entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[tokio::test]
+async fn an_oversized_text_field_is_refused_by_its_limit() {
+    let (app, _tmp) = spawn_fresh();
+    let researcher = app.login("researcher").await;
+    let res = upload(&researcher, &app, &"d".repeat(100_000), big_png(3)).await;
+    assert_eq!(res.status(), 422);
+    let body = res.text().await.unwrap();
+    assert!(body.contains("`dataset`") && body.contains("4096 bytes"), "{body}");
+    assert_eq!(upload(&researcher, &app, "fine", big_png(3)).await.status(), 200, "the server still imports");
+}
