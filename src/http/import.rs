@@ -63,6 +63,24 @@ async fn save(mut field: Field<'_>, path: &Path) -> Result<(), ServiceError> {
     file.flush().await.map_err(internal)
 }
 
+/// Largest text field (`dataset`, `normalize`): these are short names, and
+/// reading one whole would let a client fill the server's memory.
+pub const MAX_TEXT_FIELD: usize = 4096;
+
+/// A text field read up to [`MAX_TEXT_FIELD`] bytes; longer is refused.
+async fn small_text(mut field: Field<'_>, part: &str) -> Result<String, ServiceError> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = field.chunk().await.map_err(invalid)? {
+        if bytes.len() + chunk.len() > MAX_TEXT_FIELD {
+            return Err(ServiceError::Invalid(format!(
+                "form field `{part}` is longer than the limit of {MAX_TEXT_FIELD} bytes"
+            )));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    String::from_utf8(bytes).map_err(|_| ServiceError::Invalid(format!("form field `{part}` is not valid UTF-8")))
+}
+
 /// Form fields: `file` (the CSV or JSON Lines file; its name gives the format
 /// and the default dataset name), `positive` and `negative` (one part per
 /// image, named as the file names it), optional `dataset` and `normalize`.
@@ -94,9 +112,9 @@ async fn upload(
                 check_file_name(&name).map_err(|e| ServiceError::Invalid(format!("field `{part}`: {e}")))?;
                 save(field, &if part == "positive" { &positives } else { &negatives }.join(&name)).await?;
             }
-            ("dataset", None) => dataset = Some(field.text().await.map_err(invalid)?),
+            ("dataset", None) => dataset = Some(small_text(field, "dataset").await?),
             ("normalize", None) => {
-                let text = field.text().await.map_err(invalid)?;
+                let text = small_text(field, "normalize").await?;
                 normalize = NormalizeMode::parse(&text).map_err(|e| ServiceError::Invalid(e.to_string()))?;
             }
             (other, name) => {

@@ -318,3 +318,57 @@ fn walk(dir: &std::path::Path) -> Vec<String> {
     }
     out
 }
+
+/// `import candidates --link` of a file set whose positive is a symbolic
+/// link (here to a file outside both image dirs).
+#[test]
+fn a_symlinked_image_is_refused_by_link_imports_and_never_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let (pos, neg) = (tmp.path().join("pos"), tmp.path().join("neg"));
+    std::fs::create_dir_all(&pos).unwrap();
+    std::fs::create_dir_all(&neg).unwrap();
+    let outside = tmp.path().join("outside.png");
+    std::fs::write(&outside, crate::placeholders::png(7)).unwrap();
+    std::os::unix::fs::symlink(&outside, pos.join("p.png")).unwrap();
+    for k in 0..4 {
+        std::fs::write(neg.join(format!("n{k}.png")), crate::placeholders::png(100 + k)).unwrap();
+    }
+    let csv = tmp.path().join("linked.csv");
+    std::fs::write(
+        &csv,
+        "filename,caption,negative_caption,type,subtype,index,hn_img_0,hn_img_1,hn_img_2,hn_img_3\n\
+         p.png,A cat on a mat.,A cat under a mat.,replace,rel,0,n0.png,n1.png,n2.png,n3.png\n",
+    )
+    .unwrap();
+    let args = ["import", "candidates", csv.to_str().unwrap(), "--positives", pos.to_str().unwrap()];
+    let out = crate::helpers::cli(&data, &[&args[..], &["--negatives", neg.to_str().unwrap(), "--link"]].concat());
+    assert!(!out.status.success());
+    let err = crate::helpers::text(&out.stderr);
+    assert!(err.contains("p.png") && err.contains("is a symbolic link"), "{err}");
+    let symlinks: Vec<_> = walk_entries(&data.join("images")).into_iter().filter(|p| p.is_symlink()).collect();
+    assert!(symlinks.is_empty(), "{symlinks:?}");
+}
+
+fn walk_entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(walk_entries(&path));
+        }
+        out.push(path);
+    }
+    out
+}
+
+#[tokio::test]
+async fn an_oversized_text_field_is_refused_by_its_limit() {
+    let (app, _tmp) = spawn_fresh();
+    let researcher = app.login("researcher").await;
+    let res = upload(&researcher, &app, &"d".repeat(100_000), big_png(3)).await;
+    assert_eq!(res.status(), 422);
+    let body = res.text().await.unwrap();
+    assert!(body.contains("`dataset`") && body.contains("4096 bytes"), "{body}");
+    assert_eq!(upload(&researcher, &app, "fine", big_png(3)).await.status(), 200, "the server still imports");
+}

@@ -283,6 +283,13 @@ pub fn link_files(
         let tmp = fin.with_extension(format!("link-{}-{}", std::process::id(), UNIQUE.fetch_add(1, Ordering::Relaxed)));
         let _ = std::fs::remove_file(&tmp);
         let linked = std::fs::hard_link(&src, &tmp).is_ok();
+        // link(2) does not follow a symbolic link: the store would hold the
+        // link itself, pointing outside it (or nowhere). Checked on what was
+        // linked, so a file swapped for a link after its check is caught too.
+        if linked && std::fs::symlink_metadata(&tmp).is_ok_and(|m| m.file_type().is_symlink()) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(SYMLINK.to_string());
+        }
         let bytes = std::fs::read(if linked { &tmp } else { &src }).map_err(|e| format!("cannot read: {e}"));
         let published = bytes.and_then(|bytes| {
             if <[u8; 32]>::from(Sha256::digest(&bytes)) != c.hash {
@@ -304,6 +311,10 @@ pub fn link_files(
         published.map(|()| true)
     }))
 }
+
+/// Why link mode refuses a symbolic link among the image files.
+pub const SYMLINK: &str =
+    "is a symbolic link, which --link cannot store; link or copy its target instead, or import without --link";
 
 /// Writes a file under a temporary name, flushes it, and renames it into
 /// place: a crash must never leave a partial file under a final name, which
