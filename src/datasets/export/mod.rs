@@ -36,6 +36,8 @@ pub struct ExportRequest {
     /// Empty: one file, `data.<ext>`.
     pub splits: Vec<Split>,
     pub seed: u64,
+    /// CSV only: cells a spreadsheet would run as formulas get a leading `'`.
+    pub spreadsheet_safe: bool,
 }
 
 impl ExportRequest {
@@ -57,7 +59,17 @@ impl ExportRequest {
                 .map_err(|e| ServiceError::Invalid(format!("split: {e}")))?
                 .unwrap_or_default(),
             seed: seed.unwrap_or(0),
+            spreadsheet_safe: false,
         })
+    }
+
+    /// Asks for spreadsheet-safe cells, which only CSV has.
+    pub fn with_spreadsheet_safe(mut self, on: bool) -> Result<Self, ServiceError> {
+        if on && self.format != Format::Csv {
+            return Err(ServiceError::Invalid("spreadsheet-safe output applies to --format csv only".into()));
+        }
+        self.spreadsheet_safe = on;
+        Ok(self)
     }
 
     /// The equivalent command line, for the dataset card.
@@ -75,6 +87,9 @@ impl ExportRequest {
                 .map(|s| if self.splits.len() == 1 { s.name.clone() } else { format!("{}={}", s.name, s.fraction) })
                 .collect();
             c.push_str(&format!(" --split {} --seed {}", s.join(","), self.seed));
+        }
+        if self.spreadsheet_safe {
+            c.push_str(" --spreadsheet-safe");
         }
         c
     }
@@ -141,7 +156,7 @@ pub async fn export_to_dir(
     let mut sinks = Vec::new();
     for name in &names {
         let file = format!("{name}.{}", req.format.as_str());
-        sinks.push(open_sink(req.format, req.stage, &out.join(&file), &images_dir)?);
+        sinks.push(open_sink(req, &out.join(&file), &images_dir)?);
         files.push(file);
     }
     let mut counts = RowCounts::new(names);
@@ -413,10 +428,11 @@ pub async fn run_cli(db: &SqlitePool, store: &ImageStore, req: &ExportRequest, o
 }
 
 /// Opens the rows file of one split in the requested format.
-fn open_sink(format: Format, stage: Stage, path: &Path, images_dir: &Path) -> Result<Box<dyn RowSink>, ServiceError> {
+fn open_sink(req: &ExportRequest, path: &Path, images_dir: &Path) -> Result<Box<dyn RowSink>, ServiceError> {
+    let (format, stage) = (req.format, req.stage);
     let file = std::fs::File::create(path).map_err(|e| io_err("creating", path, e))?;
     Ok(match format {
-        Format::Csv => Box::new(csv::CsvSink::new(file, stage, path)?),
+        Format::Csv => Box::new(csv::CsvSink::new(file, stage, path, req.spreadsheet_safe)?),
         Format::Jsonl => Box::new(jsonl::JsonlSink::new(file, stage, path)),
         Format::Parquet => Box::new(parquet::ParquetSink::new(file, stage, path, images_dir)?),
     })
