@@ -125,6 +125,9 @@ pub enum Command {
         split: Option<String>,
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// CSV only: prefix cells starting with = + - @ tab or CR with ' so spreadsheets show them as text.
+        #[arg(long)]
+        spreadsheet_safe: bool,
     },
     /// Compare models (and chance) on a dataset: I2T, T2I, Group and finer scores.
     Compare {
@@ -306,7 +309,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Export { dataset, out, format, stage, split, seed } => {
+        Command::Export { dataset, out, format, stage, split, seed, spreadsheet_safe } => {
             let req = crate::datasets::export::ExportRequest::parse(
                 &dataset,
                 &format,
@@ -314,6 +317,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 split.as_deref(),
                 Some(seed),
             )
+            .and_then(|r| r.with_spreadsheet_safe(spreadsheet_safe))
             .map_err(|e| anyhow::anyhow!("{e}"))?;
             let pool = open(&data_dir).await?;
             print::export(&pool, &ImageStore::new(data_dir.join("images")), &req, &out).await

@@ -7,6 +7,7 @@ pub mod category;
 pub mod export;
 pub mod funnel;
 pub mod metrics;
+pub mod names;
 pub mod normalize;
 pub mod resolution;
 pub mod results;

@@ -29,6 +29,8 @@ struct ExportQuery {
     stage: Option<String>,
     split: Option<String>,
     seed: Option<u64>,
+    #[serde(default)]
+    spreadsheet_safe: bool,
 }
 
 /// A fresh directory under `<image store>/.export-tmp/`, named
@@ -56,7 +58,8 @@ async fn download(
         .format
         .as_deref()
         .ok_or_else(|| ServiceError::Invalid("query parameter `format` is required (csv, jsonl or parquet)".into()))?;
-    let req = ExportRequest::parse(&name, format, q.stage.as_deref(), q.split.as_deref(), q.seed)?;
+    let req = ExportRequest::parse(&name, format, q.stage.as_deref(), q.split.as_deref(), q.seed)?
+        .with_spreadsheet_safe(q.spreadsheet_safe)?;
     let dir = scratch_dir(&state)?;
     let command = format!("{} (downloaded: GET /api/v1/datasets/{name}/export)", req.command());
     // The export writes files synchronously: keep it off the async workers.

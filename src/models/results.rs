@@ -99,6 +99,7 @@ pub async fn import_results(
     let (dataset_id, created) = match existing {
         Some(id) => (id, false),
         None => {
+            crate::domain::names::check_dataset_name(dataset).map_err(ServiceError::Invalid)?;
             let id = insert_dataset(&mut tx, dataset, "none").await?;
             for (line, row) in &rows {
                 let key = format!("row-{line}");

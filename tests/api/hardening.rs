@@ -372,3 +372,18 @@ async fn an_oversized_text_field_is_refused_by_its_limit() {
     assert!(body.contains("`dataset`") && body.contains("4096 bytes"), "{body}");
     assert_eq!(upload(&researcher, &app, "fine", big_png(3)).await.status(), 200, "the server still imports");
 }
+
+#[tokio::test]
+async fn dataset_names_outside_the_documented_charset_are_refused() {
+    let (app, _tmp) = spawn_fresh();
+    let researcher = app.login("researcher").await;
+    let res = upload(&researcher, &app, "x\n<script>alert(1)</script>", big_png(4)).await;
+    assert_eq!(res.status(), 422);
+    let body = res.text().await.unwrap();
+    assert!(body.contains("letters a-z A-Z, digits, '-', '_' and '.'"), "{body}");
+    // The results import creates datasets too.
+    let results = crate::import::shared("results_ViT-B-32.csv");
+    let out = app.cli(&["results", "import", "--model", "m", "--dataset", "a b", results.to_str().unwrap()]);
+    let err = crate::helpers::text(&out.stderr);
+    assert!(!out.status.success() && err.contains("dataset name \"a b\" is not allowed"), "{err}");
+}

@@ -10,14 +10,15 @@ pub struct CsvSink {
     w: csv::Writer<BufWriter<File>>,
     cols: Vec<Column>,
     path: PathBuf,
+    spreadsheet_safe: bool,
 }
 
 impl CsvSink {
-    pub fn new(file: File, stage: Stage, path: &Path) -> Result<CsvSink, ServiceError> {
+    pub fn new(file: File, stage: Stage, path: &Path, spreadsheet_safe: bool) -> Result<CsvSink, ServiceError> {
         let cols = columns(stage);
         let mut w = csv::Writer::from_writer(BufWriter::new(file));
         w.write_record(cols.iter().map(|c| c.name().into_owned())).map_err(|e| io_err("writing", path, e))?;
-        Ok(CsvSink { w, cols, path: path.to_path_buf() })
+        Ok(CsvSink { w, cols, path: path.to_path_buf(), spreadsheet_safe })
     }
 }
 
@@ -25,7 +26,10 @@ impl RowSink for CsvSink {
     fn write(&mut self, row: Row) -> Result<(), ServiceError> {
         for c in &self.cols {
             let cell = row.cell(*c);
-            self.w.write_field(cell.text().as_deref().unwrap_or("")).map_err(|e| io_err("writing", &self.path, e))?;
+            let text = cell.text();
+            let text = text.as_deref().unwrap_or("");
+            let field = if self.spreadsheet_safe { spreadsheet_safe(text) } else { text.into() };
+            self.w.write_field(&*field).map_err(|e| io_err("writing", &self.path, e))?;
         }
         self.w.write_record(None::<&[u8]>).map_err(|e| io_err("writing", &self.path, e))
     }
@@ -36,3 +40,17 @@ impl RowSink for CsvSink {
         inner.into_inner().map_err(|e| io_err("writing", &path, e))?.sync_all().map_err(|e| io_err("syncing", &path, e))
     }
 }
+
+/// A cell a spreadsheet would take as a formula (`=HYPERLINK(…)`, `+1`,
+/// `@SUM`, …), prefixed with `'` so it is shown as text instead.
+fn spreadsheet_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{text}").into()
+    } else {
+        text.into()
+    }
+}
+
+#[cfg(test)]
+#[path = "csv_tests.rs"]
+mod tests;

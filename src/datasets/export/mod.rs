@@ -83,7 +83,7 @@ pub async fn export_to_dir(
     let mut sinks = Vec::new();
     for name in &names {
         let file = format!("{name}.{}", req.format.as_str());
-        sinks.push(open_sink(req.format, req.stage, &out.join(&file), &images_dir)?);
+        sinks.push(open_sink(req, &out.join(&file), &images_dir)?);
         files.push(file);
     }
     let mut counts = RowCounts::new(names);
@@ -336,10 +336,11 @@ fn place_image(store: &ImageStore, dir: &Path, img: &ImageRef) -> Result<bool, S
 }
 
 /// Opens the rows file of one split in the requested format.
-fn open_sink(format: Format, stage: Stage, path: &Path, images_dir: &Path) -> Result<Box<dyn RowSink>, ServiceError> {
+fn open_sink(req: &ExportRequest, path: &Path, images_dir: &Path) -> Result<Box<dyn RowSink>, ServiceError> {
+    let (format, stage) = (req.format, req.stage);
     let file = std::fs::File::create(path).map_err(|e| io_err("creating", path, e))?;
     Ok(match format {
-        Format::Csv => Box::new(csv::CsvSink::new(file, stage, path)?),
+        Format::Csv => Box::new(csv::CsvSink::new(file, stage, path, req.spreadsheet_safe)?),
         Format::Jsonl => Box::new(jsonl::JsonlSink::new(file, stage, path)),
         Format::Parquet => Box::new(parquet::ParquetSink::new(file, stage, path, images_dir)?),
     })

@@ -13,6 +13,8 @@ pub struct ExportRequest {
     /// Empty: one file, `data.<ext>`.
     pub splits: Vec<Split>,
     pub seed: u64,
+    /// CSV only: cells a spreadsheet would run as formulas get a leading `'`.
+    pub spreadsheet_safe: bool,
 }
 
 impl ExportRequest {
@@ -34,7 +36,17 @@ impl ExportRequest {
                 .map_err(|e| ServiceError::Invalid(format!("split: {e}")))?
                 .unwrap_or_default(),
             seed: seed.unwrap_or(0),
+            spreadsheet_safe: false,
         })
+    }
+
+    /// Asks for spreadsheet-safe cells, which only CSV has.
+    pub fn with_spreadsheet_safe(mut self, on: bool) -> Result<Self, ServiceError> {
+        if on && self.format != Format::Csv {
+            return Err(ServiceError::Invalid("spreadsheet-safe output applies to --format csv only".into()));
+        }
+        self.spreadsheet_safe = on;
+        Ok(self)
     }
 
     /// The equivalent command line, for the dataset card.
@@ -52,6 +64,9 @@ impl ExportRequest {
                 .map(|s| if self.splits.len() == 1 { s.name.clone() } else { format!("{}={}", s.name, s.fraction) })
                 .collect();
             c.push_str(&format!(" --split {} --seed {}", s.join(","), self.seed));
+        }
+        if self.spreadsheet_safe {
+            c.push_str(" --spreadsheet-safe");
         }
         c
     }

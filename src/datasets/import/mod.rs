@@ -102,9 +102,7 @@ pub async fn import_candidates(
     req: &ImportRequest,
 ) -> Result<ImportSummary, ImportError> {
     let label = req.file_label.clone();
-    if req.dataset.trim().is_empty() {
-        return Err(ImportError::Invalid("the dataset name must not be empty".into()));
-    }
+    crate::domain::names::check_dataset_name(&req.dataset).map_err(ImportError::Invalid)?;
     for (flag, dir) in [("--positives", &req.positives), ("--negatives", &req.negatives)] {
         if !dir.is_dir() {
             return Err(ImportError::Invalid(format!("{flag} {}: not a directory", dir.display())));
