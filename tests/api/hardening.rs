@@ -1,6 +1,7 @@
 //! Hardening against hostile clients (issue 10): the real binary on a
 //! temporary data dir, attacked over real HTTP.
 use crate::helpers::TestApp;
+use crate::upload::form;
 use reqwest::StatusCode;
 use serde_json::json;
 use std::time::Duration;
@@ -109,25 +110,6 @@ fn big_png(shade: u8) -> Vec<u8> {
     let mut out = Vec::new();
     img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
     out
-}
-
-/// A multipart/form-data body: (part name, file name, content).
-fn form(parts: &[(&str, Option<&str>, Vec<u8>)]) -> (String, Vec<u8>) {
-    let boundary = "hardneg-hardening-boundary-91c2";
-    let mut body = Vec::new();
-    for (name, file, data) in parts {
-        body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"").as_bytes());
-        if let Some(file) = file {
-            body.extend_from_slice(
-                format!("; filename=\"{file}\"\r\nContent-Type: application/octet-stream").as_bytes(),
-            );
-        }
-        body.extend_from_slice(b"\r\n\r\n");
-        body.extend_from_slice(data);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
 /// Uploads a one-instance candidate file whose positive image is `positive`.

@@ -5,7 +5,7 @@ use crate::import::{dump, shared};
 use crate::placeholders;
 
 /// A multipart/form-data body: (part name, file name, content).
-fn form(parts: &[(&str, Option<&str>, Vec<u8>)]) -> (String, Vec<u8>) {
+pub fn form(parts: &[(&str, Option<&str>, Vec<u8>)]) -> (String, Vec<u8>) {
     let boundary = "hardneg-test-boundary-5d1f0c";
     let mut body = Vec::new();
     for (name, file, data) in parts {
