@@ -166,19 +166,7 @@ fn write_csv(path: &Path, rows: usize, pos: &[String], neg: &[String]) {
     let texts: Vec<[String; 4]> =
         real.records().map(|r| r.unwrap()).map(|r| [1, 2, 3, 4].map(|i| r[i].to_string())).collect();
     let mut w = csv::Writer::from_writer(std::io::BufWriter::new(std::fs::File::create(path).unwrap()));
-    w.write_record([
-        "filename",
-        "caption",
-        "negative_caption",
-        "type",
-        "subtype",
-        "index",
-        "hn_img_0",
-        "hn_img_1",
-        "hn_img_2",
-        "hn_img_3",
-    ])
-    .unwrap();
+    w.write_record(hardneg::domain::candidates::COLUMNS).unwrap();
     for i in 0..rows {
         let t = &texts[i % texts.len()];
         let p = &pos[i * pos.len() / rows];
