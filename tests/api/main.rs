@@ -10,6 +10,7 @@ mod cli;
 mod durability;
 mod errors;
 mod export;
+mod export_abandoned;
 mod hardening;
 mod helpers;
 mod import;

@@ -7,6 +7,7 @@
 //! with rows or images.
 mod card;
 mod csv;
+pub mod download;
 mod jsonl;
 mod parquet;
 mod request;
@@ -47,6 +48,22 @@ pub async fn export_to_dir(
     req: &ExportRequest,
     out: &Path,
     command: &str,
+) -> Result<ExportSummary, ServiceError> {
+    export_to_dir_until(db, store, req, out, command, &|| false).await
+}
+
+/// What an export stopped by `abandoned` fails with (only ever logged).
+pub const ABANDONED: &str = "export abandoned: nobody is waiting for it";
+
+/// [`export_to_dir`] that stops as soon as `abandoned()` says nobody wants
+/// the result (checked once a row: the download's client went away).
+pub async fn export_to_dir_until(
+    db: &SqlitePool,
+    store: &ImageStore,
+    req: &ExportRequest,
+    out: &Path,
+    command: &str,
+    abandoned: &dyn Fn() -> bool,
 ) -> Result<ExportSummary, ServiceError> {
     if std::fs::read_dir(out).map(|mut d| d.next().is_some()).unwrap_or(false) {
         return Err(ServiceError::Invalid(format!("{} is not empty; export into a new directory", out.display())));
@@ -96,6 +113,9 @@ pub async fn export_to_dir(
     let (mut o3, mut o4) = (Outcomes::new(s3), Outcomes::new(s4));
     let mut next_included = 0;
     while let Some(inst) = instances.try_next().await? {
+        if abandoned() {
+            return Err(ServiceError::Internal(ABANDONED.into()));
+        }
         let category = category(&inst.6, &inst.7, inst.0)?;
         funnel.candidate(category);
         let (v3, v4) = (votes3.take(inst.0).await?, votes4.take(inst.0).await?);

@@ -2,9 +2,9 @@
 //! are written here; files are read in chunks on a blocking thread and sent
 //! through a small channel, so the archive is never held in memory.
 use axum::body::Bytes;
-use futures_util::Stream;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use tokio::sync::mpsc::Sender;
 
 const BLOCK: usize = 512;
 const CHUNK: usize = 256 * 1024;
@@ -82,24 +82,15 @@ impl TarPlan {
         Ok(TarPlan { dir: dir.to_path_buf(), top: top.to_string(), files, content_length: total })
     }
 
-    /// Streams the archive, then deletes the directory (also when the
-    /// client goes away mid-download).
-    pub fn stream_and_remove(self) -> impl Stream<Item = io::Result<Bytes>> + Send + 'static {
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<io::Result<Bytes>>(8);
-        tokio::task::spawn_blocking(move || {
-            let done = self.produce(&tx);
-            // Removed before the last block goes out, so a client that has
-            // the whole archive never sees the directory still there.
-            if let Err(e) = std::fs::remove_dir_all(&self.dir) {
-                tracing::warn!(dir = %self.dir.display(), error = %e, "could not remove the export directory");
-            }
-            let _ = tx.blocking_send(done.map(|()| Bytes::from(vec![0u8; 2 * BLOCK])));
-        });
-        futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
+    /// Ends the archive: the end-of-archive blocks, or `produced`'s error so
+    /// that the client sees a broken download rather than a short one.
+    pub fn finish(tx: &Sender<io::Result<Bytes>>, produced: io::Result<()>) {
+        let _ = tx.blocking_send(produced.map(|()| Bytes::from(vec![0u8; 2 * BLOCK])));
     }
 
-    /// Every entry; the end-of-archive blocks are the caller's.
-    fn produce(&self, tx: &tokio::sync::mpsc::Sender<io::Result<Bytes>>) -> io::Result<()> {
+    /// Sends every entry (on a blocking thread); fails as soon as the
+    /// receiver is gone. The end-of-archive blocks are [`TarPlan::finish`]'s.
+    pub fn produce(&self, tx: &Sender<io::Result<Bytes>>) -> io::Result<()> {
         let send = |b: Bytes| tx.blocking_send(Ok(b)).map_err(|_| io::Error::other("download cancelled"));
         let mtime =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
