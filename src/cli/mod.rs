@@ -50,6 +50,12 @@ pub enum Command {
         /// other origin than this or the request's Host are refused.
         #[arg(long, env = "HARDNEG_PUBLIC_ORIGIN")]
         public_origin: Option<String>,
+        /// Behind a reverse proxy: take the client address from the right-most
+        /// `X-Forwarded-For` entry (for the login backoff) and mark cookies
+        /// `Secure` on requests with `X-Forwarded-Proto: https`. Never set it
+        /// when clients can reach the server directly: they could forge both.
+        #[arg(long)]
+        trust_proxy: bool,
     },
     /// Manage accounts.
     User {
@@ -200,7 +206,7 @@ pub enum StudyCommand {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let data_dir = cli.data_dir;
     match cli.command {
-        Command::Serve { bind, demo, demo_size, site_dir, secure_cookies, public_origin } => {
+        Command::Serve { bind, demo, demo_size, site_dir, secure_cookies, public_origin, trust_proxy } => {
             let paths = Paths { data_dir, site_dir };
             std::fs::create_dir_all(&paths.data_dir)?;
             // Held until the server stops: the start-up sweep owns the data dir.
@@ -208,7 +214,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if demo {
                 prepare_demo(&paths, demo_size).await?;
             }
-            serve::serve(paths, bind, serve::Exposure { secure_cookies, public_origin }).await
+            serve::serve(paths, bind, serve::Exposure { secure_cookies, public_origin, trust_proxy }).await
         }
         Command::User { command: UserCommand::Add { name, role, .. } } => {
             let role = Role::parse(&role)

@@ -64,6 +64,8 @@ pub struct Exposure {
     pub secure_cookies: bool,
     /// The origin browsers use when a proxy serves the app, e.g. `https://hardneg.example.org`.
     pub public_origin: Option<String>,
+    /// Honour `X-Forwarded-For` and `X-Forwarded-Proto` (a reverse proxy in front).
+    pub trust_proxy: bool,
 }
 
 pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Router> {
@@ -114,6 +116,7 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
             http::origin::Origins { public: exposure.public_origin.as_deref().map(Into::into) },
             http::origin::same_origin_only,
         ))
+        .layer(middleware::from_fn_with_state(http::proxy::TrustProxy(exposure.trust_proxy), http::proxy::forwarded))
         .with_state(state);
     Ok(app)
 }

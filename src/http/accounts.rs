@@ -1,14 +1,14 @@
 //! `/api/v1/session`: logging in and out.
 use crate::accounts;
 use crate::error::ServiceError;
+use crate::http::proxy::ClientAddr;
 use crate::state::AppState;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde::Deserialize;
-use std::net::SocketAddr;
 use tower_sessions::Session;
 
 pub fn routes() -> Router<AppState> {
@@ -23,11 +23,11 @@ struct Credentials {
 
 async fn login(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     session: Session,
     Json(c): Json<Credentials>,
 ) -> Result<StatusCode, Response> {
-    match accounts::check_credentials(&state.logins, &state.db, &c.username, &c.password, peer.ip()).await {
+    match accounts::check_credentials(&state.logins, &state.db, &c.username, &c.password, client).await {
         Ok(user) => {
             accounts::log_in(&session, &user)
                 .await

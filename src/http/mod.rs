@@ -10,6 +10,7 @@ pub mod import;
 pub mod media;
 pub mod models;
 pub mod origin;
+pub mod proxy;
 pub mod studies;
 pub mod users;
 

@@ -14,6 +14,7 @@ mod export_abandoned;
 mod hardening;
 mod helpers;
 mod import;
+mod logins;
 mod pipeline;
 mod placeholders;
 mod results;
