@@ -2,6 +2,7 @@
 //! guard and the extractors every route shares. Handlers check the caller,
 //! then call the same service functions as the UI's server functions.
 pub mod accounts;
+pub mod csp;
 pub mod datasets;
 pub mod export;
 pub mod extract;

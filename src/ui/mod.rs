@@ -16,6 +16,8 @@ pub mod research;
 pub mod session;
 
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    crate::http::csp::set_on_page();
     view! {
         <!DOCTYPE html>
         <html lang="en">

@@ -15,6 +15,7 @@ mod hardening;
 mod helpers;
 mod import;
 mod logins;
+mod page_headers;
 mod pipeline;
 mod placeholders;
 mod results;
