@@ -43,6 +43,15 @@ impl Annotator {
         let _ = res.bytes().await;
         Some(start.elapsed())
     }
+
+    /// Arrival: starting the study (creates the queue), then a round trip.
+    async fn arrive(&self, base: &str, study: i64) -> Option<Duration> {
+        let start = Instant::now();
+        let res = self.client.post(format!("{base}/api/v1/studies/{study}/start")).send().await.ok()?;
+        assert_eq!(res.status(), 200, "start refused");
+        self.round_trip(base, study).await?;
+        Some(start.elapsed())
+    }
 }
 
 fn report(name: &str, mut lat: Vec<Duration>, wall: Duration) {
@@ -95,14 +104,14 @@ async fn make_annotators(app: &TestApp, prefix: &str, n: usize) -> Vec<Annotator
 
 /// Runs every annotator until the deadline: back to back when `period` is
 /// None, else once per period with starts spread over one period.
-/// Every annotator's first round trip at once: arrival creates its queue.
+/// Every annotator's arrival at once: starting the study creates its queue.
 async fn arrive(base: &str, study: i64, annotators: Vec<Annotator>) -> (Vec<Annotator>, Vec<Duration>, Duration) {
     let start = Instant::now();
     let mut tasks = Vec::new();
     for a in annotators {
         let base = base.to_string();
         tasks.push(tokio::spawn(async move {
-            let d = a.round_trip(&base, study).await.expect("a first task");
+            let d = a.arrive(&base, study).await.expect("a first task");
             (a, d)
         }));
     }
@@ -141,8 +150,14 @@ async fn drive(
                 if Instant::now() >= deadline {
                     break;
                 }
+                if first.is_none() {
+                    match a.arrive(&base, study).await {
+                        Some(d) => first = Some(d),
+                        None => break,
+                    }
+                    continue;
+                }
                 match a.round_trip(&base, study).await {
-                    Some(d) if first.is_none() => first = Some(d),
                     Some(d) => lat.push(d),
                     None => break,
                 }

@@ -17,6 +17,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/studies", get(list_studies).post(create_study))
         .route("/api/v1/studies/overview", get(research_overview))
+        .route("/api/v1/studies/{id}/start", post(start))
         .route("/api/v1/studies/{id}/next", get(next))
         .route("/api/v1/studies/{id}/progress", get(study_progress))
         .route("/api/v1/studies/{id}/agreement", get(study_agreement))
@@ -40,6 +41,15 @@ async fn research_overview(
 ) -> Result<Json<Vec<StudyOverview>>, ServiceError> {
     let user = caller.researcher()?;
     Ok(Json(overview::research_overview(&state, &user).await?))
+}
+
+/// Idempotent: the caller's progress, their tasks created on the first call.
+async fn start(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<crate::api_types::Progress>, ServiceError> {
+    Ok(Json(tasks::start(&state, &user, id).await?))
 }
 
 async fn next(

@@ -72,20 +72,24 @@ async fn present(
     meta.kind.present(&item, seed as u64).map_err(|e| ServiceError::Internal(e.to_string()))
 }
 
-/// Creates the annotator's tasks on first arrival (rules that plan upfront).
-async fn ensure_participation(
-    state: &AppState,
-    meta: &StudyMeta,
-    user: &SessionUser,
-) -> Result<Progress, ServiceError> {
+async fn participation(db: &sqlx::SqlitePool, study_id: i64, user_id: i64) -> Result<Option<Progress>, ServiceError> {
     let row: Option<(i64, i64)> =
         sqlx::query_as("SELECT done, total FROM participations WHERE study_id = ? AND user_id = ?")
-            .bind(meta.id)
-            .bind(user.id)
-            .fetch_optional(&state.db)
+            .bind(study_id)
+            .bind(user_id)
+            .fetch_optional(db)
             .await?;
-    if let Some((done, total)) = row {
-        return Ok(Progress { done, total });
+    Ok(row.map(|(done, total)| Progress { done, total }))
+}
+
+/// Starts the caller's participation: creates their tasks on the first call
+/// (rules that plan upfront), does nothing on later ones. The only place
+/// tasks are created, so that reading the next task has no side effect.
+pub async fn start(state: &AppState, user: &SessionUser, study_id: i64) -> Result<Progress, ServiceError> {
+    let meta = study_meta(state, study_id).await?;
+    require_annotator(user, &meta)?;
+    if let Some(progress) = participation(&state.db, meta.id, user.id).await? {
+        return Ok(progress);
     }
     let items: Vec<i64> =
         sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
@@ -124,10 +128,15 @@ async fn ensure_participation(
 }
 
 /// The caller's next unanswered task in the study, or None when done.
+/// Read-only: the caller must have [`start`]ed the study.
 pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> Result<Option<TaskView>, ServiceError> {
     let meta = study_meta(state, study_id).await?;
     require_annotator(user, &meta)?;
-    let progress = ensure_participation(state, &meta, user).await?;
+    let progress = participation(&state.db, study_id, user.id).await?.ok_or_else(|| {
+        ServiceError::Conflict(format!(
+            "you have not started study {study_id}: POST /api/v1/studies/{study_id}/start first"
+        ))
+    })?;
     let queue: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
         "SELECT id, instance_id, seed, query FROM tasks WHERE study_id = ? AND user_id = ? AND done = 0 ORDER BY position LIMIT 2",
     )

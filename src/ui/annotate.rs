@@ -14,9 +14,11 @@ pub async fn my_studies() -> Result<Vec<StudySummary>, ServerFnError> {
     crate::studies::meta::visible_studies(&state, &user).await.map_err(session::sfn_error)
 }
 
+/// Starts the study if need be (a POST, like every server function call).
 #[server(prefix = "/sfn")]
 pub async fn next_task(study_id: i64) -> Result<Option<TaskView>, ServerFnError> {
     let (state, user) = session::caller().await?;
+    crate::studies::tasks::start(&state, &user, study_id).await.map_err(session::sfn_error)?;
     crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
 }
 
@@ -63,7 +65,9 @@ pub fn StudyList() -> impl IntoView {
 pub fn SurveyPage() -> impl IntoView {
     let params = use_params_map();
     let study_id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
-    let first = Resource::new(study_id, next_task);
+    // Fetched by the browser once hydrated, never while rendering the page's
+    // GET on the server: starting a study is a side effect.
+    let first = LocalResource::new(move || next_task(study_id()));
     view! {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {

@@ -19,6 +19,7 @@ async fn every_route_checks_the_role() {
     // Expected status per role, in the order of `clients`.
     let table: Vec<(Method, String, Option<Value>, [u16; 4])> = vec![
         (Method::GET, "/api/v1/studies".into(), None, [401, 200, 200, 200]),
+        (Method::POST, format!("/api/v1/studies/{study}/start"), None, [401, 200, 403, 403]),
         (Method::GET, format!("/api/v1/studies/{study}/next"), None, [401, 200, 403, 403]),
         // annotator2 may answer, but not annotator1's task.
         (Method::POST, format!("/api/v1/tasks/{task}/answer"), Some(json!({"option": "A"})), [401, 403, 403, 403]),

@@ -23,6 +23,7 @@ async fn no_acknowledged_answer_is_lost_on_sigkill() {
         let acked = acked.clone();
         let base = base.clone();
         workers.push(tokio::spawn(async move {
+            let Ok(_) = client.post(format!("{base}/api/v1/studies/{study}/start")).send().await else { return };
             for i in 0.. {
                 let Ok(res) = client.get(format!("{base}/api/v1/studies/{study}/next")).send().await else { return };
                 let Ok(task) = res.json::<TaskView>().await else { return };

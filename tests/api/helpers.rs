@@ -146,9 +146,21 @@ impl TestApp {
         self.get(client, "/api/v1/studies").await
     }
 
-    /// The caller's next task in `study`; None once their queue is done (204).
+    /// `POST /api/v1/studies/{study}/start`: creates the caller's tasks once.
+    pub async fn start(&self, client: &Client, study: i64) -> Response {
+        client.post(self.url(&format!("/api/v1/studies/{study}/start"))).send().await.unwrap()
+    }
+
+    /// The caller's next task in `study`, starting it first if the server
+    /// says it is not (409); None once their queue is done (204).
     pub async fn next_task(&self, client: &Client, study: i64) -> Option<TaskView> {
-        let res = client.get(self.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap();
+        let next = || client.get(self.url(&format!("/api/v1/studies/{study}/next"))).send();
+        let mut res = next().await.unwrap();
+        if res.status() == 409 {
+            let started = self.start(client, study).await;
+            assert_eq!(started.status(), 200, "starting study {study}");
+            res = next().await.unwrap();
+        }
         match res.status().as_u16() {
             204 => None,
             200 => Some(res.json().await.unwrap()),

@@ -20,4 +20,5 @@ mod pipeline;
 mod placeholders;
 mod results;
 mod scoring;
+mod study_start;
 mod upload;
