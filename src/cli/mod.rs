@@ -56,6 +56,10 @@ pub enum Command {
         /// when clients can reach the server directly: they could forge both.
         #[arg(long)]
         trust_proxy: bool,
+        /// Password checks run at once (each holds ~19 MiB for a moment);
+        /// default: one per core. Logins that wait 5 s for one get 503.
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        login_checks: Option<u16>,
     },
     /// Manage accounts.
     User {
@@ -206,7 +210,16 @@ pub enum StudyCommand {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let data_dir = cli.data_dir;
     match cli.command {
-        Command::Serve { bind, demo, demo_size, site_dir, secure_cookies, public_origin, trust_proxy } => {
+        Command::Serve {
+            bind,
+            demo,
+            demo_size,
+            site_dir,
+            secure_cookies,
+            public_origin,
+            trust_proxy,
+            login_checks,
+        } => {
             let paths = Paths { data_dir, site_dir };
             std::fs::create_dir_all(&paths.data_dir)?;
             // Held until the server stops: the start-up sweep owns the data dir.
@@ -214,7 +227,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if demo {
                 prepare_demo(&paths, demo_size).await?;
             }
-            serve::serve(paths, bind, serve::Exposure { secure_cookies, public_origin, trust_proxy }).await
+            serve::serve(
+                paths,
+                bind,
+                serve::Exposure {
+                    login_checks: login_checks.map(usize::from),
+                    secure_cookies,
+                    public_origin,
+                    trust_proxy,
+                },
+            )
+            .await
         }
         Command::User { command: UserCommand::Add { name, role, .. } } => {
             let role = Role::parse(&role)

@@ -32,7 +32,7 @@ impl Paths {
     }
 }
 
-pub async fn build_state(paths: &Paths, addr: SocketAddr) -> anyhow::Result<AppState> {
+pub async fn build_state(paths: &Paths, addr: SocketAddr, exposure: &Exposure) -> anyhow::Result<AppState> {
     std::fs::create_dir_all(&paths.data_dir)?;
     let pool = db::open_pool(&paths.db_file()).await?;
     let writer = Writer::spawn(db::open_writer_connection(&paths.db_file()).await?);
@@ -53,11 +53,15 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr) -> anyhow::Result<AppS
         writer,
         images,
         studies: StudyCache::default(),
-        logins: Default::default(),
+        logins: match exposure.login_checks {
+            Some(n) => crate::login_limits::LoginLimits::new(n),
+            None => Default::default(),
+        },
     })
 }
 
-/// How the server is reached, for cookies and the cross-site check.
+/// How the server is reached (cookies, the cross-site check, client
+/// addresses) and how many password checks it runs at once.
 #[derive(Default)]
 pub struct Exposure {
     /// Set the session cookie's `Secure` flag (serve behind TLS).
@@ -66,6 +70,8 @@ pub struct Exposure {
     pub public_origin: Option<String>,
     /// Honour `X-Forwarded-For` and `X-Forwarded-Proto` (a reverse proxy in front).
     pub trust_proxy: bool,
+    /// Password checks at once (~19 MiB each); default: one per core.
+    pub login_checks: Option<usize>,
 }
 
 pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Router> {
@@ -122,7 +128,7 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
 }
 
 pub async fn serve(paths: Paths, addr: SocketAddr, exposure: Exposure) -> anyhow::Result<()> {
-    let state = build_state(&paths, addr).await?;
+    let state = build_state(&paths, addr, &exposure).await?;
     let app = router(state, &exposure).await?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;

@@ -55,3 +55,42 @@ async fn forwarded_headers_count_only_with_trust_proxy() {
     let statuses = flood(&on, |i| format!("192.0.2.{i}, 203.0.113.9")).await;
     assert!(statuses.contains(&429), "the client's own entries must not rotate the key: {statuses:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_saturated_password_check_answers_503_and_the_right_password_works_after() {
+    // One check at a time, and a distinct forwarded address per login, so
+    // no backoff applies: every login queues for the one check.
+    let tmp = tempfile::tempdir().unwrap();
+    let app = TestApp::spawn_on(tmp.path(), &["--trust-proxy", "--login-checks", "1"]);
+    let url = app.url("/api/v1/session");
+    let started = std::time::Instant::now();
+    let burst = (0..200).map(|i| {
+        let url = url.clone();
+        tokio::spawn(async move {
+            let res = reqwest::Client::new()
+                .post(url)
+                .header("x-forwarded-for", format!("10.9.{}.{}", i / 250, i % 250 + 1))
+                .json(&json!({"username": format!("nobody{i}"), "password": "wrong"}))
+                .send()
+                .await
+                .unwrap();
+            let retry = res.headers().get("retry-after").map(|v| v.to_str().unwrap().to_string());
+            (res.status().as_u16(), retry, res.text().await.unwrap())
+        })
+    });
+    let mut answers = Vec::new();
+    for task in burst.collect::<Vec<_>>() {
+        answers.push(task.await.unwrap());
+    }
+    let busy: Vec<_> = answers.iter().filter(|(s, _, _)| *s == 503).collect();
+    let checked = answers.iter().filter(|(s, _, _)| *s == 401).count();
+    eprintln!("200 logins on one check slot: {checked} checked, {} busy in {:?}", busy.len(), started.elapsed());
+    assert_eq!(checked + busy.len(), answers.len(), "only 401 or 503: {answers:?}");
+    assert!(!busy.is_empty(), "no login waited 5 s for the one check");
+    for (_, retry, body) in &busy {
+        assert_eq!(retry.as_deref(), Some("1"));
+        assert!(body.contains("the server is busy checking other logins"), "{body}");
+    }
+    let (status, _) = login(&app, "admin", &app.password("admin"), &[]).await;
+    assert_eq!(status, 204, "the right password once the burst is over");
+}
