@@ -282,6 +282,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             let pool = open(&data_dir).await?;
             let images = ImageStore::new(Paths { data_dir: data_dir.clone(), site_dir: PathBuf::new() }.image_dir());
+            // A server may be running on the data dir, or start meanwhile (docs/import.md).
+            let _lock = crate::store::leftovers::lock_for_import(images.root())?;
             let start = std::time::Instant::now();
             let s = import_candidates(&pool, &images, &req).await?;
             if s.already_imported {

@@ -4,6 +4,10 @@
 //! name in the store (`HASH.staging-*`, `HASH.link-*`, `HASH.tmp*`). No
 //! process ids are consulted (in a container every start has the same one):
 //! the lock taken first makes the starting server the data dir's only one.
+//! A CLI import may run beside a server (docs/import.md) and stages files in
+//! the store too: it holds `<image store>/import.lock` shared, and the
+//! sweep leaves the store's staged files alone while anyone holds it.
+use std::os::fd::AsRawFd;
 use std::path::Path;
 
 /// Holds `<data dir>/serve.lock` for the process's life: a second server on
@@ -11,17 +15,39 @@ use std::path::Path;
 pub struct DataDirLock(#[allow(dead_code)] std::fs::File);
 
 pub fn lock_data_dir(data_dir: &Path) -> anyhow::Result<DataDirLock> {
-    use std::os::fd::AsRawFd;
     let path = data_dir.join("serve.lock");
-    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path)?;
-    // SAFETY: flock only reads the descriptor, which `file` keeps open.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+    let file = lock_file(&path)?;
+    if !flock(&file, libc::LOCK_EX | libc::LOCK_NB) {
         anyhow::bail!("{}: another hardneg server is using this data dir", path.display());
     }
     Ok(DataDirLock(file))
 }
 
+/// Held (shared) by a CLI import for its run: see the module comment.
+pub struct ImportLock(#[allow(dead_code)] std::fs::File);
+
+/// Waits while a starting server sweeps the store (a moment), then holds
+/// the import lock of the image store at `root` shared.
+pub fn lock_for_import(root: &Path) -> anyhow::Result<ImportLock> {
+    std::fs::create_dir_all(root)?;
+    let file = lock_file(&root.join("import.lock"))?;
+    if !flock(&file, libc::LOCK_SH) {
+        anyhow::bail!("locking {}: {}", root.join("import.lock").display(), std::io::Error::last_os_error());
+    }
+    Ok(ImportLock(file))
+}
+
+fn lock_file(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path)
+}
+
+fn flock(file: &std::fs::File, op: libc::c_int) -> bool {
+    // SAFETY: flock only reads the descriptor, which `file` keeps open.
+    unsafe { libc::flock(file.as_raw_fd(), op) == 0 }
+}
+
 /// Removes every leftover under the image store `root`; returns how many.
+/// Files staged in the store are left while an import runs.
 pub fn sweep(root: &Path) -> usize {
     let mut removed = 0;
     for scratch in ["uploads", ".export-tmp"] {
@@ -29,6 +55,12 @@ pub fn sweep(root: &Path) -> usize {
         for entry in entries.flatten() {
             removed += remove(&entry.path());
         }
+    }
+    // Held exclusively for the sweep, so no import starts staging meanwhile.
+    let Ok(lock) = lock_file(&root.join("import.lock")) else { return removed };
+    if !flock(&lock, libc::LOCK_EX | libc::LOCK_NB) {
+        tracing::info!("an import is writing into the image store: its staged files are swept at a later start");
+        return removed;
     }
     for store_dir in ["originals", "display"] {
         let Ok(prefixes) = std::fs::read_dir(root.join(store_dir)) else { continue };
@@ -84,6 +116,20 @@ mod tests {
         assert_eq!(std::fs::read_dir(root.join("originals/ab")).unwrap().count(), 1);
         assert_eq!(std::fs::read_dir(root.join("uploads")).unwrap().count(), 0);
         assert_eq!(std::fs::read_dir(root.join(".export-tmp")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn files_staged_by_a_running_import_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let staged = dir.path().join("originals/ab").join(format!("{}.staging-1-2", "ab".repeat(32)));
+        std::fs::create_dir_all(staged.parent().unwrap()).unwrap();
+        std::fs::write(&staged, b"x").unwrap();
+        let import = lock_for_import(dir.path()).unwrap();
+        assert_eq!(sweep(dir.path()), 0);
+        assert!(staged.exists());
+        drop(import);
+        assert_eq!(sweep(dir.path()), 1);
+        assert!(!staged.exists());
     }
 
     #[test]

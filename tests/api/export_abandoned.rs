@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 
-/// A candidates file of `rows` rows sharing one positive and four negatives.
-fn big_dataset(dir: &Path, rows: usize) -> [std::path::PathBuf; 3] {
+/// `big.csv`: `rows` rows sharing one positive (`jpeg(1)`) and four negatives.
+pub fn big_dataset(dir: &Path, rows: usize) -> [std::path::PathBuf; 3] {
     let (csv, pos, neg) = (dir.join("big.csv"), dir.join("pos"), dir.join("neg"));
     std::fs::create_dir_all(&pos).unwrap();
     std::fs::create_dir_all(&neg).unwrap();

@@ -14,6 +14,7 @@ mod export_abandoned;
 mod hardening;
 mod helpers;
 mod import;
+mod import_beside_server;
 mod logins;
 mod page_headers;
 mod pipeline;
