@@ -2,7 +2,6 @@
 //! the export stops and its scratch directory goes, without a restart.
 use crate::helpers::TestApp;
 use crate::placeholders::{jpeg, png};
-use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
@@ -37,13 +36,7 @@ async fn an_export_download_abandoned_before_its_first_byte_stops_and_leaves_not
     let out = app.cli(&["import", "candidates", &p(&csv), "--positives", &p(&pos), "--negatives", &p(&neg)]);
     assert!(out.status.success(), "{}", crate::helpers::text(&out.stderr));
 
-    let login = reqwest::Client::new()
-        .post(app.url("/api/v1/session"))
-        .json(&json!({"username": "researcher", "password": app.password("researcher")}))
-        .send()
-        .await
-        .unwrap();
-    let cookie = login.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_string();
+    let cookie = crate::hardening::session_cookie(&app, "researcher").await;
     let addr = app.base.trim_start_matches("http://").to_string();
     let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
     let request = format!(

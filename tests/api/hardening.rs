@@ -245,13 +245,7 @@ async fn leftovers_of_a_killed_upload_are_gone_after_restart_and_a_data_dir_has_
     use tokio::io::AsyncWriteExt;
     let tmp = tempfile::tempdir().unwrap();
     let mut app = TestApp::spawn_on(tmp.path(), &[]);
-    let login = reqwest::Client::new()
-        .post(app.url("/api/v1/session"))
-        .json(&json!({"username": "researcher", "password": app.password("researcher")}))
-        .send()
-        .await
-        .unwrap();
-    let cookie = login.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_string();
+    let cookie = session_cookie(&app, "researcher").await;
     // An upload announcing 100 MB, of which one image part is half sent.
     let boundary = "cut-boundary";
     let head = format!("--{boundary}\r\nContent-Disposition: form-data; name=\"positive\"; filename=\"p.png\"\r\n\r\n");
@@ -286,6 +280,17 @@ async fn leftovers_of_a_killed_upload_are_gone_after_restart_and_a_data_dir_has_
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(err.contains("another hardneg server is using this data dir"), "{err}");
     drop(app);
+}
+
+/// `hardneg_session=…` of a fresh login as `user`, for raw HTTP requests.
+pub async fn session_cookie(app: &TestApp, user: &str) -> String {
+    let login = reqwest::Client::new()
+        .post(app.url("/api/v1/session"))
+        .json(&json!({"username": user, "password": app.password(user)}))
+        .send()
+        .await
+        .unwrap();
+    login.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_string()
 }
 
 /// Every file under `dir`, recursively.
