@@ -34,8 +34,8 @@ pub(crate) async fn load_item(
     query: u8,
 ) -> Result<ItemData, ServiceError> {
     let needs = kind.spec().needs;
-    let (caption, negative_caption, positive_image): (String, String, Option<String>) =
-        sqlx::query_as("SELECT caption, negative_caption, positive_image FROM instances WHERE id = ?")
+    let (caption, negative_caption, positive_image, paraphrase): (String, String, Option<String>, Option<String>) =
+        sqlx::query_as("SELECT caption, negative_caption, positive_image, paraphrase FROM instances WHERE id = ?")
             .bind(instance_id)
             .fetch_one(db)
             .await?;
@@ -58,7 +58,8 @@ pub(crate) async fn load_item(
         None
     };
     let positive_image = positive_image.filter(|_| needs.positive_image);
-    Ok(ItemData { caption, negative_caption, positive_image, candidate_images, chosen_image, query })
+    let paraphrase = paraphrase.filter(|_| needs.paraphrase);
+    Ok(ItemData { caption, negative_caption, positive_image, candidate_images, chosen_image, paraphrase, query })
 }
 
 async fn present(
