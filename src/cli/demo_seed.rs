@@ -1,5 +1,6 @@
 //! Loading the embedded demo dataset and accounts into an empty database.
 use crate::accounts;
+use crate::datasets::import::triplets::set_paraphrase;
 use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
 use crate::domain::role::Role;
 use crate::store::images::{ImageStore, StoredImage};
@@ -71,6 +72,55 @@ pub async fn seed_demo_dataset(db: &SqlitePool, images: &ImageStore, count: usiz
     Ok(instances.len())
 }
 
+pub const DEMO_TRIPLETS: &str = "demo-triplets";
+/// Two per SugarCrepe++ subset.
+pub const DEMO_TRIPLET_COUNT: usize = 10;
+
+/// The demo triplets as dataset "demo-triplets" (idempotent, as the scenes).
+pub async fn seed_demo_triplets(db: &SqlitePool, images: &ImageStore) -> anyhow::Result<usize> {
+    let exists: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(DEMO_TRIPLETS).fetch_optional(db).await?;
+    if exists.is_some() {
+        return Ok(0);
+    }
+    let triplets = tokio::task::spawn_blocking(|| crate::demo::triplets::generate(DEMO_TRIPLET_COUNT, 2024)).await?;
+    let stored = triplets.iter().map(|t| images.put(&t.png)).collect::<anyhow::Result<Vec<_>>>()?;
+    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let dataset_id = insert_dataset(&mut tx, DEMO_TRIPLETS, "none").await?;
+    for (t, img) in triplets.iter().zip(&stored) {
+        insert_image(&mut tx, img).await?;
+        let new = NewInstance {
+            key: &t.key,
+            caption: &t.p1,
+            negative_caption: &t.negative,
+            caption_orig: &t.p1,
+            negative_caption_orig: &t.negative,
+            category: t.category,
+            positive_image: Some(&img.hash),
+        };
+        let id = insert_instance(&mut tx, dataset_id, &new).await?;
+        set_paraphrase(&mut tx, id, &t.p2).await?;
+    }
+    tx.commit().await?;
+    Ok(triplets.len())
+}
+
+/// The odd-one-out demo studies on the demo triplets: SugarCrepe++'s two settings.
+pub const DEMO_PROTOCOL_SPECS: [&str; 2] = [
+    r#"name = "Demo: SugarCrepe++ odd one out (image)"
+kind = "odd_one_out"
+dataset = "demo-triplets"
+annotators = "all"
+seed = 2024
+"#,
+    r#"name = "Demo: SugarCrepe++ odd one out (text only)"
+kind = "odd_one_out_text"
+dataset = "demo-triplets"
+annotators = "all"
+seed = 2024
+"#,
+];
+
 pub const DEMO_STUDY_SPEC: &str = r#"name = "Demo: BiVLC Step 3 (four images)"
 kind = "four_image"
 dataset = "demo"
@@ -78,13 +128,16 @@ annotators = "all"
 seed = 2024
 "#;
 
-/// Creates the demo study unless it exists.
+/// Creates the demo studies unless they exist: Step 3 first (the one the
+/// annotator's list starts with), then the protocol studies.
 pub async fn seed_demo_study(db: &SqlitePool) -> anyhow::Result<()> {
-    let exists: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM studies WHERE name = ?").bind(DEMO_STUDY).fetch_optional(db).await?;
-    if exists.is_none() {
-        let study = create::parse_spec(DEMO_STUDY_SPEC, 0)?;
-        create::create_study(db, &study, DEMO_STUDY_SPEC).await?;
+    for spec in std::iter::once(DEMO_STUDY_SPEC).chain(DEMO_PROTOCOL_SPECS) {
+        let study = create::parse_spec(spec, 0)?;
+        let exists: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM studies WHERE name = ?").bind(&study.name).fetch_optional(db).await?;
+        if exists.is_none() {
+            create::create_study(db, &study, spec).await?;
+        }
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! `hardneg import candidates`, `hardneg results import`, `hardneg score`, `hardneg export` and reports.
 pub mod demo_seed;
 mod print;
+mod protocols;
 pub mod serve;
 
 use crate::accounts as auth;
@@ -85,6 +86,13 @@ pub enum Command {
         #[arg(long)]
         mapping: Option<String>,
         /// Print the JSON of GET /api/v1/studies/{id}/agreement instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The statistics of a study whose kind reports them (odd-one-out: accuracy per subset).
+    Report {
+        study: i64,
+        /// Print the JSON of GET /api/v1/studies/{id}/report instead of a table.
         #[arg(long)]
         json: bool,
     },
@@ -176,6 +184,16 @@ pub enum ImportCommand {
         /// but the store then shares the files, so never change them in place.
         #[arg(long)]
         link: bool,
+    },
+    /// SugarCrepe++ triplets for the odd-one-out kinds: `image, p1, p2, negative, type, subtype` (docs/import.md).
+    Triplets {
+        file: PathBuf,
+        /// Where `image` resolves.
+        #[arg(long)]
+        images: PathBuf,
+        /// Dataset name; default: the file name without its extension.
+        #[arg(long)]
+        dataset: Option<String>,
     },
 }
 
@@ -273,6 +291,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             pool.close().await;
             Ok(())
         }
+        Command::Import { command: ImportCommand::Triplets { file, images, dataset } } => {
+            protocols::import_triplets(&data_dir, file, images, dataset).await
+        }
+        Command::Report { study, json } => protocols::report(&data_dir, study, json).await,
         Command::Agreement { study, mapping, json } => {
             let mapping = match mapping {
                 None => None,
@@ -373,7 +395,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-async fn open(data_dir: &std::path::Path) -> anyhow::Result<sqlx::SqlitePool> {
+pub(crate) async fn open(data_dir: &std::path::Path) -> anyhow::Result<sqlx::SqlitePool> {
     std::fs::create_dir_all(data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
     db::open_pool(&data_dir.join("hardneg.sqlite")).await
 }
@@ -384,6 +406,7 @@ async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
     if n > 0 {
         println!("loaded {n} demo instances");
     }
+    demo_seed::seed_demo_triplets(&pool, &ImageStore::new(paths.image_dir())).await?;
     demo_seed::seed_demo_study(&pool).await?;
     let accounts = demo_seed::seed_demo_accounts(&pool).await?;
     if !accounts.is_empty() {

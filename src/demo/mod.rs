@@ -12,6 +12,7 @@ pub mod render;
 pub mod scene;
 #[cfg(test)]
 mod tests;
+pub mod triplets;
 
 use crate::domain::category::{Category, NegType, Subtype};
 use crate::domain::rng::{mix, shuffle, SplitMix64};

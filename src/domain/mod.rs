@@ -16,3 +16,4 @@ pub mod rng;
 pub mod role;
 pub mod study;
 pub mod survey;
+pub mod triplets;

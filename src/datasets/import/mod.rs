@@ -5,6 +5,8 @@
 //! before every row and image has been checked; new image files become final
 //! only after that; the same file with the same images again is a no-op.
 pub mod files;
+mod table;
+pub mod triplets;
 
 use crate::datasets::import::files::{check_files, link_files, read_candidates, Checked, Staging};
 use crate::datasets::write::{self, insert_dataset, NewInstance};
