@@ -13,6 +13,7 @@ mod export;
 mod hardening;
 mod helpers;
 mod import;
+mod odd_one_out;
 mod pipeline;
 mod placeholders;
 mod results;
