@@ -10,6 +10,7 @@ pub mod funnel;
 pub mod metrics;
 pub mod names;
 pub mod normalize;
+pub mod preference;
 pub mod resolution;
 pub mod results;
 pub mod rng;

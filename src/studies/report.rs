@@ -2,6 +2,8 @@
 //! `Role::Report`): computed from its answers by the pure `domain` functions.
 use crate::domain::accuracy::{accuracy_by_subset, AccuracyRow, Judged};
 use crate::domain::category::Category;
+use crate::domain::preference::{preference_table, Judgement, PreferenceRow};
+use crate::domain::survey::ab_tie::split_value;
 use crate::domain::survey::Report;
 use crate::error::ServiceError;
 use crate::studies::meta::load_study_meta;
@@ -23,23 +25,52 @@ pub struct StudyReport {
 pub enum ReportBody {
     /// Human accuracy per subset, then overall (SugarCrepe++).
     Accuracy { setting: String, rows: Vec<AccuracyRow> },
+    /// Which source's negative is better per subset and criterion, with a
+    /// sign test (SugarCrepe's Table 9).
+    Preference { rows: Vec<PreferenceRow> },
+}
+
+/// One answer: the instance's subset, the annotator, the stored value and
+/// the sources of negatives a and b.
+struct Answer {
+    category: Category,
+    annotator: i64,
+    value: String,
+    sources: (Option<String>, Option<String>),
 }
 
 /// Every answer of the study with its instance's category (the subset).
-async fn answers_by_subset(db: &SqlitePool, study_id: i64) -> Result<Vec<(Category, i64, String)>, ServiceError> {
-    let rows: Vec<(i64, String, String, i64, String)> = sqlx::query_as(
-        "SELECT i.id, i.neg_type, i.subtype, a.user_id, a.value FROM answers a JOIN instances i ON i.id = a.instance_id
-         WHERE a.study_id = ? ORDER BY a.instance_id, a.task_id",
+async fn answers_by_subset(db: &SqlitePool, study_id: i64) -> Result<Vec<Answer>, ServiceError> {
+    type Row = (i64, String, String, i64, String, Option<String>, Option<String>);
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT i.id, i.neg_type, i.subtype, a.user_id, a.value, i.source_a, i.source_b
+         FROM answers a JOIN instances i ON i.id = a.instance_id WHERE a.study_id = ? ORDER BY a.instance_id, a.task_id",
     )
     .bind(study_id)
     .fetch_all(db)
     .await?;
     rows.into_iter()
-        .map(|(id, t, s, user, value)| {
-            let c = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))?;
-            Ok((c, user, value))
+        .map(|(id, t, s, annotator, value, a, b)| {
+            let category =
+                Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))?;
+            Ok(Answer { category, annotator, value, sources: (a, b) })
         })
         .collect()
+}
+
+/// An A/B/Tie answer as a judgement of the sources.
+fn judgement(a: Answer) -> Result<Judgement, ServiceError> {
+    let (criterion, choice) =
+        split_value(&a.value).ok_or_else(|| ServiceError::Internal(format!("not an A/B/Tie value: {:?}", a.value)))?;
+    let better = match choice {
+        "a" => a.sources.0,
+        "b" => a.sources.1,
+        _ => None,
+    };
+    if choice != "tie" && better.is_none() {
+        return Err(ServiceError::Internal(format!("answer {:?} on an instance without sources", a.value)));
+    }
+    Ok(Judgement { category: a.category, criterion: criterion.to_string(), better })
 }
 
 pub async fn study_report(db: &SqlitePool, study_id: i64) -> Result<StudyReport, ServiceError> {
@@ -59,9 +90,13 @@ pub async fn study_report(db: &SqlitePool, study_id: i64) -> Result<StudyReport,
         Report::Accuracy { correct, setting } => {
             let judged: Vec<Judged> = answers
                 .into_iter()
-                .map(|(category, annotator, value)| Judged { category, annotator, correct: value == *correct })
+                .map(|a| Judged { category: a.category, annotator: a.annotator, correct: a.value == *correct })
                 .collect();
             ReportBody::Accuracy { setting: setting.to_string(), rows: accuracy_by_subset(&judged) }
+        }
+        Report::Preference { criteria } => {
+            let judgements = answers.into_iter().map(judgement).collect::<Result<Vec<_>, _>>()?;
+            ReportBody::Preference { rows: preference_table(&judgements, criteria) }
         }
     };
     Ok(StudyReport { study_id, study: meta.name, kind: meta.kind.name().to_string(), answers: n, body })
@@ -85,6 +120,19 @@ pub fn render(r: &StudyReport) -> String {
                     row.annotators,
                     100.0 * row.accuracy,
                     100.0 * row.pooled
+                ));
+            }
+        }
+        ReportBody::Preference { rows } => {
+            for row in rows {
+                let subset = row.subset.map_or("all".to_string(), |c| c.to_string());
+                let counts: Vec<String> = row.sources.iter().map(|c| format!("{} {}", c.source, c.better)).collect();
+                let p = row.sign_test_p.map_or("-".to_string(), |p| format!("{p:.4}"));
+                out.push_str(&format!(
+                    "{:<12} {subset:<14} {}, tie {}, sign test p = {p}\n",
+                    row.criterion,
+                    counts.join(", "),
+                    row.ties
                 ));
             }
         }

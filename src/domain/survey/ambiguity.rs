@@ -26,7 +26,7 @@ pub const KIND: KindSpec = KindSpec {
     }),
     sources: &[SurveyKind::of(&super::four_image::KIND)],
     questions: &[&[0]],
-    needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false },
+    needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: true,
 };
 
@@ -76,6 +76,7 @@ mod tests {
             candidate_images: vec![],
             chosen_image: Some("gen".into()),
             paraphrase: None,
+            negative_b: None,
             query: 0,
         }
     }

@@ -26,7 +26,7 @@ pub const KIND: KindSpec = KindSpec {
     }),
     sources: &[],
     questions: &[&[0]],
-    needs: Needs { candidates: true, positive_image: false, chosen_image: false, paraphrase: false },
+    needs: Needs { candidates: true, positive_image: false, chosen_image: false, paraphrase: false, negative_b: false },
     adjudicated: true,
 };
 
@@ -82,6 +82,7 @@ mod tests {
             candidate_images: vec!["c0".into(), "c1".into(), "c2".into(), "c3".into()],
             chosen_image: None,
             paraphrase: None,
+            negative_b: None,
             query: 0,
         }
     }

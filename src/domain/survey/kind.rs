@@ -55,6 +55,11 @@ pub enum Report {
         /// The paper's name for the setting ("ITT", "TOT").
         setting: &'static str,
     },
+    /// Which of two sources' negatives is better, per subset and criterion,
+    /// with a sign test (SugarCrepe's Table 9). A stored value is
+    /// `<criterion>_a`, `<criterion>_b` or `<criterion>_tie`; a and b are
+    /// the item's negatives as imported, mapped to their sources.
+    Preference { criteria: &'static [&'static str] },
 }
 
 /// A curation step of the pipeline.
@@ -82,6 +87,8 @@ pub struct Needs {
     pub chosen_image: bool,
     /// A second positive caption meaning the same as the first (SugarCrepe++'s P2).
     pub paraphrase: bool,
+    /// A second hard negative, from another source (SugarCrepe's A/B/Tie).
+    pub negative_b: bool,
 }
 
 /// A registered survey kind: a small handle on its descriptor. Two handles

@@ -26,7 +26,7 @@ const CAPTION_PAIR: KindSpec = KindSpec {
     }),
     sources: &[SurveyKind::of(&super::super::ambiguity::KIND)],
     questions: &[&[0]],
-    needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false },
+    needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: true,
 };
 
@@ -57,6 +57,7 @@ fn full_item(query: u8) -> ItemData {
         candidate_images: vec!["c0".into(), "c1".into(), "c2".into(), "c3".into()],
         chosen_image: Some("gen".into()),
         paraphrase: Some("A circle that is red.".into()),
+        negative_b: Some("A green circle.".into()),
         query,
     }
 }

@@ -22,7 +22,7 @@ pub const KIND: KindSpec = KindSpec {
     role: Role::Report(Report::Accuracy { correct: CORRECT, setting: "ITT" }),
     sources: &[],
     questions: &[&[0]],
-    needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: true },
+    needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: true, negative_b: false },
     adjudicated: false, // it measures people; a wrong pick is data, not a dispute
 };
 

@@ -17,7 +17,7 @@ pub const KIND: KindSpec = KindSpec {
     role: Role::Report(Report::Accuracy { correct: CORRECT, setting: "TOT" }),
     sources: &[],
     questions: &[&[0]],
-    needs: Needs { candidates: false, positive_image: false, chosen_image: false, paraphrase: true },
+    needs: Needs { candidates: false, positive_image: false, chosen_image: false, paraphrase: true, negative_b: false },
     adjudicated: false,
 };
 
