@@ -1,5 +1,6 @@
 //! Loading the embedded demo dataset and accounts into an empty database.
 use crate::accounts;
+use crate::datasets::import::ab_pairs::insert_ab_pair;
 use crate::datasets::import::triplets::set_paraphrase;
 use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
 use crate::domain::role::Role;
@@ -105,8 +106,30 @@ pub async fn seed_demo_triplets(db: &SqlitePool, images: &ImageStore) -> anyhow:
     Ok(triplets.len())
 }
 
-/// The odd-one-out demo studies on the demo triplets: SugarCrepe++'s two settings.
-pub const DEMO_PROTOCOL_SPECS: [&str; 2] = [
+pub const DEMO_AB_PAIRS: &str = "demo-ab-pairs";
+/// One per SugarCrepe subset.
+pub const DEMO_AB_PAIR_COUNT: usize = 7;
+
+/// The demo A/B/Tie items as dataset "demo-ab-pairs" (idempotent).
+pub async fn seed_demo_ab_pairs(db: &SqlitePool) -> anyhow::Result<usize> {
+    let exists: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(DEMO_AB_PAIRS).fetch_optional(db).await?;
+    if exists.is_some() {
+        return Ok(0);
+    }
+    let items = crate::demo::ab_pairs::generate(DEMO_AB_PAIR_COUNT, 2024);
+    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let dataset_id = insert_dataset(&mut tx, DEMO_AB_PAIRS, "none").await?;
+    for (i, p) in items.iter().enumerate() {
+        insert_ab_pair(&mut tx, dataset_id, &format!("ab-{i:03}"), p).await?;
+    }
+    tx.commit().await?;
+    Ok(items.len())
+}
+
+/// The protocol demo studies: SugarCrepe++'s two odd-one-out settings on
+/// the demo triplets, SugarCrepe's A/B/Tie on the demo pairs.
+pub const DEMO_PROTOCOL_SPECS: [&str; 3] = [
     r#"name = "Demo: SugarCrepe++ odd one out (image)"
 kind = "odd_one_out"
 dataset = "demo-triplets"
@@ -116,6 +139,12 @@ seed = 2024
     r#"name = "Demo: SugarCrepe++ odd one out (text only)"
 kind = "odd_one_out_text"
 dataset = "demo-triplets"
+annotators = "all"
+seed = 2024
+"#,
+    r#"name = "Demo: SugarCrepe A/B/Tie"
+kind = "ab_tie"
+dataset = "demo-ab-pairs"
 annotators = "all"
 seed = 2024
 "#,

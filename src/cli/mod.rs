@@ -1,13 +1,14 @@
 //! The command line: `hardneg serve`, `hardneg user add`, `hardneg study create`,
 //! `hardneg import candidates`, `hardneg results import`, `hardneg score`, `hardneg export` and reports.
 pub mod demo_seed;
+mod import_command;
 mod print;
 mod protocols;
+pub use import_command::ImportCommand;
 pub mod serve;
 
 use crate::accounts as auth;
 use crate::datasets::import::{import_candidates, ImportRequest};
-use crate::domain::normalize::NormalizeMode;
 use crate::domain::role::Role;
 use crate::store::{db, images::ImageStore};
 use crate::studies::create as studies;
@@ -164,40 +165,6 @@ pub enum ResultsCommand {
 }
 
 #[derive(Subcommand)]
-pub enum ImportCommand {
-    /// BiVLC Step 2 candidates, CSV or JSON Lines (.jsonl/.json), with their images (docs/import.md).
-    Candidates {
-        file: PathBuf,
-        /// Where `filename` (the positive image) resolves.
-        #[arg(long)]
-        positives: PathBuf,
-        /// Where `hn_img_0..hn_img_3` (the negative images) resolve.
-        #[arg(long)]
-        negatives: PathBuf,
-        /// Dataset name; default: the file name without its extension.
-        #[arg(long)]
-        dataset: Option<String>,
-        /// Caption normalisation: bivlc (as released), preserve-entities or none.
-        #[arg(long, default_value = "bivlc")]
-        normalize: NormalizeMode,
-        /// Hard-link new images into the store instead of copying them: faster,
-        /// but the store then shares the files, so never change them in place.
-        #[arg(long)]
-        link: bool,
-    },
-    /// SugarCrepe++ triplets for the odd-one-out kinds: `image, p1, p2, negative, type, subtype` (docs/import.md).
-    Triplets {
-        file: PathBuf,
-        /// Where `image` resolves.
-        #[arg(long)]
-        images: PathBuf,
-        /// Dataset name; default: the file name without its extension.
-        #[arg(long)]
-        dataset: Option<String>,
-    },
-}
-
-#[derive(Subcommand)]
 pub enum UserCommand {
     /// Add an account; the password is read from standard input.
     Add {
@@ -293,6 +260,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Import { command: ImportCommand::Triplets { file, images, dataset } } => {
             protocols::import_triplets(&data_dir, file, images, dataset).await
+        }
+        Command::Import { command: ImportCommand::AbPairs { file, dataset } } => {
+            protocols::import_ab_pairs(&data_dir, file, dataset).await
         }
         Command::Report { study, json } => protocols::report(&data_dir, study, json).await,
         Command::Agreement { study, mapping, json } => {
@@ -407,6 +377,7 @@ async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
         println!("loaded {n} demo instances");
     }
     demo_seed::seed_demo_triplets(&pool, &ImageStore::new(paths.image_dir())).await?;
+    demo_seed::seed_demo_ab_pairs(&pool).await?;
     demo_seed::seed_demo_study(&pool).await?;
     let accounts = demo_seed::seed_demo_accounts(&pool).await?;
     if !accounts.is_empty() {

@@ -7,6 +7,7 @@
 //! printed from a [`Description`], images are rendered from a [`Scene`] laid
 //! out from a description, and the truth flags are computed by checking each
 //! candidate's scene against the captions' descriptions.
+pub mod ab_pairs;
 pub mod edits;
 pub mod render;
 pub mod scene;

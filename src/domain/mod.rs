@@ -1,5 +1,6 @@
 //! The pure core: no IO, no framework types. Everything here is unit-tested
 //! and shared by the server, the CLI and the browser client.
+pub mod ab_pairs;
 pub mod accuracy;
 pub mod agreement;
 pub mod assignment;

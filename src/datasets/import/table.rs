@@ -2,7 +2,9 @@
 //! or JSON Lines of string fields, read whole into rows of named columns.
 //! Problems are collected with their line and field, never stopping at the
 //! first, so a refusal lists what to fix.
+use super::ImportError;
 use crate::domain::candidates::{FileFormat, Problems};
+use crate::domain::results::FieldError;
 use std::path::Path;
 
 /// The rows a file gives, each with its line and its values in `columns`
@@ -91,4 +93,56 @@ fn read_jsonl(bytes: &[u8], columns: &[&'static str], t: &mut Table) {
             t.rows.push((line, values));
         }
     }
+}
+
+/// Every row through `check` (which names the bad fields); the rows, or the
+/// whole refusal listing each problem with file, line and field.
+pub fn checked_rows<T>(
+    mut table: Table,
+    label: &str,
+    mut check: impl FnMut(&[&str]) -> Result<T, Vec<FieldError>>,
+) -> Result<Vec<T>, String> {
+    let mut out = Vec::with_capacity(table.rows.len());
+    for (line, values) in &table.rows {
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        match check(&values) {
+            Ok(t) => out.push(t),
+            Err(errors) => errors.into_iter().for_each(|e| table.problems.push(*line, Some(e.field), e.message)),
+        }
+    }
+    if table.problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(table.problems.report(label))
+    }
+}
+
+/// A protocol import makes a new dataset: a valid name nobody has taken.
+pub async fn check_new_dataset(db: &sqlx::SqlitePool, name: &str) -> Result<(), ImportError> {
+    crate::domain::names::check_dataset_name(name).map_err(ImportError::Invalid)?;
+    let exists: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(name).fetch_optional(db).await?;
+    match exists {
+        Some(_) => {
+            Err(ImportError::Invalid(format!("dataset {name:?} already exists; import under a new --dataset name")))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Reads and checks the whole file off the async workers.
+pub async fn read_checked<T: Send + 'static>(
+    file: &Path,
+    label: &str,
+    columns: &'static [&'static str],
+    check: impl FnMut(&[&str]) -> Result<T, Vec<FieldError>> + Send + 'static,
+) -> Result<Vec<T>, ImportError> {
+    let (file, label) = (file.to_path_buf(), label.to_string());
+    tokio::task::spawn_blocking(move || {
+        let table = read_table(&file, FileFormat::from_name(&label), columns)
+            .map_err(|e| ImportError::Invalid(format!("{label}: cannot read: {e}")))?;
+        checked_rows(table, &label, check).map_err(ImportError::Refused)
+    })
+    .await
+    .map_err(|e| ImportError::Internal(e.to_string()))?
 }

@@ -3,11 +3,11 @@
 //! odd-one-out kinds. As with candidates, any problem refuses the whole file,
 //! naming file, line and field, and nothing is written before every row and
 //! image has been checked.
-use super::table::read_table;
+use super::table::{check_new_dataset, read_checked};
 use super::ImportError;
 use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
-use crate::domain::candidates::FileFormat;
-use crate::domain::triplets::{triplet, Triplet, COLUMNS};
+use crate::domain::results::FieldError;
+use crate::domain::triplets::{triplet, COLUMNS};
 use crate::store::images::{inspect, ImageStore};
 use sqlx::SqlitePool;
 use std::path::PathBuf;
@@ -24,44 +24,23 @@ pub struct TripletRequest {
 
 /// Imports the file; returns the number of instances.
 pub async fn import_triplets(db: &SqlitePool, store: &ImageStore, req: &TripletRequest) -> Result<usize, ImportError> {
-    crate::domain::names::check_dataset_name(&req.dataset).map_err(ImportError::Invalid)?;
+    check_new_dataset(db, &req.dataset).await?;
     if !req.images.is_dir() {
         return Err(ImportError::Invalid(format!("--images {}: not a directory", req.images.display())));
     }
-    let exists: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(&req.dataset).fetch_optional(db).await?;
-    if exists.is_some() {
-        return Err(ImportError::Invalid(format!(
-            "dataset {:?} already exists; import under a new --dataset name",
-            req.dataset
-        )));
-    }
-    let (file, images) = (req.file.clone(), req.images.clone());
-    let label = req.file_label.clone();
-    let checked = tokio::task::spawn_blocking(move || -> Result<_, ImportError> {
-        let mut table = read_table(&file, FileFormat::from_name(&label), &COLUMNS)
-            .map_err(|e| ImportError::Invalid(format!("{label}: cannot read: {e}")))?;
-        let mut rows: Vec<(Triplet, Vec<u8>)> = Vec::new();
-        for (line, values) in &table.rows {
-            let values: Vec<&str> = values.iter().map(String::as_str).collect();
-            match triplet(&values) {
-                Err(errors) => errors.into_iter().for_each(|e| table.problems.push(*line, Some(e.field), e.message)),
-                Ok(t) => match std::fs::read(images.join(&t.image)).map_err(|e| e.to_string()).and_then(|b| {
-                    inspect(&b)?;
-                    Ok(b)
-                }) {
-                    Ok(bytes) => rows.push((t, bytes)),
-                    Err(e) => table.problems.push(*line, Some("image"), format!("image {:?}: {e}", t.image)),
-                },
-            }
+    let images = req.images.clone();
+    let checked = read_checked(&req.file, &req.file_label, &COLUMNS, move |values| {
+        let t = triplet(values)?;
+        let bytes = std::fs::read(images.join(&t.image)).map_err(|e| e.to_string()).and_then(|b| {
+            inspect(&b)?;
+            Ok(b)
+        });
+        match bytes {
+            Ok(bytes) => Ok((t, bytes)),
+            Err(e) => Err(vec![FieldError { field: "image", message: format!("image {:?}: {e}", t.image) }]),
         }
-        if !table.problems.is_empty() {
-            return Err(ImportError::Refused(table.problems.report(&label)));
-        }
-        Ok(rows)
     })
-    .await
-    .map_err(|e| ImportError::Internal(e.to_string()))??;
+    .await?;
     // Content-addressed: a file stored before a failure below is harmless.
     let mut stored = Vec::with_capacity(checked.len());
     for (_, bytes) in &checked {
