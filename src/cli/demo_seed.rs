@@ -1,9 +1,10 @@
 //! Loading the embedded demo dataset and accounts into an empty database.
 use crate::accounts;
 use crate::datasets::import::ab_pairs::insert_ab_pair;
-use crate::datasets::import::triplets::set_paraphrase;
+use crate::datasets::import::triplets::insert_triplet;
 use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
 use crate::domain::role::Role;
+use crate::domain::triplets::Triplet;
 use crate::store::images::{ImageStore, StoredImage};
 use crate::studies::create;
 use sqlx::{Sqlite, SqlitePool, Transaction};
@@ -90,17 +91,14 @@ pub async fn seed_demo_triplets(db: &SqlitePool, images: &ImageStore) -> anyhow:
     let dataset_id = insert_dataset(&mut tx, DEMO_TRIPLETS, "none").await?;
     for (t, img) in triplets.iter().zip(&stored) {
         insert_image(&mut tx, img).await?;
-        let new = NewInstance {
-            key: &t.key,
-            caption: &t.p1,
-            negative_caption: &t.negative,
-            caption_orig: &t.p1,
-            negative_caption_orig: &t.negative,
+        let triplet = Triplet {
+            image: String::new(),
+            p1: t.p1.clone(),
+            p2: t.p2.clone(),
+            negative: t.negative.clone(),
             category: t.category,
-            positive_image: Some(&img.hash),
         };
-        let id = insert_instance(&mut tx, dataset_id, &new).await?;
-        set_paraphrase(&mut tx, id, &t.p2).await?;
+        insert_triplet(&mut tx, dataset_id, &t.key, &triplet, &img.hash).await?;
     }
     tx.commit().await?;
     Ok(triplets.len())

@@ -2,6 +2,7 @@
 //! both criteria, the per-subset source table with its sign test, the
 //! export, and `import ab-pairs` refusing a bad file whole.
 use crate::helpers::{text, Spec, TestApp};
+use crate::odd_one_out::export_candidates;
 use hardneg::demo::ab_pairs::{generate, FLUENT};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -64,18 +65,7 @@ async fn demo_pairs_judged_on_both_criteria_give_the_source_table_and_sign_test(
     assert_eq!((c["ties"].as_i64(), better), (Some(7), 7));
     assert_eq!(rows.len(), 2 * 8, "seven subsets and overall, per criterion");
 
-    let out = app.data_dir.join("export-ab");
-    let res = app.cli(&[
-        "export",
-        "demo-ab-pairs",
-        "--stage",
-        "candidates",
-        "--format",
-        "csv",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(res.status.success(), "{}", text(&res.stderr));
+    let out = export_candidates(&app, "demo-ab-pairs");
     let answers = std::fs::read_to_string(out.join(format!("study-{id}-answers.csv"))).unwrap();
     assert_eq!(answers.lines().count(), 1 + 28);
     assert_eq!(answers.matches(",tie,commonsense_tie").count(), 7, "annotator1's ties, as shown and as stored");

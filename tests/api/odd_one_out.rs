@@ -25,6 +25,15 @@ fn option_with<'a>(task: &'a TaskView, text: &str) -> &'a str {
     &task.options.iter().find(|o| o.text.as_deref() == Some(text)).expect("the caption is an option").id
 }
 
+/// `hardneg export DATASET --stage candidates --format csv`; the export directory.
+pub(crate) fn export_candidates(app: &TestApp, dataset: &str) -> std::path::PathBuf {
+    let out = app.data_dir.join(format!("export-{dataset}"));
+    let args = ["export", dataset, "--stage", "candidates", "--format", "csv", "--out", out.to_str().unwrap()];
+    let res = app.cli(&args);
+    assert!(res.status.success(), "{}", text(&res.stderr));
+    out
+}
+
 #[tokio::test]
 async fn demo_triplets_answered_in_both_settings_reported_per_subset_and_exported() {
     let app = TestApp::spawn();
@@ -86,18 +95,7 @@ async fn demo_triplets_answered_in_both_settings_reported_per_subset_and_exporte
     assert!(text(&cli.stdout).contains("swap/att") && text(&cli.stdout).contains("50.0%"), "{}", text(&cli.stdout));
 
     // The export carries each reporting study's answers and statistics.
-    let out = app.data_dir.join("export-triplets");
-    let res = app.cli(&[
-        "export",
-        "demo-triplets",
-        "--stage",
-        "candidates",
-        "--format",
-        "csv",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(res.status.success(), "{}", text(&res.stderr));
+    let out = export_candidates(&app, "demo-triplets");
     let mut reader = csv::Reader::from_path(out.join(format!("study-{itt}-answers.csv"))).unwrap();
     let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_string).collect();
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();

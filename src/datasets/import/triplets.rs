@@ -7,7 +7,7 @@ use super::table::{check_new_dataset, read_checked};
 use super::ImportError;
 use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
 use crate::domain::results::FieldError;
-use crate::domain::triplets::{triplet, COLUMNS};
+use crate::domain::triplets::{triplet, Triplet, COLUMNS};
 use crate::store::images::{inspect, ImageStore};
 use sqlx::SqlitePool;
 use std::path::PathBuf;
@@ -50,25 +50,31 @@ pub async fn import_triplets(db: &SqlitePool, store: &ImageStore, req: &TripletR
     let dataset_id = insert_dataset(&mut tx, &req.dataset, "none").await?;
     for (n, ((t, _), img)) in checked.iter().zip(&stored).enumerate() {
         crate::datasets::write::insert_images(&mut tx, std::slice::from_ref(img)).await?;
-        let key = format!("{:06}", n + 1);
-        let new = NewInstance {
-            key: &key,
-            caption: &t.p1,
-            negative_caption: &t.negative,
-            caption_orig: &t.p1,
-            negative_caption_orig: &t.negative,
-            category: t.category,
-            positive_image: Some(&img.hash),
-        };
-        let id = insert_instance(&mut tx, dataset_id, &new).await?;
-        set_paraphrase(&mut tx, id, &t.p2).await?;
+        insert_triplet(&mut tx, dataset_id, &format!("{:06}", n + 1), t, &img.hash).await?;
     }
     tx.commit().await?;
     Ok(checked.len())
 }
 
-/// P2 beside the instance's caption (P1).
-pub async fn set_paraphrase(tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>, instance: i64, p2: &str) -> sqlx::Result<()> {
-    sqlx::query("UPDATE instances SET paraphrase = ? WHERE id = ?").bind(p2).bind(instance).execute(&mut **tx).await?;
-    Ok(())
+/// One triplet as an instance: P1 its caption, N its negative caption, P2
+/// beside them. The image must be in the store and its table.
+pub async fn insert_triplet(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    dataset_id: i64,
+    key: &str,
+    t: &Triplet,
+    image: &str,
+) -> sqlx::Result<i64> {
+    let new = NewInstance {
+        key,
+        caption: &t.p1,
+        negative_caption: &t.negative,
+        caption_orig: &t.p1,
+        negative_caption_orig: &t.negative,
+        category: t.category,
+        positive_image: Some(image),
+    };
+    let id = insert_instance(tx, dataset_id, &new).await?;
+    sqlx::query("UPDATE instances SET paraphrase = ? WHERE id = ?").bind(&t.p2).bind(id).execute(&mut **tx).await?;
+    Ok(id)
 }
