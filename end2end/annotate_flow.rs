@@ -9,7 +9,7 @@ pub async fn current_task(b: &Browser) -> String {
 }
 
 /// Waits until the survey shows a task other than `previous`, without a page load.
-async fn wait_next_task(b: &Browser, previous: &str) -> String {
+pub(crate) async fn wait_next_task(b: &Browser, previous: &str) -> String {
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
         let now = current_task(b).await;

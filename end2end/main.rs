@@ -6,3 +6,4 @@ mod browser;
 #[path = "../tests/api/helpers.rs"]
 mod helpers;
 mod pipeline_flow;
+mod protocols_flow;

@@ -140,7 +140,7 @@ fn create_study(data_dir: &std::path::Path, spec: &Spec) {
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
-async fn open_study(b: &Browser, app: &TestApp, name: &str) {
+pub(crate) async fn open_study(b: &Browser, app: &TestApp, name: &str) {
     b.goto(&format!("{}/annotate", app.base)).await;
     let links = b.client.find_all(fantoccini::Locator::Css("ul.studies a")).await.unwrap();
     for l in links {

@@ -1,7 +1,10 @@
 //! Loading the embedded demo dataset and accounts into an empty database.
 use crate::accounts;
+use crate::datasets::import::ab_pairs::insert_ab_pair;
+use crate::datasets::import::triplets::insert_triplet;
 use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
 use crate::domain::role::Role;
+use crate::domain::triplets::Triplet;
 use crate::store::images::{ImageStore, StoredImage};
 use crate::studies::create;
 use sqlx::{Sqlite, SqlitePool, Transaction};
@@ -71,6 +74,80 @@ pub async fn seed_demo_dataset(db: &SqlitePool, images: &ImageStore, count: usiz
     Ok(instances.len())
 }
 
+pub const DEMO_TRIPLETS: &str = "demo-triplets";
+/// Two per SugarCrepe++ subset.
+pub const DEMO_TRIPLET_COUNT: usize = 10;
+
+/// The demo triplets as dataset "demo-triplets" (idempotent, as the scenes).
+pub async fn seed_demo_triplets(db: &SqlitePool, images: &ImageStore) -> anyhow::Result<usize> {
+    let exists: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(DEMO_TRIPLETS).fetch_optional(db).await?;
+    if exists.is_some() {
+        return Ok(0);
+    }
+    let triplets = tokio::task::spawn_blocking(|| crate::demo::triplets::generate(DEMO_TRIPLET_COUNT, 2024)).await?;
+    let stored = triplets.iter().map(|t| images.put(&t.png)).collect::<anyhow::Result<Vec<_>>>()?;
+    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let dataset_id = insert_dataset(&mut tx, DEMO_TRIPLETS, "none").await?;
+    for (t, img) in triplets.iter().zip(&stored) {
+        insert_image(&mut tx, img).await?;
+        let triplet = Triplet {
+            image: String::new(),
+            p1: t.p1.clone(),
+            p2: t.p2.clone(),
+            negative: t.negative.clone(),
+            category: t.category,
+        };
+        insert_triplet(&mut tx, dataset_id, &t.key, &triplet, &img.hash).await?;
+    }
+    tx.commit().await?;
+    Ok(triplets.len())
+}
+
+pub const DEMO_AB_PAIRS: &str = "demo-ab-pairs";
+/// One per SugarCrepe subset.
+pub const DEMO_AB_PAIR_COUNT: usize = 7;
+
+/// The demo A/B/Tie items as dataset "demo-ab-pairs" (idempotent).
+pub async fn seed_demo_ab_pairs(db: &SqlitePool) -> anyhow::Result<usize> {
+    let exists: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(DEMO_AB_PAIRS).fetch_optional(db).await?;
+    if exists.is_some() {
+        return Ok(0);
+    }
+    let items = crate::demo::ab_pairs::generate(DEMO_AB_PAIR_COUNT, 2024);
+    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let dataset_id = insert_dataset(&mut tx, DEMO_AB_PAIRS, "none").await?;
+    for (i, p) in items.iter().enumerate() {
+        insert_ab_pair(&mut tx, dataset_id, &format!("ab-{i:03}"), p).await?;
+    }
+    tx.commit().await?;
+    Ok(items.len())
+}
+
+/// The protocol demo studies: SugarCrepe++'s two odd-one-out settings on
+/// the demo triplets, SugarCrepe's A/B/Tie on the demo pairs.
+pub const DEMO_PROTOCOL_SPECS: [&str; 3] = [
+    r#"name = "Demo: SugarCrepe++ odd one out (image)"
+kind = "odd_one_out"
+dataset = "demo-triplets"
+annotators = "all"
+seed = 2024
+"#,
+    r#"name = "Demo: SugarCrepe++ odd one out (text only)"
+kind = "odd_one_out_text"
+dataset = "demo-triplets"
+annotators = "all"
+seed = 2024
+"#,
+    r#"name = "Demo: SugarCrepe A/B/Tie"
+kind = "ab_tie"
+dataset = "demo-ab-pairs"
+annotators = "all"
+seed = 2024
+"#,
+];
+
 pub const DEMO_STUDY_SPEC: &str = r#"name = "Demo: BiVLC Step 3 (four images)"
 kind = "four_image"
 dataset = "demo"
@@ -78,13 +155,16 @@ annotators = "all"
 seed = 2024
 "#;
 
-/// Creates the demo study unless it exists.
+/// Creates the demo studies unless they exist: Step 3 first (the one the
+/// annotator's list starts with), then the protocol studies.
 pub async fn seed_demo_study(db: &SqlitePool) -> anyhow::Result<()> {
-    let exists: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM studies WHERE name = ?").bind(DEMO_STUDY).fetch_optional(db).await?;
-    if exists.is_none() {
-        let study = create::parse_spec(DEMO_STUDY_SPEC, 0)?;
-        create::create_study(db, &study, DEMO_STUDY_SPEC).await?;
+    for spec in std::iter::once(DEMO_STUDY_SPEC).chain(DEMO_PROTOCOL_SPECS) {
+        let study = create::parse_spec(spec, 0)?;
+        let exists: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM studies WHERE name = ?").bind(&study.name).fetch_optional(db).await?;
+        if exists.is_none() {
+            create::create_study(db, &study, spec).await?;
+        }
     }
     Ok(())
 }

@@ -1,12 +1,14 @@
 //! The command line: `hardneg serve`, `hardneg user add`, `hardneg study create`,
 //! `hardneg import candidates`, `hardneg results import`, `hardneg score`, `hardneg export` and reports.
 pub mod demo_seed;
+mod import_command;
 mod print;
+mod protocols;
+pub use import_command::ImportCommand;
 pub mod serve;
 
 use crate::accounts as auth;
 use crate::datasets::import::{import_candidates, ImportRequest};
-use crate::domain::normalize::NormalizeMode;
 use crate::domain::role::Role;
 use crate::store::{db, images::ImageStore};
 use crate::studies::create as studies;
@@ -98,6 +100,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The statistics of a study whose kind reports them (odd-one-out: accuracy per subset).
+    Report {
+        study: i64,
+        /// Print the JSON of GET /api/v1/studies/{id}/report instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Score a dataset with a model: a Hugging Face CLIP directory run in-process, or an external scorer.
     Score {
         /// Directory with config.json, model.safetensors and tokenizer.json.
@@ -162,30 +171,6 @@ pub enum ResultsCommand {
         #[arg(long, default_value = "bivlc")]
         dataset: String,
         file: PathBuf,
-    },
-}
-
-#[derive(Subcommand)]
-pub enum ImportCommand {
-    /// BiVLC Step 2 candidates, CSV or JSON Lines (.jsonl/.json), with their images (docs/import.md).
-    Candidates {
-        file: PathBuf,
-        /// Where `filename` (the positive image) resolves.
-        #[arg(long)]
-        positives: PathBuf,
-        /// Where `hn_img_0..hn_img_3` (the negative images) resolve.
-        #[arg(long)]
-        negatives: PathBuf,
-        /// Dataset name; default: the file name without its extension.
-        #[arg(long)]
-        dataset: Option<String>,
-        /// Caption normalisation: bivlc (as released), preserve-entities or none.
-        #[arg(long, default_value = "bivlc")]
-        normalize: NormalizeMode,
-        /// Hard-link new images into the store instead of copying them: faster,
-        /// but the store then shares the files, so never change them in place.
-        #[arg(long)]
-        link: bool,
     },
 }
 
@@ -304,6 +289,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             pool.close().await;
             Ok(())
         }
+        Command::Import { command: ImportCommand::Triplets { file, images, dataset } } => {
+            protocols::import_triplets(&data_dir, file, images, dataset).await
+        }
+        Command::Import { command: ImportCommand::AbPairs { file, dataset } } => {
+            protocols::import_ab_pairs(&data_dir, file, dataset).await
+        }
+        Command::Report { study, json } => protocols::report(&data_dir, study, json).await,
         Command::Agreement { study, mapping, json } => {
             let mapping = match mapping {
                 None => None,
@@ -404,7 +396,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-async fn open(data_dir: &std::path::Path) -> anyhow::Result<sqlx::SqlitePool> {
+pub(crate) async fn open(data_dir: &std::path::Path) -> anyhow::Result<sqlx::SqlitePool> {
     std::fs::create_dir_all(data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
     db::open_pool(&data_dir.join("hardneg.sqlite")).await
 }
@@ -415,6 +407,8 @@ async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
     if n > 0 {
         println!("loaded {n} demo instances");
     }
+    demo_seed::seed_demo_triplets(&pool, &ImageStore::new(paths.image_dir())).await?;
+    demo_seed::seed_demo_ab_pairs(&pool).await?;
     demo_seed::seed_demo_study(&pool).await?;
     let accounts = demo_seed::seed_demo_accounts(&pool).await?;
     if !accounts.is_empty() {

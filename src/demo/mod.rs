@@ -7,11 +7,13 @@
 //! printed from a [`Description`], images are rendered from a [`Scene`] laid
 //! out from a description, and the truth flags are computed by checking each
 //! candidate's scene against the captions' descriptions.
+pub mod ab_pairs;
 pub mod edits;
 pub mod render;
 pub mod scene;
 #[cfg(test)]
 mod tests;
+pub mod triplets;
 
 use crate::domain::category::{Category, NegType, Subtype};
 use crate::domain::rng::{mix, shuffle, SplitMix64};

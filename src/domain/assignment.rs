@@ -70,15 +70,17 @@ impl AssignmentRule {
                 return group_queue(study_seed, annotator, questions, mine);
             }
         };
-        queue(study_seed, annotator, mine)
+        queue(study_seed, annotator, together(questions), mine)
     }
 
     /// How many tasks [`plan_upfront`](Self::plan_upfront) gives an
     /// annotator, without building them (progress before anyone starts).
     pub fn planned_len(&self, questions: &[&[u8]], study_seed: u64, username: &str, items: &[i64]) -> usize {
         match self {
-            AssignmentRule::EachAnnotatorAll => items.len(),
-            AssignmentRule::Pairs { pairs, overlap } => pair_share(study_seed, pairs, *overlap, username, items).len(),
+            AssignmentRule::EachAnnotatorAll => items.len() * together(questions).len(),
+            AssignmentRule::Pairs { pairs, overlap } => {
+                pair_share(study_seed, pairs, *overlap, username, items).len() * together(questions).len()
+            }
             // A group is small, and its queue holds every question of every item.
             AssignmentRule::Groups { .. } => self.plan_upfront(questions, study_seed, 0, username, items).len(),
         }
@@ -104,17 +106,27 @@ impl AssignmentRule {
     }
 }
 
-/// Shuffles an annotator's items into a queue with per-task option seeds.
-fn queue(study_seed: u64, annotator: i64, mut items: Vec<i64>) -> Vec<PlannedTask> {
+/// The questions the item-by-item rules ask about each item, one after the
+/// other: a kind's one part (A/B/Tie: commonsense, then grammar). Kinds in
+/// several parts go by groups, which study validation enforces.
+fn together<'a>(questions: &[&'a [u8]]) -> &'a [u8] {
+    questions.first().copied().filter(|q| !q.is_empty()).unwrap_or(&[0])
+}
+
+/// Shuffles an annotator's items into a queue with per-task option seeds;
+/// an item's questions come together and share its seed, so its options
+/// keep their places from one question to the next.
+fn queue(study_seed: u64, annotator: i64, questions: &[u8], mut items: Vec<i64>) -> Vec<PlannedTask> {
     shuffle(&mut items, mix(&[study_seed, annotator as u64]));
     items
         .into_iter()
+        .flat_map(|item| questions.iter().map(move |&query| (item, query)))
         .enumerate()
-        .map(|(position, item)| PlannedTask {
+        .map(|(position, (item, query))| PlannedTask {
             item,
             position: position as i64,
             seed: mix(&[study_seed, annotator as u64, item as u64]) >> 1,
-            query: 0,
+            query,
         })
         .collect()
 }
@@ -177,8 +189,11 @@ mod tests {
         (100..160).collect()
     }
 
+    /// Groups with the baseline's questions; the other rules with one question
+    /// per item, as study validation pairs them.
     fn plan(rule: &AssignmentRule, seed: u64, annotator: i64, items: &[i64]) -> Vec<PlannedTask> {
-        rule.plan_upfront(BASELINE, seed, annotator, &format!("u{annotator}"), items)
+        let questions: &[&[u8]] = if matches!(rule, AssignmentRule::Groups { .. }) { BASELINE } else { &[&[0]] };
+        rule.plan_upfront(questions, seed, annotator, &format!("u{annotator}"), items)
     }
 
     fn pairs_rule(n_pairs: usize, overlap: usize) -> AssignmentRule {
@@ -300,6 +315,22 @@ mod tests {
             assert!(a.contains(&PlannedTask { position: a.iter().find(|x| x.item == t.item).unwrap().position, ..*t }));
         }
         assert!(a.iter().all(|t| t.seed <= i64::MAX as u64));
+    }
+
+    #[test]
+    fn questions_asked_together_come_one_after_the_other_with_the_items_seed() {
+        const AB_TIE: &[&[u8]] = crate::domain::survey::ab_tie::KIND.questions;
+        for rule in [AssignmentRule::EachAnnotatorAll, pairs_rule(2, 3)] {
+            let single = plan(&rule, 5, 1, &items());
+            let plan = rule.plan_upfront(AB_TIE, 5, 1, "u1", &items());
+            assert_eq!(plan.len(), 2 * single.len());
+            assert_eq!(rule.planned_len(AB_TIE, 5, "u1", &items()), plan.len());
+            for (pair, one) in plan.chunks(2).zip(&single) {
+                assert_eq!((pair[0].item, pair[1].item, pair[0].query, pair[1].query), (one.item, one.item, 0, 1));
+                assert_eq!((pair[0].seed, pair[1].seed), (one.seed, one.seed), "same option places");
+                assert_eq!(pair[1].position, pair[0].position + 1);
+            }
+        }
     }
 
     #[test]

@@ -177,15 +177,18 @@ impl StudySpec {
                 }
             };
         }
-        // Groups hand out a kind's several questions per item in parts.
-        if (kind.question_count() > 1) != matches!(rule, AssignmentRule::Groups { .. }) {
-            let several: Vec<_> = kinds.iter().filter(|k| k.question_count() > 1).map(|k| k.name()).collect();
+        // Groups hand out a kind's several questions per item in parts; the
+        // other rules ask one part's questions about an item together.
+        let groups = matches!(rule, AssignmentRule::Groups { .. });
+        if (kind.spec().questions.len() > 1 && !groups) || (kind.question_count() == 1 && groups) {
+            let several: Vec<_> = kinds.iter().filter(|k| k.spec().questions.len() > 1).map(|k| k.name()).collect();
             return Err(field(
                 "assignment.rule",
                 format!(
-                    "kind {kind} asks {} question(s) per item; rule = \"groups\" hands out several \
-                     per item (kinds: {}), and only it does",
+                    "kind {kind} asks {} question(s) per item in {} part(s); rule = \"groups\" hands out \
+                     questions in parts (kinds: {}), and only it does",
                     kind.question_count(),
+                    kind.spec().questions.len(),
                     several.join(", ")
                 ),
             ));

@@ -21,6 +21,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/studies/{id}/next", get(next))
         .route("/api/v1/studies/{id}/progress", get(study_progress))
         .route("/api/v1/studies/{id}/agreement", get(study_agreement))
+        .route("/api/v1/studies/{id}/report", get(study_report))
         .route("/api/v1/studies/{id}/disputes", get(disputes))
         .route("/api/v1/studies/{id}/adjudicate", post(adjudicate))
         .route("/api/v1/studies/{id}/step4", post(start_step4))
@@ -136,6 +137,16 @@ async fn adjudicate(
     let user = caller.researcher()?;
     adjudication::adjudicate(&state.db, &user, id, d.instance_id, &d.value).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The statistics of a study whose kind reports them (odd-one-out accuracy).
+async fn study_report(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<crate::studies::report::StudyReport>, ServiceError> {
+    caller.researcher()?;
+    Ok(Json(crate::studies::report::study_report(&state.db, id).await?))
 }
 
 #[derive(Deserialize)]

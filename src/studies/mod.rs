@@ -10,4 +10,5 @@ pub mod outcomes;
 pub mod overview;
 pub mod pipeline;
 pub mod progress;
+pub mod report;
 pub mod tasks;

@@ -72,6 +72,8 @@ fn shown_option_ids(kind: crate::domain::survey::SurveyKind) -> Vec<String> {
         candidate_images: vec![String::new(); 4],
         positive_image: Some(String::new()),
         chosen_image: Some(String::new()),
+        paraphrase: Some(String::new()),
+        negative_b: Some(String::new()),
         ..Default::default()
     };
     kind.present(&item, 0).map(|p| p.options.into_iter().map(|o| o.id).collect()).unwrap_or_default()

@@ -34,11 +34,13 @@ pub(crate) async fn load_item(
     query: u8,
 ) -> Result<ItemData, ServiceError> {
     let needs = kind.spec().needs;
-    let (caption, negative_caption, positive_image): (String, String, Option<String>) =
-        sqlx::query_as("SELECT caption, negative_caption, positive_image FROM instances WHERE id = ?")
-            .bind(instance_id)
-            .fetch_one(db)
-            .await?;
+    type Row = (String, String, Option<String>, Option<String>, Option<String>);
+    let (caption, negative_caption, positive_image, paraphrase, negative_b): Row = sqlx::query_as(
+        "SELECT caption, negative_caption, positive_image, paraphrase, negative_b FROM instances WHERE id = ?",
+    )
+    .bind(instance_id)
+    .fetch_one(db)
+    .await?;
     let candidate_images: Vec<String> = if needs.candidates {
         sqlx::query_scalar("SELECT image FROM candidates WHERE instance_id = ? ORDER BY slot")
             .bind(instance_id)
@@ -58,7 +60,18 @@ pub(crate) async fn load_item(
         None
     };
     let positive_image = positive_image.filter(|_| needs.positive_image);
-    Ok(ItemData { caption, negative_caption, positive_image, candidate_images, chosen_image, query })
+    let paraphrase = paraphrase.filter(|_| needs.paraphrase);
+    let negative_b = negative_b.filter(|_| needs.negative_b);
+    Ok(ItemData {
+        caption,
+        negative_caption,
+        positive_image,
+        candidate_images,
+        chosen_image,
+        paraphrase,
+        negative_b,
+        query,
+    })
 }
 
 async fn present(

@@ -2,6 +2,7 @@
 //! links the whole crate, so one binary instead of ten links once. The tests
 //! run the real `hardneg` binary on temporary data dirs over real HTTP
 //! (helpers.rs); the browser tests are their own binary (end2end/).
+mod ab_tie;
 mod access;
 mod agreement;
 mod answers;
@@ -16,6 +17,7 @@ mod helpers;
 mod import;
 mod import_beside_server;
 mod logins;
+mod odd_one_out;
 mod page_headers;
 mod pipeline;
 mod placeholders;

@@ -10,6 +10,7 @@ mod csv;
 pub mod download;
 mod jsonl;
 mod parquet;
+mod reports;
 mod request;
 mod sink;
 pub mod tar;
@@ -143,8 +144,9 @@ pub async fn export_to_dir_until(
     }
     let name = |s: &Option<(crate::state::StudyMeta, Vec<ItemOutcome>)>| s.as_ref().map(|(m, _)| m.name.clone());
     let funnel = funnel.build(&req.dataset, name(&p.step3), name(&p.step4));
-    let summary = ExportSummary { files, counts, images };
+    let mut summary = ExportSummary { files, counts, images };
     card::write(db, &p, req, command, &funnel, &summary, &out.join("README.md")).await?;
+    summary.files.extend(reports::write_reports(db, p.dataset_id, out).await?);
     Ok(summary)
 }
 

@@ -4,7 +4,10 @@
 //! every problem refuses the whole file; nothing is written to the database
 //! before every row and image has been checked; new image files become final
 //! only after that; the same file with the same images again is a no-op.
+pub mod ab_pairs;
 pub mod files;
+mod table;
+pub mod triplets;
 
 use crate::datasets::import::files::{check_files, link_files, read_candidates, Checked, Staging};
 use crate::datasets::write::{self, insert_dataset, NewInstance};

@@ -26,7 +26,7 @@ pub const KIND: KindSpec = KindSpec {
     }),
     sources: &[SurveyKind::of(&super::four_image::KIND)],
     questions: &[&[0]],
-    needs: Needs { candidates: false, positive_image: true, chosen_image: true },
+    needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: true,
 };
 
@@ -75,6 +75,8 @@ mod tests {
             positive_image: Some("real".into()),
             candidate_images: vec![],
             chosen_image: Some("gen".into()),
+            paraphrase: None,
+            negative_b: None,
             query: 0,
         }
     }

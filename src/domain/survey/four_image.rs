@@ -26,7 +26,7 @@ pub const KIND: KindSpec = KindSpec {
     }),
     sources: &[],
     questions: &[&[0]],
-    needs: Needs { candidates: true, positive_image: false, chosen_image: false },
+    needs: Needs { candidates: true, positive_image: false, chosen_image: false, paraphrase: false, negative_b: false },
     adjudicated: true,
 };
 
@@ -81,6 +81,8 @@ mod tests {
             positive_image: Some("p".into()),
             candidate_images: vec!["c0".into(), "c1".into(), "c2".into(), "c3".into()],
             chosen_image: None,
+            paraphrase: None,
+            negative_b: None,
             query: 0,
         }
     }

@@ -26,7 +26,7 @@ pub const KIND: KindSpec = KindSpec {
     sources: &[SurveyKind::of(&super::ambiguity::KIND), SurveyKind::of(&super::four_image::KIND)],
     // Part 1 image-to-text, part 2 text-to-image (see [`Query`]).
     questions: &[&[0, 1], &[2, 3]],
-    needs: Needs { candidates: false, positive_image: true, chosen_image: true },
+    needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: false, // forced choices measure people; nothing to settle
 };
 
@@ -131,6 +131,8 @@ mod tests {
             positive_image: Some("real".into()),
             candidate_images: vec![],
             chosen_image: Some("gen".into()),
+            paraphrase: None,
+            negative_b: None,
             query,
         }
     }

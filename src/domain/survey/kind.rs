@@ -33,13 +33,33 @@ pub struct KindSpec {
 /// each question (indexed by query); None until all are in.
 pub type OutcomeFn = fn(&[Option<&str>]) -> Option<Outcome>;
 
-/// A kind's place in the work: curating instances or measuring people.
+/// A kind's place in the work: curating instances, measuring people against
+/// Winoground's scores, or a protocol whose answers are reported as statistics.
 pub enum Role {
     Curation(Curation),
     /// Answers score the annotators (BiVLC's human baseline); they keep or drop nothing.
     Measurement {
         outcome: OutcomeFn,
     },
+    /// Answers are summed up per subset (type/subtype) as the protocol's paper
+    /// reports them; they keep or drop nothing and feed no model comparison.
+    Report(Report),
+}
+
+/// The statistics a [`Role::Report`] kind's answers give.
+pub enum Report {
+    /// Human accuracy per subset: an answer is right when it stores `correct`
+    /// (SugarCrepe++: the annotator found the hard negative).
+    Accuracy {
+        correct: &'static str,
+        /// The paper's name for the setting ("ITT", "TOT").
+        setting: &'static str,
+    },
+    /// Which of two sources' negatives is better, per subset and criterion,
+    /// with a sign test (SugarCrepe's Table 9). A stored value is
+    /// `<criterion>_a`, `<criterion>_b` or `<criterion>_tie`; a and b are
+    /// the item's negatives as imported, mapped to their sources.
+    Preference { criteria: &'static [&'static str] },
 }
 
 /// A curation step of the pipeline.
@@ -65,6 +85,10 @@ pub struct Needs {
     pub positive_image: bool,
     /// The generated image a source study chose (items taken from a source).
     pub chosen_image: bool,
+    /// A second positive caption meaning the same as the first (SugarCrepe++'s P2).
+    pub paraphrase: bool,
+    /// A second hard negative, from another source (SugarCrepe's A/B/Tie).
+    pub negative_b: bool,
 }
 
 /// A registered survey kind: a small handle on its descriptor. Two handles
@@ -119,7 +143,7 @@ impl SurveyKind {
     pub fn curation(self) -> Option<&'static Curation> {
         match &self.0.role {
             Role::Curation(c) => Some(c),
-            Role::Measurement { .. } => None,
+            Role::Measurement { .. } | Role::Report(_) => None,
         }
     }
 
@@ -127,8 +151,21 @@ impl SurveyKind {
     pub fn outcome_fn(self) -> Option<OutcomeFn> {
         match self.0.role {
             Role::Measurement { outcome } => Some(outcome),
-            Role::Curation(_) => None,
+            Role::Curation(_) | Role::Report(_) => None,
         }
+    }
+
+    /// The statistics a reporting kind's answers give.
+    pub fn report(self) -> Option<&'static Report> {
+        match &self.0.role {
+            Role::Report(r) => Some(r),
+            Role::Curation(_) | Role::Measurement { .. } => None,
+        }
+    }
+
+    /// The kinds whose answers are reported as statistics.
+    pub fn reports() -> impl Iterator<Item = SurveyKind> {
+        KINDS.iter().copied().filter(|k| k.report().is_some())
     }
 
     /// The verdict a final stored value gives the instance (curation kinds only).

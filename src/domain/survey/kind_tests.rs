@@ -26,7 +26,7 @@ const CAPTION_PAIR: KindSpec = KindSpec {
     }),
     sources: &[SurveyKind::of(&super::super::ambiguity::KIND)],
     questions: &[&[0]],
-    needs: Needs { candidates: false, positive_image: true, chosen_image: true },
+    needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: true,
 };
 
@@ -56,6 +56,8 @@ fn full_item(query: u8) -> ItemData {
         positive_image: Some("real".into()),
         candidate_images: vec!["c0".into(), "c1".into(), "c2".into(), "c3".into()],
         chosen_image: Some("gen".into()),
+        paraphrase: Some("A circle that is red.".into()),
+        negative_b: Some("A green circle.".into()),
         query,
     }
 }
@@ -110,7 +112,8 @@ fn every_registered_kind_is_consistent() {
         for &source in kind.spec().sources {
             assert!(SurveyKind::all().contains(&source) && source.curation().is_some(), "{kind} <- {source}");
         }
-        assert_ne!(kind.curation().is_some(), kind.outcome_fn().is_some(), "{kind}: curates or measures");
+        let roles = [kind.curation().is_some(), kind.outcome_fn().is_some(), kind.report().is_some()];
+        assert_eq!(roles.iter().filter(|&&r| r).count(), 1, "{kind}: curates, measures or reports");
         for q in kind.spec().questions.iter().flat_map(|p| p.iter()) {
             for seed in 0..8 {
                 let p = kind.present(&full_item(*q), seed).unwrap();

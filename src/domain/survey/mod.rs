@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 mod kind;
-pub use kind::{Curation, KindSpec, Needs, Role, SurveyKind};
+pub use kind::{Curation, KindSpec, Needs, Report, Role, SurveyKind};
 
 /// Declares the kinds' modules and [`KINDS`], the one list of kinds.
 macro_rules! register_kinds {
@@ -17,7 +17,7 @@ macro_rules! register_kinds {
     };
 }
 
-register_kinds![four_image, ambiguity, human_baseline];
+register_kinds![four_image, ambiguity, human_baseline, odd_one_out, odd_one_out_text, ab_tie];
 
 /// Everything a kind may draw from an instance. Image fields are content
 /// hashes; the shell turns them into URLs.
@@ -29,6 +29,10 @@ pub struct ItemData {
     pub candidate_images: Vec<String>,
     /// The generated image an earlier study chose (Step 4's second image).
     pub chosen_image: Option<String>,
+    /// A second positive caption with the same meaning (SugarCrepe++'s P2).
+    pub paraphrase: Option<String>,
+    /// A second hard negative (SugarCrepe's A/B/Tie; `negative_caption` is A).
+    pub negative_b: Option<String>,
     /// Which of a kind's several questions about the instance (human baseline: 0–3).
     pub query: u8,
 }

@@ -1,0 +1,102 @@
+//! End to end in real headless Chromium: an annotator answers SugarCrepe++'s
+//! odd-one-out demo studies with the keyboard, with the image (ITT) and text
+//! only (TOT), and SugarCrepe's A/B/Tie on both criteria; captions are text
+//! options, and the reports count the answers.
+use crate::annotate_flow::{current_task, wait_next_task};
+use crate::browser::Browser;
+use crate::helpers::TestApp;
+use crate::pipeline_flow::open_study;
+use fantoccini::Locator;
+use hardneg::demo::triplets::generate;
+use serde_json::Value;
+
+/// The key of the option showing one of the demo negatives.
+async fn negative_key(b: &Browser, negatives: &[String]) -> char {
+    let buttons = b.client.find_all(Locator::Css("button.option.text-choice")).await.unwrap();
+    assert_eq!(buttons.len(), 3, "three captions as text options");
+    for button in buttons {
+        assert!(button.find(Locator::Css("img")).await.is_err(), "a caption option shows no image");
+        let text = button.find(Locator::Css(".text")).await.unwrap().text().await.unwrap();
+        if negatives.contains(&text) {
+            let id = button.attr("data-option").await.unwrap().unwrap();
+            return id.to_ascii_lowercase().chars().next().unwrap();
+        }
+    }
+    panic!("no option shows a demo negative");
+}
+
+async fn answer_by_keys(b: &Browser, negatives: &[String], n: usize) {
+    let mut task = current_task(b).await;
+    for _ in 0..n {
+        let key = negative_key(b, negatives).await;
+        b.press(key).await;
+        task = wait_next_task(b, &task).await;
+    }
+}
+
+async fn option_texts(b: &Browser) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in b.client.find_all(Locator::Css("button.option.text-choice .text")).await.unwrap() {
+        out.push(e.text().await.unwrap());
+    }
+    assert_eq!(out.len(), 2, "two negatives as text options");
+    out
+}
+
+async fn report(app: &TestApp, name: &str) -> Value {
+    let client = app.login("researcher").await;
+    let id = app.studies(&client).await.into_iter().find(|s| s.name == name).unwrap().id;
+    app.get(&client, &format!("/api/v1/studies/{id}/report")).await
+}
+
+#[tokio::test]
+async fn annotator_answers_odd_one_out_and_ab_tie_by_keyboard() {
+    let app = TestApp::spawn();
+    let negatives: Vec<String> = generate(10, 2024).into_iter().map(|t| t.negative).collect();
+    let b = Browser::start().await;
+    b.login(&app.base, "annotator1", &app.password("annotator1")).await;
+
+    open_study(&b, &app, "Demo: SugarCrepe++ odd one out (image)").await;
+    b.wait_css("img.prompt-image").await;
+    assert!(b.text(".instructions").await.contains("does NOT match the image"));
+    answer_by_keys(&b, &negatives, 3).await;
+    assert_eq!(b.text(".progress span").await, "3 / 10");
+    b.screenshot("e2e-odd-one-out.png").await;
+
+    open_study(&b, &app, "Demo: SugarCrepe++ odd one out (text only)").await;
+    b.wait_css("button.option.text-choice").await;
+    assert!(b.client.find(Locator::Css("img.prompt-image")).await.is_err(), "TOT shows no image");
+    answer_by_keys(&b, &negatives, 2).await;
+    assert_eq!(b.text(".progress span").await, "2 / 10");
+
+    // A/B/Tie: the same two negatives twice, commonsense then grammar; keys 3/t are Tie.
+    open_study(&b, &app, "Demo: SugarCrepe A/B/Tie").await;
+    let mut task = current_task(&b).await;
+    let first = b.text("blockquote.prompt").await;
+    assert!(b.text(".instructions").await.contains("plausible"));
+    let sides = option_texts(&b).await;
+    b.press('t').await;
+    task = wait_next_task(&b, &task).await;
+    assert_eq!(b.text("blockquote.prompt").await, first, "the second question is about the same item");
+    assert_eq!(option_texts(&b).await, sides, "the negatives keep their places");
+    b.wait_css(r#"button.option[data-option="tie"]"#).await;
+    b.press('1').await;
+    wait_next_task(&b, &task).await;
+    assert_eq!(b.text(".progress span").await, "2 / 14");
+    b.close().await;
+
+    for (name, answers) in
+        [("Demo: SugarCrepe++ odd one out (image)", 3), ("Demo: SugarCrepe++ odd one out (text only)", 2)]
+    {
+        let r = report(&app, name).await;
+        let all = r["rows"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!((all["answers"].as_i64(), all["correct"].as_i64()), (Some(answers), Some(answers)), "{name}");
+    }
+    let r = report(&app, "Demo: SugarCrepe A/B/Tie").await;
+    let rows = r["rows"].as_array().unwrap();
+    let overall = |c: &str| rows.iter().find(|row| row["criterion"] == c && row["subset"].is_null()).unwrap().clone();
+    assert_eq!(overall("commonsense")["ties"], 1);
+    let grammar: i64 =
+        overall("grammar")["sources"].as_array().unwrap().iter().map(|s| s["better"].as_i64().unwrap()).sum();
+    assert_eq!((overall("grammar")["ties"].as_i64(), grammar), (Some(0), 1));
+}

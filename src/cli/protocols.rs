@@ -1,0 +1,51 @@
+//! The other benchmarks' protocols on the command line: `import triplets`
+//! (SugarCrepe++), `import ab-pairs` (SugarCrepe) and `report` (a reporting kind's statistics).
+use super::open;
+use super::serve::Paths;
+use crate::datasets::import::triplets::{import_triplets as import, TripletRequest};
+use crate::store::images::ImageStore;
+use std::path::{Path, PathBuf};
+
+pub async fn import_triplets(
+    data_dir: &Path,
+    file: PathBuf,
+    images: PathBuf,
+    dataset: Option<String>,
+) -> anyhow::Result<()> {
+    let dataset =
+        dataset.unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default());
+    let req = TripletRequest { file_label: file.display().to_string(), file, images, dataset };
+    let pool = open(data_dir).await?;
+    let store = ImageStore::new(Paths { data_dir: data_dir.to_path_buf(), site_dir: PathBuf::new() }.image_dir());
+    let n = import(&pool, &store, &req).await?;
+    println!("imported {n} triplets into dataset {:?}", req.dataset);
+    pool.close().await;
+    Ok(())
+}
+
+/// The `--dataset` given, else the file name without its extension.
+fn dataset_name(file: &Path, given: Option<String>) -> String {
+    given.unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default())
+}
+
+pub async fn import_ab_pairs(data_dir: &Path, file: PathBuf, dataset: Option<String>) -> anyhow::Result<()> {
+    let dataset = dataset_name(&file, dataset);
+    let pool = open(data_dir).await?;
+    let n =
+        crate::datasets::import::ab_pairs::import_ab_pairs(&pool, &file, &file.display().to_string(), &dataset).await?;
+    println!("imported {n} A/B pairs into dataset {dataset:?}");
+    pool.close().await;
+    Ok(())
+}
+
+pub async fn report(data_dir: &Path, study: i64, json: bool) -> anyhow::Result<()> {
+    let pool = open(data_dir).await?;
+    let r = crate::studies::report::study_report(&pool, study).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        print!("{}", crate::studies::report::render(&r));
+    }
+    pool.close().await;
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! Small protocol files (SugarCrepe++ triplets, A/B pairs): CSV with a header
+//! or JSON Lines of string fields, read whole into rows of named columns.
+//! Problems are collected with their line and field, never stopping at the
+//! first, so a refusal lists what to fix.
+use super::ImportError;
+use crate::domain::candidates::{FileFormat, Problems};
+use crate::domain::results::FieldError;
+use std::path::Path;
+
+/// The rows a file gives, each with its line and its values in `columns`
+/// order; lines with problems are left out and reported instead.
+pub struct Table {
+    pub rows: Vec<(u64, Vec<String>)>,
+    pub problems: Problems,
+}
+
+/// Protocol files hold hundreds of rows; anything this large is a mistake.
+const MAX_BYTES: u64 = 64 << 20;
+
+pub fn read_table(path: &Path, format: FileFormat, columns: &[&'static str]) -> std::io::Result<Table> {
+    let len = std::fs::metadata(path)?.len();
+    if len > MAX_BYTES {
+        return Err(std::io::Error::other(format!("{len} bytes; protocol files are limited to {MAX_BYTES}")));
+    }
+    let bytes = std::fs::read(path)?;
+    let mut t = Table { rows: Vec::new(), problems: Problems::default() };
+    match format {
+        FileFormat::Csv => read_csv(&bytes, columns, &mut t),
+        FileFormat::JsonLines => read_jsonl(&bytes, columns, &mut t),
+    }
+    if t.rows.is_empty() && t.problems.is_empty() {
+        t.problems.push(1, None, "no rows");
+    }
+    Ok(t)
+}
+
+fn read_csv(bytes: &[u8], columns: &[&'static str], t: &mut Table) {
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(bytes);
+    let header: Vec<String> = match reader.headers() {
+        Ok(h) => h.iter().map(|s| s.trim().to_ascii_lowercase()).collect(),
+        Err(e) => return t.problems.push(1, None, format!("unreadable header: {e}")),
+    };
+    let idx: Vec<Option<usize>> = columns.iter().map(|c| header.iter().position(|h| h == c)).collect();
+    let missing: Vec<&str> = columns.iter().zip(&idx).filter(|(_, i)| i.is_none()).map(|(c, _)| *c).collect();
+    if !missing.is_empty() {
+        return t.problems.push(1, None, format!("missing column(s): {}", missing.join(", ")));
+    }
+    for record in reader.records() {
+        let record = match record {
+            Ok(r) => r,
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line());
+                t.problems.push(line, None, format!("unreadable line: {e}"));
+                continue;
+            }
+        };
+        let line = record.position().map_or(0, |p| p.line());
+        if record.len() != header.len() {
+            let message = format!("the line has {} fields, the header {}", record.len(), header.len());
+            t.problems.push(line, None, message);
+            continue;
+        }
+        t.rows.push((line, idx.iter().map(|i| record[i.unwrap_or_default()].to_string()).collect()));
+    }
+}
+
+fn read_jsonl(bytes: &[u8], columns: &[&'static str], t: &mut Table) {
+    for (n, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = n as u64 + 1;
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let obj = match serde_json::from_slice::<serde_json::Value>(raw) {
+            Ok(serde_json::Value::Object(o)) => o,
+            Ok(_) => {
+                t.problems.push(line, None, "expected a JSON object");
+                continue;
+            }
+            Err(e) => {
+                t.problems.push(line, None, format!("not valid JSON: {e}"));
+                continue;
+            }
+        };
+        let mut values = Vec::with_capacity(columns.len());
+        for col in columns {
+            match obj.get(*col) {
+                Some(serde_json::Value::String(s)) => values.push(s.clone()),
+                Some(other) => t.problems.push(line, Some(col), format!("expected a string, got {other}")),
+                None => t.problems.push(line, Some(col), "missing"),
+            }
+        }
+        if values.len() == columns.len() {
+            t.rows.push((line, values));
+        }
+    }
+}
+
+/// Every row through `check` (which names the bad fields); the rows, or the
+/// whole refusal listing each problem with file, line and field.
+pub fn checked_rows<T>(
+    mut table: Table,
+    label: &str,
+    mut check: impl FnMut(&[&str]) -> Result<T, Vec<FieldError>>,
+) -> Result<Vec<T>, String> {
+    let mut out = Vec::with_capacity(table.rows.len());
+    for (line, values) in &table.rows {
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        match check(&values) {
+            Ok(t) => out.push(t),
+            Err(errors) => errors.into_iter().for_each(|e| table.problems.push(*line, Some(e.field), e.message)),
+        }
+    }
+    if table.problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(table.problems.report(label))
+    }
+}
+
+/// A protocol import makes a new dataset: a valid name nobody has taken.
+pub async fn check_new_dataset(db: &sqlx::SqlitePool, name: &str) -> Result<(), ImportError> {
+    crate::domain::names::check_dataset_name(name).map_err(ImportError::Invalid)?;
+    let exists: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(name).fetch_optional(db).await?;
+    match exists {
+        Some(_) => {
+            Err(ImportError::Invalid(format!("dataset {name:?} already exists; import under a new --dataset name")))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Reads and checks the whole file off the async workers.
+pub async fn read_checked<T: Send + 'static>(
+    file: &Path,
+    label: &str,
+    columns: &'static [&'static str],
+    check: impl FnMut(&[&str]) -> Result<T, Vec<FieldError>> + Send + 'static,
+) -> Result<Vec<T>, ImportError> {
+    let (file, label) = (file.to_path_buf(), label.to_string());
+    tokio::task::spawn_blocking(move || {
+        let table = read_table(&file, FileFormat::from_name(&label), columns)
+            .map_err(|e| ImportError::Invalid(format!("{label}: cannot read: {e}")))?;
+        checked_rows(table, &label, check).map_err(ImportError::Refused)
+    })
+    .await
+    .map_err(|e| ImportError::Internal(e.to_string()))?
+}

@@ -1,0 +1,71 @@
+//! SugarCrepe++ triplets as researchers bring them for the odd-one-out
+//! kinds: `image, p1, p2, negative, type, subtype` (CSV or JSON Lines), one
+//! row per image. Row checks are pure; the shell reads the file and images.
+use super::candidates::check_file_name;
+use super::category::{Category, CategoryError};
+use super::results::FieldError;
+
+pub const COLUMNS: [&str; 6] = ["image", "p1", "p2", "negative", "type", "subtype"];
+
+/// One checked row: the image's file name, the two positives and the negative.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Triplet {
+    pub image: String,
+    pub p1: String,
+    pub p2: String,
+    pub negative: String,
+    pub category: Category,
+}
+
+/// Checks one row's values, in [`COLUMNS`] order; every bad field is named.
+pub fn triplet(v: &[&str]) -> Result<Triplet, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    if let Err(message) = check_file_name(v[0]) {
+        errors.push(FieldError { field: COLUMNS[0], message });
+    }
+    for (col, text) in v.iter().enumerate().take(4).skip(1) {
+        if text.trim().is_empty() {
+            errors.push(FieldError { field: COLUMNS[col], message: "empty".into() });
+        }
+    }
+    if !v[1].trim().is_empty() && v[1].trim() == v[2].trim() {
+        errors.push(FieldError { field: "p2", message: "the same text as p1; P2 must say it in other words".into() });
+    }
+    let category = Category::parse(v[4], v[5]).map_err(|e| {
+        let field = if matches!(e, CategoryError::Type(_)) { "type" } else { "subtype" };
+        errors.push(FieldError { field, message: e.to_string() });
+    });
+    match category {
+        Ok(category) if errors.is_empty() => Ok(Triplet {
+            image: v[0].to_string(),
+            p1: v[1].trim().to_string(),
+            p2: v[2].trim().to_string(),
+            negative: v[3].trim().to_string(),
+            category,
+        }),
+        _ => Err(errors),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_good_row_keeps_its_captions_and_category() {
+        let t =
+            triplet(&["a/1.png", "A cat on a mat.", "A mat under a cat.", "A mat on a cat.", "swap", "obj"]).unwrap();
+        assert_eq!((t.image.as_str(), t.p2.as_str()), ("a/1.png", "A mat under a cat."));
+        assert_eq!(t.category.to_string(), "swap/obj");
+    }
+
+    #[test]
+    fn every_bad_field_is_named() {
+        let e = triplet(&["../x.png", "Same.", "Same.", " ", "shuffle", "obj"]).unwrap_err();
+        let fields: Vec<_> = e.iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["image", "negative", "p2", "type"]);
+        let e = triplet(&["x.png", "a", "b", "c", "swap", "rel"]).unwrap_err();
+        assert_eq!(e[0].field, "subtype");
+        assert!(e[0].message.contains("swap has no subtype rel"), "{}", e[0].message);
+    }
+}

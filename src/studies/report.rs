@@ -1,0 +1,141 @@
+//! The statistics of a study whose kind reports them (the kind's
+//! `Role::Report`): computed from its answers by the pure `domain` functions.
+use crate::domain::accuracy::{accuracy_by_subset, AccuracyRow, Judged};
+use crate::domain::category::Category;
+use crate::domain::preference::{preference_table, Judgement, PreferenceRow};
+use crate::domain::survey::ab_tie::split_value;
+use crate::domain::survey::Report;
+use crate::error::ServiceError;
+use crate::studies::meta::load_study_meta;
+use serde::Serialize;
+use sqlx::SqlitePool;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StudyReport {
+    pub study_id: i64,
+    pub study: String,
+    pub kind: String,
+    pub answers: usize,
+    #[serde(flatten)]
+    pub body: ReportBody,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "statistic", rename_all = "snake_case")]
+pub enum ReportBody {
+    /// Human accuracy per subset, then overall (SugarCrepe++).
+    Accuracy { setting: String, rows: Vec<AccuracyRow> },
+    /// Which source's negative is better per subset and criterion, with a
+    /// sign test (SugarCrepe's Table 9).
+    Preference { rows: Vec<PreferenceRow> },
+}
+
+/// One answer: the instance's subset, the annotator, the stored value and
+/// the sources of negatives a and b.
+struct Answer {
+    category: Category,
+    annotator: i64,
+    value: String,
+    sources: (Option<String>, Option<String>),
+}
+
+/// Every answer of the study with its instance's category (the subset).
+async fn answers_by_subset(db: &SqlitePool, study_id: i64) -> Result<Vec<Answer>, ServiceError> {
+    type Row = (i64, String, String, i64, String, Option<String>, Option<String>);
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT i.id, i.neg_type, i.subtype, a.user_id, a.value, i.source_a, i.source_b
+         FROM answers a JOIN instances i ON i.id = a.instance_id WHERE a.study_id = ? ORDER BY a.instance_id, a.task_id",
+    )
+    .bind(study_id)
+    .fetch_all(db)
+    .await?;
+    rows.into_iter()
+        .map(|(id, t, s, annotator, value, a, b)| {
+            let category =
+                Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))?;
+            Ok(Answer { category, annotator, value, sources: (a, b) })
+        })
+        .collect()
+}
+
+/// An A/B/Tie answer as a judgement of the sources.
+fn judgement(a: Answer) -> Result<Judgement, ServiceError> {
+    let (criterion, choice) =
+        split_value(&a.value).ok_or_else(|| ServiceError::Internal(format!("not an A/B/Tie value: {:?}", a.value)))?;
+    let better = match choice {
+        "a" => a.sources.0,
+        "b" => a.sources.1,
+        _ => None,
+    };
+    if choice != "tie" && better.is_none() {
+        return Err(ServiceError::Internal(format!("answer {:?} on an instance without sources", a.value)));
+    }
+    Ok(Judgement { category: a.category, criterion: criterion.to_string(), better })
+}
+
+pub async fn study_report(db: &SqlitePool, study_id: i64) -> Result<StudyReport, ServiceError> {
+    let meta = load_study_meta(db, study_id).await?;
+    let Some(report) = meta.kind.report() else {
+        let kinds: Vec<&str> = crate::domain::survey::SurveyKind::reports().map(|k| k.name()).collect();
+        return Err(ServiceError::Invalid(format!(
+            "study {:?} is a {} study, which reports no statistics (kinds that do: {})",
+            meta.name,
+            meta.kind,
+            kinds.join(", ")
+        )));
+    };
+    let answers = answers_by_subset(db, study_id).await?;
+    let n = answers.len();
+    let body = match report {
+        Report::Accuracy { correct, setting } => {
+            let judged: Vec<Judged> = answers
+                .into_iter()
+                .map(|a| Judged { category: a.category, annotator: a.annotator, correct: a.value == *correct })
+                .collect();
+            ReportBody::Accuracy { setting: setting.to_string(), rows: accuracy_by_subset(&judged) }
+        }
+        Report::Preference { criteria } => {
+            let judgements = answers.into_iter().map(judgement).collect::<Result<Vec<_>, _>>()?;
+            ReportBody::Preference { rows: preference_table(&judgements, criteria) }
+        }
+    };
+    Ok(StudyReport { study_id, study: meta.name, kind: meta.kind.name().to_string(), answers: n, body })
+}
+
+/// The report as a plain-text table (CLI, export card).
+pub fn render(r: &StudyReport) -> String {
+    let mut out = format!("{} ({}, {} answers)\n", r.study, r.kind, r.answers);
+    match &r.body {
+        ReportBody::Accuracy { setting, rows } => {
+            out.push_str(&format!(
+                "{:<14} {:>8} {:>8} {:>10} {:>8} {:>8}\n",
+                "subset", "answers", "correct", "annotators", setting, "pooled"
+            ));
+            for row in rows {
+                let subset = row.subset.map_or("all".to_string(), |c| c.to_string());
+                out.push_str(&format!(
+                    "{subset:<14} {:>8} {:>8} {:>10} {:>7.1}% {:>7.1}%\n",
+                    row.answers,
+                    row.correct,
+                    row.annotators,
+                    100.0 * row.accuracy,
+                    100.0 * row.pooled
+                ));
+            }
+        }
+        ReportBody::Preference { rows } => {
+            for row in rows {
+                let subset = row.subset.map_or("all".to_string(), |c| c.to_string());
+                let counts: Vec<String> = row.sources.iter().map(|c| format!("{} {}", c.source, c.better)).collect();
+                let p = row.sign_test_p.map_or("-".to_string(), |p| format!("{p:.4}"));
+                out.push_str(&format!(
+                    "{:<12} {subset:<14} {}, tie {}, sign test p = {p}\n",
+                    row.criterion,
+                    counts.join(", "),
+                    row.ties
+                ));
+            }
+        }
+    }
+    out
+}

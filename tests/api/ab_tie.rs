@@ -1,0 +1,111 @@
+//! SugarCrepe's A/B/Tie over the real binary: the demo pairs answered on
+//! both criteria, the per-subset source table with its sign test, the
+//! export, and `import ab-pairs` refusing a bad file whole.
+use crate::helpers::{text, Spec, TestApp};
+use crate::odd_one_out::export_candidates;
+use hardneg::demo::ab_pairs::{generate, FLUENT};
+use serde_json::Value;
+use std::collections::HashMap;
+
+const STUDY: &str = "Demo: SugarCrepe A/B/Tie";
+
+#[tokio::test]
+async fn demo_pairs_judged_on_both_criteria_give_the_source_table_and_sign_test() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let id = app.studies(&researcher).await.into_iter().find(|s| s.name == STUDY).unwrap().id;
+    // The fluent negative of each demo item, by its positive caption.
+    let fluent: HashMap<String, String> = generate(7, 2024)
+        .into_iter()
+        .map(|p| {
+            let f = if p.source_a == FLUENT { p.negative_a } else { p.negative_b };
+            (p.caption, f)
+        })
+        .collect();
+    let mut wrong_once = false;
+    for who in ["annotator1", "annotator2"] {
+        let tasks = app
+            .work_through(who, id, |task| {
+                let ids: Vec<&str> = task.options.iter().map(|o| o.id.as_str()).collect();
+                assert_eq!(ids, ["A", "B", "tie"]);
+                if task.instructions.contains("plausible") {
+                    return if who == "annotator1" { "tie" } else { "A" }.into();
+                }
+                assert!(task.instructions.contains("grammatical"), "{}", task.instructions);
+                let good = &fluent[&task.prompt.text];
+                let pick_bad = who == "annotator2" && !std::mem::replace(&mut wrong_once, true);
+                let o = task.options.iter().find(|o| o.text.is_some() && (o.text.as_ref() == Some(good)) != pick_bad);
+                o.unwrap().id.clone()
+            })
+            .await;
+        assert_eq!(tasks.len(), 14, "two questions per item");
+        for pair in tasks.chunks(2) {
+            assert_eq!(pair[0].prompt.text, pair[1].prompt.text, "the same item twice in a row");
+            let texts = |i: usize| pair[i].options.iter().map(|o| o.text.clone()).collect::<Vec<_>>();
+            assert_eq!(texts(0), texts(1), "negatives keep their places for the second question");
+            assert!(pair[0].instructions.contains("plausible") && pair[1].instructions.contains("grammatical"));
+        }
+    }
+    let r: Value = app.get(&researcher, &format!("/api/v1/studies/{id}/report")).await;
+    assert_eq!((r["statistic"].as_str(), r["answers"].as_i64()), (Some("preference"), Some(28)));
+    let rows = r["rows"].as_array().unwrap();
+    let overall = |criterion: &str| {
+        rows.iter().find(|row| row["criterion"] == criterion && row["subset"].is_null()).unwrap().clone()
+    };
+    let g = overall("grammar");
+    assert_eq!(
+        g["sources"],
+        serde_json::json!([{"source": "fluent", "better": 13}, {"source": "scrambled", "better": 1}])
+    );
+    assert_eq!(g["ties"], 0);
+    // 1 of 14 under p = 1/2: 2 * (1 + 14) / 2^14.
+    assert!((g["sign_test_p"].as_f64().unwrap() - 30.0 / 16384.0).abs() < 1e-12, "{g}");
+    let c = overall("commonsense");
+    let better: i64 = c["sources"].as_array().unwrap().iter().map(|s| s["better"].as_i64().unwrap()).sum();
+    assert_eq!((c["ties"].as_i64(), better), (Some(7), 7));
+    assert_eq!(rows.len(), 2 * 8, "seven subsets and overall, per criterion");
+
+    let out = export_candidates(&app, "demo-ab-pairs");
+    let answers = std::fs::read_to_string(out.join(format!("study-{id}-answers.csv"))).unwrap();
+    assert_eq!(answers.lines().count(), 1 + 28);
+    assert_eq!(answers.matches(",tie,commonsense_tie").count(), 7, "annotator1's ties, as shown and as stored");
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(out.join(format!("study-{id}-report.json"))).unwrap()).unwrap();
+    assert_eq!(report["rows"], r["rows"]);
+    let card = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(card.contains("sign test p = 0.0018"), "{card}");
+}
+
+#[tokio::test]
+async fn ab_pair_import_refuses_a_bad_file_whole_and_takes_a_good_one() {
+    let app = TestApp::spawn();
+    let dir = app.data_dir.join("in");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("ab.csv");
+    let header = "caption,negative_a,source_a,negative_b,source_b,type\n";
+    let good_rows = "A dog on a sofa.,A sofa on a dog.,SugarCrepe,A dog sofa on.,ARO,swap_obj\n\
+                     A red apple.,A green apple.,SugarCrepe,A apple red.,ARO,replace-att\n";
+    std::fs::write(
+        &bad,
+        format!("{header}{good_rows}A cat.,A dog.,ARO,A bat.,ARO,replace_obj\nA cup.,A mug.,x,A jug.,y,swap\n"),
+    )
+    .unwrap();
+    let out = app.cli(&["import", "ab-pairs", bad.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains(&format!("{}:4: field `source_b`", bad.display())), "{err}");
+    assert!(err.contains(&format!("{}:5: field `type`", bad.display())), "{err}");
+    let researcher = app.login("researcher").await;
+    let res = app.create_study(&researcher, &Spec::new("Nope").kind("ab_tie").dataset("ab")).await;
+    assert_eq!(res.status(), 422, "nothing was imported");
+
+    std::fs::write(&bad, format!("{header}{good_rows}")).unwrap();
+    let out = app.cli(&["import", "ab-pairs", bad.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("imported 2 A/B pairs into dataset \"ab\""));
+    let id = app.create_study_ok(&researcher, &Spec::new("AB").kind("ab_tie").dataset("ab")).await;
+    let tasks = app.work_through("annotator1", id, |_| "tie".into()).await;
+    let prompts: Vec<&str> = tasks.iter().map(|t| t.prompt.text.as_str()).collect();
+    assert_eq!(prompts.len(), 4);
+    assert!(prompts.contains(&"A red apple.") && prompts.contains(&"A dog on a sofa."));
+}
