@@ -212,6 +212,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::User { command: UserCommand::Add { name, role, .. } } => {
             let role = Role::parse(&role)
+                .filter(|r| !r.is_participant())
                 .with_context(|| format!("unknown role {role:?} (admin, researcher or annotator)"))?;
             let mut password = String::new();
             std::io::stdin().read_to_string(&mut password).context("reading the password from standard input")?;

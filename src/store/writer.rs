@@ -130,6 +130,19 @@ async fn apply(conn: &mut SqliteConnection, a: &NewAnswer) -> Result<Stored, sql
         .bind(a.user_id)
         .execute(&mut *conn)
         .await?;
+    // A link participant's last answer ends its lease in the same commit:
+    // held place -> a counted copy, given-back place -> an extra copy.
+    sqlx::query(
+        "UPDATE leases SET state = CASE state WHEN 'active' THEN 'completed' ELSE 'extra' END, ended_at = ?
+         WHERE user_id = ? AND state IN ('active', 'timed_out')
+           AND EXISTS (SELECT 1 FROM participations p WHERE p.study_id = ? AND p.user_id = ? AND p.done >= p.total)",
+    )
+    .bind(a.answered_at)
+    .bind(a.user_id)
+    .bind(a.study_id)
+    .bind(a.user_id)
+    .execute(&mut *conn)
+    .await?;
     Ok(Stored::New)
 }
 

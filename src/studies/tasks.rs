@@ -5,7 +5,6 @@ use crate::api_types::{AnswerAck, OptionView, Progress, Prompt, TaskView};
 use crate::domain::survey::{ItemData, Presentation, SurveyKind};
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
-use crate::store::db::now_secs;
 use crate::store::writer::{NewAnswer, Stored};
 use crate::studies::meta::study_meta;
 
@@ -126,7 +125,11 @@ async fn ensure_participation(
 /// The caller's next unanswered task in the study, or None when done.
 pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> Result<Option<TaskView>, ServiceError> {
     let meta = study_meta(state, study_id).await?;
-    require_annotator(user, &meta)?;
+    if user.role.is_participant() {
+        crate::crowd::own_lease(&state.db, user, study_id).await?;
+    } else {
+        require_annotator(user, &meta)?;
+    }
     let progress = ensure_participation(state, &meta, user).await?;
     let queue: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
         "SELECT id, instance_id, seed, query FROM tasks WHERE study_id = ? AND user_id = ? AND done = 0 ORDER BY position LIMIT 2",
@@ -189,8 +192,11 @@ pub async fn answer(
             .await?;
     let (owner, study_id, instance_id, seed, done, query) =
         task.ok_or_else(|| ServiceError::NotFound(format!("no task {task_id}")))?;
-    if owner != user.id || !user.role.may_annotate() {
+    if owner != user.id || !(user.role.may_annotate() || user.role.is_participant()) {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
+    }
+    if user.role.is_participant() && !crate::crowd::own_lease(&state.db, user, study_id).await?.1.may_answer() {
+        return Err(ServiceError::Invalid("your place in this study has ended; nothing more is stored".into()));
     }
     if done == 1 {
         return stored_ack(state, task_id).await;
@@ -209,7 +215,7 @@ pub async fn answer(
             value: chosen.value.clone(),
             shown_order: serde_json::to_string(&p.shown_order).unwrap_or_default(),
             elapsed_ms: elapsed_ms.unwrap_or(0).clamp(0, MAX_ELAPSED_MS),
-            answered_at: now_secs(),
+            answered_at: state.crowd.clock.now(),
         })
         .await?;
     match stored {
