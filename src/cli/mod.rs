@@ -1,5 +1,6 @@
 //! The command line: `hardneg serve`, `hardneg user add`, `hardneg study create`,
 //! `hardneg import candidates`, `hardneg results import`, `hardneg score`, `hardneg export` and reports.
+mod crowd;
 pub mod demo_seed;
 mod print;
 pub mod serve;
@@ -129,6 +130,15 @@ pub enum Command {
         #[arg(long)]
         spreadsheet_safe: bool,
     },
+    /// A link study's participants: number, bundle, lease state, progress.
+    Participants {
+        study: i64,
+        #[arg(long)]
+        csv: bool,
+        /// Add PROLIFIC_PIDs and the platform's study and session ids (personal data).
+        #[arg(long)]
+        with_platform_ids: bool,
+    },
     /// Compare models (and chance) on a dataset: I2T, T2I, Group and finer scores.
     Compare {
         #[arg(long)]
@@ -195,6 +205,18 @@ pub enum UserCommand {
 pub enum StudyCommand {
     /// Create a study from a TOML spec (see docs/study-spec.md).
     Create { spec: PathBuf },
+    /// A link study's join URL with Prolific's placeholders, and its completion code and URL.
+    Link {
+        study: i64,
+        /// A new token: the old link stops working.
+        #[arg(long)]
+        rotate: bool,
+        /// The origin participants reach the server at.
+        #[arg(long, env = "HARDNEG_PUBLIC_ORIGIN", default_value = "http://127.0.0.1:3000")]
+        base_url: String,
+    },
+    /// Stop new arrivals to a link study.
+    Close { study: i64 },
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -361,6 +383,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
             Ok(())
+        }
+        Command::Study { command: StudyCommand::Link { study, rotate, base_url } } => {
+            crowd::link(&open(&data_dir).await?, study, rotate, &base_url).await
+        }
+        Command::Study { command: StudyCommand::Close { study } } => crowd::close(&open(&data_dir).await?, study).await,
+        Command::Participants { study, csv, with_platform_ids } => {
+            crowd::participants(&open(&data_dir).await?, study, csv, with_platform_ids).await
         }
         Command::Study { command: StudyCommand::Create { spec } } => {
             let text = std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?;

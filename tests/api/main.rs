@@ -7,6 +7,8 @@ mod agreement;
 mod answers;
 mod baseline;
 mod cli;
+mod crowd;
+mod crowd_kit;
 mod durability;
 mod errors;
 mod export;
