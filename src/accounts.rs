@@ -116,7 +116,10 @@ async fn verify_user(db: &SqlitePool, username: &str, password: &str) -> Result<
         .await
         .map_err(|e| AuthError::Hash(e.to_string()))?;
     match (ok, Role::parse(&role)) {
-        (true, Some(role)) if id != 0 => Ok(SessionUser { id, username: username.to_string(), role }),
+        // Participants have no password; their hash never verifies, and this says so twice.
+        (true, Some(role)) if id != 0 && !role.is_participant() => {
+            Ok(SessionUser { id, username: username.to_string(), role })
+        }
         _ => Err(AuthError::BadCredentials),
     }
 }
@@ -136,10 +139,13 @@ pub async fn log_out(session: &Session) -> Result<(), AuthError> {
     session.flush().await.map_err(|e| AuthError::Session(e.to_string()))
 }
 
-/// Every account, by role then name (the admin page and `GET /api/v1/users`).
+/// Every account, by role then name (the admin page and `GET /api/v1/users`);
+/// participants are listed per study (`GET /api/v1/studies/{id}/participants`).
 pub async fn list_users(db: &SqlitePool) -> Result<Vec<crate::api_types::UserSummary>, sqlx::Error> {
     let rows: Vec<(i64, String, String)> =
-        sqlx::query_as("SELECT id, username, role FROM users ORDER BY role, username").fetch_all(db).await?;
+        sqlx::query_as("SELECT id, username, role FROM users WHERE role != 'participant' ORDER BY role, username")
+            .fetch_all(db)
+            .await?;
     Ok(rows.into_iter().map(|(id, username, role)| crate::api_types::UserSummary { id, username, role }).collect())
 }
 

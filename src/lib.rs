@@ -10,6 +10,8 @@ pub mod accounts;
 #[cfg(feature = "ssr")]
 pub mod cli;
 #[cfg(feature = "ssr")]
+pub mod crowd;
+#[cfg(feature = "ssr")]
 pub mod datasets;
 #[cfg(feature = "ssr")]
 pub mod demo;

@@ -19,6 +19,8 @@ pub struct AppState {
     pub images: ImageStore,
     pub studies: StudyCache,
     pub logins: crate::login_limits::LoginLimits,
+    /// Link studies' clock and arrival queue.
+    pub crowd: crate::crowd::CrowdState,
 }
 
 impl FromRef<AppState> for LeptosOptions {

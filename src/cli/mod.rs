@@ -1,5 +1,6 @@
 //! The command line: `hardneg serve`, `hardneg user add`, `hardneg study create`,
 //! `hardneg import candidates`, `hardneg results import`, `hardneg score`, `hardneg export` and reports.
+mod crowd;
 pub mod demo_seed;
 mod import_command;
 mod print;
@@ -148,6 +149,15 @@ pub enum Command {
         #[arg(long)]
         spreadsheet_safe: bool,
     },
+    /// A link study's participants: number, bundle, lease state, progress.
+    Participants {
+        study: i64,
+        #[arg(long)]
+        csv: bool,
+        /// Add PROLIFIC_PIDs and the platform's study and session ids (personal data).
+        #[arg(long)]
+        with_platform_ids: bool,
+    },
     /// Compare models (and chance) on a dataset: I2T, T2I, Group and finer scores.
     Compare {
         #[arg(long)]
@@ -190,6 +200,18 @@ pub enum UserCommand {
 pub enum StudyCommand {
     /// Create a study from a TOML spec (see docs/study-spec.md).
     Create { spec: PathBuf },
+    /// A link study's join URL with Prolific's placeholders, and its completion code and URL.
+    Link {
+        study: i64,
+        /// A new token: the old link stops working.
+        #[arg(long)]
+        rotate: bool,
+        /// The origin participants reach the server at.
+        #[arg(long, env = "HARDNEG_PUBLIC_ORIGIN", default_value = "http://127.0.0.1:3000")]
+        base_url: String,
+    },
+    /// Stop new arrivals to a link study.
+    Close { study: i64 },
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -226,6 +248,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::User { command: UserCommand::Add { name, role, .. } } => {
             let role = Role::parse(&role)
+                .filter(|r| !r.is_participant())
                 .with_context(|| format!("unknown role {role:?} (admin, researcher or annotator)"))?;
             let mut password = String::new();
             std::io::stdin().read_to_string(&mut password).context("reading the password from standard input")?;
@@ -383,6 +406,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
             Ok(())
+        }
+        Command::Study { command: StudyCommand::Link { study, rotate, base_url } } => {
+            crowd::link(&open(&data_dir).await?, study, rotate, &base_url).await
+        }
+        Command::Study { command: StudyCommand::Close { study } } => crowd::close(&open(&data_dir).await?, study).await,
+        Command::Participants { study, csv, with_platform_ids } => {
+            crowd::participants(&open(&data_dir).await?, study, csv, with_platform_ids).await
         }
         Command::Study { command: StudyCommand::Create { spec } } => {
             let text = std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?;

@@ -57,6 +57,7 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr, exposure: &Exposure) -
             Some(n) => crate::login_limits::LoginLimits::new(n),
             None => Default::default(),
         },
+        crowd: crate::crowd::CrowdState { clock: crate::crowd::Clock::from_env() },
     })
 }
 

@@ -145,7 +145,7 @@ fn group_share(study_seed: u64, size: usize, roster: &[String], username: &str, 
 
 /// Every question of every item, part after part (the baseline: 0 and 1
 /// first, then 2 and 3), each part in its own seeded order.
-fn group_queue(study_seed: u64, annotator: i64, questions: &[&[u8]], items: Vec<i64>) -> Vec<PlannedTask> {
+pub(crate) fn group_queue(study_seed: u64, annotator: i64, questions: &[&[u8]], items: Vec<i64>) -> Vec<PlannedTask> {
     let mut out = Vec::with_capacity(items.len() * questions.iter().map(|p| p.len()).sum::<usize>());
     for (part, queries) in questions.iter().enumerate() {
         let mut tasks: Vec<(i64, u8)> = items.iter().flat_map(|&i| queries.iter().map(move |&q| (i, q))).collect();

@@ -6,6 +6,7 @@ pub mod agreement;
 pub mod assignment;
 pub mod candidates;
 pub mod category;
+pub mod crowd;
 pub mod export;
 pub mod funnel;
 pub mod metrics;

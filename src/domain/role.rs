@@ -7,16 +7,20 @@ pub enum Role {
     Admin,
     Researcher,
     Annotator,
+    /// A crowd worker who arrived by a study's link: no password, admitted
+    /// to its own bundle of that one study and nothing else.
+    Participant,
 }
 
 impl Role {
-    pub const ALL: [Role; 3] = [Role::Admin, Role::Researcher, Role::Annotator];
+    pub const ALL: [Role; 4] = [Role::Admin, Role::Researcher, Role::Annotator, Role::Participant];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Admin => "admin",
             Role::Researcher => "researcher",
             Role::Annotator => "annotator",
+            Role::Participant => "participant",
         }
     }
 
@@ -39,12 +43,19 @@ impl Role {
         self == Role::Admin
     }
 
+    /// Made by arriving through a link, never by `user add`, and never logs in with a password.
+    pub fn is_participant(self) -> bool {
+        self == Role::Participant
+    }
+
     /// Where a user lands after logging in.
     pub fn home(self) -> &'static str {
         match self {
             Role::Admin => "/admin",
             Role::Researcher => "/research",
             Role::Annotator => "/annotate",
+            // The participant's page is per study: /take/{study}.
+            Role::Participant => "/",
         }
     }
 }
@@ -67,5 +78,8 @@ mod tests {
         assert!(Role::Researcher.may_research() && !Role::Researcher.may_annotate());
         assert!(Role::Admin.may_research() && Role::Admin.may_administer());
         assert!(!Role::Researcher.may_administer());
+        let p = Role::Participant;
+        assert!(p.is_participant() && !p.may_annotate() && !p.may_research() && !p.may_administer());
+        assert!(Role::ALL.iter().filter(|r| r.is_participant()).count() == 1);
     }
 }

@@ -25,6 +25,9 @@ pub struct StudySpec {
     pub primary: Option<String>,
     #[serde(default)]
     pub assignment: AssignmentSpec,
+    /// "accounts" (default) or "link": participants arrive by a join link (docs/crowd.md).
+    pub access: Option<String>,
+    pub link: Option<super::crowd::spec::LinkSpec>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -133,6 +136,8 @@ pub struct Study {
     pub primary: Option<String>,
     /// Items drawn (seeded) from the source instead of taking them all.
     pub sample: Option<Sample>,
+    /// Participants arrive by link and get bundles (`access = "link"`).
+    pub link: Option<super::crowd::spec::LinkSettings>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -165,8 +170,21 @@ impl StudySpec {
         if self.dataset.trim().is_empty() {
             return Err(field("dataset", "must name a dataset"));
         }
+        let link = super::crowd::spec::parse_access(self.access.as_deref(), self.link.clone(), kind.values())
+            .map_err(|e| SpecError::Field { field: e.field, message: e.message })?;
         let mut rule = parse_rule(&self.assignment)?;
-        if let AssignmentRule::Groups { roster, .. } = &mut rule {
+        if link.is_some() {
+            // Participants are not named: no roster, no annotators, no pairs.
+            if self.annotators.is_some() || matches!(rule, AssignmentRule::Pairs { .. }) {
+                return Err(field(
+                    "annotators",
+                    "a link study's participants arrive by link: name no annotators or pairs",
+                ));
+            }
+            if self.resolve.as_deref() == Some("primary") {
+                return Err(field("resolve", "a link study has no primary annotator"));
+            }
+        } else if let AssignmentRule::Groups { roster, .. } = &mut rule {
             *roster = match &self.annotators {
                 Some(AnnotatorsSpec::Names(n)) if !n.is_empty() => n.clone(),
                 _ => {
@@ -194,6 +212,7 @@ impl StudySpec {
             ));
         }
         let annotators = match (self.annotators, rule.named_annotators()) {
+            _ if link.is_some() => Annotators::Named(Vec::new()),
             (None, Some(names)) => Annotators::Named(names),
             (None, None) => return Err(field("annotators", "missing: \"all\" or a list of usernames")),
             (Some(a), named) => {
@@ -264,6 +283,7 @@ impl StudySpec {
             }
         };
         Ok(Study {
+            link,
             sample,
             name,
             kind,

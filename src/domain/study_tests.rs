@@ -14,6 +14,8 @@ fn spec(annotators: AnnotatorsSpec) -> StudySpec {
         resolve: None,
         primary: None,
         assignment: AssignmentSpec::default(),
+        access: None,
+        link: None,
     }
 }
 
@@ -191,4 +193,30 @@ fn sample_is_read_from_toml_as_a_number_or_all() {
         |v: &str| toml::from_str::<AssignmentSpec>(&format!("rule = \"groups\"\nsample = {v}")).map(|a| a.sample);
     assert_eq!(parse("12").unwrap(), Some(SampleSpec::Count(12)));
     assert_eq!(parse("\"all\"").unwrap(), Some(SampleSpec::Word("all".into())));
+}
+
+#[test]
+fn link_studies_name_no_annotators_and_carry_their_settings() {
+    let toml_spec = |extra: &str| {
+        format!(
+            "name = \"crowd\"\nkind = \"four_image\"\ndataset = \"demo\"\naccess = \"link\"\n{extra}\n[link]\nbundle_size = 10\nconsent = \"I agree\"\n"
+        )
+    };
+    let parse = |text: &str| toml::from_str::<StudySpec>(text).unwrap().parse(1);
+    let s = parse(&toml_spec("")).unwrap();
+    let link = s.link.expect("link settings");
+    assert_eq!((link.bundle_size, link.copies, link.consent.as_str()), (10, 1, "I agree"));
+    assert_eq!(s.annotators, Annotators::Named(Vec::new()), "no account is admitted to a link study");
+    let named = parse(&toml_spec("annotators = \"all\"")).unwrap_err().to_string();
+    assert!(named.starts_with("field `annotators`: a link study"), "{named}");
+    let primary = parse(&toml_spec("resolve = \"primary\"")).unwrap_err().to_string();
+    assert!(primary.starts_with("field `resolve`"), "{primary}");
+    // The baseline's groups rule needs no roster when participants arrive by link.
+    let baseline = "name = \"b\"\nkind = \"human_baseline\"\ndataset = \"demo\"\nsource = \"s4\"\naccess = \"link\"\n\
+                    [assignment]\nrule = \"groups\"\n[link]\nbundle_size = 25\nconsent = \"ok\"\n";
+    let b = parse(baseline).unwrap();
+    assert!(matches!(b.rule, AssignmentRule::Groups { ref roster, .. } if roster.is_empty()));
+    assert_eq!(b.sample, Some(Sample::Count(DEFAULT_SAMPLE)));
+    // An account study keeps its annotators and has no link.
+    assert_eq!(spec(AnnotatorsSpec::Keyword("all".into())).parse(1).unwrap().link, None);
 }

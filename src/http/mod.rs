@@ -2,12 +2,14 @@
 //! guard and the extractors every route shares. Handlers check the caller,
 //! then call the same service functions as the UI's server functions.
 pub mod accounts;
+pub mod crowd;
 pub mod csp;
 pub mod datasets;
 pub mod export;
 pub mod extract;
 pub mod guard;
 pub mod import;
+pub mod join;
 pub mod media;
 pub mod models;
 pub mod origin;
@@ -23,6 +25,8 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .merge(accounts::routes())
         .merge(studies::routes())
+        .merge(crowd::routes())
+        .merge(join::routes())
         .merge(datasets::routes())
         .merge(models::routes())
         .merge(users::routes())

@@ -99,7 +99,7 @@ async fn complete_pairs(db: &SqlitePool, study: i64, kind: SurveyKind) -> Result
     let (Some(outcome), questions) = (kind.outcome_fn(), kind.question_count()) else { return Ok(Vec::new()) };
     let rows: Vec<AnswerRow> = sqlx::query_as(
         "SELECT a.user_id, a.instance_id, t.query, a.value, i.neg_type, i.subtype
-         FROM answers a JOIN tasks t ON t.id = a.task_id JOIN instances i ON i.id = a.instance_id
+         FROM counted_answers a JOIN tasks t ON t.id = a.task_id JOIN instances i ON i.id = a.instance_id
          WHERE a.study_id = ?",
     )
     .bind(study)

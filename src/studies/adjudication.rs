@@ -34,7 +34,7 @@ pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, Se
     }
     for o in outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })) {
         let answers: Vec<(String, String)> = sqlx::query_as(
-            "SELECT a.value, u.username FROM answers a JOIN users u ON u.id = a.user_id
+            "SELECT a.value, u.username FROM counted_answers a JOIN users u ON u.id = a.user_id
              WHERE a.study_id = ? AND a.instance_id = ? ORDER BY a.answered_at, a.task_id",
         )
         .bind(study_id)

@@ -67,7 +67,7 @@ pub async fn study_agreement_report(
     let mapping = mapping.unwrap_or(meta.mapping);
     let map = category_map(meta.kind, mapping)?;
     let rows: Vec<(i64, i64, String)> =
-        sqlx::query_as("SELECT instance_id, user_id, value FROM answers WHERE study_id = ?")
+        sqlx::query_as("SELECT instance_id, user_id, value FROM counted_answers WHERE study_id = ?")
             .bind(study_id)
             .fetch_all(db)
             .await?;

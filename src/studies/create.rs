@@ -129,6 +129,9 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
     if items == 0 {
         return Err(invalid(format!("field `dataset`: no instances to annotate in {:?}", study.dataset)));
     }
+    if let Some(link) = &study.link {
+        crate::crowd::setup::create_link(&mut tx, id, study, link).await?;
+    }
     tx.commit().await?;
     Ok(id)
 }

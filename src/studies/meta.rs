@@ -113,6 +113,9 @@ pub fn summary(meta: &StudyMeta, progress: Option<(i64, i64)>) -> StudySummary {
 
 /// Annotators see the studies that admit them; researchers and admins see all.
 pub async fn visible_studies(state: &AppState, user: &SessionUser) -> Result<Vec<StudySummary>, ServiceError> {
+    if user.role.is_participant() {
+        return Err(ServiceError::Forbidden("participants see only their own study, at /take/{study}".into()));
+    }
     let all = list_studies(state, user.id).await?;
     Ok(all
         .into_iter()

@@ -45,6 +45,18 @@ async fn expected_answers(
     items: &[i64],
 ) -> Result<HashMap<i64, usize>, ServiceError> {
     let mut expected = HashMap::with_capacity(items.len());
+    // Link studies: each bundle's tasks, once per wanted copy.
+    let bundled: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT bi.instance_id, sum(b.copies_wanted) FROM bundle_items bi
+         JOIN bundles b ON b.study_id = bi.study_id AND b.bundle = bi.bundle WHERE bi.study_id = ? GROUP BY bi.instance_id",
+    )
+    .bind(meta.id)
+    .fetch_all(db)
+    .await?;
+    if !bundled.is_empty() {
+        expected.extend(bundled.into_iter().map(|(i, n)| (i, n as usize)));
+        return Ok(expected);
+    }
     match &meta.annotators {
         Annotators::Named(names) => {
             for name in names {
@@ -115,7 +127,7 @@ pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta
     .fetch(db);
     // Earliest first: answered_at has second resolution, ties go by task id.
     let mut answers = sqlx::query_as::<_, (i64, i64, String)>(
-        "SELECT instance_id, user_id, value FROM answers WHERE study_id = ? ORDER BY instance_id, answered_at, task_id",
+        "SELECT instance_id, user_id, value FROM counted_answers WHERE study_id = ? ORDER BY instance_id, answered_at, task_id",
     )
     .bind(study_id)
     .fetch(db);

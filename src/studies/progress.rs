@@ -40,7 +40,7 @@ pub async fn study_progress(state: &AppState, study_id: i64) -> Result<StudyProg
         by_name.insert(username.clone(), AnnotatorProgress { username, done, total });
     }
     let counts: Vec<(String, i64)> =
-        sqlx::query_as("SELECT option_id, count(*) FROM answers WHERE study_id = ? GROUP BY option_id")
+        sqlx::query_as("SELECT option_id, count(*) FROM counted_answers WHERE study_id = ? GROUP BY option_id")
             .bind(study_id)
             .fetch_all(&state.db)
             .await?;

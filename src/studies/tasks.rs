@@ -2,10 +2,10 @@
 //! server functions behind the survey page.
 use crate::accounts::SessionUser;
 use crate::api_types::{AnswerAck, OptionView, Progress, Prompt, TaskView};
+use crate::domain::assignment::PlannedTask;
 use crate::domain::survey::{ItemData, Presentation, SurveyKind};
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
-use crate::store::db::now_secs;
 use crate::store::writer::{NewAnswer, Stored};
 use crate::studies::meta::study_meta;
 
@@ -13,6 +13,20 @@ const MAX_ELAPSED_MS: i64 = 3_600_000;
 
 pub fn image_url(hash: &str) -> String {
     format!("/img/{hash}")
+}
+
+/// The shown options as the client gets them (image hashes become URLs).
+pub fn option_views(options: Vec<crate::domain::survey::ShownOption>) -> Vec<OptionView> {
+    options
+        .into_iter()
+        .map(|o| OptionView {
+            image_url: o.image.as_deref().map(image_url),
+            keys: o.keys.iter().map(|k| k.to_string()).collect(),
+            id: o.id,
+            label: o.label,
+            text: o.text,
+        })
+        .collect()
 }
 
 fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), ServiceError> {
@@ -23,6 +37,17 @@ fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), Service
         return Err(ServiceError::Forbidden(format!("you are not an annotator of study {}", meta.id)));
     }
     Ok(())
+}
+
+/// A participant answers only the bundle its own lease holds (its tasks
+/// were made at arrival); an account must be one of the study's annotators.
+async fn admit(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<(), ServiceError> {
+    if user.role.is_participant() {
+        crate::crowd::own_lease(&state.db, user, meta.id).await?;
+        Ok(())
+    } else {
+        require_annotator(user, meta)
+    }
 }
 
 /// What the kind's descriptor says it reads of one study item.
@@ -100,7 +125,7 @@ async fn participation(db: &sqlx::SqlitePool, study_id: i64, user_id: i64) -> Re
 /// tasks are created, so that reading the next task has no side effect.
 pub async fn start(state: &AppState, user: &SessionUser, study_id: i64) -> Result<Progress, ServiceError> {
     let meta = study_meta(state, study_id).await?;
-    require_annotator(user, &meta)?;
+    admit(state, user, &meta).await?;
     if let Some(progress) = participation(&state.db, meta.id, user.id).await? {
         return Ok(progress);
     }
@@ -120,31 +145,41 @@ pub async fn start(state: &AppState, user: &SessionUser, study_id: i64) -> Resul
             .await?
             .rows_affected();
     if created == 1 {
-        // Multi-row inserts: a whole queue costs a few statements, not one per
-        // item, so hundreds of annotators can arrive at once.
-        for chunk in plan.chunks(500) {
-            let mut q =
-                sqlx::QueryBuilder::new("INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query) ");
-            q.push_values(chunk, |mut row, t| {
-                row.push_bind(meta.id)
-                    .push_bind(user.id)
-                    .push_bind(t.item)
-                    .push_bind(t.position)
-                    .push_bind(t.seed as i64)
-                    .push_bind(t.query as i64);
-            });
-            q.build().execute(&mut *tx).await?;
-        }
+        insert_tasks(&mut tx, meta.id, user.id, &plan).await?;
     }
     tx.commit().await?;
     Ok(Progress { done: 0, total: plan.len() as i64 })
+}
+
+/// Writes a planned queue. Multi-row inserts: a whole queue costs a few
+/// statements, not one per item, so hundreds of people can arrive at once.
+pub(crate) async fn insert_tasks(
+    tx: &mut sqlx::SqliteConnection,
+    study_id: i64,
+    user_id: i64,
+    plan: &[PlannedTask],
+) -> Result<(), ServiceError> {
+    for chunk in plan.chunks(500) {
+        let mut q =
+            sqlx::QueryBuilder::new("INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query) ");
+        q.push_values(chunk, |mut row, t| {
+            row.push_bind(study_id)
+                .push_bind(user_id)
+                .push_bind(t.item)
+                .push_bind(t.position)
+                .push_bind(t.seed as i64)
+                .push_bind(t.query as i64);
+        });
+        q.build().execute(&mut *tx).await?;
+    }
+    Ok(())
 }
 
 /// The caller's next unanswered task in the study, or None when done.
 /// Read-only: the caller must have [`start`]ed the study.
 pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> Result<Option<TaskView>, ServiceError> {
     let meta = study_meta(state, study_id).await?;
-    require_annotator(user, &meta)?;
+    admit(state, user, &meta).await?;
     let progress = participation(&state.db, study_id, user.id).await?.ok_or_else(|| {
         ServiceError::Conflict(format!(
             "you have not started study {study_id}: POST /api/v1/studies/{study_id}/start first"
@@ -179,17 +214,7 @@ pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> R
         kind: meta.kind,
         instructions: p.instructions.map(str::to_string).unwrap_or_else(|| meta.instructions.clone()),
         prompt: Prompt { text: p.prompt_text, image_url: p.prompt_image.as_deref().map(image_url) },
-        options: p
-            .options
-            .into_iter()
-            .map(|o| OptionView {
-                image_url: o.image.as_deref().map(image_url),
-                keys: o.keys.iter().map(|k| k.to_string()).collect(),
-                id: o.id,
-                label: o.label,
-                text: o.text,
-            })
-            .collect(),
+        options: option_views(p.options),
         progress,
         prefetch,
     }))
@@ -211,8 +236,11 @@ pub async fn answer(
             .await?;
     let (owner, study_id, instance_id, seed, done, query) =
         task.ok_or_else(|| ServiceError::NotFound(format!("no task {task_id}")))?;
-    if owner != user.id || !user.role.may_annotate() {
+    if owner != user.id || !(user.role.may_annotate() || user.role.is_participant()) {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
+    }
+    if user.role.is_participant() && !crate::crowd::own_lease(&state.db, user, study_id).await?.1.may_answer() {
+        return Err(ServiceError::Invalid("your place in this study has ended; nothing more is stored".into()));
     }
     if done == 1 {
         return stored_ack(state, task_id).await;
@@ -231,7 +259,7 @@ pub async fn answer(
             value: chosen.value.clone(),
             shown_order: serde_json::to_string(&p.shown_order).unwrap_or_default(),
             elapsed_ms: elapsed_ms.unwrap_or(0).clamp(0, MAX_ELAPSED_MS),
-            answered_at: now_secs(),
+            answered_at: state.crowd.clock.now(),
         })
         .await?;
     match stored {

@@ -51,7 +51,13 @@ impl TestApp {
 
     /// Starts the server on `data_dir` (kept by the caller, so it can restart).
     pub fn spawn_on(data_dir: &Path, extra: &[&str]) -> TestApp {
+        TestApp::spawn_with_env(data_dir, extra, &[])
+    }
+
+    /// As `spawn_on`, with environment variables for the server (the test clock).
+    pub fn spawn_with_env(data_dir: &Path, extra: &[&str], env: &[(&str, &Path)]) -> TestApp {
         let mut child = Command::new(env!("CARGO_BIN_EXE_hardneg"))
+            .envs(env.iter().copied())
             .args(["serve", "--bind", "127.0.0.1:0", "--demo"])
             .args(extra)
             .arg("--data-dir")

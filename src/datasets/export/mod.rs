@@ -211,7 +211,7 @@ fn instances(db: &SqlitePool, dataset_id: i64) -> BoxStream<'_, sqlx::Result<Ins
 fn votes(db: &SqlitePool, study: Option<i64>) -> BoxStream<'_, sqlx::Result<VoteRow>> {
     sqlx::query_as(
         "SELECT a.instance_id, json_group_array(json_array(u.username, a.value) ORDER BY a.answered_at, a.task_id)
-         FROM answers a JOIN users u ON u.id = a.user_id WHERE a.study_id = ? GROUP BY a.instance_id ORDER BY a.instance_id",
+         FROM counted_answers a JOIN users u ON u.id = a.user_id WHERE a.study_id = ? GROUP BY a.instance_id ORDER BY a.instance_id",
     )
     .bind(study.unwrap_or(-1))
     .fetch(db)

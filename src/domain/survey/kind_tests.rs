@@ -75,6 +75,8 @@ fn spec_of(kind: &str, source: Option<&str>) -> StudySpec {
         resolve: None,
         primary: None,
         assignment: AssignmentSpec::default(),
+        access: None,
+        link: None,
     }
 }
 

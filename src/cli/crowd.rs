@@ -1,0 +1,73 @@
+//! `hardneg study link`, `hardneg study close` and `hardneg participants`:
+//! a link study from the command line (docs/crowd.md).
+use crate::crowd::{self, LinkInfo};
+use anyhow::Context;
+use sqlx::SqlitePool;
+
+/// Prints the link to paste into Prolific, with its placeholders, and the codes.
+pub async fn link(db: &SqlitePool, study: i64, rotate: bool, base_url: &str) -> anyhow::Result<()> {
+    let info = if rotate { crowd::rotate(db, study).await } else { crowd::link(db, study).await }
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    print_link(&info, base_url);
+    Ok(())
+}
+
+fn print_link(info: &LinkInfo, base_url: &str) {
+    let base = base_url.trim_end_matches('/');
+    println!("study URL:       {base}{}?{}", info.path, info.prolific_query);
+    println!("completion code: {}", info.completion_code);
+    println!("completion URL:  {}", info.completion_url);
+    if let Some(full) = &info.full_code {
+        println!("full code:       {full}");
+    }
+    println!("time limit:      {} minutes", info.time_limit_minutes);
+    println!("places:          {} (buy this many on Prolific)", info.places);
+    println!("open:            {}", if info.open { "yes" } else { "no (closed)" });
+}
+
+pub async fn close(db: &SqlitePool, study: i64) -> anyhow::Result<()> {
+    let info = crowd::close(db, study).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!("study {} is closed to new arrivals; participants with a place may still finish", info.study_id);
+    Ok(())
+}
+
+/// One line per participant (number, state, progress; PIDs on request), as a table or CSV.
+pub async fn participants(db: &SqlitePool, study: i64, csv: bool, with_platform_ids: bool) -> anyhow::Result<()> {
+    let rows = crowd::participants(db, study, with_platform_ids).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut header = vec!["number", "username", "bundle", "state", "done", "total", "arrived_at", "ended_at"];
+    if with_platform_ids {
+        header.extend(["prolific_pid", "platform_study", "platform_session"]);
+    }
+    let lines = rows.iter().map(|r| {
+        let mut cells = vec![
+            r.number.to_string(),
+            r.username.clone(),
+            r.bundle.to_string(),
+            r.state.as_str().to_string(),
+            r.done.to_string(),
+            r.total.to_string(),
+            r.arrived_at.to_string(),
+            r.ended_at.map(|t| t.to_string()).unwrap_or_default(),
+        ];
+        if with_platform_ids {
+            for v in [&r.platform_pid, &r.platform_study, &r.platform_session] {
+                cells.push(v.clone().unwrap_or_default());
+            }
+        }
+        cells
+    });
+    if csv {
+        let mut w = csv::Writer::from_writer(std::io::stdout());
+        w.write_record(&header)?;
+        for cells in lines {
+            w.write_record(&cells)?;
+        }
+        w.flush().context("writing CSV")?;
+    } else {
+        println!("{}", header.iter().map(|h| format!("{h:<12}")).collect::<String>().trim_end());
+        for cells in lines {
+            println!("{}", cells.iter().map(|c| format!("{c:<12}")).collect::<String>().trim_end());
+        }
+    }
+    Ok(())
+}

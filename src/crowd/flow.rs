@@ -1,0 +1,208 @@
+//! The participant's way through its study: consent, instructions,
+//! practice (feedback, never stored as answers), the bundle, the code.
+//! Each step is read from and written to stored rows, so a reload, another
+//! browser or a restart lands on the same step.
+use super::{link_of_study, own_lease, Completion, Feedback, LinkRow, PracticeView, Stage};
+use crate::accounts::SessionUser;
+use crate::api_types::Prompt;
+use crate::domain::crowd::lease::{overdue, LeaseState};
+use crate::domain::rng::mix;
+use crate::error::ServiceError;
+use crate::state::AppState;
+use crate::studies::meta::study_meta;
+use crate::studies::tasks::image_url;
+
+/// The participant's row: (consented_at, instructed_at, practice_done).
+async fn steps(state: &AppState, user: &SessionUser) -> Result<(Option<i64>, Option<i64>, i64), ServiceError> {
+    Ok(sqlx::query_as("SELECT consented_at, instructed_at, practice_done FROM participants WHERE user_id = ?")
+        .bind(user.id)
+        .fetch_one(&state.db)
+        .await?)
+}
+
+/// What the participant's page must show now.
+pub async fn stage(state: &AppState, user: &SessionUser, study: i64) -> Result<Stage, ServiceError> {
+    let (_, lease) = own_lease(&state.db, user, study).await?;
+    let link = link_of_study(&state.db, study).await?;
+    if lease == LeaseState::Returned {
+        return Ok(Stage::Returned);
+    }
+    let (consented, instructed, practiced) = steps(state, user).await?;
+    if consented.is_none() {
+        return Ok(Stage::Consent { text: link.settings.consent.clone() });
+    }
+    if instructed.is_none() {
+        return Ok(Stage::Instructions { text: study_meta(state, study).await?.instructions.clone() });
+    }
+    if (practiced as usize) < link.settings.practice.len() {
+        return Ok(Stage::Practice(practice_view(state, user, &link, practiced as usize).await?));
+    }
+    if let Some(c) = finished(state, user, study, &link).await? {
+        return Ok(Stage::Complete { code: c.code, url: c.url });
+    }
+    let (done, total, expires): (i64, i64, i64) = sqlx::query_as(
+        "SELECT p.done, p.total, l.expires_at FROM participations p JOIN leases l ON l.user_id = p.user_id
+         WHERE p.study_id = ? AND p.user_id = ?",
+    )
+    .bind(study)
+    .bind(user.id)
+    .fetch_one(&state.db)
+    .await?;
+    let late = lease == LeaseState::TimedOut || overdue(expires, state.crowd.clock.now());
+    Ok(Stage::Working { done, total, late })
+}
+
+/// The code, when every task of the participant's bundle has a stored answer.
+async fn finished(
+    state: &AppState,
+    user: &SessionUser,
+    study: i64,
+    link: &LinkRow,
+) -> Result<Option<Completion>, ServiceError> {
+    let open: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM tasks t WHERE t.study_id = ? AND t.user_id = ?
+           AND NOT EXISTS (SELECT 1 FROM answers a WHERE a.task_id = t.id)",
+    )
+    .bind(study)
+    .bind(user.id)
+    .fetch_one(&state.db)
+    .await?;
+    let any: i64 = sqlx::query_scalar("SELECT count(*) FROM tasks WHERE study_id = ? AND user_id = ?")
+        .bind(study)
+        .bind(user.id)
+        .fetch_one(&state.db)
+        .await?;
+    Ok((open == 0 && any > 0).then(|| link.completion()))
+}
+
+/// The completion code and URL; refused until every task has a stored answer.
+pub async fn completion(state: &AppState, user: &SessionUser, study: i64) -> Result<Completion, ServiceError> {
+    let (_, lease) = own_lease(&state.db, user, study).await?;
+    if lease == LeaseState::Returned {
+        return Err(ServiceError::Invalid("you returned this study".into()));
+    }
+    let link = link_of_study(&state.db, study).await?;
+    finished(state, user, study, &link).await?.ok_or_else(|| {
+        ServiceError::Invalid("not finished: some tasks of your bundle have no stored answer yet".into())
+    })
+}
+
+/// Sets one of the participant's step times, once; then the next stage.
+async fn mark(state: &AppState, user: &SessionUser, study: i64, column: &str) -> Result<Stage, ServiceError> {
+    let (_, lease) = own_lease(&state.db, user, study).await?;
+    if lease == LeaseState::Returned {
+        return Ok(Stage::Returned);
+    }
+    sqlx::query(&format!("UPDATE participants SET {column} = coalesce({column}, ?) WHERE user_id = ?"))
+        .bind(state.crowd.clock.now())
+        .bind(user.id)
+        .execute(&state.db)
+        .await?;
+    stage(state, user, study).await
+}
+
+pub async fn accept_consent(state: &AppState, user: &SessionUser, study: i64) -> Result<Stage, ServiceError> {
+    mark(state, user, study, "consented_at").await
+}
+
+/// Instructions come after consent: read before it, they change nothing.
+pub async fn instructions_read(state: &AppState, user: &SessionUser, study: i64) -> Result<Stage, ServiceError> {
+    match stage(state, user, study).await? {
+        Stage::Instructions { .. } => mark(state, user, study, "instructed_at").await,
+        other => Ok(other),
+    }
+}
+
+/// Practice item `index` as the participant sees it (seeded by study, participant and item).
+async fn practice_view(
+    state: &AppState,
+    user: &SessionUser,
+    link: &LinkRow,
+    index: usize,
+) -> Result<PracticeView, ServiceError> {
+    let (_, p) = present_practice(state, user, link, index).await?;
+    let meta = study_meta(state, link.study_id).await?;
+    Ok(PracticeView {
+        index,
+        count: link.settings.practice.len(),
+        instructions: p.instructions.map(str::to_string).unwrap_or_else(|| meta.instructions.clone()),
+        prompt: Prompt { text: p.prompt_text, image_url: p.prompt_image.as_deref().map(image_url) },
+        options: crate::studies::tasks::option_views(p.options),
+    })
+}
+
+async fn present_practice(
+    state: &AppState,
+    user: &SessionUser,
+    link: &LinkRow,
+    index: usize,
+) -> Result<(String, crate::domain::survey::Presentation), ServiceError> {
+    let item =
+        link.settings.practice.get(index).ok_or_else(|| ServiceError::Invalid(format!("no practice item {index}")))?;
+    let meta = study_meta(state, link.study_id).await?;
+    let instance: i64 = sqlx::query_scalar(
+        "SELECT i.id FROM instances i JOIN studies s ON s.dataset_id = i.dataset_id WHERE s.id = ? AND i.key = ?",
+    )
+    .bind(link.study_id)
+    .bind(&item.key)
+    .fetch_one(&state.db)
+    .await?;
+    let data = crate::studies::tasks::load_item(&state.db, meta.kind, link.study_id, instance, 0).await?;
+    let seed = mix(&[meta.seed, user.id as u64, 0x5052_4143, index as u64]) >> 1;
+    let p = meta.kind.present(&data, seed).map_err(|e| ServiceError::Internal(e.to_string()))?;
+    Ok((item.answer.clone(), p))
+}
+
+/// Checks a practice answer and moves on; nothing is stored as an answer.
+/// Answering an earlier item again gives its feedback again.
+pub async fn practice_answer(
+    state: &AppState,
+    user: &SessionUser,
+    study: i64,
+    index: usize,
+    option: &str,
+) -> Result<Feedback, ServiceError> {
+    let (_, lease) = own_lease(&state.db, user, study).await?;
+    if lease == LeaseState::Returned {
+        return Err(ServiceError::Invalid("you returned this study".into()));
+    }
+    let link = link_of_study(&state.db, study).await?;
+    let (consented, instructed, done) = steps(state, user).await?;
+    if consented.is_none() || instructed.is_none() {
+        return Err(ServiceError::Invalid("practice comes after consent and instructions".into()));
+    }
+    if index > done as usize {
+        return Err(ServiceError::Invalid(format!("practice item {index} comes after item {done}")));
+    }
+    let (right_value, p) = present_practice(state, user, &link, index).await?;
+    let chosen = p.resolve(option).map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    let right = p.options.iter().find(|o| o.value == right_value).map(|o| o.id.clone()).unwrap_or_default();
+    let feedback_correct = chosen.value == right_value;
+    let chosen = chosen.id.clone();
+    sqlx::query("UPDATE participants SET practice_done = max(practice_done, ?) WHERE user_id = ?")
+        .bind(index as i64 + 1)
+        .bind(user.id)
+        .execute(&state.db)
+        .await?;
+    Ok(Feedback { correct: feedback_correct, chosen, right, next: stage(state, user, study).await? })
+}
+
+/// Gives the study back: the place returns to the pool, the answers so far
+/// are kept but not counted.
+pub async fn return_study(state: &AppState, user: &SessionUser, study: i64) -> Result<Stage, ServiceError> {
+    let (_, lease) = own_lease(&state.db, user, study).await?;
+    if !lease.may_answer() {
+        return match lease {
+            LeaseState::Returned => Ok(Stage::Returned),
+            _ => Err(ServiceError::Invalid("you have finished this study; there is nothing to return".into())),
+        };
+    }
+    sqlx::query(
+        "UPDATE leases SET state = 'returned', ended_at = ? WHERE user_id = ? AND state IN ('active', 'timed_out')",
+    )
+    .bind(state.crowd.clock.now())
+    .bind(user.id)
+    .execute(&state.db)
+    .await?;
+    Ok(Stage::Returned)
+}

@@ -1,0 +1,239 @@
+//! Crowd studies by link (docs/crowd.md), the shell around `domain::crowd`:
+//! arrival, the participant's way through, and the researcher's view. The
+//! join pages, the JSON API (`http::crowd`), the participant's pages and
+//! the CLI all call these functions; every decision is read from stored rows.
+pub mod arrive;
+pub mod clock;
+pub mod flow;
+pub mod research;
+pub mod setup;
+
+pub use arrive::{arrive, arrive_consenting, preview};
+pub use clock::Clock;
+pub use flow::{accept_consent, completion, instructions_read, practice_answer, return_study, stage};
+pub use research::{bundles, close, link, participants, reopen, rotate};
+
+use crate::accounts::SessionUser;
+use crate::api_types::{OptionView, Prompt};
+use crate::domain::crowd::lease::LeaseState;
+use crate::domain::crowd::spec::LinkSettings;
+use crate::error::ServiceError;
+use serde::{Deserialize, Serialize};
+use sqlx::SqlitePool;
+
+/// What `AppState` holds for crowd studies.
+#[derive(Clone, Default)]
+pub struct CrowdState {
+    pub clock: Clock,
+}
+
+/// The result of arriving by link (`POST /join/{token}`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arrival {
+    /// A participant with a bundle: new, or the same platform id again (`resumed`).
+    Admitted { user: SessionUser, study: i64, resumed: bool },
+    /// This platform id has finished the study: its code again.
+    Finished { code: String, url: String },
+    /// This platform id returned the study.
+    Returned,
+    /// Every bundle has all its copies taken: return the study (with the `full` code, if the spec set one).
+    Full { code: Option<String> },
+    /// The researcher closed the link.
+    Closed,
+}
+
+/// What `GET /join/{token}` shows, without changing anything.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Preview {
+    /// A new participant: the consent text, then a form that arrives.
+    Welcome {
+        study_name: String,
+        consent: String,
+    },
+    /// This platform id has a bundle already: a button that resumes it.
+    Resume {
+        study: i64,
+    },
+    Finished {
+        code: String,
+        url: String,
+    },
+    Returned,
+    Full {
+        code: Option<String>,
+    },
+    Closed,
+    /// The link needs the participant's id and the spec allows no anonymous arrivals.
+    NeedsId,
+}
+
+/// What the participant's page must show now, decided from stored rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "stage", rename_all = "snake_case")]
+pub enum Stage {
+    Consent {
+        text: String,
+    },
+    Instructions {
+        text: String,
+    },
+    Practice(PracticeView),
+    /// Answering the bundle (`GET /api/v1/studies/{id}/next`). `late`: the
+    /// time limit has passed; the participant may still finish and get the
+    /// code, but its answers are kept as an extra copy.
+    Working {
+        done: i64,
+        total: i64,
+        late: bool,
+    },
+    Complete {
+        code: String,
+        url: String,
+    },
+    Returned,
+}
+
+/// A practice item as shown: never stored as an answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PracticeView {
+    /// 0-based; answer it with `practice_answer(index, option)`.
+    pub index: usize,
+    pub count: usize,
+    pub instructions: String,
+    pub prompt: Prompt,
+    pub options: Vec<OptionView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Feedback {
+    pub correct: bool,
+    /// The option the participant chose and the right one, as shown.
+    pub chosen: String,
+    pub right: String,
+    /// What to show next.
+    pub next: Stage,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    pub code: String,
+    /// The spec's completion URL with the code filled in.
+    pub url: String,
+}
+
+/// A participant as the researcher sees it; platform ids only on request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct ParticipantRow {
+    pub number: i64,
+    pub username: String,
+    pub bundle: i64,
+    #[sqlx(try_from = "String")]
+    pub state: LeaseState,
+    pub done: i64,
+    pub total: i64,
+    pub arrived_at: i64,
+    pub consented_at: Option<i64>,
+    pub expires_at: i64,
+    pub ended_at: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform_pid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform_study: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform_session: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct BundleRow {
+    pub bundle: i64,
+    /// Tasks per participant (instances times the kind's questions).
+    pub tasks: i64,
+    pub copies_wanted: i64,
+    pub paired: bool,
+    pub active: i64,
+    pub completed: i64,
+    pub timed_out: i64,
+    pub returned: i64,
+    pub extra: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkInfo {
+    pub study_id: i64,
+    pub token: String,
+    /// `/join/{token}`; prefix the public origin.
+    pub path: String,
+    /// Append to the URL for Prolific: it fills in each participant's ids.
+    pub prolific_query: String,
+    pub open: bool,
+    pub completion_code: String,
+    pub completion_url: String,
+    pub full_code: Option<String>,
+    pub time_limit_minutes: u32,
+    pub places: i64,
+}
+
+/// A link study's settings and codes as stored.
+pub(crate) struct LinkRow {
+    pub study_id: i64,
+    pub token: String,
+    pub open: bool,
+    pub completion_code: String,
+    pub full_code: Option<String>,
+    pub settings: LinkSettings,
+}
+
+impl LinkRow {
+    pub fn completion(&self) -> Completion {
+        Completion {
+            code: self.completion_code.clone(),
+            url: crate::domain::crowd::ids::completion_url(&self.settings.completion_url, &self.completion_code),
+        }
+    }
+}
+
+type LinkTuple = (i64, String, bool, String, Option<String>, String);
+
+fn link_row((study_id, token, open, completion_code, full_code, settings): LinkTuple) -> Result<LinkRow, ServiceError> {
+    let settings = serde_json::from_str(&settings)
+        .map_err(|e| ServiceError::Internal(format!("study {study_id} has corrupt link settings: {e}")))?;
+    Ok(LinkRow { study_id, token, open, completion_code, full_code, settings })
+}
+
+const LINK_COLUMNS: &str = "SELECT study_id, token, open, completion_code, full_code, settings FROM study_links";
+
+/// The link of a study; NotFound when it is not a link study.
+pub(crate) async fn link_of_study(db: impl sqlx::SqliteExecutor<'_>, study: i64) -> Result<LinkRow, ServiceError> {
+    let row: Option<LinkTuple> =
+        sqlx::query_as(&format!("{LINK_COLUMNS} WHERE study_id = ?")).bind(study).fetch_optional(db).await?;
+    link_row(row.ok_or_else(|| ServiceError::NotFound(format!("study {study} is not a link study")))?)
+}
+
+/// The link a token opens; NotFound for a malformed or unknown token.
+pub(crate) async fn link_of_token(db: impl sqlx::SqliteExecutor<'_>, token: &str) -> Result<LinkRow, ServiceError> {
+    let unknown = || ServiceError::NotFound("no study has this link; check the address".into());
+    if !crate::domain::crowd::ids::is_token(token) {
+        return Err(unknown());
+    }
+    let row: Option<LinkTuple> =
+        sqlx::query_as(&format!("{LINK_COLUMNS} WHERE token = ?")).bind(token).fetch_optional(db).await?;
+    link_row(row.ok_or_else(unknown)?)
+}
+
+/// A participant's lease in its own study: 403 for another study, for
+/// anyone who is not a participant, or a participant of another study.
+pub async fn own_lease(db: &SqlitePool, user: &SessionUser, study: i64) -> Result<(i64, LeaseState), ServiceError> {
+    let refused = || ServiceError::Forbidden(format!("you take part in another study than {study}"));
+    if !user.role.is_participant() {
+        return Err(ServiceError::Forbidden("only participants who arrived by the study's link".into()));
+    }
+    let row: Option<(i64, String)> =
+        sqlx::query_as("SELECT bundle, state FROM leases WHERE user_id = ? AND study_id = ?")
+            .bind(user.id)
+            .bind(study)
+            .fetch_optional(db)
+            .await?;
+    let (bundle, state) = row.ok_or_else(refused)?;
+    let state = LeaseState::parse(&state).ok_or_else(|| ServiceError::Internal(format!("lease state {state:?}")))?;
+    Ok((bundle, state))
+}

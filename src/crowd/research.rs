@@ -1,0 +1,122 @@
+//! The researcher's side of a link study: its participants and bundles,
+//! giving a bundle's places back, and the link itself (show, rotate, close).
+use super::{link_of_study, BundleRow, LinkInfo, LinkRow, ParticipantRow};
+use crate::domain::crowd::ids::PROLIFIC_PARAMS;
+use crate::error::ServiceError;
+use crate::state::AppState;
+use sqlx::SqlitePool;
+
+/// Every participant of the study by number; platform ids (personal data) only when asked for.
+pub async fn participants(
+    db: &SqlitePool,
+    study: i64,
+    with_platform_ids: bool,
+) -> Result<Vec<ParticipantRow>, ServiceError> {
+    link_of_study(db, study).await?;
+    let mut rows: Vec<ParticipantRow> = sqlx::query_as(
+        "SELECT p.number, u.username, l.bundle, l.state, coalesce(pa.done, 0) AS done, coalesce(pa.total, 0) AS total,
+                p.arrived_at, p.consented_at, l.expires_at, l.ended_at, p.platform_pid, p.platform_study,
+                p.platform_session
+         FROM participants p JOIN users u ON u.id = p.user_id JOIN leases l ON l.user_id = p.user_id
+         LEFT JOIN participations pa ON pa.study_id = p.study_id AND pa.user_id = p.user_id
+         WHERE p.study_id = ? ORDER BY p.number",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    if !with_platform_ids {
+        for r in &mut rows {
+            (r.platform_pid, r.platform_study, r.platform_session) = (None, None, None);
+        }
+    }
+    Ok(rows)
+}
+
+/// Every bundle with its leases by state.
+pub async fn bundles(db: &SqlitePool, study: i64) -> Result<Vec<BundleRow>, ServiceError> {
+    link_of_study(db, study).await?;
+    Ok(sqlx::query_as::<_, BundleRow>(
+        "SELECT b.bundle, (SELECT count(*) FROM bundle_items i WHERE i.study_id = b.study_id AND i.bundle = b.bundle) AS tasks,
+                b.copies_wanted, b.paired,
+                count(l.id) FILTER (WHERE l.state = 'active') AS active,
+                count(l.id) FILTER (WHERE l.state = 'completed') AS completed,
+                count(l.id) FILTER (WHERE l.state = 'timed_out') AS timed_out,
+                count(l.id) FILTER (WHERE l.state = 'returned') AS returned,
+                count(l.id) FILTER (WHERE l.state = 'extra') AS extra
+         FROM bundles b LEFT JOIN leases l ON l.study_id = b.study_id AND l.bundle = b.bundle
+         WHERE b.study_id = ? GROUP BY b.bundle ORDER BY b.bundle",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?)
+}
+
+/// Gives a bundle's held places back to the pool now, as if their time
+/// had run out (e.g. Prolific reports those participants timed out). They
+/// may still finish; their answers are then an extra copy. Returns how many.
+pub async fn reopen(state: &AppState, study: i64, bundle: i64) -> Result<u64, ServiceError> {
+    link_of_study(&state.db, study).await?;
+    let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    let exists: Option<i64> = sqlx::query_scalar("SELECT bundle FROM bundles WHERE study_id = ? AND bundle = ?")
+        .bind(study)
+        .bind(bundle)
+        .fetch_optional(&mut *tx)
+        .await?;
+    if exists.is_none() {
+        return Err(ServiceError::NotFound(format!("study {study} has no bundle {bundle}")));
+    }
+    let ended = sqlx::query(
+        "UPDATE leases SET state = 'timed_out', ended_at = ? WHERE study_id = ? AND bundle = ? AND state = 'active'",
+    )
+    .bind(state.crowd.clock.now())
+    .bind(study)
+    .bind(bundle)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    tx.commit().await?;
+    Ok(ended)
+}
+
+async fn info(db: &SqlitePool, link: LinkRow) -> Result<LinkInfo, ServiceError> {
+    let places: i64 = sqlx::query_scalar("SELECT coalesce(sum(copies_wanted), 0) FROM bundles WHERE study_id = ?")
+        .bind(link.study_id)
+        .fetch_one(db)
+        .await?;
+    let completion = link.completion();
+    Ok(LinkInfo {
+        study_id: link.study_id,
+        path: format!("/join/{}", link.token),
+        token: link.token,
+        prolific_query: PROLIFIC_PARAMS.to_string(),
+        open: link.open,
+        completion_code: completion.code,
+        completion_url: completion.url,
+        full_code: link.full_code,
+        time_limit_minutes: link.settings.time_limit_minutes,
+        places,
+    })
+}
+
+pub async fn link(db: &SqlitePool, study: i64) -> Result<LinkInfo, ServiceError> {
+    info(db, link_of_study(db, study).await?).await
+}
+
+/// A new token: the old link stops working at once; participants already
+/// admitted keep their sessions and can still arrive again by their id.
+pub async fn rotate(db: &SqlitePool, study: i64) -> Result<LinkInfo, ServiceError> {
+    link_of_study(db, study).await?;
+    sqlx::query("UPDATE study_links SET token = ? WHERE study_id = ?")
+        .bind(super::setup::new_token())
+        .bind(study)
+        .execute(db)
+        .await?;
+    link(db, study).await
+}
+
+/// Stops new arrivals; participants with a place may still finish.
+pub async fn close(db: &SqlitePool, study: i64) -> Result<LinkInfo, ServiceError> {
+    link_of_study(db, study).await?;
+    sqlx::query("UPDATE study_links SET open = 0 WHERE study_id = ?").bind(study).execute(db).await?;
+    link(db, study).await
+}

@@ -1,0 +1,103 @@
+//! At study creation: the link (token, codes, settings) and the bundles,
+//! made once from the study's items inside the creating transaction.
+use crate::domain::crowd::bundles::{make_bundles, StratItem};
+use crate::domain::crowd::ids::{code_from_bytes, token_from_bytes, CODE_LEN, TOKEN_BYTES};
+use crate::domain::crowd::spec::LinkSettings;
+use crate::domain::study::Study;
+use crate::error::ServiceError;
+use crate::store::db::now_secs;
+use rand::RngCore;
+use sqlx::SqliteConnection;
+
+pub fn new_token() -> String {
+    let mut bytes = [0u8; TOKEN_BYTES];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    token_from_bytes(&bytes)
+}
+
+pub fn new_code() -> String {
+    let mut bytes = [0u8; CODE_LEN];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    code_from_bytes(&bytes)
+}
+
+/// Stores the link and the bundles of a new link study `id`.
+pub async fn create_link(
+    tx: &mut SqliteConnection,
+    id: i64,
+    study: &Study,
+    link: &LinkSettings,
+) -> Result<(), ServiceError> {
+    let invalid = |m: String| ServiceError::Invalid(m);
+    let items: Vec<(i64, String, String)> = sqlx::query_as(
+        "SELECT i.id, i.neg_type, i.subtype FROM study_items s JOIN instances i ON i.id = s.instance_id
+         WHERE s.study_id = ? ORDER BY i.id",
+    )
+    .bind(id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let items: Vec<StratItem> =
+        items.into_iter().map(|(instance, neg_type, subtype)| StratItem { instance, neg_type, subtype }).collect();
+    let bundles = make_bundles(&items, link.bundle_size, link.copies, link.paired_bundles, study.seed);
+    if link.paired_bundles > bundles.len() {
+        return Err(invalid(format!(
+            "field `link.paired_bundles`: {} asked, but the study's {} items make only {} bundles of bundle_size {}",
+            link.paired_bundles,
+            items.len(),
+            bundles.len(),
+            link.bundle_size
+        )));
+    }
+    for p in &link.practice {
+        let found: Option<i64> = sqlx::query_scalar(
+            "SELECT i.id FROM instances i JOIN studies s ON s.dataset_id = i.dataset_id WHERE s.id = ? AND i.key = ?",
+        )
+        .bind(id)
+        .bind(&p.key)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if found.is_none() {
+            return Err(invalid(format!(
+                "field `link.practice`: no instance with key {:?} in {:?}",
+                p.key, study.dataset
+            )));
+        }
+    }
+    let code = link.completion_code.clone().unwrap_or_else(new_code);
+    sqlx::query(
+        "INSERT INTO study_links (study_id, token, open, completion_code, full_code, settings, created_at)
+         VALUES (?, ?, 1, ?, ?, ?, ?)",
+    )
+    .bind(id)
+    .bind(new_token())
+    .bind(&code)
+    .bind(&link.full_code)
+    .bind(serde_json::to_string(link)?)
+    .bind(now_secs())
+    .execute(&mut *tx)
+    .await?;
+    let questions: Vec<u8> = study.kind.spec().questions.iter().flat_map(|p| p.iter().copied()).collect();
+    for b in &bundles {
+        sqlx::query("INSERT INTO bundles (study_id, bundle, copies_wanted, paired) VALUES (?, ?, ?, ?)")
+            .bind(id)
+            .bind(b.number)
+            .bind(b.copies_wanted)
+            .bind(b.paired)
+            .execute(&mut *tx)
+            .await?;
+        let rows: Vec<(i64, u8)> = b.instances.iter().flat_map(|&i| questions.iter().map(move |&q| (i, q))).collect();
+        for (c, chunk) in rows.chunks(500).enumerate() {
+            let mut q =
+                sqlx::QueryBuilder::new("INSERT INTO bundle_items (study_id, bundle, position, instance_id, query) ");
+            q.push_values(chunk.iter().enumerate(), |mut row, (k, (instance, query))| {
+                row.push_bind(id)
+                    .push_bind(b.number)
+                    .push_bind((c * 500 + k) as i64)
+                    .push_bind(instance)
+                    .push_bind(*query as i64);
+            });
+            q.build().execute(&mut *tx).await?;
+        }
+    }
+    Ok(())
+}

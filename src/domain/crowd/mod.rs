@@ -1,0 +1,40 @@
+//! Crowd studies by link (docs/crowd.md): the pure rules. Bundles made once
+//! and handed out, leases and how they end, the formats of tokens, codes
+//! and platform ids, and the `[link]` spec table. The shell in `crate::crowd`
+//! stores what these decide.
+pub mod bundles;
+pub mod ids;
+pub mod lease;
+pub mod spec;
+
+use super::assignment::PlannedTask;
+
+/// A participant's queue over its bundle: every question of every instance,
+/// part after part, each part in an order seeded by the study and the
+/// participant (the same queue the `groups` rule gives an annotator).
+pub fn bundle_queue(study_seed: u64, participant: i64, questions: &[&[u8]], instances: &[i64]) -> Vec<PlannedTask> {
+    super::assignment::group_queue(study_seed, participant, questions, instances.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_asks_every_question_once_and_differs_by_participant() {
+        let baseline = crate::domain::survey::human_baseline::KIND.questions;
+        let items: Vec<i64> = (10..35).collect();
+        let q = bundle_queue(7, 1, baseline, &items);
+        assert_eq!(q.len(), 100);
+        let mut pairs: Vec<(i64, u8)> = q.iter().map(|t| (t.item, t.query)).collect();
+        pairs.sort();
+        pairs.dedup();
+        assert_eq!(pairs.len(), 100);
+        assert_eq!(q.iter().map(|t| t.position).collect::<Vec<_>>(), (0..100).collect::<Vec<_>>());
+        assert_ne!(q, bundle_queue(7, 2, baseline, &items));
+        assert_eq!(q, bundle_queue(7, 1, baseline, &items));
+        let one = bundle_queue(7, 1, &[&[0]], &items);
+        assert_eq!(one.len(), 25);
+        assert!(one.iter().all(|t| t.query == 0 && t.seed <= i64::MAX as u64));
+    }
+}

@@ -1,0 +1,232 @@
+//! The `[link]` table of a study spec (`access = "link"`), parsed into
+//! [`LinkSettings`] with errors that name the field.
+use super::ids::{check_code, DEFAULT_COMPLETION_URL};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub bundle_size: Option<usize>,
+    pub copies: Option<i64>,
+    pub paired_bundles: Option<usize>,
+    pub time_limit_minutes: Option<u32>,
+    pub consent: Option<String>,
+    pub completion_code: Option<String>,
+    pub completion_url: Option<String>,
+    pub full_code: Option<String>,
+    #[serde(default)]
+    pub allow_anonymous: bool,
+    #[serde(default)]
+    pub practice: Vec<PracticeSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PracticeSpec {
+    /// The instance's key in the study's dataset.
+    pub key: String,
+    /// The stored value that is right (e.g. a candidate slot, or "none").
+    pub answer: String,
+}
+
+/// A link study's settings, as stored with the study.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkSettings {
+    pub bundle_size: usize,
+    pub copies: i64,
+    pub paired_bundles: usize,
+    pub time_limit_minutes: u32,
+    pub consent: String,
+    /// None: generated when the study is created.
+    pub completion_code: Option<String>,
+    /// With `{code}` where the code goes.
+    pub completion_url: String,
+    pub full_code: Option<String>,
+    pub allow_anonymous: bool,
+    pub practice: Vec<PracticeSpec>,
+}
+
+pub const DEFAULT_TIME_LIMIT_MINUTES: u32 = 60;
+/// Prolific's longest allowed time is well under a week; a day is plenty.
+pub const MAX_TIME_LIMIT_MINUTES: u32 = 24 * 60;
+
+/// A problem with one field of the spec: its name and what is wrong
+/// (`domain::study` wraps it in its `SpecError`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "field `{}`: {}", self.field, self.message)
+    }
+}
+
+type SpecError = FieldError;
+
+fn field(field: &'static str, message: impl Into<String>) -> SpecError {
+    FieldError { field, message: message.into() }
+}
+
+/// `access` and `[link]` together: None for account studies.
+pub fn parse_access(
+    access: Option<&str>,
+    link: Option<LinkSpec>,
+    values: &[&str],
+) -> Result<Option<LinkSettings>, SpecError> {
+    match (access.unwrap_or("accounts"), link) {
+        ("accounts", None) => Ok(None),
+        ("accounts", Some(_)) => Err(field("link", "belongs to access = \"link\" studies")),
+        ("link", None) => Err(field("link", "access = \"link\" needs a [link] table with bundle_size and consent")),
+        ("link", Some(l)) => parse_link(l, values).map(Some),
+        (other, _) => Err(field("access", format!("unknown access {other:?}; known: accounts, link"))),
+    }
+}
+
+fn parse_link(l: LinkSpec, values: &[&str]) -> Result<LinkSettings, SpecError> {
+    let bundle_size = match l.bundle_size {
+        None => return Err(field("link.bundle_size", "missing: how many items one participant answers")),
+        Some(0) => return Err(field("link.bundle_size", "must be at least 1")),
+        Some(n) => n,
+    };
+    let copies = l.copies.unwrap_or(1);
+    if copies < 1 {
+        return Err(field("link.copies", "must be at least 1"));
+    }
+    let time_limit_minutes = l.time_limit_minutes.unwrap_or(DEFAULT_TIME_LIMIT_MINUTES);
+    if !(1..=MAX_TIME_LIMIT_MINUTES).contains(&time_limit_minutes) {
+        return Err(field("link.time_limit_minutes", format!("must be 1 to {MAX_TIME_LIMIT_MINUTES}")));
+    }
+    let consent = l.consent.map(|c| c.trim().to_string()).filter(|c| !c.is_empty());
+    let consent = consent.ok_or_else(|| field("link.consent", "missing: the consent text participants accept"))?;
+    for (name, code) in [("link.completion_code", &l.completion_code), ("link.full_code", &l.full_code)] {
+        if let Some(c) = code {
+            check_code(c).map_err(|e| field(name, e))?;
+        }
+    }
+    if l.completion_code.is_some() && l.completion_code == l.full_code {
+        return Err(field("link.full_code", "must differ from completion_code"));
+    }
+    let completion_url = l.completion_url.unwrap_or_else(|| DEFAULT_COMPLETION_URL.to_string());
+    if !(completion_url.starts_with("https://") || completion_url.starts_with("http://")) {
+        return Err(field("link.completion_url", "must be an http:// or https:// URL"));
+    }
+    for (i, p) in l.practice.iter().enumerate() {
+        if p.key.trim().is_empty() {
+            return Err(field("link.practice", format!("item {}: key is empty", i + 1)));
+        }
+        if !values.contains(&p.answer.as_str()) {
+            return Err(field(
+                "link.practice",
+                format!("item {} ({}): answer {:?} is not one of {}", i + 1, p.key, p.answer, values.join(", ")),
+            ));
+        }
+    }
+    Ok(LinkSettings {
+        bundle_size,
+        copies,
+        paired_bundles: l.paired_bundles.unwrap_or(0),
+        time_limit_minutes,
+        consent,
+        completion_code: l.completion_code,
+        completion_url,
+        full_code: l.full_code,
+        allow_anonymous: l.allow_anonymous,
+        practice: l.practice,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VALUES: &[&str] = &["0", "1", "2", "3", "none"];
+
+    fn link(toml_text: &str) -> LinkSpec {
+        toml::from_str(toml_text).unwrap()
+    }
+
+    fn err(access: Option<&str>, l: Option<LinkSpec>) -> String {
+        parse_access(access, l, VALUES).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults() {
+        let s = parse_access(Some("link"), Some(link("bundle_size = 100\nconsent = \"I agree\"")), VALUES)
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.bundle_size, 100);
+        assert_eq!(s.copies, 1);
+        assert_eq!(s.paired_bundles, 0);
+        assert_eq!(s.time_limit_minutes, 60);
+        assert_eq!(s.completion_code, None);
+        assert_eq!(s.completion_url, "https://app.prolific.com/submissions/complete?cc={code}");
+        assert!(!s.allow_anonymous && s.practice.is_empty());
+        assert_eq!(parse_access(None, None, VALUES).unwrap(), None);
+        assert_eq!(parse_access(Some("accounts"), None, VALUES).unwrap(), None);
+    }
+
+    #[test]
+    fn everything_given() {
+        let s = parse_access(
+            Some("link"),
+            Some(link(
+                r#"bundle_size = 25
+copies = 2
+paired_bundles = 5
+time_limit_minutes = 30
+consent = "ok"
+completion_code = "C0DE1234"
+full_code = "FULL0001"
+completion_url = "http://127.0.0.1:9/done?cc={code}"
+allow_anonymous = true
+practice = [{ key = "k1", answer = "none" }]"#,
+            )),
+            VALUES,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!((s.copies, s.paired_bundles, s.time_limit_minutes), (2, 5, 30));
+        assert_eq!(s.completion_code.as_deref(), Some("C0DE1234"));
+        assert_eq!(s.practice, [PracticeSpec { key: "k1".into(), answer: "none".into() }]);
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let ok = "consent = \"ok\"\nbundle_size = 5\n";
+        let cases = [
+            (Some("link"), None, "field `link`"),
+            (None, Some(link(ok)), "field `link`: belongs"),
+            (Some("public"), None, "field `access`: unknown access \"public\""),
+            (Some("link"), Some(link("consent = \"ok\"")), "field `link.bundle_size`: missing"),
+            (Some("link"), Some(link("consent = \"ok\"\nbundle_size = 0")), "field `link.bundle_size`"),
+            (Some("link"), Some(link("bundle_size = 5")), "field `link.consent`: missing"),
+            (Some("link"), Some(link("bundle_size = 5\nconsent = \"  \"")), "field `link.consent`"),
+            (Some("link"), Some(link(&format!("{ok}copies = 0"))), "field `link.copies`"),
+            (Some("link"), Some(link(&format!("{ok}time_limit_minutes = 0"))), "field `link.time_limit_minutes`"),
+            (Some("link"), Some(link(&format!("{ok}completion_code = \"a b\""))), "field `link.completion_code`"),
+            (
+                Some("link"),
+                Some(link(&format!("{ok}completion_code = \"AB\"\nfull_code = \"AB\""))),
+                "field `link.full_code`",
+            ),
+            (
+                Some("link"),
+                Some(link(&format!("{ok}completion_url = \"javascript:x\""))),
+                "field `link.completion_url`",
+            ),
+            (
+                Some("link"),
+                Some(link(&format!("{ok}practice = [{{ key = \"k\", answer = \"E\" }}]"))),
+                "field `link.practice`: item 1 (k): answer \"E\"",
+            ),
+        ];
+        for (access, l, want) in cases {
+            let got = err(access, l);
+            assert!(got.starts_with(want), "{got:?} should start with {want:?}");
+        }
+        assert!(toml::from_str::<LinkSpec>("bundle_size = 1\nbundle = 2").is_err(), "unknown fields refused");
+    }
+}
