@@ -1,5 +1,6 @@
 //! The pure core: no IO, no framework types. Everything here is unit-tested
 //! and shared by the server, the CLI and the browser client.
+pub mod aggregate;
 pub mod agreement;
 pub mod assignment;
 pub mod candidates;
