@@ -27,6 +27,8 @@ mod dawid_skene;
 mod mace;
 mod prepared;
 #[cfg(test)]
+mod reference_tests;
+#[cfg(test)]
 mod sim;
 #[cfg(test)]
 mod tests;
