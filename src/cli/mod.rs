@@ -87,6 +87,12 @@ pub enum Command {
         /// Print the JSON of GET /api/v1/studies/{id}/agreement instead of a table.
         #[arg(long)]
         json: bool,
+        /// Bootstrap resamples for the 95% intervals (0: none).
+        #[arg(long, default_value_t = crate::domain::agreement::DEFAULT_RESAMPLES)]
+        resamples: usize,
+        /// Seed of the resampling. Default: the study's seed.
+        #[arg(long)]
+        seed: Option<u64>,
     },
     /// Score a dataset with a model: a Hugging Face CLIP directory run in-process, or an external scorer.
     Score {
@@ -273,7 +279,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             pool.close().await;
             Ok(())
         }
-        Command::Agreement { study, mapping, json } => {
+        Command::Agreement { study, mapping, json, resamples, seed } => {
             let mapping = match mapping {
                 None => None,
                 Some(m) => Some(
@@ -282,7 +288,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 ),
             };
             let pool = open(&data_dir).await?;
-            let r = crate::studies::agreement::study_agreement_report(&pool, study, mapping)
+            let detail =
+                crate::studies::agreement::Detail::new(Some(resamples), seed).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let r = crate::studies::agreement::agreement_report(&pool, study, mapping, Some(detail))
                 .await
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             if json {
@@ -306,6 +314,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("mean kappa {}", show(r.mean_kappa, &r.mean_kappa_reason));
                 println!("Fleiss' kappa {}", show(r.fleiss_kappa, &r.fleiss_reason));
                 println!("Krippendorff's alpha {}", show(r.krippendorff_alpha, &r.alpha_reason));
+                print::agreement_detail(&r);
             }
             Ok(())
         }

@@ -63,6 +63,13 @@ pub struct Options {
 }
 
 impl Options {
+    pub fn for_model(model: Model) -> Self {
+        match model {
+            Model::DawidSkene => Options::dawid_skene(),
+            Model::Mace => Options::mace(),
+        }
+    }
+
     /// crowd-kit's defaults: tolerance 1e-5 on the evidence lower bound per answer, 100 iterations.
     pub fn dawid_skene() -> Self {
         Options { tol: 1e-5, max_iter: 100, restarts: 1, seed: 0, smoothing: None, min_answers_per_person: 2 }
@@ -72,6 +79,20 @@ impl Options {
     /// the log-likelihood per answer moves by less than 1e-7.
     pub fn mace() -> Self {
         Options { tol: 1e-7, max_iter: 50, restarts: 10, seed: 0, smoothing: None, min_answers_per_person: 2 }
+    }
+}
+
+/// Runs `model` (see [`dawid_skene`] and [`mace`]).
+pub fn aggregate(
+    model: Model,
+    answers: &[(u64, u64, usize)],
+    k: usize,
+    gold: &[(u64, usize)],
+    opts: &Options,
+) -> Result<Aggregation, AggregateError> {
+    match model {
+        Model::DawidSkene => dawid_skene(answers, k, gold, opts),
+        Model::Mace => mace(answers, k, gold, opts),
     }
 }
 
