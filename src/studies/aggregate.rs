@@ -4,7 +4,6 @@
 use crate::domain::aggregate::{aggregate, Aggregation, Model, Options};
 use crate::domain::resolution::{ItemState, ResolvedBy};
 use crate::domain::survey::SurveyKind;
-use crate::studies::outcomes::ItemOutcome;
 use std::collections::{HashMap, HashSet};
 
 /// Runs `model` on `(item, person, class)` answers with the study's seed.
@@ -27,13 +26,14 @@ pub fn class_of(kind: SurveyKind, value: &str) -> Option<usize> {
 /// value and records its posterior; adjudicated values are clamped as gold.
 /// If the model cannot run (e.g. a person with a single answer), the states
 /// stay as `resolve` left them (disagreements wait for adjudication).
-pub fn settle(
+/// `outcomes` yields each item's id, state and posterior slot.
+pub fn settle<'a>(
     model: Model,
     kind: SurveyKind,
     seed: u64,
     answers: &[(u64, u64, usize)],
     adjudicated: &HashMap<i64, String>,
-    outcomes: &mut [ItemOutcome],
+    outcomes: impl Iterator<Item = (i64, &'a mut ItemState, &'a mut Option<f64>)>,
 ) {
     if answers.is_empty() {
         return;
@@ -51,13 +51,13 @@ pub fn settle(
             return;
         }
     };
-    for o in outcomes.iter_mut() {
-        if matches!(o.state, ItemState::Pending { .. }) || adjudicated.contains_key(&o.instance_id) {
+    for (id, state, posterior) in outcomes {
+        if matches!(state, ItemState::Pending { .. }) || adjudicated.contains_key(&id) {
             continue;
         }
-        if let Some(p) = fitted.item(o.instance_id as u64) {
-            o.state = ItemState::Final { value: kind.values()[p.label].to_string(), by: ResolvedBy::from(model) };
-            o.posterior = Some(p.posterior);
+        if let Some(p) = fitted.item(id as u64) {
+            *state = ItemState::Final { value: kind.values()[p.label].to_string(), by: ResolvedBy::from(model) };
+            *posterior = Some(p.posterior);
         }
     }
 }

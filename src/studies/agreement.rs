@@ -3,7 +3,7 @@
 use crate::domain::agreement::{study_agreement, CategoryMap};
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
-use crate::studies::agreement_detail::add_detail;
+use crate::studies::agreement_detail::detail_of;
 pub use crate::studies::agreement_detail::{AnnotatorOut, BootstrapOut, Detail};
 use crate::studies::meta::load_study_meta;
 use serde::Serialize;
@@ -133,7 +133,9 @@ pub async fn agreement_report(
         mace_reason: None,
     };
     if let Some(d) = detail {
-        add_detail(db, &meta, &map, &ratings, &name, d, &mut out).await?;
+        let more = detail_of(db, &meta, &map, &ratings, &name, d).await?;
+        (out.bootstrap, out.annotators) = (more.bootstrap, more.annotators);
+        (out.dawid_skene_reason, out.mace_reason) = (more.dawid_skene_reason, more.mace_reason);
     }
     Ok(out)
 }

@@ -2,11 +2,10 @@
 //! intervals, each annotator against the settled outcomes, and each
 //! person's reliability as Dawid–Skene and MACE estimate it.
 use crate::domain::aggregate::Model;
-use crate::domain::agreement::{annotator_confusion, bootstrap_agreement, CategoryMap, Interval};
+use crate::domain::agreement::{annotator_confusion, bootstrap_agreement, BootstrapCis, CategoryMap};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::studies::aggregate::fit;
-use crate::studies::agreement::AgreementOut;
 use crate::studies::outcomes::study_outcomes;
 use serde::Serialize;
 use sqlx::SqlitePool;
@@ -32,24 +31,8 @@ impl Detail {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct PairInterval {
-    pub a: String,
-    pub b: String,
-    pub kappa: Option<Interval>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct BootstrapOut {
-    pub resamples: usize,
-    pub seed: u64,
-    pub level: f64,
-    /// Same order as `pairs`.
-    pub pairs: Vec<PairInterval>,
-    pub mean_kappa: Option<Interval>,
-    pub fleiss_kappa: Option<Interval>,
-    pub krippendorff_alpha: Option<Interval>,
-}
+/// Bootstrap intervals with the annotators named.
+pub type BootstrapOut = BootstrapCis<String>;
 
 /// One person's reliability as a model estimates it.
 #[derive(Debug, Clone, Serialize)]
@@ -77,28 +60,27 @@ pub struct AnnotatorOut {
     pub mace: Option<Estimate>,
 }
 
-pub(super) async fn add_detail(
+/// What the detailed report adds to the summary.
+pub(super) struct DetailOut {
+    pub bootstrap: Option<BootstrapOut>,
+    pub annotators: Vec<AnnotatorOut>,
+    pub dawid_skene_reason: Option<String>,
+    pub mace_reason: Option<String>,
+}
+
+pub(super) async fn detail_of(
     db: &SqlitePool,
     meta: &StudyMeta,
     map: &CategoryMap,
     ratings: &[(u64, u64, usize)],
     name: &(dyn Fn(u64) -> String + Sync),
     detail: Detail,
-    out: &mut AgreementOut,
-) -> Result<(), ServiceError> {
+) -> Result<DetailOut, ServiceError> {
     let k = map.len();
+    let mut out = DetailOut { bootstrap: None, annotators: Vec::new(), dawid_skene_reason: None, mace_reason: None };
     if detail.resamples > 0 {
         let seed = detail.seed.unwrap_or(meta.seed);
-        let cis = bootstrap_agreement(ratings, k, detail.resamples, seed);
-        out.bootstrap = Some(BootstrapOut {
-            resamples: cis.resamples,
-            seed,
-            level: cis.level,
-            pairs: cis.pairs.into_iter().map(|p| PairInterval { a: name(p.a), b: name(p.b), kappa: p.kappa }).collect(),
-            mean_kappa: cis.mean_kappa,
-            fleiss_kappa: cis.fleiss_kappa,
-            krippendorff_alpha: cis.krippendorff_alpha,
-        });
+        out.bootstrap = Some(bootstrap_agreement(ratings, k, detail.resamples, seed).map_annotators(name));
     }
     let (_, outcomes) = study_outcomes(db, meta.id).await?;
     let settled: Vec<(u64, usize)> =
@@ -125,5 +107,5 @@ pub(super) async fn add_detail(
         .collect();
     out.dawid_skene_reason = ds.err();
     out.mace_reason = mace.err();
-    Ok(())
+    Ok(out)
 }

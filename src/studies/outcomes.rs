@@ -166,7 +166,8 @@ pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta
         out.push(ItemOutcome { instance_id, category, state, posterior: None });
     }
     if let Some(model) = meta.resolve.model() {
-        crate::studies::aggregate::settle(model, meta.kind, meta.seed, &model_answers, &adjudicated, &mut out);
+        let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state, &mut o.posterior));
+        crate::studies::aggregate::settle(model, meta.kind, meta.seed, &model_answers, &adjudicated, items);
     }
     Ok((meta, out))
 }

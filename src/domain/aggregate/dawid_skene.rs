@@ -2,32 +2,24 @@
 //! classes have priors; EM alternates item posteriors (E) and the matrices
 //! and priors they imply (M). Steps as crowd-kit 1.4.2's `DawidSkene`.
 use super::prepared::{class_means, Prepared};
-use super::{finish, softmax_in_place, AggregateError, Aggregation, Fit, Model, Options, PersonExtra};
+use super::{softmax_in_place, Fit, Options, PersonExtra};
 
 /// Floor for probabilities before taking logs (crowd-kit's `_EPS`).
 const EPS: f64 = 1e-10;
 
-/// Dawid–Skene over `(item, person, label)` answers with labels `< k`;
-/// `gold` clamps items to a known label in every E-step.
-pub fn dawid_skene(
-    answers: &[(u64, u64, usize)],
-    k: usize,
-    gold: &[(u64, usize)],
-    opts: &Options,
-) -> Result<Aggregation, AggregateError> {
-    let p = Prepared::new(answers, k, gold, opts)?;
+pub(super) fn fit(p: &Prepared, opts: &Options) -> Fit {
     let kc = p.classes.len();
     let mut q = p.vote_shares();
     let mut priors = class_means(&q, kc);
-    let mut errors = m_step(&p, &q);
+    let mut errors = m_step(p, &q);
     let (mut loss, mut iterations, mut converged) = (f64::NEG_INFINITY, 0, false);
     while iterations < opts.max_iter {
         iterations += 1;
-        e_step(&p, &priors, &errors, &mut q);
+        e_step(p, &priors, &errors, &mut q);
         p.clamp_gold(&mut q);
         priors = class_means(&q, kc);
-        errors = m_step(&p, &q);
-        let new_loss = elbo(&p, &q, &priors, &errors) / p.answers() as f64;
+        errors = m_step(p, &q);
+        let new_loss = elbo(p, &q, &priors, &errors) / p.answers() as f64;
         // crowd-kit's test: a rise smaller than tol (or any fall) stops.
         if new_loss - loss < opts.tol {
             loss = new_loss;
@@ -43,7 +35,7 @@ pub fn dawid_skene(
             PersonExtra { confusion: Some(m), competence: None, strategy: None }
         })
         .collect();
-    Ok(finish(Model::DawidSkene, &p, Fit { q, priors, extras, iterations, converged, objective: loss }))
+    Fit { q, priors, extras, iterations, converged, objective: loss }
 }
 
 /// Expected counts of (person, answer, truth), floored at EPS where the

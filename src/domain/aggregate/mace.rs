@@ -5,7 +5,7 @@
 //! EM with smoothed M-steps and seeded random restarts, as crowd-kit 1.4.2's
 //! `MACE(method="em")`; the restart with the best log-likelihood wins.
 use super::prepared::Prepared;
-use super::{finish, softmax_in_place, AggregateError, Aggregation, Fit, Model, Options, PersonExtra};
+use super::{softmax_in_place, Fit, Options, PersonExtra};
 use crate::domain::rng::SplitMix64;
 
 /// One restart's parameters.
@@ -32,15 +32,8 @@ struct Run {
     converged: bool,
 }
 
-/// MACE over `(item, person, label)` answers with labels `< k`; `gold`
-/// clamps items' posteriors (and so their expected counts) to a known label.
-pub fn mace(
-    answers: &[(u64, u64, usize)],
-    k: usize,
-    gold: &[(u64, usize)],
-    opts: &Options,
-) -> Result<Aggregation, AggregateError> {
-    let p = Prepared::new(answers, k, gold, opts)?;
+/// Gold items' clamped posteriors also fix their expected counts.
+pub(super) fn fit(p: &Prepared, opts: &Options) -> Fit {
     let kc = p.classes.len();
     let smoothing = opts.smoothing.unwrap_or(0.01 / kc as f64);
     let mut rng = SplitMix64::new(opts.seed);
@@ -49,12 +42,12 @@ pub fn mace(
     for _ in 0..opts.restarts {
         let mut params = init(&mut rng, p.people.len(), kc);
         let mut q = vec![0.0; p.items.len() * kc];
-        let mut counts = e_step(&p, &params, &mut q);
+        let mut counts = e_step(p, &params, &mut q);
         let (mut iterations, mut converged) = (0, false);
         while iterations < opts.max_iter {
             iterations += 1;
             params = m_step(&counts.1, kc, smoothing);
-            let next = e_step(&p, &params, &mut q);
+            let next = e_step(p, &params, &mut q);
             let change = (next.0 - counts.0) * per_answer;
             counts = next;
             if change.abs() < opts.tol {
@@ -74,15 +67,14 @@ pub fn mace(
             strategy: Some(run.params.strategy[w * kc..(w + 1) * kc].to_vec()),
         })
         .collect();
-    let fit = Fit {
+    Fit {
         q: run.q,
         priors: vec![1.0 / kc as f64; kc],
         extras,
         iterations: run.iterations,
         converged: run.converged,
         objective: run.log_likelihood * per_answer,
-    };
-    Ok(finish(Model::Mace, &p, fit))
+    }
 }
 
 /// crowd-kit's start: (spam, know) and the strategy drawn from U(1, 2.5), normalised.

@@ -2,10 +2,11 @@
 //! probably has, and how far each person can be trusted, from a sparse answer
 //! matrix of `(item, person, label)` triples over `k` classes.
 //!
-//! * [`dawid_skene`] — EM over one confusion matrix per person plus class
-//!   priors (Dawid & Skene 1979), initialised from the majority-vote shares;
-//! * [`mace`] — per-person competence (probability of not spamming) and a
-//!   spamming strategy, EM with seeded random restarts (Hovy et al. 2013).
+//! [`aggregate`] runs either model:
+//! * [`Model::DawidSkene`] — EM over one confusion matrix per person plus
+//!   class priors (Dawid & Skene 1979), initialised from the majority-vote shares;
+//! * [`Model::Mace`] — per-person competence (probability of not spamming)
+//!   and a spamming strategy, EM with seeded random restarts (Hovy et al. 2013).
 //!
 //! Both follow crowd-kit 1.4.2 (`DawidSkene`, `MACE(method="em")`) so that a
 //! committed fixture made by it can check us (`scripts/reference/`).
@@ -27,14 +28,11 @@ mod dawid_skene;
 mod mace;
 mod prepared;
 #[cfg(test)]
-mod reference_tests;
+pub(crate) mod reference_tests;
 #[cfg(test)]
 mod sim;
 #[cfg(test)]
 mod tests;
-
-pub use dawid_skene::dawid_skene;
-pub use mace::mace;
 
 use prepared::Prepared;
 use serde::Serialize;
@@ -82,7 +80,8 @@ impl Options {
     }
 }
 
-/// Runs `model` (see [`dawid_skene`] and [`mace`]).
+/// Runs `model` over `(item, person, label)` answers with labels `< k`;
+/// `gold` clamps items to a known label in every E-step.
 pub fn aggregate(
     model: Model,
     answers: &[(u64, u64, usize)],
@@ -90,10 +89,12 @@ pub fn aggregate(
     gold: &[(u64, usize)],
     opts: &Options,
 ) -> Result<Aggregation, AggregateError> {
-    match model {
-        Model::DawidSkene => dawid_skene(answers, k, gold, opts),
-        Model::Mace => mace(answers, k, gold, opts),
-    }
+    let p = Prepared::new(answers, k, gold, opts)?;
+    let fit = match model {
+        Model::DawidSkene => dawid_skene::fit(&p, opts),
+        Model::Mace => mace::fit(&p, opts),
+    };
+    Ok(finish(model, &p, fit))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -11,14 +11,15 @@ struct Reference {
     json: Value,
 }
 
+/// A fixture's `[[item, person, label], ...]` list (also read by the agreement tests).
+pub(crate) fn triples(v: &Value) -> Vec<(u64, u64, usize)> {
+    let n = |x: &Value| x.as_u64().unwrap();
+    v.as_array().unwrap().iter().map(|a| (n(&a[0]), n(&a[1]), n(&a[2]) as usize)).collect()
+}
+
 fn reference() -> Reference {
     let json: Value = serde_json::from_str(FIXTURE).unwrap();
-    let answers = json["answers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| (a[0].as_u64().unwrap(), a[1].as_u64().unwrap(), a[2].as_u64().unwrap() as usize))
-        .collect();
+    let answers = triples(&json["answers"]);
     Reference { k: json["k"].as_u64().unwrap() as usize, answers, json }
 }
 
@@ -50,7 +51,7 @@ fn assert_items_match(a: &Aggregation, model: &Value, tol: f64) {
 fn dawid_skene_matches_crowd_kit() {
     let r = reference();
     let ds = &r.json["dawid_skene"];
-    let a = dawid_skene(&r.answers, r.k, &[], &Options::dawid_skene()).unwrap();
+    let a = aggregate(Model::DawidSkene, &r.answers, r.k, &[], &Options::dawid_skene()).unwrap();
     // Same steps and stopping rule: same iteration count, values to rounding.
     assert_eq!(a.iterations as u64, ds["iterations"].as_u64().unwrap());
     assert!(a.converged);
@@ -75,7 +76,7 @@ fn mace_matches_crowd_kit() {
     let r = reference();
     let m = &r.json["mace_em"];
     let opts = Options { max_iter: 50, tol: -1.0, ..Options::mace() };
-    let a = mace(&r.answers, r.k, &[], &opts).unwrap();
+    let a = aggregate(Model::Mace, &r.answers, r.k, &[], &opts).unwrap();
     assert_eq!(a.iterations, 50);
     assert_items_match(&a, m, 1e-3);
     let ours: Vec<f64> = a.people.iter().map(|p| p.competence.unwrap()).collect();

@@ -44,23 +44,39 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
+/// Annotators are ids here; reports name them (`map_annotators`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PairInterval {
-    pub a: u64,
-    pub b: u64,
+pub struct PairInterval<A = u64> {
+    pub a: A,
+    pub b: A,
     pub kappa: Option<Interval>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BootstrapCis {
+pub struct BootstrapCis<A = u64> {
     pub resamples: usize,
     pub seed: u64,
     pub level: f64,
     /// Every annotator pair sharing an item, ordered by (a, b) as in `StudyAgreement`.
-    pub pairs: Vec<PairInterval>,
+    pub pairs: Vec<PairInterval<A>>,
     pub mean_kappa: Option<Interval>,
     pub fleiss_kappa: Option<Interval>,
     pub krippendorff_alpha: Option<Interval>,
+}
+
+impl BootstrapCis {
+    pub fn map_annotators<B>(self, f: impl Fn(u64) -> B) -> BootstrapCis<B> {
+        let pairs = self.pairs.into_iter().map(|p| PairInterval { a: f(p.a), b: f(p.b), kappa: p.kappa }).collect();
+        BootstrapCis {
+            resamples: self.resamples,
+            seed: self.seed,
+            level: self.level,
+            pairs,
+            mean_kappa: self.mean_kappa,
+            fleiss_kappa: self.fleiss_kappa,
+            krippendorff_alpha: self.krippendorff_alpha,
+        }
+    }
 }
 
 /// Every coefficient on one resample (`None` where undefined).

@@ -8,12 +8,7 @@ const FIXTURE: &str = include_str!("../../../tests/fixtures/aggregation/bootstra
 
 fn fixture() -> (Value, Vec<(u64, u64, usize)>, usize) {
     let json: Value = serde_json::from_str(FIXTURE).unwrap();
-    let ratings = json["ratings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| (r[0].as_u64().unwrap(), r[1].as_u64().unwrap(), r[2].as_u64().unwrap() as usize))
-        .collect();
+    let ratings = crate::domain::aggregate::reference_tests::triples(&json["ratings"]);
     let k = json["k"].as_u64().unwrap() as usize;
     (json, ratings, k)
 }
