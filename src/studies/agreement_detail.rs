@@ -10,8 +10,9 @@ use crate::studies::outcomes::study_outcomes;
 use serde::Serialize;
 use sqlx::SqlitePool;
 
-/// At most this many resamples per request (each is a pass over the items).
-pub const MAX_RESAMPLES: usize = 100_000;
+/// At most this many resamples per request: each is a pass over the items,
+/// and every pair keeps one value per resample.
+pub const MAX_RESAMPLES: usize = 10_000;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Detail {
