@@ -61,3 +61,63 @@ pub fn settle<'a>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn final_value(s: &ItemState) -> Option<(&str, ResolvedBy)> {
+        match s {
+            ItemState::Final { value, by } => Some((value.as_str(), *by)),
+            _ => None,
+        }
+    }
+
+    /// Three people on four_image items 1–4 (values "0".."3", "none" = classes 0–4):
+    /// person 30 dissents on item 3; item 4 is still pending; item 2 was adjudicated.
+    #[test]
+    fn settles_complete_items_with_the_models_value_and_posterior() {
+        let kind = SurveyKind::parse("four_image").unwrap();
+        #[rustfmt::skip]
+        let answers = [(1, 10, 0), (1, 20, 0), (1, 30, 0), (2, 10, 4), (2, 20, 4), (2, 30, 1),
+                       (3, 10, 2), (3, 20, 2), (3, 30, 4), (4, 10, 1)];
+        let adjudicated = HashMap::from([(2i64, "1".to_string())]);
+        for model in [Model::DawidSkene, Model::Mace] {
+            let mut states = vec![
+                ItemState::Final { value: "0".into(), by: ResolvedBy::Unanimous },
+                ItemState::Final { value: "1".into(), by: ResolvedBy::Adjudication },
+                ItemState::Disputed { values: vec!["2".into(), "none".into()] },
+                ItemState::Pending { answered: 1, expected: 3 },
+            ];
+            let mut posteriors = [None; 4];
+            let items = states.iter_mut().zip(posteriors.iter_mut()).zip(1i64..).map(|((s, p), id)| (id, s, p));
+            settle(model, kind, 7, &answers, &adjudicated, items);
+            assert_eq!(final_value(&states[0]), Some(("0", ResolvedBy::from(model))));
+            assert_eq!(final_value(&states[1]), Some(("1", ResolvedBy::Adjudication)), "adjudication stands");
+            assert_eq!(final_value(&states[2]), Some(("2", ResolvedBy::from(model))), "{model:?}");
+            assert!(matches!(states[3], ItemState::Pending { .. }));
+            assert!(posteriors[0].unwrap() > 0.5 && posteriors[2].unwrap() > 0.5, "{posteriors:?}");
+            assert_eq!((posteriors[1], posteriors[3]), (None, None));
+        }
+    }
+
+    #[test]
+    fn when_the_model_cannot_run_the_states_stand() {
+        let kind = SurveyKind::parse("four_image").unwrap();
+        // Person 30 has a single answer: too few to estimate a reliability.
+        let answers = [(1, 10, 0), (1, 30, 4), (2, 10, 1)];
+        let mut states = vec![ItemState::Disputed { values: vec!["0".into(), "none".into()] }];
+        let mut posterior = None;
+        settle(
+            Model::DawidSkene,
+            kind,
+            7,
+            &answers,
+            &HashMap::new(),
+            std::iter::once((1, &mut states[0], &mut posterior)),
+        );
+        assert!(matches!(states[0], ItemState::Disputed { .. }));
+        assert_eq!(posterior, None);
+        assert!(fit(Model::Mace, &answers, 5, &[], 7).unwrap_err().contains("person 30 gave 1 answer(s)"));
+    }
+}
