@@ -83,7 +83,7 @@ mod tests {
                        (3, 10, 2), (3, 20, 2), (3, 30, 4), (4, 10, 1)];
         let adjudicated = HashMap::from([(2i64, "1".to_string())]);
         for model in [Model::DawidSkene, Model::Mace] {
-            let mut states = vec![
+            let mut states = [
                 ItemState::Final { value: "0".into(), by: ResolvedBy::Unanimous },
                 ItemState::Final { value: "1".into(), by: ResolvedBy::Adjudication },
                 ItemState::Disputed { values: vec!["2".into(), "none".into()] },
@@ -106,7 +106,7 @@ mod tests {
         let kind = SurveyKind::parse("four_image").unwrap();
         // Person 30 has a single answer: too few to estimate a reliability.
         let answers = [(1, 10, 0), (1, 30, 4), (2, 10, 1)];
-        let mut states = vec![ItemState::Disputed { values: vec!["0".into(), "none".into()] }];
+        let mut states = [ItemState::Disputed { values: vec!["0".into(), "none".into()] }];
         let mut posterior = None;
         settle(
             Model::DawidSkene,
