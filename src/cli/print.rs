@@ -48,3 +48,48 @@ pub fn compare_table(r: &CompareReport) {
     }
     row("Random", &r.random);
 }
+
+/// The detailed part of `hardneg agreement`: bootstrap intervals, then one
+/// row per annotator (against the settled outcomes, and the models' estimates).
+pub fn agreement_detail(r: &crate::studies::agreement::AgreementOut) {
+    use crate::domain::agreement::Interval;
+    let ci = |i: &Option<Interval>| match i {
+        Some(i) => format!("[{:.3}, {:.3}]", i.low, i.high),
+        None => "undefined".to_string(),
+    };
+    if let Some(b) = &r.bootstrap {
+        println!(
+            "{:.0}% bootstrap intervals ({} resamples of the items, seed {}):",
+            b.level * 100.0,
+            b.resamples,
+            b.seed
+        );
+        for p in &b.pairs {
+            println!("  {:<14} {:<14} kappa {}", p.a, p.b, ci(&p.kappa));
+        }
+        println!("  mean kappa {}", ci(&b.mean_kappa));
+        println!("  Fleiss' kappa {}", ci(&b.fleiss_kappa));
+        println!("  Krippendorff's alpha {}", ci(&b.krippendorff_alpha));
+    }
+    let acc = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    println!(
+        "{:<14} {:>7} {:>8} {:>10} {:>10} {:>10}",
+        "annotator", "answers", "settled", "vs outcome", "DS acc", "MACE acc"
+    );
+    for a in &r.annotators {
+        println!(
+            "{:<14} {:>7} {:>8} {:>10} {:>10} {:>10}",
+            a.name,
+            a.answers,
+            a.settled,
+            acc(a.accuracy_vs_outcome),
+            acc(a.dawid_skene.as_ref().map(|e| e.accuracy)),
+            acc(a.mace.as_ref().map(|e| e.accuracy))
+        );
+    }
+    for (model, why) in [("Dawid–Skene", &r.dawid_skene_reason), ("MACE", &r.mace_reason)] {
+        if let Some(why) = why {
+            println!("{model}: not estimated ({why})");
+        }
+    }
+}

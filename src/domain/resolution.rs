@@ -2,6 +2,7 @@
 //! every answer; the pipeline needs one value per item, so a study says how a
 //! disagreement is settled (BiVLC kept a doubly-annotated item's fate open
 //! until it was resolved).
+use super::aggregate::Model;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -14,17 +15,44 @@ pub enum ResolveRule {
     /// A researcher decides every disagreement.
     #[default]
     Adjudication,
+    /// The most probable label under Dawid–Skene over the whole study
+    /// (`domain::aggregate`); every complete item is settled by the model.
+    DawidSkene,
+    /// The most probable label under MACE, likewise.
+    Mace,
 }
 
 impl ResolveRule {
-    pub const ALL: [ResolveRule; 3] = [ResolveRule::First, ResolveRule::Primary, ResolveRule::Adjudication];
+    pub const ALL: [ResolveRule; 5] = [
+        ResolveRule::First,
+        ResolveRule::Primary,
+        ResolveRule::Adjudication,
+        ResolveRule::DawidSkene,
+        ResolveRule::Mace,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             ResolveRule::First => "first",
             ResolveRule::Primary => "primary",
             ResolveRule::Adjudication => "adjudication",
+            ResolveRule::DawidSkene => "dawid_skene",
+            ResolveRule::Mace => "mace",
         }
+    }
+
+    /// The aggregation model behind a model rule.
+    pub fn model(self) -> Option<Model> {
+        match self {
+            ResolveRule::DawidSkene => Some(Model::DawidSkene),
+            ResolveRule::Mace => Some(Model::Mace),
+            _ => None,
+        }
+    }
+
+    /// Every rule name, for error messages.
+    pub fn names() -> String {
+        ResolveRule::ALL.map(ResolveRule::as_str).join(", ")
     }
 
     pub fn parse(s: &str) -> Option<ResolveRule> {
@@ -48,6 +76,17 @@ pub enum ResolvedBy {
     First,
     Primary,
     Adjudication,
+    DawidSkene,
+    Mace,
+}
+
+impl From<Model> for ResolvedBy {
+    fn from(m: Model) -> Self {
+        match m {
+            Model::DawidSkene => ResolvedBy::DawidSkene,
+            Model::Mace => ResolvedBy::Mace,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -69,7 +108,10 @@ pub enum ItemState {
 
 /// Settles one item. `expected` is how many answers the plan asks for;
 /// `primary` is the annotator whose answer wins under [`ResolveRule::Primary`];
-/// an adjudicated value overrides everything.
+/// an adjudicated value overrides everything. Under a model rule an item is
+/// settled here as under adjudication: the caller replaces complete items'
+/// states with the model's labels, and this is what stands when the model
+/// cannot run (e.g. too few answers per person).
 pub fn resolve(
     answers: &[ItemAnswer<'_>],
     expected: usize,
@@ -95,7 +137,7 @@ pub fn resolve(
             Some(a) => ItemState::Final { value: a.value.to_string(), by: ResolvedBy::Primary },
             None => disputed(answers),
         },
-        ResolveRule::Adjudication => disputed(answers),
+        ResolveRule::Adjudication | ResolveRule::DawidSkene | ResolveRule::Mace => disputed(answers),
     }
 }
 
@@ -147,10 +189,13 @@ mod tests {
             ItemState::Disputed { values: vec!["1".into(), "none".into()] },
             "a primary who did not answer cannot settle it"
         );
-        assert_eq!(
-            resolve(&answers, 2, ResolveRule::Adjudication, None, None),
-            ItemState::Disputed { values: vec!["1".into(), "none".into()] }
-        );
+        for rule in [ResolveRule::Adjudication, ResolveRule::DawidSkene, ResolveRule::Mace] {
+            assert_eq!(
+                resolve(&answers, 2, rule, None, None),
+                ItemState::Disputed { values: vec!["1".into(), "none".into()] },
+                "{rule:?} falls back to adjudication"
+            );
+        }
     }
 
     #[test]
@@ -169,5 +214,9 @@ mod tests {
         }
         assert_eq!(ResolveRule::default(), ResolveRule::Adjudication);
         assert_eq!(ResolveRule::parse("vote"), None);
+        assert_eq!(ResolveRule::names(), "first, primary, adjudication, dawid_skene, mace");
+        assert_eq!(ResolveRule::parse("dawid_skene").and_then(ResolveRule::model), Some(Model::DawidSkene));
+        assert_eq!(ResolveRule::Mace.model().map(ResolvedBy::from), Some(ResolvedBy::Mace));
+        assert_eq!(ResolveRule::First.model(), None);
     }
 }

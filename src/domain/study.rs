@@ -258,7 +258,7 @@ impl StudySpec {
         let resolve = match self.resolve.as_deref() {
             None => ResolveRule::default(),
             Some(r) => ResolveRule::parse(r)
-                .ok_or_else(|| field("resolve", format!("unknown rule {r:?}; known: first, primary, adjudication")))?,
+                .ok_or_else(|| field("resolve", format!("unknown rule {r:?}; known: {}", ResolveRule::names())))?,
         };
         let primary = self.primary.map(|p| p.trim().to_string());
         if resolve == ResolveRule::Primary && primary.is_none() && !matches!(rule, AssignmentRule::Pairs { .. }) {

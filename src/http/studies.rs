@@ -152,6 +152,8 @@ async fn study_report(
 #[derive(Deserialize)]
 struct AgreementQuery {
     mapping: Option<String>,
+    resamples: Option<usize>,
+    seed: Option<u64>,
 }
 
 async fn study_agreement(
@@ -168,5 +170,6 @@ async fn study_agreement(
                 .ok_or_else(|| ServiceError::Invalid(format!("unknown mapping {m:?} (full or binary)")))?,
         ),
     };
-    Ok(Json(agreement::study_agreement_report(&state.db, id, mapping).await?))
+    let detail = agreement::Detail::new(q.resamples, q.seed)?;
+    Ok(Json(agreement::agreement_report(&state.db, id, mapping, Some(detail)).await?))
 }

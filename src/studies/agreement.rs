@@ -3,6 +3,8 @@
 use crate::domain::agreement::{study_agreement, CategoryMap};
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
+use crate::studies::agreement_detail::detail_of;
+pub use crate::studies::agreement_detail::{AnnotatorOut, BootstrapOut, Detail};
 use crate::studies::meta::load_study_meta;
 use serde::Serialize;
 use sqlx::SqlitePool;
@@ -38,6 +40,16 @@ pub struct AgreementOut {
     pub krippendorff_alpha: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alpha_reason: Option<String>,
+    /// Detailed report only (`agreement_detail`): bootstrap intervals,
+    /// per-annotator confusion and model estimates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bootstrap: Option<BootstrapOut>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub annotators: Vec<AnnotatorOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dawid_skene_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mace_reason: Option<String>,
 }
 
 fn category_map(kind: SurveyKind, mapping: Mapping) -> Result<CategoryMap, ServiceError> {
@@ -63,6 +75,16 @@ pub async fn study_agreement_report(
     study_id: i64,
     mapping: Option<Mapping>,
 ) -> Result<AgreementOut, ServiceError> {
+    agreement_report(db, study_id, mapping, None).await
+}
+
+/// The summary, plus with `detail` the intervals and per-annotator figures.
+pub async fn agreement_report(
+    db: &SqlitePool,
+    study_id: i64,
+    mapping: Option<Mapping>,
+    detail: Option<Detail>,
+) -> Result<AgreementOut, ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
     let mapping = mapping.unwrap_or(meta.mapping);
     let map = category_map(meta.kind, mapping)?;
@@ -81,7 +103,7 @@ pub async fn study_agreement_report(
         sqlx::query_as::<_, (i64, String)>("SELECT id, username FROM users").fetch_all(db).await?.into_iter().collect();
     let name = |id: u64| names.get(&(id as i64)).cloned().unwrap_or_else(|| format!("user {id}"));
     let s = study_agreement(&ratings, map.len());
-    Ok(AgreementOut {
+    let mut out = AgreementOut {
         study_id,
         mapping: mapping.as_str(),
         categories: map.names().to_vec(),
@@ -105,5 +127,15 @@ pub async fn study_agreement_report(
         fleiss_reason: s.fleiss_reason,
         krippendorff_alpha: s.krippendorff_alpha,
         alpha_reason: s.alpha_reason,
-    })
+        bootstrap: None,
+        annotators: Vec::new(),
+        dawid_skene_reason: None,
+        mace_reason: None,
+    };
+    if let Some(d) = detail {
+        let more = detail_of(db, &meta, &map, &ratings, &name, d).await?;
+        (out.bootstrap, out.annotators) = (more.bootstrap, more.annotators);
+        (out.dawid_skene_reason, out.mace_reason) = (more.dawid_skene_reason, more.mace_reason);
+    }
+    Ok(out)
 }

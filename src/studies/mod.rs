@@ -1,7 +1,9 @@
 //! Studies: creating them, the annotators' tasks, outcomes and the pipeline
 //! they feed, adjudication, agreement and progress.
 pub mod adjudication;
+pub mod aggregate;
 pub mod agreement;
+mod agreement_detail;
 pub mod create;
 pub mod meta;
 #[cfg(test)]

@@ -18,6 +18,8 @@ pub struct ItemOutcome {
     pub instance_id: i64,
     pub category: Category,
     pub state: ItemState,
+    /// Under a model rule: the posterior of the settled value.
+    pub posterior: Option<f64>,
 }
 
 impl ItemOutcome {
@@ -133,6 +135,7 @@ pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta
     .fetch(db);
     // `order` counts every answer in the study's order, as if all were listed.
     let (mut next, mut order, mut given) = (None::<(i64, i64, String)>, 0i64, Vec::new());
+    let mut model_answers: Vec<(u64, u64, usize)> = Vec::new();
     while let Some((instance_id, neg_type, subtype)) = items.try_next().await? {
         let category = Category::parse(&neg_type, &subtype)
             .map_err(|e| ServiceError::Internal(format!("instance {instance_id}: {e}")))?;
@@ -156,6 +159,14 @@ pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta
         }
         let given: Vec<ItemAnswer<'_>> =
             given.iter().map(|(user, value, order)| ItemAnswer { annotator: *user, value, order: *order }).collect();
+        if meta.resolve.model().is_some() {
+            for a in &given {
+                let class = crate::studies::aggregate::class_of(meta.kind, a.value).ok_or_else(|| {
+                    ServiceError::Internal(format!("stored value {:?} is not a value of its kind", a.value))
+                })?;
+                model_answers.push((instance_id as u64, a.annotator as u64, class));
+            }
+        }
         let primary = primary_for(&meta, &user_ids, &names, &given);
         let state = resolve(
             &given,
@@ -164,7 +175,11 @@ pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta
             primary,
             adjudicated.get(&instance_id).map(String::as_str),
         );
-        out.push(ItemOutcome { instance_id, category, state });
+        out.push(ItemOutcome { instance_id, category, state, posterior: None });
+    }
+    if let Some(model) = meta.resolve.model() {
+        let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state, &mut o.posterior));
+        crate::studies::aggregate::settle(model, meta.kind, meta.seed, &model_answers, &adjudicated, items);
     }
     Ok((meta, out))
 }

@@ -1,5 +1,5 @@
 //! Agreement over a study's real answers, through the API and the CLI.
-use crate::helpers::{demo_study, TestApp};
+use crate::helpers::{demo_study, text, Spec, TestApp};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -68,4 +68,97 @@ async fn cohen_kappa_of_two_annotators_matches_the_hand_computed_table() {
     assert_eq!(researcher.get(app.url("/api/v1/studies/1/agreement?mapping=odd")).send().await.unwrap().status(), 422);
     let annotator = app.login("annotator1").await;
     assert_eq!(annotator.get(&url).send().await.unwrap().status(), 403);
+}
+
+/// annotator1 says None on some captions, annotator2 on more; "A" is a
+/// different candidate for each (shuffles are per annotator), so they disagree.
+async fn two_annotators_answer(app: &TestApp, study: i64) {
+    app.work_through("annotator1", study, |t| if t.prompt.text.len() % 3 == 0 { "none" } else { "A" }.into()).await;
+    app.work_through("annotator2", study, |t| {
+        if t.prompt.text.len() % 3 == 0 || t.prompt.text.len() % 4 == 0 { "none" } else { "A" }.into()
+    })
+    .await;
+}
+
+async fn status(app: &TestApp, researcher: &reqwest::Client, study: i64) -> Value {
+    let all: Value = app.get(researcher, "/api/v1/studies/overview").await;
+    all.as_array().unwrap().iter().find(|s| s["status"]["study_id"] == study).unwrap()["status"].clone()
+}
+
+#[tokio::test]
+async fn model_rules_settle_disagreements_and_the_report_gives_intervals_and_reliabilities() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let both = ["annotator1", "annotator2"];
+    let adj = app.create_study_ok(&researcher, &Spec::new("Adjudicated").seed(3).annotators(&both)).await;
+    let ds = app.create_study_ok(&researcher, &Spec::new("DS").seed(3).annotators(&both).resolve("dawid_skene")).await;
+    let mace = app.create_study_ok(&researcher, &Spec::new("MACE").seed(3).annotators(&both).resolve("mace")).await;
+    for study in [adj, ds, mace] {
+        two_annotators_answer(&app, study).await;
+    }
+    let disputed = status(&app, &researcher, adj).await["disputed"].as_u64().unwrap();
+    assert!(disputed > 5, "the same answers leave {disputed} items to adjudication");
+    for study in [ds, mace] {
+        let s = status(&app, &researcher, study).await;
+        assert_eq!((s["final_items"].as_u64(), s["disputed"].as_u64()), (Some(63), Some(0)), "{s}");
+    }
+
+    // Against the outcome: under adjudication only agreed items are settled,
+    // so each annotator agrees with every settled outcome.
+    let r: Value = app.get(&researcher, &format!("/api/v1/studies/{adj}/agreement?mapping=full&resamples=0")).await;
+    assert!(r.get("bootstrap").is_none(), "resamples=0 leaves the intervals out");
+    let settled = 63 - disputed;
+    for a in r["annotators"].as_array().unwrap() {
+        assert_eq!(
+            (a["answers"].as_u64(), a["settled"].as_u64(), a["agreed"].as_u64()),
+            (Some(63), Some(settled), Some(settled))
+        );
+        assert_eq!(a["accuracy_vs_outcome"], 1.0);
+        let diagonal: u64 = (0..5).map(|c| a["confusion_vs_outcome"][c][c].as_u64().unwrap()).sum();
+        assert_eq!(diagonal, settled);
+    }
+
+    let url = format!("/api/v1/studies/{ds}/agreement?mapping=binary&resamples=200&seed=9");
+    let r: Value = app.get(&researcher, &url).await;
+    let b = &r["bootstrap"];
+    assert_eq!((b["resamples"].as_u64(), b["seed"].as_u64(), b["level"].as_f64()), (Some(200), Some(9), Some(0.95)));
+    for (ci, point) in [
+        (&b["mean_kappa"], &r["mean_kappa"]),
+        (&b["krippendorff_alpha"], &r["krippendorff_alpha"]),
+        (&b["pairs"][0]["kappa"], &r["pairs"][0]["kappa"]),
+    ] {
+        let (low, high, point) = (ci["low"].as_f64().unwrap(), ci["high"].as_f64().unwrap(), point.as_f64().unwrap());
+        assert!(low < point && point < high, "{low} < {point} < {high}");
+        assert_eq!(ci["defined"], 200);
+    }
+    assert_eq!((b["pairs"][0]["a"].as_str(), b["pairs"][0]["b"].as_str()), (Some("annotator1"), Some("annotator2")));
+    let people = r["annotators"].as_array().unwrap();
+    assert_eq!(people.iter().map(|a| a["name"].as_str().unwrap()).collect::<Vec<_>>(), both);
+    for a in people {
+        assert_eq!(a["settled"], 63, "every item is settled by the model");
+        let agreed = a["agreed"].as_f64().unwrap();
+        assert!((a["accuracy_vs_outcome"].as_f64().unwrap() - agreed / 63.0).abs() < 1e-12);
+        let ds_acc = a["dawid_skene"]["accuracy"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&ds_acc));
+        assert_eq!(a["dawid_skene"]["confusion"].as_array().unwrap().len(), 2);
+        assert!(a["mace"]["competence"].is_number() && a["mace"].get("confusion").is_none());
+    }
+    assert!(r.get("dawid_skene_reason").is_none() && r.get("mace_reason").is_none());
+    assert_eq!(app.get::<Value>(&researcher, &url).await, r, "seeded: the same request, the same figures");
+
+    let out =
+        app.cli(&["agreement", &ds.to_string(), "--mapping", "binary", "--resamples", "200", "--seed", "9", "--json"]);
+    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap(), r);
+    let table = app.cli(&["agreement", &ds.to_string(), "--mapping", "binary", "--resamples", "200", "--seed", "9"]);
+    let table = text(&table.stdout);
+    assert!(table.contains("95% bootstrap intervals (200 resamples of the items, seed 9)"), "{table}");
+    assert!(
+        table.lines().any(|l| l.starts_with("annotator2")
+            && l.contains(&format!("{:.3}", people[1]["dawid_skene"]["accuracy"].as_f64().unwrap()))),
+        "{table}"
+    );
+    let too_many =
+        researcher.get(app.url(&format!("/api/v1/studies/{ds}/agreement?resamples=10001"))).send().await.unwrap();
+    assert_eq!(too_many.status(), 422);
+    assert!(too_many.text().await.unwrap().contains("resamples: at most 10000"));
 }

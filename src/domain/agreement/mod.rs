@@ -9,13 +9,19 @@
 //! * [`fleiss_kappa`] — many raters, the same number on every item;
 //! * [`krippendorff_alpha`] — any number of raters, missing answers allowed;
 //! * [`study_agreement`] — all of the above from raw `(item, annotator,
-//!   category)` triples, as stored by the annotation tool.
+//!   category)` triples, as stored by the annotation tool;
+//! * [`bootstrap_agreement`] — seeded bootstrap 95% intervals for each of them;
+//! * [`annotator_confusion`] — each annotator against the settled outcomes.
 //!
 //! Labels are category indices `0..k`; [`CategoryMap`] turns raw answer
 //! strings into them (and can merge answers, e.g. BiVLC's four image options
 //! into one "image" category). Pure: no IO, no framework types.
 
+mod against_outcome;
 mod alpha;
+mod bootstrap;
+#[cfg(test)]
+mod bootstrap_tests;
 mod category_map;
 mod cohen;
 mod fleiss;
@@ -23,7 +29,11 @@ mod study;
 #[cfg(test)]
 mod tests;
 
+pub use against_outcome::{annotator_confusion, AnnotatorConfusion};
 pub use alpha::{krippendorff_alpha, krippendorff_alpha_matrix, Alpha};
+pub use bootstrap::{
+    bootstrap_agreement, percentile, Bootstrap, BootstrapCis, Coefficients, Interval, PairInterval, DEFAULT_RESAMPLES,
+};
 pub use category_map::{CategoryMap, BIVLC_STEP3_BINARY, BIVLC_STEP3_FULL};
 pub use cohen::{cohen_kappa, mean_kappa, PairAgreement};
 pub use fleiss::{fleiss_kappa, Fleiss};

@@ -77,41 +77,9 @@ impl Hasher for PairKeyHasher {
 pub fn study_agreement(ratings: &[(u64, u64, usize)], k: usize) -> StudyAgreement {
     let k = ratings.iter().map(|r| r.2 + 1).max().unwrap_or(0).max(k);
 
-    // Group by item, then annotator. The sort is stable, so among repeated
-    // (item, annotator) answers the last in input order stays last.
-    let mut sorted = ratings.to_vec();
-    sorted.sort_by_key(|&(item, ann, _)| (item, ann));
-    let mut rows: Vec<(u64, u64, usize)> = Vec::with_capacity(sorted.len());
-    for r in sorted {
-        match rows.last_mut() {
-            Some(last) if (last.0, last.1) == (r.0, r.1) => *last = r,
-            _ => rows.push(r),
-        }
-    }
-    let duplicates_replaced = ratings.len() - rows.len();
-
-    // Dense annotator ids (monotone, so per-item order is preserved).
-    let mut annotator_ids: Vec<u64> = rows.iter().map(|r| r.1).collect();
-    annotator_ids.sort_unstable();
-    annotator_ids.dedup();
+    let Grouped { rows, bounds, annotator_ids, duplicates_replaced } = group(ratings);
     let dense = |id: u64| annotator_ids.binary_search(&id).expect("id collected above") as u64;
-
-    // Item boundaries and the modal rater count among multiply rated items.
-    let mut bounds: Vec<(usize, usize)> = Vec::new();
-    let mut start = 0;
-    for i in 1..=rows.len() {
-        if i == rows.len() || rows[i].0 != rows[start].0 {
-            bounds.push((start, i));
-            start = i;
-        }
-    }
-    let mut m_hist: HashMap<usize, usize> = HashMap::new();
-    for &(s, e) in &bounds {
-        if e - s >= 2 {
-            *m_hist.entry(e - s).or_default() += 1;
-        }
-    }
-    let modal_m = m_hist.iter().max_by_key(|&(&m, &count)| (count, m)).map(|(&m, _)| m);
+    let (modal_m, m_hist) = modal_raters(&bounds);
 
     let kk = k * k;
     let mut slots: HashMap<u64, usize, BuildHasherDefault<PairKeyHasher>> = HashMap::default();
@@ -185,6 +153,56 @@ pub fn study_agreement(ratings: &[(u64, u64, usize)], k: usize) -> StudyAgreemen
         alpha_reason,
         alpha_units,
     }
+}
+
+/// Ratings grouped by item, then annotator, with repeated (item, annotator)
+/// answers reduced to the last one in input order (as an upsert would).
+pub(super) struct Grouped {
+    pub rows: Vec<(u64, u64, usize)>,
+    /// Each item's `rows[start..end]`.
+    pub bounds: Vec<(usize, usize)>,
+    /// Annotator ids, ascending: the dense index is the position.
+    pub annotator_ids: Vec<u64>,
+    pub duplicates_replaced: usize,
+}
+
+pub(super) fn group(ratings: &[(u64, u64, usize)]) -> Grouped {
+    // The sort is stable, so among repeated answers the last in input order stays last.
+    let mut sorted = ratings.to_vec();
+    sorted.sort_by_key(|&(item, ann, _)| (item, ann));
+    let mut rows: Vec<(u64, u64, usize)> = Vec::with_capacity(sorted.len());
+    for r in sorted {
+        match rows.last_mut() {
+            Some(last) if (last.0, last.1) == (r.0, r.1) => *last = r,
+            _ => rows.push(r),
+        }
+    }
+    let duplicates_replaced = ratings.len() - rows.len();
+    let mut annotator_ids: Vec<u64> = rows.iter().map(|r| r.1).collect();
+    annotator_ids.sort_unstable();
+    annotator_ids.dedup();
+    let mut bounds: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    for i in 1..=rows.len() {
+        if i == rows.len() || rows[i].0 != rows[start].0 {
+            bounds.push((start, i));
+            start = i;
+        }
+    }
+    Grouped { rows, bounds, annotator_ids, duplicates_replaced }
+}
+
+/// Fleiss' m: the most common rater count among items with >= 2 raters
+/// (ties go to the larger count), with the histogram of those counts.
+pub(super) fn modal_raters(bounds: &[(usize, usize)]) -> (Option<usize>, HashMap<usize, usize>) {
+    let mut m_hist: HashMap<usize, usize> = HashMap::new();
+    for &(s, e) in bounds {
+        if e - s >= 2 {
+            *m_hist.entry(e - s).or_default() += 1;
+        }
+    }
+    let modal_m = m_hist.iter().max_by_key(|&(&m, &count)| (count, m)).map(|(&m, _)| m);
+    (modal_m, m_hist)
 }
 
 #[cfg(test)]

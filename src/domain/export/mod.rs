@@ -135,6 +135,8 @@ pub fn resolved_by_str(by: ResolvedBy) -> &'static str {
         ResolvedBy::First => "first",
         ResolvedBy::Primary => "primary",
         ResolvedBy::Adjudication => "adjudication",
+        ResolvedBy::DawidSkene => "dawid_skene",
+        ResolvedBy::Mace => "mace",
     }
 }
 

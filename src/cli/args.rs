@@ -1,0 +1,205 @@
+//! The command line's arguments, as clap parses them; `mod.rs` runs them.
+use super::ImportCommand;
+use clap::{Parser, Subcommand};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "hardneg", version, about = "Human curation of vision-language compositionality benchmarks")]
+pub struct Cli {
+    /// Holds the SQLite file and the image store.
+    #[arg(long, global = true, env = "HARDNEG_DATA_DIR", default_value = "./hardneg-data")]
+    pub data_dir: PathBuf,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the web application.
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:3000")]
+        bind: SocketAddr,
+        /// Load the embedded demo dataset and study (and, on an empty database, demo accounts).
+        #[arg(long)]
+        demo: bool,
+        /// Number of demo instances (a multiple of 7 covers all categories evenly).
+        #[arg(long, default_value_t = crate::demo::DEFAULT_COUNT)]
+        demo_size: usize,
+        /// The built client (pkg/hardneg.js, pkg/hardneg.wasm, pkg/hardneg.css).
+        #[arg(long, env = "HARDNEG_SITE_DIR", default_value = "target/site")]
+        site_dir: PathBuf,
+        /// Mark the session cookie `Secure` (only sent over HTTPS): set it behind TLS.
+        #[arg(long)]
+        secure_cookies: bool,
+        /// The origin browsers reach the app at through a proxy (e.g.
+        /// https://hardneg.example.org); state-changing requests from any
+        /// other origin than this or the request's Host are refused.
+        #[arg(long, env = "HARDNEG_PUBLIC_ORIGIN")]
+        public_origin: Option<String>,
+        /// Behind a reverse proxy: take the client address from the right-most
+        /// `X-Forwarded-For` entry (for the login backoff) and mark cookies
+        /// `Secure` on requests with `X-Forwarded-Proto: https`. Never set it
+        /// when clients can reach the server directly: they could forge both.
+        #[arg(long)]
+        trust_proxy: bool,
+        /// Password checks run at once (each holds ~19 MiB for a moment);
+        /// default: one per core. Logins that wait 5 s for one get 503.
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        login_checks: Option<u16>,
+    },
+    /// Manage accounts.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+    /// Every dataset with its curation funnel (candidates → Step 3 → Step 4).
+    Datasets {
+        /// Print the JSON of GET /api/v1/datasets instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Manage studies.
+    Study {
+        #[command(subcommand)]
+        command: StudyCommand,
+    },
+    /// Import datasets.
+    Import {
+        #[command(subcommand)]
+        command: ImportCommand,
+    },
+    /// Model results.
+    Results {
+        #[command(subcommand)]
+        command: ResultsCommand,
+    },
+    /// Inter-annotator agreement on a study: Cohen's kappa per pair, mean, Fleiss, Krippendorff's alpha.
+    Agreement {
+        study: i64,
+        /// `full` (every answer its own category) or `binary` (keeps vs drops: BiVLC Step 3's any image vs None).
+        /// Default: the mapping the study's spec chose.
+        #[arg(long)]
+        mapping: Option<String>,
+        /// Print the JSON of GET /api/v1/studies/{id}/agreement instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Bootstrap resamples for the 95% intervals (0: none).
+        #[arg(long, default_value_t = crate::domain::agreement::DEFAULT_RESAMPLES)]
+        resamples: usize,
+        /// Seed of the resampling. Default: the study's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+    },
+    /// The statistics of a study whose kind reports them (odd-one-out: accuracy per subset).
+    Report {
+        study: i64,
+        /// Print the JSON of GET /api/v1/studies/{id}/report instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Score a dataset with a model: a Hugging Face CLIP directory run in-process, or an external scorer.
+    Score {
+        /// Directory with config.json, model.safetensors and tokenizer.json.
+        #[arg(long, required_unless_present = "external", conflicts_with = "external")]
+        model_dir: Option<PathBuf>,
+        /// A command speaking the scorer protocol (docs/scorer-protocol.md), run with `sh -c`.
+        #[arg(long)]
+        external: Option<String>,
+        /// The run's name in comparisons (re-scoring the same name replaces the run).
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        dataset: String,
+        /// auto (CUDA when built with it and present, else CPU), cpu or cuda.
+        #[arg(long, default_value = "auto")]
+        device: String,
+        /// Images or captions per forward pass.
+        #[arg(long, default_value_t = 32)]
+        batch: usize,
+    },
+    /// Export curated instances: rows (BiVLC columns + provenance), images/ and a README.md card (docs/export.md).
+    Export {
+        dataset: String,
+        /// A new or empty directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// csv, jsonl or parquet.
+        #[arg(long)]
+        format: String,
+        /// candidates, step3 or final.
+        #[arg(long, default_value = "final")]
+        stage: String,
+        /// `test` (one named file) or `train=0.8,val=0.2` (seeded, stratified by type/subtype).
+        #[arg(long)]
+        split: Option<String>,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// CSV only: prefix cells starting with = + - @ tab or CR with ' so spreadsheets show them as text.
+        #[arg(long)]
+        spreadsheet_safe: bool,
+    },
+    /// A link study's participants: number, bundle, lease state, progress.
+    Participants {
+        study: i64,
+        #[arg(long)]
+        csv: bool,
+        /// Add PROLIFIC_PIDs and the platform's study and session ids (personal data).
+        #[arg(long)]
+        with_platform_ids: bool,
+    },
+    /// Compare models (and chance) on a dataset: I2T, T2I, Group and finer scores.
+    Compare {
+        #[arg(long)]
+        dataset: String,
+        /// Only these human-baseline studies (repeatable); default: every one of the dataset.
+        #[arg(long = "baseline", value_name = "STUDY_ID")]
+        baselines: Vec<i64>,
+        /// Print the JSON of GET /api/v1/compare instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ResultsCommand {
+    /// Import per-instance results (BiVLC results CSV, or raw similarities c0_i0, c1_i0, c0_i1, c1_i1).
+    Import {
+        #[arg(long)]
+        model: String,
+        /// Dataset to match rows to; created text-only from the rows when it does not exist.
+        #[arg(long, default_value = "bivlc")]
+        dataset: String,
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum UserCommand {
+    /// Add an account; the password is read from standard input.
+    Add {
+        name: String,
+        #[arg(long)]
+        role: String,
+        #[arg(long, required = true)]
+        password_stdin: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum StudyCommand {
+    /// Create a study from a TOML spec (see docs/study-spec.md).
+    Create { spec: PathBuf },
+    /// A link study's join URL with Prolific's placeholders, and its completion code and URL.
+    Link {
+        study: i64,
+        /// A new token: the old link stops working.
+        #[arg(long)]
+        rotate: bool,
+        /// The origin participants reach the server at.
+        #[arg(long, env = "HARDNEG_PUBLIC_ORIGIN", default_value = "http://127.0.0.1:3000")]
+        base_url: String,
+    },
+    /// Stop new arrivals to a link study.
+    Close { study: i64 },
+}
