@@ -54,7 +54,7 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr) -> anyhow::Result<AppS
         images,
         studies: StudyCache::default(),
         logins: Default::default(),
-        crowd: crate::crowd::CrowdState { clock: crate::crowd::Clock::from_env(), ..Default::default() },
+        crowd: crate::crowd::CrowdState { clock: crate::crowd::Clock::from_env() },
     })
 }
 

@@ -108,13 +108,33 @@ pub async fn preview(state: &AppState, token: &str, ids: Option<&PlatformIds>) -
 
 /// Arrives by link with the platform's ids (None: anonymous, if the spec allows).
 pub async fn arrive(state: &AppState, token: &str, ids: Option<&PlatformIds>) -> Result<Arrival, ServiceError> {
-    let _one_at_a_time = state.crowd.arrivals.lock().await;
+    arrive_consenting(state, token, ids, false).await
+}
+
+/// As [`arrive`]; `consented`: the join form's consent box was ticked, and
+/// is recorded in the same transaction (one commit less per arrival).
+pub async fn arrive_consenting(
+    state: &AppState,
+    token: &str,
+    ids: Option<&PlatformIds>,
+    consented: bool,
+) -> Result<Arrival, ServiceError> {
+    // Arrivals take the write lock one at a time anyway; queueing them in
+    // process (with the answer writer's batches) spares SQLite's busy-wait.
+    let _one_at_a_time = state.writer.exclusive().await;
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
     let link = link_of_token(&mut *tx, token).await?;
     let ids = checked_ids(&link, ids)?;
     let study = link.study_id;
     if let Some(ids) = &ids {
         if let Some((id, username, lease)) = known(&mut tx, study, &ids.pid).await? {
+            if consented {
+                sqlx::query("UPDATE participants SET consented_at = coalesce(consented_at, ?) WHERE user_id = ?")
+                    .bind(state.crowd.clock.now())
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
             tx.commit().await?;
             return Ok(again(&link, lease).unwrap_or(Arrival::Admitted {
                 user: SessionUser { id, username, role: Role::Participant },
@@ -155,8 +175,9 @@ pub async fn arrive(state: &AppState, token: &str, ids: Option<&PlatformIds>) ->
     // Anonymous participants get an id of their own, so every row has one.
     let pid = ids.as_ref().map(|i| i.pid.clone()).unwrap_or_else(|| format!("anonymous-{number}"));
     sqlx::query(
-        "INSERT INTO participants (user_id, study_id, number, platform_pid, platform_study, platform_session, arrived_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO participants (user_id, study_id, number, platform_pid, platform_study, platform_session, arrived_at,
+                                   consented_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(user_id)
     .bind(study)
@@ -165,6 +186,7 @@ pub async fn arrive(state: &AppState, token: &str, ids: Option<&PlatformIds>) ->
     .bind(ids.as_ref().and_then(|i| i.study.clone()))
     .bind(ids.as_ref().and_then(|i| i.session.clone()))
     .bind(now)
+    .bind(consented.then_some(now))
     .execute(&mut *tx)
     .await?;
     sqlx::query(

@@ -8,7 +8,7 @@ pub mod flow;
 pub mod research;
 pub mod setup;
 
-pub use arrive::{arrive, preview};
+pub use arrive::{arrive, arrive_consenting, preview};
 pub use clock::Clock;
 pub use flow::{accept_consent, completion, instructions_read, practice_answer, return_study, stage};
 pub use research::{bundles, close, link, participants, reopen, rotate};
@@ -20,15 +20,11 @@ use crate::domain::crowd::spec::LinkSettings;
 use crate::error::ServiceError;
 use serde::{Deserialize, Serialize};
 use sqlx::SqlitePool;
-use std::sync::Arc;
 
 /// What `AppState` holds for crowd studies.
 #[derive(Clone, Default)]
 pub struct CrowdState {
     pub clock: Clock,
-    /// Arrivals take the write lock one at a time anyway; queueing them here
-    /// spares SQLite's busy-wait backoff, which would dominate their p99.
-    pub arrivals: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// The result of arriving by link (`POST /join/{token}`).

@@ -182,7 +182,8 @@ async fn join(
         Ok(ids) => ids,
         Err(m) => return error_page(ServiceError::Invalid(m)),
     };
-    let arrival = match crowd::arrive(&state, &token, ids.as_ref()).await {
+    let consented = form.consent.as_deref() == Some("yes");
+    let arrival = match crowd::arrive_consenting(&state, &token, ids.as_ref(), consented).await {
         Ok(a) => a,
         Err(ServiceError::Invalid(m)) if ids.is_none() => {
             tracing::debug!(m, "arrival without an id");
@@ -194,11 +195,6 @@ async fn join(
         Arrival::Admitted { user, study, .. } => {
             if let Err(e) = crate::accounts::log_in(&session, &user).await {
                 return error_page(e.into());
-            }
-            if form.consent.as_deref() == Some("yes") {
-                if let Err(e) = crowd::accept_consent(&state, &user, study).await {
-                    return error_page(e);
-                }
             }
             Redirect::to(&format!("/take/{study}")).into_response()
         }

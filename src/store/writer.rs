@@ -34,6 +34,10 @@ struct Job {
 #[derive(Clone)]
 pub struct Writer {
     tx: mpsc::Sender<Job>,
+    /// Held while a batch commits. Other busy writers in this process (link
+    /// arrivals) take it too, so they queue here instead of in SQLite's
+    /// busy handler, whose sleeps of up to 100 ms would dominate latency.
+    gate: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -47,8 +51,15 @@ pub enum WriteError {
 impl Writer {
     pub fn spawn(conn: SqliteConnection) -> Writer {
         let (tx, rx) = mpsc::channel(8192);
-        tokio::spawn(run(conn, rx));
-        Writer { tx }
+        let gate = std::sync::Arc::default();
+        tokio::spawn(run(conn, rx, std::sync::Arc::clone(&gate)));
+        Writer { tx, gate }
+    }
+
+    /// Waits until no batch is committing and holds off the next one while
+    /// the guard lives: for a transaction that would otherwise contend with it.
+    pub async fn exclusive(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.gate.lock().await
     }
 
     /// Returns once the answer is committed to disk.
@@ -59,10 +70,13 @@ impl Writer {
     }
 }
 
-async fn run(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Job>) {
+async fn run(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Job>, gate: std::sync::Arc<tokio::sync::Mutex<()>>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        let results = commit_batch(&mut conn, &batch).await;
+        let results = {
+            let _gate = gate.lock().await;
+            commit_batch(&mut conn, &batch).await
+        };
         for (job, result) in batch.drain(..).zip(results) {
             let _ = job.reply.send(result);
         }

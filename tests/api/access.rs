@@ -1,4 +1,5 @@
 //! Who may do what: every API route and page against each role, and logins.
+use crate::crowd_kit::{arrive, create_link_study, link_spec};
 use crate::helpers::{demo_study, TestApp};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{json, Value};
@@ -10,39 +11,73 @@ async fn every_route_checks_the_role() {
     let study = demo_study(&annotator, &app).await;
     let task = app.next_task(&annotator, study).await.expect("a task").task_id;
     let image = app.next_task(&annotator, study).await.expect("a task").options[0].image_url.clone().expect("an image");
+    // A participant of a link study, with a task of its own.
+    let researcher = app.login("researcher").await;
+    let (link, token) = create_link_study(&app, &researcher, &link_spec("access crowd", 21, &[])).await;
+    let participant = arrive(&app, &token, link, "ACCESS1").await;
+    let own_task = app.next_task(&participant, link).await.expect("a task of its bundle").task_id;
     let clients = [
         ("anonymous", TestApp::client()),
         ("annotator", app.login("annotator2").await),
-        ("researcher", app.login("researcher").await),
+        ("researcher", researcher),
         ("admin", app.login("admin").await),
+        ("participant", participant),
     ];
     // Expected status per role, in the order of `clients`.
-    let table: Vec<(Method, String, Option<Value>, [u16; 4])> = vec![
-        (Method::GET, "/api/v1/studies".into(), None, [401, 200, 200, 200]),
-        (Method::GET, format!("/api/v1/studies/{study}/next"), None, [401, 200, 403, 403]),
+    let table: Vec<(Method, String, Option<Value>, [u16; 5])> = vec![
+        (Method::GET, "/api/v1/studies".into(), None, [401, 200, 200, 200, 403]),
+        (Method::GET, format!("/api/v1/studies/{study}/next"), None, [401, 200, 403, 403, 403]),
         // annotator2 may answer, but not annotator1's task.
-        (Method::POST, format!("/api/v1/tasks/{task}/answer"), Some(json!({"option": "A"})), [401, 403, 403, 403]),
-        (Method::GET, format!("/api/v1/studies/{study}/progress"), None, [401, 403, 200, 200]),
-        (Method::GET, format!("/api/v1/studies/{study}/agreement"), None, [401, 403, 200, 200]),
-        (Method::GET, "/api/v1/compare?dataset=demo".into(), None, [401, 403, 200, 200]),
-        (Method::GET, "/api/v1/datasets".into(), None, [401, 403, 200, 200]),
-        (Method::GET, "/api/v1/datasets/demo/funnel".into(), None, [401, 403, 200, 200]),
-        (Method::GET, format!("/api/v1/studies/{study}/disputes"), None, [401, 403, 200, 200]),
+        (Method::POST, format!("/api/v1/tasks/{task}/answer"), Some(json!({"option": "A"})), [401, 403, 403, 403, 403]),
+        (Method::GET, format!("/api/v1/studies/{study}/progress"), None, [401, 403, 200, 200, 403]),
+        (Method::GET, format!("/api/v1/studies/{study}/agreement"), None, [401, 403, 200, 200, 403]),
+        (Method::GET, "/api/v1/compare?dataset=demo".into(), None, [401, 403, 200, 200, 403]),
+        (Method::GET, "/api/v1/datasets".into(), None, [401, 403, 200, 200, 403]),
+        (Method::GET, "/api/v1/datasets/demo/funnel".into(), None, [401, 403, 200, 200, 403]),
+        (Method::GET, format!("/api/v1/studies/{study}/disputes"), None, [401, 403, 200, 200, 403]),
         // A valid decision (the instance is an item of the demo study).
         (
             Method::POST,
             format!("/api/v1/studies/{study}/adjudicate"),
             Some(json!({"instance_id": 1, "value": "none"})),
-            [401, 403, 204, 204],
+            [401, 403, 204, 204, 403],
         ),
-        (Method::GET, "/api/v1/studies/overview".into(), None, [401, 403, 200, 200]),
-        (Method::GET, "/api/v1/compare/datasets".into(), None, [401, 403, 200, 200]),
-        (Method::GET, "/api/v1/users".into(), None, [401, 403, 403, 200]),
+        (Method::GET, "/api/v1/studies/overview".into(), None, [401, 403, 200, 200, 403]),
+        (Method::GET, "/api/v1/compare/datasets".into(), None, [401, 403, 200, 200, 403]),
+        (Method::GET, "/api/v1/users".into(), None, [401, 403, 403, 200, 403]),
         // The demo study is not finished: Step 4 cannot start yet.
-        (Method::POST, format!("/api/v1/studies/{study}/step4"), None, [401, 403, 422, 422]),
-        (Method::GET, image.clone(), None, [401, 200, 200, 200]),
-        (Method::GET, format!("{image}/original"), None, [401, 200, 200, 200]),
-        (Method::DELETE, "/api/v1/session".into(), None, [204, 204, 204, 204]),
+        (Method::POST, format!("/api/v1/studies/{study}/step4"), None, [401, 403, 422, 422, 403]),
+        // A link study: the participant's own way through, and the researcher's side.
+        (Method::GET, format!("/api/v1/take/{link}"), None, [401, 403, 403, 403, 200]),
+        (Method::GET, format!("/api/v1/take/{study}"), None, [401, 403, 403, 403, 403]),
+        (Method::POST, format!("/api/v1/take/{link}/consent"), None, [401, 403, 403, 403, 200]),
+        (Method::POST, format!("/api/v1/take/{link}/instructions"), None, [401, 403, 403, 403, 200]),
+        // The spec has no practice item; the participant is told so.
+        (
+            Method::POST,
+            format!("/api/v1/take/{link}/practice"),
+            Some(json!({"index": 0, "option": "A"})),
+            [401, 403, 403, 403, 422],
+        ),
+        (Method::GET, format!("/api/v1/studies/{link}/next"), None, [401, 403, 403, 403, 200]),
+        (
+            Method::POST,
+            format!("/api/v1/tasks/{own_task}/answer"),
+            Some(json!({"option": "A"})),
+            [401, 403, 403, 403, 200],
+        ),
+        // Not finished: no code yet.
+        (Method::GET, format!("/api/v1/take/{link}/completion"), None, [401, 403, 403, 403, 422]),
+        (Method::GET, format!("/api/v1/studies/{link}/participants"), None, [401, 403, 200, 200, 403]),
+        (Method::GET, format!("/api/v1/studies/{link}/bundles"), None, [401, 403, 200, 200, 403]),
+        (Method::GET, format!("/api/v1/studies/{link}/link"), None, [401, 403, 200, 200, 403]),
+        (Method::POST, format!("/api/v1/studies/{link}/bundles/0/reopen"), None, [401, 403, 200, 200, 403]),
+        (Method::POST, format!("/api/v1/studies/{link}/link/rotate"), None, [401, 403, 200, 200, 403]),
+        (Method::POST, format!("/api/v1/take/{link}/return"), None, [401, 403, 403, 403, 200]),
+        (Method::POST, format!("/api/v1/studies/{link}/close"), None, [401, 403, 200, 200, 403]),
+        (Method::GET, image.clone(), None, [401, 200, 200, 200, 200]),
+        (Method::GET, format!("{image}/original"), None, [401, 200, 200, 200, 200]),
+        (Method::DELETE, "/api/v1/session".into(), None, [204, 204, 204, 204, 204]),
     ];
     for (method, path, body, expected) in table {
         for ((role, client), want) in clients.iter().zip(expected) {
@@ -75,6 +110,14 @@ async fn pages_are_guarded_by_role() {
     assert_eq!(researcher.get(app.url("/annotate")).send().await.unwrap().status(), 403);
     assert_eq!(researcher.get(app.url("/admin")).send().await.unwrap().status(), 403);
     assert_eq!(researcher.get(app.url("/research")).send().await.unwrap().status(), 200);
+    // A participant has no page of the accounts' areas.
+    let (link, token) =
+        crate::crowd_kit::create_link_study(&app, &researcher, &crate::crowd_kit::link_spec("pages crowd", 21, &[]))
+            .await;
+    let participant = arrive(&app, &token, link, "PAGES1").await;
+    for page in ["/annotate", "/research", "/admin"] {
+        assert_eq!(participant.get(app.url(page)).send().await.unwrap().status(), 403, "{page}");
+    }
     assert_eq!(anon.get(app.url("/login")).send().await.unwrap().status(), 200);
 }
 

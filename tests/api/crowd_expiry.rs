@@ -1,0 +1,79 @@
+//! Leases over time, with the server's test clock moved instead of waiting
+//! an hour, and a participant's answers across a SIGKILL.
+use crate::crowd_kit::{answer_n, arrive, create_link_study, lease_states, link_spec, post_ok, stage, start};
+use crate::helpers::TestApp;
+use serde_json::Value;
+use std::path::Path;
+
+#[tokio::test]
+async fn an_expired_bundle_goes_to_a_new_participant_and_the_late_one_is_an_extra_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clock = tmp.path().join("clock-offset");
+    let app = TestApp::spawn_with_env(&tmp.path().join("data"), &[], &[("HARDNEG_TEST_CLOCK_FILE", &clock)]);
+    let researcher = app.login("researcher").await;
+    // One bundle of all 63 items, one copy, 60 minutes.
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("crowd expiry", 63, &[])).await;
+    let late = arrive(&app, &token, study, "LATE").await;
+    start(&app, &late, study).await;
+    assert_eq!(answer_n(&app, &late, study, 10, "none").await, 10);
+    let full = crate::crowd_kit::arrive_with(&app, &crate::crowd_kit::browser(), &token, "EARLY").await;
+    assert!(full.1.contains("This study is full"), "the place is held within the hour");
+
+    std::fs::write(&clock, "3601").unwrap();
+    assert_eq!(stage(&app, &late, study).await["late"], true);
+    // The next arrival reclaims the overdue place.
+    let fresh = arrive(&app, &token, study, "FRESH").await;
+    assert_eq!(lease_states(&app, &researcher, study).await, ["timed_out", "active"]);
+    start(&app, &fresh, study).await;
+    assert_eq!(answer_n(&app, &fresh, study, 100, "A").await, 63);
+    // The timed-out participant may still finish, and is given the code.
+    assert_eq!(answer_n(&app, &late, study, 100, "none").await, 53);
+    let code: Value = app.get(&late, &format!("/api/v1/take/{study}/completion")).await;
+    let link: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/link")).await;
+    assert_eq!(code["code"], link["completion_code"]);
+    assert_eq!(lease_states(&app, &researcher, study).await, ["extra", "completed"]);
+    let bundles: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/bundles")).await;
+    assert_eq!((bundles[0]["completed"].as_i64(), bundles[0]["extra"].as_i64()), (Some(1), Some(1)));
+
+    // Its answers are kept but left out: no agreement pair, one copy's answers.
+    let agreement: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/agreement")).await;
+    assert_eq!(agreement["pairs"].as_array().unwrap().len(), 0, "{agreement}");
+    let progress: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/progress")).await;
+    assert_eq!(progress["answers"], 63);
+    let none = progress["distribution"].as_array().unwrap().iter().find(|o| o["option"] == "none").unwrap().clone();
+    assert_eq!(none["count"], 0, "the extra copy's None answers are not counted");
+    assert_eq!(stored_answers(&tmp.path().join("data"), study), 126, "both copies' answers are stored");
+}
+
+/// The answers stored for the study's participants, counted or not (`hardneg participants --csv`).
+fn stored_answers(data: &Path, study: i64) -> i64 {
+    let out = crate::helpers::cli(data, &["participants", &study.to_string(), "--csv"]);
+    let text = crate::helpers::text(&out.stdout);
+    text.lines().skip(1).map(|l| l.split(',').nth(4).unwrap().parse::<i64>().unwrap()).sum()
+}
+
+#[tokio::test]
+async fn a_participant_resumes_after_sigkill_by_cookie_and_by_id() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut app = TestApp::spawn_on(tmp.path(), &[]);
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("crowd kill", 21, &[])).await;
+    let p = arrive(&app, &token, study, "KILLED").await;
+    start(&app, &p, study).await;
+    assert_eq!(answer_n(&app, &p, study, 7, "B").await, 7, "seven acknowledged answers");
+    let accounts = app.accounts.clone();
+    app.kill();
+    drop(app);
+    let mut app = TestApp::spawn_on(tmp.path(), &[]);
+    app.accounts = accounts;
+    // The same cookie: the session is stored, and so is every acknowledged answer.
+    let s = stage(&app, &p, study).await;
+    assert_eq!((s["stage"].as_str(), s["done"].as_i64()), (Some("working"), Some(7)), "{s}");
+    // Arriving again by PID from another browser resumes the same bundle.
+    let again = arrive(&app, &token, study, "KILLED").await;
+    assert_eq!(stage(&app, &again, study).await["done"], 7);
+    assert_eq!(answer_n(&app, &again, study, 100, "B").await, 14);
+    assert_eq!(post_ok(&app, &p, &format!("/api/v1/take/{study}/instructions")).await["stage"], "complete");
+    let researcher = app.login("researcher").await;
+    assert_eq!(lease_states(&app, &researcher, study).await, ["completed"]);
+}
