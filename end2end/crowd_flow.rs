@@ -68,13 +68,20 @@ async fn wait_path(b: &Browser, path: &str) -> Option<String> {
     }
 }
 
-#[tokio::test]
-async fn participant_goes_from_link_to_completion_url_resumes_and_a_full_study_says_so() {
+/// A fresh app with a link study of three-item bundles and one practice item
+/// (`key`, answer None) whose completion URL is the app's home page.
+async fn link_study(name: &str, key: &str) -> (TestApp, reqwest::Client, i64, String) {
     let app = TestApp::spawn();
     let researcher = app.login("researcher").await;
     let back = format!("completion_url = \"{}/?cc={{code}}\"", app.base);
-    let practice = "practice = [{ key = \"demo-000\", answer = \"none\" }]";
-    let (study, token) = create_link_study(&app, &researcher, &link_spec("crowd e2e", 3, &[&back, practice])).await;
+    let practice = format!("practice = [{{ key = \"{key}\", answer = \"none\" }}]");
+    let (study, token) = create_link_study(&app, &researcher, &link_spec(name, 3, &[&back, &practice])).await;
+    (app, researcher, study, token)
+}
+
+#[tokio::test]
+async fn participant_goes_from_link_to_completion_url_resumes_and_a_full_study_says_so() {
+    let (app, researcher, study, token) = link_study("crowd e2e", "demo-000").await;
     let link: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/link")).await;
     let code = link["completion_code"].as_str().unwrap().to_string();
 
@@ -172,11 +179,7 @@ async fn assert_fits(b: &Browser, what: &str) {
 
 #[tokio::test]
 async fn a_participant_on_a_phone_answers_everything_without_sideways_scrolling() {
-    let app = TestApp::spawn();
-    let researcher = app.login("researcher").await;
-    let back = format!("completion_url = \"{}/?cc={{code}}\"", app.base);
-    let practice = "practice = [{ key = \"demo-001\", answer = \"none\" }]";
-    let (study, token) = create_link_study(&app, &researcher, &link_spec("crowd phone", 3, &[&back, practice])).await;
+    let (app, _researcher, study, token) = link_study("crowd phone", "demo-001").await;
     let b = Browser::start().await;
     b.client.set_window_size(390, 844).await.unwrap();
     b.client.goto(&join_url(&app, &token, "PHONE-1")).await.unwrap();
