@@ -164,17 +164,19 @@ async fn participant_goes_from_link_to_completion_url_resumes_and_a_full_study_s
     b.close().await;
 }
 
-/// The page is no wider than the window, and every option lies inside it.
+/// The page is no wider than the window, every option lies inside it, and the first shows without scrolling.
 async fn assert_fits(b: &Browser, what: &str) {
     let js = "const w = window.innerWidth;
         const opts = [...document.querySelectorAll('button.option')].map(o => o.getBoundingClientRect());
         return [w, document.documentElement.scrollWidth, opts.length,
-                opts.every(r => r.left >= 0 && r.right <= w && r.width > 40 && r.height > 40)];";
+                opts.every(r => r.left >= 0 && r.right <= w && r.width > 40 && r.height > 40),
+                opts.length == 0 || opts[0].top < window.innerHeight - 40];";
     let v = b.client.execute(js, vec![]).await.unwrap();
     let (width, scroll) = (v[0].as_i64().unwrap(), v[1].as_i64().unwrap());
     assert!(width <= 400, "{what}: the window is {width} px wide, not phone-sized");
     assert!(scroll <= width, "{what}: the page scrolls sideways ({scroll} px in {width} px)");
     assert_eq!(v[3], Value::Bool(true), "{what}: an option lies outside the screen or is too small: {v}");
+    assert_eq!(v[4], Value::Bool(true), "{what}: the first option is below the fold: {v}");
 }
 
 #[tokio::test]

@@ -103,6 +103,9 @@ pub fn Survey(
     first: Option<TaskView>,
     #[prop(optional, into)] finished: Option<ViewFn>,
     #[prop(optional)] counter: Option<Counter>,
+    /// Read on a page of their own just before: start with them folded.
+    #[prop(optional)]
+    instructions_read: bool,
 ) -> impl IntoView {
     let counter = counter.unwrap_or(done_of_total);
     let task = RwSignal::new(first);
@@ -141,7 +144,7 @@ pub fn Survey(
                     <p><A href="/annotate">"Back to your studies"</A></p>
                 </section>
             }.into_any(),
-            (Some(t), _) => view! { <TaskCard task=t pending=action.pending() choose counter/> }.into_any(),
+            (Some(t), _) => view! { <TaskCard task=t pending=action.pending() choose counter instructions_read/> }.into_any(),
         }}
         <p class="error" role="alert">{move || error.get()}</p>
     }
@@ -173,6 +176,7 @@ pub fn TaskCard(
     pending: Memo<bool>,
     choose: impl Fn(String) + Copy + Send + Sync + 'static,
     counter: Counter,
+    #[prop(optional)] instructions_read: bool,
 ) -> impl IntoView {
     let progress = task.progress;
     let choices = task.options.iter().filter(|o| o.image_url.is_some() || o.text.is_some()).count();
@@ -182,7 +186,7 @@ pub fn TaskCard(
                 <progress max=progress.total value=progress.done aria-label="Progress"></progress>
                 <span>{counter(progress)}</span>
             </div>
-            <details class="instructions" open=progress.done == 0>
+            <details class="instructions" open=!instructions_read && progress.done == 0>
                 <summary>"Instructions"</summary>
                 <p>{task.instructions.clone()}</p>
                 <p class="keys">"Keys: " {task.options.iter().map(|o| format!("{} = {}", o.keys.join("/"), o.label)).collect::<Vec<_>>().join(", ")}</p>

@@ -120,7 +120,7 @@ fn Take(study_id: i64, first: TakeView) -> impl IntoView {
                         {late.then(|| view! {
                             <p class="notice late">"Your time limit has passed. You can still finish and get your completion code."</p>
                         })}
-                        <Survey study_id first=task counter=item_of_total
+                        <Survey study_id first=task counter=item_of_total instructions_read=true
                             finished=move || view! { <done::Completion study_id/> }/>
                     }.into_any(),
                     TakeStage::Complete => view! { <done::Completion study_id/> }.into_any(),

@@ -73,7 +73,7 @@ pub fn Practice(study_id: i64, index: usize, item: TaskView, page: RwSignal<Take
     answer_by_keys(shown, choose);
     view! {
         <p class="notice">"Practice: your answers here are not recorded; you will see the right answer."</p>
-        {move || shown.get().map(|t| view! { <TaskCard task=t pending=action.pending() choose counter=practice_of_total/> })}
+        {move || shown.get().map(|t| view! { <TaskCard task=t pending=action.pending() choose counter=practice_of_total instructions_read=true/> })}
         {move || feedback.get().map(|f| {
             let text = if f.correct {
                 format!("Correct: {} is right.", label(&f.right))
