@@ -4,7 +4,7 @@
 //! browser or a restart lands on the same step.
 use super::{link_of_study, own_lease, Completion, Feedback, LinkRow, PracticeView, Stage};
 use crate::accounts::SessionUser;
-use crate::api_types::{OptionView, Prompt};
+use crate::api_types::Prompt;
 use crate::domain::crowd::lease::{overdue, LeaseState};
 use crate::domain::rng::mix;
 use crate::error::ServiceError;
@@ -127,17 +127,7 @@ async fn practice_view(
         count: link.settings.practice.len(),
         instructions: p.instructions.map(str::to_string).unwrap_or_else(|| meta.instructions.clone()),
         prompt: Prompt { text: p.prompt_text, image_url: p.prompt_image.as_deref().map(image_url) },
-        options: p
-            .options
-            .into_iter()
-            .map(|o| OptionView {
-                image_url: o.image.as_deref().map(image_url),
-                keys: o.keys.iter().map(|k| k.to_string()).collect(),
-                id: o.id,
-                label: o.label,
-                text: o.text,
-            })
-            .collect(),
+        options: crate::studies::tasks::option_views(p.options),
     })
 }
 

@@ -122,11 +122,12 @@ pub struct Completion {
 }
 
 /// A participant as the researcher sees it; platform ids only on request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct ParticipantRow {
     pub number: i64,
     pub username: String,
     pub bundle: i64,
+    #[sqlx(try_from = "String")]
     pub state: LeaseState,
     pub done: i64,
     pub total: i64,

@@ -2,13 +2,9 @@
 //! giving a bundle's places back, and the link itself (show, rotate, close).
 use super::{link_of_study, BundleRow, LinkInfo, LinkRow, ParticipantRow};
 use crate::domain::crowd::ids::PROLIFIC_PARAMS;
-use crate::domain::crowd::lease::LeaseState;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use sqlx::SqlitePool;
-
-type ParticipantTuple =
-    (i64, String, i64, String, i64, i64, i64, Option<i64>, i64, Option<i64>, String, Option<String>, Option<String>);
 
 /// Every participant of the study by number; platform ids (personal data) only when asked for.
 pub async fn participants(
@@ -17,9 +13,10 @@ pub async fn participants(
     with_platform_ids: bool,
 ) -> Result<Vec<ParticipantRow>, ServiceError> {
     link_of_study(db, study).await?;
-    let rows: Vec<ParticipantTuple> = sqlx::query_as(
-        "SELECT p.number, u.username, l.bundle, l.state, coalesce(pa.done, 0), coalesce(pa.total, 0), p.arrived_at,
-                p.consented_at, l.expires_at, l.ended_at, p.platform_pid, p.platform_study, p.platform_session
+    let mut rows: Vec<ParticipantRow> = sqlx::query_as(
+        "SELECT p.number, u.username, l.bundle, l.state, coalesce(pa.done, 0) AS done, coalesce(pa.total, 0) AS total,
+                p.arrived_at, p.consented_at, l.expires_at, l.ended_at, p.platform_pid, p.platform_study,
+                p.platform_session
          FROM participants p JOIN users u ON u.id = p.user_id JOIN leases l ON l.user_id = p.user_id
          LEFT JOIN participations pa ON pa.study_id = p.study_id AND pa.user_id = p.user_id
          WHERE p.study_id = ? ORDER BY p.number",
@@ -27,42 +24,12 @@ pub async fn participants(
     .bind(study)
     .fetch_all(db)
     .await?;
-    rows.into_iter()
-        .map(
-            |(
-                number,
-                username,
-                bundle,
-                state,
-                done,
-                total,
-                arrived_at,
-                consented_at,
-                expires_at,
-                ended_at,
-                pid,
-                ps,
-                pss,
-            )| {
-                Ok(ParticipantRow {
-                    number,
-                    username,
-                    bundle,
-                    state: LeaseState::parse(&state)
-                        .ok_or_else(|| ServiceError::Internal(format!("lease state {state:?}")))?,
-                    done,
-                    total,
-                    arrived_at,
-                    consented_at,
-                    expires_at,
-                    ended_at,
-                    platform_pid: with_platform_ids.then_some(pid),
-                    platform_study: ps.filter(|_| with_platform_ids),
-                    platform_session: pss.filter(|_| with_platform_ids),
-                })
-            },
-        )
-        .collect()
+    if !with_platform_ids {
+        for r in &mut rows {
+            (r.platform_pid, r.platform_study, r.platform_session) = (None, None, None);
+        }
+    }
+    Ok(rows)
 }
 
 /// Every bundle with its leases by state.

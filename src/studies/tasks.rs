@@ -14,6 +14,20 @@ pub fn image_url(hash: &str) -> String {
     format!("/img/{hash}")
 }
 
+/// The shown options as the client gets them (image hashes become URLs).
+pub fn option_views(options: Vec<crate::domain::survey::ShownOption>) -> Vec<OptionView> {
+    options
+        .into_iter()
+        .map(|o| OptionView {
+            image_url: o.image.as_deref().map(image_url),
+            keys: o.keys.iter().map(|k| k.to_string()).collect(),
+            id: o.id,
+            label: o.label,
+            text: o.text,
+        })
+        .collect()
+}
+
 fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), ServiceError> {
     if !user.role.may_annotate() {
         return Err(ServiceError::Forbidden("only annotators answer surveys".into()));
@@ -160,17 +174,7 @@ pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> R
         kind: meta.kind,
         instructions: p.instructions.map(str::to_string).unwrap_or_else(|| meta.instructions.clone()),
         prompt: Prompt { text: p.prompt_text, image_url: p.prompt_image.as_deref().map(image_url) },
-        options: p
-            .options
-            .into_iter()
-            .map(|o| OptionView {
-                image_url: o.image.as_deref().map(image_url),
-                keys: o.keys.iter().map(|k| k.to_string()).collect(),
-                id: o.id,
-                label: o.label,
-                text: o.text,
-            })
-            .collect(),
+        options: option_views(p.options),
         progress,
         prefetch,
     }))

@@ -77,6 +77,15 @@ impl LeaseState {
     }
 }
 
+/// Reading a stored state; an unknown name is an error that names it.
+impl TryFrom<String> for LeaseState {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        LeaseState::parse(&s).ok_or_else(|| format!("unknown lease state {s:?}"))
+    }
+}
+
 /// When a lease taken at `now` ends.
 pub fn expires_at(now: i64, time_limit_minutes: u32) -> i64 {
     now + i64::from(time_limit_minutes) * 60
@@ -126,6 +135,8 @@ mod tests {
             assert_eq!(S::parse(s.as_str()), Some(s));
         }
         assert_eq!(S::parse("done"), None);
+        assert_eq!(S::try_from("extra".to_string()), Ok(S::Extra));
+        assert_eq!(S::try_from("done".to_string()), Err("unknown lease state \"done\"".to_string()));
     }
 
     #[test]
