@@ -3,6 +3,10 @@
 //! and a browser, which the API tests (tests/api) do not.
 mod annotate_flow;
 mod browser;
+mod crowd_flow;
+#[allow(dead_code)]
+#[path = "../tests/api/crowd_kit.rs"]
+mod crowd_kit;
 #[path = "../tests/api/helpers.rs"]
 mod helpers;
 mod pipeline_flow;

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/join/{token}", get(show).post(join)).route("/take/{study}", get(take_placeholder))
+    Router::new().route("/join/{token}", get(show).post(join))
 }
 
 /// The ids as Prolific (or a panel's `pid`) names them; on the form too.
@@ -202,21 +202,5 @@ async fn join(
         Arrival::Returned => returned_page(),
         Arrival::Full { code } => full_page(code.as_deref()),
         Arrival::Closed => closed_page(),
-    }
-}
-
-/// Until the participant's pages exist: what the stage is, plainly. The
-/// page helper replaces this route with the Leptos page.
-async fn take_placeholder(State(state): State<AppState>, session: Session, Path(study): Path<i64>) -> Response {
-    let Some(user) = crate::accounts::current_user(&session).await else {
-        return page(StatusCode::UNAUTHORIZED, "Not joined", "<p>Open the study from its link first.</p>");
-    };
-    match crowd::stage(&state, &user, study).await {
-        Ok(stage) => page(
-            StatusCode::OK,
-            "Your study",
-            &format!("<pre class=\"stage\">{}</pre>", esc(&serde_json::to_string_pretty(&stage).unwrap_or_default())),
-        ),
-        Err(e) => error_page(e),
     }
 }

@@ -3,7 +3,7 @@
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
-use crate::api_types::{StudySummary, TaskView};
+use crate::api_types::{Progress, StudySummary, TaskView};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
@@ -91,8 +91,27 @@ fn now_ms() -> f64 {
     }
 }
 
+/// How far along a survey is; participants read "Item k of N" instead.
+pub type Counter = fn(Progress) -> String;
+
+fn done_of_total(p: Progress) -> String {
+    format!("{} / {}", p.done, p.total)
+}
+
+/// The survey loop: the shown task, answered by key or click, the next one
+/// fetched in the same round trip. `finished` replaces the annotator's
+/// "all done" (the participant's page shows its completion code there).
 #[component]
-fn Survey(study_id: i64, first: Option<TaskView>) -> impl IntoView {
+pub fn Survey(
+    study_id: i64,
+    first: Option<TaskView>,
+    #[prop(optional, into)] finished: Option<ViewFn>,
+    #[prop(optional)] counter: Option<Counter>,
+    /// Read on a page of their own just before: start with them folded.
+    #[prop(optional)]
+    instructions_read: bool,
+) -> impl IntoView {
+    let counter = counter.unwrap_or(done_of_total);
     let task = RwSignal::new(first);
     let error = RwSignal::new(None::<String>);
     let shown_at = StoredValue::new(now_ms());
@@ -117,7 +136,27 @@ fn Survey(study_id: i64, first: Option<TaskView>) -> impl IntoView {
             action.dispatch(AnswerAndNext { study_id, task_id: t.task_id, option, elapsed_ms });
         }
     };
+    answer_by_keys(task, choose);
 
+    view! {
+        {move || match (task.get(), finished.clone()) {
+            (None, Some(finished)) => finished.run(),
+            (None, None) => view! {
+                <section class="finished">
+                    <h1>"All done — thank you!"</h1>
+                    <p>"Every item of this study has your answer."</p>
+                    <p><A href="/annotate">"Back to your studies"</A></p>
+                </section>
+            }.into_any(),
+            (Some(t), _) => view! { <TaskCard task=t pending=action.pending() choose counter instructions_read/> }.into_any(),
+        }}
+        <p class="error" role="alert">{move || error.get()}</p>
+    }
+}
+
+/// While this component lives, a key that names one of the shown task's
+/// options chooses it (no modifier keys, no auto-repeat).
+pub fn answer_by_keys(task: RwSignal<Option<TaskView>>, choose: impl Fn(String) + 'static) {
     let handle = window_event_listener(leptos::ev::keydown, move |ev| {
         if ev.ctrl_key() || ev.meta_key() || ev.alt_key() || ev.repeat() {
             return;
@@ -132,27 +171,16 @@ fn Survey(study_id: i64, first: Option<TaskView>) -> impl IntoView {
         }
     });
     on_cleanup(move || handle.remove());
-
-    view! {
-        {move || match task.get() {
-            None => view! {
-                <section class="finished">
-                    <h1>"All done — thank you!"</h1>
-                    <p>"Every item of this study has your answer."</p>
-                    <p><A href="/annotate">"Back to your studies"</A></p>
-                </section>
-            }.into_any(),
-            Some(t) => view! { <TaskCard task=t pending=action.pending() choose/> }.into_any(),
-        }}
-        <p class="error" role="alert">{move || error.get()}</p>
-    }
 }
 
+/// One task: progress, instructions, the prompt and the options as buttons.
 #[component]
-fn TaskCard(
+pub fn TaskCard(
     task: TaskView,
     pending: Memo<bool>,
     choose: impl Fn(String) + Copy + Send + Sync + 'static,
+    counter: Counter,
+    #[prop(optional)] instructions_read: bool,
 ) -> impl IntoView {
     let progress = task.progress;
     let choices = task.options.iter().filter(|o| o.image_url.is_some() || o.text.is_some()).count();
@@ -160,9 +188,9 @@ fn TaskCard(
         <section class="survey" aria-busy=move || pending.get().to_string() data-task=task.task_id>
             <div class="progress">
                 <progress max=progress.total value=progress.done aria-label="Progress"></progress>
-                <span>{progress.done} " / " {progress.total}</span>
+                <span>{counter(progress)}</span>
             </div>
-            <details class="instructions" open=progress.done == 0>
+            <details class="instructions" open=!instructions_read && progress.done == 0>
                 <summary>"Instructions"</summary>
                 <p>{task.instructions.clone()}</p>
                 <p class="keys">"Keys: " {task.options.iter().map(|o| format!("{} = {}", o.keys.join("/"), o.label)).collect::<Vec<_>>().join(", ")}</p>

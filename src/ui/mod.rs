@@ -11,9 +11,11 @@ pub mod compare;
 pub mod compare_detail;
 pub mod curation;
 pub mod import;
+pub mod link_panel;
 pub mod login;
 pub mod research;
 pub mod session;
+pub mod take;
 
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
@@ -58,6 +60,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/research/import") view=import::ImportPage/>
                     <Route path=path!("/research/studies/:id/adjudicate") view=curation::AdjudicatePage/>
                     <Route path=path!("/admin") view=admin::AdminPage/>
+                    <Route path=path!("/take/:id") view=take::TakePage/>
                 </Routes>
             </main>
         </Router>

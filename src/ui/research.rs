@@ -2,6 +2,7 @@
 //! distribution.
 use super::curation::{FunnelTables, StudyPipeline};
 use super::error_text;
+use super::link_panel::LinkPanel;
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::api_types::{AgreementSummary, StudyOverview, StudyProgress, StudyStatus};
@@ -49,6 +50,7 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
             <h2>{study.name.clone()}</h2>
             <p>{study.kind.name()} " · " {study.items} " items · " <span class="answers">{study.answers}</span> " answers"</p>
             <StudyPipeline status/>
+            <LinkPanel study_id=study.study_id/>
             <table class="data annotators">
                 <caption>"Progress per annotator"</caption>
                 <thead><tr><th scope="col">"Annotator"</th><th scope="col">"Done"</th><th scope="col">"Total"</th></tr></thead>

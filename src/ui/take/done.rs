@@ -1,0 +1,40 @@
+//! The completion page: the code, a link to the completion URL, and the
+//! redirect, all only once the server says every answer is stored.
+use super::browser::go_to;
+use super::take_completion;
+use crate::ui::error_text;
+use leptos::prelude::*;
+use std::time::Duration;
+
+/// Long enough to read (or copy) the code; the link works at once.
+const REDIRECT_AFTER: Duration = Duration::from_secs(4);
+
+#[component]
+pub fn Completion(study_id: i64) -> impl IntoView {
+    let code = Resource::new(move || study_id, take_completion);
+    view! {
+        <Suspense fallback=|| view! { <p>"Checking that all your answers are saved…"</p> }>
+            {move || Suspend::new(async move {
+                match code.await {
+                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                    Ok(c) => {
+                        let url = c.url.clone();
+                        Effect::new(move |_| {
+                            let url = url.clone();
+                            set_timeout(move || go_to(&url), REDIRECT_AFTER);
+                        });
+                        view! {
+                            <div class="completion" role="status">
+                                <h2>"Thank you: you have finished"</h2>
+                                <p>"All your answers are saved. Your completion code is"</p>
+                                <p><strong class="code" data-code=c.code.clone()>{c.code.clone()}</strong></p>
+                                <p>"You are being taken back to Prolific with this code."</p>
+                                <p><a class="button" href=c.url.clone()>"Go back to Prolific now"</a></p>
+                            </div>
+                        }.into_any()
+                    }
+                }
+            })}
+        </Suspense>
+    }
+}

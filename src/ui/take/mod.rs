@@ -1,0 +1,134 @@
+//! The participant's page of a link study (`/take/{id}`, docs/crowd.md):
+//! consent, instructions, practice with feedback, the bundle with the
+//! annotator's survey, then the completion code. What to show always comes
+//! from the server (`crowd::stage`), so a reload lands on the same step.
+pub(crate) mod browser;
+mod done;
+#[cfg(feature = "ssr")]
+mod server;
+mod steps;
+pub mod view;
+
+use super::annotate::Survey;
+use super::error_text;
+#[cfg(feature = "ssr")]
+use super::session;
+use crate::api_types::Progress;
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+use serde::{Deserialize, Serialize};
+use view::{CompletionView, PracticeFeedback, TakeStage, TakeView};
+
+/// A step the participant takes that is not an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Step {
+    Consent,
+    Instructions,
+    Return,
+}
+
+#[server(prefix = "/sfn")]
+pub async fn load_take(study_id: i64) -> Result<TakeView, ServerFnError> {
+    let (state, user) = session::caller().await?;
+    let stage = crate::crowd::stage(&state, &user, study_id).await.map_err(session::sfn_error)?;
+    server::view_of(&state, &user, study_id, stage).await.map_err(session::sfn_error)
+}
+
+#[server(prefix = "/sfn")]
+pub async fn take_step(study_id: i64, step: Step) -> Result<TakeView, ServerFnError> {
+    let (state, user) = session::caller().await?;
+    let stage = match step {
+        Step::Consent => crate::crowd::accept_consent(&state, &user, study_id).await,
+        Step::Instructions => crate::crowd::instructions_read(&state, &user, study_id).await,
+        Step::Return => crate::crowd::return_study(&state, &user, study_id).await,
+    }
+    .map_err(session::sfn_error)?;
+    server::view_of(&state, &user, study_id, stage).await.map_err(session::sfn_error)
+}
+
+#[server(prefix = "/sfn")]
+pub async fn take_practice(study_id: i64, index: usize, option: String) -> Result<PracticeFeedback, ServerFnError> {
+    let (state, user) = session::caller().await?;
+    let f = crate::crowd::practice_answer(&state, &user, study_id, index, &option).await.map_err(session::sfn_error)?;
+    let next = server::view_of(&state, &user, study_id, f.next).await.map_err(session::sfn_error)?;
+    Ok(PracticeFeedback { correct: f.correct, chosen: f.chosen, right: f.right, next })
+}
+
+/// The code and the URL to go on to; refused until every answer of the bundle is stored.
+#[server(prefix = "/sfn")]
+pub async fn take_completion(study_id: i64) -> Result<CompletionView, ServerFnError> {
+    let (state, user) = session::caller().await?;
+    let c = crate::crowd::completion(&state, &user, study_id).await.map_err(session::sfn_error)?;
+    Ok(CompletionView { code: c.code, url: c.url })
+}
+
+#[component]
+pub fn TakePage() -> impl IntoView {
+    let params = use_params_map();
+    let study_id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
+    let first = Resource::new(study_id, load_take);
+    view! {
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match first.await {
+                    Err(e) => view! {
+                        <section class="take">
+                            <p class="error" role="alert">{error_text(&e)}</p>
+                            <p>"Open this study from its link on Prolific (or the address the researcher gave you)."</p>
+                        </section>
+                    }.into_any(),
+                    Ok(v) => view! { <Take study_id=study_id() first=v/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+fn item_of_total(p: Progress) -> String {
+    format!("Item {} of {}", (p.done + 1).min(p.total), p.total)
+}
+
+#[component]
+fn Take(study_id: i64, first: TakeView) -> impl IntoView {
+    let page = RwSignal::new(first);
+    let error = RwSignal::new(None::<String>);
+    let step = ServerAction::<TakeStep>::new();
+    Effect::new(move |_| match step.value().get() {
+        Some(Ok(next)) => {
+            error.set(None);
+            page.set(next);
+        }
+        Some(Err(e)) => error.set(Some(error_text(&e))),
+        None => {}
+    });
+    let go = move |s: Step| {
+        if !step.pending().get_untracked() {
+            step.dispatch(TakeStep { study_id, step: s });
+        }
+    };
+    let title = page.with_untracked(|p| p.study_name.clone());
+    view! {
+        <section class="take" data-stage=move || page.with(|p| p.stage.name())>
+            <h1>{title}</h1>
+            {move || {
+                let TakeView { stage, task, .. } = page.get();
+                match stage {
+                    TakeStage::Consent { text } => view! { <steps::Consent text go/> }.into_any(),
+                    TakeStage::Instructions { kind, study } => view! { <steps::Instructions kind study go/> }.into_any(),
+                    TakeStage::Practice { index, item } => view! { <steps::Practice study_id index item page/> }.into_any(),
+                    TakeStage::Working { late } => view! {
+                        {late.then(|| view! {
+                            <p class="notice late">"Your time limit has passed. You can still finish and get your completion code."</p>
+                        })}
+                        <Survey study_id first=task counter=item_of_total instructions_read=true
+                            finished=move || view! { <done::Completion study_id/> }/>
+                    }.into_any(),
+                    TakeStage::Complete => view! { <done::Completion study_id/> }.into_any(),
+                    TakeStage::Returned => view! { <steps::Returned/> }.into_any(),
+                }
+            }}
+            <p class="error" role="alert">{move || error.get()}</p>
+            {move || page.with(|p| p.stage.may_return()).then(|| view! { <steps::ReturnStudy go/> })}
+        </section>
+    }
+}
