@@ -21,7 +21,13 @@ fn print_link(info: &LinkInfo, base_url: &str) {
         println!("full code:       {full}");
     }
     println!("time limit:      {} minutes", info.time_limit_minutes);
-    println!("places:          {} (buy this many on Prolific)", info.places);
+    // Returns and time-outs refill by themselves; late finishers still use a place (docs/crowd.md).
+    let margin = (info.places as u64).div_ceil(10).max(3);
+    println!(
+        "places:          {} copies wanted (buy about {} on Prolific: +{margin} for late finishers)",
+        info.places,
+        info.places as u64 + margin
+    );
     println!("open:            {}", if info.open { "yes" } else { "no (closed)" });
 }
 
