@@ -1,5 +1,6 @@
 //! The command line: `hardneg serve`, `hardneg user add`, `hardneg study create`,
 //! `hardneg import candidates`, `hardneg results import`, `hardneg score`, `hardneg export` and reports.
+pub mod demo_models;
 pub mod demo_seed;
 mod print;
 pub mod serve;
@@ -385,6 +386,10 @@ async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
         println!("loaded {n} demo instances");
     }
     demo_seed::seed_demo_study(&pool).await?;
+    let started = std::time::Instant::now();
+    let scored =
+        demo_models::score_demo_models(&pool, &ImageStore::new(paths.image_dir()), demo_seed::DEMO_DATASET).await?;
+    println!("scored {scored} demo instances with the demo models in {} ms", started.elapsed().as_millis());
     let accounts = demo_seed::seed_demo_accounts(&pool).await?;
     if !accounts.is_empty() {
         println!("demo accounts (passwords are shown only this once):");

@@ -8,8 +8,12 @@
 //! out from a description, and the truth flags are computed by checking each
 //! candidate's scene against the captions' descriptions.
 pub mod edits;
+pub mod reader;
 pub mod render;
 pub mod scene;
+#[cfg(test)]
+mod scorer_tests;
+pub mod scorers;
 #[cfg(test)]
 mod tests;
 

@@ -7,6 +7,7 @@ mod agreement;
 mod answers;
 mod baseline;
 mod cli;
+mod demo_models;
 mod durability;
 mod errors;
 mod export;
