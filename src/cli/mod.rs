@@ -4,6 +4,7 @@ pub mod demo_models;
 pub mod demo_seed;
 mod print;
 pub mod serve;
+pub mod site;
 
 use crate::accounts as auth;
 use crate::datasets::import::{import_candidates, ImportRequest};

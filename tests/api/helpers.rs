@@ -49,15 +49,15 @@ impl TestApp {
         app
     }
 
-    /// Starts the server on `data_dir` (kept by the caller, so it can restart).
+    /// Starts the server on `data_dir` (kept by the caller, so it can restart),
+    /// on the built site unless `extra` names another `--site-dir`.
     pub fn spawn_on(data_dir: &Path, extra: &[&str]) -> TestApp {
         let mut child = Command::new(env!("CARGO_BIN_EXE_hardneg"))
             .args(["serve", "--bind", "127.0.0.1:0", "--demo"])
             .args(extra)
             .arg("--data-dir")
             .arg(data_dir)
-            .arg("--site-dir")
-            .arg(site_dir())
+            .args(if extra.contains(&"--site-dir") { vec![] } else { vec!["--site-dir".into(), site_dir()] })
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -18,4 +18,5 @@ mod pipeline;
 mod placeholders;
 mod results;
 mod scoring;
+mod site_files;
 mod upload;
