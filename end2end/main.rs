@@ -5,4 +5,5 @@ mod annotate_flow;
 mod browser;
 #[path = "../tests/api/helpers.rs"]
 mod helpers;
+mod page_weight;
 mod pipeline_flow;

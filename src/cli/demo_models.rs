@@ -14,6 +14,16 @@ use anyhow::Context;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
 
+/// An instance as stored: either image may be missing.
+#[derive(sqlx::FromRow)]
+struct Stored {
+    id: i64,
+    caption: String,
+    negative_caption: String,
+    positive: Option<String>,
+    negative: Option<String>,
+}
+
 struct Row {
     id: i64,
     caption: String,
@@ -30,9 +40,9 @@ pub async fn score_demo_models(db: &SqlitePool, images: &ImageStore, dataset: &s
     else {
         return Ok(0);
     };
-    let rows: Vec<(i64, String, String, Option<String>, Option<String>)> = sqlx::query_as(&format!(
-        "SELECT i.id, i.caption, i.negative_caption, i.positive_image, {} FROM instances i
-         WHERE i.dataset_id = ? ORDER BY i.id",
+    let rows: Vec<Stored> = sqlx::query_as(&format!(
+        "SELECT i.id, i.caption, i.negative_caption, i.positive_image AS positive, {} AS negative
+         FROM instances i WHERE i.dataset_id = ? ORDER BY i.id",
         negative_sql("i.id")
     ))
     .bind(dataset_id)
@@ -40,8 +50,9 @@ pub async fn score_demo_models(db: &SqlitePool, images: &ImageStore, dataset: &s
     .await?;
     let rows: Vec<Row> = rows
         .into_iter()
-        .filter_map(|(id, caption, negative_caption, positive, negative)| {
-            Some(Row { id, caption, negative_caption, positive: positive?, negative: negative? })
+        .filter_map(|r| {
+            let (positive, negative) = (r.positive?, r.negative?);
+            Some(Row { id: r.id, caption: r.caption, negative_caption: r.negative_caption, positive, negative })
         })
         .collect();
     let images = images.clone();
