@@ -10,6 +10,8 @@ use std::time::Duration;
 
 pub struct Browser {
     pub client: Client,
+    /// chromedriver's port, for commands fantoccini has no call for.
+    pub port: u16,
     driver: Child,
     _profile: tempfile::TempDir,
 }
@@ -50,7 +52,7 @@ impl Browser {
                 .connect(&format!("http://127.0.0.1:{port}"))
                 .await
             {
-                Ok(client) => return Browser { client, driver, _profile: profile },
+                Ok(client) => return Browser { client, port, driver, _profile: profile },
                 Err(e) => last = Some(e),
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

@@ -9,5 +9,6 @@ mod crowd_flow;
 mod crowd_kit;
 #[path = "../tests/api/helpers.rs"]
 mod helpers;
+mod page_weight;
 mod pipeline_flow;
 mod protocols_flow;

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Builds the browser client (wasm + JS glue + CSS) into target/site/pkg and
 # the server binary, without cargo-leptos (same result, minutes less setup).
-# RELEASE=1 builds both optimised.
+# The client files get content-hashed names (hardneg.<hash>.js, …_bg.wasm,
+# .css; the server reads the name from target/site/output-name), so they can
+# be cached forever. RELEASE=1 builds both optimised, shrinks the wasm with
+# wasm-opt and writes brotli and gzip copies next to the files; the debug
+# site skips both, to stay quick to build for the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 site=target/site
@@ -11,9 +15,39 @@ else
   wasm_profile=dev; server_flags=(); wasm_dir=debug
 fi
 cargo build --lib --target wasm32-unknown-unknown --no-default-features --features hydrate --profile "$wasm_profile"
-mkdir -p "$site/pkg"
-wasm-bindgen --target web --no-typescript --out-dir "$site/pkg" --out-name hardneg \
+out=target/site-build
+rm -rf "$out" && mkdir -p "$out"
+wasm-bindgen --target web --no-typescript --out-dir "$out" --out-name hardneg \
   "target/wasm32-unknown-unknown/$wasm_dir/hardneg.wasm"
-cp style/main.css "$site/pkg/hardneg.css"
+if [ "${RELEASE:-0}" = 1 ]; then
+  # binaryen from npm (scripts/setup.sh): Debian's older wasm-opt breaks hydration.
+  wasm_opt=target/tools/node_modules/.bin/wasm-opt
+  "$wasm_opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-reference-types --enable-multivalue -o "$out/hardneg_bg.opt.wasm" "$out/hardneg_bg.wasm"
+  mv "$out/hardneg_bg.opt.wasm" "$out/hardneg_bg.wasm"
+fi
+cp style/main.css "$out/hardneg.css"
+hash=$(cat "$out/hardneg.js" "$out/hardneg_bg.wasm" "$out/hardneg.css" | sha256sum | cut -c1-16)
+name="hardneg.$hash"
+mkdir -p "$site/pkg"
+rm -f "$site"/pkg/hardneg.* "$site"/pkg/hardneg_bg.*
+mv "$out/hardneg.js" "$site/pkg/$name.js"
+mv "$out/hardneg_bg.wasm" "$site/pkg/${name}_bg.wasm"
+mv "$out/hardneg.css" "$site/pkg/$name.css"
+if [ -d "$out/snippets" ]; then rm -rf "$site/pkg/snippets" && mv "$out/snippets" "$site/pkg/"; fi
+rm -rf "$out"
+if [ "${RELEASE:-0}" = 1 ]; then
+  for f in "$site/pkg/$name.js" "$site/pkg/${name}_bg.wasm" "$site/pkg/$name.css"; do
+    gzip -9 -k -f "$f"
+  done
+  node -e '
+    const fs = require("fs"), zlib = require("zlib");
+    for (const f of process.argv.slice(1)) {
+      const q = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } };
+      fs.writeFileSync(f + ".br", zlib.brotliCompressSync(fs.readFileSync(f), q));
+    }' "$site/pkg/$name.js" "$site/pkg/${name}_bg.wasm" "$site/pkg/$name.css"
+fi
+# Written last: a server never names files that are not there yet.
+echo "$name" > "$site/output-name"
 if [ -d assets ] && [ -n "$(ls -A assets)" ]; then cp -r assets/. "$site/"; fi
 cargo build --bin hardneg --features ssr "${server_flags[@]}"

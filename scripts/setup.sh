@@ -36,3 +36,11 @@ if [ "$have" != "$want" ]; then
   # Not --locked: its own lockfile names a crate version the registry may lack.
   cargo install wasm-bindgen-cli --version "$want"
 fi
+
+# wasm-opt for the release site (run-demo.sh): binaryen 132 from npm, into
+# target/tools. Debian's binaryen 108 produces a wasm whose hydration fails.
+if [ "${1:-}" = "--release" ] && [ ! -x target/tools/node_modules/.bin/wasm-opt ]; then
+  echo "== installing wasm-opt (npm package binaryen@132, into target/tools)"
+  mkdir -p target/tools
+  npm install --silent --no-audit --no-fund --prefix target/tools binaryen@132
+fi

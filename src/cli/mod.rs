@@ -2,6 +2,7 @@
 //! `hardneg import candidates`, `hardneg results import`, `hardneg score`, `hardneg export` and reports.
 mod args;
 mod crowd;
+pub mod demo_models;
 pub mod demo_seed;
 mod import_command;
 mod print;
@@ -9,6 +10,7 @@ mod protocols;
 pub use args::{Cli, Command, ResultsCommand, StudyCommand, UserCommand};
 pub use import_command::ImportCommand;
 pub mod serve;
+pub mod site;
 
 use crate::accounts as auth;
 use crate::datasets::import::{import_candidates, ImportRequest};
@@ -249,6 +251,10 @@ async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
     demo_seed::seed_demo_triplets(&pool, &ImageStore::new(paths.image_dir())).await?;
     demo_seed::seed_demo_ab_pairs(&pool).await?;
     demo_seed::seed_demo_study(&pool).await?;
+    let started = std::time::Instant::now();
+    let scored =
+        demo_models::score_demo_models(&pool, &ImageStore::new(paths.image_dir()), demo_seed::DEMO_DATASET).await?;
+    println!("scored {scored} demo instances with the demo models in {} ms", started.elapsed().as_millis());
     let accounts = demo_seed::seed_demo_accounts(&pool).await?;
     if !accounts.is_empty() {
         println!("demo accounts (passwords are shown only this once):");

@@ -12,7 +12,6 @@ use leptos::config::LeptosOptions;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, SessionManagerLayer};
@@ -37,7 +36,7 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr, exposure: &Exposure) -
     let pool = db::open_pool(&paths.db_file()).await?;
     let writer = Writer::spawn(db::open_writer_connection(&paths.db_file()).await?);
     let leptos_options = LeptosOptions::builder()
-        .output_name("hardneg")
+        .output_name(crate::cli::site::output_name(&paths.site_dir))
         .site_root(paths.site_dir.to_string_lossy().to_string())
         .site_pkg_dir("pkg")
         .site_addr(addr)
@@ -98,17 +97,15 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
             move || shell(options.clone())
         })
         .merge(http::routes())
-        .nest_service(
-            "/pkg",
-            tower::ServiceBuilder::new()
-                .layer(SetResponseHeaderLayer::overriding(
-                    header::CACHE_CONTROL,
-                    header::HeaderValue::from_static("no-cache"),
-                ))
-                .service(ServeDir::new(pkg_dir)),
-        )
+        .nest_service("/pkg", crate::cli::site::pkg_service(&pkg_dir))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(middleware::from_fn(http::guard::guard_pages))
+        .layer(crate::cli::site::compression())
+        // Pages and answers are per user and change: always revalidated.
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CACHE_CONTROL,
+            header::HeaderValue::from_static("no-cache"),
+        ))
         .layer(sessions)
         // No page may be framed (clickjacking) or content-sniffed.
         .layer(SetResponseHeaderLayer::if_not_present(

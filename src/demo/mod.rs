@@ -9,8 +9,12 @@
 //! candidate's scene against the captions' descriptions.
 pub mod ab_pairs;
 pub mod edits;
+pub mod reader;
 pub mod render;
 pub mod scene;
+#[cfg(test)]
+mod scorer_tests;
+pub mod scorers;
 #[cfg(test)]
 mod tests;
 pub mod triplets;

@@ -26,7 +26,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
-                <link rel="stylesheet" href="/pkg/hardneg.css"/>
+                <link rel="stylesheet" href=format!("/pkg/{}.css", options.output_name)/>
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
                 <HydrationScripts options/>
                 <MetaTags/>

@@ -49,7 +49,8 @@ impl TestApp {
         app
     }
 
-    /// Starts the server on `data_dir` (kept by the caller, so it can restart).
+    /// Starts the server on `data_dir` (kept by the caller, so it can restart),
+    /// on the built site unless `extra` names another `--site-dir`.
     pub fn spawn_on(data_dir: &Path, extra: &[&str]) -> TestApp {
         TestApp::spawn_with_env(data_dir, extra, &[])
     }
@@ -62,8 +63,7 @@ impl TestApp {
             .args(extra)
             .arg("--data-dir")
             .arg(data_dir)
-            .arg("--site-dir")
-            .arg(site_dir())
+            .args(if extra.contains(&"--site-dir") { vec![] } else { vec!["--site-dir".into(), site_dir()] })
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -189,5 +189,6 @@ async fn corrupted_results_are_refused_whole_naming_the_line() {
     assert!(text(&out.stderr).contains("no dataset named \"bivlc\""));
     let demo: CompareReport =
         serde_json::from_slice(&app.cli(&["compare", "--dataset", "demo", "--json"]).stdout).unwrap();
-    assert_eq!(demo.models.len(), 0);
+    let names: Vec<&str> = demo.models.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["demo: scene reader", "demo: bag of words"], "only the demo's own models, nothing imported");
 }

@@ -1,0 +1,83 @@
+//! Measurement, not a check (ignored; run it by name against the release
+//! site, see docs/performance.md): what a cold survey page transfers and
+//! when its keys start working on an emulated 5 Mbit/s link.
+use crate::browser::Browser;
+use crate::helpers::TestApp;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// A Chrome DevTools Protocol command through chromedriver.
+async fn cdp(b: &Browser, cmd: &str, params: Value) -> Value {
+    let session = b.client.session_id().await.unwrap().expect("a session");
+    let url = format!("http://127.0.0.1:{}/session/{session}/goog/cdp/execute", b.port);
+    let res = reqwest::Client::new().post(url).json(&json!({ "cmd": cmd, "params": params })).send().await.unwrap();
+    assert!(res.status().is_success(), "{cmd}: {}", res.text().await.unwrap());
+    res.json().await.unwrap()
+}
+
+#[tokio::test]
+#[ignore = "a measurement: run with --ignored against the release site"]
+async fn cold_survey_page_weight_and_time_to_keys_at_5_mbit() {
+    let app = TestApp::spawn();
+    let b = Browser::start().await;
+    b.login(&app.base, "annotator1", &app.password("annotator1")).await;
+    let survey = b.wait_css("ul.studies a").await.attr("href").await.unwrap().expect("a study link");
+    let survey = format!("{}{survey}", app.base);
+
+    // 5 Mbit/s both ways and 40 ms round trips, with an empty cache.
+    let bytes_per_s = 5_000_000.0 / 8.0;
+    cdp(&b, "Network.enable", json!({})).await;
+    let link =
+        json!({ "offline": false, "latency": 40, "downloadThroughput": bytes_per_s, "uploadThroughput": bytes_per_s });
+    cdp(&b, "Network.emulateNetworkConditions", link).await;
+    for (label, clear) in [("cold", true), ("warm", false)] {
+        if clear {
+            cdp(&b, "Network.clearBrowserCache", json!({})).await;
+        }
+        b.client.goto("about:blank").await.unwrap();
+        b.client.goto(&survey).await.unwrap();
+        // Polled without pauses: each round trip to the page takes a few ms.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let keys_ms = loop {
+            let t = b
+                .client
+                .execute(
+                    "return document.querySelector('main[data-hydrated=\"true\"]') ? performance.now() : null",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            if let Some(ms) = t.as_f64() {
+                break ms;
+            }
+            assert!(std::time::Instant::now() < deadline, "the survey never hydrated");
+        };
+        let sizes = b
+            .client
+            .execute(
+                "return performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
+                   .map(e => [e.name, e.transferSize, e.encodedBodySize, e.decodedBodySize]);",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let entries = sizes.as_array().unwrap();
+        let total: f64 = entries.iter().map(|e| e[1].as_f64().unwrap_or(0.0)).sum();
+        println!("{label}: {total:.0} bytes transferred, keys work after {keys_ms:.0} ms");
+        for e in entries {
+            println!("  {:>9} B on the wire ({:>9} B decoded)  {}", e[1], e[3], e[0]);
+        }
+        if clear {
+            assert!(total <= 1_000_000.0, "a cold survey page transfers {total} bytes");
+        }
+    }
+    // The keys really work: one press answers and the next item opens.
+    let before = b.wait_css("section.survey").await.attr("data-task").await.unwrap();
+    b.press('1').await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while b.wait_css("section.survey").await.attr("data-task").await.unwrap() == before {
+        assert!(std::time::Instant::now() < deadline, "a key press did not answer");
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    b.close().await;
+}
