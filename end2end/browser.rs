@@ -103,6 +103,16 @@ impl Browser {
         self.wait_hydrated().await;
     }
 
+    /// A Chrome DevTools Protocol command through chromedriver.
+    pub async fn cdp(&self, cmd: &str, params: serde_json::Value) -> serde_json::Value {
+        let session = self.client.session_id().await.unwrap().expect("a session");
+        let url = format!("http://127.0.0.1:{}/session/{session}/goog/cdp/execute", self.port);
+        let body = serde_json::json!({ "cmd": cmd, "params": params });
+        let res = reqwest::Client::new().post(url).json(&body).send().await.unwrap();
+        assert!(res.status().is_success(), "{cmd}: {}", res.text().await.unwrap());
+        res.json().await.unwrap()
+    }
+
     /// Ends the WebDriver session; a dropped client would keep its task alive.
     pub async fn close(self) {
         let _ = tokio::time::timeout(Duration::from_secs(10), self.client.clone().close()).await;

@@ -10,5 +10,6 @@ mod crowd_kit;
 #[path = "../tests/api/helpers.rs"]
 mod helpers;
 mod page_weight;
+mod pages;
 mod pipeline_flow;
 mod protocols_flow;

@@ -3,17 +3,8 @@
 //! when its keys start working on an emulated 5 Mbit/s link.
 use crate::browser::Browser;
 use crate::helpers::TestApp;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::time::Duration;
-
-/// A Chrome DevTools Protocol command through chromedriver.
-async fn cdp(b: &Browser, cmd: &str, params: Value) -> Value {
-    let session = b.client.session_id().await.unwrap().expect("a session");
-    let url = format!("http://127.0.0.1:{}/session/{session}/goog/cdp/execute", b.port);
-    let res = reqwest::Client::new().post(url).json(&json!({ "cmd": cmd, "params": params })).send().await.unwrap();
-    assert!(res.status().is_success(), "{cmd}: {}", res.text().await.unwrap());
-    res.json().await.unwrap()
-}
 
 #[tokio::test]
 #[ignore = "a measurement: run with --ignored against the release site"]
@@ -26,13 +17,13 @@ async fn cold_survey_page_weight_and_time_to_keys_at_5_mbit() {
 
     // 5 Mbit/s both ways and 40 ms round trips, with an empty cache.
     let bytes_per_s = 5_000_000.0 / 8.0;
-    cdp(&b, "Network.enable", json!({})).await;
+    b.cdp("Network.enable", json!({})).await;
     let link =
         json!({ "offline": false, "latency": 40, "downloadThroughput": bytes_per_s, "uploadThroughput": bytes_per_s });
-    cdp(&b, "Network.emulateNetworkConditions", link).await;
+    b.cdp("Network.emulateNetworkConditions", link).await;
     for (label, clear) in [("cold", true), ("warm", false)] {
         if clear {
-            cdp(&b, "Network.clearBrowserCache", json!({})).await;
+            b.cdp("Network.clearBrowserCache", json!({})).await;
         }
         b.client.goto("about:blank").await.unwrap();
         b.client.goto(&survey).await.unwrap();

@@ -201,6 +201,8 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     assert_eq!(truth.by_prompt[&prompt], disputed);
     let value = truth.step3_slot(disputed).map(|s| s.to_string()).unwrap_or_else(|| "none".into());
     b.wait_css(&format!(r#"section.dispute button[data-value="{value}"]"#)).await.click().await.unwrap();
+    assert!(b.client.find(fantoccini::Locator::Css("p.empty")).await.is_err(), "a click alone settles nothing");
+    b.wait_css("section.dispute button.confirm-settle").await.click().await.unwrap();
     b.wait_css("p.empty").await;
 
     // Start Step 4 from the page: the pair again, over Step 3's survivors.
@@ -209,7 +211,7 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
     b.wait_css("span.started").await;
 
     let survivors: Vec<usize> = (0..SIZE).filter(|&i| truth.step3_slot(i).is_some()).collect();
-    let step4_name = "E2E Step 3 - Step 4";
+    let step4_name = "E2E Step 4";
     let mut step4_seen = 0;
     for who in ["annotator1", "annotator2"] {
         b.client.delete_all_cookies().await.unwrap();

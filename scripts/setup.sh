@@ -13,6 +13,14 @@ if [ "${1:-}" = "--browser" ]; then
   fi
 fi
 
+# The browser tests run axe-core (npm package, pinned) on every page; they
+# read target/tools/node_modules/axe-core/axe.min.js and never download it.
+if [ "${1:-}" = "--browser" ] && [ ! -f target/tools/node_modules/axe-core/axe.min.js ]; then
+  echo "== installing axe-core 4.14.1 (npm, into target/tools, for the browser tests)"
+  mkdir -p target/tools
+  npm install --silent --no-audit --no-fund --prefix target/tools axe-core@4.14.1
+fi
+
 # The export test reads parquet back with Hugging Face `datasets` (about a minute, once).
 if [ "${1:-}" = "--browser" ] && ! python3 -c "import pyarrow, datasets, PIL" 2>/dev/null; then
   echo "== installing pyarrow, datasets and pillow (pip, for the parquet export test)"

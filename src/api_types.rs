@@ -192,6 +192,9 @@ pub struct Dispute {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DisputeChoice {
     pub value: String,
+    /// The option as the annotators saw it ("None", or "B to ana, D to bo"
+    /// when their shuffles showed it under different letters).
+    pub label: String,
     pub image_url: Option<String>,
     pub chosen_by: Vec<String>,
 }

@@ -19,9 +19,26 @@ pub fn check_dataset_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// The name "Start Step 4" gives the next study: the step's label in the
+/// name and anything after it (e.g. " (four images)") become the next
+/// step's label, else the label is appended.
+pub fn next_step_name(name: &str, label: &str, next_label: &str) -> String {
+    match name.rfind(label) {
+        Some(at) => format!("{}{next_label}", &name[..at]),
+        None => format!("{name} - {next_label}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_next_step_replaces_the_step_in_the_name() {
+        assert_eq!(next_step_name("Demo: BiVLC Step 3 (four images)", "Step 3", "Step 4"), "Demo: BiVLC Step 4");
+        assert_eq!(next_step_name("E2E Step 3", "Step 3", "Step 4"), "E2E Step 4");
+        assert_eq!(next_step_name("S3 pairs", "Step 3", "Step 4"), "S3 pairs - Step 4");
+    }
 
     #[test]
     fn plain_names_pass() {

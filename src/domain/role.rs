@@ -48,6 +48,26 @@ impl Role {
         self == Role::Participant
     }
 
+    /// The page areas this role may open, as (path, link text) for the
+    /// header's navigation; the page guard allows exactly these.
+    pub fn areas(self) -> Vec<(&'static str, &'static str)> {
+        let mut out = Vec::new();
+        if self.may_annotate() {
+            out.push(("/annotate", "Your studies"));
+        }
+        if self.may_research() {
+            out.extend([
+                ("/research", "Studies"),
+                ("/research/compare", "Compare models"),
+                ("/research/import", "Import"),
+            ]);
+        }
+        if self.may_administer() {
+            out.push(("/admin", "Administration"));
+        }
+        out
+    }
+
     /// Where a user lands after logging in.
     pub fn home(self) -> &'static str {
         match self {
@@ -70,6 +90,18 @@ mod tests {
             assert_eq!(Role::parse(r.as_str()), Some(r));
         }
         assert_eq!(Role::parse("root"), None);
+    }
+
+    #[test]
+    fn every_area_in_the_navigation_is_one_the_role_may_open() {
+        let paths = |r: Role| r.areas().into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+        assert_eq!(paths(Role::Admin), ["/research", "/research/compare", "/research/import", "/admin"]);
+        assert_eq!(paths(Role::Researcher), ["/research", "/research/compare", "/research/import"]);
+        assert_eq!(paths(Role::Annotator), ["/annotate"]);
+        assert!(paths(Role::Participant).is_empty(), "a participant only has their study link");
+        for r in Role::ALL {
+            assert!(r == Role::Participant || paths(r).contains(&r.home()), "{r:?}'s home is in its navigation");
+        }
     }
 
     #[test]

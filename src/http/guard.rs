@@ -28,15 +28,17 @@ pub async fn guard_pages(session: tower_sessions::Session, req: Request, next: N
     match accounts::current_user(&session).await {
         None => Redirect::to("/login").into_response(),
         Some(user) if allowed(user.role) => next.run(req).await,
-        Some(user) => (
-            StatusCode::FORBIDDEN,
-            axum::response::Html(format!(
-                "<!doctype html><title>Forbidden</title><p>This page is not for the {} role. <a href=\"{}\">Go to your page</a>.</p>",
-                user.role.as_str(),
-                user.role.home()
-            )),
-        )
-            .into_response(),
+        Some(user) => {
+            let message = format!("This page is not for the {} role.", user.role.as_str());
+            super::error_page::ErrorPage {
+                status: StatusCode::FORBIDDEN,
+                title: "Not for your role",
+                message: &message,
+                link: (user.role.home(), "Go to your page"),
+                who: Some(&user),
+            }
+            .into_response()
+        }
     }
 }
 

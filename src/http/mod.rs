@@ -5,6 +5,7 @@ pub mod accounts;
 pub mod crowd;
 pub mod csp;
 pub mod datasets;
+pub mod error_page;
 pub mod export;
 pub mod extract;
 pub mod guard;
@@ -15,6 +16,7 @@ pub mod models;
 pub mod origin;
 pub mod proxy;
 pub mod studies;
+pub mod survey_form;
 pub mod users;
 
 use crate::state::AppState;
@@ -31,4 +33,5 @@ pub fn routes() -> Router<AppState> {
         .merge(models::routes())
         .merge(users::routes())
         .merge(media::routes())
+        .merge(survey_form::routes())
 }

@@ -13,19 +13,44 @@ use std::collections::HashMap;
 
 /// What the annotators were shown (the kind's own presentation of the item)
 /// and the image each stored value names, for image answers.
+/// The item's caption, the image of each value, and each value's label as
+/// each disputing annotator saw it (their seeds shuffle the letters).
 async fn shown(
     db: &SqlitePool,
     kind: SurveyKind,
     study_id: i64,
     instance_id: i64,
-) -> Result<(String, HashMap<String, String>), ServiceError> {
+    seeds: &[(String, i64)],
+) -> Result<(String, HashMap<String, String>, HashMap<String, String>), ServiceError> {
     let item = load_item(db, kind, study_id, instance_id, 0).await?;
-    let p = kind.present(&item, 0).map_err(|e| ServiceError::Internal(format!("instance {instance_id}: {e}")))?;
-    let images = p.options.into_iter().filter_map(|o| Some((o.value, o.image?))).collect();
-    Ok((p.prompt_text, images))
+    let present = |seed: i64| {
+        kind.present(&item, seed as u64).map_err(|e| ServiceError::Internal(format!("instance {instance_id}: {e}")))
+    };
+    let p = present(0)?;
+    let images = p.options.iter().filter_map(|o| Some((o.value.clone(), o.image.clone()?))).collect();
+    // value -> [(label, who)], then one label when everyone saw the same.
+    let mut seen: HashMap<String, Vec<(String, String)>> = HashMap::new();
+    for (who, seed) in seeds {
+        for o in present(*seed)?.options {
+            seen.entry(o.value).or_default().push((o.label, who.clone()));
+        }
+    }
+    let labels = p
+        .options
+        .into_iter()
+        .map(|o| {
+            let by = seen.remove(&o.value).unwrap_or_default();
+            let label = if by.iter().all(|(l, _)| *l == o.label) {
+                o.label
+            } else {
+                by.iter().map(|(l, who)| format!("{l} to {who}")).collect::<Vec<_>>().join(", ")
+            };
+            (o.value, label)
+        })
+        .collect();
+    Ok((p.prompt_text, images, labels))
 }
 
-/// Disputed items of a study, with who chose what.
 pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let mut out = Vec::new();
@@ -33,24 +58,26 @@ pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, Se
         return Ok(out);
     }
     for o in outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })) {
-        let answers: Vec<(String, String)> = sqlx::query_as(
-            "SELECT a.value, u.username FROM counted_answers a JOIN users u ON u.id = a.user_id
+        let answers: Vec<(String, String, i64)> = sqlx::query_as(
+            "SELECT a.value, u.username, t.seed FROM counted_answers a JOIN users u ON u.id = a.user_id
+             JOIN tasks t ON t.id = a.task_id
              WHERE a.study_id = ? AND a.instance_id = ? ORDER BY a.answered_at, a.task_id",
         )
         .bind(study_id)
         .bind(o.instance_id)
         .fetch_all(db)
         .await?;
-        // Step 3 asks about the negative caption, Step 4 about the original: the prompt they saw.
-        let (prompt, images) = shown(db, meta.kind, study_id, o.instance_id).await?;
+        let seeds: Vec<(String, i64)> = answers.iter().map(|(_, u, seed)| (u.clone(), *seed)).collect();
+        let (prompt, images, labels) = shown(db, meta.kind, study_id, o.instance_id, &seeds).await?;
         let choices = meta
             .kind
             .values()
             .iter()
             .map(|v| DisputeChoice {
                 value: v.to_string(),
+                label: labels.get(*v).cloned().unwrap_or_else(|| v.to_string()),
                 image_url: images.get(*v).map(|h| image_url(h)),
-                chosen_by: answers.iter().filter(|(a, _)| a == v).map(|(_, u)| u.clone()).collect(),
+                chosen_by: answers.iter().filter(|(a, _, _)| a == v).map(|(_, u, _)| u.clone()).collect(),
             })
             .collect();
         out.push(Dispute { study_id, instance_id: o.instance_id, prompt, choices });
@@ -58,7 +85,6 @@ pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, Se
     Ok(out)
 }
 
-/// Records a researcher's decision; deciding again replaces it.
 pub async fn adjudicate(
     db: &SqlitePool,
     user: &SessionUser,

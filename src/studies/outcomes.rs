@@ -294,7 +294,7 @@ pub async fn step4_spec(db: &SqlitePool, step3: i64, seed: u64) -> Result<String
     let list = |names: &[String]| format!("[{}]", names.iter().map(|n| q(n)).collect::<Vec<_>>().join(", "));
     let mut spec = format!(
         "name = {}\nkind = {}\ndataset = {}\nsource = {}\nseed = {seed}\nresolve = {}\n",
-        q(&format!("{} - {}", meta.name, next.label())),
+        q(&crate::domain::names::next_step_name(&meta.name, meta.kind.label(), next.label())),
         q(next.name()),
         q(&meta.dataset),
         q(&meta.name),

@@ -220,6 +220,21 @@ pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> R
     }))
 }
 
+/// The page's view of a study: its name, and the next task when the caller
+/// has started it (`None` when not: a page's GET must not start a study).
+pub async fn peek(
+    state: &AppState,
+    user: &SessionUser,
+    study_id: i64,
+) -> Result<(String, Option<Option<TaskView>>), ServiceError> {
+    let meta = study_meta(state, study_id).await?;
+    admit(state, user, &meta).await?;
+    if participation(&state.db, study_id, user.id).await?.is_none() {
+        return Ok((meta.name.clone(), None));
+    }
+    Ok((meta.name.clone(), Some(next_task(state, user, study_id).await?)))
+}
+
 /// Stores the caller's answer; returns once it is durable. A repeat is
 /// acknowledged again but stores nothing new.
 pub async fn answer(

@@ -16,6 +16,7 @@ pub async fn list_users() -> Result<Vec<UserSummary>, ServerFnError> {
 pub fn AdminPage() -> impl IntoView {
     let users = Resource::new(|| (), |_| list_users());
     view! {
+        <leptos_meta::Title text="Administration"/>
         <h1>"Administration"</h1>
         <h2>"Accounts"</h2>
         <p class="hint">"Add accounts with " <code>"hardneg user add NAME --role ROLE --password-stdin"</code> "."</p>
@@ -34,7 +35,8 @@ pub fn AdminPage() -> impl IntoView {
                 }
             })}
         </Suspense>
-        <h2>"Studies"</h2>
+        // Each study is a heading of its own (h2), beside "Accounts".
+        <p class="hint">"Every study, as on the " <a href="/research">"research page"</a> ":"</p>
         <StudiesOverview/>
     }
 }

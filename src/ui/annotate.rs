@@ -1,12 +1,16 @@
 //! Annotator pages: the study list and the survey loop. The next item comes
-//! from a server function (no page reload); keys answer.
+//! from a server function (no page reload); keys answer. Before the wasm has
+//! loaded (or without JavaScript) the options are plain form posts to
+//! `http::survey_form`, which answer and reload the page.
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::api_types::{Progress, StudySummary, TaskView};
 use leptos::prelude::*;
+use leptos_meta::Title;
 use leptos_router::components::A;
-use leptos_router::hooks::use_params_map;
+use leptos_router::hooks::{use_location, use_params_map};
+use serde::{Deserialize, Serialize};
 
 #[server(prefix = "/sfn")]
 pub async fn my_studies() -> Result<Vec<StudySummary>, ServerFnError> {
@@ -37,10 +41,28 @@ pub async fn answer_and_next(
     crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
 }
 
+/// What the survey page renders on the server: the study's name and, once
+/// the caller has started it, the task to show (`None`: all done).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SurveyOpen {
+    pub study: String,
+    pub started: bool,
+    pub task: Option<TaskView>,
+}
+
+/// Read-only (a page's GET): does not start the study.
+#[server(prefix = "/sfn")]
+pub async fn open_survey(study_id: i64) -> Result<SurveyOpen, ServerFnError> {
+    let (state, user) = session::caller().await?;
+    let (study, task) = crate::studies::tasks::peek(&state, &user, study_id).await.map_err(session::sfn_error)?;
+    Ok(SurveyOpen { study, started: task.is_some(), task: task.flatten() })
+}
+
 #[component]
 pub fn StudyList() -> impl IntoView {
     let studies = Resource::new(|| (), |_| my_studies());
     view! {
+        <Title text="Your studies"/>
         <h1>"Your studies"</h1>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
@@ -65,15 +87,53 @@ pub fn StudyList() -> impl IntoView {
 pub fn SurveyPage() -> impl IntoView {
     let params = use_params_map();
     let study_id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
-    // Fetched by the browser once hydrated, never while rendering the page's
-    // GET on the server: starting a study is a side effect.
-    let first = LocalResource::new(move || next_task(study_id()));
+    // Rendered on the server too, so the task is in the HTML before the wasm runs.
+    let open = Resource::new(study_id, open_survey);
     view! {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
+                match open.await {
+                    Err(e) => view! {
+                        <Title text="Survey"/>
+                        <h1>"Survey"</h1>
+                        <p class="error" role="alert">{error_text(&e)}</p>
+                        <p><A href="/annotate">"Back to your studies"</A></p>
+                    }.into_any(),
+                    Ok(o) => view! {
+                        <Title text=o.study.clone()/>
+                        <div class="survey-head">
+                            <h1>{o.study.clone()}</h1>
+                            <a href="/annotate" class="back">"← Your studies"</a>
+                        </div>
+                        {if o.started {
+                            view! { <Survey study_id=study_id() first=o.task/> }.into_any()
+                        } else {
+                            view! { <StartSurvey study_id=study_id()/> }.into_any()
+                        }}
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// A study not started yet: the browser starts it once hydrated (starting is
+/// a side effect, never done by the page's GET); until then, or without
+/// JavaScript, a Start button posts the form that does.
+#[component]
+fn StartSurvey(study_id: i64) -> impl IntoView {
+    let first = LocalResource::new(move || next_task(study_id));
+    view! {
+        <Suspense fallback=move || view! {
+            <form class="start" method="post" action=format!("/annotate/{study_id}/start")>
+                <p>"Your items are handed out when you start."</p>
+                <button type="submit">"Start"</button>
+            </form>
+        }>
+            {move || Suspend::new(async move {
                 match first.await {
                     Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
-                    Ok(task) => view! { <Survey study_id=study_id() first=task/> }.into_any(),
+                    Ok(task) => view! { <Survey study_id first=task/> }.into_any(),
                 }
             })}
         </Suspense>
@@ -137,18 +197,29 @@ pub fn Survey(
         }
     };
     answer_by_keys(task, choose);
+    // Effects run only in the browser: until this one has, keys do nothing
+    // (clicks still answer, as form posts).
+    let live = RwSignal::new(false);
+    Effect::new(move |_| live.set(true));
+    // This page's own answer route: /annotate/{id}/answer or /take/{id}/answer.
+    let form_action = format!("{}/answer", use_location().pathname.get_untracked().trim_end_matches('/'));
 
     view! {
+        {move || (!live.get()).then(|| view! {
+            <p class="notice keys-wait" role="status">"Keys work once the page has loaded; clicking an option works now."</p>
+        })}
         {move || match (task.get(), finished.clone()) {
             (None, Some(finished)) => finished.run(),
             (None, None) => view! {
                 <section class="finished">
-                    <h1>"All done — thank you!"</h1>
+                    <h2>"All done — thank you!"</h2>
                     <p>"Every item of this study has your answer."</p>
                     <p><A href="/annotate">"Back to your studies"</A></p>
                 </section>
             }.into_any(),
-            (Some(t), _) => view! { <TaskCard task=t pending=action.pending() choose counter instructions_read/> }.into_any(),
+            (Some(t), _) => view! {
+                <TaskCard task=t pending=action.pending() choose counter instructions_read form_action=form_action.clone()/>
+            }.into_any(),
         }}
         <p class="error" role="alert">{move || error.get()}</p>
     }
@@ -181,11 +252,23 @@ pub fn TaskCard(
     choose: impl Fn(String) + Copy + Send + Sync + 'static,
     counter: Counter,
     #[prop(optional)] instructions_read: bool,
+    /// Where the options post without JavaScript; none: they only work hydrated.
+    #[prop(optional)]
+    form_action: Option<String>,
 ) -> impl IntoView {
     let progress = task.progress;
+    let task_id = task.task_id;
+    let submits = form_action.is_some();
+    // Each new item takes the focus, so no option of it looks chosen already.
+    let card = NodeRef::<leptos::html::Section>::new();
+    Effect::new(move |_| {
+        if let Some(el) = card.get() {
+            let _ = el.focus();
+        }
+    });
     let choices = task.options.iter().filter(|o| o.image_url.is_some() || o.text.is_some()).count();
     view! {
-        <section class="survey" aria-busy=move || pending.get().to_string() data-task=task.task_id>
+        <section class="survey" tabindex="-1" node_ref=card aria-busy=move || pending.get().to_string() data-task=task.task_id>
             <div class="progress">
                 <progress max=progress.total value=progress.done aria-label="Progress"></progress>
                 <span>{counter(progress)}</span>
@@ -198,22 +281,24 @@ pub fn TaskCard(
             {(!task.prompt.text.is_empty()).then(|| view! { <blockquote class="prompt">{task.prompt.text.clone()}</blockquote> })}
             {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image to describe"/> })}
             // Two-choice kinds get two wide columns instead of four narrow ones.
-            <div class="options" data-count=choices>
+            <form class="options" data-count=choices method="post" action=form_action>
+                <input type="hidden" name="task_id" value=task_id/>
                 {task.options.into_iter().map(|o| {
                     let id = o.id.clone();
                     let keys = o.keys.join(" ");
                     let label = o.label.clone();
                     view! {
-                        <button type="button" class=match (&o.image_url, &o.text) { (Some(_), _) => "option image", (None, Some(_)) => "option text-choice", _ => "option plain" }
+                        <button type=if submits { "submit" } else { "button" } name="option" value=o.id.clone()
+                            class=match (&o.image_url, &o.text) { (Some(_), _) => "option image", (None, Some(_)) => "option text-choice", _ => "option plain" }
                             data-option=o.id.clone() aria-keyshortcuts=keys.clone()
-                            on:click=move |_| choose(id.clone())>
+                            on:click=move |ev| { ev.prevent_default(); choose(id.clone()) }>
                             {o.image_url.clone().map(|src| view! { <img src=src alt=format!("Candidate {}", label)/> })}
                             {o.text.clone().map(|t| view! { <span class="text">{t}</span> })}
                             <span class="label">{o.label.clone()} " " <kbd>{o.keys.first().cloned().unwrap_or_default()}</kbd></span>
                         </button>
                     }
                 }).collect_view()}
-            </div>
+            </form>
             <div hidden>
                 {task.prefetch.into_iter().map(|src| view! { <img src=src alt=""/> }).collect_view()}
             </div>

@@ -47,6 +47,7 @@ pub fn ComparePage() -> impl IntoView {
         }
     });
     view! {
+        <leptos_meta::Title text="Model comparison"/>
         <h1>"Model comparison"</h1>
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {

@@ -54,7 +54,8 @@ fn PipelineLine(status: StudyStatus) -> impl IntoView {
     let next_label = next.map_or("next step", |k| k.label());
     view! {
         <p class="pipeline" data-final=status.final_items data-waiting=status.waiting data-disputed=status.disputed>
-            {status.final_items} " items final · " {status.waiting} " waiting for answers · "
+            // Final: every answer the plan asks for is in and settles the item.
+            {status.final_items} " items settled · " {status.waiting} " waiting for more answers · "
             {if status.disputed > 0 {
                 view! { <A href=format!("/research/studies/{id}/adjudicate") attr:class="adjudicate">{status.disputed} " to adjudicate"</A> }.into_any()
             } else {
@@ -104,6 +105,8 @@ fn FunnelTable(funnel: Funnel) -> impl IntoView {
             </tr>
         }
     };
+    // The final export is the Step 4 survivors: none before Step 4 has settled them.
+    let final_ready = funnel.step4_study.is_some() && funnel.overall.step4_open == 0;
     let studies = format!(
         "Step 3: {} · Step 4: {}",
         funnel.step3_study.clone().unwrap_or_else(|| "none yet".into()),
@@ -113,22 +116,28 @@ fn FunnelTable(funnel: Funnel) -> impl IntoView {
         <section class="dataset" data-dataset=funnel.dataset.clone()>
             <h3>{funnel.dataset.clone()}</h3>
             <p>{studies}</p>
-            <p class="downloads">"Download the curated (final) instances: "
-                {["csv", "jsonl", "parquet"].map(|f| view! {
-                    <a class="download" data-format=f download
-                        href=format!("/api/v1/datasets/{}/export?format={f}&stage=final", funnel.dataset)>{f.to_uppercase()}</a>" "
-                }).into_iter().collect_view()}
-                " (a tar with the rows, images/ and a README.md dataset card)"
-            </p>
+            {if final_ready {
+                view! {
+                    <p class="downloads">"Download the curated (final) instances: "
+                        {["csv", "jsonl", "parquet"].map(|f| view! {
+                            <a class="download" data-format=f download
+                                href=format!("/api/v1/datasets/{}/export?format={f}&stage=final", funnel.dataset)>{f.to_uppercase()}</a>" "
+                        }).into_iter().collect_view()}
+                        " (a tar with the rows, images/ and a README.md dataset card)"
+                    </p>
+                }.into_any()
+            } else {
+                view! { <p class="downloads pending">"The curated export appears here once a Step 4 study has settled every item."</p> }.into_any()
+            }}
             <table class="data funnel">
                 <caption>"Funnel: candidates → Step 3 → Step 4"</caption>
                 <thead>
-                    <tr><th></th><th></th><th colspan="3" scope="colgroup">"Step 3"</th><th colspan="4" scope="colgroup">"Step 4"</th><th></th></tr>
+                    <tr><td></td><td></td><th colspan="3" scope="colgroup">"Step 3"</th><th colspan="4" scope="colgroup">"Step 4"</th><td></td></tr>
                     <tr>
                         <th scope="col">"Category"</th><th scope="col">"Candidates"</th>
                         <th scope="col">"Kept"</th><th scope="col">"Discarded (None)"</th><th scope="col">"Open"</th>
                         <th scope="col">"Kept"</th><th scope="col">"Ambiguous"</th><th scope="col">"Both"</th><th scope="col">"Open"</th>
-                        <th scope="col">"Removed"</th>
+                        <th scope="col" title="Discarded by Step 3, or ambiguous or both in Step 4; open items are not counted">"Removed so far"</th>
                     </tr>
                 </thead>
                 <tbody>
@@ -149,6 +158,7 @@ pub fn AdjudicatePage() -> impl IntoView {
     // Refetched after each decision: the item leaves the queue.
     let disputes = Resource::new(move || (study_id(), settle.version().get()), |(id, _)| study_disputes(id));
     view! {
+        <leptos_meta::Title text="Adjudication"/>
         <h1>"Adjudication"</h1>
         <p><A href="/research">"Back to studies"</A></p>
         {move || settle.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
@@ -170,24 +180,37 @@ pub fn AdjudicatePage() -> impl IntoView {
 #[component]
 fn DisputeCard(dispute: Dispute, settle: ServerAction<Settle>) -> impl IntoView {
     let (study_id, instance_id) = (dispute.study_id, dispute.instance_id);
+    // A click only picks; the decision is stored once confirmed.
+    let picked = RwSignal::new(None::<(String, String)>);
     view! {
         <section class="dispute" data-instance=instance_id>
             <blockquote class="prompt">{dispute.prompt}</blockquote>
             <div class="options">
                 {dispute.choices.into_iter().map(|c| {
-                    let value = c.value.clone();
+                    let (value, label) = (c.value.clone(), c.label.clone());
+                    let this = c.value.clone();
                     let class = if c.image_url.is_some() { "option image" } else { "option plain" };
                     let chosen = if c.chosen_by.is_empty() { String::new() } else { format!("chosen by {}", c.chosen_by.join(", ")) };
                     view! {
-                        <button type="button" class=class
-                            data-value=c.value.clone() on:click=move |_| { settle.dispatch(Settle { study_id, instance_id, value: value.clone() }); }>
-                            {c.image_url.map(|src| view! { <img src=src alt=format!("Answer {}", c.value)/> })}
-                            <span class="label">{c.value.clone()}</span>
+                        <button type="button" class=class data-value=c.value.clone()
+                            aria-pressed=move || picked.with(|p| p.as_ref().is_some_and(|(v, _)| *v == this)).to_string()
+                            on:click=move |_| picked.set(Some((value.clone(), label.clone())))>
+                            {c.image_url.map(|src| view! { <img src=src alt=format!("Answer {}", c.label)/> })}
+                            <span class="label">{c.label.clone()}</span>
                             <span class="chosen-by">{chosen}</span>
                         </button>
                     }
                 }).collect_view()}
             </div>
+            {move || picked.get().map(|(value, label)| view! {
+                <p class="confirm" role="status">
+                    "Settle this item as " <strong>{label}</strong> "? "
+                    <button type="button" class="primary confirm-settle" disabled=move || settle.pending().get()
+                        on:click=move |_| { settle.dispatch(Settle { study_id, instance_id, value: value.clone() }); }>"Confirm"</button>
+                    " "
+                    <button type="button" class="link" on:click=move |_| picked.set(None)>"Cancel"</button>
+                </p>
+            })}
         </section>
     }
 }

@@ -40,6 +40,7 @@ pub fn LoginPage() -> impl IntoView {
     let error = move || action.value().get().and_then(|r| r.err()).map(|e| super::error_text(&e));
     view! {
         <section class="login">
+            <leptos_meta::Title text="Log in"/>
             <h1>"Log in"</h1>
             <ActionForm action=action>
                 <label>"Username" <input type="text" name="username" autocomplete="username" required autofocus/></label>

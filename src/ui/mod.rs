@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes, A};
-use leptos_router::path;
+use leptos_router::{path, SsrMode};
 
 pub mod admin;
 pub mod annotate;
@@ -17,6 +17,12 @@ pub mod research;
 pub mod session;
 pub mod take;
 
+/// The icon inline (no request, nothing to cache or miss); assets/favicon.svg
+/// is the same drawing for those who fetch `/favicon.svg`.
+pub const FAVICON: &str = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E\
+%3Crect width='32' height='32' rx='6' fill='%231d4ed8'/%3E%3Cpath d='M8 22 L14 10 L20 22 Z' fill='%23fff'/%3E\
+%3Ccircle cx='23' cy='12' r='4' fill='%23facc15'/%3E%3C/svg%3E";
+
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
     crate::http::csp::set_on_page();
@@ -27,7 +33,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <link rel="stylesheet" href=format!("/pkg/{}.css", options.output_name)/>
-                <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
+                <link rel="icon" href=FAVICON type="image/svg+xml"/>
                 <HydrationScripts options/>
                 <MetaTags/>
             </head>
@@ -45,22 +51,25 @@ pub fn App() -> impl IntoView {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
     view! {
-        <Title text="hardneg"/>
+        // Each page sets its own title text; this names the app after it.
+        <Title text="hardneg" formatter=|text: String| if text == "hardneg" { text } else { format!("{text} — hardneg") }/>
         <Router>
             <a class="skip" href="#main">"Skip to content"</a>
             <session::Header/>
             <main id="main" data-hydrated=move || hydrated.get().to_string()>
-                <Routes fallback=|| view! { <p>"Page not found."</p> }>
+                <Routes fallback=NotFound>
                     <Route path=path!("/") view=Home/>
                     <Route path=path!("/login") view=login::LoginPage/>
-                    <Route path=path!("/annotate") view=annotate::StudyList/>
-                    <Route path=path!("/annotate/:id") view=annotate::SurveyPage/>
+                    // Rendered whole before sending (no streamed parts that
+                    // need a script to show): the survey works without JavaScript.
+                    <Route path=path!("/annotate") view=annotate::StudyList ssr=SsrMode::Async/>
+                    <Route path=path!("/annotate/:id") view=annotate::SurveyPage ssr=SsrMode::Async/>
                     <Route path=path!("/research") view=research::ResearchPage/>
                     <Route path=path!("/research/compare") view=compare::ComparePage/>
                     <Route path=path!("/research/import") view=import::ImportPage/>
                     <Route path=path!("/research/studies/:id/adjudicate") view=curation::AdjudicatePage/>
                     <Route path=path!("/admin") view=admin::AdminPage/>
-                    <Route path=path!("/take/:id") view=take::TakePage/>
+                    <Route path=path!("/take/:id") view=take::TakePage ssr=SsrMode::Async/>
                 </Routes>
             </main>
         </Router>
@@ -71,6 +80,7 @@ pub fn App() -> impl IntoView {
 fn Home() -> impl IntoView {
     let me = Resource::new(|| (), |_| session::current_me());
     view! {
+        <Title text="hardneg"/>
         <h1>"hardneg"</h1>
         <p>"Human curation of vision-language compositionality benchmarks."</p>
         <Suspense fallback=|| ()>
@@ -81,6 +91,23 @@ fn Home() -> impl IntoView {
                 }
             })}
         </Suspense>
+    }
+}
+
+/// Any path no page answers: a 404 with the app around it.
+#[component]
+fn NotFound() -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
+        res.set_status(axum::http::StatusCode::NOT_FOUND);
+    }
+    view! {
+        <Title text="Page not found"/>
+        <section class="error-page" data-status="404">
+            <h1>"Page not found"</h1>
+            <p>"There is no page at this address."</p>
+            <p><A href="/">"Go to the start page"</A></p>
+        </section>
     }
 }
 

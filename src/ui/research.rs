@@ -17,6 +17,7 @@ pub async fn research_overview() -> Result<Vec<StudyOverview>, ServerFnError> {
 #[component]
 pub fn ResearchPage() -> impl IntoView {
     view! {
+        <leptos_meta::Title text="Studies"/>
         <h1>"Studies"</h1>
         <p><a href="/research/compare">"Model comparison"</a> " · " <a href="/research/import">"Import candidates"</a></p>
         <StudiesOverview/>
@@ -45,6 +46,8 @@ pub fn StudiesOverview() -> impl IntoView {
 fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: StudyStatus) -> impl IntoView {
     let fmt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into());
     let none_share = study.none_share.map(|s| format!("{:.1}%", s * 100.0)).unwrap_or_else(|| "—".into());
+    // Only kinds with a None answer (Step 3) have a None share.
+    let has_none = study.kind.values().contains(&"none");
     view! {
         <section class="study" data-study=study.study_id>
             <h2>{study.name.clone()}</h2>
@@ -68,15 +71,16 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
                 <caption>"Answers per shown option"</caption>
                 <thead><tr>
                     {study.distribution.iter().map(|c| view! { <th scope="col">{c.option.clone()}</th> }).collect_view()}
-                    <th scope="col">"None share"</th>
+                    {has_none.then(|| view! { <th scope="col">"None share"</th> })}
                 </tr></thead>
                 <tbody><tr>
                     {study.distribution.iter().map(|c| view! { <td data-option=c.option.clone()>{c.count}</td> }).collect_view()}
-                    <td class="none-share">{none_share}</td>
+                    {has_none.then(|| view! { <td class="none-share">{none_share}</td> })}
                 </tr></tbody>
             </table>
             <table class="data agreement">
-                <caption>"Agreement (" <a href=format!("/api/v1/studies/{}/agreement", study.study_id)>"full report"</a> ")"</caption>
+                <caption>"Agreement (" <a class="agreement-json" download=format!("agreement-study-{}.json", study.study_id)
+                    href=format!("/api/v1/studies/{}/agreement", study.study_id)>"full report, JSON download"</a> ")"</caption>
                 <thead><tr>
                     <th scope="col">"Mapping"</th><th scope="col">"Pairs"</th><th scope="col">"Mean Cohen's κ"</th>
                     <th scope="col">"Fleiss' κ"</th><th scope="col">"Krippendorff's α"</th>
@@ -93,6 +97,9 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
                     }).collect_view()}
                 </tbody>
             </table>
+            <p class="hint kappa-note">"Full compares the exact answers; binary only whether each item is kept or discarded. \
+                κ corrects for the agreement chance alone gives, so when nearly every answer is the same (e.g. all kept) \
+                binary κ falls to 0 or below even though the annotators agree, while full κ, with more answers to tell apart, stays high."</p>
         </section>
     }
 }

@@ -95,6 +95,11 @@ pub fn Header() -> impl IntoView {
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
                     me.await.ok().flatten().map(|me| view! {
+                        <nav aria-label="Areas" class="areas">
+                            {crate::domain::role::Role::parse(&me.role).map(|r| r.areas()).unwrap_or_default().into_iter().map(|(href, text)| {
+                                view! { <A href=href>{text}</A> }
+                            }).collect_view()}
+                        </nav>
                         <nav aria-label="Account">
                             <span class="who">{me.username.clone()} " (" {me.role.clone()} ")"</span>
                             <ActionForm action=logout>

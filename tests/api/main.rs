@@ -30,4 +30,5 @@ mod results;
 mod scoring;
 mod site_files;
 mod study_start;
+mod survey_form;
 mod upload;

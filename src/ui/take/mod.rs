@@ -73,6 +73,8 @@ pub fn TakePage() -> impl IntoView {
                 match first.await {
                     Err(e) => view! {
                         <section class="take">
+                            <leptos_meta::Title text="Study"/>
+                            <h1>"This study cannot open"</h1>
                             <p class="error" role="alert">{error_text(&e)}</p>
                             <p>"Open this study from its link on Prolific (or the address the researcher gave you)."</p>
                         </section>
@@ -109,6 +111,7 @@ fn Take(study_id: i64, first: TakeView) -> impl IntoView {
     let title = page.with_untracked(|p| p.study_name.clone());
     view! {
         <section class="take" data-stage=move || page.with(|p| p.stage.name())>
+            <leptos_meta::Title text=title.clone()/>
             <h1>{title}</h1>
             {move || {
                 let TakeView { stage, task, .. } = page.get();

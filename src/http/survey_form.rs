@@ -1,0 +1,84 @@
+//! The survey without JavaScript (or before the wasm has loaded): each
+//! option is a submit button of a plain HTML form posting here. The answer
+//! goes through the same service as the API and the page's server function,
+//! then a 303 sends the browser back to the survey page, which renders the
+//! next item on the server. The cross-site check (`origin.rs`) covers these
+//! posts like every other, and the page guard the `/annotate` ones.
+use super::error_page;
+use super::extract::Caller;
+use crate::error::ServiceError;
+use crate::state::AppState;
+use crate::studies::tasks;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::post;
+use axum::{Form, Router};
+use serde::Deserialize;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/annotate/{id}/start", post(start))
+        .route("/annotate/{id}/answer", post(answer_annotate))
+        .route("/take/{id}/answer", post(answer_take))
+}
+
+#[derive(Deserialize)]
+struct AnswerForm {
+    task_id: i64,
+    option: String,
+}
+
+/// Errors come back as a page for people, with a way back to the survey.
+fn refused(e: ServiceError, back: &str) -> Response {
+    error_page::service_error(e, back)
+}
+
+async fn start(State(state): State<AppState>, Path(id): Path<i64>, caller: Result<Caller, ServiceError>) -> Response {
+    let back = format!("/annotate/{id}");
+    let started = async {
+        let Caller(user) = caller?;
+        tasks::start(&state, &user, id).await
+    };
+    match started.await {
+        Ok(_) => Redirect::to(&back).into_response(),
+        Err(e) => refused(e, &back),
+    }
+}
+
+async fn answer_annotate(
+    state: State<AppState>,
+    id: Path<i64>,
+    caller: Result<Caller, ServiceError>,
+    form: Form<AnswerForm>,
+) -> Response {
+    answer(state, id, caller, form, "/annotate").await
+}
+
+async fn answer_take(
+    state: State<AppState>,
+    id: Path<i64>,
+    caller: Result<Caller, ServiceError>,
+    form: Form<AnswerForm>,
+) -> Response {
+    answer(state, id, caller, form, "/take").await
+}
+
+async fn answer(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    caller: Result<Caller, ServiceError>,
+    Form(form): Form<AnswerForm>,
+    area: &str,
+) -> Response {
+    let back = format!("{area}/{id}");
+    let stored = async {
+        let Caller(user) = caller?;
+        // The task must be one of this page's study: the form names both.
+        let ack = tasks::answer(&state, &user, form.task_id, &form.option, None).await?;
+        Ok::<_, ServiceError>(ack)
+    };
+    match stored.await {
+        Ok(_) => Redirect::to(&back).into_response(),
+        Err(e) => refused(e, &back),
+    }
+}

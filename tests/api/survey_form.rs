@@ -1,0 +1,147 @@
+//! The survey without JavaScript (issue 13): the page's HTML carries the
+//! study's name, a Start form and then the task with its options as submit
+//! buttons; posting them starts the study and stores answers through the
+//! same service as the API, with a 303 back to the page. Cross-site posts
+//! and the wrong role are refused with an error page, and unknown pages are
+//! a styled 404.
+use crate::helpers::{demo_study, TestApp};
+use reqwest::{Client, StatusCode};
+
+/// The `data-task` of the task the survey page shows, if any.
+fn shown_task(html: &str) -> Option<i64> {
+    let value = html.split("data-task=\"").nth(1)?.split('"').next()?;
+    value.parse().ok()
+}
+
+/// A browser-like form post: same origin, answered with a 303 (not followed).
+async fn post_form(
+    app: &TestApp,
+    client: &Client,
+    path: &str,
+    origin: &str,
+    form: &[(&str, &str)],
+) -> reqwest::Response {
+    client.post(app.url(path)).header("origin", origin).form(form).send().await.unwrap()
+}
+
+fn no_redirects() -> Client {
+    Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+async fn login(app: &TestApp, client: &Client, user: &str) {
+    let res = client
+        .post(app.url("/api/v1/session"))
+        .json(&serde_json::json!({"username": user, "password": app.password(user)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204, "login as {user}");
+}
+
+async fn page(app: &TestApp, client: &Client, path: &str) -> (StatusCode, String) {
+    let res = client.get(app.url(path)).send().await.unwrap();
+    (res.status(), res.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn an_annotator_starts_and_answers_by_form_posts_without_javascript() {
+    let app = TestApp::spawn();
+    let client = no_redirects();
+    login(&app, &client, "annotator1").await;
+    let study = demo_study(&client, &app).await;
+    let survey = format!("/annotate/{study}");
+    let name = app.studies(&client).await.into_iter().find(|s| s.id == study).unwrap().name;
+
+    // Not started: the page names the study and offers a Start form; the GET started nothing.
+    let (status, html) = page(&app, &client, &survey).await;
+    assert_eq!(status, 200);
+    assert!(html.contains(&format!("<title>{name} — hardneg</title>")), "the study in the title");
+    assert_eq!(html.matches("<h1").count(), 1, "one h1");
+    assert!(html.contains(&format!("<h1>{name}</h1>")), "the study as the h1");
+    assert!(html.contains(&format!(r#"action="/annotate/{study}/start""#)), "a Start form");
+    assert!(html.contains("href=\"/annotate\""), "a link back to the list");
+    assert_eq!(shown_task(&html), None);
+    let started = app.studies(&client).await.into_iter().find(|s| s.id == study).unwrap().progress;
+    assert!(started.is_none(), "rendering the page started the study");
+
+    let own = app.base.clone();
+    let res = post_form(&app, &client, &format!("{survey}/start"), &own, &[]).await;
+    assert_eq!(res.status(), 303);
+    assert_eq!(res.headers()["location"], survey);
+
+    // Started: the task is in the HTML, its options are submit buttons of a form.
+    let (_, html) = page(&app, &client, &survey).await;
+    let first = shown_task(&html).expect("a task in the server-rendered page");
+    assert!(html.contains(&format!(r#"action="/annotate/{study}/answer""#)), "the answer form");
+    assert!(html.contains(r#"type="submit" name="option" value="A""#), "options submit");
+    assert!(html.contains("Keys work once the page has loaded"), "says keys are not active yet");
+
+    // A cross-site post is refused and stores nothing.
+    let task = first.to_string();
+    let evil = post_form(
+        &app,
+        &client,
+        &format!("{survey}/answer"),
+        "http://evil.example",
+        &[("task_id", &task), ("option", "A")],
+    )
+    .await;
+    assert_eq!(evil.status(), 403);
+    let (_, html) = page(&app, &client, &survey).await;
+    assert_eq!(shown_task(&html), Some(first), "the refused post answered nothing");
+
+    // Two answers by form: each a 303 back to the page, which shows the next task.
+    let mut shown = first;
+    for option in ["B", "none"] {
+        let task = shown.to_string();
+        let res =
+            post_form(&app, &client, &format!("{survey}/answer"), &own, &[("task_id", &task), ("option", option)])
+                .await;
+        assert_eq!(res.status(), 303, "{option}");
+        assert_eq!(res.headers()["location"], survey);
+        let (_, html) = page(&app, &client, &survey).await;
+        let next = shown_task(&html).expect("a next task");
+        assert_ne!(next, shown, "the page moved on after {option}");
+        shown = next;
+    }
+    let progress = app.studies(&client).await.into_iter().find(|s| s.id == study).unwrap().progress.unwrap();
+    assert_eq!(progress.done, 2, "both form answers are stored");
+
+    // A bad option comes back as a page that says what was wrong, with a way back.
+    let task = shown.to_string();
+    let res = post_form(&app, &client, &format!("{survey}/answer"), &own, &[("task_id", &task), ("option", "Q")]).await;
+    assert_eq!(res.status(), 422);
+    let html = res.text().await.unwrap();
+    assert!(html.contains("<h1>") && html.contains(&format!(r#"href="{survey}""#)), "{html}");
+}
+
+#[tokio::test]
+async fn the_wrong_role_and_unknown_pages_get_styled_error_pages() {
+    let app = TestApp::spawn();
+    let client = no_redirects();
+    login(&app, &client, "researcher").await;
+    let study = demo_study(&app.login("annotator1").await, &app).await;
+
+    for (path, post) in [("/annotate", false), (&*format!("/annotate/{study}/answer"), true)] {
+        let res = if post {
+            post_form(&app, &client, path, &app.base, &[("task_id", "1"), ("option", "A")]).await
+        } else {
+            client.get(app.url(path)).send().await.unwrap()
+        };
+        assert_eq!(res.status(), 403, "{path}");
+        let html = res.text().await.unwrap();
+        assert!(html.contains("<title>Not for your role — hardneg</title>"), "{html}");
+        assert!(
+            html.contains(r#"<header class="top">"#) && html.contains("researcher (researcher)"),
+            "the header: {html}"
+        );
+        assert!(html.contains("/pkg/hardneg") && html.contains(".css"), "the app's stylesheet: {html}");
+        assert!(html.contains(r#"href="/research""#), "a way to the researcher's page");
+    }
+
+    let (status, html) = page(&app, &client, "/no-such-page").await;
+    assert_eq!(status, 404);
+    assert!(html.contains("<h1>Page not found</h1>"), "{html}");
+    assert!(html.contains("<title>Page not found — hardneg</title>"), "{html}");
+    assert!(html.contains(r#"<link rel="icon" href="data:image/svg+xml"#), "an inline favicon");
+}
