@@ -18,19 +18,14 @@ use serde::Deserialize;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/annotate/{id}/start", post(start))
-        .route("/annotate/{id}/answer", post(answer_annotate))
-        .route("/take/{id}/answer", post(answer_take))
+        .route("/annotate/{id}/answer", post(|s, id, c, f| answer(s, id, c, f, "/annotate")))
+        .route("/take/{id}/answer", post(|s, id, c, f| answer(s, id, c, f, "/take")))
 }
 
 #[derive(Deserialize)]
 struct AnswerForm {
     task_id: i64,
     option: String,
-}
-
-/// Errors come back as a page for people, with a way back to the survey.
-fn refused(e: ServiceError, back: &str) -> Response {
-    error_page::service_error(e, back)
 }
 
 async fn start(State(state): State<AppState>, Path(id): Path<i64>, caller: Result<Caller, ServiceError>) -> Response {
@@ -41,26 +36,9 @@ async fn start(State(state): State<AppState>, Path(id): Path<i64>, caller: Resul
     };
     match started.await {
         Ok(_) => Redirect::to(&back).into_response(),
-        Err(e) => refused(e, &back),
+        // A page for people, with a way back to the survey.
+        Err(e) => error_page::service_error(e, &back),
     }
-}
-
-async fn answer_annotate(
-    state: State<AppState>,
-    id: Path<i64>,
-    caller: Result<Caller, ServiceError>,
-    form: Form<AnswerForm>,
-) -> Response {
-    answer(state, id, caller, form, "/annotate").await
-}
-
-async fn answer_take(
-    state: State<AppState>,
-    id: Path<i64>,
-    caller: Result<Caller, ServiceError>,
-    form: Form<AnswerForm>,
-) -> Response {
-    answer(state, id, caller, form, "/take").await
 }
 
 async fn answer(
@@ -73,12 +51,11 @@ async fn answer(
     let back = format!("{area}/{id}");
     let stored = async {
         let Caller(user) = caller?;
-        // The task must be one of this page's study: the form names both.
-        let ack = tasks::answer(&state, &user, form.task_id, &form.option, None).await?;
-        Ok::<_, ServiceError>(ack)
+        tasks::answer(&state, &user, form.task_id, &form.option, None).await
     };
     match stored.await {
         Ok(_) => Redirect::to(&back).into_response(),
-        Err(e) => refused(e, &back),
+        // A page for people, with a way back to the survey.
+        Err(e) => error_page::service_error(e, &back),
     }
 }

@@ -122,21 +122,21 @@ pub fn SurveyPage() -> impl IntoView {
 /// JavaScript, a Start button posts the form that does.
 #[component]
 fn StartSurvey(study_id: i64) -> impl IntoView {
-    let first = LocalResource::new(move || next_task(study_id));
-    view! {
-        <Suspense fallback=move || view! {
+    let start = ServerAction::<NextTask>::new();
+    // Effects run only in the browser.
+    Effect::new(move |_| {
+        start.dispatch(NextTask { study_id });
+    });
+    move || match start.value().get() {
+        None => view! {
             <form class="start" method="post" action=format!("/annotate/{study_id}/start")>
                 <p>"Your items are handed out when you start."</p>
                 <button type="submit">"Start"</button>
             </form>
-        }>
-            {move || Suspend::new(async move {
-                match first.await {
-                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
-                    Ok(task) => view! { <Survey study_id first=task/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        }
+        .into_any(),
+        Some(Err(e)) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+        Some(Ok(task)) => view! { <Survey study_id first=task/> }.into_any(),
     }
 }
 

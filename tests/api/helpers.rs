@@ -104,6 +104,12 @@ impl TestApp {
     /// A client logged in through the JSON API.
     pub async fn login(&self, user: &str) -> Client {
         let client = TestApp::client();
+        self.log_in(&client, user).await;
+        client
+    }
+
+    /// Logs in a client of the caller's own making (e.g. one that follows no redirects).
+    pub async fn log_in(&self, client: &Client, user: &str) {
         let res = client
             .post(self.url("/api/v1/session"))
             .json(&serde_json::json!({"username": user, "password": self.password(user)}))
@@ -111,7 +117,6 @@ impl TestApp {
             .await
             .unwrap();
         assert_eq!(res.status(), 204, "login as {user}");
-        client
     }
 
     /// The CLI on this app's data dir.

@@ -28,16 +28,6 @@ fn no_redirects() -> Client {
     Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap()
 }
 
-async fn login(app: &TestApp, client: &Client, user: &str) {
-    let res = client
-        .post(app.url("/api/v1/session"))
-        .json(&serde_json::json!({"username": user, "password": app.password(user)}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 204, "login as {user}");
-}
-
 async fn page(app: &TestApp, client: &Client, path: &str) -> (StatusCode, String) {
     let res = client.get(app.url(path)).send().await.unwrap();
     (res.status(), res.text().await.unwrap())
@@ -47,7 +37,7 @@ async fn page(app: &TestApp, client: &Client, path: &str) -> (StatusCode, String
 async fn an_annotator_starts_and_answers_by_form_posts_without_javascript() {
     let app = TestApp::spawn();
     let client = no_redirects();
-    login(&app, &client, "annotator1").await;
+    app.log_in(&client, "annotator1").await;
     let study = demo_study(&client, &app).await;
     let survey = format!("/annotate/{study}");
     let name = app.studies(&client).await.into_iter().find(|s| s.id == study).unwrap().name;
@@ -119,7 +109,7 @@ async fn an_annotator_starts_and_answers_by_form_posts_without_javascript() {
 async fn the_wrong_role_and_unknown_pages_get_styled_error_pages() {
     let app = TestApp::spawn();
     let client = no_redirects();
-    login(&app, &client, "researcher").await;
+    app.log_in(&client, "researcher").await;
     let study = demo_study(&app.login("annotator1").await, &app).await;
 
     for (path, post) in [("/annotate", false), (&*format!("/annotate/{study}/answer"), true)] {
