@@ -135,3 +135,29 @@ async fn the_wrong_role_and_unknown_pages_get_styled_error_pages() {
     assert!(html.contains("<title>Page not found — hardneg</title>"), "{html}");
     assert!(html.contains(r#"<link rel="icon" href="data:image/svg+xml"#), "an inline favicon");
 }
+
+#[tokio::test]
+async fn a_participant_answers_the_bundle_by_form_posts_on_the_take_page() {
+    use crate::crowd_kit::{arrive, create_link_study, link_spec, start};
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("form crowd", 2, &[])).await;
+    let client = arrive(&app, &token, study, "FORM-1").await;
+    start(&app, &client, study).await;
+    let take = format!("/take/{study}");
+    for option in ["A", "none"] {
+        let (status, html) = page(&app, &client, &take).await;
+        assert_eq!(status, 200);
+        assert!(html.contains(&format!(r#"action="{take}/answer""#)), "the bundle's answer form");
+        let task = shown_task(&html).expect("a task in the page").to_string();
+        let res =
+            post_form(&app, &client, &format!("{take}/answer"), &app.base, &[("task_id", &task), ("option", option)])
+                .await;
+        assert_eq!(res.status(), 303, "{option}");
+        assert_eq!(res.headers()["location"], take);
+    }
+    let progress: serde_json::Value = app.get(&researcher, &format!("/api/v1/studies/{study}/progress")).await;
+    assert_eq!(progress["answers"], 2, "both form answers stored");
+    let (_, html) = page(&app, &client, &take).await;
+    assert_eq!(shown_task(&html), None, "the bundle is done");
+}
