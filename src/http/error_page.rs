@@ -127,4 +127,14 @@ mod tests {
         assert!(page.contains("<title>Not for &lt;you&gt; — hardneg</title>"), "{page}");
         assert!(page.contains(r#"class="top""#), "the app's header");
     }
+
+    #[tokio::test]
+    async fn a_panic_is_a_500_page_that_does_not_show_the_panic() {
+        let res = panicked(Box::new("secret detail at db.rs:12".to_string()));
+        assert_eq!(res.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(res.into_body(), 1 << 20).await.unwrap();
+        let html = String::from_utf8(body.to_vec()).unwrap();
+        assert!(html.contains("<h1>Something went wrong</h1>"), "{html}");
+        assert!(!html.contains("secret detail"), "the panic stays in the log: {html}");
+    }
 }
