@@ -137,6 +137,7 @@ pub fn resolved_by_str(by: ResolvedBy) -> &'static str {
         ResolvedBy::Adjudication => "adjudication",
         ResolvedBy::DawidSkene => "dawid_skene",
         ResolvedBy::Mace => "mace",
+        ResolvedBy::Adaptive => "adaptive",
     }
 }
 
