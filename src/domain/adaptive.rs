@@ -241,9 +241,10 @@ pub fn for_study(
 
 /// Link studies: whether the items waiting for another answer are bundled
 /// now. A full bundle's worth waits for nobody; fewer are bundled once no
-/// other item is still collecting, or they would wait forever.
-pub fn bundle_now(waiting: usize, collecting: usize, bundle_size: usize) -> bool {
-    waiting > 0 && (waiting >= bundle_size.max(1) || collecting == 0)
+/// participant is still working (whose answers could add to them), or they
+/// would wait forever.
+pub fn bundle_now(waiting: usize, working: usize, bundle_size: usize) -> bool {
+    waiting > 0 && (waiting >= bundle_size.max(1) || working == 0)
 }
 
 /// Account studies: who gets an item's next answer: of the annotators who

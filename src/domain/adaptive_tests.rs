@@ -130,7 +130,7 @@ fn settings_round_trip_as_stored() {
 }
 
 #[test]
-fn follow_ups_are_bundled_when_a_bundle_is_full_or_nothing_else_collects() {
+fn follow_ups_are_bundled_when_a_bundle_is_full_or_nobody_is_working() {
     assert!(!bundle_now(0, 0, 5), "nothing waits");
     assert!(!bundle_now(4, 3, 5), "others may still join them");
     assert!(bundle_now(5, 3, 5));

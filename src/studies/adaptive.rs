@@ -59,6 +59,28 @@ pub async fn after_answer(state: &AppState, study: i64, instance: i64) -> Result
     };
     let _one_at_a_time = state.writer.exclusive().await;
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    let link = crate::crowd::link_of_study(&mut *tx, study).await.is_ok();
+    decide_round(&mut tx, &meta, &a, &accuracy, instance, link).await?;
+    if link {
+        // Also when nothing was decided: the last participant at work may
+        // have just finished, freeing the smaller last bundle of follow-ups.
+        crate::crowd::followup::bundle_waiting(&mut tx, study, meta.seed, meta.kind, state.crowd.clock.now()).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Decides an item's round if all its wanted answers are in: stopped, or
+/// one more wanted (a link study's item then waits for a follow-up bundle).
+async fn decide_round(
+    tx: &mut SqliteConnection,
+    meta: &StudyMeta,
+    a: &Adaptive,
+    accuracy: &HashMap<u64, f64>,
+    instance: i64,
+    link: bool,
+) -> Result<(), ServiceError> {
+    let study = meta.id;
     let row: Option<(i64, String)> =
         sqlx::query_as("SELECT wanted, state FROM adaptive_items WHERE study_id = ? AND instance_id = ?")
             .bind(study)
@@ -85,7 +107,6 @@ pub async fn after_answer(state: &AppState, study: i64, instance: i64) -> Result
         let acc = accuracy.get(&(*user as u64)).copied().unwrap_or(crate::domain::adaptive::PRIOR_ACCURACY);
         answers.push((class, acc));
     }
-    let link = crate::crowd::link_of_study(&mut *tx, study).await.is_ok();
     match a.decide(&answers, meta.kind.values().len()) {
         Decision::Stop { reason, label, posterior } => {
             sqlx::query(
@@ -110,14 +131,11 @@ pub async fn after_answer(state: &AppState, study: i64, instance: i64) -> Result
             .bind(instance)
             .execute(&mut *tx)
             .await?;
-            if link {
-                crate::crowd::followup::bundle_waiting(&mut tx, study, meta.seed, meta.kind).await?;
-            } else {
-                offer(&mut tx, &meta, instance).await?;
+            if !link {
+                offer(tx, meta, instance).await?;
             }
         }
     }
-    tx.commit().await?;
     Ok(())
 }
 

@@ -5,6 +5,7 @@ use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes, A};
 use leptos_router::path;
 
+pub mod adaptive_panel;
 pub mod admin;
 pub mod annotate;
 pub mod compare;
