@@ -10,7 +10,6 @@ use crate::domain::resolution::{ItemState, ResolvedBy};
 use crate::domain::rng::mix;
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
-use crate::studies::outcomes::ItemOutcome;
 use sqlx::{SqliteConnection, SqlitePool};
 use std::collections::HashMap;
 
@@ -167,17 +166,23 @@ async fn give(tx: &mut SqliteConnection, meta: &StudyMeta, user: i64, items: &[i
             .bind(user)
             .fetch_one(&mut *tx)
             .await?;
-    let plan: Vec<crate::domain::assignment::PlannedTask> = items
+    // One statement over a JSON list of (item, position, seed): the kind
+    // asks one question per item (study validation checked).
+    let rows: Vec<(i64, i64, i64)> = items
         .iter()
         .enumerate()
-        .map(|(k, &item)| crate::domain::assignment::PlannedTask {
-            item,
-            position: last + 1 + k as i64,
-            seed: mix(&[meta.seed, user as u64, item as u64]) >> 1,
-            query: 0,
-        })
+        .map(|(k, &item)| (item, last + 1 + k as i64, (mix(&[meta.seed, user as u64, item as u64]) >> 1) as i64))
         .collect();
-    crate::studies::tasks::insert_tasks(tx, meta.id, user, &plan).await?;
+    sqlx::query(
+        "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query)
+         SELECT ?, ?, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'), 0
+         FROM json_each(?) j",
+    )
+    .bind(meta.id)
+    .bind(user)
+    .bind(serde_json::to_string(&rows)?)
+    .execute(&mut *tx)
+    .await?;
     sqlx::query("UPDATE participations SET total = total + ? WHERE study_id = ? AND user_id = ?")
         .bind(items.len() as i64)
         .bind(meta.id)
@@ -242,7 +247,12 @@ pub async fn wanted(db: &SqlitePool, study: i64) -> Result<Option<HashMap<i64, u
 
 /// Items stopped by the stop rule (not by `max`) take the value it settled
 /// on; an item that reached `max` without meeting it is settled by `resolve`.
-pub async fn settle(db: &SqlitePool, study: i64, outcomes: &mut [ItemOutcome]) -> Result<(), ServiceError> {
+/// `outcomes` yields each item's id, state and posterior slot.
+pub async fn settle<'a>(
+    db: &SqlitePool,
+    study: i64,
+    outcomes: impl Iterator<Item = (i64, &'a mut ItemState, &'a mut Option<f64>)>,
+) -> Result<(), ServiceError> {
     let stopped: HashMap<i64, (String, String, Option<f64>)> = sqlx::query_as(
         "SELECT instance_id, reason, value, posterior FROM adaptive_items
          WHERE study_id = ? AND state = 'stopped' AND reason != 'max'",
@@ -253,10 +263,10 @@ pub async fn settle(db: &SqlitePool, study: i64, outcomes: &mut [ItemOutcome]) -
     .into_iter()
     .map(|(i, r, v, p): (i64, String, String, Option<f64>)| (i, (r, v, p)))
     .collect();
-    for o in outcomes.iter_mut() {
-        if let (ItemState::Disputed { .. }, Some((_, value, posterior))) = (&o.state, stopped.get(&o.instance_id)) {
-            o.state = ItemState::Final { value: value.clone(), by: ResolvedBy::Adaptive };
-            o.posterior = *posterior;
+    for (id, state, slot) in outcomes {
+        if let (ItemState::Disputed { .. }, Some((_, value, posterior))) = (&*state, stopped.get(&id)) {
+            *state = ItemState::Final { value: value.clone(), by: ResolvedBy::Adaptive };
+            *slot = *posterior;
         }
     }
     Ok(())

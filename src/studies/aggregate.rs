@@ -76,8 +76,17 @@ pub async fn accuracies(
             .bind(meta.id)
             .fetch_all(db)
             .await?;
-    let answers: Vec<(u64, u64, usize)> =
-        rows.iter().filter_map(|(i, u, v)| Some((*i as u64, *u as u64, class_of(meta.kind, v)?))).collect();
+    // Someone with a single answer so far (a participant just started) would
+    // stop the model for everyone; they count at the prior until their second.
+    let mut per_person: HashMap<i64, usize> = HashMap::new();
+    for (_, u, _) in &rows {
+        *per_person.entry(*u).or_default() += 1;
+    }
+    let answers: Vec<(u64, u64, usize)> = rows
+        .iter()
+        .filter(|(_, u, _)| per_person[u] >= 2)
+        .filter_map(|(i, u, v)| Some((*i as u64, *u as u64, class_of(meta.kind, v)?)))
+        .collect();
     let model = meta.resolve.model().unwrap_or(Model::DawidSkene);
     let acc: HashMap<u64, f64> = match fit_cached(model, &answers, meta.kind.values().len(), &[], meta.seed) {
         Ok(a) => a.people.iter().map(|p| (p.person, p.accuracy)).collect(),
@@ -174,6 +183,22 @@ mod tests {
             assert!(posteriors[0].unwrap() > 0.5 && posteriors[2].unwrap() > 0.5, "{posteriors:?}");
             assert_eq!((posteriors[1], posteriors[3]), (None, None));
         }
+    }
+
+    #[test]
+    fn a_fit_is_reused_for_the_same_inputs_only() {
+        #[rustfmt::skip]
+        let answers = [(1, 10, 0), (1, 20, 0), (2, 10, 3), (2, 20, 3), (3, 10, 1), (3, 20, 2), (4, 10, 2), (4, 20, 2)];
+        let a = fit_cached(Model::DawidSkene, &answers, 5, &[], 9).unwrap();
+        assert!(Arc::ptr_eq(&a, &fit_cached(Model::DawidSkene, &answers, 5, &[], 9).unwrap()));
+        let mut changed = answers;
+        changed[5].2 = 1;
+        let b = fit_cached(Model::DawidSkene, &changed, 5, &[], 9).unwrap();
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(b.item(3).unwrap().label, 1, "both now say 1");
+        assert!(!Arc::ptr_eq(&a, &fit_cached(Model::DawidSkene, &answers, 5, &[(3, 2)], 9).unwrap()), "gold");
+        assert!(!Arc::ptr_eq(&a, &fit_cached(Model::Mace, &answers, 5, &[], 9).unwrap()), "model");
+        assert_eq!(fit(Model::DawidSkene, &answers, 5, &[], 9).unwrap(), *a, "the kept fit is the fresh one");
     }
 
     #[test]

@@ -180,7 +180,8 @@ pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta
         );
         out.push(ItemOutcome { instance_id, category, state, posterior: None });
     }
-    crate::studies::adaptive::settle(db, study_id, &mut out).await?;
+    let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state, &mut o.posterior));
+    crate::studies::adaptive::settle(db, study_id, items).await?;
     if let Some(model) = meta.resolve.model() {
         let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state, &mut o.posterior));
         crate::studies::aggregate::settle(model, meta.kind, meta.seed, &model_answers, &adjudicated, items);
