@@ -82,7 +82,10 @@ fn run(world: &World, rule: Adaptive) -> Outcome {
                 .collect();
             match rule.decide(&answers, K) {
                 Decision::Stop { label, .. } => labels[i] = Some(label),
-                Decision::More => given[i].push(world.order[i][given[i].len()]),
+                Decision::More => {
+                    let next = world.order[i][given[i].len()];
+                    given[i].push(next);
+                }
             }
         }
     }

@@ -60,7 +60,9 @@ pub async fn accuracies(
     db: &sqlx::SqlitePool,
     meta: &crate::state::StudyMeta,
 ) -> Result<Arc<HashMap<u64, f64>>, crate::error::ServiceError> {
-    static LAST: Mutex<Vec<(i64, i64, Arc<HashMap<u64, f64>>)>> = Mutex::new(Vec::new());
+    /// Per study: the answers counted at its last fit, and the accuracies.
+    type Last = Vec<(i64, i64, Arc<HashMap<u64, f64>>)>;
+    static LAST: Mutex<Last> = Mutex::new(Vec::new());
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM counted_answers WHERE study_id = ?")
         .bind(meta.id)
         .fetch_one(db)

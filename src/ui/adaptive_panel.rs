@@ -1,6 +1,5 @@
 //! On the research page, an adaptive-overlap study's spending: how many
 //! answers items took and why they stopped, against a fixed overlap of `max`.
-use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::domain::adaptive::{AdaptiveReport, Reason, Stop};
@@ -19,18 +18,7 @@ pub async fn adaptive_panel(study_id: i64) -> Result<Option<AdaptiveReport>, Ser
 
 #[component]
 pub fn AdaptivePanel(study_id: i64) -> impl IntoView {
-    let panel = Resource::new(move || study_id, adaptive_panel);
-    view! {
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match panel.await {
-                    Err(e) => Some(view! { <p class="error">{error_text(&e)}</p> }.into_any()),
-                    Ok(None) => None,
-                    Ok(Some(r)) => Some(view! { <AdaptiveCard report=r/> }.into_any()),
-                }
-            })}
-        </Suspense>
-    }
+    super::study_panel(study_id, adaptive_panel, |r| view! { <AdaptiveCard report=r/> })
 }
 
 fn reason_text(r: Option<Reason>) -> &'static str {

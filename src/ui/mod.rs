@@ -92,3 +92,25 @@ pub fn error_text(e: &ServerFnError) -> String {
         other => other.to_string(),
     }
 }
+
+/// A research-page panel that only some studies have (a study link, adaptive
+/// overlap): `fetch` answers None for the others, which show nothing.
+pub fn study_panel<T, Fut, V>(study_id: i64, fetch: fn(i64) -> Fut, card: fn(T) -> V) -> impl IntoView
+where
+    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+    Fut: std::future::Future<Output = Result<Option<T>, ServerFnError>> + Send + 'static,
+    V: IntoView + 'static,
+{
+    let panel = Resource::new(move || study_id, fetch);
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match panel.await {
+                    Err(e) => Some(view! { <p class="error">{error_text(&e)}</p> }.into_any()),
+                    Ok(None) => None,
+                    Ok(Some(p)) => Some(card(p).into_any()),
+                }
+            })}
+        </Suspense>
+    }
+}
