@@ -5,6 +5,7 @@
 pub mod arrive;
 pub mod clock;
 pub mod flow;
+pub mod followup;
 pub mod research;
 pub mod setup;
 

@@ -76,11 +76,25 @@ pub async fn create_link(
     .bind(now_secs())
     .execute(&mut *tx)
     .await?;
-    let questions: Vec<u8> = study.kind.spec().questions.iter().flat_map(|p| p.iter().copied()).collect();
-    for b in &bundles {
+    store_bundles(tx, id, study.kind, &bundles, 0).await?;
+    Ok(())
+}
+
+/// Stores bundles (numbered from `first`) and their items, every question
+/// of the kind per instance: at creation, and for adaptive follow-ups.
+pub(crate) async fn store_bundles(
+    tx: &mut SqliteConnection,
+    id: i64,
+    kind: crate::domain::survey::SurveyKind,
+    bundles: &[crate::domain::crowd::bundles::Bundle],
+    first: i64,
+) -> Result<(), ServiceError> {
+    let questions: Vec<u8> = kind.spec().questions.iter().flat_map(|p| p.iter().copied()).collect();
+    for b in bundles {
+        let number = first + b.number;
         sqlx::query("INSERT INTO bundles (study_id, bundle, copies_wanted, paired) VALUES (?, ?, ?, ?)")
             .bind(id)
-            .bind(b.number)
+            .bind(number)
             .bind(b.copies_wanted)
             .bind(b.paired)
             .execute(&mut *tx)
@@ -91,7 +105,7 @@ pub async fn create_link(
                 sqlx::QueryBuilder::new("INSERT INTO bundle_items (study_id, bundle, position, instance_id, query) ");
             q.push_values(chunk.iter().enumerate(), |mut row, (k, (instance, query))| {
                 row.push_bind(id)
-                    .push_bind(b.number)
+                    .push_bind(number)
                     .push_bind((c * 500 + k) as i64)
                     .push_bind(instance)
                     .push_bind(*query as i64);

@@ -2,6 +2,7 @@
 //! and shared by the server, the CLI and the browser client.
 pub mod ab_pairs;
 pub mod accuracy;
+pub mod adaptive;
 pub mod aggregate;
 pub mod agreement;
 pub mod assignment;

@@ -78,6 +78,8 @@ pub enum ResolvedBy {
     Adjudication,
     DawidSkene,
     Mace,
+    /// Adaptive overlap's stop rule (`agree` or `posterior`) settled it.
+    Adaptive,
 }
 
 impl From<Model> for ResolvedBy {

@@ -49,6 +49,8 @@ pub struct AssignmentSpec {
     /// Rule `groups`: how many instances to sample from the source (BiVLC:
     /// 500), or "all" of its survivors.
     pub sample: Option<SampleSpec>,
+    /// `[assignment.adaptive]`: answers per item decided as they come in.
+    pub adaptive: Option<super::adaptive::AdaptiveSpec>,
 }
 
 /// `sample = 500` or `sample = "all"` as written.
@@ -83,7 +85,14 @@ impl Sample {
 
 impl Default for AssignmentSpec {
     fn default() -> Self {
-        AssignmentSpec { rule: default_rule(), pairs: None, overlap: None, group_size: None, sample: None }
+        AssignmentSpec {
+            rule: default_rule(),
+            pairs: None,
+            overlap: None,
+            group_size: None,
+            sample: None,
+            adaptive: None,
+        }
     }
 }
 
@@ -138,6 +147,8 @@ pub struct Study {
     pub sample: Option<Sample>,
     /// Participants arrive by link and get bundles (`access = "link"`).
     pub link: Option<super::crowd::spec::LinkSettings>,
+    /// Adaptive overlap (`[assignment.adaptive]`); link studies' bundles then want `min` copies.
+    pub adaptive: Option<super::adaptive::Adaptive>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -282,7 +293,16 @@ impl StudySpec {
                 return Err(field("assignment.sample", format!("expected a number or \"all\", got {w:?}")))
             }
         };
+        let (adaptive, link) = match &self.assignment.adaptive {
+            None => (None, link),
+            Some(a) => {
+                let (a, link) = super::adaptive::for_study(a, &rule, kind, &annotators, link, self.link.as_ref())
+                    .map_err(|(field, message)| SpecError::Field { field, message })?;
+                (Some(a), link)
+            }
+        };
         Ok(Study {
+            adaptive,
             link,
             sample,
             name,

@@ -2,6 +2,7 @@
 //! guard and the extractors every route shares. Handlers check the caller,
 //! then call the same service functions as the UI's server functions.
 pub mod accounts;
+pub mod adaptive;
 pub mod crowd;
 pub mod csp;
 pub mod datasets;
@@ -27,6 +28,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .merge(accounts::routes())
         .merge(studies::routes())
+        .merge(adaptive::routes())
         .merge(crowd::routes())
         .merge(join::routes())
         .merge(datasets::routes())

@@ -132,6 +132,9 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
     if let Some(link) = &study.link {
         crate::crowd::setup::create_link(&mut tx, id, study, link).await?;
     }
+    if let Some(a) = &study.adaptive {
+        crate::studies::adaptive::create(&mut tx, id, a).await?;
+    }
     tx.commit().await?;
     Ok(id)
 }

@@ -1,5 +1,6 @@
 //! Studies: creating them, the annotators' tasks, outcomes and the pipeline
 //! they feed, adjudication, agreement and progress.
+pub mod adaptive;
 pub mod adjudication;
 pub mod aggregate;
 pub mod agreement;

@@ -46,6 +46,9 @@ async fn expected_answers(
     meta: &StudyMeta,
     items: &[i64],
 ) -> Result<HashMap<i64, usize>, ServiceError> {
+    if let Some(wanted) = crate::studies::adaptive::wanted(db, meta.id).await? {
+        return Ok(wanted);
+    }
     let mut expected = HashMap::with_capacity(items.len());
     // Link studies: each bundle's tasks, once per wanted copy.
     let bundled: Vec<(i64, i64)> = sqlx::query_as(
@@ -177,6 +180,8 @@ pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta
         );
         out.push(ItemOutcome { instance_id, category, state, posterior: None });
     }
+    let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state, &mut o.posterior));
+    crate::studies::adaptive::settle(db, study_id, items).await?;
     if let Some(model) = meta.resolve.model() {
         let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state, &mut o.posterior));
         crate::studies::aggregate::settle(model, meta.kind, meta.seed, &model_answers, &adjudicated, items);

@@ -126,6 +126,12 @@ async fn participation(db: &sqlx::SqlitePool, study_id: i64, user_id: i64) -> Re
 pub async fn start(state: &AppState, user: &SessionUser, study_id: i64) -> Result<Progress, ServiceError> {
     let meta = study_meta(state, study_id).await?;
     admit(state, user, &meta).await?;
+    // Adaptive overlap: items are claimed as they want answers (studies::adaptive).
+    if !user.role.is_participant() {
+        if let Some(progress) = crate::studies::adaptive::start(state, user, &meta).await? {
+            return Ok(progress);
+        }
+    }
     if let Some(progress) = participation(&state.db, meta.id, user.id).await? {
         return Ok(progress);
     }
@@ -278,7 +284,11 @@ pub async fn answer(
         })
         .await?;
     match stored {
-        Stored::New => Ok(AnswerAck { task_id, option: chosen.id.clone(), duplicate: false }),
+        Stored::New => {
+            // HOOK (adaptive overlap): decide the item's round once its answers are in.
+            crate::studies::adaptive::after_answer(state, study_id, instance_id).await?;
+            Ok(AnswerAck { task_id, option: chosen.id.clone(), duplicate: false })
+        }
         Stored::AlreadyAnswered => stored_ack(state, task_id).await,
     }
 }

@@ -1,6 +1,5 @@
 //! On the research page, a link study's join link (with Prolific's
 //! placeholders) to copy, its codes, and how its places stand.
-use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
 use super::take::browser::{copy_text, origin};
@@ -55,18 +54,7 @@ pub async fn link_panel(study_id: i64) -> Result<Option<LinkPanelView>, ServerFn
 
 #[component]
 pub fn LinkPanel(study_id: i64) -> impl IntoView {
-    let panel = Resource::new(move || study_id, link_panel);
-    view! {
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match panel.await {
-                    Err(e) => Some(view! { <p class="error">{error_text(&e)}</p> }.into_any()),
-                    Ok(None) => None,
-                    Ok(Some(p)) => Some(view! { <LinkCard panel=p/> }.into_any()),
-                }
-            })}
-        </Suspense>
-    }
+    super::study_panel(study_id, link_panel, |p| view! { <LinkCard panel=p/> })
 }
 
 #[component]

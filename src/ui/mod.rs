@@ -5,6 +5,7 @@ use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes, A};
 use leptos_router::{path, SsrMode};
 
+pub mod adaptive_panel;
 pub mod admin;
 pub mod annotate;
 pub mod compare;
@@ -116,5 +117,27 @@ pub fn error_text(e: &ServerFnError) -> String {
     match e {
         ServerFnError::ServerError(msg) => msg.clone(),
         other => other.to_string(),
+    }
+}
+
+/// A research-page panel that only some studies have (a study link, adaptive
+/// overlap): `fetch` answers None for the others, which show nothing.
+pub fn study_panel<T, Fut, V>(study_id: i64, fetch: fn(i64) -> Fut, card: fn(T) -> V) -> impl IntoView
+where
+    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+    Fut: std::future::Future<Output = Result<Option<T>, ServerFnError>> + Send + 'static,
+    V: IntoView + 'static,
+{
+    let panel = Resource::new(move || study_id, fetch);
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match panel.await {
+                    Err(e) => Some(view! { <p class="error">{error_text(&e)}</p> }.into_any()),
+                    Ok(None) => None,
+                    Ok(Some(p)) => Some(card(p).into_any()),
+                }
+            })}
+        </Suspense>
     }
 }

@@ -1,5 +1,6 @@
 //! Researcher page: every study with progress per annotator and the answer
 //! distribution.
+use super::adaptive_panel::AdaptivePanel;
 use super::curation::{FunnelTables, StudyPipeline};
 use super::error_text;
 use super::link_panel::LinkPanel;
@@ -54,6 +55,7 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
             <p>{study.kind.name()} " · " {study.items} " items · " <span class="answers">{study.answers}</span> " answers"</p>
             <StudyPipeline status/>
             <LinkPanel study_id=study.study_id/>
+            <AdaptivePanel study_id=study.study_id/>
             <table class="data annotators">
                 <caption>"Progress per annotator"</caption>
                 <thead><tr><th scope="col">"Annotator"</th><th scope="col">"Done"</th><th scope="col">"Total"</th></tr></thead>

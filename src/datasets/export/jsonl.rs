@@ -84,6 +84,7 @@ mod tests {
             step3: Some(StepRecord {
                 votes: vec![Vote { annotator: "x".into(), value: "none".into() }],
                 resolved_by: ResolvedBy::Single,
+                posterior: None,
             }),
             step4: None,
         };
@@ -91,7 +92,7 @@ mod tests {
         json_line(&mut line, &columns(Stage::Step3), &row);
         assert!(line.starts_with(r#"{"image":"images/aa.png","caption":"a","negative_caption":"b","negative_image":null,"type":"replace""#), "{line}");
         assert!(line.contains(r#""instance_id":3,"instance_key":"k\"3""#), "{line}");
-        assert!(line.ends_with("\"step3_votes\":[{\"annotator\":\"x\",\"value\":\"none\"}],\"step3_resolved_by\":\"single\",\"step3_agreement\":\"single\"}\n"), "{line}");
+        assert!(line.ends_with("\"step3_votes\":[{\"annotator\":\"x\",\"value\":\"none\"}],\"step3_resolved_by\":\"single\",\"step3_agreement\":\"single\",\"step3_posterior\":null}\n"), "{line}");
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["step3_votes"][0]["annotator"], "x");
     }

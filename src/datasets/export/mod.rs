@@ -272,7 +272,7 @@ fn step_record(
     outcome: Option<&ItemOutcome>,
     votes: Vec<VoteRow>,
 ) -> Result<Option<StepRecord>, ServiceError> {
-    let Some(ItemState::Final { by, .. }) = outcome.map(|o| &o.state) else {
+    let Some((ItemState::Final { by, .. }, posterior)) = outcome.map(|o| (&o.state, o.posterior)) else {
         return Ok(None);
     };
     let mut list = Vec::new();
@@ -280,7 +280,7 @@ fn step_record(
         let pairs: Vec<(String, String)> = parse_json(&json, "answers", id)?;
         list.extend(pairs.into_iter().map(|(annotator, value)| Vote { annotator, value }));
     }
-    Ok(Some(StepRecord { votes: list, resolved_by: *by }))
+    Ok(Some(StepRecord { votes: list, resolved_by: *by, posterior }))
 }
 
 type StepInput<'a> = (Option<&'a ItemOutcome>, Vec<VoteRow>);

@@ -38,9 +38,10 @@ pub(super) fn fit(p: &Prepared, opts: &Options) -> Fit {
     let smoothing = opts.smoothing.unwrap_or(0.01 / kc as f64);
     let mut rng = SplitMix64::new(opts.seed);
     let per_answer = 1.0 / p.answers() as f64;
-    let mut best: Option<Run> = None;
-    for _ in 0..opts.restarts {
-        let mut params = init(&mut rng, p.people.len(), kc);
+    // Every restart's start drawn first, in order, from the one seeded
+    // stream: the restarts can then run side by side with the same results.
+    let starts: Vec<Params> = (0..opts.restarts).map(|_| init(&mut rng, p.people.len(), kc)).collect();
+    let restart = |mut params: Params| {
         let mut q = vec![0.0; p.items.len() * kc];
         let mut counts = e_step(p, &params, &mut q);
         let (mut iterations, mut converged) = (0, false);
@@ -55,10 +56,11 @@ pub(super) fn fit(p: &Prepared, opts: &Options) -> Fit {
                 break;
             }
         }
-        if best.as_ref().is_none_or(|b| counts.0 > b.log_likelihood) {
-            best = Some(Run { params, q, log_likelihood: counts.0, iterations, converged });
-        }
-    }
+        Run { params, q, log_likelihood: counts.0, iterations, converged }
+    };
+    // The first restart with the strictly best log-likelihood wins.
+    let best =
+        in_parallel(starts, restart).into_iter().reduce(|b, r| if r.log_likelihood > b.log_likelihood { r } else { b });
     let run = best.expect("restarts >= 1");
     let extras = (0..p.people.len())
         .map(|w| PersonExtra {
@@ -75,6 +77,38 @@ pub(super) fn fit(p: &Prepared, opts: &Options) -> Fit {
         converged: run.converged,
         objective: run.log_likelihood * per_answer,
     }
+}
+
+/// Runs `f` on every start, on as many threads as there are cores (none in
+/// the browser), and returns the runs in the starts' order.
+fn in_parallel(starts: Vec<Params>, f: impl Fn(Params) -> Run + Sync) -> Vec<Run> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(starts.len());
+    if threads <= 1 || cfg!(target_arch = "wasm32") {
+        return starts.into_iter().map(f).collect();
+    }
+    let mut runs: Vec<Option<Run>> = (0..starts.len()).map(|_| None).collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (starts, f) = (&starts, &f);
+                s.spawn(move || {
+                    starts
+                        .iter()
+                        .enumerate()
+                        .skip(t)
+                        .step_by(threads)
+                        .map(|(r, p)| (r, f(p.clone())))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            for (r, run) in h.join().expect("a MACE restart panicked") {
+                runs[r] = Some(run);
+            }
+        }
+    });
+    runs.into_iter().map(|r| r.expect("every restart ran")).collect()
 }
 
 /// crowd-kit's start: (spam, know) and the strategy drawn from U(1, 2.5), normalised.

@@ -137,6 +137,7 @@ pub fn resolved_by_str(by: ResolvedBy) -> &'static str {
         ResolvedBy::Adjudication => "adjudication",
         ResolvedBy::DawidSkene => "dawid_skene",
         ResolvedBy::Mace => "mace",
+        ResolvedBy::Adaptive => "adaptive",
     }
 }
 
@@ -146,6 +147,9 @@ pub struct StepRecord {
     /// In answer order (earliest first).
     pub votes: Vec<Vote>,
     pub resolved_by: ResolvedBy,
+    /// The settled value's posterior, when a crowd model or adaptive
+    /// overlap's `stop = "posterior"` settled it.
+    pub posterior: Option<f64>,
 }
 
 /// A stored image as the export names it: by content hash, so each file is
@@ -224,6 +228,10 @@ impl Row {
             Column::Votes(s) => Cell::Votes(step(s).map(|r| r.votes.as_slice())),
             Column::ResolvedBy(s) => Cell::Text(step(s).map(|r| Cow::Borrowed(resolved_by_str(r.resolved_by)))),
             Column::Agreement(s) => Cell::Text(step(s).map(|r| Cow::Borrowed(AgreementFlag::of(&r.votes).as_str()))),
+            // Six decimals: plenty for a probability, and the same text in every format.
+            Column::Posterior(s) => {
+                Cell::Text(step(s).and_then(|r| r.posterior).map(|p| Cow::Owned(format!("{p:.6}"))))
+            }
         }
     }
 }
@@ -263,6 +271,7 @@ pub enum Column {
     Votes(Step),
     ResolvedBy(Step),
     Agreement(Step),
+    Posterior(Step),
 }
 
 /// What a column holds, which decides its encoding in each format.
@@ -293,6 +302,7 @@ impl Column {
             Column::Votes(s) => return Cow::Owned(format!("{}_votes", s.prefix())),
             Column::ResolvedBy(s) => return Cow::Owned(format!("{}_resolved_by", s.prefix())),
             Column::Agreement(s) => return Cow::Owned(format!("{}_agreement", s.prefix())),
+            Column::Posterior(s) => return Cow::Owned(format!("{}_posterior", s.prefix())),
         })
     }
 
@@ -320,7 +330,7 @@ pub fn columns(stage: Stage) -> Vec<Column> {
         Column::CaptionOrig,
         Column::NegativeCaptionOrig,
     ];
-    let step = |s| [Column::Votes(s), Column::ResolvedBy(s), Column::Agreement(s)];
+    let step = |s| [Column::Votes(s), Column::ResolvedBy(s), Column::Agreement(s), Column::Posterior(s)];
     match stage {
         Stage::Candidates => cols.extend((0..MAX_CANDIDATES).map(Column::Candidate)),
         Stage::Step3 => cols.extend(step(Step::Step3)),

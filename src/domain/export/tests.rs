@@ -51,7 +51,8 @@ fn columns_start_with_bivlc_and_depend_on_the_stage() {
     assert!(names(Stage::Final).ends_with(&[
         "step4_votes".into(),
         "step4_resolved_by".into(),
-        "step4_agreement".into()
+        "step4_agreement".into(),
+        "step4_posterior".into()
     ]));
     assert_eq!(Column::Candidate(0).kind(), ColumnKind::Image);
     assert_eq!(Column::Votes(Step::Step4).kind(), ColumnKind::Votes);
@@ -70,10 +71,16 @@ fn cells_of_a_row() {
         image: Some(img("aa", "image/png")),
         negative_image: Some(img("bb", "image/jpeg")),
         candidates: vec![],
-        step3: Some(StepRecord { votes: vec![vote("a1", "2"), vote("a2", "2")], resolved_by: ResolvedBy::Unanimous }),
+        step3: Some(StepRecord {
+            votes: vec![vote("a1", "2"), vote("a2", "2")],
+            resolved_by: ResolvedBy::Unanimous,
+            posterior: Some(0.98765432),
+        }),
         step4: None,
     };
     let text = |c| row.cell(c).text().map(|t| t.into_owned());
+    assert_eq!(text(Column::Posterior(Step::Step3)).as_deref(), Some("0.987654"));
+    assert_eq!(text(Column::Posterior(Step::Step4)), None, "no Step 4 record");
     assert_eq!(text(Column::Image).as_deref(), Some("images/aa.png"));
     assert_eq!(text(Column::NegativeImage).as_deref(), Some("images/bb.jpg"));
     assert_eq!(text(Column::Type).as_deref(), Some("swap"));

@@ -1,0 +1,23 @@
+//! `GET /api/v1/studies/{id}/adaptive`: a study's adaptive overlap (docs/api.md).
+use crate::domain::adaptive::AdaptiveReport;
+use crate::error::ServiceError;
+use crate::http::extract::Caller;
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::routing::get;
+use axum::{Json, Router};
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/api/v1/studies/{id}/adaptive", get(adaptive))
+}
+
+/// Per item how many answers it took and why it stopped, and answers spent
+/// against a fixed overlap of `max`; 404 for a study with a fixed overlap.
+async fn adaptive(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<AdaptiveReport>, ServiceError> {
+    caller.researcher()?;
+    Ok(Json(crate::studies::adaptive::report(&state.db, id).await?))
+}

@@ -1,0 +1,304 @@
+//! Adaptive overlap in the shell: the settings and per-item rows made at
+//! creation, the decision after each answer (pure `domain::adaptive`, taken
+//! under the writer's gate in one `BEGIN IMMEDIATE`, so however many answers
+//! and arrivals come at once an item's round is decided once and never asks
+//! past `max`), account annotators' claims, and what outcomes and the API read.
+use crate::accounts::SessionUser;
+use crate::api_types::Progress;
+use crate::domain::adaptive::{pick_annotator, Adaptive, AdaptiveItem, AdaptiveReport, Decision, Reason, Stop};
+use crate::domain::resolution::{ItemState, ResolvedBy};
+use crate::domain::rng::mix;
+use crate::error::ServiceError;
+use crate::state::{AppState, StudyMeta};
+use sqlx::{SqliteConnection, SqlitePool};
+use std::collections::HashMap;
+
+/// At creation, inside its transaction: the settings and every item at `min`.
+pub async fn create(tx: &mut SqliteConnection, study: i64, a: &Adaptive) -> Result<(), ServiceError> {
+    sqlx::query("INSERT INTO adaptive_studies (study_id, settings) VALUES (?, ?)")
+        .bind(study)
+        .bind(serde_json::to_string(a)?)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(
+        "INSERT INTO adaptive_items (study_id, instance_id, wanted, state)
+         SELECT study_id, instance_id, ?, 'collecting' FROM study_items WHERE study_id = ?",
+    )
+    .bind(a.min as i64)
+    .bind(study)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+/// The study's adaptive settings; None for a fixed overlap.
+pub async fn settings(db: impl sqlx::SqliteExecutor<'_>, study: i64) -> Result<Option<Adaptive>, ServiceError> {
+    let text: Option<String> = sqlx::query_scalar("SELECT settings FROM adaptive_studies WHERE study_id = ?")
+        .bind(study)
+        .fetch_optional(db)
+        .await?;
+    text.map(|t| {
+        serde_json::from_str(&t)
+            .map_err(|e| ServiceError::Internal(format!("study {study} has corrupt adaptive settings: {e}")))
+    })
+    .transpose()
+}
+
+/// HOOK on the answer path (`studies::tasks::answer`, after a new answer is
+/// durable): decides the item's round once all its wanted answers are in.
+pub async fn after_answer(state: &AppState, study: i64, instance: i64) -> Result<(), ServiceError> {
+    let Some(a) = settings(&state.db, study).await? else {
+        return Ok(());
+    };
+    let meta = crate::studies::meta::study_meta(state, study).await?;
+    // Accuracies are fitted outside the gate: the fit reads the whole study.
+    let accuracy = match a.stop {
+        Stop::Posterior { .. } => crate::studies::aggregate::accuracies(&state.db, &meta).await?,
+        Stop::Agree => Default::default(),
+    };
+    let _one_at_a_time = state.writer.exclusive().await;
+    let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    let link = crate::crowd::link_of_study(&mut *tx, study).await.is_ok();
+    decide_round(&mut tx, &meta, &a, &accuracy, instance, link).await?;
+    if link {
+        // Also when nothing was decided: the last participant at work may
+        // have just finished, freeing the smaller last bundle of follow-ups.
+        crate::crowd::followup::bundle_waiting(&mut tx, study, meta.seed, meta.kind, state.crowd.clock.now()).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Decides an item's round if all its wanted answers are in: stopped, or
+/// one more wanted (a link study's item then waits for a follow-up bundle).
+async fn decide_round(
+    tx: &mut SqliteConnection,
+    meta: &StudyMeta,
+    a: &Adaptive,
+    accuracy: &HashMap<u64, f64>,
+    instance: i64,
+    link: bool,
+) -> Result<(), ServiceError> {
+    let study = meta.id;
+    let row: Option<(i64, String)> =
+        sqlx::query_as("SELECT wanted, state FROM adaptive_items WHERE study_id = ? AND instance_id = ?")
+            .bind(study)
+            .bind(instance)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some((wanted, _)) = row.filter(|(_, s)| s == "collecting") else {
+        return Ok(());
+    };
+    let given: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT user_id, value FROM counted_answers WHERE study_id = ? AND instance_id = ? ORDER BY answered_at, task_id",
+    )
+    .bind(study)
+    .bind(instance)
+    .fetch_all(&mut *tx)
+    .await?;
+    if (given.len() as i64) < wanted {
+        return Ok(());
+    }
+    let mut answers = Vec::with_capacity(given.len());
+    for (user, value) in &given {
+        let class = crate::studies::aggregate::class_of(meta.kind, value)
+            .ok_or_else(|| ServiceError::Internal(format!("stored value {value:?} is not a value of {}", meta.kind)))?;
+        let acc = accuracy.get(&(*user as u64)).copied().unwrap_or(crate::domain::adaptive::PRIOR_ACCURACY);
+        answers.push((class, acc));
+    }
+    match a.decide(&answers, meta.kind.values().len()) {
+        Decision::Stop { reason, label, posterior } => {
+            sqlx::query(
+                "UPDATE adaptive_items SET state = 'stopped', reason = ?, answers = ?, value = ?, posterior = ?
+                 WHERE study_id = ? AND instance_id = ?",
+            )
+            .bind(reason.as_str())
+            .bind(given.len() as i64)
+            .bind(meta.kind.values()[label])
+            .bind(posterior)
+            .bind(study)
+            .bind(instance)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Decision::More => {
+            sqlx::query(
+                "UPDATE adaptive_items SET wanted = wanted + 1, state = ? WHERE study_id = ? AND instance_id = ?",
+            )
+            .bind(if link { "waiting" } else { "collecting" })
+            .bind(study)
+            .bind(instance)
+            .execute(&mut *tx)
+            .await?;
+            if !link {
+                offer(tx, meta, instance).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Account studies: gives an item's next answer to a started annotator who
+/// has not had it; with none, it waits for the next one to start.
+async fn offer(tx: &mut SqliteConnection, meta: &StudyMeta, instance: i64) -> Result<(), ServiceError> {
+    let started: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT p.user_id, p.total - p.done FROM participations p WHERE p.study_id = ? ORDER BY p.user_id",
+    )
+    .bind(meta.id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let had_it: Vec<i64> = sqlx::query_scalar("SELECT user_id FROM tasks WHERE study_id = ? AND instance_id = ?")
+        .bind(meta.id)
+        .bind(instance)
+        .fetch_all(&mut *tx)
+        .await?;
+    if let Some(user) = pick_annotator(&started, &had_it) {
+        give(tx, meta, user, &[instance]).await?;
+    }
+    Ok(())
+}
+
+/// Appends `items` to an annotator's queue (after its last task) and its total.
+async fn give(tx: &mut SqliteConnection, meta: &StudyMeta, user: i64, items: &[i64]) -> Result<(), ServiceError> {
+    let last: i64 =
+        sqlx::query_scalar("SELECT coalesce(max(position), -1) FROM tasks WHERE study_id = ? AND user_id = ?")
+            .bind(meta.id)
+            .bind(user)
+            .fetch_one(&mut *tx)
+            .await?;
+    // One statement over a JSON list of (item, position, seed): the kind
+    // asks one question per item (study validation checked).
+    let rows: Vec<(i64, i64, i64)> = items
+        .iter()
+        .enumerate()
+        .map(|(k, &item)| (item, last + 1 + k as i64, (mix(&[meta.seed, user as u64, item as u64]) >> 1) as i64))
+        .collect();
+    sqlx::query(
+        "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query)
+         SELECT ?, ?, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'), 0
+         FROM json_each(?) j",
+    )
+    .bind(meta.id)
+    .bind(user)
+    .bind(serde_json::to_string(&rows)?)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("UPDATE participations SET total = total + ? WHERE study_id = ? AND user_id = ?")
+        .bind(items.len() as i64)
+        .bind(meta.id)
+        .bind(user)
+        .execute(&mut *tx)
+        .await?;
+    Ok(())
+}
+
+/// Account studies' start: the caller joins (once) and claims every item
+/// that still wants an answer it has not been given to anyone for, and that
+/// the caller has not had. Called on every start, so an annotator who comes
+/// back later picks up what waited for a newcomer. None: not adaptive.
+pub async fn start(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<Option<Progress>, ServiceError> {
+    if settings(&state.db, meta.id).await?.is_none() {
+        return Ok(None);
+    }
+    let _one_at_a_time = state.writer.exclusive().await;
+    let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    sqlx::query("INSERT OR IGNORE INTO participations (study_id, user_id, total, done) VALUES (?, ?, 0, 0)")
+        .bind(meta.id)
+        .bind(user.id)
+        .execute(&mut *tx)
+        .await?;
+    let open: Vec<i64> = sqlx::query_scalar(
+        "SELECT a.instance_id FROM adaptive_items a
+         WHERE a.study_id = ? AND a.state = 'collecting'
+           AND a.wanted > (SELECT count(*) FROM tasks t WHERE t.study_id = a.study_id AND t.instance_id = a.instance_id)
+           AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.study_id = a.study_id AND t.instance_id = a.instance_id
+                             AND t.user_id = ?)
+         ORDER BY a.instance_id",
+    )
+    .bind(meta.id)
+    .bind(user.id)
+    .fetch_all(&mut *tx)
+    .await?;
+    if !open.is_empty() {
+        give(&mut tx, meta, user.id, &open).await?;
+    }
+    let (done, total): (i64, i64) =
+        sqlx::query_as("SELECT done, total FROM participations WHERE study_id = ? AND user_id = ?")
+            .bind(meta.id)
+            .bind(user.id)
+            .fetch_one(&mut *tx)
+            .await?;
+    tx.commit().await?;
+    Ok(Some(Progress { done, total }))
+}
+
+/// For outcomes: the answers each item has been asked for so far (an item
+/// stays pending until its last round is in and decided). None: not adaptive.
+pub async fn wanted(db: &SqlitePool, study: i64) -> Result<Option<HashMap<i64, usize>>, ServiceError> {
+    if settings(db, study).await?.is_none() {
+        return Ok(None);
+    }
+    let rows: Vec<(i64, i64)> = sqlx::query_as("SELECT instance_id, wanted FROM adaptive_items WHERE study_id = ?")
+        .bind(study)
+        .fetch_all(db)
+        .await?;
+    Ok(Some(rows.into_iter().map(|(i, w)| (i, w as usize)).collect()))
+}
+
+/// Items stopped by the stop rule (not by `max`) take the value it settled
+/// on; an item that reached `max` without meeting it is settled by `resolve`.
+/// `outcomes` yields each item's id, state and posterior slot.
+pub async fn settle<'a>(
+    db: &SqlitePool,
+    study: i64,
+    outcomes: impl Iterator<Item = (i64, &'a mut ItemState, &'a mut Option<f64>)>,
+) -> Result<(), ServiceError> {
+    let stopped: HashMap<i64, (String, String, Option<f64>)> = sqlx::query_as(
+        "SELECT instance_id, reason, value, posterior FROM adaptive_items
+         WHERE study_id = ? AND state = 'stopped' AND reason != 'max'",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .map(|(i, r, v, p): (i64, String, String, Option<f64>)| (i, (r, v, p)))
+    .collect();
+    for (id, state, slot) in outcomes {
+        if let (ItemState::Disputed { .. }, Some((_, value, posterior))) = (&*state, stopped.get(&id)) {
+            *state = ItemState::Final { value: value.clone(), by: ResolvedBy::Adaptive };
+            *slot = *posterior;
+        }
+    }
+    Ok(())
+}
+
+/// `GET /api/v1/studies/{id}/adaptive`: per item how many answers it took
+/// and why it stopped, and answers spent against a fixed overlap of `max`.
+pub async fn report(db: &SqlitePool, study: i64) -> Result<AdaptiveReport, ServiceError> {
+    crate::studies::meta::load_study_meta(db, study).await?;
+    let a = settings(db, study).await?.ok_or_else(|| {
+        ServiceError::NotFound(format!("study {study} has a fixed overlap, not [assignment.adaptive]"))
+    })?;
+    type Row = (i64, i64, i64, Option<String>, Option<String>, Option<f64>);
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT a.instance_id, a.wanted,
+                (SELECT count(*) FROM counted_answers c WHERE c.study_id = a.study_id AND c.instance_id = a.instance_id),
+                a.reason, a.value, a.posterior
+         FROM adaptive_items a WHERE a.study_id = ? ORDER BY a.instance_id",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    let items = rows
+        .into_iter()
+        .map(|(instance_id, wanted, answers, reason, value, posterior)| AdaptiveItem {
+            instance_id,
+            answers,
+            wanted,
+            reason: reason.as_deref().and_then(Reason::parse),
+            value,
+            posterior,
+        })
+        .collect();
+    Ok(AdaptiveReport::new(study, a, items))
+}

@@ -1,0 +1,80 @@
+//! On the research page, an adaptive-overlap study's spending: how many
+//! answers items took and why they stopped, against a fixed overlap of `max`.
+#[cfg(feature = "ssr")]
+use super::session;
+use crate::domain::adaptive::{AdaptiveReport, Reason, Stop};
+use leptos::prelude::*;
+
+/// None for a study with a fixed overlap.
+#[server(prefix = "/sfn")]
+pub async fn adaptive_panel(study_id: i64) -> Result<Option<AdaptiveReport>, ServerFnError> {
+    use crate::error::ServiceError;
+    let (state, _) = session::researcher().await?;
+    match crate::studies::adaptive::report(&state.db, study_id).await {
+        Err(ServiceError::NotFound(_)) => Ok(None),
+        other => other.map(Some).map_err(session::sfn_error),
+    }
+}
+
+#[component]
+pub fn AdaptivePanel(study_id: i64) -> impl IntoView {
+    super::study_panel(study_id, adaptive_panel, |r| view! { <AdaptiveCard report=r/> })
+}
+
+fn reason_text(r: Option<Reason>) -> &'static str {
+    r.map_or("collecting", Reason::as_str)
+}
+
+#[component]
+fn AdaptiveCard(report: AdaptiveReport) -> impl IntoView {
+    let s = report.settings;
+    let stop = match s.stop {
+        Stop::Agree => "agree".to_string(),
+        Stop::Posterior { threshold } => format!("posterior ≥ {threshold}"),
+    };
+    let saved = report.saved_share.map(|x| format!("{:.1}%", x * 100.0)).unwrap_or_else(|| "—".into());
+    // How many items took n answers, per n from 1 to max.
+    let taken: Vec<(usize, usize)> =
+        (1..=s.max).map(|n| (n, report.items.iter().filter(|i| i.answers as usize == n).count())).collect();
+    let c = report.stopped.clone();
+    view! {
+        <div class="adaptive-panel">
+            <h3>"Adaptive overlap"</h3>
+            <p>
+                "min " {s.min} " · max " {s.max} " · stop " {stop} " · "
+                <span class="answers-spent">{report.answers_spent}</span> " answers spent against "
+                <span class="fixed-answers">{report.fixed_answers}</span> " at a fixed overlap of " {s.max}
+                " (" <span class="saved">{saved}</span> " fewer on stopped items)"
+            </p>
+            <p class="stopped">
+                "Stopped: agreed " {c.agreed} " · confident " {c.confident} " · reached max " {c.max}
+                " · still collecting " {c.collecting}
+            </p>
+            <table class="data answers-taken">
+                <caption>"Items by answers taken"</caption>
+                <thead><tr>{taken.iter().map(|(n, _)| view! { <th scope="col">{*n}</th> }).collect_view()}</tr></thead>
+                <tbody><tr>{taken.iter().map(|(_, k)| view! { <td>{*k}</td> }).collect_view()}</tr></tbody>
+            </table>
+            <details>
+                <summary>"Per item"</summary>
+                <table class="data adaptive-items">
+                    <thead><tr>
+                        <th scope="col">"Instance"</th><th scope="col">"Answers"</th>
+                        <th scope="col">"Why it stopped"</th><th scope="col">"Value"</th><th scope="col">"Posterior"</th>
+                    </tr></thead>
+                    <tbody>
+                        {report.items.into_iter().map(|i| view! {
+                            <tr data-instance=i.instance_id>
+                                <th scope="row">{i.instance_id}</th>
+                                <td>{i.answers}</td>
+                                <td>{reason_text(i.reason)}</td>
+                                <td>{i.value.unwrap_or_default()}</td>
+                                <td>{i.posterior.map(|p| format!("{p:.3}")).unwrap_or_default()}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </details>
+        </div>
+    }
+}
