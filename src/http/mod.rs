@@ -14,6 +14,7 @@ pub mod media;
 pub mod models;
 pub mod origin;
 pub mod proxy;
+pub mod quality;
 pub mod studies;
 pub mod users;
 
@@ -26,6 +27,7 @@ pub fn routes() -> Router<AppState> {
         .merge(accounts::routes())
         .merge(studies::routes())
         .merge(crowd::routes())
+        .merge(quality::routes())
         .merge(join::routes())
         .merge(datasets::routes())
         .merge(models::routes())

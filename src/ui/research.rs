@@ -1,6 +1,7 @@
 //! Researcher page: every study with progress per annotator and the answer
 //! distribution.
 use super::curation::{FunnelTables, StudyPipeline};
+use super::dashboard::StudyDashboard;
 use super::error_text;
 use super::link_panel::LinkPanel;
 #[cfg(feature = "ssr")]
@@ -51,6 +52,7 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
             <p>{study.kind.name()} " · " {study.items} " items · " <span class="answers">{study.answers}</span> " answers"</p>
             <StudyPipeline status/>
             <LinkPanel study_id=study.study_id/>
+            <StudyDashboard study_id=study.study_id/>
             <table class="data annotators">
                 <caption>"Progress per annotator"</caption>
                 <thead><tr><th scope="col">"Annotator"</th><th scope="col">"Done"</th><th scope="col">"Total"</th></tr></thead>

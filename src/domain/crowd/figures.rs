@@ -103,6 +103,73 @@ pub fn polyline(points: &[(i64, i64)], x_range: (i64, i64), y_max: i64, width: f
         .join(" ")
 }
 
+/// What the dashboard shows (`GET /api/v1/studies/{id}/dashboard`, `hardneg study status`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dashboard {
+    pub study_id: i64,
+    /// Unix seconds the figures were taken at.
+    pub now: i64,
+    pub bundles: i64,
+    /// Places (bundles' wanted copies): free, leased (someone working), completed (counted copies).
+    pub places: i64,
+    pub free: i64,
+    pub leased: i64,
+    pub completed: i64,
+    pub participants: ParticipantCounts,
+    /// Every stored answer, check items and uncounted copies included.
+    pub answers: i64,
+    /// Over the rate window (`rate_window`); None before the first answer.
+    pub answers_per_minute: Option<f64>,
+    /// Answers still needed: each bundle's missing copies times its tasks, less what active leases did.
+    pub remaining_answers: i64,
+    pub eta_secs: Option<f64>,
+    pub median_secs_per_item: Option<f64>,
+    /// Lease to last answer, over finished bundles (completed, extra, discarded).
+    pub median_bundle_secs: Option<f64>,
+    pub hourly_wage: f64,
+    pub platform_fee: f64,
+    /// None before the first finished bundle.
+    pub cost: Option<Cost>,
+    /// Cumulative `(unix seconds, count)`: arrivals and finished bundles.
+    pub arrivals: Vec<(i64, i64)>,
+    pub completions: Vec<(i64, i64)>,
+    /// Answers per second of time per item: bins 0–1 s … 29–30 s, then 30 s and more.
+    pub time_per_item: Vec<i64>,
+}
+
+/// Participants by how their lease stands.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ParticipantCounts {
+    /// Everyone who arrived.
+    pub started: i64,
+    pub working: i64,
+    pub completed: i64,
+    /// Finished after their place was reclaimed.
+    pub extra: i64,
+    pub timed_out: i64,
+    pub returned: i64,
+    /// By attention checks (with a lease) or the comprehension check (before one).
+    pub screened_out: i64,
+    pub discarded: i64,
+}
+
+impl ParticipantCounts {
+    /// Adds `n` participants in `state` (a lease state, or `screened_out` / `arriving` without a lease).
+    pub fn add(&mut self, state: &str, n: i64) {
+        self.started += n;
+        match state {
+            "active" => self.working += n,
+            "completed" => self.completed += n,
+            "extra" => self.extra += n,
+            "timed_out" => self.timed_out += n,
+            "returned" => self.returned += n,
+            "screened_out" => self.screened_out += n,
+            "discarded" => self.discarded += n,
+            _ => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +236,16 @@ mod tests {
         assert!(c.len() <= MAX_POINTS, "{}", c.len());
         assert_eq!(*c.last().unwrap(), (999, 1000));
         assert!(c.windows(2).all(|w| w[0].1 < w[1].1 && w[0].0 <= w[1].0));
+    }
+
+    #[test]
+    fn participants_are_counted_by_state_and_all_started() {
+        let mut c = ParticipantCounts::default();
+        for (s, n) in [("active", 2), ("completed", 3), ("screened_out", 1), ("arriving", 4), ("discarded", 1)] {
+            c.add(s, n);
+        }
+        assert_eq!((c.started, c.working, c.completed, c.screened_out, c.discarded), (11, 2, 3, 1, 1));
+        assert_eq!((c.extra, c.timed_out, c.returned), (0, 0, 0));
     }
 
     #[test]
