@@ -1,22 +1,12 @@
 //! `hardneg study status`, `hardneg participants --approve-list` and
 //! `--discard`: monitoring a link study from the command line (docs/crowd.md).
 use crate::crowd;
-use crate::domain::crowd::figures::Dashboard;
+use crate::domain::crowd::figures::{duration_text as duration, Dashboard};
 use anyhow::Context;
 use sqlx::SqlitePool;
 
 fn service(e: crate::error::ServiceError) -> anyhow::Error {
     anyhow::anyhow!("{e}")
-}
-
-/// "1 h 05 min", "4 min 10 s", "12 s".
-pub fn duration(secs: f64) -> String {
-    let s = secs.round() as i64;
-    match s {
-        s if s >= 3600 => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
-        s if s >= 60 => format!("{} min {:02} s", s / 60, s % 60),
-        s => format!("{s} s"),
-    }
 }
 
 pub async fn status(db: &SqlitePool, study: i64, json: bool) -> anyhow::Result<()> {
@@ -72,14 +62,4 @@ pub async fn discard(db: &SqlitePool, study: i64, number: i64) -> anyhow::Result
          and its bundle goes to a new participant"
     );
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn durations_read_as_hours_minutes_seconds() {
-        assert_eq!(super::duration(12.4), "12 s");
-        assert_eq!(super::duration(250.0), "4 min 10 s");
-        assert_eq!(super::duration(3900.0), "1 h 05 min");
-    }
 }

@@ -5,7 +5,7 @@
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
-use crate::domain::crowd::figures::{polyline, Dashboard, HISTOGRAM_BINS};
+use crate::domain::crowd::figures::{duration_text as minutes, polyline, Dashboard, HISTOGRAM_BINS};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -61,15 +61,6 @@ pub async fn flagged_participants(study_id: i64) -> Result<Vec<FlaggedView>, Ser
 pub async fn discard_participant(study_id: i64, number: i64) -> Result<(), ServerFnError> {
     let (state, _) = session::researcher().await?;
     crate::crowd::discard(&state.db, study_id, number).await.map(|_| ()).map_err(session::sfn_error)
-}
-
-fn minutes(secs: f64) -> String {
-    let s = secs.round() as i64;
-    if s >= 3600 {
-        format!("{} h {:02} min", s / 3600, s % 3600 / 60)
-    } else {
-        format!("{} min {:02} s", s / 60, s % 60)
-    }
 }
 
 fn or_dash(v: Option<String>) -> String {

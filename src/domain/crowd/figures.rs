@@ -87,6 +87,16 @@ pub fn cumulative(sorted_times: &[i64]) -> Vec<(i64, i64)> {
     (0..n).filter(|i| (i + 1) % step == 0 || i + 1 == n).map(|i| (sorted_times[i], i as i64 + 1)).collect()
 }
 
+/// A duration for people: "1 h 05 min", "4 min 10 s", "12 s".
+pub fn duration_text(secs: f64) -> String {
+    let s = secs.round() as i64;
+    match s {
+        s if s >= 3600 => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+        s if s >= 60 => format!("{} min {:02} s", s / 60, s % 60),
+        s => format!("{s} s"),
+    }
+}
+
 /// SVG polyline points for `(x, y)` data in a `width × height` box (y up),
 /// scaled to `x_range` and `0..=y_max`.
 pub fn polyline(points: &[(i64, i64)], x_range: (i64, i64), y_max: i64, width: f64, height: f64) -> String {
@@ -246,6 +256,13 @@ mod tests {
         }
         assert_eq!((c.started, c.working, c.completed, c.screened_out, c.discarded), (11, 2, 3, 1, 1));
         assert_eq!((c.extra, c.timed_out, c.returned), (0, 0, 0));
+    }
+
+    #[test]
+    fn durations_read_as_hours_minutes_seconds() {
+        assert_eq!(duration_text(12.4), "12 s");
+        assert_eq!(duration_text(250.0), "4 min 10 s");
+        assert_eq!(duration_text(3900.0), "1 h 05 min");
     }
 
     #[test]
