@@ -147,6 +147,13 @@ pub enum Command {
         /// Add PROLIFIC_PIDs and the platform's study and session ids (personal data).
         #[arg(long)]
         with_platform_ids: bool,
+        /// Print the approve list as CSV instead: flags and a suggested decision per participant (docs/crowd.md).
+        #[arg(long, conflicts_with_all = ["csv", "with_platform_ids", "discard"])]
+        approve_list: bool,
+        /// Discard this participant's finished copy: its answers stay stored but no longer count,
+        /// and its bundle goes to a new participant.
+        #[arg(long, value_name = "PARTICIPANT_NUMBER", conflicts_with_all = ["csv", "with_platform_ids"])]
+        discard: Option<i64>,
     },
     /// Compare models (and chance) on a dataset: I2T, T2I, Group and finer scores.
     Compare {
@@ -202,4 +209,11 @@ pub enum StudyCommand {
     },
     /// Stop new arrivals to a link study.
     Close { study: i64 },
+    /// A link study's dashboard: places, participants, rate, ETA and cost.
+    Status {
+        study: i64,
+        /// Print the JSON of GET /api/v1/studies/{id}/dashboard.
+        #[arg(long)]
+        json: bool,
+    },
 }

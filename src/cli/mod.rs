@@ -7,6 +7,7 @@ pub mod demo_seed;
 mod import_command;
 mod print;
 mod protocols;
+mod quality;
 pub use args::{Cli, Command, ResultsCommand, StudyCommand, UserCommand};
 pub use import_command::ImportCommand;
 pub mod serve;
@@ -222,8 +223,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             crowd::link(&open(&data_dir).await?, study, rotate, &base_url).await
         }
         Command::Study { command: StudyCommand::Close { study } } => crowd::close(&open(&data_dir).await?, study).await,
-        Command::Participants { study, csv, with_platform_ids } => {
+        Command::Participants { study, approve_list: true, .. } => {
+            quality::approve_list(&open(&data_dir).await?, study).await
+        }
+        Command::Participants { study, discard: Some(number), .. } => {
+            quality::discard(&open(&data_dir).await?, study, number).await
+        }
+        Command::Participants { study, csv, with_platform_ids, .. } => {
             crowd::participants(&open(&data_dir).await?, study, csv, with_platform_ids).await
+        }
+        Command::Study { command: StudyCommand::Status { study, json } } => {
+            quality::status(&open(&data_dir).await?, study, json).await
         }
         Command::Study { command: StudyCommand::Create { spec } } => {
             let text = std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?;

@@ -69,7 +69,8 @@ async fn loads(conn: &mut SqliteConnection, study: i64, now: i64) -> Result<Vec<
 /// What a participant who already has a lease sees.
 fn again(link: &LinkRow, state: LeaseState) -> Option<Arrival> {
     match state {
-        LeaseState::Completed | LeaseState::Extra => {
+        // A discarded copy was finished: its participant sees its code again.
+        LeaseState::Completed | LeaseState::Extra | LeaseState::Discarded => {
             let c = link.completion();
             Some(Arrival::Finished { code: c.code, url: c.url })
         }

@@ -2,15 +2,19 @@
 //! arrival, the participant's way through, and the researcher's view. The
 //! join pages, the JSON API (`http::crowd`), the participant's pages and
 //! the CLI all call these functions; every decision is read from stored rows.
+pub mod approve;
 pub mod arrive;
 pub mod clock;
+pub mod dashboard;
 pub mod flow;
 pub mod followup;
 pub mod research;
 pub mod setup;
 
+pub use approve::{approve_list, discard, ApproveRow};
 pub use arrive::{arrive, arrive_consenting, preview};
 pub use clock::Clock;
+pub use dashboard::dashboard;
 pub use flow::{accept_consent, completion, instructions_read, practice_answer, return_study, stage};
 pub use research::{bundles, close, link, participants, reopen, rotate};
 

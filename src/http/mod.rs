@@ -16,6 +16,7 @@ pub mod media;
 pub mod models;
 pub mod origin;
 pub mod proxy;
+pub mod quality;
 pub mod studies;
 pub mod survey_form;
 pub mod users;
@@ -30,6 +31,7 @@ pub fn routes() -> Router<AppState> {
         .merge(studies::routes())
         .merge(adaptive::routes())
         .merge(crowd::routes())
+        .merge(quality::routes())
         .merge(join::routes())
         .merge(datasets::routes())
         .merge(models::routes())

@@ -11,6 +11,7 @@ pub mod annotate;
 pub mod compare;
 pub mod compare_detail;
 pub mod curation;
+pub mod dashboard;
 pub mod import;
 pub mod link_panel;
 pub mod login;

@@ -2,6 +2,7 @@
 //! distribution.
 use super::adaptive_panel::AdaptivePanel;
 use super::curation::{FunnelTables, StudyPipeline};
+use super::dashboard::StudyDashboard;
 use super::error_text;
 use super::link_panel::LinkPanel;
 #[cfg(feature = "ssr")]
@@ -56,6 +57,7 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
             <StudyPipeline status/>
             <LinkPanel study_id=study.study_id/>
             <AdaptivePanel study_id=study.study_id/>
+            <StudyDashboard study_id=study.study_id/>
             <table class="data annotators">
                 <caption>"Progress per annotator"</caption>
                 <thead><tr><th scope="col">"Annotator"</th><th scope="col">"Done"</th><th scope="col">"Total"</th></tr></thead>

@@ -76,6 +76,10 @@ async fn every_route_checks_the_role() {
         (Method::POST, format!("/api/v1/studies/{link}/link/rotate"), None, [401, 403, 200, 200, 403]),
         (Method::POST, format!("/api/v1/take/{link}/return"), None, [401, 403, 403, 403, 200]),
         (Method::POST, format!("/api/v1/studies/{link}/close"), None, [401, 403, 200, 200, 403]),
+        (Method::GET, format!("/api/v1/studies/{link}/dashboard"), None, [401, 403, 200, 200, 403]),
+        (Method::GET, format!("/api/v1/studies/{link}/approve-list.csv"), None, [401, 403, 200, 200, 403]),
+        // Participant 1 returned its copy above: there is nothing finished to discard.
+        (Method::POST, format!("/api/v1/studies/{link}/participants/1/discard"), None, [401, 403, 422, 422, 403]),
         (Method::GET, image.clone(), None, [401, 200, 200, 200, 200]),
         (Method::GET, format!("{image}/original"), None, [401, 200, 200, 200, 200]),
         (Method::DELETE, "/api/v1/session".into(), None, [204, 204, 204, 204, 204]),

@@ -15,6 +15,10 @@ pub enum LeaseState {
     Returned,
     /// Finished after the place was given back: kept and paid, not counted.
     Extra,
+    /// A finished copy the researcher discarded (e.g. flagged as careless):
+    /// its answers stay stored, marked by this state, and do not count; the
+    /// place goes back to the pool.
+    Discarded,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,11 +31,19 @@ pub enum LeaseEvent {
     Returned,
     /// The researcher gave the place back to the pool.
     Reopened,
+    /// The researcher discarded a finished copy.
+    Discarded,
 }
 
 impl LeaseState {
-    pub const ALL: [LeaseState; 5] =
-        [LeaseState::Active, LeaseState::Completed, LeaseState::TimedOut, LeaseState::Returned, LeaseState::Extra];
+    pub const ALL: [LeaseState; 6] = [
+        LeaseState::Active,
+        LeaseState::Completed,
+        LeaseState::TimedOut,
+        LeaseState::Returned,
+        LeaseState::Extra,
+        LeaseState::Discarded,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -40,6 +52,7 @@ impl LeaseState {
             LeaseState::TimedOut => "timed_out",
             LeaseState::Returned => "returned",
             LeaseState::Extra => "extra",
+            LeaseState::Discarded => "discarded",
         }
     }
 
@@ -72,6 +85,8 @@ impl LeaseState {
             (S::TimedOut, E::Finished) => Some(S::Extra),
             (S::Active, E::Expired | E::Reopened) => Some(S::TimedOut),
             (S::Active | S::TimedOut, E::Returned) => Some(S::Returned),
+            // Only a finished copy is judged; an unfinished one is reopened instead.
+            (S::Completed | S::Extra, E::Discarded) => Some(S::Discarded),
             _ => None,
         }
     }
@@ -113,10 +128,16 @@ mod tests {
         assert_eq!(S::TimedOut.after(E::Returned), Some(S::Returned));
         assert_eq!(S::TimedOut.after(E::Expired), None);
         // Ended leases stay ended.
-        for s in [S::Completed, S::Returned, S::Extra] {
+        for s in [S::Completed, S::Returned, S::Extra, S::Discarded] {
             for e in [E::Finished, E::Expired, E::Returned, E::Reopened] {
                 assert_eq!(s.after(e), None, "{s:?} {e:?}");
             }
+        }
+        // Discarding takes a finished copy, counted or extra, and nothing else.
+        assert_eq!(S::Completed.after(E::Discarded), Some(S::Discarded));
+        assert_eq!(S::Extra.after(E::Discarded), Some(S::Discarded));
+        for s in [S::Active, S::TimedOut, S::Returned, S::Discarded] {
+            assert_eq!(s.after(E::Discarded), None, "{s:?}");
         }
     }
 
@@ -136,6 +157,8 @@ mod tests {
         }
         assert_eq!(S::parse("done"), None);
         assert_eq!(S::try_from("extra".to_string()), Ok(S::Extra));
+        assert_eq!(S::parse("discarded"), Some(S::Discarded));
+        assert!(!S::Discarded.counted() && !S::Discarded.takes_place() && !S::Discarded.may_answer());
         assert_eq!(S::try_from("done".to_string()), Err("unknown lease state \"done\"".to_string()));
     }
 

@@ -1,8 +1,11 @@
 //! Crowd studies by link (docs/crowd.md): the pure rules. Bundles made once
 //! and handed out, leases and how they end, the formats of tokens, codes
-//! and platform ids, and the `[link]` spec table. The shell in `crate::crowd`
+//! and platform ids, the `[link]` spec table, and the quality flags and
+//! dashboard figures. The shell in `crate::crowd`
 //! stores what these decide.
 pub mod bundles;
+pub mod figures;
+pub mod flags;
 pub mod ids;
 pub mod lease;
 pub mod spec;

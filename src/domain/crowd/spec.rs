@@ -18,6 +18,10 @@ pub struct LinkSpec {
     pub allow_anonymous: bool,
     #[serde(default)]
     pub practice: Vec<PracticeSpec>,
+    pub min_seconds_per_item: Option<f64>,
+    pub straight_line_run: Option<usize>,
+    pub hourly_wage: Option<f64>,
+    pub platform_fee: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,7 +34,7 @@ pub struct PracticeSpec {
 }
 
 /// A link study's settings, as stored with the study.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinkSettings {
     pub bundle_size: usize,
     pub copies: i64,
@@ -44,6 +48,29 @@ pub struct LinkSettings {
     pub full_code: Option<String>,
     pub allow_anonymous: bool,
     pub practice: Vec<PracticeSpec>,
+    /// Quality and cost (docs/crowd.md); defaults fill settings stored before them.
+    #[serde(flatten)]
+    pub quality: QualitySettings,
+}
+
+/// What flags a participant and what a place costs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct QualitySettings {
+    /// "Too fast": a median time per item under this many seconds.
+    pub min_seconds_per_item: f64,
+    /// Straight-lining: this many answers in a row at the same on-screen position or with the same option.
+    pub straight_line_run: usize,
+    /// US$ per hour paid to participants.
+    pub hourly_wage: f64,
+    /// The platform's fee as a fraction of the reward (Prolific: about 0.333).
+    pub platform_fee: f64,
+}
+
+impl Default for QualitySettings {
+    fn default() -> Self {
+        QualitySettings { min_seconds_per_item: 1.0, straight_line_run: 10, hourly_wage: 12.0, platform_fee: 0.0 }
+    }
 }
 
 pub const DEFAULT_TIME_LIMIT_MINUTES: u32 = 60;
@@ -91,6 +118,7 @@ fn parse_link(l: LinkSpec, values: &[&str]) -> Result<LinkSettings, SpecError> {
         Some(0) => return Err(field("link.bundle_size", "must be at least 1")),
         Some(n) => n,
     };
+    let quality = parse_quality(&l)?;
     let copies = l.copies.unwrap_or(1);
     if copies < 1 {
         return Err(field("link.copies", "must be at least 1"));
@@ -135,7 +163,40 @@ fn parse_link(l: LinkSpec, values: &[&str]) -> Result<LinkSettings, SpecError> {
         full_code: l.full_code,
         allow_anonymous: l.allow_anonymous,
         practice: l.practice,
+        quality,
     })
+}
+
+fn parse_quality(l: &LinkSpec) -> Result<QualitySettings, SpecError> {
+    let d = QualitySettings::default();
+    let number = |name: &'static str, v: Option<f64>, default: f64, ok: &dyn Fn(f64) -> bool, rule: &str| {
+        let v = v.unwrap_or(default);
+        if v.is_finite() && ok(v) {
+            Ok(v)
+        } else {
+            Err(field(name, format!("must be {rule}, got {v}")))
+        }
+    };
+    let min_seconds_per_item = number(
+        "link.min_seconds_per_item",
+        l.min_seconds_per_item,
+        d.min_seconds_per_item,
+        &|v| v >= 0.0,
+        "0 or more",
+    )?;
+    let hourly_wage = number("link.hourly_wage", l.hourly_wage, d.hourly_wage, &|v| v > 0.0, "above 0 (US$ per hour)")?;
+    let platform_fee = number(
+        "link.platform_fee",
+        l.platform_fee,
+        d.platform_fee,
+        &|v| (0.0..=1.0).contains(&v),
+        "a fraction from 0 to 1 (0.333 for a 33.3% fee)",
+    )?;
+    let straight_line_run = l.straight_line_run.unwrap_or(d.straight_line_run);
+    if straight_line_run < 2 {
+        return Err(field("link.straight_line_run", format!("must be at least 2, got {straight_line_run}")));
+    }
+    Ok(QualitySettings { min_seconds_per_item, straight_line_run, hourly_wage, platform_fee })
 }
 
 #[cfg(test)]
@@ -164,6 +225,8 @@ mod tests {
         assert_eq!(s.completion_code, None);
         assert_eq!(s.completion_url, "https://app.prolific.com/submissions/complete?cc={code}");
         assert!(!s.allow_anonymous && s.practice.is_empty());
+        assert_eq!(s.quality, QualitySettings::default());
+        assert_eq!((s.quality.hourly_wage, s.quality.platform_fee), (12.0, 0.0));
         assert_eq!(parse_access(None, None, VALUES).unwrap(), None);
         assert_eq!(parse_access(Some("accounts"), None, VALUES).unwrap(), None);
     }
@@ -182,7 +245,11 @@ completion_code = "C0DE1234"
 full_code = "FULL0001"
 completion_url = "http://127.0.0.1:9/done?cc={code}"
 allow_anonymous = true
-practice = [{ key = "k1", answer = "none" }]"#,
+practice = [{ key = "k1", answer = "none" }]
+min_seconds_per_item = 2.5
+straight_line_run = 6
+hourly_wage = 9.5
+platform_fee = 0.333"#,
             )),
             VALUES,
         )
@@ -191,6 +258,9 @@ practice = [{ key = "k1", answer = "none" }]"#,
         assert_eq!((s.copies, s.paired_bundles, s.time_limit_minutes), (2, 5, 30));
         assert_eq!(s.completion_code.as_deref(), Some("C0DE1234"));
         assert_eq!(s.practice, [PracticeSpec { key: "k1".into(), answer: "none".into() }]);
+        let q =
+            QualitySettings { min_seconds_per_item: 2.5, straight_line_run: 6, hourly_wage: 9.5, platform_fee: 0.333 };
+        assert_eq!(s.quality, q);
     }
 
     #[test]
@@ -223,10 +293,33 @@ practice = [{ key = "k1", answer = "none" }]"#,
                 "field `link.practice`: item 1 (k): answer \"E\"",
             ),
         ];
+        let quality = [
+            ("min_seconds_per_item = -1", "field `link.min_seconds_per_item`: must be 0 or more, got -1"),
+            ("straight_line_run = 1", "field `link.straight_line_run`: must be at least 2, got 1"),
+            ("hourly_wage = 0", "field `link.hourly_wage`: must be above 0"),
+            ("hourly_wage = nan", "field `link.hourly_wage`"),
+            ("platform_fee = 1.5", "field `link.platform_fee`: must be a fraction from 0 to 1"),
+            ("platform_fee = -0.1", "field `link.platform_fee`"),
+        ];
+        for (line, want) in quality {
+            let got = err(Some("link"), Some(link(&format!("{ok}{line}"))));
+            assert!(got.starts_with(want), "{got:?} should start with {want:?}");
+        }
         for (access, l, want) in cases {
             let got = err(access, l);
             assert!(got.starts_with(want), "{got:?} should start with {want:?}");
         }
         assert!(toml::from_str::<LinkSpec>("bundle_size = 1\nbundle = 2").is_err(), "unknown fields refused");
+    }
+
+    #[test]
+    fn settings_stored_before_the_quality_fields_read_with_defaults() {
+        let old = r#"{"bundle_size":5,"copies":1,"paired_bundles":0,"time_limit_minutes":60,"consent":"ok",
+            "completion_code":null,"completion_url":"http://x/{code}","full_code":null,"allow_anonymous":false,
+            "practice":[]}"#;
+        let s: LinkSettings = serde_json::from_str(old).unwrap();
+        assert_eq!(s.quality, QualitySettings::default());
+        let round: LinkSettings = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(round, s);
     }
 }

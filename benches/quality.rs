@@ -1,0 +1,192 @@
+//! Crowd quality benchmark: `cargo bench --bench quality` (add `--profile
+//! dev` for a debug build). Starts the server on a temp SQLite file with a
+//! 700-item link study (7 bundles of 100), writes BENCH_PARTICIPANTS
+//! (default 2,000) finished participants of 100 answers each straight into
+//! the file (200k answers: simulated people of accuracy 0.55–0.95, times of
+//! 1–20 s), then times the dashboard and the approve list (flags and
+//! Dawid–Skene over every answer) as library calls and over HTTP.
+//! Prints min/median of BENCH_RUNS (default 5) runs; target ≤ 200 ms each.
+#[path = "../tests/api/crowd_kit.rs"]
+#[allow(dead_code)]
+mod crowd_kit;
+#[path = "../tests/api/helpers.rs"]
+mod helpers;
+
+use hardneg::domain::rng::SplitMix64;
+use helpers::TestApp;
+use std::time::{Duration, Instant};
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+const VALUES: [&str; 5] = ["0", "1", "2", "3", "none"];
+const SHOWN: [&str; 5] = ["A", "B", "C", "D", "none"];
+
+/// Writes `n` participants who each finished a bundle of 100 items.
+async fn fill(db: &sqlx::SqlitePool, study: i64, n: usize) {
+    let bundles: Vec<(i64, Vec<i64>)> = {
+        let rows: Vec<(i64, i64)> =
+            sqlx::query_as("SELECT bundle, instance_id FROM bundle_items WHERE study_id = ? ORDER BY bundle, position")
+                .bind(study)
+                .fetch_all(db)
+                .await
+                .unwrap();
+        let mut out: Vec<(i64, Vec<i64>)> = Vec::new();
+        for (b, i) in rows {
+            match out.last_mut() {
+                Some((last, items)) if *last == b => items.push(i),
+                _ => out.push((b, vec![i])),
+            }
+        }
+        out
+    };
+    let mut rng = SplitMix64::new(7);
+    let t0 = hardneg::store::db::now_secs() - 3 * 3600;
+    let mut tx = db.begin().await.unwrap();
+    let mut next_task: i64 =
+        sqlx::query_scalar("SELECT coalesce(max(id), 0) + 1 FROM tasks").fetch_one(&mut *tx).await.unwrap();
+    for p in 0..n {
+        let (bundle, items) = &bundles[p % bundles.len()];
+        let arrived = t0 + p as i64 * 3;
+        let user = sqlx::query(
+            "INSERT INTO users (username, role, password_hash, created_at) VALUES (?, 'participant', '!', ?)",
+        )
+        .bind(format!("p{study}-{}", p + 1))
+        .bind(arrived)
+        .execute(&mut *tx)
+        .await
+        .unwrap()
+        .last_insert_rowid();
+        sqlx::query(
+            "INSERT INTO participants (user_id, study_id, number, platform_pid, arrived_at, consented_at) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(user)
+        .bind(study)
+        .bind(p as i64 + 1)
+        .bind(format!("PID{p:06}"))
+        .bind(arrived)
+        .bind(arrived)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+        let ended = arrived + 100 * 6;
+        sqlx::query(
+            "INSERT INTO leases (study_id, bundle, user_id, state, leased_at, expires_at, ended_at) VALUES (?, ?, ?, 'completed', ?, ?, ?)",
+        )
+        .bind(study)
+        .bind(bundle)
+        .bind(user)
+        .bind(arrived)
+        .bind(arrived + 3600)
+        .bind(ended)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+        sqlx::query("INSERT INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, ?)")
+            .bind(study)
+            .bind(user)
+            .bind(items.len() as i64)
+            .bind(items.len() as i64)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        let accuracy = 0.55 + 0.4 * rng.next_f64();
+        let rows: Vec<(i64, i64, usize, usize, i64)> = items
+            .iter()
+            .enumerate()
+            .map(|(k, &instance)| {
+                let truth = (instance as usize * 7) % 5;
+                let value = if rng.next_f64() < accuracy { truth } else { rng.below(5) };
+                let shown = if value == 4 { 4 } else { rng.below(4) };
+                (next_task + k as i64, instance, value, shown, 1000 + rng.below(19_000) as i64)
+            })
+            .collect();
+        next_task += rows.len() as i64;
+        let mut q = sqlx::QueryBuilder::new(
+            "INSERT INTO tasks (id, study_id, user_id, instance_id, query, position, seed, done) ",
+        );
+        q.push_values(rows.iter().enumerate(), |mut r, (k, row)| {
+            r.push_bind(row.0)
+                .push_bind(study)
+                .push_bind(user)
+                .push_bind(row.1)
+                .push_bind(0)
+                .push_bind(k as i64)
+                .push_bind(k as i64)
+                .push_bind(1);
+        });
+        q.build().execute(&mut *tx).await.unwrap();
+        let mut q = sqlx::QueryBuilder::new(
+            "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at) ",
+        );
+        q.push_values(rows.iter().enumerate(), |mut r, (k, row)| {
+            r.push_bind(row.0)
+                .push_bind(study)
+                .push_bind(user)
+                .push_bind(row.1)
+                .push_bind(SHOWN[row.3])
+                .push_bind(VALUES[row.2])
+                .push_bind("[0,1,2,3]")
+                .push_bind(row.4)
+                .push_bind(arrived + 6 * (k as i64 + 1));
+        });
+        q.build().execute(&mut *tx).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+}
+
+fn report(name: &str, mut runs: Vec<Duration>) {
+    runs.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!("{name}: min {:.1} ms, median {:.1} ms over {} runs", ms(runs[0]), ms(runs[runs.len() / 2]), runs.len());
+}
+
+#[tokio::main]
+async fn main() {
+    let n = env_or("BENCH_PARTICIPANTS", 2000);
+    let runs = env_or("BENCH_RUNS", 5);
+    let tmp = tempfile::tempdir().unwrap();
+    eprintln!("starting server with 700 demo items…");
+    let app = TestApp::spawn_on(tmp.path(), &["--demo-size", "700"]);
+    println!("cores: {}", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    println!("build: {}", if cfg!(debug_assertions) { "debug" } else { "release" });
+    let researcher = app.login("researcher").await;
+    let copies = format!("copies = {}", n.div_ceil(7));
+    let (study, _) =
+        crowd_kit::create_link_study(&app, &researcher, &crowd_kit::link_spec("bench quality", 100, &[&copies])).await;
+    let db = hardneg::store::db::open_pool(&tmp.path().join("hardneg.sqlite")).await.unwrap();
+    let start = Instant::now();
+    fill(&db, study, n).await;
+    let answers: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM answers WHERE study_id = ?").bind(study).fetch_one(&db).await.unwrap();
+    eprintln!("wrote {n} participants, {answers} answers in {:.1} s", start.elapsed().as_secs_f64());
+    println!("study: {n} participants, {answers} answers");
+
+    let now = hardneg::store::db::now_secs();
+    let (mut dash, mut list, mut dash_http, mut list_http) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let t = Instant::now();
+        let d = hardneg::crowd::dashboard(&db, study, now).await.unwrap();
+        dash.push(t.elapsed());
+        assert_eq!(d.answers, answers);
+        let t = Instant::now();
+        let rows = hardneg::crowd::approve_list(&db, study).await.unwrap();
+        list.push(t.elapsed());
+        assert_eq!(rows.len(), n);
+        let t = Instant::now();
+        let res = researcher.get(app.url(&format!("/api/v1/studies/{study}/dashboard"))).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        res.bytes().await.unwrap();
+        dash_http.push(t.elapsed());
+        let t = Instant::now();
+        let res = researcher.get(app.url(&format!("/api/v1/studies/{study}/approve-list.csv"))).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        res.bytes().await.unwrap();
+        list_http.push(t.elapsed());
+    }
+    report("dashboard (library call)", dash);
+    report("approve list with Dawid–Skene (library call)", list);
+    report("GET /api/v1/studies/{id}/dashboard", dash_http);
+    report("GET /api/v1/studies/{id}/approve-list.csv", list_http);
+}

@@ -1,0 +1,250 @@
+//! The approve list (docs/crowd.md, "Approving on Prolific"): one row per
+//! participant with its flags, the estimated accuracy Dawid–Skene gives it,
+//! and a suggested decision; and discarding a flagged participant's copy.
+use super::link_of_study;
+use crate::domain::aggregate::Model;
+use crate::domain::crowd::flags::{person_flags, suggest, Answer, Check, Decision, Flag, Submission};
+use crate::domain::crowd::lease::{LeaseEvent, LeaseState};
+use crate::error::ServiceError;
+use serde::{Deserialize, Serialize};
+use sqlx::SqlitePool;
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApproveRow {
+    /// PROLIFIC_PID (personal data: the list is for the researcher only).
+    pub platform_id: String,
+    pub participant: i64,
+    pub username: String,
+    /// None for a participant screened out before it got a bundle.
+    pub bundle: Option<i64>,
+    /// The lease state, or `screened_out` / `arriving` before a lease.
+    pub status: String,
+    pub answers: usize,
+    pub median_secs_per_item: Option<f64>,
+    pub gold_accuracy: Option<f64>,
+    pub checks_failed: usize,
+    pub comprehension_attempts: i64,
+    /// Dawid–Skene's estimated accuracy over the study's answers (none for fewer than 2 answers).
+    pub ds_accuracy: Option<f64>,
+    pub agreement: Option<f64>,
+    pub flags: Vec<Flag>,
+    pub decision: Decision,
+    pub reason: String,
+}
+
+pub const CSV_HEADER: [&str; 13] = [
+    "platform_id",
+    "participant",
+    "bundle",
+    "status",
+    "answers",
+    "median_s_per_item",
+    "gold_accuracy",
+    "checks_failed",
+    "comprehension_attempts",
+    "ds_accuracy",
+    "flags",
+    "decision",
+    "reason",
+];
+
+impl ApproveRow {
+    pub fn csv_cells(&self) -> [String; 13] {
+        let opt = |v: Option<f64>, digits: usize| v.map(|v| format!("{v:.digits$}")).unwrap_or_default();
+        [
+            self.platform_id.clone(),
+            self.participant.to_string(),
+            self.bundle.map(|b| b.to_string()).unwrap_or_default(),
+            self.status.clone(),
+            self.answers.to_string(),
+            opt(self.median_secs_per_item, 1),
+            opt(self.gold_accuracy, 3),
+            self.checks_failed.to_string(),
+            self.comprehension_attempts.to_string(),
+            opt(self.ds_accuracy, 3),
+            self.flags.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(";"),
+            self.decision.as_str().to_string(),
+            self.reason.clone(),
+        ]
+    }
+}
+
+/// The list as CSV, in participant order.
+pub fn to_csv(rows: &[ApproveRow]) -> Result<Vec<u8>, ServiceError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let internal = |e: csv::Error| ServiceError::Internal(format!("writing the approve list: {e}"));
+    w.write_record(CSV_HEADER).map_err(internal)?;
+    for r in rows {
+        w.write_record(r.csv_cells()).map_err(internal)?;
+    }
+    w.into_inner().map_err(|e| ServiceError::Internal(format!("writing the approve list: {e}")))
+}
+
+/// Every answer of the study (check items included) in the shape the flags
+/// take, with the on-screen options and values interned.
+pub(crate) async fn study_answers(db: &SqlitePool, study: i64) -> Result<Vec<Answer>, ServiceError> {
+    type Row = (i64, i64, i64, i64, String, String, i64, Option<String>, Option<bool>);
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT a.user_id, a.instance_id, t.query, t.position, a.option_id, a.value, a.elapsed_ms, t.check_kind,
+                a.value = t.check_answer
+         FROM answers a JOIN tasks t ON t.id = a.task_id WHERE a.study_id = ?",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    let mut names: Vec<String> = Vec::new();
+    let mut intern = |s: String| match names.iter().position(|n| *n == s) {
+        Some(i) => i as u32,
+        None => {
+            names.push(s);
+            names.len() as u32 - 1
+        }
+    };
+    let mut out = Vec::with_capacity(rows.len());
+    for (user, instance, query, position, shown, value, elapsed_ms, kind, correct) in rows {
+        let correct = correct.unwrap_or(false);
+        let check = match kind.as_deref() {
+            Some("gold") => Check::Gold { correct },
+            Some("attention") => Check::Attention { correct },
+            _ => Check::None,
+        };
+        out.push(Answer {
+            person: user as u64,
+            // Several questions of one instance are several items.
+            item: (instance as u64) << 8 | query as u64,
+            order: position,
+            shown: intern(shown),
+            value: intern(value),
+            elapsed_ms,
+            check,
+        });
+    }
+    Ok(out)
+}
+
+/// Seconds from lease to end of every finished bundle (completed, extra or discarded).
+pub(crate) async fn finished_bundle_secs(db: &SqlitePool, study: i64) -> Result<Vec<f64>, ServiceError> {
+    let rows: Vec<i64> = sqlx::query_scalar(
+        "SELECT ended_at - leased_at FROM leases
+         WHERE study_id = ? AND state IN ('completed', 'extra', 'discarded') AND ended_at IS NOT NULL",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|s| s as f64).collect())
+}
+
+/// Dawid–Skene's accuracy per person over the non-check answers of everyone
+/// with at least two (one answer cannot estimate a reliability).
+fn ds_accuracies(answers: &[Answer], k: usize, seed: u64) -> HashMap<u64, f64> {
+    let mut per: HashMap<u64, usize> = HashMap::new();
+    for a in answers.iter().filter(|a| a.check == Check::None) {
+        *per.entry(a.person).or_default() += 1;
+    }
+    let ratings: Vec<(u64, u64, usize)> = answers
+        .iter()
+        .filter(|a| a.check == Check::None && per[&a.person] >= 2)
+        .map(|a| (a.item, a.person, a.value as usize))
+        .collect();
+    match crate::studies::aggregate::fit(Model::DawidSkene, &ratings, k, &[], seed) {
+        Ok(fitted) => fitted.people.iter().map(|p| (p.person, p.accuracy)).collect(),
+        Err(e) => {
+            tracing::debug!("no Dawid–Skene estimate for the approve list: {e}");
+            HashMap::new()
+        }
+    }
+}
+
+fn submission(status: &str) -> Submission {
+    match status {
+        "completed" | "extra" | "discarded" | "screened_out" => Submission::Finished,
+        "timed_out" => Submission::Unfinished,
+        "returned" => Submission::Returned,
+        _ => Submission::Working,
+    }
+}
+
+/// Every participant of the link study, by number.
+pub async fn approve_list(db: &SqlitePool, study: i64) -> Result<Vec<ApproveRow>, ServiceError> {
+    let link = link_of_study(db, study).await?;
+    let meta = crate::studies::meta::load_study_meta(db, study).await?;
+    type Row = (i64, i64, String, String, i64, Option<i64>, Option<i64>, Option<String>);
+    let people: Vec<Row> = sqlx::query_as(
+        "SELECT p.user_id, p.number, u.username, p.platform_pid, p.comprehension_attempts, p.screened_out_at, l.bundle,
+                l.state
+         FROM participants p JOIN users u ON u.id = p.user_id LEFT JOIN leases l ON l.user_id = p.user_id
+         WHERE p.study_id = ? ORDER BY p.number",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    let mut answers = study_answers(db, study).await?;
+    let median_bundle = crate::domain::crowd::flags::median(&mut finished_bundle_secs(db, study).await?);
+    // The values interned in `answers` index the classes: only their identity matters to the model.
+    let k = answers.iter().map(|a| a.value as usize + 1).max().unwrap_or(0).max(2);
+    let ds = ds_accuracies(&answers, k, meta.seed);
+    let flags: HashMap<u64, _> =
+        person_flags(&answers, &link.settings.quality).into_iter().map(|f| (f.person, f)).collect();
+    answers.clear();
+    Ok(people
+        .into_iter()
+        .map(|(user, number, username, pid, attempts, screened_at, bundle, state)| {
+            let status = match (&state, screened_at) {
+                (Some(s), _) => s.clone(),
+                (None, Some(_)) => "screened_out".to_string(),
+                (None, None) => "arriving".to_string(),
+            };
+            let f = flags.get(&(user as u64));
+            let (checks_failed, fl) = f.map(|f| (f.checks_failed, f.flags.clone())).unwrap_or_default();
+            let (decision, reason) = match (&state, screened_at) {
+                // Prolific: one who fails the comprehension check is asked to return, never rejected.
+                (None, Some(_)) => (Decision::None, "screened out by the comprehension check".to_string()),
+                _ => suggest(submission(&status), checks_failed, &fl, median_bundle),
+            };
+            ApproveRow {
+                platform_id: pid,
+                participant: number,
+                username,
+                bundle,
+                status,
+                answers: f.map_or(0, |f| f.answers),
+                median_secs_per_item: f.and_then(|f| f.median_secs_per_item),
+                gold_accuracy: f.and_then(|f| f.gold_accuracy),
+                checks_failed,
+                comprehension_attempts: attempts,
+                ds_accuracy: ds.get(&(user as u64)).copied(),
+                agreement: f.and_then(|f| f.agreement),
+                flags: fl,
+                decision,
+                reason,
+            }
+        })
+        .collect())
+}
+
+/// Discards participant `number`'s finished copy: its answers stay stored,
+/// marked by the lease state `discarded`, no longer count, and the place
+/// goes back to the pool for a new participant. Returns the new state.
+pub async fn discard(db: &SqlitePool, study: i64, number: i64) -> Result<LeaseState, ServiceError> {
+    link_of_study(db, study).await?;
+    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let row: Option<(i64, String)> = sqlx::query_as(
+        "SELECT l.id, l.state FROM participants p JOIN leases l ON l.user_id = p.user_id
+         WHERE p.study_id = ? AND p.number = ?",
+    )
+    .bind(study)
+    .bind(number)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let (lease, current) =
+        row.ok_or_else(|| ServiceError::NotFound(format!("study {study} has no participant {number} with a bundle")))?;
+    let next = LeaseState::parse(&current).and_then(|s| s.after(LeaseEvent::Discarded)).ok_or_else(|| {
+        ServiceError::Invalid(format!(
+            "participant {number} is {current}: only a finished copy (completed or extra) can be discarded"
+        ))
+    })?;
+    sqlx::query("UPDATE leases SET state = ? WHERE id = ?").bind(next.as_str()).bind(lease).execute(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(next)
+}

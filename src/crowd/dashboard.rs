@@ -1,0 +1,100 @@
+//! A link study's live dashboard (docs/crowd.md, "Dashboard"), read from
+//! the stored rows; the arithmetic is `domain::crowd::figures`.
+use super::approve::finished_bundle_secs;
+use super::link_of_study;
+use crate::domain::crowd::figures::{
+    cost, cumulative, eta_secs, histogram, median_of_counts, rate_window, Dashboard, ParticipantCounts,
+};
+use crate::domain::crowd::flags::median;
+use crate::error::ServiceError;
+use sqlx::SqlitePool;
+
+/// The figures at `now` (unix seconds, the crowd clock).
+pub async fn dashboard(db: &SqlitePool, study: i64, now: i64) -> Result<Dashboard, ServiceError> {
+    let link = link_of_study(db, study).await?;
+    let bundles = super::bundles(db, study).await?;
+    let places: i64 = bundles.iter().map(|b| b.copies_wanted).sum();
+    let leased: i64 = bundles.iter().map(|b| b.active).sum();
+    let completed: i64 = bundles.iter().map(|b| b.completed).sum();
+    let active_done: i64 = sqlx::query_scalar(
+        "SELECT coalesce(sum(pa.done), 0) FROM leases l JOIN participations pa ON pa.user_id = l.user_id
+         WHERE l.study_id = ? AND l.state = 'active'",
+    )
+    .bind(study)
+    .fetch_one(db)
+    .await?;
+    let wanted: i64 = bundles.iter().map(|b| (b.copies_wanted - b.completed).max(0) * b.tasks).sum();
+    let remaining_answers = (wanted - active_done).max(0);
+
+    let mut participants = ParticipantCounts::default();
+    let states: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT coalesce(l.state, CASE WHEN p.screened_out_at IS NOT NULL THEN 'screened_out' ELSE 'arriving' END),
+                count(*)
+         FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id WHERE p.study_id = ? GROUP BY 1",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    for (state, n) in states {
+        participants.add(&state, n);
+    }
+
+    let times: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT elapsed_ms, count(*) FROM answers WHERE study_id = ? GROUP BY elapsed_ms ORDER BY elapsed_ms",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    let answers: i64 = times.iter().map(|t| t.1).sum();
+    let first: Option<i64> =
+        sqlx::query_scalar("SELECT min(answered_at) FROM answers WHERE study_id = ?").bind(study).fetch_one(db).await?;
+    let answers_per_minute = match rate_window(first, now) {
+        Some((start, minutes)) => {
+            let n: i64 = sqlx::query_scalar("SELECT count(*) FROM answers WHERE study_id = ? AND answered_at >= ?")
+                .bind(study)
+                .bind(start)
+                .fetch_one(db)
+                .await?;
+            Some(n as f64 / minutes)
+        }
+        None => None,
+    };
+
+    let median_bundle_secs = median(&mut finished_bundle_secs(db, study).await?);
+    let finished = participants.completed + participants.extra + participants.discarded;
+    let arrivals: Vec<i64> =
+        sqlx::query_scalar("SELECT arrived_at FROM participants WHERE study_id = ? ORDER BY arrived_at")
+            .bind(study)
+            .fetch_all(db)
+            .await?;
+    let completions: Vec<i64> = sqlx::query_scalar(
+        "SELECT ended_at FROM leases WHERE study_id = ? AND state IN ('completed', 'extra', 'discarded')
+           AND ended_at IS NOT NULL ORDER BY ended_at",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    let q = link.settings.quality;
+    Ok(Dashboard {
+        study_id: study,
+        now,
+        bundles: bundles.len() as i64,
+        places,
+        free: (places - leased - completed).max(0),
+        leased,
+        completed,
+        participants,
+        answers,
+        answers_per_minute,
+        remaining_answers,
+        eta_secs: answers_per_minute.and_then(|r| eta_secs(remaining_answers, r)),
+        median_secs_per_item: median_of_counts(&times).map(|ms| ms / 1000.0),
+        median_bundle_secs,
+        hourly_wage: q.hourly_wage,
+        platform_fee: q.platform_fee,
+        cost: cost(&q, median_bundle_secs, places, finished),
+        arrivals: cumulative(&arrivals),
+        completions: cumulative(&completions),
+        time_per_item: histogram(&times),
+    })
+}

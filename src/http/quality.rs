@@ -1,0 +1,62 @@
+//! A link study's monitoring over HTTP (docs/crowd.md): the live dashboard,
+//! the approve list as CSV, and discarding a flagged participant's copy.
+//! Researchers and admins only.
+use crate::crowd;
+use crate::domain::crowd::figures::Dashboard;
+use crate::error::ServiceError;
+use crate::http::extract::Caller;
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Serialize;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/studies/{id}/dashboard", get(dashboard))
+        .route("/api/v1/studies/{id}/approve-list.csv", get(approve_list))
+        .route("/api/v1/studies/{id}/participants/{number}/discard", post(discard))
+}
+
+async fn dashboard(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<Dashboard>, ServiceError> {
+    caller.researcher()?;
+    Ok(Json(crowd::dashboard(&state.db, id, state.crowd.clock.now()).await?))
+}
+
+async fn approve_list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Response, ServiceError> {
+    caller.researcher()?;
+    let body = crowd::approve::to_csv(&crowd::approve_list(&state.db, id).await?)?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"study-{id}-approve-list.csv\"")),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+#[derive(Serialize)]
+struct Discarded {
+    participant: i64,
+    state: crate::domain::crowd::lease::LeaseState,
+}
+
+async fn discard(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, number)): Path<(i64, i64)>,
+) -> Result<Json<Discarded>, ServiceError> {
+    caller.researcher()?;
+    Ok(Json(Discarded { participant: number, state: crowd::discard(&state.db, id, number).await? }))
+}
