@@ -64,6 +64,7 @@ pub async fn create_link(
         }
     }
     let code = link.completion_code.clone().unwrap_or_else(new_code);
+    let link = &super::checks::prepare(tx, id, study, link, &bundles, &code).await?;
     sqlx::query(
         "INSERT INTO study_links (study_id, token, open, completion_code, full_code, settings, created_at)
          VALUES (?, ?, 1, ?, ?, ?, ?)",

@@ -15,6 +15,9 @@ pub enum LeaseState {
     Returned,
     /// Finished after the place was given back: kept and paid, not counted.
     Extra,
+    /// Ended for failing too many attention checks: the place goes back to
+    /// the pool, the answers are kept but not counted.
+    ScreenedOut,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,11 +30,19 @@ pub enum LeaseEvent {
     Returned,
     /// The researcher gave the place back to the pool.
     Reopened,
+    /// The participant failed `max_failed_checks` attention checks.
+    FailedChecks,
 }
 
 impl LeaseState {
-    pub const ALL: [LeaseState; 5] =
-        [LeaseState::Active, LeaseState::Completed, LeaseState::TimedOut, LeaseState::Returned, LeaseState::Extra];
+    pub const ALL: [LeaseState; 6] = [
+        LeaseState::Active,
+        LeaseState::Completed,
+        LeaseState::TimedOut,
+        LeaseState::Returned,
+        LeaseState::Extra,
+        LeaseState::ScreenedOut,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -40,6 +51,7 @@ impl LeaseState {
             LeaseState::TimedOut => "timed_out",
             LeaseState::Returned => "returned",
             LeaseState::Extra => "extra",
+            LeaseState::ScreenedOut => "screened_out",
         }
     }
 
@@ -72,6 +84,8 @@ impl LeaseState {
             (S::TimedOut, E::Finished) => Some(S::Extra),
             (S::Active, E::Expired | E::Reopened) => Some(S::TimedOut),
             (S::Active | S::TimedOut, E::Returned) => Some(S::Returned),
+            // A late participant may still fail checks: it is ended all the same.
+            (S::Active | S::TimedOut, E::FailedChecks) => Some(S::ScreenedOut),
             _ => None,
         }
     }
@@ -112,9 +126,11 @@ mod tests {
         assert_eq!(S::TimedOut.after(E::Finished), Some(S::Extra));
         assert_eq!(S::TimedOut.after(E::Returned), Some(S::Returned));
         assert_eq!(S::TimedOut.after(E::Expired), None);
+        assert_eq!(S::Active.after(E::FailedChecks), Some(S::ScreenedOut));
+        assert_eq!(S::TimedOut.after(E::FailedChecks), Some(S::ScreenedOut));
         // Ended leases stay ended.
-        for s in [S::Completed, S::Returned, S::Extra] {
-            for e in [E::Finished, E::Expired, E::Returned, E::Reopened] {
+        for s in [S::Completed, S::Returned, S::Extra, S::ScreenedOut] {
+            for e in [E::Finished, E::Expired, E::Returned, E::Reopened, E::FailedChecks] {
                 assert_eq!(s.after(e), None, "{s:?} {e:?}");
             }
         }
@@ -136,6 +152,7 @@ mod tests {
         }
         assert_eq!(S::parse("done"), None);
         assert_eq!(S::try_from("extra".to_string()), Ok(S::Extra));
+        assert_eq!(S::try_from("screened_out".to_string()), Ok(S::ScreenedOut));
         assert_eq!(S::try_from("done".to_string()), Err("unknown lease state \"done\"".to_string()));
     }
 

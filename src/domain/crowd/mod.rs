@@ -3,6 +3,8 @@
 //! and platform ids, and the `[link]` spec table. The shell in `crate::crowd`
 //! stores what these decide.
 pub mod bundles;
+pub mod checks;
+pub mod comprehension;
 pub mod ids;
 pub mod lease;
 pub mod spec;

@@ -1,5 +1,7 @@
 //! The `[link]` table of a study spec (`access = "link"`), parsed into
 //! [`LinkSettings`] with errors that name the field.
+use super::checks::{parse_checks, CheckFields, CheckSettings, GoldSpec};
+use super::comprehension::Question;
 use super::ids::{check_code, DEFAULT_COMPLETION_URL};
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +20,14 @@ pub struct LinkSpec {
     pub allow_anonymous: bool,
     #[serde(default)]
     pub practice: Vec<PracticeSpec>,
+    #[serde(default)]
+    pub gold: Vec<GoldSpec>,
+    pub attention_checks: Option<usize>,
+    pub max_failed_checks: Option<u32>,
+    pub screen_out_code: Option<String>,
+    pub screen_out_url: Option<String>,
+    #[serde(default)]
+    pub comprehension: Vec<Question>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,6 +54,10 @@ pub struct LinkSettings {
     pub full_code: Option<String>,
     pub allow_anonymous: bool,
     pub practice: Vec<PracticeSpec>,
+    /// Gold items, attention checks, screening out, the comprehension check;
+    /// absent from settings stored before they existed.
+    #[serde(default)]
+    pub checks: CheckSettings,
 }
 
 pub const DEFAULT_TIME_LIMIT_MINUTES: u32 = 60;
@@ -124,7 +138,20 @@ fn parse_link(l: LinkSpec, values: &[&str]) -> Result<LinkSettings, SpecError> {
             ));
         }
     }
+    let checks = parse_checks(
+        CheckFields {
+            gold: l.gold,
+            attention_checks: l.attention_checks,
+            max_failed_checks: l.max_failed_checks,
+            screen_out_code: l.screen_out_code,
+            screen_out_url: l.screen_out_url,
+            comprehension: l.comprehension,
+        },
+        values,
+        l.completion_code.as_deref(),
+    )?;
     Ok(LinkSettings {
+        checks,
         bundle_size,
         copies,
         paired_bundles: l.paired_bundles.unwrap_or(0),
