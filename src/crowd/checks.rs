@@ -51,16 +51,14 @@ async fn known_truth(tx: &mut SqliteConnection, instance: i64, key: &str) -> Res
     }
 }
 
-/// The settings as stored: gold answers filled in from the known truth,
-/// a screen-out code made when the study can screen out, and the refusal
-/// of attention checks that some bundle has too few other items for.
+/// The settings as stored: gold answers filled in from the known truth, and
+/// the refusal of attention checks that some bundle has too few other items for.
 pub async fn prepare(
     tx: &mut SqliteConnection,
     id: i64,
     study: &Study,
     link: &LinkSettings,
     bundles: &[Bundle],
-    completion_code: &str,
 ) -> Result<LinkSettings, ServiceError> {
     let mut link = link.clone();
     let checks = &mut link.checks;
@@ -92,10 +90,6 @@ pub async fn prepare(
                 ),
             ));
         }
-    }
-    if checks.screens_out() && checks.screen_out_code.is_none() {
-        let code = std::iter::repeat_with(super::setup::new_code).find(|c| c != completion_code);
-        checks.screen_out_code = code;
     }
     Ok(link)
 }

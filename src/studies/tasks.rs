@@ -241,7 +241,8 @@ pub async fn answer(
     option: &str,
     elapsed_ms: Option<i64>,
 ) -> Result<AnswerAck, ServiceError> {
-    let task: Option<(i64, i64, i64, i64, i64, i64, Option<String>)> =
+    type Task = (i64, i64, i64, i64, i64, i64, Option<String>);
+    let task: Option<Task> =
         sqlx::query_as("SELECT user_id, study_id, instance_id, seed, done, query, check_kind FROM tasks WHERE id = ?")
             .bind(task_id)
             .fetch_optional(&state.db)

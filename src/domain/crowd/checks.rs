@@ -3,8 +3,8 @@
 //! them, and where they go in a participant's queue. A check item is a task
 //! like any other; only its marks (`tasks.check_kind`, `check_answer`) differ.
 use super::comprehension::Question;
+use super::field::FieldError;
 use super::ids::{check_code, DEFAULT_COMPLETION_URL};
-use super::spec::FieldError;
 use crate::domain::assignment::PlannedTask;
 use crate::domain::rng::{mix, shuffle};
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,7 @@
 //! attempts). Questions about the instructions with their right answers; a
 //! failed first attempt sends the participant back to the instructions, a
 //! failed second one ends its participation with the screen-out code.
-use super::spec::FieldError;
+use super::field::FieldError;
 use serde::{Deserialize, Serialize};
 
 /// Attempts a participant gets.

@@ -5,6 +5,7 @@
 pub mod bundles;
 pub mod checks;
 pub mod comprehension;
+pub mod field;
 pub mod ids;
 pub mod lease;
 pub mod spec;

@@ -64,19 +64,7 @@ pub const DEFAULT_TIME_LIMIT_MINUTES: u32 = 60;
 /// Prolific's longest allowed time is well under a week; a day is plenty.
 pub const MAX_TIME_LIMIT_MINUTES: u32 = 24 * 60;
 
-/// A problem with one field of the spec: its name and what is wrong
-/// (`domain::study` wraps it in its `SpecError`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldError {
-    pub field: &'static str,
-    pub message: String,
-}
-
-impl std::fmt::Display for FieldError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "field `{}`: {}", self.field, self.message)
-    }
-}
+pub use super::field::FieldError;
 
 type SpecError = FieldError;
 
