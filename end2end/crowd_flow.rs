@@ -11,12 +11,12 @@ use fantoccini::Locator::Css;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-fn join_url(app: &TestApp, token: &str, pid: &str) -> String {
+pub(crate) fn join_url(app: &TestApp, token: &str, pid: &str) -> String {
     app.url(&format!("/join/{token}?PROLIFIC_PID={pid}&STUDY_ID=PS1&SESSION_ID=SS-{pid}"))
 }
 
 /// Opens the link as Prolific would, ticks the consent box (or resumes) and lands on `/take/{study}`.
-async fn join(b: &Browser, url: &str, study: i64) {
+pub(crate) async fn join(b: &Browser, url: &str, study: i64) {
     b.client.goto(url).await.unwrap();
     if let Ok(tick) = b.client.find(Css("input[name=consent]")).await {
         tick.click().await.unwrap();
@@ -30,11 +30,11 @@ async fn join(b: &Browser, url: &str, study: i64) {
     b.wait_hydrated().await;
 }
 
-async fn wait_stage(b: &Browser, stage: &str) {
+pub(crate) async fn wait_stage(b: &Browser, stage: &str) {
     b.wait_css(&format!(r#"section.take[data-stage="{stage}"]"#)).await;
 }
 
-async fn wait_text(b: &Browser, css: &str, want: &str) {
+pub(crate) async fn wait_text(b: &Browser, css: &str, want: &str) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let now = b.text(css).await;
@@ -56,7 +56,7 @@ async fn answer_by_keys(b: &Browser, from: usize, keys: &str) {
 }
 
 /// Waits until the browser is at `path`; its query.
-async fn wait_path(b: &Browser, path: &str) -> Option<String> {
+pub(crate) async fn wait_path(b: &Browser, path: &str) -> Option<String> {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let url = b.client.current_url().await.unwrap();
@@ -165,7 +165,7 @@ async fn participant_goes_from_link_to_completion_url_resumes_and_a_full_study_s
 }
 
 /// The page is no wider than the window, every option lies inside it, and the first shows without scrolling.
-async fn assert_fits(b: &Browser, what: &str) {
+pub(crate) async fn assert_fits(b: &Browser, what: &str) {
     let js = "const w = window.innerWidth;
         const opts = [...document.querySelectorAll('button.option')].map(o => o.getBoundingClientRect());
         return [w, document.documentElement.scrollWidth, opts.length,

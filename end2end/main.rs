@@ -3,6 +3,7 @@
 //! and a browser, which the API tests (tests/api) do not.
 mod annotate_flow;
 mod browser;
+mod crowd_checks_flow;
 mod crowd_flow;
 #[allow(dead_code)]
 #[path = "../tests/api/crowd_kit.rs"]

@@ -40,7 +40,21 @@ pub async fn close(db: &SqlitePool, study: i64) -> anyhow::Result<()> {
 /// One line per participant (number, state, progress; PIDs on request), as a table or CSV.
 pub async fn participants(db: &SqlitePool, study: i64, csv: bool, with_platform_ids: bool) -> anyhow::Result<()> {
     let rows = crowd::participants(db, study, with_platform_ids).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut header = vec!["number", "username", "bundle", "state", "done", "total", "arrived_at", "ended_at"];
+    let mut header = vec![
+        "number",
+        "username",
+        "bundle",
+        "state",
+        "done",
+        "total",
+        "arrived_at",
+        "ended_at",
+        "gold_right",
+        "gold_total",
+        "checks_failed",
+        "comprehension_attempts",
+        "screened_out_reason",
+    ];
     if with_platform_ids {
         header.extend(["prolific_pid", "platform_study", "platform_session"]);
     }
@@ -48,12 +62,18 @@ pub async fn participants(db: &SqlitePool, study: i64, csv: bool, with_platform_
         let mut cells = vec![
             r.number.to_string(),
             r.username.clone(),
-            r.bundle.to_string(),
-            r.state.as_str().to_string(),
+            r.bundle.map(|b| b.to_string()).unwrap_or_default(),
+            // No lease: before (or after failing) the comprehension check.
+            r.state.map_or("no_bundle", |s| s.as_str()).to_string(),
             r.done.to_string(),
             r.total.to_string(),
             r.arrived_at.to_string(),
             r.ended_at.map(|t| t.to_string()).unwrap_or_default(),
+            r.gold_right.to_string(),
+            r.gold_total.to_string(),
+            r.checks_failed.to_string(),
+            r.comprehension_attempts.to_string(),
+            r.screened_out_reason.clone().unwrap_or_default(),
         ];
         if with_platform_ids {
             for v in [&r.platform_pid, &r.platform_study, &r.platform_session] {

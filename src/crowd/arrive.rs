@@ -2,12 +2,15 @@
 //! [`arrive`] is one `BEGIN IMMEDIATE` transaction: reclaim overdue leases,
 //! pick the bundle, create the participant, its lease, tasks and
 //! participation. One writer at a time decides, so a bundle never gets more
-//! than its wanted copies however many arrive at once.
+//! than its wanted copies however many arrive at once. A study with a
+//! comprehension check leases nothing here: the place is taken once the
+//! participant passes it (`crowd::comprehension`).
+use super::place::{loads, reclaim_and_pick, take_place};
 use super::{link_of_token, Arrival, LinkRow, Preview};
 use crate::accounts::SessionUser;
-use crate::domain::crowd::bundles::{open_places, pick_bundle, BundleLoad};
+use crate::domain::crowd::bundles::open_places;
 use crate::domain::crowd::ids::{participant_username, PlatformIds};
-use crate::domain::crowd::lease::{expires_at, LeaseState};
+use crate::domain::crowd::lease::LeaseState;
 use crate::domain::role::Role;
 use crate::error::ServiceError;
 use crate::state::AppState;
@@ -27,54 +30,47 @@ fn checked_ids(link: &LinkRow, ids: Option<&PlatformIds>) -> Result<Option<Platf
     }
 }
 
-/// A participant already known by platform id: (user id, username, lease state).
-async fn known(
-    conn: &mut SqliteConnection,
-    study: i64,
-    pid: &str,
-) -> Result<Option<(i64, String, LeaseState)>, ServiceError> {
-    let row: Option<(i64, String, String)> = sqlx::query_as(
-        "SELECT p.user_id, u.username, l.state FROM participants p JOIN users u ON u.id = p.user_id
-         JOIN leases l ON l.user_id = p.user_id WHERE p.study_id = ? AND p.platform_pid = ?",
+/// A participant already known by platform id: its user id, username, lease
+/// state (None before it holds a bundle) and whether it was screened out.
+struct Known {
+    id: i64,
+    username: String,
+    lease: Option<LeaseState>,
+    screened_out: bool,
+}
+
+async fn known(conn: &mut SqliteConnection, study: i64, pid: &str) -> Result<Option<Known>, ServiceError> {
+    let row: Option<(i64, String, Option<String>, bool)> = sqlx::query_as(
+        "SELECT p.user_id, u.username, l.state, p.screened_out_at IS NOT NULL FROM participants p
+         JOIN users u ON u.id = p.user_id LEFT JOIN leases l ON l.user_id = p.user_id
+         WHERE p.study_id = ? AND p.platform_pid = ?",
     )
     .bind(study)
     .bind(pid)
     .fetch_optional(&mut *conn)
     .await?;
-    Ok(match row {
-        Some((id, name, state)) => Some((
-            id,
-            name,
-            LeaseState::parse(&state).ok_or_else(|| ServiceError::Internal(format!("lease state {state:?}")))?,
-        )),
-        None => None,
-    })
+    let Some((id, username, lease, screened_out)) = row else { return Ok(None) };
+    let lease = lease.as_deref().map(super::lease_state).transpose()?;
+    Ok(Some(Known { id, username, lease, screened_out }))
 }
 
-/// Each bundle's wanted copies and places taken; `now` counts overdue active leases as free.
-async fn loads(conn: &mut SqliteConnection, study: i64, now: i64) -> Result<Vec<BundleLoad>, ServiceError> {
-    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
-        "SELECT b.bundle, b.copies_wanted,
-                (SELECT count(*) FROM leases l WHERE l.study_id = b.study_id AND l.bundle = b.bundle
-                   AND (l.state = 'completed' OR (l.state = 'active' AND l.expires_at > ?)))
-         FROM bundles b WHERE b.study_id = ? ORDER BY b.bundle",
-    )
-    .bind(now)
-    .bind(study)
-    .fetch_all(&mut *conn)
-    .await?;
-    Ok(rows.into_iter().map(|(number, copies_wanted, taken)| BundleLoad { number, copies_wanted, taken }).collect())
-}
-
-/// What a participant who already has a lease sees.
-fn again(link: &LinkRow, state: LeaseState) -> Option<Arrival> {
-    match state {
+/// What a participant who arrived before sees; None: it resumes.
+fn again(link: &LinkRow, k: &Known) -> Option<Arrival> {
+    let screened_out = || {
+        let c = link.screen_out();
+        Some(Arrival::ScreenedOut { code: c.code, url: c.url })
+    };
+    if k.screened_out {
+        return screened_out();
+    }
+    match k.lease? {
         // A discarded copy was finished: its participant sees its code again.
         LeaseState::Completed | LeaseState::Extra | LeaseState::Discarded => {
             let c = link.completion();
             Some(Arrival::Finished { code: c.code, url: c.url })
         }
         LeaseState::Returned => Some(Arrival::Returned),
+        LeaseState::ScreenedOut => screened_out(),
         LeaseState::Active | LeaseState::TimedOut => None,
     }
 }
@@ -88,9 +84,10 @@ pub async fn preview(state: &AppState, token: &str, ids: Option<&PlatformIds>) -
         ids => ids,
     };
     if let Some(ids) = ids {
-        if let Some((_, _, lease)) = known(&mut conn, link.study_id, &ids.pid).await? {
-            return Ok(match again(&link, lease) {
+        if let Some(k) = known(&mut conn, link.study_id, &ids.pid).await? {
+            return Ok(match again(&link, &k) {
                 Some(Arrival::Finished { code, url }) => Preview::Finished { code, url },
+                Some(Arrival::ScreenedOut { code, url }) => Preview::ScreenedOut { code, url },
                 Some(_) => Preview::Returned,
                 None => Preview::Resume { study: link.study_id },
             });
@@ -128,17 +125,17 @@ pub async fn arrive_consenting(
     let ids = checked_ids(&link, ids)?;
     let study = link.study_id;
     if let Some(ids) = &ids {
-        if let Some((id, username, lease)) = known(&mut tx, study, &ids.pid).await? {
+        if let Some(k) = known(&mut tx, study, &ids.pid).await? {
             if consented {
                 sqlx::query("UPDATE participants SET consented_at = coalesce(consented_at, ?) WHERE user_id = ?")
                     .bind(state.crowd.clock.now())
-                    .bind(id)
+                    .bind(k.id)
                     .execute(&mut *tx)
                     .await?;
             }
             tx.commit().await?;
-            return Ok(again(&link, lease).unwrap_or(Arrival::Admitted {
-                user: SessionUser { id, username, role: Role::Participant },
+            return Ok(again(&link, &k).unwrap_or(Arrival::Admitted {
+                user: SessionUser { id: k.id, username: k.username, role: Role::Participant },
                 study,
                 resumed: true,
             }));
@@ -148,15 +145,7 @@ pub async fn arrive_consenting(
         return Ok(Arrival::Closed);
     }
     let now = state.crowd.clock.now();
-    sqlx::query(
-        "UPDATE leases SET state = 'timed_out', ended_at = ? WHERE study_id = ? AND state = 'active' AND expires_at <= ?",
-    )
-    .bind(now)
-    .bind(study)
-    .bind(now)
-    .execute(&mut *tx)
-    .await?;
-    let Some(bundle) = pick_bundle(&loads(&mut tx, study, now).await?) else {
+    let Some(bundle) = reclaim_and_pick(&mut tx, study, now).await? else {
         tx.commit().await?; // keeps the reclaimed leases
         return Ok(Arrival::Full { code: link.full_code.clone() });
     };
@@ -190,49 +179,14 @@ pub async fn arrive_consenting(
     .bind(consented.then_some(now))
     .execute(&mut *tx)
     .await?;
-    sqlx::query(
-        "INSERT INTO leases (study_id, bundle, user_id, state, leased_at, expires_at) VALUES (?, ?, ?, 'active', ?, ?)",
-    )
-    .bind(study)
-    .bind(bundle)
-    .bind(user_id)
-    .bind(now)
-    .bind(expires_at(now, link.settings.time_limit_minutes))
-    .execute(&mut *tx)
-    .await?;
-    let total = create_tasks(&mut tx, state, study, bundle, user_id).await?;
-    sqlx::query("INSERT INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, 0)")
-        .bind(study)
-        .bind(user_id)
-        .bind(total)
-        .execute(&mut *tx)
-        .await?;
+    // With a comprehension check the place is taken only once it is passed.
+    if link.settings.checks.comprehension.is_empty() {
+        take_place(&mut tx, state, &link, bundle, user_id, now).await?;
+    }
     tx.commit().await?;
     Ok(Arrival::Admitted {
         user: SessionUser { id: user_id, username, role: Role::Participant },
         study,
         resumed: false,
     })
-}
-
-/// The participant's queue over its bundle; returns its length.
-async fn create_tasks(
-    tx: &mut SqliteConnection,
-    state: &AppState,
-    study: i64,
-    bundle: i64,
-    user_id: i64,
-) -> Result<i64, ServiceError> {
-    let meta = crate::studies::meta::study_meta(state, study).await?;
-    let mut instances: Vec<i64> = sqlx::query_scalar(
-        "SELECT DISTINCT instance_id FROM bundle_items WHERE study_id = ? AND bundle = ? ORDER BY instance_id",
-    )
-    .bind(study)
-    .bind(bundle)
-    .fetch_all(&mut *tx)
-    .await?;
-    instances.sort_unstable();
-    let plan = crate::domain::crowd::bundle_queue(meta.seed, user_id, meta.kind.spec().questions, &instances);
-    crate::studies::tasks::insert_tasks(tx, study, user_id, &plan).await?;
-    Ok(plan.len() as i64)
 }

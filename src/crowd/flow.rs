@@ -2,7 +2,7 @@
 //! practice (feedback, never stored as answers), the bundle, the code.
 //! Each step is read from and written to stored rows, so a reload, another
 //! browser or a restart lands on the same step.
-use super::{link_of_study, own_lease, Completion, Feedback, LinkRow, PracticeView, Stage};
+use super::{link_of_study, own_lease, own_place, Completion, Feedback, LinkRow, PracticeView, QuestionView, Stage};
 use crate::accounts::SessionUser;
 use crate::api_types::Prompt;
 use crate::domain::crowd::lease::{overdue, LeaseState};
@@ -12,28 +12,56 @@ use crate::state::AppState;
 use crate::studies::meta::study_meta;
 use crate::studies::tasks::image_url;
 
-/// The participant's row: (consented_at, instructed_at, practice_done).
-async fn steps(state: &AppState, user: &SessionUser) -> Result<(Option<i64>, Option<i64>, i64), ServiceError> {
-    Ok(sqlx::query_as("SELECT consented_at, instructed_at, practice_done FROM participants WHERE user_id = ?")
-        .bind(user.id)
-        .fetch_one(&state.db)
-        .await?)
+/// The participant's steps as stored.
+#[derive(sqlx::FromRow)]
+struct Steps {
+    consented_at: Option<i64>,
+    instructed_at: Option<i64>,
+    practice_done: i64,
+    comprehension_attempts: i64,
+    comprehension_passed_at: Option<i64>,
+    screened_out_reason: Option<String>,
+}
+
+async fn steps(state: &AppState, user: &SessionUser) -> Result<Steps, ServiceError> {
+    Ok(sqlx::query_as(
+        "SELECT consented_at, instructed_at, practice_done, comprehension_attempts, comprehension_passed_at,
+                screened_out_reason FROM participants WHERE user_id = ?",
+    )
+    .bind(user.id)
+    .fetch_one(&state.db)
+    .await?)
 }
 
 /// What the participant's page must show now.
 pub async fn stage(state: &AppState, user: &SessionUser, study: i64) -> Result<Stage, ServiceError> {
-    let (_, lease) = own_lease(&state.db, user, study).await?;
+    let place = own_place(&state.db, user, study).await?;
     let link = link_of_study(&state.db, study).await?;
-    if lease == LeaseState::Returned {
+    let s = steps(state, user).await?;
+    if let Some(reason) = s.screened_out_reason {
+        let c = link.screen_out();
+        return Ok(Stage::ScreenedOut { reason, code: c.code, url: c.url });
+    }
+    if matches!(place, Some((_, LeaseState::Returned))) {
         return Ok(Stage::Returned);
     }
-    let (consented, instructed, practiced) = steps(state, user).await?;
-    if consented.is_none() {
+    if s.consented_at.is_none() {
         return Ok(Stage::Consent { text: link.settings.consent.clone() });
     }
-    if instructed.is_none() {
-        return Ok(Stage::Instructions { text: study_meta(state, study).await?.instructions.clone() });
+    if s.instructed_at.is_none() {
+        let text = study_meta(state, study).await?.instructions.clone();
+        return Ok(Stage::Instructions { text, again: s.comprehension_attempts > 0 });
     }
+    let questions = &link.settings.checks.comprehension;
+    if !questions.is_empty() && s.comprehension_passed_at.is_none() {
+        let questions =
+            questions.iter().map(|q| QuestionView { question: q.question.clone(), options: q.options.clone() });
+        return Ok(Stage::Comprehension { attempt: s.comprehension_attempts + 1, questions: questions.collect() });
+    }
+    let Some((_, lease)) = place else {
+        return Ok(Stage::Full { code: link.full_code.clone() });
+    };
+    let practiced = s.practice_done;
     if (practiced as usize) < link.settings.practice.len() {
         return Ok(Stage::Practice(practice_view(state, user, &link, practiced as usize).await?));
     }
@@ -78,8 +106,10 @@ async fn finished(
 /// The completion code and URL; refused until every task has a stored answer.
 pub async fn completion(state: &AppState, user: &SessionUser, study: i64) -> Result<Completion, ServiceError> {
     let (_, lease) = own_lease(&state.db, user, study).await?;
-    if lease == LeaseState::Returned {
-        return Err(ServiceError::Invalid("you returned this study".into()));
+    match lease {
+        LeaseState::Returned => return Err(ServiceError::Invalid("you returned this study".into())),
+        LeaseState::ScreenedOut => return Err(ServiceError::Invalid("your participation was ended".into())),
+        _ => {}
     }
     let link = link_of_study(&state.db, study).await?;
     finished(state, user, study, &link).await?.ok_or_else(|| {
@@ -89,8 +119,7 @@ pub async fn completion(state: &AppState, user: &SessionUser, study: i64) -> Res
 
 /// Sets one of the participant's step times, once; then the next stage.
 async fn mark(state: &AppState, user: &SessionUser, study: i64, column: &str) -> Result<Stage, ServiceError> {
-    let (_, lease) = own_lease(&state.db, user, study).await?;
-    if lease == LeaseState::Returned {
+    if matches!(own_place(&state.db, user, study).await?, Some((_, LeaseState::Returned))) {
         return Ok(Stage::Returned);
     }
     sqlx::query(&format!("UPDATE participants SET {column} = coalesce({column}, ?) WHERE user_id = ?"))
@@ -167,8 +196,8 @@ pub async fn practice_answer(
         return Err(ServiceError::Invalid("you returned this study".into()));
     }
     let link = link_of_study(&state.db, study).await?;
-    let (consented, instructed, done) = steps(state, user).await?;
-    if consented.is_none() || instructed.is_none() {
+    let Steps { consented_at, instructed_at, practice_done: done, .. } = steps(state, user).await?;
+    if consented_at.is_none() || instructed_at.is_none() {
         return Err(ServiceError::Invalid("practice comes after consent and instructions".into()));
     }
     if index > done as usize {

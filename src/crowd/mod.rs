@@ -4,16 +4,20 @@
 //! the CLI all call these functions; every decision is read from stored rows.
 pub mod approve;
 pub mod arrive;
+pub mod checks;
 pub mod clock;
+pub mod comprehension;
 pub mod dashboard;
 pub mod flow;
 pub mod followup;
+mod place;
 pub mod research;
 pub mod setup;
 
 pub use approve::{approve_list, discard, ApproveRow};
 pub use arrive::{arrive, arrive_consenting, preview};
 pub use clock::Clock;
+pub use comprehension::comprehension_answer;
 pub use dashboard::dashboard;
 pub use flow::{accept_consent, completion, instructions_read, practice_answer, return_study, stage};
 pub use research::{bundles, close, link, participants, reopen, rotate};
@@ -41,6 +45,8 @@ pub enum Arrival {
     Finished { code: String, url: String },
     /// This platform id returned the study.
     Returned,
+    /// This platform id was screened out: the screen-out code again.
+    ScreenedOut { code: String, url: String },
     /// Every bundle has all its copies taken: return the study (with the `full` code, if the spec set one).
     Full { code: Option<String> },
     /// The researcher closed the link.
@@ -64,6 +70,10 @@ pub enum Preview {
         url: String,
     },
     Returned,
+    ScreenedOut {
+        code: String,
+        url: String,
+    },
     Full {
         code: Option<String>,
     },
@@ -79,8 +89,17 @@ pub enum Stage {
     Consent {
         text: String,
     },
+    /// `again`: after a failed first comprehension attempt.
     Instructions {
         text: String,
+        #[serde(default)]
+        again: bool,
+    },
+    /// Questions about the instructions (`POST …/comprehension` with one
+    /// option index per question); `attempt` is 1 or 2. No bundle is leased yet.
+    Comprehension {
+        attempt: i64,
+        questions: Vec<QuestionView>,
     },
     Practice(PracticeView),
     /// Answering the bundle (`GET /api/v1/studies/{id}/next`). `late`: the
@@ -96,6 +115,25 @@ pub enum Stage {
         url: String,
     },
     Returned,
+    /// Ended by the comprehension check or by failed attention checks:
+    /// the screen-out code and where to go with it. Never a rejection for
+    /// the comprehension check: the page asks the participant to return.
+    ScreenedOut {
+        reason: String,
+        code: String,
+        url: String,
+    },
+    /// Passed the comprehension check when every place was already taken.
+    Full {
+        code: Option<String>,
+    },
+}
+
+/// A comprehension question as shown: the right answer stays on the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionView {
+    pub question: String,
+    pub options: Vec<String>,
 }
 
 /// A practice item as shown: never stored as an answer.
@@ -127,19 +165,28 @@ pub struct Completion {
 }
 
 /// A participant as the researcher sees it; platform ids only on request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ParticipantRow {
     pub number: i64,
     pub username: String,
-    pub bundle: i64,
-    #[sqlx(try_from = "String")]
-    pub state: LeaseState,
+    /// None while it holds no bundle: before passing the comprehension
+    /// check, after failing it, or when the study filled up meanwhile.
+    pub bundle: Option<i64>,
+    pub state: Option<LeaseState>,
     pub done: i64,
     pub total: i64,
     pub arrived_at: i64,
     pub consented_at: Option<i64>,
-    pub expires_at: i64,
+    pub expires_at: Option<i64>,
     pub ended_at: Option<i64>,
+    /// Gold items answered right, of those answered.
+    pub gold_right: i64,
+    pub gold_total: i64,
+    /// Attention checks answered wrong.
+    pub checks_failed: i64,
+    pub comprehension_attempts: i64,
+    /// `attention_checks` or `comprehension` once screened out.
+    pub screened_out_reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platform_pid: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -195,6 +242,13 @@ impl LinkRow {
             url: crate::domain::crowd::ids::completion_url(&self.settings.completion_url, &self.completion_code),
         }
     }
+
+    /// The screen-out code (made at creation whenever the study can screen out) and its URL.
+    pub fn screen_out(&self) -> Completion {
+        let checks = &self.settings.checks;
+        let code = checks.screen_out_code.clone().unwrap_or_default();
+        Completion { url: crate::domain::crowd::ids::completion_url(&checks.screen_out_url, &code), code }
+    }
 }
 
 type LinkTuple = (i64, String, bool, String, Option<String>, String);
@@ -226,19 +280,40 @@ pub(crate) async fn link_of_token(db: impl sqlx::SqliteExecutor<'_>, token: &str
 }
 
 /// A participant's lease in its own study: 403 for another study, for
-/// anyone who is not a participant, or a participant of another study.
+/// anyone who is not a participant, or a participant of another study;
+/// 422 while it holds no bundle yet (the comprehension check comes first).
 pub async fn own_lease(db: &SqlitePool, user: &SessionUser, study: i64) -> Result<(i64, LeaseState), ServiceError> {
+    own_place(db, user, study)
+        .await?
+        .ok_or_else(|| ServiceError::Invalid("you have no bundle yet: pass the comprehension check first".into()))
+}
+
+/// As [`own_lease`], but a participant of the study without a lease is
+/// `None` rather than an error.
+pub async fn own_place(
+    db: &SqlitePool,
+    user: &SessionUser,
+    study: i64,
+) -> Result<Option<(i64, LeaseState)>, ServiceError> {
     let refused = || ServiceError::Forbidden(format!("you take part in another study than {study}"));
     if !user.role.is_participant() {
         return Err(ServiceError::Forbidden("only participants who arrived by the study's link".into()));
     }
-    let row: Option<(i64, String)> =
-        sqlx::query_as("SELECT bundle, state FROM leases WHERE user_id = ? AND study_id = ?")
-            .bind(user.id)
-            .bind(study)
-            .fetch_optional(db)
-            .await?;
-    let (bundle, state) = row.ok_or_else(refused)?;
-    let state = LeaseState::parse(&state).ok_or_else(|| ServiceError::Internal(format!("lease state {state:?}")))?;
-    Ok((bundle, state))
+    let row: Option<(Option<i64>, Option<String>)> = sqlx::query_as(
+        "SELECT l.bundle, l.state FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
+         WHERE p.user_id = ? AND p.study_id = ?",
+    )
+    .bind(user.id)
+    .bind(study)
+    .fetch_optional(db)
+    .await?;
+    match row.ok_or_else(refused)? {
+        (Some(bundle), Some(state)) => Ok(Some((bundle, lease_state(&state)?))),
+        _ => Ok(None),
+    }
+}
+
+/// A stored lease state; an unknown one is an internal error.
+pub(crate) fn lease_state(s: &str) -> Result<LeaseState, ServiceError> {
+    LeaseState::parse(s).ok_or_else(|| ServiceError::Internal(format!("lease state {s:?}")))
 }

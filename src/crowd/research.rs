@@ -6,30 +6,81 @@ use crate::error::ServiceError;
 use crate::state::AppState;
 use sqlx::SqlitePool;
 
-/// Every participant of the study by number; platform ids (personal data) only when asked for.
+/// A participant's row as read; the lease state is parsed after.
+#[derive(sqlx::FromRow)]
+struct Row {
+    number: i64,
+    username: String,
+    bundle: Option<i64>,
+    state: Option<String>,
+    done: i64,
+    total: i64,
+    arrived_at: i64,
+    consented_at: Option<i64>,
+    expires_at: Option<i64>,
+    ended_at: Option<i64>,
+    gold_right: i64,
+    gold_total: i64,
+    checks_failed: i64,
+    comprehension_attempts: i64,
+    screened_out_reason: Option<String>,
+    platform_pid: Option<String>,
+    platform_study: Option<String>,
+    platform_session: Option<String>,
+}
+
+/// Every participant of the study by number, with its checks; platform ids
+/// (personal data) only when asked for.
 pub async fn participants(
     db: &SqlitePool,
     study: i64,
     with_platform_ids: bool,
 ) -> Result<Vec<ParticipantRow>, ServiceError> {
     link_of_study(db, study).await?;
-    let mut rows: Vec<ParticipantRow> = sqlx::query_as(
+    let rows: Vec<Row> = sqlx::query_as(
         "SELECT p.number, u.username, l.bundle, l.state, coalesce(pa.done, 0) AS done, coalesce(pa.total, 0) AS total,
-                p.arrived_at, p.consented_at, l.expires_at, l.ended_at, p.platform_pid, p.platform_study,
-                p.platform_session
-         FROM participants p JOIN users u ON u.id = p.user_id JOIN leases l ON l.user_id = p.user_id
+                p.arrived_at, p.consented_at, l.expires_at, l.ended_at,
+                coalesce(c.gold_right, 0) AS gold_right, coalesce(c.gold_total, 0) AS gold_total,
+                coalesce(c.checks_failed, 0) AS checks_failed, p.comprehension_attempts, p.screened_out_reason,
+                p.platform_pid, p.platform_study, p.platform_session
+         FROM participants p JOIN users u ON u.id = p.user_id LEFT JOIN leases l ON l.user_id = p.user_id
          LEFT JOIN participations pa ON pa.study_id = p.study_id AND pa.user_id = p.user_id
+         LEFT JOIN (SELECT user_id, count(*) FILTER (WHERE check_kind = 'gold' AND correct) AS gold_right,
+                           count(*) FILTER (WHERE check_kind = 'gold') AS gold_total,
+                           count(*) FILTER (WHERE check_kind = 'attention' AND NOT correct) AS checks_failed
+                    FROM check_answers WHERE study_id = ? GROUP BY user_id) c ON c.user_id = p.user_id
          WHERE p.study_id = ? ORDER BY p.number",
     )
     .bind(study)
+    .bind(study)
     .fetch_all(db)
     .await?;
-    if !with_platform_ids {
-        for r in &mut rows {
-            (r.platform_pid, r.platform_study, r.platform_session) = (None, None, None);
-        }
-    }
-    Ok(rows)
+    rows.into_iter()
+        .map(|r| {
+            let ids = with_platform_ids.then_some((r.platform_pid, r.platform_study, r.platform_session));
+            let (platform_pid, platform_study, platform_session) = ids.unwrap_or_default();
+            Ok(ParticipantRow {
+                number: r.number,
+                username: r.username,
+                bundle: r.bundle,
+                state: r.state.as_deref().map(super::lease_state).transpose()?,
+                done: r.done,
+                total: r.total,
+                arrived_at: r.arrived_at,
+                consented_at: r.consented_at,
+                expires_at: r.expires_at,
+                ended_at: r.ended_at,
+                gold_right: r.gold_right,
+                gold_total: r.gold_total,
+                checks_failed: r.checks_failed,
+                comprehension_attempts: r.comprehension_attempts,
+                screened_out_reason: r.screened_out_reason,
+                platform_pid,
+                platform_study,
+                platform_session,
+            })
+        })
+        .collect()
 }
 
 /// Every bundle with its leases by state.

@@ -64,6 +64,12 @@ pub async fn create_link(
         }
     }
     let code = link.completion_code.clone().unwrap_or_else(new_code);
+    let mut link = super::checks::prepare(tx, id, study, link, &bundles).await?;
+    let checks = &mut link.checks;
+    if checks.screens_out() && checks.screen_out_code.is_none() {
+        checks.screen_out_code = std::iter::repeat_with(new_code).find(|c| *c != code);
+    }
+    let link = &link;
     sqlx::query(
         "INSERT INTO study_links (study_id, token, open, completion_code, full_code, settings, created_at)
          VALUES (?, ?, 1, ?, ?, ?, ?)",

@@ -17,6 +17,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/take/{study}/consent", post(consent))
         .route("/api/v1/take/{study}/instructions", post(instructions))
         .route("/api/v1/take/{study}/practice", post(practice))
+        .route("/api/v1/take/{study}/comprehension", post(comprehension))
         .route("/api/v1/take/{study}/return", post(give_back))
         .route("/api/v1/take/{study}/completion", get(completion))
         .route("/api/v1/studies/{id}/participants", get(participants))
@@ -64,6 +65,21 @@ async fn practice(
     ApiJson(a): ApiJson<PracticeAnswer>,
 ) -> Result<Json<Feedback>, ServiceError> {
     Ok(Json(crowd::practice_answer(&state, &user, study, a.index, &a.option).await?))
+}
+
+#[derive(Deserialize)]
+struct ComprehensionAnswers {
+    /// One option index per question, in order.
+    answers: Vec<usize>,
+}
+
+async fn comprehension(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+    Path(study): Path<i64>,
+    ApiJson(a): ApiJson<ComprehensionAnswers>,
+) -> Result<Json<Stage>, ServiceError> {
+    Ok(Json(crowd::comprehension_answer(&state, &user, study, &a.answers).await?))
 }
 
 async fn give_back(

@@ -99,6 +99,22 @@ fn finished_page(code: &str, url: &str) -> Response {
     )
 }
 
+/// Ended by the checks: asked to return, never told it is rejected; the screen-out code and its URL.
+fn screened_out_page(code: &str, url: &str) -> Response {
+    page(
+        StatusCode::OK,
+        "Your participation has ended",
+        &format!(
+            "<p>You did not pass this study's checks, so there is nothing more to do here. \
+             Please return the study on Prolific.</p>\
+             <p>If asked for a code, use <strong class=\"code\">{c}</strong>.</p>\
+             <p><a class=\"button\" href=\"{u}\">Return to Prolific</a></p>",
+            c = esc(code),
+            u = esc(url)
+        ),
+    )
+}
+
 fn full_page(code: Option<&str>) -> Response {
     let code = code.map(|c| format!("<p>If asked for a code, use <strong class=\"code\">{}</strong>.</p>", esc(c)));
     page(
@@ -167,6 +183,7 @@ async fn show(State(state): State<AppState>, Path(token): Path<String>, Query(q)
         ),
         Preview::Finished { code, url } => finished_page(&code, &url),
         Preview::Returned => returned_page(),
+        Preview::ScreenedOut { code, url } => screened_out_page(&code, &url),
         Preview::Full { code } => full_page(code.as_deref()),
         Preview::Closed => closed_page(),
     }
@@ -200,6 +217,7 @@ async fn join(
         }
         Arrival::Finished { code, url } => finished_page(&code, &url),
         Arrival::Returned => returned_page(),
+        Arrival::ScreenedOut { code, url } => screened_out_page(&code, &url),
         Arrival::Full { code } => full_page(code.as_deref()),
         Arrival::Closed => closed_page(),
     }

@@ -44,7 +44,7 @@ async fn answers_by_subset(db: &SqlitePool, study_id: i64) -> Result<Vec<Answer>
     type Row = (i64, String, String, i64, String, Option<String>, Option<String>);
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT i.id, i.neg_type, i.subtype, a.user_id, a.value, i.source_a, i.source_b
-         FROM answers a JOIN instances i ON i.id = a.instance_id WHERE a.study_id = ? ORDER BY a.instance_id, a.task_id",
+         FROM counted_answers a JOIN instances i ON i.id = a.instance_id WHERE a.study_id = ? ORDER BY a.instance_id, a.task_id",
     )
     .bind(study_id)
     .fetch_all(db)

@@ -41,12 +41,13 @@ fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), Service
 
 /// A participant answers only the bundle its own lease holds (its tasks
 /// were made at arrival); an account must be one of the study's annotators.
-async fn admit(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<(), ServiceError> {
+/// False: a participant whose participation was ended gets no more tasks.
+async fn admit(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<bool, ServiceError> {
     if user.role.is_participant() {
-        crate::crowd::own_lease(&state.db, user, meta.id).await?;
-        Ok(())
+        let (_, lease) = crate::crowd::own_lease(&state.db, user, meta.id).await?;
+        Ok(lease != crate::domain::crowd::lease::LeaseState::ScreenedOut)
     } else {
-        require_annotator(user, meta)
+        require_annotator(user, meta).map(|_| true)
     }
 }
 
@@ -99,15 +100,22 @@ pub(crate) async fn load_item(
     })
 }
 
+/// An attention check (`attention`: the value it asks for) is the same item
+/// with the kind's instruction in place of the prompt; its options are the same.
 async fn present(
     state: &AppState,
     meta: &StudyMeta,
     instance_id: i64,
     seed: i64,
     query: i64,
+    attention: Option<&str>,
 ) -> Result<Presentation, ServiceError> {
     let item = load_item(&state.db, meta.kind, meta.id, instance_id, query as u8).await?;
-    meta.kind.present(&item, seed as u64).map_err(|e| ServiceError::Internal(e.to_string()))
+    match attention {
+        Some(target) => meta.kind.attention_check(&item, seed as u64, target),
+        None => meta.kind.present(&item, seed as u64),
+    }
+    .map_err(|e| ServiceError::Internal(e.to_string()))
 }
 
 async fn participation(db: &sqlx::SqlitePool, study_id: i64, user_id: i64) -> Result<Option<Progress>, ServiceError> {
@@ -185,27 +193,31 @@ pub(crate) async fn insert_tasks(
 /// Read-only: the caller must have [`start`]ed the study.
 pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> Result<Option<TaskView>, ServiceError> {
     let meta = study_meta(state, study_id).await?;
-    admit(state, user, &meta).await?;
+    if !admit(state, user, &meta).await? {
+        return Ok(None);
+    }
     let progress = participation(&state.db, study_id, user.id).await?.ok_or_else(|| {
         ServiceError::Conflict(format!(
             "you have not started study {study_id}: POST /api/v1/studies/{study_id}/start first"
         ))
     })?;
-    let queue: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
-        "SELECT id, instance_id, seed, query FROM tasks WHERE study_id = ? AND user_id = ? AND done = 0 ORDER BY position LIMIT 2",
+    type Queued = (i64, i64, i64, i64, Option<String>);
+    let queue: Vec<Queued> = sqlx::query_as(
+        "SELECT id, instance_id, seed, query, CASE WHEN check_kind = 'attention' THEN check_answer END
+         FROM tasks WHERE study_id = ? AND user_id = ? AND done = 0 ORDER BY position LIMIT 2",
     )
     .bind(study_id)
     .bind(user.id)
     .fetch_all(&state.db)
     .await?;
-    let Some(&(task_id, instance_id, seed, query)) = queue.first() else {
+    let Some((task_id, instance_id, seed, query, attention)) = queue.first().cloned() else {
         return Ok(None);
     };
-    let p = present(state, &meta, instance_id, seed, query).await?;
+    let p = present(state, &meta, instance_id, seed, query, attention.as_deref()).await?;
     // Every image the next task will show, so it appears without a wait.
     let prefetch: Vec<String> = match queue.get(1) {
-        Some(&(_, next_instance, next_seed, next_query)) => {
-            let n = present(state, &meta, next_instance, next_seed, next_query).await?;
+        Some(&(_, next_instance, next_seed, next_query, _)) => {
+            let n = present(state, &meta, next_instance, next_seed, next_query, None).await?;
             n.prompt_image
                 .iter()
                 .chain(n.options.iter().filter_map(|o| o.image.as_ref()))
@@ -250,12 +262,13 @@ pub async fn answer(
     option: &str,
     elapsed_ms: Option<i64>,
 ) -> Result<AnswerAck, ServiceError> {
-    let task: Option<(i64, i64, i64, i64, i64, i64)> =
-        sqlx::query_as("SELECT user_id, study_id, instance_id, seed, done, query FROM tasks WHERE id = ?")
+    type Task = (i64, i64, i64, i64, i64, i64, Option<String>);
+    let task: Option<Task> =
+        sqlx::query_as("SELECT user_id, study_id, instance_id, seed, done, query, check_kind FROM tasks WHERE id = ?")
             .bind(task_id)
             .fetch_optional(&state.db)
             .await?;
-    let (owner, study_id, instance_id, seed, done, query) =
+    let (owner, study_id, instance_id, seed, done, query, check_kind) =
         task.ok_or_else(|| ServiceError::NotFound(format!("no task {task_id}")))?;
     if owner != user.id || !(user.role.may_annotate() || user.role.is_participant()) {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
@@ -267,7 +280,7 @@ pub async fn answer(
         return stored_ack(state, task_id).await;
     }
     let meta = study_meta(state, study_id).await?;
-    let p = present(state, &meta, instance_id, seed, query).await?;
+    let p = present(state, &meta, instance_id, seed, query, None).await?;
     let chosen = p.resolve(option).map_err(|e| ServiceError::Invalid(e.to_string()))?;
     let stored = state
         .writer
@@ -283,6 +296,9 @@ pub async fn answer(
             answered_at: state.crowd.clock.now(),
         })
         .await?;
+    if stored == Stored::New && check_kind.as_deref() == Some("attention") {
+        crate::crowd::checks::attention_answered(state, user, study_id).await?;
+    }
     match stored {
         Stored::New => {
             // HOOK (adaptive overlap): decide the item's round once its answers are in.

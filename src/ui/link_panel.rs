@@ -48,7 +48,7 @@ pub async fn link_panel(study_id: i64) -> Result<Option<LinkPanelView>, ServerFn
         leased: bundles.iter().map(|b| b.active).sum(),
         completed: bundles.iter().map(|b| b.completed).sum(),
         participants: people.len(),
-        not_counted: people.iter().filter(|p| !p.state.counted()).count(),
+        not_counted: people.iter().filter(|p| !p.state.is_some_and(|s| s.counted())).count(),
     }))
 }
 

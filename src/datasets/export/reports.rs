@@ -44,7 +44,7 @@ pub async fn write_reports(db: &SqlitePool, dataset_id: i64, out: &Path) -> Resu
         let rows: Vec<AnswerRow> = sqlx::query_as(
             "SELECT s.name, s.kind, i.id, i.key, i.neg_type, i.subtype, i.caption, i.paraphrase, i.negative_caption,
                     u.username, a.option_id, a.value
-             FROM answers a JOIN studies s ON s.id = a.study_id JOIN instances i ON i.id = a.instance_id
+             FROM counted_answers a JOIN studies s ON s.id = a.study_id JOIN instances i ON i.id = a.instance_id
              JOIN users u ON u.id = a.user_id WHERE a.study_id = ? ORDER BY a.instance_id, a.answered_at, a.task_id",
         )
         .bind(id)

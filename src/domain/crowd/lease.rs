@@ -19,6 +19,9 @@ pub enum LeaseState {
     /// its answers stay stored, marked by this state, and do not count; the
     /// place goes back to the pool.
     Discarded,
+    /// Ended for failing too many attention checks: the place goes back to
+    /// the pool, the answers are kept but not counted.
+    ScreenedOut,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,16 +36,19 @@ pub enum LeaseEvent {
     Reopened,
     /// The researcher discarded a finished copy.
     Discarded,
+    /// The participant failed `max_failed_checks` attention checks.
+    FailedChecks,
 }
 
 impl LeaseState {
-    pub const ALL: [LeaseState; 6] = [
+    pub const ALL: [LeaseState; 7] = [
         LeaseState::Active,
         LeaseState::Completed,
         LeaseState::TimedOut,
         LeaseState::Returned,
         LeaseState::Extra,
         LeaseState::Discarded,
+        LeaseState::ScreenedOut,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +59,7 @@ impl LeaseState {
             LeaseState::Returned => "returned",
             LeaseState::Extra => "extra",
             LeaseState::Discarded => "discarded",
+            LeaseState::ScreenedOut => "screened_out",
         }
     }
 
@@ -87,6 +94,8 @@ impl LeaseState {
             (S::Active | S::TimedOut, E::Returned) => Some(S::Returned),
             // Only a finished copy is judged; an unfinished one is reopened instead.
             (S::Completed | S::Extra, E::Discarded) => Some(S::Discarded),
+            // A late participant may still fail checks: it is ended all the same.
+            (S::Active | S::TimedOut, E::FailedChecks) => Some(S::ScreenedOut),
             _ => None,
         }
     }
@@ -127,9 +136,11 @@ mod tests {
         assert_eq!(S::TimedOut.after(E::Finished), Some(S::Extra));
         assert_eq!(S::TimedOut.after(E::Returned), Some(S::Returned));
         assert_eq!(S::TimedOut.after(E::Expired), None);
+        assert_eq!(S::Active.after(E::FailedChecks), Some(S::ScreenedOut));
+        assert_eq!(S::TimedOut.after(E::FailedChecks), Some(S::ScreenedOut));
         // Ended leases stay ended.
-        for s in [S::Completed, S::Returned, S::Extra, S::Discarded] {
-            for e in [E::Finished, E::Expired, E::Returned, E::Reopened] {
+        for s in [S::Completed, S::Returned, S::Extra, S::Discarded, S::ScreenedOut] {
+            for e in [E::Finished, E::Expired, E::Returned, E::Reopened, E::FailedChecks] {
                 assert_eq!(s.after(e), None, "{s:?} {e:?}");
             }
         }
@@ -159,6 +170,7 @@ mod tests {
         assert_eq!(S::try_from("extra".to_string()), Ok(S::Extra));
         assert_eq!(S::parse("discarded"), Some(S::Discarded));
         assert!(!S::Discarded.counted() && !S::Discarded.takes_place() && !S::Discarded.may_answer());
+        assert_eq!(S::try_from("screened_out".to_string()), Ok(S::ScreenedOut));
         assert_eq!(S::try_from("done".to_string()), Err("unknown lease state \"done\"".to_string()));
     }
 

@@ -4,6 +4,9 @@
 //! dashboard figures. The shell in `crate::crowd`
 //! stores what these decide.
 pub mod bundles;
+pub mod checks;
+pub mod comprehension;
+pub mod field;
 pub mod figures;
 pub mod flags;
 pub mod ids;

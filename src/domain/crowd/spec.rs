@@ -1,5 +1,7 @@
 //! The `[link]` table of a study spec (`access = "link"`), parsed into
 //! [`LinkSettings`] with errors that name the field.
+use super::checks::{parse_checks, CheckFields, CheckSettings, GoldSpec};
+use super::comprehension::Question;
 use super::ids::{check_code, DEFAULT_COMPLETION_URL};
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +24,14 @@ pub struct LinkSpec {
     pub straight_line_run: Option<usize>,
     pub hourly_wage: Option<f64>,
     pub platform_fee: Option<f64>,
+    #[serde(default)]
+    pub gold: Vec<GoldSpec>,
+    pub attention_checks: Option<usize>,
+    pub max_failed_checks: Option<u32>,
+    pub screen_out_code: Option<String>,
+    pub screen_out_url: Option<String>,
+    #[serde(default)]
+    pub comprehension: Vec<Question>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,6 +61,10 @@ pub struct LinkSettings {
     /// Quality and cost (docs/crowd.md); defaults fill settings stored before them.
     #[serde(flatten)]
     pub quality: QualitySettings,
+    /// Gold items, attention checks, screening out, the comprehension check;
+    /// absent from settings stored before they existed.
+    #[serde(default)]
+    pub checks: CheckSettings,
 }
 
 /// What flags a participant and what a place costs.
@@ -77,19 +91,7 @@ pub const DEFAULT_TIME_LIMIT_MINUTES: u32 = 60;
 /// Prolific's longest allowed time is well under a week; a day is plenty.
 pub const MAX_TIME_LIMIT_MINUTES: u32 = 24 * 60;
 
-/// A problem with one field of the spec: its name and what is wrong
-/// (`domain::study` wraps it in its `SpecError`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldError {
-    pub field: &'static str,
-    pub message: String,
-}
-
-impl std::fmt::Display for FieldError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "field `{}`: {}", self.field, self.message)
-    }
-}
+pub use super::field::FieldError;
 
 type SpecError = FieldError;
 
@@ -152,7 +154,20 @@ fn parse_link(l: LinkSpec, values: &[&str]) -> Result<LinkSettings, SpecError> {
             ));
         }
     }
+    let checks = parse_checks(
+        CheckFields {
+            gold: l.gold,
+            attention_checks: l.attention_checks,
+            max_failed_checks: l.max_failed_checks,
+            screen_out_code: l.screen_out_code,
+            screen_out_url: l.screen_out_url,
+            comprehension: l.comprehension,
+        },
+        values,
+        l.completion_code.as_deref(),
+    )?;
     Ok(LinkSettings {
+        checks,
         bundle_size,
         copies,
         paired_bundles: l.paired_bundles.unwrap_or(0),

@@ -4,7 +4,7 @@
 //! same screen, once for commonsense and once for grammar: A better, B
 //! better, or tie. Stored values name the criterion and the negative as
 //! imported (a, b), never the side it was shown on.
-use super::{ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
+use super::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
 use crate::domain::rng::shuffle;
 
 pub const CRITERIA: [&str; 2] = ["commonsense", "grammar"];
@@ -31,6 +31,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0, 1]],
     needs: Needs { candidates: false, positive_image: false, chosen_image: false, paraphrase: false, negative_b: true },
     adjudicated: false, // judgements of the sources, not of the instance
+    attention: Attention { targets: &["commonsense_a", "commonsense_b", "commonsense_tie"], instruction: "Attention check: whatever the descriptions say, select {option} for this item." },
 };
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {

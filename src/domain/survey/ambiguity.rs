@@ -1,7 +1,7 @@
 //! BiVLC Step 4: the ORIGINAL caption with the real image and the generated
 //! image chosen in Step 3, sides in a seeded random order, plus "Both".
 //! Choosing the generated image or Both marks the instance ambiguous.
-use super::{Curation, ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, SurveyKind, Verdict};
+use super::{Attention, Curation, ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, SurveyKind, Verdict};
 use crate::domain::rng::shuffle;
 
 pub const INSTRUCTIONS: &str = "Choose the image that best matches the description, in the case that both \
@@ -28,6 +28,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: true,
+    attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the images show, select {option} for this item." },
 };
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {

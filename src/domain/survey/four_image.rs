@@ -1,6 +1,6 @@
 //! BiVLC Step 3: the negative caption with four candidate images, labelled
 //! A–D in a seeded random order, plus "None".
-use super::{Curation, ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, Verdict};
+use super::{Attention, Curation, ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, Verdict};
 use crate::domain::rng::shuffle;
 
 pub const INSTRUCTIONS: &str = "Select one image that adequately represents the description. \
@@ -28,6 +28,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0]],
     needs: Needs { candidates: true, positive_image: false, chosen_image: false, paraphrase: false, negative_b: false },
     adjudicated: true,
+    attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the images show, select {option} for this item." },
 };
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {

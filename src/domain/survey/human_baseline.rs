@@ -3,7 +3,7 @@
 //! shows a caption and the two images. Sides are seeded and recorded; the
 //! stored value names the caption (c0 = original, c1 = negative) or the image
 //! (i0 = real, i1 = the chosen generated one), never the side.
-use super::{ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, SurveyKind};
+use super::{Attention, ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, SurveyKind};
 use crate::domain::metrics::Outcome;
 use crate::domain::rng::shuffle;
 
@@ -28,6 +28,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0, 1], &[2, 3]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: false, // forced choices measure people; nothing to settle
+    attention: Attention { targets: &["c0", "c1"], instruction: "Attention check: whatever the image shows, select {option} for this item." },
 };
 
 /// The four queries of an instance, in the order of `Outcome`'s fields.

@@ -27,6 +27,18 @@ pub struct KindSpec {
     pub needs: Needs,
     /// Whether a researcher settles disagreements on its answers.
     pub adjudicated: bool,
+    /// How the kind makes an instructional attention check (docs/crowd.md).
+    pub attention: Attention,
+}
+
+/// An instructional attention check, as Prolific's policy describes them:
+/// an ordinary item of the kind's first question whose prompt is replaced by
+/// an instruction naming the option to pick. It tests reading, not judgement.
+pub struct Attention {
+    /// Stored values a check may ask for: each is an option of every item's first question.
+    pub targets: &'static [&'static str],
+    /// Shown instead of the prompt; `{option}` becomes the label of the option to pick.
+    pub instruction: &'static str,
 }
 
 /// Winoground's outcome of one annotator on one item, from the answers to
@@ -187,6 +199,16 @@ impl SurveyKind {
     /// "Step 3" for curation steps, the kind's name otherwise.
     pub fn label(self) -> &'static str {
         self.curation().map_or(self.0.name, |c| c.label)
+    }
+
+    /// The kind's item as an attention check asking for the option whose stored value is `target`.
+    pub fn attention_check(self, item: &ItemData, seed: u64, target: &str) -> Result<Presentation, SurveyError> {
+        let mut p = self.present(item, seed)?;
+        let label = p.options.iter().find(|o| o.value == target).map(|o| o.label.clone()).ok_or_else(|| {
+            SurveyError::BadItem(format!("no option stores {target:?}, so no attention check can ask for it"))
+        })?;
+        p.prompt_text = self.0.attention.instruction.replace("{option}", &label);
+        Ok(p)
     }
 
     pub fn question_count(self) -> usize {

@@ -28,6 +28,7 @@ const CAPTION_PAIR: KindSpec = KindSpec {
     questions: &[&[0]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: true,
+    attention: Attention { targets: &["original", "negative"], instruction: "Select {option} here." },
 };
 
 fn present_pair(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
@@ -155,4 +156,27 @@ fn crosses_the_wire_as_its_name_and_refuses_unknown_names() {
     let e = serde_json::from_str::<SurveyKind>("\"five_image\"").unwrap_err().to_string();
     assert!(e.contains("unknown survey kind \"five_image\"") && e.contains("four_image"), "{e}");
     assert_eq!(format!("{four:?} {four}"), "four_image four_image");
+}
+
+#[test]
+fn every_kind_makes_attention_checks_that_name_the_option_to_pick() {
+    let kinds = SurveyKind::all().iter().copied().chain([SurveyKind::of(&CAPTION_PAIR)]);
+    for kind in kinds {
+        let attention = &kind.spec().attention;
+        assert!(!attention.targets.is_empty() && attention.instruction.contains("{option}"), "{kind}");
+        let first = kind.spec().questions[0][0];
+        for &target in attention.targets {
+            for seed in 0..6 {
+                let p = kind.attention_check(&full_item(first), seed, target).unwrap();
+                // The instruction names exactly the option that passes.
+                let named: Vec<_> =
+                    p.options.iter().filter(|o| p.prompt_text.contains(&format!(" {} ", o.label))).collect();
+                assert_eq!(named.len(), 1, "{kind}: {:?}", p.prompt_text);
+                assert_eq!(named[0].value, target);
+                // Same options and order as the ordinary item: only the prompt changes.
+                assert_eq!(p.options, kind.present(&full_item(first), seed).unwrap().options);
+            }
+        }
+        assert!(kind.attention_check(&full_item(first), 0, "no such value").is_err());
+    }
 }

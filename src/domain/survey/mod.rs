@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 mod kind;
-pub use kind::{Curation, KindSpec, Needs, Report, Role, SurveyKind};
+pub use kind::{Attention, Curation, KindSpec, Needs, Report, Role, SurveyKind};
 
 /// Declares the kinds' modules and [`KINDS`], the one list of kinds.
 macro_rules! register_kinds {

@@ -3,7 +3,7 @@
 //! P2) and the hard negative (N) — in a seeded order; the annotator picks the
 //! caption that does not fit the image. The text-only setting (TOT) is the
 //! kind in `odd_one_out_text.rs`, built from the same triplet.
-use super::{ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
+use super::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
 use crate::domain::rng::shuffle;
 
 pub const INSTRUCTIONS: &str = "Look at the image and read the three descriptions. Two of them describe \
@@ -24,6 +24,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: true, negative_b: false },
     adjudicated: false, // it measures people; a wrong pick is data, not a dispute
+    attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the descriptions say, select {option} for this item." },
 };
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {

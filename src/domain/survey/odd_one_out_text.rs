@@ -4,7 +4,7 @@
 //! study's kind says which setting its accuracy belongs to (the paper reports
 //! ITT and TOT side by side) and the image is never loaded for it.
 use super::odd_one_out::{triplet, CORRECT, VALUES};
-use super::{ItemData, KindSpec, Needs, Presentation, Report, Role, SurveyError};
+use super::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, SurveyError};
 
 pub const INSTRUCTIONS: &str = "Read the three descriptions. Two of them mean the same thing in different \
 words; select the one description whose meaning is different.";
@@ -19,6 +19,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0]],
     needs: Needs { candidates: false, positive_image: false, chosen_image: false, paraphrase: true, negative_b: false },
     adjudicated: false,
+    attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the descriptions say, select {option} for this item." },
 };
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use std::time::Duration;
 
 /// Long enough to read (or copy) the code; the link works at once.
-const REDIRECT_AFTER: Duration = Duration::from_secs(4);
+pub(super) const REDIRECT_AFTER: Duration = Duration::from_secs(4);
 
 #[component]
 pub fn Completion(study_id: i64) -> impl IntoView {

@@ -3,6 +3,7 @@
 //! annotator's survey, then the completion code. What to show always comes
 //! from the server (`crowd::stage`), so a reload lands on the same step.
 pub(crate) mod browser;
+mod checks;
 mod done;
 #[cfg(feature = "ssr")]
 mod server;
@@ -52,6 +53,15 @@ pub async fn take_practice(study_id: i64, index: usize, option: String) -> Resul
     let f = crate::crowd::practice_answer(&state, &user, study_id, index, &option).await.map_err(session::sfn_error)?;
     let next = server::view_of(&state, &user, study_id, f.next).await.map_err(session::sfn_error)?;
     Ok(PracticeFeedback { correct: f.correct, chosen: f.chosen, right: f.right, next })
+}
+
+/// One option index per question; a pass leases the bundle.
+#[server(prefix = "/sfn")]
+pub async fn take_comprehension(study_id: i64, answers: Vec<usize>) -> Result<TakeView, ServerFnError> {
+    let (state, user) = session::caller().await?;
+    let stage =
+        crate::crowd::comprehension_answer(&state, &user, study_id, &answers).await.map_err(session::sfn_error)?;
+    server::view_of(&state, &user, study_id, stage).await.map_err(session::sfn_error)
 }
 
 /// The code and the URL to go on to; refused until every answer of the bundle is stored.
@@ -117,17 +127,20 @@ fn Take(study_id: i64, first: TakeView) -> impl IntoView {
                 let TakeView { stage, task, .. } = page.get();
                 match stage {
                     TakeStage::Consent { text } => view! { <steps::Consent text go/> }.into_any(),
-                    TakeStage::Instructions { kind, study } => view! { <steps::Instructions kind study go/> }.into_any(),
+                    TakeStage::Instructions { kind, study, again } => view! { <steps::Instructions kind study again go/> }.into_any(),
+                    TakeStage::Comprehension { attempt, questions } => view! { <checks::Comprehension study_id attempt questions page/> }.into_any(),
                     TakeStage::Practice { index, item } => view! { <steps::Practice study_id index item page/> }.into_any(),
                     TakeStage::Working { late } => view! {
                         {late.then(|| view! {
                             <p class="notice late">"Your time limit has passed. You can still finish and get your completion code."</p>
                         })}
                         <Survey study_id first=task counter=item_of_total instructions_read=true
-                            finished=move || view! { <done::Completion study_id/> }/>
+                            finished=move || view! { <checks::AfterBundle study_id page/> }/>
                     }.into_any(),
                     TakeStage::Complete => view! { <done::Completion study_id/> }.into_any(),
                     TakeStage::Returned => view! { <steps::Returned/> }.into_any(),
+                    TakeStage::ScreenedOut { comprehension, code, url } => view! { <checks::ScreenedOut comprehension code url/> }.into_any(),
+                    TakeStage::Full { code } => view! { <checks::Full code/> }.into_any(),
                 }
             }}
             <p class="error" role="alert">{move || error.get()}</p>

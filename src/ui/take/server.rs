@@ -11,10 +11,18 @@ pub async fn view_of(state: &AppState, user: &SessionUser, study: i64, stage: St
     let meta = study_meta(state, study).await?;
     let stage = match stage {
         Stage::Consent { text } => TakeStage::Consent { text },
-        Stage::Instructions { text } => {
+        Stage::Instructions { text, again } => {
             let kind = meta.kind.default_instructions().to_string();
-            TakeStage::Instructions { study: (text.trim() != kind.trim()).then_some(text), kind }
+            TakeStage::Instructions { study: (text.trim() != kind.trim()).then_some(text), kind, again }
         }
+        Stage::Comprehension { attempt, questions } => TakeStage::Comprehension {
+            attempt,
+            questions: questions.into_iter().map(|q| (q.question, q.options)).collect(),
+        },
+        Stage::ScreenedOut { reason, code, url } => {
+            TakeStage::ScreenedOut { comprehension: reason == "comprehension", code, url }
+        }
+        Stage::Full { code } => TakeStage::Full { code },
         Stage::Practice(p) => TakeStage::Practice {
             index: p.index,
             item: practice_task(study, meta.kind, p.index, p.count, p.instructions, p.prompt, p.options),

@@ -29,10 +29,15 @@ pub fn Consent(text: String, go: impl Fn(Step) + Copy + Send + Sync + 'static) -
 pub fn Instructions(
     kind: String,
     study: Option<String>,
+    /// After a failed first comprehension attempt.
+    again: bool,
     go: impl Fn(Step) + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
     view! {
         <h2>"Instructions"</h2>
+        {again.then(|| view! {
+            <p class="notice again" role="status">"Some of your answers were not right. Please read the instructions again; then you have one more attempt."</p>
+        })}
         <div class="instructions-text">
             {paragraphs(&kind)}
             {study.map(|s| view! { <h3>"For this study"</h3> {paragraphs(&s)} })}

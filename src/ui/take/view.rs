@@ -17,10 +17,17 @@ pub enum TakeStage {
     Consent {
         text: String,
     },
-    /// The kind's instructions, and the study's own when the spec gives other ones.
+    /// The kind's instructions, and the study's own when the spec gives
+    /// other ones; `again` after a failed first comprehension attempt.
     Instructions {
         kind: String,
         study: Option<String>,
+        again: bool,
+    },
+    /// Questions about the instructions; `attempt` 1 or 2.
+    Comprehension {
+        attempt: i64,
+        questions: Vec<(String, Vec<String>)>,
     },
     /// A practice item shown as a task (its `task_id` is unused).
     Practice {
@@ -33,6 +40,17 @@ pub enum TakeStage {
     },
     Complete,
     Returned,
+    /// Ended by the checks: the screen-out code and where it goes;
+    /// `comprehension`: failed the comprehension check (asked to return).
+    ScreenedOut {
+        comprehension: bool,
+        code: String,
+        url: String,
+    },
+    /// Passed the comprehension check once every place was taken.
+    Full {
+        code: Option<String>,
+    },
 }
 
 impl TakeStage {
@@ -45,12 +63,22 @@ impl TakeStage {
             TakeStage::Working { .. } => "working",
             TakeStage::Complete => "complete",
             TakeStage::Returned => "returned",
+            TakeStage::Comprehension { .. } => "comprehension",
+            TakeStage::ScreenedOut { .. } => "screened-out",
+            TakeStage::Full { .. } => "full",
         }
     }
 
     /// The participant may still give the study back.
     pub fn may_return(&self) -> bool {
-        !matches!(self, TakeStage::Complete | TakeStage::Returned)
+        !matches!(
+            self,
+            TakeStage::Complete
+                | TakeStage::Returned
+                | TakeStage::Comprehension { .. }
+                | TakeStage::ScreenedOut { .. }
+                | TakeStage::Full { .. }
+        )
     }
 }
 

@@ -1,0 +1,116 @@
+//! Checks in a link study in real headless Chromium (docs/crowd.md §7): a
+//! participant meets an attention check (its instruction on the item) and
+//! gold items in its bundle; the comprehension check passes on the second
+//! attempt; a participant failing it twice lands on the screen-out redirect
+//! and never held a bundle. The comprehension pages at 390×844.
+use crate::browser::Browser;
+use crate::crowd_flow::{assert_fits, join, join_url, wait_path, wait_stage, wait_text};
+use crate::crowd_kit::{create_link_study, link_spec};
+use crate::helpers::TestApp;
+use fantoccini::Locator::Css;
+use serde_json::Value;
+
+#[tokio::test]
+async fn a_participant_meets_an_attention_check_and_gold_items_in_its_bundle() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let gold = (0..4).map(|k| format!("{{ key = \"demo-00{k}\", answer = \"none\" }}")).collect::<Vec<_>>();
+    let lines = [
+        format!("completion_url = \"{}/?cc={{code}}\"", app.base),
+        "attention_checks = 2".to_string(),
+        format!("gold = [{}]", gold.join(", ")),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("checks e2e", 3, &lines)).await;
+    let b = Browser::start().await;
+    join(&b, &join_url(&app, &token, "CHECK-1"), study).await;
+    wait_stage(&b, "instructions").await;
+    b.wait_css(r#"button[data-step="instructions"]"#).await.click().await.unwrap();
+    wait_stage(&b, "working").await;
+    let first = b.text(".take .progress span").await;
+    let total: usize = first.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!((3 + 2 + 1..=3 + 2 + 4).contains(&total), "3 items, 2 attention checks, gold items: {first}");
+    let mut attention = 0;
+    for k in 1..=total {
+        wait_text(&b, ".take .progress span", &format!("Item {k} of {total}")).await;
+        let prompt = b.text(".take .prompt").await;
+        let key = match prompt.strip_prefix("Attention check: whatever the images show, select ") {
+            Some(rest) => {
+                attention += 1;
+                if attention == 1 {
+                    b.screenshot("e2e-attention-check.png").await;
+                }
+                let label = rest.split(' ').next().unwrap();
+                if label == "None" {
+                    'n'
+                } else {
+                    label.to_ascii_lowercase().chars().next().unwrap()
+                }
+            }
+            None => 'n',
+        };
+        b.press(key).await;
+    }
+    assert_eq!(attention, 2, "both attention checks were shown with their instruction");
+    b.wait_css(".completion .code").await;
+    let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
+    assert_eq!(rows[0]["checks_failed"], 0);
+    let gold_total = rows[0]["gold_total"].as_i64().unwrap();
+    assert_eq!(gold_total as usize, total - 5, "{rows:?}");
+    assert_eq!(rows[0]["gold_right"], gold_total, "None is every gold item's answer");
+    b.close().await;
+}
+
+async fn answer_comprehension(b: &Browser, attempt: usize, options: &[&str]) {
+    b.wait_css(&format!(r#"form.comprehension[data-attempt="{attempt}"]"#)).await;
+    for o in options {
+        b.wait_css(&format!(r#"input[data-option="{o}"]"#)).await.click().await.unwrap();
+    }
+    b.wait_css(r#"button[data-step="comprehension"]"#).await.click().await.unwrap();
+}
+
+#[tokio::test]
+async fn comprehension_passes_on_the_second_attempt_and_two_failures_land_on_the_screen_out_redirect() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let lines = [
+        "screen_out_code = \"SCREEN03\"".to_string(),
+        format!("screen_out_url = \"{}/?out={{code}}\"", app.base),
+        "comprehension = [{ question = \"When do you pick None?\", options = [\"Never\", \"When no image fits\"], answer = \"When no image fits\" }]".to_string(),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("comprehension e2e", 9, &lines)).await;
+    let b = Browser::start().await;
+    b.client.set_window_size(390, 844).await.unwrap();
+
+    join(&b, &join_url(&app, &token, "COMP-1"), study).await;
+    b.wait_css(r#"button[data-step="instructions"]"#).await.click().await.unwrap();
+    wait_stage(&b, "comprehension").await;
+    assert_fits(&b, "the comprehension check").await;
+    answer_comprehension(&b, 1, &["Never"]).await;
+    wait_stage(&b, "instructions").await;
+    assert!(b.text(".notice.again").await.contains("one more attempt"));
+    b.wait_css(r#"button[data-step="instructions"]"#).await.click().await.unwrap();
+    answer_comprehension(&b, 2, &["When no image fits"]).await;
+    wait_stage(&b, "working").await;
+    wait_text(&b, ".take .progress span", "Item 1 of 9").await;
+
+    b.client.delete_all_cookies().await.unwrap();
+    join(&b, &join_url(&app, &token, "COMP-2"), study).await;
+    b.wait_css(r#"button[data-step="instructions"]"#).await.click().await.unwrap();
+    answer_comprehension(&b, 1, &["Never"]).await;
+    wait_stage(&b, "instructions").await;
+    b.wait_css(r#"button[data-step="instructions"]"#).await.click().await.unwrap();
+    answer_comprehension(&b, 2, &["Never"]).await;
+    wait_stage(&b, "screened-out").await;
+    assert_eq!(b.text(".screened-out .code").await, "SCREEN03");
+    assert!(b.text(".screened-out").await.contains("You will not be rejected"));
+    assert_eq!(b.client.find_all(Css(".return-study")).await.unwrap().len(), 0);
+    assert_fits(&b, "the screen-out page").await;
+    assert_eq!(wait_path(&b, "/").await, Some("out=SCREEN03".into()));
+    let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
+    assert_eq!((rows[1]["state"].clone(), rows[1]["bundle"].clone()), (Value::Null, Value::Null), "no bundle leased");
+    assert_eq!(rows[1]["comprehension_attempts"], 2);
+    assert_eq!(rows[0]["state"], "active");
+    b.close().await;
+}

@@ -1,0 +1,109 @@
+//! Taking a place: the lease on the bundle that most needs a copy, the
+//! participant's tasks (the bundle's items with its check items at seeded
+//! positions) and its participation, all inside the caller's
+//! `BEGIN IMMEDIATE` transaction taken on the writer's gate, so one
+//! arrival at a time decides and no bundle gets more than its wanted copies.
+use super::LinkRow;
+use crate::domain::crowd::bundles::{pick_bundle, BundleLoad};
+use crate::domain::crowd::checks::place_checks;
+use crate::domain::crowd::lease::expires_at;
+use crate::error::ServiceError;
+use crate::state::AppState;
+use sqlx::SqliteConnection;
+
+/// Each bundle's wanted copies and places taken; `now` counts overdue active leases as free.
+pub(super) async fn loads(conn: &mut SqliteConnection, study: i64, now: i64) -> Result<Vec<BundleLoad>, ServiceError> {
+    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
+        "SELECT b.bundle, b.copies_wanted,
+                (SELECT count(*) FROM leases l WHERE l.study_id = b.study_id AND l.bundle = b.bundle
+                   AND (l.state = 'completed' OR (l.state = 'active' AND l.expires_at > ?)))
+         FROM bundles b WHERE b.study_id = ? ORDER BY b.bundle",
+    )
+    .bind(now)
+    .bind(study)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|(number, copies_wanted, taken)| BundleLoad { number, copies_wanted, taken }).collect())
+}
+
+/// Reclaims overdue places, then picks the bundle for a new place; None when the study is full.
+pub(super) async fn reclaim_and_pick(
+    tx: &mut SqliteConnection,
+    study: i64,
+    now: i64,
+) -> Result<Option<i64>, ServiceError> {
+    sqlx::query(
+        "UPDATE leases SET state = 'timed_out', ended_at = ? WHERE study_id = ? AND state = 'active' AND expires_at <= ?",
+    )
+    .bind(now)
+    .bind(study)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    Ok(pick_bundle(&loads(tx, study, now).await?))
+}
+
+/// Leases `bundle` to the participant and writes its tasks and participation.
+pub(super) async fn take_place(
+    tx: &mut SqliteConnection,
+    state: &AppState,
+    link: &LinkRow,
+    bundle: i64,
+    user_id: i64,
+    now: i64,
+) -> Result<(), ServiceError> {
+    let study = link.study_id;
+    sqlx::query(
+        "INSERT INTO leases (study_id, bundle, user_id, state, leased_at, expires_at) VALUES (?, ?, ?, 'active', ?, ?)",
+    )
+    .bind(study)
+    .bind(bundle)
+    .bind(user_id)
+    .bind(now)
+    .bind(expires_at(now, link.settings.time_limit_minutes))
+    .execute(&mut *tx)
+    .await?;
+    let total = create_tasks(tx, state, link, bundle, user_id).await?;
+    sqlx::query("INSERT INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, 0)")
+        .bind(study)
+        .bind(user_id)
+        .bind(total)
+        .execute(&mut *tx)
+        .await?;
+    Ok(())
+}
+
+/// The participant's queue over its bundle and its check items; returns its length.
+async fn create_tasks(
+    tx: &mut SqliteConnection,
+    state: &AppState,
+    link: &LinkRow,
+    bundle: i64,
+    user_id: i64,
+) -> Result<i64, ServiceError> {
+    let study = link.study_id;
+    let meta = crate::studies::meta::study_meta(state, study).await?;
+    let mut instances: Vec<i64> = sqlx::query_scalar(
+        "SELECT DISTINCT instance_id FROM bundle_items WHERE study_id = ? AND bundle = ? ORDER BY instance_id",
+    )
+    .bind(study)
+    .bind(bundle)
+    .fetch_all(&mut *tx)
+    .await?;
+    instances.sort_unstable();
+    let questions = meta.kind.spec().questions;
+    let plan = crate::domain::crowd::bundle_queue(meta.seed, user_id, questions, &instances);
+    let checks = super::checks::of_bundle(tx, &meta, link, &instances, user_id).await?;
+    if checks.is_empty() {
+        crate::studies::tasks::insert_tasks(tx, study, user_id, &plan).await?;
+        return Ok(plan.len() as i64);
+    }
+    let placed = place_checks(meta.seed, user_id, plan, checks, questions[0][0]);
+    let total = placed.len() as i64;
+    let (real, checks): (Vec<_>, Vec<_>) = placed.into_iter().partition(|(_, c)| c.is_none());
+    let real: Vec<_> = real.into_iter().map(|(t, _)| t).collect();
+    let checks: Vec<_> = checks.into_iter().filter_map(|(t, c)| Some((t, c?))).collect();
+    crate::studies::tasks::insert_tasks(tx, study, user_id, &real).await?;
+    super::checks::insert_check_tasks(tx, study, user_id, &checks).await?;
+    Ok(total)
+}

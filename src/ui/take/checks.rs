@@ -1,0 +1,121 @@
+//! The participant's checks on screen: the comprehension check (radio
+//! questions, keyboard as any form), the screen-out page with its code and
+//! redirect, the full page, and what follows the last answer of a bundle
+//! (the code, or the screen-out page when attention checks ended it).
+use super::browser::go_to;
+use super::done::{Completion, REDIRECT_AFTER};
+use super::view::{TakeStage, TakeView};
+use super::{load_take, TakeComprehension};
+use crate::ui::error_text;
+use leptos::prelude::*;
+
+#[component]
+pub fn Comprehension(
+    study_id: i64,
+    attempt: i64,
+    questions: Vec<(String, Vec<String>)>,
+    page: RwSignal<TakeView>,
+) -> impl IntoView {
+    let chosen = RwSignal::new(vec![None::<usize>; questions.len()]);
+    let error = RwSignal::new(None::<String>);
+    let action = ServerAction::<TakeComprehension>::new();
+    Effect::new(move |_| match action.value().get() {
+        Some(Ok(next)) => page.set(next),
+        Some(Err(e)) => error.set(Some(error_text(&e))),
+        None => {}
+    });
+    let all_answered = move || chosen.with(|c| c.iter().all(Option::is_some));
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let answers: Option<Vec<usize>> = chosen.get_untracked().into_iter().collect();
+        match answers {
+            Some(answers) if !action.pending().get_untracked() => {
+                action.dispatch(TakeComprehension { study_id, answers });
+            }
+            Some(_) => {}
+            None => error.set(Some("Please answer every question.".into())),
+        }
+    };
+    view! {
+        <h2>"Check your understanding"</h2>
+        <p class="notice">{if attempt > 1 {
+            "Last attempt: answer these questions about the instructions."
+        } else {
+            "Before you start, answer these questions about the instructions. You have two attempts."
+        }}</p>
+        <form class="comprehension" data-attempt=attempt on:submit=submit>
+            {questions.into_iter().enumerate().map(|(q, (text, options))| view! {
+                <fieldset data-question=q>
+                    <legend>{text}</legend>
+                    {options.into_iter().enumerate().map(|(o, option)| view! {
+                        <label>
+                            <input type="radio" name=format!("q{q}") value=o data-option=option.clone()
+                                on:change=move |_| chosen.update(|c| c[q] = Some(o))/>
+                            " " {option}
+                        </label>
+                    }).collect_view()}
+                </fieldset>
+            }).collect_view()}
+            <button type="submit" class="primary" data-step="comprehension"
+                disabled=move || !all_answered() || action.pending().get()>"Submit answers"</button>
+        </form>
+        <p class="error" role="alert">{move || error.get()}</p>
+    }
+}
+
+/// Ended by the checks: the code, a link, and the redirect a few seconds on.
+#[component]
+pub fn ScreenedOut(comprehension: bool, code: String, url: String) -> impl IntoView {
+    let to = url.clone();
+    Effect::new(move |_| {
+        let to = to.clone();
+        set_timeout(move || go_to(&to), REDIRECT_AFTER);
+    });
+    view! {
+        <div class="screened-out" role="status">
+            <h2>"Your participation has ended"</h2>
+            {if comprehension {
+                view! {
+                    <p>"You did not pass the comprehension check, so you cannot take part in this study."</p>
+                    <p>"Please return the study on Prolific. You will not be rejected for this."</p>
+                }.into_any()
+            } else {
+                view! { <p>"Too many attention checks were answered wrongly, so your participation has ended."</p> }.into_any()
+            }}
+            <p>"If Prolific asks for a code, use"</p>
+            <p><strong class="code" data-code=code.clone()>{code.clone()}</strong></p>
+            <p>"You are being taken back to Prolific."</p>
+            <p><a class="button" href=url>"Go back to Prolific now"</a></p>
+        </div>
+    }
+}
+
+#[component]
+pub fn Full(code: Option<String>) -> impl IntoView {
+    view! {
+        <div class="full">
+            <p>"Every place in this study was taken while you read the instructions. Please return the study on Prolific (you will not be penalised)."</p>
+            {code.map(|c| view! { <p>"If asked for a code, use " <strong class="code">{c}</strong> "."</p> })}
+        </div>
+    }
+}
+
+/// After the last task: the stage again, since attention checks may have ended the participation.
+#[component]
+pub fn AfterBundle(study_id: i64, page: RwSignal<TakeView>) -> impl IntoView {
+    let now = Resource::new(move || study_id, load_take);
+    view! {
+        <Suspense fallback=|| view! { <p>"Checking that all your answers are saved…"</p> }>
+            {move || Suspend::new(async move {
+                match now.await {
+                    Ok(v) if v.stage == TakeStage::Complete => view! { <Completion study_id/> }.into_any(),
+                    Ok(v) => {
+                        Effect::new(move |_| page.set(v.clone()));
+                        ().into_any()
+                    }
+                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}

@@ -1,0 +1,117 @@
+//! The comprehension check before the bundle over real HTTP: passed at the
+//! first or the second attempt (the instructions again in between), failed
+//! twice (screen-out code and URL, asked to return, and no lease ever
+//! taken), and the spec errors that name their field.
+use crate::crowd_check_kit::{no_lease, post_json};
+use crate::crowd_kit::{arrive, arrive_with, browser, create_link_study, link_spec, post_ok, stage};
+use crate::helpers::TestApp;
+use serde_json::{json, Value};
+
+const SPEC: &[&str] = &[
+    "screen_out_code = \"SCREEN02\"",
+    "screen_out_url = \"http://127.0.0.1:9/out?cc={code}\"",
+    "comprehension = [
+  { question = \"When do you pick None?\", options = [\"Never\", \"When no image shows everything in the text\"], answer = \"When no image shows everything in the text\" },
+  { question = \"Do deformed hands count against an image?\", options = [\"Yes\", \"No\"], answer = \"No\" },
+]",
+];
+
+fn comprehension(study: i64) -> String {
+    format!("/api/v1/take/{study}/comprehension")
+}
+
+#[tokio::test]
+async fn the_comprehension_check_comes_before_any_lease_and_gives_two_attempts() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("comprehension", 9, SPEC)).await;
+
+    // Passes at once: the lease is taken only then.
+    let p1 = arrive(&app, &token, study, "P1").await;
+    assert!(no_lease(&app, study, "P1").await, "arriving leases nothing");
+    let q = post_ok(&app, &p1, &format!("/api/v1/take/{study}/instructions")).await;
+    assert_eq!((q["stage"].as_str(), q["attempt"].as_i64()), (Some("comprehension"), Some(1)), "{q}");
+    assert_eq!(q["questions"][1]["options"], json!(["Yes", "No"]));
+    assert!(q.to_string().find("answer").is_none(), "the right answers stay on the server: {q}");
+    let (status, _) = post_json(&app, &p1, &comprehension(study), json!({"answers": [1]})).await;
+    assert_eq!(status, 422, "one answer per question");
+    assert!(no_lease(&app, study, "P1").await);
+    let (status, next) = post_json(&app, &p1, &comprehension(study), json!({"answers": [1, 1]})).await;
+    assert_eq!((status, next["stage"].as_str()), (200, Some("working")), "{next}");
+    assert!(!no_lease(&app, study, "P1").await, "leased on passing");
+    assert_eq!(next["total"], 9);
+    let again = post_json(&app, &p1, &comprehension(study), json!({"answers": [1, 1]})).await;
+    assert_eq!(again.0, 422, "no second check once passed");
+
+    // Fails once: the instructions again, then passes the second attempt.
+    let p2 = arrive(&app, &token, study, "P2").await;
+    post_ok(&app, &p2, &format!("/api/v1/take/{study}/instructions")).await;
+    let (_, after) = post_json(&app, &p2, &comprehension(study), json!({"answers": [0, 1]})).await;
+    assert_eq!((after["stage"].as_str(), after["again"].as_bool()), (Some("instructions"), Some(true)), "{after}");
+    assert!(no_lease(&app, study, "P2").await);
+    let q = post_ok(&app, &p2, &format!("/api/v1/take/{study}/instructions")).await;
+    assert_eq!(q["attempt"], 2);
+    let (_, next) = post_json(&app, &p2, &comprehension(study), json!({"answers": [1, 1]})).await;
+    assert_eq!(next["stage"], "working", "{next}");
+
+    // Fails twice: the screen-out code, asked to return, and never a lease.
+    let p3 = arrive(&app, &token, study, "P3").await;
+    post_ok(&app, &p3, &format!("/api/v1/take/{study}/instructions")).await;
+    post_json(&app, &p3, &comprehension(study), json!({"answers": [1, 0]})).await;
+    post_ok(&app, &p3, &format!("/api/v1/take/{study}/instructions")).await;
+    let (_, out) = post_json(&app, &p3, &comprehension(study), json!({"answers": [0, 0]})).await;
+    assert_eq!(out["stage"], "screened_out", "{out}");
+    assert_eq!((out["reason"].as_str(), out["code"].as_str()), (Some("comprehension"), Some("SCREEN02")));
+    assert_eq!(out["url"], "http://127.0.0.1:9/out?cc=SCREEN02");
+    assert_eq!(stage(&app, &p3, study).await, out, "a reload shows the same");
+    assert!(no_lease(&app, study, "P3").await, "no lease row");
+    let next = p3.get(app.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap();
+    assert_eq!(next.status(), 422, "no bundle to answer");
+    let (status, page) = arrive_with(&app, &browser(), &token, "P3").await;
+    assert_eq!(status, 200);
+    assert!(page.contains("SCREEN02") && page.contains("Please return the study"), "{page}");
+
+    let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
+    let attempts: Vec<i64> = rows.iter().map(|r| r["comprehension_attempts"].as_i64().unwrap()).collect();
+    assert_eq!(attempts, [1, 2, 2]);
+    assert_eq!(rows[2]["state"], Value::Null);
+    assert_eq!(rows[2]["bundle"], Value::Null);
+    assert_eq!(rows[2]["screened_out_reason"], "comprehension");
+    assert_eq!((rows[0]["state"].as_str(), rows[1]["state"].as_str()), (Some("active"), Some("active")));
+    let bundles: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/bundles")).await;
+    assert_eq!(bundles.iter().map(|b| b["active"].as_i64().unwrap()).sum::<i64>(), 2, "P3 took no place");
+}
+
+#[tokio::test]
+async fn check_spec_errors_name_their_field() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let cases = [
+        // 63 items in one bundle: no other items to make attention checks from.
+        (
+            link_spec("one bundle", 63, &["attention_checks = 2"]),
+            "field `link.attention_checks`: 2 per bundle, but bundle 0 has only 0",
+        ),
+        (
+            link_spec("bad gold", 9, &["gold = [{ key = \"no-such-key\", answer = \"none\" }]"]),
+            "field `link.gold`: \"no-such-key\" is not an item",
+        ),
+        (link_spec("bad max", 9, &["attention_checks = 1"]), "field `link.max_failed_checks`"),
+        (
+            link_spec(
+                "bad q",
+                9,
+                &["comprehension = [{ question = \"q\", options = [\"a\", \"b\"], answer = \"c\" }]"],
+            ),
+            "field `link.comprehension`: question 1",
+        ),
+    ];
+    for (spec, want) in cases {
+        let res = researcher.post(app.url("/api/v1/studies")).body(spec).send().await.unwrap();
+        assert_eq!(res.status(), 422);
+        let body: Value = res.json().await.unwrap();
+        assert!(body["error"].as_str().unwrap().contains(want), "{body} should say {want:?}");
+    }
+    let studies: Vec<Value> = app.get(&researcher, "/api/v1/studies").await;
+    assert!(studies.iter().all(|s| !s["name"].as_str().unwrap().starts_with("bad")), "nothing created");
+}
