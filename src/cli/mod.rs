@@ -127,6 +127,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             protocols::import_ab_pairs(&data_dir, file, dataset).await
         }
         Command::Report { study, json } => protocols::report(&data_dir, study, json).await,
+        Command::Audit { dataset, stage, external, name, json } => {
+            protocols::audit(&data_dir, &dataset, &stage, external.zip(name), json).await
+        }
         Command::Agreement { study, mapping, json, resamples, seed } => {
             let mapping = match mapping {
                 None => None,

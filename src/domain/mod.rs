@@ -5,6 +5,7 @@ pub mod accuracy;
 pub mod aggregate;
 pub mod agreement;
 pub mod assignment;
+pub mod audit;
 pub mod candidates;
 pub mod category;
 pub mod crowd;

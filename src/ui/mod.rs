@@ -7,6 +7,7 @@ use leptos_router::path;
 
 pub mod admin;
 pub mod annotate;
+pub mod audit;
 pub mod compare;
 pub mod compare_detail;
 pub mod curation;

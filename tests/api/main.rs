@@ -6,6 +6,7 @@ mod ab_tie;
 mod access;
 mod agreement;
 mod answers;
+mod audit;
 mod baseline;
 mod cli;
 mod crowd;

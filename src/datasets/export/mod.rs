@@ -71,25 +71,7 @@ pub async fn export_to_dir_until(
     }
     let p = funnel::pipeline(db, &req.dataset).await?;
     let (s3, s4) = (p.step3.as_ref().map(|(_, o)| o.as_slice()), p.step4.as_ref().map(|(_, o)| o.as_slice()));
-    let need = |ok: bool, step: &str| {
-        if ok {
-            Ok(())
-        } else {
-            Err(ServiceError::Invalid(format!(
-                "dataset {:?} has no {step} study; stage {} needs one",
-                req.dataset,
-                req.stage.as_str()
-            )))
-        }
-    };
-    match req.stage {
-        Stage::Candidates => {}
-        Stage::Step3 => need(s3.is_some(), "Step 3")?,
-        Stage::Final => {
-            need(s3.is_some(), "Step 3")?;
-            need(s4.is_some(), "Step 4 (ambiguity)")?;
-        }
-    }
+    check_stage(&p, &req.dataset, req.stage)?;
 
     let images_dir = out.join("images");
     std::fs::create_dir_all(&images_dir).map_err(|e| io_err("creating", &images_dir, e))?;
@@ -146,6 +128,7 @@ pub async fn export_to_dir_until(
     let funnel = funnel.build(&req.dataset, name(&p.step3), name(&p.step4));
     let mut summary = ExportSummary { files, counts, images };
     card::write(db, &p, req, command, &funnel, &summary, &out.join("README.md")).await?;
+    card::append_audit(db, req, &out.join("README.md")).await?;
     summary.files.extend(reports::write_reports(db, p.dataset_id, out).await?);
     Ok(summary)
 }
@@ -154,8 +137,35 @@ fn category(t: &str, s: &str, id: i64) -> Result<Category, ServiceError> {
     Category::parse(t, s).map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))
 }
 
-/// The exported instances with their categories, in id order.
-async fn included(db: &SqlitePool, p: &Pipeline, stage: Stage) -> Result<Vec<(i64, Category)>, ServiceError> {
+/// Refuses a stage the dataset's pipeline has not reached.
+pub(crate) fn check_stage(p: &Pipeline, dataset: &str, stage: Stage) -> Result<(), ServiceError> {
+    let need = |ok: bool, step: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(ServiceError::Invalid(format!(
+                "dataset {dataset:?} has no {step} study; stage {} needs one",
+                stage.as_str()
+            )))
+        }
+    };
+    match stage {
+        Stage::Candidates => Ok(()),
+        Stage::Step3 => need(p.step3.is_some(), "Step 3"),
+        Stage::Final => {
+            need(p.step3.is_some(), "Step 3")?;
+            need(p.step4.is_some(), "Step 4 (ambiguity)")
+        }
+    }
+}
+
+/// The exported instances with their categories, in id order (call
+/// [`check_stage`] first).
+pub(crate) async fn included(
+    db: &SqlitePool,
+    p: &Pipeline,
+    stage: Stage,
+) -> Result<Vec<(i64, Category)>, ServiceError> {
     match stage {
         Stage::Candidates => {
             let mut rows = sqlx::query_as::<_, (i64, String, String)>(
