@@ -11,3 +11,14 @@ CREATE TABLE audits (
     created_at  INTEGER NOT NULL,
     PRIMARY KEY (dataset_id, stage, scorer)
 );
+
+-- Ranking generated images: each model's score per image of a prompt (the
+-- prompt's images are its candidates, slot = position in the import row),
+-- imported with the prompts, for its correlation with the people's order.
+CREATE TABLE image_scores (
+    instance_id INTEGER NOT NULL REFERENCES instances(id),
+    slot        INTEGER NOT NULL,
+    model       TEXT NOT NULL,
+    score       REAL NOT NULL,
+    PRIMARY KEY (instance_id, model, slot)
+) WITHOUT ROWID;

@@ -123,6 +123,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import { command: ImportCommand::Triplets { file, images, dataset } } => {
             protocols::import_triplets(&data_dir, file, images, dataset).await
         }
+        Command::Import { command: ImportCommand::Rankings { file, images, dataset } } => {
+            protocols::import_rankings(&data_dir, file, images, dataset).await
+        }
         Command::Import { command: ImportCommand::AbPairs { file, dataset } } => {
             protocols::import_ab_pairs(&data_dir, file, dataset).await
         }
@@ -253,6 +256,7 @@ async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
     }
     demo_seed::seed_demo_triplets(&pool, &ImageStore::new(paths.image_dir())).await?;
     demo_seed::seed_demo_ab_pairs(&pool).await?;
+    demo_seed::seed_demo_rankings(&pool, &ImageStore::new(paths.image_dir())).await?;
     demo_seed::seed_demo_study(&pool).await?;
     let started = std::time::Instant::now();
     let scored =

@@ -1,5 +1,5 @@
 //! The other benchmarks' protocols on the command line: `import triplets`
-//! (SugarCrepe++), `import ab-pairs` (SugarCrepe), `report` (a reporting kind's statistics)
+//! (SugarCrepe++), `import ab-pairs` (SugarCrepe), `import rankings` (ranking generated images), `report` (a reporting kind's statistics)
 //! and `audit` (the blind text-only audit).
 use super::open;
 use super::serve::Paths;
@@ -27,6 +27,22 @@ pub async fn import_triplets(
 /// The `--dataset` given, else the file name without its extension.
 fn dataset_name(file: &Path, given: Option<String>) -> String {
     given.unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default())
+}
+
+pub async fn import_rankings(
+    data_dir: &Path,
+    file: PathBuf,
+    images: PathBuf,
+    dataset: Option<String>,
+) -> anyhow::Result<()> {
+    let dataset = dataset_name(&file, dataset);
+    let pool = open(data_dir).await?;
+    let store = ImageStore::new(Paths { data_dir: data_dir.to_path_buf(), site_dir: PathBuf::new() }.image_dir());
+    let label = file.display().to_string();
+    let n = crate::datasets::import::rankings::import_rankings(&pool, &store, &file, &label, &images, &dataset).await?;
+    println!("imported {n} prompts to rank into dataset {dataset:?}");
+    pool.close().await;
+    Ok(())
 }
 
 pub async fn import_ab_pairs(data_dir: &Path, file: PathBuf, dataset: Option<String>) -> anyhow::Result<()> {

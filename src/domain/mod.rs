@@ -15,6 +15,8 @@ pub mod metrics;
 pub mod names;
 pub mod normalize;
 pub mod preference;
+pub mod ranking_stats;
+pub mod rankings;
 pub mod resolution;
 pub mod results;
 pub mod rng;

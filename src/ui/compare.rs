@@ -67,6 +67,7 @@ pub fn ComparePage() -> impl IntoView {
                 }
             })}
         </Suspense>
+        <super::ranking_compare::RankingTables/>
     }
 }
 

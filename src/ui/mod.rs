@@ -14,6 +14,8 @@ pub mod curation;
 pub mod import;
 pub mod link_panel;
 pub mod login;
+pub mod ranking;
+pub mod ranking_compare;
 pub mod research;
 pub mod session;
 pub mod take;

@@ -27,6 +27,7 @@ mod odd_one_out;
 mod page_headers;
 mod pipeline;
 mod placeholders;
+mod ranking;
 mod results;
 mod scoring;
 mod site_files;

@@ -118,11 +118,7 @@ async fn demo_triplets_answered_in_both_settings_reported_per_subset_and_exporte
 async fn triplet_import_refuses_a_bad_file_whole_and_takes_a_good_one() {
     let app = TestApp::spawn();
     let dir = app.data_dir.join("in");
-    std::fs::create_dir_all(dir.join("img")).unwrap();
-    for i in 0..3 {
-        std::fs::write(dir.join(format!("img/{i}.png")), placeholders::png(i)).unwrap();
-    }
-    let images = dir.join("img");
+    let images = placeholders::png_dir(&dir, 3);
     let bad = dir.join("bad.csv");
     std::fs::write(
         &bad,

@@ -78,12 +78,20 @@ pub async fn export_to_dir_until(
     // Split assignment needs the exported ids up front: ids and categories only.
     let included = included(db, &p, req.stage).await?;
     let assignment = assign_splits(&included, &req.splits, req.seed);
+    let widest: i64 = sqlx::query_scalar(
+        "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM candidates c JOIN instances i ON i.id = c.instance_id
+         WHERE i.dataset_id = ? GROUP BY c.instance_id)",
+    )
+    .bind(p.dataset_id)
+    .fetch_one(db)
+    .await?;
+    let widest = widest as usize;
     let names = req.split_names();
     let mut files = Vec::new();
     let mut sinks = Vec::new();
     for name in &names {
         let file = format!("{name}.{}", req.format.as_str());
-        sinks.push(open_sink(req, &out.join(&file), &images_dir)?);
+        sinks.push(open_sink(req, &out.join(&file), &images_dir, widest)?);
         files.push(file);
     }
     let mut counts = RowCounts::new(names);
@@ -325,11 +333,11 @@ fn shape(
         step4: None,
     };
     if stage == Stage::Candidates {
-        if cands.len() > crate::domain::export::MAX_CANDIDATES {
+        let most = crate::domain::survey::ranking::MAX_IMAGES.max(crate::domain::export::MAX_CANDIDATES);
+        if cands.len() > most {
             return Err(ServiceError::Invalid(format!(
-                "instance {id} has {} candidates; the export has columns for {}",
-                cands.len(),
-                crate::domain::export::MAX_CANDIDATES
+                "instance {id} has {} candidates; the export has columns for {most}",
+                cands.len()
             )));
         }
         row.candidates = cands.into_iter().map(to_ref).collect();
@@ -368,12 +376,18 @@ fn place_image(store: &ImageStore, dir: &Path, img: &ImageRef) -> Result<bool, S
 }
 
 /// Opens the rows file of one split in the requested format.
-fn open_sink(req: &ExportRequest, path: &Path, images_dir: &Path) -> Result<Box<dyn RowSink>, ServiceError> {
-    let (format, stage) = (req.format, req.stage);
+fn open_sink(
+    req: &ExportRequest,
+    path: &Path,
+    images_dir: &Path,
+    candidates: usize,
+) -> Result<Box<dyn RowSink>, ServiceError> {
+    let format = req.format;
+    let cols = crate::domain::export::columns_for(req.stage, candidates);
     let file = std::fs::File::create(path).map_err(|e| io_err("creating", path, e))?;
     Ok(match format {
-        Format::Csv => Box::new(csv::CsvSink::new(file, stage, path, req.spreadsheet_safe)?),
-        Format::Jsonl => Box::new(jsonl::JsonlSink::new(file, stage, path)),
-        Format::Parquet => Box::new(parquet::ParquetSink::new(file, stage, path, images_dir)?),
+        Format::Csv => Box::new(csv::CsvSink::new(file, cols, path, req.spreadsheet_safe)?),
+        Format::Jsonl => Box::new(jsonl::JsonlSink::new(file, cols, path)),
+        Format::Parquet => Box::new(parquet::ParquetSink::new(file, cols, path, images_dir)?),
     })
 }
