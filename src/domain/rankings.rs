@@ -96,7 +96,7 @@ mod tests {
             |v: &[&str]| -> Vec<&'static str> { ranking_row(v).unwrap_err().iter().map(|e| e.field).collect() };
         assert_eq!(fields(&["", "a.png", "clip:1", "swap", "rel"]), ["prompt", "images", "subtype"]);
         assert_eq!(fields(&["p", "a.png|../b.png", "", "swap", "obj"]), ["images"]);
-        let eleven = vec!["x.png"; 11].join("|");
+        let eleven = ["x.png"; 11].join("|");
         assert_eq!(fields(&["p", &eleven, "", "swap", "obj"]), ["images"]);
         for bad in ["clip:1|2|3", "clip:1|x", "clip 1|2", ":1|2", "clip:1|2;clip:2|1", "clip:1|inf"] {
             let e = ranking_row(&["p", "a.png|b.png", bad, "replace", "obj"]).unwrap_err();

@@ -2,8 +2,7 @@
 //! reorders, best first, by dragging, or without a mouse: a digit selects
 //! an image, the arrow keys (or u / d) move it up or down, Enter submits the
 //! order. The answer is the shown letters in the chosen order ("C,A,B").
-use super::annotate::Counter;
-use crate::api_types::TaskView;
+use crate::api_types::{Progress, TaskView};
 use leptos::prelude::*;
 
 /// Whether a task is answered with an order (the ranking kind) rather than one option.
@@ -25,7 +24,8 @@ pub fn RankingCard(
     task: TaskView,
     pending: Memo<bool>,
     choose: impl Fn(String) + Copy + Send + Sync + 'static,
-    counter: Counter,
+    /// The survey's progress text (annotate.rs's `Counter`).
+    counter: fn(Progress) -> String,
 ) -> impl IntoView {
     let progress = task.progress;
     let options = StoredValue::new(task.options.clone());
