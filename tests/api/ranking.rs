@@ -3,7 +3,7 @@
 //! refused unless complete, Kendall's W and the demo models' correlations in
 //! the report and the export, and `import rankings` refusing a bad file whole.
 use crate::helpers::{text, Spec, TestApp};
-use crate::odd_one_out::export_candidates;
+use crate::odd_one_out::{export_candidates, refused_whole};
 use crate::placeholders;
 use hardneg::api_types::TaskView;
 use hardneg::demo::rankings::{generate, DemoPrompt};
@@ -72,6 +72,10 @@ async fn demo_prompts_ranked_by_two_annotators_reported_and_exported() {
     assert!(exact["spearman"].as_f64().unwrap() > 0.8 && exact["kendall_tau"].as_f64().unwrap() > 0.7, "{exact}");
     assert!(models.iter().any(|m| m["model"] == "demo-random"));
 
+    let res = researcher.get(app.url(&format!("/api/v1/studies/{id}/agreement"))).send().await.unwrap();
+    assert_eq!(res.status(), 422);
+    assert!(res.text().await.unwrap().contains("Kendall's W"));
+
     let out = export_candidates(&app, "demo-rankings");
     let report: Value =
         serde_json::from_slice(&std::fs::read(out.join(format!("study-{id}-report.json"))).unwrap()).unwrap();
@@ -96,15 +100,8 @@ async fn ranking_import_refuses_a_bad_file_whole_and_takes_a_good_one() {
          a dog,0.png|9.png,,swap,obj\n",
     )
     .unwrap();
-    let out = app.cli(&["import", "rankings", bad.to_str().unwrap(), "--images", images.to_str().unwrap()]);
-    let err = text(&out.stderr);
-    assert!(!out.status.success());
-    assert!(err.contains("2 problem(s), nothing imported"), "{err}");
-    assert!(err.contains(&format!("{}:3: field `scores`", bad.display())), "{err}");
-    assert!(err.contains(&format!("{}:4: field `images`", bad.display())) && err.contains("9.png"), "{err}");
-    let researcher = app.login("researcher").await;
-    let res = app.create_study(&researcher, &Spec::new("Nope").kind("ranking").dataset("bad")).await;
-    assert_eq!(res.status(), 422, "no dataset was created");
+    let researcher =
+        refused_whole(&app, &["import", "rankings"], &bad, &images, [(3, "scores"), (4, "images")], "ranking").await;
 
     let good = dir.join("gen.jsonl");
     let rows = [
