@@ -23,7 +23,8 @@ pub struct Pair {
     pub negative: String,
 }
 
-/// The instances a stage of the dataset holds (the export's rows), in id order.
+/// The instances a stage of the dataset holds (the export's rows) that have
+/// a negative caption, in id order.
 pub async fn stage_pairs(db: &SqlitePool, dataset: &str, stage: Stage) -> Result<(i64, Vec<Pair>), ServiceError> {
     pairs_of(db, &pipeline(db, dataset).await?, dataset, stage).await
 }
@@ -48,6 +49,10 @@ async fn pairs_of(
             continue;
         }
         next += 1;
+        // Prompts to rank have no negative caption: nothing to tell apart.
+        if negative.trim().is_empty() {
+            continue;
+        }
         let category = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))?;
         pairs.push(Pair { category, caption, negative });
     }

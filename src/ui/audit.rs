@@ -21,6 +21,7 @@ pub fn AuditSection(dataset: String) -> impl IntoView {
             {move || Suspend::new(async move {
                 match audits.await {
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
+                    Ok(list) if list.iter().all(|a| a.rows.is_empty()) => ().into_any(),
                     Ok(list) => view! { <AuditTable audits=list/> }.into_any(),
                 }
             })}

@@ -76,6 +76,9 @@ async fn demo_prompts_ranked_by_two_annotators_reported_and_exported() {
     assert_eq!(res.status(), 422);
     assert!(res.text().await.unwrap().contains("Kendall's W"));
 
+    let audits: Vec<Value> = app.get(&researcher, "/api/v1/datasets/demo-rankings/audit").await;
+    assert!(audits.iter().all(|a| a["rows"].as_array().unwrap().is_empty()), "prompts have no negative to audit");
+
     let out = export_candidates(&app, "demo-rankings");
     let report: Value =
         serde_json::from_slice(&std::fs::read(out.join(format!("study-{id}-report.json"))).unwrap()).unwrap();

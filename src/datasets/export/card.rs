@@ -79,6 +79,9 @@ pub async fn write(
 pub async fn append_audit(db: &SqlitePool, req: &ExportRequest, path: &Path) -> Result<(), ServiceError> {
     use std::io::Write;
     let audits = crate::datasets::audit::stage_audits(db, &req.dataset, Some(req.stage)).await?;
+    if audits.iter().all(|a| a.rows.is_empty()) {
+        return Ok(()); // no instance with a negative caption (prompts to rank)
+    }
     let mut section = String::from(
         "\n## Blind text-only audit\n\nHow often a scorer that sees only the two captions scores the positive \
          higher (ties count half), with 95% Wilson intervals. Near 50% means the negatives cannot be told \
