@@ -1,7 +1,8 @@
 //! End to end in real headless Chromium: an annotator answers SugarCrepe++'s
 //! odd-one-out demo studies with the keyboard, with the image (ITT) and text
 //! only (TOT), and SugarCrepe's A/B/Tie on both criteria; captions are text
-//! options, and the reports count the answers.
+//! options, and the reports count the answers. The ranking kind's images are
+//! reordered with keys alone (a digit selects, u / ArrowUp moves, Enter submits).
 use crate::annotate_flow::{current_task, wait_next_task};
 use crate::browser::Browser;
 use crate::helpers::TestApp;
@@ -99,4 +100,66 @@ async fn annotator_answers_odd_one_out_and_ab_tie_by_keyboard() {
     let grammar: i64 =
         overall("grammar")["sources"].as_array().unwrap().iter().map(|s| s["better"].as_i64().unwrap()).sum();
     assert_eq!((overall("grammar")["ties"].as_i64(), grammar), (Some(0), 1));
+}
+
+/// The shown letters in list order.
+async fn rank_order(b: &Browser) -> Vec<String> {
+    let mut out = Vec::new();
+    for li in b.client.find_all(Locator::Css("li.rank-item")).await.unwrap() {
+        out.push(li.attr("data-option").await.unwrap().unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn annotator_ranks_generated_images_with_keys_only() {
+    const ARROW_UP: char = '\u{E013}';
+    const ENTER: char = '\u{E007}';
+    let app = TestApp::spawn();
+    let b = Browser::start().await;
+    b.login(&app.base, "annotator1", &app.password("annotator1")).await;
+    open_study(&b, &app, "Demo: ranking generated images").await;
+    let mut task = current_task(&b).await;
+    let mut submitted = Vec::new();
+    for up in ['u', ARROW_UP] {
+        b.wait_css("li.rank-item img").await;
+        let before = rank_order(&b).await;
+        let n = before.len();
+        assert!((2..=5).contains(&n), "{before:?}");
+        // Select the last image by its digit and move it to the top.
+        b.press(char::from_digit(n as u32, 10).unwrap()).await;
+        for _ in 1..n {
+            b.press(up).await;
+        }
+        let mut want = before.clone();
+        let last = want.pop().unwrap();
+        want.insert(0, last);
+        assert_eq!(rank_order(&b).await, want, "moved to the top with keys");
+        b.press(ENTER).await;
+        submitted.push(want.join(","));
+        task = wait_next_task(&b, &task).await;
+    }
+    assert_eq!(b.text(".progress span").await, "2 / 8");
+    b.close().await;
+    let r = report(&app, "Demo: ranking generated images").await;
+    assert_eq!((r["statistic"].as_str(), r["answers"].as_i64()), (Some("ranking"), Some(2)));
+    // The stored options are the orders the list showed when Enter was pressed.
+    let client = app.login("researcher").await;
+    let id = app.studies(&client).await.into_iter().find(|s| s.name == "Demo: ranking generated images").unwrap().id;
+    let out = app.data_dir.join("export");
+    let res = app.cli(&[
+        "export",
+        "demo-rankings",
+        "--stage",
+        "candidates",
+        "--format",
+        "csv",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(res.status.success());
+    let answers = std::fs::read_to_string(out.join(format!("study-{id}-answers.csv"))).unwrap();
+    for order in &submitted {
+        assert!(answers.contains(order.as_str()), "{order} in {answers}");
+    }
 }

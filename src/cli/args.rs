@@ -98,6 +98,23 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Blind text-only audit of a dataset stage: how often a scorer that sees only the captions picks the positive (docs/audit.md).
+    Audit {
+        dataset: String,
+        /// candidates, step3 or final.
+        #[arg(long, default_value = "final")]
+        stage: String,
+        /// A command speaking the text-score part of the scorer protocol, run with `sh -c`;
+        /// without it the built-in baselines (length, word-frequency) run.
+        #[arg(long, requires = "name")]
+        external: Option<String>,
+        /// The external scorer's name on the dataset page and in the card (re-running it replaces its result).
+        #[arg(long)]
+        name: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Score a dataset with a model: a Hugging Face CLIP directory run in-process, or an external scorer.
     Score {
         /// Directory with config.json, model.safetensors and tokenizer.json.

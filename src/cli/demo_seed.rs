@@ -125,9 +125,39 @@ pub async fn seed_demo_ab_pairs(db: &SqlitePool) -> anyhow::Result<usize> {
     Ok(items.len())
 }
 
+pub const DEMO_RANKINGS: &str = "demo-rankings";
+/// Two per image count (2–5).
+pub const DEMO_RANKING_COUNT: usize = 8;
+
+/// The demo prompts to rank as dataset "demo-rankings", with the demo models' scores (idempotent).
+pub async fn seed_demo_rankings(db: &SqlitePool, images: &ImageStore) -> anyhow::Result<usize> {
+    use crate::domain::rankings::RankingRow;
+    let exists: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(DEMO_RANKINGS).fetch_optional(db).await?;
+    if exists.is_some() {
+        return Ok(0);
+    }
+    let prompts = tokio::task::spawn_blocking(|| crate::demo::rankings::generate(DEMO_RANKING_COUNT, 2024)).await?;
+    let stored: Vec<Vec<StoredImage>> = prompts
+        .iter()
+        .map(|p| p.images.iter().map(|png| images.put(png)).collect::<anyhow::Result<Vec<_>>>())
+        .collect::<anyhow::Result<_>>()?;
+    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let dataset_id = insert_dataset(&mut tx, DEMO_RANKINGS, "none").await?;
+    for (p, imgs) in prompts.iter().zip(&stored) {
+        crate::datasets::write::insert_images(&mut tx, imgs).await?;
+        let row =
+            RankingRow { prompt: p.prompt.clone(), images: Vec::new(), scores: p.scores.clone(), category: p.category };
+        let hashes: Vec<&str> = imgs.iter().map(|i| i.hash.as_str()).collect();
+        crate::datasets::import::rankings::insert_prompt(&mut tx, dataset_id, &p.key, &row, &hashes).await?;
+    }
+    tx.commit().await?;
+    Ok(prompts.len())
+}
+
 /// The protocol demo studies: SugarCrepe++'s two odd-one-out settings on
-/// the demo triplets, SugarCrepe's A/B/Tie on the demo pairs.
-pub const DEMO_PROTOCOL_SPECS: [&str; 3] = [
+/// the demo triplets, SugarCrepe's A/B/Tie on the demo pairs, ranking on the demo prompts.
+pub const DEMO_PROTOCOL_SPECS: [&str; 4] = [
     r#"name = "Demo: SugarCrepe++ odd one out (image)"
 kind = "odd_one_out"
 dataset = "demo-triplets"
@@ -143,6 +173,12 @@ seed = 2024
     r#"name = "Demo: SugarCrepe A/B/Tie"
 kind = "ab_tie"
 dataset = "demo-ab-pairs"
+annotators = "all"
+seed = 2024
+"#,
+    r#"name = "Demo: ranking generated images"
+kind = "ranking"
+dataset = "demo-rankings"
 annotators = "all"
 seed = 2024
 "#,

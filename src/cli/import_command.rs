@@ -35,6 +35,16 @@ pub enum ImportCommand {
         #[arg(long)]
         dataset: Option<String>,
     },
+    /// Prompts with 2–10 generated images to rank: `prompt, images, scores, type, subtype` (docs/import.md).
+    Rankings {
+        file: PathBuf,
+        /// Where the names in `images` resolve.
+        #[arg(long)]
+        images: PathBuf,
+        /// Dataset name; default: the file name without its extension.
+        #[arg(long)]
+        dataset: Option<String>,
+    },
     /// SugarCrepe's A/B/Tie items: `caption, negative_a, source_a, negative_b, source_b, type` (docs/import.md).
     AbPairs {
         file: PathBuf,

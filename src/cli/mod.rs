@@ -124,10 +124,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import { command: ImportCommand::Triplets { file, images, dataset } } => {
             protocols::import_triplets(&data_dir, file, images, dataset).await
         }
+        Command::Import { command: ImportCommand::Rankings { file, images, dataset } } => {
+            protocols::import_rankings(&data_dir, file, images, dataset).await
+        }
         Command::Import { command: ImportCommand::AbPairs { file, dataset } } => {
             protocols::import_ab_pairs(&data_dir, file, dataset).await
         }
         Command::Report { study, json } => protocols::report(&data_dir, study, json).await,
+        Command::Audit { dataset, stage, external, name, json } => {
+            protocols::audit(&data_dir, &dataset, &stage, external.zip(name), json).await
+        }
         Command::Agreement { study, mapping, json, resamples, seed } => {
             let mapping = match mapping {
                 None => None,
@@ -260,6 +266,7 @@ async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
     }
     demo_seed::seed_demo_triplets(&pool, &ImageStore::new(paths.image_dir())).await?;
     demo_seed::seed_demo_ab_pairs(&pool).await?;
+    demo_seed::seed_demo_rankings(&pool, &ImageStore::new(paths.image_dir())).await?;
     demo_seed::seed_demo_study(&pool).await?;
     let started = std::time::Instant::now();
     let scored =

@@ -1,5 +1,6 @@
 //! The other benchmarks' protocols on the command line: `import triplets`
-//! (SugarCrepe++), `import ab-pairs` (SugarCrepe) and `report` (a reporting kind's statistics).
+//! (SugarCrepe++), `import ab-pairs` (SugarCrepe), `import rankings` (ranking generated images), `report` (a reporting kind's statistics)
+//! and `audit` (the blind text-only audit).
 use super::open;
 use super::serve::Paths;
 use crate::datasets::import::triplets::{import_triplets as import, TripletRequest};
@@ -28,6 +29,22 @@ fn dataset_name(file: &Path, given: Option<String>) -> String {
     given.unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default())
 }
 
+pub async fn import_rankings(
+    data_dir: &Path,
+    file: PathBuf,
+    images: PathBuf,
+    dataset: Option<String>,
+) -> anyhow::Result<()> {
+    let dataset = dataset_name(&file, dataset);
+    let pool = open(data_dir).await?;
+    let store = ImageStore::new(Paths { data_dir: data_dir.to_path_buf(), site_dir: PathBuf::new() }.image_dir());
+    let label = file.display().to_string();
+    let n = crate::datasets::import::rankings::import_rankings(&pool, &store, &file, &label, &images, &dataset).await?;
+    println!("imported {n} prompts to rank into dataset {dataset:?}");
+    pool.close().await;
+    Ok(())
+}
+
 pub async fn import_ab_pairs(data_dir: &Path, file: PathBuf, dataset: Option<String>) -> anyhow::Result<()> {
     let dataset = dataset_name(&file, dataset);
     let pool = open(data_dir).await?;
@@ -45,6 +62,40 @@ pub async fn report(data_dir: &Path, study: i64, json: bool) -> anyhow::Result<(
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         print!("{}", crate::studies::report::render(&r));
+    }
+    pool.close().await;
+    Ok(())
+}
+
+/// `hardneg audit`: the baselines, or one external scorer (command, name) whose result is stored.
+pub async fn audit(
+    data_dir: &Path,
+    dataset: &str,
+    stage: &str,
+    external: Option<(String, String)>,
+    json: bool,
+) -> anyhow::Result<()> {
+    use crate::datasets::audit::{external_audit, stage_audits};
+    let stage = crate::domain::export::Stage::parse(stage).map_err(|e| anyhow::anyhow!("--stage: {e}"))?;
+    let pool = open(data_dir).await?;
+    let audits = match external {
+        Some((command, name)) => vec![external_audit(&pool, dataset, stage, &name, &command).await?],
+        None => stage_audits(&pool, dataset, Some(stage))
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .into_iter()
+            .filter(|a| a.created_at.is_none())
+            .collect(),
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&audits)?);
+    } else {
+        let n = audits.first().and_then(|a| a.overall()).map_or(0, |r| r.instances);
+        println!(
+            "blind text-only audit of {dataset:?}, stage {} ({n} instances): near 50% means no blind bias",
+            stage.as_str()
+        );
+        print!("{}", crate::domain::audit::render(&audits));
     }
     pool.close().await;
     Ok(())

@@ -62,6 +62,12 @@ pub async fn prepare(
 ) -> Result<LinkSettings, ServiceError> {
     let mut link = link.clone();
     let checks = &mut link.checks;
+    if checks.attention_checks > 0 && study.kind.spec().attention.targets.is_empty() {
+        return Err(invalid(
+            "link.attention_checks",
+            format!("{} has no single option an attention check could ask for", study.kind),
+        ));
+    }
     let mut gold_ids = Vec::with_capacity(checks.gold.len());
     for g in &mut checks.gold {
         let instance = gold_instance(tx, id, &g.key).await?;

@@ -1,11 +1,11 @@
-//! `/api/v1/datasets`: every dataset's funnel. The import upload and the
+//! `/api/v1/datasets`: every dataset's funnel and blind text-only audit. The import upload and the
 //! export download are in `import.rs` and `export.rs`.
 use crate::domain::funnel::Funnel;
 use crate::error::ServiceError;
 use crate::http::extract::Caller;
 use crate::state::AppState;
 use crate::studies::pipeline as funnel;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
 
@@ -13,6 +13,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/datasets", get(list_datasets))
         .route("/api/v1/datasets/{name}/funnel", get(dataset_funnel))
+        .route("/api/v1/datasets/{name}/audit", get(dataset_audit))
         .merge(super::import::routes())
         .merge(super::export::routes())
 }
@@ -29,4 +30,24 @@ async fn dataset_funnel(
 ) -> Result<Json<Funnel>, ServiceError> {
     caller.researcher()?;
     Ok(Json(funnel::dataset_funnel(&state.db, &name).await?))
+}
+
+#[derive(serde::Deserialize)]
+struct AuditQuery {
+    /// Default: the furthest stage the dataset's curation reached.
+    stage: Option<String>,
+}
+
+async fn dataset_audit(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    Query(q): Query<AuditQuery>,
+) -> Result<Json<Vec<crate::domain::audit::AuditResult>>, ServiceError> {
+    caller.researcher()?;
+    let stage = q
+        .stage
+        .map(|s| crate::domain::export::Stage::parse(&s).map_err(|e| ServiceError::Invalid(format!("stage: {e}"))))
+        .transpose()?;
+    Ok(Json(crate::datasets::audit::stage_audits(&state.db, &name, stage).await?))
 }

@@ -1,7 +1,9 @@
 //! An external scorer process speaking `protocol.rs` over stdin/stdout.
 //! Its stderr is passed through, so its own logs reach the user.
 use super::encoder::{CacheIdentity, Encoder, ImageRef};
-use super::protocol::{parse_hello, parse_response, Embeddings, Hello, ImageItem, Request};
+use super::protocol::{
+    parse_hello, parse_response, parse_text_scores, Embeddings, Hello, ImageItem, Request, WANT_TEXT_SCORES,
+};
 use anyhow::Context;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -38,10 +40,23 @@ impl ExternalScorer {
     }
 
     fn request(&mut self, images: &[ImageRef], texts: &[String]) -> anyhow::Result<Embeddings> {
+        let items = images.iter().map(|r| ImageItem { hash: &r.hash, path: r.path.display().to_string() }).collect();
+        let (id, answer) = self.exchange(Request { id: 0, images: items, texts, want: None })?;
+        parse_response(&answer, id, images.len(), texts.len())
+    }
+
+    /// One plausibility score per text (the blind audit; higher: more plausible).
+    pub fn score_texts(&mut self, texts: &[String]) -> anyhow::Result<Vec<f64>> {
+        let (id, answer) = self.exchange(Request { id: 0, images: Vec::new(), texts, want: Some(WANT_TEXT_SCORES) })?;
+        parse_text_scores(&answer, id, texts.len())
+    }
+
+    /// Sends `req` under the next id; returns the id and the answer line.
+    fn exchange(&mut self, mut req: Request<'_>) -> anyhow::Result<(u64, String)> {
         let id = self.next_id;
         self.next_id += 1;
-        let items = images.iter().map(|r| ImageItem { hash: &r.hash, path: r.path.display().to_string() }).collect();
-        let mut line = serde_json::to_string(&Request { id, images: items, texts })?;
+        req.id = id;
+        let mut line = serde_json::to_string(&req)?;
         line.push('\n');
         let stdin = self.stdin.as_mut().expect("open until drop");
         stdin
@@ -49,7 +64,7 @@ impl ExternalScorer {
             .and_then(|_| stdin.flush())
             .with_context(|| format!("scorer {:?} stopped reading", self.command))?;
         let answer = read_line(&mut self.stdout).with_context(|| format!("scorer {:?}, request {id}", self.command))?;
-        parse_response(&answer, id, images.len(), texts.len())
+        Ok((id, answer))
     }
 }
 

@@ -36,7 +36,14 @@ pub struct Request<'a> {
     pub id: u64,
     pub images: Vec<ImageItem<'a>>,
     pub texts: &'a [String],
+    /// `"text_scores"` asks for one plausibility score per text instead of
+    /// embeddings (the blind audit, docs/audit.md); absent: embeddings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub want: Option<&'static str>,
 }
+
+/// What a blind-audit request asks for.
+pub const WANT_TEXT_SCORES: &str = "text_scores";
 
 #[derive(Debug, Deserialize)]
 struct Response {
@@ -46,7 +53,31 @@ struct Response {
     #[serde(default)]
     text_embeddings: Vec<Vec<f32>>,
     #[serde(default)]
+    text_scores: Vec<f64>,
+    #[serde(default)]
     error: Option<String>,
+}
+
+fn read_response(line: &str, id: u64) -> anyhow::Result<Response> {
+    let r: Response =
+        serde_json::from_str(line.trim()).map_err(|e| anyhow::anyhow!("unreadable response {:?}: {e}", clip(line)))?;
+    anyhow::ensure!(r.id == id, "response id {} does not answer request {id}", r.id);
+    if let Some(e) = r.error {
+        anyhow::bail!("the scorer failed request {id}: {e}");
+    }
+    Ok(r)
+}
+
+/// One finite score per text from the response to text-score request `id`.
+pub fn parse_text_scores(line: &str, id: u64, texts: usize) -> anyhow::Result<Vec<f64>> {
+    let r = read_response(line, id)?;
+    anyhow::ensure!(
+        r.text_scores.len() == texts,
+        "request {id} asked for {texts} text scores, got {}",
+        r.text_scores.len()
+    );
+    anyhow::ensure!(r.text_scores.iter().all(|s| s.is_finite()), "request {id}: a non-finite text score");
+    Ok(r.text_scores)
 }
 
 pub fn parse_hello(line: &str) -> anyhow::Result<Hello> {
@@ -68,12 +99,7 @@ pub fn parse_hello(line: &str) -> anyhow::Result<Hello> {
 /// Unit-length (image, text) embeddings from the response to request `id`,
 /// which asked for `images` images and `texts` texts.
 pub fn parse_response(line: &str, id: u64, images: usize, texts: usize) -> anyhow::Result<Embeddings> {
-    let r: Response =
-        serde_json::from_str(line.trim()).map_err(|e| anyhow::anyhow!("unreadable response {:?}: {e}", clip(line)))?;
-    anyhow::ensure!(r.id == id, "response id {} does not answer request {id}", r.id);
-    if let Some(e) = r.error {
-        anyhow::bail!("the scorer failed request {id}: {e}");
-    }
+    let r = read_response(line, id)?;
     anyhow::ensure!(
         r.image_embeddings.len() == images && r.text_embeddings.len() == texts,
         "request {id} asked for {images} image and {texts} text embeddings, got {} and {}",
@@ -133,10 +159,26 @@ mod tests {
     #[test]
     fn requests_serialise_as_documented() {
         let texts = vec!["a dog".to_string()];
-        let r = Request { id: 1, images: vec![ImageItem { hash: "ab", path: "/x/ab".into() }], texts: &texts };
+        let r =
+            Request { id: 1, images: vec![ImageItem { hash: "ab", path: "/x/ab".into() }], texts: &texts, want: None };
         assert_eq!(
             serde_json::to_string(&r).unwrap(),
             r#"{"id":1,"images":[{"hash":"ab","path":"/x/ab"}],"texts":["a dog"]}"#
         );
+        let r = Request { id: 2, images: vec![], texts: &texts, want: Some(WANT_TEXT_SCORES) };
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"id":2,"images":[],"texts":["a dog"],"want":"text_scores"}"#
+        );
+    }
+
+    #[test]
+    fn text_scores_are_counted_and_finite() {
+        assert_eq!(parse_text_scores(r#"{"id": 2, "text_scores": [-1.5, 0]}"#, 2, 2).unwrap(), [-1.5, 0.0]);
+        let short = parse_text_scores(r#"{"id": 2, "text_scores": [1]}"#, 2, 2).unwrap_err().to_string();
+        assert!(short.contains("2 text scores, got 1"), "{short}");
+        assert!(parse_text_scores(r#"{"id": 2, "text_embeddings": [[1, 0]]}"#, 2, 1).is_err());
+        assert!(parse_text_scores(r#"{"id": 3, "text_scores": [1]}"#, 2, 1).is_err());
+        assert!(parse_text_scores(r#"{"id": 2, "error": "no LM"}"#, 2, 1).unwrap_err().to_string().contains("no LM"));
     }
 }

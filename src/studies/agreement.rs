@@ -53,6 +53,11 @@ pub struct AgreementOut {
 }
 
 fn category_map(kind: SurveyKind, mapping: Mapping) -> Result<CategoryMap, ServiceError> {
+    if matches!(kind.report(), Some(crate::domain::survey::Report::Ranking)) {
+        return Err(ServiceError::Invalid(format!(
+            "{kind} answers are orders, not categories: their agreement is Kendall's W in the study's report"
+        )));
+    }
     let values = kind.values();
     match mapping {
         Mapping::Full => Ok(CategoryMap::identity(values)),

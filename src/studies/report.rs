@@ -3,6 +3,7 @@
 use crate::domain::accuracy::{accuracy_by_subset, AccuracyRow, Judged};
 use crate::domain::category::Category;
 use crate::domain::preference::{preference_table, Judgement, PreferenceRow};
+use crate::domain::ranking_stats::{ranking_stats, Prompt, RankingStats};
 use crate::domain::survey::ab_tie::split_value;
 use crate::domain::survey::Report;
 use crate::error::ServiceError;
@@ -28,6 +29,9 @@ pub enum ReportBody {
     /// Which source's negative is better per subset and criterion, with a
     /// sign test (SugarCrepe's Table 9).
     Preference { rows: Vec<PreferenceRow> },
+    /// Annotators' agreement on each prompt's order (Kendall's W) and each
+    /// imported model's correlation with it (ranking generated images).
+    Ranking(RankingStats),
 }
 
 /// One answer: the instance's subset, the annotator, the stored value and
@@ -84,22 +88,55 @@ pub async fn study_report(db: &SqlitePool, study_id: i64) -> Result<StudyReport,
             kinds.join(", ")
         )));
     };
-    let answers = answers_by_subset(db, study_id).await?;
-    let n = answers.len();
-    let body = match report {
+    let (n, body) = match report {
         Report::Accuracy { correct, setting } => {
+            let answers = answers_by_subset(db, study_id).await?;
             let judged: Vec<Judged> = answers
                 .into_iter()
                 .map(|a| Judged { category: a.category, annotator: a.annotator, correct: a.value == *correct })
                 .collect();
-            ReportBody::Accuracy { setting: setting.to_string(), rows: accuracy_by_subset(&judged) }
+            (judged.len(), ReportBody::Accuracy { setting: setting.to_string(), rows: accuracy_by_subset(&judged) })
         }
         Report::Preference { criteria } => {
+            let answers = answers_by_subset(db, study_id).await?;
             let judgements = answers.into_iter().map(judgement).collect::<Result<Vec<_>, _>>()?;
-            ReportBody::Preference { rows: preference_table(&judgements, criteria) }
+            (judgements.len(), ReportBody::Preference { rows: preference_table(&judgements, criteria) })
+        }
+        Report::Ranking => {
+            let (n, stats) = rankings(db, study_id).await?;
+            (n, ReportBody::Ranking(stats))
         }
     };
     Ok(StudyReport { study_id, study: meta.name, kind: meta.kind.name().to_string(), answers: n, body })
+}
+
+/// Every prompt of the study with its orders and the imported models' scores.
+async fn rankings(db: &SqlitePool, study_id: i64) -> Result<(usize, RankingStats), ServiceError> {
+    use crate::domain::survey::ranking::read_order;
+    use std::collections::BTreeMap;
+    let answers: Vec<(i64, String)> =
+        sqlx::query_as("SELECT instance_id, value FROM answers WHERE study_id = ? ORDER BY instance_id, task_id")
+            .bind(study_id)
+            .fetch_all(db)
+            .await?;
+    let scores: Vec<(i64, String, f64)> = sqlx::query_as(
+        "SELECT s.instance_id, s.model, s.score FROM image_scores s
+         WHERE s.instance_id IN (SELECT instance_id FROM answers WHERE study_id = ?) ORDER BY s.instance_id, s.model, s.slot",
+    )
+    .bind(study_id)
+    .fetch_all(db)
+    .await?;
+    let mut prompts: BTreeMap<i64, Prompt> = BTreeMap::new();
+    let n = answers.len();
+    for (id, value) in answers {
+        let order = read_order(&value)
+            .ok_or_else(|| ServiceError::Internal(format!("instance {id}: not a ranking: {value:?}")))?;
+        prompts.entry(id).or_default().orders.push(order);
+    }
+    for (id, model, score) in scores {
+        prompts.entry(id).or_default().scores.entry(model).or_default().push(score);
+    }
+    Ok((n, ranking_stats(&prompts.into_values().collect::<Vec<_>>())))
 }
 
 /// The report as a plain-text table (CLI, export card).
@@ -120,6 +157,25 @@ pub fn render(r: &StudyReport) -> String {
                     row.annotators,
                     100.0 * row.accuracy,
                     100.0 * row.pooled
+                ));
+            }
+        }
+        ReportBody::Ranking(st) => {
+            let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+            out.push_str(&format!(
+                "{} prompts, {} rankings; Kendall's W {} (mean over {} prompts ranked twice or more)\n",
+                st.prompts,
+                st.rankings,
+                show(st.kendalls_w),
+                st.w_prompts
+            ));
+            for m in &st.models {
+                out.push_str(&format!(
+                    "{:<16} Spearman's rho {}  Kendall's tau {}  (mean over {} prompts)\n",
+                    m.model,
+                    show(m.spearman),
+                    show(m.kendall_tau),
+                    m.prompts
                 ));
             }
         }

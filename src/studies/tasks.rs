@@ -281,7 +281,7 @@ pub async fn answer(
     }
     let meta = study_meta(state, study_id).await?;
     let p = present(state, &meta, instance_id, seed, query, None).await?;
-    let chosen = p.resolve(option).map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    let (option_id, value) = meta.kind.answer(&p, option).map_err(|e| ServiceError::Invalid(e.to_string()))?;
     let stored = state
         .writer
         .store(NewAnswer {
@@ -289,8 +289,8 @@ pub async fn answer(
             study_id,
             user_id: user.id,
             instance_id,
-            option_id: chosen.id.clone(),
-            value: chosen.value.clone(),
+            option_id: option_id.clone(),
+            value,
             shown_order: serde_json::to_string(&p.shown_order).unwrap_or_default(),
             elapsed_ms: elapsed_ms.unwrap_or(0).clamp(0, MAX_ELAPSED_MS),
             answered_at: state.crowd.clock.now(),
@@ -303,7 +303,7 @@ pub async fn answer(
         Stored::New => {
             // HOOK (adaptive overlap): decide the item's round once its answers are in.
             crate::studies::adaptive::after_answer(state, study_id, instance_id).await?;
-            Ok(AnswerAck { task_id, option: chosen.id.clone(), duplicate: false })
+            Ok(AnswerAck { task_id, option: option_id, duplicate: false })
         }
         Stored::AlreadyAnswered => stored_ack(state, task_id).await,
     }

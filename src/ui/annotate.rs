@@ -217,6 +217,7 @@ pub fn Survey(
                     <p><A href="/annotate">"Back to your studies"</A></p>
                 </section>
             }.into_any(),
+            (Some(t), _) if super::ranking::is_ranking(&t) => view! { <super::ranking::RankingCard task=t pending=action.pending() choose counter/> }.into_any(),
             (Some(t), _) => view! {
                 <TaskCard task=t pending=action.pending() choose counter instructions_read form_action=form_action.clone()/>
             }.into_any(),
@@ -234,7 +235,9 @@ pub fn answer_by_keys(task: RwSignal<Option<TaskView>>, choose: impl Fn(String) 
         }
         let key = ev.key().to_lowercase();
         let picked = task.with_untracked(|t| {
-            t.as_ref().and_then(|t| t.options.iter().find(|o| o.keys.contains(&key)).map(|o| o.id.clone()))
+            // A ranking's digits select an image to move, they answer nothing.
+            let t = t.as_ref().filter(|t| !super::ranking::is_ranking(t))?;
+            t.options.iter().find(|o| o.keys.contains(&key)).map(|o| o.id.clone())
         });
         if let Some(id) = picked {
             ev.prevent_default();

@@ -68,6 +68,7 @@ pub fn ComparePage() -> impl IntoView {
                 }
             })}
         </Suspense>
+        <super::ranking_compare::RankingTables/>
     }
 }
 

@@ -146,6 +146,7 @@ fn FunnelTable(funnel: Funnel) -> impl IntoView {
                     {funnel.by_subtype.into_iter().map(|(k, c)| row(k, c, "subtype")).collect_view()}
                 </tbody>
             </table>
+            <super::audit::AuditSection dataset=funnel.dataset.clone()/>
         </section>
     }
 }

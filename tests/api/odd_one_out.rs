@@ -114,15 +114,38 @@ async fn demo_triplets_answered_in_both_settings_reported_per_subset_and_exporte
     assert!(card.contains("## Protocol studies") && card.contains(ITT), "{card}");
 }
 
+/// Runs `import` on `bad` (images from `images`), which must be refused
+/// whole for the two `(line, field)` problems, the second about `9.png`,
+/// leaving no dataset `bad` for a study of `kind`; a researcher's client.
+pub(crate) async fn refused_whole(
+    app: &TestApp,
+    import: &[&str],
+    bad: &std::path::Path,
+    images: &std::path::Path,
+    problems: [(u32, &str); 2],
+    kind: &str,
+) -> reqwest::Client {
+    let mut args = import.to_vec();
+    args.extend([bad.to_str().unwrap(), "--images", images.to_str().unwrap()]);
+    let out = app.cli(&args);
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("2 problem(s), nothing imported"), "{err}");
+    for (line, field) in problems {
+        assert!(err.contains(&format!("{}:{line}: field `{field}`", bad.display())), "{err}");
+    }
+    assert!(err.contains("9.png"), "{err}");
+    let researcher = app.login("researcher").await;
+    let res = app.create_study(&researcher, &Spec::new("Nope").kind(kind).dataset("bad")).await;
+    assert_eq!(res.status(), 422, "no dataset was created");
+    researcher
+}
+
 #[tokio::test]
 async fn triplet_import_refuses_a_bad_file_whole_and_takes_a_good_one() {
     let app = TestApp::spawn();
     let dir = app.data_dir.join("in");
-    std::fs::create_dir_all(dir.join("img")).unwrap();
-    for i in 0..3 {
-        std::fs::write(dir.join(format!("img/{i}.png")), placeholders::png(i)).unwrap();
-    }
-    let images = dir.join("img");
+    let images = placeholders::png_dir(&dir, 3);
     let bad = dir.join("bad.csv");
     std::fs::write(
         &bad,
@@ -132,15 +155,8 @@ async fn triplet_import_refuses_a_bad_file_whole_and_takes_a_good_one() {
          9.png,A dog.,A canine.,A cat.,replace,obj\n",
     )
     .unwrap();
-    let out = app.cli(&["import", "triplets", bad.to_str().unwrap(), "--images", images.to_str().unwrap()]);
-    let err = text(&out.stderr);
-    assert!(!out.status.success());
-    assert!(err.contains("2 problem(s), nothing imported"), "{err}");
-    assert!(err.contains(&format!("{}:3: field `type`", bad.display())), "{err}");
-    assert!(err.contains(&format!("{}:4: field `image`", bad.display())) && err.contains("9.png"), "{err}");
-    let researcher = app.login("researcher").await;
-    let res = app.create_study(&researcher, &Spec::new("Nope").kind("odd_one_out").dataset("bad")).await;
-    assert_eq!(res.status(), 422, "no dataset was created");
+    let researcher =
+        refused_whole(&app, &["import", "triplets"], &bad, &images, [(3, "type"), (4, "image")], "odd_one_out").await;
 
     let good = dir.join("pp.jsonl");
     let line = |i: u32, p1: &str, p2: &str, n: &str, t: &str, s: &str| {

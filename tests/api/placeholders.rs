@@ -6,6 +6,16 @@
 use std::io::Cursor;
 use std::path::Path;
 
+/// `dir/img/0.png` .. `dir/img/{n-1}.png`, distinct placeholders; returns `dir/img`.
+pub fn png_dir(dir: &Path, n: u32) -> std::path::PathBuf {
+    let img = dir.join("img");
+    std::fs::create_dir_all(&img).unwrap();
+    for i in 0..n {
+        std::fs::write(img.join(format!("{i}.png")), png(i)).unwrap();
+    }
+    img
+}
+
 /// 1x1 PNG whose colour is `i`: distinct for i < 2^24.
 pub fn png(i: u32) -> Vec<u8> {
     let img = image::RgbImage::from_pixel(1, 1, image::Rgb([(i >> 16) as u8, (i >> 8) as u8, i as u8]));

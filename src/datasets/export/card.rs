@@ -74,3 +74,23 @@ pub async fn write(
     });
     std::fs::write(path, text).map_err(|e| io_err("writing", path, e))
 }
+
+/// Appends the blind text-only audit of the exported stage (docs/audit.md).
+pub async fn append_audit(db: &SqlitePool, req: &ExportRequest, path: &Path) -> Result<(), ServiceError> {
+    use std::io::Write;
+    let audits = crate::datasets::audit::stage_audits(db, &req.dataset, Some(req.stage)).await?;
+    if audits.iter().all(|a| a.rows.is_empty()) {
+        return Ok(()); // no instance with a negative caption (prompts to rank)
+    }
+    let mut section = String::from(
+        "\n## Blind text-only audit\n\nHow often a scorer that sees only the two captions scores the positive \
+         higher (ties count half), with 95% Wilson intervals. Near 50% means the negatives cannot be told \
+         from their wording alone; far above it, a benchmark built on them partly measures language priors.\n\n",
+    );
+    for a in &audits {
+        section.push_str(&format!("- `{}`: {}\n", a.scorer, a.source));
+    }
+    section.push_str(&format!("\n```\n{}```\n", crate::domain::audit::render(&audits)));
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).map_err(|e| io_err("opening", path, e))?;
+    f.write_all(section.as_bytes()).map_err(|e| io_err("writing", path, e))
+}

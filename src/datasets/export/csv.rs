@@ -1,6 +1,6 @@
 //! CSV rows, written line by line.
 use super::sink::{io_err, RowSink};
-use crate::domain::export::{columns, Column, Row, Stage};
+use crate::domain::export::{Column, Row};
 use crate::error::ServiceError;
 use std::fs::File;
 use std::io::BufWriter;
@@ -14,8 +14,7 @@ pub struct CsvSink {
 }
 
 impl CsvSink {
-    pub fn new(file: File, stage: Stage, path: &Path, spreadsheet_safe: bool) -> Result<CsvSink, ServiceError> {
-        let cols = columns(stage);
+    pub fn new(file: File, cols: Vec<Column>, path: &Path, spreadsheet_safe: bool) -> Result<CsvSink, ServiceError> {
         let mut w = csv::Writer::from_writer(BufWriter::new(file));
         w.write_record(cols.iter().map(|c| c.name().into_owned())).map_err(|e| io_err("writing", path, e))?;
         Ok(CsvSink { w, cols, path: path.to_path_buf(), spreadsheet_safe })

@@ -1,6 +1,7 @@
 //! The CSV sink on a real file: exact by default, formulas defused on request.
 use super::*;
 use crate::domain::category::Category;
+use crate::domain::export::{columns, Stage};
 
 fn row(caption: &str, negative: &str) -> Row {
     Row {
@@ -22,7 +23,7 @@ fn row(caption: &str, negative: &str) -> Row {
 fn written(safe: bool) -> Vec<csv::StringRecord> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data.csv");
-    let mut sink = Box::new(CsvSink::new(File::create(&path).unwrap(), Stage::Final, &path, safe).unwrap());
+    let mut sink = Box::new(CsvSink::new(File::create(&path).unwrap(), columns(Stage::Final), &path, safe).unwrap());
     sink.write(row("=HYPERLINK(\"http://x\",\"a\")", "+1 cat")).unwrap();
     sink.write(row("A cat.", "a = b")).unwrap();
     sink.finish().unwrap();

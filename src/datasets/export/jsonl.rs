@@ -1,6 +1,6 @@
 //! JSON Lines rows: one object per line, keys in column order.
 use super::sink::{io_err, RowSink};
-use crate::domain::export::{columns, Cell, Column, Row, Stage};
+use crate::domain::export::{Cell, Column, Row};
 use crate::error::ServiceError;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -15,8 +15,8 @@ pub struct JsonlSink {
 }
 
 impl JsonlSink {
-    pub fn new(file: File, stage: Stage, path: &Path) -> JsonlSink {
-        JsonlSink { w: BufWriter::new(file), cols: columns(stage), path: path.to_path_buf(), line: String::new() }
+    pub fn new(file: File, cols: Vec<Column>, path: &Path) -> JsonlSink {
+        JsonlSink { w: BufWriter::new(file), cols, path: path.to_path_buf(), line: String::new() }
     }
 }
 
@@ -65,7 +65,7 @@ impl RowSink for JsonlSink {
 mod tests {
     use super::*;
     use crate::domain::category::Category;
-    use crate::domain::export::{ImageRef, StepRecord, Vote};
+    use crate::domain::export::{columns, ImageRef, Stage, StepRecord, Vote};
     use crate::domain::resolution::ResolvedBy;
 
     #[test]

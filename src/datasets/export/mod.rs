@@ -71,37 +71,27 @@ pub async fn export_to_dir_until(
     }
     let p = funnel::pipeline(db, &req.dataset).await?;
     let (s3, s4) = (p.step3.as_ref().map(|(_, o)| o.as_slice()), p.step4.as_ref().map(|(_, o)| o.as_slice()));
-    let need = |ok: bool, step: &str| {
-        if ok {
-            Ok(())
-        } else {
-            Err(ServiceError::Invalid(format!(
-                "dataset {:?} has no {step} study; stage {} needs one",
-                req.dataset,
-                req.stage.as_str()
-            )))
-        }
-    };
-    match req.stage {
-        Stage::Candidates => {}
-        Stage::Step3 => need(s3.is_some(), "Step 3")?,
-        Stage::Final => {
-            need(s3.is_some(), "Step 3")?;
-            need(s4.is_some(), "Step 4 (ambiguity)")?;
-        }
-    }
+    check_stage(&p, &req.dataset, req.stage)?;
 
     let images_dir = out.join("images");
     std::fs::create_dir_all(&images_dir).map_err(|e| io_err("creating", &images_dir, e))?;
     // Split assignment needs the exported ids up front: ids and categories only.
     let included = included(db, &p, req.stage).await?;
     let assignment = assign_splits(&included, &req.splits, req.seed);
+    let widest: i64 = sqlx::query_scalar(
+        "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM candidates c JOIN instances i ON i.id = c.instance_id
+         WHERE i.dataset_id = ? GROUP BY c.instance_id)",
+    )
+    .bind(p.dataset_id)
+    .fetch_one(db)
+    .await?;
+    let widest = widest as usize;
     let names = req.split_names();
     let mut files = Vec::new();
     let mut sinks = Vec::new();
     for name in &names {
         let file = format!("{name}.{}", req.format.as_str());
-        sinks.push(open_sink(req, &out.join(&file), &images_dir)?);
+        sinks.push(open_sink(req, &out.join(&file), &images_dir, widest)?);
         files.push(file);
     }
     let mut counts = RowCounts::new(names);
@@ -146,6 +136,7 @@ pub async fn export_to_dir_until(
     let funnel = funnel.build(&req.dataset, name(&p.step3), name(&p.step4));
     let mut summary = ExportSummary { files, counts, images };
     card::write(db, &p, req, command, &funnel, &summary, &out.join("README.md")).await?;
+    card::append_audit(db, req, &out.join("README.md")).await?;
     summary.files.extend(reports::write_reports(db, p.dataset_id, out).await?);
     Ok(summary)
 }
@@ -154,8 +145,35 @@ fn category(t: &str, s: &str, id: i64) -> Result<Category, ServiceError> {
     Category::parse(t, s).map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))
 }
 
-/// The exported instances with their categories, in id order.
-async fn included(db: &SqlitePool, p: &Pipeline, stage: Stage) -> Result<Vec<(i64, Category)>, ServiceError> {
+/// Refuses a stage the dataset's pipeline has not reached.
+pub(crate) fn check_stage(p: &Pipeline, dataset: &str, stage: Stage) -> Result<(), ServiceError> {
+    let need = |ok: bool, step: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(ServiceError::Invalid(format!(
+                "dataset {dataset:?} has no {step} study; stage {} needs one",
+                stage.as_str()
+            )))
+        }
+    };
+    match stage {
+        Stage::Candidates => Ok(()),
+        Stage::Step3 => need(p.step3.is_some(), "Step 3"),
+        Stage::Final => {
+            need(p.step3.is_some(), "Step 3")?;
+            need(p.step4.is_some(), "Step 4 (ambiguity)")
+        }
+    }
+}
+
+/// The exported instances with their categories, in id order (call
+/// [`check_stage`] first).
+pub(crate) async fn included(
+    db: &SqlitePool,
+    p: &Pipeline,
+    stage: Stage,
+) -> Result<Vec<(i64, Category)>, ServiceError> {
     match stage {
         Stage::Candidates => {
             let mut rows = sqlx::query_as::<_, (i64, String, String)>(
@@ -315,11 +333,11 @@ fn shape(
         step4: None,
     };
     if stage == Stage::Candidates {
-        if cands.len() > crate::domain::export::MAX_CANDIDATES {
+        let most = crate::domain::survey::ranking::MAX_IMAGES.max(crate::domain::export::MAX_CANDIDATES);
+        if cands.len() > most {
             return Err(ServiceError::Invalid(format!(
-                "instance {id} has {} candidates; the export has columns for {}",
-                cands.len(),
-                crate::domain::export::MAX_CANDIDATES
+                "instance {id} has {} candidates; the export has columns for {most}",
+                cands.len()
             )));
         }
         row.candidates = cands.into_iter().map(to_ref).collect();
@@ -358,12 +376,18 @@ fn place_image(store: &ImageStore, dir: &Path, img: &ImageRef) -> Result<bool, S
 }
 
 /// Opens the rows file of one split in the requested format.
-fn open_sink(req: &ExportRequest, path: &Path, images_dir: &Path) -> Result<Box<dyn RowSink>, ServiceError> {
-    let (format, stage) = (req.format, req.stage);
+fn open_sink(
+    req: &ExportRequest,
+    path: &Path,
+    images_dir: &Path,
+    candidates: usize,
+) -> Result<Box<dyn RowSink>, ServiceError> {
+    let format = req.format;
+    let cols = crate::domain::export::columns_for(req.stage, candidates);
     let file = std::fs::File::create(path).map_err(|e| io_err("creating", path, e))?;
     Ok(match format {
-        Format::Csv => Box::new(csv::CsvSink::new(file, stage, path, req.spreadsheet_safe)?),
-        Format::Jsonl => Box::new(jsonl::JsonlSink::new(file, stage, path)),
-        Format::Parquet => Box::new(parquet::ParquetSink::new(file, stage, path, images_dir)?),
+        Format::Csv => Box::new(csv::CsvSink::new(file, cols, path, req.spreadsheet_safe)?),
+        Format::Jsonl => Box::new(jsonl::JsonlSink::new(file, cols, path)),
+        Format::Parquet => Box::new(parquet::ParquetSink::new(file, cols, path, images_dir)?),
     })
 }

@@ -4,7 +4,7 @@
 //! Rows are buffered one row group at a time (bounded in rows and image
 //! bytes), so memory stays flat however long the file gets.
 use super::sink::{io_err, RowSink};
-use crate::domain::export::{columns, Cell, Column, ColumnKind, Row, Stage};
+use crate::domain::export::{Cell, Column, ColumnKind, Row};
 use crate::error::ServiceError;
 use parquet::basic::Compression;
 use parquet::data_type::{ByteArray, ByteArrayType, DataType, Int64Type};
@@ -66,9 +66,8 @@ pub fn hf_features(cols: &[Column]) -> String {
 }
 
 impl ParquetSink {
-    pub fn new(file: File, stage: Stage, path: &Path, images_dir: &Path) -> Result<Self, ServiceError> {
+    pub fn new(file: File, cols: Vec<Column>, path: &Path, images_dir: &Path) -> Result<Self, ServiceError> {
         let err = |e: parquet::errors::ParquetError| io_err("writing", path, e);
-        let cols = columns(stage);
         let schema = parse_message_type(&schema_text(&cols)).map_err(err)?;
         // Images are compressed already, and no codec keeps the build light.
         let mut props = WriterProperties::builder()
@@ -196,6 +195,7 @@ impl RowSink for ParquetSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::export::{columns, Stage};
 
     #[test]
     fn schema_and_features_cover_every_column_in_order() {

@@ -318,6 +318,12 @@ impl Column {
 
 /// The columns of a stage, in file order: BiVLC's six first, then provenance.
 pub fn columns(stage: Stage) -> Vec<Column> {
+    columns_for(stage, MAX_CANDIDATES)
+}
+
+/// The columns with `candidates` candidate columns at stage `candidates`
+/// (at least BiVLC's four; a dataset of prompts to rank has up to ten images).
+pub fn columns_for(stage: Stage, candidates: usize) -> Vec<Column> {
     let mut cols = vec![
         Column::Image,
         Column::Caption,
@@ -332,7 +338,7 @@ pub fn columns(stage: Stage) -> Vec<Column> {
     ];
     let step = |s| [Column::Votes(s), Column::ResolvedBy(s), Column::Agreement(s), Column::Posterior(s)];
     match stage {
-        Stage::Candidates => cols.extend((0..MAX_CANDIDATES).map(Column::Candidate)),
+        Stage::Candidates => cols.extend((0..candidates.max(MAX_CANDIDATES)).map(Column::Candidate)),
         Stage::Step3 => cols.extend(step(Step::Step3)),
         Stage::Final => {
             cols.extend(step(Step::Step3));

@@ -72,6 +72,11 @@ pub enum Report {
     /// `<criterion>_a`, `<criterion>_b` or `<criterion>_tie`; a and b are
     /// the item's negatives as imported, mapped to their sources.
     Preference { criteria: &'static [&'static str] },
+    /// An order of the item's images, best first: agreement between
+    /// annotators (Kendall's W) and each model's correlation with the
+    /// people's order (Spearman's ρ, Kendall's τ). Answers are orders, not
+    /// one of the kind's values (`ranking::parse_order`).
+    Ranking,
 }
 
 /// A curation step of the pipeline.
@@ -173,6 +178,15 @@ impl SurveyKind {
             Role::Report(r) => Some(r),
             Role::Curation(_) | Role::Measurement { .. } => None,
         }
+    }
+
+    /// The option ids and value to store for what an annotator sent: one
+    /// option's id, or for a ranking kind an order of all of them.
+    pub fn answer(self, p: &Presentation, option: &str) -> Result<(String, String), SurveyError> {
+        if matches!(self.report(), Some(Report::Ranking)) {
+            return super::ranking::parse_order(p, option);
+        }
+        p.resolve(option).map(|o| (o.id.clone(), o.value.clone()))
     }
 
     /// The kinds whose answers are reported as statistics.

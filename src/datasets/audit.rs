@@ -1,0 +1,172 @@
+//! The blind text-only audit of a dataset stage (docs/audit.md): every
+//! instance's two captions scored by a scorer that never sees the image.
+//! The baselines run on the spot (the dataset page, the export card); an
+//! external scorer's result is stored, the latest per stage and name.
+use super::export::{check_stage, included};
+use crate::domain::audit::{audit_table, AuditResult, Baseline, Scored};
+use crate::domain::category::Category;
+use crate::domain::export::Stage;
+use crate::error::ServiceError;
+use crate::scoring::external::ExternalScorer;
+use crate::studies::pipeline::{pipeline, Pipeline};
+use anyhow::Context;
+use futures_util::TryStreamExt;
+use sqlx::SqlitePool;
+
+/// Captions per request to an external scorer.
+const BATCH: usize = 64;
+
+/// One instance of the stage: its subset, caption and negative caption.
+pub struct Pair {
+    pub category: Category,
+    pub caption: String,
+    pub negative: String,
+}
+
+/// The instances a stage of the dataset holds (the export's rows) that have
+/// a negative caption, in id order.
+pub async fn stage_pairs(db: &SqlitePool, dataset: &str, stage: Stage) -> Result<(i64, Vec<Pair>), ServiceError> {
+    pairs_of(db, &pipeline(db, dataset).await?, dataset, stage).await
+}
+
+async fn pairs_of(
+    db: &SqlitePool,
+    p: &Pipeline,
+    dataset: &str,
+    stage: Stage,
+) -> Result<(i64, Vec<Pair>), ServiceError> {
+    check_stage(p, dataset, stage)?;
+    let ids = included(db, p, stage).await?;
+    let mut next = 0;
+    let mut rows = sqlx::query_as::<_, (i64, String, String, String, String)>(
+        "SELECT id, caption, negative_caption, neg_type, subtype FROM instances WHERE dataset_id = ? ORDER BY id",
+    )
+    .bind(p.dataset_id)
+    .fetch(db);
+    let mut pairs = Vec::with_capacity(ids.len());
+    while let Some((id, caption, negative, t, s)) = rows.try_next().await? {
+        if ids.get(next).map(|i| i.0) != Some(id) {
+            continue;
+        }
+        next += 1;
+        // Prompts to rank have no negative caption: nothing to tell apart.
+        if negative.trim().is_empty() {
+            continue;
+        }
+        let category = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))?;
+        pairs.push(Pair { category, caption, negative });
+    }
+    Ok((p.dataset_id, pairs))
+}
+
+fn result(
+    dataset: &str,
+    stage: Stage,
+    scorer: &str,
+    source: String,
+    pairs: &[Pair],
+    scores: &[(f64, f64)],
+) -> AuditResult {
+    let scored: Vec<Scored> = pairs
+        .iter()
+        .zip(scores)
+        .map(|(p, &(positive, negative))| Scored { category: p.category, positive, negative })
+        .collect();
+    AuditResult {
+        dataset: dataset.to_string(),
+        stage: stage.as_str().to_string(),
+        scorer: scorer.to_string(),
+        source,
+        rows: audit_table(&scored),
+        created_at: None,
+    }
+}
+
+pub fn baseline_audit(dataset: &str, stage: Stage, baseline: Baseline, pairs: &[Pair]) -> AuditResult {
+    let texts: Vec<(&str, &str)> = pairs.iter().map(|p| (p.caption.as_str(), p.negative.as_str())).collect();
+    result(dataset, stage, baseline.name(), baseline.source().to_string(), pairs, &baseline.score(&texts))
+}
+
+/// Runs an external text scorer over the stage, stores the result under `name`
+/// (replacing that name's earlier result on the stage) and returns it.
+pub async fn external_audit(
+    db: &SqlitePool,
+    dataset: &str,
+    stage: Stage,
+    name: &str,
+    command: &str,
+) -> anyhow::Result<AuditResult> {
+    anyhow::ensure!(
+        Baseline::parse(name).is_none(),
+        "{name:?} names a built-in baseline; give the scorer another --name"
+    );
+    let (dataset_id, pairs) = stage_pairs(db, dataset, stage).await?;
+    let texts: Vec<String> = pairs.iter().flat_map(|p| [p.caption.clone(), p.negative.clone()]).collect();
+    let cmd = command.to_string();
+    let (model, scores) = tokio::task::spawn_blocking(move || -> anyhow::Result<(String, Vec<f64>)> {
+        let mut scorer = ExternalScorer::spawn(&cmd)?;
+        let mut scores = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(BATCH) {
+            scores.extend(scorer.score_texts(batch)?);
+        }
+        Ok((scorer.hello().model.clone(), scores))
+    })
+    .await??;
+    let scores: Vec<(f64, f64)> = scores.chunks(2).map(|c| (c[0], c[1])).collect();
+    let source = format!("external: {command} ({model})");
+    let mut audit = result(dataset, stage, name, source, &pairs, &scores);
+    let now = crate::store::db::now_secs();
+    let rows = serde_json::to_string(&audit.rows)?;
+    sqlx::query(
+        "INSERT INTO audits (dataset_id, stage, scorer, source, rows, created_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (dataset_id, stage, scorer) DO UPDATE SET source = excluded.source, rows = excluded.rows,
+         created_at = excluded.created_at",
+    )
+    .bind(dataset_id)
+    .bind(stage.as_str())
+    .bind(name)
+    .bind(&audit.source)
+    .bind(rows)
+    .bind(now)
+    .execute(db)
+    .await
+    .context("storing the audit")?;
+    audit.created_at = Some(now);
+    Ok(audit)
+}
+
+/// The baselines on the stage, then every stored external result for it.
+/// Without a stage: the furthest the dataset's curation reached (the dataset page).
+pub async fn stage_audits(
+    db: &SqlitePool,
+    dataset: &str,
+    stage: Option<Stage>,
+) -> Result<Vec<AuditResult>, ServiceError> {
+    let p = pipeline(db, dataset).await?;
+    let stage = stage.unwrap_or(match (&p.step3, &p.step4) {
+        (Some(_), Some(_)) => Stage::Final,
+        (Some(_), None) => Stage::Step3,
+        _ => Stage::Candidates,
+    });
+    let (dataset_id, pairs) = pairs_of(db, &p, dataset, stage).await?;
+    let mut out: Vec<AuditResult> = Baseline::ALL.iter().map(|&b| baseline_audit(dataset, stage, b, &pairs)).collect();
+    let stored: Vec<(String, String, String, i64)> = sqlx::query_as(
+        "SELECT scorer, source, rows, created_at FROM audits WHERE dataset_id = ? AND stage = ? ORDER BY scorer",
+    )
+    .bind(dataset_id)
+    .bind(stage.as_str())
+    .fetch_all(db)
+    .await?;
+    for (scorer, source, rows, created_at) in stored {
+        let rows = serde_json::from_str(&rows).map_err(|e| ServiceError::Internal(format!("audit {scorer}: {e}")))?;
+        out.push(AuditResult {
+            dataset: dataset.to_string(),
+            stage: stage.as_str().to_string(),
+            scorer,
+            source,
+            rows,
+            created_at: Some(created_at),
+        });
+    }
+    Ok(out)
+}

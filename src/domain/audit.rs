@@ -1,0 +1,225 @@
+//! The blind text-only audit (SugarCrepe; the LLaVA-score paper): a scorer
+//! that sees only the two captions of an instance "picks" the one it scores
+//! higher. If it picks the positive far more often than half the time, the
+//! negatives are tellable from their wording alone and a benchmark built on
+//! them measures language priors. Here: the pick rate per subset with a 95%
+//! Wilson score interval, and two baselines that need no model.
+use crate::domain::category::{Category, NegType};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// The two-sided 95% normal quantile.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// One instance as the scorer saw it: its subset and the two captions' scores
+/// (higher: more plausible to the scorer).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    pub category: Category,
+    pub positive: f64,
+    pub negative: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRow {
+    /// "all", a type ("swap") or a type/subtype ("swap/att").
+    pub subset: String,
+    pub instances: usize,
+    /// Instances whose positive scored strictly higher.
+    pub positive: usize,
+    /// Equal scores: counted as half a pick, as a coin flip would score them.
+    pub ties: usize,
+    /// (positive + ties / 2) / instances; near 0.5 means no blind bias.
+    pub rate: f64,
+    /// The 95% Wilson score interval of `rate`.
+    pub low: f64,
+    pub high: f64,
+}
+
+/// One scorer's audit of one stage of a dataset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditResult {
+    pub dataset: String,
+    /// candidates, step3 or final.
+    pub stage: String,
+    /// A baseline's name, or the name given to an external scorer.
+    pub scorer: String,
+    /// What ran: the baseline's rule, or the external command and its model.
+    pub source: String,
+    pub rows: Vec<AuditRow>,
+    /// When an external run was stored (seconds since the epoch); None for
+    /// baselines, computed on the spot.
+    pub created_at: Option<i64>,
+}
+
+impl AuditResult {
+    /// The overall row; None when the stage has no instances.
+    pub fn overall(&self) -> Option<&AuditRow> {
+        self.rows.first().filter(|r| r.subset == "all")
+    }
+}
+
+/// The audits as a plain-text table (CLI, export card).
+pub fn render(audits: &[AuditResult]) -> String {
+    let mut out = format!(
+        "{:<16} {:<14} {:>9} {:>9} {:>6} {:>7} {:>17}\n",
+        "scorer", "subset", "instances", "positive", "ties", "rate", "95% CI (Wilson)"
+    );
+    for a in audits {
+        for r in &a.rows {
+            out.push_str(&format!(
+                "{:<16} {:<14} {:>9} {:>9} {:>6} {:>6.1}% {:>7.1}% – {:>5.1}%\n",
+                a.scorer,
+                r.subset,
+                r.instances,
+                r.positive,
+                r.ties,
+                100.0 * r.rate,
+                100.0 * r.low,
+                100.0 * r.high
+            ));
+        }
+    }
+    out
+}
+
+/// The 95% Wilson score interval of `successes` out of `n` (successes may be
+/// fractional: ties count half). Wilson rather than Clopper–Pearson: it
+/// needs no beta quantiles and stays inside [0, 1] with good coverage.
+pub fn wilson(successes: f64, n: usize) -> Option<(f64, f64)> {
+    if n == 0 {
+        return None;
+    }
+    let n = n as f64;
+    let p = successes / n;
+    let z2 = Z95 * Z95;
+    let denom = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denom;
+    let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
+    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
+}
+
+/// Overall, then per type, then per type/subtype, in the paper's table
+/// order; subsets without instances are left out.
+pub fn audit_table(scored: &[Scored]) -> Vec<AuditRow> {
+    let mut rows: Vec<AuditRow> = row("all".into(), scored.iter()).into_iter().collect();
+    for t in NegType::ALL {
+        rows.extend(row(t.as_str().into(), scored.iter().filter(|s| s.category.neg_type == t)));
+    }
+    for c in Category::ALL {
+        rows.extend(row(c.to_string(), scored.iter().filter(|s| s.category == c)));
+    }
+    rows
+}
+
+fn row<'a>(subset: String, items: impl Iterator<Item = &'a Scored>) -> Option<AuditRow> {
+    let (mut instances, mut positive, mut ties) = (0, 0, 0);
+    for s in items {
+        instances += 1;
+        if s.positive > s.negative {
+            positive += 1;
+        } else if s.positive == s.negative {
+            ties += 1;
+        }
+    }
+    let picks = positive as f64 + ties as f64 / 2.0;
+    let (low, high) = wilson(picks, instances)?;
+    Some(AuditRow { subset, instances, positive, ties, rate: picks / instances as f64, low, high })
+}
+
+/// The scorers that run without a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Baseline {
+    /// The longer caption (in characters) is the more plausible.
+    Length,
+    /// Mean log-probability of the caption's words under a unigram model of
+    /// the dataset's own positive captions, leaving the caption itself out.
+    WordFrequency,
+}
+
+impl Baseline {
+    pub const ALL: [Baseline; 2] = [Baseline::Length, Baseline::WordFrequency];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Baseline::Length => "length",
+            Baseline::WordFrequency => "word-frequency",
+        }
+    }
+
+    /// The rule, as the card and the page state it.
+    pub fn source(self) -> &'static str {
+        match self {
+            Baseline::Length => "built-in: picks the longer caption (characters)",
+            Baseline::WordFrequency => {
+                "built-in: mean word log-frequency among the dataset's other positive captions (add-one smoothed)"
+            }
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Baseline> {
+        Baseline::ALL.into_iter().find(|b| b.name() == s)
+    }
+
+    /// (positive, negative) scores of each (caption, negative caption) pair.
+    pub fn score(self, pairs: &[(&str, &str)]) -> Vec<(f64, f64)> {
+        match self {
+            Baseline::Length => {
+                let len = |s: &str| s.chars().count() as f64;
+                pairs.iter().map(|(p, n)| (len(p), len(n))).collect()
+            }
+            Baseline::WordFrequency => word_frequency(pairs),
+        }
+    }
+}
+
+/// Lower-cased alphanumeric words.
+fn words(s: &str) -> impl Iterator<Item = String> + '_ {
+    s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase)
+}
+
+/// Counts come from the distinct positive captions: the real captions are
+/// the language the negatives try to pass as. A caption's own words are
+/// taken out before it is scored, or every positive would find itself
+/// familiar; add-one smoothing gives unseen words a small probability.
+fn word_frequency(pairs: &[(&str, &str)]) -> Vec<(f64, f64)> {
+    let mut distinct: Vec<&str> = pairs.iter().map(|p| p.0).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let mut counts: HashMap<String, f64> = HashMap::new();
+    for w in distinct.iter().flat_map(|c| words(c)) {
+        *counts.entry(w).or_default() += 1.0;
+    }
+    let total: f64 = counts.values().sum();
+    let mut vocabulary: std::collections::HashSet<String> = counts.keys().cloned().collect();
+    vocabulary.extend(pairs.iter().flat_map(|p| words(p.1)));
+    let v = vocabulary.len() as f64 + 1.0;
+    pairs
+        .iter()
+        .map(|(positive, negative)| {
+            let mut own: HashMap<String, f64> = HashMap::new();
+            for w in words(positive) {
+                *own.entry(w).or_default() += 1.0;
+            }
+            let held_out = total - own.values().sum::<f64>();
+            let score = |s: &str| {
+                let logs: Vec<f64> = words(s)
+                    .map(|w| {
+                        let c = counts.get(&w).copied().unwrap_or(0.0) - own.get(&w).copied().unwrap_or(0.0);
+                        ((c + 1.0) / (held_out + v)).ln()
+                    })
+                    .collect();
+                if logs.is_empty() {
+                    f64::NEG_INFINITY
+                } else {
+                    logs.iter().sum::<f64>() / logs.len() as f64
+                }
+            };
+            (score(positive), score(negative))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "audit_tests.rs"]
+mod tests;

@@ -1,0 +1,79 @@
+use super::*;
+use crate::domain::category::{NegType, Subtype};
+
+fn cat(t: NegType, s: Subtype) -> Category {
+    Category { neg_type: t, subtype: s }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+fn wilson_matches_statsmodels() {
+    // statsmodels.stats.proportion.proportion_confint(7, 10, method="wilson")
+    // = (0.39677814746114546, 0.8922087325936988); by hand: centre
+    // (0.7 + z²/20) / (1 + z²/10) = 0.644493, half-width 0.247715.
+    let (lo, hi) = wilson(7.0, 10).unwrap();
+    assert!(close(lo, 0.396_778_147_461_145_4) && close(hi, 0.892_208_732_593_698_8), "{lo} {hi}");
+    // proportion_confint(15, 30, method="wilson") = (0.331541256, 0.668458744): symmetric about 0.5.
+    let (lo, hi) = wilson(15.0, 30).unwrap();
+    assert!(close(lo, 0.331_541_256_405_337_7) && close(lo + hi, 1.0));
+    // No successes: the lower end is exactly 0, the upper z²/(n + z²) = 0.434482.
+    let (lo, hi) = wilson(0.0, 5).unwrap();
+    assert!(lo == 0.0 && close(hi, 0.434_482_464_783_175), "{hi}");
+    assert_eq!(wilson(0.0, 0), None);
+}
+
+#[test]
+fn rates_count_ties_as_half_per_subset_and_overall() {
+    let (swap, add) = (cat(NegType::Swap, Subtype::Att), cat(NegType::Add, Subtype::Obj));
+    let scored = [
+        Scored { category: swap, positive: 2.0, negative: 1.0 },
+        Scored { category: swap, positive: 1.0, negative: 1.0 },
+        Scored { category: swap, positive: 0.0, negative: 1.0 },
+        Scored { category: add, positive: 3.0, negative: 1.0 },
+    ];
+    let rows = audit_table(&scored);
+    let names: Vec<&str> = rows.iter().map(|r| r.subset.as_str()).collect();
+    assert_eq!(names, ["all", "swap", "add", "swap/att", "add/obj"]);
+    let all = &rows[0];
+    assert_eq!((all.instances, all.positive, all.ties), (4, 2, 1));
+    assert!(close(all.rate, 2.5 / 4.0));
+    // Wilson of 2.5 out of 4, worked with the same formula in Python: (0.219427, 0.908101).
+    assert!(close(all.low, 0.219_426_520_065_362_78) && close(all.high, 0.908_100_770_820_988), "{all:?}");
+    assert!(close(rows[1].rate, 0.5) && close(rows[2].rate, 1.0));
+    assert!(audit_table(&[]).is_empty());
+}
+
+#[test]
+fn length_picks_the_longer_caption() {
+    let s = Baseline::Length.score(&[("a dog on a sofa", "a dog")]);
+    assert_eq!(s, [(15.0, 5.0)]);
+    assert_eq!(Baseline::parse("word-frequency"), Some(Baseline::WordFrequency));
+    assert_eq!(Baseline::parse("gpt"), None);
+}
+
+#[test]
+fn word_frequency_prefers_familiar_words_and_leaves_the_caption_out() {
+    let pairs = [
+        ("a dog on a sofa", "a zebra on a sofa"),
+        ("a dog on the grass", "a dog under the grass"),
+        ("a cat on a sofa", "a sofa on a cat"),
+    ];
+    let s = Baseline::WordFrequency.score(&pairs);
+    // "dog" occurs in the other positives, "zebra" nowhere.
+    assert!(s[0].0 > s[0].1, "{s:?}");
+    // "on" is common in the others' positives, "under" unseen.
+    assert!(s[1].0 > s[1].1, "{s:?}");
+    // Same words, another order: a unigram model cannot tell them apart.
+    assert!(close(s[2].0, s[2].1), "{s:?}");
+    // Held out: counts without "a cat on a sofa" are a×3, dog×2, on×2, sofa×1, the×1, grass×1
+    // (10 words); vocabulary {a, cat, on, sofa, dog, the, grass, zebra, under} + 1 = 10.
+    // Mean log of (count + 1) / 20 over a, cat, on, a, sofa.
+    let want = [4.0f64, 1.0, 3.0, 4.0, 2.0].iter().map(|c| (c / 20.0).ln()).sum::<f64>() / 5.0;
+    assert!(close(s[2].0, want), "{} {want}", s[2].0);
+    // A positive that is only its own evidence gets no credit from itself.
+    let lone = Baseline::WordFrequency.score(&[("kayak", "kayak kayak")]);
+    assert!(close(lone[0].0, lone[0].1), "{lone:?}");
+}

@@ -1,0 +1,125 @@
+//! The ranking kind's task: the prompt's images in a list the annotator
+//! reorders, best first, by dragging, or without a mouse: a digit selects
+//! an image, the arrow keys (or u / d) move it up or down, Enter submits the
+//! order. The answer is the shown letters in the chosen order ("C,A,B").
+use crate::api_types::{Progress, TaskView};
+use leptos::prelude::*;
+
+/// Whether a task is answered with an order (the ranking kind) rather than one option.
+pub fn is_ranking(task: &TaskView) -> bool {
+    matches!(task.kind.report(), Some(crate::domain::survey::Report::Ranking))
+}
+
+fn move_item(order: RwSignal<Vec<usize>>, from: usize, to: usize) {
+    order.update(|o| {
+        if from < o.len() && to < o.len() {
+            let item = o.remove(from);
+            o.insert(to, item);
+        }
+    });
+}
+
+#[component]
+pub fn RankingCard(
+    task: TaskView,
+    pending: Memo<bool>,
+    choose: impl Fn(String) + Copy + Send + Sync + 'static,
+    /// The survey's progress text (annotate.rs's `Counter`).
+    counter: fn(Progress) -> String,
+) -> impl IntoView {
+    let progress = task.progress;
+    let options = StoredValue::new(task.options.clone());
+    let order = RwSignal::new((0..task.options.len()).collect::<Vec<usize>>());
+    // The selected image, by its index in `options`.
+    let selected = RwSignal::new(None::<usize>);
+    let dragged = RwSignal::new(None::<usize>);
+    let submit = move || {
+        let ids: Vec<String> =
+            order.with_untracked(|o| options.with_value(|opts| o.iter().map(|&i| opts[i].id.clone()).collect()));
+        choose(ids.join(","));
+    };
+    let step = move |up: bool| {
+        let Some(item) = selected.get_untracked() else { return };
+        let Some(pos) = order.with_untracked(|o| o.iter().position(|&i| i == item)) else { return };
+        let to = if up { pos.checked_sub(1) } else { Some(pos + 1) };
+        if let Some(to) = to {
+            move_item(order, pos, to);
+        }
+    };
+    let handle = window_event_listener(leptos::ev::keydown, move |ev| {
+        if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+            return;
+        }
+        let key = ev.key();
+        let handled = match key.as_str() {
+            "ArrowUp" | "ArrowLeft" | "u" => {
+                step(true);
+                true
+            }
+            "ArrowDown" | "ArrowRight" | "d" => {
+                step(false);
+                true
+            }
+            "Enter" if !ev.repeat() => {
+                submit();
+                true
+            }
+            k => match options.with_value(|opts| opts.iter().position(|o| o.keys.iter().any(|x| x == k))) {
+                Some(i) => {
+                    selected.set(Some(i));
+                    true
+                }
+                None => false,
+            },
+        };
+        if handled {
+            ev.prevent_default();
+        }
+    });
+    on_cleanup(move || handle.remove());
+
+    view! {
+        <section class="survey ranking" aria-busy=move || pending.get().to_string() data-task=task.task_id>
+            <div class="progress">
+                <progress max=progress.total value=progress.done aria-label="Progress"></progress>
+                <span>{counter(progress)}</span>
+            </div>
+            <details class="instructions" open=progress.done == 0>
+                <summary>"Instructions"</summary>
+                <p>{task.instructions.clone()}</p>
+            </details>
+            <blockquote class="prompt">{task.prompt.text.clone()}</blockquote>
+            <ol class="rank-list" aria-label="Images, best match first">
+                {move || order.get().into_iter().enumerate().map(|(pos, i)| {
+                    let o = options.with_value(|opts| opts[i].clone());
+                    let key = o.keys.first().cloned().unwrap_or_default();
+                    view! {
+                        <li class="rank-item" draggable="true" data-option=o.id.clone()
+                            aria-selected=move || (selected.get() == Some(i)).to_string()
+                            on:click=move |_| selected.set(Some(i))
+                            on:dragstart=move |_| dragged.set(Some(pos))
+                            on:dragover=move |ev| ev.prevent_default()
+                            on:drop=move |ev| {
+                                ev.prevent_default();
+                                if let Some(from) = dragged.get_untracked() {
+                                    move_item(order, from, pos);
+                                }
+                                dragged.set(None);
+                            }>
+                            <span class="rank">{pos + 1}</span>
+                            {o.image_url.clone().map(|src| view! { <img src=src alt=format!("Image {}", o.label)/> })}
+                            <span class="label">{o.label.clone()} " " <kbd>{key}</kbd></span>
+                        </li>
+                    }
+                }).collect_view()}
+            </ol>
+            <p class="keys">"Keys: a digit selects an image, ↑/↓ (or u/d) move it, Enter submits."</p>
+            <button type="button" class="submit-order" disabled=move || pending.get() on:click=move |_| submit()>
+                "Submit this order"
+            </button>
+            <div hidden>
+                {task.prefetch.into_iter().map(|src| view! { <img src=src alt=""/> }).collect_view()}
+            </div>
+        </section>
+    }
+}

@@ -1,0 +1,62 @@
+//! The ranking studies on the comparison page, beside the BiVLC tables: per
+//! study, the annotators' agreement (Kendall's W) and each imported model's
+//! Spearman's ρ and Kendall's τ with the people's order.
+use super::error_text;
+#[cfg(feature = "ssr")]
+use super::session;
+use crate::domain::ranking_stats::RankingStats;
+use leptos::prelude::*;
+
+/// Every ranking study's name and statistics.
+#[server(prefix = "/sfn")]
+pub async fn ranking_reports() -> Result<Vec<(String, RankingStats)>, ServerFnError> {
+    use crate::studies::report::{study_report, ReportBody};
+    let (state, _) = session::researcher().await?;
+    let kind = crate::domain::survey::ranking::KIND.name;
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies WHERE kind = ? ORDER BY id")
+        .bind(kind)
+        .fetch_all(&state.db)
+        .await
+        .map_err(|e| session::sfn_error(e.into()))?;
+    let mut out = Vec::new();
+    for id in ids {
+        let r = study_report(&state.db, id).await.map_err(session::sfn_error)?;
+        if let ReportBody::Ranking(stats) = r.body {
+            out.push((r.study, stats));
+        }
+    }
+    Ok(out)
+}
+
+fn show(v: Option<f64>) -> String {
+    v.map_or("–".to_string(), |v| format!("{v:.3}"))
+}
+
+#[component]
+pub fn RankingTables() -> impl IntoView {
+    let reports = Resource::new(|| (), |_| ranking_reports());
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match reports.await {
+                    Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
+                    Ok(list) if list.is_empty() => ().into_any(),
+                    Ok(list) => view! {
+                        <h2>"Ranking generated images"</h2>
+                        {list.into_iter().map(|(study, s)| view! {
+                            <table class="data ranking-models" data-study=study.clone()>
+                                <caption>{format!("{study}: {} prompts, {} rankings; Kendall's W {} (over {} prompts)", s.prompts, s.rankings, show(s.kendalls_w), s.w_prompts)}</caption>
+                                <thead><tr><th scope="col">"Model"</th><th scope="col">"Spearman's ρ"</th><th scope="col">"Kendall's τ"</th><th scope="col">"Prompts"</th></tr></thead>
+                                <tbody>
+                                    {s.models.into_iter().map(|m| view! {
+                                        <tr data-model=m.model.clone()><th scope="row">{m.model.clone()}</th><td>{show(m.spearman)}</td><td>{show(m.kendall_tau)}</td><td>{m.prompts}</td></tr>
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        }).collect_view()}
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
