@@ -91,10 +91,11 @@ async fn flags_decisions_dashboard_and_discarding() {
     let fast = participant(&app, &token, study, "FAST").await;
     let liner = participant(&app, &token, study, "LINER").await;
     let checker = participant(&app, &token, study, "CHECKER").await;
-    // No API makes check items yet (the "checks" work does): the test marks
-    // four of CHECKER's tasks in the SQLite file, as that code will store them.
+    // The test marks four of CHECKER's tasks as check items in the SQLite file
+    // (as `crowd::checks` stores them), so they are at known positions: gold
+    // first, the attention checks last (failing the second ends the place).
     let db = hardneg::store::db::open_pool(&data.join("hardneg.sqlite")).await.unwrap();
-    for (position, kind) in [(0, "attention"), (1, "attention"), (2, "gold"), (3, "gold")] {
+    for (position, kind) in [(0, "gold"), (1, "gold"), (12, "attention"), (13, "attention")] {
         let n = sqlx::query(
             "UPDATE tasks SET check_kind = ?, check_answer = 'none'
              WHERE study_id = ? AND position = ? AND user_id = (SELECT user_id FROM participants WHERE platform_pid = 'CHECKER')",
@@ -118,10 +119,10 @@ async fn flags_decisions_dashboard_and_discarding() {
     }
     answer_all(&app, &fast, study, Pick::SameImage, 800, &|_| None).await;
     answer_all(&app, &liner, study, Pick::Always("A"), 3000, &|_| None).await;
-    // Both attention checks failed (A is never "none"), gold right once (none) and wrong once (A).
+    // Gold right once (none) and wrong once (A), both attention checks failed (A is never "none").
     let checks = |k: usize| match k {
-        0 | 1 | 3 => Some("A"),
-        2 => Some("none"),
+        1 | 12 | 13 => Some("A"),
+        0 => Some("none"),
         _ => None,
     };
     answer_all(&app, &checker, study, Pick::SameImage, 3000, &checks).await;
