@@ -1,7 +1,10 @@
 //! Measurement, not a check (ignored; run it by name against the release
 //! site, see docs/performance.md): what a cold survey page transfers and
-//! when its keys start working on an emulated 5 Mbit/s link.
+//! when its keys start working on an emulated 5 Mbit/s link; the same for
+//! the participant's `/take` page.
 use crate::browser::Browser;
+use crate::crowd_flow::{join, join_url};
+use crate::crowd_kit::{create_link_study, link_spec};
 use crate::helpers::TestApp;
 use serde_json::json;
 use std::time::Duration;
@@ -15,6 +18,29 @@ async fn cold_survey_page_weight_and_time_to_keys_at_5_mbit() {
     let survey = b.wait_css("ul.studies a").await.attr("href").await.unwrap().expect("a study link");
     let survey = format!("{}{survey}", app.base);
 
+    measure(&b, &survey, "survey").await;
+    // The participant's page: joined once, then opened cold.
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("weight", 3, &[])).await;
+    b.client.delete_all_cookies().await.unwrap();
+    join(&b, &join_url(&app, &token, "WEIGHT-1"), study).await;
+    b.wait_css(r#"button[data-step="instructions"]"#).await.click().await.unwrap();
+    b.wait_css(r#"section.take[data-stage="working"]"#).await;
+    measure(&b, &app.url(&format!("/take/{study}")), "take").await;
+    // The keys really work: one press answers and the next item opens.
+    let before = b.wait_css("section.survey").await.attr("data-task").await.unwrap();
+    b.press('1').await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while b.wait_css("section.survey").await.attr("data-task").await.unwrap() == before {
+        assert!(std::time::Instant::now() < deadline, "a key press did not answer");
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    b.close().await;
+}
+
+/// Opens `url` cold (empty cache), then warm, on an emulated 5 Mbit/s link:
+/// the bytes transferred and when the keys start working, printed.
+async fn measure(b: &Browser, url: &str, page: &str) {
     // 5 Mbit/s both ways and 40 ms round trips, with an empty cache.
     let bytes_per_s = 5_000_000.0 / 8.0;
     b.cdp("Network.enable", json!({})).await;
@@ -26,7 +52,7 @@ async fn cold_survey_page_weight_and_time_to_keys_at_5_mbit() {
             b.cdp("Network.clearBrowserCache", json!({})).await;
         }
         b.client.goto("about:blank").await.unwrap();
-        b.client.goto(&survey).await.unwrap();
+        b.client.goto(url).await.unwrap();
         // Polled without pauses: each round trip to the page takes a few ms.
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         let keys_ms = loop {
@@ -41,7 +67,7 @@ async fn cold_survey_page_weight_and_time_to_keys_at_5_mbit() {
             if let Some(ms) = t.as_f64() {
                 break ms;
             }
-            assert!(std::time::Instant::now() < deadline, "the survey never hydrated");
+            assert!(std::time::Instant::now() < deadline, "the {page} page never hydrated");
         };
         let sizes = b
             .client
@@ -54,21 +80,12 @@ async fn cold_survey_page_weight_and_time_to_keys_at_5_mbit() {
             .unwrap();
         let entries = sizes.as_array().unwrap();
         let total: f64 = entries.iter().map(|e| e[1].as_f64().unwrap_or(0.0)).sum();
-        println!("{label}: {total:.0} bytes transferred, keys work after {keys_ms:.0} ms");
+        println!("{page}, {label}: {total:.0} bytes transferred, keys work after {keys_ms:.0} ms");
         for e in entries {
             println!("  {:>9} B on the wire ({:>9} B decoded)  {}", e[1], e[3], e[0]);
         }
         if clear {
-            assert!(total <= 1_000_000.0, "a cold survey page transfers {total} bytes");
+            assert!(total <= 1_000_000.0, "a cold {page} page transfers {total} bytes");
         }
     }
-    // The keys really work: one press answers and the next item opens.
-    let before = b.wait_css("section.survey").await.attr("data-task").await.unwrap();
-    b.press('1').await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while b.wait_css("section.survey").await.attr("data-task").await.unwrap() == before {
-        assert!(std::time::Instant::now() < deadline, "a key press did not answer");
-        tokio::time::sleep(Duration::from_millis(30)).await;
-    }
-    b.close().await;
 }

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 /// Moderate rules the issue found and that must stay fixed.
 const ALSO_REFUSED: [&str; 2] = ["page-has-heading-one", "empty-table-header"];
 
-fn axe_source() -> String {
+pub(crate) fn axe_source() -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tools/node_modules/axe-core/axe.min.js");
     std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!("axe-core is missing ({}: {e}); install it with ./scripts/setup.sh --browser", path.display())
@@ -21,7 +21,7 @@ fn axe_source() -> String {
 }
 
 /// Runs axe on the open page: the violations that count (id, impact, where).
-async fn axe_violations(b: &Browser, axe: &str) -> Vec<Value> {
+pub(crate) async fn axe_violations(b: &Browser, axe: &str) -> Vec<Value> {
     b.client.execute(&format!("{axe}\n;return true;"), vec![]).await.unwrap();
     let run = r#"const done = arguments[arguments.length - 1];
         axe.run(document, { resultTypes: ['violations'] })
@@ -39,13 +39,13 @@ async fn axe_violations(b: &Browser, axe: &str) -> Vec<Value> {
         .collect()
 }
 
-async fn axe_clean(b: &Browser, axe: &str, page: &str) {
+pub(crate) async fn axe_clean(b: &Browser, axe: &str, page: &str) {
     let bad = axe_violations(b, axe).await;
     assert!(bad.is_empty(), "axe-core on {page}: {bad:#?}");
 }
 
 /// The page's one `h1`, and a title that names it.
-async fn title_names_h1(b: &Browser, page: &str) -> String {
+pub(crate) async fn title_names_h1(b: &Browser, page: &str) -> String {
     let headings = b.client.find_all(Css("h1")).await.unwrap();
     assert_eq!(headings.len(), 1, "{page} has {} h1", headings.len());
     let h1 = headings[0].text().await.unwrap();
@@ -56,7 +56,7 @@ async fn title_names_h1(b: &Browser, page: &str) -> String {
 }
 
 /// When a page is ready to be checked.
-enum Ready<'a> {
+pub(crate) enum Ready<'a> {
     Hydrated,
     /// Hydrated, and showing this element.
     Showing(&'a str),
@@ -65,7 +65,7 @@ enum Ready<'a> {
 }
 
 /// Opens `path`, waits until it is ready, then checks headings, title and axe.
-async fn check(b: &Browser, app: &TestApp, axe: &str, path: &str, ready: Ready<'_>) -> String {
+pub(crate) async fn check(b: &Browser, app: &TestApp, axe: &str, path: &str, ready: Ready<'_>) -> String {
     b.client.goto(&app.url(path)).await.unwrap();
     if !matches!(ready, Ready::Static(_)) {
         b.wait_hydrated().await;

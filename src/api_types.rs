@@ -199,6 +199,31 @@ pub struct DisputeChoice {
     pub chosen_by: Vec<String>,
 }
 
+/// An item a researcher has settled: the decision that stands and its history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settled {
+    pub study_id: i64,
+    pub instance_id: i64,
+    pub prompt: String,
+    pub value: String,
+    /// The value as the unshuffled presentation labels it ("B", "None").
+    pub label: String,
+    /// Oldest first: every decision and reopening of this item.
+    pub history: Vec<AdjudicationEvent>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdjudicationEvent {
+    /// "settled" or "reopened".
+    pub action: String,
+    /// Settled: the value decided; reopened: the value undone.
+    pub value: String,
+    pub label: String,
+    pub by: String,
+    /// Unix seconds.
+    pub at: i64,
+}
+
 /// Where a study's items stand (researcher page).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudyStatus {

@@ -17,8 +17,10 @@ pub mod models;
 pub mod origin;
 pub mod proxy;
 pub mod quality;
+pub mod rank_form;
 pub mod studies;
 pub mod survey_form;
+pub mod take_form;
 pub mod users;
 
 use crate::state::AppState;
@@ -38,4 +40,6 @@ pub fn routes() -> Router<AppState> {
         .merge(users::routes())
         .merge(media::routes())
         .merge(survey_form::routes())
+        .merge(take_form::routes())
+        .merge(rank_form::routes())
 }

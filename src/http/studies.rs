@@ -1,6 +1,6 @@
 //! `/api/v1/studies` and `/api/v1/tasks`: listing and creating studies, the
 //! annotator's next task and answer, progress, agreement and adjudication.
-use crate::api_types::{AnswerAck, AnswerRequest, Dispute, StudyOverview, StudyProgress, StudySummary};
+use crate::api_types::{AnswerAck, AnswerRequest, Dispute, Settled, StudyOverview, StudyProgress, StudySummary};
 use crate::error::ServiceError;
 use crate::http::extract::{ApiJson, ApiQuery, Caller};
 use crate::state::AppState;
@@ -24,6 +24,8 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/studies/{id}/report", get(study_report))
         .route("/api/v1/studies/{id}/disputes", get(disputes))
         .route("/api/v1/studies/{id}/adjudicate", post(adjudicate))
+        .route("/api/v1/studies/{id}/adjudications", get(settled))
+        .route("/api/v1/studies/{id}/adjudications/{instance}/reopen", post(reopen))
         .route("/api/v1/studies/{id}/step4", post(start_step4))
         .route("/api/v1/tasks/{id}/answer", post(answer))
 }
@@ -136,6 +138,27 @@ async fn adjudicate(
 ) -> Result<StatusCode, ServiceError> {
     let user = caller.researcher()?;
     adjudication::adjudicate(&state.db, &user, id, d.instance_id, &d.value).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The settled items with their history of decisions and reopenings.
+async fn settled(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<Vec<Settled>>, ServiceError> {
+    caller.researcher()?;
+    Ok(Json(adjudication::settled(&state.db, id).await?))
+}
+
+/// Undo: the item's decision is withdrawn and it waits for a decision again.
+async fn reopen(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, instance)): Path<(i64, i64)>,
+) -> Result<StatusCode, ServiceError> {
+    let user = caller.researcher()?;
+    adjudication::reopen(&state.db, &user, id, instance).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

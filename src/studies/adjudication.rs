@@ -1,7 +1,8 @@
 //! The adjudication queue: items whose answers disagree under
-//! `resolve = "adjudication"`, and a researcher's decision on one.
+//! `resolve = "adjudication"`, a researcher's decision on one, and
+//! reopening a decision (undo), with every decision kept in a log.
 use crate::accounts::SessionUser;
-use crate::api_types::{Dispute, DisputeChoice};
+use crate::api_types::{AdjudicationEvent, Dispute, DisputeChoice, Settled};
 use crate::domain::resolution::ItemState;
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
@@ -110,6 +111,8 @@ pub async fn adjudicate(
     if in_study.is_none() {
         return Err(ServiceError::NotFound(format!("instance {instance_id} is not an item of study {study_id}")));
     }
+    let now = now_secs();
+    let mut tx = db.begin().await?;
     sqlx::query(
         "INSERT INTO adjudications (study_id, instance_id, value, user_id, decided_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (study_id, instance_id) DO UPDATE SET value = excluded.value, user_id = excluded.user_id, decided_at = excluded.decided_at",
@@ -118,8 +121,94 @@ pub async fn adjudicate(
     .bind(instance_id)
     .bind(value)
     .bind(user.id)
-    .bind(now_secs())
-    .execute(db)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    log(&mut tx, study_id, instance_id, "settled", value, user.id, now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn log(
+    tx: &mut sqlx::SqliteConnection,
+    study_id: i64,
+    instance_id: i64,
+    action: &str,
+    value: &str,
+    user_id: i64,
+    at: i64,
+) -> Result<(), ServiceError> {
+    sqlx::query(
+        "INSERT INTO adjudication_log (study_id, instance_id, action, value, user_id, at) VALUES (?, ?, ?, ?, ?, ?)",
+    )
+    .bind(study_id)
+    .bind(instance_id)
+    .bind(action)
+    .bind(value)
+    .bind(user_id)
+    .bind(at)
+    .execute(tx)
     .await?;
     Ok(())
+}
+
+/// Undoes the decision on an item: it is disputed again (while its answers
+/// still disagree) and the log keeps the decision beside the reopening.
+/// Refused once a later study (Step 4) was built from the decisions.
+pub async fn reopen(db: &SqlitePool, user: &SessionUser, study_id: i64, instance_id: i64) -> Result<(), ServiceError> {
+    let mut tx = db.begin().await?;
+    let built: Option<String> = sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = ? LIMIT 1")
+        .bind(study_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+    if let Some(name) = built {
+        return Err(ServiceError::Invalid(format!(
+            "study {name:?} was built from this study's outcomes; reopening a decision now would change them under it"
+        )));
+    }
+    let undone: Option<String> =
+        sqlx::query_scalar("DELETE FROM adjudications WHERE study_id = ? AND instance_id = ? RETURNING value")
+            .bind(study_id)
+            .bind(instance_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some(value) = undone else {
+        return Err(ServiceError::NotFound(format!(
+            "instance {instance_id} of study {study_id} has no decision to reopen"
+        )));
+    };
+    log(&mut tx, study_id, instance_id, "reopened", &value, user.id, now_secs()).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The items a researcher has settled, newest decision first, each with its
+/// whole history (earlier decisions and reopenings included).
+pub async fn settled(db: &SqlitePool, study_id: i64) -> Result<Vec<Settled>, ServiceError> {
+    let meta = crate::studies::meta::load_study_meta(db, study_id).await?;
+    let standing: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT instance_id, value FROM adjudications WHERE study_id = ? ORDER BY decided_at DESC, instance_id",
+    )
+    .bind(study_id)
+    .fetch_all(db)
+    .await?;
+    let mut out = Vec::with_capacity(standing.len());
+    for (instance_id, value) in standing {
+        let history: Vec<(String, String, String, i64)> = sqlx::query_as(
+            "SELECT l.action, l.value, u.username, l.at FROM adjudication_log l JOIN users u ON u.id = l.user_id
+             WHERE l.study_id = ? AND l.instance_id = ? ORDER BY l.id",
+        )
+        .bind(study_id)
+        .bind(instance_id)
+        .fetch_all(db)
+        .await?;
+        let (prompt, _, labels) = shown(db, meta.kind, study_id, instance_id, &[]).await?;
+        let label = |v: &str| labels.get(v).cloned().unwrap_or_else(|| v.to_string());
+        let history = history
+            .into_iter()
+            .map(|(action, value, by, at)| AdjudicationEvent { label: label(&value), action, value, by, at })
+            .collect();
+        out.push(Settled { study_id, instance_id, prompt, label: label(&value), value, history });
+    }
+    Ok(out)
 }

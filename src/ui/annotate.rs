@@ -202,7 +202,9 @@ pub fn Survey(
     let live = RwSignal::new(false);
     Effect::new(move |_| live.set(true));
     // This page's own answer route: /annotate/{id}/answer or /take/{id}/answer.
-    let form_action = format!("{}/answer", use_location().pathname.get_untracked().trim_end_matches('/'));
+    let page_path = use_location().pathname.get_untracked().trim_end_matches('/').to_string();
+    let form_action = format!("{page_path}/answer");
+    let rank_action = format!("{page_path}/rank");
 
     view! {
         {move || (!live.get()).then(|| view! {
@@ -217,7 +219,7 @@ pub fn Survey(
                     <p><A href="/annotate">"Back to your studies"</A></p>
                 </section>
             }.into_any(),
-            (Some(t), _) if super::ranking::is_ranking(&t) => view! { <super::ranking::RankingCard task=t pending=action.pending() choose counter/> }.into_any(),
+            (Some(t), _) if super::ranking::is_ranking(&t) => view! { <super::ranking::RankingCard task=t pending=action.pending() choose counter form_action=rank_action.clone()/> }.into_any(),
             (Some(t), _) => view! {
                 <TaskCard task=t pending=action.pending() choose counter instructions_read form_action=form_action.clone()/>
             }.into_any(),

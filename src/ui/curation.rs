@@ -3,7 +3,7 @@
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
-use crate::api_types::{Dispute, StudyStatus};
+use crate::api_types::{Dispute, Settled, StudyStatus};
 use crate::domain::funnel::{Funnel, StageCounts};
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -27,6 +27,19 @@ pub async fn settle(study_id: i64, instance_id: i64, value: String) -> Result<()
     crate::studies::adjudication::adjudicate(&state.db, &user, study_id, instance_id, &value)
         .await
         .map_err(session::sfn_error)
+}
+
+#[server(prefix = "/sfn")]
+pub async fn study_settled(study_id: i64) -> Result<Vec<Settled>, ServerFnError> {
+    let (state, _) = session::researcher().await?;
+    crate::studies::adjudication::settled(&state.db, study_id).await.map_err(session::sfn_error)
+}
+
+/// Undo: the decision is withdrawn (the history keeps it) and the item waits again.
+#[server(prefix = "/sfn")]
+pub async fn reopen_decision(study_id: i64, instance_id: i64) -> Result<(), ServerFnError> {
+    let (state, user) = session::researcher().await?;
+    crate::studies::adjudication::reopen(&state.db, &user, study_id, instance_id).await.map_err(session::sfn_error)
 }
 
 /// Creates Step 4 over the survivors of a finished Step 3 study.
@@ -156,13 +169,17 @@ pub fn AdjudicatePage() -> impl IntoView {
     let params = use_params_map();
     let study_id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
     let settle = ServerAction::<Settle>::new();
-    // Refetched after each decision: the item leaves the queue.
-    let disputes = Resource::new(move || (study_id(), settle.version().get()), |(id, _)| study_disputes(id));
+    let reopen = ServerAction::<ReopenDecision>::new();
+    // Refetched after each decision or reopening: the item moves between the lists.
+    let changed = move || settle.version().get() + reopen.version().get();
+    let disputes = Resource::new(move || (study_id(), changed()), |(id, _)| study_disputes(id));
+    let decided = Resource::new(move || (study_id(), changed()), |(id, _)| study_settled(id));
     view! {
         <leptos_meta::Title text="Adjudication"/>
         <h1>"Adjudication"</h1>
         <p><A href="/research">"Back to studies"</A></p>
         {move || settle.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
+        {move || reopen.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match disputes.await {
@@ -175,6 +192,38 @@ pub fn AdjudicatePage() -> impl IntoView {
                 }
             })}
         </Suspense>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match decided.await {
+                    Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
+                    Ok(list) if list.is_empty() => ().into_any(),
+                    Ok(list) => view! {
+                        <h2>"Settled"</h2>
+                        <p>"Reopen an item to take its decision back; it waits for a decision again, and its history keeps both."</p>
+                        {list.into_iter().map(|s| view! { <SettledCard settled=s reopen/> }).collect_view()}
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn SettledCard(settled: Settled, reopen: ServerAction<ReopenDecision>) -> impl IntoView {
+    let (study_id, instance_id) = (settled.study_id, settled.instance_id);
+    view! {
+        <section class="settled" data-instance=instance_id data-value=settled.value.clone()>
+            <blockquote class="prompt">{settled.prompt}</blockquote>
+            <p>"Settled as " <strong>{settled.label}</strong> " "
+                <button type="button" class="reopen" disabled=move || reopen.pending().get()
+                    on:click=move |_| { reopen.dispatch(ReopenDecision { study_id, instance_id }); }>"Reopen"</button>
+            </p>
+            <ol class="history" aria-label="History of this item">
+                {settled.history.into_iter().map(|e| view! {
+                    <li data-action=e.action.clone()>{format!("{} {} by {}", e.action, e.label, e.by)}</li>
+                }).collect_view()}
+            </ol>
+        </section>
     }
 }
 

@@ -2,6 +2,7 @@
 //! reorders, best first, by dragging, or without a mouse: a digit selects
 //! an image, the arrow keys (or u / d) move it up or down, Enter submits the
 //! order. The answer is the shown letters in the chosen order ("C,A,B").
+//! Before hydration each image has a place to choose instead, posted as one form.
 use crate::api_types::{Progress, TaskView};
 use leptos::prelude::*;
 
@@ -26,8 +27,15 @@ pub fn RankingCard(
     choose: impl Fn(String) + Copy + Send + Sync + 'static,
     /// The survey's progress text (annotate.rs's `Counter`).
     counter: fn(Progress) -> String,
+    /// Where the places post before the wasm has loaded (`http::rank_form`).
+    form_action: String,
 ) -> impl IntoView {
     let progress = task.progress;
+    let count = task.options.len();
+    // Effects run only in the browser: until this one has, each image has a
+    // place to choose, and the form posts them (with or without JavaScript).
+    let live = RwSignal::new(false);
+    Effect::new(move |_| live.set(true));
     let options = StoredValue::new(task.options.clone());
     let order = RwSignal::new((0..task.options.len()).collect::<Vec<usize>>());
     // The selected image, by its index in `options`.
@@ -78,6 +86,50 @@ pub fn RankingCard(
     });
     on_cleanup(move || handle.remove());
 
+    // Its own (type-erased) view: one nested type for the whole card is too deep for the wasm build.
+    let form = view! {
+    <form class="rank-form" method="post" action=form_action
+        on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); submit() }>
+    <input type="hidden" name="task_id" value=task.task_id/>
+    <ol class="rank-list" aria-label="Images, best match first">
+        {move || order.get().into_iter().enumerate().map(|(pos, i)| {
+            let o = options.with_value(|opts| opts[i].clone());
+            let key = o.keys.first().cloned().unwrap_or_default();
+            let (place, place_label) = (format!("rank_{}", o.id), format!("Place of image {}", o.label));
+            view! {
+                <li class="rank-item" draggable="true" data-option=o.id.clone()
+                    aria-selected=move || (selected.get() == Some(i)).to_string()
+                    on:click=move |_| selected.set(Some(i))
+                    on:dragstart=move |_| dragged.set(Some(pos))
+                    on:dragover=move |ev| ev.prevent_default()
+                    on:drop=move |ev| {
+                        ev.prevent_default();
+                        if let Some(from) = dragged.get_untracked() {
+                            move_item(order, from, pos);
+                        }
+                        dragged.set(None);
+                    }>
+                    <span class="rank">{pos + 1}</span>
+                    {o.image_url.clone().map(|src| view! { <img src=src alt=format!("Image {}", o.label)/> })}
+                    <span class="label">{o.label.clone()} " " <kbd>{key}</kbd></span>
+                    {move || (!live.get()).then(|| view! {
+                        <select class="place" name=place.clone() aria-label=place_label.clone()>
+                            {(1..=count).map(|p| view! { <option value=p selected=p == pos + 1>{p}</option> }).collect_view()}
+                        </select>
+                    })}
+                </li>
+            }
+        }).collect_view()}
+    </ol>
+    <p class="keys">{move || if live.get() {
+        "Keys: a digit selects an image, ↑/↓ (or u/d) move it, Enter submits."
+    } else {
+        "Choose each image's place (1 = best match), then submit."
+    }}</p>
+    <button type="submit" class="submit-order" disabled=move || pending.get()>"Submit this order"</button>
+    </form>
+    }
+    .into_any();
     view! {
         <section class="survey ranking" aria-busy=move || pending.get().to_string() data-task=task.task_id>
             <div class="progress">
@@ -89,34 +141,7 @@ pub fn RankingCard(
                 <p>{task.instructions.clone()}</p>
             </details>
             <blockquote class="prompt">{task.prompt.text.clone()}</blockquote>
-            <ol class="rank-list" aria-label="Images, best match first">
-                {move || order.get().into_iter().enumerate().map(|(pos, i)| {
-                    let o = options.with_value(|opts| opts[i].clone());
-                    let key = o.keys.first().cloned().unwrap_or_default();
-                    view! {
-                        <li class="rank-item" draggable="true" data-option=o.id.clone()
-                            aria-selected=move || (selected.get() == Some(i)).to_string()
-                            on:click=move |_| selected.set(Some(i))
-                            on:dragstart=move |_| dragged.set(Some(pos))
-                            on:dragover=move |ev| ev.prevent_default()
-                            on:drop=move |ev| {
-                                ev.prevent_default();
-                                if let Some(from) = dragged.get_untracked() {
-                                    move_item(order, from, pos);
-                                }
-                                dragged.set(None);
-                            }>
-                            <span class="rank">{pos + 1}</span>
-                            {o.image_url.clone().map(|src| view! { <img src=src alt=format!("Image {}", o.label)/> })}
-                            <span class="label">{o.label.clone()} " " <kbd>{key}</kbd></span>
-                        </li>
-                    }
-                }).collect_view()}
-            </ol>
-            <p class="keys">"Keys: a digit selects an image, ↑/↓ (or u/d) move it, Enter submits."</p>
-            <button type="button" class="submit-order" disabled=move || pending.get() on:click=move |_| submit()>
-                "Submit this order"
-            </button>
+            {form}
             <div hidden>
                 {task.prefetch.into_iter().map(|src| view! { <img src=src alt=""/> }).collect_view()}
             </div>

@@ -57,7 +57,9 @@ impl TestApp {
 
     /// As `spawn_on`, with environment variables for the server (the test clock).
     pub fn spawn_with_env(data_dir: &Path, extra: &[&str], env: &[(&str, &Path)]) -> TestApp {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hardneg"))
+        // HARDNEG_BIN: another build of the server (the page-weight measurement runs a release one).
+        let bin = std::env::var_os("HARDNEG_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_hardneg").into());
+        let mut child = Command::new(bin)
             .envs(env.iter().copied())
             .args(["serve", "--bind", "127.0.0.1:0", "--demo"])
             .args(extra)

@@ -5,6 +5,7 @@
 mod ab_tie;
 mod access;
 mod adaptive;
+mod adjudication_undo;
 mod agreement;
 mod answers;
 mod audit;
@@ -38,4 +39,5 @@ mod scoring;
 mod site_files;
 mod study_start;
 mod survey_form;
+mod take_form;
 mod upload;

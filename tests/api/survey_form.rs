@@ -8,13 +8,13 @@ use crate::helpers::{demo_study, TestApp};
 use reqwest::{Client, StatusCode};
 
 /// The `data-task` of the task the survey page shows, if any.
-fn shown_task(html: &str) -> Option<i64> {
+pub(crate) fn shown_task(html: &str) -> Option<i64> {
     let value = html.split("data-task=\"").nth(1)?.split('"').next()?;
     value.parse().ok()
 }
 
 /// A browser-like form post: same origin, answered with a 303 (not followed).
-async fn post_form(
+pub(crate) async fn post_form(
     app: &TestApp,
     client: &Client,
     path: &str,
@@ -24,11 +24,11 @@ async fn post_form(
     client.post(app.url(path)).header("origin", origin).form(form).send().await.unwrap()
 }
 
-fn no_redirects() -> Client {
+pub(crate) fn no_redirects() -> Client {
     Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap()
 }
 
-async fn page(app: &TestApp, client: &Client, path: &str) -> (StatusCode, String) {
+pub(crate) async fn page(app: &TestApp, client: &Client, path: &str) -> (StatusCode, String) {
     let res = client.get(app.url(path)).send().await.unwrap();
     (res.status(), res.text().await.unwrap())
 }

@@ -91,6 +91,30 @@ pub fn read_order(value: &str) -> Option<Vec<usize>> {
     Some(order)
 }
 
+/// The no-JS ranking form's fields (`rank_A=2`, `rank_B=1`, …: each shown
+/// letter's place, 1 = best) as an answer ("B,A"); the places must be
+/// 1..=n, each given once. Whether the letters are the task's is
+/// `parse_order`'s check.
+pub fn order_from_ranks(ranks: &[(String, String)]) -> Result<String, String> {
+    let n = ranks.len();
+    let mut by_place: Vec<Option<&str>> = vec![None; n];
+    for (id, place) in ranks {
+        let at = place
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|p| (1..=n).contains(p))
+            .ok_or_else(|| format!("image {id}: place {place:?} is not a number from 1 to {n}"))?;
+        if let Some(other) = by_place[at - 1].replace(id) {
+            return Err(format!("images {other} and {id} are both in place {at}; give each image its own place"));
+        }
+    }
+    if n == 0 {
+        return Err("no places given".into());
+    }
+    Ok(by_place.into_iter().flatten().collect::<Vec<_>>().join(","))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,5 +174,20 @@ mod tests {
         for bad in ["1,1", "0,2", "a,0", ""] {
             assert_eq!(read_order(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn places_per_image_become_an_order_best_first() {
+        let ranks = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+        };
+        assert_eq!(order_from_ranks(&ranks(&[("A", "2"), ("B", "3"), ("C", " 1")])).unwrap(), "C,A,B");
+        let twice = order_from_ranks(&ranks(&[("A", "1"), ("B", "1")])).unwrap_err();
+        assert_eq!(twice, "images A and B are both in place 1; give each image its own place");
+        for bad in ["0", "3", "x", ""] {
+            let e = order_from_ranks(&ranks(&[("A", "1"), ("B", bad)])).unwrap_err();
+            assert!(e.starts_with("image B: place") && e.ends_with("not a number from 1 to 2"), "{bad}: {e}");
+        }
+        assert!(order_from_ranks(&[]).is_err());
     }
 }

@@ -24,7 +24,6 @@ pub fn Comprehension(
         Some(Err(e)) => error.set(Some(error_text(&e))),
         None => {}
     });
-    let all_answered = move || chosen.with(|c| c.iter().all(Option::is_some));
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let answers: Option<Vec<usize>> = chosen.get_untracked().into_iter().collect();
@@ -43,13 +42,15 @@ pub fn Comprehension(
         } else {
             "Before you start, answer these questions about the instructions. You have two attempts."
         }}</p>
-        <form class="comprehension" data-attempt=attempt on:submit=submit>
+        // A plain form post before the wasm has loaded (`http::take_form`).
+        <form class="comprehension" data-attempt=attempt on:submit=submit method="post"
+            action=format!("/take/{study_id}/comprehension")>
             {questions.into_iter().enumerate().map(|(q, (text, options))| view! {
                 <fieldset data-question=q>
                     <legend>{text}</legend>
                     {options.into_iter().enumerate().map(|(o, option)| view! {
                         <label>
-                            <input type="radio" name=format!("q{q}") value=o data-option=option.clone()
+                            <input type="radio" name=format!("q{q}") value=o data-option=option.clone() required
                                 on:change=move |_| chosen.update(|c| c[q] = Some(o))/>
                             " " {option}
                         </label>
@@ -57,7 +58,7 @@ pub fn Comprehension(
                 </fieldset>
             }).collect_view()}
             <button type="submit" class="primary" data-step="comprehension"
-                disabled=move || !all_answered() || action.pending().get()>"Submit answers"</button>
+                disabled=move || action.pending().get()>"Submit answers"</button>
         </form>
         <p class="error" role="alert">{move || error.get()}</p>
     }

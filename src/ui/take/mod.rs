@@ -16,9 +16,9 @@ use super::error_text;
 use super::session;
 use crate::api_types::Progress;
 use leptos::prelude::*;
-use leptos_router::hooks::use_params_map;
+use leptos_router::hooks::{use_params_map, use_query_map};
 use serde::{Deserialize, Serialize};
-use view::{CompletionView, PracticeFeedback, TakeStage, TakeView};
+use view::{CompletionView, FeedbackQuery, PracticeFeedback, TakeStage, TakeView};
 
 /// A step the participant takes that is not an answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,15 +119,22 @@ fn Take(study_id: i64, first: TakeView) -> impl IntoView {
         }
     };
     let title = page.with_untracked(|p| p.study_name.clone());
+    // A practice answer posted without the wasm: its feedback, from the address.
+    let query = use_query_map();
+    let feedback = Memo::new(move |_| query.with(|q| FeedbackQuery::from_query(|k| q.get(k))));
     view! {
         <section class="take" data-stage=move || page.with(|p| p.stage.name())>
             <leptos_meta::Title text=title.clone()/>
             <h1>{title}</h1>
+            {move || feedback.get().map(|f| steps::feedback_box(&f, view! {
+                <p><a class="button primary" href=format!("/take/{study_id}") data-step="practice-next">"Continue"</a></p>
+            }))}
             {move || {
                 let TakeView { stage, task, .. } = page.get();
                 match stage {
-                    TakeStage::Consent { text } => view! { <steps::Consent text go/> }.into_any(),
-                    TakeStage::Instructions { kind, study, again } => view! { <steps::Instructions kind study again go/> }.into_any(),
+                    _ if feedback.get().is_some() => ().into_any(),
+                    TakeStage::Consent { text } => view! { <steps::Consent study_id text go/> }.into_any(),
+                    TakeStage::Instructions { kind, study, again } => view! { <steps::Instructions study_id kind study again go/> }.into_any(),
                     TakeStage::Comprehension { attempt, questions } => view! { <checks::Comprehension study_id attempt questions page/> }.into_any(),
                     TakeStage::Practice { index, item } => view! { <steps::Practice study_id index item page/> }.into_any(),
                     TakeStage::Working { late } => view! {
@@ -144,7 +151,7 @@ fn Take(study_id: i64, first: TakeView) -> impl IntoView {
                 }
             }}
             <p class="error" role="alert">{move || error.get()}</p>
-            {move || page.with(|p| p.stage.may_return()).then(|| view! { <steps::ReturnStudy go/> })}
+            {move || page.with(|p| p.stage.may_return()).then(|| view! { <steps::ReturnStudy study_id go/> })}
         </section>
     }
 }

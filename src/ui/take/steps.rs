@@ -1,6 +1,6 @@
 //! The steps before and beside the bundle: consent, instructions, practice
 //! with feedback, and giving the study back.
-use super::view::{PracticeFeedback, TakeView};
+use super::view::{FeedbackQuery, PracticeFeedback, TakeView};
 use super::{Step, TakePractice};
 use crate::api_types::{Progress, TaskView};
 use crate::ui::annotate::{answer_by_keys, TaskCard};
@@ -11,22 +11,48 @@ fn paragraphs(text: &str) -> impl IntoView {
     text.split("\n\n").map(|p| view! { <p>{p.to_string()}</p> }).collect_view()
 }
 
-#[component]
-pub fn Consent(text: String, go: impl Fn(Step) + Copy + Send + Sync + 'static) -> impl IntoView {
-    let agreed = RwSignal::new(false);
+/// A step as a plain form post (`http::take_form`), so it works before the
+/// wasm has loaded; once hydrated, the page's server function takes it in place.
+fn step_form(
+    study_id: i64,
+    step: Step,
+    go: impl Fn(Step) + Copy + Send + Sync + 'static,
+    class: &'static str,
+    inside: impl IntoView,
+) -> impl IntoView {
+    let name = match step {
+        Step::Consent => "Consent",
+        Step::Instructions => "Instructions",
+        Step::Return => "Return",
+    };
     view! {
-        <div class="consent">{paragraphs(&text)}</div>
+        <form class=class method="post" action=format!("/take/{study_id}/step")
+            on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); go(step) }>
+            <input type="hidden" name="step" value=name/>
+            {inside}
+        </form>
+    }
+}
+
+#[component]
+pub fn Consent(study_id: i64, text: String, go: impl Fn(Step) + Copy + Send + Sync + 'static) -> impl IntoView {
+    // `required`: the browser asks for the box before posting, with or without the wasm.
+    let inside = view! {
         <label class="agree">
-            <input type="checkbox" name="consent" on:change=move |ev| agreed.set(event_target_checked(&ev))/>
+            <input type="checkbox" name="consent" value="yes" required/>
             " I have read the above and agree to take part."
         </label>
-        <p><button type="button" class="primary" data-step="consent" disabled=move || !agreed.get()
-            on:click=move |_| go(Step::Consent)>"Start"</button></p>
+        <p><button type="submit" class="primary" data-step="consent">"Start"</button></p>
+    };
+    view! {
+        <div class="consent">{paragraphs(&text)}</div>
+        {step_form(study_id, Step::Consent, go, "consent-form", inside)}
     }
 }
 
 #[component]
 pub fn Instructions(
+    study_id: i64,
     kind: String,
     study: Option<String>,
     /// After a failed first comprehension attempt.
@@ -43,8 +69,9 @@ pub fn Instructions(
             {study.map(|s| view! { <h3>"For this study"</h3> {paragraphs(&s)} })}
         </div>
         <p class="hint">"Answer each item with the keys shown on its options, or by tapping an option."</p>
-        <p><button type="button" class="primary" data-step="instructions"
-            on:click=move |_| go(Step::Instructions)>"I have read the instructions"</button></p>
+        {step_form(study_id, Step::Instructions, go, "instructions-form", view! {
+            <p><button type="submit" class="primary" data-step="instructions">"I have read the instructions"</button></p>
+        })}
     }
 }
 
@@ -52,7 +79,19 @@ fn practice_of_total(p: Progress) -> String {
     format!("Practice {} of {}", p.done + 1, p.total)
 }
 
+/// The answer to a practice item; `next` is how the participant goes on.
+pub fn feedback_box(f: &FeedbackQuery, next: impl IntoView) -> impl IntoView {
+    view! {
+        <div class="feedback" data-correct=f.correct.to_string() role="status">
+            <p>{f.text()}</p>
+            {next}
+        </div>
+    }
+}
+
 /// A practice item, answered like a task; the feedback stays until "Continue".
+/// Before the wasm has loaded its options post to `http::take_form`, which
+/// shows the feedback on the page it redirects to.
 #[component]
 pub fn Practice(study_id: i64, index: usize, item: TaskView, page: RwSignal<TakeView>) -> impl IntoView {
     let labels: Vec<(String, String)> = item.options.iter().map(|o| (o.id.clone(), o.label.clone())).collect();
@@ -76,23 +115,20 @@ pub fn Practice(study_id: i64, index: usize, item: TaskView, page: RwSignal<Take
         }
     };
     answer_by_keys(shown, choose);
+    let form_action = format!("/take/{study_id}/practice");
     view! {
         <p class="notice">"Practice: your answers here are not recorded; you will see the right answer."</p>
-        {move || shown.get().map(|t| view! { <TaskCard task=t pending=action.pending() choose counter=practice_of_total instructions_read=true/> })}
+        {move || shown.get().map(|t| view! {
+            <TaskCard task=t pending=action.pending() choose counter=practice_of_total instructions_read=true
+                form_action=form_action.clone()/>
+        })}
         {move || feedback.get().map(|f| {
-            let text = if f.correct {
-                format!("Correct: {} is right.", label(&f.right))
-            } else {
-                format!("Not quite: you chose {}; the right answer is {}.", label(&f.chosen), label(&f.right))
-            };
+            let said = FeedbackQuery { correct: f.correct, chosen: label(&f.chosen), right: label(&f.right) };
             let next = f.next.clone();
-            view! {
-                <div class="feedback" data-correct=f.correct.to_string() role="status">
-                    <p>{text}</p>
-                    <button type="button" class="primary" data-step="practice-next"
-                        on:click=move |_| page.set(next.clone())>"Continue"</button>
-                </div>
-            }
+            feedback_box(&said, view! {
+                <button type="button" class="primary" data-step="practice-next"
+                    on:click=move |_| page.set(next.clone())>"Continue"</button>
+            })
         })}
         <p class="error" role="alert">{move || error.get()}</p>
     }
@@ -108,22 +144,25 @@ pub fn Returned() -> impl IntoView {
     }
 }
 
-/// "Return this study", asked twice so that a stray tap does not give the place away.
+/// "Return this study", asked twice so that a stray tap does not give the
+/// place away; a `details` element, so it opens and posts without the wasm.
 #[component]
-pub fn ReturnStudy(go: impl Fn(Step) + Copy + Send + Sync + 'static) -> impl IntoView {
-    let asking = RwSignal::new(false);
+pub fn ReturnStudy(study_id: i64, go: impl Fn(Step) + Copy + Send + Sync + 'static) -> impl IntoView {
+    let details = NodeRef::<leptos::html::Details>::new();
+    let keep = move |_| {
+        if let Some(d) = details.get() {
+            let _ = d.remove_attribute("open");
+        }
+    };
     view! {
-        <div class="return-study">
-            {move || if asking.get() {
-                view! {
-                    <p>"Give this study back? Your answers so far are kept but you will not get a completion code."</p>
-                    <button type="button" class="danger" data-step="return" on:click=move |_| go(Step::Return)>"Yes, return it"</button>
-                    " "
-                    <button type="button" class="link" on:click=move |_| asking.set(false)>"No, keep going"</button>
-                }.into_any()
-            } else {
-                view! { <button type="button" class="link" data-step="ask-return" on:click=move |_| asking.set(true)>"Return this study"</button> }.into_any()
-            }}
-        </div>
+        <details class="return-study" node_ref=details>
+            <summary class="link" data-step="ask-return">"Return this study"</summary>
+            <p>"Give this study back? Your answers so far are kept but you will not get a completion code."</p>
+            {step_form(study_id, Step::Return, go, "return-form", view! {
+                <button type="submit" class="danger" data-step="return">"Yes, return it"</button>
+                " "
+                <button type="button" class="link" on:click=keep>"No, keep going"</button>
+            })}
+        </details>
     }
 }

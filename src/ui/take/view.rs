@@ -120,3 +120,81 @@ pub fn practice_task(
         prefetch: Vec::new(),
     }
 }
+
+/// The no-JS practice form's task id (`practice_task` gives item `index` the id `-index - 1`).
+pub fn practice_index(task_id: i64) -> Option<usize> {
+    usize::try_from(-task_id - 1).ok()
+}
+
+/// A practice answer's feedback in the address the no-JS form redirects to
+/// (`/take/{id}?correct=…&chosen=…&right=…`): nothing is stored, so the page
+/// after the redirect shows it from here. Labels as shown ("B", "None").
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedbackQuery {
+    pub correct: bool,
+    pub chosen: String,
+    pub right: String,
+}
+
+impl FeedbackQuery {
+    pub fn encode(&self) -> String {
+        let esc = |s: &str| {
+            s.bytes()
+                .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+                .collect::<String>()
+        };
+        format!("correct={}&chosen={}&right={}", self.correct, esc(&self.chosen), esc(&self.right))
+    }
+
+    /// From the page's decoded query; None without feedback in it.
+    pub fn from_query(get: impl Fn(&str) -> Option<String>) -> Option<FeedbackQuery> {
+        Some(FeedbackQuery { correct: get("correct")? == "true", chosen: get("chosen")?, right: get("right")? })
+    }
+
+    /// What the participant reads after answering.
+    pub fn text(&self) -> String {
+        if self.correct {
+            format!("Correct: {} is right.", self.right)
+        } else {
+            format!("Not quite: you chose {}; the right answer is {}.", self.chosen, self.right)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn practice_ids_map_back_to_their_index() {
+        for index in [0, 1, 7] {
+            let t = practice_task(
+                1,
+                SurveyKind::all()[0],
+                index,
+                8,
+                String::new(),
+                Prompt { text: String::new(), image_url: None },
+                Vec::new(),
+            );
+            assert_eq!(practice_index(t.task_id), Some(index));
+        }
+        assert_eq!(practice_index(5), None, "a real task id is no practice item");
+    }
+
+    #[test]
+    fn feedback_survives_the_address_and_reads_right() {
+        let f = FeedbackQuery { correct: false, chosen: "B".into(), right: "None & more".into() };
+        let q = f.encode();
+        assert_eq!(q, "correct=false&chosen=B&right=None%20%26%20more");
+        let pairs: Vec<(String, String)> = q
+            .split('&')
+            .map(|kv| kv.split_once('=').unwrap())
+            .map(|(k, v)| (k.into(), v.replace("%20", " ").replace("%26", "&")))
+            .collect();
+        let back = FeedbackQuery::from_query(|k| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())).unwrap();
+        assert_eq!(back, f);
+        assert_eq!(back.text(), "Not quite: you chose B; the right answer is None & more.");
+        assert_eq!(FeedbackQuery::from_query(|_| None), None);
+    }
+}

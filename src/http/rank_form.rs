@@ -1,0 +1,48 @@
+//! A ranking without JavaScript (or before the wasm has loaded): the card
+//! gives each image a place (`rank_A=2`, …) in one form posted here; the
+//! places must be a full order (`domain::survey::ranking::order_from_ranks`),
+//! which is then answered like the hydrated card's "C,A,B", through the same
+//! service, with a 303 back to the survey page (`survey_form.rs` does the
+//! same for one-option kinds).
+use super::error_page;
+use super::extract::Caller;
+use crate::domain::survey::ranking::order_from_ranks;
+use crate::error::ServiceError;
+use crate::state::AppState;
+use crate::studies::tasks;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::post;
+use axum::{Form, Router};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/annotate/{id}/rank", post(|s, id, c, f| rank(s, id, c, f, "/annotate")))
+        .route("/take/{id}/rank", post(|s, id, c, f| rank(s, id, c, f, "/take")))
+}
+
+async fn rank(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    caller: Result<Caller, ServiceError>,
+    Form(fields): Form<Vec<(String, String)>>,
+    area: &str,
+) -> Response {
+    let page = format!("{area}/{id}");
+    let ranked = async {
+        let Caller(user) = caller?;
+        let task_id = fields
+            .iter()
+            .find(|(k, _)| k == "task_id")
+            .and_then(|(_, v)| v.parse::<i64>().ok())
+            .ok_or_else(|| ServiceError::Invalid("the form has no task_id".into()))?;
+        let places: Vec<(String, String)> =
+            fields.iter().filter_map(|(k, v)| Some((k.strip_prefix("rank_")?.to_string(), v.clone()))).collect();
+        let order = order_from_ranks(&places).map_err(ServiceError::Invalid)?;
+        tasks::answer(&state, &user, task_id, &order, None).await
+    };
+    match ranked.await {
+        Ok(_) => Redirect::to(&page).into_response(),
+        Err(e) => error_page::service_error(e, &page),
+    }
+}

@@ -1,0 +1,151 @@
+//! The participant's steps without JavaScript (or before the wasm has
+//! loaded), as `survey_form.rs` does for the bundle's items: consent,
+//! instructions, the comprehension check, practice and giving the study
+//! back are plain form posts here. Each goes through the same `crowd::`
+//! service as the API and the page's server functions (which check the
+//! caller's own place in the study), then a 303 sends the browser back to
+//! `/take/{id}`, rendered whole on the server. The cross-site check
+//! (`origin.rs`) covers these posts like every other.
+use super::error_page;
+use super::extract::Caller;
+use crate::crowd::{self, Stage};
+use crate::error::ServiceError;
+use crate::state::AppState;
+use crate::ui::take::view::{practice_index, FeedbackQuery};
+use crate::ui::take::Step;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::post;
+use axum::{Form, Router};
+use serde::Deserialize;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/take/{id}/step", post(step))
+        .route("/take/{id}/comprehension", post(comprehension))
+        .route("/take/{id}/practice", post(practice))
+}
+
+/// Back to the participant's page, or a page for people saying what went wrong.
+fn answered(id: i64, done: Result<String, ServiceError>) -> Response {
+    match done {
+        Ok(to) => Redirect::to(&to).into_response(),
+        Err(e) => error_page::service_error(e, &format!("/take/{id}")),
+    }
+}
+
+#[derive(Deserialize)]
+struct StepForm {
+    step: Step,
+    /// The consent box; a browser leaves an unticked box out of the form.
+    consent: Option<String>,
+}
+
+async fn step(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    caller: Result<Caller, ServiceError>,
+    Form(form): Form<StepForm>,
+) -> Response {
+    let done = async {
+        let Caller(user) = caller?;
+        match form.step {
+            Step::Consent if form.consent.is_none() => {
+                return Err(ServiceError::Invalid("tick the consent box to take part".into()));
+            }
+            Step::Consent => crowd::accept_consent(&state, &user, id).await?,
+            Step::Instructions => crowd::instructions_read(&state, &user, id).await?,
+            Step::Return => crowd::return_study(&state, &user, id).await?,
+        };
+        Ok(format!("/take/{id}"))
+    };
+    answered(id, done.await)
+}
+
+/// The check's radio groups `q0`, `q1`, …, each the index of the chosen option.
+fn comprehension_answers(fields: &[(String, String)]) -> Result<Vec<usize>, ServiceError> {
+    let mut answers: Vec<Option<usize>> = Vec::new();
+    for (name, value) in fields {
+        let Some(q) = name.strip_prefix('q').and_then(|q| q.parse::<usize>().ok()) else { continue };
+        let chosen =
+            value.parse().map_err(|_| ServiceError::Invalid(format!("question {}: {value:?} is no option", q + 1)))?;
+        if answers.len() <= q {
+            answers.resize(q + 1, None);
+        }
+        answers[q] = Some(chosen);
+    }
+    answers
+        .iter()
+        .enumerate()
+        .map(|(q, a)| a.ok_or_else(|| ServiceError::Invalid(format!("question {} has no answer", q + 1))))
+        .collect()
+}
+
+async fn comprehension(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    caller: Result<Caller, ServiceError>,
+    Form(fields): Form<Vec<(String, String)>>,
+) -> Response {
+    let done = async {
+        let Caller(user) = caller?;
+        crowd::comprehension_answer(&state, &user, id, &comprehension_answers(&fields)?).await?;
+        Ok(format!("/take/{id}"))
+    };
+    answered(id, done.await)
+}
+
+/// A practice item's option, posted by the same task card as the bundle's items.
+#[derive(Deserialize)]
+struct PracticeForm {
+    task_id: i64,
+    option: String,
+}
+
+/// The feedback goes in the address of the page it redirects to (it is
+/// not stored), with the labels as shown when the item is the current one.
+async fn practice(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    caller: Result<Caller, ServiceError>,
+    Form(form): Form<PracticeForm>,
+) -> Response {
+    let done = async {
+        let Caller(user) = caller?;
+        let index = practice_index(form.task_id)
+            .ok_or_else(|| ServiceError::Invalid(format!("task {} is no practice item", form.task_id)))?;
+        let labels = match crowd::stage(&state, &user, id).await? {
+            Stage::Practice(p) if p.index == index => p.options,
+            _ => Vec::new(),
+        };
+        let f = crowd::practice_answer(&state, &user, id, index, &form.option).await?;
+        let label =
+            |shown: &str| labels.iter().find(|o| o.id == shown).map_or_else(|| shown.to_string(), |o| o.label.clone());
+        let query = FeedbackQuery { correct: f.correct, chosen: label(&f.chosen), right: label(&f.right) };
+        Ok(format!("/take/{id}?{}", query.encode()))
+    };
+    answered(id, done.await)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::comprehension_answers;
+
+    fn fields(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn radio_groups_become_one_answer_per_question_in_order() {
+        let got = comprehension_answers(&fields(&[("q1", "0"), ("q0", "2"), ("other", "x")])).unwrap();
+        assert_eq!(got, vec![2, 0]);
+    }
+
+    #[test]
+    fn a_skipped_question_or_a_bad_value_is_named() {
+        let skipped = comprehension_answers(&fields(&[("q1", "0")])).unwrap_err();
+        assert!(skipped.to_string().contains("question 1 has no answer"), "{skipped}");
+        let bad = comprehension_answers(&fields(&[("q0", "x")])).unwrap_err();
+        assert!(bad.to_string().contains("question 1: \"x\" is no option"), "{bad}");
+    }
+}

@@ -1,0 +1,77 @@
+//! Undoing a settled dispute over real HTTP (issue 13): a researcher
+//! reopens a decision, the item waits in the queue again, a new decision
+//! settles it, and the history keeps every decision and the reopening;
+//! once Step 4 is built from the outcomes, they stay.
+use crate::helpers::{Spec, TestApp};
+use hardneg::api_types::{Dispute, Settled};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_settled_dispute_reopens_and_its_history_keeps_both_decisions() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let spec = Spec::new("undo pairs").seed(3).pairs(&[["annotator1", "annotator2"]], 2);
+    let study = app.create_study_ok(&researcher, &spec).await;
+    app.work_through("annotator1", study, |_| "A".into()).await;
+    app.work_through("annotator2", study, |_| "none".into()).await;
+    let disputes: Vec<Dispute> = app.get(&researcher, &format!("/api/v1/studies/{study}/disputes")).await;
+    assert_eq!(disputes.len(), 2);
+    let settle = |instance: i64, value: &str| {
+        let url = app.url(&format!("/api/v1/studies/{study}/adjudicate"));
+        let body = json!({ "instance_id": instance, "value": value });
+        let req = researcher.post(url).json(&body);
+        async move { req.send().await.unwrap().status() }
+    };
+    let reopen = |client: &reqwest::Client, instance: i64| {
+        let req = client.post(app.url(&format!("/api/v1/studies/{study}/adjudications/{instance}/reopen")));
+        async move { req.send().await.unwrap() }
+    };
+    let (first, second) = (disputes[0].instance_id, disputes[1].instance_id);
+    assert_eq!(settle(first, "none").await, 204);
+    assert_eq!(settle(second, "none").await, 204);
+    let settled: Vec<Settled> = app.get(&researcher, &format!("/api/v1/studies/{study}/adjudications")).await;
+    assert_eq!(settled.len(), 2);
+    assert!(settled.iter().all(|s| s.value == "none" && s.label == "None" && s.history.len() == 1));
+
+    // Annotators may not undo; the researcher reopens, and the item waits again.
+    let annotator = app.login("annotator1").await;
+    assert_eq!(reopen(&annotator, first).await.status(), 403);
+    assert_eq!(reopen(&researcher, first).await.status(), 204);
+    let waiting: Vec<Dispute> = app.get(&researcher, &format!("/api/v1/studies/{study}/disputes")).await;
+    assert_eq!(waiting, [disputes[0].clone()], "back in the queue as it was");
+    let settled: Vec<Settled> = app.get(&researcher, &format!("/api/v1/studies/{study}/adjudications")).await;
+    assert_eq!(settled.iter().map(|s| s.instance_id).collect::<Vec<_>>(), [second]);
+
+    // Nothing to reopen: twice, or an item of no decision.
+    let again = reopen(&researcher, first).await;
+    assert_eq!(again.status(), 404);
+    let msg = again.text().await.unwrap();
+    assert!(msg.contains(&format!("instance {first} of study {study} has no decision to reopen")), "{msg}");
+
+    // Decided again the other way: both decisions and the reopening, in order.
+    let image = disputes[0].choices.iter().find(|c| c.chosen_by == ["annotator1"]).unwrap();
+    assert_eq!(settle(first, &image.value).await, 204);
+    let settled: Vec<Settled> = app.get(&researcher, &format!("/api/v1/studies/{study}/adjudications")).await;
+    let item = settled.iter().find(|s| s.instance_id == first).expect("settled again");
+    assert_eq!(item.value, image.value);
+    let history: Vec<(&str, &str, &str)> =
+        item.history.iter().map(|e| (e.action.as_str(), e.value.as_str(), e.by.as_str())).collect();
+    assert_eq!(
+        history,
+        [
+            ("settled", "none", "researcher"),
+            ("reopened", "none", "researcher"),
+            ("settled", &*image.value, "researcher")
+        ]
+    );
+    assert!(item.history.windows(2).all(|w| w[0].at <= w[1].at));
+    let left: Vec<Dispute> = app.get(&researcher, &format!("/api/v1/studies/{study}/disputes")).await;
+    assert_eq!(left, []);
+
+    // Once Step 4 is built from the outcomes, they no longer change under it.
+    let step4 = researcher.post(app.url(&format!("/api/v1/studies/{study}/step4"))).send().await.unwrap();
+    assert_eq!(step4.status(), 201, "{}", step4.text().await.unwrap());
+    let late = reopen(&researcher, second).await;
+    assert_eq!(late.status(), 422);
+    assert!(late.text().await.unwrap().contains("was built from this study's outcomes"));
+}
