@@ -14,3 +14,4 @@ mod page_weight;
 mod pages;
 mod pipeline_flow;
 mod protocols_flow;
+mod triplet_flow;

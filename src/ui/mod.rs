@@ -21,6 +21,7 @@ pub mod ranking_compare;
 pub mod research;
 pub mod session;
 pub mod take;
+pub mod triplet_check;
 
 /// The icon inline (no request, nothing to cache or miss); assets/favicon.svg
 /// is the same drawing for those who fetch `/favicon.svg`.

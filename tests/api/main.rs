@@ -38,4 +38,5 @@ mod scoring;
 mod site_files;
 mod study_start;
 mod survey_form;
+mod triplet_check;
 mod upload;
