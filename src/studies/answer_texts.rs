@@ -5,7 +5,6 @@ use crate::domain::answer_text::texts_agree;
 use crate::domain::resolution::{ItemState, ResolvedBy};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
-use crate::studies::outcomes::ItemOutcome;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
 
@@ -37,17 +36,21 @@ pub async fn answers(db: &SqlitePool, study_id: i64) -> Result<HashMap<i64, Vec<
 /// Answers that stored the same value still disagree when their texts
 /// differ (two different corrections): such an item waits for adjudication.
 /// Only kinds with a text field; an adjudicated item stays settled.
-pub async fn settle(db: &SqlitePool, meta: &StudyMeta, items: &mut [ItemOutcome]) -> Result<(), ServiceError> {
+pub async fn settle(
+    db: &SqlitePool,
+    meta: &StudyMeta,
+    items: impl Iterator<Item = (i64, &mut ItemState)>,
+) -> Result<(), ServiceError> {
     if meta.kind.spec().text.is_none() {
         return Ok(());
     }
     let answers = answers(db, meta.id).await?;
-    for o in items.iter_mut() {
-        let ItemState::Final { value, by: ResolvedBy::Unanimous } = &o.state else { continue };
-        let Some(given) = answers.get(&o.instance_id) else { continue };
+    for (instance, state) in items {
+        let ItemState::Final { value, by: ResolvedBy::Unanimous } = &*state else { continue };
+        let Some(given) = answers.get(&instance) else { continue };
         let texts: Vec<Option<&str>> = given.iter().map(|a| a.text.as_deref()).collect();
         if !texts_agree(&texts) {
-            o.state = ItemState::Disputed { values: vec![value.clone()] };
+            *state = ItemState::Disputed { values: vec![value.clone()] };
         }
     }
     Ok(())
@@ -58,7 +61,7 @@ pub async fn settle(db: &SqlitePool, meta: &StudyMeta, items: &mut [ItemOutcome]
 pub async fn final_texts(
     db: &SqlitePool,
     study_id: i64,
-    items: &[ItemOutcome],
+    items: impl Iterator<Item = (i64, &ItemState)>,
     answers: &HashMap<i64, Vec<TextedAnswer>>,
 ) -> Result<HashMap<i64, String>, ServiceError> {
     let adjudicated: HashMap<i64, Option<String>> =
@@ -69,14 +72,14 @@ pub async fn final_texts(
             .into_iter()
             .collect();
     let mut out = HashMap::new();
-    for o in items {
-        let ItemState::Final { by, value } = &o.state else { continue };
+    for (instance, state) in items {
+        let ItemState::Final { by, value } = state else { continue };
         let text = match by {
-            ResolvedBy::Adjudication => adjudicated.get(&o.instance_id).cloned().flatten(),
-            _ => answers.get(&o.instance_id).and_then(|a| a.iter().find(|a| a.value == *value)?.text.clone()),
+            ResolvedBy::Adjudication => adjudicated.get(&instance).cloned().flatten(),
+            _ => answers.get(&instance).and_then(|a| a.iter().find(|a| a.value == *value)?.text.clone()),
         };
         if let Some(t) = text {
-            out.insert(o.instance_id, t);
+            out.insert(instance, t);
         }
     }
     Ok(out)

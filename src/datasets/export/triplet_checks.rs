@@ -35,7 +35,8 @@ type Instance = (i64, String, String, Option<String>, String);
 pub async fn write(db: &SqlitePool, study_id: i64, out: &Path) -> Result<String, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let answers = answer_texts::answers(db, study_id).await?;
-    let texts = answer_texts::final_texts(db, study_id, &outcomes, &answers).await?;
+    let items = outcomes.iter().map(|o| (o.instance_id, &o.state));
+    let texts = answer_texts::final_texts(db, study_id, items, &answers).await?;
     let instances: HashMap<i64, Instance> = sqlx::query_as(
         "SELECT i.id, i.key, i.caption, i.paraphrase, i.negative_caption FROM study_items si
          JOIN instances i ON i.id = si.instance_id WHERE si.study_id = ?",
