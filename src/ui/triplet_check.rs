@@ -91,14 +91,7 @@ pub fn TripletCard(
 
     view! {
         <section class="survey triplet-check" tabindex="-1" node_ref=card aria-busy=move || pending.get().to_string() data-task=task.task_id>
-            <div class="progress">
-                <progress max=progress.total value=progress.done aria-label="Progress"></progress>
-                <span>{counter(progress)}</span>
-            </div>
-            <details class="instructions" open=progress.done == 0>
-                <summary>"Instructions"</summary>
-                <p>{task.instructions.clone()}</p>
-            </details>
+            <super::card_head::CardHead progress counter instructions=task.instructions.clone()/>
             {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image the triplet describes"/> })}
             <dl class="triplet">
                 <dt>"P1"</dt><dd class="p1">{p1}</dd>
@@ -134,7 +127,7 @@ pub fn TripletCard(
                     }).collect_view()}
                 </fieldset>
                 <label class="correction">
-                    "Corrected P2 (only when P2 is wrong; needs a tag) " <kbd>"e"</kbd>
+                    <span>"Corrected P2 (only when P2 is wrong; needs a tag) " <kbd>"e"</kbd></span>
                     <input type="text" name="text" maxlength="300" autocomplete="off" node_ref=input aria-keyshortcuts="e"
                         on:focus=move |_| in_box.set(true) on:blur=move |_| in_box.set(false)
                         prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))/>
