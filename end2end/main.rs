@@ -15,3 +15,4 @@ mod pages;
 mod pipeline_flow;
 mod protocols_flow;
 mod take_pages;
+mod triplet_flow;

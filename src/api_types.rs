@@ -56,6 +56,9 @@ pub struct AnswerRequest {
     pub option: String,
     #[serde(default)]
     pub elapsed_ms: Option<i64>,
+    /// The free-text part, for a kind that declares one (the triplet check's corrected P2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -187,6 +190,19 @@ pub struct Dispute {
     pub prompt: String,
     /// Every value the kind allows, with its image and who chose it.
     pub choices: Vec<DisputeChoice>,
+    /// For a kind whose answers carry text: each answer's text (the corrections to choose from).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub texts: Vec<DisputeText>,
+    /// The label of the kind's text field, when its answers carry one: the decision may give the final text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_label: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DisputeText {
+    pub annotator: String,
+    pub value: String,
+    pub text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

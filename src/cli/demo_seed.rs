@@ -156,8 +156,9 @@ pub async fn seed_demo_rankings(db: &SqlitePool, images: &ImageStore) -> anyhow:
 }
 
 /// The protocol demo studies: SugarCrepe++'s two odd-one-out settings on
-/// the demo triplets, SugarCrepe's A/B/Tie on the demo pairs, ranking on the demo prompts.
-pub const DEMO_PROTOCOL_SPECS: [&str; 4] = [
+/// the demo triplets and their expert check, SugarCrepe's A/B/Tie on the demo
+/// pairs, ranking on the demo prompts.
+pub const DEMO_PROTOCOL_SPECS: [&str; 5] = [
     r#"name = "Demo: SugarCrepe++ odd one out (image)"
 kind = "odd_one_out"
 dataset = "demo-triplets"
@@ -166,6 +167,12 @@ seed = 2024
 "#,
     r#"name = "Demo: SugarCrepe++ odd one out (text only)"
 kind = "odd_one_out_text"
+dataset = "demo-triplets"
+annotators = "all"
+seed = 2024
+"#,
+    r#"name = "Demo: SugarCrepe++ triplet check"
+kind = "triplet_check"
 dataset = "demo-triplets"
 annotators = "all"
 seed = 2024

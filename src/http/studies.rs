@@ -72,7 +72,7 @@ async fn answer(
     Path(task_id): Path<i64>,
     ApiJson(req): ApiJson<AnswerRequest>,
 ) -> Result<Json<AnswerAck>, ServiceError> {
-    Ok(Json(tasks::answer(&state, &user, task_id, &req.option, req.elapsed_ms).await?))
+    Ok(Json(tasks::answer_with_text(&state, &user, task_id, &req.option, req.text.as_deref(), req.elapsed_ms).await?))
 }
 
 async fn study_progress(
@@ -128,6 +128,9 @@ async fn disputes(
 struct Decision {
     instance_id: i64,
     value: String,
+    /// The final text, for a kind whose answers carry one (the triplet check's P2).
+    #[serde(default)]
+    text: Option<String>,
 }
 
 async fn adjudicate(
@@ -137,7 +140,7 @@ async fn adjudicate(
     ApiJson(d): ApiJson<Decision>,
 ) -> Result<StatusCode, ServiceError> {
     let user = caller.researcher()?;
-    adjudication::adjudicate(&state.db, &user, id, d.instance_id, &d.value).await?;
+    adjudication::adjudicate(&state.db, &user, id, d.instance_id, &d.value, d.text.as_deref()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

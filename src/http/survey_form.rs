@@ -26,6 +26,12 @@ pub fn routes() -> Router<AppState> {
 struct AnswerForm {
     task_id: i64,
     option: String,
+    /// A qualifier of the option, stored as `option:tag` (the triplet check's error tag).
+    #[serde(default)]
+    tag: Option<String>,
+    /// The free-text part of a kind that declares one.
+    #[serde(default)]
+    text: Option<String>,
 }
 
 async fn start(State(state): State<AppState>, Path(id): Path<i64>, caller: Result<Caller, ServiceError>) -> Response {
@@ -51,7 +57,11 @@ async fn answer(
     let back = format!("{area}/{id}");
     let stored = async {
         let Caller(user) = caller?;
-        tasks::answer(&state, &user, form.task_id, &form.option, None).await
+        let option = match form.tag.as_deref().filter(|t| !t.is_empty()) {
+            Some(tag) => format!("{}:{tag}", form.option),
+            None => form.option.clone(),
+        };
+        tasks::answer_with_text(&state, &user, form.task_id, &option, form.text.as_deref(), None).await
     };
     match stored.await {
         Ok(_) => Redirect::to(&back).into_response(),

@@ -2,7 +2,7 @@
 //! `resolve = "adjudication"`, a researcher's decision on one, and
 //! reopening a decision (undo), with every decision kept in a log.
 use crate::accounts::SessionUser;
-use crate::api_types::{AdjudicationEvent, Dispute, DisputeChoice, Settled};
+use crate::api_types::{AdjudicationEvent, Dispute, DisputeChoice, DisputeText, Settled};
 use crate::domain::resolution::ItemState;
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
@@ -58,6 +58,10 @@ pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, Se
     if !meta.kind.spec().adjudicated {
         return Ok(out);
     }
+    let texted = match meta.kind.spec().text {
+        Some(_) => crate::studies::answer_texts::answers(db, study_id).await?,
+        None => HashMap::new(),
+    };
     for o in outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })) {
         let answers: Vec<(String, String, i64)> = sqlx::query_as(
             "SELECT a.value, u.username, t.seed FROM counted_answers a JOIN users u ON u.id = a.user_id
@@ -81,7 +85,17 @@ pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, Se
                 chosen_by: answers.iter().filter(|(a, _, _)| a == v).map(|(_, u, _)| u.clone()).collect(),
             })
             .collect();
-        out.push(Dispute { study_id, instance_id: o.instance_id, prompt, choices });
+        let texts = texted
+            .get(&o.instance_id)
+            .into_iter()
+            .flatten()
+            .filter_map(|a| {
+                let text = a.text.clone()?;
+                Some(DisputeText { annotator: a.annotator.clone(), value: a.value.clone(), text })
+            })
+            .collect();
+        let text_label = meta.kind.spec().text.as_ref().map(|f| f.label.to_string());
+        out.push(Dispute { study_id, instance_id: o.instance_id, prompt, choices, texts, text_label });
     }
     Ok(out)
 }
@@ -92,6 +106,7 @@ pub async fn adjudicate(
     study_id: i64,
     instance_id: i64,
     value: &str,
+    text: Option<&str>,
 ) -> Result<(), ServiceError> {
     let meta = crate::studies::meta::load_study_meta(db, study_id).await?;
     if !meta.kind.spec().adjudicated {
@@ -103,6 +118,8 @@ pub async fn adjudicate(
             meta.kind.values().join(", ")
         )));
     }
+    // The final text obeys the kind's rules for answers (the triplet check's final P2).
+    let text = meta.kind.answer_text(value, text).map_err(|e| ServiceError::Invalid(e.to_string()))?;
     let in_study: Option<i64> = sqlx::query_scalar("SELECT 1 FROM study_items WHERE study_id = ? AND instance_id = ?")
         .bind(study_id)
         .bind(instance_id)
@@ -114,14 +131,16 @@ pub async fn adjudicate(
     let now = now_secs();
     let mut tx = db.begin().await?;
     sqlx::query(
-        "INSERT INTO adjudications (study_id, instance_id, value, user_id, decided_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (study_id, instance_id) DO UPDATE SET value = excluded.value, user_id = excluded.user_id, decided_at = excluded.decided_at",
+        "INSERT INTO adjudications (study_id, instance_id, value, user_id, decided_at, text) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (study_id, instance_id) DO UPDATE SET value = excluded.value, user_id = excluded.user_id,
+           decided_at = excluded.decided_at, text = excluded.text",
     )
     .bind(study_id)
     .bind(instance_id)
     .bind(value)
     .bind(user.id)
     .bind(now)
+    .bind(text)
     .execute(&mut *tx)
     .await?;
     log(&mut tx, study_id, instance_id, "settled", value, user.id, now).await?;

@@ -5,6 +5,7 @@ pub mod adjudication;
 pub mod aggregate;
 pub mod agreement;
 mod agreement_detail;
+pub mod answer_texts;
 pub mod create;
 pub mod meta;
 #[cfg(test)]
@@ -15,3 +16,4 @@ pub mod pipeline;
 pub mod progress;
 pub mod report;
 pub mod tasks;
+pub mod triplet_report;

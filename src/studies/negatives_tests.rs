@@ -33,7 +33,7 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
     // stand-in), and some items are discarded.
     for (n, id) in items.iter().enumerate() {
         let value = if n % 5 == 4 { "none".to_string() } else { (n % 4).to_string() };
-        adjudication::adjudicate(&db, &researcher, s3, *id, &value).await.unwrap();
+        adjudication::adjudicate(&db, &researcher, s3, *id, &value, None).await.unwrap();
     }
     let survivors: BTreeMap<i64, String> =
         outcomes::survivors(&db, s3, &[SurveyKind::of(&four_image::KIND)]).await.unwrap().into_iter().collect();

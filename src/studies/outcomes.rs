@@ -182,6 +182,9 @@ pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta
     }
     let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state, &mut o.posterior));
     crate::studies::adaptive::settle(db, study_id, items).await?;
+    // HOOK (free-text answers): the same value with different texts is a disagreement.
+    let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state));
+    crate::studies::answer_texts::settle(db, &meta, items).await?;
     if let Some(model) = meta.resolve.model() {
         let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state, &mut o.posterior));
         crate::studies::aggregate::settle(model, meta.kind, meta.seed, &model_answers, &adjudicated, items);

@@ -32,6 +32,9 @@ pub enum ReportBody {
     /// Annotators' agreement on each prompt's order (Kendall's W) and each
     /// imported model's correlation with it (ranking generated images).
     Ranking(RankingStats),
+    /// Expert triplet validation: valid share per subset, error tags, and
+    /// Cohen's kappa on the verdict (SugarCrepe++).
+    Validation(crate::domain::validation_stats::ValidationStats),
 }
 
 /// One answer: the instance's subset, the annotator, the stored value and
@@ -106,6 +109,10 @@ pub async fn study_report(db: &SqlitePool, study_id: i64) -> Result<StudyReport,
             let (n, stats) = rankings(db, study_id).await?;
             (n, ReportBody::Ranking(stats))
         }
+        Report::Validation => {
+            let (n, stats) = crate::studies::triplet_report::validation(db, study_id).await?;
+            (n, ReportBody::Validation(stats))
+        }
     };
     Ok(StudyReport { study_id, study: meta.name, kind: meta.kind.name().to_string(), answers: n, body })
 }
@@ -179,6 +186,7 @@ pub fn render(r: &StudyReport) -> String {
                 ));
             }
         }
+        ReportBody::Validation(st) => out.push_str(&crate::studies::triplet_report::render(st)),
         ReportBody::Preference { rows } => {
             for row in rows {
                 let subset = row.subset.map_or("all".to_string(), |c| c.to_string());

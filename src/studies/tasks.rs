@@ -262,6 +262,18 @@ pub async fn answer(
     option: &str,
     elapsed_ms: Option<i64>,
 ) -> Result<AnswerAck, ServiceError> {
+    answer_with_text(state, user, task_id, option, None, elapsed_ms).await
+}
+
+/// [`answer`] with the free-text part the kind declares (checked before anything is stored).
+pub async fn answer_with_text(
+    state: &AppState,
+    user: &SessionUser,
+    task_id: i64,
+    option: &str,
+    text: Option<&str>,
+    elapsed_ms: Option<i64>,
+) -> Result<AnswerAck, ServiceError> {
     type Task = (i64, i64, i64, i64, i64, i64, Option<String>);
     let task: Option<Task> =
         sqlx::query_as("SELECT user_id, study_id, instance_id, seed, done, query, check_kind FROM tasks WHERE id = ?")
@@ -282,6 +294,7 @@ pub async fn answer(
     let meta = study_meta(state, study_id).await?;
     let p = present(state, &meta, instance_id, seed, query, None).await?;
     let (option_id, value) = meta.kind.answer(&p, option).map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    let text = meta.kind.answer_text(&value, text).map_err(|e| ServiceError::Invalid(e.to_string()))?;
     let stored = state
         .writer
         .store(NewAnswer {
@@ -294,6 +307,7 @@ pub async fn answer(
             shown_order: serde_json::to_string(&p.shown_order).unwrap_or_default(),
             elapsed_ms: elapsed_ms.unwrap_or(0).clamp(0, MAX_ELAPSED_MS),
             answered_at: state.crowd.clock.now(),
+            text: text.map(|t| (meta.kind.spec().text.as_ref().map_or("text", |f| f.name), t)),
         })
         .await?;
     if stored == Stored::New && check_kind.as_deref() == Some("attention") {

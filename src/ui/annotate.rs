@@ -33,9 +33,10 @@ pub async fn answer_and_next(
     task_id: i64,
     option: String,
     elapsed_ms: i64,
+    #[server(default)] text: Option<String>,
 ) -> Result<Option<TaskView>, ServerFnError> {
     let (state, user) = session::caller().await?;
-    crate::studies::tasks::answer(&state, &user, task_id, &option, Some(elapsed_ms))
+    crate::studies::tasks::answer_with_text(&state, &user, task_id, &option, text.as_deref(), Some(elapsed_ms))
         .await
         .map_err(session::sfn_error)?;
     crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
@@ -187,15 +188,16 @@ pub fn Survey(
         None => {}
     });
 
-    let choose = move |option: String| {
+    let send = move |option: String, text: Option<String>| {
         if action.pending().get_untracked() {
             return; // one answer in flight at a time; the server is idempotent anyway
         }
         if let Some(t) = task.get_untracked() {
             let elapsed_ms = (now_ms() - shown_at.get_value()).max(0.0) as i64;
-            action.dispatch(AnswerAndNext { study_id, task_id: t.task_id, option, elapsed_ms });
+            action.dispatch(AnswerAndNext { study_id, task_id: t.task_id, option, elapsed_ms, text });
         }
     };
+    let choose = move |option: String| send(option, None);
     answer_by_keys(task, choose);
     // Effects run only in the browser: until this one has, keys do nothing
     // (clicks still answer, as form posts).
@@ -218,6 +220,9 @@ pub fn Survey(
                     <p>"Every item of this study has your answer."</p>
                     <p><A href="/annotate">"Back to your studies"</A></p>
                 </section>
+            }.into_any(),
+            (Some(t), _) if super::triplet_check::is_triplet_check(&t) => view! {
+                <super::triplet_check::TripletCard task=t pending=action.pending() submit=send counter form_action=form_action.clone()/>
             }.into_any(),
             (Some(t), _) if super::ranking::is_ranking(&t) => view! { <super::ranking::RankingCard task=t pending=action.pending() choose counter form_action=rank_action.clone()/> }.into_any(),
             (Some(t), _) => view! {

@@ -22,9 +22,14 @@ pub async fn study_disputes(study_id: i64) -> Result<Vec<Dispute>, ServerFnError
 }
 
 #[server(prefix = "/sfn")]
-pub async fn settle(study_id: i64, instance_id: i64, value: String) -> Result<(), ServerFnError> {
+pub async fn settle(
+    study_id: i64,
+    instance_id: i64,
+    value: String,
+    #[server(default)] text: Option<String>,
+) -> Result<(), ServerFnError> {
     let (state, user) = session::researcher().await?;
-    crate::studies::adjudication::adjudicate(&state.db, &user, study_id, instance_id, &value)
+    crate::studies::adjudication::adjudicate(&state.db, &user, study_id, instance_id, &value, text.as_deref())
         .await
         .map_err(session::sfn_error)
 }
@@ -232,6 +237,10 @@ fn DisputeCard(dispute: Dispute, settle: ServerAction<Settle>) -> impl IntoView 
     let (study_id, instance_id) = (dispute.study_id, dispute.instance_id);
     // A click only picks; the decision is stored once confirmed.
     let picked = RwSignal::new(None::<(String, String)>);
+    // The final text, for kinds whose answers carry one (a correction to pick, or written anew).
+    let text = RwSignal::new(String::new());
+    let texts = dispute.texts.clone();
+    let text_label = dispute.text_label.clone();
     view! {
         <section class="dispute" data-instance=instance_id>
             <blockquote class="prompt">{dispute.prompt}</blockquote>
@@ -252,11 +261,27 @@ fn DisputeCard(dispute: Dispute, settle: ServerAction<Settle>) -> impl IntoView 
                     }
                 }).collect_view()}
             </div>
+            {text_label.map(|label| view! {
+                <div class="dispute-text">
+                    {texts.into_iter().map(|t| {
+                        let chosen = t.text.clone();
+                        view! {
+                            <button type="button" class="option plain use-text" on:click=move |_| text.set(chosen.clone())>
+                                {format!("{}'s ({}): ", t.annotator, t.value)} <q>{t.text.clone()}</q>
+                            </button>
+                        }
+                    }).collect_view()}
+                    <label>{label} " (final) "
+                        <input type="text" name="text" class="final-text" maxlength="300"
+                            prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))/>
+                    </label>
+                </div>
+            })}
             {move || picked.get().map(|(value, label)| view! {
                 <p class="confirm" role="status">
                     "Settle this item as " <strong>{label}</strong> "? "
                     <button type="button" class="primary confirm-settle" disabled=move || settle.pending().get()
-                        on:click=move |_| { settle.dispatch(Settle { study_id, instance_id, value: value.clone() }); }>"Confirm"</button>
+                        on:click=move |_| { settle.dispatch(Settle { study_id, instance_id, value: value.clone(), text: Some(text.get_untracked()) }); }>"Confirm"</button>
                     " "
                     <button type="button" class="link" on:click=move |_| picked.set(None)>"Cancel"</button>
                 </p>

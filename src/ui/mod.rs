@@ -9,6 +9,7 @@ pub mod adaptive_panel;
 pub mod admin;
 pub mod annotate;
 pub mod audit;
+pub mod card_head;
 pub mod compare;
 pub mod compare_detail;
 pub mod curation;
@@ -21,6 +22,7 @@ pub mod ranking_compare;
 pub mod research;
 pub mod session;
 pub mod take;
+pub mod triplet_check;
 
 /// The icon inline (no request, nothing to cache or miss); assets/favicon.svg
 /// is the same drawing for those who fetch `/favicon.svg`.

@@ -132,14 +132,7 @@ pub fn RankingCard(
     .into_any();
     view! {
         <section class="survey ranking" aria-busy=move || pending.get().to_string() data-task=task.task_id>
-            <div class="progress">
-                <progress max=progress.total value=progress.done aria-label="Progress"></progress>
-                <span>{counter(progress)}</span>
-            </div>
-            <details class="instructions" open=progress.done == 0>
-                <summary>"Instructions"</summary>
-                <p>{task.instructions.clone()}</p>
-            </details>
+            <super::card_head::CardHead progress counter instructions=task.instructions.clone()/>
             <blockquote class="prompt">{task.prompt.text.clone()}</blockquote>
             {form}
             <div hidden>

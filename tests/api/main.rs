@@ -40,4 +40,5 @@ mod site_files;
 mod study_start;
 mod survey_form;
 mod take_form;
+mod triplet_check;
 mod upload;

@@ -14,6 +14,7 @@ mod reports;
 mod request;
 mod sink;
 pub mod tar;
+mod triplet_checks;
 
 pub use request::ExportRequest;
 

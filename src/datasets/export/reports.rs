@@ -1,6 +1,7 @@
 //! The studies of reporting kinds (odd-one-out) in a dataset export: per
 //! study, every answer with the item it was given on (`<study>-answers.csv`)
-//! and the kind's statistics (`<study>-report.json`), listed in the card.
+//! and the kind's statistics (`<study>-report.json`), listed in the card;
+//! a triplet check also its settled triplets (`<study>-triplets.csv`).
 use super::sink::io_err;
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
@@ -36,8 +37,12 @@ pub async fn write_reports(db: &SqlitePool, dataset_id: i64, out: &Path) -> Resu
     let mut files = Vec::new();
     let mut card = String::new();
     for (id, kind) in studies {
-        if SurveyKind::parse(&kind).and_then(SurveyKind::report).is_none() {
+        let Some(report_kind) = SurveyKind::parse(&kind).and_then(SurveyKind::report) else {
             continue;
+        };
+        // Expert checks settle each triplet: their final verdicts and P2s too.
+        if matches!(report_kind, crate::domain::survey::Report::Validation) {
+            files.push(super::triplet_checks::write(db, id, out).await?);
         }
         let report = study_report(db, id).await?;
         let (answers, json) = (format!("study-{id}-answers.csv"), format!("study-{id}-report.json"));

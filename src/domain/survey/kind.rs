@@ -3,6 +3,7 @@
 //! assignment, the pipeline, adjudication, scoring and the UI ask the
 //! descriptor; none of them names a kind.
 use super::{ItemData, Presentation, SurveyError, Verdict, KINDS};
+use crate::domain::answer_text::{TextError, TextField};
 use crate::domain::metrics::Outcome;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -29,6 +30,8 @@ pub struct KindSpec {
     pub adjudicated: bool,
     /// How the kind makes an instructional attention check (docs/crowd.md).
     pub attention: Attention,
+    /// The free-text part an answer may carry (docs/study-spec.md, "Free-text answers").
+    pub text: Option<TextField>,
 }
 
 /// An instructional attention check, as Prolific's policy describes them:
@@ -77,6 +80,10 @@ pub enum Report {
     /// people's order (Spearman's ρ, Kendall's τ). Answers are orders, not
     /// one of the kind's values (`ranking::parse_order`).
     Ranking,
+    /// Expert validation of triplets (SugarCrepe++): the share of valid
+    /// triplets per subset, the error tags, and Cohen's kappa on the verdict.
+    /// Values are `triplet_check::VALUES`.
+    Validation,
 }
 
 /// A curation step of the pipeline.
@@ -187,6 +194,18 @@ impl SurveyKind {
             return super::ranking::parse_order(p, option);
         }
         p.resolve(option).map(|o| (o.id.clone(), o.value.clone()))
+    }
+
+    /// The text to store with an answer storing `value`, checked against the
+    /// kind's text field; a kind without one takes no text.
+    pub fn answer_text(self, value: &str, text: Option<&str>) -> Result<Option<String>, TextError> {
+        match &self.0.text {
+            Some(field) => field.check(value, text),
+            None if text.is_some_and(|t| !t.trim().is_empty()) => {
+                Err(TextError { field: "text", reason: format!("a {} answer carries no text", self.0.name) })
+            }
+            None => Ok(None),
+        }
     }
 
     /// The kinds whose answers are reported as statistics.

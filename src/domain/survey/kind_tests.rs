@@ -29,6 +29,7 @@ const CAPTION_PAIR: KindSpec = KindSpec {
     needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: true,
     attention: Attention { targets: &["original", "negative"], instruction: "Select {option} here." },
+    text: None,
 };
 
 fn present_pair(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {

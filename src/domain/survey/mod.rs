@@ -17,7 +17,7 @@ macro_rules! register_kinds {
     };
 }
 
-register_kinds![four_image, ambiguity, human_baseline, odd_one_out, odd_one_out_text, ab_tie, ranking];
+register_kinds![four_image, ambiguity, human_baseline, odd_one_out, odd_one_out_text, ab_tie, ranking, triplet_check];
 
 /// Everything a kind may draw from an instance. Image fields are content
 /// hashes; the shell turns them into URLs.

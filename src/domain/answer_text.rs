@@ -1,0 +1,136 @@
+//! Free-text parts of answers (docs/study-spec.md, "Free-text answers"). A
+//! kind that takes text declares one [`TextField`]; the stored value stays a
+//! small categorical part (agreement, distributions) and the text is kept
+//! beside it. Every text from a client passes [`TextField::check`] before
+//! anything is stored.
+
+/// The text box a kind's answer may carry.
+pub struct TextField {
+    /// The field's name in errors, the API's `text` documentation and exports.
+    pub name: &'static str,
+    /// What the annotator sees beside the box.
+    pub label: &'static str,
+    /// At most this many characters (Unicode scalar values) after trimming.
+    pub max_chars: usize,
+    /// Whether an answer storing a given value needs the text, may carry it, or must not.
+    pub wanted: fn(&str) -> TextUse,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextUse {
+    Required,
+    Optional,
+    Refused,
+}
+
+/// Why a text was refused; the message names the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("field {field:?}: {reason}")]
+pub struct TextError {
+    pub field: &'static str,
+    pub reason: String,
+}
+
+impl TextField {
+    /// The text to store with an answer storing `value`: trimmed, blank as
+    /// none, bounded, free of control characters (a single line), and given
+    /// exactly when the value wants it.
+    pub fn check(&self, value: &str, text: Option<&str>) -> Result<Option<String>, TextError> {
+        let refuse = |reason: String| TextError { field: self.name, reason };
+        let text = text.map(str::trim).filter(|t| !t.is_empty());
+        if let Some(t) = text {
+            let n = t.chars().count();
+            if n > self.max_chars {
+                return Err(refuse(format!("{n} characters; at most {} are allowed", self.max_chars)));
+            }
+            if let Some((at, c)) = t.chars().enumerate().find(|(_, c)| c.is_control()) {
+                return Err(refuse(format!(
+                    "control character U+{:04X} at character {}; only one line of plain text is allowed",
+                    c as u32,
+                    at + 1
+                )));
+            }
+        }
+        match ((self.wanted)(value), text) {
+            (TextUse::Required, None) => Err(refuse(format!("required with the answer {value:?}"))),
+            (TextUse::Refused, Some(_)) => Err(refuse(format!("must be empty with the answer {value:?}"))),
+            (_, t) => Ok(t.map(str::to_string)),
+        }
+    }
+}
+
+/// Whether answers that stored the same value also agree on their texts:
+/// equal once runs of whitespace are collapsed (a text and no text differ).
+pub fn texts_agree(texts: &[Option<&str>]) -> bool {
+    let norm = |t: &Option<&str>| t.map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
+    texts.windows(2).all(|w| norm(&w[0]) == norm(&w[1]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIELD: TextField = TextField {
+        name: "corrected_p2",
+        label: "Corrected P2",
+        max_chars: 10,
+        wanted: |v| match v {
+            "needs" => TextUse::Required,
+            "refuses" => TextUse::Refused,
+            _ => TextUse::Optional,
+        },
+    };
+
+    #[test]
+    fn trims_and_treats_blank_as_no_text() {
+        assert_eq!(FIELD.check("any", Some("  a dog  ")).unwrap().as_deref(), Some("a dog"));
+        assert_eq!(FIELD.check("any", Some("   ")).unwrap(), None);
+        assert_eq!(FIELD.check("refuses", Some(" ")).unwrap(), None, "blank is no text");
+        assert_eq!(FIELD.check("any", None).unwrap(), None);
+    }
+
+    #[test]
+    fn bounds_the_length_in_characters_not_bytes() {
+        assert!(FIELD.check("any", Some("éééééééééé")).is_ok(), "10 characters, 20 bytes");
+        let e = FIELD.check("any", Some("abcdefghijk")).unwrap_err();
+        assert_eq!(e.to_string(), "field \"corrected_p2\": 11 characters; at most 10 are allowed");
+    }
+
+    #[test]
+    fn refuses_control_characters_with_their_place() {
+        for (text, code, at) in [
+            ("a\nb", "000A", 2),
+            ("ab\u{7}", "0007", 3),
+            ("a\tb", "0009", 2),
+            ("x\u{85}y", "0085", 2),
+            ("\u{7f}x", "007F", 1),
+        ] {
+            let e = FIELD.check("any", Some(text)).unwrap_err().to_string();
+            assert!(
+                e.starts_with("field \"corrected_p2\"")
+                    && e.contains(code)
+                    && e.contains(&format!("at character {at}")),
+                "{e}"
+            );
+        }
+        assert!(FIELD.check("any", Some("\na\n")).is_ok(), "surrounding newlines are trimmed");
+    }
+
+    #[test]
+    fn the_value_decides_whether_text_is_needed() {
+        let e = FIELD.check("needs", None).unwrap_err().to_string();
+        assert_eq!(e, "field \"corrected_p2\": required with the answer \"needs\"");
+        let e = FIELD.check("refuses", Some("x")).unwrap_err().to_string();
+        assert_eq!(e, "field \"corrected_p2\": must be empty with the answer \"refuses\"");
+        assert!(FIELD.check("needs", Some("x")).is_ok() && FIELD.check("refuses", None).is_ok());
+    }
+
+    #[test]
+    fn texts_agree_up_to_whitespace() {
+        assert!(texts_agree(&[Some("a  dog"), Some("a dog")]));
+        assert!(texts_agree(&[None, None]) && texts_agree(&[]) && texts_agree(&[Some("x")]));
+        assert!(!texts_agree(&[Some("a dog"), Some("A dog")]), "case matters");
+        assert!(!texts_agree(&[Some("a dog"), None]));
+        assert!(!texts_agree(&[Some("a"), Some("a"), Some("b")]));
+    }
+}

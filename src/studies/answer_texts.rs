@@ -1,0 +1,86 @@
+//! The free-text parts of a study's answers (`answer_texts`, docs/study-spec.md
+//! "Free-text answers"): the disagreement rule on texts, and each item's
+//! final text for disputes, exports and reports.
+use crate::domain::answer_text::texts_agree;
+use crate::domain::resolution::{ItemState, ResolvedBy};
+use crate::error::ServiceError;
+use crate::state::StudyMeta;
+use sqlx::SqlitePool;
+use std::collections::HashMap;
+
+/// One counted answer of an item with its text.
+#[derive(Debug, Clone)]
+pub struct TextedAnswer {
+    pub annotator: String,
+    pub value: String,
+    pub text: Option<String>,
+}
+
+/// Every counted answer of the study with its text, per instance, earliest first.
+pub async fn answers(db: &SqlitePool, study_id: i64) -> Result<HashMap<i64, Vec<TextedAnswer>>, ServiceError> {
+    let rows: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
+        "SELECT a.instance_id, u.username, a.value, t.text FROM counted_answers a JOIN users u ON u.id = a.user_id
+         LEFT JOIN answer_texts t ON t.task_id = a.task_id
+         WHERE a.study_id = ? ORDER BY a.instance_id, a.answered_at, a.task_id",
+    )
+    .bind(study_id)
+    .fetch_all(db)
+    .await?;
+    let mut out: HashMap<i64, Vec<TextedAnswer>> = HashMap::new();
+    for (instance, annotator, value, text) in rows {
+        out.entry(instance).or_default().push(TextedAnswer { annotator, value, text });
+    }
+    Ok(out)
+}
+
+/// Answers that stored the same value still disagree when their texts
+/// differ (two different corrections): such an item waits for adjudication.
+/// Only kinds with a text field; an adjudicated item stays settled.
+pub async fn settle(
+    db: &SqlitePool,
+    meta: &StudyMeta,
+    items: impl Iterator<Item = (i64, &mut ItemState)>,
+) -> Result<(), ServiceError> {
+    if meta.kind.spec().text.is_none() {
+        return Ok(());
+    }
+    let answers = answers(db, meta.id).await?;
+    for (instance, state) in items {
+        let ItemState::Final { value, by: ResolvedBy::Unanimous } = &*state else { continue };
+        let Some(given) = answers.get(&instance) else { continue };
+        let texts: Vec<Option<&str>> = given.iter().map(|a| a.text.as_deref()).collect();
+        if !texts_agree(&texts) {
+            *state = ItemState::Disputed { values: vec![value.clone()] };
+        }
+    }
+    Ok(())
+}
+
+/// Each settled item's final text: the adjudicator's when adjudicated, else
+/// the text of the first answer that stored the final value; items without text are absent.
+pub async fn final_texts(
+    db: &SqlitePool,
+    study_id: i64,
+    items: impl Iterator<Item = (i64, &ItemState)>,
+    answers: &HashMap<i64, Vec<TextedAnswer>>,
+) -> Result<HashMap<i64, String>, ServiceError> {
+    let adjudicated: HashMap<i64, Option<String>> =
+        sqlx::query_as("SELECT instance_id, text FROM adjudications WHERE study_id = ?")
+            .bind(study_id)
+            .fetch_all(db)
+            .await?
+            .into_iter()
+            .collect();
+    let mut out = HashMap::new();
+    for (instance, state) in items {
+        let ItemState::Final { by, value } = state else { continue };
+        let text = match by {
+            ResolvedBy::Adjudication => adjudicated.get(&instance).cloned().flatten(),
+            _ => answers.get(&instance).and_then(|a| a.iter().find(|a| a.value == *value)?.text.clone()),
+        };
+        if let Some(t) = text {
+            out.insert(instance, t);
+        }
+    }
+    Ok(out)
+}

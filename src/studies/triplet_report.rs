@@ -1,0 +1,62 @@
+//! The statistics of a triplet check study (`Report::Validation`): final
+//! verdicts per subset, error tags and the experts' kappa on the verdict.
+use crate::domain::validation_stats::{validation_stats, CheckedItem, ValidationStats};
+use crate::error::ServiceError;
+use crate::studies::{answer_texts, outcomes::study_outcomes};
+use sqlx::SqlitePool;
+
+/// The statistics and how many answers they rest on.
+pub async fn validation(db: &SqlitePool, study_id: i64) -> Result<(usize, ValidationStats), ServiceError> {
+    let (_, outcomes) = study_outcomes(db, study_id).await?;
+    let answers = answer_texts::answers(db, study_id).await?;
+    let items: Vec<CheckedItem<'_>> = outcomes
+        .iter()
+        .map(|o| CheckedItem {
+            category: o.category,
+            final_value: o.final_value(),
+            answers: answers
+                .get(&o.instance_id)
+                .map(|a| a.iter().map(|a| (a.annotator.as_str(), a.value.as_str())).collect())
+                .unwrap_or_default(),
+        })
+        .collect();
+    let n = items.iter().map(|i| i.answers.len()).sum();
+    Ok((n, validation_stats(&items)))
+}
+
+/// The statistics as plain-text tables (CLI, export card).
+pub fn render(st: &ValidationStats) -> String {
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.1}%", 100.0 * v));
+    let mut out = format!(
+        "{:<14} {:>6} {:>8} {:>6} {:>10} {:>10} {:>8}\n",
+        "subset", "items", "settled", "valid", "corrected", "not valid", "valid %"
+    );
+    for r in &st.rows {
+        let subset = r.subset.map_or("all".to_string(), |c| c.to_string());
+        out.push_str(&format!(
+            "{subset:<14} {:>6} {:>8} {:>6} {:>10} {:>10} {:>8}\n",
+            r.items,
+            r.settled,
+            r.valid,
+            r.corrected,
+            r.not_valid,
+            pct(r.valid_share)
+        ));
+    }
+    out.push_str(&format!("{:<20} {:>8} {:>8}\n", "error tag", "settled", "answers"));
+    for t in &st.tags {
+        out.push_str(&format!("{:<20} {:>8} {:>8}\n", t.tag, t.settled, t.answers));
+    }
+    let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    for k in &st.kappa {
+        out.push_str(&format!(
+            "Cohen's kappa on the verdict, {} and {}: {} over {} items\n",
+            k.annotators.0,
+            k.annotators.1,
+            show(k.kappa),
+            k.n
+        ));
+    }
+    out.push_str(&format!("mean kappa on the verdict: {}\n", show(st.mean_kappa)));
+    out
+}
