@@ -1,6 +1,7 @@
 //! The command line: `hardneg serve`, `hardneg user add`, `hardneg study create`,
 //! `hardneg import candidates`, `hardneg results import`, `hardneg score`, `hardneg export` and reports.
 mod args;
+pub mod bulk_seed;
 mod crowd;
 pub mod demo_models;
 pub mod demo_seed;

@@ -4,5 +4,6 @@ pub mod db;
 pub mod images;
 pub mod leftovers;
 pub mod negatives;
+pub mod pages;
 pub mod runs;
 pub mod writer;

@@ -7,8 +7,8 @@ use crate::domain::resolution::{resolve, ItemAnswer, ItemState, ResolveRule};
 use crate::domain::survey::{ItemData, SurveyKind, Verdict};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
+use crate::store::pages::{JsonPages, PAGE_SHIFT};
 use crate::studies::meta::load_study_meta;
-use futures_util::TryStreamExt;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
 
@@ -104,6 +104,15 @@ fn primary_for(
 /// answers are streamed side by side (both ordered by instance), so only the
 /// outcomes stay in memory, not every answer.
 pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
+    study_outcomes_paged(db, study_id, PAGE_SHIFT).await
+}
+
+/// [`study_outcomes`] reading 2^`shift` instance ids per page (tests vary it).
+pub async fn study_outcomes_paged(
+    db: &SqlitePool,
+    study_id: i64,
+    shift: u32,
+) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
     let ids: Vec<i64> =
         sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
@@ -124,18 +133,29 @@ pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta
     let names: HashMap<i64, String> = users.iter().cloned().collect();
     let user_ids: HashMap<String, i64> = users.into_iter().map(|(id, n)| (n, id)).collect();
 
-    let mut items = sqlx::query_as::<_, (i64, String, String)>(
-        "SELECT si.instance_id, i.neg_type, i.subtype FROM study_items si JOIN instances i ON i.id = si.instance_id
-         WHERE si.study_id = ? ORDER BY si.instance_id",
-    )
-    .bind(study_id)
-    .fetch(db);
+    // In pages (crate::store::pages): one driver handoff per page, not per row.
+    let mut items = JsonPages::<(i64, String, String)>::new(
+        sqlx::query_scalar(
+            "SELECT json_group_array(json_array(si.instance_id, i.neg_type, i.subtype) ORDER BY si.instance_id)
+             FROM study_items si JOIN instances i ON i.id = si.instance_id
+             WHERE si.study_id = ? GROUP BY si.instance_id >> ? ORDER BY si.instance_id >> ?",
+        )
+        .bind(study_id)
+        .bind(shift)
+        .bind(shift)
+        .fetch(db),
+    );
     // Earliest first: answered_at has second resolution, ties go by task id.
-    let mut answers = sqlx::query_as::<_, (i64, i64, String)>(
-        "SELECT instance_id, user_id, value FROM counted_answers WHERE study_id = ? ORDER BY instance_id, answered_at, task_id",
-    )
-    .bind(study_id)
-    .fetch(db);
+    let mut answers = JsonPages::<(i64, i64, String)>::new(
+        sqlx::query_scalar(
+            "SELECT json_group_array(json_array(instance_id, user_id, value) ORDER BY instance_id, answered_at, task_id)
+             FROM counted_answers WHERE study_id = ? GROUP BY instance_id >> ? ORDER BY instance_id >> ?",
+        )
+        .bind(study_id)
+        .bind(shift)
+        .bind(shift)
+        .fetch(db),
+    );
     // `order` counts every answer in the study's order, as if all were listed.
     let (mut next, mut order, mut given) = (None::<(i64, i64, String)>, 0i64, Vec::new());
     let mut model_answers: Vec<(u64, u64, usize)> = Vec::new();

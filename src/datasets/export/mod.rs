@@ -1,7 +1,7 @@
 //! `hardneg export` and the researchers' download (docs/export.md). The
 //! outcomes come from `funnel::pipeline` (resolution is not redone here);
 //! instances (with their candidates) and each study's answers are streamed
-//! from SQLite one row per instance, merged in instance order; each image
+//! from SQLite in pages of rows (`read`), merged in instance order; each image
 //! file is placed once (hard link, else copy) and rows go to one file per
 //! split as they come. Memory grows with the per-item outcomes only, never
 //! with rows or images.
@@ -10,6 +10,7 @@ mod csv;
 pub mod download;
 mod jsonl;
 mod parquet;
+mod read;
 mod reports;
 mod request;
 mod sink;
@@ -25,10 +26,11 @@ use crate::domain::funnel::FunnelBuilder;
 use crate::domain::resolution::ItemState;
 use crate::error::ServiceError;
 use crate::store::images::ImageStore;
+use crate::store::pages::PAGE_SHIFT;
 use crate::studies::outcomes::ItemOutcome;
 use crate::studies::pipeline::{self as funnel, Pipeline};
-use futures_util::stream::BoxStream;
 use futures_util::TryStreamExt;
+use read::{ByInstance, Candidate, InstancePages, InstanceRow, VoteRow};
 use sink::{io_err, RowSink};
 use sqlx::SqlitePool;
 use std::path::{Path, PathBuf};
@@ -67,6 +69,19 @@ pub async fn export_to_dir_until(
     command: &str,
     abandoned: &dyn Fn() -> bool,
 ) -> Result<ExportSummary, ServiceError> {
+    export_paged(db, store, req, out, command, abandoned, PAGE_SHIFT).await
+}
+
+/// The export, reading 2^`shift` instance ids per page (tests vary it).
+async fn export_paged(
+    db: &SqlitePool,
+    store: &ImageStore,
+    req: &ExportRequest,
+    out: &Path,
+    command: &str,
+    abandoned: &dyn Fn() -> bool,
+    shift: u32,
+) -> Result<ExportSummary, ServiceError> {
     if std::fs::read_dir(out).map(|mut d| d.next().is_some()).unwrap_or(false) {
         return Err(ServiceError::Invalid(format!("{} is not empty; export into a new directory", out.display())));
     }
@@ -79,14 +94,7 @@ pub async fn export_to_dir_until(
     // Split assignment needs the exported ids up front: ids and categories only.
     let included = included(db, &p, req.stage).await?;
     let assignment = assign_splits(&included, &req.splits, req.seed);
-    let widest: i64 = sqlx::query_scalar(
-        "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM candidates c JOIN instances i ON i.id = c.instance_id
-         WHERE i.dataset_id = ? GROUP BY c.instance_id)",
-    )
-    .bind(p.dataset_id)
-    .fetch_one(db)
-    .await?;
-    let widest = widest as usize;
+    let widest = widest_candidates(db, p.dataset_id, req.stage).await?;
     let names = req.split_names();
     let mut files = Vec::new();
     let mut sinks = Vec::new();
@@ -99,9 +107,9 @@ pub async fn export_to_dir_until(
     let mut funnel = FunnelBuilder::default();
     let mut images = 0u64;
 
-    let mut instances = instances(db, p.dataset_id);
-    let mut votes3 = ByInstance::new(votes(db, p.step3.as_ref().map(|(m, _)| m.id)), |v: &VoteRow| v.0);
-    let mut votes4 = ByInstance::new(votes(db, p.step4.as_ref().map(|(m, _)| m.id)), |v: &VoteRow| v.0);
+    let mut instances = InstancePages::new(db, p.dataset_id, shift).await?;
+    let mut votes3 = ByInstance::new(read::votes(db, p.step3.as_ref().map(|(m, _)| m.id), shift));
+    let mut votes4 = ByInstance::new(read::votes(db, p.step4.as_ref().map(|(m, _)| m.id), shift));
     let (mut o3, mut o4) = (Outcomes::new(s3), Outcomes::new(s4));
     let mut next_included = 0;
     while let Some(inst) = instances.try_next().await? {
@@ -140,6 +148,21 @@ pub async fn export_to_dir_until(
     card::append_audit(db, req, &out.join("README.md")).await?;
     summary.files.extend(reports::write_reports(db, p.dataset_id, out).await?);
     Ok(summary)
+}
+
+/// How many candidate columns the candidates stage needs (other stages have none).
+async fn widest_candidates(db: &SqlitePool, dataset_id: i64, stage: Stage) -> Result<usize, ServiceError> {
+    if stage != Stage::Candidates {
+        return Ok(0);
+    }
+    let widest: i64 = sqlx::query_scalar(
+        "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM candidates c JOIN instances i ON i.id = c.instance_id
+         WHERE i.dataset_id = ? GROUP BY c.instance_id)",
+    )
+    .bind(dataset_id)
+    .fetch_one(db)
+    .await?;
+    Ok(widest as usize)
 }
 
 fn category(t: &str, s: &str, id: i64) -> Result<Category, ServiceError> {
@@ -204,69 +227,6 @@ pub(crate) async fn included(
     }
 }
 
-/// id, key, caption, negative_caption, caption_orig, negative_caption_orig,
-/// neg_type, subtype, positive image (hash, mime, bytes), candidates as a
-/// JSON array of [slot, hash, mime, bytes].
-type InstanceRow =
-    (i64, String, String, String, String, String, String, String, Option<String>, Option<String>, Option<i64>, String);
-/// Instance id and its answers as a JSON array of [username, value], earliest first.
-type VoteRow = (i64, String);
-
-// One row per instance from each stream: per-row overhead of the SQLite
-// driver dominated when candidates and answers came one row each.
-fn instances(db: &SqlitePool, dataset_id: i64) -> BoxStream<'_, sqlx::Result<InstanceRow>> {
-    sqlx::query_as(
-        "SELECT i.id, i.key, i.caption, i.negative_caption, i.caption_orig, i.negative_caption_orig, i.neg_type, i.subtype,
-                i.positive_image, img.mime, img.bytes,
-                (SELECT json_group_array(json_array(c.slot, c.image, ci.mime, ci.bytes) ORDER BY c.slot)
-                 FROM candidates c JOIN images ci ON ci.hash = c.image WHERE c.instance_id = i.id)
-         FROM instances i LEFT JOIN images img ON img.hash = i.positive_image WHERE i.dataset_id = ? ORDER BY i.id",
-    )
-    .bind(dataset_id)
-    .fetch(db)
-}
-
-/// A study's answers per instance, in the order resolution uses.
-fn votes(db: &SqlitePool, study: Option<i64>) -> BoxStream<'_, sqlx::Result<VoteRow>> {
-    sqlx::query_as(
-        "SELECT a.instance_id, json_group_array(json_array(u.username, a.value) ORDER BY a.answered_at, a.task_id)
-         FROM counted_answers a JOIN users u ON u.id = a.user_id WHERE a.study_id = ? GROUP BY a.instance_id ORDER BY a.instance_id",
-    )
-    .bind(study.unwrap_or(-1))
-    .fetch(db)
-}
-
-fn parse_json<T: serde::de::DeserializeOwned>(json: &str, what: &str, id: i64) -> Result<T, ServiceError> {
-    serde_json::from_str(json).map_err(|e| ServiceError::Internal(format!("instance {id}: {what}: {e}")))
-}
-
-/// Rows of a stream ordered by instance id, taken one instance at a time.
-struct ByInstance<'a, T> {
-    stream: BoxStream<'a, sqlx::Result<T>>,
-    peeked: Option<T>,
-    key: fn(&T) -> i64,
-}
-
-impl<'a, T> ByInstance<'a, T> {
-    fn new(stream: BoxStream<'a, sqlx::Result<T>>, key: fn(&T) -> i64) -> Self {
-        ByInstance { stream, peeked: None, key }
-    }
-
-    async fn take(&mut self, id: i64) -> sqlx::Result<Vec<T>> {
-        let mut out = Vec::new();
-        loop {
-            if self.peeked.is_none() {
-                self.peeked = self.stream.try_next().await?;
-            }
-            match &self.peeked {
-                Some(row) if (self.key)(row) < id => self.peeked = None,
-                Some(row) if (self.key)(row) == id => out.extend(self.peeked.take()),
-                _ => return Ok(out),
-            }
-        }
-    }
-}
-
 /// A study's outcomes (sorted by instance id) looked up in increasing id order.
 struct Outcomes<'a> {
     items: &'a [ItemOutcome],
@@ -286,20 +246,12 @@ impl<'a> Outcomes<'a> {
     }
 }
 
-fn step_record(
-    id: i64,
-    outcome: Option<&ItemOutcome>,
-    votes: Vec<VoteRow>,
-) -> Result<Option<StepRecord>, ServiceError> {
+fn step_record(outcome: Option<&ItemOutcome>, votes: Vec<VoteRow>) -> Option<StepRecord> {
     let Some((ItemState::Final { by, .. }, posterior)) = outcome.map(|o| (&o.state, o.posterior)) else {
-        return Ok(None);
+        return None;
     };
-    let mut list = Vec::new();
-    for (_, json) in votes {
-        let pairs: Vec<(String, String)> = parse_json(&json, "answers", id)?;
-        list.extend(pairs.into_iter().map(|(annotator, value)| Vote { annotator, value }));
-    }
-    Ok(Some(StepRecord { votes: list, resolved_by: *by, posterior }))
+    let votes = votes.into_iter().map(|(_, annotator, value)| Vote { annotator, value }).collect();
+    Some(StepRecord { votes, resolved_by: *by, posterior })
 }
 
 type StepInput<'a> = (Option<&'a ItemOutcome>, Vec<VoteRow>);
@@ -313,12 +265,11 @@ fn shape(
     s4: StepInput<'_>,
 ) -> Result<Row, ServiceError> {
     let (id, key, caption, negative_caption, caption_orig, negative_caption_orig, _, _, pos, mime, bytes, cands) = inst;
-    let cands: Vec<(i64, String, String, i64)> = parse_json(&cands, "candidates", id)?;
     let image = match (pos, mime) {
         (Some(hash), Some(mime)) => Some(ImageRef { hash, mime, bytes: bytes.unwrap_or(0) as u64 }),
         _ => None,
     };
-    let to_ref = |(_, hash, mime, bytes): (i64, String, String, i64)| ImageRef { hash, mime, bytes: bytes as u64 };
+    let to_ref = |(_, hash, mime, bytes): Candidate| ImageRef { hash, mime, bytes: bytes as u64 };
     let mut row = Row {
         instance_id: id,
         key,
@@ -351,9 +302,9 @@ fn shape(
             .map(to_ref)
             .ok_or_else(|| ServiceError::Internal(format!("instance {id} has no candidate {chosen_value:?}")))?,
     );
-    row.step3 = step_record(id, s3.0, s3.1)?;
+    row.step3 = step_record(s3.0, s3.1);
     if stage == Stage::Final {
-        row.step4 = step_record(id, s4.0, s4.1)?;
+        row.step4 = step_record(s4.0, s4.1);
     }
     Ok(row)
 }
@@ -392,3 +343,7 @@ fn open_sink(
         Format::Parquet => Box::new(parquet::ParquetSink::new(file, cols, path, images_dir)?),
     })
 }
+
+#[cfg(test)]
+#[path = "paged_tests.rs"]
+mod paged_tests;

@@ -1,0 +1,159 @@
+//! The export's reads: instances (with their candidates) and each study's
+//! answers, in instance order, a page of rows per driver handoff
+//! (crate::store::pages). Instance pages are id ranges read on their own
+//! task, so SQLite fills the next page while the rows of this one are
+//! written; answers come as one sorted stream of pages (the answers table
+//! has no index by instance to read ranges from).
+use crate::error::ServiceError;
+use crate::store::pages::{parse_page, JsonPages};
+use sqlx::SqlitePool;
+use tokio::task::JoinHandle;
+
+/// id, key, caption, negative_caption, caption_orig, negative_caption_orig,
+/// neg_type, subtype, positive image (hash, mime, bytes), candidates.
+pub(super) type InstanceRow = (
+    i64,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    Vec<Candidate>,
+);
+/// slot, hash, mime, bytes.
+pub(super) type Candidate = (i64, String, String, i64);
+/// Instance id, annotator, value: one answer.
+pub(super) type VoteRow = (i64, String, String);
+
+type Page = JoinHandle<Result<Vec<InstanceRow>, ServiceError>>;
+
+/// A dataset's instances in id order, one page of ids (2^shift) at a time,
+/// the next page always being read.
+pub(super) struct InstancePages {
+    db: SqlitePool,
+    dataset_id: i64,
+    shift: u32,
+    /// First id of the next page to ask for, and the dataset's last id.
+    next: i64,
+    last: i64,
+    rows: std::vec::IntoIter<InstanceRow>,
+    pending: Option<Page>,
+}
+
+impl InstancePages {
+    pub(super) async fn new(db: &SqlitePool, dataset_id: i64, shift: u32) -> Result<Self, ServiceError> {
+        let (first, last): (Option<i64>, Option<i64>) =
+            sqlx::query_as("SELECT min(id), max(id) FROM instances WHERE dataset_id = ?")
+                .bind(dataset_id)
+                .fetch_one(db)
+                .await?;
+        let mut pages = InstancePages {
+            db: db.clone(),
+            dataset_id,
+            shift,
+            next: (first.unwrap_or(0) >> shift) << shift,
+            last: last.unwrap_or(-1),
+            rows: Vec::new().into_iter(),
+            pending: None,
+        };
+        pages.pending = pages.read_next();
+        Ok(pages)
+    }
+
+    fn read_next(&mut self) -> Option<Page> {
+        if self.next > self.last {
+            return None;
+        }
+        let (from, to) = (self.next, self.next + (1 << self.shift));
+        self.next = to;
+        let (db, dataset_id) = (self.db.clone(), self.dataset_id);
+        Some(tokio::spawn(async move { read_page(&db, dataset_id, from, to).await }))
+    }
+
+    pub(super) async fn try_next(&mut self) -> Result<Option<InstanceRow>, ServiceError> {
+        loop {
+            if let Some(row) = self.rows.next() {
+                return Ok(Some(row));
+            }
+            let Some(page) = self.pending.take() else {
+                return Ok(None);
+            };
+            let rows = page.await.map_err(|e| ServiceError::Internal(format!("reading instances: {e}")))??;
+            self.pending = self.read_next();
+            self.rows = rows.into_iter();
+        }
+    }
+}
+
+impl Drop for InstancePages {
+    fn drop(&mut self) {
+        if let Some(page) = &self.pending {
+            page.abort();
+        }
+    }
+}
+
+/// The instances with ids in `from..to`. `+dataset_id`: walk the id range,
+/// not the dataset's index (which would sort the whole dataset per page).
+async fn read_page(db: &SqlitePool, dataset_id: i64, from: i64, to: i64) -> Result<Vec<InstanceRow>, ServiceError> {
+    let page: Option<String> = sqlx::query_scalar(
+        "SELECT json_group_array(json_array(i.id, i.key, i.caption, i.negative_caption, i.caption_orig,
+                i.negative_caption_orig, i.neg_type, i.subtype, i.positive_image, img.mime, img.bytes,
+                json((SELECT json_group_array(json_array(c.slot, c.image, ci.mime, ci.bytes) ORDER BY c.slot)
+                      FROM candidates c JOIN images ci ON ci.hash = c.image WHERE c.instance_id = i.id))) ORDER BY i.id)
+         FROM instances i LEFT JOIN images img ON img.hash = i.positive_image
+         WHERE +i.dataset_id = ? AND i.id >= ? AND i.id < ?",
+    )
+    .bind(dataset_id)
+    .bind(from)
+    .bind(to)
+    .fetch_one(db)
+    .await?;
+    Ok(page.as_deref().map(parse_page).transpose()?.unwrap_or_default())
+}
+
+/// A study's answers, by instance, in the order resolution uses.
+pub(super) fn votes(db: &SqlitePool, study: Option<i64>, shift: u32) -> JsonPages<'_, VoteRow> {
+    JsonPages::new(
+        sqlx::query_scalar(
+            "SELECT json_group_array(json_array(a.instance_id, u.username, a.value) ORDER BY a.instance_id, a.answered_at, a.task_id)
+             FROM counted_answers a JOIN users u ON u.id = a.user_id WHERE a.study_id = ?
+             GROUP BY a.instance_id >> ? ORDER BY a.instance_id >> ?",
+        )
+        .bind(study.unwrap_or(-1))
+        .bind(shift)
+        .bind(shift)
+        .fetch(db),
+    )
+}
+
+/// Answers ordered by instance id, taken one instance at a time.
+pub(super) struct ByInstance<'a> {
+    rows: JsonPages<'a, VoteRow>,
+    peeked: Option<VoteRow>,
+}
+
+impl<'a> ByInstance<'a> {
+    pub(super) fn new(rows: JsonPages<'a, VoteRow>) -> Self {
+        ByInstance { rows, peeked: None }
+    }
+
+    pub(super) async fn take(&mut self, id: i64) -> sqlx::Result<Vec<VoteRow>> {
+        let mut out = Vec::new();
+        loop {
+            if self.peeked.is_none() {
+                self.peeked = self.rows.try_next().await?;
+            }
+            match &self.peeked {
+                Some(row) if row.0 < id => self.peeked = None,
+                Some(row) if row.0 == id => out.extend(self.peeked.take()),
+                _ => return Ok(out),
+            }
+        }
+    }
+}
