@@ -2,7 +2,9 @@
 //! participant meets an attention check (its instruction on the item) and
 //! gold items in its bundle; the comprehension check passes on the second
 //! attempt; a participant failing it twice lands on the screen-out redirect
-//! and never held a bundle. The comprehension pages at 390×844.
+//! and never held a bundle. The comprehension pages at 390×844. The
+//! researcher's dashboard follows the participant without a reload, and
+//! its approve list has the participant's row.
 use crate::browser::Browser;
 use crate::crowd_flow::{assert_fits, join, join_url, wait_path, wait_stage, wait_text};
 use crate::crowd_kit::{create_link_study, link_spec};
@@ -22,6 +24,12 @@ async fn a_participant_meets_an_attention_check_and_gold_items_in_its_bundle() {
     ];
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     let (study, token) = create_link_study(&app, &researcher, &link_spec("checks e2e", 3, &lines)).await;
+    // The researcher watches the dashboard in another browser, loaded once.
+    let r = Browser::start().await;
+    r.login(&app.base, "researcher", &app.password("researcher")).await;
+    let answers = format!(r#"section.study[data-study="{study}"] .dashboard td[data-figure="answers"]"#);
+    assert_eq!(r.text(&answers).await, "0");
+    r.client.execute("window.loadedOnce = true; return null;", vec![]).await.unwrap();
     let b = Browser::start().await;
     join(&b, &join_url(&app, &token, "CHECK-1"), study).await;
     wait_stage(&b, "instructions").await;
@@ -59,6 +67,30 @@ async fn a_participant_meets_an_attention_check_and_gold_items_in_its_bundle() {
     assert_eq!(gold_total as usize, total - 5, "{rows:?}");
     assert_eq!(rows[0]["gold_right"], gold_total, "None is every gold item's answer");
     b.close().await;
+
+    // The dashboard polled its way to every answer, without a reload.
+    wait_text(&r, &answers, &total.to_string()).await;
+    let kept = r.client.execute("return window.loadedOnce === true;", vec![]).await.unwrap();
+    assert_eq!(kept, Value::Bool(true), "the page was reloaded");
+    let card = format!(r#"section.study[data-study="{study}"]"#);
+    wait_text(&r, &format!(r#"{card} td[data-figure="completed"]"#), "1").await;
+    // The approve list the page links to, fetched with the researcher's session.
+    let link = r.wait_css(&format!("{card} a.approve-list")).await;
+    let href = link.attr("href").await.unwrap().unwrap();
+    let csv = r
+        .client
+        .execute_async("fetch(arguments[0]).then(r => r.text()).then(arguments[1]);", vec![Value::String(href)])
+        .await
+        .unwrap();
+    let csv = csv.as_str().unwrap();
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("platform_id,participant,bundle,status,answers,"), "{csv}");
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(lines.next(), None, "one participant: {csv}");
+    // platform_id, participant, bundle, status, answers (real items), …, checks_failed, …, decision.
+    assert_eq!((row[0], row[1], row[3], row[4], row[7]), ("CHECK-1", "1", "completed", "3", "0"), "{csv}");
+    assert_eq!(row[6], "1.000", "gold accuracy: {csv}");
+    r.close().await;
 }
 
 async fn answer_comprehension(b: &Browser, attempt: usize, options: &[&str]) {

@@ -63,8 +63,7 @@ pub async fn participants(db: &SqlitePool, study: i64, csv: bool, with_platform_
             r.number.to_string(),
             r.username.clone(),
             r.bundle.map(|b| b.to_string()).unwrap_or_default(),
-            // No lease: before (or after failing) the comprehension check.
-            r.state.map_or("no_bundle", |s| s.as_str()).to_string(),
+            r.status.clone(),
             r.done.to_string(),
             r.total.to_string(),
             r.arrived_at.to_string(),

@@ -129,6 +129,7 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
 
 pub async fn serve(paths: Paths, addr: SocketAddr, exposure: Exposure) -> anyhow::Result<()> {
     let state = build_state(&paths, addr, &exposure).await?;
+    crate::studies::adaptive::sweep_all(&state).await;
     let app = router(state, &exposure).await?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;

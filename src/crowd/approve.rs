@@ -2,13 +2,11 @@
 //! participant with its flags, the estimated accuracy Dawid–Skene gives it,
 //! and a suggested decision; and discarding a flagged participant's copy.
 use super::link_of_study;
-use crate::domain::aggregate::Model;
-use crate::domain::crowd::flags::{person_flags, suggest, Answer, Check, Decision, Flag, Submission};
+use crate::domain::crowd::flags::{suggest, Decision, Flag, Submission};
 use crate::domain::crowd::lease::{LeaseEvent, LeaseState};
 use crate::error::ServiceError;
 use serde::{Deserialize, Serialize};
 use sqlx::SqlitePool;
-use std::collections::HashMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApproveRow {
@@ -81,48 +79,6 @@ pub fn to_csv(rows: &[ApproveRow]) -> Result<Vec<u8>, ServiceError> {
     w.into_inner().map_err(|e| ServiceError::Internal(format!("writing the approve list: {e}")))
 }
 
-/// Every answer of the study (check items included) in the shape the flags
-/// take, with the on-screen options and values interned.
-pub(crate) async fn study_answers(db: &SqlitePool, study: i64) -> Result<Vec<Answer>, ServiceError> {
-    type Row = (i64, i64, i64, i64, String, String, i64, Option<String>, Option<bool>);
-    let rows: Vec<Row> = sqlx::query_as(
-        "SELECT a.user_id, a.instance_id, t.query, t.position, a.option_id, a.value, a.elapsed_ms, t.check_kind,
-                a.value = t.check_answer
-         FROM answers a JOIN tasks t ON t.id = a.task_id WHERE a.study_id = ?",
-    )
-    .bind(study)
-    .fetch_all(db)
-    .await?;
-    let mut names: Vec<String> = Vec::new();
-    let mut intern = |s: String| match names.iter().position(|n| *n == s) {
-        Some(i) => i as u32,
-        None => {
-            names.push(s);
-            names.len() as u32 - 1
-        }
-    };
-    let mut out = Vec::with_capacity(rows.len());
-    for (user, instance, query, position, shown, value, elapsed_ms, kind, correct) in rows {
-        let correct = correct.unwrap_or(false);
-        let check = match kind.as_deref() {
-            Some("gold") => Check::Gold { correct },
-            Some("attention") => Check::Attention { correct },
-            _ => Check::None,
-        };
-        out.push(Answer {
-            person: user as u64,
-            // Several questions of one instance are several items.
-            item: (instance as u64) << 8 | query as u64,
-            order: position,
-            shown: intern(shown),
-            value: intern(value),
-            elapsed_ms,
-            check,
-        });
-    }
-    Ok(out)
-}
-
 /// Seconds from lease to end of every finished bundle (completed, extra or discarded).
 pub(crate) async fn finished_bundle_secs(db: &SqlitePool, study: i64) -> Result<Vec<f64>, ServiceError> {
     let rows: Vec<i64> = sqlx::query_scalar(
@@ -133,27 +89,6 @@ pub(crate) async fn finished_bundle_secs(db: &SqlitePool, study: i64) -> Result<
     .fetch_all(db)
     .await?;
     Ok(rows.into_iter().map(|s| s as f64).collect())
-}
-
-/// Dawid–Skene's accuracy per person over the non-check answers of everyone
-/// with at least two (one answer cannot estimate a reliability).
-fn ds_accuracies(answers: &[Answer], k: usize, seed: u64) -> HashMap<u64, f64> {
-    let mut per: HashMap<u64, usize> = HashMap::new();
-    for a in answers.iter().filter(|a| a.check == Check::None) {
-        *per.entry(a.person).or_default() += 1;
-    }
-    let ratings: Vec<(u64, u64, usize)> = answers
-        .iter()
-        .filter(|a| a.check == Check::None && per[&a.person] >= 2)
-        .map(|a| (a.item, a.person, a.value as usize))
-        .collect();
-    match crate::studies::aggregate::fit(Model::DawidSkene, &ratings, k, &[], seed) {
-        Ok(fitted) => fitted.people.iter().map(|p| (p.person, p.accuracy)).collect(),
-        Err(e) => {
-            tracing::debug!("no Dawid–Skene estimate for the approve list: {e}");
-            HashMap::new()
-        }
-    }
 }
 
 fn submission(status: &str) -> Submission {
@@ -169,33 +104,23 @@ fn submission(status: &str) -> Submission {
 pub async fn approve_list(db: &SqlitePool, study: i64) -> Result<Vec<ApproveRow>, ServiceError> {
     let link = link_of_study(db, study).await?;
     let meta = crate::studies::meta::load_study_meta(db, study).await?;
-    type Row = (i64, i64, String, String, i64, Option<i64>, Option<i64>, Option<String>);
-    let people: Vec<Row> = sqlx::query_as(
+    type Row = (i64, i64, String, String, i64, Option<i64>, Option<i64>, Option<String>, String);
+    let people: Vec<Row> = sqlx::query_as(&format!(
         "SELECT p.user_id, p.number, u.username, p.platform_pid, p.comprehension_attempts, p.screened_out_at, l.bundle,
-                l.state
+                l.state, {}
          FROM participants p JOIN users u ON u.id = p.user_id LEFT JOIN leases l ON l.user_id = p.user_id
          WHERE p.study_id = ? ORDER BY p.number",
-    )
+        super::STATUS_SQL
+    ))
     .bind(study)
     .fetch_all(db)
     .await?;
-    let mut answers = study_answers(db, study).await?;
+    let scores = super::scores::scores(db, study, link.settings.quality, meta.seed).await?;
     let median_bundle = crate::domain::crowd::flags::median(&mut finished_bundle_secs(db, study).await?);
-    // The values interned in `answers` index the classes: only their identity matters to the model.
-    let k = answers.iter().map(|a| a.value as usize + 1).max().unwrap_or(0).max(2);
-    let ds = ds_accuracies(&answers, k, meta.seed);
-    let flags: HashMap<u64, _> =
-        person_flags(&answers, &link.settings.quality).into_iter().map(|f| (f.person, f)).collect();
-    answers.clear();
     Ok(people
         .into_iter()
-        .map(|(user, number, username, pid, attempts, screened_at, bundle, state)| {
-            let status = match (&state, screened_at) {
-                (Some(s), _) => s.clone(),
-                (None, Some(_)) => "screened_out".to_string(),
-                (None, None) => "arriving".to_string(),
-            };
-            let f = flags.get(&(user as u64));
+        .map(|(user, number, username, pid, attempts, screened_at, bundle, state, status)| {
+            let f = scores.flags.get(&(user as u64));
             let (checks_failed, fl) = f.map(|f| (f.checks_failed, f.flags.clone())).unwrap_or_default();
             let (decision, reason) = match (&state, screened_at) {
                 // Prolific: one who fails the comprehension check is asked to return, never rejected.
@@ -213,7 +138,7 @@ pub async fn approve_list(db: &SqlitePool, study: i64) -> Result<Vec<ApproveRow>
                 gold_accuracy: f.and_then(|f| f.gold_accuracy),
                 checks_failed,
                 comprehension_attempts: attempts,
-                ds_accuracy: ds.get(&(user as u64)).copied(),
+                ds_accuracy: scores.ds.get(&(user as u64)).copied(),
                 agreement: f.and_then(|f| f.agreement),
                 flags: fl,
                 decision,

@@ -4,6 +4,7 @@ use super::approve::finished_bundle_secs;
 use super::link_of_study;
 use crate::domain::crowd::figures::{
     cost, cumulative, eta_secs, histogram, median_of_counts, rate_window, Dashboard, ParticipantCounts,
+    RATE_WINDOW_SECS,
 };
 use crate::domain::crowd::flags::median;
 use crate::error::ServiceError;
@@ -27,11 +28,11 @@ pub async fn dashboard(db: &SqlitePool, study: i64, now: i64) -> Result<Dashboar
     let remaining_answers = (wanted - active_done).max(0);
 
     let mut participants = ParticipantCounts::default();
-    let states: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT coalesce(l.state, CASE WHEN p.screened_out_at IS NOT NULL THEN 'screened_out' ELSE 'arriving' END),
-                count(*)
-         FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id WHERE p.study_id = ? GROUP BY 1",
-    )
+    let states: Vec<(String, i64)> = sqlx::query_as(&format!(
+        "SELECT {}, count(*) FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
+         WHERE p.study_id = ? GROUP BY 1",
+        super::STATUS_SQL
+    ))
     .bind(study)
     .fetch_all(db)
     .await?;
@@ -39,26 +40,24 @@ pub async fn dashboard(db: &SqlitePool, study: i64, now: i64) -> Result<Dashboar
         participants.add(&state, n);
     }
 
-    let times: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT elapsed_ms, count(*) FROM answers WHERE study_id = ? GROUP BY elapsed_ms ORDER BY elapsed_ms",
+    // One pass over the answers: the time distribution, the first answer
+    // and the answers of the last RATE_WINDOW_SECS. The rate window starts
+    // at the later of the two, and every answer is at or after the first,
+    // so the answers since `now - RATE_WINDOW_SECS` are those in the window.
+    let recent = now - RATE_WINDOW_SECS;
+    let times: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT elapsed_ms, count(*), min(answered_at), count(*) FILTER (WHERE answered_at >= ?)
+         FROM answers WHERE study_id = ? GROUP BY elapsed_ms ORDER BY elapsed_ms",
     )
+    .bind(recent)
     .bind(study)
     .fetch_all(db)
     .await?;
+    let first = times.iter().map(|t| t.2).min();
+    let in_window: i64 = times.iter().map(|t| t.3).sum();
+    let times: Vec<(i64, i64)> = times.into_iter().map(|t| (t.0, t.1)).collect();
     let answers: i64 = times.iter().map(|t| t.1).sum();
-    let first: Option<i64> =
-        sqlx::query_scalar("SELECT min(answered_at) FROM answers WHERE study_id = ?").bind(study).fetch_one(db).await?;
-    let answers_per_minute = match rate_window(first, now) {
-        Some((start, minutes)) => {
-            let n: i64 = sqlx::query_scalar("SELECT count(*) FROM answers WHERE study_id = ? AND answered_at >= ?")
-                .bind(study)
-                .bind(start)
-                .fetch_one(db)
-                .await?;
-            Some(n as f64 / minutes)
-        }
-        None => None,
-    };
+    let answers_per_minute = rate_window(first, now).map(|(_, minutes)| in_window as f64 / minutes);
 
     let median_bundle_secs = median(&mut finished_bundle_secs(db, study).await?);
     let finished = participants.completed + participants.extra + participants.discarded;
@@ -74,6 +73,11 @@ pub async fn dashboard(db: &SqlitePool, study: i64, now: i64) -> Result<Dashboar
     .bind(study)
     .fetch_all(db)
     .await?;
+    let adaptive = match crate::studies::adaptive::report(db, study).await {
+        Ok(report) => Some(report.savings()),
+        Err(ServiceError::NotFound(_)) => None,
+        Err(e) => return Err(e),
+    };
     let q = link.settings.quality;
     Ok(Dashboard {
         study_id: study,
@@ -96,5 +100,6 @@ pub async fn dashboard(db: &SqlitePool, study: i64, now: i64) -> Result<Dashboar
         arrivals: cumulative(&arrivals),
         completions: cumulative(&completions),
         time_per_item: histogram(&times),
+        adaptive,
     })
 }

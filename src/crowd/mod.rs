@@ -12,6 +12,7 @@ pub mod flow;
 pub mod followup;
 mod place;
 pub mod research;
+mod scores;
 pub mod setup;
 
 pub use approve::{approve_list, discard, ApproveRow};
@@ -173,6 +174,9 @@ pub struct ParticipantRow {
     /// check, after failing it, or when the study filled up meanwhile.
     pub bundle: Option<i64>,
     pub state: Option<LeaseState>,
+    /// The lease state, or `screened_out` / `arriving` without a lease
+    /// (as in the approve list and the dashboard).
+    pub status: String,
     pub done: i64,
     pub total: i64,
     pub arrived_at: i64,
@@ -312,6 +316,14 @@ pub async fn own_place(
         _ => Ok(None),
     }
 }
+
+/// A participant's status, the same word in the participants list, the
+/// approve list and the dashboard's counts: its lease state, else
+/// `screened_out` (failed the comprehension check, so never leased) or
+/// `arriving` (not through the comprehension check yet). Over
+/// `participants p LEFT JOIN leases l`.
+pub(crate) const STATUS_SQL: &str =
+    "coalesce(l.state, CASE WHEN p.screened_out_at IS NOT NULL THEN 'screened_out' ELSE 'arriving' END)";
 
 /// A stored lease state; an unknown one is an internal error.
 pub(crate) fn lease_state(s: &str) -> Result<LeaseState, ServiceError> {

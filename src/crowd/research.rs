@@ -1,6 +1,6 @@
 //! The researcher's side of a link study: its participants and bundles,
 //! giving a bundle's places back, and the link itself (show, rotate, close).
-use super::{link_of_study, BundleRow, LinkInfo, LinkRow, ParticipantRow};
+use super::{link_of_study, BundleRow, LinkInfo, LinkRow, ParticipantRow, STATUS_SQL};
 use crate::domain::crowd::ids::PROLIFIC_PARAMS;
 use crate::error::ServiceError;
 use crate::state::AppState;
@@ -13,6 +13,7 @@ struct Row {
     username: String,
     bundle: Option<i64>,
     state: Option<String>,
+    status: String,
     done: i64,
     total: i64,
     arrived_at: i64,
@@ -37,8 +38,8 @@ pub async fn participants(
     with_platform_ids: bool,
 ) -> Result<Vec<ParticipantRow>, ServiceError> {
     link_of_study(db, study).await?;
-    let rows: Vec<Row> = sqlx::query_as(
-        "SELECT p.number, u.username, l.bundle, l.state, coalesce(pa.done, 0) AS done, coalesce(pa.total, 0) AS total,
+    let rows: Vec<Row> = sqlx::query_as(&format!(
+        "SELECT p.number, u.username, l.bundle, l.state, {STATUS_SQL} AS status, coalesce(pa.done, 0) AS done, coalesce(pa.total, 0) AS total,
                 p.arrived_at, p.consented_at, l.expires_at, l.ended_at,
                 coalesce(c.gold_right, 0) AS gold_right, coalesce(c.gold_total, 0) AS gold_total,
                 coalesce(c.checks_failed, 0) AS checks_failed, p.comprehension_attempts, p.screened_out_reason,
@@ -49,8 +50,8 @@ pub async fn participants(
                            count(*) FILTER (WHERE check_kind = 'gold') AS gold_total,
                            count(*) FILTER (WHERE check_kind = 'attention' AND NOT correct) AS checks_failed
                     FROM check_answers WHERE study_id = ? GROUP BY user_id) c ON c.user_id = p.user_id
-         WHERE p.study_id = ? ORDER BY p.number",
-    )
+         WHERE p.study_id = ? ORDER BY p.number"
+    ))
     .bind(study)
     .bind(study)
     .fetch_all(db)
@@ -64,6 +65,7 @@ pub async fn participants(
                 username: r.username,
                 bundle: r.bundle,
                 state: r.state.as_deref().map(super::lease_state).transpose()?,
+                status: r.status,
                 done: r.done,
                 total: r.total,
                 arrived_at: r.arrived_at,

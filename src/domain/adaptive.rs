@@ -311,6 +311,27 @@ impl AdaptiveReport {
         let saved_share = (done > 0).then(|| 1.0 - spent_done as f64 / (done * settings.max as i64) as f64);
         AdaptiveReport { study_id, settings, items, answers_spent, fixed_answers, saved_share, stopped }
     }
+
+    /// The report without its items, for the live dashboard.
+    pub fn savings(&self) -> Savings {
+        Savings {
+            max: self.settings.max,
+            answers_spent: self.answers_spent,
+            fixed_answers: self.fixed_answers,
+            saved_share: self.saved_share,
+            stopped: self.stopped.clone(),
+        }
+    }
+}
+
+/// An adaptive study's spending: answers spent against items × `max`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Savings {
+    pub max: usize,
+    pub answers_spent: i64,
+    pub fixed_answers: i64,
+    pub saved_share: Option<f64>,
+    pub stopped: StopCounts,
 }
 
 #[cfg(test)]

@@ -46,10 +46,78 @@ pub async fn settings(db: impl sqlx::SqliteExecutor<'_>, study: i64) -> Result<O
 
 /// HOOK on the answer path (`studies::tasks::answer`, after a new answer is
 /// durable): decides the item's round once all its wanted answers are in.
+/// The answer is stored whatever happens here, so a failed decision (e.g.
+/// the database busy past its timeout) is retried with backoff and, if it
+/// still fails, left to [`sweep`]: at the study's next answer and at every
+/// start-up. Never an error to the participant, whose answer counts.
 pub async fn after_answer(state: &AppState, study: i64, instance: i64) -> Result<(), ServiceError> {
     let Some(a) = settings(&state.db, study).await? else {
         return Ok(());
     };
+    let sweep_too = UNDECIDED.lock().map(|mut s| s.remove(&study)).unwrap_or(false);
+    let mut wait = RETRY_FIRST_WAIT;
+    for attempt in 1..=DECISION_ATTEMPTS {
+        match decide(state, study, &a, Some(instance), sweep_too).await {
+            Ok(_) => return Ok(()),
+            Err(e) if attempt < DECISION_ATTEMPTS => {
+                tracing::warn!(study, instance, attempt, "adaptive decision failed, retrying: {e}");
+                tokio::time::sleep(wait).await;
+                wait *= 2;
+            }
+            Err(e) => {
+                tracing::error!(study, instance, "adaptive decision failed; the next answer or start-up sweeps: {e}");
+                if let Ok(mut s) = UNDECIDED.lock() {
+                    s.insert(study);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Tries per decision, and the wait before the second (doubling after).
+const DECISION_ATTEMPTS: u32 = 4;
+const RETRY_FIRST_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Studies whose last decision failed: their next answer sweeps.
+static UNDECIDED: std::sync::Mutex<std::collections::BTreeSet<i64>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Decides every item of the study whose round is complete but undecided
+/// (its decision failed after the answer was stored); how many were due.
+pub async fn sweep(state: &AppState, study: i64) -> Result<usize, ServiceError> {
+    match settings(&state.db, study).await? {
+        Some(a) => decide(state, study, &a, None, true).await,
+        None => Ok(0),
+    }
+}
+
+/// At start-up: sweeps every adaptive study; errors are logged, not fatal.
+pub async fn sweep_all(state: &AppState) {
+    let studies: Vec<i64> = match sqlx::query_scalar("SELECT study_id FROM adaptive_studies").fetch_all(&state.db).await
+    {
+        Ok(s) => s,
+        Err(e) => return tracing::error!("listing adaptive studies to sweep: {e}"),
+    };
+    for study in studies {
+        match sweep(state, study).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(study, n, "decided adaptive items left undecided by an earlier run"),
+            Err(e) => tracing::error!(study, "sweeping adaptive items: {e}"),
+        }
+    }
+}
+
+/// One decision transaction: `instance`'s round and, with `sweep`, every
+/// complete round still undecided. Idempotent ([`decide_round`] reads the
+/// item's state), so a retry after a failure cannot ask twice.
+async fn decide(
+    state: &AppState,
+    study: i64,
+    a: &Adaptive,
+    instance: Option<i64>,
+    sweep: bool,
+) -> Result<usize, ServiceError> {
     let meta = crate::studies::meta::study_meta(state, study).await?;
     // Accuracies are fitted outside the gate: the fit reads the whole study.
     let accuracy = match a.stop {
@@ -58,15 +126,31 @@ pub async fn after_answer(state: &AppState, study: i64, instance: i64) -> Result
     };
     let _one_at_a_time = state.writer.exclusive().await;
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut items: Vec<i64> = instance.into_iter().collect();
+    if sweep {
+        let due: Vec<i64> = sqlx::query_scalar(
+            "SELECT a.instance_id FROM adaptive_items a
+             JOIN (SELECT instance_id, count(*) AS n FROM counted_answers WHERE study_id = ? GROUP BY instance_id) c
+               ON c.instance_id = a.instance_id
+             WHERE a.study_id = ? AND a.state = 'collecting' AND c.n >= a.wanted",
+        )
+        .bind(study)
+        .bind(study)
+        .fetch_all(&mut *tx)
+        .await?;
+        items.extend(due);
+    }
     let link = crate::crowd::link_of_study(&mut *tx, study).await.is_ok();
-    decide_round(&mut tx, &meta, &a, &accuracy, instance, link).await?;
+    for &item in &items {
+        decide_round(&mut tx, &meta, a, &accuracy, item, link).await?;
+    }
     if link {
         // Also when nothing was decided: the last participant at work may
         // have just finished, freeing the smaller last bundle of follow-ups.
         crate::crowd::followup::bundle_waiting(&mut tx, study, meta.seed, meta.kind, state.crowd.clock.now()).await?;
     }
     tx.commit().await?;
-    Ok(())
+    Ok(items.len() - usize::from(instance.is_some()))
 }
 
 /// Decides an item's round if all its wanted answers are in: stopped, or
@@ -281,11 +365,13 @@ pub async fn report(db: &SqlitePool, study: i64) -> Result<AdaptiveReport, Servi
     })?;
     type Row = (i64, i64, i64, Option<String>, Option<String>, Option<f64>);
     let rows: Vec<Row> = sqlx::query_as(
-        "SELECT a.instance_id, a.wanted,
-                (SELECT count(*) FROM counted_answers c WHERE c.study_id = a.study_id AND c.instance_id = a.instance_id),
-                a.reason, a.value, a.posterior
-         FROM adaptive_items a WHERE a.study_id = ? ORDER BY a.instance_id",
+        "SELECT a.instance_id, a.wanted, coalesce(c.n, 0), a.reason, a.value, a.posterior
+         FROM adaptive_items a
+         LEFT JOIN (SELECT instance_id, count(*) AS n FROM counted_answers WHERE study_id = ? GROUP BY instance_id) c
+           ON c.instance_id = a.instance_id
+         WHERE a.study_id = ? ORDER BY a.instance_id",
     )
+    .bind(study)
     .bind(study)
     .fetch_all(db)
     .await?;

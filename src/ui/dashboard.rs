@@ -153,6 +153,14 @@ fn Figures(d: Dashboard) -> impl IntoView {
                 <td data-figure="spent">{or_dash(cost.map(|c| format!("US${:.2}", c.spent)))}</td>
             </tr></tbody>
         </table>
+        {d.adaptive.map(|a| view! {
+            <p class="adaptive-savings">
+                "Adaptive overlap: " <span data-figure="answers-spent">{a.answers_spent}</span>
+                " answers spent against " <span data-figure="fixed-answers">{a.fixed_answers}</span>
+                " at a fixed overlap of " {a.max}
+                {a.saved_share.map(|s| format!(" ({:.1}% fewer on stopped items)", s * 100.0))}
+            </p>
+        })}
     }
 }
 

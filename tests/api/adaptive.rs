@@ -192,3 +192,153 @@ async fn adaptive_specs_that_cannot_work_are_refused_with_the_field() {
     assert_eq!(res.status(), 422);
     assert!(res.text().await.unwrap().contains("link.copies"));
 }
+
+/// `stop = "posterior"`: an item stops once the one-coin posterior of its
+/// leading value, under each person's accuracy as Dawid–Skene estimates it,
+/// reaches the threshold; an item that never does goes to `max` and is
+/// settled by `resolve`. The export carries each item's posterior.
+#[tokio::test]
+async fn posterior_stop_settles_confident_items_early_and_exports_their_posterior() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut app = TestApp::spawn_on(tmp.path(), &["--demo-size", "12"]);
+    app.add_user("ann3", "annotator", "a long password three");
+    app.add_user("ann4", "annotator", "a long password four");
+    let researcher = app.login("researcher").await;
+    let spec = Spec::new("adaptive posterior")
+        .annotators(&["annotator1", "annotator2", "ann3", "ann4"])
+        .seed(5)
+        .line("[assignment.adaptive]\nmin = 2\nmax = 4\nstop = \"posterior\"\nthreshold = 0.95");
+    let study = app.create_study_ok(&researcher, &spec).await;
+    // Unanimous items: everyone picks the same image (the one with the first
+    // URL), so they pass Step 3 and are exported. Split ones: that image from
+    // the 1st and 4th annotator, None from the 2nd and 3rd.
+    let pick = |image: bool| {
+        move |t: &TaskView| {
+            let first_image = t.options.iter().filter(|o| o.image_url.is_some()).min_by_key(|o| o.image_url.clone());
+            if agreed(&key(t)) || image {
+                first_image.unwrap().id.clone()
+            } else {
+                "none".to_string()
+            }
+        }
+    };
+    let first = app.work_through("annotator1", study, pick(true)).await;
+    assert_eq!(first.len(), 12);
+    assert_eq!(app.work_through("annotator2", study, pick(false)).await.len(), 12);
+    let split: HashSet<String> = first.iter().map(key).filter(|k| !agreed(k)).collect();
+    assert!(!split.is_empty() && split.len() < 12);
+    // A split item may still stop at two when one of its two people is
+    // trusted far more than the other: the rule weighs people, not votes.
+    let third: HashSet<String> = app.work_through("ann3", study, pick(false)).await.iter().map(key).collect();
+    assert!(!third.is_empty() && third.is_subset(&split), "only split items get a third answer: {third:?}");
+    let fourth: HashSet<String> = app.work_through("ann4", study, pick(true)).await.iter().map(key).collect();
+    assert!(fourth.is_subset(&third), "{fourth:?}");
+
+    let report: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/adaptive")).await;
+    let items = report["items"].as_array().unwrap();
+    let by_answers = |n: i64| items.iter().filter(|i| i["answers"] == n).count();
+    assert_eq!(
+        (by_answers(3) + by_answers(4), by_answers(4)),
+        (third.len(), fourth.len()),
+        "answers per item follow who got it: {report}"
+    );
+    let mut spent = 0;
+    for item in items {
+        let (answers, posterior) = (item["answers"].as_i64().unwrap(), item["posterior"].as_f64());
+        spent += answers;
+        match item["reason"].as_str().unwrap() {
+            "confident" => assert!(posterior.unwrap() >= 0.95, "stopped only once confident: {item}"),
+            "max" => {
+                assert_eq!(answers, 4, "{item}");
+                assert!(posterior.is_none_or(|p| p < 0.95), "reached max without meeting the threshold: {item}");
+            }
+            other => panic!("{other}: {item}"),
+        }
+    }
+    // Unanimous items stop at `min`.
+    assert_eq!(by_answers(2), 12 - third.len());
+    assert!(items.iter().filter(|i| i["answers"] == 2).all(|i| i["reason"] == "confident"), "{report}");
+    assert_eq!(report["stopped"]["collecting"], 0);
+    assert_eq!(report["answers_spent"], spent);
+    assert_eq!(report["fixed_answers"], 48);
+    assert!(spent < 48);
+
+    // The export: every item stopped early carries its stop-time posterior.
+    let out = tmp.path().join("posterior-export");
+    let res = app.cli(&["export", "demo", "--out", out.to_str().unwrap(), "--format", "jsonl", "--stage", "step3"]);
+    assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+    let rows: Vec<Value> = std::fs::read_to_string(out.join("data.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // A split item the rule settled is `adaptive` with the posterior it
+    // stopped at; unanimous ones keep `unanimous` and carry none.
+    let mut settled = 0;
+    for row in &rows {
+        let item = items.iter().find(|i| i["instance_id"] == row["instance_id"]).unwrap();
+        if row["step3_resolved_by"] == "adaptive" {
+            settled += 1;
+            let p: f64 = row["step3_posterior"].as_str().unwrap().parse().unwrap();
+            assert_eq!(item["reason"], "confident", "{row}");
+            assert!((p - item["posterior"].as_f64().unwrap()).abs() < 1e-6, "{row} vs {item}");
+        } else {
+            assert_eq!(row["step3_posterior"], Value::Null, "{row}");
+        }
+    }
+    assert!(settled > 0, "a split item settled by the rule passes Step 3: {rows:?}");
+}
+
+/// A round whose decision never committed (the answer stored, the item
+/// still `collecting` with all its wanted answers) is decided by the sweep
+/// at the next start-up: agreed items stop, split ones ask one more.
+#[tokio::test]
+async fn complete_rounds_left_undecided_are_decided_at_start_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut app = TestApp::spawn_on(tmp.path(), &["--demo-size", "12"]);
+    app.add_user("ann3", "annotator", "a long password three");
+    let researcher = app.login("researcher").await;
+    let spec = Spec::new("adaptive sweep")
+        .annotators(&["annotator1", "annotator2", "ann3"])
+        .seed(5)
+        .line("[assignment.adaptive]\nmin = 2\nmax = 3\nstop = \"agree\"");
+    let study = app.create_study_ok(&researcher, &spec).await;
+    let pick = |none: bool| move |t: &TaskView| if agreed(&key(t)) || none { "none" } else { "A" }.to_string();
+    let first = app.work_through("annotator1", study, pick(true)).await;
+    app.work_through("annotator2", study, pick(false)).await;
+    let split: HashSet<String> = first.iter().map(key).filter(|k| !agreed(k)).collect();
+    let s = split.len() as i64;
+    assert!(s > 0 && s < 12);
+
+    // As if every decision had failed after its answer was stored.
+    let passwords = app.accounts.clone();
+    app.kill();
+    let db = hardneg::store::db::open_pool(&tmp.path().join("hardneg.sqlite")).await.unwrap();
+    sqlx::query(
+        "UPDATE adaptive_items SET state = 'collecting', wanted = 2, reason = NULL, answers = NULL, value = NULL,
+                posterior = NULL WHERE study_id = ?",
+    )
+    .bind(study)
+    .execute(&db)
+    .await
+    .unwrap();
+    let stopped: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM adaptive_items WHERE study_id = ? AND state = 'stopped'")
+            .bind(study)
+            .fetch_one(&db)
+            .await
+            .unwrap();
+    assert_eq!(stopped, 0);
+    db.close().await;
+
+    let mut app = TestApp::spawn_on(tmp.path(), &["--demo-size", "12"]);
+    app.accounts = passwords;
+    let researcher = app.login("researcher").await;
+    let report: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/adaptive")).await;
+    assert_eq!(report["stopped"], serde_json::json!({"agreed": 12 - s, "confident": 0, "max": 0, "collecting": s}));
+    // The split items now want a third answer: the next annotator gets exactly those.
+    let third: HashSet<String> = app.work_through("ann3", study, pick(true)).await.iter().map(key).collect();
+    assert_eq!(third, split);
+    let report: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/adaptive")).await;
+    assert_eq!(report["stopped"], serde_json::json!({"agreed": 12 - s, "confident": 0, "max": s, "collecting": 0}));
+}

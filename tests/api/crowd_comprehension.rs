@@ -1,7 +1,8 @@
 //! The comprehension check before the bundle over real HTTP: passed at the
 //! first or the second attempt (the instructions again in between), failed
 //! twice (screen-out code and URL, asked to return, and no lease ever
-//! taken), and the spec errors that name their field.
+//! taken), and the spec errors that name their field. The participants
+//! list, the approve list, the dashboard and the CLI agree on each one's status.
 use crate::crowd_check_kit::{no_lease, post_json};
 use crate::crowd_kit::{arrive, arrive_with, browser, create_link_study, link_spec, post_ok, stage};
 use crate::helpers::TestApp;
@@ -80,6 +81,23 @@ async fn the_comprehension_check_comes_before_any_lease_and_gives_two_attempts()
     assert_eq!((rows[0]["state"].as_str(), rows[1]["state"].as_str()), (Some("active"), Some("active")));
     let bundles: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/bundles")).await;
     assert_eq!(bundles.iter().map(|b| b["active"].as_i64().unwrap()).sum::<i64>(), 2, "P3 took no place");
+
+    // P4 has arrived and not taken the check yet. Every view says the same of each.
+    arrive(&app, &token, study, "P4").await;
+    let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
+    let status: Vec<&str> = rows.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(status, ["active", "active", "screened_out", "arriving"]);
+    let res = researcher.get(app.url(&format!("/api/v1/studies/{study}/approve-list.csv"))).send().await.unwrap();
+    let csv = res.text().await.unwrap();
+    let listed: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').nth(3).unwrap()).collect();
+    assert_eq!(listed, status, "{csv}");
+    let d: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/dashboard")).await;
+    let p = &d["participants"];
+    assert_eq!((p["started"].as_i64(), p["working"].as_i64(), p["screened_out"].as_i64()), (Some(4), Some(2), Some(1)));
+    let out = app.cli(&["participants", &study.to_string(), "--csv"]);
+    let cli = String::from_utf8_lossy(&out.stdout);
+    let states: Vec<&str> = cli.lines().skip(1).map(|l| l.split(',').nth(3).unwrap()).collect();
+    assert_eq!(states, status, "{cli}");
 }
 
 #[tokio::test]

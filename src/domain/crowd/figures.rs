@@ -145,6 +145,9 @@ pub struct Dashboard {
     pub completions: Vec<(i64, i64)>,
     /// Answers per second of time per item: bins 0–1 s … 29–30 s, then 30 s and more.
     pub time_per_item: Vec<i64>,
+    /// With `[assignment.adaptive]`: answers spent against a fixed overlap of `max`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<crate::domain::adaptive::Savings>,
 }
 
 /// Participants by how their lease stands.
