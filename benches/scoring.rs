@@ -7,21 +7,23 @@
 //! `HARDNEG_BENCH_DIR=DIR` the data dir (`DIR/data`) and the checkpoint
 //! (`DIR/vit-b-32`) are kept there, e.g. for a cross-check with
 //! `scripts/scorers/hf_clip_torch_scorer.py`.
-use hardneg::scoring::clip::{ClipEncoder, DeviceChoice};
+use candle_core::{Device, Tensor};
+use hardneg::scoring::clip::{read_rgb, ClipEncoder, DeviceChoice};
 use hardneg::scoring::config::ClipConfig;
-use hardneg::scoring::encoder::{Encoder, ImageRef};
+use hardneg::scoring::model::{self, ClipModel};
+use hardneg::scoring::preprocess::preprocess;
 use hardneg::scoring::run::{score_dataset, ScoreRequest};
 use hardneg::scoring::testing::{wordlevel_tokenizer_json, write_checkpoint};
+use hardneg::scoring::text::{pad_batch, PaddedBatch, TextTokenizer};
 use hardneg::store::images::ImageStore;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
 const INSTANCES: usize = 16;
-
-fn rate(n: usize, start: Instant) -> f64 {
-    n as f64 / start.elapsed().as_secs_f64()
-}
+/// Issue 15, target 3, beside the figures before it (2 threads, same loaded machine).
+const TARGET: &str = "target: images >= 1.0x PyTorch, texts >= 1.5x, embeddings within 1e-5 (before: TBD)";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -47,29 +49,11 @@ async fn main() -> anyhow::Result<()> {
     write_checkpoint(&model, &config, &tokenizer, 1)?;
     println!("wrote a ViT-B/32-shaped checkpoint in {:.1} s", start.elapsed().as_secs_f64());
     let start = Instant::now();
-    let mut enc = ClipEncoder::load(&model, DeviceChoice::Cpu)?;
+    drop(ClipEncoder::load(&model, DeviceChoice::Cpu)?);
     println!("loaded (sha256 of the weights included) in {:.1} s", start.elapsed().as_secs_f64());
 
-    let image = |i: usize| {
-        let h = &rows[i % rows.len()].2;
-        ImageRef { hash: h.clone(), path: store.original_path(h) }
-    };
-    enc.encode_images(&[image(0)])?; // warm-up
-    for (batch, reps) in [(1usize, 3usize), (8, 1), (32, 1)] {
-        let images: Vec<ImageRef> = (0..batch).map(image).collect();
-        let start = Instant::now();
-        for _ in 0..reps {
-            enc.encode_images(&images)?;
-        }
-        let img_rate = rate(batch * reps, start);
-        let texts: Vec<String> = (0..batch).map(|i| captions[i % captions.len()].clone()).collect();
-        let start = Instant::now();
-        for _ in 0..reps * 4 {
-            enc.encode_texts(&texts)?;
-        }
-        println!("batch {batch:>2}: {img_rate:6.1} images/s  {:6.1} texts/s", rate(batch * reps * 4, start));
-    }
-    drop(enc);
+    let speed = SpeedInputs::new(&model, &store, &rows, &captions)?;
+    speed.run(&model, root.join("clip-speed"), std::env::var_os("HARDNEG_BENCH_DIR").is_some())?;
 
     let req = ScoreRequest { name: "bench".into(), dataset: "demo".into(), batch: 32 };
     for label in ["first run", "cached re-run"] {
@@ -84,4 +68,119 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// (batch, image reps, text reps): the median of the reps is reported.
+const BATCHES: [(usize, usize, usize); 3] = [(1, 7, 21), (8, 3, 9), (32, 3, 5)];
+const SPEED_ROWS: usize = 32;
+
+/// The towers' inputs, prepared once so that only the forward passes are timed.
+struct SpeedInputs {
+    config: ClipConfig,
+    pixels: Vec<f32>,
+    ids: PaddedBatch,
+}
+
+fn median_rate(batch: usize, reps: usize, mut f: impl FnMut() -> candle_core::Result<Tensor>) -> anyhow::Result<f64> {
+    f()?; // warm-up
+    let mut secs = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let start = Instant::now();
+        f()?;
+        secs.push(start.elapsed().as_secs_f64());
+    }
+    secs.sort_by(f64::total_cmp);
+    Ok(batch as f64 / secs[reps / 2])
+}
+
+impl SpeedInputs {
+    fn new(
+        model_dir: &Path,
+        store: &ImageStore,
+        rows: &[(String, String, String)],
+        captions: &[String],
+    ) -> anyhow::Result<Self> {
+        let config = ClipConfig::parse(&std::fs::read_to_string(model_dir.join("config.json"))?)?;
+        let size = config.vision_config.image_size;
+        let images = (0..SPEED_ROWS)
+            .map(|i| Ok(preprocess(&read_rgb(&store.original_path(&rows[i % rows.len()].2))?, size)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let tokenizer =
+            TextTokenizer::from_file(&model_dir.join("tokenizer.json"), config.text_config.max_position_embeddings)?;
+        let texts: Vec<String> = (0..SPEED_ROWS).map(|i| captions[i % captions.len()].clone()).collect();
+        let ids = pad_batch(&tokenizer.encode(&texts)?, config.text_config.eos_token_id);
+        Ok(SpeedInputs { pixels: images.concat(), ids, config })
+    }
+
+    fn images(&self, b: usize) -> candle_core::Result<Tensor> {
+        let size = self.config.vision_config.image_size;
+        Tensor::from_slice(&self.pixels[..b * 3 * size * size], (b, 3, size, size), &Device::Cpu)
+    }
+
+    fn texts(&self, b: usize) -> candle_core::Result<Tensor> {
+        Tensor::from_slice(&self.ids.ids[..b * self.ids.len], (b, self.ids.len), &Device::Cpu)
+    }
+
+    /// Rates (images/s, texts/s) of one model's forward passes alone.
+    fn rates(&self, model: &ClipModel, b: usize, img_reps: usize, txt_reps: usize) -> anyhow::Result<(f64, f64)> {
+        let (pixels, ids) = (self.images(b)?, self.texts(b)?);
+        let img = median_rate(b, img_reps, || model.encode_images(&pixels))?;
+        let txt = median_rate(b, txt_reps, || model.encode_text(&ids, &self.ids.pool[..b]))?;
+        Ok((img, txt))
+    }
+
+    /// Unit-length (images, texts) embeddings of all the inputs.
+    fn embeddings(&self, model: &ClipModel) -> anyhow::Result<(Tensor, Tensor)> {
+        let images = model.encode_images(&self.images(SPEED_ROWS)?)?;
+        Ok((images, model.encode_text(&self.texts(SPEED_ROWS)?, &self.ids.pool)?))
+    }
+
+    /// Times the towers' forward passes alone, the CPU kernels alternating
+    /// with the plain candle ops they replace; with `keep`, writes the
+    /// inputs, the rates and the embeddings to `out` for
+    /// `scripts/reference/clip_speed.py`.
+    fn run(&self, model_dir: &Path, out: PathBuf, keep: bool) -> anyhow::Result<()> {
+        let weights = model_dir.join("model.safetensors");
+        let kernels = model::load(&weights, &self.config, &Device::Cpu)?;
+        let ops = model::load_candle_ops(&weights, &self.config, &Device::Cpu)?;
+        let threads = candle_core::utils::get_num_threads();
+        println!("forward passes only, {threads} threads (RAYON_NUM_THREADS), same inputs as clip_speed.py:");
+        let (mut img_rates, mut txt_rates) = (serde_json::Map::new(), serde_json::Map::new());
+        for (b, img_reps, txt_reps) in BATCHES {
+            let (old_img, old_txt) = self.rates(&ops, b, img_reps, txt_reps)?;
+            let (img, txt) = self.rates(&kernels, b, img_reps, txt_reps)?;
+            println!(
+                "batch {b:>2}: {img:6.2} images/s  {txt:6.2} texts/s  (candle ops: {old_img:6.2} images/s  {old_txt:6.2} texts/s)"
+            );
+            img_rates.insert(b.to_string(), img.into());
+            txt_rates.insert(b.to_string(), txt.into());
+        }
+        let (images, texts) = self.embeddings(&kernels)?;
+        let (old_images, old_texts) = self.embeddings(&ops)?;
+        let diff =
+            |a: &Tensor, b: &Tensor| -> anyhow::Result<f32> { Ok((a - b)?.abs()?.flatten_all()?.max(0)?.to_scalar()?) };
+        println!(
+            "max |kernels - candle ops| per component: images {:.1e}, texts {:.1e}",
+            diff(&images, &old_images)?,
+            diff(&texts, &old_texts)?
+        );
+        println!("{TARGET}");
+        if keep {
+            std::fs::create_dir_all(&out)?;
+            let bytes: Vec<u8> = self.pixels.iter().flat_map(|v| v.to_le_bytes()).collect();
+            std::fs::write(out.join("pixels.f32"), bytes)?;
+            let rows: Vec<&[u32]> = self.ids.ids.chunks(self.ids.len).collect();
+            std::fs::write(out.join("ids.json"), serde_json::json!({ "ids": rows }).to_string())?;
+            let candle = serde_json::json!({
+                "threads": threads,
+                "images_per_s": img_rates,
+                "texts_per_s": txt_rates,
+                "image_embeddings": images.to_vec2::<f32>()?,
+                "text_embeddings": texts.to_vec2::<f32>()?,
+            });
+            std::fs::write(out.join("candle.json"), candle.to_string())?;
+            println!("kept the inputs, rates and embeddings in {}", out.display());
+        }
+        Ok(())
+    }
 }

@@ -3,6 +3,7 @@
 //! Written here rather than taken from candle-transformers: that crate is
 //! large to compile and its CLIP knows only QuickGELU.
 use super::config::{Activation, ClipConfig, TextConfig, VisionConfig};
+use super::cpu_layer::{CpuLayer, LayerParts};
 use candle_core::{DType, Device, Module, Result, Tensor, D};
 use candle_nn::{
     conv2d_no_bias, embedding, layer_norm, linear, linear_no_bias, Conv2d, Conv2dConfig, Embedding, LayerNorm, Linear,
@@ -82,7 +83,25 @@ impl Layer {
     }
 }
 
-fn encoder(
+impl Layer {
+    fn cpu(&self) -> Result<CpuLayer> {
+        let a = &self.attn;
+        CpuLayer::new(LayerParts {
+            ln1: &self.ln1,
+            q: &a.q,
+            k: &a.k,
+            v: &a.v,
+            out: &a.out,
+            ln2: &self.ln2,
+            fc1: &self.fc1,
+            fc2: &self.fc2,
+            act: self.act,
+            heads: a.heads,
+        })
+    }
+}
+
+fn layers(
     vb: VarBuilder,
     n: usize,
     hidden: usize,
@@ -94,27 +113,68 @@ fn encoder(
     (0..n).map(|i| Layer::new(vb.pp("layers").pp(i), hidden, inner, heads, eps, act)).collect()
 }
 
+/// A tower's encoder layers: on the CPU our own kernels (`cpu_layer`),
+/// elsewhere candle's ops.
+enum Encoder {
+    Candle(Vec<Layer>),
+    Cpu(Vec<CpuLayer>),
+}
+
+impl Encoder {
+    fn new(layers: Vec<Layer>, kernels: bool) -> Result<Self> {
+        if kernels {
+            Ok(Encoder::Cpu(layers.iter().map(Layer::cpu).collect::<Result<_>>()?))
+        } else {
+            Ok(Encoder::Candle(layers))
+        }
+    }
+
+    /// `x` is (batch, t, hidden); `causal` masks later positions (text).
+    fn forward(&self, x: Tensor, causal: bool) -> Result<Tensor> {
+        let (b, t, c) = x.dims3()?;
+        match self {
+            Encoder::Candle(layers) => {
+                let mask: Vec<f32> = (0..t * t).map(|k| if k % t > k / t { f32::NEG_INFINITY } else { 0.0 }).collect();
+                let mask = Tensor::from_vec(mask, (t, t), x.device())?;
+                let mask = causal.then_some(&mask);
+                layers.iter().try_fold(x, |x, layer| layer.forward(&x, mask))
+            }
+            Encoder::Cpu(layers) => {
+                let mut v = x.flatten_all()?.to_vec1::<f32>()?;
+                if let Some(first) = layers.first() {
+                    let mut scratch = first.scratch(b, t);
+                    layers.iter().for_each(|layer| layer.forward(&mut v, t, causal, &mut scratch));
+                }
+                Tensor::from_vec(v, (b, t, c), x.device())
+            }
+        }
+    }
+}
+
 struct TextTower {
     token: Embedding,
     position: Tensor,
-    layers: Vec<Layer>,
+    encoder: Encoder,
     final_ln: LayerNorm,
 }
 
 impl TextTower {
-    fn new(vb: VarBuilder, c: &TextConfig) -> Result<Self> {
+    fn new(vb: VarBuilder, c: &TextConfig, kernels: bool) -> Result<Self> {
         let emb = vb.pp("embeddings");
         Ok(TextTower {
             token: embedding(c.vocab_size, c.hidden_size, emb.pp("token_embedding"))?,
             position: emb.get((c.max_position_embeddings, c.hidden_size), "position_embedding.weight")?,
-            layers: encoder(
-                vb.pp("encoder"),
-                c.num_hidden_layers,
-                c.hidden_size,
-                c.intermediate_size,
-                c.num_attention_heads,
-                c.layer_norm_eps,
-                c.hidden_act,
+            encoder: Encoder::new(
+                layers(
+                    vb.pp("encoder"),
+                    c.num_hidden_layers,
+                    c.hidden_size,
+                    c.intermediate_size,
+                    c.num_attention_heads,
+                    c.layer_norm_eps,
+                    c.hidden_act,
+                )?,
+                kernels,
             )?,
             final_ln: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("final_layer_norm"))?,
         })
@@ -125,13 +185,8 @@ impl TextTower {
     /// from reaching end-of-text, so no padding mask is needed.
     fn forward(&self, ids: &Tensor, pool: &[usize]) -> Result<Tensor> {
         let (b, t) = ids.dims2()?;
-        let mut x = self.token.forward(ids)?.broadcast_add(&self.position.narrow(0, 0, t)?)?;
-        let mask: Vec<f32> = (0..t * t).map(|k| if k % t > k / t { f32::NEG_INFINITY } else { 0.0 }).collect();
-        let mask = Tensor::from_vec(mask, (t, t), ids.device())?;
-        for layer in &self.layers {
-            x = layer.forward(&x, Some(&mask))?;
-        }
-        let x = self.final_ln.forward(&x)?;
+        let x = self.token.forward(ids)?.broadcast_add(&self.position.narrow(0, 0, t)?)?;
+        let x = self.final_ln.forward(&self.encoder.forward(x, true)?)?;
         let rows: Vec<u32> = pool.iter().enumerate().map(|(i, &p)| (i * t + p) as u32).collect();
         let rows = Tensor::new(rows.as_slice(), ids.device())?;
         x.reshape((b * t, ()))?.index_select(&rows, 0)
@@ -143,12 +198,12 @@ struct VisionTower {
     patch: Conv2d,
     position: Tensor,
     pre_ln: LayerNorm,
-    layers: Vec<Layer>,
+    encoder: Encoder,
     post_ln: LayerNorm,
 }
 
 impl VisionTower {
-    fn new(vb: VarBuilder, c: &VisionConfig) -> Result<Self> {
+    fn new(vb: VarBuilder, c: &VisionConfig, kernels: bool) -> Result<Self> {
         let emb = vb.pp("embeddings");
         let grid = c.image_size / c.patch_size;
         let conv = Conv2dConfig { stride: c.patch_size, ..Default::default() };
@@ -158,14 +213,17 @@ impl VisionTower {
             position: emb.get((grid * grid + 1, c.hidden_size), "position_embedding.weight")?,
             // Sic: transformers spells it "pre_layrnorm".
             pre_ln: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("pre_layrnorm"))?,
-            layers: encoder(
-                vb.pp("encoder"),
-                c.num_hidden_layers,
-                c.hidden_size,
-                c.intermediate_size,
-                c.num_attention_heads,
-                c.layer_norm_eps,
-                c.hidden_act,
+            encoder: Encoder::new(
+                layers(
+                    vb.pp("encoder"),
+                    c.num_hidden_layers,
+                    c.hidden_size,
+                    c.intermediate_size,
+                    c.num_attention_heads,
+                    c.layer_norm_eps,
+                    c.hidden_act,
+                )?,
+                kernels,
             )?,
             post_ln: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("post_layernorm"))?,
         })
@@ -177,10 +235,7 @@ impl VisionTower {
         let patches = self.patch.forward(pixels)?.flatten_from(2)?.transpose(1, 2)?;
         let class = self.class.reshape((1, 1, ()))?.repeat((b, 1, 1))?;
         let x = Tensor::cat(&[&class, &patches], 1)?.broadcast_add(&self.position)?;
-        let mut x = self.pre_ln.forward(&x)?;
-        for layer in &self.layers {
-            x = layer.forward(&x, None)?;
-        }
+        let x = self.encoder.forward(self.pre_ln.forward(&x)?, false)?;
         self.post_ln.forward(&x.narrow(1, 0, 1)?.squeeze(1)?)
     }
 }
@@ -197,10 +252,12 @@ fn l2_normalize(x: &Tensor) -> Result<Tensor> {
 }
 
 impl ClipModel {
-    pub fn new(vb: VarBuilder, c: &ClipConfig) -> Result<Self> {
+    /// With `kernels` (CPU only) the encoder layers run on `cpu_layer`'s
+    /// kernels, else on candle's ops.
+    fn new(vb: VarBuilder, c: &ClipConfig, kernels: bool) -> Result<Self> {
         Ok(ClipModel {
-            text: TextTower::new(vb.pp("text_model"), &c.text_config)?,
-            vision: VisionTower::new(vb.pp("vision_model"), &c.vision_config)?,
+            text: TextTower::new(vb.pp("text_model"), &c.text_config, kernels)?,
+            vision: VisionTower::new(vb.pp("vision_model"), &c.vision_config, kernels)?,
             text_projection: linear_no_bias(c.text_config.hidden_size, c.projection_dim, vb.pp("text_projection"))?,
             visual_projection: linear_no_bias(
                 c.vision_config.hidden_size,
@@ -221,9 +278,51 @@ impl ClipModel {
     }
 }
 
-/// Loads `model.safetensors` (any float dtype, computed in f32).
+/// Loads `model.safetensors` (any float dtype, computed in f32); on the
+/// CPU the encoder layers run on our kernels.
 pub fn load(weights: &std::path::Path, config: &ClipConfig, device: &Device) -> Result<ClipModel> {
+    load_with(weights, config, device, device.is_cpu())
+}
+
+/// As `load`, but every layer on candle's ops on every device: the
+/// reference the CPU kernels are benchmarked and tested against.
+pub fn load_candle_ops(weights: &std::path::Path, config: &ClipConfig, device: &Device) -> Result<ClipModel> {
+    load_with(weights, config, device, false)
+}
+
+fn load_with(weights: &std::path::Path, config: &ClipConfig, device: &Device, kernels: bool) -> Result<ClipModel> {
     // Safety: the file is memory-mapped read-only; it must not be truncated while loaded.
     let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[weights], DType::F32, device)? };
-    ClipModel::new(vb, config)
+    ClipModel::new(vb, config, kernels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::rng::SplitMix64;
+    use crate::scoring::testing::{random_weights, tiny_config};
+
+    /// The CPU layers and candle's agree on every activation, with and
+    /// without the causal mask.
+    #[test]
+    fn cpu_layers_match_candle_layers() {
+        for act in [Activation::QuickGelu, Activation::Gelu] {
+            let c = tiny_config(act, 20).vision_config;
+            let vb = VarBuilder::from_tensors(random_weights(&tiny_config(act, 20), 9), DType::F32, &Device::Cpu);
+            let vb = vb.pp("vision_model").pp("encoder");
+            let (n, h, i, heads) = (c.num_hidden_layers, c.hidden_size, c.intermediate_size, c.num_attention_heads);
+            let cpu = Encoder::new(layers(vb.clone(), n, h, i, heads, c.layer_norm_eps, act).unwrap(), true).unwrap();
+            let candle = Encoder::new(layers(vb, n, h, i, heads, c.layer_norm_eps, act).unwrap(), false).unwrap();
+            let (b, t) = (3, 7);
+            let mut rng = SplitMix64::new(1);
+            let x: Vec<f32> = (0..b * t * h).map(|_| rng.next_f64() as f32 * 2.0 - 1.0).collect();
+            let x = Tensor::from_vec(x, (b, t, h), &Device::Cpu).unwrap();
+            for causal in [false, true] {
+                let got = cpu.forward(x.clone(), causal).unwrap();
+                let want = candle.forward(x.clone(), causal).unwrap();
+                let diff = (got - want).unwrap().abs().unwrap().flatten_all().unwrap().max(0).unwrap();
+                assert!(diff.to_scalar::<f32>().unwrap() < 1e-5, "{act:?} causal={causal}");
+            }
+        }
+    }
 }
