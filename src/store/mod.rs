@@ -4,5 +4,7 @@ pub mod db;
 pub mod images;
 pub mod leftovers;
 pub mod negatives;
+pub mod recent;
 pub mod runs;
+pub mod sessions;
 pub mod writer;

@@ -6,6 +6,7 @@ pub mod aggregate;
 pub mod agreement;
 mod agreement_detail;
 pub mod create;
+pub mod item_cache;
 pub mod meta;
 #[cfg(test)]
 mod negatives_tests;
