@@ -89,9 +89,7 @@ async fn deleting_expired_sessions_empties_memory_of_them() {
     let dead = record("annotator", -Duration::seconds(1));
     sessions.lock().records.put(dead.id, dead.clone());
     sessions.delete_expired().await.unwrap();
-    let c = sessions.lock();
-    assert_eq!(c.records.len(), 1);
-    drop(c);
+    assert_eq!(sessions.lock().records.len(), 1);
     assert!(sessions.load(&live.id).await.unwrap().is_some());
 }
 
