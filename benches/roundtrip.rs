@@ -3,10 +3,17 @@
 //! over loopback: each round trip is GET next + POST answer (the answer is
 //! durable when acknowledged). Prints throughput and latency percentiles for
 //!
-//! 1. N annotators with no think time (default 50), and
-//! 2. M annotators each answering every 2 s (default 500).
+//! 1. N annotators with no think time (default 50),
+//! 2. the same through the server functions the survey page calls
+//!    (`answer_and_next`: one request per round trip), and
+//! 3. M annotators each answering every 2 s (default 500).
 //!
-//! Environment: BENCH_CLOSED_USERS, BENCH_OPEN_USERS, BENCH_SECONDS, BENCH_ITEMS.
+//! The server runs pinned to one core (`taskset -a -cp BENCH_CORE`, default
+//! 0; `none` leaves it free) and the closed loops report its CPU time per
+//! round trip (utime + stime from /proc), the figure that holds on a loaded
+//! machine, beside the targets of issue 15.
+//!
+//! Environment: BENCH_CLOSED_USERS, BENCH_OPEN_USERS, BENCH_SECONDS, BENCH_ITEMS, BENCH_CORE.
 #[path = "../tests/api/helpers.rs"]
 mod helpers;
 
@@ -44,6 +51,40 @@ impl Annotator {
         Some(start.elapsed())
     }
 
+    /// One round trip through the survey page's server function: answer
+    /// `task` and get the next one. None when finished.
+    async fn sfn_round_trip(&self, base: &str, study: i64, task: i64) -> Option<(Duration, i64)> {
+        let start = Instant::now();
+        let path = <hardneg::ui::annotate::AnswerAndNext as leptos::server_fn::ServerFn>::PATH;
+        let form = format!("study_id={study}&task_id={task}&option=A&elapsed_ms=900");
+        let res = self
+            .client
+            .post(format!("{base}{path}"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form)
+            .send()
+            .await
+            .ok()?;
+        assert_eq!(res.status(), 200, "answer_and_next refused");
+        let next = res.json::<Option<TaskView>>().await.ok()??;
+        Some((start.elapsed(), next.task_id))
+    }
+
+    /// The survey page's first call: start the study and get the first task.
+    async fn sfn_first(&self, base: &str, study: i64) -> Option<i64> {
+        let path = <hardneg::ui::annotate::NextTask as leptos::server_fn::ServerFn>::PATH;
+        let res = self
+            .client
+            .post(format!("{base}{path}"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("study_id={study}"))
+            .send()
+            .await
+            .ok()?;
+        assert_eq!(res.status(), 200, "next_task refused");
+        Some(res.json::<Option<TaskView>>().await.ok()??.task_id)
+    }
+
     /// Arrival: starting the study (creates the queue), then a round trip.
     async fn arrive(&self, base: &str, study: i64) -> Option<Duration> {
         let start = Instant::now();
@@ -52,6 +93,22 @@ impl Annotator {
         self.round_trip(base, study).await?;
         Some(start.elapsed())
     }
+}
+
+/// The server's CPU time so far (all threads), in µs.
+fn cpu_us(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesised name; utime and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<f64> = rest.split_whitespace().map(|v| v.parse().unwrap_or(0.0)).collect();
+    let ticks = f.get(11).unwrap_or(&0.0) + f.get(12).unwrap_or(&0.0);
+    // /proc counts in USER_HZ, 100 on Linux whatever the kernel's tick.
+    ticks * 1e4
+}
+
+fn report_cpu(pid: u32, before: f64, round_trips: usize) {
+    let per = (cpu_us(pid) - before) / round_trips.max(1) as f64;
+    println!("  server CPU per round trip: {per:.0} µs (target: well under issue 15's ~670 µs)");
 }
 
 fn report(name: &str, mut lat: Vec<Duration>, wall: Duration) {
@@ -174,6 +231,49 @@ async fn drive(
     (arrivals, lat, start.elapsed())
 }
 
+/// Closed loop through the server functions until the deadline.
+async fn drive_sfn(base: &str, study: i64, annotators: Vec<Annotator>, length: Duration) -> (Vec<Duration>, Duration) {
+    let start = Instant::now();
+    let deadline = start + length;
+    let mut tasks = Vec::new();
+    for a in annotators {
+        let base = base.to_string();
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            let Some(mut task) = a.sfn_first(&base, study).await else { return lat };
+            while Instant::now() < deadline {
+                match a.sfn_round_trip(&base, study, task).await {
+                    Some((d, next)) => {
+                        lat.push(d);
+                        task = next;
+                    }
+                    None => break,
+                }
+            }
+            lat
+        }));
+    }
+    let mut lat = Vec::new();
+    for t in tasks {
+        lat.extend(t.await.unwrap());
+    }
+    (lat, start.elapsed())
+}
+
+/// Pins every thread of the server to one core (threads made later inherit it).
+fn pin(pid: u32) {
+    let core = std::env::var("BENCH_CORE").unwrap_or_else(|_| "0".into());
+    if core == "none" {
+        return println!("server not pinned");
+    }
+    let ok = std::process::Command::new("taskset")
+        .args(["-a", "-cp", &core, &pid.to_string()])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    println!("server pinned to core {core}: {}", if ok { "yes" } else { "NO (taskset failed)" });
+}
+
 #[tokio::main]
 async fn main() {
     let closed_users = env_or("BENCH_CLOSED_USERS", 50);
@@ -185,12 +285,28 @@ async fn main() {
     let app = TestApp::spawn_on(tmp.path(), &["--demo-size", &items]);
     let study = 1;
     println!("cores: {}", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average: {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
+    pin(app.pid());
 
     // 1. Closed loop, no think time.
     let annotators = make_annotators(&app, "closed", closed_users).await;
+    let cpu = cpu_us(app.pid());
     let (arrivals, lat, wall) = drive(&app.base, study, annotators, Duration::from_secs(seconds), None).await;
+    let round_trips = lat.len() + arrivals.len();
     report(&format!("closed loop, {closed_users} annotators, no think time"), lat, wall);
+    println!("  target (issue 15): >= 3,600/s pinned to one core, p99 <= 25 ms; before: 1,470-1,494/s, p99 48-52 ms");
+    report_cpu(app.pid(), cpu, round_trips);
     report("  (their first round trips, which create each queue)", arrivals, wall);
+
+    // 2. The same through the survey page's server functions.
+    let annotators = make_annotators(&app, "sfn", closed_users).await;
+    let cpu = cpu_us(app.pid());
+    let (lat, wall) = drive_sfn(&app.base, study, annotators, Duration::from_secs(seconds)).await;
+    let round_trips = lat.len();
+    report(&format!("server functions (answer_and_next), {closed_users} annotators, no think time"), lat, wall);
+    println!("  target (issue 15): >= 2x the figure before");
+    report_cpu(app.pid(), cpu, round_trips);
 
     // 2. Open loop: every annotator answers every 2 s, starts spread over 2 s.
     let annotators = make_annotators(&app, "open", open_users).await;

@@ -18,6 +18,8 @@ pub struct AppState {
     pub writer: Writer,
     pub images: ImageStore,
     pub studies: StudyCache,
+    /// What each study item shows (immutable), for the answer round trip.
+    pub items: crate::studies::item_cache::ItemCache,
     pub logins: crate::login_limits::LoginLimits,
     /// Link studies' clock and arrival queue.
     pub crowd: crate::crowd::CrowdState,
@@ -45,6 +47,8 @@ pub struct StudyMeta {
     pub primary: Option<String>,
     /// The Step 3 study a Step 4 study was built from.
     pub source_study_id: Option<i64>,
+    /// Adaptive overlap's settings; None for a fixed overlap.
+    pub adaptive: Option<crate::domain::adaptive::Adaptive>,
 }
 
 /// Studies never change after creation, so the answer path reads them from

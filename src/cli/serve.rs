@@ -52,6 +52,7 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr, exposure: &Exposure) -
         writer,
         images,
         studies: StudyCache::default(),
+        items: Default::default(),
         logins: match exposure.login_checks {
             Some(n) => crate::login_limits::LoginLimits::new(n),
             None => Default::default(),
@@ -76,8 +77,10 @@ pub struct Exposure {
 
 pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Router> {
     let secure_cookies = exposure.secure_cookies;
-    let store = SqliteStore::new(state.db.clone());
-    store.migrate().await?;
+    let table = SqliteStore::new(state.db.clone());
+    table.migrate().await?;
+    // Every request loads its session: from memory, not a query.
+    let store = crate::store::sessions::CachedSessions::new(table);
     // Expired sessions are deleted hourly, or the table would only grow.
     tokio::spawn(tower_sessions::ExpiredDeletion::continuously_delete_expired(
         store.clone(),

@@ -27,6 +27,9 @@ pub async fn open_pool(path: &Path) -> anyhow::Result<SqlitePool> {
     let pool = SqlitePoolOptions::new()
         .max_connections(8)
         .min_connections(1)
+        // A connection to a local file does not go stale, and the check cost
+        // a round trip to the driver's worker thread on every query.
+        .test_before_acquire(false)
         .connect_with(options(path)?)
         .await
         .with_context(|| format!("opening database {}", path.display()))?;

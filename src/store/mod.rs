@@ -5,5 +5,7 @@ pub mod images;
 pub mod leftovers;
 pub mod negatives;
 pub mod pages;
+pub mod recent;
 pub mod runs;
+pub mod sessions;
 pub mod writer;

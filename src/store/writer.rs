@@ -89,32 +89,64 @@ async fn commit_batch(conn: &mut SqliteConnection, batch: &[Job]) -> Vec<Result<
     if let Err(e) = sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await {
         return batch.iter().map(|_| Err(e.to_string())).collect();
     }
-    let mut results = Vec::with_capacity(batch.len());
-    for job in batch {
-        // A savepoint per answer: one that fails halfway (its insert made,
-        // its update refused) leaves nothing behind, so its retry is new.
-        let applied = match sqlx::query("SAVEPOINT answer").execute(&mut *conn).await {
-            Ok(_) => apply(conn, &job.answer).await,
-            Err(e) => Err(e),
-        };
-        let undone = if applied.is_err() {
-            sqlx::query("ROLLBACK TO answer").execute(&mut *conn).await.map(drop)
-        } else {
-            Ok(())
-        };
-        let released = sqlx::query("RELEASE answer").execute(&mut *conn).await.map(drop);
-        if let Err(e) = undone.and(released) {
+    let results = match all_applied(conn, batch).await {
+        Ok(Some(results)) => Ok(results),
+        Ok(None) => one_by_one(conn, batch).await,
+        Err(e) => Err(e),
+    };
+    let results = match results {
+        Ok(results) => results,
+        Err(e) => {
             // The batch's state is unknown: none of it may be committed.
             let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
             return batch.iter().map(|_| Err(e.to_string())).collect();
         }
-        results.push(applied.map_err(|e| e.to_string()));
-    }
+    };
     if let Err(e) = sqlx::query("COMMIT").execute(&mut *conn).await {
         let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
         return batch.iter().map(|_| Err(e.to_string())).collect();
     }
     results
+}
+
+/// The common case: every answer applies. One savepoint for the whole
+/// batch instead of one per answer (two statements fewer per answer);
+/// None, with nothing left behind, when any answer fails.
+async fn all_applied(
+    conn: &mut SqliteConnection,
+    batch: &[Job],
+) -> Result<Option<Vec<Result<Stored, String>>>, sqlx::Error> {
+    sqlx::query("SAVEPOINT batch").execute(&mut *conn).await?;
+    let mut results = Vec::with_capacity(batch.len());
+    for job in batch {
+        match apply(conn, &job.answer).await {
+            Ok(stored) => results.push(Ok(stored)),
+            Err(_) => {
+                sqlx::query("ROLLBACK TO batch").execute(&mut *conn).await?;
+                sqlx::query("RELEASE batch").execute(&mut *conn).await?;
+                return Ok(None);
+            }
+        }
+    }
+    sqlx::query("RELEASE batch").execute(&mut *conn).await?;
+    Ok(Some(results))
+}
+
+/// A savepoint per answer: one that fails halfway (its insert made, its
+/// update refused) leaves nothing behind, so its retry is new, and its
+/// batch mates still commit.
+async fn one_by_one(conn: &mut SqliteConnection, batch: &[Job]) -> Result<Vec<Result<Stored, String>>, sqlx::Error> {
+    let mut results = Vec::with_capacity(batch.len());
+    for job in batch {
+        sqlx::query("SAVEPOINT answer").execute(&mut *conn).await?;
+        let applied = apply(conn, &job.answer).await;
+        if applied.is_err() {
+            sqlx::query("ROLLBACK TO answer").execute(&mut *conn).await?;
+        }
+        sqlx::query("RELEASE answer").execute(&mut *conn).await?;
+        results.push(applied.map_err(|e| e.to_string()));
+    }
+    Ok(results)
 }
 
 async fn apply(conn: &mut SqliteConnection, a: &NewAnswer) -> Result<Stored, sqlx::Error> {
@@ -149,24 +181,26 @@ async fn apply(conn: &mut SqliteConnection, a: &NewAnswer) -> Result<Stored, sql
         .bind(a.task_id)
         .execute(&mut *conn)
         .await?;
-    sqlx::query("UPDATE participations SET done = done + 1 WHERE study_id = ? AND user_id = ?")
-        .bind(a.study_id)
+    let finished: Option<bool> = sqlx::query_scalar(
+        "UPDATE participations SET done = done + 1 WHERE study_id = ? AND user_id = ? RETURNING done >= total",
+    )
+    .bind(a.study_id)
+    .bind(a.user_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    // A link participant's last answer ends its lease in the same commit:
+    // held place -> a counted copy, given-back place -> an extra copy.
+    // (Only then: one statement fewer on every other answer.)
+    if finished == Some(true) {
+        sqlx::query(
+            "UPDATE leases SET state = CASE state WHEN 'active' THEN 'completed' ELSE 'extra' END, ended_at = ?
+             WHERE user_id = ? AND state IN ('active', 'timed_out')",
+        )
+        .bind(a.answered_at)
         .bind(a.user_id)
         .execute(&mut *conn)
         .await?;
-    // A link participant's last answer ends its lease in the same commit:
-    // held place -> a counted copy, given-back place -> an extra copy.
-    sqlx::query(
-        "UPDATE leases SET state = CASE state WHEN 'active' THEN 'completed' ELSE 'extra' END, ended_at = ?
-         WHERE user_id = ? AND state IN ('active', 'timed_out')
-           AND EXISTS (SELECT 1 FROM participations p WHERE p.study_id = ? AND p.user_id = ? AND p.done >= p.total)",
-    )
-    .bind(a.answered_at)
-    .bind(a.user_id)
-    .bind(a.study_id)
-    .bind(a.user_id)
-    .execute(&mut *conn)
-    .await?;
+    }
     Ok(Stored::New)
 }
 

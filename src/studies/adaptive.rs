@@ -37,11 +37,7 @@ pub async fn settings(db: impl sqlx::SqliteExecutor<'_>, study: i64) -> Result<O
         .bind(study)
         .fetch_optional(db)
         .await?;
-    text.map(|t| {
-        serde_json::from_str(&t)
-            .map_err(|e| ServiceError::Internal(format!("study {study} has corrupt adaptive settings: {e}")))
-    })
-    .transpose()
+    text.map(|t| crate::studies::meta::parse_adaptive(study, &t)).transpose()
 }
 
 /// HOOK on the answer path (`studies::tasks::answer`, after a new answer is
@@ -51,7 +47,9 @@ pub async fn settings(db: impl sqlx::SqliteExecutor<'_>, study: i64) -> Result<O
 /// still fails, left to [`sweep`]: at the study's next answer and at every
 /// start-up. Never an error to the participant, whose answer counts.
 pub async fn after_answer(state: &AppState, study: i64, instance: i64) -> Result<(), ServiceError> {
-    let Some(a) = settings(&state.db, study).await? else {
+    // The settings come with the cached study: no query on a fixed overlap.
+    let meta = crate::studies::meta::study_meta(state, study).await?;
+    let Some(a) = meta.adaptive else {
         return Ok(());
     };
     let sweep_too = UNDECIDED.lock().map(|mut s| s.remove(&study)).unwrap_or(false);
@@ -281,7 +279,7 @@ async fn give(tx: &mut SqliteConnection, meta: &StudyMeta, user: i64, items: &[i
 /// the caller has not had. Called on every start, so an annotator who comes
 /// back later picks up what waited for a newcomer. None: not adaptive.
 pub async fn start(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<Option<Progress>, ServiceError> {
-    if settings(&state.db, meta.id).await?.is_none() {
+    if meta.adaptive.is_none() {
         return Ok(None);
     }
     let _one_at_a_time = state.writer.exclusive().await;

@@ -26,6 +26,7 @@ struct StudyRow {
     resolve: String,
     primary_user: Option<String>,
     source_study_id: Option<i64>,
+    adaptive: Option<String>,
 }
 
 pub async fn study_meta(state: &AppState, id: i64) -> Result<Arc<StudyMeta>, ServiceError> {
@@ -38,8 +39,9 @@ pub async fn study_meta(state: &AppState, id: i64) -> Result<Arc<StudyMeta>, Ser
 pub async fn load_study_meta(db: &SqlitePool, id: i64) -> Result<StudyMeta, ServiceError> {
     let row: Option<StudyRow> = sqlx::query_as(
         "SELECT s.id, s.name, s.kind, d.name AS dataset, s.instructions, s.annotators, s.rule, s.seed,
-                s.mapping, s.resolve, s.primary_user, s.source_study_id
-         FROM studies s JOIN datasets d ON d.id = s.dataset_id WHERE s.id = ?",
+                s.mapping, s.resolve, s.primary_user, s.source_study_id, a.settings AS adaptive
+         FROM studies s JOIN datasets d ON d.id = s.dataset_id
+         LEFT JOIN adaptive_studies a ON a.study_id = s.id WHERE s.id = ?",
     )
     .bind(id)
     .fetch_optional(db)
@@ -57,6 +59,7 @@ pub async fn load_study_meta(db: &SqlitePool, id: i64) -> Result<StudyMeta, Serv
         resolve,
         primary_user: primary,
         source_study_id,
+        adaptive,
     } = row.ok_or_else(|| ServiceError::NotFound(format!("no study {id}")))?;
     let bad = |what: &str| ServiceError::Internal(format!("study {id} has a corrupt {what}"));
     let meta = StudyMeta {
@@ -72,8 +75,15 @@ pub async fn load_study_meta(db: &SqlitePool, id: i64) -> Result<StudyMeta, Serv
         resolve: ResolveRule::parse(&resolve).ok_or_else(|| bad("resolve rule"))?,
         primary,
         source_study_id,
+        adaptive: adaptive.map(|t| parse_adaptive(id, &t)).transpose()?,
     };
     Ok(meta)
+}
+
+/// A study's adaptive overlap settings as stored (JSON).
+pub(crate) fn parse_adaptive(study: i64, text: &str) -> Result<crate::domain::adaptive::Adaptive, ServiceError> {
+    serde_json::from_str(text)
+        .map_err(|e| ServiceError::Internal(format!("study {study} has corrupt adaptive settings: {e}")))
 }
 
 /// Every study, with the caller's progress where the caller takes part.

@@ -7,6 +7,7 @@ pub mod agreement;
 mod agreement_detail;
 pub mod answer_texts;
 pub mod create;
+pub mod item_cache;
 pub mod meta;
 #[cfg(test)]
 mod negatives_tests;

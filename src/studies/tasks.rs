@@ -110,7 +110,9 @@ async fn present(
     query: i64,
     attention: Option<&str>,
 ) -> Result<Presentation, ServiceError> {
-    let item = load_item(&state.db, meta.kind, meta.id, instance_id, query as u8).await?;
+    let query = query as u8;
+    let load = load_item(&state.db, meta.kind, meta.id, instance_id, query);
+    let item = state.items.get_or_load((meta.id, instance_id, query), load).await?;
     match attention {
         Some(target) => meta.kind.attention_check(&item, seed as u64, target),
         None => meta.kind.present(&item, seed as u64),
@@ -196,20 +198,32 @@ pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> R
     if !admit(state, user, &meta).await? {
         return Ok(None);
     }
-    let progress = participation(&state.db, study_id, user.id).await?.ok_or_else(|| {
-        ServiceError::Conflict(format!(
-            "you have not started study {study_id}: POST /api/v1/studies/{study_id}/start first"
-        ))
-    })?;
-    type Queued = (i64, i64, i64, i64, Option<String>);
-    let queue: Vec<Queued> = sqlx::query_as(
-        "SELECT id, instance_id, seed, query, CASE WHEN check_kind = 'attention' THEN check_answer END
-         FROM tasks WHERE study_id = ? AND user_id = ? AND done = 0 ORDER BY position LIMIT 2",
+    // Progress and the first two open tasks in one query (the second one's
+    // images are prefetched): no task columns when none is open.
+    type Row = (i64, i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<String>);
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT p.done, p.total, t.id, t.instance_id, t.seed, t.query,
+                CASE WHEN t.check_kind = 'attention' THEN t.check_answer END
+         FROM participations p
+         LEFT JOIN (SELECT id, instance_id, seed, query, check_kind, check_answer, position FROM tasks
+                    WHERE study_id = ?1 AND user_id = ?2 AND done = 0 ORDER BY position LIMIT 2) t
+         WHERE p.study_id = ?1 AND p.user_id = ?2 ORDER BY t.position",
     )
     .bind(study_id)
     .bind(user.id)
     .fetch_all(&state.db)
     .await?;
+    let &(done, total, ..) = rows.first().ok_or_else(|| {
+        ServiceError::Conflict(format!(
+            "you have not started study {study_id}: POST /api/v1/studies/{study_id}/start first"
+        ))
+    })?;
+    let progress = Progress { done, total };
+    type Queued = (i64, i64, i64, i64, Option<String>);
+    let queue: Vec<Queued> = rows
+        .into_iter()
+        .filter_map(|(_, _, id, instance, seed, query, attention)| Some((id?, instance?, seed?, query?, attention)))
+        .collect();
     let Some((task_id, instance_id, seed, query, attention)) = queue.first().cloned() else {
         return Ok(None);
     };

@@ -91,6 +91,11 @@ impl TestApp {
         TestApp { base, data_dir: data_dir.to_path_buf(), accounts, child, _tmp: None }
     }
 
+    /// The server's process id (benches pin it and read its CPU time).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }
