@@ -8,8 +8,8 @@ use crate::domain::crowd::flags::{person_flags, Answer, Check, PersonFlags};
 use crate::domain::crowd::spec::QualitySettings;
 use crate::error::ServiceError;
 use sqlx::SqlitePool;
-use std::collections::HashMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Flags and Dawid–Skene accuracy by person (user id).
@@ -20,24 +20,28 @@ pub(crate) struct Scores {
     pub ds: HashMap<u64, f64>,
 }
 
-/// What a computation read: answers are only ever inserted (one row per
-/// task, never updated or deleted), so their count and highest task id
-/// change with every new answer; check kinds and positions are fixed when
-/// the tasks are made. The database file tells apart studies of the same
-/// id in one process (tests).
-#[derive(Debug, Clone, PartialEq)]
-struct Key {
+/// A study's answers as last read, kept per participant: answers are only
+/// ever inserted (one row per task, never updated or deleted) and check
+/// kinds are fixed when tasks are made, so a participant whose answer
+/// count is unchanged has the very same answers, and only the others are
+/// read again. The database file tells apart studies of the same id in one
+/// process (tests).
+struct Kept {
     db: PathBuf,
     study: i64,
-    count: i64,
-    last_task: i64,
-    seed: u64,
-    quality: QualitySettings,
+    /// Ascending user id → that participant's answers, in stored order.
+    people: BTreeMap<i64, Vec<Answer>>,
+    /// Interned option and value strings (shared by every kept answer).
+    names: HashMap<String, u32>,
+    /// The last result and what it was computed with.
+    last: Option<(u64, QualitySettings, Arc<Scores>)>,
 }
 
-/// Kept results, newest last; a few studies' worth is plenty.
-static KEPT: Mutex<Vec<(Key, Arc<Scores>)>> = Mutex::new(Vec::new());
+/// A few studies' worth (about 10 MB per 200k answers), newest last.
+static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
 const KEPT_MAX: usize = 4;
+/// Past this many changed participants one full read is cheaper than lists of ids.
+const REREAD_ALL: usize = 500;
 
 /// The scores of the study's answers now, computed once per set of answers.
 pub(crate) async fn scores(
@@ -46,30 +50,63 @@ pub(crate) async fn scores(
     quality: QualitySettings,
     seed: u64,
 ) -> Result<Arc<Scores>, ServiceError> {
-    let (count, last_task): (i64, i64) =
-        sqlx::query_as("SELECT count(*), coalesce(max(task_id), 0) FROM answers WHERE study_id = ?")
+    // One walk of the (study_id, user_id) index: no table rows are read.
+    let counts: Vec<(i64, i64)> =
+        sqlx::query_as("SELECT user_id, count(*) FROM answers WHERE study_id = ? GROUP BY user_id ORDER BY user_id")
             .bind(study)
-            .fetch_one(db)
+            .fetch_all(db)
             .await?;
-    let key = Key { db: db.connect_options().get_filename().to_path_buf(), study, count, last_task, seed, quality };
-    let hit = KEPT.lock().ok().and_then(|k| k.iter().find(|(k, _)| *k == key).map(|(_, s)| Arc::clone(s)));
-    if let Some(hit) = hit {
-        return Ok(hit);
+    let file = db.connect_options().get_filename().to_path_buf();
+    let mut kept = take_kept(&file, study);
+    let changed: Vec<i64> = counts
+        .iter()
+        .filter(|(user, n)| kept.people.get(user).is_none_or(|a| a.len() as i64 != *n))
+        .map(|(user, _)| *user)
+        .collect();
+    // Answers are never deleted; should a participant vanish all the same, read everything again.
+    let gone = kept.people.keys().any(|u| counts.binary_search_by_key(u, |c| c.0).is_err());
+    if let (true, false, Some((s, q, hit))) = (changed.is_empty(), gone, &kept.last) {
+        if *s == seed && *q == quality {
+            let hit = Arc::clone(hit);
+            put_kept(kept);
+            return Ok(hit);
+        }
     }
-    let answers = study_answers(db, study).await?;
+    if gone || changed.len() > REREAD_ALL {
+        kept.people.clear();
+        read_answers(db, study, None, &mut kept).await?;
+    } else {
+        for ids in changed.chunks(REREAD_ALL) {
+            read_answers(db, study, Some(ids), &mut kept).await?;
+        }
+    }
+    let answers: Vec<Answer> = kept.people.values().flatten().copied().collect();
     // Both walk every answer: off the async threads.
     let scores = tokio::task::spawn_blocking(move || compute(&answers, &quality, seed))
         .await
         .map_err(|e| ServiceError::Internal(format!("scoring the answers: {e}")))?;
     let scores = Arc::new(scores);
-    if let Ok(mut kept) = KEPT.lock() {
-        kept.retain(|(k, _)| !(k.db == key.db && k.study == study));
-        if kept.len() >= KEPT_MAX {
-            kept.remove(0);
-        }
-        kept.push((key, Arc::clone(&scores)));
-    }
+    kept.last = Some((seed, quality, Arc::clone(&scores)));
+    put_kept(kept);
     Ok(scores)
+}
+
+/// The study's kept answers, taken out of the cache (a fresh entry if none).
+fn take_kept(db: &Path, study: i64) -> Kept {
+    let mut all = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    match all.iter().position(|k| k.db == db && k.study == study) {
+        Some(at) => all.remove(at),
+        None => Kept { db: db.to_path_buf(), study, people: BTreeMap::new(), names: HashMap::new(), last: None },
+    }
+}
+
+fn put_kept(kept: Kept) {
+    let mut all = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    all.retain(|k| !(k.db == kept.db && k.study == kept.study));
+    if all.len() >= KEPT_MAX {
+        all.remove(0);
+    }
+    all.push(kept);
 }
 
 fn compute(answers: &[Answer], quality: &QualitySettings, seed: u64) -> Scores {
@@ -102,32 +139,36 @@ fn ds_accuracies(answers: &[Answer], k: usize, seed: u64) -> HashMap<u64, f64> {
     }
 }
 
-/// Every answer of the study (check items included) in the shape the flags
-/// take, with the on-screen options and values interned. One row per
-/// person: `instance,query,position,elapsed_ms,check,hex(shown),hex(value)`
-/// per answer, `;` between answers (hex keeps free text from splitting);
-/// `check` is 0 for none, 2/3 for gold wrong/right, 4/5 for attention.
-pub(crate) async fn study_answers(db: &SqlitePool, study: i64) -> Result<Vec<Answer>, ServiceError> {
-    let rows: Vec<(i64, i64, String)> = sqlx::query_as(
-        "SELECT a.user_id, count(*), group_concat(
+/// Reads the answers (check items included) of the given participants, or
+/// of everyone, into `kept`, in the shape the flags take, with the on-screen
+/// options and values interned. One row per person:
+/// `instance,query,position,elapsed_ms,check,hex(shown),hex(value)` per
+/// answer, `;` between answers (sqlx hands rows over one at a time, which
+/// dominated at 200k answers; hex keeps free text from splitting); `check`
+/// is 0 for none, 2/3 for gold wrong/right, 4/5 for attention.
+async fn read_answers(db: &SqlitePool, study: i64, users: Option<&[i64]>, kept: &mut Kept) -> Result<(), ServiceError> {
+    let only = users.map(|u| format!(" AND a.user_id IN ({})", vec!["?"; u.len()].join(","))).unwrap_or_default();
+    let sql = format!(
+        "SELECT a.user_id, group_concat(
                     a.instance_id || ',' || t.query || ',' || t.position || ',' || a.elapsed_ms || ',' ||
                     (CASE t.check_kind WHEN 'gold' THEN 2 WHEN 'attention' THEN 4 ELSE 0 END
                      + ((a.value = t.check_answer) IS 1)) || ',' || hex(a.option_id) || ',' || hex(a.value), ';')
-         FROM answers a JOIN tasks t ON t.id = a.task_id WHERE a.study_id = ? GROUP BY a.user_id",
-    )
-    .bind(study)
-    .fetch_all(db)
-    .await?;
-    let mut names: HashMap<String, u32> = HashMap::new();
-    let mut out = Vec::with_capacity(rows.iter().map(|r| r.1 as usize).sum());
-    for (user, _, packed) in &rows {
+         FROM answers a JOIN tasks t ON t.id = a.task_id WHERE a.study_id = ?{only} GROUP BY a.user_id"
+    );
+    let mut query = sqlx::query_as::<_, (i64, String)>(&sql).bind(study);
+    for u in users.unwrap_or_default() {
+        query = query.bind(u);
+    }
+    for (user, packed) in query.fetch_all(db).await? {
+        let mut mine = Vec::new();
         for one in packed.split(';') {
-            out.push(parse(*user as u64, one, &mut names).ok_or_else(|| {
+            mine.push(parse(user as u64, one, &mut kept.names).ok_or_else(|| {
                 ServiceError::Internal(format!("study {study}: unreadable packed answer {one:?} of user {user}"))
             })?);
         }
+        kept.people.insert(user, mine);
     }
-    Ok(out)
+    Ok(())
 }
 
 fn parse(person: u64, one: &str, names: &mut HashMap<String, u32>) -> Option<Answer> {

@@ -309,9 +309,7 @@ pub fn TaskCard(
                     }
                 }).collect_view()}
             </form>
-            <div hidden>
-                {task.prefetch.into_iter().map(|src| view! { <img src=src alt=""/> }).collect_view()}
-            </div>
+            <super::card_head::Prefetch urls=task.prefetch/>
         </section>
     }
 }

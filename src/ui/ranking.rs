@@ -135,9 +135,7 @@ pub fn RankingCard(
             <super::card_head::CardHead progress counter instructions=task.instructions.clone()/>
             <blockquote class="prompt">{task.prompt.text.clone()}</blockquote>
             {form}
-            <div hidden>
-                {task.prefetch.into_iter().map(|src| view! { <img src=src alt=""/> }).collect_view()}
-            </div>
+            <super::card_head::Prefetch urls=task.prefetch/>
         </section>
     }
 }

@@ -135,9 +135,7 @@ pub fn TripletCard(
                 <button type="submit" class="primary submit-check" disabled=move || pending.get()>"Submit " <kbd>"Enter"</kbd></button>
             </form>
             <p class="hint" role="status">{move || hint.get()}</p>
-            <div hidden>
-                {task.prefetch.into_iter().map(|src| view! { <img src=src alt=""/> }).collect_view()}
-            </div>
+            <super::card_head::Prefetch urls=task.prefetch/>
         </section>
     }
 }

@@ -161,7 +161,11 @@ async fn flags_decisions_dashboard_and_discarding() {
     assert_eq!(c["flags"], "failed_check");
     assert_eq!((rows["RETURNED"]["status"].as_str(), rows["RETURNED"]["decision"].as_str()), ("returned", "none"));
     assert_eq!((rows["WORKING"]["status"].as_str(), rows["WORKING"]["decision"].as_str()), ("active", "wait"));
-    // The CLI prints the same list.
+    // Two more answers: the server reads only WORKING's answers again, and
+    // its list equals the CLI's, which reads every answer afresh.
+    assert_eq!(crate::crowd_kit::answer_n(&app, &working, study, 2, "C").await, 2);
+    let csv = approve_csv(&app, &researcher, study).await;
+    assert_eq!(by_pid(&csv)["WORKING"]["answers"], "5");
     let out = app.cli(&["participants", &study.to_string(), "--approve-list"]);
     assert!(out.status.success(), "{}", crate::helpers::text(&out.stderr));
     assert_eq!(crate::helpers::text(&out.stdout), csv);
@@ -185,13 +189,13 @@ async fn flags_decisions_dashboard_and_discarding() {
     assert_eq!((rows["FAST"]["status"].as_str(), rows["LINER"]["status"].as_str()), ("discarded", "discarded"));
     let stored: i64 =
         sqlx::query_scalar("SELECT count(*) FROM answers WHERE study_id = ?").bind(study).fetch_one(&db).await.unwrap();
-    assert_eq!(stored, 6 * 14 + 3, "discarded answers stay stored");
+    assert_eq!(stored, 6 * 14 + 5, "discarded answers stay stored");
     let counted: i64 = sqlx::query_scalar("SELECT count(*) FROM counted_answers WHERE study_id = ?")
         .bind(study)
         .fetch_one(&db)
         .await
         .unwrap();
-    assert_eq!(counted, 3 * 14 + 10 + 3, "neither discarded copies nor check items count");
+    assert_eq!(counted, 3 * 14 + 10 + 5, "neither discarded copies nor check items count");
     let d: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/dashboard")).await;
     assert_eq!(
         (d["completed"].as_i64(), d["free"].as_i64(), d["participants"]["discarded"].as_i64()),
@@ -235,7 +239,7 @@ async fn dashboard_matches_the_stored_rows(app: &TestApp, researcher: &Client, d
         .await
         .unwrap();
     assert_eq!(d["answers"].as_i64(), Some(times.len() as i64));
-    assert_eq!(times.len(), 6 * 14 + 3);
+    assert_eq!(times.len(), 6 * 14 + 5);
     assert!(close(&d["median_secs_per_item"], median(times.iter().map(|t| t.0 as f64 / 1000.0).collect())));
     // The rate: answers since max(first answer, now - 15 min), over at least a minute.
     let first = times.iter().map(|t| t.1).min().unwrap();
@@ -243,9 +247,9 @@ async fn dashboard_matches_the_stored_rows(app: &TestApp, researcher: &Client, d
     let recent = times.iter().filter(|t| t.1 >= since).count() as f64;
     let rate = recent / ((now - since).max(60) as f64 / 60.0);
     assert!(close(&d["answers_per_minute"], rate), "{d}");
-    // Two copies still wanted of 14 tasks, less the 3 answers in progress.
-    assert_eq!(d["remaining_answers"].as_i64(), Some(2 * 14 - 3));
-    assert!(close(&d["eta_secs"], 25.0 / rate * 60.0));
+    // Two copies still wanted of 14 tasks, less the 5 answers in progress.
+    assert_eq!(d["remaining_answers"].as_i64(), Some(2 * 14 - 5));
+    assert!(close(&d["eta_secs"], 23.0 / rate * 60.0));
 
     let bundle_secs: Vec<f64> =
         sqlx::query_scalar("SELECT ended_at - leased_at FROM leases WHERE study_id = ? AND state = 'completed'")
@@ -267,7 +271,7 @@ async fn dashboard_matches_the_stored_rows(app: &TestApp, researcher: &Client, d
     assert_eq!(d["arrivals"].as_array().unwrap().last().unwrap()[1], 8);
     assert_eq!(d["completions"].as_array().unwrap().last().unwrap()[1], 6);
     let bins: Vec<i64> = d["time_per_item"].as_array().unwrap().iter().map(|b| b.as_i64().unwrap()).collect();
-    assert_eq!((bins[0], bins[1], bins[3], bins[4], bins[5]), (14, 3, 3 * 14, 14, 14));
+    assert_eq!((bins[0], bins[1], bins[3], bins[4], bins[5]), (14, 5, 3 * 14, 14, 14));
     // The CLI's JSON is the same, apart from the moment it was taken.
     let out = app.cli(&["study", "status", &study.to_string(), "--json"]);
     assert!(out.status.success(), "{}", crate::helpers::text(&out.stderr));

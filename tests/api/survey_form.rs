@@ -65,6 +65,20 @@ async fn an_annotator_starts_and_answers_by_form_posts_without_javascript() {
     assert!(html.contains(&format!(r#"action="/annotate/{study}/answer""#)), "the answer form");
     assert!(html.contains(r#"type="submit" name="option" value="A""#), "options submit");
     assert!(html.contains("Keys work once the page has loaded"), "says keys are not active yet");
+    // The next item's images wait for hydration: on a cold page they would
+    // share the link with the wasm the keys wait for.
+    let now = app.next_task(&client, study).await.expect("the shown task");
+    assert_eq!(now.task_id, first);
+    let shown: Vec<&str> = now.options.iter().filter_map(|o| o.image_url.as_deref()).collect();
+    // (The task's data for hydration names them too: look for image elements.)
+    let img = |src: &str| html.contains(&format!(r#"src="{src}""#));
+    assert!(shown.iter().all(|src| img(src)));
+    // (Demo items may share an image with the next one.)
+    let ahead: Vec<&String> = now.prefetch.iter().filter(|src| !shown.contains(&src.as_str())).collect();
+    assert!(!ahead.is_empty());
+    for src in ahead {
+        assert!(!img(src), "{src} is an image of the page before hydration");
+    }
 
     // A cross-site post is refused and stores nothing.
     let task = first.to_string();
