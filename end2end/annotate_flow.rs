@@ -36,6 +36,9 @@ async fn annotator_answers_by_keyboard_and_click_resumes_and_researcher_sees_cou
     assert!(instructions.contains("Select one image that adequately represents the description"), "{instructions}");
     let images = b.client.find_all(fantoccini::Locator::Css("button.option img")).await.unwrap();
     assert_eq!(images.len(), 4);
+    // Once hydrated, the next item's images are fetched ahead (the server's HTML has none).
+    let ahead = b.wait_css("section.survey div[hidden] img").await;
+    assert!(ahead.attr("src").await.unwrap().unwrap().starts_with("/img/"));
 
     // Mark the document so a full page load would be noticed.
     b.client.execute("window.__same_page = true;", vec![]).await.unwrap();

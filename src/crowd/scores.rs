@@ -112,10 +112,12 @@ fn put_kept(kept: Kept) {
 fn compute(answers: &[Answer], quality: &QualitySettings, seed: u64) -> Scores {
     // The interned values index the classes: only their identity matters to the model.
     let k = answers.iter().map(|a| a.value as usize + 1).max().unwrap_or(0).max(2);
-    Scores {
-        ds: ds_accuracies(answers, k, seed),
-        flags: person_flags(answers, quality).into_iter().map(|f| (f.person, f)).collect(),
-    }
+    // Independent walks of the answers: one per core.
+    std::thread::scope(|s| {
+        let flags = s.spawn(|| person_flags(answers, quality).into_iter().map(|f| (f.person, f)).collect());
+        let ds = ds_accuracies(answers, k, seed);
+        Scores { ds, flags: flags.join().unwrap_or_else(|e| std::panic::resume_unwind(e)) }
+    })
 }
 
 /// Dawid–Skene's accuracy per person over the non-check answers of everyone

@@ -109,27 +109,26 @@ async fn commit_batch(conn: &mut SqliteConnection, batch: &[Job]) -> Vec<Result<
     results
 }
 
-/// The common case: every answer applies. One savepoint for the whole
-/// batch instead of one per answer (two statements fewer per answer);
-/// None, with nothing left behind, when any answer fails.
+/// The common case: every answer applies, in a few statements for the whole
+/// batch (`store::batch`) under one savepoint; None, with nothing left
+/// behind, when any statement fails (then [`one_by_one`] finds the culprit).
 async fn all_applied(
     conn: &mut SqliteConnection,
     batch: &[Job],
 ) -> Result<Option<Vec<Result<Stored, String>>>, sqlx::Error> {
     sqlx::query("SAVEPOINT batch").execute(&mut *conn).await?;
-    let mut results = Vec::with_capacity(batch.len());
-    for job in batch {
-        match apply(conn, &job.answer).await {
-            Ok(stored) => results.push(Ok(stored)),
-            Err(_) => {
-                sqlx::query("ROLLBACK TO batch").execute(&mut *conn).await?;
-                sqlx::query("RELEASE batch").execute(&mut *conn).await?;
-                return Ok(None);
-            }
+    let answers: Vec<&NewAnswer> = batch.iter().map(|j| &j.answer).collect();
+    match super::batch::apply_all(conn, &answers).await {
+        Ok(results) => {
+            sqlx::query("RELEASE batch").execute(&mut *conn).await?;
+            Ok(Some(results.into_iter().map(Ok).collect()))
+        }
+        Err(_) => {
+            sqlx::query("ROLLBACK TO batch").execute(&mut *conn).await?;
+            sqlx::query("RELEASE batch").execute(&mut *conn).await?;
+            Ok(None)
         }
     }
-    sqlx::query("RELEASE batch").execute(&mut *conn).await?;
-    Ok(Some(results))
 }
 
 /// A savepoint per answer: one that fails halfway (its insert made, its

@@ -1,0 +1,177 @@
+//! A batch of answers applied in a handful of statements, whatever its
+//! size: each statement is a round trip to sqlx's SQLite thread, and three
+//! per answer were most of the writer's time under load. The rows travel as
+//! one JSON array read by `json_each`, so the statement text (and its
+//! prepared form) is the same for every batch size.
+use super::writer::{NewAnswer, Stored};
+use serde_json::{json, Value};
+use sqlx::SqliteConnection;
+use std::collections::{BTreeMap, HashSet};
+
+/// Applies every answer, in order; the first answer to a task stands, so a
+/// repeat (stored before, or earlier in the batch) is `AlreadyAnswered`.
+/// On error the caller rolls the batch back (nothing is left half-applied).
+pub(super) async fn apply_all(conn: &mut SqliteConnection, batch: &[&NewAnswer]) -> Result<Vec<Stored>, sqlx::Error> {
+    let rows: Vec<Value> = batch
+        .iter()
+        .map(|a| {
+            json!([
+                a.task_id,
+                a.study_id,
+                a.user_id,
+                a.instance_id,
+                a.option_id,
+                a.value,
+                a.shown_order,
+                a.elapsed_ms,
+                a.answered_at
+            ])
+        })
+        .collect();
+    // json_each walks the array in order, and a row that conflicts with one
+    // inserted earlier by this very statement is skipped too.
+    let inserted: HashSet<i64> = sqlx::query_scalar(
+        "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
+         SELECT j.value->>0, j.value->>1, j.value->>2, j.value->>3, j.value->>4, j.value->>5, j.value->>6, j.value->>7,
+                j.value->>8
+         FROM json_each(?) j WHERE true
+         ON CONFLICT (task_id) DO NOTHING RETURNING task_id",
+    )
+    .bind(Value::Array(rows).to_string())
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .collect();
+    let mut unclaimed = inserted.clone();
+    let results: Vec<Stored> = batch
+        .iter()
+        .map(|a| if unclaimed.remove(&a.task_id) { Stored::New } else { Stored::AlreadyAnswered })
+        .collect();
+    let new: Vec<&NewAnswer> =
+        batch.iter().zip(&results).filter(|(_, r)| **r == Stored::New).map(|(a, _)| *a).collect();
+    if new.is_empty() {
+        return Ok(results);
+    }
+    let texts: Vec<Value> =
+        new.iter().flat_map(|a| a.text.iter().map(|(field, text)| json!([a.task_id, field, text]))).collect();
+    if !texts.is_empty() {
+        sqlx::query(
+            "INSERT INTO answer_texts (task_id, field, text) SELECT j.value->>0, j.value->>1, j.value->>2 FROM json_each(?) j",
+        )
+        .bind(Value::Array(texts).to_string())
+        .execute(&mut *conn)
+        .await?;
+    }
+    let ids: Vec<i64> = new.iter().map(|a| a.task_id).collect();
+    sqlx::query("UPDATE tasks SET done = 1, lease_until = NULL WHERE id IN (SELECT value FROM json_each(?))")
+        .bind(json!(ids).to_string())
+        .execute(&mut *conn)
+        .await?;
+    // Per participation: how many new answers, and the last one's time.
+    let mut per: BTreeMap<(i64, i64), (i64, i64)> = BTreeMap::new();
+    for a in &new {
+        let e = per.entry((a.study_id, a.user_id)).or_default();
+        *e = (e.0 + 1, e.1.max(a.answered_at));
+    }
+    let counts: Vec<Value> = per.iter().map(|((s, u), (n, _))| json!([s, u, n])).collect();
+    let finished: Vec<(i64, i64, bool)> = sqlx::query_as(
+        "UPDATE participations SET done = done + (j.value->>2) FROM json_each(?) j
+         WHERE participations.study_id = (j.value->>0) AND participations.user_id = (j.value->>1)
+         RETURNING participations.study_id, participations.user_id, participations.done >= participations.total",
+    )
+    .bind(Value::Array(counts).to_string())
+    .fetch_all(&mut *conn)
+    .await?;
+    // A link participant's last answer ends its lease in the same commit:
+    // held place -> a counted copy, given-back place -> an extra copy.
+    for (study, user, _) in finished.into_iter().filter(|f| f.2) {
+        sqlx::query(
+            "UPDATE leases SET state = CASE state WHEN 'active' THEN 'completed' ELSE 'extra' END, ended_at = ?
+             WHERE user_id = ? AND state IN ('active', 'timed_out')",
+        )
+        .bind(per[&(study, user)].1)
+        .bind(user)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::db;
+
+    fn answer(task_id: i64, option: &str, at: i64) -> NewAnswer {
+        NewAnswer {
+            task_id,
+            study_id: 1,
+            user_id: 1,
+            instance_id: task_id,
+            option_id: option.into(),
+            value: option.into(),
+            shown_order: "[0]".into(),
+            elapsed_ms: 10,
+            answered_at: at,
+            text: (task_id == 3).then(|| ("text", "a \"quoted\" text".to_string())),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_batch_stores_first_answers_counts_them_and_ends_a_finished_lease() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("db.sqlite");
+        let pool = db::open_pool(&file).await.unwrap();
+        let mut c = pool.acquire().await.unwrap();
+        sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *c).await.unwrap();
+        for id in 1..=3 {
+            sqlx::query(
+                "INSERT INTO tasks (id, study_id, user_id, instance_id, position, seed) VALUES (?, 1, 1, ?, ?, 0)",
+            )
+            .bind(id)
+            .bind(id)
+            .bind(id)
+            .execute(&mut *c)
+            .await
+            .unwrap();
+        }
+        sqlx::query("INSERT INTO participations (study_id, user_id, total) VALUES (1, 1, 3)")
+            .execute(&mut *c)
+            .await
+            .unwrap();
+        sqlx::query(
+            "INSERT INTO leases (study_id, bundle, user_id, state, leased_at, expires_at) VALUES (1, 0, 1, 'active', 0, 99)",
+        )
+        .execute(&mut *c)
+        .await
+        .unwrap();
+        let first = [answer(1, "A", 5)];
+        let first: Vec<&NewAnswer> = first.iter().collect();
+        assert_eq!(apply_all(&mut c, &first).await.unwrap(), [Stored::New]);
+        let state: (String, Option<i64>) =
+            sqlx::query_as("SELECT state, ended_at FROM leases").fetch_one(&mut *c).await.unwrap();
+        assert_eq!(state, ("active".to_string(), None), "not finished after one of three");
+
+        // Task 1 again (stored before), 2 twice in the batch (the first stands), 3 with its text.
+        let batch = [answer(1, "B", 6), answer(2, "C", 7), answer(2, "D", 8), answer(3, "A", 9)];
+        let batch: Vec<&NewAnswer> = batch.iter().collect();
+        let got = apply_all(&mut c, &batch).await.unwrap();
+        assert_eq!(got, [Stored::AlreadyAnswered, Stored::New, Stored::AlreadyAnswered, Stored::New]);
+        let stored: Vec<(i64, String, i64)> =
+            sqlx::query_as("SELECT task_id, option_id, answered_at FROM answers ORDER BY task_id")
+                .fetch_all(&mut *c)
+                .await
+                .unwrap();
+        assert_eq!(stored, [(1, "A".into(), 5), (2, "C".into(), 7), (3, "A".into(), 9)]);
+        let text: (i64, String, String) =
+            sqlx::query_as("SELECT task_id, field, text FROM answer_texts").fetch_one(&mut *c).await.unwrap();
+        assert_eq!(text, (3, "text".into(), "a \"quoted\" text".into()));
+        let done: Vec<i64> = sqlx::query_scalar("SELECT done FROM tasks ORDER BY id").fetch_all(&mut *c).await.unwrap();
+        assert_eq!(done, [1, 1, 1]);
+        let count: i64 = sqlx::query_scalar("SELECT done FROM participations").fetch_one(&mut *c).await.unwrap();
+        assert_eq!(count, 3, "each new answer counted once");
+        let state: (String, Option<i64>) =
+            sqlx::query_as("SELECT state, ended_at FROM leases").fetch_one(&mut *c).await.unwrap();
+        assert_eq!(state, ("completed".to_string(), Some(9)), "ended at the last answer");
+    }
+}
