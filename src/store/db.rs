@@ -37,9 +37,15 @@ pub async fn open_pool(path: &Path) -> anyhow::Result<SqlitePool> {
     Ok(pool)
 }
 
-/// The answer writer's own connection.
+/// The answer writer's own connection. Its batches are small, so their
+/// statement journals stay in memory rather than in a temp file created and
+/// deleted on every commit (a dozen system calls each).
 pub async fn open_writer_connection(path: &Path) -> anyhow::Result<SqliteConnection> {
-    options(path)?.connect().await.with_context(|| format!("opening writer connection to {}", path.display()))
+    options(path)?
+        .pragma("temp_store", "memory")
+        .connect()
+        .await
+        .with_context(|| format!("opening writer connection to {}", path.display()))
 }
 
 pub fn now_secs() -> i64 {
