@@ -20,6 +20,8 @@ pub struct AppState {
     pub studies: StudyCache,
     /// What each study item shows (immutable), for the answer round trip.
     pub items: crate::studies::item_cache::ItemCache,
+    /// The tasks callers were just shown, for their answers.
+    pub tasks: crate::studies::task_cache::TaskCache,
     pub logins: crate::login_limits::LoginLimits,
     /// Link studies' clock and arrival queue.
     pub crowd: crate::crowd::CrowdState,

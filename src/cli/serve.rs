@@ -53,6 +53,7 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr, exposure: &Exposure) -
         images,
         studies: StudyCache::default(),
         items: Default::default(),
+        tasks: Default::default(),
         logins: match exposure.login_checks {
             Some(n) => crate::login_limits::LoginLimits::new(n),
             None => Default::default(),

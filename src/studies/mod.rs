@@ -16,5 +16,6 @@ pub mod overview;
 pub mod pipeline;
 pub mod progress;
 pub mod report;
+pub mod task_cache;
 pub mod tasks;
 pub mod triplet_report;

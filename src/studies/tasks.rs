@@ -8,6 +8,7 @@ use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
 use crate::store::writer::{NewAnswer, Stored};
 use crate::studies::meta::study_meta;
+use crate::studies::task_cache::ShownTask;
 
 const MAX_ELAPSED_MS: i64 = 3_600_000;
 
@@ -227,6 +228,8 @@ pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> R
     let Some((task_id, instance_id, seed, query, attention)) = queue.first().cloned() else {
         return Ok(None);
     };
+    let shown = ShownTask { owner: user.id, study_id, instance_id, seed, query, attention: attention.is_some() };
+    state.tasks.put(task_id, shown);
     let p = present(state, &meta, instance_id, seed, query, attention.as_deref()).await?;
     // Every image the next task will show, so it appears without a wait.
     let prefetch: Vec<String> = match queue.get(1) {
@@ -288,14 +291,22 @@ pub async fn answer_with_text(
     text: Option<&str>,
     elapsed_ms: Option<i64>,
 ) -> Result<AnswerAck, ServiceError> {
-    type Task = (i64, i64, i64, i64, i64, i64, Option<String>);
-    let task: Option<Task> =
-        sqlx::query_as("SELECT user_id, study_id, instance_id, seed, done, query, check_kind FROM tasks WHERE id = ?")
+    // A task just shown needs no read: if it was answered already, the writer says so.
+    let (owner, study_id, instance_id, seed, done, query, attention) = match state.tasks.get(task_id) {
+        Some(t) => (t.owner, t.study_id, t.instance_id, t.seed, 0, t.query, t.attention),
+        None => {
+            type Task = (i64, i64, i64, i64, i64, i64, Option<String>);
+            let task: Option<Task> = sqlx::query_as(
+                "SELECT user_id, study_id, instance_id, seed, done, query, check_kind FROM tasks WHERE id = ?",
+            )
             .bind(task_id)
             .fetch_optional(&state.db)
             .await?;
-    let (owner, study_id, instance_id, seed, done, query, check_kind) =
-        task.ok_or_else(|| ServiceError::NotFound(format!("no task {task_id}")))?;
+            let (owner, study, instance, seed, done, query, check_kind) =
+                task.ok_or_else(|| ServiceError::NotFound(format!("no task {task_id}")))?;
+            (owner, study, instance, seed, done, query, check_kind.as_deref() == Some("attention"))
+        }
+    };
     if owner != user.id || !(user.role.may_annotate() || user.role.is_participant()) {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
     }
@@ -324,7 +335,7 @@ pub async fn answer_with_text(
             text: text.map(|t| (meta.kind.spec().text.as_ref().map_or("text", |f| f.name), t)),
         })
         .await?;
-    if stored == Stored::New && check_kind.as_deref() == Some("attention") {
+    if stored == Stored::New && attention {
         crate::crowd::checks::attention_answered(state, user, study_id).await?;
     }
     match stored {

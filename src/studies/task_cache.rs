@@ -1,0 +1,44 @@
+//! The tasks a caller was just shown, for the answer that follows. A task's
+//! owner, study, item, seed and check never change after the transaction
+//! that made it (only `done` does, and the writer settles a repeat answer
+//! by itself), so the answer need not read the task row again.
+use crate::store::recent::Recent;
+use std::sync::{Arc, Mutex};
+
+/// Shown tasks held: two generations of this many.
+const GENERATION: usize = 4096;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShownTask {
+    pub owner: i64,
+    pub study_id: i64,
+    pub instance_id: i64,
+    pub seed: i64,
+    pub query: i64,
+    /// An instructional attention check (its answer is counted against the participant).
+    pub attention: bool,
+}
+
+#[derive(Clone)]
+pub struct TaskCache(Arc<Mutex<Recent<i64, ShownTask>>>);
+
+impl Default for TaskCache {
+    fn default() -> Self {
+        TaskCache(Arc::new(Mutex::new(Recent::new(GENERATION))))
+    }
+}
+
+impl TaskCache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Recent<i64, ShownTask>> {
+        // A panic while holding the lock cannot leave the map half-written.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn put(&self, task_id: i64, task: ShownTask) {
+        self.lock().put(task_id, task);
+    }
+
+    pub fn get(&self, task_id: i64) -> Option<ShownTask> {
+        self.lock().get(&task_id)
+    }
+}
