@@ -45,6 +45,24 @@ pub async fn import_rankings(
     Ok(())
 }
 
+pub async fn import_pairs(
+    data_dir: &Path,
+    file: PathBuf,
+    images: PathBuf,
+    dataset: Option<String>,
+) -> anyhow::Result<()> {
+    use crate::datasets::import::pairs::{import_pairs, PairsRequest};
+    let dataset = dataset_name(&file, dataset);
+    let pool = open(data_dir).await?;
+    let store = ImageStore::new(Paths { data_dir: data_dir.to_path_buf(), site_dir: PathBuf::new() }.image_dir());
+    let req = PairsRequest { file_label: file.display().to_string(), file, images, dataset: dataset.clone() };
+    let (n, pairs) = import_pairs(&pool, &store, &req).await?;
+    let what = if pairs { "caption pairs" } else { "images to write caption pairs for" };
+    println!("imported {n} {what} into dataset {dataset:?}");
+    pool.close().await;
+    Ok(())
+}
+
 pub async fn import_ab_pairs(data_dir: &Path, file: PathBuf, dataset: Option<String>) -> anyhow::Result<()> {
     let dataset = dataset_name(&file, dataset);
     let pool = open(data_dir).await?;

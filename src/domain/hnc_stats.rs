@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn unknown_words_are_counted_per_caption_and_pair() {
-        let v = Vocabulary::new(["a", "red", "blue", "dog", "cat"]);
+        let v = Vocabulary::new(["a", "two", "red", "blue", "dog", "cat"]);
         let answers = [
             w("attribute", "written", "A red dog.", "A blue dog."),
             w("attribute", "written", "A red fox.", "A blue fox on a sofa."),
@@ -217,7 +217,7 @@ mod tests {
             w("attribute", "skip:other", "", ""),
         ];
         let o = writing_stats(&answers, Some((&v, false))).vocabulary.unwrap();
-        assert_eq!((o.vocabulary_words, o.strict), (5, false));
+        assert_eq!((o.vocabulary_words, o.strict), (6, false));
         assert_eq!((o.pairs_with_unknown, o.positive_unknown_words, o.negative_unknown_words), (2, 1, 4));
         assert_eq!(o.top_unknown[0], ("fox".to_string(), 2));
         assert_eq!(o.top_unknown.len(), 4, "fox, green, on, sofa");

@@ -20,6 +20,7 @@ pub mod quality;
 pub mod rank_form;
 pub mod studies;
 pub mod survey_form;
+pub mod writing_form;
 pub mod take_form;
 pub mod users;
 
@@ -40,6 +41,7 @@ pub fn routes() -> Router<AppState> {
         .merge(users::routes())
         .merge(media::routes())
         .merge(survey_form::routes())
+        .merge(writing_form::routes())
         .merge(take_form::routes())
         .merge(rank_form::routes())
 }

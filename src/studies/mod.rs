@@ -19,5 +19,6 @@ pub mod hnc_report;
 pub mod report;
 pub mod tasks;
 pub mod vocabulary;
+pub mod writing;
 pub mod written_pairs;
 pub mod triplet_report;

@@ -79,6 +79,7 @@ mod tests {
             chosen_image: Some("gen".into()),
             paraphrase: None,
             negative_b: None,
+            caption_type: None,
             query: 0,
         }
     }

@@ -85,6 +85,7 @@ mod tests {
             chosen_image: None,
             paraphrase: None,
             negative_b: None,
+            caption_type: None,
             query: 0,
         }
     }

@@ -135,6 +135,7 @@ mod tests {
             chosen_image: Some("gen".into()),
             paraphrase: None,
             negative_b: None,
+            caption_type: None,
             query,
         }
     }

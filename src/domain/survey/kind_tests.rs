@@ -117,7 +117,9 @@ fn every_registered_kind_is_consistent() {
         assert!(!kind.default_instructions().is_empty());
         assert!(kind.question_count() >= 1, "{kind}");
         for &source in kind.spec().sources {
-            assert!(SurveyKind::all().contains(&source) && source.curation().is_some(), "{kind} <- {source}");
+            // A source's survivors, or (HNC) the pairs its writers wrote, become the items.
+            let gives_items = source.curation().is_some() || matches!(source.report(), Some(Report::Writing));
+            assert!(SurveyKind::all().contains(&source) && gives_items, "{kind} <- {source}");
         }
         let roles = [kind.curation().is_some(), kind.outcome_fn().is_some(), kind.report().is_some()];
         assert_eq!(roles.iter().filter(|&&r| r).count(), 1, "{kind}: curates, measures or reports");
