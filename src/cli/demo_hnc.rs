@@ -57,7 +57,8 @@ pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Resu
             let dataset_id = insert_dataset(&mut tx, DEMO_HNC, "none").await?;
             for (item, img) in items.iter().zip(&stored) {
                 insert_images(&mut tx, std::slice::from_ref(img)).await?;
-                let row = PairRow { image: String::new(), caption_type: item.caption_type.into(), id: None, pair: None };
+                let row =
+                    PairRow { image: String::new(), caption_type: item.caption_type.into(), id: None, pair: None };
                 insert_pair(&mut tx, dataset_id, &item.key, &row, &img.hash).await?;
             }
             tx.commit().await?;
@@ -92,10 +93,11 @@ pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Resu
     let spec = validation_spec();
     let validation = create::create_study(db, &create::parse_spec(&spec, 0)?, &spec).await?;
     // The validator: every pair valid but one whose negative it judges wrong.
-    let pairs: Vec<i64> = sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
-        .bind(validation)
-        .fetch_all(db)
-        .await?;
+    let pairs: Vec<i64> =
+        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
+            .bind(validation)
+            .fetch_all(db)
+            .await?;
     let judged: Vec<(i64, String, Vec<(&str, String)>)> = pairs
         .iter()
         .enumerate()

@@ -171,7 +171,12 @@ fn kappas(pairs: &[ValidatedPair<'_>]) -> Vec<VerdictKappa> {
         .into_iter()
         .filter_map(|((a, b), labels)| {
             let k = cohen_kappa(&labels, VALUES.len()).ok()?;
-            Some(VerdictKappa { annotators: (a.to_string(), b.to_string()), n: k.n, observed: k.observed, kappa: k.kappa })
+            Some(VerdictKappa {
+                annotators: (a.to_string(), b.to_string()),
+                n: k.n,
+                observed: k.observed,
+                kappa: k.kappa,
+            })
         })
         .collect()
 }

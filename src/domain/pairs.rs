@@ -109,7 +109,11 @@ mod tests {
     fn the_optional_columns_are_found_in_any_case() {
         assert_eq!(Columns::of(&["image", "type"]), ITEMS);
         assert_eq!(Columns::of(&["Image", "TYPE", "id", "caption", "negative_caption"]), PAIRS);
-        assert_eq!(Columns::of(&["image", "type", "negative_caption"]).names().len(), 4, "a lone caption column is checked as a pair");
+        assert_eq!(
+            Columns::of(&["image", "type", "negative_caption"]).names().len(),
+            4,
+            "a lone caption column is checked as a pair"
+        );
     }
 
     #[test]
@@ -130,7 +134,10 @@ mod tests {
         let fields = |c, v: &[&str]| pair_row(c, v).unwrap_err().into_iter().map(|e| e.field).collect::<Vec<_>>();
         assert_eq!(fields(ITEMS, &["../x.png", ""]), ["image", "type"]);
         assert_eq!(fields(PAIRS, &["a.png", "t", "", "A dog.", "a  DOG."]), ["id", "negative_caption"]);
-        assert_eq!(fields(PAIRS, &["a.png", &"t".repeat(41), "1", "", "x\u{7}"]), ["type", "caption", "negative_caption"]);
+        assert_eq!(
+            fields(PAIRS, &["a.png", &"t".repeat(41), "1", "", "x\u{7}"]),
+            ["type", "caption", "negative_caption"]
+        );
         let long = "x".repeat(301);
         let e = pair_row(PAIRS, &["a.png", "t", "1", &long, "b"]).unwrap_err();
         assert_eq!(e[0].message, "301 characters; at most 300 are allowed");

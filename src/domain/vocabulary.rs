@@ -93,7 +93,10 @@ mod tests {
 
     #[test]
     fn tokens_are_lower_case_words_without_punctuation() {
-        assert_eq!(tokens("A red-haired dog's toy, on (the) TABLE!"), ["a", "red", "haired", "dog", "toy", "on", "the", "table"]);
+        assert_eq!(
+            tokens("A red-haired dog's toy, on (the) TABLE!"),
+            ["a", "red", "haired", "dog", "toy", "on", "the", "table"]
+        );
         assert_eq!(tokens("  "), Vec::<String>::new());
         assert_eq!(tokens("don't 3 dogs’s"), ["dont", "3", "dogs"]);
         assert_eq!(tokens("café au lait"), ["café", "au", "lait"], "letters beyond ASCII are letters");
@@ -171,7 +174,9 @@ pub fn for_study(
             let inside = !path.trim().is_empty()
                 && p.components().all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir));
             if !inside {
-                return Err(format!("{path:?}: a vocabulary file is named relative to the data directory, without `..`"));
+                return Err(format!(
+                    "{path:?}: a vocabulary file is named relative to the data directory, without `..`"
+                ));
             }
             VocabularySource::File(path)
         }
@@ -196,7 +201,9 @@ mod spec_tests {
             let e = for_study(writing, Some(VocabularySpec::File(bad.into())), None).unwrap_err();
             assert!(e.contains("relative to the data directory"), "{bad}: {e}");
         }
-        assert!(for_study(writing, Some(VocabularySpec::Words(vec![",".into()])), None).unwrap_err().contains("no words"));
+        assert!(for_study(writing, Some(VocabularySpec::Words(vec![",".into()])), None)
+            .unwrap_err()
+            .contains("no words"));
         assert!(for_study(writing, None, Some(false)).unwrap_err().contains("needs a vocabulary"));
         let e = for_study(SurveyKind::of(&four_image::KIND), Some(VocabularySpec::Words(vec!["a".into()])), None);
         assert!(e.unwrap_err().contains("takes no text"));

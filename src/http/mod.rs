@@ -20,9 +20,9 @@ pub mod quality;
 pub mod rank_form;
 pub mod studies;
 pub mod survey_form;
-pub mod writing_form;
 pub mod take_form;
 pub mod users;
+pub mod writing_form;
 
 use crate::state::AppState;
 use axum::Router;

@@ -20,7 +20,8 @@ pub fn read(db: &SqlitePool, source: &VocabularySource) -> Result<Vocabulary, Se
             let text = std::fs::read_to_string(dir.join(path)).map_err(|e| {
                 ServiceError::Invalid(format!("field `vocabulary`: {path:?} in the data directory: {e}"))
             })?;
-            Vocabulary::parse_file(&text).map_err(|e| ServiceError::Invalid(format!("field `vocabulary`: {path:?} {e}")))
+            Vocabulary::parse_file(&text)
+                .map_err(|e| ServiceError::Invalid(format!("field `vocabulary`: {path:?} {e}")))
         }
     }
 }
@@ -43,11 +44,10 @@ pub async fn store(
 
 /// A study's vocabulary and whether it is strict; None when it has none.
 pub async fn of_study(db: &SqlitePool, study_id: i64) -> Result<Option<(Vocabulary, bool)>, ServiceError> {
-    let row: Option<(bool, String)> =
-        sqlx::query_as("SELECT strict, words FROM study_vocabularies WHERE study_id = ?")
-            .bind(study_id)
-            .fetch_optional(db)
-            .await?;
+    let row: Option<(bool, String)> = sqlx::query_as("SELECT strict, words FROM study_vocabularies WHERE study_id = ?")
+        .bind(study_id)
+        .fetch_optional(db)
+        .await?;
     Ok(row.map(|(strict, words)| (Vocabulary::new(words.lines()), strict)))
 }
 

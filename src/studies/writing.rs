@@ -30,7 +30,10 @@ pub enum WriteOutcome {
     Stored(AnswerAck),
     /// Nothing stored: these words are outside the vocabulary; `strict`: they
     /// must be replaced, else confirming them stores the answer.
-    Unknown { words: UnknownWords, strict: bool },
+    Unknown {
+        words: UnknownWords,
+        strict: bool,
+    },
 }
 
 pub async fn write(

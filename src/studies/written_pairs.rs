@@ -70,7 +70,8 @@ pub async fn insert(
     name: &str,
     pairs: &[WrittenPair],
 ) -> Result<(), ServiceError> {
-    crate::domain::names::check_dataset_name(name).map_err(|e| ServiceError::Invalid(format!("field `dataset`: {e}")))?;
+    crate::domain::names::check_dataset_name(name)
+        .map_err(|e| ServiceError::Invalid(format!("field `dataset`: {e}")))?;
     let taken: Option<i64> =
         sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(name).fetch_optional(&mut **tx).await?;
     if taken.is_some() {

@@ -94,8 +94,9 @@ pub fn WritingCard(
         Some(Ok(Some((words, strict)))) => Some((Vocabulary::new(words), strict)),
         _ => None,
     });
-    let unknown =
-        move |text: RwSignal<String>| vocab.with(|v| v.as_ref().map(|(v, _)| v.unknown(&text.get())).unwrap_or_default());
+    let unknown = move |text: RwSignal<String>| {
+        vocab.with(|v| v.as_ref().map(|(v, _)| v.unknown(&text.get())).unwrap_or_default())
+    };
     let action = ServerAction::<WriteAndNext>::new();
     Effect::new(move |_| match action.value().get() {
         Some(Ok(Written::Next(next))) => current.set(next),

@@ -62,7 +62,8 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("imported 4 images to write caption pairs for into dataset \"items\""));
 
-    let spec = Spec::new("HNC writing").kind("caption_writing").dataset("items").annotators(&["annotator1", "annotator2"]);
+    let spec =
+        Spec::new("HNC writing").kind("caption_writing").dataset("items").annotators(&["annotator1", "annotator2"]);
     let writing = app.create_study_ok(&researcher, &spec.line(VOCAB).line("vocabulary_strict = true")).await;
 
     // annotator1 over the JSON API: bad texts first, then pairs, and a skip of the counting image.
@@ -76,7 +77,11 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
             let long = "a ".repeat(151);
             for (option, texts, says) in [
                 ("written", vec![("positive", long.trim()), ("negative", "A cat.")], "\"positive\": 301 characters"),
-                ("written", vec![("positive", "A red dog."), ("negative", " a  RED dog. ")], "\"negative\": the same text"),
+                (
+                    "written",
+                    vec![("positive", "A red dog."), ("negative", " a  RED dog. ")],
+                    "\"negative\": the same text",
+                ),
                 ("written", vec![("positive", "A red\u{7} dog."), ("negative", "A cat.")], "control character U+0007"),
                 ("written", vec![("positive", "A red dog.")], "\"negative\": required"),
                 ("skip:other", vec![("positive", "A red dog.")], "\"positive\": must be empty"),
@@ -145,7 +150,9 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
     assert!(res.text().await.unwrap().contains("expected caption_writing"));
     let spec = Spec::new("HNC validation").kind("pair_validation").dataset("written").source("HNC writing");
     let validation = app.create_study_ok(&researcher, &spec.clone().annotators(&["annotator1", "annotator2"])).await;
-    let res = app.create_study(&researcher, &Spec::new("Again").kind("pair_validation").dataset("written").source("HNC writing")).await;
+    let res = app
+        .create_study(&researcher, &Spec::new("Again").kind("pair_validation").dataset("written").source("HNC writing"))
+        .await;
     assert_eq!(res.status(), 422);
     assert!(res.text().await.unwrap().contains("already exists"));
 
@@ -172,7 +179,8 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
     let disputes: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{validation}/disputes")).await;
     assert_eq!(disputes.len(), 1, "{disputes:?}");
     let body = json!({ "instance_id": disputes[0]["instance_id"], "value": "positive_wrong" });
-    let res = researcher.post(app.url(&format!("/api/v1/studies/{validation}/adjudicate"))).json(&body).send().await.unwrap();
+    let res =
+        researcher.post(app.url(&format!("/api/v1/studies/{validation}/adjudicate"))).json(&body).send().await.unwrap();
     assert_eq!(res.status(), 204);
 
     // The report: written, skipped, validated share per type, the validators' kappa.
@@ -180,7 +188,10 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
     assert_eq!((r["statistic"].as_str(), r["answers"].as_i64()), (Some("pair_validation"), Some(14)));
     let all = r["rows"].as_array().unwrap().last().unwrap();
     assert!(all["caption_type"].is_null());
-    assert_eq!((all["pairs"].as_i64(), all["settled"].as_i64(), all["values"]["valid"].as_i64()), (Some(7), Some(7), Some(5)));
+    assert_eq!(
+        (all["pairs"].as_i64(), all["settled"].as_i64(), all["values"]["valid"].as_i64()),
+        (Some(7), Some(7), Some(5))
+    );
     assert!((all["valid_share"].as_f64().unwrap() - 5.0 / 7.0).abs() < 1e-12);
     let counting = r["rows"].as_array().unwrap().iter().find(|r| r["caption_type"] == "counting").unwrap();
     assert_eq!((counting["pairs"].as_i64(), counting["valid_share"].as_f64()), (Some(1), Some(1.0)));
@@ -223,7 +234,10 @@ async fn the_demo_shows_both_kinds_answered_and_a_warning_vocabulary_lets_words_
     assert_eq!(r["rows"].as_array().unwrap().last().unwrap()["values"]["negative_wrong"], 1);
     let w: Value = app.get(&researcher, &format!("/api/v1/studies/{writing}/report")).await;
     assert_eq!(w["statistic"], "writing");
-    assert_eq!((w["vocabulary"]["strict"].as_bool(), w["vocabulary"]["pairs_with_unknown"].as_i64()), (Some(false), Some(1)));
+    assert_eq!(
+        (w["vocabulary"]["strict"].as_bool(), w["vocabulary"]["pairs_with_unknown"].as_i64()),
+        (Some(false), Some(1))
+    );
     assert_eq!(w["vocabulary"]["top_unknown"][0], json!(["shiny", 1]));
 
     // annotator1 writes on the demo study: the unknown word is named first, then kept.
@@ -249,7 +263,10 @@ async fn the_demo_shows_both_kinds_answered_and_a_warning_vocabulary_lets_words_
     assert_eq!(app.next_task(&c, writing).await.unwrap().progress.done, 0, "nothing stored yet");
     assert_eq!(write_form(&app, &c, writing, &form(true)).await.status(), 303);
     assert_eq!(app.next_task(&c, writing).await.unwrap().progress.done, 1);
-    let skip = [("task_id", app.next_task(&c, writing).await.unwrap().task_id.to_string()), ("option", "skip:unclear_image".into())];
+    let skip = [
+        ("task_id", app.next_task(&c, writing).await.unwrap().task_id.to_string()),
+        ("option", "skip:unclear_image".into()),
+    ];
     assert_eq!(write_form(&app, &c, writing, &skip).await.status(), 303, "a skip needs no texts");
     let w: Value = app.get(&researcher, &format!("/api/v1/studies/{writing}/report")).await;
     assert_eq!(w["vocabulary"]["pairs_with_unknown"].as_i64(), Some(2));

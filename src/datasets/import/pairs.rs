@@ -45,7 +45,11 @@ fn columns(file: &Path, label: &str) -> Result<Columns, ImportError> {
 }
 
 /// Imports the file; returns the number of instances and whether they are pairs.
-pub async fn import_pairs(db: &SqlitePool, store: &ImageStore, req: &PairsRequest) -> Result<(usize, bool), ImportError> {
+pub async fn import_pairs(
+    db: &SqlitePool,
+    store: &ImageStore,
+    req: &PairsRequest,
+) -> Result<(usize, bool), ImportError> {
     check_new_dataset(db, &req.dataset).await?;
     if !req.images.is_dir() {
         return Err(ImportError::Invalid(format!("--images {}: not a directory", req.images.display())));
