@@ -21,6 +21,9 @@ pub const VALIDATION: &str = "Demo: HNC pair validation";
 pub const DEMO_HNC_COUNT: usize = 9;
 const WRITER: &str = "annotator2";
 
+/// One answer to store: the item, the value, the texts by field.
+type Given<'a> = (i64, String, Vec<(&'a str, String)>);
+
 pub fn writing_spec() -> String {
     let words: Vec<String> = vocabulary().iter().map(|w| format!("{w:?}")).collect();
     format!(
@@ -74,7 +77,7 @@ pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Resu
     .bind(writing)
     .fetch_all(db)
     .await?;
-    let written: Vec<(i64, String, Vec<(&str, String)>)> = keys
+    let written: Vec<Given> = keys
         .iter()
         .zip(&items)
         .enumerate()
@@ -98,7 +101,7 @@ pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Resu
             .bind(validation)
             .fetch_all(db)
             .await?;
-    let judged: Vec<(i64, String, Vec<(&str, String)>)> = pairs
+    let judged: Vec<Given> = pairs
         .iter()
         .enumerate()
         .map(|(i, &id)| (id, if i == 1 { "negative_wrong" } else { "valid" }.to_string(), Vec::new()))
@@ -108,12 +111,7 @@ pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Resu
 
 /// Stores one person's answers to a study's items, as the answer writer
 /// would have: participation, done tasks, answers and their texts.
-async fn answer_as(
-    db: &SqlitePool,
-    study: i64,
-    user: i64,
-    answers: &[(i64, String, Vec<(&str, String)>)],
-) -> anyhow::Result<()> {
+async fn answer_as(db: &SqlitePool, study: i64, user: i64, answers: &[Given<'_>]) -> anyhow::Result<()> {
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     let n = answers.len() as i64;
     sqlx::query("INSERT INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, ?)")
