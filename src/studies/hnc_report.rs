@@ -7,6 +7,7 @@ use crate::domain::hnc_stats::{
 };
 use crate::error::ServiceError;
 use crate::studies::outcomes::study_outcomes;
+use crate::studies::triplet_report::kappa_lines;
 use serde::Serialize;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
@@ -87,25 +88,24 @@ fn pct(v: Option<f64>) -> String {
     v.map_or("-".to_string(), |v| format!("{:.1}%", 100.0 * v))
 }
 
+/// One table line: a label and columns `width` wide, the first two narrower.
+fn line(label: &str, first: [String; 2], rest: impl Iterator<Item = String>, width: usize) -> String {
+    let mut out = format!("{label:<20} {:>8} {:>8}", first[0], first[1]);
+    for c in rest {
+        out.push_str(&format!(" {c:>width$}"));
+    }
+    out
+}
+
 /// A writing study's statistics as plain-text tables (CLI, export card).
 pub fn render_writing(st: &WritingStats) -> String {
-    let reasons: Vec<&String> = st.rows.first().map(|r| r.skipped.keys().collect()).unwrap_or_default();
-    let mut out = format!("{:<20} {:>8} {:>8}", "type", "answers", "written");
-    for r in &reasons {
-        out.push_str(&format!(" {:>20}", format!("skip: {r}")));
-    }
-    out.push('\n');
+    let reasons: Vec<String> =
+        st.rows.first().map(|r| r.skipped.keys().map(|k| format!("skip: {k}")).collect()).unwrap_or_default();
+    let mut out = line("type", ["answers".into(), "written".into()], reasons.into_iter(), 20) + "\n";
     for row in &st.rows {
-        out.push_str(&format!(
-            "{:<20} {:>8} {:>8}",
-            row.caption_type.as_deref().unwrap_or("all"),
-            row.answers,
-            row.written
-        ));
-        for n in row.skipped.values() {
-            out.push_str(&format!(" {n:>20}"));
-        }
-        out.push('\n');
+        let label = row.caption_type.as_deref().unwrap_or("all");
+        let counts = [row.answers.to_string(), row.written.to_string()];
+        out += &(line(label, counts, row.skipped.values().map(usize::to_string), 20) + "\n");
     }
     if let Some(o) = &st.vocabulary {
         let words: Vec<String> = o.top_unknown.iter().map(|(w, n)| format!("{w} ({n})")).collect();
@@ -125,35 +125,15 @@ pub fn render_writing(st: &WritingStats) -> String {
 /// A validation study's statistics as plain-text tables (CLI, export card).
 pub fn render_validation(r: &PairValidationReport) -> String {
     let st = &r.validation;
-    let values: Vec<&String> = st.rows.first().map(|r| r.values.keys().collect()).unwrap_or_default();
-    let mut out = format!("{:<20} {:>6} {:>8}", "type", "pairs", "settled");
-    for v in &values {
-        out.push_str(&format!(" {v:>15}"));
-    }
-    out.push_str(&format!(" {:>9}\n", "valid %"));
+    let mut heads: Vec<String> = st.rows.first().map(|r| r.values.keys().cloned().collect()).unwrap_or_default();
+    heads.push("valid %".into());
+    let mut out = line("type", ["pairs".into(), "settled".into()], heads.into_iter(), 15) + "\n";
     for row in &st.rows {
-        out.push_str(&format!(
-            "{:<20} {:>6} {:>8}",
-            row.caption_type.as_deref().unwrap_or("all"),
-            row.pairs,
-            row.settled
-        ));
-        for n in row.values.values() {
-            out.push_str(&format!(" {n:>15}"));
-        }
-        out.push_str(&format!(" {:>9}\n", pct(row.valid_share)));
+        let label = row.caption_type.as_deref().unwrap_or("all");
+        let cells = row.values.values().map(usize::to_string).chain([pct(row.valid_share)]);
+        out += &(line(label, [row.pairs.to_string(), row.settled.to_string()], cells, 15) + "\n");
     }
-    let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
-    for k in &st.kappa {
-        out.push_str(&format!(
-            "Cohen's kappa, {} and {}: {} over {} pairs\n",
-            k.annotators.0,
-            k.annotators.1,
-            show(k.kappa),
-            k.n
-        ));
-    }
-    out.push_str(&format!("mean kappa of the validators: {}\n", show(st.mean_kappa)));
+    out.push_str(&kappa_lines(&st.kappa, st.mean_kappa, "", "pairs", "of the validators"));
     if let Some(w) = &r.writing {
         out.push_str("written in the source study:\n");
         out.push_str(&render_writing(w));

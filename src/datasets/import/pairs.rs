@@ -4,13 +4,13 @@
 //! dataset. As with the other imports, any problem refuses the whole file,
 //! naming file, line and field, and nothing is written before every row and
 //! image has been checked.
-use super::table::{check_new_dataset, read_checked};
+use super::table::{check_new_dataset, read_checked, read_image, store_images};
 use super::ImportError;
 use crate::datasets::write::{insert_dataset, insert_images, insert_instance, NewInstance};
 use crate::domain::candidates::FileFormat;
 use crate::domain::pairs::{pair_row, Columns, PairRow, PLACEHOLDER};
 use crate::domain::results::FieldError;
-use crate::store::images::{inspect, ImageStore};
+use crate::store::images::ImageStore;
 use sqlx::SqlitePool;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -64,21 +64,11 @@ pub async fn import_pairs(
                 return Err(vec![FieldError { field: "id", message: format!("{id:?} is used by an earlier row") }]);
             }
         }
-        let bytes = std::fs::read(images.join(&row.image)).map_err(|e| e.to_string()).and_then(|b| {
-            inspect(&b)?;
-            Ok(b)
-        });
-        match bytes {
-            Ok(bytes) => Ok((row, bytes)),
-            Err(e) => Err(vec![FieldError { field: "image", message: format!("image {:?}: {e}", row.image) }]),
-        }
+        let bytes = read_image(&images, &row.image)?;
+        Ok((row, bytes))
     })
     .await?;
-    // Content-addressed: a file stored before a failure below is harmless.
-    let mut stored = Vec::with_capacity(checked.len());
-    for (_, bytes) in &checked {
-        stored.push(store.put(bytes).map_err(|e| ImportError::Internal(format!("storing an image: {e}")))?);
-    }
+    let stored = store_images(store, checked.iter().map(|(_, b)| b))?;
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     let dataset_id = insert_dataset(&mut tx, &req.dataset, "none").await?;
     for (n, ((row, _), img)) in checked.iter().zip(&stored).enumerate() {
