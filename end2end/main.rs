@@ -10,6 +10,7 @@ mod crowd_flow;
 mod crowd_kit;
 #[path = "../tests/api/helpers.rs"]
 mod helpers;
+mod hnc_flow;
 mod page_weight;
 mod pages;
 mod pipeline_flow;

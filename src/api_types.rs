@@ -59,6 +59,10 @@ pub struct AnswerRequest {
     /// The free-text part, for a kind that declares one (the triplet check's corrected P2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The free-text parts by field name, for a kind that declares several
+    /// (HNC's caption writing: `positive`, `negative`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub texts: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -45,6 +45,17 @@ pub enum ImportCommand {
         #[arg(long)]
         dataset: Option<String>,
     },
+    /// HNC: images to write caption pairs for (`image, type`, optional `id`), or written pairs
+    /// (also `caption, negative_caption`: a pair validation export) (docs/import.md).
+    Pairs {
+        file: PathBuf,
+        /// Where `image` resolves.
+        #[arg(long)]
+        images: PathBuf,
+        /// Dataset name; default: the file name without its extension.
+        #[arg(long)]
+        dataset: Option<String>,
+    },
     /// SugarCrepe's A/B/Tie items: `caption, negative_a, source_a, negative_b, source_b, type` (docs/import.md).
     AbPairs {
         file: PathBuf,

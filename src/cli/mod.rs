@@ -3,6 +3,7 @@
 mod args;
 pub mod bulk_seed;
 mod crowd;
+pub mod demo_hnc;
 pub mod demo_models;
 pub mod demo_seed;
 mod import_command;
@@ -127,6 +128,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Import { command: ImportCommand::Rankings { file, images, dataset } } => {
             protocols::import_rankings(&data_dir, file, images, dataset).await
+        }
+        Command::Import { command: ImportCommand::Pairs { file, images, dataset } } => {
+            protocols::import_pairs(&data_dir, file, images, dataset).await
         }
         Command::Import { command: ImportCommand::AbPairs { file, dataset } } => {
             protocols::import_ab_pairs(&data_dir, file, dataset).await
@@ -274,6 +278,7 @@ async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
         demo_models::score_demo_models(&pool, &ImageStore::new(paths.image_dir()), demo_seed::DEMO_DATASET).await?;
     println!("scored {scored} demo instances with the demo models in {} ms", started.elapsed().as_millis());
     let accounts = demo_seed::seed_demo_accounts(&pool).await?;
+    demo_hnc::seed_demo_hnc(&pool, &ImageStore::new(paths.image_dir())).await?; // HNC: answered by annotator2
     if !accounts.is_empty() {
         println!("demo accounts (passwords are shown only this once):");
         for (name, role, password) in accounts {

@@ -24,6 +24,11 @@ pub async fn import_triplets(
     Ok(())
 }
 
+/// The data directory's image store.
+fn image_store(data_dir: &Path) -> ImageStore {
+    ImageStore::new(Paths { data_dir: data_dir.to_path_buf(), site_dir: PathBuf::new() }.image_dir())
+}
+
 /// The `--dataset` given, else the file name without its extension.
 fn dataset_name(file: &Path, given: Option<String>) -> String {
     given.unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default())
@@ -37,11 +42,28 @@ pub async fn import_rankings(
 ) -> anyhow::Result<()> {
     let dataset = dataset_name(&file, dataset);
     let pool = open(data_dir).await?;
-    let store = ImageStore::new(Paths { data_dir: data_dir.to_path_buf(), site_dir: PathBuf::new() }.image_dir());
+    let store = image_store(data_dir);
     let label = file.display().to_string();
     let n = crate::datasets::import::rankings::import_rankings(&pool, &store, &file, &label, &images, &dataset).await?;
     println!("imported {n} prompts to rank into dataset {dataset:?}");
     pool.close().await;
+    Ok(())
+}
+
+pub async fn import_pairs(
+    data_dir: &Path,
+    file: PathBuf,
+    images: PathBuf,
+    dataset: Option<String>,
+) -> anyhow::Result<()> {
+    use crate::datasets::import::pairs::{import_pairs, PairsRequest};
+    let req =
+        PairsRequest { file_label: file.display().to_string(), dataset: dataset_name(&file, dataset), file, images };
+    let pool = open(data_dir).await?;
+    let (n, pairs) = import_pairs(&pool, &image_store(data_dir), &req).await?;
+    pool.close().await;
+    let what = if pairs { "caption pairs" } else { "images to write caption pairs for" };
+    println!("imported {n} {what} into dataset {:?}", req.dataset);
     Ok(())
 }
 

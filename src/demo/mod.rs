@@ -9,6 +9,7 @@
 //! candidate's scene against the captions' descriptions.
 pub mod ab_pairs;
 pub mod edits;
+pub mod hnc;
 pub mod rankings;
 pub mod reader;
 pub mod render;

@@ -1,7 +1,8 @@
 //! Free-text parts of answers (docs/study-spec.md, "Free-text answers"). A
-//! kind that takes text declares one [`TextField`]; the stored value stays a
-//! small categorical part (agreement, distributions) and the text is kept
-//! beside it. Every text from a client passes [`TextField::check`] before
+//! kind that takes text declares its [`TextField`]s (the triplet check one,
+//! HNC's caption writing two); the stored value stays a small categorical
+//! part (agreement, distributions) and each text is kept beside it, one row
+//! per field. Every text from a client passes [`check_texts`] before
 //! anything is stored.
 
 /// The text box a kind's answer may carry.
@@ -14,6 +15,9 @@ pub struct TextField {
     pub max_chars: usize,
     /// Whether an answer storing a given value needs the text, may carry it, or must not.
     pub wanted: fn(&str) -> TextUse,
+    /// A field this one must differ from (HNC: the negative from the
+    /// positive), compared after [`normalise`].
+    pub differs_from: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +63,50 @@ impl TextField {
     }
 }
 
+/// A text as compared for sameness: runs of whitespace collapsed, lower case.
+pub fn normalise(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// The texts to store with an answer storing `value`: each of `fields`
+/// checked ([`TextField::check`]) against what was `given` by name, names
+/// that are no field refused, and each `differs_from` rule held.
+pub fn check_texts(
+    fields: &'static [TextField],
+    value: &str,
+    given: &[(&str, &str)],
+) -> Result<Vec<(&'static str, String)>, TextError> {
+    let unknown = given.iter().find(|(n, t)| !t.trim().is_empty() && !fields.iter().any(|f| f.name == *n));
+    if let Some((name, _)) = unknown {
+        let known: Vec<&str> = fields.iter().map(|f| f.name).collect();
+        let reason = match known.is_empty() {
+            true => format!("{name:?}: this kind's answers carry no text"),
+            false => format!("{name:?}: no such text field; this kind's are {}", known.join(", ")),
+        };
+        return Err(TextError { field: "text", reason });
+    }
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    for field in fields {
+        let text = given.iter().find(|(n, _)| *n == field.name).map(|(_, t)| *t);
+        if let Some(t) = field.check(value, text)? {
+            out.push((field.name, t));
+        }
+    }
+    for field in fields {
+        let Some(other) = field.differs_from else { continue };
+        let text = |name: &str| out.iter().find(|(n, _)| *n == name).map(|(_, t)| normalise(t));
+        if let (Some(mine), Some(theirs)) = (text(field.name), text(other)) {
+            if mine == theirs {
+                return Err(TextError {
+                    field: field.name,
+                    reason: format!("the same text as {other:?} (ignoring case and spacing); it must differ"),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Whether answers that stored the same value also agree on their texts:
 /// equal once runs of whitespace are collapsed (a text and no text differ).
 pub fn texts_agree(texts: &[Option<&str>]) -> bool {
@@ -79,7 +127,42 @@ mod tests {
             "refuses" => TextUse::Refused,
             _ => TextUse::Optional,
         },
+        differs_from: None,
     };
+
+    const PAIR: [TextField; 2] = [
+        TextField { name: "positive", label: "P", max_chars: 20, wanted: |_| TextUse::Required, differs_from: None },
+        TextField {
+            name: "negative",
+            label: "N",
+            max_chars: 20,
+            wanted: |_| TextUse::Required,
+            differs_from: Some("positive"),
+        },
+    ];
+
+    #[test]
+    fn several_fields_are_checked_by_name_and_must_differ_where_declared() {
+        let out = check_texts(&PAIR, "w", &[("negative", " a cat "), ("positive", "a dog")]).unwrap();
+        assert_eq!(out, [("positive", "a dog".to_string()), ("negative", "a cat".to_string())]);
+        let e = check_texts(&PAIR, "w", &[("positive", "a  Dog"), ("negative", "A dog ")]).unwrap_err();
+        assert_eq!(e.field, "negative");
+        assert!(e.to_string().contains("the same text as \"positive\""), "{e}");
+        let e = check_texts(&PAIR, "w", &[("positive", "a dog")]).unwrap_err();
+        assert_eq!((e.field, e.reason.as_str()), ("negative", "required with the answer \"w\""));
+        let e = check_texts(&PAIR, "w", &[("positive", "a"), ("negative", "b"), ("caption", "c")]).unwrap_err();
+        assert!(e.to_string().contains("\"caption\": no such text field; this kind's are positive, negative"), "{e}");
+        let e = check_texts(&PAIR, "w", &[("positive", "a"), ("negative", "b\u{7}")]).unwrap_err();
+        assert_eq!(e.field, "negative");
+        let e = check_texts(&[], "w", &[("text", "x")]).unwrap_err();
+        assert!(e.to_string().contains("carry no text"), "{e}");
+        assert_eq!(check_texts(&[], "w", &[]).unwrap(), []);
+    }
+
+    #[test]
+    fn normalise_collapses_spacing_and_case() {
+        assert_eq!(normalise("  A  red\u{a0}Dog "), "a red dog");
+    }
 
     #[test]
     fn trims_and_treats_blank_as_no_text() {

@@ -28,6 +28,10 @@ pub struct StudySpec {
     /// "accounts" (default) or "link": participants arrive by a join link (docs/crowd.md).
     pub access: Option<String>,
     pub link: Option<super::crowd::spec::LinkSpec>,
+    /// Words the texts are checked against: a list, or a file in the data directory.
+    pub vocabulary: Option<super::vocabulary::VocabularySpec>,
+    /// Whether a word outside the vocabulary refuses the answer (default: it only warns).
+    pub vocabulary_strict: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -149,6 +153,8 @@ pub struct Study {
     pub link: Option<super::crowd::spec::LinkSettings>,
     /// Adaptive overlap (`[assignment.adaptive]`); link studies' bundles then want `min` copies.
     pub adaptive: Option<super::adaptive::Adaptive>,
+    /// The vocabulary the texts are checked against, and whether strictly.
+    pub vocabulary: Option<(super::vocabulary::VocabularySource, bool)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -301,7 +307,10 @@ impl StudySpec {
                 (Some(a), link)
             }
         };
+        let vocabulary = super::vocabulary::for_study(kind, self.vocabulary, self.vocabulary_strict)
+            .map_err(|message| field("vocabulary", message))?;
         Ok(Study {
+            vocabulary,
             adaptive,
             link,
             sample,

@@ -16,6 +16,8 @@ fn spec(annotators: AnnotatorsSpec) -> StudySpec {
         assignment: AssignmentSpec::default(),
         access: None,
         link: None,
+        vocabulary: None,
+        vocabulary_strict: None,
     }
 }
 

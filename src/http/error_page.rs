@@ -16,6 +16,11 @@ pub fn set_output_name(name: &str) {
     let _ = OUTPUT_NAME.set(name.to_string());
 }
 
+/// The current stylesheet's URL, for pages built outside the Leptos app.
+pub fn stylesheet_href() -> String {
+    format!("/pkg/{}.css", OUTPUT_NAME.get().map(String::as_str).unwrap_or("hardneg"))
+}
+
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {

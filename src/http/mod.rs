@@ -22,6 +22,7 @@ pub mod studies;
 pub mod survey_form;
 pub mod take_form;
 pub mod users;
+pub mod writing_form;
 
 use crate::state::AppState;
 use axum::Router;
@@ -40,6 +41,7 @@ pub fn routes() -> Router<AppState> {
         .merge(users::routes())
         .merge(media::routes())
         .merge(survey_form::routes())
+        .merge(writing_form::routes())
         .merge(take_form::routes())
         .merge(rank_form::routes())
 }

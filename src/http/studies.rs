@@ -72,7 +72,9 @@ async fn answer(
     Path(task_id): Path<i64>,
     ApiJson(req): ApiJson<AnswerRequest>,
 ) -> Result<Json<AnswerAck>, ServiceError> {
-    Ok(Json(tasks::answer_with_text(&state, &user, task_id, &req.option, req.text.as_deref(), req.elapsed_ms).await?))
+    let mut texts: Vec<(&str, &str)> = req.texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    texts.extend(req.text.as_deref().map(|t| ("", t)));
+    Ok(Json(tasks::answer_with_texts(&state, &user, task_id, &req.option, &texts, req.elapsed_ms).await?))
 }
 
 async fn study_progress(

@@ -53,7 +53,7 @@ pub(super) async fn apply_all(conn: &mut SqliteConnection, batch: &[&NewAnswer])
         return Ok(results);
     }
     let texts: Vec<Value> =
-        new.iter().flat_map(|a| a.text.iter().map(|(field, text)| json!([a.task_id, field, text]))).collect();
+        new.iter().flat_map(|a| a.texts.iter().map(|(field, text)| json!([a.task_id, field, text]))).collect();
     if !texts.is_empty() {
         sqlx::query(
             "INSERT INTO answer_texts (task_id, field, text) SELECT j.value->>0, j.value->>1, j.value->>2 FROM json_each(?) j",
@@ -113,7 +113,11 @@ mod tests {
             shown_order: "[0]".into(),
             elapsed_ms: 10,
             answered_at: at,
-            text: (task_id == 3).then(|| ("text", "a \"quoted\" text".to_string())),
+            texts: if task_id == 3 {
+                vec![("positive", "a \"quoted\" text".into()), ("negative", "two".into())]
+            } else {
+                vec![]
+            },
         }
     }
 
@@ -163,9 +167,12 @@ mod tests {
                 .await
                 .unwrap();
         assert_eq!(stored, [(1, "A".into(), 5), (2, "C".into(), 7), (3, "A".into(), 9)]);
-        let text: (i64, String, String) =
-            sqlx::query_as("SELECT task_id, field, text FROM answer_texts").fetch_one(&mut *c).await.unwrap();
-        assert_eq!(text, (3, "text".into(), "a \"quoted\" text".into()));
+        let texts: Vec<(i64, String, String)> =
+            sqlx::query_as("SELECT task_id, field, text FROM answer_texts ORDER BY field DESC")
+                .fetch_all(&mut *c)
+                .await
+                .unwrap();
+        assert_eq!(texts, [(3, "positive".into(), "a \"quoted\" text".into()), (3, "negative".into(), "two".into())]);
         let done: Vec<i64> = sqlx::query_scalar("SELECT done FROM tasks ORDER BY id").fetch_all(&mut *c).await.unwrap();
         assert_eq!(done, [1, 1, 1]);
         let count: i64 = sqlx::query_scalar("SELECT done FROM participations").fetch_one(&mut *c).await.unwrap();

@@ -17,8 +17,8 @@ pub struct NewAnswer {
     pub shown_order: String,
     pub elapsed_ms: i64,
     pub answered_at: i64,
-    /// The checked free-text part (field name, text), stored with the answer.
-    pub text: Option<(&'static str, String)>,
+    /// The checked free-text parts (field name, text), stored with the answer.
+    pub texts: Vec<(&'static str, String)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,7 +168,7 @@ async fn apply(conn: &mut SqliteConnection, a: &NewAnswer) -> Result<Stored, sql
     if inserted == 0 {
         return Ok(Stored::AlreadyAnswered);
     }
-    if let Some((field, text)) = &a.text {
+    for (field, text) in &a.texts {
         sqlx::query("INSERT INTO answer_texts (task_id, field, text) VALUES (?, ?, ?)")
             .bind(a.task_id)
             .bind(field)
@@ -219,7 +219,7 @@ mod tests {
             shown_order: "[0]".into(),
             elapsed_ms: 10,
             answered_at: 1,
-            text: None,
+            texts: Vec::new(),
         }
     }
 

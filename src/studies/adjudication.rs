@@ -58,7 +58,7 @@ pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, Se
     if !meta.kind.spec().adjudicated {
         return Ok(out);
     }
-    let texted = match meta.kind.spec().text {
+    let texted = match meta.kind.text_field() {
         Some(_) => crate::studies::answer_texts::answers(db, study_id).await?,
         None => HashMap::new(),
     };
@@ -94,7 +94,7 @@ pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, Se
                 Some(DisputeText { annotator: a.annotator.clone(), value: a.value.clone(), text })
             })
             .collect();
-        let text_label = meta.kind.spec().text.as_ref().map(|f| f.label.to_string());
+        let text_label = meta.kind.text_field().map(|f| f.label.to_string());
         out.push(Dispute { study_id, instance_id: o.instance_id, prompt, choices, texts, text_label });
     }
     Ok(out)

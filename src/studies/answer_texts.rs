@@ -16,7 +16,8 @@ pub struct TextedAnswer {
     pub text: Option<String>,
 }
 
-/// Every counted answer of the study with its text, per instance, earliest first.
+/// Every counted answer of the study with its text, per instance, earliest
+/// first; for kinds with one text field (HNC's two are read by `hnc_report`).
 pub async fn answers(db: &SqlitePool, study_id: i64) -> Result<HashMap<i64, Vec<TextedAnswer>>, ServiceError> {
     let rows: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
         "SELECT a.instance_id, u.username, a.value, t.text FROM counted_answers a JOIN users u ON u.id = a.user_id
@@ -35,13 +36,14 @@ pub async fn answers(db: &SqlitePool, study_id: i64) -> Result<HashMap<i64, Vec<
 
 /// Answers that stored the same value still disagree when their texts
 /// differ (two different corrections): such an item waits for adjudication.
-/// Only kinds with a text field; an adjudicated item stays settled.
+/// Only adjudicated kinds with one text field (two writers' different HNC
+/// pairs are two pairs); an adjudicated item stays settled.
 pub async fn settle(
     db: &SqlitePool,
     meta: &StudyMeta,
     items: impl Iterator<Item = (i64, &mut ItemState)>,
 ) -> Result<(), ServiceError> {
-    if meta.kind.spec().text.is_none() {
+    if !meta.kind.spec().adjudicated || meta.kind.text_field().is_none() {
         return Ok(());
     }
     let answers = answers(db, meta.id).await?;

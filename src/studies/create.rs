@@ -18,7 +18,16 @@ pub fn parse_spec(text: &str, default_seed: u64) -> Result<Study, ServiceError> 
 /// failure `Internal`.
 pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Result<i64, ServiceError> {
     let invalid = |m: String| ServiceError::Invalid(m);
+    // HNC: written pairs become the new dataset's instances; a vocabulary is read once.
+    let written = crate::studies::written_pairs::collect(db, study).await?;
+    let vocabulary = match &study.vocabulary {
+        Some((source, strict)) => Some((crate::studies::vocabulary::read(db, source)?, *strict)),
+        None => None,
+    };
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    if let Some(pairs) = &written {
+        crate::studies::written_pairs::insert(&mut tx, &study.dataset, pairs).await?;
+    }
     let dataset_id: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
         .bind(&study.dataset)
         .fetch_optional(&mut *tx)
@@ -49,7 +58,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
                 .fetch_optional(&mut *tx)
                 .await?
                 .ok_or_else(|| invalid(format!("field `source`: no study named {name:?}")))?;
-            if sds != dataset_id {
+            if sds != dataset_id && written.is_none() {
                 return Err(invalid(format!(
                     "field `source`: study {name:?} is on another dataset than {:?}",
                     study.dataset
@@ -59,7 +68,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
         }
     };
     let survivors = match source {
-        Some(sid) => {
+        Some(sid) if written.is_none() => {
             // Step 4 checks Step 3's survivors; the human baseline samples the final ones.
             let mut items =
                 crate::studies::outcomes::survivors(db, sid, study.kind.spec().sources).await.map_err(|e| match e {
@@ -74,7 +83,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
             }
             Some(items)
         }
-        None => None,
+        _ => None,
     };
     let annotators = serde_json::to_string(&study.annotators)?;
     let rule = serde_json::to_string(&study.rule)?;
@@ -128,6 +137,9 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
     };
     if items == 0 {
         return Err(invalid(format!("field `dataset`: no instances to annotate in {:?}", study.dataset)));
+    }
+    if let Some((words, strict)) = &vocabulary {
+        crate::studies::vocabulary::store(&mut tx, id, words, *strict).await?;
     }
     if let Some(link) = &study.link {
         crate::crowd::setup::create_link(&mut tx, id, study, link).await?;

@@ -7,6 +7,7 @@ pub mod agreement;
 mod agreement_detail;
 pub mod answer_texts;
 pub mod create;
+pub mod hnc_report;
 pub mod item_cache;
 pub mod meta;
 #[cfg(test)]
@@ -19,3 +20,6 @@ pub mod report;
 pub mod task_cache;
 pub mod tasks;
 pub mod triplet_report;
+pub mod vocabulary;
+pub mod writing;
+pub mod written_pairs;

@@ -74,6 +74,7 @@ fn shown_option_ids(kind: crate::domain::survey::SurveyKind) -> Vec<String> {
         chosen_image: Some(String::new()),
         paraphrase: Some(String::new()),
         negative_b: Some(String::new()),
+        caption_type: Some("type".into()),
         ..Default::default()
     };
     kind.present(&item, 0).map(|p| p.options.into_iter().map(|o| o.id).collect()).unwrap_or_default()

@@ -35,6 +35,10 @@ pub enum ReportBody {
     /// Expert triplet validation: valid share per subset, error tags, and
     /// Cohen's kappa on the verdict (SugarCrepe++).
     Validation(crate::domain::validation_stats::ValidationStats),
+    /// HNC's caption-pair writing: pairs written, skips by reason, unknown words, per caption type.
+    Writing(crate::domain::hnc_stats::WritingStats),
+    /// HNC's validation of written pairs: validated share per type, the validators' kappa.
+    PairValidation(crate::studies::hnc_report::PairValidationReport),
 }
 
 /// One answer: the instance's subset, the annotator, the stored value and
@@ -113,6 +117,14 @@ pub async fn study_report(db: &SqlitePool, study_id: i64) -> Result<StudyReport,
             let (n, stats) = crate::studies::triplet_report::validation(db, study_id).await?;
             (n, ReportBody::Validation(stats))
         }
+        Report::Writing => {
+            let (n, stats) = crate::studies::hnc_report::writing(db, study_id).await?;
+            (n, ReportBody::Writing(stats))
+        }
+        Report::PairValidation => {
+            let (n, stats) = crate::studies::hnc_report::pair_validation(db, study_id).await?;
+            (n, ReportBody::PairValidation(stats))
+        }
     };
     Ok(StudyReport { study_id, study: meta.name, kind: meta.kind.name().to_string(), answers: n, body })
 }
@@ -187,6 +199,8 @@ pub fn render(r: &StudyReport) -> String {
             }
         }
         ReportBody::Validation(st) => out.push_str(&crate::studies::triplet_report::render(st)),
+        ReportBody::Writing(st) => out.push_str(&crate::studies::hnc_report::render_writing(st)),
+        ReportBody::PairValidation(r) => out.push_str(&crate::studies::hnc_report::render_validation(r)),
         ReportBody::Preference { rows } => {
             for row in rows {
                 let subset = row.subset.map_or("all".to_string(), |c| c.to_string());

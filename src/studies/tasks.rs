@@ -61,9 +61,9 @@ pub(crate) async fn load_item(
     query: u8,
 ) -> Result<ItemData, ServiceError> {
     let needs = kind.spec().needs;
-    type Row = (String, String, Option<String>, Option<String>, Option<String>);
-    let (caption, negative_caption, positive_image, paraphrase, negative_b): Row = sqlx::query_as(
-        "SELECT caption, negative_caption, positive_image, paraphrase, negative_b FROM instances WHERE id = ?",
+    type Row = (String, String, Option<String>, Option<String>, Option<String>, Option<String>);
+    let (caption, negative_caption, positive_image, paraphrase, negative_b, caption_type): Row = sqlx::query_as(
+        "SELECT caption, negative_caption, positive_image, paraphrase, negative_b, caption_type FROM instances WHERE id = ?",
     )
     .bind(instance_id)
     .fetch_one(db)
@@ -97,6 +97,7 @@ pub(crate) async fn load_item(
         chosen_image,
         paraphrase,
         negative_b,
+        caption_type,
         query,
     })
 }
@@ -282,13 +283,27 @@ pub async fn answer(
     answer_with_text(state, user, task_id, option, None, elapsed_ms).await
 }
 
-/// [`answer`] with the free-text part the kind declares (checked before anything is stored).
+/// [`answer`] with the free-text part of a kind that declares one field.
 pub async fn answer_with_text(
     state: &AppState,
     user: &SessionUser,
     task_id: i64,
     option: &str,
     text: Option<&str>,
+    elapsed_ms: Option<i64>,
+) -> Result<AnswerAck, ServiceError> {
+    let given: Vec<(&str, &str)> = text.map(|t| ("", t)).into_iter().collect();
+    answer_with_texts(state, user, task_id, option, &given, elapsed_ms).await
+}
+
+/// [`answer`] with the free-text parts the kind declares, by field name (an
+/// empty name: the kind's only field), checked before anything is stored.
+pub async fn answer_with_texts(
+    state: &AppState,
+    user: &SessionUser,
+    task_id: i64,
+    option: &str,
+    texts: &[(&str, &str)],
     elapsed_ms: Option<i64>,
 ) -> Result<AnswerAck, ServiceError> {
     // A task just shown needs no read: if it was answered already, the writer says so.
@@ -319,7 +334,8 @@ pub async fn answer_with_text(
     let meta = study_meta(state, study_id).await?;
     let p = present(state, &meta, instance_id, seed, query, None).await?;
     let (option_id, value) = meta.kind.answer(&p, option).map_err(|e| ServiceError::Invalid(e.to_string()))?;
-    let text = meta.kind.answer_text(&value, text).map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    // HOOK (free texts, vocabulary): checked texts, or a 422 naming the field.
+    let texts = crate::studies::vocabulary::checked_texts(state, &meta, &value, texts).await?;
     let stored = state
         .writer
         .store(NewAnswer {
@@ -332,7 +348,7 @@ pub async fn answer_with_text(
             shown_order: serde_json::to_string(&p.shown_order).unwrap_or_default(),
             elapsed_ms: elapsed_ms.unwrap_or(0).clamp(0, MAX_ELAPSED_MS),
             answered_at: state.crowd.clock.now(),
-            text: text.map(|t| (meta.kind.spec().text.as_ref().map_or("text", |f| f.name), t)),
+            texts,
         })
         .await?;
     if stored == Stored::New && attention {

@@ -47,16 +47,24 @@ pub fn render(st: &ValidationStats) -> String {
     for t in &st.tags {
         out.push_str(&format!("{:<20} {:>8} {:>8}\n", t.tag, t.settled, t.answers));
     }
+    out.push_str(&kappa_lines(&st.kappa, st.mean_kappa, " on the verdict", "items", "on the verdict"));
+    out
+}
+
+/// Cohen's kappa per pair of annotators and their mean, one line each.
+pub fn kappa_lines(
+    kappa: &[crate::domain::validation_stats::VerdictKappa],
+    mean: Option<f64>,
+    on: &str,
+    items: &str,
+    mean_of: &str,
+) -> String {
     let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
-    for k in &st.kappa {
-        out.push_str(&format!(
-            "Cohen's kappa on the verdict, {} and {}: {} over {} items\n",
-            k.annotators.0,
-            k.annotators.1,
-            show(k.kappa),
-            k.n
-        ));
+    let mut out = String::new();
+    for k in kappa {
+        let (a, b) = &k.annotators;
+        out.push_str(&format!("Cohen's kappa{on}, {a} and {b}: {} over {} {items}\n", show(k.kappa), k.n));
     }
-    out.push_str(&format!("mean kappa on the verdict: {}\n", show(st.mean_kappa)));
+    out.push_str(&format!("mean kappa {mean_of}: {}\n", show(mean)));
     out
 }

@@ -207,6 +207,7 @@ pub fn Survey(
     let page_path = use_location().pathname.get_untracked().trim_end_matches('/').to_string();
     let form_action = format!("{page_path}/answer");
     let rank_action = format!("{page_path}/rank");
+    let write_action = format!("{page_path}/write");
 
     view! {
         {move || (!live.get()).then(|| view! {
@@ -220,6 +221,9 @@ pub fn Survey(
                     <p>"Every item of this study has your answer."</p>
                     <p><A href="/annotate">"Back to your studies"</A></p>
                 </section>
+            }.into_any(),
+            (Some(t), _) if super::caption_writing::is_writing(&t) => view! {
+                <super::caption_writing::WritingCard study_id task=t current=task counter form_action=write_action.clone()/>
             }.into_any(),
             (Some(t), _) if super::triplet_check::is_triplet_check(&t) => view! {
                 <super::triplet_check::TripletCard task=t pending=action.pending() submit=send counter form_action=form_action.clone()/>

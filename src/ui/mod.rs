@@ -9,6 +9,7 @@ pub mod adaptive_panel;
 pub mod admin;
 pub mod annotate;
 pub mod audit;
+pub mod caption_writing;
 pub mod card_head;
 pub mod compare;
 pub mod compare_detail;

@@ -187,7 +187,8 @@ impl TestApp {
     }
 
     pub async fn answer(&self, client: &Client, task: i64, option: &str) -> Response {
-        let body = AnswerRequest { option: option.to_string(), elapsed_ms: Some(1500), text: None };
+        let body =
+            AnswerRequest { option: option.to_string(), elapsed_ms: Some(1500), text: None, texts: Default::default() };
         client.post(self.url(&format!("/api/v1/tasks/{task}/answer"))).json(&body).send().await.unwrap()
     }
 

@@ -25,6 +25,7 @@ mod export;
 mod export_abandoned;
 mod hardening;
 mod helpers;
+mod hnc;
 mod import;
 mod import_beside_server;
 mod logins;

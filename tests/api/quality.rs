@@ -39,7 +39,7 @@ async fn answer_all(
     let mut k = 0;
     while let Some(task) = app.next_task(c, study).await {
         let option = at(k).map(str::to_string).unwrap_or_else(|| choose(&task, pick));
-        let body = AnswerRequest { option, elapsed_ms: Some(ms), text: None };
+        let body = AnswerRequest { option, elapsed_ms: Some(ms), text: None, texts: Default::default() };
         let res = c.post(app.url(&format!("/api/v1/tasks/{}/answer", task.task_id))).json(&body).send().await.unwrap();
         assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
         k += 1;

@@ -38,7 +38,12 @@ fn plan(who: &str, i: usize) -> (&'static str, Option<&'static str>) {
 }
 
 async fn post_answer(app: &TestApp, c: &Client, task: i64, option: &str, text: Option<&str>) -> reqwest::Response {
-    let body = AnswerRequest { option: option.into(), elapsed_ms: Some(900), text: text.map(str::to_string) };
+    let body = AnswerRequest {
+        option: option.into(),
+        elapsed_ms: Some(900),
+        text: text.map(str::to_string),
+        texts: Default::default(),
+    };
     c.post(app.url(&format!("/api/v1/tasks/{task}/answer"))).json(&body).send().await.unwrap()
 }
 

@@ -16,6 +16,7 @@ mod request;
 mod sink;
 pub mod tar;
 mod triplet_checks;
+mod validated_pairs;
 
 pub use request::ExportRequest;
 

@@ -44,6 +44,10 @@ pub async fn write_reports(db: &SqlitePool, dataset_id: i64, out: &Path) -> Resu
         if matches!(report_kind, crate::domain::survey::Report::Validation) {
             files.push(super::triplet_checks::write(db, id, out).await?);
         }
+        // HNC: the validated pairs, as instances `hardneg import pairs` reads back.
+        if matches!(report_kind, crate::domain::survey::Report::PairValidation) {
+            files.extend(super::validated_pairs::write(db, id, out).await?);
+        }
         let report = study_report(db, id).await?;
         let (answers, json) = (format!("study-{id}-answers.csv"), format!("study-{id}-report.json"));
         let rows: Vec<AnswerRow> = sqlx::query_as(

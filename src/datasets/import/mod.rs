@@ -6,6 +6,7 @@
 //! only after that; the same file with the same images again is a no-op.
 pub mod ab_pairs;
 pub mod files;
+pub mod pairs;
 pub mod rankings;
 mod table;
 pub mod triplets;

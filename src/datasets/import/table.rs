@@ -146,3 +146,22 @@ pub async fn read_checked<T: Send + 'static>(
     .await
     .map_err(|e| ImportError::Internal(e.to_string()))?
 }
+
+/// An image a row names under `dir`, read and checked whole (PNG or JPEG);
+/// a problem is the row's `image` field.
+pub fn read_image(dir: &Path, name: &str) -> Result<Vec<u8>, Vec<FieldError>> {
+    let bytes = std::fs::read(dir.join(name)).map_err(|e| e.to_string()).and_then(|b| {
+        crate::store::images::inspect(&b)?;
+        Ok(b)
+    });
+    bytes.map_err(|e| vec![FieldError { field: "image", message: format!("image {name:?}: {e}") }])
+}
+
+/// Puts checked images in the store. Content-addressed: a file stored
+/// before a later failure is harmless.
+pub fn store_images<'a>(
+    store: &crate::store::images::ImageStore,
+    images: impl Iterator<Item = &'a Vec<u8>>,
+) -> Result<Vec<crate::store::images::StoredImage>, ImportError> {
+    images.map(|b| store.put(b).map_err(|e| ImportError::Internal(format!("storing an image: {e}")))).collect()
+}

@@ -3,12 +3,11 @@
 //! odd-one-out kinds. As with candidates, any problem refuses the whole file,
 //! naming file, line and field, and nothing is written before every row and
 //! image has been checked.
-use super::table::{check_new_dataset, read_checked};
+use super::table::{check_new_dataset, read_checked, read_image, store_images};
 use super::ImportError;
 use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
-use crate::domain::results::FieldError;
 use crate::domain::triplets::{triplet, Triplet, COLUMNS};
-use crate::store::images::{inspect, ImageStore};
+use crate::store::images::ImageStore;
 use sqlx::SqlitePool;
 use std::path::PathBuf;
 
@@ -31,21 +30,11 @@ pub async fn import_triplets(db: &SqlitePool, store: &ImageStore, req: &TripletR
     let images = req.images.clone();
     let checked = read_checked(&req.file, &req.file_label, &COLUMNS, move |values| {
         let t = triplet(values)?;
-        let bytes = std::fs::read(images.join(&t.image)).map_err(|e| e.to_string()).and_then(|b| {
-            inspect(&b)?;
-            Ok(b)
-        });
-        match bytes {
-            Ok(bytes) => Ok((t, bytes)),
-            Err(e) => Err(vec![FieldError { field: "image", message: format!("image {:?}: {e}", t.image) }]),
-        }
+        let bytes = read_image(&images, &t.image)?;
+        Ok((t, bytes))
     })
     .await?;
-    // Content-addressed: a file stored before a failure below is harmless.
-    let mut stored = Vec::with_capacity(checked.len());
-    for (_, bytes) in &checked {
-        stored.push(store.put(bytes).map_err(|e| ImportError::Internal(format!("storing an image: {e}")))?);
-    }
+    let stored = store_images(store, checked.iter().map(|(_, b)| b))?;
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     let dataset_id = insert_dataset(&mut tx, &req.dataset, "none").await?;
     for (n, ((t, _), img)) in checked.iter().zip(&stored).enumerate() {

@@ -32,7 +32,7 @@ pub const KIND: KindSpec = KindSpec {
     needs: Needs { candidates: false, positive_image: false, chosen_image: false, paraphrase: false, negative_b: true },
     adjudicated: false, // judgements of the sources, not of the instance
     attention: Attention { targets: &["commonsense_a", "commonsense_b", "commonsense_tie"], instruction: "Attention check: whatever the descriptions say, select {option} for this item." },
-    text: None,
+    texts: &[],
 };
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {

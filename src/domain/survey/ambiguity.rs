@@ -29,7 +29,7 @@ pub const KIND: KindSpec = KindSpec {
     needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: true,
     attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the images show, select {option} for this item." },
-    text: None,
+    texts: &[],
 };
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
@@ -79,6 +79,7 @@ mod tests {
             chosen_image: Some("gen".into()),
             paraphrase: None,
             negative_b: None,
+            caption_type: None,
             query: 0,
         }
     }

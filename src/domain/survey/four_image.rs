@@ -29,7 +29,7 @@ pub const KIND: KindSpec = KindSpec {
     needs: Needs { candidates: true, positive_image: false, chosen_image: false, paraphrase: false, negative_b: false },
     adjudicated: true,
     attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the images show, select {option} for this item." },
-    text: None,
+    texts: &[],
 };
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
@@ -85,6 +85,7 @@ mod tests {
             chosen_image: None,
             paraphrase: None,
             negative_b: None,
+            caption_type: None,
             query: 0,
         }
     }

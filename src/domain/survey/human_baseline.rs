@@ -29,7 +29,7 @@ pub const KIND: KindSpec = KindSpec {
     needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: false, // forced choices measure people; nothing to settle
     attention: Attention { targets: &["c0", "c1"], instruction: "Attention check: whatever the image shows, select {option} for this item." },
-    text: None,
+    texts: &[],
 };
 
 /// The four queries of an instance, in the order of `Outcome`'s fields.
@@ -135,6 +135,7 @@ mod tests {
             chosen_image: Some("gen".into()),
             paraphrase: None,
             negative_b: None,
+            caption_type: None,
             query,
         }
     }

@@ -3,7 +3,7 @@
 //! assignment, the pipeline, adjudication, scoring and the UI ask the
 //! descriptor; none of them names a kind.
 use super::{ItemData, Presentation, SurveyError, Verdict, KINDS};
-use crate::domain::answer_text::{TextError, TextField};
+use crate::domain::answer_text::{check_texts, TextError, TextField};
 use crate::domain::metrics::Outcome;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -30,8 +30,8 @@ pub struct KindSpec {
     pub adjudicated: bool,
     /// How the kind makes an instructional attention check (docs/crowd.md).
     pub attention: Attention,
-    /// The free-text part an answer may carry (docs/study-spec.md, "Free-text answers").
-    pub text: Option<TextField>,
+    /// The free-text parts an answer may carry, by name (docs/study-spec.md, "Free-text answers").
+    pub texts: &'static [TextField],
 }
 
 /// An instructional attention check, as Prolific's policy describes them:
@@ -84,6 +84,12 @@ pub enum Report {
     /// triplets per subset, the error tags, and Cohen's kappa on the verdict.
     /// Values are `triplet_check::VALUES`.
     Validation,
+    /// HNC's caption-pair writing: pairs written, skips by reason, words
+    /// outside the study's vocabulary, per caption type.
+    Writing,
+    /// HNC's validation of written pairs: the validated share per caption
+    /// type and the validators' Cohen's kappa. Values are `pair_validation::VALUES`.
+    PairValidation,
 }
 
 /// A curation step of the pipeline.
@@ -196,15 +202,28 @@ impl SurveyKind {
         p.resolve(option).map(|o| (o.id.clone(), o.value.clone()))
     }
 
-    /// The text to store with an answer storing `value`, checked against the
-    /// kind's text field; a kind without one takes no text.
+    /// The text to store with an answer storing `value`, for a kind with
+    /// one text field (the triplet check); see [`SurveyKind::answer_texts`].
     pub fn answer_text(self, value: &str, text: Option<&str>) -> Result<Option<String>, TextError> {
-        match &self.0.text {
-            Some(field) => field.check(value, text),
-            None if text.is_some_and(|t| !t.trim().is_empty()) => {
-                Err(TextError { field: "text", reason: format!("a {} answer carries no text", self.0.name) })
-            }
-            None => Ok(None),
+        let name = self.text_field().map_or("text", |f| f.name);
+        let given: Vec<(&str, &str)> = text.map(|t| (name, t)).into_iter().collect();
+        Ok(self.answer_texts(value, &given)?.into_iter().next().map(|(_, t)| t))
+    }
+
+    /// The texts to store with an answer storing `value`, given by field
+    /// name, checked against the kind's text fields; a kind without any takes no text.
+    pub fn answer_texts(self, value: &str, given: &[(&str, &str)]) -> Result<Vec<(&'static str, String)>, TextError> {
+        check_texts(self.0.texts, value, given).map_err(|e| match self.0.texts.is_empty() {
+            true => TextError { field: "text", reason: format!("a {} answer carries no text", self.0.name) },
+            false => e,
+        })
+    }
+
+    /// The kind's text field when it has exactly one (what a dispute's text settles).
+    pub fn text_field(self) -> Option<&'static TextField> {
+        match self.0.texts {
+            [one] => Some(one),
+            _ => None,
         }
     }
 

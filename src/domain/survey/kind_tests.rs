@@ -29,7 +29,7 @@ const CAPTION_PAIR: KindSpec = KindSpec {
     needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: true,
     attention: Attention { targets: &["original", "negative"], instruction: "Select {option} here." },
-    text: None,
+    texts: &[],
 };
 
 fn present_pair(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
@@ -60,6 +60,7 @@ fn full_item(query: u8) -> ItemData {
         chosen_image: Some("gen".into()),
         paraphrase: Some("A circle that is red.".into()),
         negative_b: Some("A green circle.".into()),
+        caption_type: Some("attribute".into()),
         query,
     }
 }
@@ -79,6 +80,8 @@ fn spec_of(kind: &str, source: Option<&str>) -> StudySpec {
         assignment: AssignmentSpec::default(),
         access: None,
         link: None,
+        vocabulary: None,
+        vocabulary_strict: None,
     }
 }
 
@@ -114,7 +117,9 @@ fn every_registered_kind_is_consistent() {
         assert!(!kind.default_instructions().is_empty());
         assert!(kind.question_count() >= 1, "{kind}");
         for &source in kind.spec().sources {
-            assert!(SurveyKind::all().contains(&source) && source.curation().is_some(), "{kind} <- {source}");
+            // A source's survivors, or (HNC) the pairs its writers wrote, become the items.
+            let gives_items = source.curation().is_some() || matches!(source.report(), Some(Report::Writing));
+            assert!(SurveyKind::all().contains(&source) && gives_items, "{kind} <- {source}");
         }
         let roles = [kind.curation().is_some(), kind.outcome_fn().is_some(), kind.report().is_some()];
         assert_eq!(roles.iter().filter(|&&r| r).count(), 1, "{kind}: curates, measures or reports");

@@ -17,7 +17,18 @@ macro_rules! register_kinds {
     };
 }
 
-register_kinds![four_image, ambiguity, human_baseline, odd_one_out, odd_one_out_text, ab_tie, ranking, triplet_check];
+register_kinds![
+    four_image,
+    ambiguity,
+    human_baseline,
+    odd_one_out,
+    odd_one_out_text,
+    ab_tie,
+    ranking,
+    triplet_check,
+    caption_writing,
+    pair_validation,
+];
 
 /// Everything a kind may draw from an instance. Image fields are content
 /// hashes; the shell turns them into URLs.
@@ -33,6 +44,8 @@ pub struct ItemData {
     pub paraphrase: Option<String>,
     /// A second hard negative (SugarCrepe's A/B/Tie; `negative_caption` is A).
     pub negative_b: Option<String>,
+    /// The caption type assigned to a writing item (HNC), as imported.
+    pub caption_type: Option<String>,
     /// Which of a kind's several questions about the instance (human baseline: 0–3).
     pub query: u8,
 }

@@ -25,7 +25,7 @@ pub const KIND: KindSpec = KindSpec {
     needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: true, negative_b: false },
     adjudicated: false, // it measures people; a wrong pick is data, not a dispute
     attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the descriptions say, select {option} for this item." },
-    text: None,
+    texts: &[],
 };
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {

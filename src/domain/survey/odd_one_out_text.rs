@@ -20,7 +20,7 @@ pub const KIND: KindSpec = KindSpec {
     needs: Needs { candidates: false, positive_image: false, chosen_image: false, paraphrase: true, negative_b: false },
     adjudicated: false,
     attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the descriptions say, select {option} for this item." },
-    text: None,
+    texts: &[],
 };
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {

@@ -26,7 +26,7 @@ pub const KIND: KindSpec = KindSpec {
     adjudicated: false, // rankings differ by taste; their agreement is the statistic
     // An order has no single option to ask for: link studies refuse `attention_checks`.
     attention: Attention { targets: &[], instruction: "" },
-    text: None,
+    texts: &[],
 };
 
 pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {

@@ -42,7 +42,13 @@ pub const VALUES: [&str; 11] = [
 
 /// The corrected P2: at most 300 characters, one line.
 pub const CORRECTION: TextField =
-    TextField { name: "corrected_p2", label: "Corrected P2", max_chars: 300, wanted: correction_wanted };
+    TextField {
+    name: "corrected_p2",
+    label: "Corrected P2",
+    max_chars: 300,
+    wanted: correction_wanted,
+    differs_from: None,
+};
 
 pub const KIND: KindSpec = KindSpec {
     name: "triplet_check",
@@ -58,7 +64,7 @@ pub const KIND: KindSpec = KindSpec {
         targets: &[VALID],
         instruction: "Attention check: whatever the image and the descriptions show, select {option} for this item.",
     },
-    text: Some(CORRECTION),
+    texts: &[CORRECTION],
 };
 
 fn correction_wanted(value: &str) -> TextUse {

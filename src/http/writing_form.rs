@@ -1,0 +1,98 @@
+//! HNC's writing card without JavaScript (or before the wasm has loaded):
+//! the card is a plain form posting here (`task_id`, `option` = `written` or
+//! `skip:<reason>` from the button pressed, `positive`, `negative`,
+//! `confirmed`). A stored answer sends the browser back to the survey
+//! (303). Words outside the study's vocabulary come back on a page of their
+//! own that names them, with the texts filled in to fix, and, when the
+//! vocabulary only warns, a box to keep them; nothing is stored until then.
+use super::error_page::{self, escape};
+use super::extract::Caller;
+use crate::error::ServiceError;
+use crate::state::AppState;
+use crate::studies::writing::{write, WriteOutcome, WrittenAnswer};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::post;
+use axum::{Form, Router};
+use serde::Deserialize;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/annotate/{id}/write", post(|s, id, c, f| answer(s, id, c, f, "/annotate")))
+        .route("/take/{id}/write", post(|s, id, c, f| answer(s, id, c, f, "/take")))
+}
+
+#[derive(Deserialize)]
+struct WriteForm {
+    task_id: i64,
+    option: String,
+    #[serde(default)]
+    positive: String,
+    #[serde(default)]
+    negative: String,
+    /// A checked box sends a value; an unchecked one sends nothing.
+    #[serde(default)]
+    confirmed: Option<String>,
+}
+
+async fn answer(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    caller: Result<Caller, ServiceError>,
+    Form(form): Form<WriteForm>,
+    area: &str,
+) -> Response {
+    let back = format!("{area}/{id}");
+    let a = WrittenAnswer {
+        task_id: form.task_id,
+        option: form.option,
+        positive: form.positive,
+        negative: form.negative,
+        confirmed: form.confirmed.is_some(),
+    };
+    let stored = async {
+        let Caller(user) = caller?;
+        write(&state, &user, &a, None).await
+    };
+    match stored.await {
+        Ok(WriteOutcome::Stored(_)) => Redirect::to(&back).into_response(),
+        Ok(WriteOutcome::Unknown { words, strict }) => {
+            (StatusCode::OK, Html(unknown_page(&a, &words, strict, &format!("{back}/write"), &back))).into_response()
+        }
+        // A page for people, with a way back to the survey.
+        Err(e) => error_page::service_error(e, &back),
+    }
+}
+
+/// The form again with the unknown words named per caption.
+fn unknown_page(a: &WrittenAnswer, words: &[(String, Vec<String>)], strict: bool, action: &str, back: &str) -> String {
+    let named: String = words
+        .iter()
+        .map(|(field, w)| format!("<li>{}: <mark>{}</mark></li>", escape(field), escape(&w.join(", "))))
+        .collect();
+    let (lead, keep) = match strict {
+        true => ("This study accepts only words from its vocabulary. Replace these:", String::new()),
+        false => (
+            "These words are outside the study's vocabulary. Fix them, or keep them:",
+            r#"<label class="confirm"><input type="checkbox" name="confirmed" value="1"/> Keep these words</label>"#
+                .to_string(),
+        ),
+    };
+    let input = |name: &str, label: &str, value: &str| {
+        format!(
+            r#"<label class="caption-box"><span>{label}</span><input type="text" name="{name}" maxlength="300" autocomplete="off" value="{}"/></label>"#,
+            escape(value)
+        )
+    };
+    format!(
+        r##"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"/><meta name="viewport" content="width=device-width, initial-scale=1"/><title>Words outside the vocabulary — hardneg</title><link rel="stylesheet" href="{css}"/></head><body><a class="skip" href="#main">Skip to content</a><header class="top"><a href="/" class="brand">hardneg</a></header><main id="main"><section class="survey caption-writing" data-unknown-words="{count}"><h1>Words outside the vocabulary</h1><p>{lead}</p><ul class="unknown-words">{named}</ul><form class="writing-form" method="post" action="{action}"><input type="hidden" name="task_id" value="{task}"/>{positive}{negative}{keep}<button type="submit" class="primary" name="option" value="written">Submit pair</button></form><p><a href="{back}">Back to the survey</a></p></section></main></body></html>"##,
+        css = escape(&error_page::stylesheet_href()),
+        count = words.iter().map(|(_, w)| w.len()).sum::<usize>(),
+        action = escape(action),
+        task = a.task_id,
+        positive = input("positive", "Positive caption (true of the image)", &a.positive),
+        negative = input("negative", "Negative caption (false of the image)", &a.negative),
+        back = escape(back),
+    )
+}

@@ -1,0 +1,102 @@
+//! HNC's second step: a validation study's items are the pairs a writing
+//! study's annotators wrote. Creating it (`source = "<writing study>"`)
+//! makes each written pair an instance of a new dataset, the spec's
+//! `dataset`: image and caption type from the writing item, the positive as
+//! caption, the negative as negative caption, keyed `w<task>` so every pair
+//! traces back to its writer's answer. Each writer's pair is its own item.
+use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
+use crate::domain::pairs::PLACEHOLDER;
+use crate::domain::study::Study;
+use crate::domain::survey::{Report, SurveyKind};
+use crate::error::ServiceError;
+use sqlx::SqlitePool;
+
+/// One written pair with its writing item's image and type.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct WrittenPair {
+    pub task_id: i64,
+    pub image: String,
+    pub caption_type: String,
+    pub positive: String,
+    pub negative: String,
+}
+
+fn takes_written_pairs(kind: SurveyKind) -> bool {
+    kind.spec().sources.iter().any(|k| matches!(k.report(), Some(Report::Writing)))
+}
+
+/// Every pair written so far in a writing study, in the order written.
+pub async fn written(db: &SqlitePool, study_id: i64) -> Result<Vec<WrittenPair>, ServiceError> {
+    Ok(sqlx::query_as(
+        "SELECT a.task_id, i.positive_image AS image, i.caption_type, p.text AS positive, n.text AS negative
+         FROM counted_answers a JOIN instances i ON i.id = a.instance_id
+         JOIN answer_texts p ON p.task_id = a.task_id AND p.field = 'positive'
+         JOIN answer_texts n ON n.task_id = a.task_id AND n.field = 'negative'
+         WHERE a.study_id = ? AND a.value = 'written' ORDER BY a.task_id",
+    )
+    .bind(study_id)
+    .fetch_all(db)
+    .await?)
+}
+
+/// The pairs a new study of a kind that validates written pairs takes from
+/// its source (read before the creating transaction); None for other kinds.
+pub async fn collect(db: &SqlitePool, study: &Study) -> Result<Option<Vec<WrittenPair>>, ServiceError> {
+    let Some(source) = study.source.as_deref().filter(|_| takes_written_pairs(study.kind)) else {
+        return Ok(None);
+    };
+    let invalid = |m: String| ServiceError::Invalid(format!("field `source`: {m}"));
+    let (id, kind): (i64, String) = sqlx::query_as("SELECT id, kind FROM studies WHERE name = ?")
+        .bind(source)
+        .fetch_optional(db)
+        .await?
+        .ok_or_else(|| invalid(format!("no study named {source:?}")))?;
+    let kind = SurveyKind::parse(&kind).ok_or_else(|| ServiceError::Internal(format!("study {id}: bad kind")))?;
+    if !study.kind.spec().sources.contains(&kind) {
+        let want: Vec<&str> = study.kind.spec().sources.iter().map(|k| k.name()).collect();
+        return Err(invalid(format!("study {source:?} is a {kind} study; expected {}", want.join(" or "))));
+    }
+    let pairs = written(db, id).await?;
+    if pairs.is_empty() {
+        return Err(invalid(format!("study {source:?} has no written pairs yet")));
+    }
+    Ok(Some(pairs))
+}
+
+/// Makes the pairs the instances of the new dataset `name` (inside the
+/// study's creating transaction, so a failed creation leaves no dataset).
+pub async fn insert(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    name: &str,
+    pairs: &[WrittenPair],
+) -> Result<(), ServiceError> {
+    crate::domain::names::check_dataset_name(name)
+        .map_err(|e| ServiceError::Invalid(format!("field `dataset`: {e}")))?;
+    let taken: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(name).fetch_optional(&mut **tx).await?;
+    if taken.is_some() {
+        return Err(ServiceError::Invalid(format!(
+            "field `dataset`: {name:?} already exists; the written pairs go into a new dataset, name one"
+        )));
+    }
+    let dataset_id = insert_dataset(tx, name, "none").await?;
+    for p in pairs {
+        let key = format!("w{}", p.task_id);
+        let new = NewInstance {
+            key: &key,
+            caption: &p.positive,
+            negative_caption: &p.negative,
+            caption_orig: &p.positive,
+            negative_caption_orig: &p.negative,
+            category: PLACEHOLDER,
+            positive_image: Some(&p.image),
+        };
+        let id = insert_instance(tx, dataset_id, &new).await?;
+        sqlx::query("UPDATE instances SET caption_type = ? WHERE id = ?")
+            .bind(&p.caption_type)
+            .bind(id)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
