@@ -34,6 +34,7 @@ mod pipeline;
 mod placeholders;
 mod quality;
 mod ranking;
+mod ranking_score;
 mod results;
 mod scoring;
 mod site_files;
