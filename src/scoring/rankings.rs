@@ -3,7 +3,6 @@
 //! to the prompt's, stored as the model's scores in `image_scores` beside
 //! the imported ones, where the ranking report correlates each model with
 //! the people's order. Written in one transaction at the end, as a run.
-use super::cache::Kind;
 use super::encoder::Encoder;
 use super::rank::dot;
 use super::run::{cancelled_error, distinct, Counts, Embedder, ScoreRequest};
@@ -65,14 +64,7 @@ pub async fn score_rankings(
     let texts = distinct(prompts.values().map(|(p, _)| (sha256_hex(p.as_bytes()), p.clone())));
     let device = encoder.device();
     let mut embedder = Embedder::new(db, encoder, req, cancel.clone());
-    let (text_vecs, text_counts) = embedder.embed(Kind::Text, texts).await?;
-    let (image_vecs, image_counts) = embedder.embed(Kind::Image, images).await?;
-    drop(embedder.encoder.take());
-    let dims: std::collections::BTreeSet<usize> = text_vecs.values().chain(image_vecs.values()).map(Vec::len).collect();
-    anyhow::ensure!(
-        dims.len() == 1,
-        "embeddings of different lengths {dims:?}: the model or its cache entries are inconsistent"
-    );
+    let [(text_vecs, text_counts), (image_vecs, image_counts)] = embedder.embed_all(texts, images).await?;
     if cancel.load(Ordering::SeqCst) {
         return Err(cancelled_error(embedder.computed));
     }

@@ -83,7 +83,7 @@ pub fn cancelled_error(computed: usize) -> anyhow::Error {
 pub(super) struct Embedder<'a> {
     db: &'a SqlitePool,
     key: Option<CacheKey>,
-    pub encoder: Option<Box<dyn Encoder>>,
+    encoder: Option<Box<dyn Encoder>>,
     batch: usize,
     cancel: Arc<AtomicBool>,
     pub computed: usize,
@@ -101,6 +101,26 @@ impl<'a> Embedder<'a> {
             eprintln!("the scorer names no fingerprint for its weights: embeddings are not cached");
         }
         Embedder { db, key, encoder: Some(encoder), batch: req.batch, cancel, computed: 0 }
+    }
+
+    /// Texts, then images; then stops the encoder and checks that every
+    /// vector has the same length.
+    pub async fn embed_all(
+        &mut self,
+        texts: Vec<(String, String)>,
+        images: Vec<(String, String)>,
+    ) -> anyhow::Result<[(HashMap<String, Vec<f32>>, Counts); 2]> {
+        let texts = self.embed(Kind::Text, texts).await?;
+        let images = self.embed(Kind::Image, images).await?;
+        // Stop the scorer before the write: nothing is left running if it fails.
+        drop(self.encoder.take());
+        // Cached and fresh vectors meet here: a dot product needs equal lengths.
+        let dims: std::collections::BTreeSet<usize> = texts.0.values().chain(images.0.values()).map(Vec::len).collect();
+        anyhow::ensure!(
+            dims.len() == 1,
+            "embeddings of different lengths {dims:?}: the model or its cache entries are inconsistent"
+        );
+        Ok([texts, images])
     }
 
     pub async fn embed(
@@ -203,16 +223,7 @@ pub async fn score_dataset(
     );
     let (device, source) = (encoder.device(), encoder.source());
     let mut embedder = Embedder::new(db, encoder, req, cancel.clone());
-    let (text_vecs, text_counts) = embedder.embed(Kind::Text, texts).await?;
-    let (image_vecs, image_counts) = embedder.embed(Kind::Image, images).await?;
-    // Stop the scorer before the write: nothing is left running if it fails.
-    drop(embedder.encoder.take());
-    // Cached and fresh vectors meet here: a dot product needs equal lengths.
-    let dims: std::collections::BTreeSet<usize> = text_vecs.values().chain(image_vecs.values()).map(Vec::len).collect();
-    anyhow::ensure!(
-        dims.len() == 1,
-        "embeddings of different lengths {dims:?}: the model or its cache entries are inconsistent"
-    );
+    let [(text_vecs, text_counts), (image_vecs, image_counts)] = embedder.embed_all(texts, images).await?;
     let outcomes: Vec<_> = instances
         .iter()
         .map(|i| {
