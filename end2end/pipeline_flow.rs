@@ -207,8 +207,11 @@ async fn demo_runs_through_step3_with_overlap_adjudication_and_step4() {
 
     // Start Step 4 from the page: the pair again, over Step 3's survivors.
     b.goto(&format!("{}/research", app.base)).await;
-    b.wait_css("button.start-step4").await.click().await.unwrap();
-    b.wait_css("span.started").await;
+    // On this study's card: the demo's own Step 3 studies may offer it too.
+    let step3 = app.studies(&app.login("researcher").await).await.into_iter().find(|s| s.name == "E2E Step 3");
+    let card = format!(r#"section.study[data-study="{}"]"#, step3.expect("the Step 3 study").id);
+    b.wait_css(&format!("{card} button.start-step4")).await.click().await.unwrap();
+    b.wait_css(&format!("{card} span.started")).await;
 
     let survivors: Vec<usize> = (0..SIZE).filter(|&i| truth.step3_slot(i).is_some()).collect();
     let step4_name = "E2E Step 4";

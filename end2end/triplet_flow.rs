@@ -2,7 +2,9 @@
 //! demo triplets with the keyboard alone (v / n the verdict, digits the
 //! tag, e edits P2, Enter submits), including a corrected P2; a second
 //! expert disagrees over the API, and the disputes show the correction typed
-//! in the browser.
+//! in the browser. The researcher then settles both disputes on the
+//! adjudication page (one taking the expert's correction, one with a P2
+//! written anew), and the report and the export carry the decisions.
 use crate::annotate_flow::{current_task, wait_next_task};
 use crate::browser::Browser;
 use crate::helpers::TestApp;
@@ -51,7 +53,6 @@ async fn an_expert_checks_triplets_and_corrects_p2_by_keyboard() {
     b.press(ENTER).await;
     wait_next_task(&b, &task).await;
     assert_eq!(b.text(".progress span").await, "3 / 10");
-    b.close().await;
 
     // A second expert marks every triplet valid: items 2 and 3 disagree.
     let researcher = app.login("researcher").await;
@@ -68,4 +69,54 @@ async fn an_expert_checks_triplets_and_corrects_p2_by_keyboard() {
     let r: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/report")).await;
     let tag = |t: &str| r["tags"].as_array().unwrap().iter().find(|c| c["tag"] == t).unwrap()["answers"].clone();
     assert_eq!((tag("hallucination"), tag("spatial_mismatch")), (1.into(), 1.into()));
+
+    // The researcher settles both in the browser.
+    let other = disputes.iter().find(|d| d["instance_id"] != corrected["instance_id"]).unwrap();
+    let p1 = |d: &Value| read_prompt(d["prompt"].as_str().unwrap()).unwrap().0.to_string();
+    let (fixed, written) = (corrected["instance_id"].as_i64().unwrap(), other["instance_id"].as_i64().unwrap());
+    b.client.delete_all_cookies().await.unwrap();
+    b.login(&app.base, "researcher", &app.password("researcher")).await;
+    b.goto(&format!("{}/research/studies/{study}/adjudicate", app.base)).await;
+    let card = |id: i64, css: &str| format!(r#"section.dispute[data-instance="{id}"] {css}"#);
+    // The expert's correction, taken as it is, with the expert's tag.
+    b.wait_css(&card(fixed, "button.use-text")).await.click().await.unwrap();
+    let typed = b.wait_css(&card(fixed, "input.final-text")).await.prop("value").await.unwrap();
+    assert_eq!(typed.as_deref(), Some(format!("{p2} today").as_str()), "the button fills the final P2");
+    b.wait_css(&card(fixed, r#"button[data-value="valid:spatial_mismatch"]"#)).await.click().await.unwrap();
+    b.wait_css(&card(fixed, "button.confirm-settle")).await.click().await.unwrap();
+    b.wait_css(&format!(r#"section.settled[data-instance="{fixed}"]"#)).await;
+    // The other: valid after all, once P2 is rewritten by the researcher.
+    const REWRITTEN: &str = "A P2 the researcher wrote.";
+    b.wait_css(&card(written, "input.final-text")).await.send_keys(REWRITTEN).await.unwrap();
+    b.wait_css(&card(written, r#"button[data-value="valid:hallucination"]"#)).await.click().await.unwrap();
+    b.wait_css(&card(written, "button.confirm-settle")).await.click().await.unwrap();
+    b.wait_css("p.empty").await;
+    let history = b.text(&format!(r#"section.settled[data-instance="{written}"] li[data-action]"#)).await;
+    assert!(history.ends_with("by researcher"), "{history}");
+    b.screenshot("e2e-triplet-adjudication.png").await;
+    b.close().await;
+
+    let r: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/report")).await;
+    let all = r["rows"].as_array().unwrap().last().unwrap();
+    assert_eq!(all["corrected"], 2, "both settled with a final P2: {all}");
+    let settled = |t: &str| r["tags"].as_array().unwrap().iter().find(|c| c["tag"] == t).unwrap()["settled"].clone();
+    assert_eq!((settled("hallucination"), settled("spatial_mismatch")), (1.into(), 1.into()));
+    let out = app.data_dir.join("export-triplets");
+    let args = ["export", "demo-triplets", "--stage", "candidates", "--format", "csv", "--out", out.to_str().unwrap()];
+    assert!(app.cli(&args).status.success());
+    let mut reader = csv::Reader::from_path(out.join(format!("study-{study}-triplets.csv"))).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_string).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let row = |d: &Value| rows.iter().find(|r| r[col("caption")] == p1(d)).expect("the triplet is exported").clone();
+    for (d, value, p2_final) in
+        [(corrected, "valid:spatial_mismatch", format!("{p2} today")), (other, "valid:hallucination", REWRITTEN.into())]
+    {
+        let r = row(d);
+        assert_eq!(
+            (&r[col("final_value")], &r[col("final_p2")], &r[col("p2_corrected")]),
+            (value, p2_final.as_str(), "true")
+        );
+        assert_eq!(&r[col("settled_by")], "adjudication by researcher");
+    }
 }

@@ -168,6 +168,9 @@ pub struct ModelScores {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgreementSummary {
     pub mapping: String,
+    /// One question of a kind that asks several per item; None: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
     pub pairs: usize,
     pub mean_kappa: Option<f64>,
     pub fleiss_kappa: Option<f64>,

@@ -174,6 +174,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("mean kappa {}", show(r.mean_kappa, &r.mean_kappa_reason));
                 println!("Fleiss' kappa {}", show(r.fleiss_kappa, &r.fleiss_reason));
                 println!("Krippendorff's alpha {}", show(r.krippendorff_alpha, &r.alpha_reason));
+                print::agreement_questions(&r);
                 print::agreement_detail(&r);
             }
             Ok(())

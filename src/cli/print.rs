@@ -49,6 +49,31 @@ pub fn compare_table(r: &CompareReport) {
     row("Random", &r.random);
 }
 
+/// Each question of a kind that asks several per item, with its intervals.
+pub fn agreement_questions(r: &crate::studies::agreement::AgreementOut) {
+    let show = |v: Option<f64>, why: &Option<String>, ci: Option<&Option<crate::domain::agreement::Interval>>| {
+        let v = v.map_or_else(|| format!("undefined ({})", why.as_deref().unwrap_or("")), |v| format!("{v:.3}"));
+        match ci {
+            Some(Some(i)) => format!("{v} [{:.3}, {:.3}]", i.low, i.high),
+            _ => v,
+        }
+    };
+    for q in &r.questions {
+        let b = q.bootstrap.as_ref();
+        println!("question {} ({}):", q.question, q.categories.join(", "));
+        for (i, p) in q.pairs.iter().enumerate() {
+            let ci = b.and_then(|b| b.pairs.get(i)).map(|p| &p.kappa);
+            println!("  {:<14} {:<14} n={:<6} kappa={}", p.a, p.b, p.n, show(p.kappa, &p.kappa_reason, ci));
+        }
+        println!("  mean kappa {}", show(q.mean_kappa, &q.mean_kappa_reason, b.map(|b| &b.mean_kappa)));
+        println!("  Fleiss' kappa {}", show(q.fleiss_kappa, &q.fleiss_reason, b.map(|b| &b.fleiss_kappa)));
+        println!(
+            "  Krippendorff's alpha {}",
+            show(q.krippendorff_alpha, &q.alpha_reason, b.map(|b| &b.krippendorff_alpha))
+        );
+    }
+}
+
 /// The detailed part of `hardneg agreement`: bootstrap intervals, then one
 /// row per annotator (against the settled outcomes, and the models' estimates).
 pub fn agreement_detail(r: &crate::studies::agreement::AgreementOut) {

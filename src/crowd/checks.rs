@@ -8,7 +8,7 @@ use crate::accounts::SessionUser;
 use crate::domain::assignment::PlannedTask;
 use crate::domain::crowd::bundles::Bundle;
 use crate::domain::crowd::checks::{choose_checks, CheckItem};
-use crate::domain::crowd::lease::LeaseEvent;
+use crate::domain::crowd::lease::{LeaseEvent, LeaseState};
 use crate::domain::crowd::spec::LinkSettings;
 use crate::domain::study::Study;
 use crate::error::ServiceError;
@@ -177,8 +177,17 @@ pub async fn attention_answered(state: &AppState, user: &SessionUser, study: i64
         .bind(study)
         .fetch_optional(&mut *tx)
         .await?;
-    let Some(next) = lease.map(|s| super::lease_state(&s)).transpose()?.and_then(|s| s.after(LeaseEvent::FailedChecks))
-    else {
+    // The writer ends the lease in the commit of the bundle's last answer, so
+    // a failing check that was the last item finds it finished by that very
+    // answer (no other answer can be new on a finished lease): it still ends
+    // the participant, as from the state before.
+    let before = |s: LeaseState| match s {
+        LeaseState::Completed => LeaseState::Active,
+        LeaseState::Extra => LeaseState::TimedOut,
+        other => other,
+    };
+    let next = lease.map(|s| super::lease_state(&s)).transpose()?.map(before);
+    let Some(next) = next.and_then(|s| s.after(LeaseEvent::FailedChecks)) else {
         return Ok(false);
     };
     let now = state.crowd.clock.now();

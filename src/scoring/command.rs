@@ -1,9 +1,11 @@
 //! The `hardneg score` command: picks the encoder, wires Ctrl-C to a
-//! cancel flag checked between batches, prints the summary.
+//! cancel flag checked between batches, scores the dataset (a ranking
+//! dataset per image), prints the summary.
 use super::clip::{ClipEncoder, DeviceChoice};
 use super::encoder::Encoder;
 use super::external::ExternalScorer;
-use super::run::{score_dataset, ScoreRequest};
+use super::rankings::{is_ranking_dataset, score_rankings};
+use super::run::{dataset_id, score_dataset, Counts, ScoreRequest};
 use crate::store::images::ImageStore;
 use sqlx::SqlitePool;
 use std::path::PathBuf;
@@ -48,15 +50,31 @@ pub async fn run_score(db: &SqlitePool, store: &ImageStore, model: Model, req: S
             Box::new(scorer)
         }
     };
+    let dataset_id = dataset_id(db, &req.dataset).await?;
+    if is_ranking_dataset(db, dataset_id).await? {
+        anyhow::ensure!(!req.name.trim().is_empty(), "--name must not be empty");
+        let s = score_rankings(db, store, encoder, &req, dataset_id, cancel).await?;
+        let replaced = if s.replaced { ", replacing its earlier scores" } else { "" };
+        println!(
+            "scored {} images of {} prompts of dataset {} as {} on {}{replaced}",
+            s.scores, s.prompts, req.dataset, req.name, s.device
+        );
+        print_encoded(s.images, s.texts);
+        return Ok(());
+    }
     let s = score_dataset(db, store, encoder, &req, cancel).await?;
     let replaced = if s.replaced_run { ", replacing the earlier run" } else { "" };
     println!("scored {} instances of dataset {} as {} on {}{replaced}", s.instances, req.dataset, req.name, s.device);
-    println!(
-        "encoded {} images and {} texts ({} images and {} texts from the cache)",
-        s.images.encoded, s.texts.encoded, s.images.cached, s.texts.cached
-    );
+    print_encoded(s.images, s.texts);
     if s.skipped > 0 {
         println!("skipped {} instances without a positive or a negative image", s.skipped);
     }
     Ok(())
+}
+
+fn print_encoded(images: Counts, texts: Counts) {
+    println!(
+        "encoded {} images and {} texts ({} images and {} texts from the cache)",
+        images.encoded, texts.encoded, images.cached, texts.cached
+    );
 }

@@ -1,5 +1,6 @@
 //! Model scoring: CLIP-like models embed a dataset's captions and images
-//! and every instance gets the Winoground outcome of its four similarities.
+//! and every instance gets the Winoground outcome of its four similarities;
+//! on a ranking dataset, every (prompt, image) its similarity (`rankings`).
 //! In-process with candle (`clip`, `model`), or through an external scorer
 //! process (`external`, `protocol`); embeddings are cached in SQLite.
 //! Pure parts: `config`, `preprocess`, `rank`, `protocol`, `text::pad_batch`.
@@ -15,6 +16,7 @@ pub mod model;
 pub mod preprocess;
 pub mod protocol;
 pub mod rank;
+pub mod rankings;
 pub mod run;
 pub mod testing;
 pub mod text;

@@ -71,7 +71,7 @@ async fn scorable_instances(db: &SqlitePool, dataset_id: i64) -> sqlx::Result<(V
 
 /// Distinct (content hash, payload) pairs in first-seen order; the payload
 /// is a file path for images, the text for captions.
-fn distinct(items: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
+pub(super) fn distinct(items: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
     let mut seen = std::collections::HashSet::new();
     items.filter(|(h, _)| seen.insert(h.clone())).collect()
 }
@@ -80,17 +80,50 @@ pub fn cancelled_error(computed: usize) -> anyhow::Error {
     anyhow::anyhow!("cancelled: no run written ({computed} embeddings computed before stay in the cache)")
 }
 
-struct Embedder<'a> {
+pub(super) struct Embedder<'a> {
     db: &'a SqlitePool,
     key: Option<CacheKey>,
     encoder: Option<Box<dyn Encoder>>,
     batch: usize,
     cancel: Arc<AtomicBool>,
-    computed: usize,
+    pub computed: usize,
 }
 
-impl Embedder<'_> {
-    async fn embed(
+impl<'a> Embedder<'a> {
+    /// Caches under the run's name and the encoder's identity, if it has one.
+    pub fn new(db: &'a SqlitePool, encoder: Box<dyn Encoder>, req: &ScoreRequest, cancel: Arc<AtomicBool>) -> Self {
+        let key = encoder.identity().map(|id| CacheKey {
+            model: req.name.clone(),
+            weights: id.weights,
+            preprocess: id.preprocess,
+        });
+        if key.is_none() {
+            eprintln!("the scorer names no fingerprint for its weights: embeddings are not cached");
+        }
+        Embedder { db, key, encoder: Some(encoder), batch: req.batch, cancel, computed: 0 }
+    }
+
+    /// Texts, then images; then stops the encoder and checks that every
+    /// vector has the same length.
+    pub async fn embed_all(
+        &mut self,
+        texts: Vec<(String, String)>,
+        images: Vec<(String, String)>,
+    ) -> anyhow::Result<[(HashMap<String, Vec<f32>>, Counts); 2]> {
+        let texts = self.embed(Kind::Text, texts).await?;
+        let images = self.embed(Kind::Image, images).await?;
+        // Stop the scorer before the write: nothing is left running if it fails.
+        drop(self.encoder.take());
+        // Cached and fresh vectors meet here: a dot product needs equal lengths.
+        let dims: std::collections::BTreeSet<usize> = texts.0.values().chain(images.0.values()).map(Vec::len).collect();
+        anyhow::ensure!(
+            dims.len() == 1,
+            "embeddings of different lengths {dims:?}: the model or its cache entries are inconsistent"
+        );
+        Ok([texts, images])
+    }
+
+    pub async fn embed(
         &mut self,
         kind: Kind,
         items: Vec<(String, String)>,
@@ -155,6 +188,14 @@ impl Embedder<'_> {
     }
 }
 
+pub(super) async fn dataset_id(db: &SqlitePool, name: &str) -> anyhow::Result<i64> {
+    sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+        .bind(name)
+        .fetch_optional(db)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no dataset named {name:?}"))
+}
+
 pub async fn score_dataset(
     db: &SqlitePool,
     store: &ImageStore,
@@ -163,11 +204,7 @@ pub async fn score_dataset(
     cancel: Arc<AtomicBool>,
 ) -> anyhow::Result<ScoreSummary> {
     anyhow::ensure!(!req.name.trim().is_empty(), "--name must not be empty");
-    let dataset_id: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
-        .bind(&req.dataset)
-        .fetch_optional(db)
-        .await?
-        .ok_or_else(|| anyhow::anyhow!("no dataset named {:?}", req.dataset))?;
+    let dataset_id = dataset_id(db, &req.dataset).await?;
     let (instances, skipped) = scorable_instances(db, dataset_id).await?;
     anyhow::ensure!(
         !instances.is_empty(),
@@ -184,27 +221,9 @@ pub async fn score_dataset(
             .flat_map(|i| [i.caption.clone(), i.negative_caption.clone()])
             .map(|t| (sha256_hex(t.as_bytes()), t)),
     );
-    let key = encoder.identity().map(|id| CacheKey {
-        model: req.name.clone(),
-        weights: id.weights,
-        preprocess: id.preprocess,
-    });
-    if key.is_none() {
-        eprintln!("the scorer names no fingerprint for its weights: embeddings are not cached");
-    }
     let (device, source) = (encoder.device(), encoder.source());
-    let mut embedder =
-        Embedder { db, key, encoder: Some(encoder), batch: req.batch, cancel: cancel.clone(), computed: 0 };
-    let (text_vecs, text_counts) = embedder.embed(Kind::Text, texts).await?;
-    let (image_vecs, image_counts) = embedder.embed(Kind::Image, images).await?;
-    // Stop the scorer before the write: nothing is left running if it fails.
-    drop(embedder.encoder.take());
-    // Cached and fresh vectors meet here: a dot product needs equal lengths.
-    let dims: std::collections::BTreeSet<usize> = text_vecs.values().chain(image_vecs.values()).map(Vec::len).collect();
-    anyhow::ensure!(
-        dims.len() == 1,
-        "embeddings of different lengths {dims:?}: the model or its cache entries are inconsistent"
-    );
+    let mut embedder = Embedder::new(db, encoder, req, cancel.clone());
+    let [(text_vecs, text_counts), (image_vecs, image_counts)] = embedder.embed_all(texts, images).await?;
     let outcomes: Vec<_> = instances
         .iter()
         .map(|i| {

@@ -3,10 +3,31 @@
 //! per answer were most of the writer's time under load. The rows travel as
 //! one JSON array read by `json_each`, so the statement text (and its
 //! prepared form) is the same for every batch size.
-use super::writer::{NewAnswer, Stored};
 use serde_json::{json, Value};
 use sqlx::SqliteConnection;
 use std::collections::{BTreeMap, HashSet};
+
+#[derive(Debug, Clone)]
+pub struct NewAnswer {
+    pub task_id: i64,
+    pub study_id: i64,
+    pub user_id: i64,
+    pub instance_id: i64,
+    pub option_id: String,
+    pub value: String,
+    pub shown_order: String,
+    pub elapsed_ms: i64,
+    pub answered_at: i64,
+    /// The checked free-text parts (field name, text), stored with the answer.
+    pub texts: Vec<(&'static str, String)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored {
+    New,
+    /// The task already had an answer; the first one stands.
+    AlreadyAnswered,
+}
 
 /// Applies every answer, in order; the first answer to a task stands, so a
 /// repeat (stored before, or earlier in the batch) is `AlreadyAnswered`.

@@ -6,27 +6,7 @@ use tokio::sync::{mpsc, oneshot};
 
 const MAX_BATCH: usize = 512;
 
-#[derive(Debug, Clone)]
-pub struct NewAnswer {
-    pub task_id: i64,
-    pub study_id: i64,
-    pub user_id: i64,
-    pub instance_id: i64,
-    pub option_id: String,
-    pub value: String,
-    pub shown_order: String,
-    pub elapsed_ms: i64,
-    pub answered_at: i64,
-    /// The checked free-text parts (field name, text), stored with the answer.
-    pub texts: Vec<(&'static str, String)>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stored {
-    New,
-    /// The task already had an answer; the first one stands.
-    AlreadyAnswered,
-}
+pub use super::batch::{NewAnswer, Stored};
 
 struct Job {
     answer: NewAnswer,

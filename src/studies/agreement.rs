@@ -1,29 +1,17 @@
 //! Agreement on a study's answers: the stored values (what was chosen, not
 //! where it was shown) mapped to categories, then the pure statistics.
-use crate::domain::agreement::{study_agreement, CategoryMap};
-use crate::domain::survey::SurveyKind;
+use crate::domain::agreement::{keyed_by_question, study_agreement, QuestionRating};
 use crate::error::ServiceError;
 use crate::studies::agreement_detail::detail_of;
 pub use crate::studies::agreement_detail::{AnnotatorOut, BootstrapOut, Detail};
+use crate::studies::agreement_questions::{category_map, pairs_out, per_question};
+pub use crate::studies::agreement_questions::{PairOut, QuestionOut};
 use crate::studies::meta::load_study_meta;
 use serde::Serialize;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
 
 pub use crate::domain::study::Mapping;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct PairOut {
-    pub a: String,
-    pub b: String,
-    pub n: usize,
-    pub observed: f64,
-    pub expected: f64,
-    pub kappa: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kappa_reason: Option<String>,
-    pub confusion: Vec<Vec<u64>>,
-}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct AgreementOut {
@@ -50,28 +38,10 @@ pub struct AgreementOut {
     pub dawid_skene_reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mace_reason: Option<String>,
-}
-
-fn category_map(kind: SurveyKind, mapping: Mapping) -> Result<CategoryMap, ServiceError> {
-    if matches!(kind.report(), Some(crate::domain::survey::Report::Ranking)) {
-        return Err(ServiceError::Invalid(format!(
-            "{kind} answers are orders, not categories: their agreement is Kendall's W in the study's report"
-        )));
-    }
-    let values = kind.values();
-    match mapping {
-        Mapping::Full => Ok(CategoryMap::identity(values)),
-        Mapping::Binary => {
-            let mut pairs = Vec::with_capacity(values.len());
-            for v in values {
-                let c = kind
-                    .binary_category(v)
-                    .ok_or_else(|| ServiceError::Internal(format!("value {v:?} has no verdict")))?;
-                pairs.push((*v, c));
-            }
-            Ok(CategoryMap::grouped(&pairs))
-        }
-    }
+    /// Kinds with several questions per item: each question on its own. The
+    /// figures above then count each (instance, question) as an item.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<QuestionOut>,
 }
 
 /// Agreement with the given mapping, or the one the study's spec chose.
@@ -92,18 +62,22 @@ pub async fn agreement_report(
 ) -> Result<AgreementOut, ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
     let mapping = mapping.unwrap_or(meta.mapping);
-    let map = category_map(meta.kind, mapping)?;
-    let rows: Vec<(i64, i64, String)> =
-        sqlx::query_as("SELECT instance_id, user_id, value FROM counted_answers WHERE study_id = ?")
-            .bind(study_id)
-            .fetch_all(db)
-            .await?;
-    let mut ratings = Vec::with_capacity(rows.len());
-    for (item, user, value) in rows {
+    let map = category_map(meta.kind, mapping, meta.kind.values())?;
+    let rows: Vec<(i64, i64, i64, String)> = sqlx::query_as(
+        "SELECT a.instance_id, t.query, a.user_id, a.value FROM counted_answers a \
+         JOIN tasks t ON t.id = a.task_id WHERE a.study_id = ?",
+    )
+    .bind(study_id)
+    .fetch_all(db)
+    .await?;
+    let mut by_question: Vec<QuestionRating> = Vec::with_capacity(rows.len());
+    for (item, query, user, value) in &rows {
         let category =
-            map.map(&value).ok_or_else(|| ServiceError::Internal(format!("stored value {value:?} has no category")))?;
-        ratings.push((item as u64, user as u64, category));
+            map.map(value).ok_or_else(|| ServiceError::Internal(format!("stored value {value:?} has no category")))?;
+        by_question.push((*item as u64, *query as u8, *user as u64, category));
     }
+    // One question: the key is the instance, as it always was.
+    let ratings = keyed_by_question(&by_question, meta.kind.question_count());
     let names: HashMap<i64, String> =
         sqlx::query_as::<_, (i64, String)>("SELECT id, username FROM users").fetch_all(db).await?.into_iter().collect();
     let name = |id: u64| names.get(&(id as i64)).cloned().unwrap_or_else(|| format!("user {id}"));
@@ -112,20 +86,7 @@ pub async fn agreement_report(
         study_id,
         mapping: mapping.as_str(),
         categories: map.names().to_vec(),
-        pairs: s
-            .pairs
-            .into_iter()
-            .map(|p| PairOut {
-                a: name(p.a),
-                b: name(p.b),
-                n: p.agreement.n,
-                observed: p.agreement.observed,
-                expected: p.agreement.expected,
-                kappa: p.agreement.kappa,
-                kappa_reason: p.agreement.kappa_undefined_reason,
-                confusion: p.agreement.confusion,
-            })
-            .collect(),
+        pairs: pairs_out(s.pairs, &name),
         mean_kappa: s.mean_kappa,
         mean_kappa_reason: s.mean_kappa_reason,
         fleiss_kappa: s.fleiss_kappa,
@@ -136,7 +97,12 @@ pub async fn agreement_report(
         annotators: Vec::new(),
         dawid_skene_reason: None,
         mace_reason: None,
+        questions: Vec::new(),
     };
+    if meta.kind.question_count() > 1 {
+        let seed = detail.map(|d| (d.resamples, d.seed.unwrap_or(meta.seed)));
+        out.questions = per_question(meta.kind, mapping, &rows, &name, seed)?;
+    }
     if let Some(d) = detail {
         let more = detail_of(db, &meta, &map, &ratings, &name, d).await?;
         (out.bootstrap, out.annotators) = (more.bootstrap, more.annotators);

@@ -83,9 +83,14 @@ pub(super) async fn detail_of(
         let seed = detail.seed.unwrap_or(meta.seed);
         out.bootstrap = Some(bootstrap_agreement(ratings, k, detail.resamples, seed).map_annotators(name));
     }
-    let (_, outcomes) = study_outcomes(db, meta.id).await?;
-    let settled: Vec<(u64, usize)> =
-        outcomes.iter().filter_map(|o| Some((o.instance_id as u64, map.map(o.final_value()?)?))).collect();
+    // Outcomes settle instances; with several questions the ratings are
+    // keyed by (instance, question), so there is no outcome to compare with.
+    let settled: Vec<(u64, usize)> = if meta.kind.question_count() > 1 {
+        Vec::new()
+    } else {
+        let (_, outcomes) = study_outcomes(db, meta.id).await?;
+        outcomes.iter().filter_map(|o| Some((o.instance_id as u64, map.map(o.final_value()?)?))).collect()
+    };
     let ds = fit(Model::DawidSkene, ratings, k, &[], meta.seed);
     let mace = fit(Model::Mace, ratings, k, &[], meta.seed);
     let estimate = |fitted: &Result<_, String>, person: u64| {

@@ -5,6 +5,7 @@ pub mod adjudication;
 pub mod aggregate;
 pub mod agreement;
 mod agreement_detail;
+mod agreement_questions;
 pub mod answer_texts;
 pub mod create;
 pub mod hnc_report;

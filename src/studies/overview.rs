@@ -18,12 +18,22 @@ pub async fn research_overview(state: &AppState, user: &SessionUser) -> Result<V
             if let Ok(r) = study_agreement_report(&state.db, s.id, Some(mapping)).await {
                 agreement.push(AgreementSummary {
                     mapping: r.mapping.to_string(),
+                    question: None,
                     pairs: r.pairs.len(),
                     mean_kappa: r.mean_kappa,
                     fleiss_kappa: r.fleiss_kappa,
                     krippendorff_alpha: r.krippendorff_alpha,
                     reason: r.mean_kappa_reason,
                 });
+                agreement.extend(r.questions.into_iter().map(|q| AgreementSummary {
+                    mapping: r.mapping.to_string(),
+                    question: Some(q.question),
+                    pairs: q.pairs.len(),
+                    mean_kappa: q.mean_kappa,
+                    fleiss_kappa: q.fleiss_kappa,
+                    krippendorff_alpha: q.krippendorff_alpha,
+                    reason: q.mean_kappa_reason,
+                }));
             }
         }
         let status = outcomes::study_status(&state.db, s.id).await?;

@@ -91,8 +91,8 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
                 </tr></thead>
                 <tbody>
                     {agreement.into_iter().map(|a| view! {
-                        <tr data-mapping=a.mapping.clone()>
-                            <th scope="row">{a.mapping.clone()}</th>
+                        <tr data-mapping=a.mapping.clone() data-question=a.question.clone()>
+                            <th scope="row">{a.question.as_ref().map_or_else(|| a.mapping.clone(), |q| format!("{} · {q}", a.mapping))}</th>
                             <td>{a.pairs}</td>
                             <td class="mean-kappa" title=a.reason.clone().unwrap_or_default()>{fmt(a.mean_kappa)}</td>
                             <td>{fmt(a.fleiss_kappa)}</td>

@@ -109,3 +109,58 @@ async fn ab_pair_import_refuses_a_bad_file_whole_and_takes_a_good_one() {
     assert_eq!(prompts.len(), 4);
     assert!(prompts.contains(&"A red apple.") && prompts.contains(&"A dog on a sofa."));
 }
+
+/// Agreement per criterion: commonsense answered alike (κ = 1), grammar
+/// half alike (κ = 0, α = 1/8 by hand); pooled over (item, criterion) the
+/// pair agrees on 6 of 8 with p_e = 1/4, so κ = 2/3.
+#[tokio::test]
+async fn agreement_is_computed_per_criterion_over_http_and_in_the_cli() {
+    let app = TestApp::spawn();
+    let file = app.data_dir.join("ab-agree.csv");
+    let rows: Vec<(String, String)> = (1..=4).map(|i| (format!("Caption {i}."), format!("Negative a {i}."))).collect();
+    let mut csv = "caption,negative_a,source_a,negative_b,source_b,type\n".to_string();
+    for (i, (caption, a)) in rows.iter().enumerate() {
+        csv += &format!("{caption},{a},SugarCrepe,Negative b {}.,ARO,swap_obj\n", i + 1);
+    }
+    std::fs::write(&file, csv).unwrap();
+    assert!(app.cli(&["import", "ab-pairs", file.to_str().unwrap()]).status.success());
+    let researcher = app.login("researcher").await;
+    let spec = Spec::new("AB agreement").kind("ab_tie").dataset("ab-agree").annotators(&["annotator1", "annotator2"]);
+    let id = app.create_study_ok(&researcher, &spec).await;
+    for who in ["annotator1", "annotator2"] {
+        app.work_through(who, id, |task| {
+            let item = task.prompt.text[8..9].parse::<usize>().unwrap();
+            let grammar = task.instructions.contains("grammatical");
+            // Negative a on items 1 and 3 (commonsense, both); grammar: annotator1 a on 1, 2.
+            let pick_a = match (grammar, who) {
+                (false, _) | (true, "annotator2") => item % 2 == 1,
+                (true, _) => item <= 2,
+            };
+            let a = &rows[item - 1].1;
+            let o = task.options.iter().find(|o| o.text.is_some() && (o.text.as_ref() == Some(a)) == pick_a);
+            o.unwrap().id.clone()
+        })
+        .await;
+    }
+    let r: Value = app.get(&researcher, &format!("/api/v1/studies/{id}/agreement?resamples=50&seed=3")).await;
+    let close = |v: &Value, x: f64| (v.as_f64().unwrap() - x).abs() < 1e-9;
+    assert!(close(&r["pairs"][0]["kappa"], 2.0 / 3.0), "{r}");
+    assert_eq!(r["pairs"][0]["n"], 8, "each (item, criterion) is an item");
+    let q = r["questions"].as_array().unwrap();
+    let names: Vec<&str> = q.iter().map(|q| q["question"].as_str().unwrap()).collect();
+    assert_eq!(names, ["commonsense", "grammar"]);
+    assert_eq!(q[0]["categories"], serde_json::json!(["commonsense_a", "commonsense_b", "commonsense_tie"]));
+    assert_eq!(q[1]["pairs"][0]["confusion"], serde_json::json!([[1, 1, 0], [1, 1, 0], [0, 0, 0]]));
+    assert!(close(&q[0]["pairs"][0]["kappa"], 1.0) && close(&q[0]["fleiss_kappa"], 1.0));
+    assert!(close(&q[1]["pairs"][0]["kappa"], 0.0) && close(&q[1]["fleiss_kappa"], 0.0));
+    assert!(close(&q[1]["krippendorff_alpha"], 0.125), "{}", q[1]);
+    assert_eq!(q[1]["bootstrap"]["resamples"], 50);
+    assert!(q[1]["bootstrap"]["krippendorff_alpha"]["low"].as_f64().unwrap() <= 0.125);
+
+    let out = app.cli(&["agreement", &id.to_string(), "--resamples", "0"]);
+    let table = text(&out.stdout);
+    assert!(table.contains("question grammar (grammar_a, grammar_b, grammar_tie):"), "{table}");
+    assert!(table.contains("  Krippendorff's alpha 0.125"), "{table}");
+    let page = researcher.get(app.url("/research")).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("data-question=\"commonsense\""), "the research page lists each criterion");
+}

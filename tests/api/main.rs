@@ -35,6 +35,7 @@ mod pipeline;
 mod placeholders;
 mod quality;
 mod ranking;
+mod ranking_score;
 mod results;
 mod scoring;
 mod site_files;

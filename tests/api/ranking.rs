@@ -13,7 +13,7 @@ use serde_json::Value;
 const STUDY: &str = "Demo: ranking generated images";
 
 /// The shown letters best first by the demo's truth; `swap_last` swaps the last two.
-fn order(task: &TaskView, demo: &[DemoPrompt], swap_last: bool) -> String {
+pub fn order(task: &TaskView, demo: &[DemoPrompt], swap_last: bool) -> String {
     let p = demo.iter().find(|p| p.prompt == task.prompt.text).expect("a demo prompt");
     let errors = |url: &str| {
         let slot = p.images.iter().position(|png| url.ends_with(&sha256_hex(png))).expect("a demo image");

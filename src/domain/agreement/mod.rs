@@ -11,7 +11,9 @@
 //! * [`study_agreement`] — all of the above from raw `(item, annotator,
 //!   category)` triples, as stored by the annotation tool;
 //! * [`bootstrap_agreement`] — seeded bootstrap 95% intervals for each of them;
-//! * [`annotator_confusion`] — each annotator against the settled outcomes.
+//! * [`annotator_confusion`] — each annotator against the settled outcomes;
+//! * [`of_question`], [`keyed_by_question`] — kinds with several questions
+//!   per item, one question at a time or keyed by (item, question).
 //!
 //! Labels are category indices `0..k`; [`CategoryMap`] turns raw answer
 //! strings into them (and can merge answers, e.g. BiVLC's four image options
@@ -25,6 +27,7 @@ mod bootstrap_tests;
 mod category_map;
 mod cohen;
 mod fleiss;
+mod questions;
 mod study;
 #[cfg(test)]
 mod tests;
@@ -37,6 +40,7 @@ pub use bootstrap::{
 pub use category_map::{CategoryMap, BIVLC_STEP3_BINARY, BIVLC_STEP3_FULL};
 pub use cohen::{cohen_kappa, mean_kappa, PairAgreement};
 pub use fleiss::{fleiss_kappa, Fleiss};
+pub use questions::{keyed_by_question, of_question, QuestionRating};
 pub use study::{study_agreement, PairReport, StudyAgreement};
 
 /// Why a coefficient could not be computed. `Display` is the human-readable

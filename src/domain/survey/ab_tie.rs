@@ -139,4 +139,16 @@ mod tests {
         assert!(present(&item(2), 0).is_err());
         assert_eq!(SurveyKind::of(&KIND).question_count(), 2);
     }
+
+    #[test]
+    fn each_question_is_named_by_its_criterion_with_its_own_values() {
+        let kind = SurveyKind::of(&KIND);
+        assert_eq!(kind.question_names(), CRITERIA);
+        assert_eq!(kind.question_values(0), VALUES[..3]);
+        assert_eq!(kind.question_values(1), VALUES[3..]);
+        let baseline = SurveyKind::parse("human_baseline").unwrap();
+        assert_eq!(baseline.question_names(), ["ipos2t", "ineg2t", "tpos2i", "tneg2i"]);
+        assert_eq!((baseline.question_values(1), baseline.question_values(2)), (vec!["c0", "c1"], vec!["i0", "i1"]));
+        assert_eq!(SurveyKind::parse("four_image").unwrap().question_names(), ["question 1"]);
+    }
 }

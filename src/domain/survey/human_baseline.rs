@@ -21,7 +21,7 @@ pub const KIND: KindSpec = KindSpec {
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
-    role: Role::Measurement { outcome: outcome_of },
+    role: Role::Measurement { outcome: outcome_of, queries: &["ipos2t", "ineg2t", "tpos2i", "tneg2i"] },
     // The final survivors: of Step 4 when it ran, else of Step 3.
     sources: &[SurveyKind::of(&super::ambiguity::KIND), SurveyKind::of(&super::four_image::KIND)],
     // Part 1 image-to-text, part 2 text-to-image (see [`Query`]).

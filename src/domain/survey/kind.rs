@@ -55,6 +55,8 @@ pub enum Role {
     /// Answers score the annotators (BiVLC's human baseline); they keep or drop nothing.
     Measurement {
         outcome: OutcomeFn,
+        /// Each query's name, in query order (Winoground's `Outcome` fields).
+        queries: &'static [&'static str],
     },
     /// Answers are summed up per subset (type/subtype) as the protocol's paper
     /// reports them; they keep or drop nothing and feed no model comparison.
@@ -180,7 +182,7 @@ impl SurveyKind {
     /// Winoground scoring of a kind that measures people.
     pub fn outcome_fn(self) -> Option<OutcomeFn> {
         match self.0.role {
-            Role::Measurement { outcome } => Some(outcome),
+            Role::Measurement { outcome, .. } => Some(outcome),
             Role::Curation(_) | Role::Report(_) => None,
         }
     }
@@ -265,6 +267,41 @@ impl SurveyKind {
 
     pub fn question_count(self) -> usize {
         self.0.questions.iter().map(|p| p.len()).sum()
+    }
+
+    /// Each question's name, in query order: the criteria of a preference
+    /// report, the queries of a measurement, else "question N" (from 1).
+    pub fn question_names(self) -> Vec<String> {
+        let named: &[&str] = match &self.0.role {
+            Role::Report(Report::Preference { criteria }) => criteria,
+            Role::Measurement { queries, .. } => queries,
+            Role::Report(_) | Role::Curation(_) => &[],
+        };
+        (0..self.question_count())
+            .map(|q| named.get(q).map_or(format!("question {}", q + 1), |n| n.to_string()))
+            .collect()
+    }
+
+    /// The stored values question `query` can take, in the kind's value
+    /// order: the options of a sample item asking it (all values if no
+    /// sample can be shown).
+    pub fn question_values(self, query: u8) -> Vec<&'static str> {
+        let text = |s: &str| Some(s.to_string());
+        let sample = ItemData {
+            caption: "caption".into(),
+            negative_caption: "negative".into(),
+            positive_image: text("positive"),
+            candidate_images: (0..4).map(|i| format!("candidate{i}")).collect(),
+            chosen_image: text("chosen"),
+            paraphrase: text("paraphrase"),
+            negative_b: text("negative b"),
+            caption_type: text("caption type"),
+            query,
+        };
+        match self.present(&sample, 0) {
+            Ok(p) => self.0.values.iter().copied().filter(|v| p.options.iter().any(|o| o.value == *v)).collect(),
+            Err(_) => self.0.values.to_vec(),
+        }
     }
 
     /// The first curation step: the one whose items are the dataset's instances.
