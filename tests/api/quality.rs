@@ -159,6 +159,8 @@ async fn flags_decisions_dashboard_and_discarding() {
     assert_eq!((c["answers"].as_str(), c["checks_failed"].as_str(), c["gold_accuracy"].as_str()), ("10", "2", "0.500"));
     assert_eq!((c["decision"].as_str(), c["reason"].as_str()), ("reject", "failed two attention checks"));
     assert_eq!(c["flags"], "failed_check");
+    // Its second failed check was its last item: it is screened out all the same.
+    assert_eq!(c["status"], "screened_out");
     assert_eq!((rows["RETURNED"]["status"].as_str(), rows["RETURNED"]["decision"].as_str()), ("returned", "none"));
     assert_eq!((rows["WORKING"]["status"].as_str(), rows["WORKING"]["decision"].as_str()), ("active", "wait"));
     // Two more answers: the server reads only WORKING's answers again, and
@@ -195,15 +197,15 @@ async fn flags_decisions_dashboard_and_discarding() {
         .fetch_one(&db)
         .await
         .unwrap();
-    assert_eq!(counted, 3 * 14 + 10 + 5, "neither discarded copies nor check items count");
+    assert_eq!(counted, 3 * 14 + 5, "neither discarded copies, a screened-out copy nor check items count");
     let d: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/dashboard")).await;
     assert_eq!(
         (d["completed"].as_i64(), d["free"].as_i64(), d["participants"]["discarded"].as_i64()),
-        (Some(4), Some(3), Some(2))
+        (Some(3), Some(4), Some(2))
     );
     participant(&app, &token, study, "NEWCOMER").await;
     let d: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/dashboard")).await;
-    assert_eq!((d["leased"].as_i64(), d["free"].as_i64()), (Some(2), Some(2)));
+    assert_eq!((d["leased"].as_i64(), d["free"].as_i64()), (Some(2), Some(3)));
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -225,12 +227,12 @@ async fn dashboard_matches_the_stored_rows(app: &TestApp, researcher: &Client, d
     let d: Value = app.get(researcher, &format!("/api/v1/studies/{study}/dashboard")).await;
     let now = d["now"].as_i64().unwrap();
     assert_eq!((d["bundles"].as_i64(), d["places"].as_i64()), (Some(1), Some(8)));
-    assert_eq!((d["free"].as_i64(), d["leased"].as_i64(), d["completed"].as_i64()), (Some(1), Some(1), Some(6)));
+    assert_eq!((d["free"].as_i64(), d["leased"].as_i64(), d["completed"].as_i64()), (Some(2), Some(1), Some(5)));
     let p = &d["participants"];
-    assert_eq!((p["started"].as_i64(), p["working"].as_i64(), p["completed"].as_i64()), (Some(8), Some(1), Some(6)));
+    assert_eq!((p["started"].as_i64(), p["working"].as_i64(), p["completed"].as_i64()), (Some(8), Some(1), Some(5)));
     assert_eq!(
         (p["returned"].as_i64(), p["timed_out"].as_i64(), p["screened_out"].as_i64()),
-        (Some(1), Some(0), Some(0))
+        (Some(1), Some(0), Some(1))
     );
 
     let times: Vec<(i64, i64)> = sqlx::query_as("SELECT elapsed_ms, answered_at FROM answers WHERE study_id = ?")
@@ -247,9 +249,9 @@ async fn dashboard_matches_the_stored_rows(app: &TestApp, researcher: &Client, d
     let recent = times.iter().filter(|t| t.1 >= since).count() as f64;
     let rate = recent / ((now - since).max(60) as f64 / 60.0);
     assert!(close(&d["answers_per_minute"], rate), "{d}");
-    // Two copies still wanted of 14 tasks, less the 5 answers in progress.
-    assert_eq!(d["remaining_answers"].as_i64(), Some(2 * 14 - 5));
-    assert!(close(&d["eta_secs"], 23.0 / rate * 60.0));
+    // Three copies still wanted of 14 tasks (RETURNED's, CHECKER's, WORKING's), less the 5 answers in progress.
+    assert_eq!(d["remaining_answers"].as_i64(), Some(3 * 14 - 5));
+    assert!(close(&d["eta_secs"], 37.0 / rate * 60.0));
 
     let bundle_secs: Vec<f64> =
         sqlx::query_scalar("SELECT ended_at - leased_at FROM leases WHERE study_id = ? AND state = 'completed'")
@@ -263,13 +265,13 @@ async fn dashboard_matches_the_stored_rows(app: &TestApp, researcher: &Client, d
     let median_bundle = median(bundle_secs);
     assert!(median_bundle >= 600.0, "the clock moved ten minutes: {median_bundle}");
     assert!(close(&d["median_bundle_secs"], median_bundle));
-    // (12 $/h × 1.5) × median hours × 8 places; spent: the 6 finished.
+    // (12 $/h × 1.5) × median hours × 8 places; spent: the 5 finished (CHECKER was screened out).
     let per_place = 12.0 * 1.5 * median_bundle / 3600.0;
     let cost = &d["cost"];
     assert!(close(&cost["per_hour"], 18.0) && close(&cost["per_place"], per_place), "{cost}");
-    assert!(close(&cost["estimated_total"], per_place * 8.0) && close(&cost["spent"], per_place * 6.0), "{cost}");
+    assert!(close(&cost["estimated_total"], per_place * 8.0) && close(&cost["spent"], per_place * 5.0), "{cost}");
     assert_eq!(d["arrivals"].as_array().unwrap().last().unwrap()[1], 8);
-    assert_eq!(d["completions"].as_array().unwrap().last().unwrap()[1], 6);
+    assert_eq!(d["completions"].as_array().unwrap().last().unwrap()[1], 5);
     let bins: Vec<i64> = d["time_per_item"].as_array().unwrap().iter().map(|b| b.as_i64().unwrap()).collect();
     assert_eq!((bins[0], bins[1], bins[3], bins[4], bins[5]), (14, 5, 3 * 14, 14, 14));
     // The CLI's JSON is the same, apart from the moment it was taken.
@@ -284,5 +286,5 @@ async fn dashboard_matches_the_stored_rows(app: &TestApp, researcher: &Client, d
     }
     assert_eq!(cli, api);
     let text = app.cli(&["study", "status", &study.to_string()]);
-    assert!(crate::helpers::text(&text.stdout).contains("places:       8 in 1 bundles: 1 free, 1 leased, 6 completed"));
+    assert!(crate::helpers::text(&text.stdout).contains("places:       8 in 1 bundles: 2 free, 1 leased, 5 completed"));
 }
