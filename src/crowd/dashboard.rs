@@ -45,17 +45,21 @@ pub async fn dashboard(db: &SqlitePool, study: i64, now: i64) -> Result<Dashboar
     // at the later of the two, and every answer is at or after the first,
     // so the answers since `now - RATE_WINDOW_SECS` are those in the window.
     let recent = now - RATE_WINDOW_SECS;
-    let times: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
-        "SELECT elapsed_ms, count(*), min(answered_at), count(*) FILTER (WHERE answered_at >= ?)
-         FROM answers WHERE study_id = ? GROUP BY elapsed_ms ORDER BY elapsed_ms",
+    // One row: the (time, count) groups packed as text, since sqlx hands
+    // rows over one at a time and a big study has ~20k distinct times.
+    let (packed, first, in_window): (Option<String>, Option<i64>, Option<i64>) = sqlx::query_as(
+        "SELECT group_concat(e || ':' || n, ',' ORDER BY e), min(m), sum(r) FROM
+           (SELECT elapsed_ms AS e, count(*) AS n, min(answered_at) AS m,
+                   count(*) FILTER (WHERE answered_at >= ?) AS r
+            FROM answers WHERE study_id = ? GROUP BY elapsed_ms)",
     )
     .bind(recent)
     .bind(study)
-    .fetch_all(db)
+    .fetch_one(db)
     .await?;
-    let first = times.iter().map(|t| t.2).min();
-    let in_window: i64 = times.iter().map(|t| t.3).sum();
-    let times: Vec<(i64, i64)> = times.into_iter().map(|t| (t.0, t.1)).collect();
+    let in_window = in_window.unwrap_or(0);
+    let times = unpack_times(packed.as_deref().unwrap_or_default())
+        .ok_or_else(|| ServiceError::Internal(format!("study {study}: unreadable answer times")))?;
     let answers: i64 = times.iter().map(|t| t.1).sum();
     let answers_per_minute = rate_window(first, now).map(|(_, minutes)| in_window as f64 / minutes);
 
@@ -102,4 +106,31 @@ pub async fn dashboard(db: &SqlitePool, study: i64, now: i64) -> Result<Dashboar
         time_per_item: histogram(&times),
         adaptive,
     })
+}
+
+/// `ms:count,ms:count,…` (ascending) back into pairs; None if malformed.
+fn unpack_times(packed: &str) -> Option<Vec<(i64, i64)>> {
+    if packed.is_empty() {
+        return Some(Vec::new());
+    }
+    packed
+        .split(',')
+        .map(|pair| {
+            let (ms, n) = pair.split_once(':')?;
+            Some((ms.parse().ok()?, n.parse().ok()?))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unpack_times;
+
+    #[test]
+    fn packed_times_come_back_as_pairs_and_bad_ones_are_refused() {
+        assert_eq!(unpack_times(""), Some(vec![]));
+        assert_eq!(unpack_times("800:2,3000:14"), Some(vec![(800, 2), (3000, 14)]));
+        assert_eq!(unpack_times("800:2,3000"), None);
+        assert_eq!(unpack_times("x:1"), None);
+    }
 }
