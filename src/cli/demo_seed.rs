@@ -230,5 +230,7 @@ pub async fn seed_demo_accounts(db: &SqlitePool) -> anyhow::Result<Vec<(String, 
         accounts::add_user(db, name, role, &password).await?;
         created.push((name.to_string(), role, password));
     }
+    // Its participants are users too: after the accounts, which need none before them.
+    crate::cli::demo_crowd::seed_demo_crowd(db, DEMO_DATASET).await?;
     Ok(created)
 }

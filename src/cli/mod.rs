@@ -3,6 +3,7 @@
 mod args;
 pub mod bulk_seed;
 mod crowd;
+pub mod demo_crowd;
 pub mod demo_hnc;
 pub mod demo_models;
 pub mod demo_seed;

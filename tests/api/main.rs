@@ -18,6 +18,7 @@ mod crowd_comprehension;
 mod crowd_expiry;
 mod crowd_kit;
 mod crowd_load;
+mod demo_crowd;
 mod demo_models;
 mod durability;
 mod errors;
