@@ -146,3 +146,37 @@ async fn comprehension_passes_on_the_second_attempt_and_two_failures_land_on_the
     assert_eq!(rows[0]["state"], "active");
     b.close().await;
 }
+
+/// The research page with the demo's crowd study (a link panel, a dashboard
+/// and flagged participants on one card, beside every other kind's card and
+/// the datasets' audits) hydrates whole: the link panel's address gets the
+/// browser's origin, which only the hydrated card sets, and its Discard
+/// button works. Before the audits came with the funnels, this page failed
+/// to hydrate ("expected a marker node") and every button on it was dead.
+#[tokio::test]
+async fn the_research_page_with_the_demo_crowd_study_hydrates_and_its_buttons_work() {
+    let app = TestApp::spawn();
+    let r = Browser::start().await;
+    r.login(&app.base, "researcher", &app.password("researcher")).await;
+    r.goto(&format!("{}/research", app.base)).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let url = r.wait_css(".link-panel input.join-url").await.prop("value").await.unwrap().unwrap_or_default();
+        if url.starts_with(&app.base) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the link panel never got the origin: {url:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // The hasty participant finished too fast: its copy may be discarded from the page.
+    let row = r#"table.flagged tr:has(td.flags) button.discard"#;
+    let before = r.client.find_all(Css(row)).await.unwrap().len();
+    assert!(before >= 1, "a flagged participant with a Discard button");
+    r.wait_css(row).await.click().await.unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while r.client.find_all(Css(row)).await.unwrap().len() == before {
+        assert!(std::time::Instant::now() < deadline, "Discard did nothing");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    r.close().await;
+}

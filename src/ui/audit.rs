@@ -1,32 +1,13 @@
 //! The blind text-only audit on a dataset's section of the research page:
 //! how often the captions alone give the positive away (docs/audit.md).
-use super::error_text;
-#[cfg(feature = "ssr")]
-use super::session;
 use crate::domain::audit::AuditResult;
 use leptos::prelude::*;
 
-/// The built-in baselines and stored external scorers on the furthest stage the dataset reached.
-#[server(prefix = "/sfn")]
-pub async fn dataset_audit(dataset: String) -> Result<Vec<AuditResult>, ServerFnError> {
-    let (state, _) = session::researcher().await?;
-    crate::datasets::audit::stage_audits(&state.db, &dataset, None).await.map_err(session::sfn_error)
-}
-
+/// The built-in baselines and stored external scorers on the furthest
+/// stage the dataset reached; fetched with the funnels (see `FunnelTables`).
 #[component]
-pub fn AuditSection(dataset: String) -> impl IntoView {
-    let audits = Resource::new(move || dataset.clone(), dataset_audit);
-    view! {
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match audits.await {
-                    Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
-                    Ok(list) if list.iter().all(|a| a.rows.is_empty()) => ().into_any(),
-                    Ok(list) => view! { <AuditTable audits=list/> }.into_any(),
-                }
-            })}
-        </Suspense>
-    }
+pub fn AuditSection(audits: Vec<AuditResult>) -> impl IntoView {
+    (!audits.iter().all(|a| a.rows.is_empty())).then(|| view! { <AuditTable audits/> })
 }
 
 fn percent(x: f64) -> String {

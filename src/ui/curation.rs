@@ -4,15 +4,28 @@ use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::api_types::{Dispute, Settled, StudyStatus};
+use crate::domain::audit::AuditResult;
 use crate::domain::funnel::{Funnel, StageCounts};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 
+/// Each dataset's funnel with its blind audits, in one call: a resource made
+/// per dataset after the funnels arrive would take its serialisation id in
+/// whatever order the page's two lists resolved on the server, and the
+/// browser, hydrating in page order, would then read another resource's
+/// data and fail to hydrate the page.
 #[server(prefix = "/sfn")]
-pub async fn dataset_funnels() -> Result<Vec<Funnel>, ServerFnError> {
+pub async fn dataset_funnels() -> Result<Vec<(Funnel, Vec<AuditResult>)>, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    crate::studies::pipeline::all_funnels(&state.db).await.map_err(session::sfn_error)
+    let funnels = crate::studies::pipeline::all_funnels(&state.db).await.map_err(session::sfn_error)?;
+    let mut out = Vec::with_capacity(funnels.len());
+    for f in funnels {
+        let audits =
+            crate::datasets::audit::stage_audits(&state.db, &f.dataset, None).await.map_err(session::sfn_error)?;
+        out.push((f, audits));
+    }
+    Ok(out)
 }
 
 #[server(prefix = "/sfn")]
@@ -103,7 +116,7 @@ pub fn FunnelTables() -> impl IntoView {
             {move || Suspend::new(async move {
                 match funnels.await {
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
-                    Ok(list) => list.into_iter().map(|f| view! { <FunnelTable funnel=f/> }).collect_view().into_any(),
+                    Ok(list) => list.into_iter().map(|(f, audits)| view! { <FunnelTable funnel=f audits/> }).collect_view().into_any(),
                 }
             })}
         </Suspense>
@@ -111,7 +124,7 @@ pub fn FunnelTables() -> impl IntoView {
 }
 
 #[component]
-fn FunnelTable(funnel: Funnel) -> impl IntoView {
+fn FunnelTable(funnel: Funnel, audits: Vec<AuditResult>) -> impl IntoView {
     let row = |name: String, c: StageCounts, class: &'static str| {
         view! {
             <tr class=class data-row=name.clone()>
@@ -164,7 +177,7 @@ fn FunnelTable(funnel: Funnel) -> impl IntoView {
                     {funnel.by_subtype.into_iter().map(|(k, c)| row(k, c, "subtype")).collect_view()}
                 </tbody>
             </table>
-            <super::audit::AuditSection dataset=funnel.dataset.clone()/>
+            <super::audit::AuditSection audits/>
         </section>
     }
 }

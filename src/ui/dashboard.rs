@@ -40,8 +40,14 @@ pub struct FlaggedView {
 #[server(prefix = "/sfn")]
 pub async fn flagged_participants(study_id: i64) -> Result<Vec<FlaggedView>, ServerFnError> {
     use crate::domain::crowd::flags::Decision;
+    use crate::error::ServiceError;
     let (state, _) = session::researcher().await?;
-    let rows = crate::crowd::approve_list(&state.db, study_id).await.map_err(session::sfn_error)?;
+    // Not a link study: nobody to flag. An error would not be sent with the
+    // page, so the browser would ask again for every such study.
+    let rows = match crate::crowd::approve_list(&state.db, study_id).await {
+        Err(ServiceError::NotFound(_)) => return Ok(Vec::new()),
+        other => other.map_err(session::sfn_error)?,
+    };
     Ok(rows
         .into_iter()
         .filter(|r| !r.flags.is_empty() || matches!(r.decision, Decision::Reject | Decision::Review))
