@@ -75,3 +75,32 @@ async fn annotator_answers_by_keyboard_and_click_resumes_and_researcher_sees_cou
     b.screenshot("e2e-research.png").await;
     b.close().await;
 }
+
+/// With the wasm never arriving (blocked), a key press still answers: the
+/// page's small inline script clicks the option the key names, so its form
+/// posts, and the next item comes as a new page. The "keys work once
+/// loaded" notice is hidden, since it is not true here.
+#[tokio::test]
+async fn keys_answer_before_the_wasm_has_loaded() {
+    let app = TestApp::spawn();
+    let b = Browser::start().await;
+    b.login(&app.base, "annotator1", &app.password("annotator1")).await;
+    let survey = b.wait_css("ul.studies a").await.attr("href").await.unwrap().expect("a study link");
+    b.cdp("Network.enable", serde_json::json!({})).await;
+    b.cdp("Network.setBlockedURLs", serde_json::json!({ "urls": ["*.wasm"] })).await;
+    b.client.goto(&format!("{}{survey}", app.base)).await.unwrap();
+    // Starting is a form post too.
+    b.wait_css("form.start button").await.click().await.unwrap();
+    let task = current_task(&b).await;
+    assert_eq!(b.text(".progress span").await, "0 / 63");
+    let notice = b.wait_css(".keys-wait").await;
+    assert!(!notice.is_displayed().await.unwrap(), "the notice says keys do not work yet");
+    let key = b.wait_css("form.options button.option").await.attr("aria-keyshortcuts").await.unwrap().unwrap();
+    b.press(key.chars().next().unwrap()).await;
+    let next = wait_next_task(&b, &task).await;
+    assert_ne!(next, task);
+    assert_eq!(b.text(".progress span").await, "1 / 63", "one press, one answer");
+    let hydrated = b.client.execute("return document.querySelector('main[data-hydrated=\"true\"]') !== null;", vec![]);
+    assert_eq!(hydrated.await.unwrap(), serde_json::Value::Bool(false), "the wasm was blocked");
+    b.close().await;
+}

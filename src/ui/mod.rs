@@ -31,6 +31,9 @@ pub const FAVICON: &str = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/20
 %3Crect width='32' height='32' rx='6' fill='%231d4ed8'/%3E%3Cpath d='M8 22 L14 10 L20 22 Z' fill='%23fff'/%3E\
 %3Ccircle cx='23' cy='12' r='4' fill='%23facc15'/%3E%3C/svg%3E";
 
+/// Answers by key before the wasm has loaded (choice cards only).
+const EARLY_KEYS: &str = include_str!("early_keys.js");
+
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
     crate::http::csp::set_on_page();
@@ -43,6 +46,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <link rel="stylesheet" href=format!("/pkg/{}.css", options.output_name)/>
                 <link rel="icon" href=FAVICON type="image/svg+xml"/>
                 <HydrationScripts options/>
+                // Inline: it must work before any file has loaded.
+                <script nonce=leptos::nonce::use_nonce() inner_html=EARLY_KEYS></script>
                 <MetaTags/>
             </head>
             <body>
