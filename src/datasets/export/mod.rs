@@ -108,7 +108,7 @@ async fn export_paged(
         files.push(file);
     }
     let mut counts = RowCounts::new(names);
-    let mut funnel = FunnelBuilder::default();
+    let mut funnel = candidates_funnel(db, p.dataset_id).await?;
     let mut images = 0u64;
     let mut placer = place::Placer::new(store, &images_dir);
     // The card's blind audit scores the exported captions: kept as they go by.
@@ -118,7 +118,8 @@ async fn export_paged(
     // beside the rows (aborted if the export stops early).
     let metas = [&p.step3, &p.step4].into_iter().flatten().map(|(m, _)| m.clone()).collect();
     let mut provenance = AbortOnDrop(tokio::spawn(card::provenance(db.clone(), p.dataset_id, metas)));
-    let mut instances = InstancePages::new(db, p.dataset_id, shift).await?;
+    let only = (req.stage != Stage::Candidates).then(|| included.iter().map(|i| i.0).collect());
+    let mut instances = InstancePages::new(db, p.dataset_id, shift, only).await?;
     let mut votes3 = ByInstance::new(read::votes(db, p.step3.as_ref().map(|(m, _)| m.id), shift));
     let mut votes4 = ByInstance::new(read::votes(db, p.step4.as_ref().map(|(m, _)| m.id), shift));
     let (mut o3, mut o4) = (Outcomes::new(s3), Outcomes::new(s4));
@@ -128,7 +129,6 @@ async fn export_paged(
             return Err(ServiceError::Internal(ABANDONED.into()));
         }
         let category = category(&inst.6, &inst.7, inst.0)?;
-        funnel.candidate(category);
         let (v3, v4) = (votes3.take(inst.0).await?, votes4.take(inst.0).await?);
         let (out3, out4) = (o3.get(inst.0), o4.get(inst.0));
         if included.get(next_included).map(|i| i.0) != Some(inst.0) {
@@ -174,6 +174,23 @@ impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// The funnel's first column: every instance of the dataset by category
+/// (the rows read only the exported ones).
+async fn candidates_funnel(db: &SqlitePool, dataset_id: i64) -> Result<FunnelBuilder, ServiceError> {
+    let counts: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT neg_type, subtype, count(*) FROM instances WHERE dataset_id = ? GROUP BY neg_type, subtype",
+    )
+    .bind(dataset_id)
+    .fetch_all(db)
+    .await?;
+    let mut funnel = FunnelBuilder::default();
+    for (t, s, n) in counts {
+        let c = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("dataset {dataset_id}: {e}")))?;
+        (0..n).for_each(|_| funnel.candidate(c));
+    }
+    Ok(funnel)
 }
 
 /// How many candidate columns the candidates stage needs (other stages have none).

@@ -13,7 +13,8 @@ async fn export_files(pool: &SqlitePool, dir: &Path, format: &str, stage: &str, 
     let out = dir.join(format!("out-{format}-{stage}-{shift}"));
     let store = ImageStore::new(dir.join("images"));
     let summary = export_paged(pool, &store, &req, &out, "test", &|| false, shift).await.unwrap();
-    let files = summary.files.iter().map(|f| (f.clone(), std::fs::read(out.join(f)).unwrap())).collect();
+    let names = summary.files.iter().map(String::as_str).chain(["README.md"]);
+    let files = names.map(|f| (f.to_string(), std::fs::read(out.join(f)).unwrap())).collect();
     std::fs::remove_dir_all(&out).unwrap();
     files
 }
@@ -28,12 +29,26 @@ async fn a_many_page_export_equals_a_single_page_export() {
             let whole = export_files(&pool, dir.path(), format, stage, 20).await;
             assert_eq!(small, whole, "{format} {stage}");
             if format == "jsonl" {
-                let lines: usize = whole.iter().map(|(_, b)| b.iter().filter(|&&c| c == b'\n').count()).sum();
+                let rows = whole.iter().filter(|(name, _)| name != "README.md");
+                let lines: usize = rows.map(|(_, b)| b.iter().filter(|&&c| c == b'\n').count()).sum();
                 let want = if stage == "candidates" { INSTANCES } else { final_rows(&pool).await };
                 assert_eq!(lines, want, "{stage}");
                 assert!(want > 1024, "more rows than one default page: {want}");
             }
         }
+    }
+    // The card's funnel counts every instance, also those the final stage
+    // drops (the rows skip them): as the dataset's own funnel does.
+    let card = export_files(&pool, dir.path(), "csv", "final", 10).await.pop().unwrap();
+    let card = String::from_utf8(card.1).unwrap();
+    let f = crate::studies::pipeline::dataset_funnel(&pool, bulk_seed::DATASET).await.unwrap();
+    let row = |name: &str, c: &crate::domain::funnel::StageCounts| {
+        format!("| {name} | {} | {} | {} |", c.candidates, c.step3_kept, c.step3_discarded)
+    };
+    assert_eq!(f.overall.candidates, INSTANCES as u64);
+    assert!(card.contains(&row("**all**", &f.overall)), "{card}");
+    for (name, counts) in &f.by_subtype {
+        assert!(card.contains(&row(name, counts)), "{name}: {card}");
     }
     // Every row carries its votes of both steps; shared items carry both annotators'.
     let (_, jsonl) = &export_files(&pool, dir.path(), "jsonl", "final", 3).await[0];
