@@ -3,8 +3,9 @@
 //! instances (with their candidates) and each study's answers are streamed
 //! from SQLite in pages of rows (`read`), merged in instance order; each image
 //! file is placed once (hard link, else copy) and rows go to one file per
-//! split as they come. Memory grows with the per-item outcomes only, never
-//! with rows or images.
+//! split as they come. Memory grows with the per-item outcomes, and a little
+//! with the rows (their captions, for the card's audit) and the images (32
+//! bytes each); the reads go through the export's own small-cache pool.
 mod card;
 mod csv;
 pub mod download;
