@@ -5,9 +5,9 @@
 //! export to scratch, then the tar stream drained), each in a fresh child
 //! process (this binary re-run with BENCH_EXPORT_CHILD set), so the peak RSS
 //! (VmHWM) is the export's alone. Six distinct tiny PNGs (16x16, ~100 bytes)
-//! are shared by every instance: the figures measure rows, merging and file
-//! placement (every row still links, or for parquet reads, its images), not
-//! image bytes. Targets (issue 15): final stage >= 50k rows/s for CSV and
+//! are shared by every instance: the figures measure rows, merging and the
+//! card, not image bytes (each image is placed once; parquet reads it once
+//! per row group). Targets (issue 15): final stage >= 50k rows/s for CSV and
 //! JSONL, >= 30k rows/s for parquet, peak RSS <= 300 MB.
 use futures_util::StreamExt;
 use hardneg::cli::bulk_seed;

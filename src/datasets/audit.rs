@@ -3,8 +3,7 @@
 //! The baselines run on the spot (the dataset page, the export card); an
 //! external scorer's result is stored, the latest per stage and name.
 use super::export::{check_stage, included};
-use crate::domain::audit::{audit_table, AuditResult, Baseline, Scored};
-use crate::domain::category::Category;
+use crate::domain::audit::{audit_table, AuditResult, Baseline, Pairs, Scored};
 use crate::domain::export::Stage;
 use crate::error::ServiceError;
 use crate::scoring::external::ExternalScorer;
@@ -16,45 +15,28 @@ use sqlx::SqlitePool;
 /// Captions per request to an external scorer.
 const BATCH: usize = 64;
 
-/// One instance of the stage: its subset, caption and negative caption.
-pub struct Pair {
-    pub category: Category,
-    pub caption: String,
-    pub negative: String,
-}
-
 /// The instances a stage of the dataset holds (the export's rows) that have
 /// a negative caption, in id order.
-pub async fn stage_pairs(db: &SqlitePool, dataset: &str, stage: Stage) -> Result<(i64, Vec<Pair>), ServiceError> {
+pub async fn stage_pairs(db: &SqlitePool, dataset: &str, stage: Stage) -> Result<(i64, Pairs), ServiceError> {
     pairs_of(db, &pipeline(db, dataset).await?, dataset, stage).await
 }
 
-async fn pairs_of(
-    db: &SqlitePool,
-    p: &Pipeline,
-    dataset: &str,
-    stage: Stage,
-) -> Result<(i64, Vec<Pair>), ServiceError> {
+async fn pairs_of(db: &SqlitePool, p: &Pipeline, dataset: &str, stage: Stage) -> Result<(i64, Pairs), ServiceError> {
     check_stage(p, dataset, stage)?;
     let ids = included(db, p, stage).await?;
     let mut next = 0;
-    let mut rows = sqlx::query_as::<_, (i64, String, String, String, String)>(
-        "SELECT id, caption, negative_caption, neg_type, subtype FROM instances WHERE dataset_id = ? ORDER BY id",
+    let mut rows = sqlx::query_as::<_, (i64, String, String)>(
+        "SELECT id, caption, negative_caption FROM instances WHERE dataset_id = ? ORDER BY id",
     )
     .bind(p.dataset_id)
     .fetch(db);
-    let mut pairs = Vec::with_capacity(ids.len());
-    while let Some((id, caption, negative, t, s)) = rows.try_next().await? {
-        if ids.get(next).map(|i| i.0) != Some(id) {
+    let mut pairs = Pairs::default();
+    while let Some((id, caption, negative)) = rows.try_next().await? {
+        let Some(&(_, category)) = ids.get(next).filter(|i| i.0 == id) else {
             continue;
-        }
+        };
         next += 1;
-        // Prompts to rank have no negative caption: nothing to tell apart.
-        if negative.trim().is_empty() {
-            continue;
-        }
-        let category = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))?;
-        pairs.push(Pair { category, caption, negative });
+        pairs.push(category, &caption, &negative);
     }
     Ok((p.dataset_id, pairs))
 }
@@ -64,13 +46,13 @@ fn result(
     stage: Stage,
     scorer: &str,
     source: String,
-    pairs: &[Pair],
+    pairs: &Pairs,
     scores: &[(f64, f64)],
 ) -> AuditResult {
     let scored: Vec<Scored> = pairs
         .iter()
         .zip(scores)
-        .map(|(p, &(positive, negative))| Scored { category: p.category, positive, negative })
+        .map(|((category, _, _), &(positive, negative))| Scored { category, positive, negative })
         .collect();
     AuditResult {
         dataset: dataset.to_string(),
@@ -82,8 +64,8 @@ fn result(
     }
 }
 
-pub fn baseline_audit(dataset: &str, stage: Stage, baseline: Baseline, pairs: &[Pair]) -> AuditResult {
-    let texts: Vec<(&str, &str)> = pairs.iter().map(|p| (p.caption.as_str(), p.negative.as_str())).collect();
+pub fn baseline_audit(dataset: &str, stage: Stage, baseline: Baseline, pairs: &Pairs) -> AuditResult {
+    let texts: Vec<(&str, &str)> = pairs.iter().map(|(_, caption, negative)| (caption, negative)).collect();
     result(dataset, stage, baseline.name(), baseline.source().to_string(), pairs, &baseline.score(&texts))
 }
 
@@ -101,7 +83,8 @@ pub async fn external_audit(
         "{name:?} names a built-in baseline; give the scorer another --name"
     );
     let (dataset_id, pairs) = stage_pairs(db, dataset, stage).await?;
-    let texts: Vec<String> = pairs.iter().flat_map(|p| [p.caption.clone(), p.negative.clone()]).collect();
+    let texts: Vec<String> =
+        pairs.iter().flat_map(|(_, caption, negative)| [caption.into(), negative.into()]).collect();
     let cmd = command.to_string();
     let (model, scores) = tokio::task::spawn_blocking(move || -> anyhow::Result<(String, Vec<f64>)> {
         let mut scorer = ExternalScorer::spawn(&cmd)?;
@@ -149,7 +132,19 @@ pub async fn stage_audits(
         _ => Stage::Candidates,
     });
     let (dataset_id, pairs) = pairs_of(db, &p, dataset, stage).await?;
-    let mut out: Vec<AuditResult> = Baseline::ALL.iter().map(|&b| baseline_audit(dataset, stage, b, &pairs)).collect();
+    audits_of(db, dataset, dataset_id, stage, &pairs).await
+}
+
+/// The baselines over `pairs` (the stage's instances), then every stored
+/// external result for the stage.
+pub async fn audits_of(
+    db: &SqlitePool,
+    dataset: &str,
+    dataset_id: i64,
+    stage: Stage,
+    pairs: &Pairs,
+) -> Result<Vec<AuditResult>, ServiceError> {
+    let mut out: Vec<AuditResult> = Baseline::ALL.iter().map(|&b| baseline_audit(dataset, stage, b, pairs)).collect();
     let stored: Vec<(String, String, String, i64)> = sqlx::query_as(
         "SELECT scorer, source, rows, created_at FROM audits WHERE dataset_id = ? AND stage = ? ORDER BY scorer",
     )

@@ -6,6 +6,7 @@
 //! Wilson score interval, and two baselines that need no model.
 use crate::domain::category::{Category, NegType};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// The two-sided 95% normal quantile.
@@ -18,6 +19,44 @@ pub struct Scored {
     pub category: Category,
     pub positive: f64,
     pub negative: f64,
+}
+
+/// The instances of a stage (its subsets and the two captions of each), in
+/// id order. The captions share one buffer: the export collects them as its
+/// rows go by, a few bytes beyond the text per instance.
+#[derive(Debug, Default)]
+pub struct Pairs {
+    text: String,
+    /// Subset, end of the caption and end of the negative caption in `text`.
+    ends: Vec<(Category, usize, usize)>,
+}
+
+impl Pairs {
+    /// Adds an instance, unless it has no negative caption (a prompt to
+    /// rank): then there is nothing to tell apart.
+    pub fn push(&mut self, category: Category, caption: &str, negative: &str) {
+        if negative.trim().is_empty() {
+            return;
+        }
+        self.text.push_str(caption);
+        let mid = self.text.len();
+        self.text.push_str(negative);
+        self.ends.push((category, mid, self.text.len()));
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Subset, caption and negative caption of each instance.
+    pub fn iter(&self) -> impl Iterator<Item = (Category, &str, &str)> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().map(|e| e.2));
+        self.ends.iter().zip(starts).map(|(&(c, mid, end), start)| (c, &self.text[start..mid], &self.text[mid..end]))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -173,9 +212,16 @@ impl Baseline {
     }
 }
 
-/// Lower-cased alphanumeric words.
-fn words(s: &str) -> impl Iterator<Item = String> + '_ {
-    s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase)
+/// Lower-cased alphanumeric words; a word already lower-case ASCII (most)
+/// is borrowed rather than copied.
+fn words(s: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
+    s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| {
+        if w.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
+            Cow::Borrowed(w)
+        } else {
+            Cow::Owned(w.to_lowercase())
+        }
+    })
 }
 
 /// Counts come from the distinct positive captions: the real captions are
@@ -186,33 +232,42 @@ fn word_frequency(pairs: &[(&str, &str)]) -> Vec<(f64, f64)> {
     let mut distinct: Vec<&str> = pairs.iter().map(|p| p.0).collect();
     distinct.sort_unstable();
     distinct.dedup();
-    let mut counts: HashMap<String, f64> = HashMap::new();
+    let mut counts: HashMap<Cow<'_, str>, f64> = HashMap::new();
     for w in distinct.iter().flat_map(|c| words(c)) {
         *counts.entry(w).or_default() += 1.0;
     }
     let total: f64 = counts.values().sum();
-    let mut vocabulary: std::collections::HashSet<String> = counts.keys().cloned().collect();
+    let mut vocabulary: std::collections::HashSet<Cow<'_, str>> = counts.keys().cloned().collect();
     vocabulary.extend(pairs.iter().flat_map(|p| words(p.1)));
     let v = vocabulary.len() as f64 + 1.0;
+    // A caption's own words: a few, so a list beats a map.
+    let mut own: Vec<(Cow<'_, str>, f64)> = Vec::new();
     pairs
         .iter()
         .map(|(positive, negative)| {
-            let mut own: HashMap<String, f64> = HashMap::new();
+            own.clear();
             for w in words(positive) {
-                *own.entry(w).or_default() += 1.0;
+                match own.iter_mut().find(|(o, _)| *o == w) {
+                    Some((_, n)) => *n += 1.0,
+                    None => own.push((w, 1.0)),
+                }
             }
-            let held_out = total - own.values().sum::<f64>();
+            let held_out = total - own.iter().map(|(_, n)| n).sum::<f64>();
+            let own = &own;
             let score = |s: &str| {
-                let logs: Vec<f64> = words(s)
+                let mut n = 0usize;
+                let sum: f64 = words(s)
                     .map(|w| {
-                        let c = counts.get(&w).copied().unwrap_or(0.0) - own.get(&w).copied().unwrap_or(0.0);
+                        n += 1;
+                        let mine = own.iter().find(|(o, _)| *o == w).map_or(0.0, |(_, c)| *c);
+                        let c = counts.get(&w).copied().unwrap_or(0.0) - mine;
                         ((c + 1.0) / (held_out + v)).ln()
                     })
-                    .collect();
-                if logs.is_empty() {
+                    .sum();
+                if n == 0 {
                     f64::NEG_INFINITY
                 } else {
-                    logs.iter().sum::<f64>() / logs.len() as f64
+                    sum / n as f64
                 }
             };
             (score(positive), score(negative))

@@ -77,3 +77,80 @@ fn word_frequency_prefers_familiar_words_and_leaves_the_caption_out() {
     let lone = Baseline::WordFrequency.score(&[("kayak", "kayak kayak")]);
     assert!(close(lone[0].0, lone[0].1), "{lone:?}");
 }
+
+/// The scoring as first written (a lower-cased String per word, a map of
+/// the caption's own words): the faster one must give the same bits.
+fn word_frequency_as_first_written(pairs: &[(&str, &str)]) -> Vec<(f64, f64)> {
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+    };
+    let mut distinct: Vec<&str> = pairs.iter().map(|p| p.0).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let mut counts: HashMap<String, f64> = HashMap::new();
+    for w in distinct.iter().flat_map(|c| words(c)) {
+        *counts.entry(w).or_default() += 1.0;
+    }
+    let total: f64 = counts.values().sum();
+    let mut vocabulary: std::collections::HashSet<String> = counts.keys().cloned().collect();
+    vocabulary.extend(pairs.iter().flat_map(|p| words(p.1)));
+    let v = vocabulary.len() as f64 + 1.0;
+    pairs
+        .iter()
+        .map(|(positive, negative)| {
+            let mut own: HashMap<String, f64> = HashMap::new();
+            for w in words(positive) {
+                *own.entry(w).or_default() += 1.0;
+            }
+            let held_out = total - own.values().sum::<f64>();
+            let score = |s: &str| {
+                let logs: Vec<f64> = words(s)
+                    .into_iter()
+                    .map(|w| {
+                        let c = counts.get(&w).copied().unwrap_or(0.0) - own.get(&w).copied().unwrap_or(0.0);
+                        ((c + 1.0) / (held_out + v)).ln()
+                    })
+                    .collect();
+                if logs.is_empty() {
+                    f64::NEG_INFINITY
+                } else {
+                    logs.iter().sum::<f64>() / logs.len() as f64
+                }
+            };
+            (score(positive), score(negative))
+        })
+        .collect()
+}
+
+#[test]
+fn word_frequency_gives_the_same_bits_as_first_written() {
+    let mut pairs = vec![
+        ("A Dog on a SOFA", "a ZEBRA on a sofa"),
+        ("Ärger im Büro, ÉTÉ", "ärger im büro été été"),
+        ("ǅemal ǆ", "Ǆ ǅ"),
+        ("", "nothing here"),
+        ("...", ""),
+        ("a dog on a sofa", "a dog on a sofa"),
+        ("a dog on a sofa", "two dogs, one sofa"),
+    ];
+    let texts: Vec<(String, String)> = (0..300)
+        .map(|i| (format!("Photo {} of a Red car number {i} near {} trees", i % 7, i % 13), format!("a blue car {i}")))
+        .collect();
+    pairs.extend(texts.iter().map(|(a, b)| (a.as_str(), b.as_str())));
+    let bits = |s: Vec<(f64, f64)>| s.iter().map(|(a, b)| (a.to_bits(), b.to_bits())).collect::<Vec<_>>();
+    assert_eq!(bits(Baseline::WordFrequency.score(&pairs)), bits(word_frequency_as_first_written(&pairs)));
+}
+
+#[test]
+fn pairs_give_back_each_instances_captions_and_skip_prompts_without_a_negative() {
+    let [a, b] = [Category::ALL[0], Category::ALL[3]];
+    let mut pairs = Pairs::default();
+    pairs.push(a, "a dog", "a cat");
+    pairs.push(b, "a prompt", " \t");
+    pairs.push(b, "", "ünïcode");
+    pairs.push(a, "two dogs", "two cats");
+    let got: Vec<_> = pairs.iter().collect();
+    assert_eq!(got, [(a, "a dog", "a cat"), (b, "", "ünïcode"), (a, "two dogs", "two cats")]);
+    assert_eq!(pairs.len(), 3);
+    assert!(Pairs::default().is_empty() && Pairs::default().iter().next().is_none());
+}

@@ -1,12 +1,12 @@
 //! Gathers what the dataset card shows (normalisation, study provenance,
 //! kappa per pair with each study's own mapping) and writes README.md.
 use super::{io_err, ExportRequest, ExportSummary};
+use crate::domain::audit::Pairs;
 use crate::domain::export::card::{dataset_card, Card, KappaRow, StudyCard};
 use crate::domain::funnel::Funnel;
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::studies::agreement::study_agreement_report;
-use crate::studies::pipeline::Pipeline;
 use sqlx::SqlitePool;
 use std::path::Path;
 
@@ -40,45 +40,60 @@ async fn study_card(db: &SqlitePool, step: &'static str, meta: &StudyMeta) -> Re
     })
 }
 
-pub async fn write(
-    db: &SqlitePool,
-    p: &Pipeline,
+/// What the card tells beyond the export's own counts: the dataset's
+/// normalisation and a section per study of the pipeline. Kappa per pair
+/// reads every answer of a study, so the export reads this beside the rows.
+pub struct Provenance {
+    normalize: String,
+    studies: Vec<StudyCard>,
+}
+
+pub async fn provenance(db: SqlitePool, dataset_id: i64, studies: Vec<StudyMeta>) -> Result<Provenance, ServiceError> {
+    let normalize: String =
+        sqlx::query_scalar("SELECT normalize FROM datasets WHERE id = ?").bind(dataset_id).fetch_one(&db).await?;
+    let mut cards = Vec::new();
+    for meta in &studies {
+        cards.push(study_card(&db, meta.kind.label(), meta).await?);
+    }
+    Ok(Provenance { normalize, studies: cards })
+}
+
+pub fn write(
     req: &ExportRequest,
     command: &str,
     funnel: &Funnel,
     s: &ExportSummary,
+    prov: &Provenance,
     path: &Path,
 ) -> Result<(), ServiceError> {
-    let normalize: String =
-        sqlx::query_scalar("SELECT normalize FROM datasets WHERE id = ?").bind(p.dataset_id).fetch_one(db).await?;
-    let mut studies = Vec::new();
-    if let Some((meta, _)) = &p.step3 {
-        studies.push(study_card(db, meta.kind.label(), meta).await?);
-    }
-    if let Some((meta, _)) = &p.step4 {
-        studies.push(study_card(db, meta.kind.label(), meta).await?);
-    }
     let text = dataset_card(&Card {
         dataset: &req.dataset,
         stage: req.stage,
         format: req.format,
-        normalize: &normalize,
+        normalize: &prov.normalize,
         command,
         version: env!("CARGO_PKG_VERSION"),
         files: &s.files,
         counts: &s.counts,
         images: s.images,
         funnel,
-        studies: &studies,
+        studies: &prov.studies,
         split_seed: (req.splits.len() > 1).then_some(req.seed),
     });
     std::fs::write(path, text).map_err(|e| io_err("writing", path, e))
 }
 
-/// Appends the blind text-only audit of the exported stage (docs/audit.md).
-pub async fn append_audit(db: &SqlitePool, req: &ExportRequest, path: &Path) -> Result<(), ServiceError> {
+/// Appends the blind text-only audit of the exported stage (docs/audit.md)
+/// over `pairs`, the exported rows' captions.
+pub async fn append_audit(
+    db: &SqlitePool,
+    req: &ExportRequest,
+    dataset_id: i64,
+    pairs: &Pairs,
+    path: &Path,
+) -> Result<(), ServiceError> {
     use std::io::Write;
-    let audits = crate::datasets::audit::stage_audits(db, &req.dataset, Some(req.stage)).await?;
+    let audits = crate::datasets::audit::audits_of(db, &req.dataset, dataset_id, req.stage, pairs).await?;
     if audits.iter().all(|a| a.rows.is_empty()) {
         return Ok(()); // no instance with a negative caption (prompts to rank)
     }

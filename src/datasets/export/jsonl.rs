@@ -9,46 +9,59 @@ use std::path::{Path, PathBuf};
 pub struct JsonlSink {
     w: BufWriter<File>,
     cols: Vec<Column>,
+    /// `"name":` of each column, escaped once.
+    keys: Vec<Vec<u8>>,
     path: PathBuf,
     /// Reused for every line.
-    line: String,
+    line: Vec<u8>,
 }
 
 impl JsonlSink {
     pub fn new(file: File, cols: Vec<Column>, path: &Path) -> JsonlSink {
-        JsonlSink { w: BufWriter::new(file), cols, path: path.to_path_buf(), line: String::new() }
+        let keys = cols.iter().map(key).collect();
+        JsonlSink { w: BufWriter::new(file), cols, keys, path: path.to_path_buf(), line: Vec::new() }
     }
+}
+
+fn key(c: &Column) -> Vec<u8> {
+    let mut k = serde_json::to_vec(&c.name()).unwrap_or_default();
+    k.push(b':');
+    k
 }
 
 /// One JSON object per line, keys in column order (a map would sort them).
-fn json_line(out: &mut String, cols: &[Column], row: &Row) {
+/// Values are serialised straight into `out` (serde_json's escaping).
+fn json_line(out: &mut Vec<u8>, cols: &[Column], keys: &[Vec<u8>], row: &Row) {
     out.clear();
-    out.push('{');
-    for (i, c) in cols.iter().enumerate() {
+    out.push(b'{');
+    for (i, (c, k)) in cols.iter().zip(keys).enumerate() {
         if i > 0 {
-            out.push(',');
+            out.push(b',');
         }
-        out.push_str(&json(&c.name()));
-        out.push(':');
-        match row.cell(*c) {
-            Cell::Text(None) | Cell::Image(None) | Cell::Votes(None) => out.push_str("null"),
-            Cell::Text(Some(t)) => out.push_str(&json(&t)),
-            Cell::Int(i) => out.push_str(&i.to_string()),
-            Cell::Image(Some(img)) => out.push_str(&json(&img.path())),
-            Cell::Votes(Some(v)) => out.push_str(&serde_json::to_string(v).unwrap_or_else(|_| "null".into())),
+        out.extend_from_slice(k);
+        let at = out.len();
+        let written = match row.cell(*c) {
+            Cell::Text(None) | Cell::Image(None) | Cell::Votes(None) => {
+                out.extend_from_slice(b"null");
+                Ok(())
+            }
+            Cell::Text(Some(t)) => serde_json::to_writer(&mut *out, &t),
+            Cell::Int(i) => serde_json::to_writer(&mut *out, &i),
+            Cell::Image(Some(img)) => serde_json::to_writer(&mut *out, &img.path()),
+            Cell::Votes(Some(v)) => serde_json::to_writer(&mut *out, v),
+        };
+        if written.is_err() {
+            out.truncate(at);
+            out.extend_from_slice(b"null");
         }
     }
-    out.push_str("}\n");
-}
-
-fn json(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "null".into())
+    out.extend_from_slice(b"}\n");
 }
 
 impl RowSink for JsonlSink {
     fn write(&mut self, row: Row) -> Result<(), ServiceError> {
-        json_line(&mut self.line, &self.cols, &row);
-        self.w.write_all(self.line.as_bytes()).map_err(|e| io_err("writing", &self.path, e))
+        json_line(&mut self.line, &self.cols, &self.keys, &row);
+        self.w.write_all(&self.line).map_err(|e| io_err("writing", &self.path, e))
     }
 
     fn finish(self: Box<Self>) -> Result<(), ServiceError> {
@@ -88,8 +101,11 @@ mod tests {
             }),
             step4: None,
         };
-        let mut line = String::new();
-        json_line(&mut line, &columns(Stage::Step3), &row);
+        let cols = columns(Stage::Step3);
+        let keys: Vec<Vec<u8>> = cols.iter().map(key).collect();
+        let mut line = Vec::new();
+        json_line(&mut line, &cols, &keys, &row);
+        let line = String::from_utf8(line).unwrap();
         assert!(line.starts_with(r#"{"image":"images/aa.png","caption":"a","negative_caption":"b","negative_image":null,"type":"replace""#), "{line}");
         assert!(line.contains(r#""instance_id":3,"instance_key":"k\"3""#), "{line}");
         assert!(line.ends_with("\"step3_votes\":[{\"annotator\":\"x\",\"value\":\"none\"}],\"step3_resolved_by\":\"single\",\"step3_agreement\":\"single\",\"step3_posterior\":null}\n"), "{line}");

@@ -3,13 +3,15 @@
 //! instances (with their candidates) and each study's answers are streamed
 //! from SQLite in pages of rows (`read`), merged in instance order; each image
 //! file is placed once (hard link, else copy) and rows go to one file per
-//! split as they come. Memory grows with the per-item outcomes only, never
-//! with rows or images.
+//! split as they come. Memory grows with the per-item outcomes, and a little
+//! with the rows (their captions, for the card's audit) and the images (32
+//! bytes each); the reads go through the export's own small-cache pool.
 mod card;
 mod csv;
 pub mod download;
 mod jsonl;
 mod parquet;
+mod place;
 mod read;
 mod reports;
 mod request;
@@ -34,7 +36,7 @@ use futures_util::TryStreamExt;
 use read::{ByInstance, Candidate, InstancePages, InstanceRow, VoteRow};
 use sink::{io_err, RowSink};
 use sqlx::SqlitePool;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Debug, Clone)]
 pub struct ExportSummary {
@@ -86,6 +88,8 @@ async fn export_paged(
     if std::fs::read_dir(out).map(|mut d| d.next().is_some()).unwrap_or(false) {
         return Err(ServiceError::Invalid(format!("{} is not empty; export into a new directory", out.display())));
     }
+    let scan = read::scan_pool(db).await?;
+    let db = &scan;
     let p = funnel::pipeline(db, &req.dataset).await?;
     let (s3, s4) = (p.step3.as_ref().map(|(_, o)| o.as_slice()), p.step4.as_ref().map(|(_, o)| o.as_slice()));
     check_stage(&p, &req.dataset, req.stage)?;
@@ -105,10 +109,18 @@ async fn export_paged(
         files.push(file);
     }
     let mut counts = RowCounts::new(names);
-    let mut funnel = FunnelBuilder::default();
+    let mut funnel = candidates_funnel(db, p.dataset_id).await?;
     let mut images = 0u64;
+    let mut placer = place::Placer::new(store, &images_dir);
+    // The card's blind audit scores the exported captions: kept as they go by.
+    let mut audit_pairs = crate::domain::audit::Pairs::default();
 
-    let mut instances = InstancePages::new(db, p.dataset_id, shift).await?;
+    // The card's study sections read every answer again: on their own task,
+    // beside the rows (aborted if the export stops early).
+    let metas = [&p.step3, &p.step4].into_iter().flatten().map(|(m, _)| m.clone()).collect();
+    let mut provenance = AbortOnDrop(tokio::spawn(card::provenance(db.clone(), p.dataset_id, metas)));
+    let only = (req.stage != Stage::Candidates).then(|| included.iter().map(|i| i.0).collect());
+    let mut instances = InstancePages::new(db, p.dataset_id, shift, only).await?;
     let mut votes3 = ByInstance::new(read::votes(db, p.step3.as_ref().map(|(m, _)| m.id), shift));
     let mut votes4 = ByInstance::new(read::votes(db, p.step4.as_ref().map(|(m, _)| m.id), shift));
     let (mut o3, mut o4) = (Outcomes::new(s3), Outcomes::new(s4));
@@ -118,7 +130,6 @@ async fn export_paged(
             return Err(ServiceError::Internal(ABANDONED.into()));
         }
         let category = category(&inst.6, &inst.7, inst.0)?;
-        funnel.candidate(category);
         let (v3, v4) = (votes3.take(inst.0).await?, votes4.take(inst.0).await?);
         let (out3, out4) = (o3.get(inst.0), o4.get(inst.0));
         if included.get(next_included).map(|i| i.0) != Some(inst.0) {
@@ -128,11 +139,14 @@ async fn export_paged(
         next_included += 1;
         let row = shape(req.stage, inst, category, (out3, v3), (out4, v4))?;
         for img in row.images() {
-            images += place_image(store, &images_dir, img)? as u64;
+            images += placer.place(img)? as u64;
         }
+        audit_pairs.push(category, &row.caption, &row.negative_caption);
         counts.add(category, split);
         sinks[split].write(row)?;
     }
+    // Their connections go back before the pool closes.
+    drop((instances, votes3, votes4));
     for sink in sinks {
         sink.finish()?;
     }
@@ -145,10 +159,39 @@ async fn export_paged(
     let name = |s: &Option<(crate::state::StudyMeta, Vec<ItemOutcome>)>| s.as_ref().map(|(m, _)| m.name.clone());
     let funnel = funnel.build(&req.dataset, name(&p.step3), name(&p.step4));
     let mut summary = ExportSummary { files, counts, images };
-    card::write(db, &p, req, command, &funnel, &summary, &out.join("README.md")).await?;
-    card::append_audit(db, req, &out.join("README.md")).await?;
+    let provenance =
+        (&mut provenance.0).await.map_err(|e| ServiceError::Internal(format!("reading the card: {e}")))??;
+    card::write(req, command, &funnel, &summary, &provenance, &out.join("README.md"))?;
+    card::append_audit(db, req, p.dataset_id, &audit_pairs, &out.join("README.md")).await?;
     summary.files.extend(reports::write_reports(db, p.dataset_id, out).await?);
+    scan.close().await;
     Ok(summary)
+}
+
+/// A task that ends when its handle is dropped (the export failed or was abandoned).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The funnel's first column: every instance of the dataset by category
+/// (the rows read only the exported ones).
+async fn candidates_funnel(db: &SqlitePool, dataset_id: i64) -> Result<FunnelBuilder, ServiceError> {
+    let counts: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT neg_type, subtype, count(*) FROM instances WHERE dataset_id = ? GROUP BY neg_type, subtype",
+    )
+    .bind(dataset_id)
+    .fetch_all(db)
+    .await?;
+    let mut funnel = FunnelBuilder::default();
+    for (t, s, n) in counts {
+        let c = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("dataset {dataset_id}: {e}")))?;
+        (0..n).for_each(|_| funnel.candidate(c));
+    }
+    Ok(funnel)
 }
 
 /// How many candidate columns the candidates stage needs (other stages have none).
@@ -308,24 +351,6 @@ fn shape(
         row.step4 = step_record(s4.0, s4.1);
     }
     Ok(row)
-}
-
-/// Places an image under `images/` by content hash: a hard link into the
-/// store when the file system allows, else a copy (via a temp file, so a
-/// file that exists is always whole). Returns whether it was new.
-fn place_image(store: &ImageStore, dir: &Path, img: &ImageRef) -> Result<bool, ServiceError> {
-    let target = dir.join(img.file_name());
-    let source = store.original_path(&img.hash);
-    match std::fs::hard_link(&source, &target) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(_) => {
-            let tmp: PathBuf = target.with_extension("part");
-            std::fs::copy(&source, &tmp).map_err(|e| io_err("copying image to", &tmp, e))?;
-            std::fs::rename(&tmp, &target).map_err(|e| io_err("renaming into", &target, e))?;
-            Ok(true)
-        }
-    }
 }
 
 /// Opens the rows file of one split in the requested format.

@@ -13,6 +13,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -122,14 +123,23 @@ impl ParquetSink {
                     write_column::<ByteArrayType>(&mut rg, &values, Some(&defs)).map_err(err)?;
                 }
                 ColumnKind::Image => {
-                    // One image column in memory at a time.
-                    let mut bytes = Vec::new();
+                    // One image column in memory at a time. An image several
+                    // rows of the group show is read once: the values share
+                    // its bytes (a ByteArray clone is a reference).
+                    let mut read: HashMap<&str, ByteArray> = HashMap::new();
+                    let mut bytes = Vec::with_capacity(self.buffered.len());
                     for cell in self.buffered.iter().map(|r| r.cell(*c)) {
                         bytes.push(match cell {
-                            Cell::Image(Some(img)) => {
-                                let file = self.images_dir.join(img.file_name());
-                                Some(ByteArray::from(std::fs::read(&file).map_err(|e| io_err("reading", &file, e))?))
-                            }
+                            Cell::Image(Some(img)) => Some(match read.get(img.hash.as_str()) {
+                                Some(b) => b.clone(),
+                                None => {
+                                    let file = self.images_dir.join(img.file_name());
+                                    let b =
+                                        ByteArray::from(std::fs::read(&file).map_err(|e| io_err("reading", &file, e))?);
+                                    read.insert(&img.hash, b.clone());
+                                    b
+                                }
+                            }),
                             _ => None,
                         });
                     }

@@ -6,8 +6,25 @@
 //! has no index by instance to read ranges from).
 use crate::error::ServiceError;
 use crate::store::pages::{parse_page, JsonPages};
+use sqlx::sqlite::SqlitePoolOptions;
 use sqlx::SqlitePool;
+use std::sync::Arc;
 use tokio::task::JoinHandle;
+
+/// Page cache of each of the export's connections, in KiB (SQLite's default).
+const SCAN_CACHE_KIB: &str = "-2000";
+
+/// The export's own connections to the database `db` reads: the same
+/// settings with a small page cache. An export reads the whole database
+/// once, so a big cache only holds pages nobody asks for again; through the
+/// app's pool it filled every connection's 32 MB (136 MB of a 300k export's
+/// peak) and pushed out the pages the app's own queries use.
+pub(super) async fn scan_pool(db: &SqlitePool) -> Result<SqlitePool, ServiceError> {
+    let options = (*db.connect_options()).clone().pragma("cache_size", SCAN_CACHE_KIB);
+    // Instance pages, two answer streams, the card's reports and the main reads.
+    let pool = SqlitePoolOptions::new().max_connections(6).test_before_acquire(false).connect_with(options).await?;
+    Ok(pool)
+}
 
 /// id, key, caption, negative_caption, caption_orig, negative_caption_orig,
 /// neg_type, subtype, positive image (hash, mime, bytes), candidates.
@@ -38,6 +55,9 @@ pub(super) struct InstancePages {
     db: SqlitePool,
     dataset_id: i64,
     shift: u32,
+    /// Only these instances (sorted ids), when the stage drops some: a
+    /// dropped instance's row and candidates are not built at all.
+    only: Option<Arc<[i64]>>,
     /// First id of the next page to ask for, and the dataset's last id.
     next: i64,
     last: i64,
@@ -46,7 +66,12 @@ pub(super) struct InstancePages {
 }
 
 impl InstancePages {
-    pub(super) async fn new(db: &SqlitePool, dataset_id: i64, shift: u32) -> Result<Self, ServiceError> {
+    pub(super) async fn new(
+        db: &SqlitePool,
+        dataset_id: i64,
+        shift: u32,
+        only: Option<Arc<[i64]>>,
+    ) -> Result<Self, ServiceError> {
         let (first, last): (Option<i64>, Option<i64>) =
             sqlx::query_as("SELECT min(id), max(id) FROM instances WHERE dataset_id = ?")
                 .bind(dataset_id)
@@ -56,6 +81,7 @@ impl InstancePages {
             db: db.clone(),
             dataset_id,
             shift,
+            only,
             next: (first.unwrap_or(0) >> shift) << shift,
             last: last.unwrap_or(-1),
             rows: Vec::new().into_iter(),
@@ -66,13 +92,23 @@ impl InstancePages {
     }
 
     fn read_next(&mut self) -> Option<Page> {
-        if self.next > self.last {
-            return None;
+        loop {
+            if self.next > self.last {
+                return None;
+            }
+            let (from, to) = (self.next, self.next + (1 << self.shift));
+            self.next = to;
+            // The page's wanted ids as a JSON array; a page with none is skipped.
+            let ids = match &self.only {
+                None => None,
+                Some(ids) => match &ids[ids.partition_point(|&i| i < from)..ids.partition_point(|&i| i < to)] {
+                    [] => continue,
+                    page => Some(serde_json::to_string(page).unwrap_or_default()),
+                },
+            };
+            let (db, dataset_id) = (self.db.clone(), self.dataset_id);
+            return Some(tokio::spawn(async move { read_page(&db, dataset_id, from, to, ids).await }));
         }
-        let (from, to) = (self.next, self.next + (1 << self.shift));
-        self.next = to;
-        let (db, dataset_id) = (self.db.clone(), self.dataset_id);
-        Some(tokio::spawn(async move { read_page(&db, dataset_id, from, to).await }))
     }
 
     pub(super) async fn try_next(&mut self) -> Result<Option<InstanceRow>, ServiceError> {
@@ -98,20 +134,29 @@ impl Drop for InstancePages {
     }
 }
 
-/// The instances with ids in `from..to`. `+dataset_id`: walk the id range,
-/// not the dataset's index (which would sort the whole dataset per page).
-async fn read_page(db: &SqlitePool, dataset_id: i64, from: i64, to: i64) -> Result<Vec<InstanceRow>, ServiceError> {
+/// The instances with ids in `from..to` (and in `ids`, a JSON array, when
+/// given). `+dataset_id`: walk the id range, not the dataset's index (which
+/// would sort the whole dataset per page).
+async fn read_page(
+    db: &SqlitePool,
+    dataset_id: i64,
+    from: i64,
+    to: i64,
+    ids: Option<String>,
+) -> Result<Vec<InstanceRow>, ServiceError> {
     let page: Option<String> = sqlx::query_scalar(
         "SELECT json_group_array(json_array(i.id, i.key, i.caption, i.negative_caption, i.caption_orig,
                 i.negative_caption_orig, i.neg_type, i.subtype, i.positive_image, img.mime, img.bytes,
                 json((SELECT json_group_array(json_array(c.slot, c.image, ci.mime, ci.bytes) ORDER BY c.slot)
                       FROM candidates c JOIN images ci ON ci.hash = c.image WHERE c.instance_id = i.id))) ORDER BY i.id)
          FROM instances i LEFT JOIN images img ON img.hash = i.positive_image
-         WHERE +i.dataset_id = ? AND i.id >= ? AND i.id < ?",
+         WHERE +i.dataset_id = ? AND i.id >= ? AND i.id < ? AND (? IS NULL OR i.id IN (SELECT value FROM json_each(?)))",
     )
     .bind(dataset_id)
     .bind(from)
     .bind(to)
+    .bind(&ids)
+    .bind(&ids)
     .fetch_one(db)
     .await?;
     Ok(page.as_deref().map(parse_page).transpose()?.unwrap_or_default())
