@@ -49,14 +49,7 @@ async fn the_demo_has_a_link_study_with_checks_participants_and_a_filled_dashboa
     assert!(checks >= 4 * 3 && gold >= 2, "attention checks in every bundle, gold where not a real item");
     assert!(d["cost"]["spent"].as_f64().unwrap() > 0.0, "finished bundles cost something: {d}");
 
-    let csv = researcher
-        .get(app.url(&format!("/api/v1/studies/{id}/approve-list.csv")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let csv = app.get_text(&researcher, &format!("/api/v1/studies/{id}/approve-list.csv")).await;
     let decision = |pid: &str| {
         let row = csv.lines().find(|l| l.starts_with(pid)).unwrap_or_else(|| panic!("{pid}: {csv}"));
         let cells: Vec<&str> = row.split(',').collect();

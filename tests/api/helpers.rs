@@ -159,6 +159,13 @@ impl TestApp {
         res.json().await.unwrap_or_else(|e| panic!("GET {path}: {e}"))
     }
 
+    /// GET `path` as `client`, expecting 200: the body as text (CSV, HTML).
+    pub async fn get_text(&self, client: &Client, path: &str) -> String {
+        let res = client.get(self.url(path)).send().await.unwrap();
+        assert_eq!(res.status(), 200, "GET {path}");
+        res.text().await.unwrap()
+    }
+
     /// The studies `client` may see.
     pub async fn studies(&self, client: &Client) -> Vec<StudySummary> {
         self.get(client, "/api/v1/studies").await

@@ -126,14 +126,7 @@ async fn imported_bivlc_results_give_the_papers_tables() {
     let bad =
         researcher.get(app.url("/api/v1/compare/failures?dataset=bivlc&model=CLIP&score=odd")).send().await.unwrap();
     assert_eq!(bad.status(), 422);
-    let page = researcher
-        .get(app.url("/research/compare?dataset=bivlc&model=CLIP&fail=i2t"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.get_text(&researcher, "/research/compare?dataset=bivlc&model=CLIP&fail=i2t").await;
     assert!(page.contains("class=\"failure\""), "the drill-down renders on the page");
 
     // Importing again replaces the run instead of adding one.
