@@ -2,6 +2,7 @@
 //! where it was shown) mapped to categories, then the pure statistics.
 use crate::domain::agreement::{keyed_by_question, study_agreement, QuestionRating};
 use crate::error::ServiceError;
+use crate::store::pages::{JsonPages, PAGE_SHIFT};
 use crate::studies::agreement_detail::detail_of;
 pub use crate::studies::agreement_detail::{AnnotatorOut, BootstrapOut, Detail};
 use crate::studies::agreement_questions::{category_map, pairs_out, per_question};
@@ -63,13 +64,23 @@ pub async fn agreement_report(
     let meta = load_study_meta(db, study_id).await?;
     let mapping = mapping.unwrap_or(meta.mapping);
     let map = category_map(meta.kind, mapping, meta.kind.values())?;
-    let rows: Vec<(i64, i64, i64, String)> = sqlx::query_as(
-        "SELECT a.instance_id, t.query, a.user_id, a.value FROM counted_answers a \
-         JOIN tasks t ON t.id = a.task_id WHERE a.study_id = ?",
-    )
-    .bind(study_id)
-    .fetch_all(db)
-    .await?;
+    // Pages of 1,024 instances as JSON arrays: a big study's answers would
+    // otherwise cross from sqlx's worker thread one row at a time.
+    let mut pages = JsonPages::<(i64, i64, i64, String)>::new(
+        sqlx::query_scalar(
+            "SELECT json_group_array(json_array(a.instance_id, t.query, a.user_id, a.value)) FROM counted_answers a \
+             JOIN tasks t ON t.id = a.task_id WHERE a.study_id = ? \
+             GROUP BY a.instance_id >> ? ORDER BY a.instance_id >> ?",
+        )
+        .bind(study_id)
+        .bind(PAGE_SHIFT)
+        .bind(PAGE_SHIFT)
+        .fetch(db),
+    );
+    let mut rows = Vec::new();
+    while let Some(row) = pages.try_next().await? {
+        rows.push(row);
+    }
     let mut by_question: Vec<QuestionRating> = Vec::with_capacity(rows.len());
     for (item, query, user, value) in &rows {
         let category =
