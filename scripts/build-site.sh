@@ -26,7 +26,7 @@ if [ "${RELEASE:-0}" = 1 ]; then
     --enable-reference-types --enable-multivalue -o "$out/hardneg_bg.opt.wasm" "$out/hardneg_bg.wasm"
   mv "$out/hardneg_bg.opt.wasm" "$out/hardneg_bg.wasm"
 fi
-cat style/main.css style/kinds.css > "$out/hardneg.css"
+cat style/main.css style/pages.css style/kinds.css > "$out/hardneg.css"
 hash=$(cat "$out/hardneg.js" "$out/hardneg_bg.wasm" "$out/hardneg.css" | sha256sum | cut -c1-16)
 name="hardneg.$hash"
 mkdir -p "$site/pkg"

@@ -27,6 +27,31 @@ pub struct AppState {
     pub crowd: crate::crowd::CrowdState,
 }
 
+impl AppState {
+    /// The state over an open database, with every cache empty: the caches
+    /// are filled by use, so the server and the demo's seeding start alike.
+    pub fn new(
+        leptos_options: LeptosOptions,
+        db: SqlitePool,
+        writer: Writer,
+        images: ImageStore,
+        logins: crate::login_limits::LoginLimits,
+        crowd: crate::crowd::CrowdState,
+    ) -> Self {
+        AppState {
+            leptos_options,
+            db,
+            writer,
+            images,
+            studies: StudyCache::default(),
+            items: Default::default(),
+            tasks: Default::default(),
+            logins,
+            crowd,
+        }
+    }
+}
+
 impl FromRef<AppState> for LeptosOptions {
     fn from_ref(state: &AppState) -> Self {
         state.leptos_options.clone()

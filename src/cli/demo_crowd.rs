@@ -9,7 +9,7 @@
 use crate::api_types::TaskView;
 use crate::crowd::{self, Arrival, CrowdState, Stage};
 use crate::domain::crowd::ids::PlatformIds;
-use crate::state::{AppState, StudyCache};
+use crate::state::AppState;
 use crate::store::{db, images::ImageStore, writer::Writer};
 use crate::studies::{create, tasks};
 use anyhow::Context;
@@ -158,17 +158,14 @@ async fn state(db: &SqlitePool) -> anyhow::Result<(AppState, PathBuf)> {
     let dir = file.parent().context("the database's directory")?;
     let clock = dir.join("demo-crowd-clock");
     let images = ImageStore::new(dir.join("images"));
-    let state = AppState {
-        leptos_options: leptos::config::LeptosOptions::builder().output_name("hardneg").build(),
-        db: db.clone(),
-        writer: Writer::spawn(db::open_writer_connection(&file).await?),
+    let state = AppState::new(
+        leptos::config::LeptosOptions::builder().output_name("hardneg").build(),
+        db.clone(),
+        Writer::spawn(db::open_writer_connection(&file).await?),
         images,
-        studies: StudyCache::default(),
-        items: Default::default(),
-        tasks: Default::default(),
-        logins: Default::default(),
-        crowd: CrowdState { clock: crowd::Clock::with_offset_file(clock.clone()) },
-    };
+        Default::default(),
+        CrowdState { clock: crowd::Clock::with_offset_file(clock.clone()) },
+    );
     Ok((state, clock))
 }
 

@@ -2,7 +2,7 @@
 //! API and images from `http`, the Leptos pages, static files, sessions)
 //! and runs it until Ctrl-C.
 use crate::http;
-use crate::state::{AppState, StudyCache};
+use crate::state::AppState;
 use crate::store::{db, images::ImageStore, writer::Writer};
 use crate::ui::{shell, App};
 use axum::http::header;
@@ -46,20 +46,12 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr, exposure: &Exposure) -
     if swept > 0 {
         tracing::info!(swept, "removed leftovers of an earlier run (partial uploads, exports, staged files)");
     }
-    Ok(AppState {
-        leptos_options,
-        db: pool,
-        writer,
-        images,
-        studies: StudyCache::default(),
-        items: Default::default(),
-        tasks: Default::default(),
-        logins: match exposure.login_checks {
-            Some(n) => crate::login_limits::LoginLimits::new(n),
-            None => Default::default(),
-        },
-        crowd: crate::crowd::CrowdState { clock: crate::crowd::Clock::from_env() },
-    })
+    let logins = match exposure.login_checks {
+        Some(n) => crate::login_limits::LoginLimits::new(n),
+        None => Default::default(),
+    };
+    let crowd = crate::crowd::CrowdState { clock: crate::crowd::Clock::from_env() };
+    Ok(AppState::new(leptos_options, pool, writer, images, logins, crowd))
 }
 
 /// How the server is reached (cookies, the cross-site check, client

@@ -118,6 +118,26 @@ pub(super) async fn apply_all(conn: &mut SqliteConnection, batch: &[&NewAnswer])
     Ok(results)
 }
 
+/// Tasks 1–3 of study 1 for user 1 and their participation, without the
+/// study, user and instance rows (foreign keys off): the writer's tests.
+#[cfg(test)]
+pub(crate) async fn bare_tasks(c: &mut sqlx::SqliteConnection) {
+    sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *c).await.unwrap();
+    for id in 1..=3 {
+        sqlx::query("INSERT INTO tasks (id, study_id, user_id, instance_id, position, seed) VALUES (?, 1, 1, ?, ?, 0)")
+            .bind(id)
+            .bind(id)
+            .bind(id)
+            .execute(&mut *c)
+            .await
+            .unwrap();
+    }
+    sqlx::query("INSERT INTO participations (study_id, user_id, total) VALUES (1, 1, 3)")
+        .execute(&mut *c)
+        .await
+        .unwrap();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,22 +168,7 @@ mod tests {
         let file = dir.path().join("db.sqlite");
         let pool = db::open_pool(&file).await.unwrap();
         let mut c = pool.acquire().await.unwrap();
-        sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *c).await.unwrap();
-        for id in 1..=3 {
-            sqlx::query(
-                "INSERT INTO tasks (id, study_id, user_id, instance_id, position, seed) VALUES (?, 1, 1, ?, ?, 0)",
-            )
-            .bind(id)
-            .bind(id)
-            .bind(id)
-            .execute(&mut *c)
-            .await
-            .unwrap();
-        }
-        sqlx::query("INSERT INTO participations (study_id, user_id, total) VALUES (1, 1, 3)")
-            .execute(&mut *c)
-            .await
-            .unwrap();
+        bare_tasks(&mut c).await;
         sqlx::query(
             "INSERT INTO leases (study_id, bundle, user_id, state, leased_at, expires_at) VALUES (1, 0, 1, 'active', 0, 99)",
         )

@@ -209,23 +209,7 @@ mod tests {
         let file = dir.path().join("db.sqlite");
         let pool = db::open_pool(&file).await.unwrap();
         let mut setup = pool.acquire().await.unwrap();
-        // Bare tasks without their study, user and instance rows.
-        sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *setup).await.unwrap();
-        for id in 1..=3 {
-            sqlx::query(
-                "INSERT INTO tasks (id, study_id, user_id, instance_id, position, seed) VALUES (?, 1, 1, ?, ?, 0)",
-            )
-            .bind(id)
-            .bind(id)
-            .bind(id)
-            .execute(&mut *setup)
-            .await
-            .unwrap();
-        }
-        sqlx::query("INSERT INTO participations (study_id, user_id, total) VALUES (1, 1, 3)")
-            .execute(&mut *setup)
-            .await
-            .unwrap();
+        crate::store::batch::bare_tasks(&mut setup).await;
         // Task 2's insert succeeds, its update fails.
         sqlx::query(
             "CREATE TRIGGER fail_two BEFORE UPDATE ON tasks WHEN OLD.id = 2 BEGIN SELECT RAISE(ABORT, 'injected'); END",
