@@ -80,7 +80,8 @@ async fn a_participant_takes_a_link_study_on_a_phone_with_javascript_off() {
     click(&b, r#"a[data-step="practice-next"]"#).await;
     wait_stage(&b, "working").await;
     for (k, option) in ["A", "none", "C"].into_iter().enumerate() {
-        assert_eq!(b.text(".take .progress span").await, format!("Item {} of 3", k + 1));
+        // Each click posts a form: wait for the next page rather than read the old one.
+        wait_text(&b, ".take .progress span", &format!("Item {} of 3", k + 1)).await;
         assert_fits(&b, "a bundle item, no JavaScript").await;
         click(&b, &format!(r#"button.option[data-option="{option}"]"#)).await;
     }
