@@ -5,7 +5,15 @@ use crate::helpers::TestApp;
 use std::time::Duration;
 
 pub async fn current_task(b: &Browser) -> String {
-    b.wait_css("section.survey").await.attr("data-task").await.unwrap().unwrap()
+    // A form post may replace the page between finding the card and reading it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match b.wait_css("section.survey").await.attr("data-task").await {
+            Ok(Some(task)) => return task,
+            other => assert!(std::time::Instant::now() < deadline, "no task on the survey card: {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
 }
 
 /// Waits until the survey shows a task other than `previous`, without a page load.

@@ -80,8 +80,16 @@ impl Browser {
             .unwrap_or_else(|e| panic!("waiting for {css}: {e}"))
     }
 
+    /// Retried while a form post replaces the page under the element found.
     pub async fn text(&self, css: &str) -> String {
-        self.wait_css(css).await.text().await.unwrap()
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            match self.wait_css(css).await.text().await {
+                Ok(text) => return text,
+                Err(e) => assert!(std::time::Instant::now() < deadline, "reading {css}: {e}"),
+            }
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        }
     }
 
     pub async fn press(&self, key: char) {
