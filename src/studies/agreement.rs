@@ -65,13 +65,16 @@ pub async fn agreement_report(
     let mapping = mapping.unwrap_or(meta.mapping);
     let map = category_map(meta.kind, mapping, meta.kind.values())?;
     // Pages of 1,024 instances as JSON arrays: a big study's answers would
-    // otherwise cross from sqlx's worker thread one row at a time.
+    // otherwise cross from sqlx's worker thread one row at a time. A kind
+    // with one question asks it as question 0 on every task, so its answers
+    // are read from their own index without a task lookup each.
     let mut pages = JsonPages::<(i64, i64, i64, String)>::new(
         sqlx::query_scalar(
-            "SELECT json_group_array(json_array(a.instance_id, t.query, a.user_id, a.value)) FROM counted_answers a \
-             JOIN tasks t ON t.id = a.task_id WHERE a.study_id = ? \
-             GROUP BY a.instance_id >> ? ORDER BY a.instance_id >> ?",
+            "SELECT json_group_array(json_array(a.instance_id, \
+               CASE WHEN ? THEN 0 ELSE (SELECT t.query FROM tasks t WHERE t.id = a.task_id) END, a.user_id, a.value)) \
+             FROM counted_answers a WHERE a.study_id = ? GROUP BY a.instance_id >> ? ORDER BY a.instance_id >> ?",
         )
+        .bind(meta.kind.question_count() == 1)
         .bind(study_id)
         .bind(PAGE_SHIFT)
         .bind(PAGE_SHIFT)
