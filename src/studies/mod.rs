@@ -22,5 +22,6 @@ pub mod task_cache;
 pub mod tasks;
 pub mod triplet_report;
 pub mod vocabulary;
+pub mod votes;
 pub mod writing;
 pub mod written_pairs;

@@ -9,6 +9,7 @@ use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::store::pages::{JsonPages, PAGE_SHIFT};
 use crate::studies::meta::load_study_meta;
+use crate::studies::votes::Votes;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
 
@@ -104,15 +105,20 @@ fn primary_for(
 /// answers are streamed side by side (both ordered by instance), so only the
 /// outcomes stay in memory, not every answer.
 pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
+    let (meta, outcomes, _) = study_outcomes_paged(db, study_id, PAGE_SHIFT).await?;
+    Ok((meta, outcomes))
+}
+
+/// [`study_outcomes`] with the answers they were settled on, item by item.
+pub async fn study_outcomes_and_votes(db: &SqlitePool, study_id: i64) -> Result<StudyOutcomes, ServiceError> {
     study_outcomes_paged(db, study_id, PAGE_SHIFT).await
 }
 
-/// [`study_outcomes`] reading 2^`shift` instance ids per page (tests vary it).
-pub async fn study_outcomes_paged(
-    db: &SqlitePool,
-    study_id: i64,
-    shift: u32,
-) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
+/// A study, its items' outcomes and their answers (`votes.of(i)` for `outcomes[i]`).
+pub type StudyOutcomes = (StudyMeta, Vec<ItemOutcome>, Votes);
+
+/// [`study_outcomes_and_votes`] reading 2^`shift` instance ids per page (tests vary it).
+pub async fn study_outcomes_paged(db: &SqlitePool, study_id: i64, shift: u32) -> Result<StudyOutcomes, ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
     let ids: Vec<i64> =
         sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
@@ -132,6 +138,7 @@ pub async fn study_outcomes_paged(
     let users: Vec<(i64, String)> = sqlx::query_as("SELECT id, username FROM users").fetch_all(db).await?;
     let names: HashMap<i64, String> = users.iter().cloned().collect();
     let user_ids: HashMap<String, i64> = users.into_iter().map(|(id, n)| (n, id)).collect();
+    let mut votes = Votes::new(names.clone());
 
     // In pages (crate::store::pages): one driver handoff per page, not per row.
     let mut items = JsonPages::<(i64, String, String)>::new(
@@ -180,6 +187,8 @@ pub async fn study_outcomes_paged(
                 }
             }
         }
+        given.iter().for_each(|(user, value, _)| votes.push(*user, value));
+        votes.end_item();
         let given: Vec<ItemAnswer<'_>> =
             given.iter().map(|(user, value, order)| ItemAnswer { annotator: *user, value, order: *order }).collect();
         if meta.resolve.model().is_some() {
@@ -209,7 +218,7 @@ pub async fn study_outcomes_paged(
         let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state, &mut o.posterior));
         crate::studies::aggregate::settle(model, meta.kind, meta.seed, &model_answers, &adjudicated, items);
     }
-    Ok((meta, out))
+    Ok((meta, out, votes))
 }
 
 /// The survivors of a finished curation study (Step 3 or Step 4), each with

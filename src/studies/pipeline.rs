@@ -5,7 +5,8 @@ use crate::domain::funnel::{Funnel, FunnelBuilder};
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
-use crate::studies::outcomes::{study_outcomes, ItemOutcome};
+use crate::studies::outcomes::{study_outcomes_and_votes, ItemOutcome, StudyOutcomes};
+use crate::studies::votes::Votes;
 use sqlx::SqlitePool;
 
 /// The studies a dataset's curation went through, with their outcomes.
@@ -13,6 +14,8 @@ pub struct Pipeline {
     pub dataset_id: i64,
     pub step3: Option<(StudyMeta, Vec<ItemOutcome>)>,
     pub step4: Option<(StudyMeta, Vec<ItemOutcome>)>,
+    /// The answers behind Step 3's and Step 4's outcomes (empty without the step).
+    pub votes: [Votes; 2],
 }
 
 pub async fn dataset_id(db: &SqlitePool, dataset: &str) -> Result<i64, ServiceError> {
@@ -23,8 +26,16 @@ pub async fn dataset_id(db: &SqlitePool, dataset: &str) -> Result<i64, ServiceEr
         .ok_or_else(|| ServiceError::NotFound(format!("no dataset named {dataset:?}")))
 }
 
-/// The latest Step 3 study on the dataset and the latest Step 4 study made from it.
-pub async fn pipeline(db: &SqlitePool, dataset: &str) -> Result<Pipeline, ServiceError> {
+/// A dataset's curation studies, by id: its latest Step 3 study and the
+/// latest Step 4 study made from that.
+#[derive(Debug, Clone, Copy)]
+pub struct PipelineIds {
+    pub dataset_id: i64,
+    pub step3: Option<i64>,
+    pub step4: Option<i64>,
+}
+
+pub async fn pipeline_ids(db: &SqlitePool, dataset: &str) -> Result<PipelineIds, ServiceError> {
     let dataset_id = dataset_id(db, dataset).await?;
     let first = SurveyKind::first_step();
     let step3: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = ? AND kind = ?")
@@ -33,18 +44,43 @@ pub async fn pipeline(db: &SqlitePool, dataset: &str) -> Result<Pipeline, Servic
         .fetch_one(db)
         .await?;
     let Some(step3) = step3 else {
-        return Ok(Pipeline { dataset_id, step3: None, step4: None });
+        return Ok(PipelineIds { dataset_id, step3: None, step4: None });
     };
     let step4: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE source_study_id = ? AND kind = ?")
         .bind(step3)
         .bind(first.and_then(SurveyKind::next_step).map(SurveyKind::name))
         .fetch_one(db)
         .await?;
-    let step4 = match step4 {
-        Some(id) => Some(study_outcomes(db, id).await?),
+    Ok(PipelineIds { dataset_id, step3: Some(step3), step4 })
+}
+
+/// The latest Step 3 study on the dataset and the latest Step 4 study made from it.
+pub async fn pipeline(db: &SqlitePool, dataset: &str) -> Result<Pipeline, ServiceError> {
+    pipeline_of(db, pipeline_ids(db, dataset).await?).await
+}
+
+/// The outcomes of the studies `ids` names.
+pub async fn pipeline_of(db: &SqlitePool, ids: PipelineIds) -> Result<Pipeline, ServiceError> {
+    // Step 4 on its own task: the two studies' reads and resolution run side
+    // by side (a big dataset's export and funnel wait for both).
+    let step4 = ids.step4.map(|id| {
+        let db = db.clone();
+        tokio::spawn(async move { study_outcomes_and_votes(&db, id).await })
+    });
+    let step3 = match ids.step3 {
+        Some(id) => Some(study_outcomes_and_votes(db, id).await?),
         None => None,
     };
-    Ok(Pipeline { dataset_id, step3: Some(study_outcomes(db, step3).await?), step4 })
+    let step4 = match step4 {
+        Some(task) => Some(task.await.map_err(|e| ServiceError::Internal(format!("resolving Step 4: {e}")))??),
+        None => None,
+    };
+    let split = |s: Option<StudyOutcomes>| match s {
+        Some((meta, outcomes, votes)) => (Some((meta, outcomes)), votes),
+        None => (None, Votes::default()),
+    };
+    let ((step3, votes3), (step4, votes4)) = (split(step3), split(step4));
+    Ok(Pipeline { dataset_id: ids.dataset_id, step3, step4, votes: [votes3, votes4] })
 }
 
 pub async fn dataset_funnel(db: &SqlitePool, dataset: &str) -> Result<Funnel, ServiceError> {

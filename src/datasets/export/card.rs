@@ -48,12 +48,13 @@ pub struct Provenance {
     studies: Vec<StudyCard>,
 }
 
-pub async fn provenance(db: SqlitePool, dataset_id: i64, studies: Vec<StudyMeta>) -> Result<Provenance, ServiceError> {
+pub async fn provenance(db: SqlitePool, dataset_id: i64, studies: Vec<i64>) -> Result<Provenance, ServiceError> {
     let normalize: String =
         sqlx::query_scalar("SELECT normalize FROM datasets WHERE id = ?").bind(dataset_id).fetch_one(&db).await?;
     let mut cards = Vec::new();
-    for meta in &studies {
-        cards.push(study_card(&db, meta.kind.label(), meta).await?);
+    for id in studies {
+        let meta = crate::studies::meta::load_study_meta(&db, id).await?;
+        cards.push(study_card(&db, meta.kind.label(), &meta).await?);
     }
     Ok(Provenance { normalize, studies: cards })
 }

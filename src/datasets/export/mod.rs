@@ -1,11 +1,13 @@
 //! `hardneg export` and the researchers' download (docs/export.md). The
-//! outcomes come from `funnel::pipeline` (resolution is not redone here);
-//! instances (with their candidates) and each study's answers are streamed
-//! from SQLite in pages of rows (`read`), merged in instance order; each image
-//! file is placed once (hard link, else copy) and rows go to one file per
-//! split as they come. Memory grows with the per-item outcomes, and a little
-//! with the rows (their captions, for the card's audit) and the images (32
-//! bytes each); the reads go through the export's own small-cache pool.
+//! outcomes and the answers they were settled on come from
+//! `funnel::pipeline_of` (resolution is not redone here, and each study's
+//! answers are read once); instances (with their candidates) are streamed
+//! from SQLite in pages of rows (`read`) and merged with them in instance
+//! order; each image file is placed once (hard link, else copy) and rows go
+//! to one file per split as they come. Memory grows with the per-item
+//! outcomes and answers (compact: `studies::votes`), and a little with the
+//! rows (their captions, for the card's audit) and the images (32 bytes
+//! each); the reads go through the export's own small-cache pool.
 mod card;
 mod csv;
 pub mod download;
@@ -33,7 +35,7 @@ use crate::store::pages::PAGE_SHIFT;
 use crate::studies::outcomes::ItemOutcome;
 use crate::studies::pipeline::{self as funnel, Pipeline};
 use futures_util::TryStreamExt;
-use read::{ByInstance, Candidate, InstancePages, InstanceRow, VoteRow};
+use read::{Candidate, InstancePages, InstanceRow};
 use sink::{io_err, RowSink};
 use sqlx::SqlitePool;
 use std::path::Path;
@@ -85,12 +87,22 @@ async fn export_paged(
     abandoned: &dyn Fn() -> bool,
     shift: u32,
 ) -> Result<ExportSummary, ServiceError> {
+    let started = std::time::Instant::now();
+    // Where a big export's time goes (RUST_LOG=hardneg=debug), phase by phase.
+    let phase = |name: &str| tracing::debug!(ms = started.elapsed().as_millis() as u64, "export: {name}");
     if std::fs::read_dir(out).map(|mut d| d.next().is_some()).unwrap_or(false) {
         return Err(ServiceError::Invalid(format!("{} is not empty; export into a new directory", out.display())));
     }
     let scan = read::scan_pool(db).await?;
     let db = &scan;
-    let p = funnel::pipeline(db, &req.dataset).await?;
+    let ids = funnel::pipeline_ids(db, &req.dataset).await?;
+    // The card's study sections read every answer again: on their own task
+    // from the start, beside the outcomes and the rows (aborted if the
+    // export stops early).
+    let studies = [ids.step3, ids.step4].into_iter().flatten().collect();
+    let mut provenance = AbortOnDrop(tokio::spawn(card::provenance(db.clone(), ids.dataset_id, studies)));
+    let p = funnel::pipeline_of(db, ids).await?;
+    phase("outcomes resolved");
     let (s3, s4) = (p.step3.as_ref().map(|(_, o)| o.as_slice()), p.step4.as_ref().map(|(_, o)| o.as_slice()));
     check_stage(&p, &req.dataset, req.stage)?;
 
@@ -115,14 +127,8 @@ async fn export_paged(
     // The card's blind audit scores the exported captions: kept as they go by.
     let mut audit_pairs = crate::domain::audit::Pairs::default();
 
-    // The card's study sections read every answer again: on their own task,
-    // beside the rows (aborted if the export stops early).
-    let metas = [&p.step3, &p.step4].into_iter().flatten().map(|(m, _)| m.clone()).collect();
-    let mut provenance = AbortOnDrop(tokio::spawn(card::provenance(db.clone(), p.dataset_id, metas)));
     let only = (req.stage != Stage::Candidates).then(|| included.iter().map(|i| i.0).collect());
     let mut instances = InstancePages::new(db, p.dataset_id, shift, only).await?;
-    let mut votes3 = ByInstance::new(read::votes(db, p.step3.as_ref().map(|(m, _)| m.id), shift));
-    let mut votes4 = ByInstance::new(read::votes(db, p.step4.as_ref().map(|(m, _)| m.id), shift));
     let (mut o3, mut o4) = (Outcomes::new(s3), Outcomes::new(s4));
     let mut next_included = 0;
     while let Some(inst) = instances.try_next().await? {
@@ -130,14 +136,20 @@ async fn export_paged(
             return Err(ServiceError::Internal(ABANDONED.into()));
         }
         let category = category(&inst.6, &inst.7, inst.0)?;
-        let (v3, v4) = (votes3.take(inst.0).await?, votes4.take(inst.0).await?);
-        let (out3, out4) = (o3.get(inst.0), o4.get(inst.0));
+        let (out3, out4) = (o3.get_at(inst.0), o4.get_at(inst.0));
         if included.get(next_included).map(|i| i.0) != Some(inst.0) {
             continue;
         }
         let split = assignment[next_included];
         next_included += 1;
-        let row = shape(req.stage, inst, category, (out3, v3), (out4, v4))?;
+        // The stage's vote columns: none for candidates, Step 4's only in the final stage.
+        let record = |out: Option<(usize, &ItemOutcome)>, step: usize| {
+            out.filter(|_| req.stage != Stage::Candidates && (step == 0 || req.stage == Stage::Final))
+                .and_then(|(i, o)| step_record(o, p.votes[step].of(i)))
+        };
+        let (record3, record4) = (record(out3, 0), record(out4, 1));
+        let chosen = out3.and_then(|(_, o)| o.final_value());
+        let row = shape(req.stage, inst, category, chosen, record3, record4)?;
         for img in row.images() {
             images += placer.place(img)? as u64;
         }
@@ -145,11 +157,12 @@ async fn export_paged(
         counts.add(category, split);
         sinks[split].write(row)?;
     }
-    // Their connections go back before the pool closes.
-    drop((instances, votes3, votes4));
+    // Its connection goes back before the pool closes.
+    drop(instances);
     for sink in sinks {
         sink.finish()?;
     }
+    phase("rows written");
     for (meta, outcomes) in p.step3.iter() {
         outcomes.iter().for_each(|o| funnel.step3(o.category, o.verdict(meta.kind)));
     }
@@ -162,7 +175,9 @@ async fn export_paged(
     let provenance =
         (&mut provenance.0).await.map_err(|e| ServiceError::Internal(format!("reading the card: {e}")))??;
     card::write(req, command, &funnel, &summary, &provenance, &out.join("README.md"))?;
+    phase("card's agreement read");
     card::append_audit(db, req, p.dataset_id, &audit_pairs, &out.join("README.md")).await?;
+    phase("card's audit written");
     summary.files.extend(reports::write_reports(db, p.dataset_id, out).await?);
     scan.close().await;
     Ok(summary)
@@ -283,30 +298,35 @@ impl<'a> Outcomes<'a> {
     }
 
     fn get(&mut self, id: i64) -> Option<&'a ItemOutcome> {
+        self.get_at(id).map(|(_, o)| o)
+    }
+
+    /// The outcome with its position (where its votes are).
+    fn get_at(&mut self, id: i64) -> Option<(usize, &'a ItemOutcome)> {
         while self.items.get(self.pos).is_some_and(|o| o.instance_id < id) {
             self.pos += 1;
         }
-        self.items.get(self.pos).filter(|o| o.instance_id == id)
+        self.items.get(self.pos).filter(|o| o.instance_id == id).map(|o| (self.pos, o))
     }
 }
 
-fn step_record(outcome: Option<&ItemOutcome>, votes: Vec<VoteRow>) -> Option<StepRecord> {
-    let Some((ItemState::Final { by, .. }, posterior)) = outcome.map(|o| (&o.state, o.posterior)) else {
+/// A settled item's record: its answers and how it was settled.
+fn step_record<'a>(outcome: &ItemOutcome, votes: impl Iterator<Item = (String, &'a str)>) -> Option<StepRecord> {
+    let ItemState::Final { by, .. } = &outcome.state else {
         return None;
     };
-    let votes = votes.into_iter().map(|(_, annotator, value)| Vote { annotator, value }).collect();
-    Some(StepRecord { votes, resolved_by: *by, posterior })
+    let votes = votes.map(|(annotator, value)| Vote { annotator, value: value.to_string() }).collect();
+    Some(StepRecord { votes, resolved_by: *by, posterior: outcome.posterior })
 }
 
-type StepInput<'a> = (Option<&'a ItemOutcome>, Vec<VoteRow>);
-
-/// One instance's row for the stage.
+/// One instance's row for the stage: `chosen` is Step 3's final value.
 fn shape(
     stage: Stage,
     inst: InstanceRow,
     category: Category,
-    s3: StepInput<'_>,
-    s4: StepInput<'_>,
+    chosen: Option<&str>,
+    step3: Option<StepRecord>,
+    step4: Option<StepRecord>,
 ) -> Result<Row, ServiceError> {
     let (id, key, caption, negative_caption, caption_orig, negative_caption_orig, _, _, pos, mime, bytes, cands) = inst;
     let image = match (pos, mime) {
@@ -339,17 +359,13 @@ fn shape(
         row.candidates = cands.into_iter().map(to_ref).collect();
         return Ok(row);
     }
-    let chosen_value = s3.0.and_then(ItemOutcome::final_value);
-    let chosen = crate::store::negatives::step3_choice(chosen_value, cands.into_iter().map(|c| (c.0, c)));
+    let image = crate::store::negatives::step3_choice(chosen, cands.into_iter().map(|c| (c.0, c)));
     row.negative_image = Some(
-        chosen
+        image
             .map(to_ref)
-            .ok_or_else(|| ServiceError::Internal(format!("instance {id} has no candidate {chosen_value:?}")))?,
+            .ok_or_else(|| ServiceError::Internal(format!("instance {id} has no candidate {chosen:?}")))?,
     );
-    row.step3 = step_record(s3.0, s3.1);
-    if stage == Stage::Final {
-        row.step4 = step_record(s4.0, s4.1);
-    }
+    (row.step3, row.step4) = (step3, step4);
     Ok(row)
 }
 

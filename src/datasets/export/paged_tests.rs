@@ -86,10 +86,15 @@ async fn study_outcomes_do_not_depend_on_the_page_size() {
     let pool = bulk_seed::build(dir.path(), INSTANCES).await.unwrap();
     let studies: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id").fetch_all(&pool).await.unwrap();
     for study in studies {
-        let (_, small) = study_outcomes_paged(&pool, study, 1).await.unwrap();
-        let (_, whole) = study_outcomes_paged(&pool, study, 20).await.unwrap();
+        let (_, small, small_votes) = study_outcomes_paged(&pool, study, 1).await.unwrap();
+        let (_, whole, whole_votes) = study_outcomes_paged(&pool, study, 20).await.unwrap();
         assert!(small.len() > 1024, "{}", small.len());
         assert_eq!(format!("{small:?}"), format!("{whole:?}"));
+        for i in 0..small.len() {
+            let (a, b): (Vec<_>, Vec<_>) = (small_votes.of(i).collect(), whole_votes.of(i).collect());
+            assert_eq!(a, b, "item {i}");
+            assert!(!a.is_empty(), "every planned task of the bench is answered");
+        }
     }
 }
 

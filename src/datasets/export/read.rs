@@ -1,11 +1,10 @@
-//! The export's reads: instances (with their candidates) and each study's
-//! answers, in instance order, a page of rows per driver handoff
-//! (crate::store::pages). Instance pages are id ranges read on their own
-//! task, so SQLite fills the next page while the rows of this one are
-//! written; answers come as one sorted stream of pages (the answers table
-//! has no index by instance to read ranges from).
+//! The export's reads: instances (with their candidates) in id order, a
+//! page of rows per driver handoff (crate::store::pages). Instance pages are
+//! id ranges read on their own task, so SQLite fills the next page while the
+//! rows of this one are written. Each study's answers come with its outcomes
+//! (`studies::votes`), read once.
 use crate::error::ServiceError;
-use crate::store::pages::{parse_page, JsonPages};
+use crate::store::pages::parse_page;
 use sqlx::sqlite::SqlitePoolOptions;
 use sqlx::SqlitePool;
 use std::sync::Arc;
@@ -44,8 +43,6 @@ pub(super) type InstanceRow = (
 );
 /// slot, hash, mime, bytes.
 pub(super) type Candidate = (i64, String, String, i64);
-/// Instance id, annotator, value: one answer.
-pub(super) type VoteRow = (i64, String, String);
 
 type Page = JoinHandle<Result<Vec<InstanceRow>, ServiceError>>;
 
@@ -160,45 +157,4 @@ async fn read_page(
     .fetch_one(db)
     .await?;
     Ok(page.as_deref().map(parse_page).transpose()?.unwrap_or_default())
-}
-
-/// A study's answers, by instance, in the order resolution uses.
-pub(super) fn votes(db: &SqlitePool, study: Option<i64>, shift: u32) -> JsonPages<'_, VoteRow> {
-    JsonPages::new(
-        sqlx::query_scalar(
-            "SELECT json_group_array(json_array(a.instance_id, u.username, a.value) ORDER BY a.instance_id, a.answered_at, a.task_id)
-             FROM counted_answers a JOIN users u ON u.id = a.user_id WHERE a.study_id = ?
-             GROUP BY a.instance_id >> ? ORDER BY a.instance_id >> ?",
-        )
-        .bind(study.unwrap_or(-1))
-        .bind(shift)
-        .bind(shift)
-        .fetch(db),
-    )
-}
-
-/// Answers ordered by instance id, taken one instance at a time.
-pub(super) struct ByInstance<'a> {
-    rows: JsonPages<'a, VoteRow>,
-    peeked: Option<VoteRow>,
-}
-
-impl<'a> ByInstance<'a> {
-    pub(super) fn new(rows: JsonPages<'a, VoteRow>) -> Self {
-        ByInstance { rows, peeked: None }
-    }
-
-    pub(super) async fn take(&mut self, id: i64) -> sqlx::Result<Vec<VoteRow>> {
-        let mut out = Vec::new();
-        loop {
-            if self.peeked.is_none() {
-                self.peeked = self.rows.try_next().await?;
-            }
-            match &self.peeked {
-                Some(row) if row.0 < id => self.peeked = None,
-                Some(row) if row.0 == id => out.extend(self.peeked.take()),
-                _ => return Ok(out),
-            }
-        }
-    }
 }
