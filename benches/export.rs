@@ -71,13 +71,28 @@ async fn child(spec: &str) {
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     if let Ok(spec) = std::env::var("BENCH_EXPORT_CHILD") {
+        // RUST_LOG=hardneg=debug: the export's phases, on stderr.
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
         return rt.block_on(child(&spec));
     }
     let n: usize = std::env::var("BENCH_INSTANCES").ok().and_then(|v| v.parse().ok()).unwrap_or(300_000);
+    // BENCH_DIR keeps the seeded data for the next run (profiling one
+    // export again need not seed again); BENCH_ONLY picks runs ("csv-final").
     let tmp = tempfile::tempdir().unwrap();
-    let start = Instant::now();
-    rt.block_on(async { bulk_seed::build(tmp.path(), n).await.unwrap().close().await });
-    println!("built {n} instances with Step 3 and Step 4 answers in {:.1} s", start.elapsed().as_secs_f64());
+    let keep = std::env::var("BENCH_DIR").ok().map(std::path::PathBuf::from);
+    let data = keep.clone().unwrap_or_else(|| tmp.path().to_path_buf());
+    if data.join("hardneg.sqlite").exists() {
+        println!("reusing the data in {} (BENCH_INSTANCES is ignored)", data.display());
+    } else {
+        std::fs::create_dir_all(&data).unwrap();
+        let start = Instant::now();
+        rt.block_on(async { bulk_seed::build(&data, n).await.unwrap().close().await });
+        println!("built {n} instances with Step 3 and Step 4 answers in {:.1} s", start.elapsed().as_secs_f64());
+    }
+    let only = std::env::var("BENCH_ONLY").ok();
     let runs = [("-", "outcomes-only")].into_iter().chain(
         ["csv", "jsonl", "parquet"]
             .into_iter()
@@ -86,13 +101,17 @@ fn main() {
     );
     let mut rows_of = std::collections::HashMap::new();
     for (format, stage) in runs {
+        if only.as_ref().is_some_and(|o| !o.split(',').any(|r| r == format!("{format}-{stage}"))) {
+            continue;
+        }
         let out = tmp.path().join(format!("out-{format}-{stage}"));
         let rows = rows_of.get(&(format.trim_start_matches("tar-"), stage)).copied().unwrap_or(0.0);
         let res = std::process::Command::new(std::env::current_exe().unwrap())
-            .env("BENCH_EXPORT_CHILD", format!("{}|{format}|{stage}|{}|{rows}", tmp.path().display(), out.display()))
+            .env("BENCH_EXPORT_CHILD", format!("{}|{format}|{stage}|{}|{rows}", data.display(), out.display()))
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&res.stdout);
+        eprint!("{}", String::from_utf8_lossy(&res.stderr));
         let Some(line) = text.lines().find_map(|l| l.strip_prefix("RESULT ")) else {
             panic!("{format} {stage} failed: {text}{}", String::from_utf8_lossy(&res.stderr));
         };
