@@ -9,12 +9,28 @@ fn rows_per_task(cols: usize) -> usize {
     (16_384 / cols.max(1)).max(1)
 }
 
+/// `f` over matching chunks of `out` and `x`, on the rayon pool when
+/// `threads` > 1, else on this thread (e.g. inside a task that owns a
+/// whole sequence).
+fn zip_chunks(
+    threads: usize,
+    chunk: usize,
+    out: &mut [f32],
+    x: &[f32],
+    f: impl Fn((&mut [f32], &[f32])) + Sync + Send,
+) {
+    if threads > 1 {
+        out.par_chunks_mut(chunk).zip(x.par_chunks(chunk)).for_each(f)
+    } else {
+        out.chunks_mut(chunk).zip(x.chunks(chunk)).for_each(f)
+    }
+}
+
 /// `out = (x - mean) / sqrt(var + eps) * w + b` per row of `w.len()` columns.
-pub fn layer_norm(x: &[f32], w: &[f32], b: &[f32], eps: f32, out: &mut [f32]) {
+pub fn layer_norm(x: &[f32], w: &[f32], b: &[f32], eps: f32, out: &mut [f32], threads: usize) {
     let cols = w.len();
     assert!(b.len() == cols && x.len() == out.len() && x.len().is_multiple_of(cols), "layer_norm: shapes differ");
-    let chunk = cols * rows_per_task(cols);
-    out.par_chunks_mut(chunk).zip(x.par_chunks(chunk)).for_each(|(out, x)| {
+    zip_chunks(threads, cols * rows_per_task(cols), out, x, |(out, x)| {
         for (o, x) in out.chunks_exact_mut(cols).zip(x.chunks_exact(cols)) {
             // Two passes, as PyTorch does: sum - sum of squares loses digits.
             let mean = x.iter().sum::<f32>() / cols as f32;
@@ -43,7 +59,7 @@ pub fn softmax_row(row: &mut [f32], live: usize) {
 }
 
 /// The activation in place, with the same formulas as candle's ops.
-pub fn activate(act: Activation, x: &mut [f32]) {
+pub fn activate(act: Activation, x: &mut [f32], threads: usize) {
     let f: fn(f32) -> f32 = match act {
         Activation::QuickGelu => |v| v * (1.0 + (-1.702 * v).exp()).recip(),
         Activation::Gelu => |v| (candle_core::cpu::erf::erf_f32(v * std::f32::consts::FRAC_1_SQRT_2) + 1.0) * 0.5 * v,
@@ -52,7 +68,12 @@ pub fn activate(act: Activation, x: &mut [f32]) {
             0.5 * v * (1.0 + (SQRT_TWO_OVER_PI * v * (1.0 + 0.044715 * v * v)).tanh())
         },
     };
-    x.par_chunks_mut(16_384).for_each(|c| c.iter_mut().for_each(|v| *v = f(*v)));
+    let apply = |c: &mut [f32]| c.iter_mut().for_each(|v| *v = f(*v));
+    if threads > 1 {
+        x.par_chunks_mut(16_384).for_each(apply)
+    } else {
+        apply(x)
+    }
 }
 
 /// A strided view of a row-major matrix: element (i, j) at `data[i * rs + j * cs]`.
@@ -155,11 +176,13 @@ mod tests {
     fn layer_norm_matches_candle() {
         let (rows, cols) = (37, 96);
         let (x, w, b) = (random(rows * cols, 1), random(cols, 2), random(cols, 3));
-        let mut out = vec![0.0; x.len()];
-        layer_norm(&x, &w, &b, 1e-5, &mut out);
         let t = |v: &[f32], s: &[usize]| Tensor::from_slice(v, s, &Device::Cpu).unwrap();
         let want = candle_nn::ops::layer_norm_slow(&t(&x, &[rows, cols]), &t(&w, &[cols]), &t(&b, &[cols]), 1e-5);
-        assert!(max_diff(&out, &want.unwrap()) < 1e-6);
+        for threads in [1, 2] {
+            let mut out = vec![0.0; x.len()];
+            layer_norm(&x, &w, &b, 1e-5, &mut out, threads);
+            assert!(max_diff(&out, want.as_ref().unwrap()) < 1e-6, "{threads} threads");
+        }
     }
 
     #[test]
@@ -190,8 +213,11 @@ mod tests {
             (Activation::GeluTanh, xt.gelu().unwrap()),
         ] {
             let mut got = x.clone();
-            activate(act, &mut got);
-            assert!(max_diff(&got, &want) < 1e-6, "{act:?}");
+            for threads in [1, 2] {
+                activate(act, &mut got, threads);
+                assert!(max_diff(&got, &want) < 1e-6, "{act:?} on {threads} threads");
+                got.copy_from_slice(&x);
+            }
         }
     }
 
