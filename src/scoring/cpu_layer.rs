@@ -189,29 +189,29 @@ impl CpuLayer {
     }
 }
 
-/// Every layer over sequences of `lens` rows packed in `x`. Two or more
-/// sequences that split evenly over the pool's threads run as whole
-/// sequences per thread, each with single-threaded steps (no handoff
-/// inside every matmul); otherwise every step is split over the pool.
+/// Every layer over sequences of `lens` rows packed in `x`, each step
+/// split over the pool's threads; or, with `HARDNEG_CLIP_THREADING=seq`
+/// and more than one sequence, whole groups of sequences per task (about
+/// `GROUP_ROWS` rows each), every step single-threaded inside a task.
 pub fn run_layers(layers: &[CpuLayer], x: &mut [f32], lens: &[usize], causal: bool) {
+    let per_sequence = std::env::var("HARDNEG_CLIP_THREADING").is_ok_and(|v| v == "seq");
+    run_layers_with(layers, x, lens, causal, per_sequence)
+}
+
+/// As `run_layers`, the threading chosen by the caller.
+pub fn run_layers_with(layers: &[CpuLayer], x: &mut [f32], lens: &[usize], causal: bool, per_sequence: bool) {
     let Some(first) = layers.first() else { return };
     let threads = rayon::current_num_threads();
-    let groups = split_even(lens, threads);
     let run = |x: &mut [f32], lens: &[usize], threads: usize| {
         let mut scratch = first.scratch(lens);
         layers.iter().for_each(|layer| layer.forward(x, lens, causal, threads, &mut scratch));
     };
-    let per_sequence = match std::env::var("HARDNEG_CLIP_THREADING").as_deref() {
-        Ok("split") => false,
-        Ok("seq") => groups.len() > 1,
-        _ => groups.len() > 1,
-    };
-    if !per_sequence {
+    if !per_sequence || threads < 2 || lens.len() < 2 {
         return run(x, lens, threads);
     }
-    let mut parts = Vec::with_capacity(groups.len());
+    let mut parts = Vec::new();
     let (mut rest, mut seqs) = (x, lens);
-    for &n in &groups {
+    for n in groups(lens) {
         let (g, later) = seqs.split_at(n);
         let (part, tail) = rest.split_at_mut(g.iter().sum::<usize>() * first.hidden);
         parts.push((part, g));
@@ -220,49 +220,37 @@ pub fn run_layers(layers: &[CpuLayer], x: &mut [f32], lens: &[usize], causal: bo
     parts.into_par_iter().for_each(|(x, lens)| run(x, lens, 1));
 }
 
-/// Consecutive groups of sequences (their counts), one per thread, when
-/// the busiest gets at most 1/8 more rows than an even share; else none.
-fn split_even(lens: &[usize], threads: usize) -> Vec<usize> {
-    let total: usize = lens.iter().sum();
-    if threads < 2 || lens.len() < threads || total == 0 {
-        return Vec::new();
+/// Rows a task of whole sequences gets at least (one image: 50; about
+/// four captions), unless the sequences run out.
+const GROUP_ROWS: usize = 48;
+
+/// Consecutive groups of sequences (their counts), each of at least
+/// `GROUP_ROWS` rows but the last.
+fn groups(lens: &[usize]) -> Vec<usize> {
+    let (mut groups, mut rows, mut count) = (Vec::new(), 0, 0);
+    for &len in lens {
+        rows += len;
+        count += 1;
+        if rows >= GROUP_ROWS {
+            groups.push(count);
+            (rows, count) = (0, 0);
+        }
     }
-    let prefix: Vec<usize> = std::iter::once(0)
-        .chain(lens.iter().scan(0, |sum, &len| {
-            *sum += len;
-            Some(*sum)
-        }))
-        .collect();
-    let mut cuts = vec![0];
-    for g in 1..threads {
-        let (mark, after) = (total * g / threads, cuts[g - 1] + 1);
-        let cut = (after..=lens.len() - (threads - g)).min_by_key(|&j| prefix[j].abs_diff(mark)).unwrap_or(after);
-        cuts.push(cut);
+    if count > 0 {
+        groups.push(count);
     }
-    cuts.push(lens.len());
-    let busiest = cuts.windows(2).map(|w| prefix[w[1]] - prefix[w[0]]).max().unwrap_or(0);
-    if busiest * threads * 8 > total * 9 {
-        return Vec::new();
-    }
-    cuts.windows(2).map(|w| w[1] - w[0]).collect()
+    groups
 }
 
 #[cfg(test)]
 mod tests {
-    use super::split_even;
+    use super::groups;
 
     #[test]
-    fn sequences_split_evenly_over_threads_or_not_at_all() {
-        assert_eq!(split_even(&[50; 8], 2), [4, 4]);
-        assert_eq!(split_even(&[14, 14, 12, 12, 13, 13, 14, 14], 2), [4, 4]);
-        assert_eq!(split_even(&[9, 3, 6, 1, 7], 2), [2, 3]);
-        assert_eq!(split_even(&[10; 6], 3), [2, 2, 2]);
-        // Uneven: 2 images against 1, one long caption against short ones.
-        assert!(split_even(&[50; 3], 2).is_empty());
-        assert!(split_even(&[30, 5, 5, 5], 2).is_empty());
-        // One sequence, one thread, nothing to split.
-        assert!(split_even(&[50], 2).is_empty());
-        assert!(split_even(&[50; 4], 1).is_empty());
-        assert!(split_even(&[], 2).is_empty());
+    fn sequences_group_to_at_least_48_rows() {
+        assert_eq!(groups(&[50; 3]), [1, 1, 1]);
+        assert_eq!(groups(&[14, 14, 12, 12, 13, 13, 14, 14, 15]), [4, 4, 1]);
+        assert_eq!(groups(&[30, 5, 20, 60, 1]), [3, 1, 1]);
+        assert!(groups(&[]).is_empty());
     }
 }

@@ -6,6 +6,7 @@
 //! Without AVX2+FMA, or with a width that is not a multiple of 16, the
 //! weights stay row-major and the `gemm` crate does the product.
 use super::kernels::{matmul, View};
+use rayon::prelude::*;
 
 /// Output columns per panel: two 8-lane registers.
 const NR: usize = 16;
@@ -86,7 +87,10 @@ impl Packed {
             return matmul(dst, dst_rs, x, w, (m, n, k), 1.0, true, threads);
         }
         let panels = n / NR;
-        let (out, tasks) = (Shared(dst.as_mut_ptr()), threads.clamp(1, panels));
+        // A few tasks per thread: on a shared machine a thread that loses its
+        // core for a while leaves its remaining tasks to the others.
+        let tasks = if threads > 1 { (3 * threads).min(panels) } else { 1 };
+        let out = Shared(dst.as_mut_ptr());
         let run = |t: usize| {
             let out = out;
             // Safety: the assert above keeps every row and panel inside the
@@ -109,8 +113,7 @@ impl Packed {
             unreachable!("panels are only made where AVX2+FMA runs (task {t} of {tasks}, {:p})", out.0);
         };
         if tasks > 1 {
-            rayon::scope(|s| (1..tasks).for_each(|t| s.spawn(move |_| run(t))));
-            run(0);
+            (0..tasks).into_par_iter().for_each(run);
         } else {
             run(0);
         }
