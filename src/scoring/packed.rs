@@ -40,6 +40,13 @@ struct Shared(*mut f32);
 unsafe impl Send for Shared {}
 unsafe impl Sync for Shared {}
 
+impl Shared {
+    /// Through a method, so that closures capture the `Send` wrapper, not the bare pointer.
+    fn ptr(self) -> *mut f32 {
+        self.0
+    }
+}
+
 impl Packed {
     /// `w` is (k, n) row-major.
     pub fn new(w: Vec<f32>, k: usize, n: usize) -> Self {
@@ -92,14 +99,13 @@ impl Packed {
         let tasks = if threads > 1 { (3 * threads).min(panels) } else { 1 };
         let out = Shared(dst.as_mut_ptr());
         let run = |t: usize| {
-            let out = out;
             // Safety: the assert above keeps every row and panel inside the
             // slices; task `t` writes only columns of panels
             // [panels·t/tasks, panels·(t+1)/tasks), disjoint from the others'.
             #[cfg(target_arch = "x86_64")]
             unsafe {
                 avx::gemm(
-                    out.0,
+                    out.ptr(),
                     dst_rs,
                     x.as_ptr(),
                     x_rs,
@@ -110,7 +116,7 @@ impl Packed {
                 )
             }
             #[cfg(not(target_arch = "x86_64"))]
-            unreachable!("panels are only made where AVX2+FMA runs (task {t} of {tasks}, {:p})", out.0);
+            unreachable!("panels are only made where AVX2+FMA runs (task {t} of {tasks}, {:p})", out.ptr());
         };
         if tasks > 1 {
             (0..tasks).into_par_iter().for_each(run);
