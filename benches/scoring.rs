@@ -146,8 +146,11 @@ impl SpeedInputs {
         let threads = candle_core::utils::get_num_threads();
         println!("forward passes only, {threads} threads (RAYON_NUM_THREADS), same inputs as clip_speed.py:");
         let (mut img_rates, mut txt_rates) = (serde_json::Map::new(), serde_json::Map::new());
+        // HARDNEG_BENCH_OPS=0: the kernels alone (quicker runs to alternate with PyTorch's).
+        let with_ops = std::env::var("HARDNEG_BENCH_OPS").map_or(true, |v| v != "0");
         for (b, img_reps, txt_reps) in BATCHES {
-            let (old_img, old_txt) = self.rates(&ops, b, img_reps, txt_reps)?;
+            let (old_img, old_txt) =
+                if with_ops { self.rates(&ops, b, img_reps, txt_reps)? } else { (f64::NAN, f64::NAN) };
             let (img, txt) = self.rates(&kernels, b, img_reps, txt_reps)?;
             println!(
                 "batch {b:>2}: {img:6.2} images/s  {txt:6.2} texts/s  (candle ops: {old_img:6.2} images/s  {old_txt:6.2} texts/s)"

@@ -6,6 +6,7 @@
 //! the activation are single-pass kernels; buffers are reused across layers.
 use super::config::Activation;
 use super::kernels::{activate, add_rows, fill_rows, layer_norm, matmul, softmax_row, View};
+use super::packed::Packed;
 use candle_core::{Result, Tensor};
 use candle_nn::{LayerNorm, Linear};
 use rayon::prelude::*;
@@ -25,30 +26,31 @@ impl Norm {
         Ok(Norm { w: ln.weight().to_vec1()?, b, eps: ln.eps() as f32 })
     }
 
-    fn apply(&self, x: &[f32], out: &mut [f32]) {
-        layer_norm(x, &self.w, &self.b, self.eps, out)
+    fn apply(&self, x: &[f32], out: &mut [f32], threads: usize) {
+        layer_norm(x, &self.w, &self.b, self.eps, out, threads)
     }
 }
 
-/// `(in, out)` row-major (the transpose of candle's `(out, in)`), so that
-/// `x · w` reads it row by row.
-fn transposed(linears: &[&Linear]) -> Result<(Vec<f32>, Vec<f32>)> {
+/// `(in, out)` (the transpose of candle's `(out, in)`), packed for `x · w`,
+/// and the biases side by side.
+fn transposed(linears: &[&Linear]) -> Result<(Packed, Vec<f32>)> {
     let w = Tensor::cat(&linears.iter().map(|l| l.weight()).collect::<Vec<_>>(), 0)?;
     let b = Tensor::cat(&linears.iter().map(|l| l.bias().expect("CLIP linears have a bias")).collect::<Vec<_>>(), 0)?;
-    Ok((w.t()?.contiguous()?.flatten_all()?.to_vec1()?, b.to_vec1()?))
+    let (n, k) = w.dims2()?;
+    Ok((Packed::new(w.t()?.contiguous()?.flatten_all()?.to_vec1()?, k, n), b.to_vec1()?))
 }
 
 pub struct CpuLayer {
     ln1: Norm,
     /// Q, K and V side by side: (hidden, 3 hidden).
-    qkv_w: Vec<f32>,
+    qkv_w: Packed,
     qkv_b: Vec<f32>,
-    out_w: Vec<f32>,
+    out_w: Packed,
     out_b: Vec<f32>,
     ln2: Norm,
-    fc1_w: Vec<f32>,
+    fc1_w: Packed,
     fc1_b: Vec<f32>,
-    fc2_w: Vec<f32>,
+    fc2_w: Packed,
     fc2_b: Vec<f32>,
     act: Activation,
     heads: usize,
@@ -70,11 +72,13 @@ pub struct LayerParts<'a> {
     pub heads: usize,
 }
 
-/// Work buffers of one forward pass, sized for (rows, t) and reused by every layer.
+/// Work buffers of one forward pass, sized for its sequences and reused by every layer.
 pub struct Scratch {
     h: Vec<f32>,
     qkv: Vec<f32>,
+    /// (sequence, head, longest, longest): each task's own logits.
     logits: Vec<f32>,
+    /// (sequence, head, longest, head width).
     heads_out: Vec<f32>,
     attn: Vec<f32>,
     mlp: Vec<f32>,
@@ -105,84 +109,148 @@ impl CpuLayer {
         })
     }
 
-    pub fn scratch(&self, batch: usize, t: usize) -> Scratch {
-        let rows = batch * t;
+    /// Buffers for sequences of `lens` rows each, packed one after another.
+    pub fn scratch(&self, lens: &[usize]) -> Scratch {
+        let (rows, longest) = (lens.iter().sum::<usize>(), lens.iter().copied().max().unwrap_or(0));
+        let tasks = lens.len() * self.heads;
         Scratch {
             h: vec![0.0; rows * self.hidden],
             qkv: vec![0.0; rows * 3 * self.hidden],
-            logits: vec![0.0; batch * self.heads * t * t],
-            heads_out: vec![0.0; rows * self.hidden],
+            logits: vec![0.0; tasks * longest * longest],
+            heads_out: vec![0.0; tasks * longest * (self.hidden / self.heads)],
             attn: vec![0.0; rows * self.hidden],
             mlp: vec![0.0; rows * self.inner],
         }
     }
 
-    /// `x` is (batch, t, hidden) row-major, updated in place; with `causal`
-    /// each position attends to itself and earlier positions only.
-    pub fn forward(&self, x: &mut [f32], t: usize, causal: bool, s: &mut Scratch) {
-        let (c, threads) = (self.hidden, rayon::current_num_threads());
+    /// `x` holds sequences of `lens` rows of `hidden` each, packed one after
+    /// another, updated in place; with `causal` each position attends to
+    /// itself and earlier positions only. `threads` > 1 splits every step
+    /// over the rayon pool; 1 runs it all on this thread.
+    pub fn forward(&self, x: &mut [f32], lens: &[usize], causal: bool, threads: usize, s: &mut Scratch) {
+        let c = self.hidden;
         let rows = x.len() / c;
-        self.ln1.apply(x, &mut s.h);
+        assert_eq!(rows, lens.iter().sum::<usize>(), "CpuLayer: rows and sequence lengths differ");
+        if rows == 0 {
+            return;
+        }
+        self.ln1.apply(x, &mut s.h, threads);
         fill_rows(&mut s.qkv, &self.qkv_b);
-        matmul(
-            &mut s.qkv,
-            3 * c,
-            View::rows(&s.h, c),
-            View::rows(&self.qkv_w, 3 * c),
-            (rows, 3 * c, c),
-            1.0,
-            true,
-            threads,
-        );
-        self.attention(t, causal, s);
+        self.qkv_w.matmul_acc(&mut s.qkv, 3 * c, &s.h, c, rows, threads);
+        self.attention(lens, causal, threads, s);
         add_rows(x, &self.out_b);
-        matmul(x, c, View::rows(&s.attn, c), View::rows(&self.out_w, c), (rows, c, c), 1.0, true, threads);
-        self.ln2.apply(x, &mut s.h);
+        self.out_w.matmul_acc(x, c, &s.attn, c, rows, threads);
+        self.ln2.apply(x, &mut s.h, threads);
         fill_rows(&mut s.mlp, &self.fc1_b);
         let inner = self.inner;
-        matmul(
-            &mut s.mlp,
-            inner,
-            View::rows(&s.h, c),
-            View::rows(&self.fc1_w, inner),
-            (rows, inner, c),
-            1.0,
-            true,
-            threads,
-        );
-        activate(self.act, &mut s.mlp);
+        self.fc1_w.matmul_acc(&mut s.mlp, inner, &s.h, c, rows, threads);
+        activate(self.act, &mut s.mlp, threads);
         add_rows(x, &self.fc2_b);
-        matmul(x, c, View::rows(&s.mlp, inner), View::rows(&self.fc2_w, c), (rows, c, inner), 1.0, true, threads);
+        self.fc2_w.matmul_acc(x, c, &s.mlp, inner, rows, threads);
     }
 
-    /// softmax(q kᵀ / sqrt(d)) v for every (sequence, head), one rayon task
-    /// each, reading q, k and v where the fused projection put them.
-    fn attention(&self, t: usize, causal: bool, s: &mut Scratch) {
+    /// softmax(q kᵀ / sqrt(d)) v for every (sequence, head), one task each,
+    /// reading q, k and v where the fused projection put them.
+    fn attention(&self, lens: &[usize], causal: bool, threads: usize, s: &mut Scratch) {
         let (c, heads) = (self.hidden, self.heads);
         let d = c / heads;
         let scale = (d as f32).powf(-0.5);
+        let longest = lens.iter().copied().max().unwrap_or(0);
+        let starts: Vec<usize> = lens.iter().scan(0, |row, &len| Some(std::mem::replace(row, *row + len))).collect();
         let qkv = &s.qkv;
-        s.logits.par_chunks_mut(t * t).zip(s.heads_out.par_chunks_mut(t * d)).enumerate().for_each(
-            |(p, (logits, y))| {
-                let at = (p / heads) * t * 3 * c + (p % heads) * d;
-                let q = View::rows(&qkv[at..], 3 * c);
-                let k = View::transposed(&qkv[at + c..], 3 * c);
-                matmul(logits, t, q, k, (t, t, d), scale, false, 1);
-                for (i, row) in logits.chunks_exact_mut(t).enumerate() {
-                    softmax_row(row, if causal { i + 1 } else { t });
-                }
-                matmul(y, d, View::rows(logits, t), View::rows(&qkv[at + 2 * c..], 3 * c), (t, d, t), 1.0, false, 1);
-            },
-        );
-        // (sequence, head, t, d) back to (sequence, t, head · d).
-        let heads_out = &s.heads_out;
-        s.attn.par_chunks_mut(t * c).enumerate().for_each(|(seq, out)| {
-            for (i, row) in out.chunks_exact_mut(c).enumerate() {
+        let task = |(p, (logits, y)): (usize, (&mut [f32], &mut [f32]))| {
+            let (seq, t) = (p / heads, lens[p / heads]);
+            let at = starts[seq] * 3 * c + (p % heads) * d;
+            let q = View::rows(&qkv[at..], 3 * c);
+            let k = View::transposed(&qkv[at + c..], 3 * c);
+            let logits = &mut logits[..t * t];
+            matmul(logits, t, q, k, (t, t, d), scale, false, 1);
+            for (i, row) in logits.chunks_exact_mut(t).enumerate() {
+                softmax_row(row, if causal { i + 1 } else { t });
+            }
+            matmul(y, d, View::rows(logits, t), View::rows(&qkv[at + 2 * c..], 3 * c), (t, d, t), 1.0, false, 1);
+        };
+        let (logit_chunk, y_chunk) = (longest * longest, longest * d);
+        if threads > 1 {
+            s.logits.par_chunks_mut(logit_chunk).zip(s.heads_out.par_chunks_mut(y_chunk)).enumerate().for_each(task);
+        } else {
+            s.logits.chunks_mut(logit_chunk).zip(s.heads_out.chunks_mut(y_chunk)).enumerate().for_each(task);
+        }
+        // (sequence, head, position, d) back to packed (row, head · d).
+        let mut rows = s.attn.chunks_exact_mut(c);
+        for (seq, &t) in lens.iter().enumerate() {
+            for (i, row) in rows.by_ref().take(t).enumerate() {
                 for h in 0..heads {
-                    let from = ((seq * heads + h) * t + i) * d;
-                    row[h * d..(h + 1) * d].copy_from_slice(&heads_out[from..from + d]);
+                    let from = ((seq * heads + h) * longest + i) * d;
+                    row[h * d..(h + 1) * d].copy_from_slice(&s.heads_out[from..from + d]);
                 }
             }
-        });
+        }
+    }
+}
+
+/// Every layer over sequences of `lens` rows packed in `x`, each step
+/// split over the pool's threads; or, with `HARDNEG_CLIP_THREADING=seq`
+/// and more than one sequence, whole groups of sequences per task (about
+/// `GROUP_ROWS` rows each), every step single-threaded inside a task.
+pub fn run_layers(layers: &[CpuLayer], x: &mut [f32], lens: &[usize], causal: bool) {
+    let per_sequence = std::env::var("HARDNEG_CLIP_THREADING").is_ok_and(|v| v == "seq");
+    run_layers_with(layers, x, lens, causal, per_sequence)
+}
+
+/// As `run_layers`, the threading chosen by the caller.
+pub fn run_layers_with(layers: &[CpuLayer], x: &mut [f32], lens: &[usize], causal: bool, per_sequence: bool) {
+    let Some(first) = layers.first() else { return };
+    let threads = rayon::current_num_threads();
+    let run = |x: &mut [f32], lens: &[usize], threads: usize| {
+        let mut scratch = first.scratch(lens);
+        layers.iter().for_each(|layer| layer.forward(x, lens, causal, threads, &mut scratch));
+    };
+    if !per_sequence || threads < 2 || lens.len() < 2 {
+        return run(x, lens, threads);
+    }
+    let mut parts = Vec::new();
+    let (mut rest, mut seqs) = (x, lens);
+    for n in groups(lens) {
+        let (g, later) = seqs.split_at(n);
+        let (part, tail) = rest.split_at_mut(g.iter().sum::<usize>() * first.hidden);
+        parts.push((part, g));
+        (rest, seqs) = (tail, later);
+    }
+    parts.into_par_iter().for_each(|(x, lens)| run(x, lens, 1));
+}
+
+/// Rows a task of whole sequences gets at least (one image: 50; about
+/// four captions), unless the sequences run out.
+const GROUP_ROWS: usize = 48;
+
+/// Consecutive groups of sequences (their counts), each of at least
+/// `GROUP_ROWS` rows but the last.
+fn groups(lens: &[usize]) -> Vec<usize> {
+    let (mut groups, mut rows, mut count) = (Vec::new(), 0, 0);
+    for &len in lens {
+        rows += len;
+        count += 1;
+        if rows >= GROUP_ROWS {
+            groups.push(count);
+            (rows, count) = (0, 0);
+        }
+    }
+    if count > 0 {
+        groups.push(count);
+    }
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::groups;
+
+    #[test]
+    fn sequences_group_to_at_least_48_rows() {
+        assert_eq!(groups(&[50; 3]), [1, 1, 1]);
+        assert_eq!(groups(&[14, 14, 12, 12, 13, 13, 14, 14, 15]), [4, 4, 1]);
+        assert_eq!(groups(&[30, 5, 20, 60, 1]), [3, 1, 1]);
+        assert!(groups(&[]).is_empty());
     }
 }

@@ -3,7 +3,8 @@
 //! Written here rather than taken from candle-transformers: that crate is
 //! large to compile and its CLIP knows only QuickGELU.
 use super::config::{Activation, ClipConfig, TextConfig, VisionConfig};
-use super::cpu_layer::{CpuLayer, LayerParts};
+use super::cpu_layer::{run_layers, CpuLayer, LayerParts};
+use super::cpu_tower::{self, Patches};
 use candle_core::{DType, Device, Module, Result, Tensor, D};
 use candle_nn::{
     conv2d_no_bias, embedding, layer_norm, linear, linear_no_bias, Conv2d, Conv2dConfig, Embedding, LayerNorm, Linear,
@@ -141,10 +142,7 @@ impl Encoder {
             }
             Encoder::Cpu(layers) => {
                 let mut v = x.flatten_all()?.to_vec1::<f32>()?;
-                if let Some(first) = layers.first() {
-                    let mut scratch = first.scratch(b, t);
-                    layers.iter().for_each(|layer| layer.forward(&mut v, t, causal, &mut scratch));
-                }
+                run_layers(layers, &mut v, &vec![t; b], causal);
                 Tensor::from_vec(v, (b, t, c), x.device())
             }
         }
@@ -185,6 +183,13 @@ impl TextTower {
     /// from reaching end-of-text, so no padding mask is needed.
     fn forward(&self, ids: &Tensor, pool: &[usize]) -> Result<Tensor> {
         let (b, t) = ids.dims2()?;
+        if pool.len() != b || pool.iter().any(|&p| p >= t) {
+            candle_core::bail!("text: {} pooled positions for {b} rows of {t} tokens: {pool:?}", pool.len());
+        }
+        if let Encoder::Cpu(layers) = &self.encoder {
+            let x = cpu_tower::text_packed(&self.token, &self.position, layers, ids, pool)?;
+            return self.final_ln.forward(&x);
+        }
         let x = self.token.forward(ids)?.broadcast_add(&self.position.narrow(0, 0, t)?)?;
         let x = self.final_ln.forward(&self.encoder.forward(x, true)?)?;
         let rows: Vec<u32> = pool.iter().enumerate().map(|(i, &p)| (i * t + p) as u32).collect();
@@ -196,6 +201,8 @@ impl TextTower {
 struct VisionTower {
     class: Tensor,
     patch: Conv2d,
+    /// The patch embedding as one product, for the CPU layers.
+    patches: Option<Patches>,
     position: Tensor,
     pre_ln: LayerNorm,
     encoder: Encoder,
@@ -207,9 +214,11 @@ impl VisionTower {
         let emb = vb.pp("embeddings");
         let grid = c.image_size / c.patch_size;
         let conv = Conv2dConfig { stride: c.patch_size, ..Default::default() };
+        let patch = conv2d_no_bias(3, c.hidden_size, c.patch_size, conv, emb.pp("patch_embedding"))?;
         Ok(VisionTower {
             class: emb.get(c.hidden_size, "class_embedding")?,
-            patch: conv2d_no_bias(3, c.hidden_size, c.patch_size, conv, emb.pp("patch_embedding"))?,
+            patches: kernels.then(|| Patches::new(patch.weight())).transpose()?,
+            patch,
             position: emb.get((grid * grid + 1, c.hidden_size), "position_embedding.weight")?,
             // Sic: transformers spells it "pre_layrnorm".
             pre_ln: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("pre_layrnorm"))?,
@@ -232,6 +241,14 @@ impl VisionTower {
     /// `pixels` is (batch, 3, size, size), already normalised.
     fn forward(&self, pixels: &Tensor) -> Result<Tensor> {
         let b = pixels.dim(0)?;
+        if let (Encoder::Cpu(layers), Some(patches)) = (&self.encoder, &self.patches) {
+            let x = self.pre_ln.forward(&patches.embed(pixels, &self.class, &self.position)?)?;
+            let (b, t, c) = x.dims3()?;
+            let mut v = x.flatten_all()?.to_vec1::<f32>()?;
+            run_layers(layers, &mut v, &vec![t; b], false);
+            let class: Vec<f32> = v.chunks_exact(t * c).flat_map(|image| image[..c].to_vec()).collect();
+            return self.post_ln.forward(&Tensor::from_vec(class, (b, c), pixels.device())?);
+        }
         let patches = self.patch.forward(pixels)?.flatten_from(2)?.transpose(1, 2)?;
         let class = self.class.reshape((1, 1, ()))?.repeat((b, 1, 1))?;
         let x = Tensor::cat(&[&class, &patches], 1)?.broadcast_add(&self.position)?;
@@ -326,3 +343,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "model_tests.rs"]
+mod tower_tests;

@@ -1,0 +1,58 @@
+//! The CPU towers against candle's, and the two threadings against each other.
+use super::*;
+use crate::domain::rng::SplitMix64;
+use crate::scoring::cpu_layer::run_layers_with;
+use crate::scoring::testing::{random_weights, tiny_config};
+
+fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
+    (a - b).unwrap().abs().unwrap().flatten_all().unwrap().max(0).unwrap().to_scalar().unwrap()
+}
+
+/// Both towers on the CPU paths (packed captions, the patch embedding as
+/// a product) give candle's embeddings: captions of varied lengths, with
+/// tokens after the pooled position that must not matter, and batches of
+/// 1, 2 and 5.
+#[test]
+fn cpu_towers_match_candle_towers() {
+    let config = tiny_config(Activation::QuickGelu, 20);
+    let vb = || VarBuilder::from_tensors(random_weights(&config, 3), DType::F32, &Device::Cpu);
+    let (kernels, ops) = (ClipModel::new(vb(), &config, true).unwrap(), ClipModel::new(vb(), &config, false).unwrap());
+    let mut rng = SplitMix64::new(5);
+    let size = config.vision_config.image_size;
+    for b in [1, 2, 5] {
+        let t = 9;
+        let ids: Vec<u32> = (0..b * t).map(|_| (rng.next_f64() * 20.0) as u32).collect();
+        let ids = Tensor::from_vec(ids, (b, t), &Device::Cpu).unwrap();
+        let pool: Vec<usize> = (0..b).map(|i| [8, 2, 5, 0, 6][i]).collect();
+        let (got, want) = (kernels.encode_text(&ids, &pool).unwrap(), ops.encode_text(&ids, &pool).unwrap());
+        assert!(max_diff(&got, &want) < 1e-5, "texts, batch {b}");
+        let pixels: Vec<f32> = (0..b * 3 * size * size).map(|_| rng.next_f64() as f32 * 4.0 - 2.0).collect();
+        let pixels = Tensor::from_vec(pixels, (b, 3, size, size), &Device::Cpu).unwrap();
+        let (got, want) = (kernels.encode_images(&pixels).unwrap(), ops.encode_images(&pixels).unwrap());
+        assert!(max_diff(&got, &want) < 1e-5, "images, batch {b}");
+    }
+    let ids = Tensor::zeros((2, 4), DType::U32, &Device::Cpu).unwrap();
+    assert!(kernels.encode_text(&ids, &[1, 4]).is_err(), "a pooled position past the tokens");
+}
+
+/// Whole sequences per task and every step split over the threads
+/// agree, on sequences of varied lengths, causal or not.
+#[test]
+fn both_threadings_agree() {
+    let config = tiny_config(Activation::QuickGelu, 20);
+    let vb = VarBuilder::from_tensors(random_weights(&config, 4), DType::F32, &Device::Cpu);
+    let c = &config.vision_config;
+    let (n, h, i, heads) = (c.num_hidden_layers, c.hidden_size, c.intermediate_size, c.num_attention_heads);
+    let built = layers(vb.pp("vision_model").pp("encoder"), n, h, i, heads, c.layer_norm_eps, c.hidden_act).unwrap();
+    let cpu: Vec<CpuLayer> = built.iter().map(Layer::cpu).collect::<Result<_>>().unwrap();
+    let lens = [7, 30, 1, 12, 50, 3, 9];
+    let mut rng = SplitMix64::new(8);
+    let x: Vec<f32> = (0..lens.iter().sum::<usize>() * h).map(|_| rng.next_f64() as f32 * 2.0 - 1.0).collect();
+    for causal in [false, true] {
+        let (mut split, mut grouped) = (x.clone(), x.clone());
+        run_layers_with(&cpu, &mut split, &lens, causal, false);
+        run_layers_with(&cpu, &mut grouped, &lens, causal, true);
+        let diff = split.iter().zip(&grouped).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        assert!(diff < 1e-6 && split != x, "causal={causal}: {diff}");
+    }
+}
