@@ -1,7 +1,8 @@
-//! Measurement, not a check (ignored; run it by name against the release
-//! site, see docs/performance.md): what a cold survey page transfers and
-//! when its keys start working on an emulated 5 Mbit/s link; the same for
-//! the participant's `/take` page.
+//! What a cold survey page transfers on an emulated 5 Mbit/s link, checked
+//! against issue 13's 1 MB (the site is built as it ships, see
+//! scripts/build-site.sh), and when its keys start working, printed (a
+//! figure, not a check: it depends on the machine's load; see
+//! docs/performance.md); the same for the participant's `/take` page.
 use crate::browser::Browser;
 use crate::crowd_flow::{join, join_url};
 use crate::crowd_kit::{create_link_study, link_spec};
@@ -10,7 +11,6 @@ use serde_json::json;
 use std::time::Duration;
 
 #[tokio::test]
-#[ignore = "a measurement: run with --ignored against the release site"]
 async fn cold_survey_page_weight_and_time_to_keys_at_5_mbit() {
     let app = TestApp::spawn();
     let b = Browser::start().await;
@@ -96,7 +96,10 @@ async fn measure(b: &Browser, url: &str, page: &str) {
             println!("  {:>9} B on the wire ({:>9} B decoded)  {}", e[1], e[3], e[0]);
         }
         if clear {
-            assert!(total <= 1_000_000.0, "a cold {page} page transfers {total} bytes");
+            assert!(
+                total <= 1_000_000.0,
+                "a cold {page} page transfers {total} bytes, over 1 MB (a debug client? see scripts/build-site.sh)"
+            );
         }
     }
 }

@@ -3,23 +3,27 @@
 # the server binary, without cargo-leptos (same result, minutes less setup).
 # The client files get content-hashed names (hardneg.<hash>.js, …_bg.wasm,
 # .css; the server reads the name from target/site/output-name), so they can
-# be cached forever. RELEASE=1 builds both optimised, shrinks the wasm with
-# wasm-opt and writes brotli and gzip copies next to the files; the debug
-# site skips both, to stay quick to build for the tests.
+# be cached forever. The client is built as it ships: optimised, shrunk with
+# wasm-opt, with brotli and gzip copies next to the files, so the tests
+# (page weight included) run on what people download. RELEASE=1 builds the
+# server optimised too; DEBUG_CLIENT=1 builds a debug client instead (quicker
+# to rebuild while working on the UI; the page weight test fails on it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 site=target/site
-if [ "${RELEASE:-0}" = 1 ]; then
-  wasm_profile=wasm-release; server_flags=(--release); wasm_dir=wasm-release
+server_flags=()
+if [ "${RELEASE:-0}" = 1 ]; then server_flags=(--release); fi
+if [ "${DEBUG_CLIENT:-0}" = 1 ]; then
+  optimise=0; wasm_profile=dev; wasm_dir=debug
 else
-  wasm_profile=dev; server_flags=(); wasm_dir=debug
+  optimise=1; wasm_profile=wasm-release; wasm_dir=wasm-release
 fi
 cargo build --lib --target wasm32-unknown-unknown --no-default-features --features hydrate --profile "$wasm_profile"
 out=target/site-build
 rm -rf "$out" && mkdir -p "$out"
 wasm-bindgen --target web --no-typescript --out-dir "$out" --out-name hardneg \
   "target/wasm32-unknown-unknown/$wasm_dir/hardneg.wasm"
-if [ "${RELEASE:-0}" = 1 ]; then
+if [ "$optimise" = 1 ]; then
   # binaryen from npm (scripts/setup.sh): Debian's older wasm-opt breaks hydration.
   wasm_opt=target/tools/node_modules/.bin/wasm-opt
   "$wasm_opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
@@ -36,7 +40,7 @@ mv "$out/hardneg_bg.wasm" "$site/pkg/${name}_bg.wasm"
 mv "$out/hardneg.css" "$site/pkg/$name.css"
 if [ -d "$out/snippets" ]; then rm -rf "$site/pkg/snippets" && mv "$out/snippets" "$site/pkg/"; fi
 rm -rf "$out"
-if [ "${RELEASE:-0}" = 1 ]; then
+if [ "$optimise" = 1 ]; then
   for f in "$site/pkg/$name.js" "$site/pkg/${name}_bg.wasm" "$site/pkg/$name.css"; do
     gzip -9 -k -f "$f"
   done

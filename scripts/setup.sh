@@ -45,9 +45,10 @@ if [ "$have" != "$want" ]; then
   cargo install wasm-bindgen-cli --version "$want"
 fi
 
-# wasm-opt for the release site (run-demo.sh): binaryen 132 from npm, into
-# target/tools. Debian's binaryen 108 produces a wasm whose hydration fails.
-if [ "${1:-}" = "--release" ] && [ ! -x target/tools/node_modules/.bin/wasm-opt ]; then
+# wasm-opt for the site's client (scripts/build-site.sh, tests included):
+# binaryen 132 from npm, into target/tools. Debian's binaryen 108 produces a
+# wasm whose hydration fails.
+if [ ! -x target/tools/node_modules/.bin/wasm-opt ]; then
   echo "== installing wasm-opt (npm package binaryen@132, into target/tools)"
   mkdir -p target/tools
   npm install --silent --no-audit --no-fund --prefix target/tools binaryen@132
