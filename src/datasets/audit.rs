@@ -4,12 +4,13 @@
 //! external scorer's result is stored, the latest per stage and name.
 use super::export::{check_stage, included};
 use crate::domain::audit::{audit_table, AuditResult, Baseline, Pairs, Scored};
+use crate::domain::category::Category;
 use crate::domain::export::Stage;
 use crate::error::ServiceError;
 use crate::scoring::external::ExternalScorer;
+use crate::store::pages::{JsonPages, PAGE_SHIFT};
 use crate::studies::pipeline::{pipeline, Pipeline};
 use anyhow::Context;
-use futures_util::TryStreamExt;
 use sqlx::SqlitePool;
 
 /// Captions per request to an external scorer.
@@ -24,13 +25,27 @@ pub async fn stage_pairs(db: &SqlitePool, dataset: &str, stage: Stage) -> Result
 async fn pairs_of(db: &SqlitePool, p: &Pipeline, dataset: &str, stage: Stage) -> Result<(i64, Pairs), ServiceError> {
     check_stage(p, dataset, stage)?;
     let ids = included(db, p, stage).await?;
-    let mut next = 0;
-    let mut rows = sqlx::query_as::<_, (i64, String, String)>(
-        "SELECT id, caption, negative_caption FROM instances WHERE dataset_id = ? ORDER BY id",
-    )
-    .bind(p.dataset_id)
-    .fetch(db);
-    let mut pairs = Pairs::default();
+    Ok((p.dataset_id, pairs_for(db, p.dataset_id, &ids).await?))
+}
+
+/// The captions of the instances `ids` (in id order, with their
+/// categories) of the dataset, read in pages (crate::store::pages).
+pub(crate) async fn pairs_for(
+    db: &SqlitePool,
+    dataset_id: i64,
+    ids: &[(i64, Category)],
+) -> Result<Pairs, ServiceError> {
+    let mut rows = JsonPages::<(i64, String, String)>::new(
+        sqlx::query_scalar(
+            "SELECT json_group_array(json_array(id, caption, negative_caption) ORDER BY id) FROM instances
+             WHERE dataset_id = ? GROUP BY id >> ? ORDER BY id >> ?",
+        )
+        .bind(dataset_id)
+        .bind(PAGE_SHIFT)
+        .bind(PAGE_SHIFT)
+        .fetch(db),
+    );
+    let (mut next, mut pairs) = (0, Pairs::default());
     while let Some((id, caption, negative)) = rows.try_next().await? {
         let Some(&(_, category)) = ids.get(next).filter(|i| i.0 == id) else {
             continue;
@@ -38,7 +53,7 @@ async fn pairs_of(db: &SqlitePool, p: &Pipeline, dataset: &str, stage: Stage) ->
         next += 1;
         pairs.push(category, &caption, &negative);
     }
-    Ok((p.dataset_id, pairs))
+    Ok(pairs)
 }
 
 fn result(
@@ -132,7 +147,7 @@ pub async fn stage_audits(
         _ => Stage::Candidates,
     });
     let (dataset_id, pairs) = pairs_of(db, &p, dataset, stage).await?;
-    audits_of(db, dataset, dataset_id, stage, &pairs).await
+    audits_of(db, dataset, dataset_id, stage, pairs).await
 }
 
 /// The baselines over `pairs` (the stage's instances), then every stored
@@ -142,9 +157,15 @@ pub async fn audits_of(
     dataset: &str,
     dataset_id: i64,
     stage: Stage,
-    pairs: &Pairs,
+    pairs: Pairs,
 ) -> Result<Vec<AuditResult>, ServiceError> {
-    let mut out: Vec<AuditResult> = Baseline::ALL.iter().map(|&b| baseline_audit(dataset, stage, b, pairs)).collect();
+    // Scoring every caption takes a while on a big stage: off the async threads.
+    let name = dataset.to_string();
+    let mut out = tokio::task::spawn_blocking(move || {
+        Baseline::ALL.iter().map(|&b| baseline_audit(&name, stage, b, &pairs)).collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|e| ServiceError::Internal(format!("scoring the audit's baselines: {e}")))?;
     let stored: Vec<(String, String, String, i64)> = sqlx::query_as(
         "SELECT scorer, source, rows, created_at FROM audits WHERE dataset_id = ? AND stage = ? ORDER BY scorer",
     )

@@ -1,7 +1,8 @@
 //! Gathers what the dataset card shows (normalisation, study provenance,
 //! kappa per pair with each study's own mapping) and writes README.md.
 use super::{io_err, ExportRequest, ExportSummary};
-use crate::domain::audit::Pairs;
+use crate::domain::audit::AuditResult;
+use crate::domain::category::Category;
 use crate::domain::export::card::{dataset_card, Card, KappaRow, StudyCard};
 use crate::domain::funnel::Funnel;
 use crate::error::ServiceError;
@@ -84,17 +85,23 @@ pub fn write(
     std::fs::write(path, text).map_err(|e| io_err("writing", path, e))
 }
 
-/// Appends the blind text-only audit of the exported stage (docs/audit.md)
-/// over `pairs`, the exported rows' captions.
-pub async fn append_audit(
-    db: &SqlitePool,
-    req: &ExportRequest,
-    dataset_id: i64,
-    pairs: &Pairs,
-    path: &Path,
-) -> Result<(), ServiceError> {
+/// The blind text-only audit of the exported stage (docs/audit.md) over the
+/// captions of `ids`, the exported instances: read and scored on its own
+/// task, beside the rows.
+pub fn start_audit(db: &SqlitePool, req: &ExportRequest, dataset_id: i64, ids: Vec<(i64, Category)>) -> Audit {
+    let (db, dataset, stage) = (db.clone(), req.dataset.clone(), req.stage);
+    super::AbortOnDrop(tokio::spawn(async move {
+        let pairs = crate::datasets::audit::pairs_for(&db, dataset_id, &ids).await?;
+        crate::datasets::audit::audits_of(&db, &dataset, dataset_id, stage, pairs).await
+    }))
+}
+
+pub type Audit = super::AbortOnDrop<Result<Vec<AuditResult>, ServiceError>>;
+
+/// Appends the audit [`start_audit`] began to the card.
+pub async fn append_audit(mut audit: Audit, path: &Path) -> Result<(), ServiceError> {
     use std::io::Write;
-    let audits = crate::datasets::audit::audits_of(db, &req.dataset, dataset_id, req.stage, pairs).await?;
+    let audits = (&mut audit.0).await.map_err(|e| ServiceError::Internal(format!("auditing the captions: {e}")))??;
     if audits.iter().all(|a| a.rows.is_empty()) {
         return Ok(()); // no instance with a negative caption (prompts to rank)
     }

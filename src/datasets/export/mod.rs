@@ -4,10 +4,11 @@
 //! answers are read once); instances (with their candidates) are streamed
 //! from SQLite in pages of rows (`read`) and merged with them in instance
 //! order; each image file is placed once (hard link, else copy) and rows go
-//! to one file per split as they come. Memory grows with the per-item
-//! outcomes and answers (compact: `studies::votes`), and a little with the
-//! rows (their captions, for the card's audit) and the images (32 bytes
-//! each); the reads go through the export's own small-cache pool.
+//! to one file per split as they come. The card's κ tables and blind audit
+//! are read and computed on their own tasks beside the rows. Memory grows
+//! with the per-item outcomes and answers (compact: `studies::votes`), the
+//! audit's captions, and the images placed (32 bytes each); the reads go
+//! through the export's own small-cache pool.
 mod card;
 mod csv;
 pub mod download;
@@ -111,6 +112,7 @@ async fn export_paged(
     // Split assignment needs the exported ids up front: ids and categories only.
     let included = included(db, &p, req.stage).await?;
     let assignment = assign_splits(&included, &req.splits, req.seed);
+    let audit = card::start_audit(db, req, p.dataset_id, included.clone());
     let widest = widest_candidates(db, p.dataset_id, req.stage).await?;
     let names = req.split_names();
     let mut files = Vec::new();
@@ -124,8 +126,6 @@ async fn export_paged(
     let mut funnel = candidates_funnel(db, p.dataset_id).await?;
     let mut images = 0u64;
     let mut placer = place::Placer::new(store, &images_dir);
-    // The card's blind audit scores the exported captions: kept as they go by.
-    let mut audit_pairs = crate::domain::audit::Pairs::default();
 
     let only = (req.stage != Stage::Candidates).then(|| included.iter().map(|i| i.0).collect());
     let mut instances = InstancePages::new(db, p.dataset_id, shift, only).await?;
@@ -153,7 +153,6 @@ async fn export_paged(
         for img in row.images() {
             images += placer.place(img)? as u64;
         }
-        audit_pairs.push(category, &row.caption, &row.negative_caption);
         counts.add(category, split);
         sinks[split].write(row)?;
     }
@@ -176,7 +175,7 @@ async fn export_paged(
         (&mut provenance.0).await.map_err(|e| ServiceError::Internal(format!("reading the card: {e}")))??;
     card::write(req, command, &funnel, &summary, &provenance, &out.join("README.md"))?;
     phase("card's agreement read");
-    card::append_audit(db, req, p.dataset_id, &audit_pairs, &out.join("README.md")).await?;
+    card::append_audit(audit, &out.join("README.md")).await?;
     phase("card's audit written");
     summary.files.extend(reports::write_reports(db, p.dataset_id, out).await?);
     scan.close().await;
@@ -184,7 +183,7 @@ async fn export_paged(
 }
 
 /// A task that ends when its handle is dropped (the export failed or was abandoned).
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+pub struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
 
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
