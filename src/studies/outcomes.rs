@@ -103,7 +103,7 @@ fn primary_for(
 
 /// Every item of the study with its state, in instance order. Items and
 /// answers are streamed side by side (both ordered by instance), so only the
-/// outcomes stay in memory, not every answer.
+/// outcomes and a compact copy of the answers (`Votes`) stay in memory.
 pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
     let (meta, outcomes, _) = study_outcomes_paged(db, study_id, PAGE_SHIFT).await?;
     Ok((meta, outcomes))
@@ -136,9 +136,8 @@ pub async fn study_outcomes_paged(db: &SqlitePool, study_id: i64, shift: u32) ->
             .into_iter()
             .collect();
     let users: Vec<(i64, String)> = sqlx::query_as("SELECT id, username FROM users").fetch_all(db).await?;
-    let names: HashMap<i64, String> = users.iter().cloned().collect();
-    let user_ids: HashMap<String, i64> = users.into_iter().map(|(id, n)| (n, id)).collect();
-    let mut votes = Votes::new(names.clone());
+    let user_ids: HashMap<String, i64> = users.iter().map(|(id, n)| (n.clone(), *id)).collect();
+    let mut votes = Votes::new(users.into_iter().collect());
 
     // In pages (crate::store::pages): one driver handoff per page, not per row.
     let mut items = JsonPages::<(i64, String, String)>::new(
@@ -199,7 +198,7 @@ pub async fn study_outcomes_paged(db: &SqlitePool, study_id: i64, shift: u32) ->
                 model_answers.push((instance_id as u64, a.annotator as u64, class));
             }
         }
-        let primary = primary_for(&meta, &user_ids, &names, &given);
+        let primary = primary_for(&meta, &user_ids, votes.names(), &given);
         let state = resolve(
             &given,
             expected.get(&instance_id).copied().unwrap_or(0),

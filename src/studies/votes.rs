@@ -23,6 +23,11 @@ impl Votes {
         Votes { names, ..Votes::default() }
     }
 
+    /// Every annotator's name by id.
+    pub fn names(&self) -> &HashMap<i64, String> {
+        &self.names
+    }
+
     /// One more answer of the current item.
     pub fn push(&mut self, annotator: i64, value: &str) {
         let index = match self.index.get(value) {
