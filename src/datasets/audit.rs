@@ -8,7 +8,7 @@ use crate::domain::category::Category;
 use crate::domain::export::Stage;
 use crate::error::ServiceError;
 use crate::scoring::external::ExternalScorer;
-use crate::store::pages::{JsonPages, PAGE_SHIFT};
+use crate::store::pages::{key_pages, JsonPages, PAGE_SHIFT};
 use crate::studies::pipeline::{pipeline, Pipeline};
 use anyhow::Context;
 use sqlx::SqlitePool;
@@ -35,16 +35,17 @@ pub(crate) async fn pairs_for(
     dataset_id: i64,
     ids: &[(i64, Category)],
 ) -> Result<Pairs, ServiceError> {
-    let mut rows = JsonPages::<(i64, String, String)>::new(
-        sqlx::query_scalar(
-            "SELECT json_group_array(json_array(id, caption, negative_caption) ORDER BY id) FROM instances
-             WHERE dataset_id = ? GROUP BY id >> ? ORDER BY id >> ?",
-        )
-        .bind(dataset_id)
-        .bind(PAGE_SHIFT)
-        .bind(PAGE_SHIFT)
-        .fetch(db),
-    );
+    // Only the stage's instances, a page of ids at a time.
+    let keys: Vec<i64> = ids.iter().map(|i| i.0).collect();
+    let mut rows = JsonPages::<(i64, String, String)>::new(key_pages(
+        db,
+        "SELECT json_group_array(json_array(i.id, i.caption, i.negative_caption))
+         FROM json_each(?2) j JOIN instances i ON i.id = j.value WHERE +i.dataset_id = ?1",
+        dataset_id,
+        &keys,
+        PAGE_SHIFT,
+    ))
+    .ordered_by(|a, b| a.0.cmp(&b.0));
     let (mut next, mut pairs) = (0, Pairs::default());
     while let Some((id, caption, negative)) = rows.try_next().await? {
         let Some(&(_, category)) = ids.get(next).filter(|i| i.0 == id) else {

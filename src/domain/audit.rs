@@ -5,9 +5,9 @@
 //! them measures language priors. Here: the pick rate per subset with a 95%
 //! Wilson score interval, and two baselines that need no model.
 use crate::domain::category::{Category, NegType};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 /// The two-sided 95% normal quantile.
 const Z95: f64 = 1.959_963_984_540_054;
@@ -232,12 +232,12 @@ fn word_frequency(pairs: &[(&str, &str)]) -> Vec<(f64, f64)> {
     let mut distinct: Vec<&str> = pairs.iter().map(|p| p.0).collect();
     distinct.sort_unstable();
     distinct.dedup();
-    let mut counts: HashMap<Cow<'_, str>, f64> = HashMap::new();
+    let mut counts: FxHashMap<Cow<'_, str>, f64> = FxHashMap::default();
     for w in distinct.iter().flat_map(|c| words(c)) {
         *counts.entry(w).or_default() += 1.0;
     }
     let total: f64 = counts.values().sum();
-    let mut vocabulary: std::collections::HashSet<Cow<'_, str>> = counts.keys().cloned().collect();
+    let mut vocabulary: FxHashSet<Cow<'_, str>> = counts.keys().cloned().collect();
     vocabulary.extend(pairs.iter().flat_map(|p| words(p.1)));
     let v = vocabulary.len() as f64 + 1.0;
     // A caption's own words: a few, so a list beats a map.

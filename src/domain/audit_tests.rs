@@ -1,5 +1,6 @@
 use super::*;
 use crate::domain::category::{NegType, Subtype};
+use std::collections::HashMap;
 
 fn cat(t: NegType, s: Subtype) -> Category {
     Category { neg_type: t, subtype: s }

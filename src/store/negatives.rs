@@ -33,8 +33,13 @@ pub async fn negative_image_for(db: &SqlitePool, instance_id: i64) -> sqlx::Resu
 /// The candidate Step 3 chose: the one whose slot is its final value (`0`–`3`;
 /// `none` and open items choose nothing).
 pub fn step3_choice<T>(final_value: Option<&str>, candidates: impl IntoIterator<Item = (i64, T)>) -> Option<T> {
-    let slot: i64 = final_value?.parse().ok()?;
+    let slot = step3_slot(final_value)?;
     candidates.into_iter().find(|(s, _)| *s == slot).map(|(_, c)| c)
+}
+
+/// The candidate slot a Step 3 final value names, if it names one.
+pub fn step3_slot(final_value: Option<&str>) -> Option<i64> {
+    final_value?.parse().ok()
 }
 
 #[cfg(test)]
@@ -48,5 +53,7 @@ mod tests {
         assert_eq!(step3_choice(Some("none"), cands()), None);
         assert_eq!(step3_choice(None, cands()), None);
         assert_eq!(step3_choice(Some("7"), cands()), None);
+        assert_eq!(step3_slot(Some("3")), Some(3));
+        assert_eq!(step3_slot(Some("none")), None);
     }
 }

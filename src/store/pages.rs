@@ -2,26 +2,41 @@
 //! hands each row from its worker thread to the async task on its own (a
 //! channel send and a wake-up per row), which cost about half of an
 //! export. Here SQLite packs a page of rows into one JSON array
-//! (`json_group_array(json_array(…) ORDER BY …)`, grouped by a bucket of
-//! the sort key), so a page of a thousand rows crosses over once.
+//! (`json_group_array(json_array(…))`), so a page of a thousand rows
+//! crosses over once.
+//!
+//! A page is a range of the sort key read on its own ([`range_pages`]): an
+//! indexed range comes in key order with no sort, where a `GROUP BY` on a
+//! bucket of the key sorted every row through a temporary B-tree and an
+//! `ORDER BY` inside the aggregate sorted them again. SQLite hands an
+//! aggregate its rows in the scan's order but does not promise to, so each
+//! page's order is checked as it arrives and sorted only when it is out of
+//! order ([`JsonPages::ordered_by`]).
 use futures_util::stream::BoxStream;
-use futures_util::TryStreamExt;
+use futures_util::{StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
+use sqlx::SqlitePool;
+use std::cmp::Ordering;
 
-/// `GROUP BY` / `ORDER BY` bucket of a query's sort key (an id): ids per
-/// page = 2^PAGE_SHIFT. A bucket is a range of ids, so the rows of one id
-/// never straddle two pages.
+/// Keys per page: 2^PAGE_SHIFT.
 pub const PAGE_SHIFT: u32 = 10;
 
 /// The rows of a stream of JSON-array pages, one at a time, in page order.
 pub struct JsonPages<'a, T> {
     pages: BoxStream<'a, sqlx::Result<String>>,
     rows: std::vec::IntoIter<T>,
+    order: Option<fn(&T, &T) -> Ordering>,
 }
 
 impl<'a, T: DeserializeOwned> JsonPages<'a, T> {
     pub fn new(pages: BoxStream<'a, sqlx::Result<String>>) -> Self {
-        JsonPages { pages, rows: Vec::new().into_iter() }
+        JsonPages { pages, rows: Vec::new().into_iter(), order: None }
+    }
+
+    /// Rows of a page come out in `cmp`'s order (pages come in key order).
+    pub fn ordered_by(mut self, cmp: fn(&T, &T) -> Ordering) -> Self {
+        self.order = Some(cmp);
+        self
     }
 
     pub async fn try_next(&mut self) -> sqlx::Result<Option<T>> {
@@ -32,12 +47,149 @@ impl<'a, T: DeserializeOwned> JsonPages<'a, T> {
             let Some(page) = self.pages.try_next().await? else {
                 return Ok(None);
             };
-            self.rows = parse_page(&page)?.into_iter();
+            let mut rows = parse_page(&page)?;
+            if let Some(cmp) = self.order {
+                in_order(&mut rows, cmp);
+            }
+            self.rows = rows.into_iter();
         }
+    }
+}
+
+/// Sorts `rows` by `cmp` unless they already are (stable: equal rows keep
+/// their order).
+pub fn in_order<T>(rows: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
+    if !rows.is_sorted_by(|a, b| cmp(a, b) != Ordering::Greater) {
+        rows.sort_by(cmp);
     }
 }
 
 /// One page's rows; a page SQLite wrote that does not parse is a decode error.
 pub fn parse_page<T: DeserializeOwned>(page: &str) -> sqlx::Result<Vec<T>> {
     serde_json::from_str(page).map_err(|e| sqlx::Error::Decode(e.into()))
+}
+
+/// Where the pages over the sorted keys `keys` start: every 2^`shift`-th key.
+pub fn page_starts(keys: &[i64], shift: u32) -> Vec<i64> {
+    keys.iter().step_by(1 << shift).skip(1).copied().collect()
+}
+
+/// The JSON pages of `sql` over consecutive ranges of a key: `sql` takes a
+/// parent id (?1, a study or a dataset) and the range's first (?2) and last
+/// (?3) key, both inclusive, and returns one JSON array. The ranges start at
+/// `starts` (sorted, see [`page_starts`]) and cover every key, so every row
+/// of the parent is read once whatever keys lie between. The next page is
+/// read while this one is used.
+pub fn range_pages(
+    db: &SqlitePool,
+    sql: &'static str,
+    parent: i64,
+    starts: Vec<i64>,
+) -> BoxStream<'static, sqlx::Result<String>> {
+    let firsts = std::iter::once(i64::MIN).chain(starts.iter().copied());
+    let lasts = starts.iter().map(|s| s - 1).chain(std::iter::once(i64::MAX));
+    read_ahead(db, firsts.zip(lasts).collect(), move |db, (first, last)| async move {
+        sqlx::query_scalar(sql).bind(parent).bind(first).bind(last).fetch_one(&db).await
+    })
+}
+
+/// The JSON pages of `sql` over the sorted keys `keys`, 2^`shift` a page:
+/// `sql` takes a parent id (?1) and the page's keys as a JSON array (?2).
+/// For a few rows out of many: only those are read.
+pub fn key_pages(
+    db: &SqlitePool,
+    sql: &'static str,
+    parent: i64,
+    keys: &[i64],
+    shift: u32,
+) -> BoxStream<'static, sqlx::Result<String>> {
+    let pages = keys.chunks(1 << shift).map(|page| serde_json::to_string(page).unwrap_or_default()).collect();
+    read_ahead(db, pages, move |db, page: String| async move {
+        sqlx::query_scalar(sql).bind(parent).bind(page).fetch_one(&db).await
+    })
+}
+
+/// Reads a page per argument in order, the next one on its own task while
+/// the caller works through this one.
+fn read_ahead<A, F, Fut>(db: &SqlitePool, args: Vec<A>, read: F) -> BoxStream<'static, sqlx::Result<String>>
+where
+    A: Send + 'static,
+    F: Fn(SqlitePool, A) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = sqlx::Result<Option<String>>> + Send + 'static,
+{
+    let db = db.clone();
+    futures_util::stream::iter(args)
+        .map(move |arg| tokio::spawn(read(db.clone(), arg)))
+        .buffered(2)
+        .map(|joined| {
+            let page = joined.map_err(|e| sqlx::Error::Protocol(format!("reading a page: {e}")))??;
+            Ok(page.unwrap_or_else(|| "[]".into()))
+        })
+        .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_start_every_page_size_keys() {
+        let keys: Vec<i64> = (10..20).collect();
+        assert_eq!(page_starts(&keys, 2), vec![14, 18]);
+        assert_eq!(page_starts(&keys[..4], 2), Vec::<i64>::new());
+        assert_eq!(page_starts(&[], 2), Vec::<i64>::new());
+    }
+
+    #[test]
+    fn out_of_order_pages_are_sorted_stably() {
+        let mut rows = vec![(2, 'a'), (1, 'b'), (2, 'c'), (1, 'd')];
+        in_order(&mut rows, |a, b| a.0.cmp(&b.0));
+        assert_eq!(rows, vec![(1, 'b'), (1, 'd'), (2, 'a'), (2, 'c')]);
+        let mut sorted = vec![(1, 'z'), (1, 'a'), (3, 'b')];
+        in_order(&mut sorted, |a, b| a.0.cmp(&b.0));
+        assert_eq!(sorted, vec![(1, 'z'), (1, 'a'), (3, 'b')], "equal keys keep their order");
+    }
+
+    #[tokio::test]
+    async fn range_pages_read_every_row_once_in_order() {
+        // A file, so that the pages read side by side on two connections see one database.
+        let dir = tempfile::tempdir().unwrap();
+        let db =
+            SqlitePool::connect(&format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display())).await.unwrap();
+        sqlx::query("CREATE TABLE t (parent INTEGER, k INTEGER, v TEXT, PRIMARY KEY (parent, k))")
+            .execute(&db)
+            .await
+            .unwrap();
+        // Sparse keys, a key below every page start, and another parent's rows.
+        for (parent, k) in [(1, -5), (1, 3), (1, 4), (1, 90), (1, 91), (1, 1_000_000), (2, 4)] {
+            sqlx::query("INSERT INTO t VALUES (?, ?, ?)")
+                .bind(parent)
+                .bind(k)
+                .bind(format!("{parent}:{k}"))
+                .execute(&db)
+                .await
+                .unwrap();
+        }
+        const SQL: &str = "SELECT json_group_array(json_array(k, v)) FROM t WHERE parent = ?1 AND k BETWEEN ?2 AND ?3";
+        for starts in [vec![], vec![4], vec![4, 91], vec![0, 90, 500]] {
+            let mut pages = JsonPages::<(i64, String)>::new(range_pages(&db, SQL, 1, starts.clone()))
+                .ordered_by(|a, b| a.0.cmp(&b.0));
+            let mut keys = Vec::new();
+            while let Some((k, v)) = pages.try_next().await.unwrap() {
+                assert_eq!(v, format!("1:{k}"));
+                keys.push(k);
+            }
+            assert_eq!(keys, vec![-5, 3, 4, 90, 91, 1_000_000], "pages starting at {starts:?}");
+        }
+        const BY_KEY: &str =
+            "SELECT json_group_array(json_array(k, v)) FROM json_each(?2) j JOIN t ON t.parent = ?1 AND t.k = j.value";
+        for shift in [0, 1, 5] {
+            let mut pages = JsonPages::<(i64, String)>::new(key_pages(&db, BY_KEY, 1, &[-5, 4, 91, 92], shift));
+            let mut keys = Vec::new();
+            while let Some((k, _)) = pages.try_next().await.unwrap() {
+                keys.push(k);
+            }
+            assert_eq!(keys, vec![-5, 4, 91], "pages of 2^{shift} keys");
+        }
+    }
 }

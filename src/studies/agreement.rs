@@ -2,7 +2,7 @@
 //! where it was shown) mapped to categories, then the pure statistics.
 use crate::domain::agreement::{keyed_by_question, study_agreement, QuestionRating};
 use crate::error::ServiceError;
-use crate::store::pages::{JsonPages, PAGE_SHIFT};
+use crate::store::pages::{page_starts, range_pages, JsonPages, PAGE_SHIFT};
 use crate::studies::agreement_detail::detail_of;
 pub use crate::studies::agreement_detail::{AnnotatorOut, BootstrapOut, Detail};
 use crate::studies::agreement_questions::{category_map, pairs_out, per_question};
@@ -68,18 +68,22 @@ pub async fn agreement_report(
     // otherwise cross from sqlx's worker thread one row at a time. A kind
     // with one question asks it as question 0 on every task, so its answers
     // are read from their own index without a task lookup each.
-    let mut pages = JsonPages::<(i64, i64, i64, String)>::new(
-        sqlx::query_scalar(
-            "SELECT json_group_array(json_array(a.instance_id, \
-               CASE WHEN ? THEN 0 ELSE (SELECT t.query FROM tasks t WHERE t.id = a.task_id) END, a.user_id, a.value)) \
-             FROM counted_answers a WHERE a.study_id = ? GROUP BY a.instance_id >> ? ORDER BY a.instance_id >> ?",
-        )
-        .bind(meta.kind.question_count() == 1)
-        .bind(study_id)
-        .bind(PAGE_SHIFT)
-        .bind(PAGE_SHIFT)
-        .fetch(db),
-    );
+    let items: Vec<i64> =
+        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
+            .bind(study_id)
+            .fetch_all(db)
+            .await?;
+    let sql = if meta.kind.question_count() == 1 {
+        "SELECT json_group_array(json_array(a.instance_id, 0, a.user_id, a.value))
+         FROM counted_answers a WHERE a.study_id = ?1 AND a.instance_id BETWEEN ?2 AND ?3"
+    } else {
+        "SELECT json_group_array(json_array(a.instance_id, (SELECT t.query FROM tasks t WHERE t.id = a.task_id),
+                a.user_id, a.value))
+         FROM counted_answers a WHERE a.study_id = ?1 AND a.instance_id BETWEEN ?2 AND ?3"
+    };
+    let mut pages =
+        JsonPages::<(i64, i64, i64, String)>::new(range_pages(db, sql, study_id, page_starts(&items, PAGE_SHIFT)));
+    drop(items);
     let mut rows = Vec::new();
     while let Some(row) = pages.try_next().await? {
         rows.push(row);

@@ -7,7 +7,7 @@ use crate::domain::resolution::{resolve, ItemAnswer, ItemState, ResolveRule};
 use crate::domain::survey::{ItemData, SurveyKind, Verdict};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
-use crate::store::pages::{JsonPages, PAGE_SHIFT};
+use crate::store::pages::{page_starts, range_pages, JsonPages, PAGE_SHIFT};
 use crate::studies::meta::load_study_meta;
 use crate::studies::votes::Votes;
 use sqlx::SqlitePool;
@@ -127,6 +127,7 @@ pub async fn study_outcomes_paged(db: &SqlitePool, study_id: i64, shift: u32) ->
             .await?;
     let expected = expected_answers(db, &meta, &ids).await?;
     let mut out = Vec::with_capacity(ids.len());
+    let starts = page_starts(&ids, shift);
     drop(ids);
     let adjudicated: HashMap<i64, String> =
         sqlx::query_as("SELECT instance_id, value FROM adjudications WHERE study_id = ?")
@@ -139,31 +140,28 @@ pub async fn study_outcomes_paged(db: &SqlitePool, study_id: i64, shift: u32) ->
     let user_ids: HashMap<String, i64> = users.iter().map(|(id, n)| (n.clone(), *id)).collect();
     let mut votes = Votes::new(users.into_iter().collect());
 
-    // In pages (crate::store::pages): one driver handoff per page, not per row.
-    let mut items = JsonPages::<(i64, String, String)>::new(
-        sqlx::query_scalar(
-            "SELECT json_group_array(json_array(si.instance_id, i.neg_type, i.subtype) ORDER BY si.instance_id)
-             FROM study_items si JOIN instances i ON i.id = si.instance_id
-             WHERE si.study_id = ? GROUP BY si.instance_id >> ? ORDER BY si.instance_id >> ?",
-        )
-        .bind(study_id)
-        .bind(shift)
-        .bind(shift)
-        .fetch(db),
-    );
+    // In pages (crate::store::pages): one driver handoff per page, not per
+    // row; the items' pages also cut the answers (every answer is in one).
+    let mut items = JsonPages::<(i64, String, String)>::new(range_pages(
+        db,
+        "SELECT json_group_array(json_array(si.instance_id, i.neg_type, i.subtype))
+         FROM study_items si JOIN instances i ON i.id = si.instance_id
+         WHERE si.study_id = ?1 AND si.instance_id BETWEEN ?2 AND ?3",
+        study_id,
+        starts.clone(),
+    ))
+    .ordered_by(|a, b| a.0.cmp(&b.0));
     // Earliest first: answered_at has second resolution, ties go by task id.
-    let mut answers = JsonPages::<(i64, i64, String)>::new(
-        sqlx::query_scalar(
-            "SELECT json_group_array(json_array(instance_id, user_id, value) ORDER BY instance_id, answered_at, task_id)
-             FROM counted_answers WHERE study_id = ? GROUP BY instance_id >> ? ORDER BY instance_id >> ?",
-        )
-        .bind(study_id)
-        .bind(shift)
-        .bind(shift)
-        .fetch(db),
-    );
+    let mut answers = JsonPages::<(i64, i64, String, i64, i64)>::new(range_pages(
+        db,
+        "SELECT json_group_array(json_array(instance_id, user_id, value, answered_at, task_id))
+         FROM counted_answers WHERE study_id = ?1 AND instance_id BETWEEN ?2 AND ?3",
+        study_id,
+        starts,
+    ))
+    .ordered_by(|a, b| (a.0, a.3, a.4).cmp(&(b.0, b.3, b.4)));
     // `order` counts every answer in the study's order, as if all were listed.
-    let (mut next, mut order, mut given) = (None::<(i64, i64, String)>, 0i64, Vec::new());
+    let (mut next, mut order, mut given) = (None::<(i64, i64, String, i64, i64)>, 0i64, Vec::new());
     let mut model_answers: Vec<(u64, u64, usize)> = Vec::new();
     while let Some((instance_id, neg_type, subtype)) = items.try_next().await? {
         let category = Category::parse(&neg_type, &subtype)
@@ -174,7 +172,7 @@ pub async fn study_outcomes_paged(db: &SqlitePool, study_id: i64, shift: u32) ->
                 next = answers.try_next().await?;
             }
             match next.take() {
-                Some((item, user, value)) if item <= instance_id => {
+                Some((item, user, value, _, _)) if item <= instance_id => {
                     if item == instance_id {
                         given.push((user, value, order));
                     }

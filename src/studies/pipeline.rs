@@ -83,16 +83,26 @@ pub async fn pipeline_of(db: &SqlitePool, ids: PipelineIds) -> Result<Pipeline, 
     Ok(Pipeline { dataset_id: ids.dataset_id, step3, step4, votes: [votes3, votes4] })
 }
 
+/// The funnel's first column: every instance of the dataset by category
+/// (counted from `instances_by_category`, not read row by row).
+pub async fn candidates_funnel(db: &SqlitePool, dataset_id: i64) -> Result<FunnelBuilder, ServiceError> {
+    let counts: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT neg_type, subtype, count(*) FROM instances WHERE dataset_id = ? GROUP BY neg_type, subtype",
+    )
+    .bind(dataset_id)
+    .fetch_all(db)
+    .await?;
+    let mut funnel = FunnelBuilder::default();
+    for (t, s, n) in counts {
+        let c = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("dataset {dataset_id}: {e}")))?;
+        (0..n).for_each(|_| funnel.candidate(c));
+    }
+    Ok(funnel)
+}
+
 pub async fn dataset_funnel(db: &SqlitePool, dataset: &str) -> Result<Funnel, ServiceError> {
     let p = pipeline(db, dataset).await?;
-    let mut b = FunnelBuilder::default();
-    let rows: Vec<(String, String)> = sqlx::query_as("SELECT neg_type, subtype FROM instances WHERE dataset_id = ?")
-        .bind(p.dataset_id)
-        .fetch_all(db)
-        .await?;
-    for (t, s) in rows {
-        b.candidate(Category::parse(&t, &s).map_err(|e| ServiceError::Internal(e.to_string()))?);
-    }
+    let mut b = candidates_funnel(db, p.dataset_id).await?;
     for (meta, outcomes) in p.step3.iter() {
         for o in outcomes {
             b.step3(o.category, o.verdict(meta.kind));

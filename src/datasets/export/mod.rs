@@ -28,7 +28,6 @@ pub use request::ExportRequest;
 use crate::domain::category::Category;
 use crate::domain::export::split::{assign_splits, RowCounts};
 use crate::domain::export::{Format, ImageRef, Row, Stage, StepRecord, Vote};
-use crate::domain::funnel::FunnelBuilder;
 use crate::domain::resolution::ItemState;
 use crate::error::ServiceError;
 use crate::store::images::ImageStore;
@@ -123,11 +122,17 @@ async fn export_paged(
         files.push(file);
     }
     let mut counts = RowCounts::new(names);
-    let mut funnel = candidates_funnel(db, p.dataset_id).await?;
+    let mut funnel = funnel::candidates_funnel(db, p.dataset_id).await?;
     let mut images = 0u64;
     let mut placer = place::Placer::new(store, &images_dir);
 
-    let only = (req.stage != Stage::Candidates).then(|| included.iter().map(|i| i.0).collect());
+    // A kept instance's row shows only the candidate Step 3 chose (-1: none,
+    // which `shape` refuses as before).
+    let only = (req.stage != Stage::Candidates).then(|| {
+        let mut o3 = Outcomes::new(s3);
+        let mut slot = |id| o3.get(id).and_then(|o| crate::store::negatives::step3_slot(o.final_value())).unwrap_or(-1);
+        included.iter().map(|&(id, _)| (id, slot(id))).collect()
+    });
     let mut instances = InstancePages::new(db, p.dataset_id, shift, only).await?;
     let (mut o3, mut o4) = (Outcomes::new(s3), Outcomes::new(s4));
     let mut next_included = 0;
@@ -189,23 +194,6 @@ impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
-}
-
-/// The funnel's first column: every instance of the dataset by category
-/// (the rows read only the exported ones).
-async fn candidates_funnel(db: &SqlitePool, dataset_id: i64) -> Result<FunnelBuilder, ServiceError> {
-    let counts: Vec<(String, String, i64)> = sqlx::query_as(
-        "SELECT neg_type, subtype, count(*) FROM instances WHERE dataset_id = ? GROUP BY neg_type, subtype",
-    )
-    .bind(dataset_id)
-    .fetch_all(db)
-    .await?;
-    let mut funnel = FunnelBuilder::default();
-    for (t, s, n) in counts {
-        let c = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("dataset {dataset_id}: {e}")))?;
-        (0..n).for_each(|_| funnel.candidate(c));
-    }
-    Ok(funnel)
 }
 
 /// How many candidate columns the candidates stage needs (other stages have none).

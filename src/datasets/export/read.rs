@@ -4,7 +4,7 @@
 //! rows of this one are written. Each study's answers come with its outcomes
 //! (`studies::votes`), read once.
 use crate::error::ServiceError;
-use crate::store::pages::parse_page;
+use crate::store::pages::{in_order, parse_page};
 use sqlx::sqlite::SqlitePoolOptions;
 use sqlx::SqlitePool;
 use std::sync::Arc;
@@ -52,9 +52,10 @@ pub(super) struct InstancePages {
     db: SqlitePool,
     dataset_id: i64,
     shift: u32,
-    /// Only these instances (sorted ids), when the stage drops some: a
-    /// dropped instance's row and candidates are not built at all.
-    only: Option<Arc<[i64]>>,
+    /// Only these instances (sorted ids), each with the one candidate slot
+    /// its row shows, when the stage drops some: a dropped instance's row
+    /// and the candidates nobody chose are not read at all.
+    only: Option<Arc<[(i64, i64)]>>,
     /// First id of the next page to ask for, and the dataset's last id.
     next: i64,
     last: i64,
@@ -67,7 +68,7 @@ impl InstancePages {
         db: &SqlitePool,
         dataset_id: i64,
         shift: u32,
-        only: Option<Arc<[i64]>>,
+        only: Option<Arc<[(i64, i64)]>>,
     ) -> Result<Self, ServiceError> {
         let (first, last): (Option<i64>, Option<i64>) =
             sqlx::query_as("SELECT min(id), max(id) FROM instances WHERE dataset_id = ?")
@@ -95,10 +96,10 @@ impl InstancePages {
             }
             let (from, to) = (self.next, self.next + (1 << self.shift));
             self.next = to;
-            // The page's wanted ids as a JSON array; a page with none is skipped.
+            // The page's wanted [id, slot] pairs as a JSON array; a page with none is skipped.
             let ids = match &self.only {
                 None => None,
-                Some(ids) => match &ids[ids.partition_point(|&i| i < from)..ids.partition_point(|&i| i < to)] {
+                Some(ids) => match &ids[ids.partition_point(|i| i.0 < from)..ids.partition_point(|i| i.0 < to)] {
                     [] => continue,
                     page => Some(serde_json::to_string(page).unwrap_or_default()),
                 },
@@ -131,9 +132,25 @@ impl Drop for InstancePages {
     }
 }
 
-/// The instances with ids in `from..to` (and in `ids`, a JSON array, when
-/// given). `+dataset_id`: walk the id range, not the dataset's index (which
-/// would sort the whole dataset per page).
+/// One instance as a JSON array (`InstanceRow`) over `i` (instances) and
+/// `img` (its image), its candidates where `c` matches the condition given.
+macro_rules! instance_json {
+    ($candidates:literal) => {
+        concat!(
+            "json_array(i.id, i.key, i.caption, i.negative_caption, i.caption_orig,
+                i.negative_caption_orig, i.neg_type, i.subtype, i.positive_image, img.mime, img.bytes,
+                json((SELECT json_group_array(json_array(c.slot, c.image, ci.mime, ci.bytes))
+                      FROM candidates c JOIN images ci ON ci.hash = c.image WHERE c.instance_id = i.id",
+            $candidates,
+            ")))"
+        )
+    };
+}
+
+/// The instances with ids in `from..to` with all their candidates, or, when
+/// `ids` (a JSON array of [id, slot]) is given, those instances with the
+/// candidate of that slot only. `+dataset_id`: walk the id range, not the
+/// dataset's index (which would sort the whole dataset per page).
 async fn read_page(
     db: &SqlitePool,
     dataset_id: i64,
@@ -141,20 +158,29 @@ async fn read_page(
     to: i64,
     ids: Option<String>,
 ) -> Result<Vec<InstanceRow>, ServiceError> {
-    let page: Option<String> = sqlx::query_scalar(
-        "SELECT json_group_array(json_array(i.id, i.key, i.caption, i.negative_caption, i.caption_orig,
-                i.negative_caption_orig, i.neg_type, i.subtype, i.positive_image, img.mime, img.bytes,
-                json((SELECT json_group_array(json_array(c.slot, c.image, ci.mime, ci.bytes) ORDER BY c.slot)
-                      FROM candidates c JOIN images ci ON ci.hash = c.image WHERE c.instance_id = i.id))) ORDER BY i.id)
-         FROM instances i LEFT JOIN images img ON img.hash = i.positive_image
-         WHERE +i.dataset_id = ? AND i.id >= ? AND i.id < ? AND (? IS NULL OR i.id IN (SELECT value FROM json_each(?)))",
-    )
-    .bind(dataset_id)
-    .bind(from)
-    .bind(to)
-    .bind(&ids)
-    .bind(&ids)
-    .fetch_one(db)
-    .await?;
-    Ok(page.as_deref().map(parse_page).transpose()?.unwrap_or_default())
+    let query = match &ids {
+        None => sqlx::query_scalar(concat!(
+            "SELECT json_group_array(",
+            instance_json!(""),
+            ") FROM instances i LEFT JOIN images img ON img.hash = i.positive_image
+             WHERE +i.dataset_id = ? AND i.id >= ? AND i.id < ?"
+        ))
+        .bind(dataset_id)
+        .bind(from)
+        .bind(to),
+        Some(ids) => sqlx::query_scalar(concat!(
+            "SELECT json_group_array(",
+            instance_json!(" AND c.slot = j.value ->> 1"),
+            ") FROM json_each(?) j JOIN instances i ON i.id = j.value ->> 0
+             LEFT JOIN images img ON img.hash = i.positive_image WHERE +i.dataset_id = ?"
+        ))
+        .bind(ids)
+        .bind(dataset_id),
+    };
+    let page: Option<String> = query.fetch_one(db).await?;
+    // Rows by id and candidates by slot, as the scans give them (checked, crate::store::pages).
+    let mut rows: Vec<InstanceRow> = page.as_deref().map(parse_page).transpose()?.unwrap_or_default();
+    in_order(&mut rows, |a, b| a.0.cmp(&b.0));
+    rows.iter_mut().for_each(|r| in_order(&mut r.11, |a, b| a.0.cmp(&b.0)));
+    Ok(rows)
 }
