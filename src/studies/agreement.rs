@@ -1,13 +1,15 @@
 //! Agreement on a study's answers: the stored values (what was chosen, not
 //! where it was shown) mapped to categories, then the pure statistics.
-use crate::domain::agreement::{keyed_by_question, study_agreement, QuestionRating};
+use crate::domain::agreement::{keyed_by_question, study_agreement, CategoryMap, QuestionRating};
 use crate::error::ServiceError;
+use crate::state::StudyMeta;
 use crate::store::pages::{page_starts, range_pages, JsonPages, PAGE_SHIFT};
 use crate::studies::agreement_detail::detail_of;
 pub use crate::studies::agreement_detail::{AnnotatorOut, BootstrapOut, Detail};
 use crate::studies::agreement_questions::{category_map, pairs_out, per_question};
 pub use crate::studies::agreement_questions::{PairOut, QuestionOut};
 use crate::studies::meta::load_study_meta;
+use crate::studies::votes::Votes;
 use serde::Serialize;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
@@ -94,14 +96,62 @@ pub async fn agreement_report(
             map.map(value).ok_or_else(|| ServiceError::Internal(format!("stored value {value:?} has no category")))?;
         by_question.push((*item as u64, *query as u8, *user as u64, category));
     }
+    let names = user_names(db).await?;
+    let mut out = summary(db, &meta, mapping, &map, &by_question, &names, detail).await?;
+    if meta.kind.question_count() > 1 {
+        let name = |id: u64| names.get(&(id as i64)).cloned().unwrap_or_else(|| format!("user {id}"));
+        let seed = detail.map(|d| (d.resamples, d.seed.unwrap_or(meta.seed)));
+        out.questions = per_question(meta.kind, mapping, &rows, &name, seed)?;
+    }
+    Ok(out)
+}
+
+/// The summary report of a one-question study, with the spec's mapping,
+/// from answers already read: the export's outcomes keep them (`Votes`,
+/// `items` being the instance of each of their items), so its card need not
+/// read every answer again. `None` for a kind of several questions.
+pub async fn summary_of_votes(
+    db: &SqlitePool,
+    study_id: i64,
+    items: &[i64],
+    votes: &Votes,
+) -> Result<Option<AgreementOut>, ServiceError> {
+    let meta = load_study_meta(db, study_id).await?;
+    if meta.kind.question_count() != 1 {
+        return Ok(None);
+    }
+    let map = category_map(meta.kind, meta.mapping, meta.kind.values())?;
+    let mut by_question: Vec<QuestionRating> = Vec::new();
+    for (item, user, value) in votes.each() {
+        let category =
+            map.map(value).ok_or_else(|| ServiceError::Internal(format!("stored value {value:?} has no category")))?;
+        by_question.push((items[item] as u64, 0, user as u64, category));
+    }
+    let names = user_names(db).await?;
+    Ok(Some(summary(db, &meta, meta.mapping, &map, &by_question, &names, None).await?))
+}
+
+async fn user_names(db: &SqlitePool) -> Result<HashMap<i64, String>, ServiceError> {
+    Ok(sqlx::query_as::<_, (i64, String)>("SELECT id, username FROM users").fetch_all(db).await?.into_iter().collect())
+}
+
+/// The figures over every question's ratings (and with `detail` the
+/// intervals and per-annotator figures).
+async fn summary(
+    db: &SqlitePool,
+    meta: &StudyMeta,
+    mapping: Mapping,
+    map: &CategoryMap,
+    by_question: &[QuestionRating],
+    names: &HashMap<i64, String>,
+    detail: Option<Detail>,
+) -> Result<AgreementOut, ServiceError> {
     // One question: the key is the instance, as it always was.
-    let ratings = keyed_by_question(&by_question, meta.kind.question_count());
-    let names: HashMap<i64, String> =
-        sqlx::query_as::<_, (i64, String)>("SELECT id, username FROM users").fetch_all(db).await?.into_iter().collect();
+    let ratings = keyed_by_question(by_question, meta.kind.question_count());
     let name = |id: u64| names.get(&(id as i64)).cloned().unwrap_or_else(|| format!("user {id}"));
     let s = study_agreement(&ratings, map.len());
     let mut out = AgreementOut {
-        study_id,
+        study_id: meta.id,
         mapping: mapping.as_str(),
         categories: map.names().to_vec(),
         pairs: pairs_out(s.pairs, &name),
@@ -117,12 +167,8 @@ pub async fn agreement_report(
         mace_reason: None,
         questions: Vec::new(),
     };
-    if meta.kind.question_count() > 1 {
-        let seed = detail.map(|d| (d.resamples, d.seed.unwrap_or(meta.seed)));
-        out.questions = per_question(meta.kind, mapping, &rows, &name, seed)?;
-    }
     if let Some(d) = detail {
-        let more = detail_of(db, &meta, &map, &ratings, &name, d).await?;
+        let more = detail_of(db, meta, map, &ratings, &name, d).await?;
         (out.bootstrap, out.annotators) = (more.bootstrap, more.annotators);
         (out.dawid_skene_reason, out.mace_reason) = (more.dawid_skene_reason, more.mace_reason);
     }

@@ -8,14 +8,16 @@ use crate::state::StudyMeta;
 use crate::studies::outcomes::{study_outcomes_and_votes, ItemOutcome, StudyOutcomes};
 use crate::studies::votes::Votes;
 use sqlx::SqlitePool;
+use std::sync::Arc;
 
 /// The studies a dataset's curation went through, with their outcomes.
 pub struct Pipeline {
     pub dataset_id: i64,
     pub step3: Option<(StudyMeta, Vec<ItemOutcome>)>,
     pub step4: Option<(StudyMeta, Vec<ItemOutcome>)>,
-    /// The answers behind Step 3's and Step 4's outcomes (empty without the step).
-    pub votes: [Votes; 2],
+    /// The answers behind Step 3's and Step 4's outcomes (empty without the
+    /// step), shared with the export's card.
+    pub votes: [Arc<Votes>; 2],
 }
 
 pub async fn dataset_id(db: &SqlitePool, dataset: &str) -> Result<i64, ServiceError> {
@@ -76,8 +78,8 @@ pub async fn pipeline_of(db: &SqlitePool, ids: PipelineIds) -> Result<Pipeline, 
         None => None,
     };
     let split = |s: Option<StudyOutcomes>| match s {
-        Some((meta, outcomes, votes)) => (Some((meta, outcomes)), votes),
-        None => (None, Votes::default()),
+        Some((meta, outcomes, votes)) => (Some((meta, outcomes)), Arc::new(votes)),
+        None => (None, Arc::default()),
     };
     let ((step3, votes3), (step4, votes4)) = (split(step3), split(step4));
     Ok(Pipeline { dataset_id: ids.dataset_id, step3, step4, votes: [votes3, votes4] })

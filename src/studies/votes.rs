@@ -46,6 +46,16 @@ impl Votes {
         self.ends.push(self.rows.len() as u32);
     }
 
+    /// Every answer as (item's position, annotator id, value), item by item.
+    pub fn each(&self) -> impl Iterator<Item = (usize, i64, &str)> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().map(|&e| e as usize));
+        self.ends.iter().zip(starts).enumerate().flat_map(move |(item, (&end, start))| {
+            self.rows[start..end as usize]
+                .iter()
+                .map(move |&(user, value)| (item, user, self.values[value as usize].as_str()))
+        })
+    }
+
     /// The answers of the `item`-th item as (annotator name, value); an
     /// annotator without a name shows as `user <id>`.
     pub fn of(&self, item: usize) -> impl Iterator<Item = (String, &str)> + '_ {
@@ -78,6 +88,8 @@ mod tests {
         assert!(list(1).is_empty());
         assert_eq!(list(2), ["bob:2", "user 7:0"]);
         assert!(list(3).is_empty(), "past the last item");
+        let all: Vec<_> = v.each().collect();
+        assert_eq!(all, [(0, 1, "2"), (0, 2, "none"), (2, 2, "2"), (2, 7, "0")]);
         assert_eq!(v.values, ["2", "none", "0"], "values are stored once each");
     }
 }

@@ -195,6 +195,25 @@ async fn exports_match_what_the_answers_decided() {
     ] {
         assert!(card.contains(needle), "card lacks {needle:?}:\n{card}");
     }
+    // Each study's kappa table is the agreement report's, pair by pair.
+    for section in card.split("### Step ").skip(1) {
+        let study = section.split("(study ").nth(1).and_then(|s| s.split(')').next()).unwrap();
+        let r: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/agreement")).await;
+        let pairs = r["pairs"].as_array().unwrap();
+        assert!(!pairs.is_empty(), "study {study} has annotator pairs");
+        for p in pairs {
+            let kappa = p["kappa"].as_f64().map_or("undefined".to_string(), |k| format!("{k:.3}"));
+            let row = format!(
+                "| {} | {} | {} | {:.3} | {:.3} | {kappa}",
+                p["a"].as_str().unwrap(),
+                p["b"].as_str().unwrap(),
+                p["n"],
+                p["observed"].as_f64().unwrap(),
+                p["expected"].as_f64().unwrap()
+            );
+            assert!(section.contains(&row), "study {study}'s card lacks {row:?}:\n{section}");
+        }
+    }
 
     // Step 3 stage: every survivor; candidates stage: all 63 instances.
     export(&app, &dir("s3"), &["--format", "csv", "--stage", "step3"]);

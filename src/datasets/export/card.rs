@@ -7,14 +7,28 @@ use crate::domain::export::card::{dataset_card, Card, KappaRow, StudyCard};
 use crate::domain::funnel::Funnel;
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
-use crate::studies::agreement::study_agreement_report;
+use crate::studies::agreement::{study_agreement_report, summary_of_votes};
+use crate::studies::votes::Votes;
 use sqlx::SqlitePool;
 use std::path::Path;
+use std::sync::Arc;
 
-async fn study_card(db: &SqlitePool, step: &'static str, meta: &StudyMeta) -> Result<StudyCard, ServiceError> {
+/// A study's section, its kappa from the answers its outcomes kept (`items`
+/// the instance of each of their items), read again only for a kind of
+/// several questions.
+async fn study_card(
+    db: &SqlitePool,
+    meta: &StudyMeta,
+    items: &[i64],
+    votes: &Votes,
+) -> Result<StudyCard, ServiceError> {
     let spec_hash: String =
         sqlx::query_scalar("SELECT spec_hash FROM studies WHERE id = ?").bind(meta.id).fetch_one(db).await?;
-    let report = study_agreement_report(db, meta.id, None).await?;
+    let report = match summary_of_votes(db, meta.id, items, votes).await? {
+        Some(report) => report,
+        None => study_agreement_report(db, meta.id, None).await?,
+    };
+    let step = meta.kind.label();
     Ok(StudyCard {
         step,
         id: meta.id,
@@ -43,19 +57,27 @@ async fn study_card(db: &SqlitePool, step: &'static str, meta: &StudyMeta) -> Re
 
 /// What the card tells beyond the export's own counts: the dataset's
 /// normalisation and a section per study of the pipeline. Kappa per pair
-/// reads every answer of a study, so the export reads this beside the rows.
+/// goes over every answer of a study, so the export computes this beside
+/// the rows.
 pub struct Provenance {
     normalize: String,
     studies: Vec<StudyCard>,
 }
 
-pub async fn provenance(db: SqlitePool, dataset_id: i64, studies: Vec<i64>) -> Result<Provenance, ServiceError> {
+/// A study of the pipeline with the instance of each item and the answers
+/// its outcomes kept.
+pub type StudyAnswers = (StudyMeta, Vec<i64>, Arc<Votes>);
+
+pub async fn provenance(
+    db: SqlitePool,
+    dataset_id: i64,
+    studies: Vec<StudyAnswers>,
+) -> Result<Provenance, ServiceError> {
     let normalize: String =
         sqlx::query_scalar("SELECT normalize FROM datasets WHERE id = ?").bind(dataset_id).fetch_one(&db).await?;
     let mut cards = Vec::new();
-    for id in studies {
-        let meta = crate::studies::meta::load_study_meta(&db, id).await?;
-        cards.push(study_card(&db, meta.kind.label(), &meta).await?);
+    for (meta, items, votes) in studies {
+        cards.push(study_card(&db, &meta, &items, &votes).await?);
     }
     Ok(Provenance { normalize, studies: cards })
 }

@@ -96,13 +96,16 @@ async fn export_paged(
     let scan = read::scan_pool(db).await?;
     let db = &scan;
     let ids = funnel::pipeline_ids(db, &req.dataset).await?;
-    // The card's study sections read every answer again: on their own task
-    // from the start, beside the outcomes and the rows (aborted if the
-    // export stops early).
-    let studies = [ids.step3, ids.step4].into_iter().flatten().collect();
-    let mut provenance = AbortOnDrop(tokio::spawn(card::provenance(db.clone(), ids.dataset_id, studies)));
     let p = funnel::pipeline_of(db, ids).await?;
     phase("outcomes resolved");
+    // The card's kappa goes over the answers the outcomes kept: on its own
+    // task beside the rows (aborted if the export stops early).
+    let studies = [&p.step3, &p.step4]
+        .into_iter()
+        .zip(&p.votes)
+        .filter_map(|(s, v)| s.as_ref().map(|(m, o)| (m.clone(), o.iter().map(|o| o.instance_id).collect(), v.clone())))
+        .collect();
+    let mut provenance = AbortOnDrop(tokio::spawn(card::provenance(db.clone(), p.dataset_id, studies)));
     let (s3, s4) = (p.step3.as_ref().map(|(_, o)| o.as_slice()), p.step4.as_ref().map(|(_, o)| o.as_slice()));
     check_stage(&p, &req.dataset, req.stage)?;
 
@@ -134,17 +137,17 @@ async fn export_paged(
         included.iter().map(|&(id, _)| (id, slot(id))).collect()
     });
     let mut instances = InstancePages::new(db, p.dataset_id, shift, only).await?;
+    phase("rows started");
     let (mut o3, mut o4) = (Outcomes::new(s3), Outcomes::new(s4));
     let mut next_included = 0;
     while let Some(inst) = instances.try_next().await? {
         if abandoned() {
             return Err(ServiceError::Internal(ABANDONED.into()));
         }
-        let category = category(&inst.6, &inst.7, inst.0)?;
         let (out3, out4) = (o3.get_at(inst.0), o4.get_at(inst.0));
-        if included.get(next_included).map(|i| i.0) != Some(inst.0) {
+        let Some(&(_, category)) = included.get(next_included).filter(|i| i.0 == inst.0) else {
             continue;
-        }
+        };
         let split = assignment[next_included];
         next_included += 1;
         // The stage's vote columns: none for candidates, Step 4's only in the final stage.
@@ -315,7 +318,7 @@ fn shape(
     step3: Option<StepRecord>,
     step4: Option<StepRecord>,
 ) -> Result<Row, ServiceError> {
-    let (id, key, caption, negative_caption, caption_orig, negative_caption_orig, _, _, pos, mime, bytes, cands) = inst;
+    let (id, key, caption, negative_caption, caption_orig, negative_caption_orig, pos, mime, bytes, cands) = inst;
     let image = match (pos, mime) {
         (Some(hash), Some(mime)) => Some(ImageRef { hash, mime, bytes: bytes.unwrap_or(0) as u64 }),
         _ => None,

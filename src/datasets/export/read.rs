@@ -20,34 +20,29 @@ const SCAN_CACHE_KIB: &str = "-2000";
 /// peak) and pushed out the pages the app's own queries use.
 pub(super) async fn scan_pool(db: &SqlitePool) -> Result<SqlitePool, ServiceError> {
     let options = (*db.connect_options()).clone().pragma("cache_size", SCAN_CACHE_KIB);
-    // Instance pages, two answer streams, the card's reports and the main reads.
-    let pool = SqlitePoolOptions::new().max_connections(6).test_before_acquire(false).connect_with(options).await?;
+    // Pages read ahead: each study's items and answers, the card's kappa,
+    // then the instances and the audit's captions (crate::store::pages).
+    let pool = SqlitePoolOptions::new().max_connections(8).test_before_acquire(false).connect_with(options).await?;
     Ok(pool)
 }
 
 /// id, key, caption, negative_caption, caption_orig, negative_caption_orig,
-/// neg_type, subtype, positive image (hash, mime, bytes), candidates.
-pub(super) type InstanceRow = (
-    i64,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-    Option<i64>,
-    Vec<Candidate>,
-);
+/// positive image (hash, mime, bytes), candidates. (The category comes with
+/// the exported ids.)
+pub(super) type InstanceRow =
+    (i64, String, String, String, String, String, Option<String>, Option<String>, Option<i64>, Vec<Candidate>);
 /// slot, hash, mime, bytes.
 pub(super) type Candidate = (i64, String, String, i64);
 
 type Page = JoinHandle<Result<Vec<InstanceRow>, ServiceError>>;
 
+/// Pages read ahead of the one being written, each on its own task (and
+/// connection): reading and parsing a page costs more than writing its
+/// rows, so one page ahead left the writer waiting.
+const AHEAD: usize = 3;
+
 /// A dataset's instances in id order, one page of ids (2^shift) at a time,
-/// the next page always being read.
+/// the next [`AHEAD`] pages always being read.
 pub(super) struct InstancePages {
     db: SqlitePool,
     dataset_id: i64,
@@ -60,7 +55,7 @@ pub(super) struct InstancePages {
     next: i64,
     last: i64,
     rows: std::vec::IntoIter<InstanceRow>,
-    pending: Option<Page>,
+    pending: std::collections::VecDeque<Page>,
 }
 
 impl InstancePages {
@@ -83,9 +78,12 @@ impl InstancePages {
             next: (first.unwrap_or(0) >> shift) << shift,
             last: last.unwrap_or(-1),
             rows: Vec::new().into_iter(),
-            pending: None,
+            pending: Default::default(),
         };
-        pages.pending = pages.read_next();
+        for _ in 0..AHEAD {
+            let page = pages.read_next();
+            pages.pending.extend(page);
+        }
         Ok(pages)
     }
 
@@ -114,11 +112,12 @@ impl InstancePages {
             if let Some(row) = self.rows.next() {
                 return Ok(Some(row));
             }
-            let Some(page) = self.pending.take() else {
+            let Some(page) = self.pending.pop_front() else {
                 return Ok(None);
             };
+            let next = self.read_next();
+            self.pending.extend(next);
             let rows = page.await.map_err(|e| ServiceError::Internal(format!("reading instances: {e}")))??;
-            self.pending = self.read_next();
             self.rows = rows.into_iter();
         }
     }
@@ -126,9 +125,7 @@ impl InstancePages {
 
 impl Drop for InstancePages {
     fn drop(&mut self) {
-        if let Some(page) = &self.pending {
-            page.abort();
-        }
+        self.pending.iter().for_each(|page| page.abort());
     }
 }
 
@@ -138,7 +135,7 @@ macro_rules! instance_json {
     ($candidates:literal) => {
         concat!(
             "json_array(i.id, i.key, i.caption, i.negative_caption, i.caption_orig,
-                i.negative_caption_orig, i.neg_type, i.subtype, i.positive_image, img.mime, img.bytes,
+                i.negative_caption_orig, i.positive_image, img.mime, img.bytes,
                 json((SELECT json_group_array(json_array(c.slot, c.image, ci.mime, ci.bytes))
                       FROM candidates c JOIN images ci ON ci.hash = c.image WHERE c.instance_id = i.id",
             $candidates,
@@ -181,6 +178,6 @@ async fn read_page(
     // Rows by id and candidates by slot, as the scans give them (checked, crate::store::pages).
     let mut rows: Vec<InstanceRow> = page.as_deref().map(parse_page).transpose()?.unwrap_or_default();
     in_order(&mut rows, |a, b| a.0.cmp(&b.0));
-    rows.iter_mut().for_each(|r| in_order(&mut r.11, |a, b| a.0.cmp(&b.0)));
+    rows.iter_mut().for_each(|r| in_order(&mut r.9, |a, b| a.0.cmp(&b.0)));
     Ok(rows)
 }
