@@ -4,8 +4,9 @@
 //! answers are read once); instances (with their candidates) are streamed
 //! from SQLite in pages of rows (`read`) and merged with them in instance
 //! order; each image file is placed once (hard link, else copy) and rows go
-//! to one file per split as they come. The card's κ tables and blind audit
-//! are read and computed on their own tasks beside the rows. Memory grows
+//! to one file per split as they come. The card's κ tables (from the
+//! answers the outcomes kept) and blind audit are computed on their own
+//! tasks beside the rows. Memory grows
 //! with the per-item outcomes and answers (compact: `studies::votes`), the
 //! audit's captions, and the images placed (32 bytes each); the reads go
 //! through the export's own small-cache pool.
