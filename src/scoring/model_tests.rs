@@ -35,24 +35,54 @@ fn cpu_towers_match_candle_towers() {
     assert!(kernels.encode_text(&ids, &[1, 4]).is_err(), "a pooled position past the tokens");
 }
 
-/// Whole sequences per task and every step split over the threads
-/// agree, on sequences of varied lengths, causal or not.
-#[test]
-fn both_threadings_agree() {
+/// The vision tower's CPU layers of the tiny config, their width, and
+/// random inputs for sequences of `lens` rows.
+fn cpu_layers(lens: &[usize]) -> (Vec<CpuLayer>, Vec<f32>) {
     let config = tiny_config(Activation::QuickGelu, 20);
     let vb = VarBuilder::from_tensors(random_weights(&config, 4), DType::F32, &Device::Cpu);
     let c = &config.vision_config;
     let (n, h, i, heads) = (c.num_hidden_layers, c.hidden_size, c.intermediate_size, c.num_attention_heads);
     let built = layers(vb.pp("vision_model").pp("encoder"), n, h, i, heads, c.layer_norm_eps, c.hidden_act).unwrap();
-    let cpu: Vec<CpuLayer> = built.iter().map(Layer::cpu).collect::<Result<_>>().unwrap();
-    let lens = [7, 30, 1, 12, 50, 3, 9];
     let mut rng = SplitMix64::new(8);
     let x: Vec<f32> = (0..lens.iter().sum::<usize>() * h).map(|_| rng.next_f64() as f32 * 2.0 - 1.0).collect();
+    (built.iter().map(Layer::cpu).collect::<Result<_>>().unwrap(), x)
+}
+
+const LENS: [usize; 7] = [7, 30, 1, 12, 50, 3, 9];
+
+/// Whole sequences per task and every step split over the threads
+/// agree, on sequences of varied lengths, causal or not.
+#[test]
+fn both_threadings_agree() {
+    let (cpu, x) = cpu_layers(&LENS);
     for causal in [false, true] {
         let (mut split, mut grouped) = (x.clone(), x.clone());
-        run_layers_with(&cpu, &mut split, &lens, causal, false);
-        run_layers_with(&cpu, &mut grouped, &lens, causal, true);
+        run_layers_with(&cpu, &mut split, &LENS, None, causal, false);
+        run_layers_with(&cpu, &mut grouped, &LENS, None, causal, true);
         let diff = split.iter().zip(&grouped).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
         assert!(diff < 1e-6 && split != x, "causal={causal}: {diff}");
+    }
+}
+
+/// The last layer computed at the pooled rows alone gives those rows of
+/// the run over every row: pooled rows first, last and in between, causal
+/// or not, with either threading.
+#[test]
+fn pooled_last_layer_gives_the_full_runs_rows() {
+    let (cpu, x) = cpu_layers(&LENS);
+    let pool = [6, 0, 0, 5, 49, 1, 4];
+    let h = x.len() / LENS.iter().sum::<usize>();
+    let starts = LENS.iter().scan(0, |row, &len| Some(std::mem::replace(row, *row + len)));
+    let rows: Vec<usize> = starts.zip(pool).map(|(start, p)| start + p).collect();
+    for causal in [false, true] {
+        let mut full = x.clone();
+        assert!(run_layers_with(&cpu, &mut full, &LENS, None, causal, false).is_empty());
+        let want: Vec<f32> = rows.iter().flat_map(|r| full[r * h..(r + 1) * h].to_vec()).collect();
+        for per_sequence in [false, true] {
+            let got = run_layers_with(&cpu, &mut x.clone(), &LENS, Some(&pool), causal, per_sequence);
+            assert_eq!(got.len(), want.len());
+            let diff = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+            assert!(diff < 1e-6, "causal={causal} per_sequence={per_sequence}: {diff}");
+        }
     }
 }

@@ -7,6 +7,7 @@
 //! weights stay row-major and the `gemm` crate does the product.
 use super::kernels::{matmul, View};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Output columns per panel: two 8-lane registers.
 const NR: usize = 16;
@@ -81,27 +82,51 @@ impl Packed {
     /// (m, k) with row stride `x_rs`. `threads` > 1 splits the panels over
     /// the rayon pool.
     pub fn matmul_acc(&self, dst: &mut [f32], dst_rs: usize, x: &[f32], x_rs: usize, m: usize, threads: usize) {
-        let (k, n) = (self.k, self.n);
-        if m == 0 {
+        self.matmul_acc_cols(0..self.n, dst, dst_rs, x, x_rs, m, threads)
+    }
+
+    /// As `matmul_acc` with only the weights' columns `cols` (multiples of
+    /// 16 apart from the ends), `dst`'s column 0 being column `cols.start`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn matmul_acc_cols(
+        &self,
+        cols: Range<usize>,
+        dst: &mut [f32],
+        dst_rs: usize,
+        x: &[f32],
+        x_rs: usize,
+        m: usize,
+        threads: usize,
+    ) {
+        let (k, n) = (self.k, cols.len());
+        if m == 0 || n == 0 {
             return;
         }
         assert!(
-            dst_rs >= n && x_rs >= k && dst.len() >= (m - 1) * dst_rs + n && x.len() >= (m - 1) * x_rs + k,
+            cols.end <= self.n
+                && dst_rs >= n
+                && x_rs >= k
+                && dst.len() >= (m - 1) * dst_rs + n
+                && x.len() >= (m - 1) * x_rs + k,
             "Packed::matmul_acc: ({m}x{k}) · ({k}x{n}) does not fit its slices"
         );
         if !self.panels {
-            let (x, w) = (View::rows(x, x_rs), View::rows(&self.data, n));
+            let (x, w) = (View::rows(x, x_rs), View::rows(&self.data[cols.start..], self.n));
             return matmul(dst, dst_rs, x, w, (m, n, k), 1.0, true, threads);
         }
-        let panels = n / NR;
+        assert!(
+            cols.start.is_multiple_of(NR) && n.is_multiple_of(NR),
+            "Packed::matmul_acc: columns {cols:?} are not whole panels"
+        );
+        let (first, panels) = (cols.start / NR, n / NR);
         // A few tasks per thread: on a shared machine a thread that loses its
         // core for a while leaves its remaining tasks to the others.
         let tasks = if threads > 1 { (3 * threads).min(panels) } else { 1 };
         let out = Shared(dst.as_mut_ptr());
         let run = |t: usize| {
-            // Safety: the assert above keeps every row and panel inside the
+            // Safety: the asserts above keep every row and panel inside the
             // slices; task `t` writes only columns of panels
-            // [panels·t/tasks, panels·(t+1)/tasks), disjoint from the others'.
+            // first + [panels·t/tasks, panels·(t+1)/tasks), disjoint from the others'.
             #[cfg(target_arch = "x86_64")]
             unsafe {
                 avx::gemm(
@@ -112,7 +137,8 @@ impl Packed {
                     m,
                     k,
                     &self.data,
-                    panels * t / tasks..panels * (t + 1) / tasks,
+                    first,
+                    first + panels * t / tasks..first + panels * (t + 1) / tasks,
                 )
             }
             #[cfg(not(target_arch = "x86_64"))]
@@ -158,7 +184,8 @@ mod avx {
         }
     }
 
-    /// `dst += a · w` over the columns of `panels`; the caller checks bounds.
+    /// `dst += a · w` over the columns of `panels`, `dst`'s column 0
+    /// being panel `first`'s; the caller checks bounds.
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn gemm(
         dst: *mut f32,
@@ -168,6 +195,7 @@ mod avx {
         m: usize,
         k: usize,
         w: &[f32],
+        first: usize,
         panels: std::ops::Range<usize>,
     ) {
         for kb in (0..k).step_by(KC) {
@@ -177,7 +205,7 @@ mod avx {
                 for p in panels.clone() {
                     let b = w.as_ptr().add((p * k + kb) * NR);
                     for i in (ib..end).step_by(6) {
-                        let (d, a) = (dst.add(i * dst_rs + p * NR), a.add(i * a_rs + kb));
+                        let (d, a) = (dst.add(i * dst_rs + (p - first) * NR), a.add(i * a_rs + kb));
                         match end - i {
                             1 => kernel::<1>(d, dst_rs, a, a_rs, b, kc),
                             2 => kernel::<2>(d, dst_rs, a, a_rs, b, kc),
@@ -236,6 +264,28 @@ mod tests {
                         // Padding columns past n are left alone.
                         assert_eq!(got[n..], start[n..]);
                     }
+                }
+            }
+        }
+    }
+
+    /// A range of whole panels (or any columns, row-major) gives those
+    /// columns of the whole product.
+    #[test]
+    fn column_ranges_give_those_columns() {
+        let (k, n, m) = (40, 64, 9);
+        let (w, x) = (random(k * n, 3, 1.0), random(m * k, 4, 0.2));
+        for panels in [true, false] {
+            let packed = Packed::with_layout(w.clone(), k, n, panels && has_fma());
+            let mut whole = vec![0.0; m * n];
+            packed.matmul_acc(&mut whole, n, &x, k, m, 1);
+            for (cols, threads) in [(16..48, 2), (0..16, 1), (48..64, 2)] {
+                let mut part = vec![1.0; m * cols.len()];
+                packed.matmul_acc_cols(cols.clone(), &mut part, cols.len(), &x, k, m, threads);
+                for (part, whole) in part.chunks(cols.len()).zip(whole.chunks(n)) {
+                    let diff =
+                        part.iter().zip(&whole[cols.clone()]).map(|(a, b)| (a - 1.0 - b).abs()).fold(0.0, f32::max);
+                    assert!(diff < 1e-6, "panels={panels} {cols:?}: {diff}");
                 }
             }
         }
