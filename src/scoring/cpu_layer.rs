@@ -5,8 +5,8 @@
 //! and the softmax scale ride inside the matmuls; layer norm, softmax and
 //! the activation are single-pass kernels; buffers are reused across layers.
 use super::config::Activation;
-use super::kernels::{activate, add_rows, fill_rows, layer_norm, matmul, softmax_row, View};
-use super::packed::Packed;
+use super::kernels::{activate, layer_norm, matmul, softmax_row, View};
+use super::packed::{Epilogue, Packed};
 use candle_core::{Result, Tensor};
 use candle_nn::{LayerNorm, Linear};
 use rayon::prelude::*;
@@ -135,8 +135,7 @@ impl CpuLayer {
             return;
         }
         self.ln1.apply(x, &mut s.h, threads);
-        fill_rows(&mut s.qkv, &self.qkv_b);
-        self.qkv_w.matmul_acc(&mut s.qkv, 3 * c, &s.h, c, rows, threads);
+        self.qkv_w.product(0..3 * c, Epilogue::bias(&self.qkv_b, false), &mut s.qkv, 3 * c, &s.h, c, rows, threads);
         self.attention(lens, None, causal, threads, s);
         self.rest(x, threads, s);
     }
@@ -168,12 +167,11 @@ impl CpuLayer {
         }
         self.ln1.apply(x, &mut s.h, threads);
         // Keys and values of every row (columns c.. of the fused weights).
-        s.qkv.chunks_exact_mut(3 * c).for_each(|row| row[c..].copy_from_slice(&self.qkv_b[c..]));
-        self.qkv_w.matmul_acc_cols(c..3 * c, &mut s.qkv[c..], 3 * c, &s.h, c, rows, threads);
+        let (b_q, b_kv) = self.qkv_b.split_at(c);
+        self.qkv_w.product(c..3 * c, Epilogue::bias(b_kv, false), &mut s.qkv[c..], 3 * c, &s.h, c, rows, threads);
         // Queries of the pooled rows, into their place in `qkv`.
         let mut q = vec![0.0; at.len() * c];
-        fill_rows(&mut q, &self.qkv_b[..c]);
-        self.qkv_w.matmul_acc_cols(0..c, &mut q, c, &rows_at(&s.h, c, &at), c, at.len(), threads);
+        self.qkv_w.product(0..c, Epilogue::bias(b_q, false), &mut q, c, &rows_at(&s.h, c, &at), c, at.len(), threads);
         for (row, q) in at.iter().zip(q.chunks_exact(c)) {
             s.qkv[row * 3 * c..][..c].copy_from_slice(q);
         }
@@ -188,16 +186,18 @@ impl CpuLayer {
     fn rest(&self, x: &mut [f32], threads: usize, s: &mut Scratch) {
         let (c, inner) = (self.hidden, self.inner);
         let rows = x.len() / c;
-        add_rows(x, &self.out_b);
-        self.out_w.matmul_acc(x, c, &s.attn[..rows * c], c, rows, threads);
+        self.out_w.product(0..c, Epilogue::bias(&self.out_b, true), x, c, &s.attn[..rows * c], c, rows, threads);
         let h = &mut s.h[..rows * c];
         self.ln2.apply(x, h, threads);
         let mlp = &mut s.mlp[..rows * inner];
-        fill_rows(mlp, &self.fc1_b);
-        self.fc1_w.matmul_acc(mlp, inner, h, c, rows, threads);
-        activate(self.act, mlp, threads);
-        add_rows(x, &self.fc2_b);
-        self.fc2_w.matmul_acc(x, c, mlp, inner, rows, threads);
+        // QuickGELU rides in the product; the other activations take a pass.
+        let fused = self.act == Activation::QuickGelu;
+        let fc1 = Epilogue { quick_gelu: fused, ..Epilogue::bias(&self.fc1_b, false) };
+        self.fc1_w.product(0..inner, fc1, mlp, inner, h, c, rows, threads);
+        if !fused {
+            activate(self.act, mlp, threads);
+        }
+        self.fc2_w.product(0..c, Epilogue::bias(&self.fc2_b, true), x, c, mlp, inner, rows, threads);
     }
 
     /// softmax(q kᵀ / sqrt(d)) v for every (sequence, head), one task each,
