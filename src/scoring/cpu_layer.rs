@@ -72,7 +72,9 @@ pub struct LayerParts<'a> {
     pub heads: usize,
 }
 
-/// Work buffers of one forward pass, sized for its sequences and reused by every layer.
+/// Work buffers of one forward pass, sized for its sequences
+/// (`CpuLayer::fit`) and reused by every layer.
+#[derive(Default)]
 pub struct Scratch {
     h: Vec<f32>,
     qkv: Vec<f32>,
@@ -109,17 +111,22 @@ impl CpuLayer {
         })
     }
 
-    /// Buffers for sequences of `lens` rows each, packed one after another.
-    pub fn scratch(&self, lens: &[usize]) -> Scratch {
+    /// `s` sized for sequences of `lens` rows each, packed one after
+    /// another; what it held stays where it still fits: every step writes
+    /// its buffer before reading it.
+    pub fn fit(&self, s: &mut Scratch, lens: &[usize]) {
         let (rows, longest) = (lens.iter().sum::<usize>(), lens.iter().copied().max().unwrap_or(0));
         let tasks = lens.len() * self.heads;
-        Scratch {
-            h: vec![0.0; rows * self.hidden],
-            qkv: vec![0.0; rows * 3 * self.hidden],
-            logits: vec![0.0; tasks * longest * longest],
-            heads_out: vec![0.0; tasks * longest * (self.hidden / self.heads)],
-            attn: vec![0.0; rows * self.hidden],
-            mlp: vec![0.0; rows * self.inner],
+        let c = self.hidden;
+        for (v, len) in [
+            (&mut s.h, rows * c),
+            (&mut s.qkv, rows * 3 * c),
+            (&mut s.logits, tasks * longest * longest),
+            (&mut s.heads_out, tasks * longest * (c / self.heads)),
+            (&mut s.attn, rows * c),
+            (&mut s.mlp, rows * self.inner),
+        ] {
+            v.resize(len, 0.0);
         }
     }
 
@@ -288,13 +295,20 @@ pub fn run_layers_with(
     };
     let threads = rayon::current_num_threads();
     let run = |x: &mut [f32], lens: &[usize], pool: Option<&[usize]>, threads: usize| {
-        let mut scratch = first.scratch(lens);
-        let (all, last) = match pool {
-            Some(pool) => (&layers[..layers.len() - 1], layers.last().map(|last| (last, pool))),
-            None => (layers, None),
+        let mut go = |scratch: &mut Scratch| {
+            first.fit(scratch, lens);
+            let (all, last) = match pool {
+                Some(pool) => (&layers[..layers.len() - 1], layers.last().map(|last| (last, pool))),
+                None => (layers, None),
+            };
+            all.iter().for_each(|layer| layer.forward(x, lens, causal, threads, scratch));
+            last.map_or(Vec::new(), |(last, pool)| last.forward_pooled(x, lens, pool, causal, threads, scratch))
         };
-        all.iter().for_each(|layer| layer.forward(x, lens, causal, threads, &mut scratch));
-        last.map_or(Vec::new(), |(last, pool)| last.forward_pooled(x, lens, pool, causal, threads, &mut scratch))
+        // Taken already if this thread got here again while waiting on the pool.
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => go(&mut scratch),
+            Err(_) => go(&mut Scratch::default()),
+        })
     };
     if !per_sequence || threads < 2 || lens.len() < 2 {
         return run(x, lens, pool, threads);
@@ -313,6 +327,14 @@ pub fn run_layers_with(
     }
     let outs: Vec<Vec<f32>> = parts.into_par_iter().map(|(x, lens, pool)| run(x, lens, pool, 1)).collect();
     outs.concat()
+}
+
+thread_local! {
+    /// The last forward pass's buffers on this thread, for the next: fresh
+    /// ones cost a page fault per 4 KiB and their release an munmap, every
+    /// pass (3% of a batch of 32 captions). Kept until the thread ends: at
+    /// most the largest pass's (53 MB for 32 images of ViT-B/32).
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 /// Rows a task of whole sequences gets at least (one image: 50; about

@@ -86,3 +86,20 @@ fn pooled_last_layer_gives_the_full_runs_rows() {
         }
     }
 }
+
+/// A pass on a thread whose buffers a larger pass left behind gives what
+/// the same pass gives on a fresh thread, bit for bit.
+#[test]
+fn buffers_left_by_a_larger_pass_change_nothing() {
+    let (cpu, x) = cpu_layers(&LENS);
+    let small = [4, 9];
+    let h = x.len() / LENS.iter().sum::<usize>();
+    let run = |lens: &[usize], causal: bool| {
+        let mut v = x[..lens.iter().sum::<usize>() * h].to_vec();
+        run_layers_with(&cpu, &mut v, lens, None, causal, false);
+        v
+    };
+    let fresh = std::thread::scope(|s| s.spawn(|| run(&small, true)).join().unwrap());
+    run(&LENS, false);
+    assert_eq!(run(&small, true), fresh);
+}
