@@ -263,25 +263,13 @@ fn rows_at(v: &[f32], c: usize, at: &[usize]) -> Vec<f32> {
 }
 
 /// Every layer over sequences of `lens` rows packed in `x`, each step
-/// split over the pool's threads; or, with `HARDNEG_CLIP_THREADING=seq`
-/// and more than one sequence, whole groups of sequences per task (about
-/// `GROUP_ROWS` rows each), every step single-threaded inside a task.
-/// Without `pool`, `x` ends as every row's output (and nothing is
-/// returned); with it, the last layer computes and returns only each
-/// sequence's row `pool[i]`, as (sequences, hidden) (`forward_pooled`).
+/// split over the pool's threads; or, with `per_sequence` (see
+/// `per_sequence`) and more than one sequence, whole groups of sequences
+/// per task (about `GROUP_ROWS` rows each), every step single-threaded
+/// inside a task. Without `pool`, `x` ends as every row's output (and
+/// nothing is returned); with it, the last layer computes and returns only
+/// each sequence's row `pool[i]`, as (sequences, hidden) (`forward_pooled`).
 pub fn run_layers(
-    layers: &[CpuLayer],
-    x: &mut [f32],
-    lens: &[usize],
-    pool: Option<&[usize]>,
-    causal: bool,
-) -> Vec<f32> {
-    let per_sequence = std::env::var("HARDNEG_CLIP_THREADING").is_ok_and(|v| v == "seq");
-    run_layers_with(layers, x, lens, pool, causal, per_sequence)
-}
-
-/// As `run_layers`, the threading chosen by the caller.
-pub fn run_layers_with(
     layers: &[CpuLayer],
     x: &mut [f32],
     lens: &[usize],
@@ -327,6 +315,11 @@ pub fn run_layers_with(
     }
     let outs: Vec<Vec<f32>> = parts.into_par_iter().map(|(x, lens, pool)| run(x, lens, pool, 1)).collect();
     outs.concat()
+}
+
+/// `HARDNEG_CLIP_THREADING=seq`: whole sequences per task (`run_layers`).
+pub fn per_sequence() -> bool {
+    std::env::var("HARDNEG_CLIP_THREADING").is_ok_and(|v| v == "seq")
 }
 
 thread_local! {

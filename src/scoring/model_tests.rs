@@ -1,7 +1,7 @@
 //! The CPU towers against candle's, and the two threadings against each other.
 use super::*;
 use crate::domain::rng::SplitMix64;
-use crate::scoring::cpu_layer::run_layers_with;
+use crate::scoring::cpu_layer::run_layers;
 use crate::scoring::testing::{random_weights, tiny_config};
 
 fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
@@ -57,8 +57,8 @@ fn both_threadings_agree() {
     let (cpu, x) = cpu_layers(&LENS);
     for causal in [false, true] {
         let (mut split, mut grouped) = (x.clone(), x.clone());
-        run_layers_with(&cpu, &mut split, &LENS, None, causal, false);
-        run_layers_with(&cpu, &mut grouped, &LENS, None, causal, true);
+        run_layers(&cpu, &mut split, &LENS, None, causal, false);
+        run_layers(&cpu, &mut grouped, &LENS, None, causal, true);
         let diff = split.iter().zip(&grouped).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
         assert!(diff < 1e-6 && split != x, "causal={causal}: {diff}");
     }
@@ -76,10 +76,10 @@ fn pooled_last_layer_gives_the_full_runs_rows() {
     let rows: Vec<usize> = starts.zip(pool).map(|(start, p)| start + p).collect();
     for causal in [false, true] {
         let mut full = x.clone();
-        assert!(run_layers_with(&cpu, &mut full, &LENS, None, causal, false).is_empty());
+        assert!(run_layers(&cpu, &mut full, &LENS, None, causal, false).is_empty());
         let want: Vec<f32> = rows.iter().flat_map(|r| full[r * h..(r + 1) * h].to_vec()).collect();
         for per_sequence in [false, true] {
-            let got = run_layers_with(&cpu, &mut x.clone(), &LENS, Some(&pool), causal, per_sequence);
+            let got = run_layers(&cpu, &mut x.clone(), &LENS, Some(&pool), causal, per_sequence);
             assert_eq!(got.len(), want.len());
             let diff = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
             assert!(diff < 1e-6, "causal={causal} per_sequence={per_sequence}: {diff}");
@@ -96,7 +96,7 @@ fn buffers_left_by_a_larger_pass_change_nothing() {
     let h = x.len() / LENS.iter().sum::<usize>();
     let run = |lens: &[usize], causal: bool| {
         let mut v = x[..lens.iter().sum::<usize>() * h].to_vec();
-        run_layers_with(&cpu, &mut v, lens, None, causal, false);
+        run_layers(&cpu, &mut v, lens, None, causal, false);
         v
     };
     let fresh = std::thread::scope(|s| s.spawn(|| run(&small, true)).join().unwrap());

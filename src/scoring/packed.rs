@@ -115,7 +115,22 @@ impl Packed {
             "Packed::matmul_acc: ({m}x{k}) · ({k}x{n}) does not fit its slices"
         );
         if !self.panels {
-            return self.row_major(cols, e, dst, dst_rs, x, x_rs, m, threads);
+            // The `gemm` crate, the bias and the activation as passes of their own.
+            for row in dst.chunks_mut(dst_rs).take(m) {
+                let row = &mut row[..n];
+                if !e.acc {
+                    row.fill(0.0);
+                }
+                if let Some(bias) = e.bias {
+                    row.iter_mut().zip(bias).for_each(|(v, b)| *v += b);
+                }
+            }
+            let (x, w) = (View::rows(x, x_rs), View::rows(&self.data[cols.start..], self.n));
+            matmul(dst, dst_rs, x, w, (m, n, k), 1.0, true, threads);
+            if e.quick_gelu {
+                dst.chunks_mut(dst_rs).take(m).for_each(|row| activate(Activation::QuickGelu, &mut row[..n], 1));
+            }
+            return;
         }
         assert!(
             cols.start.is_multiple_of(NR) && n.is_multiple_of(NR),
@@ -151,37 +166,6 @@ impl Packed {
             (0..tasks).into_par_iter().for_each(run);
         } else {
             run(0);
-        }
-    }
-
-    /// `product` on row-major weights: the `gemm` crate, the bias and the
-    /// activation as passes of their own.
-    #[allow(clippy::too_many_arguments)]
-    fn row_major(
-        &self,
-        cols: Range<usize>,
-        e: Epilogue,
-        dst: &mut [f32],
-        dst_rs: usize,
-        x: &[f32],
-        x_rs: usize,
-        m: usize,
-        threads: usize,
-    ) {
-        let n = cols.len();
-        for row in dst.chunks_mut(dst_rs).take(m) {
-            let row = &mut row[..n];
-            if !e.acc {
-                row.fill(0.0);
-            }
-            if let Some(bias) = e.bias {
-                row.iter_mut().zip(bias).for_each(|(v, b)| *v += b);
-            }
-        }
-        let (x, w) = (View::rows(x, x_rs), View::rows(&self.data[cols.start..], self.n));
-        matmul(dst, dst_rs, x, w, (m, n, self.k), 1.0, true, threads);
-        if e.quick_gelu {
-            dst.chunks_mut(dst_rs).take(m).for_each(|row| activate(Activation::QuickGelu, &mut row[..n], 1));
         }
     }
 }
