@@ -299,7 +299,9 @@ pub fn run_layers(
         })
     };
     if !per_sequence || threads < 2 || lens.len() < 2 {
-        return run(x, lens, pool, threads);
+        // On a worker of the pool: each step's tasks then start from there,
+        // not from this thread, which would sleep and wake around every step.
+        return rayon::scope(|_| run(x, lens, pool, threads));
     }
     let mut parts = Vec::new();
     let (mut rest, mut seqs, mut pooled) = (x, lens, pool);
