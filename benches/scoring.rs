@@ -54,6 +54,9 @@ async fn main() -> anyhow::Result<()> {
 
     let speed = SpeedInputs::new(&model, &store, &rows, &captions)?;
     speed.run(&model, root.join("clip-speed"), std::env::var_os("HARDNEG_BENCH_DIR").is_some())?;
+    if std::env::var_os("HARDNEG_BENCH_BATCHES").is_some() {
+        return Ok(()); // a profile of the forward passes alone
+    }
 
     let req = ScoreRequest { name: "bench".into(), dataset: "demo".into(), batch: 32 };
     for label in ["first run", "cached re-run"] {
@@ -148,7 +151,11 @@ impl SpeedInputs {
         let (mut img_rates, mut txt_rates) = (serde_json::Map::new(), serde_json::Map::new());
         // HARDNEG_BENCH_OPS=0: the kernels alone (quicker runs to alternate with PyTorch's).
         let with_ops = std::env::var("HARDNEG_BENCH_OPS").map_or(true, |v| v != "0");
-        for (b, img_reps, txt_reps) in BATCHES {
+        // HARDNEG_BENCH_BATCHES=32 (or 1,8): only those batch sizes and no
+        // embeddings or scoring after them, e.g. to profile one.
+        let only = std::env::var("HARDNEG_BENCH_BATCHES").ok();
+        let picked = |b: usize| only.as_deref().is_none_or(|o| o.split(',').any(|s| s.trim() == b.to_string()));
+        for (b, img_reps, txt_reps) in BATCHES.into_iter().filter(|&(b, ..)| picked(b)) {
             let (old_img, old_txt) =
                 if with_ops { self.rates(&ops, b, img_reps, txt_reps)? } else { (f64::NAN, f64::NAN) };
             let (img, txt) = self.rates(&kernels, b, img_reps, txt_reps)?;
@@ -157,6 +164,9 @@ impl SpeedInputs {
             );
             img_rates.insert(b.to_string(), img.into());
             txt_rates.insert(b.to_string(), txt.into());
+        }
+        if only.is_some() {
+            return Ok(());
         }
         let (images, texts) = self.embeddings(&kernels)?;
         let (old_images, old_texts) = self.embeddings(&ops)?;

@@ -5,8 +5,8 @@
 //! and the softmax scale ride inside the matmuls; layer norm, softmax and
 //! the activation are single-pass kernels; buffers are reused across layers.
 use super::config::Activation;
-use super::kernels::{activate, add_rows, fill_rows, layer_norm, matmul, softmax_row, View};
-use super::packed::Packed;
+use super::kernels::{activate, layer_norm, matmul, softmax_row, View};
+use super::packed::{Epilogue, Packed};
 use candle_core::{Result, Tensor};
 use candle_nn::{LayerNorm, Linear};
 use rayon::prelude::*;
@@ -72,7 +72,9 @@ pub struct LayerParts<'a> {
     pub heads: usize,
 }
 
-/// Work buffers of one forward pass, sized for its sequences and reused by every layer.
+/// Work buffers of one forward pass, sized for its sequences
+/// (`CpuLayer::fit`) and reused by every layer.
+#[derive(Default)]
 pub struct Scratch {
     h: Vec<f32>,
     qkv: Vec<f32>,
@@ -109,17 +111,22 @@ impl CpuLayer {
         })
     }
 
-    /// Buffers for sequences of `lens` rows each, packed one after another.
-    pub fn scratch(&self, lens: &[usize]) -> Scratch {
+    /// `s` sized for sequences of `lens` rows each, packed one after
+    /// another; what it held stays where it still fits: every step writes
+    /// its buffer before reading it.
+    pub fn fit(&self, s: &mut Scratch, lens: &[usize]) {
         let (rows, longest) = (lens.iter().sum::<usize>(), lens.iter().copied().max().unwrap_or(0));
         let tasks = lens.len() * self.heads;
-        Scratch {
-            h: vec![0.0; rows * self.hidden],
-            qkv: vec![0.0; rows * 3 * self.hidden],
-            logits: vec![0.0; tasks * longest * longest],
-            heads_out: vec![0.0; tasks * longest * (self.hidden / self.heads)],
-            attn: vec![0.0; rows * self.hidden],
-            mlp: vec![0.0; rows * self.inner],
+        let c = self.hidden;
+        for (v, len) in [
+            (&mut s.h, rows * c),
+            (&mut s.qkv, rows * 3 * c),
+            (&mut s.logits, tasks * longest * longest),
+            (&mut s.heads_out, tasks * longest * (c / self.heads)),
+            (&mut s.attn, rows * c),
+            (&mut s.mlp, rows * self.inner),
+        ] {
+            v.resize(len, 0.0);
         }
     }
 
@@ -135,40 +142,96 @@ impl CpuLayer {
             return;
         }
         self.ln1.apply(x, &mut s.h, threads);
-        fill_rows(&mut s.qkv, &self.qkv_b);
-        self.qkv_w.matmul_acc(&mut s.qkv, 3 * c, &s.h, c, rows, threads);
-        self.attention(lens, causal, threads, s);
-        add_rows(x, &self.out_b);
-        self.out_w.matmul_acc(x, c, &s.attn, c, rows, threads);
-        self.ln2.apply(x, &mut s.h, threads);
-        fill_rows(&mut s.mlp, &self.fc1_b);
-        let inner = self.inner;
-        self.fc1_w.matmul_acc(&mut s.mlp, inner, &s.h, c, rows, threads);
-        activate(self.act, &mut s.mlp, threads);
-        add_rows(x, &self.fc2_b);
-        self.fc2_w.matmul_acc(x, c, &s.mlp, inner, rows, threads);
+        self.qkv_w.product(0..3 * c, Epilogue::bias(&self.qkv_b, false), &mut s.qkv, 3 * c, &s.h, c, rows, threads);
+        self.attention(lens, None, causal, threads, s);
+        self.rest(x, threads, s);
+    }
+
+    /// As `forward`, but only the row `pool[i]` of each sequence `i`
+    /// comes out, as (sequences, hidden): the layer's other rows serve
+    /// only as keys and values, so their queries, attention, output
+    /// projection and MLP are skipped (a tower's last layer, whose pooled
+    /// row is all the embedding reads).
+    pub fn forward_pooled(
+        &self,
+        x: &[f32],
+        lens: &[usize],
+        pool: &[usize],
+        causal: bool,
+        threads: usize,
+        s: &mut Scratch,
+    ) -> Vec<f32> {
+        let c = self.hidden;
+        let rows = x.len() / c;
+        assert!(
+            rows == lens.iter().sum::<usize>() && pool.len() == lens.len() && pool.iter().zip(lens).all(|(p, l)| p < l),
+            "CpuLayer: rows, sequence lengths and pooled rows differ"
+        );
+        let at: Vec<usize> = starts(lens).iter().zip(pool).map(|(start, p)| start + p).collect();
+        let mut out = rows_at(x, c, &at);
+        if rows == 0 {
+            return out;
+        }
+        self.ln1.apply(x, &mut s.h, threads);
+        // Keys and values of every row (columns c.. of the fused weights).
+        let (b_q, b_kv) = self.qkv_b.split_at(c);
+        self.qkv_w.product(c..3 * c, Epilogue::bias(b_kv, false), &mut s.qkv[c..], 3 * c, &s.h, c, rows, threads);
+        // Queries of the pooled rows, into their place in `qkv`.
+        let mut q = vec![0.0; at.len() * c];
+        self.qkv_w.product(0..c, Epilogue::bias(b_q, false), &mut q, c, &rows_at(&s.h, c, &at), c, at.len(), threads);
+        for (row, q) in at.iter().zip(q.chunks_exact(c)) {
+            s.qkv[row * 3 * c..][..c].copy_from_slice(q);
+        }
+        self.attention(lens, Some(pool), causal, threads, s);
+        self.rest(&mut out, threads, s);
+        out
+    }
+
+    /// The attention's output projection and the MLP, each with its
+    /// residual add, over the rows of `x`; `s.attn` holds the attention's
+    /// output for those rows.
+    fn rest(&self, x: &mut [f32], threads: usize, s: &mut Scratch) {
+        let (c, inner) = (self.hidden, self.inner);
+        let rows = x.len() / c;
+        self.out_w.product(0..c, Epilogue::bias(&self.out_b, true), x, c, &s.attn[..rows * c], c, rows, threads);
+        let h = &mut s.h[..rows * c];
+        self.ln2.apply(x, h, threads);
+        let mlp = &mut s.mlp[..rows * inner];
+        // QuickGELU rides in the product; the other activations take a pass.
+        let fused = self.act == Activation::QuickGelu;
+        let fc1 = Epilogue { quick_gelu: fused, ..Epilogue::bias(&self.fc1_b, false) };
+        self.fc1_w.product(0..inner, fc1, mlp, inner, h, c, rows, threads);
+        if !fused {
+            activate(self.act, mlp, threads);
+        }
+        self.fc2_w.product(0..c, Epilogue::bias(&self.fc2_b, true), x, c, mlp, inner, rows, threads);
     }
 
     /// softmax(q kᵀ / sqrt(d)) v for every (sequence, head), one task each,
-    /// reading q, k and v where the fused projection put them.
-    fn attention(&self, lens: &[usize], causal: bool, threads: usize, s: &mut Scratch) {
+    /// reading q, k and v where the fused projection put them; into
+    /// `s.attn`, packed: every row's, or with `pool` only each sequence's
+    /// row `pool[i]` (the others still its keys and values).
+    fn attention(&self, lens: &[usize], pool: Option<&[usize]>, causal: bool, threads: usize, s: &mut Scratch) {
         let (c, heads) = (self.hidden, self.heads);
         let d = c / heads;
         let scale = (d as f32).powf(-0.5);
         let longest = lens.iter().copied().max().unwrap_or(0);
-        let starts: Vec<usize> = lens.iter().scan(0, |row, &len| Some(std::mem::replace(row, *row + len))).collect();
+        let starts = starts(lens);
+        // Each sequence's queries: `n` rows from its row `first`.
+        let queries = |seq: usize| pool.map_or((0, lens[seq]), |p| (p[seq], 1));
         let qkv = &s.qkv;
         let task = |(p, (logits, y)): (usize, (&mut [f32], &mut [f32]))| {
             let (seq, t) = (p / heads, lens[p / heads]);
+            let (first, n) = queries(seq);
             let at = starts[seq] * 3 * c + (p % heads) * d;
-            let q = View::rows(&qkv[at..], 3 * c);
+            let q = View::rows(&qkv[at + first * 3 * c..], 3 * c);
             let k = View::transposed(&qkv[at + c..], 3 * c);
-            let logits = &mut logits[..t * t];
-            matmul(logits, t, q, k, (t, t, d), scale, false, 1);
+            let logits = &mut logits[..n * t];
+            matmul(logits, t, q, k, (n, t, d), scale, false, 1);
             for (i, row) in logits.chunks_exact_mut(t).enumerate() {
-                softmax_row(row, if causal { i + 1 } else { t });
+                softmax_row(row, if causal { first + i + 1 } else { t });
             }
-            matmul(y, d, View::rows(logits, t), View::rows(&qkv[at + 2 * c..], 3 * c), (t, d, t), 1.0, false, 1);
+            matmul(y, d, View::rows(logits, t), View::rows(&qkv[at + 2 * c..], 3 * c), (n, d, t), 1.0, false, 1);
         };
         let (logit_chunk, y_chunk) = (longest * longest, longest * d);
         if threads > 1 {
@@ -176,10 +239,10 @@ impl CpuLayer {
         } else {
             s.logits.chunks_mut(logit_chunk).zip(s.heads_out.chunks_mut(y_chunk)).enumerate().for_each(task);
         }
-        // (sequence, head, position, d) back to packed (row, head · d).
+        // (sequence, head, query, d) back to packed (row, head · d).
         let mut rows = s.attn.chunks_exact_mut(c);
-        for (seq, &t) in lens.iter().enumerate() {
-            for (i, row) in rows.by_ref().take(t).enumerate() {
+        for seq in 0..lens.len() {
+            for (i, row) in rows.by_ref().take(queries(seq).1).enumerate() {
                 for h in 0..heads {
                     let from = ((seq * heads + h) * longest + i) * d;
                     row[h * d..(h + 1) * d].copy_from_slice(&s.heads_out[from..from + d]);
@@ -189,35 +252,84 @@ impl CpuLayer {
     }
 }
 
-/// Every layer over sequences of `lens` rows packed in `x`, each step
-/// split over the pool's threads; or, with `HARDNEG_CLIP_THREADING=seq`
-/// and more than one sequence, whole groups of sequences per task (about
-/// `GROUP_ROWS` rows each), every step single-threaded inside a task.
-pub fn run_layers(layers: &[CpuLayer], x: &mut [f32], lens: &[usize], causal: bool) {
-    let per_sequence = std::env::var("HARDNEG_CLIP_THREADING").is_ok_and(|v| v == "seq");
-    run_layers_with(layers, x, lens, causal, per_sequence)
+/// The row each of sequences of `lens` rows, packed, starts at.
+fn starts(lens: &[usize]) -> Vec<usize> {
+    lens.iter().scan(0, |row, &len| Some(std::mem::replace(row, *row + len))).collect()
 }
 
-/// As `run_layers`, the threading chosen by the caller.
-pub fn run_layers_with(layers: &[CpuLayer], x: &mut [f32], lens: &[usize], causal: bool, per_sequence: bool) {
-    let Some(first) = layers.first() else { return };
+/// Rows `at` of `v` (rows of `c`), one after another.
+fn rows_at(v: &[f32], c: usize, at: &[usize]) -> Vec<f32> {
+    at.iter().flat_map(|row| &v[row * c..(row + 1) * c]).copied().collect()
+}
+
+/// Every layer over sequences of `lens` rows packed in `x`, each step
+/// split over the pool's threads; or, with `per_sequence` (see
+/// `per_sequence`) and more than one sequence, whole groups of sequences
+/// per task (about `GROUP_ROWS` rows each), every step single-threaded
+/// inside a task. Without `pool`, `x` ends as every row's output (and
+/// nothing is returned); with it, the last layer computes and returns only
+/// each sequence's row `pool[i]`, as (sequences, hidden) (`forward_pooled`).
+pub fn run_layers(
+    layers: &[CpuLayer],
+    x: &mut [f32],
+    lens: &[usize],
+    pool: Option<&[usize]>,
+    causal: bool,
+    per_sequence: bool,
+) -> Vec<f32> {
+    let Some(first) = layers.first() else {
+        let at: Vec<usize> = starts(lens).iter().zip(pool.unwrap_or_default()).map(|(start, p)| start + p).collect();
+        return rows_at(x, x.len() / lens.iter().sum::<usize>().max(1), &at);
+    };
     let threads = rayon::current_num_threads();
-    let run = |x: &mut [f32], lens: &[usize], threads: usize| {
-        let mut scratch = first.scratch(lens);
-        layers.iter().for_each(|layer| layer.forward(x, lens, causal, threads, &mut scratch));
+    let run = |x: &mut [f32], lens: &[usize], pool: Option<&[usize]>, threads: usize| {
+        let mut go = |scratch: &mut Scratch| {
+            first.fit(scratch, lens);
+            let (all, last) = match pool {
+                Some(pool) => (&layers[..layers.len() - 1], layers.last().map(|last| (last, pool))),
+                None => (layers, None),
+            };
+            all.iter().for_each(|layer| layer.forward(x, lens, causal, threads, scratch));
+            last.map_or(Vec::new(), |(last, pool)| last.forward_pooled(x, lens, pool, causal, threads, scratch))
+        };
+        // Taken already if this thread got here again while waiting on the pool.
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => go(&mut scratch),
+            Err(_) => go(&mut Scratch::default()),
+        })
     };
     if !per_sequence || threads < 2 || lens.len() < 2 {
-        return run(x, lens, threads);
+        // On a worker of the pool: each step's tasks then start from there,
+        // not from this thread, which would sleep and wake around every step.
+        return rayon::scope(|_| run(x, lens, pool, threads));
     }
     let mut parts = Vec::new();
-    let (mut rest, mut seqs) = (x, lens);
+    let (mut rest, mut seqs, mut pooled) = (x, lens, pool);
     for n in groups(lens) {
         let (g, later) = seqs.split_at(n);
         let (part, tail) = rest.split_at_mut(g.iter().sum::<usize>() * first.hidden);
-        parts.push((part, g));
-        (rest, seqs) = (tail, later);
+        let (p, after) = match pooled {
+            Some(p) => (Some(&p[..n]), Some(&p[n..])),
+            None => (None, None),
+        };
+        parts.push((part, g, p));
+        (rest, seqs, pooled) = (tail, later, after);
     }
-    parts.into_par_iter().for_each(|(x, lens)| run(x, lens, 1));
+    let outs: Vec<Vec<f32>> = parts.into_par_iter().map(|(x, lens, pool)| run(x, lens, pool, 1)).collect();
+    outs.concat()
+}
+
+/// `HARDNEG_CLIP_THREADING=seq`: whole sequences per task (`run_layers`).
+pub fn per_sequence() -> bool {
+    std::env::var("HARDNEG_CLIP_THREADING").is_ok_and(|v| v == "seq")
+}
+
+thread_local! {
+    /// The last forward pass's buffers on this thread, for the next: fresh
+    /// ones cost a page fault per 4 KiB and their release an munmap, every
+    /// pass (3% of a batch of 32 captions). Kept until the thread ends: at
+    /// most the largest pass's (53 MB for 32 images of ViT-B/32).
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 /// Rows a task of whole sequences gets at least (one image: 50; about

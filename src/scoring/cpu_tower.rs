@@ -1,7 +1,7 @@
 //! The towers' CPU paths around the encoder layers (`cpu_layer`): the
 //! patch embedding as one product, and captions packed to their pooled
 //! positions.
-use super::cpu_layer::{run_layers, CpuLayer};
+use super::cpu_layer::{per_sequence, run_layers, CpuLayer};
 use super::packed::Packed;
 use candle_core::{Module, Result, Tensor};
 use candle_nn::Embedding;
@@ -74,11 +74,6 @@ pub fn text_packed(
     let x = (token.forward(&Tensor::new(packed.as_slice(), device)?)? + position.index_select(&at, 0)?)?;
     let c = x.dim(1)?;
     let mut v = x.flatten_all()?.to_vec1::<f32>()?;
-    run_layers(layers, &mut v, &lens, true);
-    let ends = lens.iter().scan(0, |end, &len| {
-        *end += len;
-        Some(*end - 1)
-    });
-    let pooled: Vec<f32> = ends.flat_map(|row| v[row * c..(row + 1) * c].to_vec()).collect();
+    let pooled = run_layers(layers, &mut v, &lens, Some(pool), true, per_sequence());
     Tensor::from_vec(pooled, (lens.len(), c), device)
 }

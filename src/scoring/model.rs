@@ -3,7 +3,7 @@
 //! Written here rather than taken from candle-transformers: that crate is
 //! large to compile and its CLIP knows only QuickGELU.
 use super::config::{Activation, ClipConfig, TextConfig, VisionConfig};
-use super::cpu_layer::{run_layers, CpuLayer, LayerParts};
+use super::cpu_layer::{per_sequence, run_layers, CpuLayer, LayerParts};
 use super::cpu_tower::{self, Patches};
 use candle_core::{DType, Device, Module, Result, Tensor, D};
 use candle_nn::{
@@ -142,7 +142,7 @@ impl Encoder {
             }
             Encoder::Cpu(layers) => {
                 let mut v = x.flatten_all()?.to_vec1::<f32>()?;
-                run_layers(layers, &mut v, &vec![t; b], causal);
+                run_layers(layers, &mut v, &vec![t; b], None, causal, per_sequence());
                 Tensor::from_vec(v, (b, t, c), x.device())
             }
         }
@@ -245,8 +245,8 @@ impl VisionTower {
             let x = self.pre_ln.forward(&patches.embed(pixels, &self.class, &self.position)?)?;
             let (b, t, c) = x.dims3()?;
             let mut v = x.flatten_all()?.to_vec1::<f32>()?;
-            run_layers(layers, &mut v, &vec![t; b], false);
-            let class: Vec<f32> = v.chunks_exact(t * c).flat_map(|image| image[..c].to_vec()).collect();
+            // Only the class token (row 0) is pooled.
+            let class = run_layers(layers, &mut v, &vec![t; b], Some(&vec![0; b]), false, per_sequence());
             return self.post_ln.forward(&Tensor::from_vec(class, (b, c), pixels.device())?);
         }
         let patches = self.patch.forward(pixels)?.flatten_from(2)?.transpose(1, 2)?;

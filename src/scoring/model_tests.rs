@@ -1,7 +1,7 @@
 //! The CPU towers against candle's, and the two threadings against each other.
 use super::*;
 use crate::domain::rng::SplitMix64;
-use crate::scoring::cpu_layer::run_layers_with;
+use crate::scoring::cpu_layer::{run_layers, Scratch};
 use crate::scoring::testing::{random_weights, tiny_config};
 
 fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
@@ -35,24 +35,73 @@ fn cpu_towers_match_candle_towers() {
     assert!(kernels.encode_text(&ids, &[1, 4]).is_err(), "a pooled position past the tokens");
 }
 
-/// Whole sequences per task and every step split over the threads
-/// agree, on sequences of varied lengths, causal or not.
-#[test]
-fn both_threadings_agree() {
+/// The vision tower's CPU layers of the tiny config, their width, and
+/// random inputs for sequences of `lens` rows.
+fn cpu_layers(lens: &[usize]) -> (Vec<CpuLayer>, Vec<f32>) {
     let config = tiny_config(Activation::QuickGelu, 20);
     let vb = VarBuilder::from_tensors(random_weights(&config, 4), DType::F32, &Device::Cpu);
     let c = &config.vision_config;
     let (n, h, i, heads) = (c.num_hidden_layers, c.hidden_size, c.intermediate_size, c.num_attention_heads);
     let built = layers(vb.pp("vision_model").pp("encoder"), n, h, i, heads, c.layer_norm_eps, c.hidden_act).unwrap();
-    let cpu: Vec<CpuLayer> = built.iter().map(Layer::cpu).collect::<Result<_>>().unwrap();
-    let lens = [7, 30, 1, 12, 50, 3, 9];
     let mut rng = SplitMix64::new(8);
     let x: Vec<f32> = (0..lens.iter().sum::<usize>() * h).map(|_| rng.next_f64() as f32 * 2.0 - 1.0).collect();
+    (built.iter().map(Layer::cpu).collect::<Result<_>>().unwrap(), x)
+}
+
+const LENS: [usize; 7] = [7, 30, 1, 12, 50, 3, 9];
+
+/// Whole sequences per task and every step split over the threads
+/// agree, on sequences of varied lengths, causal or not.
+#[test]
+fn both_threadings_agree() {
+    let (cpu, x) = cpu_layers(&LENS);
     for causal in [false, true] {
         let (mut split, mut grouped) = (x.clone(), x.clone());
-        run_layers_with(&cpu, &mut split, &lens, causal, false);
-        run_layers_with(&cpu, &mut grouped, &lens, causal, true);
+        run_layers(&cpu, &mut split, &LENS, None, causal, false);
+        run_layers(&cpu, &mut grouped, &LENS, None, causal, true);
         let diff = split.iter().zip(&grouped).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
         assert!(diff < 1e-6 && split != x, "causal={causal}: {diff}");
     }
+}
+
+/// The last layer computed at the pooled rows alone gives those rows of
+/// the run over every row: pooled rows first, last and in between, causal
+/// or not, with either threading.
+#[test]
+fn pooled_last_layer_gives_the_full_runs_rows() {
+    let (cpu, x) = cpu_layers(&LENS);
+    let pool = [6, 0, 0, 5, 49, 1, 4];
+    let h = x.len() / LENS.iter().sum::<usize>();
+    let starts = LENS.iter().scan(0, |row, &len| Some(std::mem::replace(row, *row + len)));
+    let rows: Vec<usize> = starts.zip(pool).map(|(start, p)| start + p).collect();
+    for causal in [false, true] {
+        let mut full = x.clone();
+        assert!(run_layers(&cpu, &mut full, &LENS, None, causal, false).is_empty());
+        let want: Vec<f32> = rows.iter().flat_map(|r| full[r * h..(r + 1) * h].to_vec()).collect();
+        for per_sequence in [false, true] {
+            let got = run_layers(&cpu, &mut x.clone(), &LENS, Some(&pool), causal, per_sequence);
+            assert_eq!(got.len(), want.len());
+            let diff = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+            assert!(diff < 1e-6, "causal={causal} per_sequence={per_sequence}: {diff}");
+        }
+    }
+}
+
+/// Buffers a larger pass left behind (as `run_layers` keeps them per
+/// thread) give what fresh ones give, bit for bit.
+#[test]
+fn buffers_left_by_a_larger_pass_change_nothing() {
+    let (cpu, x) = cpu_layers(&LENS);
+    let small = [4, 9];
+    let h = x.len() / LENS.iter().sum::<usize>();
+    let run = |s: &mut Scratch, lens: &[usize], causal: bool| {
+        let mut v = x[..lens.iter().sum::<usize>() * h].to_vec();
+        cpu[0].fit(s, lens);
+        cpu.iter().for_each(|layer| layer.forward(&mut v, lens, causal, 1, s));
+        v
+    };
+    let fresh = run(&mut Scratch::default(), &small, true);
+    let mut used = Scratch::default();
+    assert_ne!(run(&mut used, &LENS, false), x);
+    assert_eq!(run(&mut used, &small, true), fresh);
 }

@@ -5,8 +5,10 @@
 //! many weights (one image: 50 rows; one caption: about 14).
 //! Without AVX2+FMA, or with a width that is not a multiple of 16, the
 //! weights stay row-major and the `gemm` crate does the product.
-use super::kernels::{matmul, View};
+use super::config::Activation;
+use super::kernels::{activate, matmul, View};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Output columns per panel: two 8-lane registers.
 const NR: usize = 16;
@@ -81,27 +83,68 @@ impl Packed {
     /// (m, k) with row stride `x_rs`. `threads` > 1 splits the panels over
     /// the rayon pool.
     pub fn matmul_acc(&self, dst: &mut [f32], dst_rs: usize, x: &[f32], x_rs: usize, m: usize, threads: usize) {
-        let (k, n) = (self.k, self.n);
-        if m == 0 {
+        self.product(0..self.n, Epilogue::ACC, dst, dst_rs, x, x_rs, m, threads)
+    }
+
+    /// As `matmul_acc` with only the weights' columns `cols` (multiples of
+    /// 16 apart from the ends), `dst`'s column 0 being column `cols.start`,
+    /// and what `e` says around the product.
+    #[allow(clippy::too_many_arguments)]
+    pub fn product(
+        &self,
+        cols: Range<usize>,
+        e: Epilogue,
+        dst: &mut [f32],
+        dst_rs: usize,
+        x: &[f32],
+        x_rs: usize,
+        m: usize,
+        threads: usize,
+    ) {
+        let (k, n) = (self.k, cols.len());
+        if m == 0 || n == 0 {
             return;
         }
         assert!(
-            dst_rs >= n && x_rs >= k && dst.len() >= (m - 1) * dst_rs + n && x.len() >= (m - 1) * x_rs + k,
+            cols.end <= self.n
+                && dst_rs >= n
+                && x_rs >= k
+                && dst.len() >= (m - 1) * dst_rs + n
+                && x.len() >= (m - 1) * x_rs + k
+                && e.bias.is_none_or(|b| b.len() == n),
             "Packed::matmul_acc: ({m}x{k}) · ({k}x{n}) does not fit its slices"
         );
         if !self.panels {
-            let (x, w) = (View::rows(x, x_rs), View::rows(&self.data, n));
-            return matmul(dst, dst_rs, x, w, (m, n, k), 1.0, true, threads);
+            // The `gemm` crate, the bias and the activation as passes of their own.
+            for row in dst.chunks_mut(dst_rs).take(m) {
+                let row = &mut row[..n];
+                if !e.acc {
+                    row.fill(0.0);
+                }
+                if let Some(bias) = e.bias {
+                    row.iter_mut().zip(bias).for_each(|(v, b)| *v += b);
+                }
+            }
+            let (x, w) = (View::rows(x, x_rs), View::rows(&self.data[cols.start..], self.n));
+            matmul(dst, dst_rs, x, w, (m, n, k), 1.0, true, threads);
+            if e.quick_gelu {
+                dst.chunks_mut(dst_rs).take(m).for_each(|row| activate(Activation::QuickGelu, &mut row[..n], 1));
+            }
+            return;
         }
-        let panels = n / NR;
+        assert!(
+            cols.start.is_multiple_of(NR) && n.is_multiple_of(NR),
+            "Packed::matmul_acc: columns {cols:?} are not whole panels"
+        );
+        let (first, panels) = (cols.start / NR, n / NR);
         // A few tasks per thread: on a shared machine a thread that loses its
         // core for a while leaves its remaining tasks to the others.
         let tasks = if threads > 1 { (3 * threads).min(panels) } else { 1 };
         let out = Shared(dst.as_mut_ptr());
         let run = |t: usize| {
-            // Safety: the assert above keeps every row and panel inside the
+            // Safety: the asserts above keep every row and panel inside the
             // slices; task `t` writes only columns of panels
-            // [panels·t/tasks, panels·(t+1)/tasks), disjoint from the others'.
+            // first + [panels·t/tasks, panels·(t+1)/tasks), disjoint from the others'.
             #[cfg(target_arch = "x86_64")]
             unsafe {
                 avx::gemm(
@@ -109,10 +152,11 @@ impl Packed {
                     dst_rs,
                     x.as_ptr(),
                     x_rs,
-                    m,
-                    k,
+                    (m, k),
                     &self.data,
-                    panels * t / tasks..panels * (t + 1) / tasks,
+                    e,
+                    first,
+                    first + panels * t / tasks..first + panels * (t + 1) / tasks,
                 )
             }
             #[cfg(not(target_arch = "x86_64"))]
@@ -126,12 +170,36 @@ impl Packed {
     }
 }
 
+/// What surrounds a product `x · w` written into `dst`.
+#[derive(Clone, Copy)]
+pub struct Epilogue<'a> {
+    /// Add the product to what `dst` holds, else overwrite it.
+    pub acc: bool,
+    /// Added to every row (one value per column written).
+    pub bias: Option<&'a [f32]>,
+    /// QuickGELU on the sum, as `kernels::activate` computes it.
+    pub quick_gelu: bool,
+}
+
+impl<'a> Epilogue<'a> {
+    pub const ACC: Epilogue<'static> = Epilogue { acc: true, bias: None, quick_gelu: false };
+
+    /// `dst = bias + x · w`, or `dst += bias + x · w` with `acc`.
+    pub fn bias(bias: &'a [f32], acc: bool) -> Self {
+        Epilogue { acc, bias: Some(bias), quick_gelu: false }
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx {
-    use super::{KC, MC, NR};
+    use super::{Epilogue, KC, MC, NR};
+    use crate::scoring::kernels::avx::quick_gelu8;
     use std::arch::x86_64::*;
 
-    /// `dst[r][0..16] += a[r][0..kc] · b` for `R` rows, `b` a panel's (kc, 16) slice.
+    /// `dst[r][0..16] = act(start[r] + a[r][0..kc] · b)` for `R` rows, `b`
+    /// a panel's (kc, 16) slice; `start` is `dst` with `load`, plus `bias`
+    /// unless null; the activation is QuickGELU with `gelu`.
+    #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn kernel<const R: usize>(
         dst: *mut f32,
@@ -140,10 +208,16 @@ mod avx {
         a_rs: usize,
         b: *const f32,
         kc: usize,
+        (load, bias, gelu): (bool, *const f32, bool),
     ) {
         let mut c = [[_mm256_setzero_ps(); 2]; R];
         for (r, c) in c.iter_mut().enumerate() {
-            *c = [_mm256_loadu_ps(dst.add(r * dst_rs)), _mm256_loadu_ps(dst.add(r * dst_rs + 8))];
+            if load {
+                *c = [_mm256_loadu_ps(dst.add(r * dst_rs)), _mm256_loadu_ps(dst.add(r * dst_rs + 8))];
+            }
+            if !bias.is_null() {
+                *c = [_mm256_add_ps(c[0], _mm256_loadu_ps(bias)), _mm256_add_ps(c[1], _mm256_loadu_ps(bias.add(8)))];
+            }
         }
         for kk in 0..kc {
             let (b0, b1) = (_mm256_loadu_ps(b.add(kk * NR)), _mm256_loadu_ps(b.add(kk * NR + 8)));
@@ -153,38 +227,48 @@ mod avx {
             }
         }
         for (r, c) in c.iter().enumerate() {
+            let c = if gelu { [quick_gelu8(c[0]), quick_gelu8(c[1])] } else { *c };
             _mm256_storeu_ps(dst.add(r * dst_rs), c[0]);
             _mm256_storeu_ps(dst.add(r * dst_rs + 8), c[1]);
         }
     }
 
-    /// `dst += a · w` over the columns of `panels`; the caller checks bounds.
+    /// `dst = act(start + a · w)` (`e`) over the columns of `panels`,
+    /// `dst`'s column 0 being panel `first`'s; the caller checks bounds.
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn gemm(
         dst: *mut f32,
         dst_rs: usize,
         a: *const f32,
         a_rs: usize,
-        m: usize,
-        k: usize,
+        (m, k): (usize, usize),
         w: &[f32],
+        e: Epilogue,
+        first: usize,
         panels: std::ops::Range<usize>,
     ) {
         for kb in (0..k).step_by(KC) {
             let kc = KC.min(k - kb);
+            // The start and the activation ride on the first and the last pass over k.
+            let (load, gelu) = (kb > 0 || e.acc, e.quick_gelu && kb + kc == k);
             for ib in (0..m).step_by(MC) {
                 let end = (ib + MC).min(m);
                 for p in panels.clone() {
                     let b = w.as_ptr().add((p * k + kb) * NR);
+                    let bias = match e.bias {
+                        Some(bias) if kb == 0 => bias.as_ptr().add((p - first) * NR),
+                        _ => std::ptr::null(),
+                    };
+                    let f = (load, bias, gelu);
                     for i in (ib..end).step_by(6) {
-                        let (d, a) = (dst.add(i * dst_rs + p * NR), a.add(i * a_rs + kb));
+                        let (d, a) = (dst.add(i * dst_rs + (p - first) * NR), a.add(i * a_rs + kb));
                         match end - i {
-                            1 => kernel::<1>(d, dst_rs, a, a_rs, b, kc),
-                            2 => kernel::<2>(d, dst_rs, a, a_rs, b, kc),
-                            3 => kernel::<3>(d, dst_rs, a, a_rs, b, kc),
-                            4 => kernel::<4>(d, dst_rs, a, a_rs, b, kc),
-                            5 => kernel::<5>(d, dst_rs, a, a_rs, b, kc),
-                            _ => kernel::<6>(d, dst_rs, a, a_rs, b, kc),
+                            1 => kernel::<1>(d, dst_rs, a, a_rs, b, kc, f),
+                            2 => kernel::<2>(d, dst_rs, a, a_rs, b, kc, f),
+                            3 => kernel::<3>(d, dst_rs, a, a_rs, b, kc, f),
+                            4 => kernel::<4>(d, dst_rs, a, a_rs, b, kc, f),
+                            5 => kernel::<5>(d, dst_rs, a, a_rs, b, kc, f),
+                            _ => kernel::<6>(d, dst_rs, a, a_rs, b, kc, f),
                         }
                     }
                 }
@@ -236,6 +320,53 @@ mod tests {
                         // Padding columns past n are left alone.
                         assert_eq!(got[n..], start[n..]);
                     }
+                }
+            }
+        }
+    }
+
+    /// A range of whole panels (any columns, row-major) and every
+    /// epilogue give the unfused computation on candle, that is
+    /// `act(start + bias + x · w[.., cols])`, the bias on the first pass
+    /// over k (300 > 256) and QuickGELU on the last.
+    #[test]
+    fn column_ranges_and_epilogues_match_candle() {
+        let (k, n, m) = (300, 64, 9);
+        let (w, x) = (random(k * n, 3, 1.0), random(m * k, 4, (k as f32).powf(-0.5)));
+        let (bias, start) = (random(n, 5, 0.1), random(m * n, 6, 0.1));
+        let t = |v: &[f32], shape: (usize, usize)| Tensor::from_slice(v, shape, &Device::Cpu).unwrap();
+        for panels in [true, false] {
+            let packed = Packed::with_layout(w.clone(), k, n, panels && has_fma());
+            for (cols, threads) in [(16..48, 2), (0..16, 1), (0..64, 2)] {
+                let nc = cols.len();
+                let w_cols = t(&w, (k, n)).narrow(1, cols.start, nc).unwrap();
+                let product = t(&x, (m, k)).matmul(&w_cols.contiguous().unwrap()).unwrap();
+                for (acc, with_bias, quick_gelu) in [
+                    (true, false, false),
+                    (false, false, false),
+                    (false, true, false),
+                    (true, true, false),
+                    (false, true, true),
+                ] {
+                    let mut want = product.clone();
+                    if acc {
+                        want = (want + t(&start[..m * nc], (m, nc))).unwrap();
+                    }
+                    if with_bias {
+                        want = want.broadcast_add(&t(&bias[..nc], (1, nc))).unwrap();
+                    }
+                    if quick_gelu {
+                        want = (&want * candle_nn::ops::sigmoid(&(&want * 1.702).unwrap()).unwrap()).unwrap();
+                    }
+                    let e = Epilogue { acc, bias: with_bias.then(|| &bias[..nc]), quick_gelu };
+                    let mut got = start[..m * nc].to_vec();
+                    packed.product(cols.clone(), e, &mut got, nc, &x, k, m, threads);
+                    let want = want.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+                    let diff = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+                    assert!(
+                        diff < 1e-6,
+                        "panels={panels} {cols:?} acc={acc} bias={with_bias} gelu={quick_gelu}: {diff}"
+                    );
                 }
             }
         }
