@@ -90,12 +90,8 @@ pub async fn agreement_report(
     while let Some(row) = pages.try_next().await? {
         rows.push(row);
     }
-    let mut by_question: Vec<QuestionRating> = Vec::with_capacity(rows.len());
-    for (item, query, user, value) in &rows {
-        let category =
-            map.map(value).ok_or_else(|| ServiceError::Internal(format!("stored value {value:?} has no category")))?;
-        by_question.push((*item as u64, *query as u8, *user as u64, category));
-    }
+    let by_question =
+        rated(&map, rows.iter().map(|(item, query, user, value)| (*item, *query, *user, value.as_str())))?;
     let names = user_names(db).await?;
     let mut out = summary(db, &meta, mapping, &map, &by_question, &names, detail).await?;
     if meta.kind.question_count() > 1 {
@@ -121,14 +117,24 @@ pub async fn summary_of_votes(
         return Ok(None);
     }
     let map = category_map(meta.kind, meta.mapping, meta.kind.values())?;
-    let mut by_question: Vec<QuestionRating> = Vec::new();
-    for (item, user, value) in votes.each() {
-        let category =
-            map.map(value).ok_or_else(|| ServiceError::Internal(format!("stored value {value:?} has no category")))?;
-        by_question.push((items[item] as u64, 0, user as u64, category));
-    }
+    let by_question = rated(&map, votes.each().map(|(item, user, value)| (items[item], 0, user, value)))?;
     let names = user_names(db).await?;
     Ok(Some(summary(db, &meta, meta.mapping, &map, &by_question, &names, None).await?))
+}
+
+/// (instance, question, annotator, stored value) as ratings of the map's categories.
+fn rated<'a>(
+    map: &CategoryMap,
+    answers: impl Iterator<Item = (i64, i64, i64, &'a str)>,
+) -> Result<Vec<QuestionRating>, ServiceError> {
+    answers
+        .map(|(item, query, user, value)| {
+            let category = map
+                .map(value)
+                .ok_or_else(|| ServiceError::Internal(format!("stored value {value:?} has no category")))?;
+            Ok((item as u64, query as u8, user as u64, category))
+        })
+        .collect()
 }
 
 async fn user_names(db: &SqlitePool) -> Result<HashMap<i64, String>, ServiceError> {
