@@ -20,7 +20,7 @@ pub const FREE_FAILURES: u32 = 5;
 pub const ADDRESS_CAP: Duration = Duration::from_secs(15 * 60);
 /// The longest an account is locked (for addresses it has not logged in from).
 pub const ACCOUNT_CAP: Duration = Duration::from_secs(60);
-/// How long a login may wait for a free password check before a 503.
+/// How long a login may wait for a free password check before a 503 (by default).
 pub const QUEUE_WAIT: Duration = Duration::from_secs(5);
 /// Failures older than this are forgotten.
 const FORGET_AFTER: Duration = Duration::from_secs(60 * 60);
@@ -32,7 +32,7 @@ const MAX_KEYS: usize = 100_000;
 pub enum Refused {
     /// Too many recent failures; retry after this many seconds.
     Backoff(u64),
-    /// Every password check slot was busy for `QUEUE_WAIT`.
+    /// Every password check slot was busy for the whole wait (`QUEUE_WAIT` by default).
     Busy,
 }
 
@@ -70,6 +70,7 @@ struct Book {
 #[derive(Clone)]
 pub struct LoginLimits {
     checks: Arc<Semaphore>,
+    queue_wait: Duration,
     book: Arc<Mutex<Book>>,
 }
 
@@ -85,7 +86,16 @@ pub struct CheckPermit(#[allow(dead_code)] tokio::sync::OwnedSemaphorePermit);
 
 impl LoginLimits {
     pub fn new(concurrent_checks: usize) -> LoginLimits {
-        LoginLimits { checks: Arc::new(Semaphore::new(concurrent_checks.max(1))), book: Arc::default() }
+        LoginLimits {
+            checks: Arc::new(Semaphore::new(concurrent_checks.max(1))),
+            queue_wait: QUEUE_WAIT,
+            book: Arc::default(),
+        }
+    }
+
+    /// Logins wait at most `wait` for a free check, then get 503.
+    pub fn with_queue_wait(self, wait: Duration) -> LoginLimits {
+        LoginLimits { queue_wait: wait, ..self }
     }
 
     /// Waits for a check slot, then refuses if a backoff applies. The
@@ -94,7 +104,7 @@ impl LoginLimits {
     pub async fn admit(&self, account: &str, address: IpAddr) -> Result<CheckPermit, Refused> {
         let address = bucket(address);
         self.refused(account, address, Instant::now())?;
-        let permit = tokio::time::timeout(QUEUE_WAIT, self.checks.clone().acquire_owned())
+        let permit = tokio::time::timeout(self.queue_wait, self.checks.clone().acquire_owned())
             .await
             .map_err(|_| Refused::Busy)?
             .map_err(|_| Refused::Busy)?;
@@ -217,6 +227,23 @@ mod tests {
         assert!(limits.admit("ana", B).await.is_ok(), "the known address is not locked out");
         let other = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 3));
         assert!(matches!(limits.admit("ana", other).await, Err(Refused::Backoff(_))));
+    }
+
+    #[tokio::test]
+    async fn a_login_waits_for_a_check_slot_until_its_wait_runs_out() {
+        let limits = LoginLimits::new(1).with_queue_wait(Duration::from_millis(50));
+        let held = limits.admit("ana", A).await.unwrap();
+        let started = Instant::now();
+        assert_eq!(limits.admit("bob", B).await.err(), Some(Refused::Busy));
+        assert!(started.elapsed() >= Duration::from_millis(50), "refused before its wait ran out");
+        // A slot freed during the wait is taken.
+        let waiting = tokio::spawn({
+            let limits = limits.clone();
+            async move { limits.admit("bob", B).await.is_ok() }
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        drop(held);
+        assert!(waiting.await.unwrap());
     }
 
     #[test]

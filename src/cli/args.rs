@@ -44,9 +44,12 @@ pub enum Command {
         #[arg(long)]
         trust_proxy: bool,
         /// Password checks run at once (each holds ~19 MiB for a moment);
-        /// default: one per core. Logins that wait 5 s for one get 503.
+        /// default: one per core. Logins that wait --login-wait-ms for one get 503.
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
         login_checks: Option<u16>,
+        /// How long a login may wait for a free password check, in ms.
+        #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+        login_wait_ms: u64,
     },
     /// Manage accounts.
     User {

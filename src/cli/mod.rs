@@ -38,6 +38,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             public_origin,
             trust_proxy,
             login_checks,
+            login_wait_ms,
         } => {
             let paths = Paths { data_dir, site_dir };
             std::fs::create_dir_all(&paths.data_dir)?;
@@ -51,6 +52,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 bind,
                 serve::Exposure {
                     login_checks: login_checks.map(usize::from),
+                    login_wait: std::time::Duration::from_millis(login_wait_ms),
                     secure_cookies,
                     public_origin,
                     trust_proxy,

@@ -48,15 +48,15 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr, exposure: &Exposure) -
     }
     let logins = match exposure.login_checks {
         Some(n) => crate::login_limits::LoginLimits::new(n),
-        None => Default::default(),
-    };
+        None => crate::login_limits::LoginLimits::default(),
+    }
+    .with_queue_wait(exposure.login_wait);
     let crowd = crate::crowd::CrowdState { clock: crate::crowd::Clock::from_env() };
     Ok(AppState::new(leptos_options, pool, writer, images, logins, crowd))
 }
 
 /// How the server is reached (cookies, the cross-site check, client
 /// addresses) and how many password checks it runs at once.
-#[derive(Default)]
 pub struct Exposure {
     /// Set the session cookie's `Secure` flag (serve behind TLS).
     pub secure_cookies: bool,
@@ -66,6 +66,8 @@ pub struct Exposure {
     pub trust_proxy: bool,
     /// Password checks at once (~19 MiB each); default: one per core.
     pub login_checks: Option<usize>,
+    /// How long a login waits for a free check before a 503.
+    pub login_wait: std::time::Duration,
 }
 
 pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Router> {
