@@ -17,6 +17,9 @@ use futures_util::{StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 use sqlx::SqlitePool;
 use std::cmp::Ordering;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// Keys per page: 2^PAGE_SHIFT.
 pub const PAGE_SHIFT: u32 = 10;
@@ -86,10 +89,16 @@ pub fn range_pages(
     parent: i64,
     starts: Vec<i64>,
 ) -> BoxStream<'static, sqlx::Result<String>> {
-    let firsts = std::iter::once(i64::MIN).chain(starts.iter().copied());
-    let lasts = starts.iter().map(|s| s - 1).chain(std::iter::once(i64::MAX));
-    read_ahead(db, firsts.zip(lasts).collect(), move |db, (first, last)| async move {
-        sqlx::query_scalar(sql).bind(parent).bind(first).bind(last).fetch_one(&db).await
+    let firsts = std::iter::once(i64::MIN).chain(starts.clone());
+    let lasts = starts.into_iter().map(|s| s - 1).chain(std::iter::once(i64::MAX));
+    let db = db.clone();
+    read_ahead(firsts.zip(lasts), 1, move |(first, last)| {
+        let db = db.clone();
+        async move {
+            let page: Option<String> =
+                sqlx::query_scalar(sql).bind(parent).bind(first).bind(last).fetch_one(&db).await?;
+            Ok(page.unwrap_or_else(|| "[]".into()))
+        }
     })
 }
 
@@ -103,29 +112,57 @@ pub fn key_pages(
     keys: &[i64],
     shift: u32,
 ) -> BoxStream<'static, sqlx::Result<String>> {
-    let pages = keys.chunks(1 << shift).map(|page| serde_json::to_string(page).unwrap_or_default()).collect();
-    read_ahead(db, pages, move |db, page: String| async move {
-        sqlx::query_scalar(sql).bind(parent).bind(page).fetch_one(&db).await
+    let pages: Vec<String> =
+        keys.chunks(1 << shift).map(|page| serde_json::to_string(page).unwrap_or_default()).collect();
+    let db = db.clone();
+    read_ahead(pages, 1, move |page| {
+        let db = db.clone();
+        async move {
+            let page: Option<String> = sqlx::query_scalar(sql).bind(parent).bind(page).fetch_one(&db).await?;
+            Ok(page.unwrap_or_else(|| "[]".into()))
+        }
     })
 }
 
-/// Reads a page per argument in order, the next one on its own task while
-/// the caller works through this one.
-fn read_ahead<A, F, Fut>(db: &SqlitePool, args: Vec<A>, read: F) -> BoxStream<'static, sqlx::Result<String>>
+/// `read` of each argument, in order, each on its own task: `ahead` more
+/// are being read while the caller works through one. Reads still under
+/// way when the stream is dropped are stopped.
+pub fn read_ahead<A, T, E, F, Fut>(
+    args: impl IntoIterator<Item = A, IntoIter: Send + 'static>,
+    ahead: usize,
+    read: F,
+) -> BoxStream<'static, Result<T, E>>
 where
     A: Send + 'static,
-    F: Fn(SqlitePool, A) -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = sqlx::Result<Option<String>>> + Send + 'static,
+    T: Send + 'static,
+    E: From<sqlx::Error> + Send + 'static,
+    F: Fn(A) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<T, E>> + Send + 'static,
 {
-    let db = db.clone();
     futures_util::stream::iter(args)
-        .map(move |arg| tokio::spawn(read(db.clone(), arg)))
-        .buffered(2)
-        .map(|joined| {
-            let page = joined.map_err(|e| sqlx::Error::Protocol(format!("reading a page: {e}")))??;
-            Ok(page.unwrap_or_else(|| "[]".into()))
-        })
+        .map(move |arg| AbortOnDrop(tokio::spawn(read(arg))))
+        .buffered(ahead + 1)
+        .map(|joined| joined.map_err(|e| sqlx::Error::Protocol(format!("reading a page: {e}")))?)
         .boxed()
+}
+
+/// A task that is stopped when its handle is dropped: a read or a
+/// computation nobody waits for any more (an export failed or was
+/// abandoned) stops with it.
+pub struct AbortOnDrop<T>(pub tokio::task::JoinHandle<T>);
+
+impl<T> Future for AbortOnDrop<T> {
+    type Output = Result<T, tokio::task::JoinError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 #[cfg(test)]
@@ -148,6 +185,44 @@ mod tests {
         let mut sorted = vec![(1, 'z'), (1, 'a'), (3, 'b')];
         in_order(&mut sorted, |a, b| a.0.cmp(&b.0));
         assert_eq!(sorted, vec![(1, 'z'), (1, 'a'), (3, 'b')], "equal keys keep their order");
+    }
+
+    #[tokio::test]
+    async fn read_ahead_keeps_order_and_stops_reads_nobody_waits_for() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        use std::sync::Arc;
+        // Counts reads started and reads ended (finished or stopped).
+        struct Ended(Arc<AtomicUsize>);
+        impl Drop for Ended {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, SeqCst);
+            }
+        }
+        let (started, ended) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (s, e) = (started.clone(), ended.clone());
+        // Later pages finish first; every page after the second never finishes.
+        let mut pages = read_ahead(0..10u64, 2, move |i| {
+            s.fetch_add(1, SeqCst);
+            let guard = Ended(e.clone());
+            async move {
+                let _guard = guard;
+                match i {
+                    0 => tokio::time::sleep(std::time::Duration::from_millis(30)).await,
+                    1 => {}
+                    _ => std::future::pending().await,
+                }
+                Ok::<_, sqlx::Error>(i)
+            }
+        });
+        assert_eq!(pages.try_next().await.unwrap(), Some(0));
+        assert_eq!(pages.try_next().await.unwrap(), Some(1));
+        // Two reads ahead of the caller, no more.
+        assert_eq!(started.load(SeqCst), 4);
+        drop(pages);
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(ended.load(SeqCst), 4, "the two reads under way were stopped");
     }
 
     #[tokio::test]

@@ -7,6 +7,7 @@ use crate::domain::export::card::{dataset_card, Card, KappaRow, StudyCard};
 use crate::domain::funnel::Funnel;
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
+use crate::store::pages::AbortOnDrop;
 use crate::studies::agreement::{study_agreement_report, summary_of_votes};
 use crate::studies::votes::Votes;
 use sqlx::SqlitePool;
@@ -113,18 +114,18 @@ pub fn write(
 /// than scoring them after the rows, on one core, would.
 pub fn start_audit(db: &SqlitePool, req: &ExportRequest, dataset_id: i64, ids: Vec<(i64, Category)>) -> Audit {
     let (db, dataset, stage) = (db.clone(), req.dataset.clone(), req.stage);
-    super::AbortOnDrop(tokio::spawn(async move {
+    AbortOnDrop(tokio::spawn(async move {
         let pairs = crate::datasets::audit::pairs_for(&db, dataset_id, &ids).await?;
         crate::datasets::audit::audits_of(&db, &dataset, dataset_id, stage, pairs).await
     }))
 }
 
-pub type Audit = super::AbortOnDrop<Result<Vec<AuditResult>, ServiceError>>;
+pub type Audit = AbortOnDrop<Result<Vec<AuditResult>, ServiceError>>;
 
 /// Appends the audit [`start_audit`] began to the card.
 pub async fn append_audit(mut audit: Audit, path: &Path) -> Result<(), ServiceError> {
     use std::io::Write;
-    let audits = (&mut audit.0).await.map_err(|e| ServiceError::Internal(format!("auditing the captions: {e}")))??;
+    let audits = (&mut audit).await.map_err(|e| ServiceError::Internal(format!("auditing the captions: {e}")))??;
     if audits.iter().all(|a| a.rows.is_empty()) {
         return Ok(()); // no instance with a negative caption (prompts to rank)
     }

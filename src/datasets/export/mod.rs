@@ -32,11 +32,11 @@ use crate::domain::export::{Format, ImageRef, Row, Stage, StepRecord, Vote};
 use crate::domain::resolution::ItemState;
 use crate::error::ServiceError;
 use crate::store::images::ImageStore;
-use crate::store::pages::PAGE_SHIFT;
+use crate::store::pages::{AbortOnDrop, PAGE_SHIFT};
 use crate::studies::outcomes::ItemOutcome;
 use crate::studies::pipeline::{self as funnel, Pipeline};
 use futures_util::TryStreamExt;
-use read::{Candidate, InstancePages, InstanceRow};
+use read::{Candidate, InstanceRow};
 use sink::{io_err, RowSink};
 use sqlx::SqlitePool;
 use std::path::Path;
@@ -137,7 +137,7 @@ async fn export_paged(
         let mut slot = |id| o3.get(id).and_then(|o| crate::store::negatives::step3_slot(o.final_value())).unwrap_or(-1);
         included.iter().map(|&(id, _)| (id, slot(id))).collect()
     });
-    let mut instances = InstancePages::new(db, p.dataset_id, shift, only).await?;
+    let mut instances = read::instance_rows(db, p.dataset_id, shift, only).await?;
     phase("rows started");
     let (mut o3, mut o4) = (Outcomes::new(s3), Outcomes::new(s4));
     let mut next_included = 0;
@@ -181,7 +181,7 @@ async fn export_paged(
     let funnel = funnel.build(&req.dataset, name(&p.step3), name(&p.step4));
     let mut summary = ExportSummary { files, counts, images };
     let provenance =
-        (&mut provenance.0).await.map_err(|e| ServiceError::Internal(format!("reading the card: {e}")))??;
+        (&mut provenance).await.map_err(|e| ServiceError::Internal(format!("reading the card: {e}")))??;
     card::write(req, command, &funnel, &summary, &provenance, &out.join("README.md"))?;
     phase("card's agreement read");
     card::append_audit(audit, &out.join("README.md")).await?;
@@ -189,15 +189,6 @@ async fn export_paged(
     summary.files.extend(reports::write_reports(db, p.dataset_id, out).await?);
     scan.close().await;
     Ok(summary)
-}
-
-/// A task that ends when its handle is dropped (the export failed or was abandoned).
-pub struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 /// How many candidate columns the candidates stage needs (other stages have none).

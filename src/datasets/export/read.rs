@@ -4,11 +4,12 @@
 //! rows of this one are written. Each study's answers come with its outcomes
 //! (`studies::votes`), read once.
 use crate::error::ServiceError;
-use crate::store::pages::{in_order, parse_page};
+use crate::store::pages::{in_order, parse_page, read_ahead};
+use futures_util::stream::BoxStream;
+use futures_util::{StreamExt, TryStreamExt};
 use sqlx::sqlite::SqlitePoolOptions;
 use sqlx::SqlitePool;
 use std::sync::Arc;
-use tokio::task::JoinHandle;
 
 /// Page cache of each of the export's connections, in KiB (SQLite's default).
 const SCAN_CACHE_KIB: &str = "-2000";
@@ -34,99 +35,47 @@ pub(super) type InstanceRow =
 /// slot, hash, mime, bytes.
 pub(super) type Candidate = (i64, String, String, i64);
 
-type Page = JoinHandle<Result<Vec<InstanceRow>, ServiceError>>;
-
 /// Pages read ahead of the one being written, each on its own task (and
 /// connection): reading and parsing a page costs more than writing its
 /// rows, so one page ahead left the writer waiting.
 const AHEAD: usize = 3;
 
-/// A dataset's instances in id order, one page of ids (2^shift) at a time,
-/// the next [`AHEAD`] pages always being read.
-pub(super) struct InstancePages {
-    db: SqlitePool,
+/// A dataset's instances in id order, read a page of ids (2^shift) at a
+/// time, [`AHEAD`] pages ahead. With `only` (sorted ids, each with the one
+/// candidate slot its row shows), just those: a dropped instance's row and
+/// the candidates nobody chose are not read at all.
+pub(super) async fn instance_rows(
+    db: &SqlitePool,
     dataset_id: i64,
     shift: u32,
-    /// Only these instances (sorted ids), each with the one candidate slot
-    /// its row shows, when the stage drops some: a dropped instance's row
-    /// and the candidates nobody chose are not read at all.
     only: Option<Arc<[(i64, i64)]>>,
-    /// First id of the next page to ask for, and the dataset's last id.
-    next: i64,
-    last: i64,
-    rows: std::vec::IntoIter<InstanceRow>,
-    pending: std::collections::VecDeque<Page>,
-}
-
-impl InstancePages {
-    pub(super) async fn new(
-        db: &SqlitePool,
-        dataset_id: i64,
-        shift: u32,
-        only: Option<Arc<[(i64, i64)]>>,
-    ) -> Result<Self, ServiceError> {
-        let (first, last): (Option<i64>, Option<i64>) =
-            sqlx::query_as("SELECT min(id), max(id) FROM instances WHERE dataset_id = ?")
-                .bind(dataset_id)
-                .fetch_one(db)
-                .await?;
-        let mut pages = InstancePages {
-            db: db.clone(),
-            dataset_id,
-            shift,
-            only,
-            next: (first.unwrap_or(0) >> shift) << shift,
-            last: last.unwrap_or(-1),
-            rows: Vec::new().into_iter(),
-            pending: Default::default(),
+) -> Result<BoxStream<'static, Result<InstanceRow, ServiceError>>, ServiceError> {
+    let (first, last): (Option<i64>, Option<i64>) =
+        sqlx::query_as("SELECT min(id), max(id) FROM instances WHERE dataset_id = ?")
+            .bind(dataset_id)
+            .fetch_one(db)
+            .await?;
+    let from = (first.unwrap_or(0) >> shift) << shift;
+    let last = last.unwrap_or(-1);
+    // Each page's id range with its wanted [id, slot] pairs as a JSON
+    // array; a page with none of them is skipped.
+    let pages = (from..=last).step_by(1 << shift).filter_map(move |from| {
+        let to = from + (1 << shift);
+        let ids = match &only {
+            None => None,
+            Some(ids) => match &ids[ids.partition_point(|i| i.0 < from)..ids.partition_point(|i| i.0 < to)] {
+                [] => return None,
+                page => Some(serde_json::to_string(page).unwrap_or_default()),
+            },
         };
-        for _ in 0..AHEAD {
-            let page = pages.read_next();
-            pages.pending.extend(page);
-        }
-        Ok(pages)
-    }
-
-    fn read_next(&mut self) -> Option<Page> {
-        loop {
-            if self.next > self.last {
-                return None;
-            }
-            let (from, to) = (self.next, self.next + (1 << self.shift));
-            self.next = to;
-            // The page's wanted [id, slot] pairs as a JSON array; a page with none is skipped.
-            let ids = match &self.only {
-                None => None,
-                Some(ids) => match &ids[ids.partition_point(|i| i.0 < from)..ids.partition_point(|i| i.0 < to)] {
-                    [] => continue,
-                    page => Some(serde_json::to_string(page).unwrap_or_default()),
-                },
-            };
-            let (db, dataset_id) = (self.db.clone(), self.dataset_id);
-            return Some(tokio::spawn(async move { read_page(&db, dataset_id, from, to, ids).await }));
-        }
-    }
-
-    pub(super) async fn try_next(&mut self) -> Result<Option<InstanceRow>, ServiceError> {
-        loop {
-            if let Some(row) = self.rows.next() {
-                return Ok(Some(row));
-            }
-            let Some(page) = self.pending.pop_front() else {
-                return Ok(None);
-            };
-            let next = self.read_next();
-            self.pending.extend(next);
-            let rows = page.await.map_err(|e| ServiceError::Internal(format!("reading instances: {e}")))??;
-            self.rows = rows.into_iter();
-        }
-    }
-}
-
-impl Drop for InstancePages {
-    fn drop(&mut self) {
-        self.pending.iter().for_each(|page| page.abort());
-    }
+        Some((from, to, ids))
+    });
+    let db = db.clone();
+    let pages = read_ahead(pages, AHEAD, move |(from, to, ids)| {
+        let db = db.clone();
+        async move { read_page(&db, dataset_id, from, to, ids).await }
+    });
+    Ok(pages.map_ok(|rows| futures_util::stream::iter(rows.into_iter().map(Ok))).try_flatten().boxed())
 }
 
 /// One instance as a JSON array (`InstanceRow`) over `i` (instances) and
