@@ -1,8 +1,10 @@
 //! The CPU layers' projections against weights packed once at load: panels
 //! of 16 output columns, each (k, 16) contiguous, read by an AVX2+FMA
-//! kernel of 6 rows × 16 columns. The `gemm` crate repacks (or reads
-//! strided) the weights on every call, which costs most when few rows meet
-//! many weights (one image: 50 rows; one caption: about 14).
+//! kernel of 6 rows × 16 columns, or, where the CPU has AVX-512, one of 8
+//! rows × 32 columns (two panels; twice the lanes per multiply-add, which
+//! is what PyTorch's own kernels use there). The `gemm` crate repacks (or
+//! reads strided) the weights on every call, which costs most when few
+//! rows meet many weights (one image: 50 rows; one caption: about 14).
 //! Without AVX2+FMA, or with a width that is not a multiple of 16, the
 //! weights stay row-major and the `gemm` crate does the product.
 use super::config::Activation;
@@ -23,16 +25,27 @@ pub struct Packed {
     k: usize,
     n: usize,
     data: Vec<f32>,
-    panels: bool,
+    /// The kernel reading the panels; none: row-major, for the `gemm` crate.
+    panels: Option<Isa>,
 }
 
-fn has_fma() -> bool {
+/// The packed kernels, by the instructions they need.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Isa {
+    Avx2,
+    Avx512,
+}
+
+/// Every packed kernel this CPU runs, fastest last.
+fn kernels_here() -> Vec<Isa> {
     #[cfg(target_arch = "x86_64")]
     {
-        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+        let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+        let avx512 = avx2 && std::is_x86_feature_detected!("avx512f");
+        [(avx2, Isa::Avx2), (avx512, Isa::Avx512)].into_iter().filter(|(ok, _)| *ok).map(|(_, isa)| isa).collect()
     }
     #[cfg(not(target_arch = "x86_64"))]
-    false
+    Vec::new()
 }
 
 /// A raw pointer shared by tasks that write disjoint columns of one matrix.
@@ -53,11 +66,12 @@ impl Packed {
     /// `w` is (k, n) row-major.
     pub fn new(w: Vec<f32>, k: usize, n: usize) -> Self {
         assert_eq!(w.len(), k * n, "Packed: {k}x{n} weights from {} values", w.len());
-        Self::with_layout(w, k, n, has_fma() && n.is_multiple_of(NR))
+        let best = kernels_here().pop();
+        Self::with_layout(w, k, n, best.filter(|_| n.is_multiple_of(NR)))
     }
 
-    fn with_layout(w: Vec<f32>, k: usize, n: usize, panels: bool) -> Self {
-        if !panels {
+    fn with_layout(w: Vec<f32>, k: usize, n: usize, panels: Option<Isa>) -> Self {
+        if panels.is_none() {
             return Packed { k, n, data: w, panels };
         }
         let mut data = vec![0.0; k * n];
@@ -114,7 +128,7 @@ impl Packed {
                 && e.bias.is_none_or(|b| b.len() == n),
             "Packed::matmul_acc: ({m}x{k}) · ({k}x{n}) does not fit its slices"
         );
-        if !self.panels {
+        let Some(isa) = self.panels else {
             // The `gemm` crate, the bias and the activation as passes of their own.
             for row in dst.chunks_mut(dst_rs).take(m) {
                 let row = &mut row[..n];
@@ -131,7 +145,7 @@ impl Packed {
                 dst.chunks_mut(dst_rs).take(m).for_each(|row| activate(Activation::QuickGelu, &mut row[..n], 1));
             }
             return;
-        }
+        };
         assert!(
             cols.start.is_multiple_of(NR) && n.is_multiple_of(NR),
             "Packed::matmul_acc: columns {cols:?} are not whole panels"
@@ -157,10 +171,11 @@ impl Packed {
                     e,
                     first,
                     first + panels * t / tasks..first + panels * (t + 1) / tasks,
+                    isa,
                 )
             }
             #[cfg(not(target_arch = "x86_64"))]
-            unreachable!("panels are only made where AVX2+FMA runs (task {t} of {tasks}, {:p})", out.ptr());
+            unreachable!("panels are only made where AVX2+FMA runs (task {t} of {tasks}, {:p}, {isa:?})", out.ptr());
         };
         if tasks > 1 {
             (0..tasks).into_par_iter().for_each(run);
@@ -191,97 +206,18 @@ impl<'a> Epilogue<'a> {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx {
-    use super::{Epilogue, KC, MC, NR};
-    use crate::scoring::kernels::avx::quick_gelu8;
-    use std::arch::x86_64::*;
-
-    /// `dst[r][0..16] = act(start[r] + a[r][0..kc] · b)` for `R` rows, `b`
-    /// a panel's (kc, 16) slice; `start` is `dst` with `load`, plus `bias`
-    /// unless null; the activation is QuickGELU with `gelu`.
-    #[allow(clippy::too_many_arguments)]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn kernel<const R: usize>(
-        dst: *mut f32,
-        dst_rs: usize,
-        a: *const f32,
-        a_rs: usize,
-        b: *const f32,
-        kc: usize,
-        (load, bias, gelu): (bool, *const f32, bool),
-    ) {
-        let mut c = [[_mm256_setzero_ps(); 2]; R];
-        for (r, c) in c.iter_mut().enumerate() {
-            if load {
-                *c = [_mm256_loadu_ps(dst.add(r * dst_rs)), _mm256_loadu_ps(dst.add(r * dst_rs + 8))];
-            }
-            if !bias.is_null() {
-                *c = [_mm256_add_ps(c[0], _mm256_loadu_ps(bias)), _mm256_add_ps(c[1], _mm256_loadu_ps(bias.add(8)))];
-            }
-        }
-        for kk in 0..kc {
-            let (b0, b1) = (_mm256_loadu_ps(b.add(kk * NR)), _mm256_loadu_ps(b.add(kk * NR + 8)));
-            for (r, c) in c.iter_mut().enumerate() {
-                let a = _mm256_broadcast_ss(&*a.add(r * a_rs + kk));
-                *c = [_mm256_fmadd_ps(a, b0, c[0]), _mm256_fmadd_ps(a, b1, c[1])];
-            }
-        }
-        for (r, c) in c.iter().enumerate() {
-            let c = if gelu { [quick_gelu8(c[0]), quick_gelu8(c[1])] } else { *c };
-            _mm256_storeu_ps(dst.add(r * dst_rs), c[0]);
-            _mm256_storeu_ps(dst.add(r * dst_rs + 8), c[1]);
-        }
-    }
-
-    /// `dst = act(start + a · w)` (`e`) over the columns of `panels`,
-    /// `dst`'s column 0 being panel `first`'s; the caller checks bounds.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn gemm(
-        dst: *mut f32,
-        dst_rs: usize,
-        a: *const f32,
-        a_rs: usize,
-        (m, k): (usize, usize),
-        w: &[f32],
-        e: Epilogue,
-        first: usize,
-        panels: std::ops::Range<usize>,
-    ) {
-        for kb in (0..k).step_by(KC) {
-            let kc = KC.min(k - kb);
-            // The start and the activation ride on the first and the last pass over k.
-            let (load, gelu) = (kb > 0 || e.acc, e.quick_gelu && kb + kc == k);
-            for ib in (0..m).step_by(MC) {
-                let end = (ib + MC).min(m);
-                for p in panels.clone() {
-                    let b = w.as_ptr().add((p * k + kb) * NR);
-                    let bias = match e.bias {
-                        Some(bias) if kb == 0 => bias.as_ptr().add((p - first) * NR),
-                        _ => std::ptr::null(),
-                    };
-                    let f = (load, bias, gelu);
-                    for i in (ib..end).step_by(6) {
-                        let (d, a) = (dst.add(i * dst_rs + (p - first) * NR), a.add(i * a_rs + kb));
-                        match end - i {
-                            1 => kernel::<1>(d, dst_rs, a, a_rs, b, kc, f),
-                            2 => kernel::<2>(d, dst_rs, a, a_rs, b, kc, f),
-                            3 => kernel::<3>(d, dst_rs, a, a_rs, b, kc, f),
-                            4 => kernel::<4>(d, dst_rs, a, a_rs, b, kc, f),
-                            5 => kernel::<5>(d, dst_rs, a, a_rs, b, kc, f),
-                            _ => kernel::<6>(d, dst_rs, a, a_rs, b, kc, f),
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
+mod avx;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::rng::SplitMix64;
     use candle_core::{Device, Tensor, D};
+
+    /// Row-major and every packed kernel this CPU runs.
+    fn layouts() -> Vec<Option<Isa>> {
+        std::iter::once(None).chain(kernels_here().into_iter().map(Some)).collect()
+    }
 
     /// Values in ±`scale`.
     fn random(n: usize, seed: u64, scale: f32) -> Vec<f32> {
@@ -300,8 +236,8 @@ mod tests {
         let (k, n) = (300, 48);
         let w = random(k * n, 1, 1.0);
         let wt = Tensor::from_slice(&w, (k, n), &Device::Cpu).unwrap();
-        for panels in [true, false] {
-            let packed = Packed::with_layout(w.clone(), k, n, panels && has_fma());
+        for panels in layouts() {
+            let packed = Packed::with_layout(w.clone(), k, n, panels);
             for m in (1..=13).chain([80]) {
                 let (x_rs, dst_rs) = (k + 3, n + 5);
                 let x = random(m * x_rs, m as u64, (k as f32).powf(-0.5));
@@ -316,7 +252,7 @@ mod tests {
                     packed.matmul_acc(&mut got, dst_rs, &x, x_rs, m, threads);
                     for ((got, start), want) in got.chunks(dst_rs).zip(start.chunks(dst_rs)).zip(&want) {
                         let diff = got.iter().zip(want).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
-                        assert!(diff < 1e-6, "panels={panels} m={m} threads={threads}: {diff}");
+                        assert!(diff < 1e-6, "panels={panels:?} m={m} threads={threads}: {diff}");
                         // Padding columns past n are left alone.
                         assert_eq!(got[n..], start[n..]);
                     }
@@ -335,9 +271,10 @@ mod tests {
         let (w, x) = (random(k * n, 3, 1.0), random(m * k, 4, (k as f32).powf(-0.5)));
         let (bias, start) = (random(n, 5, 0.1), random(m * n, 6, 0.1));
         let t = |v: &[f32], shape: (usize, usize)| Tensor::from_slice(v, shape, &Device::Cpu).unwrap();
-        for panels in [true, false] {
-            let packed = Packed::with_layout(w.clone(), k, n, panels && has_fma());
-            for (cols, threads) in [(16..48, 2), (0..16, 1), (0..64, 2)] {
+        for panels in layouts() {
+            let packed = Packed::with_layout(w.clone(), k, n, panels);
+            // One panel, an odd number (a lone panel after pairs), all of them.
+            for (cols, threads) in [(16..48, 2), (0..16, 1), (16..64, 1), (0..64, 2)] {
                 let nc = cols.len();
                 let w_cols = t(&w, (k, n)).narrow(1, cols.start, nc).unwrap();
                 let product = t(&x, (m, k)).matmul(&w_cols.contiguous().unwrap()).unwrap();
@@ -365,7 +302,7 @@ mod tests {
                     let diff = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
                     assert!(
                         diff < 1e-6,
-                        "panels={panels} {cols:?} acc={acc} bias={with_bias} gelu={quick_gelu}: {diff}"
+                        "panels={panels:?} {cols:?} acc={acc} bias={with_bias} gelu={quick_gelu}: {diff}"
                     );
                 }
             }

@@ -1,0 +1,185 @@
+//! The packed kernels (see the parent module): AVX2+FMA, 6 rows × one
+//! panel; AVX-512, 8 rows × two panels (or the lone panel left over).
+use super::{Epilogue, Isa, KC, MC, NR};
+use crate::scoring::kernels::avx::quick_gelu8;
+use std::arch::x86_64::*;
+
+/// `dst[r][0..16] = act(start[r] + a[r][0..kc] · b)` for `R` rows, `b`
+/// a panel's (kc, 16) slice; `start` is `dst` with `load`, plus `bias`
+/// unless null; the activation is QuickGELU with `gelu`.
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn kernel<const R: usize>(
+    dst: *mut f32,
+    dst_rs: usize,
+    a: *const f32,
+    a_rs: usize,
+    b: *const f32,
+    kc: usize,
+    (load, bias, gelu): (bool, *const f32, bool),
+) {
+    let mut c = [[_mm256_setzero_ps(); 2]; R];
+    for (r, c) in c.iter_mut().enumerate() {
+        if load {
+            *c = [_mm256_loadu_ps(dst.add(r * dst_rs)), _mm256_loadu_ps(dst.add(r * dst_rs + 8))];
+        }
+        if !bias.is_null() {
+            *c = [_mm256_add_ps(c[0], _mm256_loadu_ps(bias)), _mm256_add_ps(c[1], _mm256_loadu_ps(bias.add(8)))];
+        }
+    }
+    for kk in 0..kc {
+        let (b0, b1) = (_mm256_loadu_ps(b.add(kk * NR)), _mm256_loadu_ps(b.add(kk * NR + 8)));
+        for (r, c) in c.iter_mut().enumerate() {
+            let a = _mm256_broadcast_ss(&*a.add(r * a_rs + kk));
+            *c = [_mm256_fmadd_ps(a, b0, c[0]), _mm256_fmadd_ps(a, b1, c[1])];
+        }
+    }
+    for (r, c) in c.iter().enumerate() {
+        let c = if gelu { [quick_gelu8(c[0]), quick_gelu8(c[1])] } else { *c };
+        _mm256_storeu_ps(dst.add(r * dst_rs), c[0]);
+        _mm256_storeu_ps(dst.add(r * dst_rs + 8), c[1]);
+    }
+}
+
+/// As [`kernel`] on AVX-512 for `P` panels side by side (`b`'s next
+/// panel `b_next` floats on), `R` rows.
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn kernel512<const R: usize, const P: usize>(
+    dst: *mut f32,
+    dst_rs: usize,
+    a: *const f32,
+    a_rs: usize,
+    b: *const f32,
+    b_next: usize,
+    kc: usize,
+    (load, bias, gelu): (bool, *const f32, bool),
+) {
+    let mut c = [[_mm512_setzero_ps(); P]; R];
+    for (r, c) in c.iter_mut().enumerate() {
+        for (j, c) in c.iter_mut().enumerate() {
+            if load {
+                *c = _mm512_loadu_ps(dst.add(r * dst_rs + j * NR));
+            }
+            if !bias.is_null() {
+                *c = _mm512_add_ps(*c, _mm512_loadu_ps(bias.add(j * NR)));
+            }
+        }
+    }
+    for kk in 0..kc {
+        let b: [__m512; P] = std::array::from_fn(|j| _mm512_loadu_ps(b.add(j * b_next + kk * NR)));
+        for (r, c) in c.iter_mut().enumerate() {
+            let a = _mm512_set1_ps(*a.add(r * a_rs + kk));
+            for (c, b) in c.iter_mut().zip(b) {
+                *c = _mm512_fmadd_ps(a, b, *c);
+            }
+        }
+    }
+    for (r, c) in c.iter().enumerate() {
+        for (j, &c) in c.iter().enumerate() {
+            let d = dst.add(r * dst_rs + j * NR);
+            if gelu {
+                let high = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(c)));
+                _mm256_storeu_ps(d, quick_gelu8(_mm512_castps512_ps256(c)));
+                _mm256_storeu_ps(d.add(8), quick_gelu8(high));
+            } else {
+                _mm512_storeu_ps(d, c);
+            }
+        }
+    }
+}
+
+/// `dst = act(start + a · w)` (`e`) over the columns of `panels`,
+/// `dst`'s column 0 being panel `first`'s; the caller checks bounds.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn gemm(
+    dst: *mut f32,
+    dst_rs: usize,
+    a: *const f32,
+    a_rs: usize,
+    (m, k): (usize, usize),
+    w: &[f32],
+    e: Epilogue,
+    first: usize,
+    panels: std::ops::Range<usize>,
+    isa: Isa,
+) {
+    // Panels a kernel call covers and rows it takes at most.
+    let (step, rows) = match isa {
+        Isa::Avx2 => (1, 6),
+        Isa::Avx512 => (2, 8),
+    };
+    for kb in (0..k).step_by(KC) {
+        let kc = KC.min(k - kb);
+        // The start and the activation ride on the first and the last pass over k.
+        let (load, gelu) = (kb > 0 || e.acc, e.quick_gelu && kb + kc == k);
+        for ib in (0..m).step_by(MC) {
+            let end = (ib + MC).min(m);
+            for p in panels.clone().step_by(step) {
+                let b = w.as_ptr().add((p * k + kb) * NR);
+                let bias = match e.bias {
+                    Some(bias) if kb == 0 => bias.as_ptr().add((p - first) * NR),
+                    _ => std::ptr::null(),
+                };
+                let f = (load, bias, gelu);
+                let two = panels.end - p >= 2;
+                for i in (ib..end).step_by(rows) {
+                    let (d, a) = (dst.add(i * dst_rs + (p - first) * NR), a.add(i * a_rs + kb));
+                    let r = (end - i).min(rows);
+                    match isa {
+                        Isa::Avx2 => avx2_rows(r, d, dst_rs, a, a_rs, b, kc, f),
+                        Isa::Avx512 if two => avx512_rows::<2>(r, d, dst_rs, a, a_rs, b, k * NR, kc, f),
+                        Isa::Avx512 => avx512_rows::<1>(r, d, dst_rs, a, a_rs, b, k * NR, kc, f),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`kernel`] for `r` (1..=6) rows.
+#[allow(clippy::too_many_arguments)]
+unsafe fn avx2_rows(
+    r: usize,
+    d: *mut f32,
+    d_rs: usize,
+    a: *const f32,
+    a_rs: usize,
+    b: *const f32,
+    kc: usize,
+    f: (bool, *const f32, bool),
+) {
+    match r {
+        1 => kernel::<1>(d, d_rs, a, a_rs, b, kc, f),
+        2 => kernel::<2>(d, d_rs, a, a_rs, b, kc, f),
+        3 => kernel::<3>(d, d_rs, a, a_rs, b, kc, f),
+        4 => kernel::<4>(d, d_rs, a, a_rs, b, kc, f),
+        5 => kernel::<5>(d, d_rs, a, a_rs, b, kc, f),
+        _ => kernel::<6>(d, d_rs, a, a_rs, b, kc, f),
+    }
+}
+
+/// [`kernel512`] for `r` (1..=8) rows.
+#[allow(clippy::too_many_arguments)]
+unsafe fn avx512_rows<const P: usize>(
+    r: usize,
+    d: *mut f32,
+    d_rs: usize,
+    a: *const f32,
+    a_rs: usize,
+    b: *const f32,
+    b_next: usize,
+    kc: usize,
+    f: (bool, *const f32, bool),
+) {
+    match r {
+        1 => kernel512::<1, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        2 => kernel512::<2, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        3 => kernel512::<3, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        4 => kernel512::<4, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        5 => kernel512::<5, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        6 => kernel512::<6, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        7 => kernel512::<7, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        _ => kernel512::<8, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+    }
+}
