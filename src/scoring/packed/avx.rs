@@ -4,28 +4,20 @@ use super::{Epilogue, Isa, KC, MC, NR};
 use crate::scoring::kernels::avx::quick_gelu8;
 use std::arch::x86_64::*;
 
-/// One kernel call: rows of `dst` (stride `dst_rs`) and of `a` (stride
-/// `a_rs`), a panel's (kc, 16) slice at `b` (the next panel's `b_next`
-/// floats on), and around the product: `dst` as the start with `load`,
-/// plus `bias` unless null, QuickGELU on the sum with `gelu`.
-#[derive(Clone, Copy)]
-struct Tile {
+/// `dst[r][0..16] = act(start[r] + a[r][0..kc] · b)` for `R` rows, `b`
+/// a panel's (kc, 16) slice; `start` is `dst` with `load`, plus `bias`
+/// unless null; the activation is QuickGELU with `gelu`.
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn kernel<const R: usize>(
     dst: *mut f32,
     dst_rs: usize,
     a: *const f32,
     a_rs: usize,
     b: *const f32,
-    b_next: usize,
     kc: usize,
-    load: bool,
-    bias: *const f32,
-    gelu: bool,
-}
-
-/// `dst[r][0..16] = act(start[r] + a[r][0..kc] · b)` for `R` rows.
-#[target_feature(enable = "avx2,fma")]
-unsafe fn kernel<const R: usize>(t: Tile) {
-    let Tile { dst, dst_rs, a, a_rs, b, kc, load, bias, gelu, .. } = t;
+    (load, bias, gelu): (bool, *const f32, bool),
+) {
     let mut c = [[_mm256_setzero_ps(); 2]; R];
     for (r, c) in c.iter_mut().enumerate() {
         if load {
@@ -49,10 +41,20 @@ unsafe fn kernel<const R: usize>(t: Tile) {
     }
 }
 
-/// As [`kernel`] on AVX-512 for `P` panels side by side, `R` rows.
+/// As [`kernel`] on AVX-512 for `P` panels side by side (`b`'s next
+/// panel `b_next` floats on), `R` rows.
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn kernel512<const R: usize, const P: usize>(t: Tile) {
-    let Tile { dst, dst_rs, a, a_rs, b, b_next, kc, load, bias, gelu } = t;
+unsafe fn kernel512<const R: usize, const P: usize>(
+    dst: *mut f32,
+    dst_rs: usize,
+    a: *const f32,
+    a_rs: usize,
+    b: *const f32,
+    b_next: usize,
+    kc: usize,
+    (load, bias, gelu): (bool, *const f32, bool),
+) {
     let mut c = [[_mm512_setzero_ps(); P]; R];
     for (r, c) in c.iter_mut().enumerate() {
         for (j, c) in c.iter_mut().enumerate() {
@@ -119,42 +121,65 @@ pub(super) unsafe fn gemm(
                     Some(bias) if kb == 0 => bias.as_ptr().add((p - first) * NR),
                     _ => std::ptr::null(),
                 };
+                let f = (load, bias, gelu);
                 let two = panels.end - p >= 2;
                 for i in (ib..end).step_by(rows) {
                     let (d, a) = (dst.add(i * dst_rs + (p - first) * NR), a.add(i * a_rs + kb));
-                    let t = Tile { dst: d, dst_rs, a, a_rs, b, b_next: k * NR, kc, load, bias, gelu };
-                    call(isa, two, (end - i).min(rows), t);
+                    let r = (end - i).min(rows);
+                    match isa {
+                        Isa::Avx2 => avx2_rows(r, d, dst_rs, a, a_rs, b, kc, f),
+                        Isa::Avx512 if two => avx512_rows::<2>(r, d, dst_rs, a, a_rs, b, k * NR, kc, f),
+                        Isa::Avx512 => avx512_rows::<1>(r, d, dst_rs, a, a_rs, b, k * NR, kc, f),
+                    }
                 }
             }
         }
     }
 }
 
-/// The kernel of `isa` for `r` rows (at most 6 for AVX2, 8 for AVX-512)
-/// and one panel, or two with `two` on AVX-512.
-unsafe fn call(isa: Isa, two: bool, r: usize, t: Tile) {
-    match (isa, two, r) {
-        (Isa::Avx2, _, 1) => kernel::<1>(t),
-        (Isa::Avx2, _, 2) => kernel::<2>(t),
-        (Isa::Avx2, _, 3) => kernel::<3>(t),
-        (Isa::Avx2, _, 4) => kernel::<4>(t),
-        (Isa::Avx2, _, 5) => kernel::<5>(t),
-        (Isa::Avx2, _, _) => kernel::<6>(t),
-        (Isa::Avx512, true, 1) => kernel512::<1, 2>(t),
-        (Isa::Avx512, true, 2) => kernel512::<2, 2>(t),
-        (Isa::Avx512, true, 3) => kernel512::<3, 2>(t),
-        (Isa::Avx512, true, 4) => kernel512::<4, 2>(t),
-        (Isa::Avx512, true, 5) => kernel512::<5, 2>(t),
-        (Isa::Avx512, true, 6) => kernel512::<6, 2>(t),
-        (Isa::Avx512, true, 7) => kernel512::<7, 2>(t),
-        (Isa::Avx512, true, _) => kernel512::<8, 2>(t),
-        (Isa::Avx512, false, 1) => kernel512::<1, 1>(t),
-        (Isa::Avx512, false, 2) => kernel512::<2, 1>(t),
-        (Isa::Avx512, false, 3) => kernel512::<3, 1>(t),
-        (Isa::Avx512, false, 4) => kernel512::<4, 1>(t),
-        (Isa::Avx512, false, 5) => kernel512::<5, 1>(t),
-        (Isa::Avx512, false, 6) => kernel512::<6, 1>(t),
-        (Isa::Avx512, false, 7) => kernel512::<7, 1>(t),
-        (Isa::Avx512, false, _) => kernel512::<8, 1>(t),
+/// [`kernel`] for `r` (1..=6) rows.
+#[allow(clippy::too_many_arguments)]
+unsafe fn avx2_rows(
+    r: usize,
+    d: *mut f32,
+    d_rs: usize,
+    a: *const f32,
+    a_rs: usize,
+    b: *const f32,
+    kc: usize,
+    f: (bool, *const f32, bool),
+) {
+    match r {
+        1 => kernel::<1>(d, d_rs, a, a_rs, b, kc, f),
+        2 => kernel::<2>(d, d_rs, a, a_rs, b, kc, f),
+        3 => kernel::<3>(d, d_rs, a, a_rs, b, kc, f),
+        4 => kernel::<4>(d, d_rs, a, a_rs, b, kc, f),
+        5 => kernel::<5>(d, d_rs, a, a_rs, b, kc, f),
+        _ => kernel::<6>(d, d_rs, a, a_rs, b, kc, f),
+    }
+}
+
+/// [`kernel512`] for `r` (1..=8) rows.
+#[allow(clippy::too_many_arguments)]
+unsafe fn avx512_rows<const P: usize>(
+    r: usize,
+    d: *mut f32,
+    d_rs: usize,
+    a: *const f32,
+    a_rs: usize,
+    b: *const f32,
+    b_next: usize,
+    kc: usize,
+    f: (bool, *const f32, bool),
+) {
+    match r {
+        1 => kernel512::<1, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        2 => kernel512::<2, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        3 => kernel512::<3, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        4 => kernel512::<4, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        5 => kernel512::<5, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        6 => kernel512::<6, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        7 => kernel512::<7, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
+        _ => kernel512::<8, P>(d, d_rs, a, a_rs, b, b_next, kc, f),
     }
 }
