@@ -137,7 +137,9 @@ pub(super) unsafe fn gemm(
     }
 }
 
-/// [`kernel`] for `r` (1..=6) rows.
+/// [`kernel`] for `r` (1..=6) rows. (Plain arguments here and in
+/// [`avx512_rows`] on purpose: one struct of operands for both halved the
+/// towers' speed, docs/performance.md, session 12.)
 #[allow(clippy::too_many_arguments)]
 unsafe fn avx2_rows(
     r: usize,
