@@ -127,8 +127,15 @@ impl SpeedInputs {
     /// Rates (images/s, texts/s) of one model's forward passes alone.
     fn rates(&self, model: &ClipModel, b: usize, img_reps: usize, txt_reps: usize) -> anyhow::Result<(f64, f64)> {
         let (pixels, ids) = (self.images(b)?, self.texts(b)?);
-        let img = median_rate(b, img_reps, || model.encode_images(&pixels))?;
-        let txt = median_rate(b, txt_reps, || model.encode_text(&ids, &self.ids.pool[..b]))?;
+        // HARDNEG_BENCH_REPS=N: N times the repetitions, e.g. for a profile.
+        let times: usize = std::env::var("HARDNEG_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+        let (img_reps, txt_reps) = (img_reps * times, txt_reps * times);
+        // HARDNEG_BENCH_TOWER=images (or texts): time only that tower, e.g. to profile it.
+        let tower = std::env::var("HARDNEG_BENCH_TOWER").unwrap_or_default();
+        let (img, txt) = (tower != "texts", tower != "images");
+        let img = if img { median_rate(b, img_reps, || model.encode_images(&pixels))? } else { f64::NAN };
+        let txt =
+            if txt { median_rate(b, txt_reps, || model.encode_text(&ids, &self.ids.pool[..b]))? } else { f64::NAN };
         Ok((img, txt))
     }
 

@@ -59,8 +59,11 @@ pub struct FunnelBuilder {
 }
 
 impl FunnelBuilder {
-    pub fn candidate(&mut self, c: Category) {
-        self.cells.entry(c).or_default().candidates += 1;
+    /// `n` more candidates of category `c` (a dataset's count per category).
+    pub fn candidates(&mut self, c: Category, n: u64) {
+        if n > 0 {
+            self.cells.entry(c).or_default().candidates += n;
+        }
     }
 
     pub fn step3(&mut self, c: Category, verdict: Option<Verdict>) {
@@ -106,11 +109,10 @@ mod tests {
     fn counts_each_stage_per_category_and_overall() {
         let (ro, sa) = (cat(NegType::Replace, Subtype::Obj), cat(NegType::Swap, Subtype::Att));
         let mut b = FunnelBuilder::default();
-        for _ in 0..4 {
-            b.candidate(ro);
-        }
-        b.candidate(sa);
-        b.candidate(sa);
+        b.candidates(ro, 4);
+        b.candidates(sa, 1);
+        b.candidates(sa, 1);
+        b.candidates(cat(NegType::Add, Subtype::Obj), 0);
         b.step3(ro, Some(Verdict::Kept));
         b.step3(ro, Some(Verdict::Kept));
         b.step3(ro, Some(Verdict::Discarded));

@@ -97,26 +97,28 @@ pub async fn candidates_funnel(db: &SqlitePool, dataset_id: i64) -> Result<Funne
     let mut funnel = FunnelBuilder::default();
     for (t, s, n) in counts {
         let c = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("dataset {dataset_id}: {e}")))?;
-        (0..n).for_each(|_| funnel.candidate(c));
+        funnel.candidates(c, n.try_into().unwrap_or(0));
     }
     Ok(funnel)
 }
 
+impl Pipeline {
+    /// The funnel of `candidates` (see `candidates_funnel`) through these studies' verdicts.
+    pub fn funnel(&self, mut candidates: FunnelBuilder, dataset: &str) -> Funnel {
+        if let Some((meta, outcomes)) = &self.step3 {
+            outcomes.iter().for_each(|o| candidates.step3(o.category, o.verdict(meta.kind)));
+        }
+        if let Some((meta, outcomes)) = &self.step4 {
+            outcomes.iter().for_each(|o| candidates.step4(o.category, o.verdict(meta.kind)));
+        }
+        let name = |s: &Option<(StudyMeta, Vec<ItemOutcome>)>| s.as_ref().map(|(m, _)| m.name.clone());
+        candidates.build(dataset, name(&self.step3), name(&self.step4))
+    }
+}
+
 pub async fn dataset_funnel(db: &SqlitePool, dataset: &str) -> Result<Funnel, ServiceError> {
     let p = pipeline(db, dataset).await?;
-    let mut b = candidates_funnel(db, p.dataset_id).await?;
-    for (meta, outcomes) in p.step3.iter() {
-        for o in outcomes {
-            b.step3(o.category, o.verdict(meta.kind));
-        }
-    }
-    for (meta, outcomes) in p.step4.iter() {
-        for o in outcomes {
-            b.step4(o.category, o.verdict(meta.kind));
-        }
-    }
-    let name = |s: &Option<(StudyMeta, Vec<ItemOutcome>)>| s.as_ref().map(|(m, _)| m.name.clone());
-    Ok(b.build(dataset, name(&p.step3), name(&p.step4)))
+    Ok(p.funnel(candidates_funnel(db, p.dataset_id).await?, dataset))
 }
 
 /// Every dataset with its funnel (`hardneg datasets --json`, `GET /api/v1/datasets`).

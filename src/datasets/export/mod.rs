@@ -126,7 +126,7 @@ async fn export_paged(
         files.push(file);
     }
     let mut counts = RowCounts::new(names);
-    let mut funnel = funnel::candidates_funnel(db, p.dataset_id).await?;
+    let funnel = funnel::candidates_funnel(db, p.dataset_id).await?;
     let mut images = 0u64;
     let mut placer = place::Placer::new(store, &images_dir);
 
@@ -171,14 +171,7 @@ async fn export_paged(
         sink.finish()?;
     }
     phase("rows written");
-    for (meta, outcomes) in p.step3.iter() {
-        outcomes.iter().for_each(|o| funnel.step3(o.category, o.verdict(meta.kind)));
-    }
-    for (meta, outcomes) in p.step4.iter() {
-        outcomes.iter().for_each(|o| funnel.step4(o.category, o.verdict(meta.kind)));
-    }
-    let name = |s: &Option<(crate::state::StudyMeta, Vec<ItemOutcome>)>| s.as_ref().map(|(m, _)| m.name.clone());
-    let funnel = funnel.build(&req.dataset, name(&p.step3), name(&p.step4));
+    let funnel = p.funnel(funnel, &req.dataset);
     let mut summary = ExportSummary { files, counts, images };
     let provenance =
         (&mut provenance).await.map_err(|e| ServiceError::Internal(format!("reading the card: {e}")))??;

@@ -203,7 +203,7 @@ mod tests {
         counts.add(Category::ALL[5], 0);
         let mut fb = FunnelBuilder::default();
         for c in [Category::ALL[0], Category::ALL[0], Category::ALL[5], Category::ALL[5]] {
-            fb.candidate(c);
+            fb.candidates(c, 1);
             fb.step3(c, Some(Verdict::Kept));
         }
         let funnel = fb.build("bivlc", Some("S3".into()), None);
