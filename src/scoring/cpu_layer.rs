@@ -4,6 +4,7 @@
 //! strides (no transposes or `contiguous()` copies); biases, residual adds
 //! and the softmax scale ride inside the matmuls; layer norm, softmax and
 //! the activation are single-pass kernels; buffers are reused across layers.
+use super::aligned::AlignedBuf;
 use super::config::Activation;
 use super::kernels::{activate, layer_norm, matmul, softmax_row, View};
 use super::packed::{Epilogue, Packed};
@@ -76,14 +77,14 @@ pub struct LayerParts<'a> {
 /// (`CpuLayer::fit`) and reused by every layer.
 #[derive(Default)]
 pub struct Scratch {
-    h: Vec<f32>,
-    qkv: Vec<f32>,
+    h: AlignedBuf,
+    qkv: AlignedBuf,
     /// (sequence, head, longest, longest): each task's own logits.
-    logits: Vec<f32>,
+    logits: AlignedBuf,
     /// (sequence, head, longest, head width).
-    heads_out: Vec<f32>,
-    attn: Vec<f32>,
-    mlp: Vec<f32>,
+    heads_out: AlignedBuf,
+    attn: AlignedBuf,
+    mlp: AlignedBuf,
 }
 
 impl CpuLayer {
@@ -126,7 +127,7 @@ impl CpuLayer {
             (&mut s.attn, rows * c),
             (&mut s.mlp, rows * self.inner),
         ] {
-            v.resize(len, 0.0);
+            v.resize(len);
         }
     }
 

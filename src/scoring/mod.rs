@@ -4,6 +4,7 @@
 //! In-process with candle (`clip`, `model`), or through an external scorer
 //! process (`external`, `protocol`); embeddings are cached in SQLite.
 //! Pure parts: `config`, `preprocess`, `rank`, `protocol`, `text::pad_batch`.
+mod aligned;
 pub mod cache;
 pub mod clip;
 pub mod command;

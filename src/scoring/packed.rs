@@ -7,6 +7,7 @@
 //! rows meet many weights (one image: 50 rows; one caption: about 14).
 //! Without AVX2+FMA, or with a width that is not a multiple of 16, the
 //! weights stay row-major and the `gemm` crate does the product.
+use super::aligned::AlignedBuf;
 use super::config::Activation;
 use super::kernels::{activate, matmul, View};
 use rayon::prelude::*;
@@ -24,7 +25,7 @@ const MC: usize = 72;
 pub struct Packed {
     k: usize,
     n: usize,
-    data: Vec<f32>,
+    data: AlignedBuf,
     /// The kernel reading the panels; none: row-major, for the `gemm` crate.
     panels: Option<Isa>,
 }
@@ -72,9 +73,9 @@ impl Packed {
 
     fn with_layout(w: Vec<f32>, k: usize, n: usize, panels: Option<Isa>) -> Self {
         if panels.is_none() {
-            return Packed { k, n, data: w, panels };
+            return Packed { k, n, data: AlignedBuf::from_slice(&w), panels };
         }
-        let mut data = vec![0.0; k * n];
+        let mut data = AlignedBuf::zeroed(k * n);
         for (p, panel) in data.chunks_exact_mut(k * NR).enumerate() {
             for (kk, row) in panel.chunks_exact_mut(NR).enumerate() {
                 row.copy_from_slice(&w[kk * n + p * NR..kk * n + (p + 1) * NR]);
