@@ -109,12 +109,17 @@ pub(super) unsafe fn gemm(
         Isa::Avx2 => (1, 6),
         Isa::Avx512 => (2, 8),
     };
+    // Row blocks as even as they come (106 rows: 8 and 7, not 13 × 8 and
+    // 2): a kernel on 1–3 rows has too few sums in flight to keep the
+    // multiply-adds busy and ran the tail at a quarter of their speed.
+    let blocks = m.div_ceil(rows);
+    let start = |block: usize| m * block / blocks;
     for kb in (0..k).step_by(KC) {
         let kc = KC.min(k - kb);
         // The start and the activation ride on the first and the last pass over k.
         let (load, gelu) = (kb > 0 || e.acc, e.quick_gelu && kb + kc == k);
-        for ib in (0..m).step_by(MC) {
-            let end = (ib + MC).min(m);
+        for first_block in (0..blocks).step_by(MC / rows) {
+            let last_block = (first_block + MC / rows).min(blocks);
             for p in panels.clone().step_by(step) {
                 let b = w.as_ptr().add((p * k + kb) * NR);
                 let bias = match e.bias {
@@ -123,9 +128,9 @@ pub(super) unsafe fn gemm(
                 };
                 let f = (load, bias, gelu);
                 let two = panels.end - p >= 2;
-                for i in (ib..end).step_by(rows) {
+                for block in first_block..last_block {
+                    let (i, r) = (start(block), start(block + 1) - start(block));
                     let (d, a) = (dst.add(i * dst_rs + (p - first) * NR), a.add(i * a_rs + kb));
-                    let r = (end - i).min(rows);
                     match isa {
                         Isa::Avx2 => avx2_rows(r, d, dst_rs, a, a_rs, b, kc, f),
                         Isa::Avx512 if two => avx512_rows::<2>(r, d, dst_rs, a, a_rs, b, k * NR, kc, f),
