@@ -113,8 +113,9 @@ impl CpuLayer {
     }
 
     /// `s` sized for sequences of `lens` rows each, packed one after
-    /// another; what it held stays where it still fits: every step writes
-    /// its buffer before reading it.
+    /// another; what it held need not survive (a buffer that grows past its
+    /// allocation starts over at zero): every step writes its buffer before
+    /// reading it.
     pub fn fit(&self, s: &mut Scratch, lens: &[usize]) {
         let (rows, longest) = (lens.iter().sum::<usize>(), lens.iter().copied().max().unwrap_or(0));
         let tasks = lens.len() * self.heads;

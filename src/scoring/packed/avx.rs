@@ -112,14 +112,14 @@ pub(super) unsafe fn gemm(
     // Row blocks as even as they come (106 rows: 8 and 7, not 13 × 8 and
     // 2): a kernel on 1–3 rows has too few sums in flight to keep the
     // multiply-adds busy and ran the tail at a quarter of their speed.
-    let blocks = m.div_ceil(rows);
+    let (blocks, per_group) = (m.div_ceil(rows), MC / rows);
     let start = |block: usize| m * block / blocks;
     for kb in (0..k).step_by(KC) {
         let kc = KC.min(k - kb);
         // The start and the activation ride on the first and the last pass over k.
         let (load, gelu) = (kb > 0 || e.acc, e.quick_gelu && kb + kc == k);
-        for first_block in (0..blocks).step_by(MC / rows) {
-            let last_block = (first_block + MC / rows).min(blocks);
+        for first_block in (0..blocks).step_by(per_group) {
+            let last_block = (first_block + per_group).min(blocks);
             for p in panels.clone().step_by(step) {
                 let b = w.as_ptr().add((p * k + kb) * NR);
                 let bias = match e.bias {
