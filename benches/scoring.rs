@@ -13,6 +13,7 @@ use hardneg::scoring::config::ClipConfig;
 use hardneg::scoring::model::{self, ClipModel};
 use hardneg::scoring::preprocess::preprocess;
 use hardneg::scoring::run::{score_dataset, ScoreRequest};
+use hardneg::scoring::seqs::Seqs;
 use hardneg::scoring::testing::{wordlevel_tokenizer_json, write_checkpoint};
 use hardneg::scoring::text::{pad_batch, PaddedBatch, TextTokenizer};
 use hardneg::store::images::ImageStore;
@@ -124,6 +125,14 @@ impl SpeedInputs {
         Tensor::from_slice(&self.ids.ids[..b * self.ids.len], (b, self.ids.len), &Device::Cpu)
     }
 
+    /// The first `b` captions' tokens up to end-of-text, and the rows the
+    /// text tower computes for them (each distinct prefix once).
+    fn rows(&self, b: usize) -> (usize, usize) {
+        let rows: Vec<&[u32]> =
+            self.ids.ids.chunks(self.ids.len).zip(&self.ids.pool).take(b).map(|(r, &p)| &r[..=p]).collect();
+        (rows.iter().map(|r| r.len()).sum(), Seqs::shared(&rows).0.rows())
+    }
+
     /// Rates (images/s, texts/s) of one model's forward passes alone.
     fn rates(&self, model: &ClipModel, b: usize, img_reps: usize, txt_reps: usize) -> anyhow::Result<(f64, f64)> {
         let (pixels, ids) = (self.images(b)?, self.texts(b)?);
@@ -166,8 +175,10 @@ impl SpeedInputs {
             let (old_img, old_txt) =
                 if with_ops { self.rates(&ops, b, img_reps, txt_reps)? } else { (f64::NAN, f64::NAN) };
             let (img, txt) = self.rates(&kernels, b, img_reps, txt_reps)?;
+            let (tokens, rows) = self.rows(b);
             println!(
-                "batch {b:>2}: {img:6.2} images/s  {txt:6.2} texts/s  (candle ops: {old_img:6.2} images/s  {old_txt:6.2} texts/s)"
+                "batch {b:>2}: {img:6.2} images/s  {txt:6.2} texts/s  (candle ops: {old_img:6.2} images/s  {old_txt:6.2} texts/s; \
+                 captions: {tokens} tokens, {rows} distinct prefixes computed)"
             );
             img_rates.insert(b.to_string(), img.into());
             txt_rates.insert(b.to_string(), txt.into());

@@ -8,6 +8,7 @@ use super::aligned::AlignedBuf;
 use super::config::Activation;
 use super::kernels::{activate, layer_norm, matmul, softmax_row, View};
 use super::packed::{Epilogue, Packed};
+use super::seqs::Seqs;
 use candle_core::{Result, Tensor};
 use candle_nn::{LayerNorm, Linear};
 use rayon::prelude::*;
@@ -112,13 +113,12 @@ impl CpuLayer {
         })
     }
 
-    /// `s` sized for sequences of `lens` rows each, packed one after
-    /// another; what it held need not survive (a buffer that grows past its
-    /// allocation starts over at zero): every step writes its buffer before
-    /// reading it.
-    pub fn fit(&self, s: &mut Scratch, lens: &[usize]) {
-        let (rows, longest) = (lens.iter().sum::<usize>(), lens.iter().copied().max().unwrap_or(0));
-        let tasks = lens.len() * self.heads;
+    /// `s` sized for the rows of `seqs`; what it held need not survive (a
+    /// buffer that grows past its allocation starts over at zero): every
+    /// step writes its buffer before reading it.
+    pub fn fit(&self, s: &mut Scratch, seqs: &Seqs) {
+        let (rows, longest) = (seqs.rows(), seqs.longest());
+        let tasks = seqs.count() * self.heads;
         let c = self.hidden;
         for (v, len) in [
             (&mut s.h, rows * c),
@@ -132,20 +132,20 @@ impl CpuLayer {
         }
     }
 
-    /// `x` holds sequences of `lens` rows of `hidden` each, packed one after
-    /// another, updated in place; with `causal` each position attends to
-    /// itself and earlier positions only. `threads` > 1 splits every step
-    /// over the rayon pool; 1 runs it all on this thread.
-    pub fn forward(&self, x: &mut [f32], lens: &[usize], causal: bool, threads: usize, s: &mut Scratch) {
+    /// `x` holds the rows of `seqs`, `hidden` each, updated in place; with
+    /// `causal` each position attends to itself and earlier positions only
+    /// (and only then may `seqs` share rows). `threads` > 1 splits every
+    /// step over the rayon pool; 1 runs it all on this thread.
+    pub fn forward(&self, x: &mut [f32], seqs: &Seqs, causal: bool, threads: usize, s: &mut Scratch) {
         let c = self.hidden;
         let rows = x.len() / c;
-        assert_eq!(rows, lens.iter().sum::<usize>(), "CpuLayer: rows and sequence lengths differ");
+        assert!(rows == seqs.rows() && (causal || seqs.is_plain()), "CpuLayer: rows and sequences differ");
         if rows == 0 {
             return;
         }
         self.ln1.apply(x, &mut s.h, threads);
         self.qkv_w.product(0..3 * c, Epilogue::bias(&self.qkv_b, false), &mut s.qkv, 3 * c, &s.h, c, rows, threads);
-        self.attention(lens, None, causal, threads, s);
+        self.attention(seqs, None, causal, threads, s);
         self.rest(x, threads, s);
     }
 
@@ -157,7 +157,7 @@ impl CpuLayer {
     pub fn forward_pooled(
         &self,
         x: &[f32],
-        lens: &[usize],
+        seqs: &Seqs,
         pool: &[usize],
         causal: bool,
         threads: usize,
@@ -166,10 +166,10 @@ impl CpuLayer {
         let c = self.hidden;
         let rows = x.len() / c;
         assert!(
-            rows == lens.iter().sum::<usize>() && pool.len() == lens.len() && pool.iter().zip(lens).all(|(p, l)| p < l),
-            "CpuLayer: rows, sequence lengths and pooled rows differ"
+            rows == seqs.rows() && (causal || seqs.is_plain()) && pool.len() == seqs.count(),
+            "CpuLayer: rows, sequences and pooled rows differ"
         );
-        let at: Vec<usize> = starts(lens).iter().zip(pool).map(|(start, p)| start + p).collect();
+        let at: Vec<usize> = pool.iter().enumerate().map(|(seq, &p)| seqs.row(seq, p)).collect();
         let mut out = rows_at(x, c, &at);
         if rows == 0 {
             return out;
@@ -184,7 +184,7 @@ impl CpuLayer {
         for (row, q) in at.iter().zip(q.chunks_exact(c)) {
             s.qkv[row * 3 * c..][..c].copy_from_slice(q);
         }
-        self.attention(lens, Some(pool), causal, threads, s);
+        self.attention(seqs, Some(pool), causal, threads, s);
         self.rest(&mut out, threads, s);
         out
     }
@@ -210,30 +210,49 @@ impl CpuLayer {
     }
 
     /// softmax(q kᵀ / sqrt(d)) v for every (sequence, head), one task each,
-    /// reading q, k and v where the fused projection put them; into
-    /// `s.attn`, packed: every row's, or with `pool` only each sequence's
+    /// reading q, k and v where the fused projection put them (a sequence
+    /// that reads rows of others gathers its keys and values first); into
+    /// `s.attn`, packed: each sequence's own rows, or with `pool` only its
     /// row `pool[i]` (the others still its keys and values).
-    fn attention(&self, lens: &[usize], pool: Option<&[usize]>, causal: bool, threads: usize, s: &mut Scratch) {
+    fn attention(&self, seqs: &Seqs, pool: Option<&[usize]>, causal: bool, threads: usize, s: &mut Scratch) {
         let (c, heads) = (self.hidden, self.heads);
         let d = c / heads;
         let scale = (d as f32).powf(-0.5);
-        let longest = lens.iter().copied().max().unwrap_or(0);
-        let starts = starts(lens);
-        // Each sequence's queries: `n` rows from its row `first`.
-        let queries = |seq: usize| pool.map_or((0, lens[seq]), |p| (p[seq], 1));
+        let longest = seqs.longest();
+        // Each sequence's queries: `n` positions from `first`, in rows from `row` on.
+        let queries = |seq: usize| match pool {
+            Some(p) => (p[seq], 1, seqs.row(seq, p[seq])),
+            None => seqs.own(seq),
+        };
         let qkv = &s.qkv;
         let task = |(p, (logits, y)): (usize, (&mut [f32], &mut [f32]))| {
-            let (seq, t) = (p / heads, lens[p / heads]);
-            let (first, n) = queries(seq);
-            let at = starts[seq] * 3 * c + (p % heads) * d;
-            let q = View::rows(&qkv[at + first * 3 * c..], 3 * c);
-            let k = View::transposed(&qkv[at + c..], 3 * c);
+            let (seq, head) = (p / heads, p % heads);
+            let (t, (first, n, row)) = (seqs.len(seq), queries(seq));
+            if n == 0 {
+                return;
+            }
+            let q = View::rows(&qkv[row * 3 * c + head * d..], 3 * c);
+            let gathered: Vec<f32>;
+            let (k, v) = if seqs.contiguous(seq) {
+                let at = seqs.row(seq, 0) * 3 * c + head * d;
+                (View::transposed(&qkv[at + c..], 3 * c), View::rows(&qkv[at + 2 * c..], 3 * c))
+            } else {
+                // Every position's key, then every position's value: (t, d) each.
+                let mut kv = Vec::with_capacity(2 * t * d);
+                for part in [c, 2 * c] {
+                    for row in seqs.path(seq) {
+                        kv.extend_from_slice(&qkv[row * 3 * c + part + head * d..][..d]);
+                    }
+                }
+                gathered = kv;
+                (View::transposed(&gathered[..t * d], d), View::rows(&gathered[t * d..], d))
+            };
             let logits = &mut logits[..n * t];
             matmul(logits, t, q, k, (n, t, d), scale, false, 1);
             for (i, row) in logits.chunks_exact_mut(t).enumerate() {
                 softmax_row(row, if causal { first + i + 1 } else { t });
             }
-            matmul(y, d, View::rows(logits, t), View::rows(&qkv[at + 2 * c..], 3 * c), (n, d, t), 1.0, false, 1);
+            matmul(y, d, View::rows(logits, t), v, (n, d, t), 1.0, false, 1);
         };
         let (logit_chunk, y_chunk) = (longest * longest, longest * d);
         if threads > 1 {
@@ -243,7 +262,7 @@ impl CpuLayer {
         }
         // (sequence, head, query, d) back to packed (row, head · d).
         let mut rows = s.attn.chunks_exact_mut(c);
-        for seq in 0..lens.len() {
+        for seq in 0..seqs.count() {
             for (i, row) in rows.by_ref().take(queries(seq).1).enumerate() {
                 for h in 0..heads {
                     let from = ((seq * heads + h) * longest + i) * d;
@@ -254,76 +273,40 @@ impl CpuLayer {
     }
 }
 
-/// The row each of sequences of `lens` rows, packed, starts at.
-fn starts(lens: &[usize]) -> Vec<usize> {
-    lens.iter().scan(0, |row, &len| Some(std::mem::replace(row, *row + len))).collect()
-}
-
 /// Rows `at` of `v` (rows of `c`), one after another.
 fn rows_at(v: &[f32], c: usize, at: &[usize]) -> Vec<f32> {
     at.iter().flat_map(|row| &v[row * c..(row + 1) * c]).copied().collect()
 }
 
-/// Every layer over sequences of `lens` rows packed in `x`, each step
-/// split over the pool's threads; or, with `per_sequence` (see
-/// `per_sequence`) and more than one sequence, whole groups of sequences
-/// per task (about `GROUP_ROWS` rows each), every step single-threaded
-/// inside a task. Without `pool`, `x` ends as every row's output (and
+/// Every layer over the rows of `seqs` in `x`, each step split over the
+/// pool's threads. Without `pool`, `x` ends as every row's output (and
 /// nothing is returned); with it, the last layer computes and returns only
-/// each sequence's row `pool[i]`, as (sequences, hidden) (`forward_pooled`).
-pub fn run_layers(
-    layers: &[CpuLayer],
-    x: &mut [f32],
-    lens: &[usize],
-    pool: Option<&[usize]>,
-    causal: bool,
-    per_sequence: bool,
-) -> Vec<f32> {
+/// each sequence's position `pool[i]`, as (sequences, hidden)
+/// (`forward_pooled`).
+pub fn run_layers(layers: &[CpuLayer], x: &mut [f32], seqs: &Seqs, pool: Option<&[usize]>, causal: bool) -> Vec<f32> {
     let Some(first) = layers.first() else {
-        let at: Vec<usize> = starts(lens).iter().zip(pool.unwrap_or_default()).map(|(start, p)| start + p).collect();
-        return rows_at(x, x.len() / lens.iter().sum::<usize>().max(1), &at);
+        let at: Vec<usize> = pool.unwrap_or_default().iter().enumerate().map(|(seq, &p)| seqs.row(seq, p)).collect();
+        return rows_at(x, x.len() / seqs.rows().max(1), &at);
     };
     let threads = rayon::current_num_threads();
-    let run = |x: &mut [f32], lens: &[usize], pool: Option<&[usize]>, threads: usize| {
-        let mut go = |scratch: &mut Scratch| {
-            first.fit(scratch, lens);
-            let (all, last) = match pool {
-                Some(pool) => (&layers[..layers.len() - 1], layers.last().map(|last| (last, pool))),
-                None => (layers, None),
-            };
-            all.iter().for_each(|layer| layer.forward(x, lens, causal, threads, scratch));
-            last.map_or(Vec::new(), |(last, pool)| last.forward_pooled(x, lens, pool, causal, threads, scratch))
+    let mut go = |scratch: &mut Scratch| {
+        first.fit(scratch, seqs);
+        let (all, last) = match pool {
+            Some(pool) => (&layers[..layers.len() - 1], layers.last().map(|last| (last, pool))),
+            None => (layers, None),
         };
+        all.iter().for_each(|layer| layer.forward(x, seqs, causal, threads, scratch));
+        last.map_or(Vec::new(), |(last, pool)| last.forward_pooled(x, seqs, pool, causal, threads, scratch))
+    };
+    // On a worker of the pool: each step's tasks then start from there, not
+    // from this thread, which would sleep and wake around every step.
+    rayon::scope(|_| {
         // Taken already if this thread got here again while waiting on the pool.
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => go(&mut scratch),
             Err(_) => go(&mut Scratch::default()),
         })
-    };
-    if !per_sequence || threads < 2 || lens.len() < 2 {
-        // On a worker of the pool: each step's tasks then start from there,
-        // not from this thread, which would sleep and wake around every step.
-        return rayon::scope(|_| run(x, lens, pool, threads));
-    }
-    let mut parts = Vec::new();
-    let (mut rest, mut seqs, mut pooled) = (x, lens, pool);
-    for n in groups(lens) {
-        let (g, later) = seqs.split_at(n);
-        let (part, tail) = rest.split_at_mut(g.iter().sum::<usize>() * first.hidden);
-        let (p, after) = match pooled {
-            Some(p) => (Some(&p[..n]), Some(&p[n..])),
-            None => (None, None),
-        };
-        parts.push((part, g, p));
-        (rest, seqs, pooled) = (tail, later, after);
-    }
-    let outs: Vec<Vec<f32>> = parts.into_par_iter().map(|(x, lens, pool)| run(x, lens, pool, 1)).collect();
-    outs.concat()
-}
-
-/// `HARDNEG_CLIP_THREADING=seq`: whole sequences per task (`run_layers`).
-pub fn per_sequence() -> bool {
-    std::env::var("HARDNEG_CLIP_THREADING").is_ok_and(|v| v == "seq")
+    })
 }
 
 thread_local! {
@@ -332,39 +315,4 @@ thread_local! {
     /// pass (3% of a batch of 32 captions). Kept until the thread ends: at
     /// most the largest pass's (53 MB for 32 images of ViT-B/32).
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
-}
-
-/// Rows a task of whole sequences gets at least (one image: 50; about
-/// four captions), unless the sequences run out.
-const GROUP_ROWS: usize = 48;
-
-/// Consecutive groups of sequences (their counts), each of at least
-/// `GROUP_ROWS` rows but the last.
-fn groups(lens: &[usize]) -> Vec<usize> {
-    let (mut groups, mut rows, mut count) = (Vec::new(), 0, 0);
-    for &len in lens {
-        rows += len;
-        count += 1;
-        if rows >= GROUP_ROWS {
-            groups.push(count);
-            (rows, count) = (0, 0);
-        }
-    }
-    if count > 0 {
-        groups.push(count);
-    }
-    groups
-}
-
-#[cfg(test)]
-mod tests {
-    use super::groups;
-
-    #[test]
-    fn sequences_group_to_at_least_48_rows() {
-        assert_eq!(groups(&[50; 3]), [1, 1, 1]);
-        assert_eq!(groups(&[14, 14, 12, 12, 13, 13, 14, 14, 15]), [4, 4, 1]);
-        assert_eq!(groups(&[30, 5, 20, 60, 1]), [3, 1, 1]);
-        assert!(groups(&[]).is_empty());
-    }
 }

@@ -1,8 +1,9 @@
 //! The towers' CPU paths around the encoder layers (`cpu_layer`): the
 //! patch embedding as one product, and captions packed to their pooled
 //! positions.
-use super::cpu_layer::{per_sequence, run_layers, CpuLayer};
+use super::cpu_layer::{run_layers, CpuLayer};
 use super::packed::Packed;
+use super::seqs::Seqs;
 use candle_core::{Module, Result, Tensor};
 use candle_nn::Embedding;
 
@@ -55,8 +56,8 @@ impl Patches {
 }
 
 /// The text tower's last hidden state at each pooled position, each
-/// sequence computed only up to there, the sequences packed row after row:
-/// exact, since under the causal mask nothing after a position reaches it.
+/// sequence computed only up to there (under the causal mask nothing after
+/// a position reaches it), each distinct prefix of tokens once (`Seqs`).
 /// (batch, hidden), before the final layer norm.
 pub fn text_packed(
     token: &Embedding,
@@ -65,15 +66,15 @@ pub fn text_packed(
     ids: &Tensor,
     pool: &[usize],
 ) -> Result<Tensor> {
-    let lens: Vec<usize> = pool.iter().map(|p| p + 1).collect();
-    let rows = ids.to_vec2::<u32>()?;
-    let packed: Vec<u32> = rows.iter().zip(&lens).flat_map(|(r, &len)| r[..len].iter().copied()).collect();
-    let positions: Vec<u32> = lens.iter().flat_map(|&len| 0..len as u32).collect();
-    let device = ids.device();
+    let ids = ids.to_vec2::<u32>()?;
+    let tokens: Vec<&[u32]> = ids.iter().zip(pool).map(|(r, &p)| &r[..=p]).collect();
+    let (seqs, rows) = Seqs::shared(&tokens);
+    let (packed, positions): (Vec<u32>, Vec<u32>) = rows.into_iter().unzip();
+    let device = position.device();
     let at = Tensor::new(positions.as_slice(), device)?;
     let x = (token.forward(&Tensor::new(packed.as_slice(), device)?)? + position.index_select(&at, 0)?)?;
     let c = x.dim(1)?;
     let mut v = x.flatten_all()?.to_vec1::<f32>()?;
-    let pooled = run_layers(layers, &mut v, &lens, Some(pool), true, per_sequence());
-    Tensor::from_vec(pooled, (lens.len(), c), device)
+    let pooled = run_layers(layers, &mut v, &seqs, Some(&seqs.last_positions()), true);
+    Tensor::from_vec(pooled, (pool.len(), c), device)
 }

@@ -21,5 +21,6 @@ pub mod protocol;
 pub mod rank;
 pub mod rankings;
 pub mod run;
+pub mod seqs;
 pub mod testing;
 pub mod text;

@@ -3,8 +3,9 @@
 //! Written here rather than taken from candle-transformers: that crate is
 //! large to compile and its CLIP knows only QuickGELU.
 use super::config::{Activation, ClipConfig, TextConfig, VisionConfig};
-use super::cpu_layer::{per_sequence, run_layers, CpuLayer, LayerParts};
+use super::cpu_layer::{run_layers, CpuLayer, LayerParts};
 use super::cpu_tower::{self, Patches};
+use super::seqs::Seqs;
 use candle_core::{DType, Device, Module, Result, Tensor, D};
 use candle_nn::{
     conv2d_no_bias, embedding, layer_norm, linear, linear_no_bias, Conv2d, Conv2dConfig, Embedding, LayerNorm, Linear,
@@ -142,7 +143,7 @@ impl Encoder {
             }
             Encoder::Cpu(layers) => {
                 let mut v = x.flatten_all()?.to_vec1::<f32>()?;
-                run_layers(layers, &mut v, &vec![t; b], None, causal, per_sequence());
+                run_layers(layers, &mut v, &Seqs::plain(&vec![t; b]), None, causal);
                 Tensor::from_vec(v, (b, t, c), x.device())
             }
         }
@@ -246,7 +247,7 @@ impl VisionTower {
             let (b, t, c) = x.dims3()?;
             let mut v = x.flatten_all()?.to_vec1::<f32>()?;
             // Only the class token (row 0) is pooled.
-            let class = run_layers(layers, &mut v, &vec![t; b], Some(&vec![0; b]), false, per_sequence());
+            let class = run_layers(layers, &mut v, &Seqs::plain(&vec![t; b]), Some(&vec![0; b]), false);
             return self.post_ln.forward(&Tensor::from_vec(class, (b, c), pixels.device())?);
         }
         let patches = self.patch.forward(pixels)?.flatten_from(2)?.transpose(1, 2)?;

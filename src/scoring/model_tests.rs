@@ -1,7 +1,8 @@
-//! The CPU towers against candle's, and the two threadings against each other.
+//! The CPU towers against candle's, and the CPU layers' layouts against each other.
 use super::*;
 use crate::domain::rng::SplitMix64;
 use crate::scoring::cpu_layer::{run_layers, Scratch};
+use crate::scoring::seqs::Seqs;
 use crate::scoring::testing::{random_weights, tiny_config};
 
 fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
@@ -10,8 +11,8 @@ fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
 
 /// Both towers on the CPU paths (packed captions, the patch embedding as
 /// a product) give candle's embeddings: captions of varied lengths, with
-/// tokens after the pooled position that must not matter, and batches of
-/// 1, 2 and 5.
+/// tokens after the pooled position that must not matter, sharing their
+/// first tokens (one wholly), and batches of 1, 2 and 5.
 #[test]
 fn cpu_towers_match_candle_towers() {
     let config = tiny_config(Activation::QuickGelu, 20);
@@ -21,7 +22,12 @@ fn cpu_towers_match_candle_towers() {
     let size = config.vision_config.image_size;
     for b in [1, 2, 5] {
         let t = 9;
-        let ids: Vec<u32> = (0..b * t).map(|_| (rng.next_f64() * 20.0) as u32).collect();
+        let mut ids: Vec<u32> = (0..b * t).map(|_| (rng.next_f64() * 20.0) as u32).collect();
+        // Row i starts with row 0's first 2i tokens.
+        for i in 1..b {
+            let (first, row) = ids.split_at_mut(i * t);
+            row[..2 * i].copy_from_slice(&first[..2 * i]);
+        }
         let ids = Tensor::from_vec(ids, (b, t), &Device::Cpu).unwrap();
         let pool: Vec<usize> = (0..b).map(|i| [8, 2, 5, 0, 6][i]).collect();
         let (got, want) = (kernels.encode_text(&ids, &pool).unwrap(), ops.encode_text(&ids, &pool).unwrap());
@@ -50,23 +56,48 @@ fn cpu_layers(lens: &[usize]) -> (Vec<CpuLayer>, Vec<f32>) {
 
 const LENS: [usize; 7] = [7, 30, 1, 12, 50, 3, 9];
 
-/// Whole sequences per task and every step split over the threads
-/// agree, on sequences of varied lengths, causal or not.
+/// Causal sequences with every distinct prefix computed once give every
+/// position, and every pooled position, what each sequence computed alone
+/// gives: prefixes shared by two or more, a sequence wholly inside
+/// another, and none.
 #[test]
-fn both_threadings_agree() {
-    let (cpu, x) = cpu_layers(&LENS);
-    for causal in [false, true] {
-        let (mut split, mut grouped) = (x.clone(), x.clone());
-        run_layers(&cpu, &mut split, &LENS, None, causal, false);
-        run_layers(&cpu, &mut grouped, &LENS, None, causal, true);
-        let diff = split.iter().zip(&grouped).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
-        assert!(diff < 1e-6 && split != x, "causal={causal}: {diff}");
+fn shared_prefixes_give_each_sequences_own_rows() {
+    let seqs: [&[u32]; 6] =
+        [&[0, 1, 2, 3, 4], &[0, 1, 2, 5], &[0, 1, 2, 3, 4], &[0, 1], &[6, 1, 2], &[0, 1, 2, 3, 7, 8]];
+    let lens: Vec<usize> = seqs.iter().map(|s| s.len()).collect();
+    let (cpu, table) = cpu_layers(&[9, 9]);
+    let h = table.len() / 18;
+    // A row per (token, position), as the text tower's embeddings are.
+    let embed = |token: u32, pos: u32| -> Vec<f32> {
+        let (t, p) = (&table[token as usize * h..][..h], &table[(9 + pos as usize) * h..][..h]);
+        t.iter().zip(p).map(|(t, p)| t + p).collect()
+    };
+    let mut alone: Vec<f32> =
+        seqs.iter().flat_map(|s| s.iter().enumerate().flat_map(|(p, &t)| embed(t, p as u32))).collect();
+    let (shared, rows) = Seqs::shared(&seqs);
+    assert_eq!(shared.rows(), 11);
+    let mut x: Vec<f32> = rows.iter().flat_map(|&(t, p)| embed(t, p)).collect();
+    let plain = Seqs::plain(&lens);
+    let pool = shared.last_positions();
+    let pooled = run_layers(&cpu, &mut x.clone(), &shared, Some(&pool), true);
+    assert_eq!(pooled, run_layers(&cpu, &mut x.clone(), &shared, Some(&pool), true), "deterministic");
+    run_layers(&cpu, &mut x, &shared, None, true);
+    run_layers(&cpu, &mut alone, &plain, None, true);
+    let mut diff = 0f32;
+    for (seq, &len) in lens.iter().enumerate() {
+        for pos in 0..len {
+            let (a, b) = (&x[shared.row(seq, pos) * h..][..h], &alone[plain.row(seq, pos) * h..][..h]);
+            diff = a.iter().zip(b).map(|(a, b)| (a - b).abs()).fold(diff, f32::max);
+        }
+        let (a, b) = (&pooled[seq * h..][..h], &alone[plain.row(seq, len - 1) * h..][..h]);
+        diff = a.iter().zip(b).map(|(a, b)| (a - b).abs()).fold(diff, f32::max);
     }
+    assert!(diff < 1e-6, "{diff}");
 }
 
 /// The last layer computed at the pooled rows alone gives those rows of
 /// the run over every row: pooled rows first, last and in between, causal
-/// or not, with either threading.
+/// or not.
 #[test]
 fn pooled_last_layer_gives_the_full_runs_rows() {
     let (cpu, x) = cpu_layers(&LENS);
@@ -76,14 +107,14 @@ fn pooled_last_layer_gives_the_full_runs_rows() {
     let rows: Vec<usize> = starts.zip(pool).map(|(start, p)| start + p).collect();
     for causal in [false, true] {
         let mut full = x.clone();
-        assert!(run_layers(&cpu, &mut full, &LENS, None, causal, false).is_empty());
+        let seqs = Seqs::plain(&LENS);
+        assert!(run_layers(&cpu, &mut full, &seqs, None, causal).is_empty());
+        assert_ne!(full, x);
         let want: Vec<f32> = rows.iter().flat_map(|r| full[r * h..(r + 1) * h].to_vec()).collect();
-        for per_sequence in [false, true] {
-            let got = run_layers(&cpu, &mut x.clone(), &LENS, Some(&pool), causal, per_sequence);
-            assert_eq!(got.len(), want.len());
-            let diff = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
-            assert!(diff < 1e-6, "causal={causal} per_sequence={per_sequence}: {diff}");
-        }
+        let got = run_layers(&cpu, &mut x.clone(), &seqs, Some(&pool), causal);
+        assert_eq!(got.len(), want.len());
+        let diff = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        assert!(diff < 1e-6, "causal={causal}: {diff}");
     }
 }
 
@@ -96,8 +127,9 @@ fn buffers_left_by_a_larger_pass_change_nothing() {
     let h = x.len() / LENS.iter().sum::<usize>();
     let run = |s: &mut Scratch, lens: &[usize], causal: bool| {
         let mut v = x[..lens.iter().sum::<usize>() * h].to_vec();
-        cpu[0].fit(s, lens);
-        cpu.iter().for_each(|layer| layer.forward(&mut v, lens, causal, 1, s));
+        let seqs = Seqs::plain(lens);
+        cpu[0].fit(s, &seqs);
+        cpu.iter().for_each(|layer| layer.forward(&mut v, &seqs, causal, 1, s));
         v
     };
     let fresh = run(&mut Scratch::default(), &small, true);
