@@ -100,7 +100,10 @@ unsafe fn product(c: &mut [f32], a: &[Vec<u16>; 3], b: &[Vec<u16>; 3], (m, k, n)
 fn main() {
     let args: Vec<usize> = std::env::args().skip(1).map(|v| v.parse().expect("M K N PARTS")).collect();
     let [m, k, n, parts] = args[..] else { panic!("usage: amx_probe M K N PARTS") };
-    assert!(m % 32 == 0 && n % 32 == 0 && k % 32 == 0 && (1..=3).contains(&parts), "M, N, K multiples of 32; PARTS 1-3");
+    assert!(
+        m % 32 == 0 && n % 32 == 0 && k % 32 == 0 && (1..=3).contains(&parts),
+        "M, N, K multiples of 32; PARTS 1-3"
+    );
     unsafe { enable_tiles() };
     let mut s = 12345u64;
     let mut random = || {
