@@ -35,6 +35,8 @@ pub struct Packed {
 enum Isa {
     Avx2,
     Avx512,
+    /// bf16 tiles on three parts of each f32 (`amx`); the weights as those parts.
+    Amx,
 }
 
 /// Every packed kernel this CPU runs, fastest last.
@@ -43,7 +45,13 @@ fn kernels_here() -> Vec<Isa> {
     {
         let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
         let avx512 = avx2 && std::is_x86_feature_detected!("avx512f");
-        [(avx2, Isa::Avx2), (avx512, Isa::Avx512)].into_iter().filter(|(ok, _)| *ok).map(|(_, isa)| isa).collect()
+        // HARDNEG_CLIP_AMX=0 keeps to the f32 kernels (for comparisons).
+        let amx = avx512 && std::env::var("HARDNEG_CLIP_AMX").map_or(true, |v| v != "0") && amx::available();
+        [(avx2, Isa::Avx2), (avx512, Isa::Avx512), (amx, Isa::Amx)]
+            .into_iter()
+            .filter(|(ok, _)| *ok)
+            .map(|(_, isa)| isa)
+            .collect()
     }
     #[cfg(not(target_arch = "x86_64"))]
     Vec::new()
@@ -72,8 +80,11 @@ impl Packed {
     }
 
     fn with_layout(w: Vec<f32>, k: usize, n: usize, panels: Option<Isa>) -> Self {
-        if panels.is_none() {
-            return Packed { k, n, data: AlignedBuf::from_slice(&w), panels };
+        match panels {
+            None => return Packed { k, n, data: AlignedBuf::from_slice(&w), panels },
+            #[cfg(target_arch = "x86_64")]
+            Some(Isa::Amx) => return Packed { k, n, data: amx::pack(&w, k, n), panels },
+            _ => {}
         }
         let mut data = AlignedBuf::zeroed(k * n);
         for (p, panel) in data.chunks_exact_mut(k * NR).enumerate() {
@@ -156,15 +167,24 @@ impl Packed {
         // core for a while leaves its remaining tasks to the others. Whole
         // pairs of panels per task for the AVX-512 kernel, which takes two
         // at a time (a lone panel runs at about half its speed).
-        let unit = if isa == Isa::Avx512 { 2 } else { 1 };
+        let unit = if isa == Isa::Avx2 { 1 } else { 2 };
         let units = panels.div_ceil(unit);
         let tasks = if threads > 1 { (3 * threads).min(units) } else { 1 };
         let task_panels = |t: usize| first + (unit * (units * t / tasks)).min(panels);
         let out = Shared(dst.as_mut_ptr());
+        #[cfg(target_arch = "x86_64")]
+        let split = (isa == Isa::Amx).then(|| amx::SplitInput::new(x, x_rs, (m, k), threads));
         let run = |t: usize| {
             // Safety: the asserts above keep every row and panel inside the
             // slices; task `t` writes only columns of panels
             // `task_panels(t)..task_panels(t + 1)`, disjoint from the others'.
+            #[cfg(target_arch = "x86_64")]
+            if let Some(split) = &split {
+                let (w, kp) = (self.data.as_ptr().cast::<u16>(), amx::padded(k));
+                return unsafe {
+                    amx::gemm(out.ptr(), dst_rs, split, w, (kp, self.n), e, first, task_panels(t)..task_panels(t + 1))
+                };
+            }
             #[cfg(target_arch = "x86_64")]
             unsafe {
                 avx::gemm(
@@ -211,6 +231,8 @@ impl<'a> Epilogue<'a> {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+mod amx;
 #[cfg(target_arch = "x86_64")]
 mod avx;
 

@@ -108,6 +108,7 @@ pub(super) unsafe fn gemm(
     let (step, rows) = match isa {
         Isa::Avx2 => (1, 6),
         Isa::Avx512 => (2, 8),
+        Isa::Amx => unreachable!("the AMX panels have their own kernel (packed::amx)"),
     };
     // Row blocks as even as they come (106 rows: 8 and 7, not 13 × 8 and
     // 2): a kernel on 1–3 rows has too few sums in flight to keep the
@@ -134,7 +135,7 @@ pub(super) unsafe fn gemm(
                     match isa {
                         Isa::Avx2 => avx2_rows(r, d, dst_rs, a, a_rs, b, kc, f),
                         Isa::Avx512 if two => avx512_rows::<2>(r, d, dst_rs, a, a_rs, b, k * NR, kc, f),
-                        Isa::Avx512 => avx512_rows::<1>(r, d, dst_rs, a, a_rs, b, k * NR, kc, f),
+                        Isa::Avx512 | Isa::Amx => avx512_rows::<1>(r, d, dst_rs, a, a_rs, b, k * NR, kc, f),
                     }
                 }
             }

@@ -1,0 +1,349 @@
+//! The AMX kernel (see the parent module). The tiles multiply bf16 and sum
+//! in f32, so each f32 is split into three bf16 parts, hi + mid + lo (the
+//! rest rounded each time; together exact), and six of the nine part
+//! products are summed: the three dropped (mid·lo, lo·mid, lo·lo) add at
+//! most 2^-24 of |a·b| each, the size of one f32 rounding. Against f64,
+//! the sums are closer than an f32 loop's (docs/performance.md, session 16). Both operands are laid out as tiles:
+//! the weights once at load, the input at every product.
+use super::{Epilogue, NR};
+use crate::scoring::aligned::AlignedBuf;
+use crate::scoring::kernels::avx::quick_gelu8;
+use std::arch::asm;
+use std::arch::x86_64::*;
+use std::cell::RefCell;
+use std::ops::Range;
+use std::sync::OnceLock;
+
+/// Depth per tile step: 32 bf16, one 64-byte tile row.
+const KT: usize = 32;
+/// Rows per tile.
+const MT: usize = 16;
+/// Rows per chunk: a chunk's input parts (256 × 768 × 6 bytes) stay in L2
+/// while a task's column blocks go past them.
+const MC: usize = 256;
+/// (A part, B part) in the order the kernel multiplies them: each step
+/// keeps one operand's tiles, so 16 tile loads serve 24 multiplies.
+const TERMS: [(usize, usize); 6] = [(0, 2), (0, 1), (0, 0), (1, 0), (2, 0), (1, 1)];
+
+/// Whether this CPU has the tiles and Linux lets the process use them.
+pub(super) fn available() -> bool {
+    static READY: OnceLock<bool> = OnceLock::new();
+    *READY.get_or_init(|| {
+        let edx = __cpuid_count(7, 0).edx;
+        let (tile, bf16) = (edx >> 24 & 1 == 1, edx >> 22 & 1 == 1);
+        tile && bf16 && std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx2") && permitted()
+    })
+}
+
+/// Linux hands out the tiles' 8 KiB of state per process, on request.
+#[cfg(target_os = "linux")]
+fn permitted() -> bool {
+    const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
+    const XFEATURE_XTILEDATA: libc::c_long = 18;
+    // Safety: a request with no memory operands; it fails cleanly where refused.
+    unsafe { libc::syscall(libc::SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0 }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn permitted() -> bool {
+    false
+}
+
+/// Depth padded to whole tile steps (the padding is zero on both sides).
+pub(super) fn padded(k: usize) -> usize {
+    k.next_multiple_of(KT)
+}
+
+/// f32 bits to bf16, rounding to nearest even.
+fn bf16(b: u32) -> u16 {
+    (b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16) as u16
+}
+
+/// `x` ≈ hi + mid + lo.
+fn split(x: f32) -> [u16; 3] {
+    let widen = |h: u16| f32::from_bits((h as u32) << 16);
+    let hi = bf16(x.to_bits());
+    let rest = x - widen(hi);
+    let mid = bf16(rest.to_bits());
+    [hi, mid, bf16((rest - widen(mid)).to_bits())]
+}
+
+/// The (k, n) weights as three parts, each per 16-column panel of
+/// (padded k / 2) × 16 pairs of rows (the B tile's layout), in f32 storage.
+pub(super) fn pack(w: &[f32], k: usize, n: usize) -> AlignedBuf {
+    let kp = padded(k);
+    let mut data = AlignedBuf::zeroed(3 * kp * n / 2);
+    // Safety: 3 · kp · n u16 fill the buffer exactly (kp is even).
+    let parts = unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<u16>(), 3 * kp * n) };
+    for (row, values) in w.chunks_exact(n).enumerate() {
+        for (col, &x) in values.iter().enumerate() {
+            let at = (col / NR) * kp * NR + (row / 2) * 2 * NR + (col % NR) * 2 + row % 2;
+            for (p, v) in split(x).into_iter().enumerate() {
+                parts[p * kp * n + at] = v;
+            }
+        }
+    }
+    data
+}
+
+/// The input's parts, per block of 16 rows: part 0, 1, 2, each per tile
+/// step 16 rows × 32 depths (the A tile's layout).
+struct Split {
+    buf: AlignedBuf,
+}
+
+thread_local! {
+    /// Reused between products (a batch of 32 images needs up to 29 MB).
+    static SPLIT: RefCell<Option<AlignedBuf>> = const { RefCell::new(None) };
+}
+
+/// u16 per block of 16 rows.
+fn block_len(kp: usize) -> usize {
+    3 * MT * kp
+}
+
+impl Split {
+    /// `a` (m, k) with row stride `a_rs`, rows padded to 16 with zeros.
+    fn new(a: &[f32], a_rs: usize, (m, k): (usize, usize), threads: usize) -> Split {
+        use rayon::prelude::*;
+        let kp = padded(k);
+        let mut buf = SPLIT.with(|s| s.borrow_mut().take()).unwrap_or_default();
+        buf.resize(m.div_ceil(MT) * block_len(kp) / 2);
+        let len = buf.len() * 2;
+        // Safety: the buffer holds `len` u16.
+        let parts = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u16>(), len) };
+        let fill = |(b, block): (usize, &mut [u16])| {
+            for r in 0..MT {
+                let row = b * MT + r;
+                let src = (row < m).then(|| &a[row * a_rs..row * a_rs + k]);
+                // Safety: AVX-512 was checked in `available`; `block` holds 16 rows of kp.
+                unsafe { split_row(src, kp, &mut block[r * KT..]) }
+            }
+        };
+        if threads > 1 && m > 2 * MT {
+            parts.par_chunks_mut(block_len(kp)).enumerate().for_each(fill);
+        } else {
+            parts.chunks_mut(block_len(kp)).enumerate().for_each(fill);
+        }
+        Split { buf }
+    }
+
+    fn ptr(&self) -> *const u16 {
+        self.buf.as_ptr().cast()
+    }
+}
+
+impl Drop for Split {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        SPLIT.with(|s| *s.borrow_mut() = Some(buf));
+    }
+}
+
+/// One row's three parts into `out` (the row's place in its block: step
+/// `s`, part `p` at `p · 16 · kp + s · 512`); zeros past `src` or for none.
+#[target_feature(enable = "avx512f")]
+unsafe fn split_row(src: Option<&[f32]>, kp: usize, out: &mut [u16]) {
+    let round = |b: __m512i| {
+        let odd = _mm512_and_si512(_mm512_srli_epi32::<16>(b), _mm512_set1_epi32(1));
+        _mm512_srli_epi32::<16>(_mm512_add_epi32(b, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))))
+    };
+    let widen = |h: __m512i| _mm512_castsi512_ps(_mm512_slli_epi32::<16>(h));
+    let k = src.map_or(0, <[f32]>::len);
+    for q in (0..kp).step_by(16) {
+        let mask: __mmask16 = if q >= k { 0 } else { (((1u32 << (k - q).min(16)) - 1) & 0xffff) as u16 };
+        let x = match src {
+            Some(src) => _mm512_maskz_loadu_ps(mask, src.as_ptr().add(q.min(k))),
+            None => _mm512_setzero_ps(),
+        };
+        let hi = round(_mm512_castps_si512(x));
+        let rest = _mm512_sub_ps(x, widen(hi));
+        let mid = round(_mm512_castps_si512(rest));
+        let lo = round(_mm512_castps_si512(_mm512_sub_ps(rest, widen(mid))));
+        let at = (q / KT) * MT * KT + q % KT;
+        for (p, v) in [hi, mid, lo].into_iter().enumerate() {
+            let dst = out.as_mut_ptr().add(p * MT * kp + at);
+            _mm256_storeu_si256(dst.cast(), _mm512_cvtepi32_epi16(v));
+        }
+    }
+}
+
+#[repr(C, align(64))]
+struct Config([u8; 64]);
+
+#[repr(C, align(64))]
+struct Sums([f32; 2 * MT * 2 * NR]);
+
+/// Tiles 0–7 as 16 rows of 64 bytes: 0–3 sums (rows 0–15 and 16–31 ×
+/// panels 0 and 1), 4–5 the input's two row tiles, 6–7 the two panels.
+unsafe fn configure() {
+    let mut c = Config([0; 64]);
+    c.0[0] = 1;
+    for t in 0..8 {
+        c.0[16 + 2 * t] = 64;
+        c.0[48 + t] = MT as u8;
+    }
+    asm!("ldtilecfg [{}]", in(reg) c.0.as_ptr(), options(nostack, readonly));
+}
+
+/// The products of `a` (split, m rows) and the packed weights `w` (k
+/// padded to `kp`, `n` columns in all) for the columns of `panels`, `e`
+/// around them into `dst` (column 0 being panel `first`'s); the caller
+/// checks bounds and that `available()` holds.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn gemm(
+    dst: *mut f32,
+    dst_rs: usize,
+    a: &SplitInput,
+    w: *const u16,
+    (kp, n): (usize, usize),
+    e: Epilogue,
+    first: usize,
+    panels: Range<usize>,
+) {
+    configure();
+    let (m, blocks) = (a.m, a.m.div_ceil(MT));
+    let mut sums = Sums([0.0; 2 * MT * 2 * NR]);
+    for chunk in (0..blocks).step_by(MC / MT) {
+        let chunk_end = (chunk + MC / MT).min(blocks);
+        for p in panels.clone().step_by(2) {
+            let b = w.add(p * kp * NR);
+            let two_cols = panels.end - p >= 2;
+            for block in (chunk..chunk_end).step_by(2) {
+                let two_rows = chunk_end - block >= 2;
+                let a = a.split.ptr().add(block * block_len(kp));
+                match (two_rows, two_cols) {
+                    (true, true) => tiles::<true, true>(a, b, (kp, n), &mut sums),
+                    (true, false) => tiles::<true, false>(a, b, (kp, n), &mut sums),
+                    (false, true) => tiles::<false, true>(a, b, (kp, n), &mut sums),
+                    (false, false) => tiles::<false, false>(a, b, (kp, n), &mut sums),
+                }
+                let rows = (m - block * MT).min(if two_rows { 2 * MT } else { MT });
+                let col = (p - first) * NR;
+                let bias = e.bias.map(|b| b.as_ptr().add(col));
+                finish(&sums, rows, if two_cols { 2 } else { 1 }, dst.add(block * MT * dst_rs + col), dst_rs, e, bias);
+            }
+        }
+    }
+    asm!("tilerelease", options(nostack, nomem));
+}
+
+/// The input's parts for [`gemm`], made once per product.
+pub(super) struct SplitInput {
+    split: Split,
+    m: usize,
+}
+
+impl SplitInput {
+    pub(super) fn new(a: &[f32], a_rs: usize, (m, k): (usize, usize), threads: usize) -> Self {
+        SplitInput { split: Split::new(a, a_rs, (m, k), threads), m }
+    }
+}
+
+/// One block's sums (32 or 16 rows × 32 or 16 columns) into `sums`, row
+/// stride 32 floats. `a`: the block's parts; `b`: the first panel's.
+#[inline(always)]
+unsafe fn tiles<const TWO_ROWS: bool, const TWO_COLS: bool>(
+    a: *const u16,
+    b: *const u16,
+    (kp, n): (usize, usize),
+    sums: &mut Sums,
+) {
+    asm!("tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3", options(nostack, nomem));
+    let (a_next, b_next) = (block_len(kp) * 2, kp * NR * 2);
+    for s in 0..kp / KT {
+        let (mut held_a, mut held_b) = (usize::MAX, usize::MAX);
+        for (pa, pb) in TERMS {
+            if pa != held_a {
+                let a0 = a.add(pa * MT * kp + s * MT * KT).cast::<u8>();
+                asm!("tileloadd tmm4, [{a} + {s}*1]", a = in(reg) a0, s = in(reg) 2 * KT, options(nostack, readonly));
+                if TWO_ROWS {
+                    asm!("tileloadd tmm5, [{a} + {s}*1]", a = in(reg) a0.add(a_next), s = in(reg) 2 * KT, options(nostack, readonly));
+                }
+                held_a = pa;
+            }
+            if pb != held_b {
+                let b0 = b.add(pb * kp * n + s * KT * NR).cast::<u8>();
+                asm!("tileloadd tmm6, [{b} + {s}*1]", b = in(reg) b0, s = in(reg) 4 * NR, options(nostack, readonly));
+                if TWO_COLS {
+                    asm!("tileloadd tmm7, [{b} + {s}*1]", b = in(reg) b0.add(b_next), s = in(reg) 4 * NR, options(nostack, readonly));
+                }
+                held_b = pb;
+            }
+            asm!("tdpbf16ps tmm0, tmm4, tmm6", options(nostack, nomem));
+            if TWO_COLS {
+                asm!("tdpbf16ps tmm1, tmm4, tmm7", options(nostack, nomem));
+            }
+            if TWO_ROWS {
+                asm!("tdpbf16ps tmm2, tmm5, tmm6", options(nostack, nomem));
+                if TWO_COLS {
+                    asm!("tdpbf16ps tmm3, tmm5, tmm7", options(nostack, nomem));
+                }
+            }
+        }
+    }
+    let (c, rs) = (sums.0.as_mut_ptr().cast::<u8>(), 2 * NR * 4);
+    asm!(
+        "tilestored [{c0} + {s}*1], tmm0",
+        "tilestored [{c1} + {s}*1], tmm1",
+        "tilestored [{c2} + {s}*1], tmm2",
+        "tilestored [{c3} + {s}*1], tmm3",
+        c0 = in(reg) c, c1 = in(reg) c.add(4 * NR), c2 = in(reg) c.add(MT * rs),
+        c3 = in(reg) c.add(MT * rs + 4 * NR), s = in(reg) rs, options(nostack),
+    );
+}
+
+/// `dst = act(start + bias + sums)` for `rows` × `panels` panels.
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn finish(
+    sums: &Sums,
+    rows: usize,
+    panels: usize,
+    dst: *mut f32,
+    dst_rs: usize,
+    e: Epilogue,
+    bias: Option<*const f32>,
+) {
+    for r in 0..rows {
+        for j in 0..panels {
+            let d = dst.add(r * dst_rs + j * NR);
+            let mut v = _mm512_loadu_ps(sums.0.as_ptr().add(r * 2 * NR + j * NR));
+            if e.acc {
+                v = _mm512_add_ps(v, _mm512_loadu_ps(d));
+            }
+            if let Some(bias) = bias {
+                v = _mm512_add_ps(v, _mm512_loadu_ps(bias.add(j * NR)));
+            }
+            if e.quick_gelu {
+                let high = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v)));
+                _mm256_storeu_ps(d, quick_gelu8(_mm512_castps512_ps256(v)));
+                _mm256_storeu_ps(d.add(8), quick_gelu8(high));
+            } else {
+                _mm512_storeu_ps(d, v);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three parts of 8 significant bits each give every f32 back exactly
+    /// (24 bits), over values of every size the towers see.
+    #[test]
+    fn three_parts_rebuild_each_value() {
+        let widen = |h: u16| f32::from_bits((h as u32) << 16) as f64;
+        let mut x = 1.0e-20f32;
+        while x < 1.0e20 {
+            for v in [x, -x, x * 1.337, x * (1.0 + f32::EPSILON), x * (1.0 - f32::EPSILON / 2.0)] {
+                let [hi, mid, lo] = split(v);
+                assert_eq!(widen(hi) + widen(mid) + widen(lo), v as f64, "{v}: {hi:#x} {mid:#x} {lo:#x}");
+            }
+            x *= 3.7;
+        }
+        // 1 + 2^-8 is a tie at bf16's precision (rounded to even, 1.0);
+        // the rest is exact in the next part.
+        assert_eq!(split(1.0 + 2f32.powi(-8)), [0x3f80, 0x3b80, 0]);
+    }
+}
