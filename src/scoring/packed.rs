@@ -338,6 +338,35 @@ mod tests {
         }
     }
 
+    /// A depth of three passes for the AMX kernel (768 each, the last one
+    /// short) and of several for the others, over one row tile, a pair and
+    /// a tail, and past a chunk of 256 rows: `start + bias + x · w`.
+    #[test]
+    fn deep_products_match_candle() {
+        let (k, n) = (1600, 48);
+        let w = random(k * n, 7, 1.0);
+        let bias = random(n, 8, 0.1);
+        let wt = Tensor::from_slice(&w, (k, n), &Device::Cpu).unwrap();
+        for panels in layouts() {
+            let packed = Packed::with_layout(w.clone(), k, n, panels);
+            for m in [5, 40, 300] {
+                let x = random(m * k, 9 + m as u64, (k as f32).powf(-0.5));
+                let start = random(m * n, 10 + m as u64, 0.1);
+                let t = |v: &[f32], shape: (usize, usize)| Tensor::from_slice(v, shape, &Device::Cpu).unwrap();
+                let want = (t(&start, (m, n)) + t(&x, (m, k)).matmul(&wt).unwrap()).unwrap();
+                let want = want.broadcast_add(&t(&bias, (1, n))).unwrap().flatten_all().unwrap();
+                let want = want.to_vec1::<f32>().unwrap();
+                for threads in [1, 2] {
+                    let mut got = start.clone();
+                    packed.product(0..n, Epilogue::bias(&bias, true), &mut got, n, &x, k, m, threads);
+                    let diff = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+                    // 1,600 f32 terms: candle's rounding alone is up to ~2.4e-6 off ours.
+                    assert!(diff < 5e-6, "panels={panels:?} m={m} threads={threads}: {diff}");
+                }
+            }
+        }
+    }
+
     #[test]
     #[should_panic(expected = "does not fit")]
     fn refuses_inputs_past_their_slices() {

@@ -18,9 +18,12 @@ use std::sync::OnceLock;
 const KT: usize = 32;
 /// Rows per tile.
 const MT: usize = 16;
-/// Rows per chunk: a chunk's input parts (256 × 768 × 6 bytes) stay in L2
-/// while a task's column blocks go past them.
+/// Rows per chunk: a chunk's input parts for a pass over the depth (256 ×
+/// 768 × 6 bytes) stay in L2 while a task's column blocks go past them.
 const MC: usize = 256;
+/// Depth per pass: deeper products (the MLP's second layer, 3072) in
+/// passes, their sums kept between (+17% there, in a probe).
+const KC: usize = 768;
 /// (A part, B part) in the order the kernel multiplies them: each step
 /// keeps one operand's tiles, so 16 tile loads serve 24 multiplies.
 const TERMS: [(usize, usize); 6] = [(0, 2), (0, 1), (0, 0), (1, 0), (2, 0), (1, 1)];
@@ -140,15 +143,25 @@ impl Drop for Split {
     }
 }
 
+/// [`bf16`] in 16 lanes (the bf16 in each lane's low half).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn round16(b: __m512i) -> __m512i {
+    let odd = _mm512_and_si512(_mm512_srli_epi32::<16>(b), _mm512_set1_epi32(1));
+    _mm512_srli_epi32::<16>(_mm512_add_epi32(b, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))))
+}
+
+/// bf16s (in the lanes' low halves) back to f32.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn widen16(h: __m512i) -> __m512 {
+    _mm512_castsi512_ps(_mm512_slli_epi32::<16>(h))
+}
+
 /// One row's three parts into `out` (the row's place in its block: step
 /// `s`, part `p` at `p · 16 · kp + s · 512`); zeros past `src` or for none.
 #[target_feature(enable = "avx512f")]
 unsafe fn split_row(src: Option<&[f32]>, kp: usize, out: &mut [u16]) {
-    let round = |b: __m512i| {
-        let odd = _mm512_and_si512(_mm512_srli_epi32::<16>(b), _mm512_set1_epi32(1));
-        _mm512_srli_epi32::<16>(_mm512_add_epi32(b, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))))
-    };
-    let widen = |h: __m512i| _mm512_castsi512_ps(_mm512_slli_epi32::<16>(h));
     let k = src.map_or(0, <[f32]>::len);
     for q in (0..kp).step_by(16) {
         let mask: __mmask16 = if q >= k { 0 } else { (((1u32 << (k - q).min(16)) - 1) & 0xffff) as u16 };
@@ -156,10 +169,10 @@ unsafe fn split_row(src: Option<&[f32]>, kp: usize, out: &mut [u16]) {
             Some(src) => _mm512_maskz_loadu_ps(mask, src.as_ptr().add(q.min(k))),
             None => _mm512_setzero_ps(),
         };
-        let hi = round(_mm512_castps_si512(x));
-        let rest = _mm512_sub_ps(x, widen(hi));
-        let mid = round(_mm512_castps_si512(rest));
-        let lo = round(_mm512_castps_si512(_mm512_sub_ps(rest, widen(mid))));
+        let hi = round16(_mm512_castps_si512(x));
+        let rest = _mm512_sub_ps(x, widen16(hi));
+        let mid = round16(_mm512_castps_si512(rest));
+        let lo = round16(_mm512_castps_si512(_mm512_sub_ps(rest, widen16(mid))));
         let at = (q / KT) * MT * KT + q % KT;
         for (p, v) in [hi, mid, lo].into_iter().enumerate() {
             let dst = out.as_mut_ptr().add(p * MT * kp + at);
@@ -171,8 +184,14 @@ unsafe fn split_row(src: Option<&[f32]>, kp: usize, out: &mut [u16]) {
 #[repr(C, align(64))]
 struct Config([u8; 64]);
 
+/// A block's sums: 32 rows × 32 columns.
+#[derive(Clone)]
 #[repr(C, align(64))]
 struct Sums([f32; 2 * MT * 2 * NR]);
+
+impl Sums {
+    const ZERO: Sums = Sums([0.0; 2 * MT * 2 * NR]);
+}
 
 /// Tiles 0–7 as 16 rows of 64 bytes: 0–3 sums (rows 0–15 and 16–31 ×
 /// panels 0 and 1), 4–5 the input's two row tiles, 6–7 the two panels.
@@ -202,26 +221,50 @@ pub(super) unsafe fn gemm(
     panels: Range<usize>,
 ) {
     configure();
-    let (m, blocks) = (a.m, a.m.div_ceil(MT));
-    let mut sums = Sums([0.0; 2 * MT * 2 * NR]);
+    let (m, blocks, steps) = (a.m, a.m.div_ceil(MT), kp / KT);
+    let pairs = panels.len().div_ceil(2);
+    // Sums between passes over the depth: a 32×32 slot per (pair of row
+    // tiles, pair of panels) of a chunk.
+    let mut partial = vec![Sums::ZERO; if steps > KC / KT { MC / MT / 2 * pairs } else { 0 }];
+    let mut sums = Sums::ZERO;
     for chunk in (0..blocks).step_by(MC / MT) {
         let chunk_end = (chunk + MC / MT).min(blocks);
-        for p in panels.clone().step_by(2) {
-            let b = w.add(p * kp * NR);
-            let two_cols = panels.end - p >= 2;
-            for block in (chunk..chunk_end).step_by(2) {
-                let two_rows = chunk_end - block >= 2;
-                let a = a.split.ptr().add(block * block_len(kp));
-                match (two_rows, two_cols) {
-                    (true, true) => tiles::<true, true>(a, b, (kp, n), &mut sums),
-                    (true, false) => tiles::<true, false>(a, b, (kp, n), &mut sums),
-                    (false, true) => tiles::<false, true>(a, b, (kp, n), &mut sums),
-                    (false, false) => tiles::<false, false>(a, b, (kp, n), &mut sums),
+        for s0 in (0..steps).step_by(KC / KT) {
+            let depth = s0..(s0 + KC / KT).min(steps);
+            let last = depth.end == steps;
+            for (q, p) in panels.clone().step_by(2).enumerate() {
+                let b = w.add(p * kp * NR);
+                let two_cols = panels.end - p >= 2;
+                for block in (chunk..chunk_end).step_by(2) {
+                    let two_rows = chunk_end - block >= 2;
+                    let a = a.split.ptr().add(block * block_len(kp));
+                    let slot = partial
+                        .get_mut((block - chunk) / 2 * pairs + q)
+                        .map_or(std::ptr::null_mut(), |s| s.0.as_mut_ptr());
+                    let start = if s0 == 0 { std::ptr::null() } else { slot.cast_const() };
+                    let out = if last { sums.0.as_mut_ptr() } else { slot };
+                    let f = (depth.clone(), start, out);
+                    match (two_rows, two_cols) {
+                        (true, true) => tiles::<true, true>(a, b, (kp, n), f),
+                        (true, false) => tiles::<true, false>(a, b, (kp, n), f),
+                        (false, true) => tiles::<false, true>(a, b, (kp, n), f),
+                        (false, false) => tiles::<false, false>(a, b, (kp, n), f),
+                    }
+                    if last {
+                        let rows = (m - block * MT).min(if two_rows { 2 * MT } else { MT });
+                        let col = (p - first) * NR;
+                        let bias = e.bias.map(|b| b.as_ptr().add(col));
+                        finish(
+                            &sums,
+                            rows,
+                            if two_cols { 2 } else { 1 },
+                            dst.add(block * MT * dst_rs + col),
+                            dst_rs,
+                            e,
+                            bias,
+                        );
+                    }
                 }
-                let rows = (m - block * MT).min(if two_rows { 2 * MT } else { MT });
-                let col = (p - first) * NR;
-                let bias = e.bias.map(|b| b.as_ptr().add(col));
-                finish(&sums, rows, if two_cols { 2 } else { 1 }, dst.add(block * MT * dst_rs + col), dst_rs, e, bias);
             }
         }
     }
@@ -240,18 +283,32 @@ impl SplitInput {
     }
 }
 
-/// One block's sums (32 or 16 rows × 32 or 16 columns) into `sums`, row
+/// One block's sums (32 or 16 rows × 32 or 16 columns) over the tile
+/// steps `depth`, from `start` (zeros if null) into `out`, both with row
 /// stride 32 floats. `a`: the block's parts; `b`: the first panel's.
 #[inline(always)]
 unsafe fn tiles<const TWO_ROWS: bool, const TWO_COLS: bool>(
     a: *const u16,
     b: *const u16,
     (kp, n): (usize, usize),
-    sums: &mut Sums,
+    (depth, start, out): (Range<usize>, *const f32, *mut f32),
 ) {
-    asm!("tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3", options(nostack, nomem));
+    let rs = 2 * NR * 4;
+    if start.is_null() {
+        asm!("tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3", options(nostack, nomem));
+    } else {
+        let c = start.cast::<u8>();
+        asm!(
+            "tileloadd tmm0, [{c0} + {s}*1]",
+            "tileloadd tmm1, [{c1} + {s}*1]",
+            "tileloadd tmm2, [{c2} + {s}*1]",
+            "tileloadd tmm3, [{c3} + {s}*1]",
+            c0 = in(reg) c, c1 = in(reg) c.add(4 * NR), c2 = in(reg) c.add(MT * rs),
+            c3 = in(reg) c.add(MT * rs + 4 * NR), s = in(reg) rs, options(nostack, readonly),
+        );
+    }
     let (a_next, b_next) = (block_len(kp) * 2, kp * NR * 2);
-    for s in 0..kp / KT {
+    for s in depth {
         let (mut held_a, mut held_b) = (usize::MAX, usize::MAX);
         for (pa, pb) in TERMS {
             if pa != held_a {
@@ -282,7 +339,7 @@ unsafe fn tiles<const TWO_ROWS: bool, const TWO_COLS: bool>(
             }
         }
     }
-    let (c, rs) = (sums.0.as_mut_ptr().cast::<u8>(), 2 * NR * 4);
+    let c = out.cast::<u8>();
     asm!(
         "tilestored [{c0} + {s}*1], tmm0",
         "tilestored [{c1} + {s}*1], tmm1",
