@@ -182,7 +182,7 @@ impl Packed {
             if let Some(split) = &split {
                 let (w, kp) = (self.data.as_ptr().cast::<u16>(), amx::padded(k));
                 return unsafe {
-                    amx::gemm(out.ptr(), dst_rs, split, w, (kp, self.n), e, first, task_panels(t)..task_panels(t + 1))
+                    amx::gemm(out.ptr(), dst_rs, split, w, kp, e, first, task_panels(t)..task_panels(t + 1))
                 };
             }
             #[cfg(target_arch = "x86_64")]

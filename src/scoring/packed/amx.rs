@@ -71,21 +71,24 @@ fn split(x: f32) -> [u16; 3] {
     [hi, mid, bf16((rest - widen(mid)).to_bits())]
 }
 
-/// The (k, n) weights as three parts, each per 16-column panel of
-/// (padded k / 2) × 16 pairs of rows (the B tile's layout), in f32 storage.
+/// The (k, n) weights per 16-column panel as three parts, each (padded k
+/// / 2) × 16 pairs of rows (the B tile's layout), in f32 storage.
 pub(super) fn pack(w: &[f32], k: usize, n: usize) -> AlignedBuf {
+    use rayon::prelude::*;
     let kp = padded(k);
     let mut data = AlignedBuf::zeroed(3 * kp * n / 2);
     // Safety: 3 · kp · n u16 fill the buffer exactly (kp is even).
     let parts = unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<u16>(), 3 * kp * n) };
-    for (row, values) in w.chunks_exact(n).enumerate() {
-        for (col, &x) in values.iter().enumerate() {
-            let at = (col / NR) * kp * NR + (row / 2) * 2 * NR + (col % NR) * 2 + row % 2;
-            for (p, v) in split(x).into_iter().enumerate() {
-                parts[p * kp * n + at] = v;
+    // A task per panel: a model's weights take seconds on one thread.
+    parts.par_chunks_mut(3 * kp * NR).enumerate().for_each(|(panel, out)| {
+        for (row, values) in w.chunks_exact(n).enumerate() {
+            for (j, &x) in values[panel * NR..(panel + 1) * NR].iter().enumerate() {
+                for (part, v) in split(x).into_iter().enumerate() {
+                    out[part * kp * NR + (row / 2) * 2 * NR + j * 2 + row % 2] = v;
+                }
             }
         }
-    }
+    });
     data
 }
 
@@ -206,7 +209,7 @@ unsafe fn configure() {
 }
 
 /// The products of `a` (split, m rows) and the packed weights `w` (k
-/// padded to `kp`, `n` columns in all) for the columns of `panels`, `e`
+/// padded to `kp`) for the columns of `panels`, `e`
 /// around them into `dst` (column 0 being panel `first`'s); the caller
 /// checks bounds and that `available()` holds.
 #[allow(clippy::too_many_arguments)]
@@ -215,7 +218,7 @@ pub(super) unsafe fn gemm(
     dst_rs: usize,
     a: &SplitInput,
     w: *const u16,
-    (kp, n): (usize, usize),
+    kp: usize,
     e: Epilogue,
     first: usize,
     panels: Range<usize>,
@@ -233,7 +236,7 @@ pub(super) unsafe fn gemm(
             let depth = s0..(s0 + KC / KT).min(steps);
             let last = depth.end == steps;
             for (q, p) in panels.clone().step_by(2).enumerate() {
-                let b = w.add(p * kp * NR);
+                let b = w.add(p * 3 * kp * NR);
                 let two_cols = panels.end - p >= 2;
                 for block in (chunk..chunk_end).step_by(2) {
                     let two_rows = chunk_end - block >= 2;
@@ -245,10 +248,10 @@ pub(super) unsafe fn gemm(
                     let out = if last { sums.0.as_mut_ptr() } else { slot };
                     let f = (depth.clone(), start, out);
                     match (two_rows, two_cols) {
-                        (true, true) => tiles::<true, true>(a, b, (kp, n), f),
-                        (true, false) => tiles::<true, false>(a, b, (kp, n), f),
-                        (false, true) => tiles::<false, true>(a, b, (kp, n), f),
-                        (false, false) => tiles::<false, false>(a, b, (kp, n), f),
+                        (true, true) => tiles::<true, true>(a, b, kp, f),
+                        (true, false) => tiles::<true, false>(a, b, kp, f),
+                        (false, true) => tiles::<false, true>(a, b, kp, f),
+                        (false, false) => tiles::<false, false>(a, b, kp, f),
                     }
                     if last {
                         let rows = (m - block * MT).min(if two_rows { 2 * MT } else { MT });
@@ -290,7 +293,7 @@ impl SplitInput {
 unsafe fn tiles<const TWO_ROWS: bool, const TWO_COLS: bool>(
     a: *const u16,
     b: *const u16,
-    (kp, n): (usize, usize),
+    kp: usize,
     (depth, start, out): (Range<usize>, *const f32, *mut f32),
 ) {
     let rs = 2 * NR * 4;
@@ -307,7 +310,7 @@ unsafe fn tiles<const TWO_ROWS: bool, const TWO_COLS: bool>(
             c3 = in(reg) c.add(MT * rs + 4 * NR), s = in(reg) rs, options(nostack, readonly),
         );
     }
-    let (a_next, b_next) = (block_len(kp) * 2, kp * NR * 2);
+    let (a_next, b_next) = (block_len(kp) * 2, 3 * kp * NR * 2);
     for s in depth {
         let (mut held_a, mut held_b) = (usize::MAX, usize::MAX);
         for (pa, pb) in TERMS {
@@ -320,7 +323,7 @@ unsafe fn tiles<const TWO_ROWS: bool, const TWO_COLS: bool>(
                 held_a = pa;
             }
             if pb != held_b {
-                let b0 = b.add(pb * kp * n + s * KT * NR).cast::<u8>();
+                let b0 = b.add(pb * kp * NR + s * KT * NR).cast::<u8>();
                 asm!("tileloadd tmm6, [{b} + {s}*1]", b = in(reg) b0, s = in(reg) 4 * NR, options(nostack, readonly));
                 if TWO_COLS {
                     asm!("tileloadd tmm7, [{b} + {s}*1]", b = in(reg) b0.add(b_next), s = in(reg) 4 * NR, options(nostack, readonly));
