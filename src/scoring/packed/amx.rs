@@ -213,7 +213,6 @@ unsafe fn configure() {
 /// around them into `dst` (column 0 being panel `first`'s); the caller
 /// checks bounds and that `available()` holds.
 #[allow(clippy::too_many_arguments)]
-#[inline(never)]
 pub(super) unsafe fn gemm(
     dst: *mut f32,
     dst_rs: usize,
