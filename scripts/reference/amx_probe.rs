@@ -1,12 +1,16 @@
 // A probe, not part of the app: how fast and how exact an f32 product gets
 // on this CPU's AMX tiles (bf16 in, f32 sums) when each f32 is split into
 // bf16 parts: 1 part (plain bf16), 2 parts (3 products: hi·hi, hi·lo,
-// lo·hi) or 3 parts (6 products, every term above 2^-24). Single thread, a
-// 32×32 output block at a time, no cache blocking. Linux x86-64 with
-// amx_bf16 only (docs/performance.md, session 15).
+// lo·hi) or 3 parts (6 products, every term above 2^-24). Single thread,
+// 32×32 output blocks, A in the tile's layout (16 rows × 32 depths, 1 KB
+// contiguous). Loop orders (env): ORDER=0 row blocks outer, 1 column
+// blocks outer, 2 rows in chunks of MC (default 256) with the column
+// blocks inside, 3 as 2 in passes of KC depths (sums stored between).
+// Session 15's figures (A row-major) came from this file at fa67f55.
+// Linux x86-64 with amx_bf16 only (docs/performance.md, sessions 15, 16).
 //
 //   rustc -O -C target-cpu=native scripts/reference/amx_probe.rs -o /tmp/amx_probe
-//   taskset -c 0 /tmp/amx_probe M K N PARTS     # M, N multiples of 32, K of 32
+//   ORDER=3 MC=256 KC=768 taskset -c 0 /tmp/amx_probe M K N PARTS   # M, N, K multiples of 32
 use std::arch::asm;
 
 extern "C" {
@@ -48,51 +52,95 @@ unsafe fn enable_tiles() {
     asm!("ldtilecfg [{}]", in(reg) c.0.as_ptr());
 }
 
-/// c (m × n) = a · b from bf16 parts: `a[p]` row-major (m × k), `b[p]` per
-/// 16-column panel in pairs of rows ((k/2) × 16 × 2, the tile's layout).
-/// Each A part is loaded once per depth step, then meets its B parts.
+/// A packed as tiles: per 16-row block, per 32-depth step, 16 rows x 64 bytes contiguous.
 unsafe fn product(c: &mut [f32], a: &[Vec<u16>; 3], b: &[Vec<u16>; 3], (m, k, n): (usize, usize, usize), parts: usize) {
-    // Smallest terms first: (A part, its B parts).
-    let terms: &[(usize, &[usize])] = match parts {
-        3 => &[(2, &[0]), (1, &[1, 0]), (0, &[2, 1, 0])],
-        2 => &[(1, &[0]), (0, &[1, 0])],
-        _ => &[(0, &[0])],
+    let seq: &[(usize, usize)] = match parts {
+        3 => &[(0, 2), (0, 1), (0, 0), (1, 0), (2, 0), (1, 1)],
+        2 => &[(0, 1), (0, 0), (1, 0)],
+        _ => &[(0, 0)],
     };
-    let (a_stride, c_stride, panel) = (k * 2, n * 4, (k / 2) * 32);
-    for i in (0..m).step_by(32) {
-        for j in (0..n).step_by(32) {
+    let order = std::env::var("ORDER").map(|v| v.parse::<usize>().unwrap()).unwrap_or(0);
+    let mc: usize = std::env::var("MC").map(|v| v.parse().unwrap()).unwrap_or(256);
+    let (c_stride, panel) = (n * 4, (k / 2) * 32);
+    let ablk = 16 * k; // u16 per 16-row block
+    let kcb: usize = std::env::var("KC").map(|v| v.parse().unwrap()).unwrap_or(k);
+    let mut block = |i: usize, j: usize, k0: usize, k1: usize| {
+        let c0 = c.as_mut_ptr().add(i * n + j) as *mut u8;
+        if k0 == 0 {
             asm!("tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3");
-            for kk in (0..k).step_by(32) {
-                for &(ap, bps) in terms {
-                    let a0 = a[ap].as_ptr().add(i * k + kk) as *const u8;
-                    asm!(
-                        "tileloadd tmm4, [{a0} + {s}*1]",
-                        "tileloadd tmm5, [{a1} + {s}*1]",
-                        a0 = in(reg) a0, a1 = in(reg) a0.add(16 * a_stride), s = in(reg) a_stride,
-                    );
-                    for &bp in bps {
-                        let b0 = b[bp].as_ptr().add((j / 16) * panel + (kk / 2) * 32) as *const u8;
-                        asm!(
-                            "tileloadd tmm6, [{b0} + {s}*1]",
-                            "tileloadd tmm7, [{b1} + {s}*1]",
-                            "tdpbf16ps tmm0, tmm4, tmm6",
-                            "tdpbf16ps tmm1, tmm4, tmm7",
-                            "tdpbf16ps tmm2, tmm5, tmm6",
-                            "tdpbf16ps tmm3, tmm5, tmm7",
-                            b0 = in(reg) b0, b1 = in(reg) b0.add(panel * 2), s = in(reg) 64usize,
-                        );
-                    }
-                }
-            }
-            let c0 = c.as_mut_ptr().add(i * n + j) as *mut u8;
+        } else {
             asm!(
-                "tilestored [{c0} + {s}*1], tmm0",
-                "tilestored [{c1} + {s}*1], tmm1",
-                "tilestored [{c2} + {s}*1], tmm2",
-                "tilestored [{c3} + {s}*1], tmm3",
+                "tileloadd tmm0, [{c0} + {s}*1]", "tileloadd tmm1, [{c1} + {s}*1]",
+                "tileloadd tmm2, [{c2} + {s}*1]", "tileloadd tmm3, [{c3} + {s}*1]",
                 c0 = in(reg) c0, c1 = in(reg) c0.add(64), c2 = in(reg) c0.add(16 * c_stride),
                 c3 = in(reg) c0.add(16 * c_stride + 64), s = in(reg) c_stride,
             );
+        }
+        for kk in (k0..k1).step_by(32) {
+            let (mut la, mut lb) = (usize::MAX, usize::MAX);
+            for &(ap, bp) in seq {
+                if ap != la {
+                    let a0 = a[ap].as_ptr().add((i / 16) * ablk + (kk / 32) * 512) as *const u8;
+                    asm!("tileloadd tmm4, [{a0} + {s}*1]", "tileloadd tmm5, [{a1} + {s}*1]",
+                        a0 = in(reg) a0, a1 = in(reg) a0.add(ablk * 2), s = in(reg) 64usize);
+                    la = ap;
+                }
+                if bp != lb {
+                    let b0 = b[bp].as_ptr().add((j / 16) * panel + (kk / 2) * 32) as *const u8;
+                    asm!("tileloadd tmm6, [{b0} + {s}*1]", "tileloadd tmm7, [{b1} + {s}*1]",
+                        b0 = in(reg) b0, b1 = in(reg) b0.add(panel * 2), s = in(reg) 64usize);
+                    lb = bp;
+                }
+                asm!(
+                    "tdpbf16ps tmm0, tmm4, tmm6",
+                    "tdpbf16ps tmm1, tmm4, tmm7",
+                    "tdpbf16ps tmm2, tmm5, tmm6",
+                    "tdpbf16ps tmm3, tmm5, tmm7"
+                );
+            }
+        }
+        let c0 = c.as_mut_ptr().add(i * n + j) as *mut u8;
+        asm!(
+            "tilestored [{c0} + {s}*1], tmm0", "tilestored [{c1} + {s}*1], tmm1",
+            "tilestored [{c2} + {s}*1], tmm2", "tilestored [{c3} + {s}*1], tmm3",
+            c0 = in(reg) c0, c1 = in(reg) c0.add(64), c2 = in(reg) c0.add(16 * c_stride),
+            c3 = in(reg) c0.add(16 * c_stride + 64), s = in(reg) c_stride,
+        );
+    };
+    match order {
+        0 => {
+            for i in (0..m).step_by(32) {
+                for j in (0..n).step_by(32) {
+                    block(i, j, 0, k)
+                }
+            }
+        }
+        1 => {
+            for j in (0..n).step_by(32) {
+                for i in (0..m).step_by(32) {
+                    block(i, j, 0, k)
+                }
+            }
+        }
+        2 => {
+            for ic in (0..m).step_by(mc) {
+                for j in (0..n).step_by(32) {
+                    for i in (ic..(ic + mc).min(m)).step_by(32) {
+                        block(i, j, 0, k)
+                    }
+                }
+            }
+        }
+        _ => {
+            for kb in (0..k).step_by(kcb) {
+                for ic in (0..m).step_by(mc) {
+                    for j in (0..n).step_by(32) {
+                        for i in (ic..(ic + mc).min(m)).step_by(32) {
+                            block(i, j, kb, (kb + kcb).min(k))
+                        }
+                    }
+                }
+            }
         }
     }
 }
@@ -114,7 +162,15 @@ fn main() {
     };
     let a: Vec<f32> = (0..m * k).map(|_| random()).collect();
     let b: Vec<f32> = (0..k * n).map(|_| random() * 0.05).collect();
-    let a_parts: [Vec<u16>; 3] = std::array::from_fn(|p| a.iter().map(|&x| split(x)[p]).collect());
+    let a_parts: [Vec<u16>; 3] = std::array::from_fn(|p| {
+        let mut v = vec![0u16; m * k];
+        for row in 0..m {
+            for q in 0..k {
+                v[(row / 16) * 16 * k + (q / 32) * 512 + (row % 16) * 32 + q % 32] = split(a[row * k + q])[p];
+            }
+        }
+        v
+    });
     let panel = (k / 2) * 32;
     let b_parts: [Vec<u16>; 3] = std::array::from_fn(|p| {
         let mut v = vec![0u16; k * n];
