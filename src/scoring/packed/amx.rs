@@ -1,10 +1,11 @@
 //! The AMX kernel (see the parent module). The tiles multiply bf16 and sum
-//! in f32, so each f32 is split into three bf16 parts, hi + mid + lo (the
-//! rest rounded each time; together exact), and six of the nine part
+//! in f32, so each f32 is split into three bf16 parts, hi + mid + lo (each
+//! rounding what is left; together exact), and six of the nine part
 //! products are summed: the three dropped (mid·lo, lo·mid, lo·lo) add at
-//! most 2^-24 of |a·b| each, the size of one f32 rounding. Against f64,
-//! the sums are closer than an f32 loop's (docs/performance.md, session 16). Both operands are laid out as tiles:
-//! the weights once at load, the input at every product.
+//! most 2^-24 of |a·b| each, the size of one f32 rounding. Against f64 the
+//! sums are closer than an f32 loop's (docs/performance.md, session 16).
+//! Both operands are laid out as tiles: the weights once at load, the input
+//! at every product.
 use super::{Epilogue, NR};
 use crate::scoring::aligned::AlignedBuf;
 use crate::scoring::kernels::avx::quick_gelu8;
@@ -62,7 +63,7 @@ fn bf16(b: u32) -> u16 {
     (b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16) as u16
 }
 
-/// `x` ≈ hi + mid + lo.
+/// `x` = hi + mid + lo: 8 significant bits each give f32's 24 back.
 fn split(x: f32) -> [u16; 3] {
     let widen = |h: u16| f32::from_bits((h as u32) << 16);
     let hi = bf16(x.to_bits());
