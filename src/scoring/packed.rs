@@ -173,7 +173,7 @@ impl Packed {
         let task_panels = |t: usize| first + (unit * (units * t / tasks)).min(panels);
         let out = Shared(dst.as_mut_ptr());
         #[cfg(target_arch = "x86_64")]
-        let split = (isa == Isa::Amx).then(|| amx::SplitInput::new(x, x_rs, (m, k), threads));
+        let split = (isa == Isa::Amx).then(|| amx::Split::new(x, x_rs, (m, k), threads));
         let run = |t: usize| {
             // Safety: the asserts above keep every row and panel inside the
             // slices; task `t` writes only columns of panels
