@@ -26,9 +26,10 @@ pub enum Command {
         /// Number of demo instances (a multiple of 7 covers all categories evenly).
         #[arg(long, default_value_t = crate::demo::DEFAULT_COUNT)]
         demo_size: usize,
-        /// The built client (pkg/hardneg.js, pkg/hardneg.wasm, pkg/hardneg.css).
-        #[arg(long, env = "HARDNEG_SITE_DIR", default_value = "target/site")]
-        site_dir: PathBuf,
+        /// The built client (pkg/hardneg.<hash>.js, .wasm, .css), for development;
+        /// default: the site compiled into this binary, else ./target/site.
+        #[arg(long, env = "HARDNEG_SITE_DIR")]
+        site_dir: Option<PathBuf>,
         /// Mark the session cookie `Secure` (only sent over HTTPS): set it behind TLS.
         #[arg(long)]
         secure_cookies: bool,
@@ -55,6 +56,20 @@ pub enum Command {
     User {
         #[command(subcommand)]
         command: UserCommand,
+    },
+    /// A consistent copy of the database and images into a new directory,
+    /// taken while the server runs (docs/deploy.md).
+    Backup {
+        /// The new directory to write; it must not exist.
+        dest: PathBuf,
+        /// An earlier backup on the same file system: images it holds are hard-linked, not copied.
+        #[arg(long)]
+        link_dest: Option<PathBuf>,
+    },
+    /// Brings a backup back into --data-dir, which must hold no database.
+    Restore {
+        /// A directory written by `hardneg backup`.
+        src: PathBuf,
     },
     /// Every dataset with its curation funnel (candidates → Step 3 → Step 4).
     Datasets {

@@ -7,6 +7,7 @@ pub mod demo_crowd;
 pub mod demo_hnc;
 pub mod demo_models;
 pub mod demo_seed;
+mod embedded_site;
 mod import_command;
 mod print;
 mod protocols;
@@ -40,10 +41,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             login_checks,
             login_wait_ms,
         } => {
-            let paths = Paths { data_dir, site_dir };
-            std::fs::create_dir_all(&paths.data_dir)?;
+            std::fs::create_dir_all(&data_dir)?;
             // Held until the server stops: the start-up sweep owns the data dir.
-            let _lock = crate::store::leftovers::lock_data_dir(&paths.data_dir)?;
+            let _lock = crate::store::leftovers::lock_data_dir(&data_dir)?;
+            let site_dir = match site_dir {
+                Some(dir) => dir,
+                None => embedded_site::unpack(&data_dir)?.unwrap_or_else(|| PathBuf::from("target/site")),
+            };
+            let paths = Paths { data_dir, site_dir };
             if demo {
                 prepare_demo(&paths, demo_size).await?;
             }
@@ -205,6 +210,33 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 print::compare_table(&report);
             }
+            Ok(())
+        }
+        Command::Backup { dest, link_dest } => {
+            let start = std::time::Instant::now();
+            let r = crate::store::backup::backup(&data_dir, &dest, link_dest.as_deref()).await?;
+            println!(
+                "backed up {} answers and {} images into {} in {:.2} s: {} files copied ({} bytes), {} linked from --link-dest",
+                r.manifest.answers,
+                r.manifest.images,
+                dest.display(),
+                start.elapsed().as_secs_f64(),
+                r.copied,
+                r.bytes_copied,
+                r.linked
+            );
+            Ok(())
+        }
+        Command::Restore { src } => {
+            let r = crate::store::backup::restore(&src, &data_dir).await?;
+            println!(
+                "restored {} answers and {} images ({} files) from {} into {}",
+                r.manifest.answers,
+                r.manifest.images,
+                r.files,
+                src.display(),
+                data_dir.display()
+            );
             Ok(())
         }
         Command::Datasets { json } => {

@@ -1,5 +1,6 @@
 //! Storage shared by the server and scoring: the SQLite file, the
 //! content-addressed image store, the answer writer and model runs.
+pub mod backup;
 mod batch;
 pub mod db;
 pub mod images;
