@@ -156,7 +156,8 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
     // Validators are another group than the writers: a writer among them is refused, named, nothing made.
     let res = app.create_study(&researcher, &spec.clone().annotators(&["checker1", "annotator2"])).await;
     assert_eq!(res.status(), 422);
-    let message = res.text().await.unwrap();
+    let body: Value = res.json().await.unwrap();
+    let message = body["error"].as_str().unwrap();
     assert!(message.contains("field `annotators`: \"annotator2\" wrote pairs of \"HNC writing\""), "{message}");
     let validation = app.create_study_ok(&researcher, &spec.clone().annotators(&["checker1", "checker2"])).await;
     let res = app
