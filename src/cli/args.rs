@@ -119,9 +119,9 @@ pub enum Command {
     /// Blind text-only audit of a dataset stage: how often a scorer that sees only the captions picks the positive (docs/audit.md).
     Audit {
         dataset: String,
-        /// candidates, step3 or final.
-        #[arg(long, default_value = "final")]
-        stage: String,
+        /// candidates, step3 or final; default: the furthest the dataset's curation reached (as the API).
+        #[arg(long)]
+        stage: Option<String>,
         /// A command speaking the text-score part of the scorer protocol, run with `sh -c`;
         /// without it the built-in baselines (length, word-frequency) run.
         #[arg(long, requires = "name")]

@@ -1,9 +1,11 @@
 //! The HNC demo (`serve --demo`): drawn images to write caption pairs for
-//! (dataset `demo-hnc`), a writing study with the demo vocabulary, pairs
-//! written by annotator2 (one skipped, one with a word outside the
-//! vocabulary), the validation study built from them (dataset
-//! `demo-hnc-pairs`), and annotator2's validations, so both kinds show
-//! answers and statistics; annotator1 is left to try both. Idempotent.
+//! (dataset `demo-hnc`), a writing study with the demo vocabulary in its
+//! warning mode, pairs written by annotator2 (one skipped, one with a word
+//! outside the vocabulary), the validation study built from them (dataset
+//! `demo-hnc-pairs`; "all" leaves its writer, annotator2, out), and
+//! annotator1's validations of half the pairs, so both kinds show answers
+//! and statistics; annotator1 is left to write and to validate the rest.
+//! Idempotent.
 use crate::datasets::import::pairs::insert_pair;
 use crate::datasets::write::{insert_dataset, insert_images};
 use crate::demo::hnc::{generate, vocabulary};
@@ -20,6 +22,10 @@ pub const VALIDATION: &str = "Demo: HNC pair validation";
 /// Three per caption type.
 pub const DEMO_HNC_COUNT: usize = 9;
 const WRITER: &str = "annotator2";
+/// Validators are another group than writers (HNC).
+const VALIDATOR: &str = "annotator1";
+/// The pairs the validator has judged; the rest are left to try.
+const VALIDATED: usize = 4;
 
 /// One answer to store: the item, the value, the texts by field.
 type Given<'a> = (i64, String, Vec<(&'a str, String)>);
@@ -48,9 +54,10 @@ pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Resu
     if study_id(db, VALIDATION).await?.is_some() {
         return Ok(());
     }
-    let writer: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM users WHERE username = ?").bind(WRITER).fetch_optional(db).await?;
-    let Some(writer) = writer else { return Ok(()) };
+    let user = |name: &'static str| {
+        sqlx::query_scalar::<_, i64>("SELECT id FROM users WHERE username = ?").bind(name).fetch_optional(db)
+    };
+    let (Some(writer), Some(validator)) = (user(WRITER).await?, user(VALIDATOR).await?) else { return Ok(()) };
     let items = tokio::task::spawn_blocking(|| generate(DEMO_HNC_COUNT, 2024)).await?;
     let writing = match study_id(db, WRITING).await? {
         Some(id) => id,
@@ -92,35 +99,48 @@ pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Resu
             }
         })
         .collect();
-    answer_as(db, writing, writer, &written).await?;
+    answer_as(db, writing, writer, &written, &[]).await?;
     let spec = validation_spec();
     let validation = create::create_study(db, &create::parse_spec(&spec, 0)?, &spec).await?;
-    // The validator: every pair valid but one whose negative it judges wrong.
+    // The validator: the first pairs valid but one whose negative it judges wrong.
     let pairs: Vec<i64> =
         sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
             .bind(validation)
             .fetch_all(db)
             .await?;
-    let judged: Vec<Given> = pairs
+    let (done, open) = pairs.split_at(VALIDATED.min(pairs.len()));
+    let judged: Vec<Given> = done
         .iter()
         .enumerate()
         .map(|(i, &id)| (id, if i == 1 { "negative_wrong" } else { "valid" }.to_string(), Vec::new()))
         .collect();
-    answer_as(db, validation, writer, &judged).await
+    answer_as(db, validation, validator, &judged, open).await
 }
 
 /// Stores one person's answers to a study's items, as the answer writer
-/// would have: participation, done tasks, answers and their texts.
-async fn answer_as(db: &SqlitePool, study: i64, user: i64, answers: &[Given<'_>]) -> anyhow::Result<()> {
+/// would have: participation, done tasks, answers and their texts; then
+/// the `open` items as tasks still to do.
+async fn answer_as(db: &SqlitePool, study: i64, user: i64, answers: &[Given<'_>], open: &[i64]) -> anyhow::Result<()> {
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     let n = answers.len() as i64;
     sqlx::query("INSERT INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, ?)")
         .bind(study)
         .bind(user)
-        .bind(n)
+        .bind(n + open.len() as i64)
         .bind(n)
         .execute(&mut *tx)
         .await?;
+    for (i, instance) in open.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, done) VALUES (?, ?, ?, ?, 0, 0)",
+        )
+        .bind(study)
+        .bind(user)
+        .bind(instance)
+        .bind(n + i as i64)
+        .execute(&mut *tx)
+        .await?;
+    }
     let now = now_secs();
     for (position, (instance, value, texts)) in answers.iter().enumerate() {
         let task = sqlx::query(

@@ -145,7 +145,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Report { study, json } => protocols::report(&data_dir, study, json).await,
         Command::Audit { dataset, stage, external, name, json } => {
-            protocols::audit(&data_dir, &dataset, &stage, external.zip(name), json).await
+            protocols::audit(&data_dir, &dataset, stage.as_deref(), external.zip(name), json).await
         }
         Command::Agreement { study, mapping, json, resamples, seed } => {
             let mapping = match mapping {

@@ -93,16 +93,24 @@ pub async fn report(data_dir: &Path, study: i64, json: bool) -> anyhow::Result<(
 pub async fn audit(
     data_dir: &Path,
     dataset: &str,
-    stage: &str,
+    stage: Option<&str>,
     external: Option<(String, String)>,
     json: bool,
 ) -> anyhow::Result<()> {
-    use crate::datasets::audit::{external_audit, stage_audits};
-    let stage = crate::domain::export::Stage::parse(stage).map_err(|e| anyhow::anyhow!("--stage: {e}"))?;
+    use crate::datasets::audit::{external_audit, furthest_stage, stage_audits};
+    let stage = stage
+        .map(|s| crate::domain::export::Stage::parse(s).map_err(|e| anyhow::anyhow!("--stage: {e}")))
+        .transpose()?;
     let pool = open(data_dir).await?;
     let audits = match external {
-        Some((command, name)) => vec![external_audit(&pool, dataset, stage, &name, &command).await?],
-        None => stage_audits(&pool, dataset, Some(stage))
+        Some((command, name)) => {
+            let stage = match stage {
+                Some(s) => s,
+                None => furthest_stage(&pool, dataset).await.map_err(|e| anyhow::anyhow!("{e}"))?,
+            };
+            vec![external_audit(&pool, dataset, stage, &name, &command).await?]
+        }
+        None => stage_audits(&pool, dataset, stage)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?
             .into_iter()
@@ -113,10 +121,8 @@ pub async fn audit(
         println!("{}", serde_json::to_string_pretty(&audits)?);
     } else {
         let n = audits.first().and_then(|a| a.overall()).map_or(0, |r| r.instances);
-        println!(
-            "blind text-only audit of {dataset:?}, stage {} ({n} instances): near 50% means no blind bias",
-            stage.as_str()
-        );
+        let stage = audits.first().map_or("", |a| a.stage.as_str());
+        println!("blind text-only audit of {dataset:?}, stage {stage} ({n} instances): near 50% means no blind bias");
         print!("{}", crate::domain::audit::render(&audits));
     }
     pool.close().await;

@@ -144,6 +144,13 @@ pub async fn arrive_consenting(
     if !link.open {
         return Ok(Arrival::Closed);
     }
+    // HNC: a writer of the pairs a validation study checks never validates them.
+    if let Some(ids) = &ids {
+        let meta = crate::studies::meta::study_meta(state, study).await?;
+        if crate::studies::written_pairs::wrote_pairs_of(&mut tx, &meta, &ids.pid).await? {
+            return Ok(Arrival::Writer);
+        }
+    }
     let now = state.crowd.clock.now();
     let Some(bundle) = reclaim_and_pick(&mut tx, study, now).await? else {
         tx.commit().await?; // keeps the reclaimed leases

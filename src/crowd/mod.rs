@@ -52,6 +52,9 @@ pub enum Arrival {
     Full { code: Option<String> },
     /// The researcher closed the link.
     Closed,
+    /// This platform id wrote pairs this validation study checks; its
+    /// validators are another group (HNC): return the study, nothing is kept.
+    Writer,
 }
 
 /// What `GET /join/{token}` shows, without changing anything.

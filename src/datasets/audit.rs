@@ -134,6 +134,20 @@ pub async fn external_audit(
     Ok(audit)
 }
 
+/// The furthest stage a dataset's curation reached: what the API and the
+/// CLI audit when no stage is named.
+fn furthest(p: &Pipeline) -> Stage {
+    match (&p.step3, &p.step4) {
+        (Some(_), Some(_)) => Stage::Final,
+        (Some(_), None) => Stage::Step3,
+        _ => Stage::Candidates,
+    }
+}
+
+pub async fn furthest_stage(db: &SqlitePool, dataset: &str) -> Result<Stage, ServiceError> {
+    Ok(furthest(&pipeline(db, dataset).await?))
+}
+
 /// The baselines on the stage, then every stored external result for it.
 /// Without a stage: the furthest the dataset's curation reached (the dataset page).
 pub async fn stage_audits(
@@ -142,11 +156,7 @@ pub async fn stage_audits(
     stage: Option<Stage>,
 ) -> Result<Vec<AuditResult>, ServiceError> {
     let p = pipeline(db, dataset).await?;
-    let stage = stage.unwrap_or(match (&p.step3, &p.step4) {
-        (Some(_), Some(_)) => Stage::Final,
-        (Some(_), None) => Stage::Step3,
-        _ => Stage::Candidates,
-    });
+    let stage = stage.unwrap_or_else(|| furthest(&p));
     let (dataset_id, pairs) = pairs_of(db, &p, dataset, stage).await?;
     audits_of(db, dataset, dataset_id, stage, pairs).await
 }

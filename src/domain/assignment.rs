@@ -28,6 +28,10 @@ pub enum Annotators {
     /// Every account with the annotator role, including ones added later.
     All,
     Named(Vec<String>),
+    /// Every annotator account but these: a pair validation study made for
+    /// "all" leaves out the writers of its pairs (HNC's validators are
+    /// another group than its writers).
+    AllBut(Vec<String>),
 }
 
 impl Annotators {
@@ -35,6 +39,7 @@ impl Annotators {
         match self {
             Annotators::All => true,
             Annotators::Named(names) => names.iter().any(|n| n == username),
+            Annotators::AllBut(left_out) => !left_out.iter().any(|n| n == username),
         }
     }
 }
@@ -344,6 +349,8 @@ mod tests {
         assert!(named.admits("bo"));
         assert!(!named.admits("cy"));
         assert!(Annotators::All.admits("anyone"));
+        let all_but = Annotators::AllBut(vec!["writer".into()]);
+        assert!(all_but.admits("anyone") && !all_but.admits("writer"));
     }
 
     #[test]

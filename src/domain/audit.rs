@@ -242,6 +242,7 @@ fn word_frequency(pairs: &[(&str, &str)]) -> Vec<(f64, f64)> {
     let v = vocabulary.len() as f64 + 1.0;
     // A caption's own words: a few, so a list beats a map.
     let mut own: Vec<(Cow<'_, str>, f64)> = Vec::new();
+    let mut terms: Vec<f64> = Vec::new();
     pairs
         .iter()
         .map(|(positive, negative)| {
@@ -254,25 +255,29 @@ fn word_frequency(pairs: &[(&str, &str)]) -> Vec<(f64, f64)> {
             }
             let held_out = total - own.iter().map(|(_, n)| n).sum::<f64>();
             let own = &own;
-            let score = |s: &str| {
-                let mut n = 0usize;
-                let sum: f64 = words(s)
-                    .map(|w| {
-                        n += 1;
-                        let mine = own.iter().find(|(o, _)| *o == w).map_or(0.0, |(_, c)| *c);
-                        let c = counts.get(&w).copied().unwrap_or(0.0) - mine;
-                        ((c + 1.0) / (held_out + v)).ln()
-                    })
-                    .sum();
-                if n == 0 {
-                    f64::NEG_INFINITY
-                } else {
-                    sum / n as f64
-                }
+            let mut score = |s: &str| {
+                terms.clear();
+                terms.extend(words(s).map(|w| {
+                    let mine = own.iter().find(|(o, _)| *o == w).map_or(0.0, |(_, c)| *c);
+                    let c = counts.get(&w).copied().unwrap_or(0.0) - mine;
+                    ((c + 1.0) / (held_out + v)).ln()
+                }));
+                mean_in_fixed_order(&mut terms)
             };
             (score(positive), score(negative))
         })
         .collect()
+}
+
+/// The mean of a caption's per-word terms, summed smallest first: a float
+/// sum depends on its order (by ~1e-16), and a swap (the same words in
+/// another order) must tie exactly. None of the words: minus infinity.
+fn mean_in_fixed_order(terms: &mut [f64]) -> f64 {
+    if terms.is_empty() {
+        return f64::NEG_INFINITY;
+    }
+    terms.sort_unstable_by(f64::total_cmp);
+    terms.iter().sum::<f64>() / terms.len() as f64
 }
 
 #[cfg(test)]

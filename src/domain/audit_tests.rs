@@ -105,13 +105,15 @@ fn word_frequency_as_first_written(pairs: &[(&str, &str)]) -> Vec<(f64, f64)> {
             }
             let held_out = total - own.values().sum::<f64>();
             let score = |s: &str| {
-                let logs: Vec<f64> = words(s)
+                let mut logs: Vec<f64> = words(s)
                     .into_iter()
                     .map(|w| {
                         let c = counts.get(&w).copied().unwrap_or(0.0) - own.get(&w).copied().unwrap_or(0.0);
                         ((c + 1.0) / (held_out + v)).ln()
                     })
                     .collect();
+                // Summed smallest first, so that a swap ties exactly.
+                logs.sort_by(|a, b| a.partial_cmp(b).unwrap());
                 if logs.is_empty() {
                     f64::NEG_INFINITY
                 } else {
@@ -140,6 +142,40 @@ fn word_frequency_gives_the_same_bits_as_first_written() {
     pairs.extend(texts.iter().map(|(a, b)| (a.as_str(), b.as_str())));
     let bits = |s: Vec<(f64, f64)>| s.iter().map(|(a, b)| (a.to_bits(), b.to_bits())).collect::<Vec<_>>();
     assert_eq!(bits(Baseline::WordFrequency.score(&pairs)), bits(word_frequency_as_first_written(&pairs)));
+}
+
+#[test]
+fn word_frequency_ties_every_swap_exactly() {
+    // Words with counts 1 to 6 among the other positives, so their terms differ.
+    let corpus = ["red red red red red red", "big big big big big", "dog dog dog dog", "on on on", "mat mat", "the"];
+    let words = ["the", "big", "red", "dog", "on", "mat"];
+    let mut orders = vec![words.to_vec()];
+    // Every rotation and every swap of two words: sums in 21 other orders.
+    for i in 1..words.len() {
+        let mut o = words.to_vec();
+        o.rotate_left(i);
+        orders.push(o);
+    }
+    for i in 0..words.len() {
+        for j in i + 1..words.len() {
+            let mut o = words.to_vec();
+            o.swap(i, j);
+            orders.push(o);
+        }
+    }
+    let texts: Vec<String> = orders.iter().map(|o| o.join(" ")).collect();
+    let mut pairs: Vec<(&str, &str)> = corpus.iter().map(|c| (*c, "x")).collect();
+    pairs.extend(texts.iter().map(|t| (texts[0].as_str(), t.as_str())));
+    let s = Baseline::WordFrequency.score(&pairs);
+    for (t, (p, n)) in texts.iter().zip(&s[corpus.len()..]) {
+        assert_eq!(p.to_bits(), n.to_bits(), "{t:?}: {p} against {n}");
+    }
+    let scored: Vec<Scored> = s[corpus.len()..]
+        .iter()
+        .map(|&(positive, negative)| Scored { category: cat(NegType::Swap, Subtype::Att), positive, negative })
+        .collect();
+    let swap = &audit_table(&scored)[0];
+    assert_eq!((swap.ties, swap.rate), (texts.len(), 0.5));
 }
 
 #[test]

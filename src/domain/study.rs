@@ -30,7 +30,7 @@ pub struct StudySpec {
     pub link: Option<super::crowd::spec::LinkSpec>,
     /// Words the texts are checked against: a list, or a file in the data directory.
     pub vocabulary: Option<super::vocabulary::VocabularySpec>,
-    /// Whether a word outside the vocabulary refuses the answer (default: it only warns).
+    /// Whether a word outside the vocabulary refuses the answer (default: it does; `false` only warns).
     pub vocabulary_strict: Option<bool>,
 }
 
@@ -237,7 +237,7 @@ impl StudySpec {
                 if let Some(names) = named {
                     let mut listed = match &a {
                         Annotators::Named(n) => n.clone(),
-                        Annotators::All => {
+                        Annotators::All | Annotators::AllBut(_) => {
                             return Err(field("annotators", "must list the pairs' annotators, not \"all\""))
                         }
                     };

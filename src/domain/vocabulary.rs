@@ -150,7 +150,9 @@ pub enum VocabularySource {
 }
 
 /// The spec's vocabulary for a study of `kind`: only kinds whose answers
-/// carry text take one; `vocabulary_strict` needs one.
+/// carry text take one; `vocabulary_strict` needs one. Strict unless the
+/// spec says `vocabulary_strict = false` (HNC's vocabulary is a must; the
+/// warning mode is the researcher's explicit choice).
 pub fn for_study(
     kind: crate::domain::survey::SurveyKind,
     spec: Option<VocabularySpec>,
@@ -181,7 +183,7 @@ pub fn for_study(
             VocabularySource::File(path)
         }
     };
-    Ok(Some((source, strict.unwrap_or(false))))
+    Ok(Some((source, strict.unwrap_or(true))))
 }
 
 #[cfg(test)]
@@ -196,7 +198,8 @@ mod spec_tests {
         let (source, strict) = for_study(writing, Some(words), Some(true)).unwrap().unwrap();
         assert_eq!((source, strict), (VocabularySource::Words(Vocabulary::new(["dog", "red"])), true));
         let file = VocabularySpec::File("vocabularies/gqa.txt".into());
-        assert!(!for_study(writing, Some(file), None).unwrap().unwrap().1, "warns by default");
+        assert!(for_study(writing, Some(file.clone()), None).unwrap().unwrap().1, "strict by default");
+        assert!(!for_study(writing, Some(file), Some(false)).unwrap().unwrap().1, "warns when asked");
         for bad in ["/etc/passwd", "../secret.txt", "a/../../b", ""] {
             let e = for_study(writing, Some(VocabularySpec::File(bad.into())), None).unwrap_err();
             assert!(e.contains("relative to the data directory"), "{bad}: {e}");

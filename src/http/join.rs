@@ -220,5 +220,11 @@ async fn join(
         Arrival::ScreenedOut { code, url } => screened_out_page(&code, &url),
         Arrival::Full { code } => full_page(code.as_deref()),
         Arrival::Closed => closed_page(),
+        Arrival::Writer => page(
+            StatusCode::OK,
+            "This study is for other people",
+            "<p>You wrote caption pairs that this study checks, and they are checked by other people. \
+             Nothing was recorded. Please return the study on Prolific.</p>",
+        ),
     }
 }

@@ -85,7 +85,11 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
         }
         _ => None,
     };
-    let annotators = serde_json::to_string(&study.annotators)?;
+    let annotators = match &written {
+        Some(pairs) => crate::studies::written_pairs::validators(&study.annotators, study.source.as_deref(), pairs)?,
+        None => study.annotators.clone(),
+    };
+    let annotators = serde_json::to_string(&annotators)?;
     let rule = serde_json::to_string(&study.rule)?;
     let id = sqlx::query(
         "INSERT INTO studies (name, kind, dataset_id, instructions, annotators, rule, seed, spec, spec_hash, created_at,

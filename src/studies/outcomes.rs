@@ -71,7 +71,7 @@ async fn expected_answers(
                 }
             }
         }
-        Annotators::All => {
+        Annotators::All | Annotators::AllBut(_) => {
             let rows: Vec<(i64, i64)> =
                 sqlx::query_as("SELECT instance_id, count(*) FROM tasks WHERE study_id = ? GROUP BY instance_id")
                     .bind(meta.id)
@@ -352,6 +352,10 @@ pub async fn step4_spec(db: &SqlitePool, step3: i64, seed: u64) -> Result<String
             let annotators = match &meta.annotators {
                 Annotators::All => "\"all\"".to_string(),
                 Annotators::Named(n) => list(n),
+                // Only pair validation studies leave people out; none has a Step 4.
+                Annotators::AllBut(_) => {
+                    return Err(ServiceError::Invalid(format!("study {:?} is not a Step 3 study", meta.name)))
+                }
             };
             // Top-level keys must come before any table.
             spec = spec.replacen("seed = ", &format!("annotators = {annotators}\nseed = "), 1);

@@ -15,10 +15,12 @@ pub async fn study_progress(state: &AppState, study_id: i64) -> Result<StudyProg
             .fetch_all(&state.db)
             .await?;
     let eligible: Vec<String> = match &meta.annotators {
-        Annotators::All => {
-            sqlx::query_scalar("SELECT username FROM users WHERE role = 'annotator' ORDER BY username")
-                .fetch_all(&state.db)
-                .await?
+        Annotators::All | Annotators::AllBut(_) => {
+            let all: Vec<String> =
+                sqlx::query_scalar("SELECT username FROM users WHERE role = 'annotator' ORDER BY username")
+                    .fetch_all(&state.db)
+                    .await?;
+            all.into_iter().filter(|u| meta.annotators.admits(u)).collect()
         }
         Annotators::Named(names) => names.clone(),
     };

@@ -34,6 +34,14 @@ fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), Service
     if !user.role.may_annotate() {
         return Err(ServiceError::Forbidden("only annotators answer surveys".into()));
     }
+    if let crate::domain::assignment::Annotators::AllBut(writers) = &meta.annotators {
+        if writers.contains(&user.username) {
+            return Err(ServiceError::Forbidden(format!(
+                "you wrote pairs that study {} validates; its validators are another group",
+                meta.id
+            )));
+        }
+    }
     if !meta.annotators.admits(&user.username) {
         return Err(ServiceError::Forbidden(format!("you are not an annotator of study {}", meta.id)));
     }
@@ -328,14 +336,16 @@ pub async fn answer_with_texts(
     if user.role.is_participant() && !crate::crowd::own_lease(&state.db, user, study_id).await?.1.may_answer() {
         return Err(ServiceError::Invalid("your place in this study has ended; nothing more is stored".into()));
     }
-    if done == 1 {
-        return stored_ack(state, task_id).await;
-    }
+    // A repeat is checked as a first answer is, whether or not the task is
+    // still in the shown-task cache, so the same request always gets the same status.
     let meta = study_meta(state, study_id).await?;
     let p = present(state, &meta, instance_id, seed, query, None).await?;
     let (option_id, value) = meta.kind.answer(&p, option).map_err(|e| ServiceError::Invalid(e.to_string()))?;
     // HOOK (free texts, vocabulary): checked texts, or a 422 naming the field.
     let texts = crate::studies::vocabulary::checked_texts(state, &meta, &value, texts).await?;
+    if done == 1 {
+        return stored_ack(state, task_id).await;
+    }
     let stored = state
         .writer
         .store(NewAnswer {

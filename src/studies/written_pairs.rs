@@ -4,7 +4,11 @@
 //! `dataset`: image and caption type from the writing item, the positive as
 //! caption, the negative as negative caption, keyed `w<task>` so every pair
 //! traces back to its writer's answer. Each writer's pair is its own item.
+//! Its validators are another group than the writers (HNC): named ones who
+//! wrote are refused, "all" leaves the writers out, and a link participant
+//! who wrote (same platform id) is screened out on arrival.
 use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
+use crate::domain::assignment::Annotators;
 use crate::domain::pairs::PLACEHOLDER;
 use crate::domain::study::Study;
 use crate::domain::survey::{Report, SurveyKind};
@@ -19,6 +23,8 @@ pub struct WrittenPair {
     pub caption_type: String,
     pub positive: String,
     pub negative: String,
+    /// The writer's username.
+    pub writer: String,
 }
 
 fn takes_written_pairs(kind: SurveyKind) -> bool {
@@ -28,8 +34,9 @@ fn takes_written_pairs(kind: SurveyKind) -> bool {
 /// Every pair written so far in a writing study, in the order written.
 pub async fn written(db: &SqlitePool, study_id: i64) -> Result<Vec<WrittenPair>, ServiceError> {
     Ok(sqlx::query_as(
-        "SELECT a.task_id, i.positive_image AS image, i.caption_type, p.text AS positive, n.text AS negative
-         FROM counted_answers a JOIN instances i ON i.id = a.instance_id
+        "SELECT a.task_id, i.positive_image AS image, i.caption_type, p.text AS positive, n.text AS negative,
+                u.username AS writer
+         FROM counted_answers a JOIN instances i ON i.id = a.instance_id JOIN users u ON u.id = a.user_id
          JOIN answer_texts p ON p.task_id = a.task_id AND p.field = 'positive'
          JOIN answer_texts n ON n.task_id = a.task_id AND n.field = 'negative'
          WHERE a.study_id = ? AND a.value = 'written' ORDER BY a.task_id",
@@ -61,6 +68,57 @@ pub async fn collect(db: &SqlitePool, study: &Study) -> Result<Option<Vec<Writte
         return Err(invalid(format!("study {source:?} has no written pairs yet")));
     }
     Ok(Some(pairs))
+}
+
+/// Who validates the pairs: named validators must have written none of
+/// them (refused naming them); "all" becomes every annotator but the writers.
+pub fn validators(
+    annotators: &Annotators,
+    source: Option<&str>,
+    pairs: &[WrittenPair],
+) -> Result<Annotators, ServiceError> {
+    let mut writers: Vec<String> = pairs.iter().map(|p| p.writer.clone()).collect();
+    writers.sort();
+    writers.dedup();
+    match annotators {
+        Annotators::Named(names) => {
+            let wrote: Vec<String> = names.iter().filter(|n| writers.contains(n)).map(|n| format!("{n:?}")).collect();
+            match wrote.is_empty() {
+                true => Ok(annotators.clone()),
+                false => Err(ServiceError::Invalid(format!(
+                    "field `annotators`: {} wrote pairs of {:?}; its validators must be another group than \
+                     its writers (HNC), so list only people who wrote none",
+                    wrote.join(", "),
+                    source.unwrap_or_default()
+                ))),
+            }
+        }
+        Annotators::All | Annotators::AllBut(_) => Ok(Annotators::AllBut(writers)),
+    }
+}
+
+/// Whether the link participant with platform id `pid` wrote one of the
+/// pairs the study validates (as a participant of its source); false for
+/// studies of other kinds.
+pub async fn wrote_pairs_of(
+    conn: &mut sqlx::SqliteConnection,
+    meta: &crate::state::StudyMeta,
+    pid: &str,
+) -> Result<bool, ServiceError> {
+    let Some(source) = meta.source_study_id.filter(|_| takes_written_pairs(meta.kind)) else {
+        return Ok(false);
+    };
+    Ok(sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM participants p JOIN answers a ON a.user_id = p.user_id AND a.study_id = p.study_id
+                        JOIN instances i ON i.key = 'w' || a.task_id
+                          AND i.dataset_id = (SELECT dataset_id FROM studies WHERE id = ?1)
+                        WHERE p.study_id = ?2 AND p.platform_pid = ?3)",
+    )
+    .bind(meta.id)
+    .bind(source)
+    .bind(pid)
+    .fetch_one(conn)
+    .await?)
 }
 
 /// Makes the pairs the instances of the new dataset `name` (inside the

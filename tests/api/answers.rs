@@ -84,3 +84,22 @@ async fn images_are_immutable_typed_and_only_by_hash() {
         assert_eq!(ann.get(app.url(bad)).send().await.unwrap().status(), 404, "{bad}");
     }
 }
+
+#[tokio::test]
+async fn a_repeated_answer_is_checked_as_a_first_one_whether_or_not_the_task_was_just_shown() {
+    let app = TestApp::spawn();
+    let ann = app.login("annotator1").await;
+    let study = demo_study(&ann, &app).await;
+    let shown = app.next_task(&ann, study).await.expect("a task").task_id;
+    // A queue's tasks are made together: the next id is the caller's second task, never shown.
+    let unseen = shown + 1;
+    for (task, first) in [(shown, "B"), (unseen, "A")] {
+        assert_eq!(app.answer(&ann, task, first).await.status(), 200, "task {task}");
+        let bad = app.answer(&ann, task, "E").await;
+        assert_eq!(bad.status(), 422, "task {task}: an unknown option is refused, answered or not");
+        let msg: Value = bad.json().await.unwrap();
+        assert!(msg["error"].as_str().unwrap().contains("unknown option \"E\""), "{msg}");
+        let again: AnswerAck = app.answer(&ann, task, "c").await.json().await.unwrap();
+        assert_eq!(again, AnswerAck { task_id: task, option: first.into(), duplicate: true });
+    }
+}

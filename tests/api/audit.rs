@@ -96,3 +96,23 @@ async fn audit_refuses_an_unreached_stage_a_failing_scorer_and_a_baseline_name()
     let res = researcher.get(app.url("/api/v1/datasets/demo-triplets/audit?stage=later")).send().await.unwrap();
     assert_eq!(res.status(), 422);
 }
+
+#[tokio::test]
+async fn swaps_tie_under_word_frequency_and_the_cli_audits_the_apis_stage_by_default() {
+    let app = TestApp::spawn();
+    // No --stage: the furthest stage reached (demo-triplets: candidates), as the API picks it.
+    let res = app.cli(&["audit", "demo-triplets", "--json"]);
+    assert!(res.status.success(), "{}", text(&res.stderr));
+    let cli: Vec<Value> = serde_json::from_slice(&res.stdout).unwrap();
+    let researcher = app.login("researcher").await;
+    let api: Vec<Value> = app.get(&researcher, "/api/v1/datasets/demo-triplets/audit").await;
+    assert_eq!(cli, api, "the CLI and the API audit the same stage");
+    assert_eq!(cli[0]["stage"], "candidates");
+    let printed = text(&app.cli(&["audit", "demo-triplets"]).stdout);
+    assert!(printed.contains("stage candidates (10 instances)"), "{printed}");
+    // A swap is the same words in another order: the unigram baseline ties every one.
+    let frequency = cli.iter().find(|a| a["scorer"] == "word-frequency").unwrap();
+    let swap = frequency["rows"].as_array().unwrap().iter().find(|r| r["subset"] == "swap").unwrap();
+    assert!(swap["instances"].as_u64().unwrap() > 0);
+    assert_eq!((swap["ties"].clone(), swap["rate"].as_f64()), (swap["instances"].clone(), Some(0.5)), "{swap}");
+}

@@ -3,7 +3,8 @@
 //! pairs and skip over HTTP (one pair through the no-JS form), bad texts,
 //! identical captions and words outside a strict vocabulary are refused with
 //! the field named and nothing stored, a validation study is built from the
-//! written pairs, two validators answer, a dispute is settled, and the
+//! written pairs (a writer named as validator refused, "all" leaving the
+//! writers out), two other validators answer, a dispute is settled, and the
 //! export holds exactly the validated pairs, which import back as a dataset.
 use crate::helpers::{text, Spec, TestApp};
 use crate::odd_one_out::{export_candidates, refused_whole};
@@ -44,7 +45,10 @@ fn pair(w: usize, i: usize, caption_type: &str) -> (String, String) {
 
 #[tokio::test]
 async fn writers_write_validators_validate_and_only_validated_pairs_export_and_reimport() {
-    let app = TestApp::spawn();
+    let mut app = TestApp::spawn();
+    for checker in ["checker1", "checker2"] {
+        app.add_user(checker, "annotator", "a long password");
+    }
     let dir = app.data_dir.join("in");
     let images = placeholders::png_dir(&dir, 4);
     let bad = dir.join("bad.csv");
@@ -149,7 +153,13 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
     assert_eq!(res.status(), 422);
     assert!(res.text().await.unwrap().contains("expected caption_writing"));
     let spec = Spec::new("HNC validation").kind("pair_validation").dataset("written").source("HNC writing");
-    let validation = app.create_study_ok(&researcher, &spec.clone().annotators(&["annotator1", "annotator2"])).await;
+    // Validators are another group than the writers: a writer among them is refused, named, nothing made.
+    let res = app.create_study(&researcher, &spec.clone().annotators(&["checker1", "annotator2"])).await;
+    assert_eq!(res.status(), 422);
+    let body: Value = res.json().await.unwrap();
+    let message = body["error"].as_str().unwrap();
+    assert!(message.contains("field `annotators`: \"annotator2\" wrote pairs of \"HNC writing\""), "{message}");
+    let validation = app.create_study_ok(&researcher, &spec.clone().annotators(&["checker1", "checker2"])).await;
     let res = app
         .create_study(&researcher, &Spec::new("Again").kind("pair_validation").dataset("written").source("HNC writing"))
         .await;
@@ -163,18 +173,30 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
         let (positive, _) = pair_validation::read_prompt(&t.prompt.text).expect("the pair");
         match who {
             _ if positive == wrong => "negative_wrong",
-            "annotator2" if positive == disputed => "both_wrong",
+            "checker2" if positive == disputed => "both_wrong",
             _ => "valid",
         }
         .to_string()
     };
     let mut shown = BTreeSet::new();
-    for who in ["annotator1", "annotator2"] {
+    for who in ["checker1", "checker2"] {
         let tasks = app.work_through(who, validation, |t| verdict(who, t)).await;
         assert_eq!(tasks.len(), 7, "3 pairs of annotator1, 4 of annotator2");
         shown.extend(tasks.iter().map(|t| t.prompt.text.clone()));
     }
     assert_eq!(shown.len(), 7);
+    // "all": every annotator but the writers, who neither see nor start it.
+    let spec = Spec::new("HNC validation by all").kind("pair_validation").dataset("written-all").source("HNC writing");
+    let by_all = app.create_study_ok(&researcher, &spec).await;
+    for writer in ["annotator1", "annotator2"] {
+        let c = app.login(writer).await;
+        assert!(app.studies(&c).await.iter().all(|s| s.id != by_all), "{writer} sees it");
+        let res = app.start(&c, by_all).await;
+        assert_eq!(res.status(), 403, "{writer}");
+        assert!(res.text().await.unwrap().contains("you wrote pairs that study"));
+    }
+    let checker = app.login("checker1").await;
+    assert_eq!(app.next_task(&checker, by_all).await.unwrap().progress.total, 7);
     assert!(shown.iter().filter(|p| p.contains("Two cats")).all(|p| p.ends_with("\nType: counting")), "{shown:?}");
     let disputes: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{validation}/disputes")).await;
     assert_eq!(disputes.len(), 1, "{disputes:?}");
@@ -230,8 +252,14 @@ async fn the_demo_shows_both_kinds_answered_and_a_warning_vocabulary_lets_words_
     let id = |name: &str| studies.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name}")).id;
     let (writing, validation) = (id("Demo: HNC caption writing"), id("Demo: HNC pair validation"));
     let r: Value = app.get(&researcher, &format!("/api/v1/studies/{validation}/report")).await;
-    assert_eq!(r["answers"].as_i64(), Some(8), "annotator2 validated the 8 pairs written");
+    assert_eq!(r["answers"].as_i64(), Some(4), "annotator1 validated 4 of the 8 pairs written");
     assert_eq!(r["rows"].as_array().unwrap().last().unwrap()["values"]["negative_wrong"], 1);
+    // Their writer, annotator2, is not a validator; annotator1 has the other 4 to try.
+    let writer = app.login("annotator2").await;
+    assert_eq!(app.start(&writer, validation).await.status(), 403);
+    let validator = app.login("annotator1").await;
+    let next = app.next_task(&validator, validation).await.expect("pairs left to validate").progress;
+    assert_eq!((next.done, next.total), (4, 8));
     let w: Value = app.get(&researcher, &format!("/api/v1/studies/{writing}/report")).await;
     assert_eq!(w["statistic"], "writing");
     assert_eq!(

@@ -10,10 +10,13 @@
 use super::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
 use crate::domain::answer_text::{TextField, TextUse};
 
-pub const INSTRUCTIONS: &str = "Look at the image and its assigned caption type. Write a positive caption that \
-is true of the image and a negative caption that is false of it, changing only what the type names (an \
-attribute, a relation, an object, a count…). If you cannot, skip the image and say why. Keys: p = positive \
-box, n = negative box, Ctrl+Enter = submit, s = skip.";
+/// HNC's three conditions on a pair, then the keys.
+pub const INSTRUCTIONS: &str = "Look at the image and its assigned caption type, then write a pair that meets \
+three conditions. (1) The positive caption is true of the image and the negative caption is false of it. \
+(2) The negative differs from the positive only in what the type names (an attribute, a relation, an \
+object, a count…) and is otherwise the same caption. (3) Both are fluent, plausible English that uses only \
+the study's vocabulary, if it has one. If you cannot, skip the image and say why. Keys: p = positive box, \
+n = negative box, Ctrl+Enter = submit, s = skip.";
 
 pub const WRITTEN: &str = "written";
 
