@@ -86,8 +86,8 @@ async fn annotator_answers_by_keyboard_and_click_resumes_and_researcher_sees_cou
 
 /// With the wasm never arriving (blocked), a key press still answers: the
 /// page's small inline script clicks the option the key names, so its form
-/// posts, and the next item comes as a new page. The "keys work once
-/// loaded" notice is hidden, since it is not true here.
+/// posts, and the next item comes as a new page. Key hints show only once
+/// the page has hydrated, so none is shown here.
 #[tokio::test]
 async fn keys_answer_before_the_wasm_has_loaded() {
     let app = TestApp::spawn();
@@ -101,8 +101,8 @@ async fn keys_answer_before_the_wasm_has_loaded() {
     b.wait_css("form.start button").await.click().await.unwrap();
     let task = current_task(&b).await;
     assert_eq!(b.text(".progress span").await, "0 / 63");
-    let notice = b.wait_css(".keys-wait").await;
-    assert!(!notice.is_displayed().await.unwrap(), "the notice says keys do not work yet");
+    let hint = b.wait_css("button.option kbd").await;
+    assert!(!hint.is_displayed().await.unwrap(), "key hints wait for the hydrated page");
     let key = b.wait_css("form.options button.option").await.attr("aria-keyshortcuts").await.unwrap().unwrap();
     b.press(key.chars().next().unwrap()).await;
     let next = wait_next_task(&b, &task).await;

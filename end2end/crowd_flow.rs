@@ -159,7 +159,7 @@ async fn participant_goes_from_link_to_completion_url_resumes_and_a_full_study_s
     arrive(&app, &small_token, small, "TAKER").await;
     b.client.delete_all_cookies().await.unwrap();
     b.client.goto(&join_url(&app, &small_token, "LATECOMER")).await.unwrap();
-    assert_eq!(b.text("main.join h1").await, "This study is full");
+    assert_eq!(b.text(".join h1").await, "This study is full");
     assert_eq!(b.client.find_all(Css("form")).await.unwrap().len(), 0, "no way to arrive");
     b.close().await;
 }

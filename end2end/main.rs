@@ -13,6 +13,7 @@ mod helpers;
 mod hnc_flow;
 mod page_weight;
 mod pages;
+mod participant_pages;
 mod pipeline_flow;
 mod protocols_flow;
 mod take_pages;

@@ -102,7 +102,8 @@ async fn every_page_reads_right_and_the_survey_works_without_javascript() {
     let h1 = check(&b, &app, &axe, &format!("/annotate/{}", study.id), Ready::Showing("section.survey")).await;
     assert_eq!(h1, study.name, "the survey page names its study");
     b.wait_hydrated().await;
-    assert!(b.client.find(Css(".keys-wait")).await.is_err(), "the keys notice goes once hydrated");
+    let hint = b.wait_css("button.option kbd").await;
+    assert!(hint.is_displayed().await.unwrap(), "key hints show once hydrated");
     b.wait_css(r#"a.back[href="/annotate"]"#).await;
     // After a click the new item has the focus, not an option of it.
     let task = current_task(&b).await;
@@ -134,7 +135,8 @@ async fn every_page_reads_right_and_the_survey_works_without_javascript() {
     b.wait_css("ul.studies a").await.click().await.unwrap();
     b.wait_css("form.start button[type=submit]").await.click().await.unwrap();
     let mut task = current_task(&b).await;
-    assert!(b.text(".keys-wait").await.contains("Keys work once the page has loaded"));
+    let shown = b.text("main").await.to_lowercase();
+    assert!(!shown.contains("keys"), "without JavaScript nothing mentions keys: {shown}");
     for (k, option) in ["B", "none", "C"].into_iter().enumerate() {
         b.wait_css(&format!(r#"button.option[data-option="{option}"]"#)).await.click().await.unwrap();
         task = crate::annotate_flow::wait_next_task(&b, &task).await;

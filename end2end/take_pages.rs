@@ -32,6 +32,13 @@ async fn link_study(app: &TestApp, researcher: &reqwest::Client, name: &str) -> 
     create_link_study(app, researcher, &link_spec(name, 3, &lines)).await
 }
 
+/// No word about keys on the page as shown: they work only once hydrated.
+async fn says_nothing_about_keys(b: &Browser, what: &str) {
+    let shown = b.client.execute("return document.querySelector('main').innerText;", vec![]).await.unwrap();
+    let shown = shown.as_str().unwrap_or_default().to_lowercase();
+    assert!(!shown.contains("keys"), "{what} mentions keys: {shown}");
+}
+
 async fn click(b: &Browser, css: &str) {
     b.wait_css(css).await.click().await.unwrap();
 }
@@ -67,6 +74,7 @@ async fn a_participant_takes_a_link_study_on_a_phone_with_javascript_off() {
     click(&b, "form button[type=submit]").await;
     wait_stage(&b, "instructions").await;
     assert_fits(&b, "instructions, no JavaScript").await;
+    says_nothing_about_keys(&b, "instructions, no JavaScript").await;
     click(&b, r#"button[data-step="instructions"]"#).await;
     wait_stage(&b, "comprehension").await;
     assert_fits(&b, "the comprehension check, no JavaScript").await;
@@ -83,13 +91,14 @@ async fn a_participant_takes_a_link_study_on_a_phone_with_javascript_off() {
         // Each click posts a form: wait for the next page rather than read the old one.
         wait_text(&b, ".take .progress span", &format!("Item {} of 3", k + 1)).await;
         assert_fits(&b, "a bundle item, no JavaScript").await;
+        says_nothing_about_keys(&b, "a bundle item, no JavaScript").await;
         click(&b, &format!(r#"button.option[data-option="{option}"]"#)).await;
     }
     assert_eq!(b.text(".completion .code").await, code);
     assert_fits(&b, "the completion page, no JavaScript").await;
     let hydrated = b.client.find(Css(r#"main[data-hydrated="true"]"#)).await;
     assert!(hydrated.is_err(), "JavaScript really was off");
-    click(&b, ".completion a.button").await;
+    // No click: the page goes on to the completion URL by itself.
     assert_eq!(wait_path(&b, "/").await, Some(format!("cc={code}")));
     let progress: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/progress")).await;
     assert_eq!(progress["answers"], 3, "the three clicks are stored, the practice answer is not");

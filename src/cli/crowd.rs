@@ -20,7 +20,8 @@ fn print_link(info: &LinkInfo, base_url: &str) {
     if let Some(full) = &info.full_code {
         println!("full code:       {full}");
     }
-    println!("time limit:      {} minutes", info.time_limit_minutes);
+    let minutes = info.time_limit_minutes;
+    println!("time limit:      {minutes} minute{}", if minutes == 1 { "" } else { "s" });
     // Returns and time-outs refill by themselves; late finishers still use a place (docs/crowd.md).
     let margin = (info.places as u64).div_ceil(10).max(3);
     println!(

@@ -5,7 +5,8 @@
 //! Step 3 study stays the newest on "demo". The participants go through the
 //! real services (arrival, consent, comprehension check, answers), as a
 //! browser would: two finish (one too fast), one fails two attention checks
-//! and is screened out, one is still working on the bundle given back.
+//! and is screened out, one is still working on the bundle given back. Half
+//! the places stay free for whoever opens the link.
 use crate::api_types::TaskView;
 use crate::crowd::{self, Arrival, CrowdState, Stage};
 use crate::domain::crowd::ids::PlatformIds;
@@ -19,7 +20,8 @@ use std::path::{Path, PathBuf};
 
 pub const DEMO_CROWD_DATASET: &str = "demo-crowd";
 pub const DEMO_CROWD_STUDY: &str = "Demo: crowd study by link with checks";
-/// Three bundles of four.
+/// Three bundles of four, two copies each: six places, three of them free
+/// after the simulated participants, so a newcomer can join at once.
 const ITEMS: i64 = 12;
 const NONE_ANSWER: &str = "When no image shows everything in the description";
 
@@ -32,6 +34,7 @@ access = "link"
 
 [link]
 bundle_size = 4
+copies = 2
 time_limit_minutes = 60
 consent = "A demo of a crowd study: your answers are stored with an opaque number, never your name."
 min_seconds_per_item = 1.0

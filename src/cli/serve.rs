@@ -89,7 +89,7 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
         .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::days(7)));
     let routes = generate_route_list(App);
     let pkg_dir = Path::new(&*state.leptos_options.site_root).join("pkg");
-    http::error_page::set_output_name(&state.leptos_options.output_name);
+    http::page::set_output_name(&state.leptos_options.output_name);
     let app = Router::new()
         .leptos_routes(&state, routes, {
             let options = state.leptos_options.clone();

@@ -16,7 +16,7 @@ pub struct ApproveRow {
     pub username: String,
     /// None for a participant screened out before it got a bundle.
     pub bundle: Option<i64>,
-    /// The lease state, or `screened_out` / `arriving` before a lease.
+    /// The lease state, or `screened_out` / `full_after_comprehension` / `arriving` before a lease.
     pub status: String,
     pub answers: usize,
     pub median_secs_per_item: Option<f64>,
@@ -125,6 +125,9 @@ pub async fn approve_list(db: &SqlitePool, study: i64) -> Result<Vec<ApproveRow>
             let (decision, reason) = match (&state, screened_at) {
                 // Prolific: one who fails the comprehension check is asked to return, never rejected.
                 (None, Some(_)) => (Decision::None, "screened out by the comprehension check".to_string()),
+                (None, None) if status == super::FULL_AFTER_COMPREHENSION => {
+                    (Decision::None, "told the study was full after the comprehension check".to_string())
+                }
                 _ => suggest(submission(&status), checks_failed, &fl, median_bundle),
             };
             ApproveRow {

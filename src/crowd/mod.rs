@@ -177,8 +177,8 @@ pub struct ParticipantRow {
     /// check, after failing it, or when the study filled up meanwhile.
     pub bundle: Option<i64>,
     pub state: Option<LeaseState>,
-    /// The lease state, or `screened_out` / `arriving` without a lease
-    /// (as in the approve list and the dashboard).
+    /// The lease state, or `screened_out` / `full_after_comprehension` /
+    /// `arriving` without a lease (as in the approve list and the dashboard).
     pub status: String,
     pub done: i64,
     pub total: i64,
@@ -322,11 +322,15 @@ pub async fn own_place(
 
 /// A participant's status, the same word in the participants list, the
 /// approve list and the dashboard's counts: its lease state, else
-/// `screened_out` (failed the comprehension check, so never leased) or
-/// `arriving` (not through the comprehension check yet). Over
-/// `participants p LEFT JOIN leases l`.
-pub(crate) const STATUS_SQL: &str =
-    "coalesce(l.state, CASE WHEN p.screened_out_at IS NOT NULL THEN 'screened_out' ELSE 'arriving' END)";
+/// `screened_out` (failed the comprehension check, so never leased),
+/// [`FULL_AFTER_COMPREHENSION`] or `arriving` (not through the
+/// comprehension check yet). Over `participants p LEFT JOIN leases l`.
+pub(crate) const STATUS_SQL: &str = "coalesce(l.state, CASE WHEN p.screened_out_at IS NOT NULL THEN 'screened_out'
+    WHEN p.comprehension_passed_at IS NOT NULL THEN 'full_after_comprehension' ELSE 'arriving' END)";
+
+/// Passed the comprehension check when every place was taken: told the
+/// study is full and asked to return it, so never leased.
+pub const FULL_AFTER_COMPREHENSION: &str = "full_after_comprehension";
 
 /// A stored lease state; an unknown one is an internal error.
 pub(crate) fn lease_state(s: &str) -> Result<LeaseState, ServiceError> {

@@ -1,40 +1,13 @@
-//! Error pages for people (403, 404 from the form posts, 500), styled like
-//! the app and with its header, built without the Leptos app: they answer
-//! where no page renders (the page guard, a form post, a panic). Messages
-//! are escaped; internal details stay in the log (`ServiceError::public_message`).
+//! Error pages for people (403, 404 from the form posts, 500), in the
+//! app's page shell (`page.rs`), built without the Leptos app: they answer
+//! where no page renders (the page guard, a form post, a panic). Internal
+//! details stay in the log (`ServiceError::public_message`).
+use super::page;
 use crate::accounts::SessionUser;
 use crate::error::ServiceError;
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{Html, IntoResponse, Response};
-use std::sync::OnceLock;
-
-/// The client's file stem (`hardneg.<hash>`), set once at start so every
-/// error page links the current stylesheet.
-static OUTPUT_NAME: OnceLock<String> = OnceLock::new();
-
-pub fn set_output_name(name: &str) {
-    let _ = OUTPUT_NAME.set(name.to_string());
-}
-
-/// The current stylesheet's URL, for pages built outside the Leptos app.
-pub fn stylesheet_href() -> String {
-    format!("/pkg/{}.css", OUTPUT_NAME.get().map(String::as_str).unwrap_or("hardneg"))
-}
-
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use leptos::prelude::*;
 
 /// What an error page says: a heading, one sentence, one link on.
 pub struct ErrorPage<'a> {
@@ -47,34 +20,25 @@ pub struct ErrorPage<'a> {
 
 impl ErrorPage<'_> {
     pub fn html(&self) -> String {
-        let css = OUTPUT_NAME.get().map(String::as_str).unwrap_or("hardneg");
-        let who = self
-            .who
-            .map(|u| {
-                format!(
-                    r#"<nav aria-label="Account"><span class="who">{} ({})</span></nav>"#,
-                    escape(&u.username),
-                    u.role.as_str()
-                )
-            })
-            .unwrap_or_default();
-        format!(
-            r##"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"/><meta name="viewport" content="width=device-width, initial-scale=1"/><title>{title} — hardneg</title><link rel="stylesheet" href="/pkg/{css}.css"/><link rel="icon" href="{icon}"/></head><body><a class="skip" href="#main">Skip to content</a><header class="top"><a href="/" class="brand">hardneg</a>{who}</header><main id="main"><section class="error-page" data-status="{code}"><h1>{title}</h1><p>{message}</p><p><a href="{href}">{label}</a></p></section></main></body></html>"##,
-            title = escape(self.title),
-            icon = crate::ui::FAVICON,
-            code = self.status.as_u16(),
-            message = escape(self.message),
-            href = escape(self.link.0),
-            label = escape(self.link.1),
+        let (code, message) = (self.status.as_u16(), self.message.to_string());
+        let (href, label, title) = (self.link.0.to_string(), self.link.1.to_string(), self.title.to_string());
+        page::document(
+            self.title,
+            self.who,
+            view! {
+                <section class="error-page" data-status=code>
+                    <h1>{title}</h1>
+                    <p>{message}</p>
+                    <p><a href=href>{label}</a></p>
+                </section>
+            },
         )
     }
 }
 
 impl IntoResponse for ErrorPage<'_> {
     fn into_response(self) -> Response {
-        let mut res = (self.status, Html(self.html())).into_response();
-        res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        res
+        page::respond(self.status, self.html())
     }
 }
 
@@ -126,7 +90,7 @@ mod tests {
         }
         .html();
         assert!(page.contains("<h1>Not for &lt;you&gt;</h1>"), "{page}");
-        assert!(page.contains("a &quot;quoted&quot; &amp; &lt;b&gt;bold&lt;/b&gt; claim"), "{page}");
+        assert!(page.contains("a \"quoted\" &amp; &lt;b&gt;bold&lt;/b&gt; claim"), "{page}");
         assert!(page.contains(r#"href="/x?a=1&amp;b=2""#), "{page}");
         assert_eq!(page.matches("<h1>").count(), 1);
         assert!(page.contains("<title>Not for &lt;you&gt; — hardneg</title>"), "{page}");

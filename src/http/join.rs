@@ -1,18 +1,20 @@
-//! The join link, as small server pages (restyle freely; keep the logic in
-//! `crowd::`). Prolific sends participants by GET, and a GET must not change
+//! The join link, as small server pages in the app's page shell
+//! (`page.rs`; keep the logic in `crowd::`). Prolific sends participants by GET, and a GET must not change
 //! state: `GET /join/{token}?PROLIFIC_PID=…&STUDY_ID=…&SESSION_ID=…` (or
 //! `?pid=…`) only shows what arriving would do, with a form that POSTs the
 //! same ids back; `POST /join/{token}` arrives, starts the participant's
 //! session and redirects (303) to `/take/{study}`.
+use super::page;
 use crate::crowd::{self, Arrival, Preview};
 use crate::domain::crowd::ids::PlatformIds;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::{Form, Router};
+use leptos::prelude::*;
 use serde::Deserialize;
 use tower_sessions::Session;
 
@@ -45,19 +47,13 @@ impl JoinIds {
     }
 }
 
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
-}
-
-fn page(status: StatusCode, title: &str, body: &str) -> Response {
-    let html = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{t}</title>\
-         <link rel=\"stylesheet\" href=\"/pkg/hardneg.css\"></head>\
-         <body><main class=\"join\"><h1>{t}</h1>{body}</main></body></html>",
-        t = esc(title)
-    );
-    (status, Html(html)).into_response()
+/// A join page in the app's page shell (`page.rs`), its heading the title.
+fn join_page(status: StatusCode, title: &str, body: impl IntoView + 'static) -> Response {
+    let heading = title.to_string();
+    page::respond(
+        status,
+        page::document(title, None, view! { <section class="join"><h1>{heading}</h1>{body}</section> }),
+    )
 }
 
 fn error_page(e: ServiceError) -> Response {
@@ -70,82 +66,69 @@ fn error_page(e: ServiceError) -> Response {
         ServiceError::Invalid(_) => ("Cannot join", e.public_message()),
         _ => ("Something went wrong", e.public_message()),
     };
-    page(status, title, &format!("<p>{}</p>", esc(&text)))
+    join_page(status, title, view! { <p>{text}</p> })
 }
 
-fn hidden_ids(ids: &Option<PlatformIds>) -> String {
-    let Some(ids) = ids else { return String::new() };
-    let field = |name: &str, v: &Option<String>| {
-        v.as_ref().map(|v| format!("<input type=\"hidden\" name=\"{name}\" value=\"{}\">", esc(v))).unwrap_or_default()
-    };
-    format!(
-        "{}{}{}",
-        field("PROLIFIC_PID", &Some(ids.pid.clone())),
-        field("STUDY_ID", &ids.study),
-        field("SESSION_ID", &ids.session)
-    )
+/// The ids again, for the form that arrives.
+fn hidden_ids(ids: &Option<PlatformIds>) -> impl IntoView {
+    let fields = ids.as_ref().map(|ids| {
+        [("PROLIFIC_PID", Some(ids.pid.clone())), ("STUDY_ID", ids.study.clone()), ("SESSION_ID", ids.session.clone())]
+    });
+    fields
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, v)| Some(view! { <input type="hidden" name=name value=v?/> }))
+        .collect_view()
 }
 
-fn finished_page(code: &str, url: &str) -> Response {
-    page(
-        StatusCode::OK,
-        "Thank you: you have finished",
-        &format!(
-            "<p>Your completion code is <strong class=\"code\">{c}</strong>.</p>\
-             <p><a class=\"button\" href=\"{u}\">Return to Prolific with your code</a></p>",
-            c = esc(code),
-            u = esc(url)
-        ),
-    )
+/// A code to give Prolific, and a button there when there is a URL.
+fn code_and_link(lead: &'static str, code: String, link: Option<(&'static str, String)>) -> impl IntoView {
+    view! {
+        <p>{lead} " " <strong class="code">{code}</strong> "."</p>
+        {link.map(|(label, url)| view! { <p><a class="button" href=url>{label}</a></p> })}
+    }
+}
+
+fn finished_page(code: String, url: String) -> Response {
+    let body = code_and_link("Your completion code is", code, Some(("Return to Prolific with your code", url)));
+    join_page(StatusCode::OK, "Thank you: you have finished", body)
 }
 
 /// Ended by the checks: asked to return, never told it is rejected; the screen-out code and its URL.
-fn screened_out_page(code: &str, url: &str) -> Response {
-    page(
-        StatusCode::OK,
-        "Your participation has ended",
-        &format!(
-            "<p>You did not pass this study's checks, so there is nothing more to do here. \
-             Please return the study on Prolific.</p>\
-             <p>If asked for a code, use <strong class=\"code\">{c}</strong>.</p>\
-             <p><a class=\"button\" href=\"{u}\">Return to Prolific</a></p>",
-            c = esc(code),
-            u = esc(url)
-        ),
-    )
+fn screened_out_page(code: String, url: String) -> Response {
+    let body = view! {
+        <p>"You did not pass this study's checks, so there is nothing more to do here. Please return the study on Prolific."</p>
+        {code_and_link("If asked for a code, use", code, Some(("Return to Prolific", url)))}
+    };
+    join_page(StatusCode::OK, "Your participation has ended", body)
 }
 
-fn full_page(code: Option<&str>) -> Response {
-    let code = code.map(|c| format!("<p>If asked for a code, use <strong class=\"code\">{}</strong>.</p>", esc(c)));
-    page(
-        StatusCode::OK,
-        "This study is full",
-        &format!(
-            "<p>Every place in this study is taken. Please return the study on Prolific (you will not be penalised).</p>{}",
-            code.unwrap_or_default()
-        ),
-    )
+fn full_page(code: Option<String>) -> Response {
+    let body = view! {
+        <p>"Every place in this study is taken. Please return the study on Prolific (you will not be penalised)."</p>
+        {code.map(|c| code_and_link("If asked for a code, use", c, None))}
+    };
+    join_page(StatusCode::OK, "This study is full", body)
 }
 
 fn closed_page() -> Response {
-    page(StatusCode::OK, "This study is closed", "<p>The study no longer takes new participants. Please return it.</p>")
+    join_page(
+        StatusCode::OK,
+        "This study is closed",
+        view! { <p>"The study no longer takes new participants. Please return it."</p> },
+    )
 }
 
 fn returned_page() -> Response {
-    page(
-        StatusCode::OK,
-        "You returned this study",
-        "<p>You gave this study back; there is nothing more to do here.</p>",
-    )
+    let body = view! { <p>"You gave this study back; there is nothing more to do here."</p> };
+    join_page(StatusCode::OK, "You returned this study", body)
 }
 
 fn needs_id_page() -> Response {
-    page(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "Participant id missing",
-        "<p>This link needs your participant id. Open the study from Prolific again, \
-         so that the address carries your PROLIFIC_PID.</p>",
-    )
+    let body = view! {
+        <p>"This link needs your participant id. Open the study from Prolific again, so that the address carries your PROLIFIC_PID."</p>
+    };
+    join_page(StatusCode::UNPROCESSABLE_ENTITY, "Participant id missing", body)
 }
 
 async fn show(State(state): State<AppState>, Path(token): Path<String>, Query(q): Query<JoinIds>) -> Response {
@@ -157,34 +140,38 @@ async fn show(State(state): State<AppState>, Path(token): Path<String>, Query(q)
         Ok(p) => p,
         Err(e) => return error_page(e),
     };
-    let action = format!("/join/{}", esc(&token));
+    let action = format!("/join/{token}");
     match preview {
         Preview::NeedsId => needs_id_page(),
-        Preview::Welcome { study_name, consent } => page(
-            StatusCode::OK,
-            &study_name,
-            &format!(
-                "<section class=\"consent\">{}</section>\
-                 <form method=\"post\" action=\"{action}\">{}\
-                 <label><input type=\"checkbox\" name=\"consent\" value=\"yes\" required> I have read the above and agree to take part.</label>\
-                 <button type=\"submit\">Start</button></form>",
-                consent.split("\n\n").map(|p| format!("<p>{}</p>", esc(p))).collect::<String>(),
-                hidden_ids(&ids)
-            ),
-        ),
-        Preview::Resume { .. } => page(
-            StatusCode::OK,
-            "Welcome back",
-            &format!(
-                "<p>You have a place in this study.</p><form method=\"post\" action=\"{action}\">{}\
-                 <button type=\"submit\">Continue where you stopped</button></form>",
-                hidden_ids(&ids)
-            ),
-        ),
-        Preview::Finished { code, url } => finished_page(&code, &url),
+        Preview::Welcome { study_name, consent } => {
+            let paragraphs: Vec<String> = consent.split("\n\n").map(str::to_string).collect();
+            let body = view! {
+                <section class="consent">{paragraphs.into_iter().map(|p| view! { <p>{p}</p> }).collect_view()}</section>
+                <form method="post" action=action>
+                    {hidden_ids(&ids)}
+                    <label>
+                        <input type="checkbox" name="consent" value="yes" required/>
+                        " I have read the above and agree to take part."
+                    </label>
+                    <button type="submit">"Start"</button>
+                </form>
+            };
+            join_page(StatusCode::OK, &study_name, body)
+        }
+        Preview::Resume { .. } => {
+            let body = view! {
+                <p>"You have a place in this study."</p>
+                <form method="post" action=action>
+                    {hidden_ids(&ids)}
+                    <button type="submit">"Continue where you stopped"</button>
+                </form>
+            };
+            join_page(StatusCode::OK, "Welcome back", body)
+        }
+        Preview::Finished { code, url } => finished_page(code, url),
         Preview::Returned => returned_page(),
-        Preview::ScreenedOut { code, url } => screened_out_page(&code, &url),
-        Preview::Full { code } => full_page(code.as_deref()),
+        Preview::ScreenedOut { code, url } => screened_out_page(code, url),
+        Preview::Full { code } => full_page(code),
         Preview::Closed => closed_page(),
     }
 }
@@ -215,10 +202,10 @@ async fn join(
             }
             Redirect::to(&format!("/take/{study}")).into_response()
         }
-        Arrival::Finished { code, url } => finished_page(&code, &url),
+        Arrival::Finished { code, url } => finished_page(code, url),
         Arrival::Returned => returned_page(),
-        Arrival::ScreenedOut { code, url } => screened_out_page(&code, &url),
-        Arrival::Full { code } => full_page(code.as_deref()),
+        Arrival::ScreenedOut { code, url } => screened_out_page(code, url),
+        Arrival::Full { code } => full_page(code),
         Arrival::Closed => closed_page(),
         Arrival::Writer => page(
             StatusCode::OK,

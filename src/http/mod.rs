@@ -15,6 +15,7 @@ pub mod join;
 pub mod media;
 pub mod models;
 pub mod origin;
+pub mod page;
 pub mod proxy;
 pub mod quality;
 pub mod rank_form;

@@ -5,16 +5,17 @@
 //! (303). Words outside the study's vocabulary come back on a page of their
 //! own that names them, with the texts filled in to fix, and, when the
 //! vocabulary only warns, a box to keep them; nothing is stored until then.
-use super::error_page::{self, escape};
 use super::extract::Caller;
+use super::{error_page, page};
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::writing::{write, WriteOutcome, WrittenAnswer};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::post;
 use axum::{Form, Router};
+use leptos::prelude::*;
 use serde::Deserialize;
 
 pub fn routes() -> Router<AppState> {
@@ -58,7 +59,7 @@ async fn answer(
     match stored.await {
         Ok(WriteOutcome::Stored(_)) => Redirect::to(&back).into_response(),
         Ok(WriteOutcome::Unknown { words, strict }) => {
-            (StatusCode::OK, Html(unknown_page(&a, &words, strict, &format!("{back}/write"), &back))).into_response()
+            page::respond(StatusCode::OK, unknown_page(&a, &words, strict, &format!("{back}/write"), &back))
         }
         // A page for people, with a way back to the survey.
         Err(e) => error_page::service_error(e, &back),
@@ -67,32 +68,45 @@ async fn answer(
 
 /// The form again with the unknown words named per caption.
 fn unknown_page(a: &WrittenAnswer, words: &[(String, Vec<String>)], strict: bool, action: &str, back: &str) -> String {
-    let named: String = words
-        .iter()
-        .map(|(field, w)| format!("<li>{}: <mark>{}</mark></li>", escape(field), escape(&w.join(", "))))
-        .collect();
-    let (lead, keep) = match strict {
-        true => ("This study accepts only words from its vocabulary. Replace these:", String::new()),
-        false => (
-            "These words are outside the study's vocabulary. Fix them, or keep them:",
-            r#"<label class="confirm"><input type="checkbox" name="confirmed" value="1"/> Keep these words</label>"#
-                .to_string(),
-        ),
+    let count = words.iter().map(|(_, w)| w.len()).sum::<usize>();
+    let named: Vec<(String, String)> = words.iter().map(|(field, w)| (field.clone(), w.join(", "))).collect();
+    let lead = match strict {
+        true => "This study accepts only words from its vocabulary. Replace these:",
+        false => "These words are outside the study's vocabulary. Fix them, or keep them:",
     };
-    let input = |name: &str, label: &str, value: &str| {
-        format!(
-            r#"<label class="caption-box"><span>{label}</span><input type="text" name="{name}" maxlength="300" autocomplete="off" value="{}"/></label>"#,
-            escape(value)
-        )
+    let input = |name: &'static str, label: &'static str, value: &str| {
+        let value = value.to_string();
+        view! {
+            <label class="caption-box">
+                <span>{label}</span>
+                <input type="text" name=name maxlength="300" autocomplete="off" value=value/>
+            </label>
+        }
     };
-    format!(
-        r##"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"/><meta name="viewport" content="width=device-width, initial-scale=1"/><title>Words outside the vocabulary — hardneg</title><link rel="stylesheet" href="{css}"/></head><body><a class="skip" href="#main">Skip to content</a><header class="top"><a href="/" class="brand">hardneg</a></header><main id="main"><section class="survey caption-writing" data-unknown-words="{count}"><h1>Words outside the vocabulary</h1><p>{lead}</p><ul class="unknown-words">{named}</ul><form class="writing-form" method="post" action="{action}"><input type="hidden" name="task_id" value="{task}"/>{positive}{negative}{keep}<button type="submit" class="primary" name="option" value="written">Submit pair</button></form><p><a href="{back}">Back to the survey</a></p></section></main></body></html>"##,
-        css = escape(&error_page::stylesheet_href()),
-        count = words.iter().map(|(_, w)| w.len()).sum::<usize>(),
-        action = escape(action),
-        task = a.task_id,
-        positive = input("positive", "Positive caption (true of the image)", &a.positive),
-        negative = input("negative", "Negative caption (false of the image)", &a.negative),
-        back = escape(back),
+    let positive = input("positive", "Positive caption (true of the image)", &a.positive);
+    let negative = input("negative", "Negative caption (false of the image)", &a.negative);
+    let (task, action, back) = (a.task_id, action.to_string(), back.to_string());
+    page::document(
+        "Words outside the vocabulary",
+        None,
+        view! {
+            <section class="survey caption-writing" data-unknown-words=count>
+                <h1>"Words outside the vocabulary"</h1>
+                <p>{lead}</p>
+                <ul class="unknown-words">
+                    {named.into_iter().map(|(field, w)| view! { <li>{field} ": " <mark>{w}</mark></li> }).collect_view()}
+                </ul>
+                <form class="writing-form" method="post" action=action>
+                    <input type="hidden" name="task_id" value=task/>
+                    {positive}
+                    {negative}
+                    {(!strict).then(|| view! {
+                        <label class="confirm"><input type="checkbox" name="confirmed" value="1"/> " Keep these words"</label>
+                    })}
+                    <button type="submit" class="primary" name="option" value="written">"Submit pair"</button>
+                </form>
+                <p><a href=back>"Back to the survey"</a></p>
+            </section>
+        },
     )
 }

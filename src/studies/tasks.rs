@@ -50,11 +50,13 @@ fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), Service
 
 /// A participant answers only the bundle its own lease holds (its tasks
 /// were made at arrival); an account must be one of the study's annotators.
-/// False: a participant whose participation was ended gets no more tasks.
+/// False: a participant whose participation ended (screened out, or it
+/// returned the study) gets no more tasks.
 async fn admit(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<bool, ServiceError> {
+    use crate::domain::crowd::lease::LeaseState;
     if user.role.is_participant() {
         let (_, lease) = crate::crowd::own_lease(&state.db, user, meta.id).await?;
-        Ok(lease != crate::domain::crowd::lease::LeaseState::ScreenedOut)
+        Ok(!matches!(lease, LeaseState::ScreenedOut | LeaseState::Returned))
     } else {
         require_annotator(user, meta).map(|_| true)
     }

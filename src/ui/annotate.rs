@@ -1,5 +1,6 @@
 //! Annotator pages: the study list and the survey loop. The next item comes
-//! from a server function (no page reload); keys answer. Before the wasm has
+//! from a server function (no page reload); keys answer (their hints show
+//! only then: style/pages.css). Before the wasm has
 //! loaded (or without JavaScript) the options are plain form posts to
 //! `http::survey_form`, which answer and reload the page.
 use super::error_text;
@@ -199,10 +200,6 @@ pub fn Survey(
     };
     let choose = move |option: String| send(option, None);
     answer_by_keys(task, choose);
-    // Effects run only in the browser: until this one has, keys do nothing
-    // (clicks still answer, as form posts).
-    let live = RwSignal::new(false);
-    Effect::new(move |_| live.set(true));
     // This page's own answer route: /annotate/{id}/answer or /take/{id}/answer.
     let page_path = use_location().pathname.get_untracked().trim_end_matches('/').to_string();
     let form_action = format!("{page_path}/answer");
@@ -210,9 +207,6 @@ pub fn Survey(
     let write_action = format!("{page_path}/write");
 
     view! {
-        {move || (!live.get()).then(|| view! {
-            <p class="notice keys-wait" role="status">"Keys work once the page has loaded; clicking an option works now."</p>
-        })}
         {move || match (task.get(), finished.clone()) {
             (None, Some(finished)) => finished.run(),
             (None, None) => view! {
@@ -290,7 +284,7 @@ pub fn TaskCard(
             <details class="instructions" open=!instructions_read && progress.done == 0>
                 <summary>"Instructions"</summary>
                 <p>{task.instructions.clone()}</p>
-                <p class="keys">"Keys: " {task.options.iter().map(|o| format!("{} = {}", o.keys.join("/"), o.label)).collect::<Vec<_>>().join(", ")}</p>
+                <p class="keys key-hint">"Keys: " {task.options.iter().map(|o| format!("{} = {}", o.keys.join("/"), o.label)).collect::<Vec<_>>().join(", ")}</p>
             </details>
             {(!task.prompt.text.is_empty()).then(|| view! { <blockquote class="prompt">{task.prompt.text.clone()}</blockquote> })}
             {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image to describe"/> })}

@@ -4,11 +4,6 @@
 // event is stopped here so the two never both answer one press.
 (function () {
   var EARLY = 'section.survey form.options button[type="submit"][aria-keyshortcuts]';
-  // Where keys work already, the "keys work once loaded" notice is not true.
-  document.addEventListener("DOMContentLoaded", function () {
-    if (!document.querySelector(EARLY)) return;
-    document.querySelectorAll(".keys-wait").forEach(function (n) { n.hidden = true; });
-  });
   document.addEventListener("keydown", function (e) {
     if (document.querySelector('main[data-hydrated="true"]')) return;
     if (e.ctrlKey || e.metaKey || e.altKey || e.repeat || e.isComposing) return;

@@ -34,6 +34,28 @@ pub const FAVICON: &str = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/20
 /// Answers by key before the wasm has loaded (choice cards only).
 const EARLY_KEYS: &str = include_str!("early_keys.js");
 
+/// What every page's head starts with, the app's and those served without
+/// it (`http::page`): the client's stylesheet by its content-hashed name.
+#[component]
+pub fn HeadLinks(output_name: String) -> impl IntoView {
+    view! {
+        <meta charset="utf-8"/>
+        <meta name="viewport" content="width=device-width, initial-scale=1"/>
+        <link rel="stylesheet" href=format!("/pkg/{output_name}.css")/>
+        <link rel="icon" href=FAVICON type="image/svg+xml"/>
+    }
+}
+
+/// Whether the client has hydrated the page (false on the server and
+/// without JavaScript): what only works with the wasm waits for it.
+#[derive(Clone, Copy)]
+pub struct Hydrated(pub ReadSignal<bool>);
+
+/// False where no app provides it (a component rendered on its own).
+pub fn hydrated() -> bool {
+    use_context::<Hydrated>().is_some_and(|h| h.0.get())
+}
+
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
     crate::http::csp::set_on_page();
@@ -41,10 +63,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
         <!DOCTYPE html>
         <html lang="en">
             <head>
-                <meta charset="utf-8"/>
-                <meta name="viewport" content="width=device-width, initial-scale=1"/>
-                <link rel="stylesheet" href=format!("/pkg/{}.css", options.output_name)/>
-                <link rel="icon" href=FAVICON type="image/svg+xml"/>
+                <HeadLinks output_name=options.output_name.to_string()/>
                 <HydrationScripts options/>
                 // Inline: it must work before any file has loaded.
                 <script nonce=leptos::nonce::use_nonce() inner_html=EARLY_KEYS></script>
@@ -63,6 +82,7 @@ pub fn App() -> impl IntoView {
     // Flipped only in the browser: tests wait for it to know hydration ran.
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
+    provide_context(Hydrated(hydrated.read_only()));
     view! {
         // Each page sets its own title text; this names the app after it.
         <Title text="hardneg" formatter=|text: String| if text == "hardneg" { text } else { format!("{text} — hardneg") }/>

@@ -1,5 +1,6 @@
 //! Link studies over real HTTP: a participant from the link to its code,
-//! bad input refused with nothing stored, full and closed studies, paired
+//! bad input refused with nothing stored, full and closed studies (and no
+//! task for one who returned), paired
 //! bundles in the agreement report, and the CLI.
 use crate::crowd_kit::{
     answer_n, arrive, arrive_with, browser, create_link_study, lease_states, link_spec, post_ok, stage, start,
@@ -151,8 +152,14 @@ async fn a_full_study_says_so_and_a_closed_one_takes_no_one_new() {
     let page = browser().get(app.url(&format!("/join/{token}?PROLIFIC_PID=P3"))).send().await.unwrap();
     assert!(page.text().await.unwrap().contains("This study is full"));
     // Returning gives the place back, and a new participant gets it.
+    start(&app, &p1, study).await;
+    let task = app.next_task(&p1, study).await.expect("a task before returning");
     let back = post_ok(&app, &p1, &format!("/api/v1/take/{study}/return")).await;
     assert_eq!(back["stage"], "returned");
+    // Given back: no task is handed out (204, as after a screen-out), and none is taken.
+    let next = p1.get(app.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap();
+    assert_eq!(next.status(), 204, "a returned participant gets no task");
+    assert_eq!(app.answer(&p1, task.task_id, "A").await.status(), 422);
     let p3 = arrive(&app, &token, study, "P3").await;
     let (status, body) = arrive_with(&app, &browser(), &token, "P1").await;
     assert_eq!(status, 200);
@@ -229,6 +236,11 @@ async fn the_cli_prints_the_link_and_lists_participants() {
     assert!(app.cli(&["study", "close", &id]).status.success());
     let link: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/link")).await;
     assert_eq!(link["open"], false);
+    let (short, _) =
+        create_link_study(&app, &researcher, &link_spec("crowd one minute", 21, &["time_limit_minutes = 1"])).await;
+    let printed = text(&app.cli(&["study", "link", &short.to_string()]).stdout);
+    assert!(printed.contains("time limit:      1 minute\n"), "{printed}");
+    assert!(text(&app.cli(&["study", "link", &id]).stdout).contains("time limit:      60 minutes\n"));
     let refused = app.cli(&["study", "link", "999"]);
     assert!(!refused.status.success() && text(&refused.stderr).contains("not a link study"));
 }

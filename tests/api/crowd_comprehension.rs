@@ -133,3 +133,29 @@ async fn check_spec_errors_name_their_field() {
     let studies: Vec<Value> = app.get(&researcher, "/api/v1/studies").await;
     assert!(studies.iter().all(|s| !s["name"].as_str().unwrap().starts_with("bad")), "nothing created");
 }
+
+/// Passing the check when every place is taken: the page says full, and
+/// every view names that status, with no decision to take on Prolific.
+#[tokio::test]
+async fn full_after_the_check_is_its_own_status_with_no_decision() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("one place", 63, SPEC)).await;
+    let (first, late) = (arrive(&app, &token, study, "P1").await, arrive(&app, &token, study, "P2").await);
+    for p in [&first, &late] {
+        post_ok(&app, p, &format!("/api/v1/take/{study}/instructions")).await;
+    }
+    let (_, next) = post_json(&app, &first, &comprehension(study), json!({"answers": [1, 1]})).await;
+    assert_eq!(next["stage"], "working", "{next}");
+    let (_, next) = post_json(&app, &late, &comprehension(study), json!({"answers": [1, 1]})).await;
+    assert_eq!(next["stage"], "full", "{next}");
+
+    let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
+    let status: Vec<&str> = rows.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(status, ["active", "full_after_comprehension"]);
+    let csv = app.get_text(&researcher, &format!("/api/v1/studies/{study}/approve-list.csv")).await;
+    let row: Vec<&str> = csv.lines().find(|l| l.starts_with("P2,")).expect("P2's row").split(',').collect();
+    assert_eq!((row[3], row[11]), ("full_after_comprehension", "none"), "{csv}");
+    let d: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/dashboard")).await;
+    assert_eq!((d["participants"]["started"].as_i64(), d["participants"]["working"].as_i64()), (Some(2), Some(1)));
+}

@@ -39,11 +39,16 @@ async fn the_demo_has_a_link_study_with_checks_participants_and_a_filled_dashboa
     assert_eq!((p["working"].as_i64(), Some(leases("active").await)), (Some(1), Some(1)));
     assert_eq!((p["screened_out"].as_i64(), Some(leases("screened_out").await)), (Some(1), Some(1)));
     assert_eq!(d["answers"].as_i64(), Some(count("SELECT count(*) FROM answers WHERE study_id = ?").await));
-    // Three bundles of four: two done, the careless one's given to the participant now working.
+    // Three bundles of four, two copies each: two done, the careless one's
+    // given to the participant now working, three free for a newcomer.
     assert_eq!(
         (d["places"].as_i64(), d["completed"].as_i64(), d["leased"].as_i64(), d["free"].as_i64()),
-        (Some(3), Some(2), Some(1), Some(0))
+        (Some(6), Some(2), Some(1), Some(3))
     );
+    let bundles: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{id}/bundles")).await;
+    let taken: Vec<(i64, i64)> =
+        bundles.iter().map(|b| (b["completed"].as_i64().unwrap(), b["active"].as_i64().unwrap())).collect();
+    assert_eq!(taken, [(1, 0), (1, 0), (0, 1)], "each simulated participant on its own bundle, as with one copy");
     let checks = count("SELECT count(*) FROM tasks WHERE study_id = ? AND check_kind = 'attention'").await;
     let gold = count("SELECT count(*) FROM tasks WHERE study_id = ? AND check_kind = 'gold'").await;
     assert!(checks >= 4 * 3 && gold >= 2, "attention checks in every bundle, gold where not a real item");

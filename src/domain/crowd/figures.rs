@@ -167,7 +167,8 @@ pub struct ParticipantCounts {
 }
 
 impl ParticipantCounts {
-    /// Adds `n` participants in `state` (a lease state, or `screened_out` / `arriving` without a lease).
+    /// Adds `n` participants in `state` (a lease state, or `screened_out` /
+    /// `full_after_comprehension` / `arriving` without a lease).
     pub fn add(&mut self, state: &str, n: i64) {
         self.started += n;
         match state {

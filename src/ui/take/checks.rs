@@ -2,8 +2,7 @@
 //! questions, keyboard as any form), the screen-out page with its code and
 //! redirect, the full page, and what follows the last answer of a bundle
 //! (the code, or the screen-out page when attention checks ended it).
-use super::browser::go_to;
-use super::done::{Completion, REDIRECT_AFTER};
+use super::done::{Completion, GoOnTo};
 use super::view::{TakeStage, TakeView};
 use super::{load_take, TakeComprehension};
 use crate::ui::error_text;
@@ -67,13 +66,9 @@ pub fn Comprehension(
 /// Ended by the checks: the code, a link, and the redirect a few seconds on.
 #[component]
 pub fn ScreenedOut(comprehension: bool, code: String, url: String) -> impl IntoView {
-    let to = url.clone();
-    Effect::new(move |_| {
-        let to = to.clone();
-        set_timeout(move || go_to(&to), REDIRECT_AFTER);
-    });
     view! {
         <div class="screened-out" role="status">
+            <GoOnTo url=url.clone()/>
             <h2>"Your participation has ended"</h2>
             {if comprehension {
                 view! {

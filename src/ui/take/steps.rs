@@ -68,7 +68,7 @@ pub fn Instructions(
             {paragraphs(&kind)}
             {study.map(|s| view! { <h3>"For this study"</h3> {paragraphs(&s)} })}
         </div>
-        <p class="hint">"Answer each item with the keys shown on its options, or by tapping an option."</p>
+        <p class="hint key-hint">"Answer each item with the keys shown on its options, or by tapping an option."</p>
         {step_form(study_id, Step::Instructions, go, "instructions-form", view! {
             <p><button type="submit" class="primary" data-step="instructions">"I have read the instructions"</button></p>
         })}
