@@ -85,11 +85,7 @@ pub async fn build(dir: &Path, n: usize) -> anyhow::Result<SqlitePool> {
 async fn answer(pool: &SqlitePool, spec: &str, value_sql: &str) -> anyhow::Result<()> {
     let study = studies::parse_spec(spec, 0)?;
     let id = studies::create_study(pool, &study, spec).await?;
-    let items: Vec<i64> =
-        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
-            .bind(id)
-            .fetch_all(pool)
-            .await?;
+    let items = crate::studies::meta::study_items(pool, id).await?;
     let mut tx = pool.begin().await?;
     for name in ["a1", "a2"] {
         let user: i64 =

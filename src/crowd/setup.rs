@@ -1,8 +1,10 @@
 //! At study creation: the link (token, codes, settings) and the bundles,
 //! made once from the study's items inside the creating transaction.
-use crate::domain::crowd::bundles::{make_bundles, StratItem};
+use crate::domain::assignment::AssignmentRule;
+use crate::domain::crowd::bundles::{make_bundles, sample_bundles, StratItem};
 use crate::domain::crowd::ids::{code_from_bytes, token_from_bytes, CODE_LEN, TOKEN_BYTES};
 use crate::domain::crowd::spec::LinkSettings;
+use crate::domain::stratified::subsets_of;
 use crate::domain::study::Study;
 use crate::error::ServiceError;
 use crate::store::db::now_secs;
@@ -38,7 +40,28 @@ pub async fn create_link(
     .await?;
     let items: Vec<StratItem> =
         items.into_iter().map(|(instance, neg_type, subtype)| StratItem { instance, neg_type, subtype }).collect();
-    let bundles = make_bundles(&items, link.bundle_size, link.copies, link.paired_bundles, study.seed);
+    let bundles = match (&study.rule, link.samples) {
+        (AssignmentRule::StratifiedSample { per_subset, subsets }, Some(samples)) => {
+            let items = crate::studies::meta::study_items(&mut *tx, id).await?;
+            let size = per_subset * subsets_of(subsets.as_deref(), &items).len();
+            if link.bundle_size != size {
+                return Err(invalid(format!(
+                    "field `link.bundle_size`: rule = \"stratified_sample\" gives each participant per_subset x \
+                     subsets = {size} items; set bundle_size = {size}"
+                )));
+            }
+            sample_bundles(
+                &items,
+                *per_subset,
+                subsets.as_deref(),
+                samples,
+                link.copies,
+                link.paired_bundles,
+                study.seed,
+            )
+        }
+        _ => make_bundles(&items, link.bundle_size, link.copies, link.paired_bundles, study.seed),
+    };
     if link.paired_bundles > bundles.len() {
         return Err(invalid(format!(
             "field `link.paired_bundles`: {} asked, but the study's {} items make only {} bundles of bundle_size {}",

@@ -35,6 +35,33 @@ pub fn accuracy_by_subset(answers: &[Judged]) -> Vec<AccuracyRow> {
     rows
 }
 
+/// One person's accuracy on a subset, or (subset None) on all their answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PersonRow {
+    pub subset: Option<Category>,
+    pub answers: usize,
+    pub correct: usize,
+    pub accuracy: f64,
+}
+
+/// Per annotator (by id), their rows in [`accuracy_by_subset`]'s order: the
+/// figures whose means over annotators that function reports.
+pub fn accuracy_per_person(answers: &[Judged]) -> Vec<(i64, Vec<PersonRow>)> {
+    let mut per: BTreeMap<i64, Vec<Judged>> = BTreeMap::new();
+    for a in answers {
+        per.entry(a.annotator).or_default().push(*a);
+    }
+    per.into_iter()
+        .map(|(annotator, mine)| {
+            let rows = accuracy_by_subset(&mine)
+                .into_iter()
+                .map(|r| PersonRow { subset: r.subset, answers: r.answers, correct: r.correct, accuracy: r.pooled })
+                .collect();
+            (annotator, rows)
+        })
+        .collect()
+}
+
 fn row<'a>(subset: Option<Category>, answers: impl Iterator<Item = &'a Judged>) -> Option<AccuracyRow> {
     let mut per: BTreeMap<i64, (usize, usize)> = BTreeMap::new();
     for a in answers {
@@ -98,5 +125,31 @@ mod tests {
     #[test]
     fn no_answers_no_rows() {
         assert!(accuracy_by_subset(&[]).is_empty());
+    }
+
+    #[test]
+    fn per_person_rows_are_what_the_subset_rows_average() {
+        let (obj, swap_att) = (cat(NegType::Replace, Subtype::Obj), cat(NegType::Swap, Subtype::Att));
+        let mut answers = judged(swap_att, 2, 1, 1);
+        answers.extend(judged(obj, 1, 2, 0));
+        answers.extend(judged(swap_att, 1, 3, 1));
+        let people = accuracy_per_person(&answers);
+        let ids: Vec<i64> = people.iter().map(|p| p.0).collect();
+        assert_eq!(ids, [1, 2]);
+        let one: Vec<(Option<Category>, usize, usize, f64)> =
+            people[0].1.iter().map(|r| (r.subset, r.answers, r.correct, r.accuracy)).collect();
+        assert_eq!(one, [(Some(obj), 2, 2, 1.0), (Some(swap_att), 4, 3, 0.75), (None, 6, 5, 5.0 / 6.0)]);
+        assert_eq!(people[1].1.len(), 2, "annotator 2: swap/att and overall");
+        // The subset rows' accuracy is the mean of these.
+        let rows = accuracy_by_subset(&answers);
+        for row in &rows {
+            let mine: Vec<f64> = people
+                .iter()
+                .filter_map(|(_, rs)| rs.iter().find(|r| r.subset == row.subset))
+                .map(|r| r.accuracy)
+                .collect();
+            assert!((row.accuracy - mine.iter().sum::<f64>() / mine.len() as f64).abs() < 1e-12, "{row:?}");
+        }
+        assert!(accuracy_per_person(&[]).is_empty());
     }
 }

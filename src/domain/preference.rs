@@ -1,71 +1,147 @@
-//! SugarCrepe's comparison of two negative sources (Table 9): per subset and
-//! criterion, how often each source's negative was judged better and how
-//! often it was a tie, with a two-sided sign test on the non-tied judgements.
-use crate::domain::category::Category;
+//! SugarCrepe's comparison of two negative sources (appendix E.2, its
+//! table): per criterion, and per subset, per type (REPLACE, SWAP,
+//! NEGATE/ADD) and overall, how often each source's negative was judged
+//! better and how often it was a tie, with a two-sided sign test.
+//!
+//! Several raters on one item are not independent trials, so the test
+//! counts items, not answers: each item gets one vote, its raters'
+//! majority (the outcome given most often, if only one is), and items whose
+//! majority is Tie or shared between outcomes are dropped as tied.
+use crate::domain::category::{Category, NegType};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// One judgement: which source's negative was better, None for a tie.
+/// What the rows' `sign_test_p` tests, as the report names it.
+pub const TEST: &str = "item_majority_sign_test";
+
+/// One judgement: which source's negative was better on an item, None for a tie.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Judgement {
+    /// The item (instance) judged; its raters' answers make one vote.
+    pub item: i64,
     pub category: Category,
     pub criterion: String,
     pub better: Option<String>,
+    /// The item's sources: they are the row's even when nobody chose one.
+    pub sources: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SourceCount {
     pub source: String,
+    /// Answers that judged this source's negative better.
     pub better: usize,
+    /// Items whose raters' majority is this source.
+    pub items: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PreferenceRow {
     pub criterion: String,
-    /// The subset; None for all judgements of the criterion.
+    /// The type of a type row or a subset row; None for the overall row.
+    #[serde(rename = "type")]
+    pub neg_type: Option<NegType>,
+    /// The subset of a subset row; None for type and overall rows.
     pub subset: Option<Category>,
+    /// As a table prints it: `replace/obj`, `REPLACE`, `SWAP`, `NEGATE/ADD`, `all`.
+    pub label: String,
     /// Every source of the criterion, by name, zero counts included.
     pub sources: Vec<SourceCount>,
+    pub answers: usize,
+    /// Answers that were Tie.
     pub ties: usize,
-    /// Two-sided sign test of the two sources (ties dropped); None unless
-    /// exactly two sources and at least one non-tied judgement.
+    /// Items with at least one answer.
+    pub items: usize,
+    /// Items dropped from the test: their majority is Tie, or no outcome leads.
+    pub items_tied: usize,
+    /// Items the test counts (`items - items_tied`).
+    pub n: usize,
+    /// Exact two-sided sign test over the `n` items (the first source's
+    /// items of `n`, p = 1/2); None unless exactly two sources and `n` > 0.
     pub sign_test_p: Option<f64>,
 }
 
+/// The label SugarCrepe's table gives a type: its ADD row is compared with
+/// other benchmarks' NEGATE.
+pub fn type_label(t: NegType) -> &'static str {
+    match t {
+        NegType::Replace => "REPLACE",
+        NegType::Swap => "SWAP",
+        NegType::Add => "NEGATE/ADD",
+    }
+}
+
 /// Per criterion (in the given order): a row per subset with judgements in
-/// the paper's table order, then the overall row.
+/// the paper's table order, a row per type, then the overall row.
 pub fn preference_table(judgements: &[Judgement], criteria: &[&str]) -> Vec<PreferenceRow> {
     let mut rows = Vec::new();
     for &criterion in criteria {
         let of: Vec<&Judgement> = judgements.iter().filter(|j| j.criterion == criterion).collect();
-        let sources: BTreeSet<&str> = of.iter().filter_map(|j| j.better.as_deref()).collect();
-        let subsets = Category::ALL.iter().map(|&c| Some(c)).chain([None]);
-        for subset in subsets {
-            let these: Vec<&&Judgement> = of.iter().filter(|j| subset.is_none_or(|c| j.category == c)).collect();
+        let chosen = of.iter().filter_map(|j| j.better.as_deref());
+        let sources: BTreeSet<&str> =
+            of.iter().flat_map(|j| j.sources.iter().map(String::as_str)).chain(chosen).collect();
+        let subsets = Category::ALL.iter().map(|&c| (Some(c.neg_type), Some(c), c.to_string()));
+        let types = NegType::ALL.iter().map(|&t| (Some(t), None, type_label(t).to_string()));
+        for (neg_type, subset, label) in subsets.chain(types).chain([(None, None, "all".to_string())]) {
+            let these: Vec<&Judgement> = of
+                .iter()
+                .copied()
+                .filter(|j| subset.is_none_or(|c| j.category == c) && neg_type.is_none_or(|t| j.category.neg_type == t))
+                .collect();
             if these.is_empty() {
                 continue;
             }
+            let majorities = item_majorities(&these);
             let counts: Vec<SourceCount> = sources
                 .iter()
                 .map(|&s| SourceCount {
                     source: s.to_string(),
                     better: these.iter().filter(|j| j.better.as_deref() == Some(s)).count(),
+                    items: majorities.values().filter(|m| **m == Some(s)).count(),
                 })
                 .collect();
+            let n: usize = majorities.values().filter(|m| m.is_some()).count();
             let sign_test_p = match counts.as_slice() {
-                [a, b] if a.better + b.better > 0 => Some(sign_test(a.better, a.better + b.better)),
+                [a, _] if n > 0 => Some(sign_test(a.items, n)),
                 _ => None,
             };
             rows.push(PreferenceRow {
                 criterion: criterion.to_string(),
+                neg_type,
                 subset,
+                label,
+                answers: these.len(),
                 ties: these.iter().filter(|j| j.better.is_none()).count(),
+                items: majorities.len(),
+                items_tied: majorities.len() - n,
+                n,
                 sources: counts,
                 sign_test_p,
             });
         }
     }
     rows
+}
+
+/// Each item's vote: the source its raters chose most often, or None when
+/// Tie was chosen most often or no outcome (a source or Tie) leads alone.
+fn item_majorities<'a>(judgements: &[&'a Judgement]) -> BTreeMap<i64, Option<&'a str>> {
+    let mut counts: BTreeMap<i64, BTreeMap<Option<&str>, usize>> = BTreeMap::new();
+    for j in judgements {
+        *counts.entry(j.item).or_default().entry(j.better.as_deref()).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .map(|(item, outcomes)| {
+            let top = outcomes.values().copied().max().unwrap_or(0);
+            let mut leaders = outcomes.iter().filter(|(_, &c)| c == top).map(|(o, _)| *o);
+            let vote = match (leaders.next(), leaders.next()) {
+                (Some(Some(source)), None) => Some(source),
+                _ => None,
+            };
+            (item, vote)
+        })
+        .collect()
 }
 
 /// The exact two-sided sign test: `k` successes of `n` under p = 1/2, as
@@ -87,62 +163,5 @@ pub fn sign_test(k: usize, n: usize) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::domain::category::{NegType, Subtype};
-
-    #[test]
-    fn sign_test_matches_hand_worked_binomial_tails() {
-        // 2 of 10: P(X <= 2) = (1 + 10 + 45) / 1024 = 56/1024; two-sided 112/1024.
-        assert!((sign_test(2, 10) - 112.0 / 1024.0).abs() < 1e-12);
-        assert!((sign_test(8, 10) - 112.0 / 1024.0).abs() < 1e-12, "symmetric");
-        // 0 of 5: 2 * 1/32.
-        assert!((sign_test(0, 5) - 0.0625).abs() < 1e-12);
-        // 15 of 20: P(X >= 15) = (15504 + 4845 + 1140 + 190 + 20 + 1) / 2^20 = 21700 / 1048576.
-        assert!((sign_test(15, 20) - 2.0 * 21700.0 / 1048576.0).abs() < 1e-12);
-        // The middle is capped at 1: 3 of 6 gives 2 * 42/64 > 1.
-        assert_eq!(sign_test(3, 6), 1.0);
-        assert_eq!(sign_test(0, 0), 1.0);
-        // Large n stays finite: 500 of 1000 is 1, 400 of 1000 is far below 1e-9.
-        assert_eq!(sign_test(500, 1000), 1.0);
-        let p = sign_test(400, 1000);
-        assert!(p > 0.0 && p < 1e-9, "{p}");
-    }
-
-    fn j(c: Category, criterion: &str, better: Option<&str>) -> Judgement {
-        Judgement { category: c, criterion: criterion.into(), better: better.map(str::to_string) }
-    }
-
-    #[test]
-    fn counts_per_subset_and_criterion_with_ties_apart() {
-        let obj = Category { neg_type: NegType::Replace, subtype: Subtype::Obj };
-        let att = Category { neg_type: NegType::Swap, subtype: Subtype::Att };
-        let mut js = vec![j(obj, "grammar", Some("SugarCrepe")); 5];
-        js.push(j(obj, "grammar", None));
-        js.push(j(att, "grammar", Some("ARO")));
-        js.push(j(att, "commonsense", Some("SugarCrepe")));
-        let rows = preference_table(&js, &["commonsense", "grammar"]);
-        let shape: Vec<(&str, Option<Category>)> = rows.iter().map(|r| (r.criterion.as_str(), r.subset)).collect();
-        assert_eq!(
-            shape,
-            [
-                ("commonsense", Some(att)),
-                ("commonsense", None),
-                ("grammar", Some(obj)),
-                ("grammar", Some(att)),
-                ("grammar", None)
-            ]
-        );
-        // commonsense knows one source only: no test.
-        assert_eq!(rows[0].sources, [SourceCount { source: "SugarCrepe".into(), better: 1 }]);
-        assert_eq!(rows[0].sign_test_p, None);
-        // grammar, replace/obj: ARO 0, SugarCrepe 5, one tie dropped: 2 / 32.
-        let g = &rows[2];
-        assert_eq!((g.sources[0].source.as_str(), g.sources[0].better, g.sources[1].better, g.ties), ("ARO", 0, 5, 1));
-        assert!((g.sign_test_p.unwrap() - 0.0625).abs() < 1e-12);
-        // grammar overall: ARO 1 of 6 non-tied: 2 * (1 + 6) / 64.
-        let all = &rows[4];
-        assert_eq!((all.sources[0].better, all.sources[1].better, all.ties), (1, 5, 1));
-        assert!((all.sign_test_p.unwrap() - 14.0 / 64.0).abs() < 1e-12);
-    }
-}
+#[path = "preference_tests.rs"]
+mod tests;

@@ -48,6 +48,12 @@ pub fn mix(parts: &[u64]) -> u64 {
     acc
 }
 
+/// A text as a seed part (FNV-1a, 64 bits): stable on every platform and
+/// release, unlike `std`'s hasher.
+pub fn text_seed(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +99,13 @@ mod tests {
         assert_ne!(mix(&[1, 2]), mix(&[2, 1]));
         assert_ne!(mix(&[1, 2]), mix(&[1, 3]));
         assert_eq!(mix(&[9, 9]), mix(&[9, 9]));
+    }
+
+    #[test]
+    fn text_seed_is_fnv1a() {
+        // FNV-1a's published test vectors.
+        assert_eq!(text_seed(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(text_seed("a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(text_seed("foobar"), 0x8594_4171_f739_67e8);
     }
 }

@@ -1,9 +1,10 @@
 //! A study spec as researchers write it (TOML in the shell), parsed into a
 //! typed [`Study`]: once parsed, a study cannot name an unknown kind or rule.
 use super::assignment::{Annotators, AssignmentRule};
+pub use super::mapping::Mapping;
 use super::resolution::ResolveRule;
 use super::survey::SurveyKind;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,6 +56,10 @@ pub struct AssignmentSpec {
     pub sample: Option<SampleSpec>,
     /// `[assignment.adaptive]`: answers per item decided as they come in.
     pub adaptive: Option<super::adaptive::AdaptiveSpec>,
+    /// Rule `stratified_sample`: items of each subset per person (SugarCrepe++: 30).
+    pub per_subset: Option<usize>,
+    /// Rule `stratified_sample`: the subsets drawn from (default: all the items have).
+    pub subsets: Option<Vec<String>>,
 }
 
 /// `sample = 500` or `sample = "all"` as written.
@@ -96,39 +101,14 @@ impl Default for AssignmentSpec {
             group_size: None,
             sample: None,
             adaptive: None,
+            per_subset: None,
+            subsets: None,
         }
     }
 }
 
 pub const DEFAULT_SAMPLE: usize = 500;
 pub const DEFAULT_GROUP_SIZE: usize = 25;
-
-/// Which answers count as the same category when measuring agreement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mapping {
-    /// Every stored value is its own category (A–D's images and None; real/generated/Both).
-    Full,
-    /// Does the answer keep the instance (BiVLC Step 3: any image vs None).
-    Binary,
-}
-
-impl Mapping {
-    pub fn parse(s: &str) -> Option<Mapping> {
-        match s {
-            "full" => Some(Mapping::Full),
-            "binary" => Some(Mapping::Binary),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mapping::Full => "full",
-            Mapping::Binary => "binary",
-        }
-    }
-}
 
 fn default_rule() -> String {
     "each_annotator_all".into()
@@ -190,6 +170,19 @@ impl StudySpec {
         let link = super::crowd::spec::parse_access(self.access.as_deref(), self.link.clone(), kind.values())
             .map_err(|e| SpecError::Field { field: e.field, message: e.message })?;
         let mut rule = parse_rule(&self.assignment)?;
+        let stratified = matches!(rule, AssignmentRule::StratifiedSample { .. });
+        match link.as_ref().map(|l| l.samples) {
+            Some(None) if stratified => {
+                return Err(field(
+                    "link.samples",
+                    "missing: how many samples (places) rule = \"stratified_sample\" makes",
+                ))
+            }
+            Some(Some(_)) if !stratified => {
+                return Err(field("link.samples", "belongs to rule = \"stratified_sample\""))
+            }
+            _ => {}
+        }
         if link.is_some() {
             // Participants are not named: no roster, no annotators, no pairs.
             if self.annotators.is_some() || matches!(rule, AssignmentRule::Pairs { .. }) {
@@ -341,7 +334,19 @@ fn parse_annotators(a: AnnotatorsSpec) -> Result<Annotators, SpecError> {
 }
 
 fn parse_rule(a: &AssignmentSpec) -> Result<AssignmentRule, SpecError> {
+    if a.rule != "stratified_sample" && (a.per_subset.is_some() || a.subsets.is_some()) {
+        let name = if a.per_subset.is_some() { "assignment.per_subset" } else { "assignment.subsets" };
+        return Err(field(name, "per_subset and subsets belong to rule = \"stratified_sample\""));
+    }
     match a.rule.as_str() {
+        "stratified_sample" => {
+            if a.pairs.is_some() || a.overlap.is_some() || a.group_size.is_some() || a.sample.is_some() {
+                return Err(field("assignment.rule", "stratified_sample takes per_subset and subsets only"));
+            }
+            let (per_subset, subsets) = super::stratified::parse(a.per_subset, a.subsets.as_deref())
+                .map_err(|(name, message)| field(name, message))?;
+            Ok(AssignmentRule::StratifiedSample { per_subset, subsets })
+        }
         "groups" => {
             if a.pairs.is_some() || a.overlap.is_some() {
                 return Err(field("assignment.pairs", "pairs and overlap belong to rule = \"pairs\""));
@@ -386,7 +391,7 @@ fn parse_rule(a: &AssignmentSpec) -> Result<AssignmentRule, SpecError> {
         }
         other => Err(field(
             "assignment.rule",
-            format!("unknown rule {other:?}; known rules: each_annotator_all, pairs, groups"),
+            format!("unknown rule {other:?}; known rules: each_annotator_all, pairs, groups, stratified_sample"),
         )),
     }
 }

@@ -222,3 +222,33 @@ fn link_studies_name_no_annotators_and_carry_their_settings() {
     // An account study keeps its annotators and has no link.
     assert_eq!(spec(AnnotatorsSpec::Keyword("all".into())).parse(1).unwrap().link, None);
 }
+
+#[test]
+fn stratified_sample_rule_parses_with_its_fields_named_in_errors() {
+    let parse = |assignment: &str, tail: &str| {
+        let text = format!(
+            "name = \"pp\"\nkind = \"odd_one_out\"\ndataset = \"pp\"\n{tail}\n[assignment]\n{assignment}\n{}",
+            if tail.contains("link") { "[link]\nbundle_size = 10\nconsent = \"ok\"\nsamples = 4\n" } else { "" }
+        );
+        toml::from_str::<StudySpec>(&text).unwrap().parse(1).map_err(|e| e.to_string())
+    };
+    let s = parse("rule = \"stratified_sample\"\nper_subset = 30\nsubsets = [\"swap/obj\"]", "annotators = \"all\"")
+        .unwrap();
+    let swap_obj = crate::domain::category::Category::parse("swap", "obj").unwrap();
+    assert_eq!(s.rule, AssignmentRule::StratifiedSample { per_subset: 30, subsets: Some(vec![swap_obj]) });
+    let link = parse("rule = \"stratified_sample\"\nper_subset = 2", "access = \"link\"").unwrap();
+    assert_eq!(link.link.unwrap().samples, Some(4));
+    let err = |a: &str, t: &str| parse(a, t).unwrap_err();
+    assert!(err("rule = \"stratified_sample\"\nper_subset = 0", "annotators = \"all\"")
+        .starts_with("field `assignment.per_subset`"));
+    assert!(err("rule = \"stratified_sample\"\nper_subset = 1\nsubsets = [\"add/rel\"]", "annotators = \"all\"")
+        .starts_with("field `assignment.subsets`"));
+    assert!(
+        err("subsets = [\"swap/obj\"]", "annotators = \"all\"").starts_with("field `assignment.subsets`: per_subset")
+    );
+    assert!(err("rule = \"each_annotator_all\"", "access = \"link\"").starts_with("field `link.samples`: belongs to"));
+    let groups = err("rule = \"stratified_sample\"\nper_subset = 2\ngroup_size = 3", "annotators = \"all\"");
+    assert!(groups.starts_with("field `assignment.rule`"), "{groups}");
+    let unknown = err("rule = \"sampled\"", "annotators = \"all\"");
+    assert!(unknown.contains("known rules: each_annotator_all, pairs, groups, stratified_sample"), "{unknown}");
+}

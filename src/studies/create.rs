@@ -142,6 +142,11 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
     if items == 0 {
         return Err(invalid(format!("field `dataset`: no instances to annotate in {:?}", study.dataset)));
     }
+    if let crate::domain::assignment::AssignmentRule::StratifiedSample { per_subset, subsets } = &study.rule {
+        let items = crate::studies::meta::study_items(&mut *tx, id).await?;
+        crate::domain::stratified::check(*per_subset, subsets.as_deref(), &items)
+            .map_err(|(field, message)| invalid(format!("field `{field}`: {message}")))?;
+    }
     if let Some((words, strict)) = &vocabulary {
         crate::studies::vocabulary::store(&mut tx, id, words, *strict).await?;
     }

@@ -106,6 +106,28 @@ pub async fn list_studies(
     Ok(out)
 }
 
+/// The study's items with their subsets, in instance order: what the
+/// assignment rules plan over.
+pub async fn study_items(
+    db: impl sqlx::SqliteExecutor<'_>,
+    study_id: i64,
+) -> Result<Vec<crate::domain::assignment::StudyItem>, ServiceError> {
+    let rows: Vec<(i64, String, String)> = sqlx::query_as(
+        "SELECT i.id, i.neg_type, i.subtype FROM study_items s JOIN instances i ON i.id = s.instance_id
+         WHERE s.study_id = ? ORDER BY i.id",
+    )
+    .bind(study_id)
+    .fetch_all(db)
+    .await?;
+    rows.into_iter()
+        .map(|(id, t, s)| {
+            let subset = crate::domain::category::Category::parse(&t, &s)
+                .map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))?;
+            Ok(crate::domain::assignment::StudyItem { id, subset })
+        })
+        .collect()
+}
+
 pub async fn study_item_count(db: &SqlitePool, study_id: i64) -> Result<i64, ServiceError> {
     Ok(sqlx::query_scalar("SELECT count(*) FROM study_items WHERE study_id = ?").bind(study_id).fetch_one(db).await?)
 }

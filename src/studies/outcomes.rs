@@ -65,6 +65,8 @@ async fn expected_answers(
     }
     match &meta.annotators {
         Annotators::Named(names) => {
+            // The rules plan over the items' subsets too (stratified samples).
+            let items = &crate::studies::meta::study_items(db, meta.id).await?;
             for name in names {
                 for t in meta.rule.plan_upfront(meta.kind.spec().questions, meta.seed, 0, name, items) {
                     *expected.entry(t.item).or_insert(0) += 1;
@@ -347,6 +349,12 @@ pub async fn step4_spec(db: &SqlitePool, step3: i64, seed: u64) -> Result<String
         }
         crate::domain::assignment::AssignmentRule::Groups { .. } => {
             return Err(ServiceError::Invalid(format!("study {:?} is not a Step 3 study", meta.name)))
+        }
+        crate::domain::assignment::AssignmentRule::StratifiedSample { .. } => {
+            return Err(ServiceError::Invalid(format!(
+                "study {:?} gives each annotator a sample: Step 4 needs every item settled; write its spec by hand",
+                meta.name
+            )))
         }
         crate::domain::assignment::AssignmentRule::EachAnnotatorAll => {
             let annotators = match &meta.annotators {

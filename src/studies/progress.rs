@@ -9,11 +9,7 @@ use std::collections::BTreeMap;
 pub async fn study_progress(state: &AppState, study_id: i64) -> Result<StudyProgress, ServiceError> {
     let meta = study_meta(state, study_id).await?;
     let items = study_item_count(&state.db, study_id).await?;
-    let item_ids: Vec<i64> =
-        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
-            .bind(study_id)
-            .fetch_all(&state.db)
-            .await?;
+    let item_ids = crate::studies::meta::study_items(&state.db, study_id).await?;
     let eligible: Vec<String> = match &meta.annotators {
         Annotators::All | Annotators::AllBut(_) => {
             let all: Vec<String> =

@@ -1,8 +1,8 @@
 //! The statistics of a study whose kind reports them (the kind's
 //! `Role::Report`): computed from its answers by the pure `domain` functions.
-use crate::domain::accuracy::{accuracy_by_subset, AccuracyRow, Judged};
+use crate::domain::accuracy::{accuracy_by_subset, accuracy_per_person, AccuracyRow, Judged, PersonRow};
 use crate::domain::category::Category;
-use crate::domain::preference::{preference_table, Judgement, PreferenceRow};
+use crate::domain::preference::{preference_table, Judgement, PreferenceRow, TEST};
 use crate::domain::ranking_stats::{ranking_stats, Prompt, RankingStats};
 use crate::domain::survey::ab_tie::split_value;
 use crate::domain::survey::Report;
@@ -24,11 +24,13 @@ pub struct StudyReport {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "statistic", rename_all = "snake_case")]
 pub enum ReportBody {
-    /// Human accuracy per subset, then overall (SugarCrepe++).
-    Accuracy { setting: String, rows: Vec<AccuracyRow> },
-    /// Which source's negative is better per subset and criterion, with a
-    /// sign test (SugarCrepe's Table 9).
-    Preference { rows: Vec<PreferenceRow> },
+    /// Human accuracy per subset, then overall (SugarCrepe++): `rows` the
+    /// means over annotators, `people` each annotator's own figures.
+    Accuracy { setting: String, rows: Vec<AccuracyRow>, people: Vec<PersonAccuracy> },
+    /// Which source's negative is better per criterion and subset, type
+    /// and overall, with a sign test over items (SugarCrepe's Table 9);
+    /// `test` names it (`domain::preference::TEST`).
+    Preference { test: &'static str, rows: Vec<PreferenceRow> },
     /// Annotators' agreement on each prompt's order (Kendall's W) and each
     /// imported model's correlation with it (ranking generated images).
     Ranking(RankingStats),
@@ -41,9 +43,17 @@ pub enum ReportBody {
     PairValidation(crate::studies::hnc_report::PairValidationReport),
 }
 
+/// One annotator's accuracy per subset and overall (their rows).
+#[derive(Debug, Clone, Serialize)]
+pub struct PersonAccuracy {
+    pub annotator: String,
+    pub rows: Vec<PersonRow>,
+}
+
 /// One answer: the instance's subset, the annotator, the stored value and
 /// the sources of negatives a and b.
 struct Answer {
+    instance: i64,
     category: Category,
     annotator: i64,
     value: String,
@@ -64,7 +74,7 @@ async fn answers_by_subset(db: &SqlitePool, study_id: i64) -> Result<Vec<Answer>
         .map(|(id, t, s, annotator, value, a, b)| {
             let category =
                 Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))?;
-            Ok(Answer { category, annotator, value, sources: (a, b) })
+            Ok(Answer { instance: id, category, annotator, value, sources: (a, b) })
         })
         .collect()
 }
@@ -73,6 +83,7 @@ async fn answers_by_subset(db: &SqlitePool, study_id: i64) -> Result<Vec<Answer>
 fn judgement(a: Answer) -> Result<Judgement, ServiceError> {
     let (criterion, choice) =
         split_value(&a.value).ok_or_else(|| ServiceError::Internal(format!("not an A/B/Tie value: {:?}", a.value)))?;
+    let sources: Vec<String> = [&a.sources.0, &a.sources.1].into_iter().flatten().cloned().collect();
     let better = match choice {
         "a" => a.sources.0,
         "b" => a.sources.1,
@@ -81,7 +92,7 @@ fn judgement(a: Answer) -> Result<Judgement, ServiceError> {
     if choice != "tie" && better.is_none() {
         return Err(ServiceError::Internal(format!("answer {:?} on an instance without sources", a.value)));
     }
-    Ok(Judgement { category: a.category, criterion: criterion.to_string(), better })
+    Ok(Judgement { item: a.instance, category: a.category, criterion: criterion.to_string(), better, sources })
 }
 
 pub async fn study_report(db: &SqlitePool, study_id: i64) -> Result<StudyReport, ServiceError> {
@@ -102,12 +113,25 @@ pub async fn study_report(db: &SqlitePool, study_id: i64) -> Result<StudyReport,
                 .into_iter()
                 .map(|a| Judged { category: a.category, annotator: a.annotator, correct: a.value == *correct })
                 .collect();
-            (judged.len(), ReportBody::Accuracy { setting: setting.to_string(), rows: accuracy_by_subset(&judged) })
+            let names: std::collections::HashMap<i64, String> = sqlx::query_as(
+                "SELECT id, username FROM users WHERE id IN (SELECT user_id FROM counted_answers WHERE study_id = ?)",
+            )
+            .bind(study_id)
+            .fetch_all(db)
+            .await?
+            .into_iter()
+            .collect();
+            let people = accuracy_per_person(&judged)
+                .into_iter()
+                .map(|(id, rows)| PersonAccuracy { annotator: names.get(&id).cloned().unwrap_or_default(), rows })
+                .collect();
+            let rows = accuracy_by_subset(&judged);
+            (judged.len(), ReportBody::Accuracy { setting: setting.to_string(), rows, people })
         }
         Report::Preference { criteria } => {
             let answers = answers_by_subset(db, study_id).await?;
             let judgements = answers.into_iter().map(judgement).collect::<Result<Vec<_>, _>>()?;
-            (judgements.len(), ReportBody::Preference { rows: preference_table(&judgements, criteria) })
+            (judgements.len(), ReportBody::Preference { test: TEST, rows: preference_table(&judgements, criteria) })
         }
         Report::Ranking => {
             let (n, stats) = rankings(db, study_id).await?;
@@ -162,7 +186,7 @@ async fn rankings(db: &SqlitePool, study_id: i64) -> Result<(usize, RankingStats
 pub fn render(r: &StudyReport) -> String {
     let mut out = format!("{} ({}, {} answers)\n", r.study, r.kind, r.answers);
     match &r.body {
-        ReportBody::Accuracy { setting, rows } => {
+        ReportBody::Accuracy { setting, rows, people } => {
             out.push_str(&format!(
                 "{:<14} {:>8} {:>8} {:>10} {:>8} {:>8}\n",
                 "subset", "answers", "correct", "annotators", setting, "pooled"
@@ -177,6 +201,18 @@ pub fn render(r: &StudyReport) -> String {
                     100.0 * row.accuracy,
                     100.0 * row.pooled
                 ));
+            }
+            out.push_str(&format!("{setting} is the mean over annotators of each one's accuracy:\n"));
+            for p in people {
+                let cells: Vec<String> = p
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        let subset = r.subset.map_or("all".to_string(), |c| c.to_string());
+                        format!("{subset} {}/{} {:.1}%", r.correct, r.answers, 100.0 * r.accuracy)
+                    })
+                    .collect();
+                out.push_str(&format!("  {}: {}\n", p.annotator, cells.join(", ")));
             }
         }
         ReportBody::Ranking(st) => {
@@ -201,16 +237,24 @@ pub fn render(r: &StudyReport) -> String {
         ReportBody::Validation(st) => out.push_str(&crate::studies::triplet_report::render(st)),
         ReportBody::Writing(st) => out.push_str(&crate::studies::hnc_report::render_writing(st)),
         ReportBody::PairValidation(r) => out.push_str(&crate::studies::hnc_report::render_validation(r)),
-        ReportBody::Preference { rows } => {
+        ReportBody::Preference { rows, .. } => {
+            out.push_str(
+                "sign test over items: each item's vote is its raters' majority; items whose majority is Tie \
+                 or shared are dropped (n = items counted)\n",
+            );
             for row in rows {
-                let subset = row.subset.map_or("all".to_string(), |c| c.to_string());
-                let counts: Vec<String> = row.sources.iter().map(|c| format!("{} {}", c.source, c.better)).collect();
+                let counts: Vec<String> =
+                    row.sources.iter().map(|c| format!("{} {} ({} items)", c.source, c.better, c.items)).collect();
                 let p = row.sign_test_p.map_or("-".to_string(), |p| format!("{p:.4}"));
                 out.push_str(&format!(
-                    "{:<12} {subset:<14} {}, tie {}, sign test p = {p}\n",
+                    "{:<12} {:<12} {}, tie {}; {} items, {} tied, sign test n = {}, p = {p}\n",
                     row.criterion,
+                    row.label,
                     counts.join(", "),
-                    row.ties
+                    row.ties,
+                    row.items,
+                    row.items_tied,
+                    row.n
                 ));
             }
         }

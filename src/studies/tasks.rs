@@ -157,11 +157,7 @@ pub async fn start(state: &AppState, user: &SessionUser, study_id: i64) -> Resul
     if let Some(progress) = participation(&state.db, meta.id, user.id).await? {
         return Ok(progress);
     }
-    let items: Vec<i64> =
-        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
-            .bind(meta.id)
-            .fetch_all(&state.db)
-            .await?;
+    let items = crate::studies::meta::study_items(&state.db, meta.id).await?;
     let plan = meta.rule.plan_upfront(meta.kind.spec().questions, meta.seed, user.id, &user.username, &items);
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
     let created =

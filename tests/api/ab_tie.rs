@@ -1,6 +1,7 @@
 //! SugarCrepe's A/B/Tie over the real binary: the demo pairs answered on
-//! both criteria, the per-subset source table with its sign test, the
-//! export, and `import ab-pairs` refusing a bad file whole.
+//! both criteria, the source table per subset, type and overall with its
+//! sign test over items, the export, and `import ab-pairs` refusing a bad
+//! file whole.
 use crate::helpers::{text, Spec, TestApp};
 use crate::odd_one_out::export_candidates;
 use hardneg::demo::ab_pairs::{generate, FLUENT};
@@ -48,22 +49,28 @@ async fn demo_pairs_judged_on_both_criteria_give_the_source_table_and_sign_test(
     }
     let r: Value = app.get(&researcher, &format!("/api/v1/studies/{id}/report")).await;
     assert_eq!((r["statistic"].as_str(), r["answers"].as_i64()), (Some("preference"), Some(28)));
+    assert_eq!(r["test"], "item_majority_sign_test");
     let rows = r["rows"].as_array().unwrap();
     let overall = |criterion: &str| {
-        rows.iter().find(|row| row["criterion"] == criterion && row["subset"].is_null()).unwrap().clone()
+        rows.iter().find(|row| row["criterion"] == criterion && row["label"] == "all").unwrap().clone()
     };
     let g = overall("grammar");
     assert_eq!(
         g["sources"],
-        serde_json::json!([{"source": "fluent", "better": 13}, {"source": "scrambled", "better": 1}])
+        serde_json::json!([{"source": "fluent", "better": 13, "items": 6}, {"source": "scrambled", "better": 1, "items": 0}])
     );
-    assert_eq!(g["ties"], 0);
-    // 1 of 14 under p = 1/2: 2 * (1 + 14) / 2^14.
-    assert!((g["sign_test_p"].as_f64().unwrap() - 30.0 / 16384.0).abs() < 1e-12, "{g}");
+    // The item annotator2 got wrong is split one to one: dropped. 0 of 6 items: 2 / 2^6.
+    assert_eq!(
+        (g["ties"].as_i64(), g["items"].as_i64(), g["items_tied"].as_i64(), g["n"].as_i64()),
+        (Some(0), Some(7), Some(1), Some(6))
+    );
+    assert!((g["sign_test_p"].as_f64().unwrap() - 0.03125).abs() < 1e-12, "{g}");
+    // Commonsense: a Tie against a source on every item: every item dropped, no test.
     let c = overall("commonsense");
     let better: i64 = c["sources"].as_array().unwrap().iter().map(|s| s["better"].as_i64().unwrap()).sum();
-    assert_eq!((c["ties"].as_i64(), better), (Some(7), 7));
-    assert_eq!(rows.len(), 2 * 8, "seven subsets and overall, per criterion");
+    assert_eq!((c["ties"].as_i64(), better, c["n"].as_i64(), c["items_tied"].as_i64()), (Some(7), 7, Some(0), Some(7)));
+    assert!(c["sign_test_p"].is_null(), "{c}");
+    assert_eq!(rows.len(), 2 * (7 + 3 + 1), "seven subsets, three types and overall, per criterion");
 
     let out = export_candidates(&app, "demo-ab-pairs");
     let answers = std::fs::read_to_string(out.join(format!("study-{id}-answers.csv"))).unwrap();
@@ -73,7 +80,7 @@ async fn demo_pairs_judged_on_both_criteria_give_the_source_table_and_sign_test(
         serde_json::from_slice(&std::fs::read(out.join(format!("study-{id}-report.json"))).unwrap()).unwrap();
     assert_eq!(report["rows"], r["rows"]);
     let card = std::fs::read_to_string(out.join("README.md")).unwrap();
-    assert!(card.contains("sign test p = 0.0018"), "{card}");
+    assert!(card.contains("sign test n = 6, p = 0.0313"), "{card}");
 }
 
 #[tokio::test]
@@ -163,4 +170,86 @@ async fn agreement_is_computed_per_criterion_over_http_and_in_the_cli() {
     assert!(table.contains("  Krippendorff's alpha 0.125"), "{table}");
     let page = researcher.get(app.url("/research")).send().await.unwrap().text().await.unwrap();
     assert!(page.contains("data-question=\"commonsense\""), "the research page lists each criterion");
+}
+
+/// Three raters on each of five items: the sign test counts items (each
+/// its raters' majority), not answers; REPLACE and NEGATE/ADD rows as
+/// SugarCrepe's table. p-values are `scipy.stats.binomtest(k, n).pvalue`.
+#[tokio::test]
+async fn several_raters_per_item_give_one_vote_per_item_in_rows_per_type() {
+    let mut app = TestApp::spawn();
+    app.add_user("annotator3", "annotator", "annotator3-password");
+    let file = app.data_dir.join("ab-raters.csv");
+    let mut csv = "caption,negative_a,source_a,negative_b,source_b,type\n".to_string();
+    for i in 1..=5 {
+        let t = if i <= 3 { "replace_obj" } else { "add_att" };
+        // Item 5 has the sources the other way round.
+        let (a, b) = if i == 5 { ("ARO", "SugarCrepe") } else { ("SugarCrepe", "ARO") };
+        let (na, nb) = if i == 5 { ("Bad", "Good") } else { ("Good", "Bad") };
+        csv += &format!("Caption {i}.,{na} {i}.,{a},{nb} {i}.,{b},{t}\n");
+    }
+    std::fs::write(&file, csv).unwrap();
+    assert!(app.cli(&["import", "ab-pairs", file.to_str().unwrap()]).status.success());
+    let researcher = app.login("researcher").await;
+    let who = ["annotator1", "annotator2", "annotator3"];
+    let spec = Spec::new("AB raters").kind("ab_tie").dataset("ab-raters").annotators(&who);
+    let id = app.create_study_ok(&researcher, &spec).await;
+    for w in who {
+        app.work_through(w, id, |task| {
+            let item = &task.prompt.text[8..9];
+            let pick = |start: &str| {
+                task.options
+                    .iter()
+                    .find(|o| o.text.as_deref().is_some_and(|t| t.starts_with(start)))
+                    .unwrap()
+                    .id
+                    .clone()
+            };
+            if task.instructions.contains("grammatical") {
+                return pick("Good"); // everyone, every item: SugarCrepe
+            }
+            // Commonsense: SugarCrepe, SugarCrepe, Tie; on item 5 SugarCrepe, ARO, Tie.
+            match (w, item) {
+                ("annotator3", _) => "tie".into(),
+                ("annotator2", "5") => pick("Bad"),
+                _ => pick("Good"),
+            }
+        })
+        .await;
+    }
+    let r: Value = app.get(&researcher, &format!("/api/v1/studies/{id}/report")).await;
+    assert_eq!(r["answers"], 30);
+    let rows = r["rows"].as_array().unwrap();
+    let row = |criterion: &str, label: &str| {
+        rows.iter()
+            .find(|r| r["criterion"] == criterion && r["label"] == label)
+            .unwrap_or_else(|| panic!("{criterion} {label}: {rows:?}"))
+            .clone()
+    };
+    let close = |v: &Value, x: f64| (v.as_f64().unwrap() - x).abs() < 1e-12;
+    // Grammar: 15 answers for SugarCrepe, but 5 items: binomtest(0, 5) = 0.0625, not 2 / 2^15.
+    let g = row("grammar", "all");
+    assert_eq!((g["answers"].as_i64(), g["items"].as_i64(), g["n"].as_i64()), (Some(15), Some(5), Some(5)));
+    assert_eq!(g["sources"][1], serde_json::json!({"source": "SugarCrepe", "better": 15, "items": 5}));
+    assert!(close(&g["sign_test_p"], 0.0625), "{g}");
+    let replace = row("grammar", "REPLACE");
+    assert_eq!(
+        (replace["type"].as_str(), replace["subset"].is_null(), replace["n"].as_i64()),
+        (Some("replace"), true, Some(3))
+    );
+    assert!(close(&replace["sign_test_p"], 0.25), "binomtest(0, 3): {replace}");
+    let add = row("grammar", "NEGATE/ADD");
+    assert_eq!((add["n"].as_i64(), add["sources"][1]["items"].as_i64()), (Some(2), Some(2)));
+    assert!(close(&add["sign_test_p"], 0.5), "binomtest(0, 2): {add}");
+    assert!(rows.iter().all(|r| r["label"] != "SWAP"), "no swap items, no SWAP row");
+    // Commonsense: item 5 splits (SugarCrepe, ARO, Tie) and is dropped; 4 of 4 items: 0.125.
+    let c = row("commonsense", "all");
+    assert_eq!(
+        (c["items"].as_i64(), c["items_tied"].as_i64(), c["n"].as_i64(), c["ties"].as_i64()),
+        (Some(5), Some(1), Some(4), Some(5))
+    );
+    assert!(close(&c["sign_test_p"], 0.125), "{c}");
+    let cli = text(&app.cli(&["report", &id.to_string()]).stdout);
+    assert!(cli.contains("sign test over items") && cli.contains("NEGATE/ADD"), "{cli}");
+    assert!(cli.contains("5 items, 0 tied, sign test n = 5, p = 0.0625"), "{cli}");
 }

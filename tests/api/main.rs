@@ -33,6 +33,7 @@ mod import;
 mod import_beside_server;
 mod logins;
 mod odd_one_out;
+mod odd_one_out_sample;
 mod page_headers;
 mod pipeline;
 mod placeholders;

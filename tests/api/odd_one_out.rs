@@ -21,7 +21,7 @@ fn triplet_of<'a>(task: &TaskView, demo: &'a HashMap<String, DemoTriplet>) -> &'
     task.options.iter().find_map(|o| demo.get(o.text.as_deref()?)).expect("a demo triplet's P1 among the options")
 }
 
-fn option_with<'a>(task: &'a TaskView, text: &str) -> &'a str {
+pub(crate) fn option_with<'a>(task: &'a TaskView, text: &str) -> &'a str {
     &task.options.iter().find(|o| o.text.as_deref() == Some(text)).expect("the caption is an option").id
 }
 

@@ -1,7 +1,9 @@
 //! Bundles: what one participant of a link study answers. Made once when
 //! the study is created (seeded, stratified so each bundle has the mix of
 //! the whole), then handed out on arrival to the bundle that most needs a copy.
+use crate::domain::category::Category;
 use crate::domain::rng::{mix, shuffle};
+use crate::domain::stratified::{sample, subsets_of, StudyItem};
 use std::collections::BTreeMap;
 
 /// One study item with the strata it is balanced over.
@@ -53,6 +55,29 @@ pub fn make_bundles(items: &[StratItem], size: usize, copies: i64, paired: usize
         }
     }
     bundles
+}
+
+/// A stratified-sample link study's bundles: `samples` places' samples,
+/// each `per_subset` items of every subset, seeded by the study seed and
+/// the place's number; the first `paired` want 2 copies, the rest `copies`.
+pub fn sample_bundles(
+    items: &[StudyItem],
+    per_subset: usize,
+    subsets: Option<&[Category]>,
+    samples: usize,
+    copies: i64,
+    paired: usize,
+    seed: u64,
+) -> Vec<Bundle> {
+    let subsets = subsets_of(subsets, items);
+    (0..samples)
+        .map(|b| Bundle {
+            number: b as i64,
+            instances: sample(seed, per_subset, &subsets, &format!("place {b}"), items),
+            copies_wanted: if b < paired { 2 } else { copies },
+            paired: b < paired,
+        })
+        .collect()
 }
 
 /// A bundle's standing when someone arrives.
@@ -170,5 +195,22 @@ mod tests {
         }
         assert_eq!(given, 40);
         assert!(loads.iter().all(|l| l.taken == 2));
+    }
+
+    #[test]
+    fn sample_bundles_are_each_places_own_stratified_sample() {
+        let all: Vec<StudyItem> = (0..70).map(|id| StudyItem { id, subset: Category::ALL[id as usize % 7] }).collect();
+        let b = sample_bundles(&all, 3, Some(&Category::ALL[..5]), 4, 1, 1, 9);
+        assert_eq!(b.len(), 4);
+        for bundle in &b {
+            assert_eq!(bundle.instances.len(), 15);
+            for c in &Category::ALL[..5] {
+                assert_eq!(bundle.instances.iter().filter(|&&i| all[i as usize].subset == *c).count(), 3);
+            }
+        }
+        assert_ne!(b[0].instances, b[1].instances, "each place its own sample");
+        assert_eq!((b[0].copies_wanted, b[0].paired, b[1].copies_wanted), (2, true, 1));
+        assert_eq!(b, sample_bundles(&all, 3, Some(&Category::ALL[..5]), 4, 1, 1, 9), "seeded");
+        assert_eq!(sample_bundles(&all, 3, None, 1, 1, 0, 9)[0].instances.len(), 21, "every subset the items have");
     }
 }

@@ -11,6 +11,8 @@ pub struct LinkSpec {
     pub bundle_size: Option<usize>,
     pub copies: Option<i64>,
     pub paired_bundles: Option<usize>,
+    /// Rule `stratified_sample`: how many samples (bundles) to make.
+    pub samples: Option<usize>,
     pub time_limit_minutes: Option<u32>,
     pub consent: Option<String>,
     pub completion_code: Option<String>,
@@ -49,6 +51,9 @@ pub struct LinkSettings {
     pub bundle_size: usize,
     pub copies: i64,
     pub paired_bundles: usize,
+    /// Rule `stratified_sample`: the bundles are this many per-place samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<usize>,
     pub time_limit_minutes: u32,
     pub consent: String,
     /// None: generated when the study is created.
@@ -171,6 +176,10 @@ fn parse_link(l: LinkSpec, values: &[&str]) -> Result<LinkSettings, SpecError> {
         bundle_size,
         copies,
         paired_bundles: l.paired_bundles.unwrap_or(0),
+        samples: match l.samples {
+            Some(0) => return Err(field("link.samples", "must be at least 1")),
+            n => n,
+        },
         time_limit_minutes,
         consent,
         completion_code: l.completion_code,
