@@ -62,12 +62,12 @@ pub fn check(
     }
 }
 
+/// `per_subset`, and the subsets listed (None: all the items have).
+pub type Parsed = (usize, Option<Vec<Category>>);
+
 /// `per_subset` and `subsets` as written in `[assignment]`, checked;
 /// errors name the field.
-pub fn parse(
-    per_subset: Option<usize>,
-    subsets: Option<&[String]>,
-) -> Result<(usize, Option<Vec<Category>>), (&'static str, String)> {
+pub fn parse(per_subset: Option<usize>, subsets: Option<&[String]>) -> Result<Parsed, (&'static str, String)> {
     let per_subset = match per_subset {
         None => {
             return Err((

@@ -101,7 +101,7 @@ fn spec_values_are_checked_with_the_field_named() {
     let [r_obj, r_att, r_rel, s_obj, s_att] = pp_subsets()[..] else { unreachable!() };
     assert_eq!(parse(Some(30), Some(&pp)), Ok((30, Some(vec![s_obj, s_att, r_obj, r_att, r_rel]))));
     assert_eq!(parse(Some(5), None), Ok((5, None)));
-    let err = |r: Result<(usize, Option<Vec<Category>>), (&'static str, String)>| r.unwrap_err();
+    let err = |r: Result<Parsed, (&'static str, String)>| r.unwrap_err();
     assert_eq!(err(parse(None, None)).0, "assignment.per_subset");
     assert_eq!(err(parse(Some(0), None)), ("assignment.per_subset", "must be at least 1".into()));
     let (field, message) = err(parse(Some(3), Some(&names(&["swap/rel"]))));

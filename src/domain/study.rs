@@ -108,6 +108,7 @@ impl Default for AssignmentSpec {
 }
 
 pub const DEFAULT_SAMPLE: usize = 500;
+const MISSING_SAMPLES: &str = "missing: how many samples (places) rule = \"stratified_sample\" makes";
 pub const DEFAULT_GROUP_SIZE: usize = 25;
 
 fn default_rule() -> String {
@@ -171,17 +172,9 @@ impl StudySpec {
             .map_err(|e| SpecError::Field { field: e.field, message: e.message })?;
         let mut rule = parse_rule(&self.assignment)?;
         let stratified = matches!(rule, AssignmentRule::StratifiedSample { .. });
-        match link.as_ref().map(|l| l.samples) {
-            Some(None) if stratified => {
-                return Err(field(
-                    "link.samples",
-                    "missing: how many samples (places) rule = \"stratified_sample\" makes",
-                ))
-            }
-            Some(Some(_)) if !stratified => {
-                return Err(field("link.samples", "belongs to rule = \"stratified_sample\""))
-            }
-            _ => {}
+        if let Some(given) = link.as_ref().map(|l| l.samples.is_some()).filter(|&g| g != stratified) {
+            let why = if given { "belongs to rule = \"stratified_sample\"" } else { MISSING_SAMPLES };
+            return Err(field("link.samples", why));
         }
         if link.is_some() {
             // Participants are not named: no roster, no annotators, no pairs.
