@@ -119,6 +119,17 @@ fn closed_page() -> Response {
     )
 }
 
+/// HNC's validators are another group than its writers: a writer is turned away.
+fn writer_page() -> Response {
+    let body = view! {
+        <p>
+            "You wrote caption pairs that this study checks, and they are checked by other people. "
+            "Nothing was recorded. Please return the study on Prolific."
+        </p>
+    };
+    join_page(StatusCode::OK, "This study is for other people", body)
+}
+
 fn returned_page() -> Response {
     let body = view! { <p>"You gave this study back; there is nothing more to do here."</p> };
     join_page(StatusCode::OK, "You returned this study", body)
@@ -207,11 +218,6 @@ async fn join(
         Arrival::ScreenedOut { code, url } => screened_out_page(code, url),
         Arrival::Full { code } => full_page(code),
         Arrival::Closed => closed_page(),
-        Arrival::Writer => page(
-            StatusCode::OK,
-            "This study is for other people",
-            "<p>You wrote caption pairs that this study checks, and they are checked by other people. \
-             Nothing was recorded. Please return the study on Prolific.</p>",
-        ),
+        Arrival::Writer => writer_page(),
     }
 }
