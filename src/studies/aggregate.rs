@@ -98,7 +98,10 @@ pub fn settle<'a>(
         if let Some(p) = fitted.item(id as u64) {
             let label = match given.get(&(id as u64)) {
                 // The most probable value somebody gave (ties to the smaller).
-                Some(g) => *g.iter().min_by(|&&a, &&b| p.probabilities[b].total_cmp(&p.probabilities[a]).then(a.cmp(&b))).unwrap_or(&p.label),
+                Some(g) => *g
+                    .iter()
+                    .min_by(|&&a, &&b| p.probabilities[b].total_cmp(&p.probabilities[a]).then(a.cmp(&b)))
+                    .unwrap_or(&p.label),
                 None => p.label,
             };
             *state = ItemState::Final { value: kind.values()[label].to_string(), by: ResolvedBy::from(model) };
@@ -172,9 +175,10 @@ mod tests {
         }
         answers.extend([(1, 3, 0), (1, 4, 2), (2, 3, 0), (2, 4, 2)]);
         let run = |scope: &Scope| {
-            let mut states = [ItemState::Disputed { values: vec!["0".into(), "2".into()] }, ItemState::Disputed {
-                values: vec!["0".into(), "2".into()],
-            }];
+            let mut states = [
+                ItemState::Disputed { values: vec!["0".into(), "2".into()] },
+                ItemState::Disputed { values: vec!["0".into(), "2".into()] },
+            ];
             let mut posteriors = [None; 2];
             let items = states.iter_mut().zip(posteriors.iter_mut()).zip(1i64..).map(|((s, p), id)| (id, s, p));
             settle(Model::DawidSkene, kind, 7, &answers, &HashMap::new(), scope, items);
@@ -190,7 +194,10 @@ mod tests {
         let fitted = fit(Model::DawidSkene, &answers, 5, &[], 7).unwrap();
         let class = class_of(kind, value).unwrap();
         assert_eq!(posteriors[0], Some(fitted.item(1).unwrap().probabilities[class]), "that value's own posterior");
-        assert!(matches!(states[1], ItemState::Disputed { .. }) && posteriors[1].is_none(), "item 2 was settled by its stop");
+        assert!(
+            matches!(states[1], ItemState::Disputed { .. }) && posteriors[1].is_none(),
+            "item 2 was settled by its stop"
+        );
     }
 
     #[test]

@@ -130,11 +130,11 @@ async fn allow_unchosen_is_a_named_option_for_model_resolves_only() {
     let table = |extra: &str| format!("[assignment.adaptive]\nmin = 2\nmax = 3\nstop = \"agree\"\n{extra}");
     let three = ["annotator1", "annotator2", "ann3"];
     let cases = [
-        (Spec::new("u1").annotators(&three).line(&table("allow_unchosen = true")), "assignment.adaptive.allow_unchosen"),
         (
-            Spec::new("u2").annotators(&three).resolve("mace").line(&table("allow_unchosen = \"yes\"")),
-            "allow_unchosen",
+            Spec::new("u1").annotators(&three).line(&table("allow_unchosen = true")),
+            "assignment.adaptive.allow_unchosen",
         ),
+        (Spec::new("u2").annotators(&three).resolve("mace").line(&table("allow_unchosen = \"yes\"")), "allow_unchosen"),
         (Spec::new("u3").annotators(&three).resolve("mace").line(&table("allow_unchosn = true")), "allow_unchosn"),
     ];
     for (spec, want) in cases {

@@ -55,7 +55,8 @@ pub async fn write(db: &SqlitePool, dataset_id: i64, out: &Path) -> Result<Vec<S
                 Some(&(x, o)) => (Some(x), Some(o)),
                 None => (None, None),
             };
-            let given: Vec<String> = at.map(|x| votes.of(x).map(|(who, v)| format!("{who}:{v}")).collect()).unwrap_or_default();
+            let given: Vec<String> =
+                at.map(|x| votes.of(x).map(|(who, v)| format!("{who}:{v}")).collect()).unwrap_or_default();
             let (settled, by) = match outcome.map(|o| &o.state) {
                 Some(ItemState::Final { value, by }) => (value.clone(), crate::domain::export::resolved_by_str(*by)),
                 _ => (String::new(), ""),

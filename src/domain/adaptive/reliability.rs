@@ -154,8 +154,11 @@ impl Reliability {
             .iter()
             .enumerate()
             .map(|(w, &id)| {
-                let person =
-                    Person { answers: n_answers[w], confusion: confusion[w * k * k..(w + 1) * k * k].to_vec(), kappa: kappa[w] };
+                let person = Person {
+                    answers: n_answers[w],
+                    confusion: confusion[w * k * k..(w + 1) * k * k].to_vec(),
+                    kappa: kappa[w],
+                };
                 (id, person)
             })
             .collect();
