@@ -81,12 +81,17 @@ async fn a_model_resolve_settles_only_what_reached_max_and_every_item_has_a_post
         .seed(3)
         .line("[assignment.adaptive]\nmin = 2\nmax = 3\nstop = \"posterior\"\nthreshold = 0.9");
     let study = app.create_study_ok(&researcher, &spec).await;
-    // Two careful people who differ on one item in five; a third who picks
-    // None wherever the first two split.
+    // Two careful people who differ on one item in five.
     let split = |t: &TaskView| hash(&key(t)) % 5 == 1;
     app.work_through("annotator1", study, careful).await;
     app.work_through("annotator2", study, |t| if split(t) { "none".into() } else { careful(t) }).await;
-    app.work_through("ann3", study, |t| if split(t) { "none".into() } else { careful(t) }).await;
+    // A third who picks yet another image where they split: three values, so
+    // those items reach `max` and the model settles them.
+    let last_image = |t: &TaskView| {
+        let last = t.options.iter().filter(|o| o.image_url.is_some()).max_by_key(|o| o.image_url.clone());
+        last.unwrap().id.clone()
+    };
+    app.work_through("ann3", study, |t| if split(t) { last_image(t) } else { careful(t) }).await;
 
     let report: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/adaptive")).await;
     let items = report["items"].as_array().unwrap();
