@@ -288,8 +288,9 @@ impl StudySpec {
         let (adaptive, link) = match &self.assignment.adaptive {
             None => (None, link),
             Some(a) => {
-                let (a, link) = super::adaptive::for_study(a, &rule, kind, &annotators, link, self.link.as_ref())
-                    .map_err(|(field, message)| SpecError::Field { field, message })?;
+                let (a, link) =
+                    super::adaptive::for_study(a, &rule, resolve, kind, &annotators, link, self.link.as_ref())
+                        .map_err(|(field, message)| SpecError::Field { field, message })?;
                 (Some(a), link)
             }
         };

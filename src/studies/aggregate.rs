@@ -50,58 +50,6 @@ pub fn fit_cached(
     Ok(fitted)
 }
 
-/// Each person's estimated accuracy under the study's model (Dawid–Skene
-/// when `resolve` is not a model), for `stop = "posterior"`. Refitted once
-/// the study's answers have grown by a tenth since the last fit, so the
-/// answer path does not refit the whole study on every answer; empty while
-/// the model cannot run (everyone then counts at the prior accuracy).
-/// Remembered per study id in this process (one server serves one database).
-pub async fn accuracies(
-    db: &sqlx::SqlitePool,
-    meta: &crate::state::StudyMeta,
-) -> Result<Arc<HashMap<u64, f64>>, crate::error::ServiceError> {
-    /// Per study: the answers counted at its last fit, and the accuracies.
-    type Last = Vec<(i64, i64, Arc<HashMap<u64, f64>>)>;
-    static LAST: Mutex<Last> = Mutex::new(Vec::new());
-    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM counted_answers WHERE study_id = ?")
-        .bind(meta.id)
-        .fetch_one(db)
-        .await?;
-    let last = LAST.lock().ok().and_then(|l| l.iter().find(|e| e.0 == meta.id).map(|e| (e.1, Arc::clone(&e.2))));
-    if let Some((n, acc)) = &last {
-        if count >= *n && (count - n) * 10 < (*n).max(1) {
-            return Ok(Arc::clone(acc));
-        }
-    }
-    let rows: Vec<(i64, i64, String)> =
-        sqlx::query_as("SELECT instance_id, user_id, value FROM counted_answers WHERE study_id = ?")
-            .bind(meta.id)
-            .fetch_all(db)
-            .await?;
-    // Someone with a single answer so far (a participant just started) would
-    // stop the model for everyone; they count at the prior until their second.
-    let mut per_person: HashMap<i64, usize> = HashMap::new();
-    for (_, u, _) in &rows {
-        *per_person.entry(*u).or_default() += 1;
-    }
-    let answers: Vec<(u64, u64, usize)> = rows
-        .iter()
-        .filter(|(_, u, _)| per_person[u] >= 2)
-        .filter_map(|(i, u, v)| Some((*i as u64, *u as u64, class_of(meta.kind, v)?)))
-        .collect();
-    let model = meta.resolve.model().unwrap_or(Model::DawidSkene);
-    let acc: HashMap<u64, f64> = match fit_cached(model, &answers, meta.kind.values().len(), &[], meta.seed) {
-        Ok(a) => a.people.iter().map(|p| (p.person, p.accuracy)).collect(),
-        Err(_) => HashMap::new(),
-    };
-    let acc = Arc::new(acc);
-    if let Ok(mut l) = LAST.lock() {
-        l.retain(|e| e.0 != meta.id);
-        l.push((meta.id, count, Arc::clone(&acc)));
-    }
-    Ok(acc)
-}
-
 /// The value's index among the kind's values (the model's class).
 pub fn class_of(kind: SurveyKind, value: &str) -> Option<usize> {
     kind.values().iter().position(|v| *v == value)
@@ -111,13 +59,15 @@ pub fn class_of(kind: SurveyKind, value: &str) -> Option<usize> {
 /// value and records its posterior; adjudicated values are clamped as gold.
 /// If the model cannot run (e.g. a person with a single answer), the states
 /// stay as `resolve` left them (disagreements wait for adjudication).
-/// `outcomes` yields each item's id, state and posterior slot.
+/// `outcomes` yields each item's id, state and posterior slot. Adaptive
+/// overlap narrows it ([`Scope`]).
 pub fn settle<'a>(
     model: Model,
     kind: SurveyKind,
     seed: u64,
     answers: &[(u64, u64, usize)],
     adjudicated: &HashMap<i64, String>,
+    scope: &Scope,
     outcomes: impl Iterator<Item = (i64, &'a mut ItemState, &'a mut Option<f64>)>,
 ) {
     if answers.is_empty() {
@@ -137,15 +87,36 @@ pub fn settle<'a>(
             return;
         }
     };
+    let mut given: HashMap<u64, Vec<usize>> = HashMap::new();
+    if scope.only_given {
+        answers.iter().for_each(|&(i, _, c)| given.entry(i).or_default().push(c));
+    }
     for (id, state, posterior) in outcomes {
-        if matches!(state, ItemState::Pending { .. }) || adjudicated.contains_key(&id) {
+        if matches!(state, ItemState::Pending { .. }) || adjudicated.contains_key(&id) || scope.settled.contains(&id) {
             continue;
         }
         if let Some(p) = fitted.item(id as u64) {
-            *state = ItemState::Final { value: kind.values()[p.label].to_string(), by: ResolvedBy::from(model) };
-            *posterior = Some(p.posterior);
+            let label = match given.get(&(id as u64)) {
+                // The most probable value somebody gave (ties to the smaller).
+                Some(g) => *g
+                    .iter()
+                    .min_by(|&&a, &&b| p.probabilities[b].total_cmp(&p.probabilities[a]).then(a.cmp(&b)))
+                    .unwrap_or(&p.label),
+                None => p.label,
+            };
+            *state = ItemState::Final { value: kind.values()[label].to_string(), by: ResolvedBy::from(model) };
+            *posterior = Some(p.probabilities[label]);
         }
     }
+}
+
+/// Which items a model `resolve` settles: by default every complete one.
+/// Under adaptive overlap, not those its stop rule `settled`, and (unless
+/// the study allows unchosen values) only on a value somebody gave.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    pub settled: HashSet<i64>,
+    pub only_given: bool,
 }
 
 #[cfg(test)]
@@ -177,7 +148,7 @@ mod tests {
             ];
             let mut posteriors = [None; 4];
             let items = states.iter_mut().zip(posteriors.iter_mut()).zip(1i64..).map(|((s, p), id)| (id, s, p));
-            settle(model, kind, 7, &answers, &adjudicated, items);
+            settle(model, kind, 7, &answers, &adjudicated, &Scope::default(), items);
             assert_eq!(final_value(&states[0]), Some(("0", ResolvedBy::from(model))));
             assert_eq!(final_value(&states[1]), Some(("1", ResolvedBy::Adjudication)), "adjudication stands");
             assert_eq!(final_value(&states[2]), Some(("2", ResolvedBy::from(model))), "{model:?}");
@@ -185,6 +156,48 @@ mod tests {
             assert!(posteriors[0].unwrap() > 0.5 && posteriors[2].unwrap() > 0.5, "{posteriors:?}");
             assert_eq!((posteriors[1], posteriors[3]), (None, None));
         }
+    }
+
+    /// People 3 and 4 answer 0 and 2 wherever people 1 and 2 answer 3, and
+    /// agree with everyone elsewhere: on an item only 3 and 4 answered (0
+    /// and 2), Dawid–Skene's most probable value is 3, which nobody chose.
+    #[test]
+    fn under_adaptive_overlap_the_model_settles_on_a_given_value_and_leaves_stops_alone() {
+        let kind = SurveyKind::parse("four_image").unwrap();
+        let mut answers: Vec<(u64, u64, usize)> = Vec::new();
+        for i in 0..30 {
+            answers.extend([(100 + i, 1, 3), (100 + i, 2, 3), (100 + i, 3, 0), (100 + i, 4, 2)]);
+        }
+        for (block, class) in [(200, 0), (300, 2), (400, 1)] {
+            for i in 0..20 {
+                answers.extend((1..=4).map(|p| (block + i, p, class)));
+            }
+        }
+        answers.extend([(1, 3, 0), (1, 4, 2), (2, 3, 0), (2, 4, 2)]);
+        let run = |scope: &Scope| {
+            let mut states = [
+                ItemState::Disputed { values: vec!["0".into(), "2".into()] },
+                ItemState::Disputed { values: vec!["0".into(), "2".into()] },
+            ];
+            let mut posteriors = [None; 2];
+            let items = states.iter_mut().zip(posteriors.iter_mut()).zip(1i64..).map(|((s, p), id)| (id, s, p));
+            settle(Model::DawidSkene, kind, 7, &answers, &HashMap::new(), scope, items);
+            (states, posteriors)
+        };
+        let (free, _) = run(&Scope::default());
+        assert_eq!(final_value(&free[0]), Some(("3", ResolvedBy::DawidSkene)), "the model alone picks 3");
+        let scope = Scope { settled: HashSet::from([2]), only_given: true };
+        let (states, posteriors) = run(&scope);
+        let (value, by) = final_value(&states[0]).unwrap();
+        assert!(value == "0" || value == "2", "{value}: a value somebody gave");
+        assert_eq!(by, ResolvedBy::DawidSkene);
+        let fitted = fit(Model::DawidSkene, &answers, 5, &[], 7).unwrap();
+        let class = class_of(kind, value).unwrap();
+        assert_eq!(posteriors[0], Some(fitted.item(1).unwrap().probabilities[class]), "that value's own posterior");
+        assert!(
+            matches!(states[1], ItemState::Disputed { .. }) && posteriors[1].is_none(),
+            "item 2 was settled by its stop"
+        );
     }
 
     #[test]
@@ -216,6 +229,7 @@ mod tests {
             7,
             &answers,
             &HashMap::new(),
+            &Scope::default(),
             std::iter::once((1, &mut states[0], &mut posterior)),
         );
         assert!(matches!(states[0], ItemState::Disputed { .. }));

@@ -209,13 +209,19 @@ pub async fn study_outcomes_paged(db: &SqlitePool, study_id: i64, shift: u32) ->
         out.push(ItemOutcome { instance_id, category, state, posterior: None });
     }
     let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state, &mut o.posterior));
-    crate::studies::adaptive::settle(db, study_id, items).await?;
+    let scope = match meta.adaptive {
+        Some(a) => crate::studies::aggregate::Scope {
+            settled: crate::studies::adaptive::settle(db, study_id, items).await?,
+            only_given: !a.allow_unchosen,
+        },
+        None => Default::default(),
+    };
     // HOOK (free-text answers): the same value with different texts is a disagreement.
     let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state));
     crate::studies::answer_texts::settle(db, &meta, items).await?;
     if let Some(model) = meta.resolve.model() {
         let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state, &mut o.posterior));
-        crate::studies::aggregate::settle(model, meta.kind, meta.seed, &model_answers, &adjudicated, items);
+        crate::studies::aggregate::settle(model, meta.kind, meta.seed, &model_answers, &adjudicated, &scope, items);
     }
     Ok((meta, out, votes))
 }

@@ -10,6 +10,7 @@
 //! with the per-item outcomes and answers (compact: `studies::votes`), the
 //! audit's captions, and the images placed (32 bytes each); the reads go
 //! through the export's own small-cache pool.
+mod adaptive_items;
 mod card;
 mod csv;
 pub mod download;
@@ -180,6 +181,7 @@ async fn export_paged(
     card::append_audit(audit, &out.join("README.md")).await?;
     phase("card's audit written");
     summary.files.extend(reports::write_reports(db, p.dataset_id, out).await?);
+    summary.files.extend(adaptive_items::write(db, p.dataset_id, out).await?);
     scan.close().await;
     Ok(summary)
 }

@@ -30,7 +30,7 @@ mod prepared;
 #[cfg(test)]
 pub(crate) mod reference_tests;
 #[cfg(test)]
-mod sim;
+pub(crate) mod sim;
 #[cfg(test)]
 mod tests;
 

@@ -185,7 +185,7 @@ pub fn dataset_card(c: &Card<'_>) -> String {
     }
 
     let _ = writeln!(o, "## Columns\n");
-    let _ = writeln!(o, "`image`, `caption`, `negative_caption`, `negative_image`, `type`, `subtype` follow BiVLC. Provenance: `instance_id`, `instance_key`, the captions as imported (`*_orig`), and per step the answers (`*_votes`, annotator:value), how the item was settled (`*_resolved_by`: single, unanimous, first, primary, adjudication, dawid_skene, mace, adaptive), whether its annotators agreed (`*_agreement`: single, agreed, disagreed) and the settled value's posterior when a crowd model or adaptive overlap's posterior rule settled it (`*_posterior`, empty otherwise). The candidates stage lists `candidate_0`..`candidate_3` instead. Image columns hold paths relative to this directory; in parquet they are `{{bytes, path}}` structs that `datasets` decodes as images.");
+    let _ = writeln!(o, "`image`, `caption`, `negative_caption`, `negative_image`, `type`, `subtype` follow BiVLC. Provenance: `instance_id`, `instance_key`, the captions as imported (`*_orig`), and per step the answers (`*_votes`, annotator:value), how the item was settled (`*_resolved_by`: single, unanimous, first, primary, adjudication, dawid_skene, mace, adaptive), whether its annotators agreed (`*_agreement`: single, agreed, disagreed) and the settled value's posterior when a crowd model or adaptive overlap's stop rule settled it (`*_posterior`, empty otherwise). The candidates stage lists `candidate_0`..`candidate_3` instead. Image columns hold paths relative to this directory; in parquet they are `{{bytes, path}}` structs that `datasets` decodes as images.");
     o
 }
 

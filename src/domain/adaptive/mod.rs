@@ -1,11 +1,18 @@
 //! Adaptive overlap: an item starts with `min` answers and gets one more,
 //! from someone who has not answered it, until its answers meet the stop
-//! rule or it has `max`. The decision is taken here, from the answers alone;
-//! the shell (`studies::adaptive`) stores what it says, under the writer's gate.
+//! rule or it has `max`. The decision is taken here, from the answers and
+//! each person's earned reliability ([`reliability`]); the shell
+//! (`studies::adaptive`) stores what it says, under the writer's gate.
 use super::assignment::{Annotators, AssignmentRule};
 use super::crowd::spec::{LinkSettings, LinkSpec};
+use super::resolution::ResolveRule;
 use super::survey::SurveyKind;
 use serde::{Deserialize, Serialize};
+
+pub mod reliability;
+mod report;
+pub use reliability::Reliability;
+pub use report::{AdaptiveItem, AdaptiveReport, Savings, StopCounts};
 
 /// The `[assignment.adaptive]` table as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -15,14 +22,18 @@ pub struct AdaptiveSpec {
     pub max: Option<usize>,
     pub stop: Option<String>,
     pub threshold: Option<f64>,
+    /// With a model `resolve`: an item left at `max` may be settled on a
+    /// value none of its answers gave.
+    pub allow_unchosen: Option<bool>,
 }
 
 /// More answers per item than any study needs; bounds a typo like `max = 50`.
 pub const MAX_ANSWERS: usize = 20;
 
-/// A person's accuracy before the model has estimated it (too few answers):
-/// a middling crowd worker on a 5-way question.
-pub const PRIOR_ACCURACY: f64 = 0.7;
+/// A confident stop needs at least this many people whose answers count
+/// ([`Reliability::counts`]) to have given the value: no single answer,
+/// however trusted its giver, settles an item.
+pub const MIN_AGREEING: usize = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "stop", rename_all = "snake_case")]
@@ -30,8 +41,8 @@ pub enum Stop {
     /// The leading value is ahead of every other by at least [`AGREE_MARGIN`]
     /// answers: with two answers, both agree; one more dissent could only tie it.
     Agree,
-    /// The leading value's posterior (one-coin model: each person right with
-    /// their estimated accuracy, wrong answers spread evenly) reaches `threshold`.
+    /// The leading value's posterior ([`Reliability::posterior`]) reaches
+    /// `threshold` and [`MIN_AGREEING`] people who count gave it.
     Posterior { threshold: f64 },
 }
 
@@ -43,6 +54,9 @@ pub struct Adaptive {
     pub max: usize,
     #[serde(flatten)]
     pub stop: Stop,
+    /// See [`AdaptiveSpec::allow_unchosen`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_unchosen: bool,
 }
 
 /// Why an item got no more answers.
@@ -77,9 +91,10 @@ impl Reason {
 pub enum Decision {
     /// Ask one more person.
     More,
-    /// No more answers; `label` is the leading value (by posterior under
-    /// `stop = "posterior"`, by count otherwise, ties to the earliest given).
-    Stop { reason: Reason, label: usize, posterior: Option<f64> },
+    /// No more answers. `label` is the leading value among those given (by
+    /// posterior under `stop = "posterior"`, by count otherwise, ties to the
+    /// earliest given); `posterior` its posterior under either rule.
+    Stop { reason: Reason, label: usize, posterior: f64 },
 }
 
 impl Adaptive {
@@ -116,25 +131,26 @@ impl Adaptive {
             }
             (None, _) => return Err(("assignment.adaptive.stop", "missing: \"agree\" or \"posterior\"".into())),
         };
-        Ok(Adaptive { min, max, stop })
+        Ok(Adaptive { min, max, stop, allow_unchosen: spec.allow_unchosen.unwrap_or(false) })
     }
 
-    /// The decision once an item's round is in: `answers` are its answers in
-    /// the order given, each the class (`< k`) and the accuracy of the person
-    /// who gave it (only `stop = "posterior"` reads the accuracies).
-    pub fn decide(&self, answers: &[(usize, f64)], k: usize) -> Decision {
+    /// The decision once an item's round is in: `answers` are its
+    /// `(person, class)` answers in the order given, classes `< rel.k`.
+    pub fn decide(&self, answers: &[(u64, usize)], rel: &Reliability) -> Decision {
         let n = answers.len();
         if n == 0 || n < self.min {
             return Decision::More;
         }
-        let (label, posterior, met) = match self.stop {
+        let posterior = rel.posterior(answers);
+        let (label, met) = match self.stop {
             Stop::Agree => {
-                let (label, margin) = leader(answers, k);
-                (label, None, margin >= AGREE_MARGIN)
+                let (label, margin) = leader(answers, rel.k);
+                (label, margin >= AGREE_MARGIN)
             }
             Stop::Posterior { threshold } => {
-                let (label, p) = one_coin_posterior(answers, k);
-                (label, Some(p), p >= threshold)
+                let label = most_probable_given(answers, &posterior);
+                let agreeing = answers.iter().filter(|&&(p, c)| c == label && rel.counts(p)).count();
+                (label, posterior[label] >= threshold && agreeing >= MIN_AGREEING)
             }
         };
         let reason = match self.stop {
@@ -143,42 +159,34 @@ impl Adaptive {
             Stop::Agree => Reason::Agreed,
             Stop::Posterior { .. } => Reason::Confident,
         };
-        Decision::Stop { reason, label, posterior }
+        Decision::Stop { reason, label, posterior: posterior[label] }
     }
 }
 
 /// The most given class (ties to the one given first) and its lead over the runner-up.
-fn leader(answers: &[(usize, f64)], k: usize) -> (usize, usize) {
+fn leader(answers: &[(u64, usize)], k: usize) -> (usize, usize) {
     let mut count = vec![0usize; k.max(1)];
-    for &(c, _) in answers {
+    for &(_, c) in answers {
         if let Some(slot) = count.get_mut(c) {
             *slot += 1;
         }
     }
     let top = count.iter().copied().max().unwrap_or(0);
-    let label = answers.iter().map(|a| a.0).find(|&c| count.get(c) == Some(&top)).unwrap_or(0);
+    let label = answers.iter().map(|a| a.1).find(|&c| count.get(c) == Some(&top)).unwrap_or(0);
     let runner_up = count.iter().enumerate().filter(|&(c, _)| c != label).map(|(_, &n)| n).max().unwrap_or(0);
     (label, top - runner_up)
 }
 
-/// The most probable class and its posterior under a uniform prior, each
-/// person right with their accuracy (clamped to [0.01, 0.99] so no single
-/// answer is certain) and wrong evenly over the other `k - 1` classes.
-pub fn one_coin_posterior(answers: &[(usize, f64)], k: usize) -> (usize, f64) {
-    let k = k.max(2);
-    let mut log = vec![0f64; k];
-    for &(given, accuracy) in answers {
-        let a = accuracy.clamp(0.01, 0.99);
-        let (right, wrong) = (a.ln(), ((1.0 - a) / (k - 1) as f64).ln());
-        for (c, l) in log.iter_mut().enumerate() {
-            *l += if c == given { right } else { wrong };
+/// Of the classes somebody gave, the most probable (ties to the one given
+/// first): a value nobody chose is never the stop rule's.
+pub fn most_probable_given(answers: &[(u64, usize)], posterior: &[f64]) -> usize {
+    let mut best: Option<usize> = None;
+    for &(_, c) in answers.iter().filter(|a| a.1 < posterior.len()) {
+        if best.is_none_or(|b| posterior[c] > posterior[b]) {
+            best = Some(c);
         }
     }
-    let top = log.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let total: f64 = log.iter().map(|l| (l - top).exp()).sum();
-    // Ties go to the smaller class, as the models do.
-    let label = log.iter().position(|&l| l == top).unwrap_or(0);
-    (label, 1.0 / total)
+    best.unwrap_or(0)
 }
 
 /// Checks `[assignment.adaptive]` against the rest of the spec: one
@@ -189,12 +197,22 @@ pub fn one_coin_posterior(answers: &[(usize, f64)], k: usize) -> (usize, f64) {
 pub fn for_study(
     spec: &AdaptiveSpec,
     rule: &AssignmentRule,
+    resolve: ResolveRule,
     kind: SurveyKind,
     annotators: &Annotators,
     link: Option<LinkSettings>,
     link_spec: Option<&LinkSpec>,
 ) -> Result<(Adaptive, Option<LinkSettings>), (&'static str, String)> {
     let a = Adaptive::parse(spec)?;
+    if a.allow_unchosen && resolve.model().is_none() {
+        return Err((
+            "assignment.adaptive.allow_unchosen",
+            format!(
+                "only a model resolve (dawid_skene, mace) can settle on a value nobody chose; resolve is {:?}",
+                resolve.as_str()
+            ),
+        ));
+    }
     if kind.question_count() != 1 || kind.values().len() < 2 {
         return Err((
             "assignment.adaptive",
@@ -254,86 +272,5 @@ pub fn pick_annotator(started: &[(i64, i64)], had_it: &[i64]) -> Option<i64> {
     started.iter().filter(|(u, _)| !had_it.contains(u)).min_by_key(|&&(u, open)| (open, u)).map(|&(u, _)| u)
 }
 
-/// Per item: what the research page and API show.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AdaptiveItem {
-    pub instance_id: i64,
-    /// Answers counted so far.
-    pub answers: i64,
-    /// Answers asked for so far (`min`, plus one per round that did not stop).
-    pub wanted: i64,
-    /// None while it is still collecting.
-    pub reason: Option<Reason>,
-    pub value: Option<String>,
-    pub posterior: Option<f64>,
-}
-
-/// A study's adaptive overlap at a glance: answers spent against the same
-/// items at a fixed overlap of `max` (the most any item may get here).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AdaptiveReport {
-    pub study_id: i64,
-    pub settings: Adaptive,
-    pub items: Vec<AdaptiveItem>,
-    pub answers_spent: i64,
-    pub fixed_answers: i64,
-    /// `1 - spent / fixed`, over stopped items only (in-flight ones would flatter it).
-    pub saved_share: Option<f64>,
-    pub stopped: StopCounts,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StopCounts {
-    pub agreed: i64,
-    pub confident: i64,
-    pub max: i64,
-    pub collecting: i64,
-}
-
-impl AdaptiveReport {
-    pub fn new(study_id: i64, settings: Adaptive, items: Vec<AdaptiveItem>) -> AdaptiveReport {
-        let mut stopped = StopCounts::default();
-        let (mut spent_done, mut done) = (0i64, 0i64);
-        for it in &items {
-            match it.reason {
-                Some(Reason::Agreed) => stopped.agreed += 1,
-                Some(Reason::Confident) => stopped.confident += 1,
-                Some(Reason::Max) => stopped.max += 1,
-                None => stopped.collecting += 1,
-            }
-            if it.reason.is_some() {
-                spent_done += it.answers;
-                done += 1;
-            }
-        }
-        let answers_spent = items.iter().map(|i| i.answers).sum();
-        let fixed_answers = items.len() as i64 * settings.max as i64;
-        let saved_share = (done > 0).then(|| 1.0 - spent_done as f64 / (done * settings.max as i64) as f64);
-        AdaptiveReport { study_id, settings, items, answers_spent, fixed_answers, saved_share, stopped }
-    }
-
-    /// The report without its items, for the live dashboard.
-    pub fn savings(&self) -> Savings {
-        Savings {
-            max: self.settings.max,
-            answers_spent: self.answers_spent,
-            fixed_answers: self.fixed_answers,
-            saved_share: self.saved_share,
-            stopped: self.stopped.clone(),
-        }
-    }
-}
-
-/// An adaptive study's spending: answers spent against items × `max`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Savings {
-    pub max: usize,
-    pub answers_spent: i64,
-    pub fixed_answers: i64,
-    pub saved_share: Option<f64>,
-    pub stopped: StopCounts,
-}
-
 #[cfg(test)]
-#[path = "adaptive_tests.rs"]
 mod tests;

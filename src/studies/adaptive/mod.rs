@@ -2,16 +2,19 @@
 //! creation, the decision after each answer (pure `domain::adaptive`, taken
 //! under the writer's gate in one `BEGIN IMMEDIATE`, so however many answers
 //! and arrivals come at once an item's round is decided once and never asks
-//! past `max`), account annotators' claims, and what outcomes and the API read.
+//! past `max`), account annotators' claims; what outcomes and the API read
+//! is in [`settle`].
 use crate::accounts::SessionUser;
 use crate::api_types::Progress;
-use crate::domain::adaptive::{pick_annotator, Adaptive, AdaptiveItem, AdaptiveReport, Decision, Reason, Stop};
-use crate::domain::resolution::{ItemState, ResolvedBy};
+use crate::domain::adaptive::{pick_annotator, Adaptive, Decision, Reliability};
 use crate::domain::rng::mix;
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
 use sqlx::{SqliteConnection, SqlitePool};
 use std::collections::HashMap;
+
+mod settle;
+pub use settle::{report, settle};
 
 /// At creation, inside its transaction: the settings and every item at `min`.
 pub async fn create(tx: &mut SqliteConnection, study: i64, a: &Adaptive) -> Result<(), ServiceError> {
@@ -117,11 +120,8 @@ async fn decide(
     sweep: bool,
 ) -> Result<usize, ServiceError> {
     let meta = crate::studies::meta::study_meta(state, study).await?;
-    // Accuracies are fitted outside the gate: the fit reads the whole study.
-    let accuracy = match a.stop {
-        Stop::Posterior { .. } => crate::studies::aggregate::accuracies(&state.db, &meta).await?,
-        Stop::Agree => Default::default(),
-    };
+    // Reliabilities are fitted outside the gate: the fit reads the whole study.
+    let reliability = settle::reliability(&state.db, &meta).await?;
     let _one_at_a_time = state.writer.exclusive().await;
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
     let mut items: Vec<i64> = instance.into_iter().collect();
@@ -140,7 +140,7 @@ async fn decide(
     }
     let link = crate::crowd::link_of_study(&mut *tx, study).await.is_ok();
     for &item in &items {
-        decide_round(&mut tx, &meta, a, &accuracy, item, link).await?;
+        decide_round(&mut tx, &meta, a, &reliability, item, link).await?;
     }
     if link {
         // Also when nothing was decided: the last participant at work may
@@ -157,7 +157,7 @@ async fn decide_round(
     tx: &mut SqliteConnection,
     meta: &StudyMeta,
     a: &Adaptive,
-    accuracy: &HashMap<u64, f64>,
+    reliability: &Reliability,
     instance: i64,
     link: bool,
 ) -> Result<(), ServiceError> {
@@ -185,10 +185,9 @@ async fn decide_round(
     for (user, value) in &given {
         let class = crate::studies::aggregate::class_of(meta.kind, value)
             .ok_or_else(|| ServiceError::Internal(format!("stored value {value:?} is not a value of {}", meta.kind)))?;
-        let acc = accuracy.get(&(*user as u64)).copied().unwrap_or(crate::domain::adaptive::PRIOR_ACCURACY);
-        answers.push((class, acc));
+        answers.push((*user as u64, class));
     }
-    match a.decide(&answers, meta.kind.values().len()) {
+    match a.decide(&answers, reliability) {
         Decision::Stop { reason, label, posterior } => {
             sqlx::query(
                 "UPDATE adaptive_items SET state = 'stopped', reason = ?, answers = ?, value = ?, posterior = ?
@@ -325,64 +324,4 @@ pub async fn wanted(db: &SqlitePool, study: i64) -> Result<Option<HashMap<i64, u
         .fetch_all(db)
         .await?;
     Ok(Some(rows.into_iter().map(|(i, w)| (i, w as usize)).collect()))
-}
-
-/// Items stopped by the stop rule (not by `max`) take the value it settled
-/// on; an item that reached `max` without meeting it is settled by `resolve`.
-/// `outcomes` yields each item's id, state and posterior slot.
-pub async fn settle<'a>(
-    db: &SqlitePool,
-    study: i64,
-    outcomes: impl Iterator<Item = (i64, &'a mut ItemState, &'a mut Option<f64>)>,
-) -> Result<(), ServiceError> {
-    let stopped: HashMap<i64, (String, String, Option<f64>)> = sqlx::query_as(
-        "SELECT instance_id, reason, value, posterior FROM adaptive_items
-         WHERE study_id = ? AND state = 'stopped' AND reason != 'max'",
-    )
-    .bind(study)
-    .fetch_all(db)
-    .await?
-    .into_iter()
-    .map(|(i, r, v, p): (i64, String, String, Option<f64>)| (i, (r, v, p)))
-    .collect();
-    for (id, state, slot) in outcomes {
-        if let (ItemState::Disputed { .. }, Some((_, value, posterior))) = (&*state, stopped.get(&id)) {
-            *state = ItemState::Final { value: value.clone(), by: ResolvedBy::Adaptive };
-            *slot = *posterior;
-        }
-    }
-    Ok(())
-}
-
-/// `GET /api/v1/studies/{id}/adaptive`: per item how many answers it took
-/// and why it stopped, and answers spent against a fixed overlap of `max`.
-pub async fn report(db: &SqlitePool, study: i64) -> Result<AdaptiveReport, ServiceError> {
-    crate::studies::meta::load_study_meta(db, study).await?;
-    let a = settings(db, study).await?.ok_or_else(|| {
-        ServiceError::NotFound(format!("study {study} has a fixed overlap, not [assignment.adaptive]"))
-    })?;
-    type Row = (i64, i64, i64, Option<String>, Option<String>, Option<f64>);
-    let rows: Vec<Row> = sqlx::query_as(
-        "SELECT a.instance_id, a.wanted, coalesce(c.n, 0), a.reason, a.value, a.posterior
-         FROM adaptive_items a
-         LEFT JOIN (SELECT instance_id, count(*) AS n FROM counted_answers WHERE study_id = ? GROUP BY instance_id) c
-           ON c.instance_id = a.instance_id
-         WHERE a.study_id = ? ORDER BY a.instance_id",
-    )
-    .bind(study)
-    .bind(study)
-    .fetch_all(db)
-    .await?;
-    let items = rows
-        .into_iter()
-        .map(|(instance_id, wanted, answers, reason, value, posterior)| AdaptiveItem {
-            instance_id,
-            answers,
-            wanted,
-            reason: reason.as_deref().and_then(Reason::parse),
-            value,
-            posterior,
-        })
-        .collect();
-    Ok(AdaptiveReport::new(study, a, items))
 }

@@ -1,0 +1,83 @@
+//! Adaptive-overlap studies in a dataset export: per study every item, None
+//! and still-open ones included (the rows files hold only survivors), with
+//! how many answers it took, why it stopped, the stop rule's value and
+//! posterior, and how it was settled (`study-<id>-adaptive.csv`).
+use super::sink::io_err;
+use crate::domain::resolution::ItemState;
+use crate::error::ServiceError;
+use sqlx::SqlitePool;
+use std::collections::HashMap;
+use std::path::Path;
+
+pub const COLUMNS: [&str; 11] = [
+    "study",
+    "instance_id",
+    "instance_key",
+    "votes",
+    "answers",
+    "reason",
+    "stop_value",
+    "stop_posterior",
+    "settled_value",
+    "resolved_by",
+    "settled_posterior",
+];
+
+/// Writes one file per adaptive study of the dataset into `out`; their names.
+pub async fn write(db: &SqlitePool, dataset_id: i64, out: &Path) -> Result<Vec<String>, ServiceError> {
+    let studies: Vec<i64> = sqlx::query_scalar(
+        "SELECT s.id FROM studies s JOIN adaptive_studies a ON a.study_id = s.id WHERE s.dataset_id = ? ORDER BY s.id",
+    )
+    .bind(dataset_id)
+    .fetch_all(db)
+    .await?;
+    let mut files = Vec::new();
+    for id in studies {
+        let report = crate::studies::adaptive::report(db, id).await?;
+        let (meta, outcomes, votes) = crate::studies::outcomes::study_outcomes_and_votes(db, id).await?;
+        let outcomes: HashMap<i64, _> = outcomes.iter().enumerate().map(|(x, o)| (o.instance_id, (x, o))).collect();
+        let keys: HashMap<i64, String> = sqlx::query_as(
+            "SELECT i.id, i.key FROM study_items si JOIN instances i ON i.id = si.instance_id WHERE si.study_id = ?",
+        )
+        .bind(id)
+        .fetch_all(db)
+        .await?
+        .into_iter()
+        .collect();
+        let name = format!("study-{id}-adaptive.csv");
+        let path = out.join(&name);
+        let csv_err = |e: csv::Error| ServiceError::Internal(format!("{}: {e}", path.display()));
+        let mut w = csv::Writer::from_path(&path).map_err(csv_err)?;
+        w.write_record(COLUMNS).map_err(csv_err)?;
+        let number = |p: Option<f64>| p.map(|p| format!("{p:.6}")).unwrap_or_default();
+        for item in &report.items {
+            let (at, outcome) = match outcomes.get(&item.instance_id) {
+                Some(&(x, o)) => (Some(x), Some(o)),
+                None => (None, None),
+            };
+            let given: Vec<String> =
+                at.map(|x| votes.of(x).map(|(who, v)| format!("{who}:{v}")).collect()).unwrap_or_default();
+            let (settled, by) = match outcome.map(|o| &o.state) {
+                Some(ItemState::Final { value, by }) => (value.clone(), crate::domain::export::resolved_by_str(*by)),
+                _ => (String::new(), ""),
+            };
+            w.write_record([
+                meta.name.as_str(),
+                &item.instance_id.to_string(),
+                keys.get(&item.instance_id).map_or("", String::as_str),
+                &given.join(";"),
+                &item.answers.to_string(),
+                item.reason.map_or("", |r| r.as_str()),
+                item.value.as_deref().unwrap_or_default(),
+                &number(item.posterior),
+                &settled,
+                by,
+                &number(outcome.and_then(|o| o.posterior)),
+            ])
+            .map_err(csv_err)?;
+        }
+        w.flush().map_err(|e| io_err("writing", &path, e))?;
+        files.push(name);
+    }
+    Ok(files)
+}

@@ -1,0 +1,228 @@
+//! How far each person's answers can be trusted when an adaptive item's
+//! round is decided: a class-conditional model (one confusion row per true
+//! value, as Dawid–Skene) whose per-person rows are *earned*:
+//!
+//! * **Shrunk toward the crowd.** A person's row for true value `t` is
+//!   `(n[t][a] + S · crowd[t][a]) / (n[t] + S)`: their own (soft) counts plus
+//!   a prior worth [`PRIOR_STRENGTH`] answers centred on the pooled crowd
+//!   (spammers and all, so the centre is a middling worker). Two lucky
+//!   answers move a person only part of the way from the crowd.
+//! * **Class-conditional.** A person who confuses None with one slot, or who
+//!   overuses None, gets rows that say so: their "None" then weighs little
+//!   for that slot, where a one-coin accuracy would count it in full.
+//! * **Spammers and adversaries weigh nothing.** A person whose answers agree
+//!   with the truth no better than chance given how they spread their answers
+//!   (Cohen's kappa of their rows at most [`MIN_KAPPA`]: always the same value,
+//!   random, or below chance) is left out of every posterior.
+//! * **Gold answers count in full**: each is a known `(truth, answer)` count.
+//!
+//! Fitted by EM (majority-vote start, [`ITERATIONS`] rounds), a separate
+//! model from `domain::aggregate`'s Dawid–Skene, which stays crowd-kit's.
+use std::collections::HashMap;
+
+/// Answers' worth of the crowd prior in each of a person's confusion rows.
+pub const PRIOR_STRENGTH: f64 = 5.0;
+/// A person's kappa (agreement beyond chance with the model's truth) must
+/// exceed this for their answers to count.
+pub const MIN_KAPPA: f64 = 0.2;
+pub const ITERATIONS: usize = 30;
+/// Before any answer: the crowd is a middling worker on the kind's values.
+pub const PRIOR_ACCURACY: f64 = 0.7;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Person {
+    pub answers: usize,
+    /// `confusion[t * k + a]` = P(answers `a` | truth `t`), shrunk.
+    pub confusion: Vec<f64>,
+    /// Agreement beyond chance; at most [`MIN_KAPPA`]: the answers do not count.
+    pub kappa: f64,
+}
+
+impl Person {
+    pub fn counts(&self) -> bool {
+        self.kappa > MIN_KAPPA
+    }
+
+    /// Share of answers expected right under the class priors.
+    pub fn accuracy(&self, priors: &[f64]) -> f64 {
+        let k = priors.len();
+        (0..k).map(|t| priors[t] * self.confusion[t * k + t]).sum()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reliability {
+    pub k: usize,
+    /// How common each true value is (estimated, smoothed).
+    pub priors: Vec<f64>,
+    /// The pooled crowd's confusion: the prior centre, and what a person the
+    /// fit has not seen yet counts as.
+    pub crowd: Vec<f64>,
+    pub people: HashMap<u64, Person>,
+}
+
+impl Reliability {
+    /// No answers yet: uniform priors, everyone a middling worker.
+    pub fn uninformed(k: usize) -> Reliability {
+        let k = k.max(2);
+        let wrong = (1.0 - PRIOR_ACCURACY) / (k - 1) as f64;
+        let crowd = (0..k * k).map(|x| if x / k == x % k { PRIOR_ACCURACY } else { wrong }).collect();
+        Reliability { k, priors: vec![1.0 / k as f64; k], crowd, people: HashMap::new() }
+    }
+
+    /// Fits `(item, person, class)` answers and `(person, truth, class)` gold
+    /// answers over `k` classes; classes out of range are ignored.
+    pub fn fit(answers: &[(u64, u64, usize)], gold: &[(u64, usize, usize)], k: usize) -> Reliability {
+        let k = k.max(2);
+        let answers: Vec<_> = answers.iter().copied().filter(|a| a.2 < k).collect();
+        let gold: Vec<_> = gold.iter().copied().filter(|g| g.1 < k && g.2 < k).collect();
+        let mut rel = Reliability::uninformed(k);
+        if answers.is_empty() && gold.is_empty() {
+            return rel;
+        }
+        let mut items: Vec<u64> = answers.iter().map(|a| a.0).collect();
+        items.sort_unstable();
+        items.dedup();
+        let mut people: Vec<u64> = answers.iter().map(|a| a.1).chain(gold.iter().map(|g| g.0)).collect();
+        people.sort_unstable();
+        people.dedup();
+        let item_ix = |id: u64| items.binary_search(&id).unwrap_or(0);
+        let person_ix = |id: u64| people.binary_search(&id).unwrap_or(0);
+        let rows: Vec<(usize, usize, usize)> = answers.iter().map(|a| (item_ix(a.0), person_ix(a.1), a.2)).collect();
+        let gold: Vec<(usize, usize, usize)> = gold.iter().map(|g| (person_ix(g.0), g.1, g.2)).collect();
+        let mut n_answers = vec![0usize; people.len()];
+        rows.iter().for_each(|r| n_answers[r.1] += 1);
+        gold.iter().for_each(|g| n_answers[g.0] += 1);
+        // Start from the vote shares.
+        let mut q = vec![0.0; items.len() * k];
+        for &(i, _, c) in &rows {
+            q[i * k + c] += 1.0;
+        }
+        normalise_rows(&mut q, k);
+        let mut counts_of = vec![true; people.len()];
+        let mut confusion = vec![0.0; people.len() * k * k];
+        let mut kappa = vec![0.0; people.len()];
+        for _ in 0..ITERATIONS {
+            // M-step: soft counts per person, the crowd's, the priors.
+            let mut n = vec![0.0; people.len() * k * k];
+            for &(i, w, c) in &rows {
+                for (t, share) in q[i * k..(i + 1) * k].iter().enumerate() {
+                    n[(w * k + t) * k + c] += share;
+                }
+            }
+            for &(w, t, c) in &gold {
+                n[(w * k + t) * k + c] += 1.0;
+            }
+            let mut crowd = vec![1.0; k * k];
+            for (x, v) in n.iter().enumerate() {
+                crowd[x % (k * k)] += v;
+            }
+            normalise_rows(&mut crowd, k);
+            let mut priors = vec![1.0; k];
+            for (x, v) in q.iter().enumerate() {
+                priors[x % k] += v;
+            }
+            let total: f64 = priors.iter().sum();
+            priors.iter_mut().for_each(|p| *p /= total);
+            let per_person = confusion.chunks_mut(k * k).zip(n.chunks(k * k));
+            for ((mine, theirs), (kap, counts_of)) in per_person.zip(kappa.iter_mut().zip(counts_of.iter_mut())) {
+                for ((row, counts), centre) in mine.chunks_mut(k).zip(theirs.chunks(k)).zip(crowd.chunks(k)) {
+                    let sum: f64 = counts.iter().sum();
+                    for ((x, c), prior) in row.iter_mut().zip(counts).zip(centre) {
+                        *x = (c + PRIOR_STRENGTH * prior) / (sum + PRIOR_STRENGTH);
+                    }
+                }
+                *kap = kappa_of(mine, &priors);
+                *counts_of = *kap > MIN_KAPPA;
+            }
+            rel.crowd = crowd;
+            rel.priors = priors;
+            // E-step: each item's posterior from the people who count.
+            let log_priors: Vec<f64> = rel.priors.iter().map(|p| p.ln()).collect();
+            let mut log: Vec<f64> = (0..items.len()).flat_map(|_| log_priors.iter().copied()).collect();
+            for &(i, w, c) in rows.iter().filter(|r| counts_of[r.1]) {
+                for (t, l) in log[i * k..(i + 1) * k].iter_mut().enumerate() {
+                    *l += confusion[(w * k + t) * k + c].ln();
+                }
+            }
+            for row in log.chunks_mut(k) {
+                softmax(row);
+            }
+            q = log;
+        }
+        rel.people = people
+            .iter()
+            .enumerate()
+            .map(|(w, &id)| {
+                let person = Person {
+                    answers: n_answers[w],
+                    confusion: confusion[w * k * k..(w + 1) * k * k].to_vec(),
+                    kappa: kappa[w],
+                };
+                (id, person)
+            })
+            .collect();
+        rel
+    }
+
+    /// Whether the person's answers count (someone not yet fitted counts as the crowd).
+    pub fn counts(&self, person: u64) -> bool {
+        self.people.get(&person).is_none_or(Person::counts)
+    }
+
+    /// The posterior over the `k` values given `(person, class)` answers.
+    pub fn posterior(&self, answers: &[(u64, usize)]) -> Vec<f64> {
+        let k = self.k;
+        let mut log: Vec<f64> = self.priors.iter().map(|p| p.ln()).collect();
+        for &(person, c) in answers.iter().filter(|a| a.1 < k) {
+            let rows = match self.people.get(&person) {
+                Some(p) if !p.counts() => continue,
+                Some(p) => &p.confusion,
+                None => &self.crowd,
+            };
+            for (t, l) in log.iter_mut().enumerate() {
+                *l += rows[t * k + c].ln();
+            }
+        }
+        softmax(&mut log);
+        log
+    }
+}
+
+/// Cohen's kappa between a person's answers and the truth under `priors`:
+/// observed agreement against the agreement their answer shares would get by chance.
+fn kappa_of(confusion: &[f64], priors: &[f64]) -> f64 {
+    let k = priors.len();
+    let observed: f64 = (0..k).map(|t| priors[t] * confusion[t * k + t]).sum();
+    let chance: f64 = (0..k).map(|a| priors[a] * (0..k).map(|t| priors[t] * confusion[t * k + a]).sum::<f64>()).sum();
+    if chance >= 1.0 {
+        return 0.0;
+    }
+    (observed - chance) / (1.0 - chance)
+}
+
+fn normalise_rows(m: &mut [f64], k: usize) {
+    for row in m.chunks_mut(k) {
+        let sum: f64 = row.iter().sum();
+        if sum > 0.0 {
+            row.iter_mut().for_each(|x| *x /= sum);
+        } else {
+            row.iter_mut().for_each(|x| *x = 1.0 / k as f64);
+        }
+    }
+}
+
+/// Log scores to probabilities, in place.
+fn softmax(row: &mut [f64]) {
+    let top = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut sum = 0.0;
+    for x in row.iter_mut() {
+        *x = (*x - top).exp();
+        sum += *x;
+    }
+    row.iter_mut().for_each(|x| *x /= sum);
+}
+
+#[cfg(test)]
+#[path = "reliability_tests.rs"]
+mod tests;

@@ -1,0 +1,127 @@
+use super::*;
+use crate::domain::aggregate::sim::{confusion, simulate};
+
+const K: usize = 5;
+
+/// A confusion matrix that always answers `a`.
+fn always(a: usize) -> Vec<Vec<f64>> {
+    (0..K).map(|_| (0..K).map(|x| if x == a { 1.0 } else { 0.0 }).collect()).collect()
+}
+
+/// 300 items, 5 answers each, from 20 people: 12 good (0.85), 2 always
+/// None (class 4), 2 always slot 1, 2 adversarial (0.05), 2 confusing None
+/// with slot 2 (the rest right).
+fn crowd_of_types() -> (crate::domain::aggregate::sim::Simulated, Reliability) {
+    let mut people = vec![confusion(0.85, K, None); 12];
+    people.extend([always(4), always(4), always(1), always(1)]);
+    people.extend(vec![confusion(0.05, K, None); 2]);
+    let mut confuser = confusion(0.95, K, None);
+    confuser[4] = vec![0.0125, 0.0125, 0.45, 0.0125, 0.5125];
+    confuser[2] = vec![0.0125, 0.0125, 0.5125, 0.0125, 0.45];
+    people.extend(vec![confuser; 2]);
+    let sim = simulate(11, 300, K, &people, 5);
+    let rel = Reliability::fit(&sim.answers, &[], K);
+    (sim, rel)
+}
+
+#[test]
+fn spammers_and_adversaries_do_not_count_and_good_workers_do() {
+    let (_, rel) = crowd_of_types();
+    for p in 0..12 {
+        assert!(rel.counts(p), "good worker {p}: {:?}", rel.people[&p].kappa);
+        assert!(rel.people[&p].kappa > 0.6, "{p}: {}", rel.people[&p].kappa);
+    }
+    for p in 12..18 {
+        assert!(!rel.counts(p), "{p} carries no information: kappa {}", rel.people[&p].kappa);
+    }
+    // Their answers leave the posterior where it was.
+    assert_eq!(rel.posterior(&[(12, 4), (14, 1), (16, 0)]), rel.posterior(&[]));
+    // Someone the fit has not seen counts as the crowd.
+    assert!(rel.counts(999));
+    assert_eq!(rel.posterior(&[(999, 3)])[3], {
+        let mut p = rel.priors.clone();
+        (0..K).for_each(|t| p[t] *= rel.crowd[t * K + 3]);
+        p[3] / p.iter().sum::<f64>()
+    });
+}
+
+#[test]
+fn a_confusers_none_weighs_little_against_their_slot() {
+    let (_, rel) = crowd_of_types();
+    let confuser = &rel.people[&18];
+    assert!(confuser.counts());
+    // Their "None" is about as likely when the truth is slot 2 as when it is None.
+    let (given_none, given_slot) = (confuser.confusion[4 * K + 4], confuser.confusion[2 * K + 4]);
+    assert!(given_slot > 0.3 && given_none < 0.7, "{given_none} {given_slot}");
+    // A good worker's None against slot 2 is decisive, the confuser's is not.
+    let good = rel.posterior(&[(0, 4)]);
+    let conf = rel.posterior(&[(18, 4)]);
+    assert!(good[4] / good[2] > 5.0 * conf[4] / conf[2], "{good:?} {conf:?}");
+}
+
+#[test]
+fn a_few_lucky_answers_earn_little_trust() {
+    // Person 100 answers 2 items, both right by the consensus of 5 good workers.
+    let mut people = vec![confusion(0.85, K, None); 5];
+    people.extend(vec![confusion(0.6, K, None); 5]);
+    let sim = simulate(3, 200, K, &people, 6);
+    let mut answers = sim.answers.clone();
+    answers.extend([(0, 100, sim.truth[0]), (1, 100, sim.truth[1])]);
+    let rel = Reliability::fit(&answers, &[], K);
+    let lucky = rel.people[&100].accuracy(&rel.priors);
+    let crowd_acc: f64 = (0..K).map(|t| rel.priors[t] * rel.crowd[t * K + t]).sum();
+    // Two answers are worth less than the prior's five: shrunk to under
+    // half-way between the crowd and certainty.
+    assert!(lucky > crowd_acc && lucky < crowd_acc + 0.5 * (1.0 - crowd_acc), "{lucky} vs crowd {crowd_acc}");
+    // One answer of theirs alone is far from settling an item.
+    assert!(rel.posterior(&[(100, 2)])[2] < 0.9, "{:?}", rel.posterior(&[(100, 2)]));
+    // Someone right on 200 answers has earned it.
+    let mut more = sim.answers.clone();
+    more.extend((0..200u64).map(|i| (i, 100, sim.truth[i as usize])));
+    let rel = Reliability::fit(&more, &[], K);
+    assert!(rel.people[&100].accuracy(&rel.priors) > 0.95);
+}
+
+#[test]
+fn gold_answers_are_direct_evidence() {
+    let people = vec![confusion(0.8, K, None); 6];
+    let sim = simulate(5, 100, K, &people, 4);
+    // Person 50 gave no real answers yet, only 12 gold ones: 11 right, one wrong.
+    let gold: Vec<(u64, usize, usize)> = (0..12).map(|i| (50, i % K, if i == 0 { 1 } else { i % K })).collect();
+    let rel = Reliability::fit(&sim.answers, &gold, K);
+    let earned = rel.people[&50].accuracy(&rel.priors);
+    assert!(earned > 0.8 && rel.counts(50), "{earned}");
+    // The same person failing 60 gold items does not count (12 failures are
+    // not yet enough against a prior worth 5 answers per row).
+    let bad: Vec<(u64, usize, usize)> = (0..60).map(|i| (50, i % K, (i + 1) % K)).collect();
+    assert!(!Reliability::fit(&sim.answers, &bad, K).counts(50));
+}
+
+#[test]
+fn no_answers_leave_the_prior() {
+    let rel = Reliability::fit(&[], &[], K);
+    assert_eq!(rel, Reliability::uninformed(K));
+    assert_eq!(rel.posterior(&[]), vec![0.2; K]);
+    // Out-of-range classes are ignored, in the fit and in a posterior.
+    assert_eq!(Reliability::fit(&[(1, 1, 9)], &[(1, 9, 0)], K), Reliability::uninformed(K));
+    assert_eq!(rel.posterior(&[(1, 7)]), vec![0.2; K]);
+    let row: f64 = rel.crowd[..K].iter().sum();
+    assert!((row - 1.0).abs() < 1e-12 && rel.crowd[0] == PRIOR_ACCURACY);
+}
+
+#[test]
+fn the_fitted_posterior_recovers_a_messy_crowds_truth() {
+    let (sim, rel) = crowd_of_types();
+    let mut by_item: HashMap<u64, Vec<(u64, usize)>> = HashMap::new();
+    for &(i, p, c) in &sim.answers {
+        by_item.entry(i).or_default().push((p, c));
+    }
+    let labels: Vec<usize> = (0..sim.truth.len() as u64)
+        .map(|i| {
+            let post = rel.posterior(&by_item[&i]);
+            (0..K).max_by(|&a, &b| post[a].total_cmp(&post[b])).unwrap()
+        })
+        .collect();
+    let (ours, majority) = (sim.score(&labels), sim.score(&sim.majority(K, 1)));
+    assert!(ours > majority + 0.05 && ours > 0.85, "{ours} vs majority {majority}");
+}

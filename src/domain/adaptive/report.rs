@@ -1,0 +1,83 @@
+//! What the research page, the API and the dashboard show of a study's adaptive overlap.
+use super::{Adaptive, Reason};
+use serde::{Deserialize, Serialize};
+
+/// Per item: what the research page and API show.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdaptiveItem {
+    pub instance_id: i64,
+    /// Answers counted so far.
+    pub answers: i64,
+    /// Answers asked for so far (`min`, plus one per round that did not stop).
+    pub wanted: i64,
+    /// None while it is still collecting.
+    pub reason: Option<Reason>,
+    pub value: Option<String>,
+    pub posterior: Option<f64>,
+}
+
+/// A study's adaptive overlap at a glance: answers spent against the same
+/// items at a fixed overlap of `max` (the most any item may get here).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdaptiveReport {
+    pub study_id: i64,
+    pub settings: Adaptive,
+    pub items: Vec<AdaptiveItem>,
+    pub answers_spent: i64,
+    pub fixed_answers: i64,
+    /// `1 - spent / fixed`, over stopped items only (in-flight ones would flatter it).
+    pub saved_share: Option<f64>,
+    pub stopped: StopCounts,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StopCounts {
+    pub agreed: i64,
+    pub confident: i64,
+    pub max: i64,
+    pub collecting: i64,
+}
+
+impl AdaptiveReport {
+    pub fn new(study_id: i64, settings: Adaptive, items: Vec<AdaptiveItem>) -> AdaptiveReport {
+        let mut stopped = StopCounts::default();
+        let (mut spent_done, mut done) = (0i64, 0i64);
+        for it in &items {
+            match it.reason {
+                Some(Reason::Agreed) => stopped.agreed += 1,
+                Some(Reason::Confident) => stopped.confident += 1,
+                Some(Reason::Max) => stopped.max += 1,
+                None => stopped.collecting += 1,
+            }
+            if it.reason.is_some() {
+                spent_done += it.answers;
+                done += 1;
+            }
+        }
+        let answers_spent = items.iter().map(|i| i.answers).sum();
+        let fixed_answers = items.len() as i64 * settings.max as i64;
+        let saved_share = (done > 0).then(|| 1.0 - spent_done as f64 / (done * settings.max as i64) as f64);
+        AdaptiveReport { study_id, settings, items, answers_spent, fixed_answers, saved_share, stopped }
+    }
+
+    /// The report without its items, for the live dashboard.
+    pub fn savings(&self) -> Savings {
+        Savings {
+            max: self.settings.max,
+            answers_spent: self.answers_spent,
+            fixed_answers: self.fixed_answers,
+            saved_share: self.saved_share,
+            stopped: self.stopped.clone(),
+        }
+    }
+}
+
+/// An adaptive study's spending: answers spent against items × `max`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Savings {
+    pub max: usize,
+    pub answers_spent: i64,
+    pub fixed_answers: i64,
+    pub saved_share: Option<f64>,
+    pub stopped: StopCounts,
+}

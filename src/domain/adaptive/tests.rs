@@ -1,0 +1,207 @@
+use super::*;
+
+fn agree(min: usize, max: usize) -> Adaptive {
+    Adaptive { min, max, stop: Stop::Agree, allow_unchosen: false }
+}
+
+fn posterior(min: usize, max: usize, threshold: f64) -> Adaptive {
+    Adaptive { min, max, stop: Stop::Posterior { threshold }, allow_unchosen: false }
+}
+
+/// Answers by people 1, 2, ... in turn.
+fn of(classes: &[usize]) -> Vec<(u64, usize)> {
+    classes.iter().enumerate().map(|(p, &c)| (p as u64 + 1, c)).collect()
+}
+
+/// Nobody fitted yet: everyone a middling worker.
+fn crowd() -> Reliability {
+    Reliability::uninformed(5)
+}
+
+/// The reason and label of a stop (None: asks for more).
+fn stopped(d: Decision) -> Option<(Reason, usize)> {
+    match d {
+        Decision::Stop { reason, label, .. } => Some((reason, label)),
+        Decision::More => None,
+    }
+}
+
+#[test]
+fn agreement_at_min_stops() {
+    assert_eq!(stopped(agree(2, 5).decide(&of(&[3, 3]), &crowd())), Some((Reason::Agreed, 3)));
+    assert_eq!(stopped(agree(3, 5).decide(&of(&[1, 1, 1]), &crowd())), Some((Reason::Agreed, 1)));
+}
+
+#[test]
+fn fewer_than_min_always_asks_for_more() {
+    assert_eq!(agree(2, 5).decide(&of(&[3]), &crowd()), Decision::More);
+    assert_eq!(agree(2, 5).decide(&[], &crowd()), Decision::More);
+    assert_eq!(posterior(3, 5, 0.5).decide(&of(&[0, 0]), &crowd()), Decision::More);
+}
+
+#[test]
+fn a_lead_of_one_asks_for_more_until_max() {
+    let (rule, c) = (agree(2, 5), crowd());
+    assert_eq!(rule.decide(&of(&[0, 4]), &c), Decision::More, "a tie");
+    assert_eq!(rule.decide(&of(&[0, 4, 0]), &c), Decision::More, "2 to 1");
+    assert_eq!(stopped(rule.decide(&of(&[0, 4, 0, 0]), &c)), Some((Reason::Agreed, 0)), "3 to 1");
+    assert_eq!(rule.decide(&of(&[0, 4, 1, 2]), &c), Decision::More);
+    assert_eq!(stopped(rule.decide(&of(&[0, 4, 0, 4, 1]), &c)), Some((Reason::Max, 0)), "tie at max: the first given");
+    assert_eq!(stopped(rule.decide(&of(&[4, 0, 0, 4, 1]), &c)), Some((Reason::Max, 4)));
+    // Past max (e.g. a late extra copy) it still stops.
+    assert_eq!(stopped(rule.decide(&of(&[0, 1, 2, 3, 4, 0]), &c)), Some((Reason::Max, 0)));
+}
+
+#[test]
+fn min_equal_to_max_stops_after_one_round() {
+    let c = crowd();
+    assert_eq!(stopped(agree(3, 3).decide(&of(&[0, 1, 2]), &c)), Some((Reason::Max, 0)));
+    assert_eq!(stopped(agree(1, 1).decide(&of(&[2]), &c)), Some((Reason::Max, 2)));
+    // One answer never agrees with itself: min 1 asks a second person.
+    assert_eq!(agree(1, 3).decide(&of(&[2]), &c), Decision::More);
+    assert_eq!(stopped(agree(1, 3).decide(&of(&[2, 2]), &c)), Some((Reason::Agreed, 2)));
+}
+
+#[test]
+fn out_of_range_classes_are_ignored_by_the_count() {
+    assert_eq!(stopped(agree(2, 5).decide(&of(&[9, 1, 1]), &crowd())), Some((Reason::Agreed, 1)));
+}
+
+#[test]
+fn every_stop_carries_the_posterior_of_its_value() {
+    // Under `agree` too, and for None (class 4) as for any other value.
+    let c = crowd();
+    for answers in [of(&[4, 4]), of(&[4, 0, 4, 4]), of(&[0, 4, 0, 4, 1])] {
+        let Decision::Stop { label, posterior, .. } = agree(2, 5).decide(&answers, &c) else { panic!("{answers:?}") };
+        assert!((posterior - c.posterior(&answers)[label]).abs() < 1e-12);
+    }
+    // Two middling people agreeing: 0.49 / (0.49 + 4 * 0.075^2) = 0.956.
+    match posterior(2, 5, 0.95).decide(&of(&[4, 4]), &c) {
+        Decision::Stop { reason: Reason::Confident, label: 4, posterior: p } => {
+            assert!((p - 0.49 / (0.49 + 4.0 * 0.075f64.powi(2))).abs() < 1e-12, "{p}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn one_answer_never_settles_an_item_however_trusted() {
+    // A person the model trusts almost fully: their row says 0.99 right.
+    let mut rel = crowd();
+    let mut sure = vec![0.0025; 25];
+    (0..5).for_each(|t| sure[t * 5 + t] = 0.99);
+    rel.people.insert(1, reliability::Person { answers: 200, confusion: sure, kappa: 0.98 });
+    let rule = posterior(1, 3, 0.95);
+    assert!(rel.posterior(&[(1, 2)])[2] > 0.95);
+    assert_eq!(rule.decide(&[(1, 2)], &rel), Decision::More, "one answer, however sure");
+    assert!(matches!(rule.decide(&[(1, 2), (2, 2)], &rel), Decision::Stop { reason: Reason::Confident, label: 2, .. }));
+    // A second answer by someone whose answers do not count is no agreement.
+    rel.people.insert(3, reliability::Person { answers: 50, confusion: vec![0.2; 25], kappa: 0.0 });
+    assert_eq!(rule.decide(&[(1, 2), (3, 2)], &rel), Decision::More);
+}
+
+#[test]
+fn the_settled_value_is_one_somebody_gave() {
+    // People 1 and 2 confuse None (4) with slot 3: their "None" points to 3
+    // and their "0" to 1 (a made-up confusion), so the posterior's favourite is 3.
+    let mut rel = crowd();
+    let mut rows = vec![0.01; 25];
+    for (t, a) in [(0, 0), (1, 0), (2, 2), (3, 4), (4, 3)] {
+        rows[t * 5 + a] = 0.96;
+    }
+    for p in [1, 2] {
+        rel.people.insert(p, reliability::Person { answers: 40, confusion: rows.clone(), kappa: 0.5 });
+    }
+    let answers = [(1, 4), (2, 0)];
+    let post = rel.posterior(&answers);
+    let favourite = (0..5).max_by(|&a, &b| post[a].total_cmp(&post[b])).unwrap();
+    assert!(favourite == 3 || favourite == 1, "{post:?}");
+    match posterior(2, 2, 0.95).decide(&answers, &rel) {
+        Decision::Stop { reason: Reason::Max, label, posterior: p } => {
+            assert!(label == 4 || label == 0, "{label}: nobody chose it");
+            assert_eq!(p, post[label]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(most_probable_given(&[], &post), 0);
+}
+
+#[test]
+fn the_spec_table_parses_with_errors_naming_the_key() {
+    let spec = |min, max, stop: Option<&str>, threshold| AdaptiveSpec {
+        min,
+        max,
+        stop: stop.map(str::to_string),
+        threshold,
+        allow_unchosen: None,
+    };
+    assert_eq!(Adaptive::parse(&spec(Some(2), Some(5), Some("agree"), None)), Ok(agree(2, 5)));
+    assert_eq!(Adaptive::parse(&spec(Some(2), Some(5), Some("posterior"), Some(0.95))), Ok(posterior(2, 5, 0.95)));
+    let key = |s: AdaptiveSpec| Adaptive::parse(&s).unwrap_err().0;
+    assert_eq!(key(spec(None, Some(5), Some("agree"), None)), "assignment.adaptive.min");
+    assert_eq!(key(spec(Some(0), Some(5), Some("agree"), None)), "assignment.adaptive.min");
+    assert_eq!(key(spec(Some(2), None, Some("agree"), None)), "assignment.adaptive.max");
+    assert_eq!(key(spec(Some(3), Some(2), Some("agree"), None)), "assignment.adaptive.max");
+    assert_eq!(key(spec(Some(2), Some(21), Some("agree"), None)), "assignment.adaptive.max");
+    assert_eq!(key(spec(Some(2), Some(5), None, None)), "assignment.adaptive.stop");
+    assert_eq!(key(spec(Some(2), Some(5), Some("vote"), None)), "assignment.adaptive.stop");
+    assert_eq!(key(spec(Some(2), Some(5), Some("agree"), Some(0.9))), "assignment.adaptive.threshold");
+    assert_eq!(key(spec(Some(2), Some(5), Some("posterior"), None)), "assignment.adaptive.threshold");
+    assert_eq!(key(spec(Some(2), Some(5), Some("posterior"), Some(1.0))), "assignment.adaptive.threshold");
+    assert!(Adaptive::parse(&spec(Some(2), Some(5), Some("vote"), None)).unwrap_err().1.contains("agree, posterior"));
+}
+
+#[test]
+fn settings_round_trip_as_stored() {
+    let unchosen = Adaptive { allow_unchosen: true, ..posterior(2, 5, 0.95) };
+    for a in [agree(2, 5), posterior(1, 4, 0.9), unchosen] {
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(serde_json::from_str::<Adaptive>(&json).unwrap(), a, "{json}");
+    }
+    assert_eq!(serde_json::to_string(&agree(2, 5)).unwrap(), r#"{"min":2,"max":5,"stop":"agree"}"#);
+    for r in Reason::ALL {
+        assert_eq!(Reason::parse(r.as_str()), Some(r));
+    }
+    assert_eq!(Reason::parse("done"), None);
+    // Settings stored before `allow_unchosen` existed read as false.
+    let old: Adaptive = serde_json::from_str(r#"{"min":2,"max":5,"stop":"posterior","threshold":0.9}"#).unwrap();
+    assert_eq!(old, posterior(2, 5, 0.9));
+}
+
+#[test]
+fn follow_ups_are_bundled_when_a_bundle_is_full_or_nobody_is_working() {
+    assert!(!bundle_now(0, 0, 5), "nothing waits");
+    assert!(!bundle_now(4, 3, 5), "others may still join them");
+    assert!(bundle_now(5, 3, 5));
+    assert!(bundle_now(1, 0, 5), "the last ones go in a smaller bundle");
+    assert!(bundle_now(1, 9, 0), "a zero size counts as one");
+}
+
+#[test]
+fn the_next_answer_goes_to_the_least_busy_who_has_not_had_the_item() {
+    let started = [(10, 3), (11, 0), (12, 0), (13, 5)];
+    assert_eq!(pick_annotator(&started, &[]), Some(11));
+    assert_eq!(pick_annotator(&started, &[11]), Some(12));
+    assert_eq!(pick_annotator(&started, &[11, 12]), Some(10));
+    assert_eq!(pick_annotator(&started, &[10, 11, 12, 13]), None);
+    assert_eq!(pick_annotator(&[], &[]), None);
+}
+
+#[test]
+fn the_report_counts_spending_against_fixed_max() {
+    let item = |answers, reason| AdaptiveItem {
+        instance_id: answers,
+        answers,
+        wanted: answers,
+        reason,
+        value: None,
+        posterior: None,
+    };
+    let items =
+        vec![item(2, Some(Reason::Agreed)), item(5, Some(Reason::Max)), item(3, Some(Reason::Agreed)), item(1, None)];
+    let r = AdaptiveReport::new(7, agree(2, 5), items);
+    assert_eq!((r.answers_spent, r.fixed_answers), (11, 20));
+    assert_eq!(r.stopped, StopCounts { agreed: 2, confident: 0, max: 1, collecting: 1 });
+    assert!((r.saved_share.unwrap() - (1.0 - 10.0 / 15.0)).abs() < 1e-12);
+    assert_eq!(AdaptiveReport::new(7, agree(2, 5), vec![item(1, None)]).saved_share, None);
+}

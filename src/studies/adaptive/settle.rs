@@ -1,0 +1,133 @@
+//! What adaptive overlap's decisions mean for the rest of hardneg: the
+//! reliabilities decisions read, the settled values (a stop rule's stop is
+//! what gets settled) and the per-item report.
+use super::settings;
+use crate::domain::adaptive::{AdaptiveItem, AdaptiveReport, Reason, Reliability};
+use crate::domain::resolution::{ItemState, ResolvedBy};
+use crate::error::ServiceError;
+use crate::state::StudyMeta;
+use crate::studies::aggregate::class_of;
+use sqlx::SqlitePool;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+/// Each person's earned reliability (`domain::adaptive::reliability`) over
+/// the study's counted answers and its gold answers. Refitted once the
+/// answers have grown by a tenth since the last fit, so the answer path
+/// does not refit the whole study on every answer. Remembered per study id
+/// in this process (one server serves one database).
+pub(super) async fn reliability(db: &SqlitePool, meta: &StudyMeta) -> Result<Arc<Reliability>, ServiceError> {
+    /// Per study: the answers counted at its last fit, and the fit.
+    type Last = Vec<(i64, i64, Arc<Reliability>)>;
+    static LAST: Mutex<Last> = Mutex::new(Vec::new());
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM counted_answers WHERE study_id = ?")
+        .bind(meta.id)
+        .fetch_one(db)
+        .await?;
+    let last = LAST.lock().ok().and_then(|l| l.iter().find(|e| e.0 == meta.id).map(|e| (e.1, Arc::clone(&e.2))));
+    if let Some((n, fit)) = &last {
+        if count >= *n && (count - n) * 10 < (*n).max(1) {
+            return Ok(Arc::clone(fit));
+        }
+    }
+    let rows: Vec<(i64, i64, String)> =
+        sqlx::query_as("SELECT instance_id, user_id, value FROM counted_answers WHERE study_id = ?")
+            .bind(meta.id)
+            .fetch_all(db)
+            .await?;
+    let answers: Vec<(u64, u64, usize)> =
+        rows.iter().filter_map(|(i, u, v)| Some((*i as u64, *u as u64, class_of(meta.kind, v)?))).collect();
+    let gold: Vec<(i64, String, String)> = sqlx::query_as(
+        "SELECT a.user_id, t.check_answer, a.value FROM answers a JOIN tasks t ON t.id = a.task_id
+         WHERE a.study_id = ? AND t.check_kind = 'gold' AND t.check_answer IS NOT NULL",
+    )
+    .bind(meta.id)
+    .fetch_all(db)
+    .await?;
+    let gold: Vec<(u64, usize, usize)> = gold
+        .iter()
+        .filter_map(|(u, truth, v)| Some((*u as u64, class_of(meta.kind, truth)?, class_of(meta.kind, v)?)))
+        .collect();
+    let fit = Arc::new(Reliability::fit(&answers, &gold, meta.kind.values().len()));
+    if let Ok(mut l) = LAST.lock() {
+        l.retain(|e| e.0 != meta.id);
+        l.push((meta.id, count, Arc::clone(&fit)));
+    }
+    Ok(fit)
+}
+
+/// An item the stop rule settled (`agreed`, `confident`) takes the value it
+/// stopped on, whatever `resolve` says (an adjudication still overrides);
+/// every stopped item's value carries the posterior it stopped at. Returns
+/// the items the rule settled: a model `resolve` leaves them alone and
+/// settles only the items left at `max`. `outcomes` yields each item's id,
+/// state and posterior slot.
+pub async fn settle<'a>(
+    db: &SqlitePool,
+    study: i64,
+    outcomes: impl Iterator<Item = (i64, &'a mut ItemState, &'a mut Option<f64>)>,
+) -> Result<HashSet<i64>, ServiceError> {
+    let stopped: HashMap<i64, (String, String, Option<f64>)> = sqlx::query_as(
+        "SELECT instance_id, reason, value, posterior FROM adaptive_items WHERE study_id = ? AND state = 'stopped'",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .map(|(i, r, v, p): (i64, String, String, Option<f64>)| (i, (r, v, p)))
+    .collect();
+    let mut settled = HashSet::new();
+    for (id, state, slot) in outcomes {
+        let Some((reason, value, posterior)) = stopped.get(&id) else { continue };
+        let same = matches!(&*state, ItemState::Final { value: v, .. } if v == value);
+        match &*state {
+            ItemState::Final { by: ResolvedBy::Adjudication, .. } | ItemState::Pending { .. } => {}
+            _ if reason == Reason::Max.as_str() => {}
+            ItemState::Final { by: ResolvedBy::Unanimous | ResolvedBy::Single, .. } if same => {
+                settled.insert(id);
+            }
+            _ => {
+                *state = ItemState::Final { value: value.clone(), by: ResolvedBy::Adaptive };
+                settled.insert(id);
+            }
+        }
+        if matches!(&*state, ItemState::Final { value: v, .. } if v == value) {
+            *slot = *posterior;
+        }
+    }
+    Ok(settled)
+}
+
+/// `GET /api/v1/studies/{id}/adaptive`: per item how many answers it took,
+/// why it stopped, its value and posterior, and answers spent against a
+/// fixed overlap of `max`.
+pub async fn report(db: &SqlitePool, study: i64) -> Result<AdaptiveReport, ServiceError> {
+    crate::studies::meta::load_study_meta(db, study).await?;
+    let a = settings(db, study).await?.ok_or_else(|| {
+        ServiceError::NotFound(format!("study {study} has a fixed overlap, not [assignment.adaptive]"))
+    })?;
+    type Row = (i64, i64, i64, Option<String>, Option<String>, Option<f64>);
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT a.instance_id, a.wanted, coalesce(c.n, 0), a.reason, a.value, a.posterior
+         FROM adaptive_items a
+         LEFT JOIN (SELECT instance_id, count(*) AS n FROM counted_answers WHERE study_id = ? GROUP BY instance_id) c
+           ON c.instance_id = a.instance_id
+         WHERE a.study_id = ? ORDER BY a.instance_id",
+    )
+    .bind(study)
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    let items = rows
+        .into_iter()
+        .map(|(instance_id, wanted, answers, reason, value, posterior)| AdaptiveItem {
+            instance_id,
+            answers,
+            wanted,
+            reason: reason.as_deref().and_then(Reason::parse),
+            value,
+            posterior,
+        })
+        .collect();
+    Ok(AdaptiveReport::new(study, a, items))
+}
