@@ -84,7 +84,7 @@ fn hidden_ids(ids: &Option<PlatformIds>) -> impl IntoView {
 /// A code to give Prolific, and a button there when there is a URL.
 fn code_and_link(lead: &'static str, code: String, link: Option<(&'static str, String)>) -> impl IntoView {
     view! {
-        <p>{lead} " " <strong class="code">{code}</strong> "."</p>
+        <p>{format!("{lead} ")}<strong class="code">{code}</strong>"."</p>
         {link.map(|(label, url)| view! { <p><a class="button" href=url>{label}</a></p> })}
     }
 }

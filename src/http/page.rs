@@ -27,7 +27,8 @@ fn output_name() -> String {
 /// pages do), the app's header with `who` when logged in, `body` in `<main>`.
 pub fn document(title: &str, who: Option<&SessionUser>, body: impl IntoView + 'static) -> String {
     let title = if title == "hardneg" { title.to_string() } else { format!("{title} — hardneg") };
-    let who = who.map(|u| (u.username.clone(), u.role.as_str()));
+    // One text: adjacent texts would get the hydration markers (`<!>`) between them.
+    let who = who.map(|u| format!("{} ({})", u.username, u.role.as_str()));
     Owner::new().with(move || {
         view! {
             <!DOCTYPE html>
@@ -40,9 +41,7 @@ pub fn document(title: &str, who: Option<&SessionUser>, body: impl IntoView + 's
                     <a class="skip" href="#main">"Skip to content"</a>
                     <header class="top">
                         <a href="/" class="brand">"hardneg"</a>
-                        {who.map(|(name, role)| view! {
-                            <nav aria-label="Account"><span class="who">{name} " (" {role} ")"</span></nav>
-                        })}
+                        {who.map(|who| view! { <nav aria-label="Account"><span class="who">{who}</span></nav> })}
                     </header>
                     <main id="main">{body}</main>
                 </body>

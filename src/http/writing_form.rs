@@ -94,7 +94,7 @@ fn unknown_page(a: &WrittenAnswer, words: &[(String, Vec<String>)], strict: bool
                 <h1>"Words outside the vocabulary"</h1>
                 <p>{lead}</p>
                 <ul class="unknown-words">
-                    {named.into_iter().map(|(field, w)| view! { <li>{field} ": " <mark>{w}</mark></li> }).collect_view()}
+                    {named.into_iter().map(|(field, w)| view! { <li>{format!("{field}: ")}<mark>{w}</mark></li> }).collect_view()}
                 </ul>
                 <form class="writing-form" method="post" action=action>
                     <input type="hidden" name="task_id" value=task/>
