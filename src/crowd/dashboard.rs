@@ -40,26 +40,15 @@ pub async fn dashboard(db: &SqlitePool, study: i64, now: i64) -> Result<Dashboar
         participants.add(&state, n);
     }
 
-    // One pass over the answers: the time distribution, the first answer
-    // and the answers of the last RATE_WINDOW_SECS. The rate window starts
-    // at the later of the two, and every answer is at or after the first,
-    // so the answers since `now - RATE_WINDOW_SECS` are those in the window.
-    let recent = now - RATE_WINDOW_SECS;
-    // One row: the (time, count) groups packed as text, since sqlx hands
-    // rows over one at a time and a big study has ~20k distinct times.
-    let (packed, first, in_window): (Option<String>, Option<i64>, Option<i64>) = sqlx::query_as(
-        "SELECT group_concat(e || ':' || n, ',' ORDER BY e), min(m), sum(r) FROM
-           (SELECT elapsed_ms AS e, count(*) AS n, min(answered_at) AS m,
-                   count(*) FILTER (WHERE answered_at >= ?) AS r
-            FROM answers WHERE study_id = ? GROUP BY elapsed_ms)",
-    )
-    .bind(recent)
-    .bind(study)
-    .fetch_one(db)
-    .await?;
-    let in_window = in_window.unwrap_or(0);
-    let times = unpack_times(packed.as_deref().unwrap_or_default())
-        .ok_or_else(|| ServiceError::Internal(format!("study {study}: unreadable answer times")))?;
+    // The answer figures from the answers kept per participant (`kept.rs`):
+    // only those that came since the last read are read. The rate window
+    // starts at the later of the first answer and `now - RATE_WINDOW_SECS`,
+    // and every answer is at or after the first, so the answers since
+    // `now - RATE_WINDOW_SECS` are those in the window.
+    let kept = super::kept::refreshed(db, study).await?;
+    let times = kept.elapsed_counts();
+    let (first, in_window) = kept.first_and_since(now - RATE_WINDOW_SECS);
+    super::kept::put(kept);
     let answers: i64 = times.iter().map(|t| t.1).sum();
     let answers_per_minute = rate_window(first, now).map(|(_, minutes)| in_window as f64 / minutes);
 
@@ -106,31 +95,4 @@ pub async fn dashboard(db: &SqlitePool, study: i64, now: i64) -> Result<Dashboar
         time_per_item: histogram(&times),
         adaptive,
     })
-}
-
-/// `ms:count,ms:count,…` (ascending) back into pairs; None if malformed.
-fn unpack_times(packed: &str) -> Option<Vec<(i64, i64)>> {
-    if packed.is_empty() {
-        return Some(Vec::new());
-    }
-    packed
-        .split(',')
-        .map(|pair| {
-            let (ms, n) = pair.split_once(':')?;
-            Some((ms.parse().ok()?, n.parse().ok()?))
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::unpack_times;
-
-    #[test]
-    fn packed_times_come_back_as_pairs_and_bad_ones_are_refused() {
-        assert_eq!(unpack_times(""), Some(vec![]));
-        assert_eq!(unpack_times("800:2,3000:14"), Some(vec![(800, 2), (3000, 14)]));
-        assert_eq!(unpack_times("800:2,3000"), None);
-        assert_eq!(unpack_times("x:1"), None);
-    }
 }

@@ -10,6 +10,7 @@ pub mod comprehension;
 pub mod dashboard;
 pub mod flow;
 pub mod followup;
+mod kept;
 mod place;
 pub mod research;
 mod scores;

@@ -203,9 +203,17 @@ async fn flags_decisions_dashboard_and_discarding() {
         (d["completed"].as_i64(), d["free"].as_i64(), d["participants"]["discarded"].as_i64()),
         (Some(3), Some(4), Some(2))
     );
-    participant(&app, &token, study, "NEWCOMER").await;
+    let newcomer = participant(&app, &token, study, "NEWCOMER").await;
     let d: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/dashboard")).await;
     assert_eq!((d["leased"].as_i64(), d["free"].as_i64()), (Some(2), Some(3)));
+    // Both were just read: a new answer shows in them at once (nothing computed from older answers is served).
+    assert_eq!(rows["WORKING"]["answers"], "5");
+    assert_eq!(crate::crowd_kit::answer_n(&app, &newcomer, study, 1, "B").await, 1);
+    let d: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/dashboard")).await;
+    assert_eq!(d["answers"].as_i64(), Some(stored + 1));
+    let binned: i64 = d["time_per_item"].as_array().unwrap().iter().map(|b| b.as_i64().unwrap()).sum();
+    assert_eq!(binned, stored + 1);
+    assert_eq!(by_pid(&approve_csv(&app, &researcher, study).await)["NEWCOMER"]["answers"], "1");
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The answer round trip under load, as anyone can repeat it (docs/performance.md,
+# "The answer round trip"): starts a release server on a temporary data dir
+# with the demo study, pinned to one core, logs N annotators in and starts
+# the study for each (untimed), then drives `GET next` -> `POST answer` in a
+# closed loop with wrk (scripts/bench/roundtrip.lua) pinned to another core.
+# Prints the CPU model, round trips/s, p50/p99 per round trip, and the
+# server's CPU per round trip (utime + stime of all its threads from
+# /proc/PID/stat over the loop, divided by the round trips).
+#
+#   scripts/bench-roundtrip.sh [annotators=50] [seconds=10] [items=2000]
+#
+# Environment: HARDNEG_BIN (default target/release/hardneg, built if missing),
+# SERVER_CORE (default 0), DRIVER_CORE (default 1), RUNS (default 1).
+# Needs wrk (Debian/Ubuntu: apt-get install wrk; installed here when run as
+# root), curl and taskset (util-linux).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+annotators=${1:-50}
+seconds=${2:-10}
+items=${3:-2000}
+server_core=${SERVER_CORE:-0}
+driver_core=${DRIVER_CORE:-1}
+runs=${RUNS:-1}
+bin=${HARDNEG_BIN:-target/release/hardneg}
+
+if ! command -v wrk >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        apt-get install -y wrk >/dev/null
+    else
+        echo "wrk is missing: install it (Debian/Ubuntu: sudo apt-get install wrk; macOS: brew install wrk)" >&2
+        exit 1
+    fi
+fi
+for tool in curl taskset; do
+    command -v $tool >/dev/null || { echo "$tool is missing" >&2; exit 1; }
+done
+if [ ! -x "$bin" ]; then
+    echo "building $bin (cargo build --release --features ssr --bin hardneg)..." >&2
+    cargo build --release --features ssr --bin hardneg
+fi
+
+cpu_ticks() { # utime + stime of every thread of a process, in clock ticks
+    awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
+
+one_run() {
+    local tmp server base pid
+    tmp=$(mktemp -d)
+    mkdir -p "$tmp/site"
+    # Pinned from its start, so every thread it makes inherits the core.
+    RUST_LOG=warn taskset -c "$server_core" "$bin" --data-dir "$tmp/data" serve --bind 127.0.0.1:0 \
+        --demo --demo-size "$items" --site-dir "$tmp/site" >"$tmp/server.out" 2>"$tmp/server.err" &
+    pid=$!
+    trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' RETURN
+    for _ in $(seq 600); do
+        base=$(sed -n 's/^hardneg listening on //p' "$tmp/server.out")
+        [ -n "$base" ] && break
+        kill -0 $pid 2>/dev/null || { cat "$tmp/server.err" >&2; return 1; }
+        sleep 0.2
+    done
+    [ -n "$base" ] || { echo "the server did not start" >&2; return 1; }
+
+    # Accounts, logins and starts: before the timed loop.
+    local cookies=() name cookie
+    for i in $(seq "$annotators"); do
+        name="load$i"
+        echo "load password $i" | "$bin" --data-dir "$tmp/data" user add "$name" --role annotator \
+            --password-stdin >/dev/null
+        cookie=$(curl -fsS -o /dev/null -D - -H 'content-type: application/json' \
+            -d "{\"username\":\"$name\",\"password\":\"load password $i\"}" "$base/api/v1/session" |
+            sed -n 's/^[Ss]et-[Cc]ookie: \([^;]*\).*/\1/p' | head -n1)
+        [ -n "$cookie" ] || { echo "login of $name failed" >&2; return 1; }
+        curl -fsS -o /dev/null -X POST -H "Cookie: $cookie" "$base/api/v1/studies/1/start"
+        cookies+=("$cookie")
+    done
+
+    local before after ticks_per_s out
+    ticks_per_s=$(getconf CLK_TCK)
+    before=$(cpu_ticks $pid)
+    out=$(taskset -c "$driver_core" wrk -t "$annotators" -c "$annotators" -d "${seconds}s" --timeout 10s \
+        -s scripts/bench/roundtrip.lua "$base" -- 1 "${cookies[@]}")
+    after=$(cpu_ticks $pid)
+    local trips
+    trips=$(echo "$out" | awk '$1 == "round_trips" { print $2 }')
+    echo "$out" | awk '
+        $1 == "round_trips_per_s" { rate = $2 } $1 == "p50_ms" { p50 = $2 } $1 == "p99_ms" { p99 = $2 }
+        $1 == "round_trips" { n = $2 } $1 == "failures" { f = $2 } $1 == "annotators_finished" { done = $2 }
+        END { printf "round trips/s %s (%s round trips), p50 %s ms, p99 %s ms, failures %s, annotators who ran out of items %s\n", rate, n, p50, p99, f, done }'
+    awk -v b="$before" -v a="$after" -v hz="$ticks_per_s" -v n="$trips" \
+        'BEGIN { printf "server CPU per round trip: %.0f us (%.2f s of CPU)\n", (a - b) / hz * 1e6 / n, (a - b) / hz }'
+}
+
+echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) cores; server on core $server_core, wrk on core $driver_core"
+echo "server: $bin; $annotators annotators, ${seconds} s closed loop, $items demo items"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for run in $(seq "$runs"); do
+    echo "run $run:"
+    one_run
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
