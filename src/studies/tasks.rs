@@ -50,13 +50,12 @@ fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), Service
 
 /// A participant answers only the bundle its own lease holds (its tasks
 /// were made at arrival); an account must be one of the study's annotators.
-/// False: a participant whose participation ended (screened out, or it
-/// returned the study) gets no more tasks.
+/// False: a participant whose place no longer takes answers (screened out,
+/// returned, finished) is handed no task, the rule the answer path applies.
 async fn admit(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<bool, ServiceError> {
-    use crate::domain::crowd::lease::LeaseState;
     if user.role.is_participant() {
         let (_, lease) = crate::crowd::own_lease(&state.db, user, meta.id).await?;
-        Ok(!matches!(lease, LeaseState::ScreenedOut | LeaseState::Returned))
+        Ok(lease.may_answer())
     } else {
         require_annotator(user, meta).map(|_| true)
     }
