@@ -13,6 +13,14 @@ if [ "${1:-}" = "--browser" ]; then
   fi
 fi
 
+# mold links the test binaries in seconds (scripts/link-gcc falls back to
+# the system linker without it, so a failed install only costs time).
+if ! command -v mold >/dev/null; then
+  echo "== installing mold (Debian package, the linker scripts/link-gcc prefers)"
+  { sudo_ apt-get update -qq && sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mold >/dev/null; } ||
+    echo "   mold could not be installed; linking with the system linker"
+fi
+
 # The browser tests run axe-core (npm package, pinned) on every page; they
 # read target/tools/node_modules/axe-core/axe.min.js and never download it.
 if [ "${1:-}" = "--browser" ] && [ ! -f target/tools/node_modules/axe-core/axe.min.js ]; then
