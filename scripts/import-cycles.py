@@ -262,6 +262,23 @@ for mod, (toks, marks) in parsed.items():
 shipped = {m: {t for t, test in ts.items() if not test and t != m[:len(t)]} for m, ts in edges.items() if not modules[m][1]}
 
 
+# File edges let through for now, each with its reason. One that no longer
+# matches is reported, so it is removed once its reason is gone.
+ALLOWED = {
+    ('studies/written_pairs.rs', 'datasets/write.rs'): 'written_pairs.rs moves into its kind folder (issue 35, item 1); '
+    'it then names store::dataset_rows and datasets/write.rs goes',
+}
+file_of_mod = {m: modules[m][0].replace(os.sep, '/') for m in modules}
+for m, ts in shipped.items():
+    for t in list(ts):
+        if (file_of_mod[m], file_of_mod[t]) in ALLOWED:
+            ts.discard(t)
+            ALLOWED[(file_of_mod[m], file_of_mod[t])] = None
+for (a, b), why in ALLOWED.items():
+    if why is not None:
+        print(f'note: the allowance {a} -> {b} matches nothing; remove it from scripts/import-cycles.py')
+
+
 def folder(m):
     return m[0] + ('/' if modules[m][0].count(os.sep) else '.rs')
 

@@ -1,6 +1,8 @@
 //! One error type for the service layer; the API maps it to status codes,
 //! the server functions to the same codes and messages. Internal details
-//! are logged and never sent to a client.
+//! are logged and never sent to a client. Names no feature: a feature's
+//! own error converts with a `From` written beside it
+//! (`accounts::AuthError`, `datasets::import::ImportError`).
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -51,29 +53,6 @@ impl From<std::io::Error> for ServiceError {
 impl From<serde_json::Error> for ServiceError {
     fn from(e: serde_json::Error) -> Self {
         ServiceError::Internal(e.to_string())
-    }
-}
-
-impl From<crate::datasets::import::ImportError> for ServiceError {
-    fn from(e: crate::datasets::import::ImportError) -> Self {
-        use crate::datasets::import::ImportError;
-        match e {
-            ImportError::Refused(m) | ImportError::Invalid(m) => ServiceError::Invalid(m),
-            ImportError::Internal(m) => ServiceError::Internal(m),
-        }
-    }
-}
-
-impl From<crate::accounts::AuthError> for ServiceError {
-    fn from(e: crate::accounts::AuthError) -> Self {
-        use crate::accounts::AuthError;
-        match e {
-            AuthError::BadCredentials => ServiceError::BadCredentials,
-            AuthError::BadUsername | AuthError::WeakPassword => ServiceError::Invalid(e.to_string()),
-            AuthError::Exists(_) => ServiceError::Conflict(e.to_string()),
-            AuthError::Refused(r) => ServiceError::Refused(r),
-            AuthError::Db(_) | AuthError::Session(_) | AuthError::Hash(_) => ServiceError::Internal(e.to_string()),
-        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! `/api/v1/session`: logging in and out.
 use crate::accounts;
 use crate::error::ServiceError;
-use crate::http::proxy::ClientAddr;
+use crate::login_limits::ClientAddr;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::http::{header, StatusCode};

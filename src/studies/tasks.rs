@@ -6,9 +6,9 @@ use crate::domain::assignment::PlannedTask;
 use crate::domain::survey::{ItemData, Presentation, SurveyKind};
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
+use crate::store::task_cache::ShownTask;
 use crate::store::writer::{NewAnswer, Stored};
 use crate::studies::meta::study_meta;
-use crate::studies::task_cache::ShownTask;
 
 const MAX_ELAPSED_MS: i64 = 3_600_000;
 
@@ -54,7 +54,7 @@ fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), Service
 /// returned, finished) is handed no task, the rule the answer path applies.
 async fn admit(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<bool, ServiceError> {
     if user.role.is_participant() {
-        let (_, lease) = crate::crowd::own_lease(&state.db, user, meta.id).await?;
+        let (_, lease) = crate::studies::link::own_lease(&state.db, user, meta.id).await?;
         Ok(lease.may_answer())
     } else {
         require_annotator(user, meta).map(|_| true)
@@ -330,7 +330,7 @@ pub async fn answer_with_texts(
     if owner != user.id || !(user.role.may_annotate() || user.role.is_participant()) {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
     }
-    if user.role.is_participant() && !crate::crowd::own_lease(&state.db, user, study_id).await?.1.may_answer() {
+    if user.role.is_participant() && !crate::studies::link::own_lease(&state.db, user, study_id).await?.1.may_answer() {
         return Err(ServiceError::Invalid("your place in this study has ended; nothing more is stored".into()));
     }
     // A repeat is checked as a first answer is, whether or not the task is
@@ -359,7 +359,7 @@ pub async fn answer_with_texts(
         })
         .await?;
     if stored == Stored::New && attention {
-        crate::crowd::checks::attention_answered(state, user, study_id).await?;
+        crate::studies::link::checks::attention_answered(state, user, study_id).await?;
     }
     match stored {
         Stored::New => {

@@ -138,14 +138,15 @@ async fn decide(
         .await?;
         items.extend(due);
     }
-    let link = crate::crowd::link_of_study(&mut *tx, study).await.is_ok();
+    let link = crate::studies::link::link_of_study(&mut *tx, study).await.is_ok();
     for &item in &items {
         decide_round(&mut tx, &meta, a, &reliability, item, link).await?;
     }
     if link {
         // Also when nothing was decided: the last participant at work may
         // have just finished, freeing the smaller last bundle of follow-ups.
-        crate::crowd::followup::bundle_waiting(&mut tx, study, meta.seed, meta.kind, state.crowd.clock.now()).await?;
+        crate::studies::link::followup::bundle_waiting(&mut tx, study, meta.seed, meta.kind, state.crowd.clock.now())
+            .await?;
     }
     tx.commit().await?;
     Ok(items.len() - usize::from(instance.is_some()))
