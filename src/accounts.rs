@@ -46,7 +46,7 @@ impl From<AuthError> for crate::error::ServiceError {
             AuthError::BadUsername | AuthError::WeakPassword => ServiceError::Invalid(e.to_string()),
             AuthError::Exists(_) => ServiceError::Conflict(e.to_string()),
             AuthError::Refused(r) => ServiceError::Refused(r),
-            AuthError::Db(_) | AuthError::Session(_) | AuthError::Hash(_) => ServiceError::Internal(e.to_string()),
+            AuthError::Db(_) | AuthError::Session(_) | AuthError::Hash(_) => ServiceError::internal("accounts", e),
         }
     }
 }

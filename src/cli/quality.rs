@@ -6,7 +6,7 @@ use anyhow::Context;
 use sqlx::SqlitePool;
 
 fn service(e: crate::error::ServiceError) -> anyhow::Error {
-    anyhow::anyhow!("{e}")
+    anyhow::anyhow!("{}", e.chain())
 }
 
 pub async fn status(db: &SqlitePool, study: i64, json: bool) -> anyhow::Result<()> {

@@ -25,7 +25,7 @@ async fn shown(
 ) -> Result<(String, HashMap<String, String>, HashMap<String, String>), ServiceError> {
     let item = load_item(db, kind, study_id, instance_id, 0).await?;
     let present = |seed: i64| {
-        kind.present(&item, seed as u64).map_err(|e| ServiceError::Internal(format!("instance {instance_id}: {e}")))
+        kind.present(&item, seed as u64).map_err(|e| ServiceError::internal(format!("instance {instance_id}"), e))
     };
     let p = present(0)?;
     let images = p.options.iter().filter_map(|o| Some((o.value.clone(), o.image.clone()?))).collect();

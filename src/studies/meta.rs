@@ -83,7 +83,7 @@ pub async fn load_study_meta(db: &SqlitePool, id: i64) -> Result<StudyMeta, Serv
 /// A study's adaptive overlap settings as stored (JSON).
 pub(crate) fn parse_adaptive(study: i64, text: &str) -> Result<crate::domain::adaptive::Adaptive, ServiceError> {
     serde_json::from_str(text)
-        .map_err(|e| ServiceError::Internal(format!("study {study} has corrupt adaptive settings: {e}")))
+        .map_err(|e| ServiceError::internal(format!("study {study} has corrupt adaptive settings"), e))
 }
 
 /// Every study, with the caller's progress where the caller takes part.
@@ -122,7 +122,7 @@ pub async fn study_items(
     rows.into_iter()
         .map(|(id, t, s)| {
             let subset = crate::domain::category::Category::parse(&t, &s)
-                .map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))?;
+                .map_err(|e| ServiceError::internal(format!("instance {id}"), e))?;
             Ok(crate::domain::assignment::StudyItem { id, subset })
         })
         .collect()

@@ -128,7 +128,7 @@ async fn present(
         Some(target) => meta.kind.attention_check(&item, seed as u64, target),
         None => meta.kind.present(&item, seed as u64),
     }
-    .map_err(|e| ServiceError::Internal(e.to_string()))
+    .map_err(|e| ServiceError::internal(format!("presenting instance {instance_id}"), e))
 }
 
 async fn participation(db: &sqlx::SqlitePool, study_id: i64, user_id: i64) -> Result<Option<Progress>, ServiceError> {

@@ -176,8 +176,7 @@ async fn export_paged(
     phase("rows written");
     let funnel = p.funnel(funnel, &req.dataset);
     let mut summary = ExportSummary { files, counts, images };
-    let provenance =
-        (&mut provenance).await.map_err(|e| ServiceError::Internal(format!("reading the card: {e}")))??;
+    let provenance = (&mut provenance).await.map_err(|e| ServiceError::internal("reading the card", e))??;
     card::write(req, command, &funnel, &summary, &provenance, &out.join("README.md"))?;
     phase("card's agreement read");
     card::append_audit(audit, &out.join("README.md")).await?;

@@ -10,7 +10,7 @@ use futures_util::TryStreamExt;
 use sqlx::SqlitePool;
 
 fn category(t: &str, s: &str, id: i64) -> Result<Category, ServiceError> {
-    Category::parse(t, s).map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))
+    Category::parse(t, s).map_err(|e| ServiceError::internal(format!("instance {id}"), e))
 }
 
 /// Refuses a stage the dataset's pipeline has not reached.

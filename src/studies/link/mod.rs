@@ -29,7 +29,7 @@ type LinkTuple = (i64, String, bool, String, Option<String>, String);
 
 fn link_row((study_id, token, open, completion_code, full_code, settings): LinkTuple) -> Result<LinkRow, ServiceError> {
     let settings = serde_json::from_str(&settings)
-        .map_err(|e| ServiceError::Internal(format!("study {study_id} has corrupt link settings: {e}")))?;
+        .map_err(|e| ServiceError::internal(format!("study {study_id} has corrupt link settings"), e))?;
     Ok(LinkRow { study_id, token, open, completion_code, full_code, settings })
 }
 
