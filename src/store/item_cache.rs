@@ -35,7 +35,7 @@ impl ItemCache {
 
 impl ItemCache {
     /// The item under `key` (study, instance, query), from memory, else
-    /// from `load` (only awaited on a miss; `studies::tasks::load_item`).
+    /// from `load` (only awaited on a miss; `studies::meta::load_item`).
     pub async fn get_or_load<E>(
         &self,
         key: Key,
@@ -55,7 +55,7 @@ mod tests {
     use super::*;
     use crate::domain::survey::SurveyKind;
     use crate::error::ServiceError;
-    use crate::studies::tasks::load_item;
+    use crate::studies::meta::load_item;
 
     async fn item(
         cache: &ItemCache,

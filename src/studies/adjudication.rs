@@ -7,8 +7,9 @@ use crate::domain::resolution::ItemState;
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::store::db::now_secs;
+use crate::studies::meta::load_item;
 use crate::studies::outcomes::study_outcomes;
-use crate::studies::tasks::{image_url, load_item};
+use crate::studies::tasks::image_url;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
 
