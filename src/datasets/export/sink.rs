@@ -10,6 +10,6 @@ pub trait RowSink: Send {
     fn finish(self: Box<Self>) -> Result<(), ServiceError>;
 }
 
-pub fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> ServiceError {
-    ServiceError::Internal(format!("{what} {}: {e}", path.display()))
+pub fn io_err(what: &str, path: &Path, e: impl Into<crate::error::BoxError>) -> ServiceError {
+    ServiceError::internal(format!("{what} {}", path.display()), e)
 }

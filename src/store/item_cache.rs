@@ -8,7 +8,6 @@
 //! run inside its own insert transaction, before any study can name it).
 //! A study id names one study for good, so the key names one item for good.
 use crate::domain::survey::ItemData;
-use crate::error::ServiceError;
 use crate::store::recent::Recent;
 use std::sync::{Arc, Mutex};
 
@@ -36,12 +35,12 @@ impl ItemCache {
 
 impl ItemCache {
     /// The item under `key` (study, instance, query), from memory, else
-    /// from `load` (only awaited on a miss; `studies::tasks::load_item`).
-    pub async fn get_or_load(
+    /// from `load` (only awaited on a miss; `studies::meta::load_item`).
+    pub async fn get_or_load<E>(
         &self,
         key: Key,
-        load: impl std::future::Future<Output = Result<ItemData, ServiceError>>,
-    ) -> Result<Arc<ItemData>, ServiceError> {
+        load: impl std::future::Future<Output = Result<ItemData, E>>,
+    ) -> Result<Arc<ItemData>, E> {
         if let Some(item) = self.lock().get(&key) {
             return Ok(item);
         }
@@ -55,7 +54,8 @@ impl ItemCache {
 mod tests {
     use super::*;
     use crate::domain::survey::SurveyKind;
-    use crate::studies::tasks::load_item;
+    use crate::error::ServiceError;
+    use crate::studies::meta::load_item;
 
     async fn item(
         cache: &ItemCache,

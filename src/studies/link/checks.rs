@@ -101,7 +101,7 @@ pub async fn prepare(
 }
 
 /// The check items of a participant who takes `bundle` (its `instances`).
-pub(super) async fn of_bundle(
+pub(crate) async fn of_bundle(
     tx: &mut SqliteConnection,
     meta: &StudyMeta,
     link: &LinkRow,
@@ -130,7 +130,7 @@ pub(super) async fn of_bundle(
 }
 
 /// Writes the check tasks of a placed queue, marked with their kind and passing value.
-pub(super) async fn insert_check_tasks(
+pub(crate) async fn insert_check_tasks(
     tx: &mut SqliteConnection,
     study: i64,
     user: i64,
@@ -204,7 +204,7 @@ pub async fn attention_answered(state: &AppState, user: &SessionUser, study: i64
 }
 
 /// Marks the participant screened out (the first reason stays).
-pub(super) async fn screen_out(
+pub(crate) async fn screen_out(
     tx: &mut SqliteConnection,
     user: i64,
     reason: &str,
