@@ -3,6 +3,7 @@
 //! rendered on the server and hydrated in the browser.
 pub mod api_types;
 pub mod domain;
+pub mod kinds;
 pub mod ui;
 
 #[cfg(feature = "ssr")]

@@ -2,10 +2,10 @@
 //! `Report::PairValidation`): pairs written, skips by reason and words
 //! outside the vocabulary per caption type; the validated share per type
 //! and the validators' kappa, with the writing study's figures beside it.
-use crate::domain::hnc_stats::{
+use crate::error::ServiceError;
+use crate::kinds::caption_writing::stats::{
     pair_validation_stats, writing_stats, PairValidationStats, ValidatedPair, WritingAnswer, WritingStats,
 };
-use crate::error::ServiceError;
 use crate::studies::outcomes::study_outcomes;
 use crate::studies::triplet_report::kappa_lines;
 use serde::Serialize;

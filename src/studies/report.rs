@@ -3,10 +3,10 @@
 use crate::domain::accuracy::{accuracy_by_subset, accuracy_per_person, AccuracyRow, Judged, PersonRow};
 use crate::domain::category::Category;
 use crate::domain::preference::{preference_table, Judgement, PreferenceRow, TEST};
-use crate::domain::ranking_stats::{ranking_stats, Prompt, RankingStats};
-use crate::domain::survey::ab_tie::split_value;
 use crate::domain::survey::Report;
 use crate::error::ServiceError;
+use crate::kinds::ab_tie::split_value;
+use crate::kinds::ranking::stats::{ranking_stats, Prompt, RankingStats};
 use crate::studies::meta::load_study_meta;
 use serde::Serialize;
 use sqlx::SqlitePool;
@@ -36,9 +36,9 @@ pub enum ReportBody {
     Ranking(RankingStats),
     /// Expert triplet validation: valid share per subset, error tags, and
     /// Cohen's kappa on the verdict (SugarCrepe++).
-    Validation(crate::domain::validation_stats::ValidationStats),
+    Validation(crate::kinds::triplet_check::stats::ValidationStats),
     /// HNC's caption-pair writing: pairs written, skips by reason, unknown words, per caption type.
-    Writing(crate::domain::hnc_stats::WritingStats),
+    Writing(crate::kinds::caption_writing::stats::WritingStats),
     /// HNC's validation of written pairs: validated share per type, the validators' kappa.
     PairValidation(crate::studies::hnc_report::PairValidationReport),
 }
@@ -155,7 +155,7 @@ pub async fn study_report(db: &SqlitePool, study_id: i64) -> Result<StudyReport,
 
 /// Every prompt of the study with its orders and the imported models' scores.
 async fn rankings(db: &SqlitePool, study_id: i64) -> Result<(usize, RankingStats), ServiceError> {
-    use crate::domain::survey::ranking::read_order;
+    use crate::kinds::ranking::read_order;
     use std::collections::BTreeMap;
     let answers: Vec<(i64, String)> =
         sqlx::query_as("SELECT instance_id, value FROM answers WHERE study_id = ? ORDER BY instance_id, task_id")

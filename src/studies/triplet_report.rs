@@ -1,7 +1,7 @@
 //! The statistics of a triplet check study (`Report::Validation`): final
 //! verdicts per subset, error tags and the experts' kappa on the verdict.
-use crate::domain::validation_stats::{validation_stats, CheckedItem, ValidationStats};
 use crate::error::ServiceError;
+use crate::kinds::triplet_check::stats::{validation_stats, CheckedItem, ValidationStats};
 use crate::studies::{answer_texts, outcomes::study_outcomes};
 use sqlx::SqlitePool;
 
@@ -53,7 +53,7 @@ pub fn render(st: &ValidationStats) -> String {
 
 /// Cohen's kappa per pair of annotators and their mean, one line each.
 pub fn kappa_lines(
-    kappa: &[crate::domain::validation_stats::VerdictKappa],
+    kappa: &[crate::kinds::triplet_check::stats::VerdictKappa],
     mean: Option<f64>,
     on: &str,
     items: &str,

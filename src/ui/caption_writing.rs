@@ -6,8 +6,8 @@
 //! box, Enter or Ctrl+Enter submits, Esc leaves a box, s focuses the skip
 //! buttons and 1–3 skip with that reason.
 use crate::api_types::{Progress, TaskView};
-use crate::domain::survey::caption_writing::{read_prompt, SKIP_LABELS, SKIP_REASONS, TEXTS, WRITTEN};
 use crate::domain::vocabulary::Vocabulary;
+use crate::kinds::caption_writing::{read_prompt, SKIP_LABELS, SKIP_REASONS, TEXTS, WRITTEN};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 

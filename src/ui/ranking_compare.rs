@@ -4,7 +4,7 @@
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
-use crate::domain::ranking_stats::RankingStats;
+use crate::kinds::ranking::stats::RankingStats;
 use leptos::prelude::*;
 
 /// Every ranking study's name and statistics.
@@ -12,7 +12,7 @@ use leptos::prelude::*;
 pub async fn ranking_reports() -> Result<Vec<(String, RankingStats)>, ServerFnError> {
     use crate::studies::report::{study_report, ReportBody};
     let (state, _) = session::researcher().await?;
-    let kind = crate::domain::survey::ranking::KIND.name;
+    let kind = crate::kinds::ranking::KIND.name;
     let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies WHERE kind = ? ORDER BY id")
         .bind(kind)
         .fetch_all(&state.db)

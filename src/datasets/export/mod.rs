@@ -326,7 +326,7 @@ fn shape(
         step4: None,
     };
     if stage == Stage::Candidates {
-        let most = crate::domain::survey::ranking::MAX_IMAGES.max(crate::domain::export::MAX_CANDIDATES);
+        let most = crate::kinds::ranking::MAX_IMAGES.max(crate::domain::export::MAX_CANDIDATES);
         if cands.len() > most {
             return Err(ServiceError::Invalid(format!(
                 "instance {id} has {} candidates; the export has columns for {most}",

@@ -3,8 +3,8 @@
 //! final P2 (corrected or as imported), the tags, and who settled it how.
 use super::sink::io_err;
 use crate::domain::resolution::ItemState;
-use crate::domain::survey::triplet_check::split;
 use crate::error::ServiceError;
+use crate::kinds::triplet_check::split;
 use crate::studies::{answer_texts, outcomes::study_outcomes};
 use sqlx::SqlitePool;
 use std::collections::HashMap;

@@ -7,8 +7,8 @@
 //! `--images` directory of a re-import (docs/export.md).
 use super::sink::io_err;
 use crate::domain::export::ImageRef;
-use crate::domain::survey::pair_validation::VALID;
 use crate::error::ServiceError;
+use crate::kinds::pair_validation::VALID;
 use crate::studies::outcomes::study_outcomes;
 use sqlx::SqlitePool;
 use std::collections::HashMap;

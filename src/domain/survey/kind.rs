@@ -1,11 +1,11 @@
 //! What the program knows about a survey kind: one [`KindSpec`] declared in
-//! the kind's own file, reached through the [`SurveyKind`] handle. Studies,
+//! the kind's own folder (`src/kinds/`), reached through the [`SurveyKind`] handle. Studies,
 //! assignment, the pipeline, adjudication, scoring and the UI ask the
 //! descriptor; none of them names a kind.
-use super::{ItemData, Presentation, SurveyError, Verdict, KINDS};
+use super::{ItemData, Presentation, SurveyError, Verdict};
 use crate::domain::answer_text::{check_texts, TextError, TextField};
 use crate::domain::metrics::Outcome;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 
 /// Everything about one survey kind.
 pub struct KindSpec {
@@ -17,6 +17,9 @@ pub struct KindSpec {
     pub values: &'static [&'static str],
     /// Turns an item into what the annotator sees, options in a seeded order.
     pub present: fn(&ItemData, u64) -> Result<Presentation, SurveyError>,
+    /// Reads what an annotator sent into the option ids and value to store
+    /// (`survey::one_option` for one option; a ranking reads an order).
+    pub answer: AnswerFn,
     pub role: Role,
     /// The kinds whose survivors may become this kind's items, preferred first;
     /// empty: the items are the dataset's instances.
@@ -43,6 +46,9 @@ pub struct Attention {
     /// Shown instead of the prompt; `{option}` becomes the label of the option to pick.
     pub instruction: &'static str,
 }
+
+/// Reads an answer against the presentation it was given on: (option ids, stored value).
+pub type AnswerFn = fn(&Presentation, &str) -> Result<(String, String), SurveyError>;
 
 /// Winoground's outcome of one annotator on one item, from the answers to
 /// each question (indexed by query); None until all are in.
@@ -134,15 +140,6 @@ impl SurveyKind {
         SurveyKind(spec)
     }
 
-    /// Every registered kind.
-    pub fn all() -> &'static [SurveyKind] {
-        KINDS
-    }
-
-    pub fn parse(s: &str) -> Option<SurveyKind> {
-        Self::parse_in(KINDS, s)
-    }
-
     /// Looks a name up in a given list of kinds (tests add their own).
     pub fn parse_in(kinds: &[SurveyKind], s: &str) -> Option<SurveyKind> {
         kinds.iter().copied().find(|k| k.name() == s)
@@ -198,10 +195,7 @@ impl SurveyKind {
     /// The option ids and value to store for what an annotator sent: one
     /// option's id, or for a ranking kind an order of all of them.
     pub fn answer(self, p: &Presentation, option: &str) -> Result<(String, String), SurveyError> {
-        if matches!(self.report(), Some(Report::Ranking)) {
-            return super::ranking::parse_order(p, option);
-        }
-        p.resolve(option).map(|o| (o.id.clone(), o.value.clone()))
+        (self.0.answer)(p, option)
     }
 
     /// The text to store with an answer storing `value`, for a kind with
@@ -227,11 +221,6 @@ impl SurveyKind {
             [one] => Some(one),
             _ => None,
         }
-    }
-
-    /// The kinds whose answers are reported as statistics.
-    pub fn reports() -> impl Iterator<Item = SurveyKind> {
-        KINDS.iter().copied().filter(|k| k.report().is_some())
     }
 
     /// The verdict a final stored value gives the instance (curation kinds only).
@@ -303,28 +292,6 @@ impl SurveyKind {
             Err(_) => self.0.values.to_vec(),
         }
     }
-
-    /// The first curation step: the one whose items are the dataset's instances.
-    pub fn first_step() -> Option<SurveyKind> {
-        Self::steps().find(|k| k.0.sources.is_empty())
-    }
-
-    /// The curation step that checks this step's survivors.
-    pub fn next_step(self) -> Option<SurveyKind> {
-        let step = self.curation()?.step;
-        Self::steps().filter(|k| k.0.sources.contains(&self)).find(|k| k.curation().is_some_and(|c| c.step > step))
-    }
-
-    /// The kinds that measure people.
-    pub fn measurements() -> impl Iterator<Item = SurveyKind> {
-        KINDS.iter().copied().filter(|k| k.outcome_fn().is_some())
-    }
-
-    fn steps() -> impl Iterator<Item = SurveyKind> {
-        let mut steps: Vec<SurveyKind> = KINDS.iter().copied().filter(|k| k.curation().is_some()).collect();
-        steps.sort_by_key(|k| k.curation().map(|c| c.step));
-        steps.into_iter()
-    }
 }
 
 impl PartialEq for SurveyKind {
@@ -358,17 +325,3 @@ impl Serialize for SurveyKind {
         s.serialize_str(self.0.name)
     }
 }
-
-impl<'de> Deserialize<'de> for SurveyKind {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        SurveyKind::parse(&name).ok_or_else(|| {
-            let known: Vec<&str> = KINDS.iter().map(|k| k.name()).collect();
-            serde::de::Error::custom(format!("unknown survey kind {name:?}; known kinds: {}", known.join(", ")))
-        })
-    }
-}
-
-#[cfg(test)]
-#[path = "kind_tests.rs"]
-mod tests;

@@ -3,8 +3,11 @@
 //! in a seeded order; the annotator orders them from best to worst match.
 //! The answer is an order of all the shown letters ("C,A,B"); the stored
 //! value the same order as the images' import positions ("2,0,1"), best first.
-use super::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
+use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
 use crate::domain::rng::shuffle;
+
+pub mod rows;
+pub mod stats;
 
 pub const INSTRUCTIONS: &str = "Read the prompt and order the images from the one that matches it best to the \
 one that matches it worst. Drag an image to move it, or select it with its number and move it with the arrow \
@@ -19,6 +22,7 @@ pub const KIND: KindSpec = KindSpec {
     // An order is not one of a few values: answers are read by `parse_order`.
     values: &[],
     present,
+    answer: parse_order,
     role: Role::Report(Report::Ranking),
     sources: &[],
     questions: &[&[0]],

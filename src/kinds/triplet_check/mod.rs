@@ -8,8 +8,10 @@
 //! Rules: a correction needs a tag and makes the value `valid:<tag>` (valid
 //! once P2 is replaced); `not_valid` needs a tag and takes no correction (the
 //! triplet is dropped, so there is no P2 to fix); `valid` alone takes neither.
-use super::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
+use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
 use crate::domain::answer_text::{TextField, TextUse};
+
+pub mod stats;
 
 pub const INSTRUCTIONS: &str = "Look at the image and read the three descriptions. P1 and P2 should both \
 describe the image and say the same thing in different words; N should not describe it. Mark the triplet \
@@ -55,6 +57,7 @@ pub const KIND: KindSpec = KindSpec {
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
+    answer: crate::domain::survey::one_option,
     role: Role::Report(Report::Validation),
     sources: &[],
     questions: &[&[0]],

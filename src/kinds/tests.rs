@@ -1,8 +1,8 @@
 //! The registry's invariants, and a kind defined only here run through the
 //! generic machinery: what adding a kind takes.
-use super::*;
 use crate::domain::rng::shuffle;
 use crate::domain::study::{AnnotatorsSpec, AssignmentSpec, Mapping, StudySpec};
+use crate::domain::survey::{Attention, Curation, KindSpec, Needs, Report, Role, SurveyError, SurveyKind};
 use crate::domain::survey::{ItemData, Presentation, ShownOption, Verdict};
 
 /// A caption check: the original caption against the negative one, which
@@ -12,6 +12,7 @@ const CAPTION_PAIR: KindSpec = KindSpec {
     instructions: "Choose the description that matches the image.",
     values: &["original", "negative"],
     present: present_pair,
+    answer: crate::domain::survey::one_option,
     role: Role::Curation(Curation {
         step: 5,
         label: "Step 5",
@@ -24,7 +25,7 @@ const CAPTION_PAIR: KindSpec = KindSpec {
         binary_by_default: true,
         carried_image: |item, _| item.chosen_image.clone(),
     }),
-    sources: &[SurveyKind::of(&super::super::ambiguity::KIND)],
+    sources: &[SurveyKind::of(&crate::kinds::ambiguity::KIND)],
     questions: &[&[0]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: true,
