@@ -9,12 +9,31 @@ use crate::domain::study::{SpecError, Study, StudySpec};
 use crate::domain::survey::SurveyKind;
 use serde::{Deserialize, Deserializer};
 
-/// Declares the kinds' modules and [`KINDS`], the one list of kinds.
+#[cfg(feature = "ssr")]
+pub mod report;
+#[cfg(feature = "ssr")]
+pub mod server;
+
+/// Declares the kinds' modules, [`KINDS`], the one list of kinds, and
+/// `server`, which finds a kind's server part: a kind followed by
+/// `+ server` has `<kind>/server.rs` with `pub const SERVER`.
 macro_rules! register_kinds {
-    ($($kind:ident),+ $(,)?) => {
+    (@server server $kind:ident $k:ident) => {
+        if $k == SurveyKind::of(&$kind::KIND) {
+            return Some(&$kind::server::SERVER);
+        }
+    };
+    ($($kind:ident $(+ $part:ident)*),+ $(,)?) => {
         $(pub mod $kind;)+
         /// Every survey kind, in the order researchers see them listed.
         pub const KINDS: &[SurveyKind] = &[$(SurveyKind::of(&$kind::KIND)),+];
+
+        /// A kind's server part: its own report, its export files.
+        #[cfg(feature = "ssr")]
+        pub fn server(kind: SurveyKind) -> Option<&'static server::Server> {
+            $($(register_kinds!(@server $part $kind kind);)*)+
+            None
+        }
     };
 }
 
@@ -25,10 +44,10 @@ register_kinds![
     odd_one_out,
     odd_one_out_text,
     ab_tie,
-    ranking,
-    triplet_check,
-    caption_writing,
-    pair_validation,
+    ranking + server,
+    triplet_check + server,
+    caption_writing + server,
+    pair_validation + server,
 ];
 
 /// Lookups over the registered kinds.

@@ -2,7 +2,7 @@
 //! generic machinery: what adding a kind takes.
 use crate::domain::rng::shuffle;
 use crate::domain::study::{AnnotatorsSpec, AssignmentSpec, Mapping, StudySpec};
-use crate::domain::survey::{Attention, Curation, KindSpec, Needs, Report, Role, SurveyError, SurveyKind};
+use crate::domain::survey::{Attention, Curation, KindSpec, Needs, Role, SurveyError, SurveyKind};
 use crate::domain::survey::{ItemData, Presentation, ShownOption, Verdict};
 
 /// A caption check: the original caption against the negative one, which
@@ -119,7 +119,7 @@ fn every_registered_kind_is_consistent() {
         assert!(kind.question_count() >= 1, "{kind}");
         for &source in kind.spec().sources {
             // A source's survivors, or (HNC) the pairs its writers wrote, become the items.
-            let gives_items = source.curation().is_some() || matches!(source.report(), Some(Report::Writing));
+            let gives_items = source.curation().is_some() || !source.spec().texts.is_empty();
             assert!(SurveyKind::all().contains(&source) && gives_items, "{kind} <- {source}");
         }
         let roles = [kind.curation().is_some(), kind.outcome_fn().is_some(), kind.report().is_some()];
@@ -128,7 +128,7 @@ fn every_registered_kind_is_consistent() {
             for seed in 0..8 {
                 let p = kind.present(&full_item(*q), seed).unwrap();
                 for o in &p.options {
-                    if matches!(kind.report(), Some(Report::Ranking)) {
+                    if kind.values().is_empty() {
                         // Answers are orders of the options; an option's value is its image's position.
                         assert!(o.value.parse::<usize>().is_ok_and(|i| i < p.options.len()), "{kind}: {:?}", o.value);
                         continue;

@@ -8,7 +8,6 @@ mod agreement_detail;
 mod agreement_questions;
 pub mod answer_texts;
 pub mod create;
-pub mod hnc_report;
 pub mod item_cache;
 pub mod meta;
 #[cfg(test)]
@@ -17,10 +16,8 @@ pub mod outcomes;
 pub mod overview;
 pub mod pipeline;
 pub mod progress;
-pub mod report;
 pub mod task_cache;
 pub mod tasks;
-pub mod triplet_report;
 pub mod vocabulary;
 pub mod votes;
 pub mod writing;

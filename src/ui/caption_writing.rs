@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// Whether a task is caption writing (its kind reports writing).
 pub fn is_writing(task: &TaskView) -> bool {
-    matches!(task.kind.report(), Some(crate::domain::survey::Report::Writing))
+    task.kind.name() == crate::kinds::caption_writing::KIND.name
 }
 
 /// What writing a pair led to.

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 
 /// Whether a task is a triplet check (its kind reports validation).
 pub fn is_triplet_check(task: &TaskView) -> bool {
-    matches!(task.kind.report(), Some(crate::domain::survey::Report::Validation))
+    task.kind.name() == crate::kinds::triplet_check::KIND.name
 }
 
 #[component]

@@ -22,8 +22,6 @@ mod reports;
 mod request;
 mod sink;
 pub mod tar;
-mod triplet_checks;
-mod validated_pairs;
 
 pub use request::ExportRequest;
 

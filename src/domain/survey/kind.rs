@@ -69,7 +69,8 @@ pub enum Role {
     Report(Report),
 }
 
-/// The statistics a [`Role::Report`] kind's answers give.
+/// The statistics a [`Role::Report`] kind's answers give: shared ones,
+/// which several kinds give, or the kind's own.
 pub enum Report {
     /// Human accuracy per subset: an answer is right when it stores `correct`
     /// (SugarCrepe++: the annotator found the hard negative).
@@ -83,21 +84,9 @@ pub enum Report {
     /// `<criterion>_a`, `<criterion>_b` or `<criterion>_tie`; a and b are
     /// the item's negatives as imported, mapped to their sources.
     Preference { criteria: &'static [&'static str] },
-    /// An order of the item's images, best first: agreement between
-    /// annotators (Kendall's W) and each model's correlation with the
-    /// people's order (Spearman's ρ, Kendall's τ). Answers are orders, not
-    /// one of the kind's values (`ranking::parse_order`).
-    Ranking,
-    /// Expert validation of triplets (SugarCrepe++): the share of valid
-    /// triplets per subset, the error tags, and Cohen's kappa on the verdict.
-    /// Values are `triplet_check::VALUES`.
-    Validation,
-    /// HNC's caption-pair writing: pairs written, skips by reason, words
-    /// outside the study's vocabulary, per caption type.
-    Writing,
-    /// HNC's validation of written pairs: the validated share per caption
-    /// type and the validators' Cohen's kappa. Values are `pair_validation::VALUES`.
-    PairValidation,
+    /// Statistics of the kind's own, computed by its folder's server part
+    /// (the ranking's Kendall's W, the triplet check's valid share...).
+    Own,
 }
 
 /// A curation step of the pipeline.

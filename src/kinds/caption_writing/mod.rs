@@ -38,13 +38,16 @@ pub const TEXTS: [TextField; 2] = [
     caption("negative", "Negative caption (false of the image, changed in the assigned type)", Some("positive")),
 ];
 
+#[cfg(feature = "ssr")]
+pub mod server;
+
 pub const KIND: KindSpec = KindSpec {
     name: "caption_writing",
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
     answer: crate::domain::survey::one_option,
-    role: Role::Report(Report::Writing),
+    role: Role::Report(Report::Own),
     sources: &[],
     questions: &[&[0]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: false, negative_b: false },
@@ -159,7 +162,7 @@ mod tests {
         assert_eq!(skip_reason("written"), None);
         assert_eq!(skip_reason("skip:bored"), None);
         assert!(VALUES[1..].iter().all(|v| skip_reason(v).is_some()));
-        assert!(matches!(SurveyKind::of(&KIND).report(), Some(Report::Writing)) && !KIND.adjudicated);
+        assert!(matches!(SurveyKind::of(&KIND).report(), Some(Report::Own)) && !KIND.adjudicated);
     }
 }
 

@@ -15,13 +15,18 @@ pub const VALUES: [&str; 4] = ["valid", "positive_wrong", "negative_wrong", "bot
 const LABELS: [&str; 4] = ["Valid", "Positive is wrong", "Negative is wrong", "Both are wrong"];
 const KEYS: [[char; 2]; 4] = [['1', 'v'], ['2', 'p'], ['3', 'n'], ['4', 'b']];
 
+#[cfg(feature = "ssr")]
+mod export;
+#[cfg(feature = "ssr")]
+pub mod server;
+
 pub const KIND: KindSpec = KindSpec {
     name: "pair_validation",
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
     answer: crate::domain::survey::one_option,
-    role: Role::Report(Report::PairValidation),
+    role: Role::Report(Report::Own),
     sources: &[SurveyKind::of(&crate::kinds::caption_writing::KIND)],
     questions: &[&[0]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: false, negative_b: false },
@@ -113,6 +118,6 @@ mod tests {
     fn takes_written_pairs_and_is_adjudicated() {
         let kind = SurveyKind::of(&KIND);
         assert_eq!(KIND.sources, [SurveyKind::of(&crate::kinds::caption_writing::KIND)]);
-        assert!(matches!(kind.report(), Some(Report::PairValidation)) && KIND.adjudicated);
+        assert!(matches!(kind.report(), Some(Report::Own)) && KIND.adjudicated);
     }
 }

@@ -16,6 +16,9 @@ keys (or u / d); submit with Enter.";
 pub const MIN_IMAGES: usize = 2;
 pub const MAX_IMAGES: usize = 10;
 
+#[cfg(feature = "ssr")]
+pub mod server;
+
 pub const KIND: KindSpec = KindSpec {
     name: "ranking",
     instructions: INSTRUCTIONS,
@@ -23,7 +26,7 @@ pub const KIND: KindSpec = KindSpec {
     values: &[],
     present,
     answer: parse_order,
-    role: Role::Report(Report::Ranking),
+    role: Role::Report(Report::Own),
     sources: &[],
     questions: &[&[0]],
     needs: Needs { candidates: true, positive_image: false, chosen_image: false, paraphrase: false, negative_b: false },

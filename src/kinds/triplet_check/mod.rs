@@ -52,13 +52,18 @@ pub const CORRECTION: TextField =
     differs_from: None,
 };
 
+#[cfg(feature = "ssr")]
+mod export;
+#[cfg(feature = "ssr")]
+pub mod server;
+
 pub const KIND: KindSpec = KindSpec {
     name: "triplet_check",
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
     answer: crate::domain::survey::one_option,
-    role: Role::Report(Report::Validation),
+    role: Role::Report(Report::Own),
     sources: &[],
     questions: &[&[0]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: true, negative_b: false },
@@ -219,7 +224,7 @@ mod tests {
     #[test]
     fn is_adjudicated_and_reports_validation() {
         let kind = SurveyKind::of(&KIND);
-        assert!(matches!(kind.report(), Some(Report::Validation)) && KIND.adjudicated);
+        assert!(matches!(kind.report(), Some(Report::Own)) && KIND.adjudicated);
         assert!(kind.curation().is_none() && kind.outcome_fn().is_none());
     }
 }
