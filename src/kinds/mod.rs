@@ -48,6 +48,7 @@ register_kinds![
     triplet_check + server,
     caption_writing + server,
     pair_validation + server,
+    caption_match,
 ];
 
 /// Lookups over the registered kinds.
