@@ -2,7 +2,7 @@
 //! captions — two positives that say the same thing in different words (P1,
 //! P2) and the hard negative (N) — in a seeded order; the annotator picks the
 //! caption that does not fit the image. The text-only setting (TOT) is the
-//! kind in `odd_one_out_text.rs`, built from the same triplet.
+//! kind in `odd_one_out_text/`, built from the same triplet.
 use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
 use crate::domain::rng::shuffle;
 
