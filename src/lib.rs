@@ -6,6 +6,7 @@
 //! browser. Dependencies point down only (README, "Layers, one way").
 pub mod api_types;
 pub mod domain;
+pub mod kinds;
 pub mod ui;
 
 #[cfg(feature = "ssr")]

@@ -131,7 +131,7 @@ pub const DEMO_RANKING_COUNT: usize = 8;
 
 /// The demo prompts to rank as dataset "demo-rankings", with the demo models' scores (idempotent).
 pub async fn seed_demo_rankings(db: &SqlitePool, images: &ImageStore) -> anyhow::Result<usize> {
-    use crate::domain::rankings::RankingRow;
+    use crate::kinds::ranking::rows::RankingRow;
     let exists: Option<i64> =
         sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(DEMO_RANKINGS).fetch_optional(db).await?;
     if exists.is_some() {

@@ -4,4 +4,3 @@
 pub mod audit;
 pub mod export;
 pub mod import;
-pub mod write;

@@ -9,7 +9,6 @@ mod agreement_detail;
 mod agreement_questions;
 pub mod answer_texts;
 pub mod create;
-pub mod hnc_report;
 pub mod link;
 pub mod meta;
 #[cfg(test)]
@@ -18,9 +17,7 @@ pub mod outcomes;
 pub mod overview;
 pub mod pipeline;
 pub mod progress;
-pub mod report;
 pub mod tasks;
-pub mod triplet_report;
 pub mod vocabulary;
 pub mod votes;
 pub mod writing;

@@ -23,8 +23,6 @@ mod request;
 mod sink;
 pub(crate) mod stage;
 pub mod tar;
-mod triplet_checks;
-mod validated_pairs;
 
 pub use request::ExportRequest;
 
@@ -241,7 +239,7 @@ fn shape(
         step4: None,
     };
     if stage == Stage::Candidates {
-        let most = crate::domain::survey::ranking::MAX_IMAGES.max(crate::domain::export::MAX_CANDIDATES);
+        let most = crate::kinds::ranking::MAX_IMAGES.max(crate::domain::export::MAX_CANDIDATES);
         if cands.len() > most {
             return Err(ServiceError::Invalid(format!(
                 "instance {id} has {} candidates; the export has columns for {most}",

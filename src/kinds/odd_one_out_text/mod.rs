@@ -3,8 +3,8 @@
 //! meaning differs. A kind of its own rather than a spec option, so that a
 //! study's kind says which setting its accuracy belongs to (the paper reports
 //! ITT and TOT side by side) and the image is never loaded for it.
-use super::odd_one_out::{triplet, CORRECT, VALUES};
-use super::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, SurveyError};
+use crate::kinds::odd_one_out::{triplet, CORRECT, VALUES};
+use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, SurveyError};
 
 pub const INSTRUCTIONS: &str = "Read the three descriptions. Two of them mean the same thing in different \
 words; select the one description whose meaning is different.";
@@ -14,6 +14,7 @@ pub const KIND: KindSpec = KindSpec {
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
+    answer: crate::domain::survey::one_option,
     role: Role::Report(Report::Accuracy { correct: CORRECT, setting: "TOT" }),
     sources: &[],
     questions: &[&[0]],
@@ -43,7 +44,7 @@ mod tests {
         for seed in 0..10 {
             let p = present(&item, seed).unwrap();
             assert!(p.prompt_image.is_none() && p.options.iter().all(|o| o.image.is_none()));
-            let itt = super::super::odd_one_out::present(&item, seed).unwrap();
+            let itt = crate::kinds::odd_one_out::present(&item, seed).unwrap();
             assert_eq!(p.options, itt.options);
         }
         let negative = present(&item, 2).unwrap().options.into_iter().find(|o| o.value == CORRECT).unwrap();

@@ -3,10 +3,10 @@
 //! of strings). `images` lists 2–10 file names separated by `|`; `scores` is
 //! empty or `model:s1|s2|…` entries separated by `;`, one number per image
 //! (higher: the model finds the image a better match). Row checks are pure.
-use super::candidates::check_file_name;
-use super::category::{Category, CategoryError};
-use super::results::FieldError;
-use super::survey::ranking::{MAX_IMAGES, MIN_IMAGES};
+use crate::domain::candidates::check_file_name;
+use crate::domain::category::{Category, CategoryError};
+use crate::domain::results::FieldError;
+use super::{MAX_IMAGES, MIN_IMAGES};
 use std::collections::BTreeMap;
 
 pub const COLUMNS: [&str; 5] = ["prompt", "images", "scores", "type", "subtype"];

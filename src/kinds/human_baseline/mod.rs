@@ -3,7 +3,7 @@
 //! shows a caption and the two images. Sides are seeded and recorded; the
 //! stored value names the caption (c0 = original, c1 = negative) or the image
 //! (i0 = real, i1 = the chosen generated one), never the side.
-use super::{Attention, ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, SurveyKind};
+use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, SurveyKind};
 use crate::domain::metrics::Outcome;
 use crate::domain::rng::shuffle;
 
@@ -21,9 +21,10 @@ pub const KIND: KindSpec = KindSpec {
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
+    answer: crate::domain::survey::one_option,
     role: Role::Measurement { outcome: outcome_of, queries: &["ipos2t", "ineg2t", "tpos2i", "tneg2i"] },
     // The final survivors: of Step 4 when it ran, else of Step 3.
-    sources: &[SurveyKind::of(&super::ambiguity::KIND), SurveyKind::of(&super::four_image::KIND)],
+    sources: &[SurveyKind::of(&crate::kinds::ambiguity::KIND), SurveyKind::of(&crate::kinds::four_image::KIND)],
     // Part 1 image-to-text, part 2 text-to-image (see [`Query`]).
     questions: &[&[0, 1], &[2, 3]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },

@@ -1,6 +1,6 @@
 //! BiVLC Step 3: the negative caption with four candidate images, labelled
 //! A–D in a seeded random order, plus "None".
-use super::{Attention, Curation, ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, Verdict};
+use crate::domain::survey::{Attention, Curation, ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, Verdict};
 use crate::domain::rng::shuffle;
 
 pub const INSTRUCTIONS: &str = "Select one image that adequately represents the description. \
@@ -16,6 +16,7 @@ pub const KIND: KindSpec = KindSpec {
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
+    answer: crate::domain::survey::one_option,
     role: Role::Curation(Curation {
         step: 3,
         label: "Step 3",

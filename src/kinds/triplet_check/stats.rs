@@ -4,7 +4,7 @@
 //! kappa between each pair of experts on the verdict alone (valid / not valid).
 use crate::domain::agreement::cohen_kappa;
 use crate::domain::category::Category;
-use crate::domain::survey::triplet_check::{split, TAGS};
+use super::{split, TAGS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -1,12 +1,29 @@
-//! The statistics of a triplet check study (`Report::Validation`): final
-//! verdicts per subset, error tags and the experts' kappa on the verdict.
-use crate::domain::validation_stats::{validation_stats, CheckedItem, ValidationStats};
+//! The triplet check on the server: its report (final verdicts per subset,
+//! error tags and the experts' kappa on the verdict) and, in a dataset
+//! export, its settled triplets (`export.rs`).
+use super::stats::{validation_stats, CheckedItem, ValidationStats, VerdictKappa};
 use crate::error::ServiceError;
+use crate::kinds::server::{Fut, Server, Statistic, Stats};
 use crate::studies::{answer_texts, outcomes::study_outcomes};
 use sqlx::SqlitePool;
+use std::path::Path;
+
+pub const SERVER: Server = Server { report: Some(report), export: Some(export) };
+
+fn report(db: &SqlitePool, study_id: i64) -> Fut<'_, (usize, Box<dyn Stats>)> {
+    Box::pin(async move {
+        let (n, stats) = validation(db, study_id).await?;
+        Ok((n, Box::new(stats) as Box<dyn Stats>))
+    })
+}
+
+/// Expert checks settle each triplet: their final verdicts and P2s.
+fn export<'a>(db: &'a SqlitePool, study_id: i64, out: &'a Path) -> Fut<'a, Vec<String>> {
+    Box::pin(async move { Ok(vec![super::export::write(db, study_id, out).await?]) })
+}
 
 /// The statistics and how many answers they rest on.
-pub async fn validation(db: &SqlitePool, study_id: i64) -> Result<(usize, ValidationStats), ServiceError> {
+async fn validation(db: &SqlitePool, study_id: i64) -> Result<(usize, ValidationStats), ServiceError> {
     let (_, outcomes) = study_outcomes(db, study_id).await?;
     let answers = answer_texts::answers(db, study_id).await?;
     let items: Vec<CheckedItem<'_>> = outcomes
@@ -24,8 +41,16 @@ pub async fn validation(db: &SqlitePool, study_id: i64) -> Result<(usize, Valida
     Ok((n, validation_stats(&items)))
 }
 
+impl Statistic for ValidationStats {
+    const NAME: &'static str = "validation";
+
+    fn render(&self) -> String {
+        render(self)
+    }
+}
+
 /// The statistics as plain-text tables (CLI, export card).
-pub fn render(st: &ValidationStats) -> String {
+fn render(st: &ValidationStats) -> String {
     let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.1}%", 100.0 * v));
     let mut out = format!(
         "{:<14} {:>6} {:>8} {:>6} {:>10} {:>10} {:>8}\n",
@@ -53,7 +78,7 @@ pub fn render(st: &ValidationStats) -> String {
 
 /// Cohen's kappa per pair of annotators and their mean, one line each.
 pub fn kappa_lines(
-    kappa: &[crate::domain::validation_stats::VerdictKappa],
+    kappa: &[VerdictKappa],
     mean: Option<f64>,
     on: &str,
     items: &str,

@@ -7,8 +7,10 @@
 //! answer's texts (`domain::answer_text`), the negative refused when it is
 //! the positive again. A study may check the words against a vocabulary
 //! (`domain::vocabulary`, docs/study-spec.md).
-use super::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
+use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
 use crate::domain::answer_text::{TextField, TextUse};
+
+pub mod stats;
 
 /// HNC's three conditions on a pair, then the keys.
 pub const INSTRUCTIONS: &str = "Look at the image and its assigned caption type, then write a pair that meets \
@@ -36,12 +38,16 @@ pub const TEXTS: [TextField; 2] = [
     caption("negative", "Negative caption (false of the image, changed in the assigned type)", Some("positive")),
 ];
 
+#[cfg(feature = "ssr")]
+pub mod server;
+
 pub const KIND: KindSpec = KindSpec {
     name: "caption_writing",
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
-    role: Role::Report(Report::Writing),
+    answer: crate::domain::survey::one_option,
+    role: Role::Report(Report::Own),
     sources: &[],
     questions: &[&[0]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: false, negative_b: false },
@@ -156,6 +162,36 @@ mod tests {
         assert_eq!(skip_reason("written"), None);
         assert_eq!(skip_reason("skip:bored"), None);
         assert!(VALUES[1..].iter().all(|v| skip_reason(v).is_some()));
-        assert!(matches!(SurveyKind::of(&KIND).report(), Some(Report::Writing)) && !KIND.adjudicated);
+        assert!(matches!(SurveyKind::of(&KIND).report(), Some(Report::Own)) && !KIND.adjudicated);
+    }
+}
+
+#[cfg(test)]
+/// The vocabulary a spec may give: only kinds taking text (this one) accept it.
+mod vocabulary_tests {
+    use crate::domain::survey::SurveyKind;
+    use crate::domain::vocabulary::*;
+    use crate::kinds::{caption_writing, four_image};
+
+    #[test]
+    fn a_spec_vocabulary_is_a_list_or_a_file_inside_the_data_directory() {
+        let writing = SurveyKind::of(&caption_writing::KIND);
+        let words = VocabularySpec::Words(vec!["Dog".into(), "red".into()]);
+        let (source, strict) = for_study(writing, Some(words), Some(true)).unwrap().unwrap();
+        assert_eq!((source, strict), (VocabularySource::Words(Vocabulary::new(["dog", "red"])), true));
+        let file = VocabularySpec::File("vocabularies/gqa.txt".into());
+        assert!(for_study(writing, Some(file.clone()), None).unwrap().unwrap().1, "strict by default");
+        assert!(!for_study(writing, Some(file), Some(false)).unwrap().unwrap().1, "warns when asked");
+        for bad in ["/etc/passwd", "../secret.txt", "a/../../b", ""] {
+            let e = for_study(writing, Some(VocabularySpec::File(bad.into())), None).unwrap_err();
+            assert!(e.contains("relative to the data directory"), "{bad}: {e}");
+        }
+        assert!(for_study(writing, Some(VocabularySpec::Words(vec![",".into()])), None)
+            .unwrap_err()
+            .contains("no words"));
+        assert!(for_study(writing, None, Some(false)).unwrap_err().contains("needs a vocabulary"));
+        let e = for_study(SurveyKind::of(&four_image::KIND), Some(VocabularySpec::Words(vec!["a".into()])), None);
+        assert!(e.unwrap_err().contains("takes no text"));
+        assert_eq!(for_study(writing, None, None).unwrap(), None);
     }
 }

@@ -160,5 +160,5 @@ pub fn ranking_stats(prompts: &[Prompt]) -> RankingStats {
 }
 
 #[cfg(test)]
-#[path = "ranking_stats_tests.rs"]
+#[path = "stats_tests.rs"]
 mod tests;

@@ -5,10 +5,10 @@
 //! once as JSON Lines (`…jsonl`). `image` is the path under `images/`
 //! where the export put the pair's image, so the export directory is the
 //! `--images` directory of a re-import (docs/export.md).
-use super::sink::io_err;
+use crate::kinds::server::io_err;
 use crate::domain::export::ImageRef;
-use crate::domain::survey::pair_validation::VALID;
 use crate::error::ServiceError;
+use super::VALID;
 use crate::studies::outcomes::study_outcomes;
 use sqlx::SqlitePool;
 use std::collections::HashMap;

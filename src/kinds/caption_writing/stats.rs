@@ -3,9 +3,9 @@
 //! study, the validated share per caption type and the validators' Cohen's
 //! kappa on the four answers.
 use crate::domain::agreement::cohen_kappa;
-use crate::domain::survey::caption_writing::{skip_reason, SKIP_REASONS, WRITTEN};
-use crate::domain::survey::pair_validation::{VALID, VALUES};
-use crate::domain::validation_stats::VerdictKappa;
+use super::{skip_reason, SKIP_REASONS, WRITTEN};
+use crate::kinds::pair_validation::{VALID, VALUES};
+use crate::kinds::triplet_check::stats::VerdictKappa;
 use crate::domain::vocabulary::Vocabulary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

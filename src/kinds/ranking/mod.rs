@@ -3,8 +3,11 @@
 //! in a seeded order; the annotator orders them from best to worst match.
 //! The answer is an order of all the shown letters ("C,A,B"); the stored
 //! value the same order as the images' import positions ("2,0,1"), best first.
-use super::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
+use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
 use crate::domain::rng::shuffle;
+
+pub mod rows;
+pub mod stats;
 
 pub const INSTRUCTIONS: &str = "Read the prompt and order the images from the one that matches it best to the \
 one that matches it worst. Drag an image to move it, or select it with its number and move it with the arrow \
@@ -13,13 +16,17 @@ keys (or u / d); submit with Enter.";
 pub const MIN_IMAGES: usize = 2;
 pub const MAX_IMAGES: usize = 10;
 
+#[cfg(feature = "ssr")]
+pub mod server;
+
 pub const KIND: KindSpec = KindSpec {
     name: "ranking",
     instructions: INSTRUCTIONS,
     // An order is not one of a few values: answers are read by `parse_order`.
     values: &[],
     present,
-    role: Role::Report(Report::Ranking),
+    answer: parse_order,
+    role: Role::Report(Report::Own),
     sources: &[],
     questions: &[&[0]],
     needs: Needs { candidates: true, positive_image: false, chosen_image: false, paraphrase: false, negative_b: false },

@@ -4,7 +4,7 @@
 //! work on one value: `valid` (the positive is true of the image and the
 //! negative false), `positive_wrong`, `negative_wrong`, `both_wrong`. Only
 //! pairs settled `valid` reach the export.
-use super::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError, SurveyKind};
+use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError, SurveyKind};
 
 pub const INSTRUCTIONS: &str = "Look at the image and read the two captions. The positive caption should be true \
 of the image, the negative caption false of it. Answer Valid when both hold, else say which is wrong. Keys: \
@@ -15,13 +15,19 @@ pub const VALUES: [&str; 4] = ["valid", "positive_wrong", "negative_wrong", "bot
 const LABELS: [&str; 4] = ["Valid", "Positive is wrong", "Negative is wrong", "Both are wrong"];
 const KEYS: [[char; 2]; 4] = [['1', 'v'], ['2', 'p'], ['3', 'n'], ['4', 'b']];
 
+#[cfg(feature = "ssr")]
+mod export;
+#[cfg(feature = "ssr")]
+pub mod server;
+
 pub const KIND: KindSpec = KindSpec {
     name: "pair_validation",
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
-    role: Role::Report(Report::PairValidation),
-    sources: &[SurveyKind::of(&super::caption_writing::KIND)],
+    answer: crate::domain::survey::one_option,
+    role: Role::Report(Report::Own),
+    sources: &[SurveyKind::of(&crate::kinds::caption_writing::KIND)],
     questions: &[&[0]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: false, negative_b: false },
     adjudicated: true, // validators who disagree: a third person settles the pair
@@ -111,7 +117,7 @@ mod tests {
     #[test]
     fn takes_written_pairs_and_is_adjudicated() {
         let kind = SurveyKind::of(&KIND);
-        assert_eq!(KIND.sources, [SurveyKind::of(&crate::domain::survey::caption_writing::KIND)]);
-        assert!(matches!(kind.report(), Some(Report::PairValidation)) && KIND.adjudicated);
+        assert_eq!(KIND.sources, [SurveyKind::of(&crate::kinds::caption_writing::KIND)]);
+        assert!(matches!(kind.report(), Some(Report::Own)) && KIND.adjudicated);
     }
 }

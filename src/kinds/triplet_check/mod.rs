@@ -8,8 +8,10 @@
 //! Rules: a correction needs a tag and makes the value `valid:<tag>` (valid
 //! once P2 is replaced); `not_valid` needs a tag and takes no correction (the
 //! triplet is dropped, so there is no P2 to fix); `valid` alone takes neither.
-use super::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
+use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
 use crate::domain::answer_text::{TextField, TextUse};
+
+pub mod stats;
 
 pub const INSTRUCTIONS: &str = "Look at the image and read the three descriptions. P1 and P2 should both \
 describe the image and say the same thing in different words; N should not describe it. Mark the triplet \
@@ -50,12 +52,18 @@ pub const CORRECTION: TextField =
     differs_from: None,
 };
 
+#[cfg(feature = "ssr")]
+mod export;
+#[cfg(feature = "ssr")]
+pub mod server;
+
 pub const KIND: KindSpec = KindSpec {
     name: "triplet_check",
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
-    role: Role::Report(Report::Validation),
+    answer: crate::domain::survey::one_option,
+    role: Role::Report(Report::Own),
     sources: &[],
     questions: &[&[0]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: true, negative_b: false },
@@ -216,7 +224,7 @@ mod tests {
     #[test]
     fn is_adjudicated_and_reports_validation() {
         let kind = SurveyKind::of(&KIND);
-        assert!(matches!(kind.report(), Some(Report::Validation)) && KIND.adjudicated);
+        assert!(matches!(kind.report(), Some(Report::Own)) && KIND.adjudicated);
         assert!(kind.curation().is_none() && kind.outcome_fn().is_none());
     }
 }

@@ -1,7 +1,7 @@
 //! BiVLC Step 4: the ORIGINAL caption with the real image and the generated
 //! image chosen in Step 3, sides in a seeded random order, plus "Both".
 //! Choosing the generated image or Both marks the instance ambiguous.
-use super::{Attention, Curation, ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, SurveyKind, Verdict};
+use crate::domain::survey::{Attention, Curation, ItemData, KindSpec, Needs, Presentation, Role, ShownOption, SurveyError, SurveyKind, Verdict};
 use crate::domain::rng::shuffle;
 
 pub const INSTRUCTIONS: &str = "Choose the image that best matches the description, in the case that both \
@@ -16,6 +16,7 @@ pub const KIND: KindSpec = KindSpec {
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
+    answer: crate::domain::survey::one_option,
     role: Role::Curation(Curation {
         step: 4,
         label: "Step 4",
@@ -24,7 +25,7 @@ pub const KIND: KindSpec = KindSpec {
         binary_by_default: false,
         carried_image: |item, _| item.chosen_image.clone(), // the one Step 3 chose
     }),
-    sources: &[SurveyKind::of(&super::four_image::KIND)],
+    sources: &[SurveyKind::of(&crate::kinds::four_image::KIND)],
     questions: &[&[0]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: true,

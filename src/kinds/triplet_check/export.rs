@@ -1,10 +1,10 @@
 //! A triplet check study in a dataset export: one row per triplet with what
 //! the experts settled (`study-<id>-triplets.csv`): the final verdict, the
 //! final P2 (corrected or as imported), the tags, and who settled it how.
-use super::sink::io_err;
+use crate::kinds::server::io_err;
 use crate::domain::resolution::ItemState;
-use crate::domain::survey::triplet_check::split;
 use crate::error::ServiceError;
+use super::split;
 use crate::studies::{answer_texts, outcomes::study_outcomes};
 use sqlx::SqlitePool;
 use std::collections::HashMap;

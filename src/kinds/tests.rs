@@ -1,8 +1,8 @@
 //! The registry's invariants, and a kind defined only here run through the
 //! generic machinery: what adding a kind takes.
-use super::*;
 use crate::domain::rng::shuffle;
 use crate::domain::study::{AnnotatorsSpec, AssignmentSpec, Mapping, StudySpec};
+use crate::domain::survey::{Attention, Curation, KindSpec, Needs, Role, SurveyError, SurveyKind};
 use crate::domain::survey::{ItemData, Presentation, ShownOption, Verdict};
 
 /// A caption check: the original caption against the negative one, which
@@ -12,6 +12,7 @@ const CAPTION_PAIR: KindSpec = KindSpec {
     instructions: "Choose the description that matches the image.",
     values: &["original", "negative"],
     present: present_pair,
+    answer: crate::domain::survey::one_option,
     role: Role::Curation(Curation {
         step: 5,
         label: "Step 5",
@@ -24,7 +25,7 @@ const CAPTION_PAIR: KindSpec = KindSpec {
         binary_by_default: true,
         carried_image: |item, _| item.chosen_image.clone(),
     }),
-    sources: &[SurveyKind::of(&super::super::ambiguity::KIND)],
+    sources: &[SurveyKind::of(&crate::kinds::ambiguity::KIND)],
     questions: &[&[0]],
     needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
     adjudicated: true,
@@ -118,7 +119,7 @@ fn every_registered_kind_is_consistent() {
         assert!(kind.question_count() >= 1, "{kind}");
         for &source in kind.spec().sources {
             // A source's survivors, or (HNC) the pairs its writers wrote, become the items.
-            let gives_items = source.curation().is_some() || matches!(source.report(), Some(Report::Writing));
+            let gives_items = source.curation().is_some() || !source.spec().texts.is_empty();
             assert!(SurveyKind::all().contains(&source) && gives_items, "{kind} <- {source}");
         }
         let roles = [kind.curation().is_some(), kind.outcome_fn().is_some(), kind.report().is_some()];
@@ -127,7 +128,7 @@ fn every_registered_kind_is_consistent() {
             for seed in 0..8 {
                 let p = kind.present(&full_item(*q), seed).unwrap();
                 for o in &p.options {
-                    if matches!(kind.report(), Some(Report::Ranking)) {
+                    if kind.values().is_empty() {
                         // Answers are orders of the options; an option's value is its image's position.
                         assert!(o.value.parse::<usize>().is_ok_and(|i| i < p.options.len()), "{kind}: {:?}", o.value);
                         continue;

@@ -4,7 +4,7 @@
 //! same screen, once for commonsense and once for grammar: A better, B
 //! better, or tie. Stored values name the criterion and the negative as
 //! imported (a, b), never the side it was shown on.
-use super::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
+use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
 use crate::domain::rng::shuffle;
 
 pub const CRITERIA: [&str; 2] = ["commonsense", "grammar"];
@@ -25,6 +25,7 @@ pub const KIND: KindSpec = KindSpec {
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
+    answer: crate::domain::survey::one_option,
     role: Role::Report(Report::Preference { criteria: &CRITERIA }),
     sources: &[],
     // Asked together: commonsense, then grammar, options in the same places.

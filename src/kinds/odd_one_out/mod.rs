@@ -2,8 +2,8 @@
 //! captions — two positives that say the same thing in different words (P1,
 //! P2) and the hard negative (N) — in a seeded order; the annotator picks the
 //! caption that does not fit the image. The text-only setting (TOT) is the
-//! kind in `odd_one_out_text.rs`, built from the same triplet.
-use super::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
+//! kind in `odd_one_out_text/`, built from the same triplet.
+use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
 use crate::domain::rng::shuffle;
 
 pub const INSTRUCTIONS: &str = "Look at the image and read the three descriptions. Two of them describe \
@@ -19,6 +19,7 @@ pub const KIND: KindSpec = KindSpec {
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
+    answer: crate::domain::survey::one_option,
     role: Role::Report(Report::Accuracy { correct: CORRECT, setting: "ITT" }),
     sources: &[],
     questions: &[&[0]],
