@@ -9,7 +9,7 @@ use crate::annotate_flow::{current_task, wait_next_task};
 use crate::browser::Browser;
 use crate::helpers::TestApp;
 use crate::pipeline_flow::open_study;
-use hardneg::domain::survey::triplet_check::read_prompt;
+use hardneg::kinds::triplet_check::read_prompt;
 use serde_json::Value;
 
 const STUDY: &str = "Demo: SugarCrepe++ triplet check";

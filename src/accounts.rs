@@ -37,6 +37,20 @@ pub enum AuthError {
     Refused(Refused),
 }
 
+/// Written here, not in `error.rs`: the error type sits below the features.
+impl From<AuthError> for crate::error::ServiceError {
+    fn from(e: AuthError) -> Self {
+        use crate::error::ServiceError;
+        match e {
+            AuthError::BadCredentials => ServiceError::BadCredentials,
+            AuthError::BadUsername | AuthError::WeakPassword => ServiceError::Invalid(e.to_string()),
+            AuthError::Exists(_) => ServiceError::Conflict(e.to_string()),
+            AuthError::Refused(r) => ServiceError::Refused(r),
+            AuthError::Db(_) | AuthError::Session(_) | AuthError::Hash(_) => ServiceError::internal("accounts", e),
+        }
+    }
+}
+
 pub fn valid_username(name: &str) -> bool {
     (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
 }

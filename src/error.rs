@@ -1,6 +1,8 @@
 //! One error type for the service layer; the API maps it to status codes,
 //! the server functions to the same codes and messages. Internal details
-//! are logged and never sent to a client.
+//! are logged, with the whole chain of causes, and never sent to a client.
+//! Names no feature: a feature's own error converts with a `From` written
+//! beside it (`accounts::AuthError`, `datasets::import::ImportError`).
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -23,57 +25,47 @@ pub enum ServiceError {
     /// Login refused for now: a backoff (429) or every password check busy (503).
     #[error("{}", .0.message())]
     Refused(crate::login_limits::Refused),
+    /// A server-side failure told in words, with no error behind it (a
+    /// corrupt stored value, an export abandoned).
     #[error("internal error: {0}")]
     Internal(String),
+    /// A server-side failure and the error that caused it: `context` says
+    /// what was being done, the source is kept for the log.
+    #[error("internal error: {context}")]
+    Caused {
+        context: String,
+        #[source]
+        source: BoxError,
+    },
 }
+
+/// The cause an internal error keeps.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// What a client sees for an internal error.
 pub const INTERNAL_MESSAGE: &str = "internal error";
 
 impl From<sqlx::Error> for ServiceError {
     fn from(e: sqlx::Error) -> Self {
-        ServiceError::Internal(e.to_string())
+        ServiceError::internal("database", e)
     }
 }
 
 impl From<crate::store::writer::WriteError> for ServiceError {
     fn from(e: crate::store::writer::WriteError) -> Self {
-        ServiceError::Internal(e.to_string())
+        ServiceError::internal("answer writer", e)
     }
 }
 
 impl From<std::io::Error> for ServiceError {
     fn from(e: std::io::Error) -> Self {
-        ServiceError::Internal(e.to_string())
+        ServiceError::internal("file system", e)
     }
 }
 
 impl From<serde_json::Error> for ServiceError {
     fn from(e: serde_json::Error) -> Self {
-        ServiceError::Internal(e.to_string())
-    }
-}
-
-impl From<crate::datasets::import::ImportError> for ServiceError {
-    fn from(e: crate::datasets::import::ImportError) -> Self {
-        use crate::datasets::import::ImportError;
-        match e {
-            ImportError::Refused(m) | ImportError::Invalid(m) => ServiceError::Invalid(m),
-            ImportError::Internal(m) => ServiceError::Internal(m),
-        }
-    }
-}
-
-impl From<crate::accounts::AuthError> for ServiceError {
-    fn from(e: crate::accounts::AuthError) -> Self {
-        use crate::accounts::AuthError;
-        match e {
-            AuthError::BadCredentials => ServiceError::BadCredentials,
-            AuthError::BadUsername | AuthError::WeakPassword => ServiceError::Invalid(e.to_string()),
-            AuthError::Exists(_) => ServiceError::Conflict(e.to_string()),
-            AuthError::Refused(r) => ServiceError::Refused(r),
-            AuthError::Db(_) | AuthError::Session(_) | AuthError::Hash(_) => ServiceError::Internal(e.to_string()),
-        }
+        ServiceError::internal("JSON", e)
     }
 }
 
@@ -94,16 +86,38 @@ impl ServiceError {
             ServiceError::Conflict(_) => StatusCode::CONFLICT,
             ServiceError::Refused(crate::login_limits::Refused::Backoff(_)) => StatusCode::TOO_MANY_REQUESTS,
             ServiceError::Refused(crate::login_limits::Refused::Busy) => StatusCode::SERVICE_UNAVAILABLE,
-            ServiceError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ServiceError::Internal(_) | ServiceError::Caused { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
+    /// An internal error that keeps `source` as its cause:
+    /// `map_err(|e| ServiceError::internal("reading the card", e))`.
+    pub fn internal(context: impl Into<String>, source: impl Into<BoxError>) -> ServiceError {
+        ServiceError::Caused { context: context.into(), source: source.into() }
+    }
+
+    /// This error and each cause under it, outermost first: what the log
+    /// shows. A cause whose text its wrapper already printed is not repeated.
+    pub fn chain(&self) -> String {
+        let mut text = self.to_string();
+        let mut cause = std::error::Error::source(self);
+        while let Some(e) = cause {
+            let line = e.to_string();
+            if !text.contains(&line) {
+                text.push_str(": ");
+                text.push_str(&line);
+            }
+            cause = e.source();
+        }
+        text
+    }
+
     /// The message a client may see; logs an internal error, whose text
-    /// (a database or file-system message) stays in the log.
+    /// and causes (a database or file-system message) stay in the log.
     pub fn public_message(&self) -> String {
         match self {
-            ServiceError::Internal(e) => {
-                tracing::error!(error = %e, "request failed");
+            ServiceError::Internal(_) | ServiceError::Caused { .. } => {
+                tracing::error!(error = %self.chain(), "request failed");
                 INTERNAL_MESSAGE.to_string()
             }
             other => other.to_string(),
@@ -119,5 +133,60 @@ impl IntoResponse for ServiceError {
             res.headers_mut().insert(axum::http::header::RETRY_AFTER, r.retry_after().into());
         }
         res
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A wrapping error that leaves its cause to `source()`, as most do.
+    #[derive(Debug, thiserror::Error)]
+    #[error("reading the card's provenance")]
+    struct Wrapper(#[source] std::io::Error);
+
+    /// The log's output, kept.
+    #[derive(Clone, Default)]
+    struct Log(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Log {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Log {
+        type Writer = Log;
+        fn make_writer(&'a self) -> Log {
+            self.clone()
+        }
+    }
+
+    #[tokio::test]
+    async fn the_log_gets_the_chain_of_causes_and_the_client_only_the_safe_text() {
+        let cause = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "/srv/hardneg/card.json refused");
+        let e = ServiceError::from(std::io::Error::other(Wrapper(cause)));
+        let log = Log::default();
+        let subscriber = tracing_subscriber::fmt().with_writer(log.clone()).with_ansi(false).finish();
+        let res = tracing::subscriber::with_default(subscriber, || e.into_response());
+        let logged = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(logged.matches("request failed").count(), 1, "logged once: {logged}");
+        assert!(logged.contains("reading the card's provenance: /srv/hardneg/card.json refused"), "{logged}");
+        assert_eq!(res.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
+        assert_eq!(body, r#"{"error":"internal error"}"#);
+    }
+
+    #[test]
+    fn an_internal_error_keeps_its_source_and_says_what_was_being_done() {
+        let e = ServiceError::internal("scoring the audit", std::io::Error::other("the scorer exited"));
+        assert_eq!(e.to_string(), "internal error: scoring the audit");
+        assert_eq!(e.chain(), "internal error: scoring the audit: the scorer exited");
+        assert!(std::error::Error::source(&e).is_some());
     }
 }

@@ -1,8 +1,12 @@
 //! hardneg: human curation of vision-language compositionality benchmarks.
-//! `domain` is the pure core; `server` the shell (ssr only); `ui` the pages,
-//! rendered on the server and hydrated in the browser.
+//! `domain` is the pure core; around it, ssr only, `store` (the database,
+//! files and caches), the feature services (`studies`, `crowd`, `datasets`,
+//! `models`, `scoring`), the JSON API and forms (`http`) and the command line
+//! (`cli`); `ui` the pages, rendered on the server and hydrated in the
+//! browser. Dependencies point down only (README, "Layers, one way").
 pub mod api_types;
 pub mod domain;
+pub mod kinds;
 pub mod ui;
 
 #[cfg(feature = "ssr")]

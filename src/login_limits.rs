@@ -14,6 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
+/// The client's address as the login backoff keys it: a request extension
+/// the proxy middleware (`http::proxy`) sets and the login routes read.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientAddr(pub IpAddr);
+
 /// Failures a key may have before its backoff starts.
 pub const FREE_FAILURES: u32 = 5;
 /// The longest an address is locked.

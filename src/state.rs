@@ -1,9 +1,14 @@
-//! What every handler and server function can reach.
+//! What every handler and server function can reach: handles to the
+//! database, the writer, the files and the in-memory caches, all defined
+//! below the features (`store`, `domain`), so no feature reaches back up.
 use crate::domain::assignment::{Annotators, AssignmentRule};
 use crate::domain::resolution::ResolveRule;
 use crate::domain::study::Mapping;
 use crate::domain::survey::SurveyKind;
+use crate::store::clock::Clock;
 use crate::store::images::ImageStore;
+use crate::store::item_cache::ItemCache;
+use crate::store::task_cache::TaskCache;
 use crate::store::writer::Writer;
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
@@ -19,12 +24,12 @@ pub struct AppState {
     pub images: ImageStore,
     pub studies: StudyCache,
     /// What each study item shows (immutable), for the answer round trip.
-    pub items: crate::studies::item_cache::ItemCache,
+    pub items: ItemCache,
     /// The tasks callers were just shown, for their answers.
-    pub tasks: crate::studies::task_cache::TaskCache,
+    pub tasks: TaskCache,
     pub logins: crate::login_limits::LoginLimits,
     /// Link studies' clock and arrival queue.
-    pub crowd: crate::crowd::CrowdState,
+    pub crowd: CrowdState,
 }
 
 impl AppState {
@@ -36,7 +41,7 @@ impl AppState {
         writer: Writer,
         images: ImageStore,
         logins: crate::login_limits::LoginLimits,
-        crowd: crate::crowd::CrowdState,
+        crowd: CrowdState,
     ) -> Self {
         AppState {
             leptos_options,
@@ -50,6 +55,12 @@ impl AppState {
             crowd,
         }
     }
+}
+
+/// What `AppState` holds for crowd studies.
+#[derive(Clone, Default)]
+pub struct CrowdState {
+    pub clock: Clock,
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -6,8 +6,8 @@
 //! instance: the figures measure rows, not image bytes.
 use crate::accounts as auth;
 use crate::cli::demo_seed;
-use crate::datasets::write as datasets;
 use crate::domain::role::Role;
+use crate::store::dataset_rows as datasets;
 use crate::store::db;
 use crate::store::images::ImageStore;
 use crate::studies::create as studies;

@@ -8,9 +8,10 @@
 //! and is screened out, one is still working on the bundle given back. Half
 //! the places stay free for whoever opens the link.
 use crate::api_types::TaskView;
-use crate::crowd::{self, Arrival, CrowdState, Stage};
+use crate::crowd::{self, Arrival, Stage};
 use crate::domain::crowd::ids::PlatformIds;
-use crate::state::AppState;
+use crate::state::{AppState, CrowdState};
+use crate::store::clock::Clock;
 use crate::store::{db, images::ImageStore, writer::Writer};
 use crate::studies::{create, tasks};
 use anyhow::Context;
@@ -124,7 +125,7 @@ async fn copy_scenes(db: &SqlitePool, scenes: &str) -> anyhow::Result<Option<Vec
         return Ok(None);
     }
     if copied.is_none() {
-        let dataset = crate::datasets::write::insert_dataset(&mut tx, DEMO_CROWD_DATASET, "none").await?;
+        let dataset = crate::store::dataset_rows::insert_dataset(&mut tx, DEMO_CROWD_DATASET, "none").await?;
         for (from, _, _) in &source {
             let to = sqlx::query(
                 "INSERT INTO instances (dataset_id, key, caption, negative_caption, caption_orig, negative_caption_orig,
@@ -167,7 +168,7 @@ async fn state(db: &SqlitePool) -> anyhow::Result<(AppState, PathBuf)> {
         Writer::spawn(db::open_writer_connection(&file).await?),
         images,
         Default::default(),
-        CrowdState { clock: crowd::Clock::with_offset_file(clock.clone()) },
+        CrowdState { clock: Clock::with_offset_file(clock.clone()) },
     );
     Ok((state, clock))
 }

@@ -7,9 +7,9 @@
 //! and statistics; annotator1 is left to write and to validate the rest.
 //! Idempotent.
 use crate::datasets::import::pairs::insert_pair;
-use crate::datasets::write::{insert_dataset, insert_images};
 use crate::demo::hnc::{generate, vocabulary};
 use crate::domain::pairs::PairRow;
+use crate::store::dataset_rows::{insert_dataset, insert_images};
 use crate::store::db::now_secs;
 use crate::store::images::ImageStore;
 use crate::studies::create;

@@ -2,9 +2,9 @@
 use crate::accounts;
 use crate::datasets::import::ab_pairs::insert_ab_pair;
 use crate::datasets::import::triplets::insert_triplet;
-use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
 use crate::domain::role::Role;
 use crate::domain::triplets::Triplet;
+use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use crate::store::images::{ImageStore, StoredImage};
 use crate::studies::create;
 use sqlx::{Sqlite, SqlitePool, Transaction};
@@ -131,7 +131,7 @@ pub const DEMO_RANKING_COUNT: usize = 8;
 
 /// The demo prompts to rank as dataset "demo-rankings", with the demo models' scores (idempotent).
 pub async fn seed_demo_rankings(db: &SqlitePool, images: &ImageStore) -> anyhow::Result<usize> {
-    use crate::domain::rankings::RankingRow;
+    use crate::kinds::ranking::rows::RankingRow;
     let exists: Option<i64> =
         sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(DEMO_RANKINGS).fetch_optional(db).await?;
     if exists.is_some() {
@@ -145,7 +145,7 @@ pub async fn seed_demo_rankings(db: &SqlitePool, images: &ImageStore) -> anyhow:
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     let dataset_id = insert_dataset(&mut tx, DEMO_RANKINGS, "none").await?;
     for (p, imgs) in prompts.iter().zip(&stored) {
-        crate::datasets::write::insert_images(&mut tx, imgs).await?;
+        crate::store::dataset_rows::insert_images(&mut tx, imgs).await?;
         let row =
             RankingRow { prompt: p.prompt.clone(), images: Vec::new(), scores: p.scores.clone(), category: p.category };
         let hashes: Vec<&str> = imgs.iter().map(|i| i.hash.as_str()).collect();

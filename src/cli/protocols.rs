@@ -79,11 +79,11 @@ pub async fn import_ab_pairs(data_dir: &Path, file: PathBuf, dataset: Option<Str
 
 pub async fn report(data_dir: &Path, study: i64, json: bool) -> anyhow::Result<()> {
     let pool = open(data_dir).await?;
-    let r = crate::studies::report::study_report(&pool, study).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let r = crate::kinds::report::study_report(&pool, study).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        println!("{}", String::from_utf8(r.to_json(true).map_err(|e| anyhow::anyhow!("{e}"))?)?);
     } else {
-        print!("{}", crate::studies::report::render(&r));
+        print!("{}", r.render());
     }
     pool.close().await;
     Ok(())

@@ -6,11 +6,11 @@ use anyhow::Context;
 use sqlx::SqlitePool;
 
 fn service(e: crate::error::ServiceError) -> anyhow::Error {
-    anyhow::anyhow!("{e}")
+    anyhow::anyhow!("{}", e.chain())
 }
 
 pub async fn status(db: &SqlitePool, study: i64, json: bool) -> anyhow::Result<()> {
-    let d = crowd::dashboard(db, study, crowd::Clock::from_env().now()).await.map_err(service)?;
+    let d = crowd::dashboard(db, study, crate::store::clock::Clock::from_env().now()).await.map_err(service)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&d)?);
     } else {

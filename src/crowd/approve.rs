@@ -71,12 +71,12 @@ impl ApproveRow {
 /// The list as CSV, in participant order.
 pub fn to_csv(rows: &[ApproveRow]) -> Result<Vec<u8>, ServiceError> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let internal = |e: csv::Error| ServiceError::Internal(format!("writing the approve list: {e}"));
+    let internal = |e: csv::Error| ServiceError::internal("writing the approve list", e);
     w.write_record(CSV_HEADER).map_err(internal)?;
     for r in rows {
         w.write_record(r.csv_cells()).map_err(internal)?;
     }
-    w.into_inner().map_err(|e| ServiceError::Internal(format!("writing the approve list: {e}")))
+    w.into_inner().map_err(|e| ServiceError::internal("writing the approve list", e.into_error()))
 }
 
 /// Seconds from lease to end of every finished bundle (completed, extra or discarded).

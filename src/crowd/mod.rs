@@ -4,39 +4,29 @@
 //! the CLI all call these functions; every decision is read from stored rows.
 pub mod approve;
 pub mod arrive;
-pub mod checks;
-pub mod clock;
 pub mod comprehension;
 pub mod dashboard;
 pub mod flow;
-pub mod followup;
 mod kept;
 mod place;
 pub mod research;
 mod scores;
-pub mod setup;
 
 pub use approve::{approve_list, discard, ApproveRow};
 pub use arrive::{arrive, arrive_consenting, preview};
-pub use clock::Clock;
 pub use comprehension::comprehension_answer;
 pub use dashboard::dashboard;
 pub use flow::{accept_consent, completion, instructions_read, practice_answer, return_study, stage};
 pub use research::{bundles, close, link, participants, reopen, rotate};
+// The link's stored rows: the study's lifecycle writes them (`studies::link`).
+pub(crate) use crate::studies::link::{
+    checks, lease_state, link_of_study, link_of_token, own_lease, own_place, setup, LinkRow,
+};
 
 use crate::accounts::SessionUser;
 use crate::api_types::{OptionView, Prompt};
 use crate::domain::crowd::lease::LeaseState;
-use crate::domain::crowd::spec::LinkSettings;
-use crate::error::ServiceError;
 use serde::{Deserialize, Serialize};
-use sqlx::SqlitePool;
-
-/// What `AppState` holds for crowd studies.
-#[derive(Clone, Default)]
-pub struct CrowdState {
-    pub clock: Clock,
-}
 
 /// The result of arriving by link (`POST /join/{token}`).
 #[derive(Debug, Clone, PartialEq)]
@@ -233,16 +223,6 @@ pub struct LinkInfo {
     pub places: i64,
 }
 
-/// A link study's settings and codes as stored.
-pub(crate) struct LinkRow {
-    pub study_id: i64,
-    pub token: String,
-    pub open: bool,
-    pub completion_code: String,
-    pub full_code: Option<String>,
-    pub settings: LinkSettings,
-}
-
 impl LinkRow {
     pub fn completion(&self) -> Completion {
         Completion {
@@ -259,68 +239,6 @@ impl LinkRow {
     }
 }
 
-type LinkTuple = (i64, String, bool, String, Option<String>, String);
-
-fn link_row((study_id, token, open, completion_code, full_code, settings): LinkTuple) -> Result<LinkRow, ServiceError> {
-    let settings = serde_json::from_str(&settings)
-        .map_err(|e| ServiceError::Internal(format!("study {study_id} has corrupt link settings: {e}")))?;
-    Ok(LinkRow { study_id, token, open, completion_code, full_code, settings })
-}
-
-const LINK_COLUMNS: &str = "SELECT study_id, token, open, completion_code, full_code, settings FROM study_links";
-
-/// The link of a study; NotFound when it is not a link study.
-pub(crate) async fn link_of_study(db: impl sqlx::SqliteExecutor<'_>, study: i64) -> Result<LinkRow, ServiceError> {
-    let row: Option<LinkTuple> =
-        sqlx::query_as(&format!("{LINK_COLUMNS} WHERE study_id = ?")).bind(study).fetch_optional(db).await?;
-    link_row(row.ok_or_else(|| ServiceError::NotFound(format!("study {study} is not a link study")))?)
-}
-
-/// The link a token opens; NotFound for a malformed or unknown token.
-pub(crate) async fn link_of_token(db: impl sqlx::SqliteExecutor<'_>, token: &str) -> Result<LinkRow, ServiceError> {
-    let unknown = || ServiceError::NotFound("no study has this link; check the address".into());
-    if !crate::domain::crowd::ids::is_token(token) {
-        return Err(unknown());
-    }
-    let row: Option<LinkTuple> =
-        sqlx::query_as(&format!("{LINK_COLUMNS} WHERE token = ?")).bind(token).fetch_optional(db).await?;
-    link_row(row.ok_or_else(unknown)?)
-}
-
-/// A participant's lease in its own study: 403 for another study, for
-/// anyone who is not a participant, or a participant of another study;
-/// 422 while it holds no bundle yet (the comprehension check comes first).
-pub async fn own_lease(db: &SqlitePool, user: &SessionUser, study: i64) -> Result<(i64, LeaseState), ServiceError> {
-    own_place(db, user, study)
-        .await?
-        .ok_or_else(|| ServiceError::Invalid("you have no bundle yet: pass the comprehension check first".into()))
-}
-
-/// As [`own_lease`], but a participant of the study without a lease is
-/// `None` rather than an error.
-pub async fn own_place(
-    db: &SqlitePool,
-    user: &SessionUser,
-    study: i64,
-) -> Result<Option<(i64, LeaseState)>, ServiceError> {
-    let refused = || ServiceError::Forbidden(format!("you take part in another study than {study}"));
-    if !user.role.is_participant() {
-        return Err(ServiceError::Forbidden("only participants who arrived by the study's link".into()));
-    }
-    let row: Option<(Option<i64>, Option<String>)> = sqlx::query_as(
-        "SELECT l.bundle, l.state FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
-         WHERE p.user_id = ? AND p.study_id = ?",
-    )
-    .bind(user.id)
-    .bind(study)
-    .fetch_optional(db)
-    .await?;
-    match row.ok_or_else(refused)? {
-        (Some(bundle), Some(state)) => Ok(Some((bundle, lease_state(&state)?))),
-        _ => Ok(None),
-    }
-}
-
 /// A participant's status, the same word in the participants list, the
 /// approve list and the dashboard's counts: its lease state, else
 /// `screened_out` (failed the comprehension check, so never leased),
@@ -332,8 +250,3 @@ pub(crate) const STATUS_SQL: &str = "coalesce(l.state, CASE WHEN p.screened_out_
 /// Passed the comprehension check when every place was taken: told the
 /// study is full and asked to return it, so never leased.
 pub const FULL_AFTER_COMPREHENSION: &str = "full_after_comprehension";
-
-/// A stored lease state; an unknown one is an internal error.
-pub(crate) fn lease_state(s: &str) -> Result<LeaseState, ServiceError> {
-    LeaseState::parse(s).ok_or_else(|| ServiceError::Internal(format!("lease state {s:?}")))
-}

@@ -40,7 +40,7 @@ pub(crate) async fn scores(
     // Both walk every answer: off the async threads.
     let scores = tokio::task::spawn_blocking(move || compute(&answers, &quality, seed))
         .await
-        .map_err(|e| ServiceError::Internal(format!("scoring the answers: {e}")))?;
+        .map_err(|e| ServiceError::internal("scoring the answers", e))?;
     let scores = Arc::new(scores);
     let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
     if last.len() >= LAST_KEPT {

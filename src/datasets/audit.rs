@@ -2,7 +2,7 @@
 //! instance's two captions scored by a scorer that never sees the image.
 //! The baselines run on the spot (the dataset page, the export card); an
 //! external scorer's result is stored, the latest per stage and name.
-use super::export::{check_stage, included};
+use super::export::stage::{check_stage, included};
 use crate::domain::audit::{audit_table, AuditResult, Baseline, Pairs, Scored};
 use crate::domain::category::Category;
 use crate::domain::export::Stage;
@@ -176,7 +176,7 @@ pub async fn audits_of(
         Baseline::ALL.iter().map(|&b| baseline_audit(&name, stage, b, &pairs)).collect::<Vec<_>>()
     })
     .await
-    .map_err(|e| ServiceError::Internal(format!("scoring the audit's baselines: {e}")))?;
+    .map_err(|e| ServiceError::internal("scoring the audit's baselines", e))?;
     let stored: Vec<(String, String, String, i64)> = sqlx::query_as(
         "SELECT scorer, source, rows, created_at FROM audits WHERE dataset_id = ? AND stage = ? ORDER BY scorer",
     )
@@ -185,7 +185,7 @@ pub async fn audits_of(
     .fetch_all(db)
     .await?;
     for (scorer, source, rows, created_at) in stored {
-        let rows = serde_json::from_str(&rows).map_err(|e| ServiceError::Internal(format!("audit {scorer}: {e}")))?;
+        let rows = serde_json::from_str(&rows).map_err(|e| ServiceError::internal(format!("audit {scorer}"), e))?;
         out.push(AuditResult {
             dataset: dataset.to_string(),
             stage: stage.as_str().to_string(),

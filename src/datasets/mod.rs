@@ -1,5 +1,6 @@
-//! Datasets: writing instances, importing candidates, exporting curated splits.
+//! Datasets: importing candidates, exporting curated splits, the blind
+//! audit. Above `studies` (an export reads study outcomes); rows are
+//! written through `store::dataset_rows`.
 pub mod audit;
 pub mod export;
 pub mod import;
-pub mod write;

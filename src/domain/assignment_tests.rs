@@ -1,7 +1,8 @@
 use super::*;
 
-/// The questions the groups rule hands out, from the baseline's descriptor.
-const BASELINE: &[&[u8]] = crate::domain::survey::human_baseline::KIND.questions;
+/// The questions the groups rule hands out, shaped as the human baseline's
+/// (`kinds::human_baseline`): two parts of two questions.
+const BASELINE: &[&[u8]] = &[&[0, 1], &[2, 3]];
 
 /// Study items of the given ids, spread over SugarCrepe's seven subsets.
 fn si(ids: &[i64]) -> Vec<StudyItem> {
@@ -142,7 +143,8 @@ fn option_seeds_are_stable_per_item_and_fit_in_sqlite_integer() {
 
 #[test]
 fn questions_asked_together_come_one_after_the_other_with_the_items_seed() {
-    const AB_TIE: &[&[u8]] = crate::domain::survey::ab_tie::KIND.questions;
+    // Two questions asked together, as A/B/Tie's (`kinds::ab_tie`).
+    const AB_TIE: &[&[u8]] = &[&[0, 1]];
     for rule in [AssignmentRule::EachAnnotatorAll, pairs_rule(2, 3)] {
         let single = plan(&rule, 5, 1, &items());
         let plan = rule.plan_upfront(AB_TIE, 5, 1, "u1", &si(&items()));

@@ -149,13 +149,8 @@ fn field(field: &'static str, message: impl Into<String>) -> SpecError {
 }
 
 impl StudySpec {
-    /// `default_seed` is used when the spec names none, so that a study's
-    /// orders are still fixed (and recorded) from creation on.
-    pub fn parse(self, default_seed: u64) -> Result<Study, SpecError> {
-        self.parse_in(SurveyKind::all(), default_seed)
-    }
-
-    /// Parses against a given list of kinds (tests add kinds of their own).
+    /// Parses against a given list of kinds (`kinds::KINDS`, whose
+    /// `StudySpec::parse` calls this; tests add kinds of their own).
     pub fn parse_in(self, kinds: &[SurveyKind], default_seed: u64) -> Result<Study, SpecError> {
         let name = self.name.trim().to_string();
         if name.is_empty() {

@@ -185,31 +185,3 @@ pub fn for_study(
     };
     Ok(Some((source, strict.unwrap_or(true))))
 }
-
-#[cfg(test)]
-mod spec_tests {
-    use super::*;
-    use crate::domain::survey::{caption_writing, four_image, SurveyKind};
-
-    #[test]
-    fn a_spec_vocabulary_is_a_list_or_a_file_inside_the_data_directory() {
-        let writing = SurveyKind::of(&caption_writing::KIND);
-        let words = VocabularySpec::Words(vec!["Dog".into(), "red".into()]);
-        let (source, strict) = for_study(writing, Some(words), Some(true)).unwrap().unwrap();
-        assert_eq!((source, strict), (VocabularySource::Words(Vocabulary::new(["dog", "red"])), true));
-        let file = VocabularySpec::File("vocabularies/gqa.txt".into());
-        assert!(for_study(writing, Some(file.clone()), None).unwrap().unwrap().1, "strict by default");
-        assert!(!for_study(writing, Some(file), Some(false)).unwrap().unwrap().1, "warns when asked");
-        for bad in ["/etc/passwd", "../secret.txt", "a/../../b", ""] {
-            let e = for_study(writing, Some(VocabularySpec::File(bad.into())), None).unwrap_err();
-            assert!(e.contains("relative to the data directory"), "{bad}: {e}");
-        }
-        assert!(for_study(writing, Some(VocabularySpec::Words(vec![",".into()])), None)
-            .unwrap_err()
-            .contains("no words"));
-        assert!(for_study(writing, None, Some(false)).unwrap_err().contains("needs a vocabulary"));
-        let e = for_study(SurveyKind::of(&four_image::KIND), Some(VocabularySpec::Words(vec!["a".into()])), None);
-        assert!(e.unwrap_err().contains("takes no text"));
-        assert_eq!(for_study(writing, None, None).unwrap(), None);
-    }
-}

@@ -1,7 +1,7 @@
 //! `/api/v1/session`: logging in and out.
 use crate::accounts;
 use crate::error::ServiceError;
-use crate::http::proxy::ClientAddr;
+use crate::login_limits::ClientAddr;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -31,12 +31,12 @@ async fn login(
         Ok(user) => {
             accounts::log_in(&session, &user)
                 .await
-                .map_err(|e| ServiceError::Internal(e.to_string()).into_response())?;
+                .map_err(|e| ServiceError::internal("logging in", e).into_response())?;
             Ok(StatusCode::NO_CONTENT)
         }
         Err(accounts::AuthError::BadCredentials) => Err(ServiceError::BadCredentials.into_response()),
         Err(accounts::AuthError::Refused(r)) => Err(refused(&r)),
-        Err(e) => Err(ServiceError::Internal(e.to_string()).into_response()),
+        Err(e) => Err(ServiceError::from(e).into_response()),
     }
 }
 
@@ -51,6 +51,6 @@ pub fn refused(r: &crate::login_limits::Refused) -> Response {
 }
 
 async fn logout(session: Session) -> Result<StatusCode, ServiceError> {
-    accounts::log_out(&session).await.map_err(|e| ServiceError::Internal(e.to_string()))?;
+    accounts::log_out(&session).await.map_err(|e| ServiceError::internal("logging out", e))?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -47,5 +47,5 @@ async fn download(
         .header(header::CONTENT_DISPOSITION, format!("attachment; filename=\"{}\"", d.file_name))
         .header(header::CONTENT_LENGTH, d.content_length)
         .body(Body::from_stream(d.body))
-        .map_err(|e| ServiceError::Internal(format!("building the download response: {e}")))
+        .map_err(|e| ServiceError::internal("building the download response", e))
 }

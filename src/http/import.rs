@@ -39,8 +39,8 @@ fn invalid(e: impl std::fmt::Display) -> ServiceError {
     ServiceError::Invalid(format!("request body: {e}"))
 }
 
-fn internal(e: impl std::fmt::Display) -> ServiceError {
-    ServiceError::Internal(e.to_string())
+fn internal(e: impl Into<crate::error::BoxError>) -> ServiceError {
+    ServiceError::internal("receiving the upload", e)
 }
 
 /// Streams one part to `path`; a name sent twice is refused.

@@ -40,8 +40,7 @@ async fn serve(
     } else {
         (state.images.original_path(hash), mime)
     };
-    let bytes =
-        tokio::fs::read(&path).await.map_err(|e| ServiceError::Internal(format!("reading image {hash}: {e}")))?;
+    let bytes = tokio::fs::read(&path).await.map_err(|e| ServiceError::internal(format!("reading image {hash}"), e))?;
     Ok((
         [
             (header::CONTENT_TYPE, mime),

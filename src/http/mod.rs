@@ -4,7 +4,6 @@
 pub mod accounts;
 pub mod adaptive;
 pub mod crowd;
-pub mod csp;
 pub mod datasets;
 pub mod error_page;
 pub mod export;

@@ -4,15 +4,12 @@
 //! flag both headers are ignored: anyone can send them, and honouring
 //! X-Forwarded-For would let an attacker pick a fresh address for the login
 //! backoff on every try.
+use crate::login_limits::ClientAddr;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
 use std::net::{IpAddr, SocketAddr};
-
-/// The client's address as the login backoff keys it (request extension).
-#[derive(Clone, Copy, Debug)]
-pub struct ClientAddr(pub IpAddr);
 
 /// Whether `X-Forwarded-*` come from a proxy in front of the server.
 #[derive(Clone, Copy)]

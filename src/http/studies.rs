@@ -172,9 +172,10 @@ async fn study_report(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<i64>,
-) -> Result<Json<crate::studies::report::StudyReport>, ServiceError> {
+) -> Result<Response, ServiceError> {
     caller.researcher()?;
-    Ok(Json(crate::studies::report::study_report(&state.db, id).await?))
+    let json = crate::kinds::report::study_report(&state.db, id).await?.to_json(false)?;
+    Ok(([(axum::http::header::CONTENT_TYPE, "application/json")], json).into_response())
 }
 
 #[derive(Deserialize)]

@@ -49,7 +49,7 @@ pub async fn compare(db: &SqlitePool, dataset: &str, baselines: &[i64]) -> Resul
         .await?;
         let mut agg = Aggregator::new();
         for (t, s, a, b, c, d) in rows {
-            let category = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(e.to_string()))?;
+            let category = Category::parse(&t, &s).map_err(|e| ServiceError::internal("a stored category", e))?;
             agg.add(category, Outcome::from_flags(a, b, c, d));
         }
         let report = rounded(agg.report());

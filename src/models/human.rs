@@ -108,7 +108,8 @@ async fn complete_pairs(db: &SqlitePool, study: i64, kind: SurveyKind) -> Result
     // (annotator, instance) -> the instance's category and the answers by query.
     let mut per: BTreeMap<(i64, i64), (Category, Answers)> = BTreeMap::new();
     for r in rows {
-        let category = Category::parse(&r.neg_type, &r.subtype).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        let category = Category::parse(&r.neg_type, &r.subtype)
+            .map_err(|e| ServiceError::internal(format!("instance {}", r.instance_id), e))?;
         let entry = per.entry((r.user_id, r.instance_id)).or_insert_with(|| (category, vec![None; questions]));
         if let Some(slot) = entry.1.get_mut(r.query as usize) {
             *slot = Some(r.value);

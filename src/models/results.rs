@@ -1,9 +1,9 @@
 //! `hardneg results import`: a model's per-instance results, matched to a
 //! dataset's instances by (caption, negative_caption, type, subtype), all in
 //! one transaction. Unknown datasets are created text-only from the rows.
-use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
 use crate::domain::results::{ResultRow, ResultsHeader};
 use crate::error::ServiceError;
+use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use crate::store::runs::replace_run;
 use sqlx::SqlitePool;
 use std::collections::{HashMap, VecDeque};

@@ -1,13 +1,19 @@
 //! Storage shared by the server and scoring: the SQLite file, the
-//! content-addressed image store, the answer writer and model runs.
+//! content-addressed image store, the answer writer and model runs, and
+//! the in-memory handles over them that `AppState` holds (the lease clock,
+//! the caches of items and shown tasks).
 pub mod backup;
 mod batch;
+pub mod clock;
+pub mod dataset_rows;
 pub mod db;
 pub mod images;
+pub mod item_cache;
 pub mod leftovers;
 pub mod negatives;
 pub mod pages;
 pub mod recent;
 pub mod runs;
 pub mod sessions;
+pub mod task_cache;
 pub mod writer;

@@ -7,8 +7,9 @@ use crate::domain::resolution::ItemState;
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::store::db::now_secs;
+use crate::studies::meta::load_item;
 use crate::studies::outcomes::study_outcomes;
-use crate::studies::tasks::{image_url, load_item};
+use crate::studies::tasks::image_url;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
 
@@ -25,7 +26,7 @@ async fn shown(
 ) -> Result<(String, HashMap<String, String>, HashMap<String, String>), ServiceError> {
     let item = load_item(db, kind, study_id, instance_id, 0).await?;
     let present = |seed: i64| {
-        kind.present(&item, seed as u64).map_err(|e| ServiceError::Internal(format!("instance {instance_id}: {e}")))
+        kind.present(&item, seed as u64).map_err(|e| ServiceError::internal(format!("instance {instance_id}"), e))
     };
     let p = present(0)?;
     let images = p.options.iter().filter_map(|o| Some((o.value.clone(), o.image.clone()?))).collect();

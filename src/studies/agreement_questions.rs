@@ -88,7 +88,8 @@ pub(super) fn category_map(
     mapping: Mapping,
     values: &[&'static str],
 ) -> Result<CategoryMap, ServiceError> {
-    if matches!(kind.report(), Some(crate::domain::survey::Report::Ranking)) {
+    // A kind without a fixed set of values (ranking) stores orders.
+    if kind.values().is_empty() {
         return Err(ServiceError::Invalid(format!(
             "{kind} answers are orders, not categories: their agreement is Kendall's W in the study's report"
         )));

@@ -151,7 +151,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
         crate::studies::vocabulary::store(&mut tx, id, words, *strict).await?;
     }
     if let Some(link) = &study.link {
-        crate::crowd::setup::create_link(&mut tx, id, study, link).await?;
+        crate::studies::link::setup::create_link(&mut tx, id, study, link).await?;
     }
     if let Some(a) = &study.adaptive {
         crate::studies::adaptive::create(&mut tx, id, a).await?;

@@ -1,11 +1,12 @@
-//! Reading studies: a study's settings (cached, they never change), the
-//! list with each caller's progress, and the summaries the API sends.
+//! Reading studies: a study's settings (cached, they never change), what
+//! one study item shows, the list with each caller's progress, and the
+//! summaries the API sends.
 use crate::accounts::SessionUser;
 use crate::api_types::StudySummary;
 use crate::domain::assignment::{Annotators, AssignmentRule};
 use crate::domain::resolution::ResolveRule;
 use crate::domain::study::Mapping;
-use crate::domain::survey::SurveyKind;
+use crate::domain::survey::{ItemData, SurveyKind};
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
 use sqlx::SqlitePool;
@@ -83,7 +84,7 @@ pub async fn load_study_meta(db: &SqlitePool, id: i64) -> Result<StudyMeta, Serv
 /// A study's adaptive overlap settings as stored (JSON).
 pub(crate) fn parse_adaptive(study: i64, text: &str) -> Result<crate::domain::adaptive::Adaptive, ServiceError> {
     serde_json::from_str(text)
-        .map_err(|e| ServiceError::Internal(format!("study {study} has corrupt adaptive settings: {e}")))
+        .map_err(|e| ServiceError::internal(format!("study {study} has corrupt adaptive settings"), e))
 }
 
 /// Every study, with the caller's progress where the caller takes part.
@@ -122,7 +123,7 @@ pub async fn study_items(
     rows.into_iter()
         .map(|(id, t, s)| {
             let subset = crate::domain::category::Category::parse(&t, &s)
-                .map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))?;
+                .map_err(|e| ServiceError::internal(format!("instance {id}"), e))?;
             Ok(crate::domain::assignment::StudyItem { id, subset })
         })
         .collect()
@@ -154,4 +155,54 @@ pub async fn visible_studies(state: &AppState, user: &SessionUser) -> Result<Vec
         .filter(|(meta, _)| user.role.may_research() || meta.annotators.admits(&user.username))
         .map(|(meta, progress)| summary(&meta, progress))
         .collect())
+}
+
+/// What the kind's descriptor says it reads of one study item.
+pub(crate) async fn load_item(
+    db: &sqlx::SqlitePool,
+    kind: SurveyKind,
+    study_id: i64,
+    instance_id: i64,
+    query: u8,
+) -> Result<ItemData, ServiceError> {
+    let needs = kind.spec().needs;
+    type Row = (String, String, Option<String>, Option<String>, Option<String>, Option<String>);
+    let (caption, negative_caption, positive_image, paraphrase, negative_b, caption_type): Row = sqlx::query_as(
+        "SELECT caption, negative_caption, positive_image, paraphrase, negative_b, caption_type FROM instances WHERE id = ?",
+    )
+    .bind(instance_id)
+    .fetch_one(db)
+    .await?;
+    let candidate_images: Vec<String> = if needs.candidates {
+        sqlx::query_scalar("SELECT image FROM candidates WHERE instance_id = ? ORDER BY slot")
+            .bind(instance_id)
+            .fetch_all(db)
+            .await?
+    } else {
+        Vec::new()
+    };
+    let chosen_image: Option<String> = if needs.chosen_image {
+        sqlx::query_scalar("SELECT chosen_image FROM study_items WHERE study_id = ? AND instance_id = ?")
+            .bind(study_id)
+            .bind(instance_id)
+            .fetch_optional(db)
+            .await?
+            .flatten()
+    } else {
+        None
+    };
+    let positive_image = positive_image.filter(|_| needs.positive_image);
+    let paraphrase = paraphrase.filter(|_| needs.paraphrase);
+    let negative_b = negative_b.filter(|_| needs.negative_b);
+    Ok(ItemData {
+        caption,
+        negative_caption,
+        positive_image,
+        candidate_images,
+        chosen_image,
+        paraphrase,
+        negative_b,
+        caption_type,
+        query,
+    })
 }

@@ -1,5 +1,6 @@
 //! Studies: creating them, the annotators' tasks, outcomes and the pipeline
-//! they feed, adjudication, agreement and progress.
+//! they feed, adjudication, agreement and progress; a link study's stored
+//! link, bundles and leases (`link`), which `crowd` builds on.
 pub mod adaptive;
 pub mod adjudication;
 pub mod aggregate;
@@ -8,8 +9,7 @@ mod agreement_detail;
 mod agreement_questions;
 pub mod answer_texts;
 pub mod create;
-pub mod hnc_report;
-pub mod item_cache;
+pub mod link;
 pub mod meta;
 #[cfg(test)]
 mod negatives_tests;
@@ -17,10 +17,7 @@ pub mod outcomes;
 pub mod overview;
 pub mod pipeline;
 pub mod progress;
-pub mod report;
-pub mod task_cache;
 pub mod tasks;
-pub mod triplet_report;
 pub mod vocabulary;
 pub mod votes;
 pub mod writing;

@@ -6,7 +6,7 @@ use crate::cli::demo_seed::{seed_demo_accounts, seed_demo_dataset};
 use crate::datasets::export::{export_to_dir, ExportRequest};
 use crate::domain::metrics::Outcome;
 use crate::domain::role::Role;
-use crate::domain::survey::{four_image, SurveyKind};
+use crate::domain::survey::SurveyKind;
 use crate::store::negatives::negative_image_for;
 use crate::studies::{adjudication, create, outcomes};
 use std::collections::BTreeMap;
@@ -36,7 +36,7 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
         adjudication::adjudicate(&db, &researcher, s3, *id, &value, None).await.unwrap();
     }
     let survivors: BTreeMap<i64, String> =
-        outcomes::survivors(&db, s3, &[SurveyKind::of(&four_image::KIND)]).await.unwrap().into_iter().collect();
+        outcomes::survivors(&db, s3, &[SurveyKind::parse("four_image").unwrap()]).await.unwrap().into_iter().collect();
     assert!(survivors.len() >= 8, "{survivors:?}");
     let (s4, _) = create::create_step4(&db, s3).await.unwrap();
     let step4_items: BTreeMap<i64, String> =

@@ -167,7 +167,7 @@ pub async fn study_outcomes_paged(db: &SqlitePool, study_id: i64, shift: u32) ->
     let mut model_answers: Vec<(u64, u64, usize)> = Vec::new();
     while let Some((instance_id, neg_type, subtype)) = items.try_next().await? {
         let category = Category::parse(&neg_type, &subtype)
-            .map_err(|e| ServiceError::Internal(format!("instance {instance_id}: {e}")))?;
+            .map_err(|e| ServiceError::internal(format!("instance {instance_id}"), e))?;
         given.clear();
         loop {
             if next.is_none() {

@@ -74,7 +74,7 @@ pub async fn pipeline_of(db: &SqlitePool, ids: PipelineIds) -> Result<Pipeline, 
         None => None,
     };
     let step4 = match step4 {
-        Some(task) => Some(task.await.map_err(|e| ServiceError::Internal(format!("resolving Step 4: {e}")))??),
+        Some(task) => Some(task.await.map_err(|e| ServiceError::internal("resolving Step 4", e))??),
         None => None,
     };
     let split = |s: Option<StudyOutcomes>| match s {
@@ -96,7 +96,7 @@ pub async fn candidates_funnel(db: &SqlitePool, dataset_id: i64) -> Result<Funne
     .await?;
     let mut funnel = FunnelBuilder::default();
     for (t, s, n) in counts {
-        let c = Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("dataset {dataset_id}: {e}")))?;
+        let c = Category::parse(&t, &s).map_err(|e| ServiceError::internal(format!("dataset {dataset_id}"), e))?;
         funnel.candidates(c, n.try_into().unwrap_or(0));
     }
     Ok(funnel)

@@ -3,12 +3,12 @@
 use crate::accounts::SessionUser;
 use crate::api_types::{AnswerAck, OptionView, Progress, Prompt, TaskView};
 use crate::domain::assignment::PlannedTask;
-use crate::domain::survey::{ItemData, Presentation, SurveyKind};
+use crate::domain::survey::Presentation;
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
+use crate::store::task_cache::ShownTask;
 use crate::store::writer::{NewAnswer, Stored};
-use crate::studies::meta::study_meta;
-use crate::studies::task_cache::ShownTask;
+use crate::studies::meta::{load_item, study_meta};
 
 const MAX_ELAPSED_MS: i64 = 3_600_000;
 
@@ -54,61 +54,11 @@ fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), Service
 /// returned, finished) is handed no task, the rule the answer path applies.
 async fn admit(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<bool, ServiceError> {
     if user.role.is_participant() {
-        let (_, lease) = crate::crowd::own_lease(&state.db, user, meta.id).await?;
+        let (_, lease) = crate::studies::link::own_lease(&state.db, user, meta.id).await?;
         Ok(lease.may_answer())
     } else {
         require_annotator(user, meta).map(|_| true)
     }
-}
-
-/// What the kind's descriptor says it reads of one study item.
-pub(crate) async fn load_item(
-    db: &sqlx::SqlitePool,
-    kind: SurveyKind,
-    study_id: i64,
-    instance_id: i64,
-    query: u8,
-) -> Result<ItemData, ServiceError> {
-    let needs = kind.spec().needs;
-    type Row = (String, String, Option<String>, Option<String>, Option<String>, Option<String>);
-    let (caption, negative_caption, positive_image, paraphrase, negative_b, caption_type): Row = sqlx::query_as(
-        "SELECT caption, negative_caption, positive_image, paraphrase, negative_b, caption_type FROM instances WHERE id = ?",
-    )
-    .bind(instance_id)
-    .fetch_one(db)
-    .await?;
-    let candidate_images: Vec<String> = if needs.candidates {
-        sqlx::query_scalar("SELECT image FROM candidates WHERE instance_id = ? ORDER BY slot")
-            .bind(instance_id)
-            .fetch_all(db)
-            .await?
-    } else {
-        Vec::new()
-    };
-    let chosen_image: Option<String> = if needs.chosen_image {
-        sqlx::query_scalar("SELECT chosen_image FROM study_items WHERE study_id = ? AND instance_id = ?")
-            .bind(study_id)
-            .bind(instance_id)
-            .fetch_optional(db)
-            .await?
-            .flatten()
-    } else {
-        None
-    };
-    let positive_image = positive_image.filter(|_| needs.positive_image);
-    let paraphrase = paraphrase.filter(|_| needs.paraphrase);
-    let negative_b = negative_b.filter(|_| needs.negative_b);
-    Ok(ItemData {
-        caption,
-        negative_caption,
-        positive_image,
-        candidate_images,
-        chosen_image,
-        paraphrase,
-        negative_b,
-        caption_type,
-        query,
-    })
 }
 
 /// An attention check (`attention`: the value it asks for) is the same item
@@ -128,7 +78,7 @@ async fn present(
         Some(target) => meta.kind.attention_check(&item, seed as u64, target),
         None => meta.kind.present(&item, seed as u64),
     }
-    .map_err(|e| ServiceError::Internal(e.to_string()))
+    .map_err(|e| ServiceError::internal(format!("presenting instance {instance_id}"), e))
 }
 
 async fn participation(db: &sqlx::SqlitePool, study_id: i64, user_id: i64) -> Result<Option<Progress>, ServiceError> {
@@ -276,6 +226,31 @@ pub async fn peek(
     Ok((meta.name.clone(), Some(next_task(state, user, study_id).await?)))
 }
 
+/// A task as stored, read when the shown-task cache no longer has it.
+#[derive(sqlx::FromRow)]
+struct TaskRow {
+    user_id: i64,
+    study_id: i64,
+    instance_id: i64,
+    seed: i64,
+    done: bool,
+    query: i64,
+    check_kind: Option<String>,
+}
+
+impl TaskRow {
+    fn shown(&self) -> ShownTask {
+        ShownTask {
+            owner: self.user_id,
+            study_id: self.study_id,
+            instance_id: self.instance_id,
+            seed: self.seed,
+            query: self.query,
+            attention: self.check_kind.as_deref() == Some("attention"),
+        }
+    }
+}
+
 /// Stores the caller's answer; returns once it is durable. A repeat is
 /// acknowledged again but stores nothing new.
 pub async fn answer(
@@ -312,25 +287,24 @@ pub async fn answer_with_texts(
     elapsed_ms: Option<i64>,
 ) -> Result<AnswerAck, ServiceError> {
     // A task just shown needs no read: if it was answered already, the writer says so.
-    let (owner, study_id, instance_id, seed, done, query, attention) = match state.tasks.get(task_id) {
-        Some(t) => (t.owner, t.study_id, t.instance_id, t.seed, 0, t.query, t.attention),
+    let (task, done) = match state.tasks.get(task_id) {
+        Some(t) => (t, false),
         None => {
-            type Task = (i64, i64, i64, i64, i64, i64, Option<String>);
-            let task: Option<Task> = sqlx::query_as(
+            let row: Option<TaskRow> = sqlx::query_as(
                 "SELECT user_id, study_id, instance_id, seed, done, query, check_kind FROM tasks WHERE id = ?",
             )
             .bind(task_id)
             .fetch_optional(&state.db)
             .await?;
-            let (owner, study, instance, seed, done, query, check_kind) =
-                task.ok_or_else(|| ServiceError::NotFound(format!("no task {task_id}")))?;
-            (owner, study, instance, seed, done, query, check_kind.as_deref() == Some("attention"))
+            let row = row.ok_or_else(|| ServiceError::NotFound(format!("no task {task_id}")))?;
+            (row.shown(), row.done)
         }
     };
+    let ShownTask { owner, study_id, instance_id, seed, query, attention } = task;
     if owner != user.id || !(user.role.may_annotate() || user.role.is_participant()) {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
     }
-    if user.role.is_participant() && !crate::crowd::own_lease(&state.db, user, study_id).await?.1.may_answer() {
+    if user.role.is_participant() && !crate::studies::link::own_lease(&state.db, user, study_id).await?.1.may_answer() {
         return Err(ServiceError::Invalid("your place in this study has ended; nothing more is stored".into()));
     }
     // A repeat is checked as a first answer is, whether or not the task is
@@ -340,7 +314,7 @@ pub async fn answer_with_texts(
     let (option_id, value) = meta.kind.answer(&p, option).map_err(|e| ServiceError::Invalid(e.to_string()))?;
     // HOOK (free texts, vocabulary): checked texts, or a 422 naming the field.
     let texts = crate::studies::vocabulary::checked_texts(state, &meta, &value, texts).await?;
-    if done == 1 {
+    if done {
         return stored_ack(state, task_id).await;
     }
     let stored = state
@@ -359,7 +333,7 @@ pub async fn answer_with_texts(
         })
         .await?;
     if stored == Stored::New && attention {
-        crate::crowd::checks::attention_answered(state, user, study_id).await?;
+        crate::studies::link::checks::attention_answered(state, user, study_id).await?;
     }
     match stored {
         Stored::New => {

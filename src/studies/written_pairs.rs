@@ -7,11 +7,11 @@
 //! Its validators are another group than the writers (HNC): named ones who
 //! wrote are refused, "all" leaves the writers out, and a link participant
 //! who wrote (same platform id) is screened out on arrival.
-use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
+use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use crate::domain::assignment::Annotators;
 use crate::domain::pairs::PLACEHOLDER;
 use crate::domain::study::Study;
-use crate::domain::survey::{Report, SurveyKind};
+use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use sqlx::SqlitePool;
 
@@ -27,8 +27,10 @@ pub struct WrittenPair {
     pub writer: String,
 }
 
+/// Whether the kind's items come from a source whose answers are texts
+/// rather than survivors of a curation step (HNC's writing).
 fn takes_written_pairs(kind: SurveyKind) -> bool {
-    kind.spec().sources.iter().any(|k| matches!(k.report(), Some(Report::Writing)))
+    kind.spec().sources.iter().any(|k| k.curation().is_none() && !k.spec().texts.is_empty())
 }
 
 /// Every pair written so far in a writing study, in the order written.

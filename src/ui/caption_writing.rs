@@ -6,14 +6,14 @@
 //! box, Enter or Ctrl+Enter submits, Esc leaves a box, s focuses the skip
 //! buttons and 1–3 skip with that reason.
 use crate::api_types::{Progress, TaskView};
-use crate::domain::survey::caption_writing::{read_prompt, SKIP_LABELS, SKIP_REASONS, TEXTS, WRITTEN};
 use crate::domain::vocabulary::Vocabulary;
+use crate::kinds::caption_writing::{read_prompt, SKIP_LABELS, SKIP_REASONS, TEXTS, WRITTEN};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// Whether a task is caption writing (its kind reports writing).
 pub fn is_writing(task: &TaskView) -> bool {
-    matches!(task.kind.report(), Some(crate::domain::survey::Report::Writing))
+    task.kind.name() == crate::kinds::caption_writing::KIND.name
 }
 
 /// What writing a pair led to.

@@ -7,7 +7,7 @@ pub async fn login(username: String, password: String) -> Result<(), ServerFnErr
     use crate::ui::session::sfn_error;
     let state = expect_context::<crate::state::AppState>();
     let session: tower_sessions::Session = leptos_axum::extract().await?;
-    let axum::Extension(crate::http::proxy::ClientAddr(client)) = leptos_axum::extract().await?;
+    let axum::Extension(crate::login_limits::ClientAddr(client)) = leptos_axum::extract().await?;
     match accounts::check_credentials(&state.logins, &state.db, &username, &password, client).await {
         Ok(user) => {
             accounts::log_in(&session, &user).await.map_err(|e| sfn_error(e.into()))?;

@@ -13,6 +13,8 @@ pub mod caption_writing;
 pub mod card_head;
 pub mod compare;
 pub mod compare_detail;
+#[cfg(feature = "ssr")]
+pub mod csp;
 pub mod curation;
 pub mod dashboard;
 pub mod import;
@@ -58,7 +60,7 @@ pub fn hydrated() -> bool {
 
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
-    crate::http::csp::set_on_page();
+    csp::set_on_page();
     view! {
         <!DOCTYPE html>
         <html lang="en">

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 
 /// Whether a task is answered with an order (the ranking kind) rather than one option.
 pub fn is_ranking(task: &TaskView) -> bool {
-    matches!(task.kind.report(), Some(crate::domain::survey::Report::Ranking))
+    task.kind.name() == crate::kinds::ranking::KIND.name
 }
 
 fn move_item(order: RwSignal<Vec<usize>>, from: usize, to: usize) {

@@ -4,15 +4,15 @@
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
-use crate::domain::ranking_stats::RankingStats;
+use crate::kinds::ranking::stats::RankingStats;
 use leptos::prelude::*;
 
 /// Every ranking study's name and statistics.
 #[server(prefix = "/sfn")]
 pub async fn ranking_reports() -> Result<Vec<(String, RankingStats)>, ServerFnError> {
-    use crate::studies::report::{study_report, ReportBody};
+    use crate::kinds::report::study_report;
     let (state, _) = session::researcher().await?;
-    let kind = crate::domain::survey::ranking::KIND.name;
+    let kind = crate::kinds::ranking::KIND.name;
     let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies WHERE kind = ? ORDER BY id")
         .bind(kind)
         .fetch_all(&state.db)
@@ -21,8 +21,8 @@ pub async fn ranking_reports() -> Result<Vec<(String, RankingStats)>, ServerFnEr
     let mut out = Vec::new();
     for id in ids {
         let r = study_report(&state.db, id).await.map_err(session::sfn_error)?;
-        if let ReportBody::Ranking(stats) = r.body {
-            out.push((r.study, stats));
+        if let Some(stats) = r.stats.as_any().downcast_ref::<RankingStats>() {
+            out.push((r.head.study, stats.clone()));
         }
     }
     Ok(out)

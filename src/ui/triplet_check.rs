@@ -5,12 +5,12 @@
 //! fill it in: v / n the verdict, 1–5 the tag (0 none), e edits P2 (Esc
 //! leaves the box), Enter submits.
 use crate::api_types::{Progress, TaskView};
-use crate::domain::survey::triplet_check::{compose, read_prompt, TAGS, TAG_LABELS};
+use crate::kinds::triplet_check::{compose, read_prompt, TAGS, TAG_LABELS};
 use leptos::prelude::*;
 
 /// Whether a task is a triplet check (its kind reports validation).
 pub fn is_triplet_check(task: &TaskView) -> bool {
-    matches!(task.kind.report(), Some(crate::domain::survey::Report::Validation))
+    task.kind.name() == crate::kinds::triplet_check::KIND.name
 }
 
 #[component]

@@ -12,6 +12,7 @@ mod answers;
 mod audit;
 mod backup;
 mod baseline;
+mod caption_match;
 mod cli;
 mod crowd;
 mod crowd_check_kit;

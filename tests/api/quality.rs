@@ -92,7 +92,7 @@ async fn flags_decisions_dashboard_and_discarding() {
     let liner = participant(&app, &token, study, "LINER").await;
     let checker = participant(&app, &token, study, "CHECKER").await;
     // The test marks four of CHECKER's tasks as check items in the SQLite file
-    // (as `crowd::checks` stores them), so they are at known positions: gold
+    // (as `studies::link::checks` stores them), so they are at known positions: gold
     // first, the attention checks last (failing the second ends the place).
     let db = hardneg::store::db::open_pool(&data.join("hardneg.sqlite")).await.unwrap();
     for (position, kind) in [(0, "gold"), (1, "gold"), (12, "attention"), (13, "attention")] {

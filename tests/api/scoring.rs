@@ -4,13 +4,13 @@
 use crate::helpers::{cli, fixture};
 use hardneg::api_types::CompareReport;
 use hardneg::cli::demo_seed::{insert_image, seed_demo_dataset};
-use hardneg::datasets::write::{insert_dataset, insert_instance, NewInstance};
 use hardneg::domain::category::Category;
 use hardneg::scoring::clip::{ClipEncoder, DeviceChoice};
 use hardneg::scoring::config::Activation;
 use hardneg::scoring::encoder::{Encoder, ImageRef};
 use hardneg::scoring::rank::dot;
 use hardneg::scoring::testing::write_tiny_checkpoint;
+use hardneg::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use hardneg::store::images::ImageStore;
 use serde_json::{json, Value};
 use std::path::Path;

@@ -8,7 +8,7 @@ use crate::helpers::{text, TestApp};
 use crate::odd_one_out::export_candidates;
 use hardneg::api_types::{AnswerRequest, TaskView};
 use hardneg::demo::triplets::generate;
-use hardneg::domain::survey::triplet_check::read_prompt;
+use hardneg::kinds::triplet_check::read_prompt;
 use reqwest::Client;
 use serde_json::{json, Value};
 use std::collections::HashMap;

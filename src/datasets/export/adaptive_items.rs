@@ -46,7 +46,7 @@ pub async fn write(db: &SqlitePool, dataset_id: i64, out: &Path) -> Result<Vec<S
         .collect();
         let name = format!("study-{id}-adaptive.csv");
         let path = out.join(&name);
-        let csv_err = |e: csv::Error| ServiceError::Internal(format!("{}: {e}", path.display()));
+        let csv_err = |e: csv::Error| ServiceError::internal(path.display().to_string(), e);
         let mut w = csv::Writer::from_path(&path).map_err(csv_err)?;
         w.write_record(COLUMNS).map_err(csv_err)?;
         let number = |p: Option<f64>| p.map(|p| format!("{p:.6}")).unwrap_or_default();

@@ -125,7 +125,7 @@ pub type Audit = AbortOnDrop<Result<Vec<AuditResult>, ServiceError>>;
 /// Appends the audit [`start_audit`] began to the card.
 pub async fn append_audit(mut audit: Audit, path: &Path) -> Result<(), ServiceError> {
     use std::io::Write;
-    let audits = (&mut audit).await.map_err(|e| ServiceError::Internal(format!("auditing the captions: {e}")))??;
+    let audits = (&mut audit).await.map_err(|e| ServiceError::internal("auditing the captions", e))??;
     if audits.iter().all(|a| a.rows.is_empty()) {
         return Ok(()); // no instance with a negative caption (prompts to rank)
     }

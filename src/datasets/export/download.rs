@@ -36,8 +36,7 @@ impl Scratch {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         let name = format!("{}-{nanos}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
         let dir = store_root.join(".export-tmp").join(name);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| ServiceError::Internal(format!("creating {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(&dir).map_err(|e| ServiceError::internal(format!("creating {}", dir.display()), e))?;
         Ok(Scratch(dir))
     }
 }
@@ -73,7 +72,7 @@ pub async fn prepare(
         let plan = exported.and_then(|summary| {
             let files = std::iter::once("README.md".to_string()).chain(summary.files).collect();
             TarPlan::new(&scratch.0, &archive_top, files)
-                .map_err(|e| ServiceError::Internal(format!("listing {}: {e}", scratch.0.display())))
+                .map_err(|e| ServiceError::internal(format!("listing {}", scratch.0.display()), e))
         });
         let plan = match plan {
             Ok(plan) => plan,
@@ -93,7 +92,7 @@ pub async fn prepare(
         }
     });
     let (content_length, mut rx) =
-        ready_rx.await.map_err(|_| ServiceError::Internal("the export task ended without an answer".into()))??;
+        ready_rx.await.map_err(|e| ServiceError::internal("the export task ended without an answer", e))??;
     let body = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
     Ok(Download { file_name: format!("{top}.tar"), content_length, body })
 }

@@ -21,9 +21,8 @@ mod read;
 mod reports;
 mod request;
 mod sink;
+pub(crate) mod stage;
 pub mod tar;
-mod triplet_checks;
-mod validated_pairs;
 
 pub use request::ExportRequest;
 
@@ -35,11 +34,12 @@ use crate::error::ServiceError;
 use crate::store::images::ImageStore;
 use crate::store::pages::{AbortOnDrop, PAGE_SHIFT};
 use crate::studies::outcomes::ItemOutcome;
-use crate::studies::pipeline::{self as funnel, Pipeline};
+use crate::studies::pipeline as funnel;
 use futures_util::TryStreamExt;
 use read::{Candidate, InstanceRow};
 use sink::{io_err, RowSink};
 use sqlx::SqlitePool;
+use stage::{check_stage, included, Outcomes};
 use std::path::Path;
 
 #[derive(Debug, Clone)]
@@ -174,8 +174,7 @@ async fn export_paged(
     phase("rows written");
     let funnel = p.funnel(funnel, &req.dataset);
     let mut summary = ExportSummary { files, counts, images };
-    let provenance =
-        (&mut provenance).await.map_err(|e| ServiceError::Internal(format!("reading the card: {e}")))??;
+    let provenance = (&mut provenance).await.map_err(|e| ServiceError::internal("reading the card", e))??;
     card::write(req, command, &funnel, &summary, &provenance, &out.join("README.md"))?;
     phase("card's agreement read");
     card::append_audit(audit, &out.join("README.md")).await?;
@@ -199,92 +198,6 @@ async fn widest_candidates(db: &SqlitePool, dataset_id: i64, stage: Stage) -> Re
     .fetch_one(db)
     .await?;
     Ok(widest as usize)
-}
-
-fn category(t: &str, s: &str, id: i64) -> Result<Category, ServiceError> {
-    Category::parse(t, s).map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))
-}
-
-/// Refuses a stage the dataset's pipeline has not reached.
-pub(crate) fn check_stage(p: &Pipeline, dataset: &str, stage: Stage) -> Result<(), ServiceError> {
-    let need = |ok: bool, step: &str| {
-        if ok {
-            Ok(())
-        } else {
-            Err(ServiceError::Invalid(format!(
-                "dataset {dataset:?} has no {step} study; stage {} needs one",
-                stage.as_str()
-            )))
-        }
-    };
-    match stage {
-        Stage::Candidates => Ok(()),
-        Stage::Step3 => need(p.step3.is_some(), "Step 3"),
-        Stage::Final => {
-            need(p.step3.is_some(), "Step 3")?;
-            need(p.step4.is_some(), "Step 4 (ambiguity)")
-        }
-    }
-}
-
-/// The exported instances with their categories, in id order (call
-/// [`check_stage`] first).
-pub(crate) async fn included(
-    db: &SqlitePool,
-    p: &Pipeline,
-    stage: Stage,
-) -> Result<Vec<(i64, Category)>, ServiceError> {
-    match stage {
-        Stage::Candidates => {
-            let mut rows = sqlx::query_as::<_, (i64, String, String)>(
-                "SELECT id, neg_type, subtype FROM instances WHERE dataset_id = ? ORDER BY id",
-            )
-            .bind(p.dataset_id)
-            .fetch(db);
-            let mut out = Vec::new();
-            while let Some((id, t, s)) = rows.try_next().await? {
-                out.push((id, category(&t, &s, id)?));
-            }
-            Ok(out)
-        }
-        Stage::Step3 | Stage::Final => {
-            let (meta3, s3) = p.step3.as_ref().expect("checked by the caller");
-            let mut s4 = Outcomes::new(p.step4.as_ref().map(|(_, o)| o.as_slice()));
-            let kind4 = p.step4.as_ref().map(|(m, _)| m.kind);
-            Ok(s3
-                .iter()
-                .filter(|o| {
-                    let v4 = kind4.and_then(|k| s4.get(o.instance_id)?.verdict(k));
-                    stage.keeps(o.verdict(meta3.kind), v4)
-                })
-                .map(|o| (o.instance_id, o.category))
-                .collect())
-        }
-    }
-}
-
-/// A study's outcomes (sorted by instance id) looked up in increasing id order.
-struct Outcomes<'a> {
-    items: &'a [ItemOutcome],
-    pos: usize,
-}
-
-impl<'a> Outcomes<'a> {
-    fn new(items: Option<&'a [ItemOutcome]>) -> Self {
-        Outcomes { items: items.unwrap_or(&[]), pos: 0 }
-    }
-
-    fn get(&mut self, id: i64) -> Option<&'a ItemOutcome> {
-        self.get_at(id).map(|(_, o)| o)
-    }
-
-    /// The outcome with its position (where its votes are).
-    fn get_at(&mut self, id: i64) -> Option<(usize, &'a ItemOutcome)> {
-        while self.items.get(self.pos).is_some_and(|o| o.instance_id < id) {
-            self.pos += 1;
-        }
-        self.items.get(self.pos).filter(|o| o.instance_id == id).map(|o| (self.pos, o))
-    }
 }
 
 /// A settled item's record: its answers and how it was settled.
@@ -326,7 +239,7 @@ fn shape(
         step4: None,
     };
     if stage == Stage::Candidates {
-        let most = crate::domain::survey::ranking::MAX_IMAGES.max(crate::domain::export::MAX_CANDIDATES);
+        let most = crate::kinds::ranking::MAX_IMAGES.max(crate::domain::export::MAX_CANDIDATES);
         if cands.len() > most {
             return Err(ServiceError::Invalid(format!(
                 "instance {id} has {} candidates; the export has columns for {most}",

@@ -1,11 +1,12 @@
 //! The studies of reporting kinds (odd-one-out) in a dataset export: per
 //! study, every answer with the item it was given on (`<study>-answers.csv`)
-//! and the kind's statistics (`<study>-report.json`), listed in the card;
-//! a triplet check also its settled triplets (`<study>-triplets.csv`).
+//! and the kind's statistics (`<study>-report.json`), listed in the card,
+//! and the files the kind's server part adds (a triplet check its settled
+//! triplets, `<study>-triplets.csv`).
 use super::sink::io_err;
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
-use crate::studies::report::{render, study_report};
+use crate::kinds::report::study_report;
 use sqlx::SqlitePool;
 use std::io::Write;
 use std::path::Path;
@@ -37,16 +38,12 @@ pub async fn write_reports(db: &SqlitePool, dataset_id: i64, out: &Path) -> Resu
     let mut files = Vec::new();
     let mut card = String::new();
     for (id, kind) in studies {
-        let Some(report_kind) = SurveyKind::parse(&kind).and_then(SurveyKind::report) else {
+        let Some(kind) = SurveyKind::parse(&kind).filter(|k| k.report().is_some()) else {
             continue;
         };
-        // Expert checks settle each triplet: their final verdicts and P2s too.
-        if matches!(report_kind, crate::domain::survey::Report::Validation) {
-            files.push(super::triplet_checks::write(db, id, out).await?);
-        }
-        // HNC: the validated pairs, as instances `hardneg import pairs` reads back.
-        if matches!(report_kind, crate::domain::survey::Report::PairValidation) {
-            files.extend(super::validated_pairs::write(db, id, out).await?);
+        // The kind's own files (a triplet check's settled triplets, HNC's validated pairs).
+        if let Some(export) = crate::kinds::server(kind).and_then(|s| s.export) {
+            files.extend(export(db, id, out).await?);
         }
         let report = study_report(db, id).await?;
         let (answers, json) = (format!("study-{id}-answers.csv"), format!("study-{id}-report.json"));
@@ -71,9 +68,9 @@ pub async fn write_reports(db: &SqlitePool, dataset_id: i64, out: &Path) -> Resu
         }
         w.flush().map_err(|e| io_err("writing", &path, e))?;
         let path = out.join(&json);
-        let body = serde_json::to_vec_pretty(&report).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        let body = report.to_json(true)?;
         std::fs::write(&path, body).map_err(|e| io_err("writing", &path, e))?;
-        card.push_str(&format!("\n`{answers}`, `{json}`:\n\n```\n{}```\n", render(&report)));
+        card.push_str(&format!("\n`{answers}`, `{json}`:\n\n```\n{}```\n", report.render()));
         files.extend([answers, json]);
     }
     if !card.is_empty() {

@@ -2,7 +2,6 @@
 //! reports an IO failure with.
 use crate::domain::export::Row;
 use crate::error::ServiceError;
-use std::path::Path;
 
 /// Where one split's rows go.
 pub trait RowSink: Send {
@@ -10,6 +9,4 @@ pub trait RowSink: Send {
     fn finish(self: Box<Self>) -> Result<(), ServiceError>;
 }
 
-pub fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> ServiceError {
-    ServiceError::Internal(format!("{what} {}: {e}", path.display()))
-}
+pub use crate::kinds::server::io_err;

@@ -3,8 +3,8 @@
 //! dataset. Any problem refuses the whole file, naming file, line and field.
 use super::table::{check_new_dataset, read_checked};
 use super::ImportError;
-use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
 use crate::domain::ab_pairs::{ab_pair, AbPair, COLUMNS};
+use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use sqlx::SqlitePool;
 use std::path::Path;
 

@@ -12,9 +12,9 @@ mod table;
 pub mod triplets;
 
 use crate::datasets::import::files::{check_files, link_files, read_candidates, Checked, Staging};
-use crate::datasets::write::{self, insert_dataset, NewInstance};
 use crate::domain::candidates::{Batch, FileFormat, ImageDir, Problems};
 use crate::domain::normalize::NormalizeMode;
+use crate::store::dataset_rows::{self as write, insert_dataset, NewInstance};
 use crate::store::db::now_secs;
 use crate::store::images::{ImageStore, StoredImage};
 use serde::Serialize;
@@ -80,6 +80,17 @@ pub enum ImportError {
     Invalid(String),
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// Written here, not in `error.rs`: the error type sits below the features.
+impl From<ImportError> for crate::error::ServiceError {
+    fn from(e: ImportError) -> Self {
+        use crate::error::ServiceError;
+        match e {
+            ImportError::Refused(m) | ImportError::Invalid(m) => ServiceError::Invalid(m),
+            ImportError::Internal(m) => ServiceError::Internal(m),
+        }
+    }
 }
 
 impl From<sqlx::Error> for ImportError {

@@ -6,10 +6,10 @@
 //! image has been checked.
 use super::table::{check_new_dataset, read_checked, read_image, store_images};
 use super::ImportError;
-use crate::datasets::write::{insert_dataset, insert_images, insert_instance, NewInstance};
 use crate::domain::candidates::FileFormat;
 use crate::domain::pairs::{pair_row, Columns, PairRow, PLACEHOLDER};
 use crate::domain::results::FieldError;
+use crate::store::dataset_rows::{insert_dataset, insert_images, insert_instance, NewInstance};
 use crate::store::images::ImageStore;
 use sqlx::SqlitePool;
 use std::collections::HashSet;

@@ -6,9 +6,9 @@
 //! before every row and image has been checked.
 use super::table::{check_new_dataset, read_checked};
 use super::ImportError;
-use crate::datasets::write::{insert_candidates, insert_dataset, insert_images, insert_instance, NewInstance};
-use crate::domain::rankings::{ranking_row, RankingRow, COLUMNS};
 use crate::domain::results::FieldError;
+use crate::kinds::ranking::rows::{ranking_row, RankingRow, COLUMNS};
+use crate::store::dataset_rows::{insert_candidates, insert_dataset, insert_images, insert_instance, NewInstance};
 use crate::store::images::{inspect, ImageStore};
 use sqlx::SqlitePool;
 use std::path::Path;

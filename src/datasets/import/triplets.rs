@@ -5,8 +5,8 @@
 //! image has been checked.
 use super::table::{check_new_dataset, read_checked, read_image, store_images};
 use super::ImportError;
-use crate::datasets::write::{insert_dataset, insert_instance, NewInstance};
 use crate::domain::triplets::{triplet, Triplet, COLUMNS};
+use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use crate::store::images::ImageStore;
 use sqlx::SqlitePool;
 use std::path::PathBuf;
@@ -38,7 +38,7 @@ pub async fn import_triplets(db: &SqlitePool, store: &ImageStore, req: &TripletR
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     let dataset_id = insert_dataset(&mut tx, &req.dataset, "none").await?;
     for (n, ((t, _), img)) in checked.iter().zip(&stored).enumerate() {
-        crate::datasets::write::insert_images(&mut tx, std::slice::from_ref(img)).await?;
+        crate::store::dataset_rows::insert_images(&mut tx, std::slice::from_ref(img)).await?;
         insert_triplet(&mut tx, dataset_id, &format!("{:06}", n + 1), t, &img.hash).await?;
     }
     tx.commit().await?;

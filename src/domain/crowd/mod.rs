@@ -28,7 +28,8 @@ mod tests {
 
     #[test]
     fn a_queue_asks_every_question_once_and_differs_by_participant() {
-        let baseline = crate::domain::survey::human_baseline::KIND.questions;
+        // The human baseline's questions (`kinds::human_baseline`): two parts of two.
+        let baseline: &[&[u8]] = &[&[0, 1], &[2, 3]];
         let items: Vec<i64> = (10..35).collect();
         let q = bundle_queue(7, 1, baseline, &items);
         assert_eq!(q.len(), 100);

@@ -1,6 +1,6 @@
 //! Exporting curated instances: which instances a stage keeps, the row shape
 //! (BiVLC's columns plus provenance), seeded stratified splits and the
-//! dataset card. Pure; `server::export` streams the rows and copies files.
+//! dataset card. Pure; `datasets::export` streams the rows and copies files.
 use super::category::Category;
 use super::resolution::ResolvedBy;
 use super::survey::Verdict;

@@ -1,11 +1,11 @@
 //! What the program knows about a survey kind: one [`KindSpec`] declared in
-//! the kind's own file, reached through the [`SurveyKind`] handle. Studies,
+//! the kind's own folder (`src/kinds/`), reached through the [`SurveyKind`] handle. Studies,
 //! assignment, the pipeline, adjudication, scoring and the UI ask the
 //! descriptor; none of them names a kind.
-use super::{ItemData, Presentation, SurveyError, Verdict, KINDS};
+use super::{ItemData, Presentation, SurveyError, Verdict};
 use crate::domain::answer_text::{check_texts, TextError, TextField};
 use crate::domain::metrics::Outcome;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 
 /// Everything about one survey kind.
 pub struct KindSpec {
@@ -17,6 +17,9 @@ pub struct KindSpec {
     pub values: &'static [&'static str],
     /// Turns an item into what the annotator sees, options in a seeded order.
     pub present: fn(&ItemData, u64) -> Result<Presentation, SurveyError>,
+    /// Reads what an annotator sent into the option ids and value to store
+    /// (`survey::one_option` for one option; a ranking reads an order).
+    pub answer: AnswerFn,
     pub role: Role,
     /// The kinds whose survivors may become this kind's items, preferred first;
     /// empty: the items are the dataset's instances.
@@ -44,6 +47,9 @@ pub struct Attention {
     pub instruction: &'static str,
 }
 
+/// Reads an answer against the presentation it was given on: (option ids, stored value).
+pub type AnswerFn = fn(&Presentation, &str) -> Result<(String, String), SurveyError>;
+
 /// Winoground's outcome of one annotator on one item, from the answers to
 /// each question (indexed by query); None until all are in.
 pub type OutcomeFn = fn(&[Option<&str>]) -> Option<Outcome>;
@@ -63,7 +69,8 @@ pub enum Role {
     Report(Report),
 }
 
-/// The statistics a [`Role::Report`] kind's answers give.
+/// The statistics a [`Role::Report`] kind's answers give: shared ones,
+/// which several kinds give, or the kind's own.
 pub enum Report {
     /// Human accuracy per subset: an answer is right when it stores `correct`
     /// (SugarCrepe++: the annotator found the hard negative).
@@ -77,21 +84,9 @@ pub enum Report {
     /// `<criterion>_a`, `<criterion>_b` or `<criterion>_tie`; a and b are
     /// the item's negatives as imported, mapped to their sources.
     Preference { criteria: &'static [&'static str] },
-    /// An order of the item's images, best first: agreement between
-    /// annotators (Kendall's W) and each model's correlation with the
-    /// people's order (Spearman's ρ, Kendall's τ). Answers are orders, not
-    /// one of the kind's values (`ranking::parse_order`).
-    Ranking,
-    /// Expert validation of triplets (SugarCrepe++): the share of valid
-    /// triplets per subset, the error tags, and Cohen's kappa on the verdict.
-    /// Values are `triplet_check::VALUES`.
-    Validation,
-    /// HNC's caption-pair writing: pairs written, skips by reason, words
-    /// outside the study's vocabulary, per caption type.
-    Writing,
-    /// HNC's validation of written pairs: the validated share per caption
-    /// type and the validators' Cohen's kappa. Values are `pair_validation::VALUES`.
-    PairValidation,
+    /// Statistics of the kind's own, computed by its folder's server part
+    /// (the ranking's Kendall's W, the triplet check's valid share...).
+    Own,
 }
 
 /// A curation step of the pipeline.
@@ -132,15 +127,6 @@ impl SurveyKind {
     /// A handle on a descriptor; the registry and tests make these.
     pub const fn of(spec: &'static KindSpec) -> SurveyKind {
         SurveyKind(spec)
-    }
-
-    /// Every registered kind.
-    pub fn all() -> &'static [SurveyKind] {
-        KINDS
-    }
-
-    pub fn parse(s: &str) -> Option<SurveyKind> {
-        Self::parse_in(KINDS, s)
     }
 
     /// Looks a name up in a given list of kinds (tests add their own).
@@ -198,10 +184,7 @@ impl SurveyKind {
     /// The option ids and value to store for what an annotator sent: one
     /// option's id, or for a ranking kind an order of all of them.
     pub fn answer(self, p: &Presentation, option: &str) -> Result<(String, String), SurveyError> {
-        if matches!(self.report(), Some(Report::Ranking)) {
-            return super::ranking::parse_order(p, option);
-        }
-        p.resolve(option).map(|o| (o.id.clone(), o.value.clone()))
+        (self.0.answer)(p, option)
     }
 
     /// The text to store with an answer storing `value`, for a kind with
@@ -227,11 +210,6 @@ impl SurveyKind {
             [one] => Some(one),
             _ => None,
         }
-    }
-
-    /// The kinds whose answers are reported as statistics.
-    pub fn reports() -> impl Iterator<Item = SurveyKind> {
-        KINDS.iter().copied().filter(|k| k.report().is_some())
     }
 
     /// The verdict a final stored value gives the instance (curation kinds only).
@@ -303,28 +281,6 @@ impl SurveyKind {
             Err(_) => self.0.values.to_vec(),
         }
     }
-
-    /// The first curation step: the one whose items are the dataset's instances.
-    pub fn first_step() -> Option<SurveyKind> {
-        Self::steps().find(|k| k.0.sources.is_empty())
-    }
-
-    /// The curation step that checks this step's survivors.
-    pub fn next_step(self) -> Option<SurveyKind> {
-        let step = self.curation()?.step;
-        Self::steps().filter(|k| k.0.sources.contains(&self)).find(|k| k.curation().is_some_and(|c| c.step > step))
-    }
-
-    /// The kinds that measure people.
-    pub fn measurements() -> impl Iterator<Item = SurveyKind> {
-        KINDS.iter().copied().filter(|k| k.outcome_fn().is_some())
-    }
-
-    fn steps() -> impl Iterator<Item = SurveyKind> {
-        let mut steps: Vec<SurveyKind> = KINDS.iter().copied().filter(|k| k.curation().is_some()).collect();
-        steps.sort_by_key(|k| k.curation().map(|c| c.step));
-        steps.into_iter()
-    }
 }
 
 impl PartialEq for SurveyKind {
@@ -358,17 +314,3 @@ impl Serialize for SurveyKind {
         s.serialize_str(self.0.name)
     }
 }
-
-impl<'de> Deserialize<'de> for SurveyKind {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        SurveyKind::parse(&name).ok_or_else(|| {
-            let known: Vec<&str> = KINDS.iter().map(|k| k.name()).collect();
-            serde::de::Error::custom(format!("unknown survey kind {name:?}; known kinds: {}", known.join(", ")))
-        })
-    }
-}
-
-#[cfg(test)]
-#[path = "kind_tests.rs"]
-mod tests;

@@ -1,34 +1,11 @@
-//! Survey kinds. A kind turns one study item into what an annotator sees
-//! (prompt and options in a seeded on-screen order) and turns the option the
-//! annotator picked back into a stored value. Each kind's file declares all
-//! of it as one `pub const KIND: KindSpec`; add a kind by copying
-//! `four_image.rs` and naming its file in `register_kinds!` below.
+//! What a survey kind is made of: an item, what the annotator sees
+//! (prompt and options in a seeded on-screen order), the stored value.
+//! The kinds themselves and their list live in the `kinds` folder, above this
+//! pure core; code here that needs the list takes it as a parameter.
 use serde::{Deserialize, Serialize};
 
 mod kind;
-pub use kind::{Attention, Curation, KindSpec, Needs, Report, Role, SurveyKind};
-
-/// Declares the kinds' modules and [`KINDS`], the one list of kinds.
-macro_rules! register_kinds {
-    ($($kind:ident),+ $(,)?) => {
-        $(pub mod $kind;)+
-        /// Every survey kind, in the order researchers see them listed.
-        pub const KINDS: &[SurveyKind] = &[$(SurveyKind::of(&$kind::KIND)),+];
-    };
-}
-
-register_kinds![
-    four_image,
-    ambiguity,
-    human_baseline,
-    odd_one_out,
-    odd_one_out_text,
-    ab_tie,
-    ranking,
-    triplet_check,
-    caption_writing,
-    pair_validation,
-];
+pub use kind::{AnswerFn, Attention, Curation, KindSpec, Needs, Report, Role, SurveyKind};
 
 /// Everything a kind may draw from an instance. Image fields are content
 /// hashes; the shell turns them into URLs.
@@ -138,6 +115,11 @@ impl ShownOption {
             value: id.into(),
         }
     }
+}
+
+/// Reads an answer naming one option: its id and stored value (most kinds).
+pub fn one_option(p: &Presentation, option: &str) -> Result<(String, String), SurveyError> {
+    p.resolve(option).map(|o| (o.id.clone(), o.value.clone()))
 }
 
 impl Presentation {

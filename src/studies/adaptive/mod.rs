@@ -61,12 +61,17 @@ pub async fn after_answer(state: &AppState, study: i64, instance: i64) -> Result
         match decide(state, study, &a, Some(instance), sweep_too).await {
             Ok(_) => return Ok(()),
             Err(e) if attempt < DECISION_ATTEMPTS => {
-                tracing::warn!(study, instance, attempt, "adaptive decision failed, retrying: {e}");
+                tracing::warn!(study, instance, attempt, "adaptive decision failed, retrying: {}", e.chain());
                 tokio::time::sleep(wait).await;
                 wait *= 2;
             }
             Err(e) => {
-                tracing::error!(study, instance, "adaptive decision failed; the next answer or start-up sweeps: {e}");
+                tracing::error!(
+                    study,
+                    instance,
+                    "adaptive decision failed; the next answer or start-up sweeps: {}",
+                    e.chain()
+                );
                 if let Ok(mut s) = UNDECIDED.lock() {
                     s.insert(study);
                 }
@@ -104,7 +109,7 @@ pub async fn sweep_all(state: &AppState) {
         match sweep(state, study).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(study, n, "decided adaptive items left undecided by an earlier run"),
-            Err(e) => tracing::error!(study, "sweeping adaptive items: {e}"),
+            Err(e) => tracing::error!(study, "sweeping adaptive items: {}", e.chain()),
         }
     }
 }
@@ -138,14 +143,15 @@ async fn decide(
         .await?;
         items.extend(due);
     }
-    let link = crate::crowd::link_of_study(&mut *tx, study).await.is_ok();
+    let link = crate::studies::link::link_of_study(&mut *tx, study).await.is_ok();
     for &item in &items {
         decide_round(&mut tx, &meta, a, &reliability, item, link).await?;
     }
     if link {
         // Also when nothing was decided: the last participant at work may
         // have just finished, freeing the smaller last bundle of follow-ups.
-        crate::crowd::followup::bundle_waiting(&mut tx, study, meta.seed, meta.kind, state.crowd.clock.now()).await?;
+        crate::studies::link::followup::bundle_waiting(&mut tx, study, meta.seed, meta.kind, state.crowd.clock.now())
+            .await?;
     }
     tx.commit().await?;
     Ok(items.len() - usize::from(instance.is_some()))

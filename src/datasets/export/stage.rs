@@ -1,0 +1,96 @@
+//! Which instances a stage of a dataset holds: the export's rows and the
+//! audit's pairs both start here (apart from the export, so the audit, which
+//! the export's card runs, does not reach back into it).
+use crate::domain::category::Category;
+use crate::domain::export::Stage;
+use crate::error::ServiceError;
+use crate::studies::outcomes::ItemOutcome;
+use crate::studies::pipeline::Pipeline;
+use futures_util::TryStreamExt;
+use sqlx::SqlitePool;
+
+fn category(t: &str, s: &str, id: i64) -> Result<Category, ServiceError> {
+    Category::parse(t, s).map_err(|e| ServiceError::internal(format!("instance {id}"), e))
+}
+
+/// Refuses a stage the dataset's pipeline has not reached.
+pub(crate) fn check_stage(p: &Pipeline, dataset: &str, stage: Stage) -> Result<(), ServiceError> {
+    let need = |ok: bool, step: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(ServiceError::Invalid(format!(
+                "dataset {dataset:?} has no {step} study; stage {} needs one",
+                stage.as_str()
+            )))
+        }
+    };
+    match stage {
+        Stage::Candidates => Ok(()),
+        Stage::Step3 => need(p.step3.is_some(), "Step 3"),
+        Stage::Final => {
+            need(p.step3.is_some(), "Step 3")?;
+            need(p.step4.is_some(), "Step 4 (ambiguity)")
+        }
+    }
+}
+
+/// The exported instances with their categories, in id order (call
+/// [`check_stage`] first).
+pub(crate) async fn included(
+    db: &SqlitePool,
+    p: &Pipeline,
+    stage: Stage,
+) -> Result<Vec<(i64, Category)>, ServiceError> {
+    match stage {
+        Stage::Candidates => {
+            let mut rows = sqlx::query_as::<_, (i64, String, String)>(
+                "SELECT id, neg_type, subtype FROM instances WHERE dataset_id = ? ORDER BY id",
+            )
+            .bind(p.dataset_id)
+            .fetch(db);
+            let mut out = Vec::new();
+            while let Some((id, t, s)) = rows.try_next().await? {
+                out.push((id, category(&t, &s, id)?));
+            }
+            Ok(out)
+        }
+        Stage::Step3 | Stage::Final => {
+            let (meta3, s3) = p.step3.as_ref().expect("checked by the caller");
+            let mut s4 = Outcomes::new(p.step4.as_ref().map(|(_, o)| o.as_slice()));
+            let kind4 = p.step4.as_ref().map(|(m, _)| m.kind);
+            Ok(s3
+                .iter()
+                .filter(|o| {
+                    let v4 = kind4.and_then(|k| s4.get(o.instance_id)?.verdict(k));
+                    stage.keeps(o.verdict(meta3.kind), v4)
+                })
+                .map(|o| (o.instance_id, o.category))
+                .collect())
+        }
+    }
+}
+
+/// A study's outcomes (sorted by instance id) looked up in increasing id order.
+pub(super) struct Outcomes<'a> {
+    items: &'a [ItemOutcome],
+    pos: usize,
+}
+
+impl<'a> Outcomes<'a> {
+    pub(super) fn new(items: Option<&'a [ItemOutcome]>) -> Self {
+        Outcomes { items: items.unwrap_or(&[]), pos: 0 }
+    }
+
+    pub(super) fn get(&mut self, id: i64) -> Option<&'a ItemOutcome> {
+        self.get_at(id).map(|(_, o)| o)
+    }
+
+    /// The outcome with its position (where its votes are).
+    pub(super) fn get_at(&mut self, id: i64) -> Option<(usize, &'a ItemOutcome)> {
+        while self.items.get(self.pos).is_some_and(|o| o.instance_id < id) {
+            self.pos += 1;
+        }
+        self.items.get(self.pos).filter(|o| o.instance_id == id).map(|o| (self.pos, o))
+    }
+}

@@ -1,0 +1,70 @@
+//! The ranking kind on the server: its report, the annotators' agreement on
+//! each prompt's order (Kendall's W) and each imported model's correlation
+//! with the people's order (Spearman's ρ, Kendall's τ).
+use super::read_order;
+use super::stats::{ranking_stats, Prompt, RankingStats};
+use crate::error::ServiceError;
+use crate::kinds::server::{Fut, Server, Statistic, Stats};
+use sqlx::SqlitePool;
+use std::collections::BTreeMap;
+
+pub const SERVER: Server = Server { report: Some(report), export: None };
+
+fn report(db: &SqlitePool, study_id: i64) -> Fut<'_, (usize, Box<dyn Stats>)> {
+    Box::pin(async move {
+        let (n, stats) = rankings(db, study_id).await?;
+        Ok((n, Box::new(stats) as Box<dyn Stats>))
+    })
+}
+
+/// Every prompt of the study with its orders and the imported models' scores.
+async fn rankings(db: &SqlitePool, study_id: i64) -> Result<(usize, RankingStats), ServiceError> {
+    let answers: Vec<(i64, String)> =
+        sqlx::query_as("SELECT instance_id, value FROM answers WHERE study_id = ? ORDER BY instance_id, task_id")
+            .bind(study_id)
+            .fetch_all(db)
+            .await?;
+    let scores: Vec<(i64, String, f64)> = sqlx::query_as(
+        "SELECT s.instance_id, s.model, s.score FROM image_scores s
+         WHERE s.instance_id IN (SELECT instance_id FROM answers WHERE study_id = ?) ORDER BY s.instance_id, s.model, s.slot",
+    )
+    .bind(study_id)
+    .fetch_all(db)
+    .await?;
+    let mut prompts: BTreeMap<i64, Prompt> = BTreeMap::new();
+    let n = answers.len();
+    for (id, value) in answers {
+        let order = read_order(&value)
+            .ok_or_else(|| ServiceError::Internal(format!("instance {id}: not a ranking: {value:?}")))?;
+        prompts.entry(id).or_default().orders.push(order);
+    }
+    for (id, model, score) in scores {
+        prompts.entry(id).or_default().scores.entry(model).or_default().push(score);
+    }
+    Ok((n, ranking_stats(&prompts.into_values().collect::<Vec<_>>())))
+}
+
+impl Statistic for RankingStats {
+    const NAME: &'static str = "ranking";
+
+    fn render(&self) -> String {
+        let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+        let mut out = format!(
+            "{} prompts, {} rankings; Kendall's W {} (mean over {} prompts ranked twice or more)\n",
+            self.prompts,
+            self.rankings,
+            show(self.kendalls_w),
+            self.w_prompts
+        );
+        for m in &self.models {
+            out.push_str(&format!(
+                "{:<16} Spearman's rho {}  Kendall's tau {}  (mean over {} prompts)\n",
+                m.model,
+                show(m.spearman),
+                show(m.kendall_tau),
+                m.prompts
+            ));
+        }
+        out
+    }
+}

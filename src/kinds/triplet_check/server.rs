@@ -1,0 +1,95 @@
+//! The triplet check on the server: its report (final verdicts per subset,
+//! error tags and the experts' kappa on the verdict) and, in a dataset
+//! export, its settled triplets (`export.rs`).
+use super::stats::{validation_stats, CheckedItem, ValidationStats, VerdictKappa};
+use crate::error::ServiceError;
+use crate::kinds::server::{Fut, Server, Statistic, Stats};
+use crate::studies::{answer_texts, outcomes::study_outcomes};
+use sqlx::SqlitePool;
+use std::path::Path;
+
+pub const SERVER: Server = Server { report: Some(report), export: Some(export) };
+
+fn report(db: &SqlitePool, study_id: i64) -> Fut<'_, (usize, Box<dyn Stats>)> {
+    Box::pin(async move {
+        let (n, stats) = validation(db, study_id).await?;
+        Ok((n, Box::new(stats) as Box<dyn Stats>))
+    })
+}
+
+/// Expert checks settle each triplet: their final verdicts and P2s.
+fn export<'a>(db: &'a SqlitePool, study_id: i64, out: &'a Path) -> Fut<'a, Vec<String>> {
+    Box::pin(async move { Ok(vec![super::export::write(db, study_id, out).await?]) })
+}
+
+/// The statistics and how many answers they rest on.
+async fn validation(db: &SqlitePool, study_id: i64) -> Result<(usize, ValidationStats), ServiceError> {
+    let (_, outcomes) = study_outcomes(db, study_id).await?;
+    let answers = answer_texts::answers(db, study_id).await?;
+    let items: Vec<CheckedItem<'_>> = outcomes
+        .iter()
+        .map(|o| CheckedItem {
+            category: o.category,
+            final_value: o.final_value(),
+            answers: answers
+                .get(&o.instance_id)
+                .map(|a| a.iter().map(|a| (a.annotator.as_str(), a.value.as_str())).collect())
+                .unwrap_or_default(),
+        })
+        .collect();
+    let n = items.iter().map(|i| i.answers.len()).sum();
+    Ok((n, validation_stats(&items)))
+}
+
+impl Statistic for ValidationStats {
+    const NAME: &'static str = "validation";
+
+    fn render(&self) -> String {
+        render(self)
+    }
+}
+
+/// The statistics as plain-text tables (CLI, export card).
+fn render(st: &ValidationStats) -> String {
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.1}%", 100.0 * v));
+    let mut out = format!(
+        "{:<14} {:>6} {:>8} {:>6} {:>10} {:>10} {:>8}\n",
+        "subset", "items", "settled", "valid", "corrected", "not valid", "valid %"
+    );
+    for r in &st.rows {
+        let subset = r.subset.map_or("all".to_string(), |c| c.to_string());
+        out.push_str(&format!(
+            "{subset:<14} {:>6} {:>8} {:>6} {:>10} {:>10} {:>8}\n",
+            r.items,
+            r.settled,
+            r.valid,
+            r.corrected,
+            r.not_valid,
+            pct(r.valid_share)
+        ));
+    }
+    out.push_str(&format!("{:<20} {:>8} {:>8}\n", "error tag", "settled", "answers"));
+    for t in &st.tags {
+        out.push_str(&format!("{:<20} {:>8} {:>8}\n", t.tag, t.settled, t.answers));
+    }
+    out.push_str(&kappa_lines(&st.kappa, st.mean_kappa, " on the verdict", "items", "on the verdict"));
+    out
+}
+
+/// Cohen's kappa per pair of annotators and their mean, one line each.
+pub fn kappa_lines(
+    kappa: &[VerdictKappa],
+    mean: Option<f64>,
+    on: &str,
+    items: &str,
+    mean_of: &str,
+) -> String {
+    let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    let mut out = String::new();
+    for k in kappa {
+        let (a, b) = &k.annotators;
+        out.push_str(&format!("Cohen's kappa{on}, {a} and {b}: {} over {} {items}\n", show(k.kappa), k.n));
+    }
+    out.push_str(&format!("mean kappa {mean_of}: {}\n", show(mean)));
+    out
+}

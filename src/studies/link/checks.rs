@@ -1,0 +1,223 @@
+//! Check items in the shell (docs/crowd.md): made ready when the study is
+//! created (gold answers, the screen-out code), added to each participant's
+//! tasks when it takes a place, and judged as attention checks are answered:
+//! `max_failed_checks` failures end the participant (`screened_out`) and its
+//! bundle goes back to the pool.
+use super::LinkRow;
+use crate::accounts::SessionUser;
+use crate::domain::assignment::PlannedTask;
+use crate::domain::crowd::bundles::Bundle;
+use crate::domain::crowd::checks::{choose_checks, CheckItem};
+use crate::domain::crowd::lease::{LeaseEvent, LeaseState};
+use crate::domain::crowd::spec::LinkSettings;
+use crate::domain::study::Study;
+use crate::error::ServiceError;
+use crate::state::{AppState, StudyMeta};
+use sqlx::SqliteConnection;
+
+fn invalid(field: &str, m: String) -> ServiceError {
+    ServiceError::Invalid(format!("field `{field}`: {m}"))
+}
+
+/// The study item with this key, or an error naming the gold entry.
+async fn gold_instance(tx: &mut SqliteConnection, study: i64, key: &str) -> Result<i64, ServiceError> {
+    let found: Option<i64> = sqlx::query_scalar(
+        "SELECT i.id FROM study_items s JOIN instances i ON i.id = s.instance_id WHERE s.study_id = ? AND i.key = ?",
+    )
+    .bind(study)
+    .bind(key)
+    .fetch_optional(&mut *tx)
+    .await?;
+    found.ok_or_else(|| invalid("link.gold", format!("{key:?} is not an item of this study")))
+}
+
+/// The right answer the dataset knows for an instance (demo data: which
+/// candidates match the negative caption): the one matching slot, or "none".
+async fn known_truth(tx: &mut SqliteConnection, instance: i64, key: &str) -> Result<String, ServiceError> {
+    let flags: Vec<(i64, Option<bool>)> =
+        sqlx::query_as("SELECT slot, known_match FROM candidates WHERE instance_id = ? ORDER BY slot")
+            .bind(instance)
+            .fetch_all(&mut *tx)
+            .await?;
+    let unknown = || invalid("link.gold", format!("{key:?}: the dataset knows no right answer; give `answer`"));
+    if flags.is_empty() || flags.iter().any(|(_, m)| m.is_none()) {
+        return Err(unknown());
+    }
+    let matching: Vec<i64> = flags.iter().filter(|(_, m)| *m == Some(true)).map(|(s, _)| *s).collect();
+    match matching.as_slice() {
+        [] => Ok("none".into()),
+        [slot] => Ok(slot.to_string()),
+        _ => Err(invalid("link.gold", format!("{key:?}: several candidates match; give `answer`"))),
+    }
+}
+
+/// The settings as stored: gold answers filled in from the known truth, and
+/// the refusal of attention checks that some bundle has too few other items for.
+pub async fn prepare(
+    tx: &mut SqliteConnection,
+    id: i64,
+    study: &Study,
+    link: &LinkSettings,
+    bundles: &[Bundle],
+) -> Result<LinkSettings, ServiceError> {
+    let mut link = link.clone();
+    let checks = &mut link.checks;
+    if checks.attention_checks > 0 && study.kind.spec().attention.targets.is_empty() {
+        return Err(invalid(
+            "link.attention_checks",
+            format!("{} has no single option an attention check could ask for", study.kind),
+        ));
+    }
+    let mut gold_ids = Vec::with_capacity(checks.gold.len());
+    for g in &mut checks.gold {
+        let instance = gold_instance(tx, id, &g.key).await?;
+        if g.answer.is_none() {
+            let truth = known_truth(tx, instance, &g.key).await?;
+            if !study.kind.values().contains(&truth.as_str()) {
+                return Err(invalid(
+                    "link.gold",
+                    format!("{:?}: the known truth is no answer of {}", g.key, study.kind),
+                ));
+            }
+            g.answer = Some(truth);
+        }
+        gold_ids.push(instance);
+    }
+    let items = bundles.iter().map(|b| b.instances.len()).sum::<usize>();
+    for b in bundles {
+        let others = items - b.instances.len() - gold_ids.iter().filter(|g| !b.instances.contains(g)).count();
+        if others < checks.attention_checks {
+            return Err(invalid(
+                "link.attention_checks",
+                format!(
+                    "{} per bundle, but bundle {} has only {others} other study items to make them from \
+                     (attention checks never repeat an item of the bundle)",
+                    checks.attention_checks, b.number
+                ),
+            ));
+        }
+    }
+    Ok(link)
+}
+
+/// The check items of a participant who takes `bundle` (its `instances`).
+pub(crate) async fn of_bundle(
+    tx: &mut SqliteConnection,
+    meta: &StudyMeta,
+    link: &LinkRow,
+    instances: &[i64],
+    participant: i64,
+) -> Result<Vec<CheckItem>, ServiceError> {
+    let checks = &link.settings.checks;
+    if checks.gold.is_empty() && checks.attention_checks == 0 {
+        return Ok(Vec::new());
+    }
+    let mut gold = Vec::with_capacity(checks.gold.len());
+    for g in &checks.gold {
+        let answer = g.answer.clone().ok_or_else(|| ServiceError::Internal(format!("gold {:?} unresolved", g.key)))?;
+        gold.push((gold_instance(tx, meta.id, &g.key).await?, answer));
+    }
+    let items: Vec<i64> = if checks.attention_checks > 0 {
+        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ?")
+            .bind(meta.id)
+            .fetch_all(&mut *tx)
+            .await?
+    } else {
+        Vec::new()
+    };
+    let targets = meta.kind.spec().attention.targets;
+    Ok(choose_checks(meta.seed, participant, &gold, checks.attention_checks, targets, &items, instances))
+}
+
+/// Writes the check tasks of a placed queue, marked with their kind and passing value.
+pub(crate) async fn insert_check_tasks(
+    tx: &mut SqliteConnection,
+    study: i64,
+    user: i64,
+    checks: &[(PlannedTask, CheckItem)],
+) -> Result<(), ServiceError> {
+    for (t, c) in checks {
+        sqlx::query(
+            "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query, check_kind, check_answer)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(study)
+        .bind(user)
+        .bind(t.item)
+        .bind(t.position)
+        .bind(t.seed as i64)
+        .bind(t.query as i64)
+        .bind(c.kind.as_str())
+        .bind(&c.answer)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// After an attention check's answer is stored: ends the participant once
+/// it has failed `max_failed_checks` of them. Its place goes back to the pool
+/// at once; its answers stay, marked by the lease state. True when ended now.
+pub async fn attention_answered(state: &AppState, user: &SessionUser, study: i64) -> Result<bool, ServiceError> {
+    let link = super::link_of_study(&state.db, study).await?;
+    let failed: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM check_answers WHERE study_id = ? AND user_id = ? AND check_kind = 'attention' AND NOT correct",
+    )
+    .bind(study)
+    .bind(user.id)
+    .fetch_one(&state.db)
+    .await?;
+    if failed < i64::from(link.settings.checks.max_failed_checks) {
+        return Ok(false);
+    }
+    let _one_at_a_time = state.writer.exclusive().await;
+    let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    let lease: Option<String> = sqlx::query_scalar("SELECT state FROM leases WHERE user_id = ? AND study_id = ?")
+        .bind(user.id)
+        .bind(study)
+        .fetch_optional(&mut *tx)
+        .await?;
+    // The writer ends the lease in the commit of the bundle's last answer, so
+    // a failing check that was the last item finds it finished by that very
+    // answer (no other answer can be new on a finished lease): it still ends
+    // the participant, as from the state before.
+    let before = |s: LeaseState| match s {
+        LeaseState::Completed => LeaseState::Active,
+        LeaseState::Extra => LeaseState::TimedOut,
+        other => other,
+    };
+    let next = lease.map(|s| super::lease_state(&s)).transpose()?.map(before);
+    let Some(next) = next.and_then(|s| s.after(LeaseEvent::FailedChecks)) else {
+        return Ok(false);
+    };
+    let now = state.crowd.clock.now();
+    sqlx::query("UPDATE leases SET state = ?, ended_at = ? WHERE user_id = ? AND study_id = ?")
+        .bind(next.as_str())
+        .bind(now)
+        .bind(user.id)
+        .bind(study)
+        .execute(&mut *tx)
+        .await?;
+    screen_out(&mut tx, user.id, "attention_checks", now).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Marks the participant screened out (the first reason stays).
+pub(crate) async fn screen_out(
+    tx: &mut SqliteConnection,
+    user: i64,
+    reason: &str,
+    now: i64,
+) -> Result<(), ServiceError> {
+    sqlx::query(
+        "UPDATE participants SET screened_out_at = coalesce(screened_out_at, ?),
+                                 screened_out_reason = coalesce(screened_out_reason, ?) WHERE user_id = ?",
+    )
+    .bind(now)
+    .bind(reason)
+    .bind(user)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
