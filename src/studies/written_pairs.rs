@@ -7,12 +7,12 @@
 //! Its validators are another group than the writers (HNC): named ones who
 //! wrote are refused, "all" leaves the writers out, and a link participant
 //! who wrote (same platform id) is screened out on arrival.
-use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use crate::domain::assignment::Annotators;
 use crate::domain::pairs::PLACEHOLDER;
 use crate::domain::study::Study;
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
+use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use sqlx::SqlitePool;
 
 /// One written pair with its writing item's image and type.
