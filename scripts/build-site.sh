@@ -6,8 +6,9 @@
 # be cached forever. The client is built as it ships: optimised, shrunk with
 # wasm-opt, with brotli and gzip copies next to the files, so the tests
 # (page weight included) run on what people download. RELEASE=1 builds the
-# server optimised too; DEBUG_CLIENT=1 builds a debug client instead (quicker
-# to rebuild while working on the UI; the page weight test fails on it).
+# server optimised too; SERVER=0 builds the client only; DEBUG_CLIENT=1
+# builds a debug client instead (quicker to rebuild while working on the UI;
+# the page weight test fails on it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 site=target/site
@@ -56,4 +57,7 @@ fi
 # Written last: a server never names files that are not there yet.
 echo "$name" > "$site/output-name"
 if [ -d assets ] && [ -n "$(ls -A assets)" ]; then cp -r assets/. "$site/"; fi
-cargo build --bin hardneg --features ssr "${server_flags[@]}"
+# SERVER=0 (scripts/test.sh) leaves the server to `cargo test`, which builds
+# it with the dev-dependencies' features: building it here as well compiled
+# hardneg and every dependency whose features differ a second time.
+if [ "${SERVER:-1}" != 0 ]; then cargo build --bin hardneg --features ssr "${server_flags[@]}"; fi

@@ -11,6 +11,6 @@ python3 scripts/import-cycles.py
 # the tests: the same lints as `cargo clippy --all-targets --features ssr --
 # -D warnings`, without checking every dependency a second time.
 export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/clippy-rustc"
-./scripts/build-site.sh
+SERVER=0 ./scripts/build-site.sh
 cargo test --features ssr --benches --no-run
 cargo test --features ssr
