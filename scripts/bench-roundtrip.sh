@@ -12,6 +12,12 @@
 #
 # Environment: HARDNEG_BIN (default target/release/hardneg, built if missing),
 # SERVER_CORE (default 0), DRIVER_CORE (default 1), RUNS (default 1).
+# CALLGRIND=1 runs the server under `valgrind --tool=callgrind` and prints
+# the instructions it executed per round trip (user space, all threads; the
+# kernel's share is not counted), a figure that a busy machine does not move;
+# use few annotators and items there (e.g. 8 annotators, 20 s, 300 items):
+# the server runs ~50x slower. The profile is kept as callgrind.out.roundtrip
+# (callgrind_annotate --inclusive=yes callgrind.out.roundtrip).
 # Needs wrk (Debian/Ubuntu: apt-get install wrk; installed here when run as
 # root), curl and taskset (util-linux).
 set -euo pipefail
@@ -49,11 +55,16 @@ one_run() {
     tmp=$(mktemp -d)
     mkdir -p "$tmp/site"
     # Pinned from its start, so every thread it makes inherits the core.
-    RUST_LOG=warn taskset -c "$server_core" "$bin" --data-dir "$tmp/data" serve --bind 127.0.0.1:0 \
+    local wrap=()
+    if [ "${CALLGRIND:-0}" = 1 ]; then
+        # Counting starts at the loop (callgrind_control -i on), not at start-up.
+        wrap=(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$tmp/cg.out")
+    fi
+    RUST_LOG=warn taskset -c "$server_core" "${wrap[@]}" "$bin" --data-dir "$tmp/data" serve --bind 127.0.0.1:0 \
         --demo --demo-size "$items" --site-dir "$tmp/site" >"$tmp/server.out" 2>"$tmp/server.err" &
     pid=$!
     trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' RETURN
-    for _ in $(seq 600); do
+    for _ in $(seq 3000); do
         base=$(sed -n 's/^hardneg listening on //p' "$tmp/server.out")
         [ -n "$base" ] && break
         kill -0 $pid 2>/dev/null || { cat "$tmp/server.err" >&2; return 1; }
@@ -78,9 +89,15 @@ one_run() {
     local before after ticks_per_s out
     ticks_per_s=$(getconf CLK_TCK)
     before=$(cpu_ticks $pid)
+    [ "${CALLGRIND:-0}" = 1 ] && callgrind_control -i on $pid >/dev/null 2>&1
     out=$(taskset -c "$driver_core" wrk -t "$annotators" -c "$annotators" -d "${seconds}s" --timeout 10s \
         -s scripts/bench/roundtrip.lua "$base" -- 1 "${cookies[@]}")
     after=$(cpu_ticks $pid)
+    if [ "${CALLGRIND:-0}" = 1 ]; then
+        callgrind_control -i off $pid >/dev/null 2>&1
+        callgrind_control -d $pid >/dev/null 2>&1
+        sleep 1
+    fi
     local trips
     trips=$(echo "$out" | awk '$1 == "round_trips" { print $2 }')
     echo "$out" | awk '
@@ -89,6 +106,12 @@ one_run() {
         END { printf "round trips/s %s (%s round trips), p50 %s ms, p99 %s ms, failures %s, annotators who ran out of items %s\n", rate, n, p50, p99, f, done }'
     awk -v b="$before" -v a="$after" -v hz="$ticks_per_s" -v n="$trips" \
         'BEGIN { printf "server CPU per round trip: %.0f us (%.2f s of CPU)\n", (a - b) / hz * 1e6 / n, (a - b) / hz }'
+    if [ "${CALLGRIND:-0}" = 1 ]; then
+        local ir
+        ir=$(cat "$tmp"/cg.out* | awk '$1 == "totals:" { s += $2 } END { print s }')
+        awk -v ir="$ir" -v n="$trips" 'BEGIN { printf "instructions per round trip (callgrind, user space): %.0f\n", ir / n }'
+        cat "$tmp"/cg.out* >callgrind.out.roundtrip
+    fi
 }
 
 echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) cores; server on core $server_core, wrk on core $driver_core"

@@ -16,8 +16,20 @@ use sqlx::SqlitePool;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
+/// The server's handles behind one `Arc`: axum clones the state for every
+/// extractor and routed layer of a request (about 64 times per answer round
+/// trip, by callgrind), so a clone is one reference count, not one per field.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Handles>);
+
+impl std::ops::Deref for AppState {
+    type Target = Handles;
+    fn deref(&self) -> &Handles {
+        &self.0
+    }
+}
+
+pub struct Handles {
     pub leptos_options: LeptosOptions,
     pub db: SqlitePool,
     pub writer: Writer,
@@ -43,7 +55,7 @@ impl AppState {
         logins: crate::login_limits::LoginLimits,
         crowd: CrowdState,
     ) -> Self {
-        AppState {
+        AppState(Arc::new(Handles {
             leptos_options,
             db,
             writer,
@@ -53,7 +65,7 @@ impl AppState {
             tasks: Default::default(),
             logins,
             crowd,
-        }
+        }))
     }
 }
 

@@ -150,26 +150,25 @@ pub(crate) async fn insert_tasks(
 
 /// The caller's next unanswered task in the study, or None when done.
 /// Read-only: the caller must have [`start`]ed the study.
+/// A participation's progress and its first two open tasks, in one query.
+/// The one participation row drives a walk of `tasks_queue` in position
+/// order, so SQLite needs no temporary table or sort (a subquery with its
+/// own LIMIT cost both on every `next`; `tasks_tests.rs` checks the plan).
+const NEXT_TASKS: &str = "SELECT p.done, p.total, t.id, t.instance_id, t.seed, t.query,
+        CASE WHEN t.check_kind = 'attention' THEN t.check_answer END
+    FROM participations p
+    LEFT JOIN tasks t ON t.study_id = p.study_id AND t.user_id = p.user_id AND t.done = 0
+    WHERE p.study_id = ?1 AND p.user_id = ?2 ORDER BY t.position LIMIT 2";
+
 pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> Result<Option<TaskView>, ServiceError> {
     let meta = study_meta(state, study_id).await?;
     if !admit(state, user, &meta).await? {
         return Ok(None);
     }
-    // Progress and the first two open tasks in one query (the second one's
-    // images are prefetched): no task columns when none is open.
+    // Progress and the first two open tasks (the second one's images are
+    // prefetched): no task columns when none is open.
     type Row = (i64, i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<String>);
-    let rows: Vec<Row> = sqlx::query_as(
-        "SELECT p.done, p.total, t.id, t.instance_id, t.seed, t.query,
-                CASE WHEN t.check_kind = 'attention' THEN t.check_answer END
-         FROM participations p
-         LEFT JOIN (SELECT id, instance_id, seed, query, check_kind, check_answer, position FROM tasks
-                    WHERE study_id = ?1 AND user_id = ?2 AND done = 0 ORDER BY position LIMIT 2) t
-         WHERE p.study_id = ?1 AND p.user_id = ?2 ORDER BY t.position",
-    )
-    .bind(study_id)
-    .bind(user.id)
-    .fetch_all(&state.db)
-    .await?;
+    let rows: Vec<Row> = sqlx::query_as(NEXT_TASKS).bind(study_id).bind(user.id).fetch_all(&state.db).await?;
     let &(done, total, ..) = rows.first().ok_or_else(|| {
         ServiceError::Conflict(format!(
             "you have not started study {study_id}: POST /api/v1/studies/{study_id}/start first"
@@ -352,3 +351,7 @@ async fn stored_ack(state: &AppState, task_id: i64) -> Result<AnswerAck, Service
         .await?;
     Ok(AnswerAck { task_id, option, duplicate: true })
 }
+
+#[cfg(test)]
+#[path = "tasks_tests.rs"]
+mod tests;
