@@ -197,3 +197,18 @@ fn every_kind_makes_attention_checks_that_name_the_option_to_pick() {
         assert!(kind.attention_check(&full_item(first), 0, "no such value").is_err());
     }
 }
+
+#[test]
+fn a_kind_the_option_card_cannot_answer_has_a_card_of_its_own() {
+    // The shared card posts one option's id and has no text box: a kind
+    // whose answer carries free text, or is more than one option, needs its own.
+    let needs_card = |kind: SurveyKind| {
+        let p = kind.present(&full_item(kind.spec().questions[0][0]), 1).unwrap();
+        !kind.spec().texts.is_empty() || p.options.iter().any(|o| (kind.spec().answer)(&p, &o.id).is_err())
+    };
+    let carded: Vec<&str> = super::KINDS.iter().filter(|&&k| super::ui(k).is_some()).map(|k| k.name()).collect();
+    for &kind in super::KINDS {
+        assert!(!needs_card(kind) || super::ui(kind).is_some(), "{kind} has no card of its own");
+    }
+    assert_eq!(carded, ["ranking", "triplet_check", "caption_writing"]);
+}
