@@ -1,7 +1,7 @@
 //! The registry's invariants, and a kind defined only here run through the
 //! generic machinery: what adding a kind takes.
 use crate::domain::rng::shuffle;
-use crate::domain::study::{AnnotatorsSpec, AssignmentSpec, Mapping, StudySpec};
+use crate::domain::study::{fixture, Mapping, StudySpec};
 use crate::domain::survey::{Attention, Curation, KindSpec, Needs, Role, SurveyError, SurveyKind};
 use crate::domain::survey::{ItemData, Presentation, ShownOption, Verdict};
 
@@ -67,23 +67,7 @@ fn full_item(query: u8) -> ItemData {
 }
 
 fn spec_of(kind: &str, source: Option<&str>) -> StudySpec {
-    StudySpec {
-        name: "s".into(),
-        kind: kind.into(),
-        dataset: "demo".into(),
-        instructions: None,
-        annotators: Some(AnnotatorsSpec::Keyword("all".into())),
-        seed: Some(1),
-        source: source.map(str::to_string),
-        agreement: None,
-        resolve: None,
-        primary: None,
-        assignment: AssignmentSpec::default(),
-        access: None,
-        link: None,
-        vocabulary: None,
-        vocabulary_strict: None,
-    }
+    StudySpec { seed: Some(1), source: source.map(str::to_string), ..fixture::spec(kind) }
 }
 
 #[test]
