@@ -1,5 +1,7 @@
 //! Pages, grouped by role. Each page module keeps its server functions
-//! beside the components that call them.
+//! beside the components that call them: `*_page.rs` a page of its own,
+//! `*_panel.rs` a section of one. A kind's own task card is in its folder
+//! (`kinds::ui`), what cards and pages share in `ui_kit`.
 pub use crate::ui_kit::error_text;
 use crate::ui_kit::HeadLinks;
 use leptos::prelude::*;
@@ -10,17 +12,17 @@ use leptos_router::{path, SsrMode};
 pub mod adaptive_panel;
 pub mod admin;
 pub mod annotate;
-pub mod audit;
-pub mod compare;
+pub mod audit_panel;
 pub mod compare_detail;
+pub mod compare_page;
 #[cfg(feature = "ssr")]
 pub mod csp;
 pub mod curation;
-pub mod dashboard;
-pub mod import;
+pub mod dashboard_panel;
+pub mod import_page;
 pub mod link_panel;
 pub mod login;
-pub mod research;
+pub mod research_page;
 pub mod session;
 pub mod take;
 
@@ -78,9 +80,9 @@ pub fn App() -> impl IntoView {
                     // need a script to show): the survey works without JavaScript.
                     <Route path=path!("/annotate") view=annotate::StudyList ssr=SsrMode::Async/>
                     <Route path=path!("/annotate/:id") view=annotate::SurveyPage ssr=SsrMode::Async/>
-                    <Route path=path!("/research") view=research::ResearchPage/>
-                    <Route path=path!("/research/compare") view=compare::ComparePage/>
-                    <Route path=path!("/research/import") view=import::ImportPage/>
+                    <Route path=path!("/research") view=research_page::ResearchPage/>
+                    <Route path=path!("/research/compare") view=compare_page::ComparePage/>
+                    <Route path=path!("/research/import") view=import_page::ImportPage/>
                     <Route path=path!("/research/studies/:id/adjudicate") view=curation::AdjudicatePage/>
                     <Route path=path!("/admin") view=admin::AdminPage/>
                     <Route path=path!("/take/:id") view=take::TakePage ssr=SsrMode::Async/>

@@ -18,7 +18,7 @@ pub const MAX_IMAGES: usize = 10;
 
 #[cfg(feature = "ssr")]
 pub mod server;
-mod compare;
+mod compare_panel;
 #[cfg(feature = "ssr")]
 mod form;
 pub mod ui;

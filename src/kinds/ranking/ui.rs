@@ -3,7 +3,7 @@
 //! an image, the arrow keys (or u / d) move it up or down, Enter submits the
 //! order. The answer is the shown letters in the chosen order ("C,A,B").
 //! Before hydration each image has a place to choose instead, posted as one
-//! form (`form.rs`). Its comparison-page panel is `compare.rs`.
+//! form (`form.rs`). Its comparison-page panel is `compare_panel.rs`.
 use crate::api_types::TaskView;
 use crate::kinds::ui::{Card, Ui};
 use crate::ui_kit::card_head::{CardHead, Prefetch};
@@ -12,7 +12,7 @@ use leptos::prelude::*;
 
 pub const UI: Ui = Ui {
     card,
-    compare: Some(super::compare::panel),
+    compare: Some(super::compare_panel::panel),
     #[cfg(feature = "ssr")]
     forms: Some(super::form::routes),
 };
