@@ -8,6 +8,7 @@ pub mod api_types;
 pub mod domain;
 pub mod kinds;
 pub mod ui;
+pub mod ui_kit;
 
 #[cfg(feature = "ssr")]
 pub mod accounts;

@@ -137,7 +137,8 @@ pub async fn seed_demo_rankings(db: &SqlitePool, images: &ImageStore) -> anyhow:
     if exists.is_some() {
         return Ok(0);
     }
-    let prompts = tokio::task::spawn_blocking(|| crate::demo::rankings::generate(DEMO_RANKING_COUNT, 2024)).await?;
+    let prompts =
+        tokio::task::spawn_blocking(|| crate::demo::ranking_prompts::generate(DEMO_RANKING_COUNT, 2024)).await?;
     let stored: Vec<Vec<StoredImage>> = prompts
         .iter()
         .map(|p| p.images.iter().map(|png| images.put(png)).collect::<anyhow::Result<Vec<_>>>())

@@ -89,7 +89,7 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
         .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::days(7)));
     let routes = generate_route_list(App);
     let pkg_dir = Path::new(&*state.leptos_options.site_root).join("pkg");
-    http::page::set_output_name(&state.leptos_options.output_name);
+    crate::ui_kit::page::set_output_name(&state.leptos_options.output_name);
     let app = Router::new()
         .leptos_routes(&state, routes, {
             let options = state.leptos_options.clone();
@@ -99,7 +99,7 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
         .nest_service("/pkg", crate::cli::site::pkg_service(&pkg_dir))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(middleware::from_fn(http::guard::guard_pages))
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(http::error_page::panicked))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(crate::ui_kit::error_page::panicked))
         .layer(crate::cli::site::compression())
         // Pages and answers are per user and change: always revalidated.
         .layer(SetResponseHeaderLayer::if_not_present(

@@ -10,7 +10,7 @@
 pub mod ab_pairs;
 pub mod edits;
 pub mod hnc;
-pub mod rankings;
+pub mod ranking_prompts;
 pub mod reader;
 pub mod render;
 pub mod scene;

@@ -386,5 +386,8 @@ fn parse_rule(a: &AssignmentSpec) -> Result<AssignmentRule, SpecError> {
 }
 
 #[cfg(test)]
+#[path = "study_fixture.rs"]
+pub mod fixture;
+#[cfg(test)]
 #[path = "study_tests.rs"]
 mod tests;

@@ -30,7 +30,7 @@ pub async fn guard_pages(session: tower_sessions::Session, req: Request, next: N
         Some(user) if allowed(user.role) => next.run(req).await,
         Some(user) => {
             let message = format!("This page is not for the {} role.", user.role.as_str());
-            super::error_page::ErrorPage {
+            crate::ui_kit::error_page::ErrorPage {
                 status: StatusCode::FORBIDDEN,
                 title: "Not for your role",
                 message: &message,

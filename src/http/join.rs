@@ -4,11 +4,11 @@
 //! `?pid=…`) only shows what arriving would do, with a form that POSTs the
 //! same ids back; `POST /join/{token}` arrives, starts the participant's
 //! session and redirects (303) to `/take/{study}`.
-use super::page;
 use crate::crowd::{self, Arrival, Preview};
 use crate::domain::crowd::ids::PlatformIds;
 use crate::error::ServiceError;
 use crate::state::AppState;
+use crate::ui_kit::page;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};

@@ -5,7 +5,6 @@ pub mod accounts;
 pub mod adaptive;
 pub mod crowd;
 pub mod datasets;
-pub mod error_page;
 pub mod export;
 pub mod extract;
 pub mod guard;
@@ -14,15 +13,12 @@ pub mod join;
 pub mod media;
 pub mod models;
 pub mod origin;
-pub mod page;
 pub mod proxy;
 pub mod quality;
-pub mod rank_form;
 pub mod studies;
 pub mod survey_form;
 pub mod take_form;
 pub mod users;
-pub mod writing_form;
 
 use crate::state::AppState;
 use axum::Router;
@@ -41,7 +37,6 @@ pub fn routes() -> Router<AppState> {
         .merge(users::routes())
         .merge(media::routes())
         .merge(survey_form::routes())
-        .merge(writing_form::routes())
         .merge(take_form::routes())
-        .merge(rank_form::routes())
+        .merge(crate::kinds::ui::form_routes())
 }

@@ -4,11 +4,11 @@
 //! then a 303 sends the browser back to the survey page, which renders the
 //! next item on the server. The cross-site check (`origin.rs`) covers these
 //! posts like every other, and the page guard the `/annotate` ones.
-use super::error_page;
 use super::extract::Caller;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::tasks;
+use crate::ui_kit::error_page;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::post;

@@ -6,13 +6,13 @@
 //! caller's own place in the study), then a 303 sends the browser back to
 //! `/take/{id}`, rendered whole on the server. The cross-site check
 //! (`origin.rs`) covers these posts like every other.
-use super::error_page;
 use super::extract::Caller;
 use crate::crowd::{self, Stage};
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::ui::take::view::{practice_index, FeedbackQuery};
 use crate::ui::take::Step;
+use crate::ui_kit::error_page;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::post;

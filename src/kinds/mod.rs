@@ -1,8 +1,13 @@
 //! The survey kinds, one folder each, and their list. A kind's folder holds
 //! everything about it: `mod.rs` its descriptor (`pub const KIND: KindSpec`)
-//! and presentation, then its own statistics and, in the shell, its report,
-//! export files and task card. This layer sits above the pure core
-//! (`domain` never names a kind) and below the shell. Add a kind by copying
+//! and presentation, then its own statistics and, behind `ssr`, its report
+//! and export files (`server.rs`), and its task card with the card's
+//! no-JavaScript form (`ui.rs`, `form.rs`). The shell finds these parts
+//! through the tables `server` and `ui` below and never names a kind. This
+//! layer sits above the pure core (`domain` never names a kind), the
+//! services it uses (`studies`) and `ui_kit` (what cards share with the
+//! pages: card head, progress text, caller, error pages), and below the
+//! shell (`datasets`, `http`, `ui`, `cli`). Add a kind by copying
 //! a folder and naming it in `register_kinds!` below (README, "How to add a
 //! survey kind").
 use crate::domain::study::{SpecError, Study, StudySpec};
@@ -13,16 +18,25 @@ use serde::{Deserialize, Deserializer};
 pub mod report;
 #[cfg(feature = "ssr")]
 pub mod server;
+pub mod ui;
 
-/// Declares the kinds' modules, [`KINDS`], the one list of kinds, and
-/// `server`, which finds a kind's server part: a kind followed by
-/// `+ server` has `<kind>/server.rs` with `pub const SERVER`.
+/// Declares the kinds' modules, [`KINDS`], the one list of kinds, and the
+/// lookups of a kind's parts: a kind followed by `+ server` has
+/// `<kind>/server.rs` with `pub const SERVER` (found by `server`), one
+/// followed by `+ ui` has `<kind>/ui.rs` with `pub const UI` (found by `ui`).
 macro_rules! register_kinds {
     (@server server $kind:ident $k:ident) => {
         if $k == SurveyKind::of(&$kind::KIND) {
             return Some(&$kind::server::SERVER);
         }
     };
+    (@server ui $kind:ident $k:ident) => {};
+    (@ui ui $kind:ident $k:ident) => {
+        if $k == SurveyKind::of(&$kind::KIND) {
+            return Some(&$kind::ui::UI);
+        }
+    };
+    (@ui server $kind:ident $k:ident) => {};
     ($($kind:ident $(+ $part:ident)*),+ $(,)?) => {
         $(pub mod $kind;)+
         /// Every survey kind, in the order researchers see them listed.
@@ -32,6 +46,12 @@ macro_rules! register_kinds {
         #[cfg(feature = "ssr")]
         pub fn server(kind: SurveyKind) -> Option<&'static server::Server> {
             $($(register_kinds!(@server $part $kind kind);)*)+
+            None
+        }
+
+        /// A kind's UI part: its own task card, its no-JavaScript forms.
+        pub fn ui(kind: SurveyKind) -> Option<&'static ui::Ui> {
+            $($(register_kinds!(@ui $part $kind kind);)*)+
             None
         }
     };
@@ -44,9 +64,9 @@ register_kinds![
     odd_one_out,
     odd_one_out_text,
     ab_tie,
-    ranking + server,
-    triplet_check + server,
-    caption_writing + server,
+    ranking + server + ui,
+    triplet_check + server + ui,
+    caption_writing + server + ui,
     pair_validation + server,
     caption_match,
 ];

@@ -1,7 +1,7 @@
 //! The registry's invariants, and a kind defined only here run through the
 //! generic machinery: what adding a kind takes.
 use crate::domain::rng::shuffle;
-use crate::domain::study::{AnnotatorsSpec, AssignmentSpec, Mapping, StudySpec};
+use crate::domain::study::{fixture, Mapping, StudySpec};
 use crate::domain::survey::{Attention, Curation, KindSpec, Needs, Role, SurveyError, SurveyKind};
 use crate::domain::survey::{ItemData, Presentation, ShownOption, Verdict};
 
@@ -67,23 +67,7 @@ fn full_item(query: u8) -> ItemData {
 }
 
 fn spec_of(kind: &str, source: Option<&str>) -> StudySpec {
-    StudySpec {
-        name: "s".into(),
-        kind: kind.into(),
-        dataset: "demo".into(),
-        instructions: None,
-        annotators: Some(AnnotatorsSpec::Keyword("all".into())),
-        seed: Some(1),
-        source: source.map(str::to_string),
-        agreement: None,
-        resolve: None,
-        primary: None,
-        assignment: AssignmentSpec::default(),
-        access: None,
-        link: None,
-        vocabulary: None,
-        vocabulary_strict: None,
-    }
+    StudySpec { seed: Some(1), source: source.map(str::to_string), ..fixture::spec(kind) }
 }
 
 #[test]
@@ -196,4 +180,19 @@ fn every_kind_makes_attention_checks_that_name_the_option_to_pick() {
         }
         assert!(kind.attention_check(&full_item(first), 0, "no such value").is_err());
     }
+}
+
+#[test]
+fn a_kind_the_option_card_cannot_answer_has_a_card_of_its_own() {
+    // The shared card posts one option's id and has no text box: a kind
+    // whose answer carries free text, or is more than one option, needs its own.
+    let needs_card = |kind: SurveyKind| {
+        let p = kind.present(&full_item(kind.spec().questions[0][0]), 1).unwrap();
+        !kind.spec().texts.is_empty() || p.options.iter().any(|o| (kind.spec().answer)(&p, &o.id).is_err())
+    };
+    let carded: Vec<&str> = super::KINDS.iter().filter(|&&k| super::ui(k).is_some()).map(|k| k.name()).collect();
+    for &kind in super::KINDS {
+        assert!(!needs_card(kind) || super::ui(kind).is_some(), "{kind} has no card of its own");
+    }
+    assert_eq!(carded, ["ranking", "triplet_check", "caption_writing"]);
 }

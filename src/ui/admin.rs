@@ -1,6 +1,6 @@
 //! Admin page: accounts and the state of every study.
 use super::error_text;
-use super::research::StudiesOverview;
+use super::research_page::StudiesOverview;
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::api_types::UserSummary;

@@ -2,11 +2,15 @@
 //! from a server function (no page reload); keys answer (their hints show
 //! only then: style/pages.css). Before the wasm has
 //! loaded (or without JavaScript) the options are plain form posts to
-//! `http::survey_form`, which answer and reload the page.
+//! `http::survey_form`, which answer and reload the page. A kind with a
+//! card of its own (`kinds::ui`) is shown on it instead of the option card.
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::api_types::{Progress, StudySummary, TaskView};
+use crate::kinds::ui::Card;
+use crate::ui_kit::card_head::Prefetch;
+use crate::ui_kit::{now_ms, Counter};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::A;
@@ -142,20 +146,6 @@ fn StartSurvey(study_id: i64) -> impl IntoView {
     }
 }
 
-fn now_ms() -> f64 {
-    #[cfg(feature = "hydrate")]
-    {
-        js_sys::Date::now()
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        0.0
-    }
-}
-
-/// How far along a survey is; participants read "Item k of N" instead.
-pub type Counter = fn(Progress) -> String;
-
 fn done_of_total(p: Progress) -> String {
     format!("{} / {}", p.done, p.total)
 }
@@ -199,12 +189,11 @@ pub fn Survey(
         }
     };
     let choose = move |option: String| send(option, None);
+    let submit = Callback::new(move |(option, text): (String, Option<String>)| send(option, text));
     answer_by_keys(task, choose);
     // This page's own answer route: /annotate/{id}/answer or /take/{id}/answer.
     let page_path = use_location().pathname.get_untracked().trim_end_matches('/').to_string();
     let form_action = format!("{page_path}/answer");
-    let rank_action = format!("{page_path}/rank");
-    let write_action = format!("{page_path}/write");
 
     view! {
         {move || match (task.get(), finished.clone()) {
@@ -216,23 +205,23 @@ pub fn Survey(
                     <p><A href="/annotate">"Back to your studies"</A></p>
                 </section>
             }.into_any(),
-            (Some(t), _) if super::caption_writing::is_writing(&t) => view! {
-                <super::caption_writing::WritingCard study_id task=t current=task counter form_action=write_action.clone()/>
-            }.into_any(),
-            (Some(t), _) if super::triplet_check::is_triplet_check(&t) => view! {
-                <super::triplet_check::TripletCard task=t pending=action.pending() submit=send counter form_action=form_action.clone()/>
-            }.into_any(),
-            (Some(t), _) if super::ranking::is_ranking(&t) => view! { <super::ranking::RankingCard task=t pending=action.pending() choose counter form_action=rank_action.clone()/> }.into_any(),
-            (Some(t), _) => view! {
-                <TaskCard task=t pending=action.pending() choose counter instructions_read form_action=form_action.clone()/>
-            }.into_any(),
+            (Some(t), _) => match crate::kinds::ui(t.kind) {
+                Some(ui) => (ui.card)(Card {
+                    study_id, task: t, current: task, pending: action.pending(), submit, counter, page: page_path.clone(),
+                }),
+                None => view! {
+                    <TaskCard task=t pending=action.pending() choose counter instructions_read form_action=form_action.clone()/>
+                }.into_any(),
+            },
         }}
         <p class="error" role="alert">{move || error.get()}</p>
     }
 }
 
 /// While this component lives, a key that names one of the shown task's
-/// options chooses it (no modifier keys, no auto-repeat).
+/// options chooses it (no modifier keys, no auto-repeat). A kind with a card
+/// of its own reads its keys itself (a ranking's digits select an image to
+/// move, they answer nothing).
 pub fn answer_by_keys(task: RwSignal<Option<TaskView>>, choose: impl Fn(String) + 'static) {
     let handle = window_event_listener(leptos::ev::keydown, move |ev| {
         if ev.ctrl_key() || ev.meta_key() || ev.alt_key() || ev.repeat() {
@@ -240,8 +229,7 @@ pub fn answer_by_keys(task: RwSignal<Option<TaskView>>, choose: impl Fn(String) 
         }
         let key = ev.key().to_lowercase();
         let picked = task.with_untracked(|t| {
-            // A ranking's digits select an image to move, they answer nothing.
-            let t = t.as_ref().filter(|t| !super::ranking::is_ranking(t))?;
+            let t = t.as_ref().filter(|t| crate::kinds::ui(t.kind).is_none())?;
             t.options.iter().find(|o| o.keys.contains(&key)).map(|o| o.id.clone())
         });
         if let Some(id) = picked {
@@ -307,7 +295,7 @@ pub fn TaskCard(
                     }
                 }).collect_view()}
             </form>
-            <super::card_head::Prefetch urls=task.prefetch/>
+            <Prefetch urls=task.prefetch/>
         </section>
     }
 }

@@ -177,7 +177,7 @@ fn FunnelTable(funnel: Funnel, audits: Vec<AuditResult>) -> impl IntoView {
                     {funnel.by_subtype.into_iter().map(|(k, c)| row(k, c, "subtype")).collect_view()}
                 </tbody>
             </table>
-            <super::audit::AuditSection audits/>
+            <super::audit_panel::AuditSection audits/>
         </section>
     }
 }

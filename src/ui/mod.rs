@@ -1,5 +1,9 @@
 //! Pages, grouped by role. Each page module keeps its server functions
-//! beside the components that call them.
+//! beside the components that call them: `*_page.rs` a page of its own,
+//! `*_panel.rs` a section of one. A kind's own task card is in its folder
+//! (`kinds::ui`), what cards and pages share in `ui_kit`.
+pub use crate::ui_kit::error_text;
+use crate::ui_kit::HeadLinks;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes, A};
@@ -8,45 +12,22 @@ use leptos_router::{path, SsrMode};
 pub mod adaptive_panel;
 pub mod admin;
 pub mod annotate;
-pub mod audit;
-pub mod caption_writing;
-pub mod card_head;
-pub mod compare;
+pub mod audit_panel;
 pub mod compare_detail;
+pub mod compare_page;
 #[cfg(feature = "ssr")]
 pub mod csp;
 pub mod curation;
-pub mod dashboard;
-pub mod import;
+pub mod dashboard_panel;
+pub mod import_page;
 pub mod link_panel;
 pub mod login;
-pub mod ranking;
-pub mod ranking_compare;
-pub mod research;
+pub mod research_page;
 pub mod session;
 pub mod take;
-pub mod triplet_check;
-
-/// The icon inline (no request, nothing to cache or miss); assets/favicon.svg
-/// is the same drawing for those who fetch `/favicon.svg`.
-pub const FAVICON: &str = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E\
-%3Crect width='32' height='32' rx='6' fill='%231d4ed8'/%3E%3Cpath d='M8 22 L14 10 L20 22 Z' fill='%23fff'/%3E\
-%3Ccircle cx='23' cy='12' r='4' fill='%23facc15'/%3E%3C/svg%3E";
 
 /// Answers by key before the wasm has loaded (choice cards only).
 const EARLY_KEYS: &str = include_str!("early_keys.js");
-
-/// What every page's head starts with, the app's and those served without
-/// it (`http::page`): the client's stylesheet by its content-hashed name.
-#[component]
-pub fn HeadLinks(output_name: String) -> impl IntoView {
-    view! {
-        <meta charset="utf-8"/>
-        <meta name="viewport" content="width=device-width, initial-scale=1"/>
-        <link rel="stylesheet" href=format!("/pkg/{output_name}.css")/>
-        <link rel="icon" href=FAVICON type="image/svg+xml"/>
-    }
-}
 
 /// Whether the client has hydrated the page (false on the server and
 /// without JavaScript): what only works with the wasm waits for it.
@@ -99,9 +80,9 @@ pub fn App() -> impl IntoView {
                     // need a script to show): the survey works without JavaScript.
                     <Route path=path!("/annotate") view=annotate::StudyList ssr=SsrMode::Async/>
                     <Route path=path!("/annotate/:id") view=annotate::SurveyPage ssr=SsrMode::Async/>
-                    <Route path=path!("/research") view=research::ResearchPage/>
-                    <Route path=path!("/research/compare") view=compare::ComparePage/>
-                    <Route path=path!("/research/import") view=import::ImportPage/>
+                    <Route path=path!("/research") view=research_page::ResearchPage/>
+                    <Route path=path!("/research/compare") view=compare_page::ComparePage/>
+                    <Route path=path!("/research/import") view=import_page::ImportPage/>
                     <Route path=path!("/research/studies/:id/adjudicate") view=curation::AdjudicatePage/>
                     <Route path=path!("/admin") view=admin::AdminPage/>
                     <Route path=path!("/take/:id") view=take::TakePage ssr=SsrMode::Async/>
@@ -143,14 +124,6 @@ fn NotFound() -> impl IntoView {
             <p>"There is no page at this address."</p>
             <p><A href="/">"Go to the start page"</A></p>
         </section>
-    }
-}
-
-/// Renders a server error for people, not for developers.
-pub fn error_text(e: &ServerFnError) -> String {
-    match e {
-        ServerFnError::ServerError(msg) => msg.clone(),
-        other => other.to_string(),
     }
 }
 

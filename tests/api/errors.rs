@@ -72,7 +72,7 @@ async fn call_sfn(client: &Client, app: &TestApp, path: &str) -> (u16, String) {
 async fn server_functions_answer_401_and_403_like_the_api() {
     use leptos::server_fn::ServerFn;
     let app = TestApp::spawn();
-    let (users, overview) = (hardneg::ui::admin::ListUsers::PATH, hardneg::ui::research::ResearchOverview::PATH);
+    let (users, overview) = (hardneg::ui::admin::ListUsers::PATH, hardneg::ui::research_page::ResearchOverview::PATH);
     let anonymous = TestApp::client();
     let annotator = app.login("annotator1").await;
     let researcher = app.login("researcher").await;

@@ -6,7 +6,7 @@ use crate::helpers::{text, Spec, TestApp};
 use crate::odd_one_out::{export_candidates, refused_whole};
 use crate::placeholders;
 use hardneg::api_types::TaskView;
-use hardneg::demo::rankings::{generate, DemoPrompt};
+use hardneg::demo::ranking_prompts::{generate, DemoPrompt};
 use hardneg::store::images::sha256_hex;
 use serde_json::Value;
 

@@ -4,7 +4,7 @@
 //! report then shows them beside the demo models.
 use crate::helpers::{fixture, text, TestApp};
 use crate::ranking::order;
-use hardneg::demo::rankings::generate;
+use hardneg::demo::ranking_prompts::generate;
 use hardneg::scoring::config::Activation;
 use hardneg::scoring::testing::write_tiny_checkpoint;
 use hardneg::store::images::sha256_hex;

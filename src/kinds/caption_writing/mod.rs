@@ -39,7 +39,10 @@ pub const TEXTS: [TextField; 2] = [
 ];
 
 #[cfg(feature = "ssr")]
+mod form;
+#[cfg(feature = "ssr")]
 pub mod server;
+pub mod ui;
 
 pub const KIND: KindSpec = KindSpec {
     name: "caption_writing",

@@ -17,6 +17,7 @@ const KEYS: [[char; 2]; 4] = [['1', 'v'], ['2', 'p'], ['3', 'n'], ['4', 'b']];
 
 #[cfg(feature = "ssr")]
 mod export;
+pub mod stats;
 #[cfg(feature = "ssr")]
 pub mod server;
 

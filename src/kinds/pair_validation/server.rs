@@ -4,7 +4,8 @@
 //! (`export.rs`).
 use crate::error::ServiceError;
 use crate::kinds::caption_writing::server::{line, pct, render_writing, writing};
-use crate::kinds::caption_writing::stats::{pair_validation_stats, PairValidationStats, ValidatedPair, WritingStats};
+use super::stats::{pair_validation_stats, PairValidationStats, ValidatedPair};
+use crate::kinds::caption_writing::stats::WritingStats;
 use crate::kinds::server::{Fut, Server, Statistic, Stats};
 use crate::kinds::triplet_check::server::kappa_lines;
 use crate::studies::outcomes::study_outcomes;

@@ -18,6 +18,10 @@ pub const MAX_IMAGES: usize = 10;
 
 #[cfg(feature = "ssr")]
 pub mod server;
+mod compare_panel;
+#[cfg(feature = "ssr")]
+mod form;
+pub mod ui;
 
 pub const KIND: KindSpec = KindSpec {
     name: "ranking",

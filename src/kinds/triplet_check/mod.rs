@@ -56,6 +56,7 @@ pub const CORRECTION: TextField =
 mod export;
 #[cfg(feature = "ssr")]
 pub mod server;
+pub mod ui;
 
 pub const KIND: KindSpec = KindSpec {
     name: "triplet_check",

@@ -3,7 +3,7 @@
 //! annotator's survey, then the completion code. What to show always comes
 //! from the server (`crowd::stage`), so a reload lands on the same step.
 pub(crate) mod browser;
-mod checks;
+mod check_pages;
 mod done;
 #[cfg(feature = "ssr")]
 mod server;
@@ -135,19 +135,19 @@ fn Take(study_id: i64, first: TakeView) -> impl IntoView {
                     _ if feedback.get().is_some() => ().into_any(),
                     TakeStage::Consent { text } => view! { <steps::Consent study_id text go/> }.into_any(),
                     TakeStage::Instructions { kind, study, again } => view! { <steps::Instructions study_id kind study again go/> }.into_any(),
-                    TakeStage::Comprehension { attempt, questions } => view! { <checks::Comprehension study_id attempt questions page/> }.into_any(),
+                    TakeStage::Comprehension { attempt, questions } => view! { <check_pages::Comprehension study_id attempt questions page/> }.into_any(),
                     TakeStage::Practice { index, item } => view! { <steps::Practice study_id index item page/> }.into_any(),
                     TakeStage::Working { late } => view! {
                         {late.then(|| view! {
                             <p class="notice late">"Your time limit has passed. You can still finish and get your completion code."</p>
                         })}
                         <Survey study_id first=task counter=item_of_total instructions_read=true
-                            finished=move || view! { <checks::AfterBundle study_id page/> }/>
+                            finished=move || view! { <check_pages::AfterBundle study_id page/> }/>
                     }.into_any(),
                     TakeStage::Complete => view! { <done::Completion study_id/> }.into_any(),
                     TakeStage::Returned => view! { <steps::Returned/> }.into_any(),
-                    TakeStage::ScreenedOut { comprehension, code, url } => view! { <checks::ScreenedOut comprehension code url/> }.into_any(),
-                    TakeStage::Full { code } => view! { <checks::Full code/> }.into_any(),
+                    TakeStage::ScreenedOut { comprehension, code, url } => view! { <check_pages::ScreenedOut comprehension code url/> }.into_any(),
+                    TakeStage::Full { code } => view! { <check_pages::Full code/> }.into_any(),
                 }
             }}
             <p class="error" role="alert">{move || error.get()}</p>

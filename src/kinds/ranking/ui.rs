@@ -2,13 +2,26 @@
 //! reorders, best first, by dragging, or without a mouse: a digit selects
 //! an image, the arrow keys (or u / d) move it up or down, Enter submits the
 //! order. The answer is the shown letters in the chosen order ("C,A,B").
-//! Before hydration each image has a place to choose instead, posted as one form.
-use crate::api_types::{Progress, TaskView};
+//! Before hydration each image has a place to choose instead, posted as one
+//! form (`form.rs`). Its comparison-page panel is `compare_panel.rs`.
+use crate::api_types::TaskView;
+use crate::kinds::ui::{Card, Ui};
+use crate::ui_kit::card_head::{CardHead, Prefetch};
+use crate::ui_kit::Counter;
 use leptos::prelude::*;
 
-/// Whether a task is answered with an order (the ranking kind) rather than one option.
-pub fn is_ranking(task: &TaskView) -> bool {
-    task.kind.name() == crate::kinds::ranking::KIND.name
+pub const UI: Ui = Ui {
+    card,
+    compare: Some(super::compare_panel::panel),
+    #[cfg(feature = "ssr")]
+    forms: Some(super::form::routes),
+};
+
+fn card(c: Card) -> AnyView {
+    let submit = c.submit;
+    let choose = move |order: String| submit.run((order, None));
+    view! { <RankingCard task=c.task pending=c.pending choose counter=c.counter form_action=format!("{}/rank", c.page)/> }
+        .into_any()
 }
 
 fn move_item(order: RwSignal<Vec<usize>>, from: usize, to: usize) {
@@ -21,13 +34,12 @@ fn move_item(order: RwSignal<Vec<usize>>, from: usize, to: usize) {
 }
 
 #[component]
-pub fn RankingCard(
+fn RankingCard(
     task: TaskView,
     pending: Memo<bool>,
     choose: impl Fn(String) + Copy + Send + Sync + 'static,
-    /// The survey's progress text (annotate.rs's `Counter`).
-    counter: fn(Progress) -> String,
-    /// Where the places post before the wasm has loaded (`http::rank_form`).
+    counter: Counter,
+    /// Where the places post before the wasm has loaded (`form.rs`).
     form_action: String,
 ) -> impl IntoView {
     let progress = task.progress;
@@ -132,10 +144,10 @@ pub fn RankingCard(
     .into_any();
     view! {
         <section class="survey ranking" aria-busy=move || pending.get().to_string() data-task=task.task_id>
-            <super::card_head::CardHead progress counter instructions=task.instructions.clone()/>
+            <CardHead progress counter instructions=task.instructions.clone()/>
             <blockquote class="prompt">{task.prompt.text.clone()}</blockquote>
             {form}
-            <super::card_head::Prefetch urls=task.prefetch/>
+            <Prefetch urls=task.prefetch/>
         </section>
     }
 }

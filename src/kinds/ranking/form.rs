@@ -1,15 +1,15 @@
 //! A ranking without JavaScript (or before the wasm has loaded): the card
 //! gives each image a place (`rank_A=2`, …) in one form posted here; the
-//! places must be a full order (`kinds::ranking::order_from_ranks`),
+//! places must be a full order (`order_from_ranks`),
 //! which is then answered like the hydrated card's "C,A,B", through the same
-//! service, with a 303 back to the survey page (`survey_form.rs` does the
-//! same for one-option kinds).
-use super::error_page;
-use super::extract::Caller;
+//! service, with a 303 back to the survey page (`http::survey_form` does
+//! the same for one-option kinds).
+use super::order_from_ranks;
 use crate::error::ServiceError;
-use crate::kinds::ranking::order_from_ranks;
 use crate::state::AppState;
 use crate::studies::tasks;
+use crate::ui_kit::caller::Caller;
+use crate::ui_kit::error_page;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::post;

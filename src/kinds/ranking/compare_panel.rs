@@ -1,26 +1,26 @@
 //! The ranking studies on the comparison page, beside the BiVLC tables: per
 //! study, the annotators' agreement (Kendall's W) and each imported model's
 //! Spearman's ρ and Kendall's τ with the people's order.
-use super::error_text;
+use super::stats::RankingStats;
 #[cfg(feature = "ssr")]
-use super::session;
-use crate::kinds::ranking::stats::RankingStats;
+use crate::ui_kit::caller;
+use crate::ui_kit::error_text;
 use leptos::prelude::*;
 
 /// Every ranking study's name and statistics.
 #[server(prefix = "/sfn")]
 pub async fn ranking_reports() -> Result<Vec<(String, RankingStats)>, ServerFnError> {
     use crate::kinds::report::study_report;
-    let (state, _) = session::researcher().await?;
-    let kind = crate::kinds::ranking::KIND.name;
+    let (state, _) = caller::researcher().await?;
+    let kind = super::KIND.name;
     let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies WHERE kind = ? ORDER BY id")
         .bind(kind)
         .fetch_all(&state.db)
         .await
-        .map_err(|e| session::sfn_error(e.into()))?;
+        .map_err(|e| caller::sfn_error(e.into()))?;
     let mut out = Vec::new();
     for id in ids {
-        let r = study_report(&state.db, id).await.map_err(session::sfn_error)?;
+        let r = study_report(&state.db, id).await.map_err(caller::sfn_error)?;
         if let Some(stats) = r.stats.as_any().downcast_ref::<RankingStats>() {
             out.push((r.head.study, stats.clone()));
         }
@@ -32,8 +32,13 @@ fn show(v: Option<f64>) -> String {
     v.map_or("–".to_string(), |v| format!("{v:.3}"))
 }
 
+/// The panel: nothing while no ranking study exists.
+pub fn panel() -> AnyView {
+    view! { <RankingTables/> }.into_any()
+}
+
 #[component]
-pub fn RankingTables() -> impl IntoView {
+fn RankingTables() -> impl IntoView {
     let reports = Resource::new(|| (), |_| ranking_reports());
     view! {
         <Suspense fallback=|| ()>

@@ -68,7 +68,7 @@ pub fn ComparePage() -> impl IntoView {
                 }
             })}
         </Suspense>
-        <super::ranking_compare::RankingTables/>
+        {crate::kinds::ui::compare_panels()}
     }
 }
 

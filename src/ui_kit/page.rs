@@ -1,11 +1,11 @@
 //! Pages served without the Leptos app, where no app page renders: the
 //! join link's pages, error pages (the page guard, a form post, a panic)
-//! and the no-JavaScript writing form's second step. They share the app's
-//! head (`ui::HeadLinks`: the content-hashed stylesheet) and header, and
-//! are rendered by Leptos, which escapes what they show. No script: they
-//! work the same with JavaScript off.
+//! and a survey kind's no-JavaScript form that needs a second page. They
+//! share the app's head (`HeadLinks`: the content-hashed stylesheet) and
+//! header, and are rendered by Leptos, which escapes what they show. No
+//! script: they work the same with JavaScript off.
+use super::HeadLinks;
 use crate::accounts::SessionUser;
-use crate::ui::HeadLinks;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use leptos::prelude::*;

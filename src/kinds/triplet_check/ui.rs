@@ -1,25 +1,37 @@
 //! The triplet check's task: the image, P1, P2 and N, a verdict, an error
 //! tag and a text box for the corrected P2, all in one plain form. Before the
-//! wasm has loaded (or without JavaScript) the form posts to
-//! `http::survey_form` (verdict as `option`, `tag`, `text`); hydrated, keys
-//! fill it in: v / n the verdict, 1–5 the tag (0 none), e edits P2 (Esc
-//! leaves the box), Enter submits.
-use crate::api_types::{Progress, TaskView};
-use crate::kinds::triplet_check::{compose, read_prompt, TAGS, TAG_LABELS};
+//! wasm has loaded (or without JavaScript) it posts to the shared answer
+//! route (`{page}/answer`, `http::survey_form`: verdict as `option`, `tag`,
+//! `text`); hydrated, keys fill it in: v / n the verdict,
+//! 1–5 the tag (0 none), e edits P2 (Esc leaves the box), Enter submits.
+use super::{compose, read_prompt, TAGS, TAG_LABELS};
+use crate::api_types::TaskView;
+use crate::kinds::ui::{Card, Ui};
+use crate::ui_kit::card_head::{CardHead, Prefetch};
+use crate::ui_kit::Counter;
 use leptos::prelude::*;
 
-/// Whether a task is a triplet check (its kind reports validation).
-pub fn is_triplet_check(task: &TaskView) -> bool {
-    task.kind.name() == crate::kinds::triplet_check::KIND.name
+pub const UI: Ui = Ui {
+    card,
+    compare: None,
+    #[cfg(feature = "ssr")]
+    forms: None,
+};
+
+fn card(c: Card) -> AnyView {
+    let submit = c.submit;
+    let send = move |value: String, correction: Option<String>| submit.run((value, correction));
+    view! { <TripletCard task=c.task pending=c.pending submit=send counter=c.counter form_action=format!("{}/answer", c.page)/> }
+        .into_any()
 }
 
 #[component]
-pub fn TripletCard(
+fn TripletCard(
     task: TaskView,
     pending: Memo<bool>,
     /// Sends (value, correction).
     submit: impl Fn(String, Option<String>) + Copy + Send + Sync + 'static,
-    counter: fn(Progress) -> String,
+    counter: Counter,
     /// Where the form posts without JavaScript.
     form_action: String,
 ) -> impl IntoView {
@@ -91,7 +103,7 @@ pub fn TripletCard(
 
     view! {
         <section class="survey triplet-check" tabindex="-1" node_ref=card aria-busy=move || pending.get().to_string() data-task=task.task_id>
-            <super::card_head::CardHead progress counter instructions=task.instructions.clone()/>
+            <CardHead progress counter instructions=task.instructions.clone()/>
             {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image the triplet describes"/> })}
             <dl class="triplet">
                 <dt>"P1"</dt><dd class="p1">{p1}</dd>
@@ -135,7 +147,7 @@ pub fn TripletCard(
                 <button type="submit" class="primary submit-check" disabled=move || pending.get()>"Submit " <kbd>"Enter"</kbd></button>
             </form>
             <p class="hint" role="status">{move || hint.get()}</p>
-            <super::card_head::Prefetch urls=task.prefetch/>
+            <Prefetch urls=task.prefetch/>
         </section>
     }
 }

@@ -2,18 +2,30 @@
 //! (positive, negative) with the words outside the study's vocabulary
 //! marked as they are typed, a submit button and three skip buttons, all in
 //! one plain form. Before the wasm has loaded (or without JavaScript) the
-//! form posts to `http::writing_form`; hydrated, keys work: p / n focus a
+//! form posts to `form.rs`; hydrated, keys work: p / n focus a
 //! box, Enter or Ctrl+Enter submits, Esc leaves a box, s focuses the skip
 //! buttons and 1–3 skip with that reason.
-use crate::api_types::{Progress, TaskView};
+use super::{read_prompt, SKIP_LABELS, SKIP_REASONS, TEXTS, WRITTEN};
+use crate::api_types::TaskView;
 use crate::domain::vocabulary::Vocabulary;
-use crate::kinds::caption_writing::{read_prompt, SKIP_LABELS, SKIP_REASONS, TEXTS, WRITTEN};
+use crate::kinds::ui::{Card, Ui};
+#[cfg(feature = "ssr")]
+use crate::ui_kit::caller;
+use crate::ui_kit::card_head::CardHead;
+use crate::ui_kit::{error_text, now_ms, Counter};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
-/// Whether a task is caption writing (its kind reports writing).
-pub fn is_writing(task: &TaskView) -> bool {
-    task.kind.name() == crate::kinds::caption_writing::KIND.name
+pub const UI: Ui = Ui {
+    card,
+    compare: None,
+    #[cfg(feature = "ssr")]
+    forms: Some(super::form::routes),
+};
+
+fn card(c: Card) -> AnyView {
+    view! { <WritingCard study_id=c.study_id task=c.task current=c.current counter=c.counter form_action=format!("{}/write", c.page)/> }
+        .into_any()
 }
 
 /// What writing a pair led to.
@@ -37,14 +49,13 @@ pub async fn write_and_next(
     confirmed: bool,
     elapsed_ms: i64,
 ) -> Result<Written, ServerFnError> {
-    use super::session;
     use crate::studies::writing::{write, WriteOutcome, WrittenAnswer};
-    let (state, user) = session::caller().await?;
+    let (state, user) = caller::caller().await?;
     let a = WrittenAnswer { task_id, option, positive, negative, confirmed };
-    match write(&state, &user, &a, Some(elapsed_ms)).await.map_err(session::sfn_error)? {
+    match write(&state, &user, &a, Some(elapsed_ms)).await.map_err(caller::sfn_error)? {
         WriteOutcome::Unknown { words, strict } => Ok(Written::Unknown { words, strict }),
         WriteOutcome::Stored(_) => {
-            let next = crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)?;
+            let next = crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(caller::sfn_error)?;
             Ok(Written::Next(next))
         }
     }
@@ -54,29 +65,18 @@ pub async fn write_and_next(
 /// Any signed-in caller may read it: a list of words is no secret.
 #[server(prefix = "/sfn")]
 pub async fn study_vocabulary(study_id: i64) -> Result<Option<(Vec<String>, bool)>, ServerFnError> {
-    let (state, _) = super::session::caller().await?;
-    let v = crate::studies::vocabulary::of_study(&state.db, study_id).await.map_err(super::session::sfn_error)?;
+    let (state, _) = caller::caller().await?;
+    let v = crate::studies::vocabulary::of_study(&state.db, study_id).await.map_err(caller::sfn_error)?;
     Ok(v.map(|(v, strict)| (v.words().map(str::to_string).collect(), strict)))
 }
 
-fn now_ms() -> f64 {
-    #[cfg(feature = "hydrate")]
-    {
-        js_sys::Date::now()
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        0.0
-    }
-}
-
 #[component]
-pub fn WritingCard(
+fn WritingCard(
     study_id: i64,
     task: TaskView,
     /// The survey's current task: set to the next one once this is stored.
     current: RwSignal<Option<TaskView>>,
-    counter: fn(Progress) -> String,
+    counter: Counter,
     /// Where the form posts without JavaScript.
     form_action: String,
 ) -> impl IntoView {
@@ -104,7 +104,7 @@ pub fn WritingCard(
             error.set(None);
             reported.set(Some((words, strict)));
         }
-        Some(Err(e)) => error.set(Some(super::error_text(&e))),
+        Some(Err(e)) => error.set(Some(error_text(&e))),
         None => {}
     });
     let send = move |option: String| {
@@ -189,7 +189,7 @@ pub fn WritingCard(
 
     view! {
         <section class="survey caption-writing" tabindex="-1" node_ref=card aria-busy=move || action.pending().get().to_string() data-task=task_id>
-            <super::card_head::CardHead progress counter instructions=task.instructions.clone()/>
+            <CardHead progress counter instructions=task.instructions.clone()/>
             {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image to write captions for"/> })}
             <p class="caption-type">"Assigned type: " <strong>{caption_type}</strong></p>
             <form class="writing-form" method="post" action=form_action>

@@ -2,7 +2,7 @@
 //! distribution.
 use super::adaptive_panel::AdaptivePanel;
 use super::curation::{FunnelTables, StudyPipeline};
-use super::dashboard::StudyDashboard;
+use super::dashboard_panel::StudyDashboard;
 use super::error_text;
 use super::link_panel::LinkPanel;
 #[cfg(feature = "ssr")]

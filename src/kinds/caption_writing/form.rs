@@ -5,11 +5,11 @@
 //! (303). Words outside the study's vocabulary come back on a page of their
 //! own that names them, with the texts filled in to fix, and, when the
 //! vocabulary only warns, a box to keep them; nothing is stored until then.
-use super::extract::Caller;
-use super::{error_page, page};
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::writing::{write, WriteOutcome, WrittenAnswer};
+use crate::ui_kit::caller::Caller;
+use crate::ui_kit::{error_page, page};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};

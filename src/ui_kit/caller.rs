@@ -1,0 +1,98 @@
+//! Who is calling: the helpers every server function uses to find its
+//! caller and check the role, and the same for a form post or an API
+//! handler (`Caller`, an axum extractor).
+use crate::accounts::{self, SessionUser};
+use crate::error::ServiceError;
+use crate::state::AppState;
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use leptos::prelude::*;
+use tower_sessions::Session;
+
+/// The logged-in user, if any; sets no status (pages ask this too).
+pub async fn who() -> Result<(AppState, Option<SessionUser>), ServerFnError> {
+    let state = expect_context::<AppState>();
+    let session: tower_sessions::Session = leptos_axum::extract().await?;
+    let user = accounts::current_user(&session).await;
+    Ok((state, user))
+}
+
+/// The caller; not logged in is 401.
+pub async fn caller() -> Result<(AppState, SessionUser), ServerFnError> {
+    match who().await? {
+        (state, Some(user)) => Ok((state, user)),
+        (_, None) => Err(sfn_error(ServiceError::Unauthorized)),
+    }
+}
+
+/// The caller, who must be a researcher or an admin (else 403).
+pub async fn researcher() -> Result<(AppState, SessionUser), ServerFnError> {
+    let (state, user) = caller().await?;
+    if !user.role.may_research() {
+        return Err(sfn_error(ServiceError::Forbidden("researchers and admins only".into())));
+    }
+    Ok((state, user))
+}
+
+/// The caller, who must be an admin (else 403).
+pub async fn admin() -> Result<(AppState, SessionUser), ServerFnError> {
+    let (state, user) = caller().await?;
+    if !user.role.may_administer() {
+        return Err(sfn_error(ServiceError::Forbidden("admins only".into())));
+    }
+    Ok((state, user))
+}
+
+/// Maps a service error to a server-function error the way the API maps it:
+/// the same status on a `/sfn/` call, the same message, internal details
+/// only in the log. A page rendering on the server keeps its own status, and
+/// so does a plain form post (no JavaScript yet), which leptos answers with a
+/// redirect back to the form.
+pub fn sfn_error(e: ServiceError) -> ServerFnError {
+    let called = use_context::<axum::http::request::Parts>().is_some_and(|p| {
+        let html = p
+            .headers
+            .get(axum::http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/html"));
+        p.uri.path().starts_with("/sfn/") && !html
+    });
+    if called {
+        if let Some(options) = use_context::<leptos_axum::ResponseOptions>() {
+            options.set_status(e.status());
+        }
+    }
+    ServerFnError::new(e.public_message())
+}
+
+/// The logged-in caller; 401 when there is none.
+pub struct Caller(pub SessionUser);
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ServiceError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let session = Session::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ServiceError::Internal("session layer missing".into()))?;
+        accounts::current_user(&session).await.map(Caller).ok_or(ServiceError::Unauthorized)
+    }
+}
+
+impl Caller {
+    pub fn researcher(self) -> Result<SessionUser, ServiceError> {
+        if self.0.role.may_research() {
+            Ok(self.0)
+        } else {
+            Err(ServiceError::Forbidden("researchers and admins only".into()))
+        }
+    }
+
+    pub fn admin(self) -> Result<SessionUser, ServiceError> {
+        if self.0.role.may_administer() {
+            Ok(self.0)
+        } else {
+            Err(ServiceError::Forbidden("admins only".into()))
+        }
+    }
+}

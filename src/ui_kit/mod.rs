@@ -1,0 +1,57 @@
+//! What the pages (`ui`), the forms and pages served without the app
+//! (`http`) and the survey kinds' own cards and forms (`kinds/<kind>/ui.rs`)
+//! share: the page head, the survey card's head, the progress text, the
+//! caller of a server function or a form post, error text and error pages.
+//! Below all three, so that a kind's card can use them while the shell asks
+//! the registry for the card (README, "Layers, one way").
+use crate::api_types::Progress;
+use leptos::prelude::*;
+
+#[cfg(feature = "ssr")]
+pub mod caller;
+pub mod card_head;
+#[cfg(feature = "ssr")]
+pub mod error_page;
+#[cfg(feature = "ssr")]
+pub mod page;
+
+/// How far along a survey is; participants read "Item k of N" instead.
+pub type Counter = fn(Progress) -> String;
+
+/// The icon inline (no request, nothing to cache or miss); assets/favicon.svg
+/// is the same drawing for those who fetch `/favicon.svg`.
+pub const FAVICON: &str = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E\
+%3Crect width='32' height='32' rx='6' fill='%231d4ed8'/%3E%3Cpath d='M8 22 L14 10 L20 22 Z' fill='%23fff'/%3E\
+%3Ccircle cx='23' cy='12' r='4' fill='%23facc15'/%3E%3C/svg%3E";
+
+/// What every page's head starts with, the app's and those served without
+/// it (`page.rs`): the client's stylesheet by its content-hashed name.
+#[component]
+pub fn HeadLinks(output_name: String) -> impl IntoView {
+    view! {
+        <meta charset="utf-8"/>
+        <meta name="viewport" content="width=device-width, initial-scale=1"/>
+        <link rel="stylesheet" href=format!("/pkg/{output_name}.css")/>
+        <link rel="icon" href=FAVICON type="image/svg+xml"/>
+    }
+}
+
+/// Renders a server error for people, not for developers.
+pub fn error_text(e: &ServerFnError) -> String {
+    match e {
+        ServerFnError::ServerError(msg) => msg.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The browser's clock, for an answer's time on the item (0 on the server).
+pub fn now_ms() -> f64 {
+    #[cfg(feature = "hydrate")]
+    {
+        js_sys::Date::now()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        0.0
+    }
+}
