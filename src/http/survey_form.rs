@@ -6,6 +6,7 @@
 //! posts like every other, and the page guard the `/annotate` ones.
 use super::error_page;
 use super::extract::Caller;
+use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::tasks;
@@ -34,7 +35,11 @@ struct AnswerForm {
     text: Option<String>,
 }
 
-async fn start(State(state): State<AppState>, Path(id): Path<i64>, caller: Result<Caller, ServiceError>) -> Response {
+async fn start(
+    State(state): State<AppState>,
+    Path(id): Path<StudyId>,
+    caller: Result<Caller, ServiceError>,
+) -> Response {
     let back = format!("/annotate/{id}");
     let started = async {
         let Caller(user) = caller?;
@@ -49,7 +54,7 @@ async fn start(State(state): State<AppState>, Path(id): Path<i64>, caller: Resul
 
 async fn answer(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
     caller: Result<Caller, ServiceError>,
     Form(form): Form<AnswerForm>,
     area: &str,
@@ -61,7 +66,7 @@ async fn answer(
             Some(tag) => format!("{}:{tag}", form.option),
             None => form.option.clone(),
         };
-        tasks::answer_with_text(&state, &user, form.task_id, &option, form.text.as_deref(), None).await
+        tasks::answer_with_text(&state, &user, form.task_id.into(), &option, form.text.as_deref(), None).await
     };
     match stored.await {
         Ok(_) => Redirect::to(&back).into_response(),
