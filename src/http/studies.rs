@@ -129,7 +129,7 @@ async fn disputes(
 
 #[derive(Deserialize)]
 struct Decision {
-    instance_id: i64,
+    instance_id: InstanceId,
     value: String,
     /// The final text, for a kind whose answers carry one (the triplet check's P2).
     #[serde(default)]
@@ -143,7 +143,7 @@ async fn adjudicate(
     ApiJson(d): ApiJson<Decision>,
 ) -> Result<StatusCode, ServiceError> {
     let user = caller.researcher()?;
-    adjudication::adjudicate(&state.db, &user, id, InstanceId::new(d.instance_id), &d.value, d.text.as_deref()).await?;
+    adjudication::adjudicate(&state.db, &user, id, d.instance_id, &d.value, d.text.as_deref()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

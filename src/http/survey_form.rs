@@ -6,7 +6,7 @@
 //! posts like every other, and the page guard the `/annotate` ones.
 use super::error_page;
 use super::extract::Caller;
-use crate::domain::ids::StudyId;
+use crate::domain::ids::{StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::tasks;
@@ -25,7 +25,7 @@ pub fn routes() -> Router<AppState> {
 
 #[derive(Deserialize)]
 struct AnswerForm {
-    task_id: i64,
+    task_id: TaskId,
     option: String,
     /// A qualifier of the option, stored as `option:tag` (the triplet check's error tag).
     #[serde(default)]
@@ -66,7 +66,7 @@ async fn answer(
             Some(tag) => format!("{}:{tag}", form.option),
             None => form.option.clone(),
         };
-        tasks::answer_with_text(&state, &user, form.task_id.into(), &option, form.text.as_deref(), None).await
+        tasks::answer_with_text(&state, &user, form.task_id, &option, form.text.as_deref(), None).await
     };
     match stored.await {
         Ok(_) => Redirect::to(&back).into_response(),
