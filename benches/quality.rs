@@ -224,15 +224,15 @@ async fn main() {
     for k in 0..runs {
         one_more_answer(&db, study, k as i64).await;
         let t = Instant::now();
-        let d = hardneg::crowd::dashboard(&db, study, now).await.unwrap();
+        let d = hardneg::crowd::dashboard(&db, study.into(), now).await.unwrap();
         dash.push(t.elapsed());
         assert_eq!(d.answers, answers + k as i64 + 1);
         let t = Instant::now();
-        let rows = hardneg::crowd::approve_list(&db, study).await.unwrap();
+        let rows = hardneg::crowd::approve_list(&db, study.into()).await.unwrap();
         fresh.push(t.elapsed());
         assert_eq!(rows.len(), n);
         let t = Instant::now();
-        hardneg::crowd::approve_list(&db, study).await.unwrap();
+        hardneg::crowd::approve_list(&db, study.into()).await.unwrap();
         list.push(t.elapsed());
         let t = Instant::now();
         let res = researcher.get(app.url(&format!("/api/v1/studies/{study}/dashboard"))).send().await.unwrap();

@@ -2,6 +2,7 @@
 //! database, the writer, the files and the in-memory caches, all defined
 //! below the features (`store`, `domain`), so no feature reaches back up.
 use crate::domain::assignment::{Annotators, AssignmentRule};
+use crate::domain::ids::StudyId;
 use crate::domain::resolution::ResolveRule;
 use crate::domain::study::Mapping;
 use crate::domain::survey::SurveyKind;
@@ -84,7 +85,7 @@ impl FromRef<AppState> for LeptosOptions {
 /// A study's settings, immutable once created.
 #[derive(Debug, Clone)]
 pub struct StudyMeta {
-    pub id: i64,
+    pub id: StudyId,
     pub name: String,
     pub kind: SurveyKind,
     pub dataset: String,
@@ -96,7 +97,7 @@ pub struct StudyMeta {
     pub resolve: ResolveRule,
     pub primary: Option<String>,
     /// The Step 3 study a Step 4 study was built from.
-    pub source_study_id: Option<i64>,
+    pub source_study_id: Option<StudyId>,
     /// Adaptive overlap's settings; None for a fixed overlap.
     pub adaptive: Option<crate::domain::adaptive::Adaptive>,
 }
@@ -104,10 +105,10 @@ pub struct StudyMeta {
 /// Studies never change after creation, so the answer path reads them from
 /// memory instead of the database.
 #[derive(Clone, Default)]
-pub struct StudyCache(Arc<RwLock<HashMap<i64, Arc<StudyMeta>>>>);
+pub struct StudyCache(Arc<RwLock<HashMap<StudyId, Arc<StudyMeta>>>>);
 
 impl StudyCache {
-    pub fn get(&self, id: i64) -> Option<Arc<StudyMeta>> {
+    pub fn get(&self, id: StudyId) -> Option<Arc<StudyMeta>> {
         self.0.read().ok()?.get(&id).cloned()
     }
 

@@ -1,5 +1,6 @@
 //! The command line's arguments, as clap parses them; `mod.rs` runs them.
 use super::ImportCommand;
+use crate::domain::ids::{ParticipantId, StudyId};
 use clap::{Parser, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -94,7 +95,7 @@ pub enum Command {
     },
     /// Inter-annotator agreement on a study: Cohen's kappa per pair, mean, Fleiss, Krippendorff's alpha.
     Agreement {
-        study: i64,
+        study: StudyId,
         /// `full` (every answer its own category) or `binary` (keeps vs drops: BiVLC Step 3's any image vs None).
         /// Default: the mapping the study's spec chose.
         #[arg(long)]
@@ -111,7 +112,7 @@ pub enum Command {
     },
     /// The statistics of a study whose kind reports them (odd-one-out: accuracy per subset).
     Report {
-        study: i64,
+        study: StudyId,
         /// Print the JSON of GET /api/v1/studies/{id}/report instead of a table.
         #[arg(long)]
         json: bool,
@@ -176,7 +177,7 @@ pub enum Command {
     },
     /// A link study's participants: number, bundle, lease state, progress.
     Participants {
-        study: i64,
+        study: StudyId,
         #[arg(long)]
         csv: bool,
         /// Add PROLIFIC_PIDs and the platform's study and session ids (personal data).
@@ -188,7 +189,7 @@ pub enum Command {
         /// Discard this participant's finished copy: its answers stay stored but no longer count,
         /// and its bundle goes to a new participant.
         #[arg(long, value_name = "PARTICIPANT_NUMBER", conflicts_with_all = ["csv", "with_platform_ids"])]
-        discard: Option<i64>,
+        discard: Option<ParticipantId>,
     },
     /// Compare models (and chance) on a dataset: I2T, T2I, Group and finer scores.
     Compare {
@@ -234,7 +235,7 @@ pub enum StudyCommand {
     Create { spec: PathBuf },
     /// A link study's join URL with Prolific's placeholders, and its completion code and URL.
     Link {
-        study: i64,
+        study: StudyId,
         /// A new token: the old link stops working.
         #[arg(long)]
         rotate: bool,
@@ -243,10 +244,10 @@ pub enum StudyCommand {
         base_url: String,
     },
     /// Stop new arrivals to a link study.
-    Close { study: i64 },
+    Close { study: StudyId },
     /// A link study's dashboard: places, participants, rate, ETA and cost.
     Status {
-        study: i64,
+        study: StudyId,
         /// Print the JSON of GET /api/v1/studies/{id}/dashboard.
         #[arg(long)]
         json: bool,

@@ -10,6 +10,7 @@
 use crate::api_types::TaskView;
 use crate::crowd::{self, Arrival, Stage};
 use crate::domain::crowd::ids::PlatformIds;
+use crate::domain::ids::{StudyId, TaskId};
 use crate::state::{AppState, CrowdState};
 use crate::store::clock::Clock;
 use crate::store::{db, images::ImageStore, writer::Writer};
@@ -188,7 +189,7 @@ async fn truth(db: &SqlitePool) -> anyhow::Result<HashMap<String, bool>> {
 async fn take_part(
     state: &AppState,
     token: &str,
-    study: i64,
+    study: StudyId,
     sim: &Sim,
     truth: &HashMap<String, bool>,
     at: &mut Shift<'_>,
@@ -212,7 +213,7 @@ async fn take_part(
         let Some(task) = tasks::next_task(state, &user, study).await? else { break };
         let option = choose(&task, sim.fails_checks, truth);
         at.advance((sim.ms + 999) / 1000)?;
-        tasks::answer(state, &user, task.task_id, &option, Some(sim.ms)).await?;
+        tasks::answer(state, &user, TaskId::new(task.task_id), &option, Some(sim.ms)).await?;
         if matches!(crowd::stage(state, &user, study).await?, Stage::ScreenedOut { .. }) {
             return Ok(());
         }

@@ -8,6 +8,7 @@
 //! Idempotent.
 use crate::datasets::import::pairs::insert_pair;
 use crate::demo::hnc::{generate, vocabulary};
+use crate::domain::ids::StudyId;
 use crate::domain::pairs::PairRow;
 use crate::store::dataset_rows::{insert_dataset, insert_images};
 use crate::store::db::now_secs;
@@ -46,7 +47,7 @@ pub fn validation_spec() -> String {
     )
 }
 
-async fn study_id(db: &SqlitePool, name: &str) -> anyhow::Result<Option<i64>> {
+async fn study_id(db: &SqlitePool, name: &str) -> anyhow::Result<Option<StudyId>> {
     Ok(sqlx::query_scalar("SELECT id FROM studies WHERE name = ?").bind(name).fetch_optional(db).await?)
 }
 
@@ -120,7 +121,13 @@ pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Resu
 /// Stores one person's answers to a study's items, as the answer writer
 /// would have: participation, done tasks, answers and their texts; then
 /// the `open` items as tasks still to do.
-async fn answer_as(db: &SqlitePool, study: i64, user: i64, answers: &[Given<'_>], open: &[i64]) -> anyhow::Result<()> {
+async fn answer_as(
+    db: &SqlitePool,
+    study: StudyId,
+    user: i64,
+    answers: &[Given<'_>],
+    open: &[i64],
+) -> anyhow::Result<()> {
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     let n = answers.len() as i64;
     sqlx::query("INSERT INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, ?)")

@@ -4,6 +4,7 @@
 use super::open;
 use super::serve::Paths;
 use crate::datasets::import::triplets::{import_triplets as import, TripletRequest};
+use crate::domain::ids::StudyId;
 use crate::store::images::ImageStore;
 use std::path::{Path, PathBuf};
 
@@ -77,7 +78,7 @@ pub async fn import_ab_pairs(data_dir: &Path, file: PathBuf, dataset: Option<Str
     Ok(())
 }
 
-pub async fn report(data_dir: &Path, study: i64, json: bool) -> anyhow::Result<()> {
+pub async fn report(data_dir: &Path, study: StudyId, json: bool) -> anyhow::Result<()> {
     let pool = open(data_dir).await?;
     let r = crate::kinds::report::study_report(&pool, study).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     if json {

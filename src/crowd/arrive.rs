@@ -11,6 +11,7 @@ use crate::accounts::SessionUser;
 use crate::domain::crowd::bundles::open_places;
 use crate::domain::crowd::ids::{participant_username, PlatformIds};
 use crate::domain::crowd::lease::LeaseState;
+use crate::domain::ids::StudyId;
 use crate::domain::role::Role;
 use crate::error::ServiceError;
 use crate::state::AppState;
@@ -39,7 +40,7 @@ struct Known {
     screened_out: bool,
 }
 
-async fn known(conn: &mut SqliteConnection, study: i64, pid: &str) -> Result<Option<Known>, ServiceError> {
+async fn known(conn: &mut SqliteConnection, study: StudyId, pid: &str) -> Result<Option<Known>, ServiceError> {
     let row: Option<(i64, String, Option<String>, bool)> = sqlx::query_as(
         "SELECT p.user_id, u.username, l.state, p.screened_out_at IS NOT NULL FROM participants p
          JOIN users u ON u.id = p.user_id LEFT JOIN leases l ON l.user_id = p.user_id
@@ -160,7 +161,7 @@ pub async fn arrive_consenting(
         .bind(study)
         .fetch_one(&mut *tx)
         .await?;
-    let username = participant_username(study, number);
+    let username = participant_username(study.get(), number);
     let user_id =
         sqlx::query("INSERT INTO users (username, role, password_hash, created_at) VALUES (?, 'participant', ?, ?)")
             .bind(&username)

@@ -6,6 +6,7 @@
 use super::{link_of_study, Stage};
 use crate::accounts::SessionUser;
 use crate::domain::crowd::comprehension::{after_attempt, grade, AfterAttempt};
+use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::state::AppState;
 
@@ -13,7 +14,7 @@ use crate::state::AppState;
 pub async fn comprehension_answer(
     state: &AppState,
     user: &SessionUser,
-    study: i64,
+    study: StudyId,
     chosen: &[usize],
 ) -> Result<Stage, ServiceError> {
     let attempt = match super::stage(state, user, study).await? {

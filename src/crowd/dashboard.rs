@@ -7,11 +7,12 @@ use crate::domain::crowd::figures::{
     RATE_WINDOW_SECS,
 };
 use crate::domain::crowd::flags::median;
+use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use sqlx::SqlitePool;
 
 /// The figures at `now` (unix seconds, the crowd clock).
-pub async fn dashboard(db: &SqlitePool, study: i64, now: i64) -> Result<Dashboard, ServiceError> {
+pub async fn dashboard(db: &SqlitePool, study: StudyId, now: i64) -> Result<Dashboard, ServiceError> {
     let link = link_of_study(db, study).await?;
     let bundles = super::bundles(db, study).await?;
     let places: i64 = bundles.iter().map(|b| b.copies_wanted).sum();
@@ -73,7 +74,7 @@ pub async fn dashboard(db: &SqlitePool, study: i64, now: i64) -> Result<Dashboar
     };
     let q = link.settings.quality;
     Ok(Dashboard {
-        study_id: study,
+        study_id: study.get(),
         now,
         bundles: bundles.len() as i64,
         places,

@@ -6,6 +6,7 @@ use super::{link_of_study, own_lease, own_place, Completion, Feedback, LinkRow, 
 use crate::accounts::SessionUser;
 use crate::api_types::Prompt;
 use crate::domain::crowd::lease::{overdue, LeaseState};
+use crate::domain::ids::{InstanceId, StudyId};
 use crate::domain::rng::mix;
 use crate::error::ServiceError;
 use crate::state::AppState;
@@ -34,7 +35,7 @@ async fn steps(state: &AppState, user: &SessionUser) -> Result<Steps, ServiceErr
 }
 
 /// What the participant's page must show now.
-pub async fn stage(state: &AppState, user: &SessionUser, study: i64) -> Result<Stage, ServiceError> {
+pub async fn stage(state: &AppState, user: &SessionUser, study: StudyId) -> Result<Stage, ServiceError> {
     let place = own_place(&state.db, user, study).await?;
     let link = link_of_study(&state.db, study).await?;
     let s = steps(state, user).await?;
@@ -84,7 +85,7 @@ pub async fn stage(state: &AppState, user: &SessionUser, study: i64) -> Result<S
 async fn finished(
     state: &AppState,
     user: &SessionUser,
-    study: i64,
+    study: StudyId,
     link: &LinkRow,
 ) -> Result<Option<Completion>, ServiceError> {
     let open: i64 = sqlx::query_scalar(
@@ -104,7 +105,7 @@ async fn finished(
 }
 
 /// The completion code and URL; refused until every task has a stored answer.
-pub async fn completion(state: &AppState, user: &SessionUser, study: i64) -> Result<Completion, ServiceError> {
+pub async fn completion(state: &AppState, user: &SessionUser, study: StudyId) -> Result<Completion, ServiceError> {
     let (_, lease) = own_lease(&state.db, user, study).await?;
     match lease {
         LeaseState::Returned => return Err(ServiceError::Invalid("you returned this study".into())),
@@ -118,7 +119,7 @@ pub async fn completion(state: &AppState, user: &SessionUser, study: i64) -> Res
 }
 
 /// Sets one of the participant's step times, once; then the next stage.
-async fn mark(state: &AppState, user: &SessionUser, study: i64, column: &str) -> Result<Stage, ServiceError> {
+async fn mark(state: &AppState, user: &SessionUser, study: StudyId, column: &str) -> Result<Stage, ServiceError> {
     if matches!(own_place(&state.db, user, study).await?, Some((_, LeaseState::Returned))) {
         return Ok(Stage::Returned);
     }
@@ -130,12 +131,12 @@ async fn mark(state: &AppState, user: &SessionUser, study: i64, column: &str) ->
     stage(state, user, study).await
 }
 
-pub async fn accept_consent(state: &AppState, user: &SessionUser, study: i64) -> Result<Stage, ServiceError> {
+pub async fn accept_consent(state: &AppState, user: &SessionUser, study: StudyId) -> Result<Stage, ServiceError> {
     mark(state, user, study, "consented_at").await
 }
 
 /// Instructions come after consent: read before it, they change nothing.
-pub async fn instructions_read(state: &AppState, user: &SessionUser, study: i64) -> Result<Stage, ServiceError> {
+pub async fn instructions_read(state: &AppState, user: &SessionUser, study: StudyId) -> Result<Stage, ServiceError> {
     match stage(state, user, study).await? {
         Stage::Instructions { .. } => mark(state, user, study, "instructed_at").await,
         other => Ok(other),
@@ -169,7 +170,7 @@ async fn present_practice(
     let item =
         link.settings.practice.get(index).ok_or_else(|| ServiceError::Invalid(format!("no practice item {index}")))?;
     let meta = study_meta(state, link.study_id).await?;
-    let instance: i64 = sqlx::query_scalar(
+    let instance: InstanceId = sqlx::query_scalar(
         "SELECT i.id FROM instances i JOIN studies s ON s.dataset_id = i.dataset_id WHERE s.id = ? AND i.key = ?",
     )
     .bind(link.study_id)
@@ -187,7 +188,7 @@ async fn present_practice(
 pub async fn practice_answer(
     state: &AppState,
     user: &SessionUser,
-    study: i64,
+    study: StudyId,
     index: usize,
     option: &str,
 ) -> Result<Feedback, ServiceError> {
@@ -218,7 +219,7 @@ pub async fn practice_answer(
 
 /// Gives the study back: the place returns to the pool, the answers so far
 /// are kept but not counted.
-pub async fn return_study(state: &AppState, user: &SessionUser, study: i64) -> Result<Stage, ServiceError> {
+pub async fn return_study(state: &AppState, user: &SessionUser, study: StudyId) -> Result<Stage, ServiceError> {
     let (_, lease) = own_lease(&state.db, user, study).await?;
     if !lease.may_answer() {
         return match lease {

@@ -8,6 +8,7 @@
 //! answers is ever served. The database file tells apart studies of the same
 //! id in one process (tests).
 use crate::domain::crowd::flags::{Answer, Check};
+use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use sqlx::SqlitePool;
 use std::collections::{BTreeMap, HashMap};
@@ -17,7 +18,7 @@ use std::sync::Mutex;
 
 pub(crate) struct Kept {
     db: PathBuf,
-    study: i64,
+    study: StudyId,
     /// Ascending user id → that participant's answers, in stored order.
     people: BTreeMap<i64, Person>,
     /// Interned option and value strings (shared by every kept answer).
@@ -99,7 +100,7 @@ fn bump(map: &mut BTreeMap<i64, i64>, keys: impl Iterator<Item = i64>, sign: i64
 
 /// The study's answers as stored now, taken out of the cache (put it back
 /// with [`put`]); read again only where they changed.
-pub(crate) async fn refreshed(db: &SqlitePool, study: i64) -> Result<Kept, ServiceError> {
+pub(crate) async fn refreshed(db: &SqlitePool, study: StudyId) -> Result<Kept, ServiceError> {
     let file = db.connect_options().get_filename().to_path_buf();
     let mut kept = take(&file, study);
     // An index-only count: the same count as at the last read is the same answers.
@@ -134,7 +135,7 @@ pub(crate) async fn refreshed(db: &SqlitePool, study: i64) -> Result<Kept, Servi
     Ok(kept)
 }
 
-fn take(db: &Path, study: i64) -> Kept {
+fn take(db: &Path, study: StudyId) -> Kept {
     let mut all = KEPT.lock().unwrap_or_else(|e| e.into_inner());
     match all.iter().position(|k| k.db == db && k.study == study) {
         Some(at) => all.remove(at),
@@ -168,7 +169,12 @@ pub(crate) fn put(kept: Kept) {
 /// per answer, `;` between answers (sqlx hands rows over one at a time,
 /// which dominated at 200k answers; hex keeps free text from splitting);
 /// `check` is 0 for none, 2/3 for gold wrong/right, 4/5 for attention.
-async fn read_answers(db: &SqlitePool, study: i64, users: Option<&[i64]>, kept: &mut Kept) -> Result<(), ServiceError> {
+async fn read_answers(
+    db: &SqlitePool,
+    study: StudyId,
+    users: Option<&[i64]>,
+    kept: &mut Kept,
+) -> Result<(), ServiceError> {
     let only = users.map(|u| format!(" AND a.user_id IN ({})", vec!["?"; u.len()].join(","))).unwrap_or_default();
     let sql = format!(
         "SELECT a.user_id, group_concat(
@@ -246,7 +252,7 @@ mod tests {
 
     #[test]
     fn a_participant_read_again_replaces_its_counts_and_renews_the_version() {
-        let mut kept = take(Path::new("/nonexistent/kept-test.sqlite"), 1);
+        let mut kept = take(Path::new("/nonexistent/kept-test.sqlite"), StudyId::new(1));
         kept.set_person(7, person(&[(800, 100), (3000, 160)]));
         kept.set_person(9, person(&[(800, 120)]));
         assert_eq!(kept.elapsed_counts(), vec![(800, 2), (3000, 1)]);

@@ -26,13 +26,14 @@ pub(crate) use crate::studies::link::{
 use crate::accounts::SessionUser;
 use crate::api_types::{OptionView, Prompt};
 use crate::domain::crowd::lease::LeaseState;
+use crate::domain::ids::StudyId;
 use serde::{Deserialize, Serialize};
 
 /// The result of arriving by link (`POST /join/{token}`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Arrival {
     /// A participant with a bundle: new, or the same platform id again (`resumed`).
-    Admitted { user: SessionUser, study: i64, resumed: bool },
+    Admitted { user: SessionUser, study: StudyId, resumed: bool },
     /// This platform id has finished the study: its code again.
     Finished { code: String, url: String },
     /// This platform id returned the study.
@@ -58,7 +59,7 @@ pub enum Preview {
     },
     /// This platform id has a bundle already: a button that resumes it.
     Resume {
-        study: i64,
+        study: StudyId,
     },
     Finished {
         code: String,

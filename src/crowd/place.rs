@@ -7,12 +7,17 @@ use super::LinkRow;
 use crate::domain::crowd::bundles::{pick_bundle, BundleLoad};
 use crate::domain::crowd::checks::place_checks;
 use crate::domain::crowd::lease::expires_at;
+use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use sqlx::SqliteConnection;
 
 /// Each bundle's wanted copies and places taken; `now` counts overdue active leases as free.
-pub(super) async fn loads(conn: &mut SqliteConnection, study: i64, now: i64) -> Result<Vec<BundleLoad>, ServiceError> {
+pub(super) async fn loads(
+    conn: &mut SqliteConnection,
+    study: StudyId,
+    now: i64,
+) -> Result<Vec<BundleLoad>, ServiceError> {
     let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
         "SELECT b.bundle, b.copies_wanted,
                 (SELECT count(*) FROM leases l WHERE l.study_id = b.study_id AND l.bundle = b.bundle
@@ -29,7 +34,7 @@ pub(super) async fn loads(conn: &mut SqliteConnection, study: i64, now: i64) -> 
 /// Reclaims overdue places, then picks the bundle for a new place; None when the study is full.
 pub(super) async fn reclaim_and_pick(
     tx: &mut SqliteConnection,
-    study: i64,
+    study: StudyId,
     now: i64,
 ) -> Result<Option<i64>, ServiceError> {
     sqlx::query(

@@ -2,6 +2,7 @@
 //! giving a bundle's places back, and the link itself (show, rotate, close).
 use super::{link_of_study, BundleRow, LinkInfo, LinkRow, ParticipantRow, STATUS_SQL};
 use crate::domain::crowd::ids::PROLIFIC_PARAMS;
+use crate::domain::ids::{BundleId, StudyId};
 use crate::error::ServiceError;
 use crate::state::AppState;
 use sqlx::SqlitePool;
@@ -34,7 +35,7 @@ struct Row {
 /// (personal data) only when asked for.
 pub async fn participants(
     db: &SqlitePool,
-    study: i64,
+    study: StudyId,
     with_platform_ids: bool,
 ) -> Result<Vec<ParticipantRow>, ServiceError> {
     link_of_study(db, study).await?;
@@ -86,7 +87,7 @@ pub async fn participants(
 }
 
 /// Every bundle with its leases by state.
-pub async fn bundles(db: &SqlitePool, study: i64) -> Result<Vec<BundleRow>, ServiceError> {
+pub async fn bundles(db: &SqlitePool, study: StudyId) -> Result<Vec<BundleRow>, ServiceError> {
     link_of_study(db, study).await?;
     Ok(sqlx::query_as::<_, BundleRow>(
         "SELECT b.bundle, (SELECT count(*) FROM bundle_items i WHERE i.study_id = b.study_id AND i.bundle = b.bundle) AS tasks,
@@ -107,7 +108,7 @@ pub async fn bundles(db: &SqlitePool, study: i64) -> Result<Vec<BundleRow>, Serv
 /// Gives a bundle's held places back to the pool now, as if their time
 /// had run out (e.g. Prolific reports those participants timed out). They
 /// may still finish; their answers are then an extra copy. Returns how many.
-pub async fn reopen(state: &AppState, study: i64, bundle: i64) -> Result<u64, ServiceError> {
+pub async fn reopen(state: &AppState, study: StudyId, bundle: BundleId) -> Result<u64, ServiceError> {
     link_of_study(&state.db, study).await?;
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
     let exists: Option<i64> = sqlx::query_scalar("SELECT bundle FROM bundles WHERE study_id = ? AND bundle = ?")
@@ -138,7 +139,7 @@ async fn info(db: &SqlitePool, link: LinkRow) -> Result<LinkInfo, ServiceError> 
         .await?;
     let completion = link.completion();
     Ok(LinkInfo {
-        study_id: link.study_id,
+        study_id: link.study_id.get(),
         path: format!("/join/{}", link.token),
         token: link.token,
         prolific_query: PROLIFIC_PARAMS.to_string(),
@@ -151,13 +152,13 @@ async fn info(db: &SqlitePool, link: LinkRow) -> Result<LinkInfo, ServiceError> 
     })
 }
 
-pub async fn link(db: &SqlitePool, study: i64) -> Result<LinkInfo, ServiceError> {
+pub async fn link(db: &SqlitePool, study: StudyId) -> Result<LinkInfo, ServiceError> {
     info(db, link_of_study(db, study).await?).await
 }
 
 /// A new token: the old link stops working at once; participants already
 /// admitted keep their sessions and can still arrive again by their id.
-pub async fn rotate(db: &SqlitePool, study: i64) -> Result<LinkInfo, ServiceError> {
+pub async fn rotate(db: &SqlitePool, study: StudyId) -> Result<LinkInfo, ServiceError> {
     link_of_study(db, study).await?;
     sqlx::query("UPDATE study_links SET token = ? WHERE study_id = ?")
         .bind(super::setup::new_token())
@@ -168,7 +169,7 @@ pub async fn rotate(db: &SqlitePool, study: i64) -> Result<LinkInfo, ServiceErro
 }
 
 /// Stops new arrivals; participants with a place may still finish.
-pub async fn close(db: &SqlitePool, study: i64) -> Result<LinkInfo, ServiceError> {
+pub async fn close(db: &SqlitePool, study: StudyId) -> Result<LinkInfo, ServiceError> {
     link_of_study(db, study).await?;
     sqlx::query("UPDATE study_links SET open = 0 WHERE study_id = ?").bind(study).execute(db).await?;
     link(db, study).await

@@ -4,6 +4,7 @@
 use crate::domain::aggregate::Model;
 use crate::domain::crowd::flags::{person_flags, Answer, Check, PersonFlags};
 use crate::domain::crowd::spec::QualitySettings;
+use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use sqlx::SqlitePool;
 use std::collections::HashMap;
@@ -25,7 +26,7 @@ const LAST_KEPT: usize = 4;
 /// The scores of the study's answers now, computed once per set of answers.
 pub(crate) async fn scores(
     db: &SqlitePool,
-    study: i64,
+    study: StudyId,
     quality: QualitySettings,
     seed: u64,
 ) -> Result<Arc<Scores>, ServiceError> {

@@ -6,6 +6,7 @@ use super::export::stage::{check_stage, included};
 use crate::domain::audit::{audit_table, AuditResult, Baseline, Pairs, Scored};
 use crate::domain::category::Category;
 use crate::domain::export::Stage;
+use crate::domain::ids::DatasetId;
 use crate::error::ServiceError;
 use crate::scoring::external::ExternalScorer;
 use crate::store::pages::{key_pages, JsonPages, PAGE_SHIFT};
@@ -18,11 +19,16 @@ const BATCH: usize = 64;
 
 /// The instances a stage of the dataset holds (the export's rows) that have
 /// a negative caption, in id order.
-pub async fn stage_pairs(db: &SqlitePool, dataset: &str, stage: Stage) -> Result<(i64, Pairs), ServiceError> {
+pub async fn stage_pairs(db: &SqlitePool, dataset: &str, stage: Stage) -> Result<(DatasetId, Pairs), ServiceError> {
     pairs_of(db, &pipeline(db, dataset).await?, dataset, stage).await
 }
 
-async fn pairs_of(db: &SqlitePool, p: &Pipeline, dataset: &str, stage: Stage) -> Result<(i64, Pairs), ServiceError> {
+async fn pairs_of(
+    db: &SqlitePool,
+    p: &Pipeline,
+    dataset: &str,
+    stage: Stage,
+) -> Result<(DatasetId, Pairs), ServiceError> {
     check_stage(p, dataset, stage)?;
     let ids = included(db, p, stage).await?;
     Ok((p.dataset_id, pairs_for(db, p.dataset_id, &ids).await?))
@@ -32,7 +38,7 @@ async fn pairs_of(db: &SqlitePool, p: &Pipeline, dataset: &str, stage: Stage) ->
 /// categories) of the dataset, read in pages (crate::store::pages).
 pub(crate) async fn pairs_for(
     db: &SqlitePool,
-    dataset_id: i64,
+    dataset_id: DatasetId,
     ids: &[(i64, Category)],
 ) -> Result<Pairs, ServiceError> {
     // Only the stage's instances, a page of ids at a time.
@@ -41,7 +47,7 @@ pub(crate) async fn pairs_for(
         db,
         "SELECT json_group_array(json_array(i.id, i.caption, i.negative_caption))
          FROM json_each(?2) j JOIN instances i ON i.id = j.value WHERE +i.dataset_id = ?1",
-        dataset_id,
+        dataset_id.get(),
         &keys,
         PAGE_SHIFT,
     ))
@@ -166,7 +172,7 @@ pub async fn stage_audits(
 pub async fn audits_of(
     db: &SqlitePool,
     dataset: &str,
-    dataset_id: i64,
+    dataset_id: DatasetId,
     stage: Stage,
     pairs: Pairs,
 ) -> Result<Vec<AuditResult>, ServiceError> {

@@ -13,6 +13,7 @@ pub mod category;
 pub mod crowd;
 pub mod export;
 pub mod funnel;
+pub mod ids;
 pub mod mapping;
 pub mod metrics;
 pub mod names;

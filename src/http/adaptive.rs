@@ -1,5 +1,6 @@
 //! `GET /api/v1/studies/{id}/adaptive`: a study's adaptive overlap (docs/api.md).
 use crate::domain::adaptive::AdaptiveReport;
+use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::http::extract::Caller;
 use crate::state::AppState;
@@ -16,7 +17,7 @@ pub fn routes() -> Router<AppState> {
 async fn adaptive(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<Json<AdaptiveReport>, ServiceError> {
     caller.researcher()?;
     Ok(Json(crate::studies::adaptive::report(&state.db, id).await?))

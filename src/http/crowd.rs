@@ -3,6 +3,7 @@
 //! `/api/v1/studies/{id}/next` and `/api/v1/tasks/{id}/answer`) and the
 //! researcher's participants, bundles and link.
 use crate::crowd::{self, BundleRow, Completion, Feedback, LinkInfo, ParticipantRow, Stage};
+use crate::domain::ids::{BundleId, StudyId};
 use crate::error::ServiceError;
 use crate::http::extract::{ApiJson, ApiQuery, Caller};
 use crate::state::AppState;
@@ -31,7 +32,7 @@ pub fn routes() -> Router<AppState> {
 async fn take_stage(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<i64>,
+    Path(study): Path<StudyId>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::stage(&state, &user, study).await?))
 }
@@ -39,7 +40,7 @@ async fn take_stage(
 async fn consent(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<i64>,
+    Path(study): Path<StudyId>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::accept_consent(&state, &user, study).await?))
 }
@@ -47,7 +48,7 @@ async fn consent(
 async fn instructions(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<i64>,
+    Path(study): Path<StudyId>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::instructions_read(&state, &user, study).await?))
 }
@@ -61,7 +62,7 @@ struct PracticeAnswer {
 async fn practice(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<i64>,
+    Path(study): Path<StudyId>,
     ApiJson(a): ApiJson<PracticeAnswer>,
 ) -> Result<Json<Feedback>, ServiceError> {
     Ok(Json(crowd::practice_answer(&state, &user, study, a.index, &a.option).await?))
@@ -76,7 +77,7 @@ struct ComprehensionAnswers {
 async fn comprehension(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<i64>,
+    Path(study): Path<StudyId>,
     ApiJson(a): ApiJson<ComprehensionAnswers>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::comprehension_answer(&state, &user, study, &a.answers).await?))
@@ -85,7 +86,7 @@ async fn comprehension(
 async fn give_back(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<i64>,
+    Path(study): Path<StudyId>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::return_study(&state, &user, study).await?))
 }
@@ -93,7 +94,7 @@ async fn give_back(
 async fn completion(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<i64>,
+    Path(study): Path<StudyId>,
 ) -> Result<Json<Completion>, ServiceError> {
     Ok(Json(crowd::completion(&state, &user, study).await?))
 }
@@ -108,7 +109,7 @@ struct ParticipantsQuery {
 async fn participants(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
     ApiQuery(q): ApiQuery<ParticipantsQuery>,
 ) -> Result<Json<Vec<ParticipantRow>>, ServiceError> {
     caller.researcher()?;
@@ -118,7 +119,7 @@ async fn participants(
 async fn bundles(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<Json<Vec<BundleRow>>, ServiceError> {
     caller.researcher()?;
     Ok(Json(crowd::bundles(&state.db, id).await?))
@@ -126,7 +127,7 @@ async fn bundles(
 
 #[derive(Serialize)]
 struct Reopened {
-    bundle: i64,
+    bundle: BundleId,
     /// Leases given back to the pool.
     ended: u64,
 }
@@ -134,7 +135,7 @@ struct Reopened {
 async fn reopen(
     State(state): State<AppState>,
     caller: Caller,
-    Path((id, bundle)): Path<(i64, i64)>,
+    Path((id, bundle)): Path<(StudyId, BundleId)>,
 ) -> Result<Json<Reopened>, ServiceError> {
     caller.researcher()?;
     Ok(Json(Reopened { bundle, ended: crowd::reopen(&state, id, bundle).await? }))
@@ -143,7 +144,7 @@ async fn reopen(
 async fn link(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<Json<LinkInfo>, ServiceError> {
     caller.researcher()?;
     Ok(Json(crowd::link(&state.db, id).await?))
@@ -152,7 +153,7 @@ async fn link(
 async fn rotate(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<Json<LinkInfo>, ServiceError> {
     caller.researcher()?;
     Ok(Json(crowd::rotate(&state.db, id).await?))
@@ -161,7 +162,7 @@ async fn rotate(
 async fn close(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<Json<LinkInfo>, ServiceError> {
     caller.researcher()?;
     Ok(Json(crowd::close(&state.db, id).await?))

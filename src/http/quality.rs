@@ -3,6 +3,7 @@
 //! Researchers and admins only.
 use crate::crowd;
 use crate::domain::crowd::figures::Dashboard;
+use crate::domain::ids::{ParticipantId, StudyId};
 use crate::error::ServiceError;
 use crate::http::extract::Caller;
 use crate::state::AppState;
@@ -23,7 +24,7 @@ pub fn routes() -> Router<AppState> {
 async fn dashboard(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<Json<Dashboard>, ServiceError> {
     caller.researcher()?;
     Ok(Json(crowd::dashboard(&state.db, id, state.crowd.clock.now()).await?))
@@ -32,7 +33,7 @@ async fn dashboard(
 async fn approve_list(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<Response, ServiceError> {
     caller.researcher()?;
     let body = crowd::approve::to_csv(&crowd::approve_list(&state.db, id).await?)?;
@@ -48,14 +49,14 @@ async fn approve_list(
 
 #[derive(Serialize)]
 struct Discarded {
-    participant: i64,
+    participant: ParticipantId,
     state: crate::domain::crowd::lease::LeaseState,
 }
 
 async fn discard(
     State(state): State<AppState>,
     caller: Caller,
-    Path((id, number)): Path<(i64, i64)>,
+    Path((id, number)): Path<(StudyId, ParticipantId)>,
 ) -> Result<Json<Discarded>, ServiceError> {
     caller.researcher()?;
     Ok(Json(Discarded { participant: number, state: crowd::discard(&state.db, id, number).await? }))

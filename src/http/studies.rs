@@ -1,6 +1,7 @@
 //! `/api/v1/studies` and `/api/v1/tasks`: listing and creating studies, the
 //! annotator's next task and answer, progress, agreement and adjudication.
 use crate::api_types::{AnswerAck, AnswerRequest, Dispute, Settled, StudyOverview, StudyProgress, StudySummary};
+use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::http::extract::{ApiJson, ApiQuery, Caller};
 use crate::state::AppState;
@@ -50,7 +51,7 @@ async fn research_overview(
 async fn start(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<Json<crate::api_types::Progress>, ServiceError> {
     Ok(Json(tasks::start(&state, &user, id).await?))
 }
@@ -58,7 +59,7 @@ async fn start(
 async fn next(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<Response, ServiceError> {
     Ok(match tasks::next_task(&state, &user, id).await? {
         Some(task) => Json(task).into_response(),
@@ -69,7 +70,7 @@ async fn next(
 async fn answer(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(task_id): Path<i64>,
+    Path(task_id): Path<TaskId>,
     ApiJson(req): ApiJson<AnswerRequest>,
 ) -> Result<Json<AnswerAck>, ServiceError> {
     let mut texts: Vec<(&str, &str)> = req.texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
@@ -80,7 +81,7 @@ async fn answer(
 async fn study_progress(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<Json<StudyProgress>, ServiceError> {
     caller.researcher()?;
     Ok(Json(progress::study_progress(&state, id).await?))
@@ -102,7 +103,7 @@ async fn create_study(
     caller.researcher()?;
     let study = studies::parse_spec(&spec, crate::store::db::now_secs() as u64)?;
     let id = studies::create_study(&state.db, &study, &spec).await?;
-    Ok((StatusCode::CREATED, Json(Created { id, name: study.name, seed: study.seed })))
+    Ok((StatusCode::CREATED, Json(Created { id: id.get(), name: study.name, seed: study.seed })))
 }
 
 /// Step 4 over the survivors of finished Step 3 study `id` (the research
@@ -110,17 +111,17 @@ async fn create_study(
 async fn start_step4(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<(StatusCode, Json<Created>), ServiceError> {
     caller.researcher()?;
     let (id, study) = studies::create_step4(&state.db, id).await?;
-    Ok((StatusCode::CREATED, Json(Created { id, name: study.name, seed: study.seed })))
+    Ok((StatusCode::CREATED, Json(Created { id: id.get(), name: study.name, seed: study.seed })))
 }
 
 async fn disputes(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<Json<Vec<Dispute>>, ServiceError> {
     caller.researcher()?;
     Ok(Json(adjudication::disputes(&state.db, id).await?))
@@ -128,7 +129,7 @@ async fn disputes(
 
 #[derive(Deserialize)]
 struct Decision {
-    instance_id: i64,
+    instance_id: InstanceId,
     value: String,
     /// The final text, for a kind whose answers carry one (the triplet check's P2).
     #[serde(default)]
@@ -138,7 +139,7 @@ struct Decision {
 async fn adjudicate(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
     ApiJson(d): ApiJson<Decision>,
 ) -> Result<StatusCode, ServiceError> {
     let user = caller.researcher()?;
@@ -150,7 +151,7 @@ async fn adjudicate(
 async fn settled(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<Json<Vec<Settled>>, ServiceError> {
     caller.researcher()?;
     Ok(Json(adjudication::settled(&state.db, id).await?))
@@ -160,7 +161,7 @@ async fn settled(
 async fn reopen(
     State(state): State<AppState>,
     caller: Caller,
-    Path((id, instance)): Path<(i64, i64)>,
+    Path((id, instance)): Path<(StudyId, InstanceId)>,
 ) -> Result<StatusCode, ServiceError> {
     let user = caller.researcher()?;
     adjudication::reopen(&state.db, &user, id, instance).await?;
@@ -171,7 +172,7 @@ async fn reopen(
 async fn study_report(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
 ) -> Result<Response, ServiceError> {
     caller.researcher()?;
     let json = crate::kinds::report::study_report(&state.db, id).await?.to_json(false)?;
@@ -188,7 +189,7 @@ struct AgreementQuery {
 async fn study_agreement(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
     ApiQuery(q): ApiQuery<AgreementQuery>,
 ) -> Result<Json<AgreementOut>, ServiceError> {
     caller.researcher()?;

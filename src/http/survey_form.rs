@@ -5,6 +5,7 @@
 //! next item on the server. The cross-site check (`origin.rs`) covers these
 //! posts like every other, and the page guard the `/annotate` ones.
 use super::extract::Caller;
+use crate::domain::ids::{StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::tasks;
@@ -24,7 +25,7 @@ pub fn routes() -> Router<AppState> {
 
 #[derive(Deserialize)]
 struct AnswerForm {
-    task_id: i64,
+    task_id: TaskId,
     option: String,
     /// A qualifier of the option, stored as `option:tag` (the triplet check's error tag).
     #[serde(default)]
@@ -34,7 +35,11 @@ struct AnswerForm {
     text: Option<String>,
 }
 
-async fn start(State(state): State<AppState>, Path(id): Path<i64>, caller: Result<Caller, ServiceError>) -> Response {
+async fn start(
+    State(state): State<AppState>,
+    Path(id): Path<StudyId>,
+    caller: Result<Caller, ServiceError>,
+) -> Response {
     let back = format!("/annotate/{id}");
     let started = async {
         let Caller(user) = caller?;
@@ -49,7 +54,7 @@ async fn start(State(state): State<AppState>, Path(id): Path<i64>, caller: Resul
 
 async fn answer(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
     caller: Result<Caller, ServiceError>,
     Form(form): Form<AnswerForm>,
     area: &str,

@@ -8,6 +8,7 @@
 //! (`origin.rs`) covers these posts like every other.
 use super::extract::Caller;
 use crate::crowd::{self, Stage};
+use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::ui::take::view::{practice_index, FeedbackQuery};
@@ -27,7 +28,7 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// Back to the participant's page, or a page for people saying what went wrong.
-fn answered(id: i64, done: Result<String, ServiceError>) -> Response {
+fn answered(id: StudyId, done: Result<String, ServiceError>) -> Response {
     match done {
         Ok(to) => Redirect::to(&to).into_response(),
         Err(e) => error_page::service_error(e, &format!("/take/{id}")),
@@ -43,7 +44,7 @@ struct StepForm {
 
 async fn step(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
     caller: Result<Caller, ServiceError>,
     Form(form): Form<StepForm>,
 ) -> Response {
@@ -83,7 +84,7 @@ fn comprehension_answers(fields: &[(String, String)]) -> Result<Vec<usize>, Serv
 
 async fn comprehension(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
     caller: Result<Caller, ServiceError>,
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
@@ -106,7 +107,7 @@ struct PracticeForm {
 /// not stored), with the labels as shown when the item is the current one.
 async fn practice(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<StudyId>,
     caller: Result<Caller, ServiceError>,
     Form(form): Form<PracticeForm>,
 ) -> Response {

@@ -4,6 +4,7 @@
 use super::server::{Head, Statistic, Stats};
 use crate::domain::accuracy::{accuracy_by_subset, accuracy_per_person, AccuracyRow, Judged, PersonRow};
 use crate::domain::category::Category;
+use crate::domain::ids::StudyId;
 use crate::domain::preference::{preference_table, Judgement, PreferenceRow, TEST};
 use crate::domain::survey::{Report, SurveyKind};
 use crate::error::ServiceError;
@@ -65,7 +66,7 @@ struct Answer {
 }
 
 /// Every answer of the study with its instance's category (the subset).
-async fn answers_by_subset(db: &SqlitePool, study_id: i64) -> Result<Vec<Answer>, ServiceError> {
+async fn answers_by_subset(db: &SqlitePool, study_id: StudyId) -> Result<Vec<Answer>, ServiceError> {
     type Row = (i64, String, String, i64, String, Option<String>, Option<String>);
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT i.id, i.neg_type, i.subtype, a.user_id, a.value, i.source_a, i.source_b
@@ -99,7 +100,7 @@ fn judgement(a: Answer) -> Result<Judgement, ServiceError> {
     Ok(Judgement { item: a.instance, category: a.category, criterion: criterion.to_string(), better, sources })
 }
 
-pub async fn study_report(db: &SqlitePool, study_id: i64) -> Result<StudyReport, ServiceError> {
+pub async fn study_report(db: &SqlitePool, study_id: StudyId) -> Result<StudyReport, ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
     let Some(report) = meta.kind.report() else {
         let kinds: Vec<&str> = SurveyKind::reports().map(|k| k.name()).collect();
@@ -137,7 +138,7 @@ pub async fn study_report(db: &SqlitePool, study_id: i64) -> Result<StudyReport,
 /// Each answer right when it stores `correct`, per subset and per annotator.
 async fn accuracy(
     db: &SqlitePool,
-    study_id: i64,
+    study_id: StudyId,
     correct: &str,
     setting: &str,
 ) -> Result<(usize, Accuracy), ServiceError> {

@@ -2,6 +2,7 @@
 //! (a `Report::Own` kind) and the extra files a dataset export writes for
 //! its studies. A kind lists its `server` part in `register_kinds!`;
 //! `kinds::server` finds it. The shell never names a kind.
+use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use serde::Serialize;
 use sqlx::SqlitePool;
@@ -14,10 +15,10 @@ use std::pin::Pin;
 pub type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T, ServiceError>> + Send + 'a>>;
 
 /// A kind's own statistics for a study, and how many answers they rest on.
-pub type ReportFn = for<'a> fn(&'a SqlitePool, i64) -> Fut<'a, (usize, Box<dyn Stats>)>;
+pub type ReportFn = for<'a> fn(&'a SqlitePool, StudyId) -> Fut<'a, (usize, Box<dyn Stats>)>;
 
 /// Writes a study's extra export files into a directory; their names.
-pub type ExportFn = for<'a> fn(&'a SqlitePool, i64, &'a Path) -> Fut<'a, Vec<String>>;
+pub type ExportFn = for<'a> fn(&'a SqlitePool, StudyId, &'a Path) -> Fut<'a, Vec<String>>;
 
 /// A kind's server part (`kinds/<kind>/server.rs`, `pub const SERVER`).
 pub struct Server {
@@ -28,7 +29,7 @@ pub struct Server {
 /// What every report starts with (docs/api.md, the report endpoint).
 #[derive(Debug, Clone, Serialize)]
 pub struct Head {
-    pub study_id: i64,
+    pub study_id: StudyId,
     pub study: String,
     pub kind: String,
     pub answers: usize,

@@ -7,6 +7,7 @@
 //! updates or deletes them afterwards (an import's updates of an instance
 //! run inside its own insert transaction, before any study can name it).
 //! A study id names one study for good, so the key names one item for good.
+use crate::domain::ids::{InstanceId, StudyId};
 use crate::domain::survey::ItemData;
 use crate::store::recent::Recent;
 use std::sync::{Arc, Mutex};
@@ -15,7 +16,7 @@ use std::sync::{Arc, Mutex};
 const GENERATION: usize = 50_000;
 
 /// (study, instance, query): the kind's question is part of the item.
-type Key = (i64, i64, u8);
+type Key = (StudyId, InstanceId, u8);
 
 #[derive(Clone)]
 pub struct ItemCache(Arc<Mutex<Recent<Key, Arc<ItemData>>>>);
@@ -65,6 +66,7 @@ mod tests {
         instance: i64,
         query: u8,
     ) -> Result<Arc<ItemData>, ServiceError> {
+        let (study, instance) = (StudyId::new(study), InstanceId::new(instance));
         cache.get_or_load((study, instance, query), load_item(db, kind, study, instance, query)).await
     }
 

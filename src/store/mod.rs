@@ -7,6 +7,7 @@ mod batch;
 pub mod clock;
 pub mod dataset_rows;
 pub mod db;
+pub mod ids;
 pub mod images;
 pub mod item_cache;
 pub mod leftovers;

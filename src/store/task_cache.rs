@@ -2,6 +2,7 @@
 //! owner, study, item, seed and check never change after the transaction
 //! that made it (only `done` does, and the writer settles a repeat answer
 //! by itself), so the answer need not read the task row again.
+use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::store::recent::Recent;
 use std::sync::{Arc, Mutex};
 
@@ -11,8 +12,8 @@ const GENERATION: usize = 4096;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShownTask {
     pub owner: i64,
-    pub study_id: i64,
-    pub instance_id: i64,
+    pub study_id: StudyId,
+    pub instance_id: InstanceId,
     pub seed: i64,
     pub query: i64,
     /// An instructional attention check (its answer is counted against the participant).
@@ -20,7 +21,7 @@ pub struct ShownTask {
 }
 
 #[derive(Clone)]
-pub struct TaskCache(Arc<Mutex<Recent<i64, ShownTask>>>);
+pub struct TaskCache(Arc<Mutex<Recent<TaskId, ShownTask>>>);
 
 impl Default for TaskCache {
     fn default() -> Self {
@@ -29,16 +30,16 @@ impl Default for TaskCache {
 }
 
 impl TaskCache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Recent<i64, ShownTask>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Recent<TaskId, ShownTask>> {
         // A panic while holding the lock cannot leave the map half-written.
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn put(&self, task_id: i64, task: ShownTask) {
+    pub fn put(&self, task_id: TaskId, task: ShownTask) {
         self.lock().put(task_id, task);
     }
 
-    pub fn get(&self, task_id: i64) -> Option<ShownTask> {
+    pub fn get(&self, task_id: TaskId) -> Option<ShownTask> {
         self.lock().get(&task_id)
     }
 }

@@ -2,6 +2,7 @@
 //! takes everything queued, commits it in one transaction (one fsync) and only
 //! then replies. Under load, batches grow by themselves: group commit.
 use sqlx::SqliteConnection;
+use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 const MAX_BATCH: usize = 512;
@@ -10,7 +11,7 @@ pub use super::batch::{NewAnswer, Stored};
 
 struct Job {
     answer: NewAnswer,
-    reply: oneshot::Sender<Result<Stored, String>>,
+    reply: oneshot::Sender<Result<Stored, Failed>>,
 }
 
 #[derive(Clone)]
@@ -22,12 +23,16 @@ pub struct Writer {
     gate: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
+/// Why an answer was not stored: one database error, shared by every
+/// answer of the batch it failed.
+type Failed = Arc<sqlx::Error>;
+
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     #[error("the answer writer has stopped")]
     Stopped,
-    #[error("storing the answer failed: {0}")]
-    Db(String),
+    #[error("storing the answer failed")]
+    Db(#[source] Failed),
 }
 
 impl Writer {
@@ -65,9 +70,13 @@ async fn run(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Job>, gate: std:
     }
 }
 
-async fn commit_batch(conn: &mut SqliteConnection, batch: &[Job]) -> Vec<Result<Stored, String>> {
+async fn commit_batch(conn: &mut SqliteConnection, batch: &[Job]) -> Vec<Result<Stored, Failed>> {
+    let every = |e: sqlx::Error| {
+        let e = Arc::new(e);
+        batch.iter().map(|_| Err(Arc::clone(&e))).collect()
+    };
     if let Err(e) = sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await {
-        return batch.iter().map(|_| Err(e.to_string())).collect();
+        return every(e);
     }
     let results = match all_applied(conn, batch).await {
         Ok(Some(results)) => Ok(results),
@@ -79,12 +88,12 @@ async fn commit_batch(conn: &mut SqliteConnection, batch: &[Job]) -> Vec<Result<
         Err(e) => {
             // The batch's state is unknown: none of it may be committed.
             let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-            return batch.iter().map(|_| Err(e.to_string())).collect();
+            return every(e);
         }
     };
     if let Err(e) = sqlx::query("COMMIT").execute(&mut *conn).await {
         let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
-        return batch.iter().map(|_| Err(e.to_string())).collect();
+        return every(e);
     }
     results
 }
@@ -95,7 +104,7 @@ async fn commit_batch(conn: &mut SqliteConnection, batch: &[Job]) -> Vec<Result<
 async fn all_applied(
     conn: &mut SqliteConnection,
     batch: &[Job],
-) -> Result<Option<Vec<Result<Stored, String>>>, sqlx::Error> {
+) -> Result<Option<Vec<Result<Stored, Failed>>>, sqlx::Error> {
     sqlx::query("SAVEPOINT batch").execute(&mut *conn).await?;
     let answers: Vec<&NewAnswer> = batch.iter().map(|j| &j.answer).collect();
     match super::batch::apply_all(conn, &answers).await {
@@ -114,7 +123,7 @@ async fn all_applied(
 /// A savepoint per answer: one that fails halfway (its insert made, its
 /// update refused) leaves nothing behind, so its retry is new, and its
 /// batch mates still commit.
-async fn one_by_one(conn: &mut SqliteConnection, batch: &[Job]) -> Result<Vec<Result<Stored, String>>, sqlx::Error> {
+async fn one_by_one(conn: &mut SqliteConnection, batch: &[Job]) -> Result<Vec<Result<Stored, Failed>>, sqlx::Error> {
     let mut results = Vec::with_capacity(batch.len());
     for job in batch {
         sqlx::query("SAVEPOINT answer").execute(&mut *conn).await?;
@@ -123,7 +132,7 @@ async fn one_by_one(conn: &mut SqliteConnection, batch: &[Job]) -> Result<Vec<Re
             sqlx::query("ROLLBACK TO answer").execute(&mut *conn).await?;
         }
         sqlx::query("RELEASE answer").execute(&mut *conn).await?;
-        results.push(applied.map_err(|e| e.to_string()));
+        results.push(applied.map_err(Arc::new));
     }
     Ok(results)
 }
@@ -187,6 +196,8 @@ async fn apply(conn: &mut SqliteConnection, a: &NewAnswer) -> Result<Stored, sql
 mod tests {
     use super::*;
     use crate::store::db;
+    use sqlx::pool::PoolConnection;
+    use sqlx::{Sqlite, SqlitePool};
 
     fn answer(task_id: i64) -> NewAnswer {
         NewAnswer {
@@ -203,26 +214,34 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn an_answer_failing_halfway_leaves_nothing_and_its_batch_mates_commit() {
-        let dir = tempfile::tempdir().unwrap();
+    /// Three bare tasks in a new database, with `trigger` (a fault) set.
+    async fn tasks_with(
+        dir: &tempfile::TempDir,
+        trigger: &str,
+    ) -> (std::path::PathBuf, SqlitePool, PoolConnection<Sqlite>) {
         let file = dir.path().join("db.sqlite");
         let pool = db::open_pool(&file).await.unwrap();
         let mut setup = pool.acquire().await.unwrap();
         crate::store::batch::bare_tasks(&mut setup).await;
+        sqlx::query(trigger).execute(&mut *setup).await.unwrap();
+        (file, pool, setup)
+    }
+
+    #[tokio::test]
+    async fn an_answer_failing_halfway_leaves_nothing_and_its_batch_mates_commit() {
+        let dir = tempfile::tempdir().unwrap();
         // Task 2's insert succeeds, its update fails.
-        sqlx::query(
+        let (file, pool, mut setup) = tasks_with(
+            &dir,
             "CREATE TRIGGER fail_two BEFORE UPDATE ON tasks WHEN OLD.id = 2 BEGIN SELECT RAISE(ABORT, 'injected'); END",
         )
-        .execute(&mut *setup)
-        .await
-        .unwrap();
+        .await;
         let mut conn = db::open_writer_connection(&file).await.unwrap();
         let jobs: Vec<Job> = (1..=3).map(|t| Job { answer: answer(t), reply: oneshot::channel().0 }).collect();
         let results = commit_batch(&mut conn, &jobs).await;
-        assert_eq!(results[0], Ok(Stored::New));
-        assert!(results[1].as_ref().unwrap_err().contains("injected"), "{results:?}");
-        assert_eq!(results[2], Ok(Stored::New));
+        assert!(matches!(results[0], Ok(Stored::New)), "{results:?}");
+        assert!(results[1].as_ref().unwrap_err().to_string().contains("injected"), "{results:?}");
+        assert!(matches!(results[2], Ok(Stored::New)), "{results:?}");
         let answered: Vec<i64> =
             sqlx::query_scalar("SELECT task_id FROM answers ORDER BY task_id").fetch_all(&pool).await.unwrap();
         assert_eq!(answered, [1, 3]);
@@ -234,6 +253,23 @@ mod tests {
         // Once the fault is gone, the retry is stored as new, not "duplicate".
         sqlx::query("DROP TRIGGER fail_two").execute(&mut *setup).await.unwrap();
         let retry = [Job { answer: answer(2), reply: oneshot::channel().0 }];
-        assert_eq!(commit_batch(&mut conn, &retry).await, [Ok(Stored::New)]);
+        assert!(matches!(commit_batch(&mut conn, &retry).await[..], [Ok(Stored::New)]));
+    }
+
+    #[tokio::test]
+    async fn a_failed_answer_keeps_the_database_error_as_its_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let fault = "CREATE TRIGGER fail BEFORE UPDATE ON tasks BEGIN SELECT RAISE(ABORT, 'disk says no'); END";
+        let (file, _pool, _setup) = tasks_with(&dir, fault).await;
+        let writer = Writer::spawn(db::open_writer_connection(&file).await.unwrap());
+        let e = writer.store(answer(1)).await.unwrap_err();
+        assert_eq!(e.to_string(), "storing the answer failed");
+        let source = std::error::Error::source(&e).expect("the database error is kept");
+        let db_error = source.downcast_ref::<Failed>().expect("a sqlx error, not its text");
+        assert!(matches!(**db_error, sqlx::Error::Database(_)), "{db_error:?}");
+        let e = crate::error::ServiceError::from(e);
+        assert!(e.chain().starts_with("internal error: answer writer: storing the answer failed: "), "{}", e.chain());
+        assert!(e.chain().ends_with("disk says no"), "{}", e.chain());
+        assert_eq!(e.chain().matches("disk says no").count(), 1, "{}", e.chain());
     }
 }

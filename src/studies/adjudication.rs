@@ -3,6 +3,7 @@
 //! reopening a decision (undo), with every decision kept in a log.
 use crate::accounts::SessionUser;
 use crate::api_types::{AdjudicationEvent, Dispute, DisputeChoice, DisputeText, Settled};
+use crate::domain::ids::{InstanceId, StudyId};
 use crate::domain::resolution::ItemState;
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
@@ -20,8 +21,8 @@ use std::collections::HashMap;
 async fn shown(
     db: &SqlitePool,
     kind: SurveyKind,
-    study_id: i64,
-    instance_id: i64,
+    study_id: StudyId,
+    instance_id: InstanceId,
     seeds: &[(String, i64)],
 ) -> Result<(String, HashMap<String, String>, HashMap<String, String>), ServiceError> {
     let item = load_item(db, kind, study_id, instance_id, 0).await?;
@@ -53,7 +54,7 @@ async fn shown(
     Ok((p.prompt_text, images, labels))
 }
 
-pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, ServiceError> {
+pub async fn disputes(db: &SqlitePool, study_id: StudyId) -> Result<Vec<Dispute>, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let mut out = Vec::new();
     if !meta.kind.spec().adjudicated {
@@ -74,7 +75,7 @@ pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, Se
         .fetch_all(db)
         .await?;
         let seeds: Vec<(String, i64)> = answers.iter().map(|(_, u, seed)| (u.clone(), *seed)).collect();
-        let (prompt, images, labels) = shown(db, meta.kind, study_id, o.instance_id, &seeds).await?;
+        let (prompt, images, labels) = shown(db, meta.kind, study_id, InstanceId::new(o.instance_id), &seeds).await?;
         let choices = meta
             .kind
             .values()
@@ -96,7 +97,7 @@ pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, Se
             })
             .collect();
         let text_label = meta.kind.text_field().map(|f| f.label.to_string());
-        out.push(Dispute { study_id, instance_id: o.instance_id, prompt, choices, texts, text_label });
+        out.push(Dispute { study_id: study_id.get(), instance_id: o.instance_id, prompt, choices, texts, text_label });
     }
     Ok(out)
 }
@@ -104,8 +105,8 @@ pub async fn disputes(db: &SqlitePool, study_id: i64) -> Result<Vec<Dispute>, Se
 pub async fn adjudicate(
     db: &SqlitePool,
     user: &SessionUser,
-    study_id: i64,
-    instance_id: i64,
+    study_id: StudyId,
+    instance_id: InstanceId,
     value: &str,
     text: Option<&str>,
 ) -> Result<(), ServiceError> {
@@ -151,8 +152,8 @@ pub async fn adjudicate(
 
 async fn log(
     tx: &mut sqlx::SqliteConnection,
-    study_id: i64,
-    instance_id: i64,
+    study_id: StudyId,
+    instance_id: InstanceId,
     action: &str,
     value: &str,
     user_id: i64,
@@ -175,7 +176,12 @@ async fn log(
 /// Undoes the decision on an item: it is disputed again (while its answers
 /// still disagree) and the log keeps the decision beside the reopening.
 /// Refused once a later study (Step 4) was built from the decisions.
-pub async fn reopen(db: &SqlitePool, user: &SessionUser, study_id: i64, instance_id: i64) -> Result<(), ServiceError> {
+pub async fn reopen(
+    db: &SqlitePool,
+    user: &SessionUser,
+    study_id: StudyId,
+    instance_id: InstanceId,
+) -> Result<(), ServiceError> {
     let mut tx = db.begin().await?;
     let built: Option<String> = sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = ? LIMIT 1")
         .bind(study_id)
@@ -204,7 +210,7 @@ pub async fn reopen(db: &SqlitePool, user: &SessionUser, study_id: i64, instance
 
 /// The items a researcher has settled, newest decision first, each with its
 /// whole history (earlier decisions and reopenings included).
-pub async fn settled(db: &SqlitePool, study_id: i64) -> Result<Vec<Settled>, ServiceError> {
+pub async fn settled(db: &SqlitePool, study_id: StudyId) -> Result<Vec<Settled>, ServiceError> {
     let meta = crate::studies::meta::load_study_meta(db, study_id).await?;
     let standing: Vec<(i64, String)> = sqlx::query_as(
         "SELECT instance_id, value FROM adjudications WHERE study_id = ? ORDER BY decided_at DESC, instance_id",
@@ -222,13 +228,13 @@ pub async fn settled(db: &SqlitePool, study_id: i64) -> Result<Vec<Settled>, Ser
         .bind(instance_id)
         .fetch_all(db)
         .await?;
-        let (prompt, _, labels) = shown(db, meta.kind, study_id, instance_id, &[]).await?;
+        let (prompt, _, labels) = shown(db, meta.kind, study_id, InstanceId::new(instance_id), &[]).await?;
         let label = |v: &str| labels.get(v).cloned().unwrap_or_else(|| v.to_string());
         let history = history
             .into_iter()
             .map(|(action, value, by, at)| AdjudicationEvent { label: label(&value), action, value, by, at })
             .collect();
-        out.push(Settled { study_id, instance_id, prompt, label: label(&value), value, history });
+        out.push(Settled { study_id: study_id.get(), instance_id, prompt, label: label(&value), value, history });
     }
     Ok(out)
 }

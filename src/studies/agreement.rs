@@ -1,6 +1,7 @@
 //! Agreement on a study's answers: the stored values (what was chosen, not
 //! where it was shown) mapped to categories, then the pure statistics.
 use crate::domain::agreement::{keyed_by_question, study_agreement, CategoryMap, QuestionRating};
+use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::store::pages::{page_starts, range_pages, JsonPages, PAGE_SHIFT};
@@ -50,7 +51,7 @@ pub struct AgreementOut {
 /// Agreement with the given mapping, or the one the study's spec chose.
 pub async fn study_agreement_report(
     db: &SqlitePool,
-    study_id: i64,
+    study_id: StudyId,
     mapping: Option<Mapping>,
 ) -> Result<AgreementOut, ServiceError> {
     agreement_report(db, study_id, mapping, None).await
@@ -59,7 +60,7 @@ pub async fn study_agreement_report(
 /// The summary, plus with `detail` the intervals and per-annotator figures.
 pub async fn agreement_report(
     db: &SqlitePool,
-    study_id: i64,
+    study_id: StudyId,
     mapping: Option<Mapping>,
     detail: Option<Detail>,
 ) -> Result<AgreementOut, ServiceError> {
@@ -83,8 +84,12 @@ pub async fn agreement_report(
                 a.user_id, a.value))
          FROM counted_answers a WHERE a.study_id = ?1 AND a.instance_id BETWEEN ?2 AND ?3"
     };
-    let mut pages =
-        JsonPages::<(i64, i64, i64, String)>::new(range_pages(db, sql, study_id, page_starts(&items, PAGE_SHIFT)));
+    let mut pages = JsonPages::<(i64, i64, i64, String)>::new(range_pages(
+        db,
+        sql,
+        study_id.get(),
+        page_starts(&items, PAGE_SHIFT),
+    ));
     drop(items);
     let mut rows = Vec::new();
     while let Some(row) = pages.try_next().await? {
@@ -108,7 +113,7 @@ pub async fn agreement_report(
 /// read every answer again. `None` for a kind of several questions.
 pub async fn summary_of_votes(
     db: &SqlitePool,
-    study_id: i64,
+    study_id: StudyId,
     items: &[i64],
     votes: &Votes,
 ) -> Result<Option<AgreementOut>, ServiceError> {
@@ -157,7 +162,7 @@ async fn summary(
     let name = |id: u64| names.get(&(id as i64)).cloned().unwrap_or_else(|| format!("user {id}"));
     let s = study_agreement(&ratings, map.len());
     let mut out = AgreementOut {
-        study_id: meta.id,
+        study_id: meta.id.get(),
         mapping: mapping.as_str(),
         categories: map.names().to_vec(),
         pairs: pairs_out(s.pairs, &name),

@@ -2,6 +2,7 @@
 //! "Free-text answers"): the disagreement rule on texts, and each item's
 //! final text for disputes, exports and reports.
 use crate::domain::answer_text::texts_agree;
+use crate::domain::ids::StudyId;
 use crate::domain::resolution::{ItemState, ResolvedBy};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
@@ -18,7 +19,7 @@ pub struct TextedAnswer {
 
 /// Every counted answer of the study with its text, per instance, earliest
 /// first; for kinds with one text field (HNC's two are read by `kinds::caption_writing::server`).
-pub async fn answers(db: &SqlitePool, study_id: i64) -> Result<HashMap<i64, Vec<TextedAnswer>>, ServiceError> {
+pub async fn answers(db: &SqlitePool, study_id: StudyId) -> Result<HashMap<i64, Vec<TextedAnswer>>, ServiceError> {
     let rows: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
         "SELECT a.instance_id, u.username, a.value, t.text FROM counted_answers a JOIN users u ON u.id = a.user_id
          LEFT JOIN answer_texts t ON t.task_id = a.task_id
@@ -62,7 +63,7 @@ pub async fn settle(
 /// the text of the first answer that stored the final value; items without text are absent.
 pub async fn final_texts(
     db: &SqlitePool,
-    study_id: i64,
+    study_id: StudyId,
     items: impl Iterator<Item = (i64, &ItemState)>,
     answers: &HashMap<i64, Vec<TextedAnswer>>,
 ) -> Result<HashMap<i64, String>, ServiceError> {

@@ -1,6 +1,7 @@
 //! Creating studies from a spec: checking the source study and sampling
 //! its survivors, then the study row and its items in one transaction.
 use crate::domain::assignment::Annotators;
+use crate::domain::ids::{DatasetId, StudyId};
 use crate::domain::study::{Study, StudySpec};
 use crate::error::ServiceError;
 use crate::store::db::now_secs;
@@ -16,7 +17,7 @@ pub fn parse_spec(text: &str, default_seed: u64) -> Result<Study, ServiceError> 
 /// Creates the study over every instance of its dataset. Returns its id.
 /// A taken name is `Invalid` (422, as docs/api.md documents), a database
 /// failure `Internal`.
-pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Result<i64, ServiceError> {
+pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Result<StudyId, ServiceError> {
     let invalid = |m: String| ServiceError::Invalid(m);
     // HNC: written pairs become the new dataset's instances; a vocabulary is read once.
     let written = crate::studies::written_pairs::collect(db, study).await?;
@@ -28,7 +29,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
     if let Some(pairs) = &written {
         crate::studies::written_pairs::insert(&mut tx, &study.dataset, pairs).await?;
     }
-    let dataset_id: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+    let dataset_id: DatasetId = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
         .bind(&study.dataset)
         .fetch_optional(&mut *tx)
         .await?
@@ -53,7 +54,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
     let source = match &study.source {
         None => None,
         Some(name) => {
-            let (sid, sds): (i64, i64) = sqlx::query_as("SELECT id, dataset_id FROM studies WHERE name = ?")
+            let (sid, sds): (StudyId, DatasetId) = sqlx::query_as("SELECT id, dataset_id FROM studies WHERE name = ?")
                 .bind(name)
                 .fetch_optional(&mut *tx)
                 .await?
@@ -119,6 +120,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
         e => e.into(),
     })?
     .last_insert_rowid();
+    let id = StudyId::new(id);
     let items = match survivors {
         None => sqlx::query(
             "INSERT INTO study_items (study_id, instance_id) SELECT ?, id FROM instances WHERE dataset_id = ?",
@@ -163,7 +165,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
 /// Step 4 over the survivors of a finished Step 3 study: the spec
 /// `step4_spec` writes, created like any other. The UI's "Start Step 4" and
 /// `POST /api/v1/studies/{id}/step4` both call this.
-pub async fn create_step4(db: &SqlitePool, step3: i64) -> Result<(i64, Study), ServiceError> {
+pub async fn create_step4(db: &SqlitePool, step3: StudyId) -> Result<(StudyId, Study), ServiceError> {
     let spec = crate::studies::outcomes::step4_spec(db, step3, now_secs() as u64).await?;
     let study = parse_spec(&spec, 0)?;
     let id = create_study(db, &study, &spec).await?;

@@ -4,6 +4,7 @@
 use crate::accounts::SessionUser;
 use crate::api_types::StudySummary;
 use crate::domain::assignment::{Annotators, AssignmentRule};
+use crate::domain::ids::{InstanceId, StudyId};
 use crate::domain::resolution::ResolveRule;
 use crate::domain::study::Mapping;
 use crate::domain::survey::{ItemData, SurveyKind};
@@ -15,7 +16,7 @@ use std::sync::Arc;
 /// A `studies` row as stored; [`load_study_meta`] parses it.
 #[derive(sqlx::FromRow)]
 struct StudyRow {
-    id: i64,
+    id: StudyId,
     name: String,
     kind: String,
     dataset: String,
@@ -26,18 +27,18 @@ struct StudyRow {
     mapping: String,
     resolve: String,
     primary_user: Option<String>,
-    source_study_id: Option<i64>,
+    source_study_id: Option<StudyId>,
     adaptive: Option<String>,
 }
 
-pub async fn study_meta(state: &AppState, id: i64) -> Result<Arc<StudyMeta>, ServiceError> {
+pub async fn study_meta(state: &AppState, id: StudyId) -> Result<Arc<StudyMeta>, ServiceError> {
     if let Some(meta) = state.studies.get(id) {
         return Ok(meta);
     }
     Ok(state.studies.insert(load_study_meta(&state.db, id).await?))
 }
 
-pub async fn load_study_meta(db: &SqlitePool, id: i64) -> Result<StudyMeta, ServiceError> {
+pub async fn load_study_meta(db: &SqlitePool, id: StudyId) -> Result<StudyMeta, ServiceError> {
     let row: Option<StudyRow> = sqlx::query_as(
         "SELECT s.id, s.name, s.kind, d.name AS dataset, s.instructions, s.annotators, s.rule, s.seed,
                 s.mapping, s.resolve, s.primary_user, s.source_study_id, a.settings AS adaptive
@@ -82,7 +83,7 @@ pub async fn load_study_meta(db: &SqlitePool, id: i64) -> Result<StudyMeta, Serv
 }
 
 /// A study's adaptive overlap settings as stored (JSON).
-pub(crate) fn parse_adaptive(study: i64, text: &str) -> Result<crate::domain::adaptive::Adaptive, ServiceError> {
+pub(crate) fn parse_adaptive(study: StudyId, text: &str) -> Result<crate::domain::adaptive::Adaptive, ServiceError> {
     serde_json::from_str(text)
         .map_err(|e| ServiceError::internal(format!("study {study} has corrupt adaptive settings"), e))
 }
@@ -92,7 +93,7 @@ pub async fn list_studies(
     state: &AppState,
     user_id: i64,
 ) -> Result<Vec<(Arc<StudyMeta>, Option<(i64, i64)>)>, ServiceError> {
-    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id").fetch_all(&state.db).await?;
+    let ids: Vec<StudyId> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id").fetch_all(&state.db).await?;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
         let meta = study_meta(state, id).await?;
@@ -111,7 +112,7 @@ pub async fn list_studies(
 /// assignment rules plan over.
 pub async fn study_items(
     db: impl sqlx::SqliteExecutor<'_>,
-    study_id: i64,
+    study_id: StudyId,
 ) -> Result<Vec<crate::domain::assignment::StudyItem>, ServiceError> {
     let rows: Vec<(i64, String, String)> = sqlx::query_as(
         "SELECT i.id, i.neg_type, i.subtype FROM study_items s JOIN instances i ON i.id = s.instance_id
@@ -129,13 +130,13 @@ pub async fn study_items(
         .collect()
 }
 
-pub async fn study_item_count(db: &SqlitePool, study_id: i64) -> Result<i64, ServiceError> {
+pub async fn study_item_count(db: &SqlitePool, study_id: StudyId) -> Result<i64, ServiceError> {
     Ok(sqlx::query_scalar("SELECT count(*) FROM study_items WHERE study_id = ?").bind(study_id).fetch_one(db).await?)
 }
 
 pub fn summary(meta: &StudyMeta, progress: Option<(i64, i64)>) -> StudySummary {
     StudySummary {
-        id: meta.id,
+        id: meta.id.get(),
         name: meta.name.clone(),
         kind: meta.kind,
         dataset: meta.dataset.clone(),
@@ -161,8 +162,8 @@ pub async fn visible_studies(state: &AppState, user: &SessionUser) -> Result<Vec
 pub(crate) async fn load_item(
     db: &sqlx::SqlitePool,
     kind: SurveyKind,
-    study_id: i64,
-    instance_id: i64,
+    study_id: StudyId,
+    instance_id: InstanceId,
     query: u8,
 ) -> Result<ItemData, ServiceError> {
     let needs = kind.spec().needs;

@@ -33,7 +33,7 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
     // stand-in), and some items are discarded.
     for (n, id) in items.iter().enumerate() {
         let value = if n % 5 == 4 { "none".to_string() } else { (n % 4).to_string() };
-        adjudication::adjudicate(&db, &researcher, s3, *id, &value, None).await.unwrap();
+        adjudication::adjudicate(&db, &researcher, s3, (*id).into(), &value, None).await.unwrap();
     }
     let survivors: BTreeMap<i64, String> =
         outcomes::survivors(&db, s3, &[SurveyKind::parse("four_image").unwrap()]).await.unwrap().into_iter().collect();
@@ -58,7 +58,7 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
     let dataset_id = crate::studies::pipeline::dataset_id(&db, "demo").await.unwrap();
     let outcomes: Vec<(i64, Outcome)> = items.iter().map(|id| (*id, Outcome::default())).collect();
     let mut tx = db.begin().await.unwrap();
-    crate::store::runs::replace_run(&mut tx, dataset_id, "M", "test", None, &outcomes).await.unwrap();
+    crate::store::runs::replace_run(&mut tx, dataset_id.get(), "M", "test", None, &outcomes).await.unwrap();
     tx.commit().await.unwrap();
     let failures = crate::models::failures::failures(&db, "demo", "M", "group", None).await.unwrap();
     assert_eq!(failures.len(), items.len());

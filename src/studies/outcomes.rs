@@ -3,6 +3,7 @@
 //! turned into Step 4 items, and the dataset funnel.
 use crate::domain::assignment::Annotators;
 use crate::domain::category::Category;
+use crate::domain::ids::StudyId;
 use crate::domain::resolution::{resolve, ItemAnswer, ItemState, ResolveRule};
 use crate::domain::survey::{ItemData, SurveyKind, Verdict};
 use crate::error::ServiceError;
@@ -106,13 +107,13 @@ fn primary_for(
 /// Every item of the study with its state, in instance order. Items and
 /// answers are streamed side by side (both ordered by instance), so only the
 /// outcomes and a compact copy of the answers (`Votes`) stay in memory.
-pub async fn study_outcomes(db: &SqlitePool, study_id: i64) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
+pub async fn study_outcomes(db: &SqlitePool, study_id: StudyId) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
     let (meta, outcomes, _) = study_outcomes_paged(db, study_id, PAGE_SHIFT).await?;
     Ok((meta, outcomes))
 }
 
 /// [`study_outcomes`] with the answers they were settled on, item by item.
-pub async fn study_outcomes_and_votes(db: &SqlitePool, study_id: i64) -> Result<StudyOutcomes, ServiceError> {
+pub async fn study_outcomes_and_votes(db: &SqlitePool, study_id: StudyId) -> Result<StudyOutcomes, ServiceError> {
     study_outcomes_paged(db, study_id, PAGE_SHIFT).await
 }
 
@@ -120,7 +121,11 @@ pub async fn study_outcomes_and_votes(db: &SqlitePool, study_id: i64) -> Result<
 pub type StudyOutcomes = (StudyMeta, Vec<ItemOutcome>, Votes);
 
 /// [`study_outcomes_and_votes`] reading 2^`shift` instance ids per page (tests vary it).
-pub async fn study_outcomes_paged(db: &SqlitePool, study_id: i64, shift: u32) -> Result<StudyOutcomes, ServiceError> {
+pub async fn study_outcomes_paged(
+    db: &SqlitePool,
+    study_id: StudyId,
+    shift: u32,
+) -> Result<StudyOutcomes, ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
     let ids: Vec<i64> =
         sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
@@ -149,7 +154,7 @@ pub async fn study_outcomes_paged(db: &SqlitePool, study_id: i64, shift: u32) ->
         "SELECT json_group_array(json_array(si.instance_id, i.neg_type, i.subtype))
          FROM study_items si JOIN instances i ON i.id = si.instance_id
          WHERE si.study_id = ?1 AND si.instance_id BETWEEN ?2 AND ?3",
-        study_id,
+        study_id.get(),
         starts.clone(),
     ))
     .ordered_by(|a, b| a.0.cmp(&b.0));
@@ -158,7 +163,7 @@ pub async fn study_outcomes_paged(db: &SqlitePool, study_id: i64, shift: u32) ->
         db,
         "SELECT json_group_array(json_array(instance_id, user_id, value, answered_at, task_id))
          FROM counted_answers WHERE study_id = ?1 AND instance_id BETWEEN ?2 AND ?3",
-        study_id,
+        study_id.get(),
         starts,
     ))
     .ordered_by(|a, b| (a.0, a.3, a.4).cmp(&(b.0, b.3, b.4)));
@@ -228,7 +233,11 @@ pub async fn study_outcomes_paged(db: &SqlitePool, study_id: i64, shift: u32) ->
 
 /// The survivors of a finished curation study (Step 3 or Step 4), each with
 /// the generated image it carries (the one Step 3 chose): the items of the next stage.
-pub async fn survivors(db: &SqlitePool, study: i64, want: &[SurveyKind]) -> Result<Vec<(i64, String)>, ServiceError> {
+pub async fn survivors(
+    db: &SqlitePool,
+    study: StudyId,
+    want: &[SurveyKind],
+) -> Result<Vec<(i64, String)>, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study).await?;
     if !want.contains(&meta.kind) {
         let want: Vec<&str> = want.iter().map(|k| k.as_str()).collect();
@@ -269,7 +278,11 @@ pub async fn survivors(db: &SqlitePool, study: i64, want: &[SurveyKind]) -> Resu
 
 /// The images of every item of a study that its kind reads, in bulk (only
 /// the image fields of each `ItemData` are filled).
-async fn item_images(db: &SqlitePool, kind: SurveyKind, study: i64) -> Result<HashMap<i64, ItemData>, ServiceError> {
+async fn item_images(
+    db: &SqlitePool,
+    kind: SurveyKind,
+    study: StudyId,
+) -> Result<HashMap<i64, ItemData>, ServiceError> {
     let needs = kind.spec().needs;
     let rows: Vec<(i64, Option<String>, Option<String>)> = sqlx::query_as(
         "SELECT si.instance_id, si.chosen_image, i.positive_image FROM study_items si JOIN instances i ON i.id = si.instance_id
@@ -304,7 +317,7 @@ async fn item_images(db: &SqlitePool, kind: SurveyKind, study: i64) -> Result<Ha
     Ok(items)
 }
 
-pub async fn study_status(db: &SqlitePool, study_id: i64) -> Result<crate::api_types::StudyStatus, ServiceError> {
+pub async fn study_status(db: &SqlitePool, study_id: StudyId) -> Result<crate::api_types::StudyStatus, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let disputed = outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).count();
     let final_items = outcomes.iter().filter(|o| matches!(o.state, ItemState::Final { .. })).count();
@@ -314,7 +327,7 @@ pub async fn study_status(db: &SqlitePool, study_id: i64) -> Result<crate::api_t
             .fetch_optional(db)
             .await?;
     Ok(crate::api_types::StudyStatus {
-        study_id,
+        study_id: study_id.get(),
         kind: meta.kind,
         final_items,
         waiting: outcomes.len() - final_items - disputed,
@@ -326,7 +339,7 @@ pub async fn study_status(db: &SqlitePool, study_id: i64) -> Result<crate::api_t
 /// The spec of a Step 4 study over a Step 3 study's survivors, with the
 /// same annotators, rule and resolution (what "Start Step 4" creates; kept
 /// as TOML text so the study's provenance reads like any other).
-pub async fn step4_spec(db: &SqlitePool, step3: i64, seed: u64) -> Result<String, ServiceError> {
+pub async fn step4_spec(db: &SqlitePool, step3: StudyId, seed: u64) -> Result<String, ServiceError> {
     let meta = load_study_meta(db, step3).await?;
     let next = meta
         .kind

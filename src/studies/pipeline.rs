@@ -2,6 +2,7 @@
 //! from it) and the funnel counts per stage.
 use crate::domain::category::Category;
 use crate::domain::funnel::{Funnel, FunnelBuilder};
+use crate::domain::ids::{DatasetId, StudyId};
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
@@ -12,7 +13,7 @@ use std::sync::Arc;
 
 /// The studies a dataset's curation went through, with their outcomes.
 pub struct Pipeline {
-    pub dataset_id: i64,
+    pub dataset_id: DatasetId,
     pub step3: Option<(StudyMeta, Vec<ItemOutcome>)>,
     pub step4: Option<(StudyMeta, Vec<ItemOutcome>)>,
     /// The answers behind Step 3's and Step 4's outcomes (empty without the
@@ -20,7 +21,7 @@ pub struct Pipeline {
     pub votes: [Arc<Votes>; 2],
 }
 
-pub async fn dataset_id(db: &SqlitePool, dataset: &str) -> Result<i64, ServiceError> {
+pub async fn dataset_id(db: &SqlitePool, dataset: &str) -> Result<DatasetId, ServiceError> {
     sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
         .bind(dataset)
         .fetch_optional(db)
@@ -32,15 +33,15 @@ pub async fn dataset_id(db: &SqlitePool, dataset: &str) -> Result<i64, ServiceEr
 /// latest Step 4 study made from that.
 #[derive(Debug, Clone, Copy)]
 pub struct PipelineIds {
-    pub dataset_id: i64,
-    pub step3: Option<i64>,
-    pub step4: Option<i64>,
+    pub dataset_id: DatasetId,
+    pub step3: Option<StudyId>,
+    pub step4: Option<StudyId>,
 }
 
 pub async fn pipeline_ids(db: &SqlitePool, dataset: &str) -> Result<PipelineIds, ServiceError> {
     let dataset_id = dataset_id(db, dataset).await?;
     let first = SurveyKind::first_step();
-    let step3: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = ? AND kind = ?")
+    let step3: Option<StudyId> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = ? AND kind = ?")
         .bind(dataset_id)
         .bind(first.map(SurveyKind::name))
         .fetch_one(db)
@@ -48,11 +49,12 @@ pub async fn pipeline_ids(db: &SqlitePool, dataset: &str) -> Result<PipelineIds,
     let Some(step3) = step3 else {
         return Ok(PipelineIds { dataset_id, step3: None, step4: None });
     };
-    let step4: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE source_study_id = ? AND kind = ?")
-        .bind(step3)
-        .bind(first.and_then(SurveyKind::next_step).map(SurveyKind::name))
-        .fetch_one(db)
-        .await?;
+    let step4: Option<StudyId> =
+        sqlx::query_scalar("SELECT max(id) FROM studies WHERE source_study_id = ? AND kind = ?")
+            .bind(step3)
+            .bind(first.and_then(SurveyKind::next_step).map(SurveyKind::name))
+            .fetch_one(db)
+            .await?;
     Ok(PipelineIds { dataset_id, step3: Some(step3), step4 })
 }
 
@@ -87,7 +89,7 @@ pub async fn pipeline_of(db: &SqlitePool, ids: PipelineIds) -> Result<Pipeline, 
 
 /// The funnel's first column: every instance of the dataset by category
 /// (counted from `instances_by_category`, not read row by row).
-pub async fn candidates_funnel(db: &SqlitePool, dataset_id: i64) -> Result<FunnelBuilder, ServiceError> {
+pub async fn candidates_funnel(db: &SqlitePool, dataset_id: DatasetId) -> Result<FunnelBuilder, ServiceError> {
     let counts: Vec<(String, String, i64)> = sqlx::query_as(
         "SELECT neg_type, subtype, count(*) FROM instances WHERE dataset_id = ? GROUP BY neg_type, subtype",
     )

@@ -1,12 +1,13 @@
 //! What researchers watch: progress per annotator and the answer distribution.
 use crate::api_types::{AnnotatorProgress, OptionCount, StudyProgress};
 use crate::domain::assignment::Annotators;
+use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::meta::{study_item_count, study_meta};
 use std::collections::BTreeMap;
 
-pub async fn study_progress(state: &AppState, study_id: i64) -> Result<StudyProgress, ServiceError> {
+pub async fn study_progress(state: &AppState, study_id: StudyId) -> Result<StudyProgress, ServiceError> {
     let meta = study_meta(state, study_id).await?;
     let items = study_item_count(&state.db, study_id).await?;
     let item_ids = crate::studies::meta::study_items(&state.db, study_id).await?;
@@ -51,7 +52,7 @@ pub async fn study_progress(state: &AppState, study_id: i64) -> Result<StudyProg
     let answers: i64 = counts.values().sum();
     let none = counts.get("none").copied().unwrap_or(0);
     Ok(StudyProgress {
-        study_id,
+        study_id: study_id.get(),
         name: meta.name.clone(),
         kind: meta.kind,
         items,

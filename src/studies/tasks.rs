@@ -3,6 +3,7 @@
 use crate::accounts::SessionUser;
 use crate::api_types::{AnswerAck, OptionView, Progress, Prompt, TaskView};
 use crate::domain::assignment::PlannedTask;
+use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::domain::survey::Presentation;
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
@@ -66,7 +67,7 @@ async fn admit(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result
 async fn present(
     state: &AppState,
     meta: &StudyMeta,
-    instance_id: i64,
+    instance_id: InstanceId,
     seed: i64,
     query: i64,
     attention: Option<&str>,
@@ -81,7 +82,11 @@ async fn present(
     .map_err(|e| ServiceError::internal(format!("presenting instance {instance_id}"), e))
 }
 
-async fn participation(db: &sqlx::SqlitePool, study_id: i64, user_id: i64) -> Result<Option<Progress>, ServiceError> {
+async fn participation(
+    db: &sqlx::SqlitePool,
+    study_id: StudyId,
+    user_id: i64,
+) -> Result<Option<Progress>, ServiceError> {
     let row: Option<(i64, i64)> =
         sqlx::query_as("SELECT done, total FROM participations WHERE study_id = ? AND user_id = ?")
             .bind(study_id)
@@ -94,7 +99,7 @@ async fn participation(db: &sqlx::SqlitePool, study_id: i64, user_id: i64) -> Re
 /// Starts the caller's participation: creates their tasks on the first call
 /// (rules that plan upfront), does nothing on later ones. The only place
 /// tasks are created, so that reading the next task has no side effect.
-pub async fn start(state: &AppState, user: &SessionUser, study_id: i64) -> Result<Progress, ServiceError> {
+pub async fn start(state: &AppState, user: &SessionUser, study_id: StudyId) -> Result<Progress, ServiceError> {
     let meta = study_meta(state, study_id).await?;
     admit(state, user, &meta).await?;
     // Adaptive overlap: items are claimed as they want answers (studies::adaptive).
@@ -128,7 +133,7 @@ pub async fn start(state: &AppState, user: &SessionUser, study_id: i64) -> Resul
 /// statements, not one per item, so hundreds of people can arrive at once.
 pub(crate) async fn insert_tasks(
     tx: &mut sqlx::SqliteConnection,
-    study_id: i64,
+    study_id: StudyId,
     user_id: i64,
     plan: &[PlannedTask],
 ) -> Result<(), ServiceError> {
@@ -154,33 +159,32 @@ pub(crate) async fn insert_tasks(
 /// The one participation row drives a walk of `tasks_queue` in position
 /// order, so SQLite needs no temporary table or sort (a subquery with its
 /// own LIMIT cost both on every `next`; `tasks_tests.rs` checks the plan).
-const NEXT_TASKS: &str = "SELECT p.done, p.total, t.id, t.instance_id, t.seed, t.query,
-        CASE WHEN t.check_kind = 'attention' THEN t.check_answer END
+const NEXT_TASKS: &str = "SELECT p.done, p.total, t.id AS task_id, t.instance_id, t.seed, t.query,
+        CASE WHEN t.check_kind = 'attention' THEN t.check_answer END AS attention
     FROM participations p
     LEFT JOIN tasks t ON t.study_id = p.study_id AND t.user_id = p.user_id AND t.done = 0
     WHERE p.study_id = ?1 AND p.user_id = ?2 ORDER BY t.position LIMIT 2";
 
-pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> Result<Option<TaskView>, ServiceError> {
+pub async fn next_task(
+    state: &AppState,
+    user: &SessionUser,
+    study_id: StudyId,
+) -> Result<Option<TaskView>, ServiceError> {
     let meta = study_meta(state, study_id).await?;
     if !admit(state, user, &meta).await? {
         return Ok(None);
     }
     // Progress and the first two open tasks (the second one's images are
     // prefetched): no task columns when none is open.
-    type Row = (i64, i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<String>);
-    let rows: Vec<Row> = sqlx::query_as(NEXT_TASKS).bind(study_id).bind(user.id).fetch_all(&state.db).await?;
-    let &(done, total, ..) = rows.first().ok_or_else(|| {
+    let rows: Vec<NextRow> = sqlx::query_as(NEXT_TASKS).bind(study_id).bind(user.id).fetch_all(&state.db).await?;
+    let first = rows.first().ok_or_else(|| {
         ServiceError::Conflict(format!(
             "you have not started study {study_id}: POST /api/v1/studies/{study_id}/start first"
         ))
     })?;
-    let progress = Progress { done, total };
-    type Queued = (i64, i64, i64, i64, Option<String>);
-    let queue: Vec<Queued> = rows
-        .into_iter()
-        .filter_map(|(_, _, id, instance, seed, query, attention)| Some((id?, instance?, seed?, query?, attention)))
-        .collect();
-    let Some((task_id, instance_id, seed, query, attention)) = queue.first().cloned() else {
+    let progress = Progress { done: first.done, total: first.total };
+    let queue: Vec<Queued> = rows.into_iter().filter_map(NextRow::queued).collect();
+    let Some(Queued { task_id, instance_id, seed, query, attention }) = queue.first().cloned() else {
         return Ok(None);
     };
     let shown = ShownTask { owner: user.id, study_id, instance_id, seed, query, attention: attention.is_some() };
@@ -188,8 +192,8 @@ pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> R
     let p = present(state, &meta, instance_id, seed, query, attention.as_deref()).await?;
     // Every image the next task will show, so it appears without a wait.
     let prefetch: Vec<String> = match queue.get(1) {
-        Some(&(_, next_instance, next_seed, next_query, _)) => {
-            let n = present(state, &meta, next_instance, next_seed, next_query, None).await?;
+        Some(next) => {
+            let n = present(state, &meta, next.instance_id, next.seed, next.query, None).await?;
             n.prompt_image
                 .iter()
                 .chain(n.options.iter().filter_map(|o| o.image.as_ref()))
@@ -199,8 +203,8 @@ pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> R
         None => Vec::new(),
     };
     Ok(Some(TaskView {
-        task_id,
-        study_id,
+        task_id: task_id.get(),
+        study_id: study_id.get(),
         kind: meta.kind,
         instructions: p.instructions.map(str::to_string).unwrap_or_else(|| meta.instructions.clone()),
         prompt: Prompt { text: p.prompt_text, image_url: p.prompt_image.as_deref().map(image_url) },
@@ -215,7 +219,7 @@ pub async fn next_task(state: &AppState, user: &SessionUser, study_id: i64) -> R
 pub async fn peek(
     state: &AppState,
     user: &SessionUser,
-    study_id: i64,
+    study_id: StudyId,
 ) -> Result<(String, Option<Option<TaskView>>), ServiceError> {
     let meta = study_meta(state, study_id).await?;
     admit(state, user, &meta).await?;
@@ -225,12 +229,47 @@ pub async fn peek(
     Ok((meta.name.clone(), Some(next_task(state, user, study_id).await?)))
 }
 
+/// Progress and one open task (none when all are done), as [`next_task`] reads them.
+#[derive(sqlx::FromRow)]
+struct NextRow {
+    done: i64,
+    total: i64,
+    task_id: Option<TaskId>,
+    instance_id: Option<InstanceId>,
+    seed: Option<i64>,
+    query: Option<i64>,
+    /// The value an attention check asks for.
+    attention: Option<String>,
+}
+
+/// An open task to show.
+#[derive(Clone)]
+struct Queued {
+    task_id: TaskId,
+    instance_id: InstanceId,
+    seed: i64,
+    query: i64,
+    attention: Option<String>,
+}
+
+impl NextRow {
+    fn queued(self) -> Option<Queued> {
+        Some(Queued {
+            task_id: self.task_id?,
+            instance_id: self.instance_id?,
+            seed: self.seed?,
+            query: self.query?,
+            attention: self.attention,
+        })
+    }
+}
+
 /// A task as stored, read when the shown-task cache no longer has it.
 #[derive(sqlx::FromRow)]
 struct TaskRow {
     user_id: i64,
-    study_id: i64,
-    instance_id: i64,
+    study_id: StudyId,
+    instance_id: InstanceId,
     seed: i64,
     done: bool,
     query: i64,
@@ -255,7 +294,7 @@ impl TaskRow {
 pub async fn answer(
     state: &AppState,
     user: &SessionUser,
-    task_id: i64,
+    task_id: TaskId,
     option: &str,
     elapsed_ms: Option<i64>,
 ) -> Result<AnswerAck, ServiceError> {
@@ -266,7 +305,7 @@ pub async fn answer(
 pub async fn answer_with_text(
     state: &AppState,
     user: &SessionUser,
-    task_id: i64,
+    task_id: TaskId,
     option: &str,
     text: Option<&str>,
     elapsed_ms: Option<i64>,
@@ -280,7 +319,7 @@ pub async fn answer_with_text(
 pub async fn answer_with_texts(
     state: &AppState,
     user: &SessionUser,
-    task_id: i64,
+    task_id: TaskId,
     option: &str,
     texts: &[(&str, &str)],
     elapsed_ms: Option<i64>,
@@ -319,10 +358,10 @@ pub async fn answer_with_texts(
     let stored = state
         .writer
         .store(NewAnswer {
-            task_id,
-            study_id,
+            task_id: task_id.get(),
+            study_id: study_id.get(),
             user_id: user.id,
-            instance_id,
+            instance_id: instance_id.get(),
             option_id: option_id.clone(),
             value,
             shown_order: serde_json::to_string(&p.shown_order).unwrap_or_default(),
@@ -338,18 +377,18 @@ pub async fn answer_with_texts(
         Stored::New => {
             // HOOK (adaptive overlap): decide the item's round once its answers are in.
             crate::studies::adaptive::after_answer(state, study_id, instance_id).await?;
-            Ok(AnswerAck { task_id, option: option_id, duplicate: false })
+            Ok(AnswerAck { task_id: task_id.get(), option: option_id, duplicate: false })
         }
         Stored::AlreadyAnswered => stored_ack(state, task_id).await,
     }
 }
 
-async fn stored_ack(state: &AppState, task_id: i64) -> Result<AnswerAck, ServiceError> {
+async fn stored_ack(state: &AppState, task_id: TaskId) -> Result<AnswerAck, ServiceError> {
     let option: String = sqlx::query_scalar("SELECT option_id FROM answers WHERE task_id = ?")
         .bind(task_id)
         .fetch_one(&state.db)
         .await?;
-    Ok(AnswerAck { task_id, option, duplicate: true })
+    Ok(AnswerAck { task_id: task_id.get(), option, duplicate: true })
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! with the study; answers' texts are checked against it. Strict studies
 //! refuse a text with unknown words (422 naming the field and the words);
 //! the others store it and count the words in the report.
+use crate::domain::ids::StudyId;
 use crate::domain::survey::SurveyKind;
 use crate::domain::vocabulary::{Vocabulary, VocabularySource};
 use crate::error::ServiceError;
@@ -29,7 +30,7 @@ pub fn read(db: &SqlitePool, source: &VocabularySource) -> Result<Vocabulary, Se
 /// Keeps a new study's vocabulary (inside its creating transaction).
 pub async fn store(
     tx: &mut sqlx::SqliteConnection,
-    study_id: i64,
+    study_id: StudyId,
     vocabulary: &Vocabulary,
     strict: bool,
 ) -> Result<(), ServiceError> {
@@ -43,7 +44,7 @@ pub async fn store(
 }
 
 /// A study's vocabulary and whether it is strict; None when it has none.
-pub async fn of_study(db: &SqlitePool, study_id: i64) -> Result<Option<(Vocabulary, bool)>, ServiceError> {
+pub async fn of_study(db: &SqlitePool, study_id: StudyId) -> Result<Option<(Vocabulary, bool)>, ServiceError> {
     let row: Option<(bool, String)> = sqlx::query_as("SELECT strict, words FROM study_vocabularies WHERE study_id = ?")
         .bind(study_id)
         .fetch_optional(db)
@@ -84,7 +85,7 @@ pub async fn checked_texts(
 /// empty without a vocabulary), and whether they refuse the answer.
 pub async fn unknown_words(
     db: &SqlitePool,
-    study_id: i64,
+    study_id: StudyId,
     kind: SurveyKind,
     texts: &[(&str, &str)],
 ) -> Result<(Vec<(String, Vec<String>)>, bool), ServiceError> {

@@ -5,6 +5,7 @@
 //! come here; the JSON API stores a non-strict answer at once (docs/api.md).
 use crate::accounts::SessionUser;
 use crate::api_types::AnswerAck;
+use crate::domain::ids::{StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::meta::study_meta;
@@ -42,7 +43,7 @@ pub async fn write(
     a: &WrittenAnswer,
     elapsed_ms: Option<i64>,
 ) -> Result<WriteOutcome, ServiceError> {
-    let study: Option<i64> = sqlx::query_scalar("SELECT study_id FROM tasks WHERE id = ? AND user_id = ?")
+    let study: Option<StudyId> = sqlx::query_scalar("SELECT study_id FROM tasks WHERE id = ? AND user_id = ?")
         .bind(a.task_id)
         .bind(user.id)
         .fetch_optional(&state.db)
@@ -60,6 +61,8 @@ pub async fn write(
             return Ok(WriteOutcome::Unknown { words, strict });
         }
     }
-    let ack = crate::studies::tasks::answer_with_texts(state, user, a.task_id, &a.option, &texts, elapsed_ms).await?;
+    let ack =
+        crate::studies::tasks::answer_with_texts(state, user, TaskId::new(a.task_id), &a.option, &texts, elapsed_ms)
+            .await?;
     Ok(WriteOutcome::Stored(ack))
 }

@@ -8,6 +8,7 @@
 //! wrote are refused, "all" leaves the writers out, and a link participant
 //! who wrote (same platform id) is screened out on arrival.
 use crate::domain::assignment::Annotators;
+use crate::domain::ids::StudyId;
 use crate::domain::pairs::PLACEHOLDER;
 use crate::domain::study::Study;
 use crate::domain::survey::SurveyKind;
@@ -34,7 +35,7 @@ fn takes_written_pairs(kind: SurveyKind) -> bool {
 }
 
 /// Every pair written so far in a writing study, in the order written.
-pub async fn written(db: &SqlitePool, study_id: i64) -> Result<Vec<WrittenPair>, ServiceError> {
+pub async fn written(db: &SqlitePool, study_id: StudyId) -> Result<Vec<WrittenPair>, ServiceError> {
     Ok(sqlx::query_as(
         "SELECT a.task_id, i.positive_image AS image, i.caption_type, p.text AS positive, n.text AS negative,
                 u.username AS writer
@@ -55,7 +56,7 @@ pub async fn collect(db: &SqlitePool, study: &Study) -> Result<Option<Vec<Writte
         return Ok(None);
     };
     let invalid = |m: String| ServiceError::Invalid(format!("field `source`: {m}"));
-    let (id, kind): (i64, String) = sqlx::query_as("SELECT id, kind FROM studies WHERE name = ?")
+    let (id, kind): (StudyId, String) = sqlx::query_as("SELECT id, kind FROM studies WHERE name = ?")
         .bind(source)
         .fetch_optional(db)
         .await?

@@ -3,11 +3,12 @@
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::domain::adaptive::{AdaptiveReport, Reason, Stop};
+use crate::domain::ids::StudyId;
 use leptos::prelude::*;
 
 /// None for a study with a fixed overlap.
 #[server(prefix = "/sfn")]
-pub async fn adaptive_panel(study_id: i64) -> Result<Option<AdaptiveReport>, ServerFnError> {
+pub async fn adaptive_panel(study_id: StudyId) -> Result<Option<AdaptiveReport>, ServerFnError> {
     use crate::error::ServiceError;
     let (state, _) = session::researcher().await?;
     match crate::studies::adaptive::report(&state.db, study_id).await {

@@ -27,8 +27,8 @@ pub async fn my_studies() -> Result<Vec<StudySummary>, ServerFnError> {
 #[server(prefix = "/sfn")]
 pub async fn next_task(study_id: i64) -> Result<Option<TaskView>, ServerFnError> {
     let (state, user) = session::caller().await?;
-    crate::studies::tasks::start(&state, &user, study_id).await.map_err(session::sfn_error)?;
-    crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
+    crate::studies::tasks::start(&state, &user, study_id.into()).await.map_err(session::sfn_error)?;
+    crate::studies::tasks::next_task(&state, &user, study_id.into()).await.map_err(session::sfn_error)
 }
 
 /// Stores the answer (durably), then returns the next task in the same round trip.
@@ -41,10 +41,10 @@ pub async fn answer_and_next(
     #[server(default)] text: Option<String>,
 ) -> Result<Option<TaskView>, ServerFnError> {
     let (state, user) = session::caller().await?;
-    crate::studies::tasks::answer_with_text(&state, &user, task_id, &option, text.as_deref(), Some(elapsed_ms))
+    crate::studies::tasks::answer_with_text(&state, &user, task_id.into(), &option, text.as_deref(), Some(elapsed_ms))
         .await
         .map_err(session::sfn_error)?;
-    crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
+    crate::studies::tasks::next_task(&state, &user, study_id.into()).await.map_err(session::sfn_error)
 }
 
 /// What the survey page renders on the server: the study's name and, once
@@ -60,7 +60,8 @@ pub struct SurveyOpen {
 #[server(prefix = "/sfn")]
 pub async fn open_survey(study_id: i64) -> Result<SurveyOpen, ServerFnError> {
     let (state, user) = session::caller().await?;
-    let (study, task) = crate::studies::tasks::peek(&state, &user, study_id).await.map_err(session::sfn_error)?;
+    let (study, task) =
+        crate::studies::tasks::peek(&state, &user, study_id.into()).await.map_err(session::sfn_error)?;
     Ok(SurveyOpen { study, started: task.is_some(), task: task.flatten() })
 }
 

@@ -6,6 +6,7 @@ use super::session;
 use crate::api_types::{Dispute, Settled, StudyStatus};
 use crate::domain::audit::AuditResult;
 use crate::domain::funnel::{Funnel, StageCounts};
+use crate::domain::ids::{InstanceId, StudyId};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
@@ -29,15 +30,15 @@ pub async fn dataset_funnels() -> Result<Vec<(Funnel, Vec<AuditResult>)>, Server
 }
 
 #[server(prefix = "/sfn")]
-pub async fn study_disputes(study_id: i64) -> Result<Vec<Dispute>, ServerFnError> {
+pub async fn study_disputes(study_id: StudyId) -> Result<Vec<Dispute>, ServerFnError> {
     let (state, _) = session::researcher().await?;
     crate::studies::adjudication::disputes(&state.db, study_id).await.map_err(session::sfn_error)
 }
 
 #[server(prefix = "/sfn")]
 pub async fn settle(
-    study_id: i64,
-    instance_id: i64,
+    study_id: StudyId,
+    instance_id: InstanceId,
     value: String,
     #[server(default)] text: Option<String>,
 ) -> Result<(), ServerFnError> {
@@ -48,24 +49,24 @@ pub async fn settle(
 }
 
 #[server(prefix = "/sfn")]
-pub async fn study_settled(study_id: i64) -> Result<Vec<Settled>, ServerFnError> {
+pub async fn study_settled(study_id: StudyId) -> Result<Vec<Settled>, ServerFnError> {
     let (state, _) = session::researcher().await?;
     crate::studies::adjudication::settled(&state.db, study_id).await.map_err(session::sfn_error)
 }
 
 /// Undo: the decision is withdrawn (the history keeps it) and the item waits again.
 #[server(prefix = "/sfn")]
-pub async fn reopen_decision(study_id: i64, instance_id: i64) -> Result<(), ServerFnError> {
+pub async fn reopen_decision(study_id: StudyId, instance_id: InstanceId) -> Result<(), ServerFnError> {
     let (state, user) = session::researcher().await?;
     crate::studies::adjudication::reopen(&state.db, &user, study_id, instance_id).await.map_err(session::sfn_error)
 }
 
 /// Creates Step 4 over the survivors of a finished Step 3 study.
 #[server(prefix = "/sfn")]
-pub async fn start_step4(step3: i64) -> Result<i64, ServerFnError> {
+pub async fn start_step4(step3: StudyId) -> Result<i64, ServerFnError> {
     let (state, _) = session::researcher().await?;
     let (id, _) = crate::studies::create::create_step4(&state.db, step3).await.map_err(session::sfn_error)?;
-    Ok(id)
+    Ok(id.get())
 }
 
 /// One line under a study on the research page: items final / waiting /
@@ -96,7 +97,7 @@ fn PipelineLine(status: StudyStatus) -> impl IntoView {
             {can_start.then(|| view! {
                 " · "
                 <button type="button" class="start-step4" disabled=move || start.pending().get()
-                    on:click=move |_| { start.dispatch(StartStep4 { step3: id }); }>"Start " {next_label}</button>
+                    on:click=move |_| { start.dispatch(StartStep4 { step3: StudyId::new(id) }); }>"Start " {next_label}</button>
             })}
             {move || match start.value().get() {
                 Some(Ok(new_id)) => view! { <span class="started" role="status">" " {next_label} " created (study " {new_id} ")."</span> }.into_any(),
@@ -185,7 +186,7 @@ fn FunnelTable(funnel: Funnel, audits: Vec<AuditResult>) -> impl IntoView {
 #[component]
 pub fn AdjudicatePage() -> impl IntoView {
     let params = use_params_map();
-    let study_id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
+    let study_id = move || params.read().get("id").and_then(|s| s.parse::<StudyId>().ok()).unwrap_or(StudyId::new(0));
     let settle = ServerAction::<Settle>::new();
     let reopen = ServerAction::<ReopenDecision>::new();
     // Refetched after each decision or reopening: the item moves between the lists.
@@ -234,7 +235,7 @@ fn SettledCard(settled: Settled, reopen: ServerAction<ReopenDecision>) -> impl I
             <blockquote class="prompt">{settled.prompt}</blockquote>
             <p>"Settled as " <strong>{settled.label}</strong> " "
                 <button type="button" class="reopen" disabled=move || reopen.pending().get()
-                    on:click=move |_| { reopen.dispatch(ReopenDecision { study_id, instance_id }); }>"Reopen"</button>
+                    on:click=move |_| { reopen.dispatch(ReopenDecision { study_id: study_id.into(), instance_id: instance_id.into() }); }>"Reopen"</button>
             </p>
             <ol class="history" aria-label="History of this item">
                 {settled.history.into_iter().map(|e| view! {
@@ -294,7 +295,7 @@ fn DisputeCard(dispute: Dispute, settle: ServerAction<Settle>) -> impl IntoView 
                 <p class="confirm" role="status">
                     "Settle this item as " <strong>{label}</strong> "? "
                     <button type="button" class="primary confirm-settle" disabled=move || settle.pending().get()
-                        on:click=move |_| { settle.dispatch(Settle { study_id, instance_id, value: value.clone(), text: Some(text.get_untracked()) }); }>"Confirm"</button>
+                        on:click=move |_| { settle.dispatch(Settle { study_id: study_id.into(), instance_id: instance_id.into(), value: value.clone(), text: Some(text.get_untracked()) }); }>"Confirm"</button>
                     " "
                     <button type="button" class="link" on:click=move |_| picked.set(None)>"Cancel"</button>
                 </p>

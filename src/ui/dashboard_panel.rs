@@ -6,6 +6,7 @@ use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::domain::crowd::figures::{duration_text as minutes, polyline, Dashboard, HISTOGRAM_BINS};
+use crate::domain::ids::{ParticipantId, StudyId};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -15,7 +16,7 @@ const POLL: Duration = Duration::from_secs(3);
 
 /// None for a study that is not a link study.
 #[server(prefix = "/sfn")]
-pub async fn study_dashboard(study_id: i64) -> Result<Option<Dashboard>, ServerFnError> {
+pub async fn study_dashboard(study_id: StudyId) -> Result<Option<Dashboard>, ServerFnError> {
     use crate::error::ServiceError;
     let (state, _) = session::researcher().await?;
     match crate::crowd::dashboard(&state.db, study_id, state.crowd.clock.now()).await {
@@ -38,7 +39,7 @@ pub struct FlaggedView {
 }
 
 #[server(prefix = "/sfn")]
-pub async fn flagged_participants(study_id: i64) -> Result<Vec<FlaggedView>, ServerFnError> {
+pub async fn flagged_participants(study_id: StudyId) -> Result<Vec<FlaggedView>, ServerFnError> {
     use crate::domain::crowd::flags::Decision;
     use crate::error::ServiceError;
     let (state, _) = session::researcher().await?;
@@ -64,7 +65,7 @@ pub async fn flagged_participants(study_id: i64) -> Result<Vec<FlaggedView>, Ser
 }
 
 #[server(prefix = "/sfn")]
-pub async fn discard_participant(study_id: i64, number: i64) -> Result<(), ServerFnError> {
+pub async fn discard_participant(study_id: StudyId, number: ParticipantId) -> Result<(), ServerFnError> {
     let (state, _) = session::researcher().await?;
     crate::crowd::discard(&state.db, study_id, number).await.map(|_| ()).map_err(session::sfn_error)
 }
@@ -83,9 +84,12 @@ pub fn StudyDashboard(study_id: i64) -> impl IntoView {
             on_cleanup(move || handle.clear());
         }
     });
-    let figures =
-        Resource::new(move || (study_id, tick.get(), discard.version().get()), |(id, _, _)| study_dashboard(id));
-    let flagged = Resource::new(move || (study_id, discard.version().get()), |(id, _)| flagged_participants(id));
+    let figures = Resource::new(
+        move || (study_id, tick.get(), discard.version().get()),
+        |(id, _, _)| study_dashboard(StudyId::new(id)),
+    );
+    let flagged =
+        Resource::new(move || (study_id, discard.version().get()), |(id, _)| flagged_participants(StudyId::new(id)));
     view! {
         <Transition fallback=|| ()>
             {move || Suspend::new(async move {
@@ -236,7 +240,7 @@ fn FlaggedTable(rows: Vec<FlaggedView>, study_id: i64, discard: ServerAction<Dis
                             <td class="decision" title=r.reason>{r.decision}</td>
                             <td>{r.can_discard.then(|| view! {
                                 <button type="button" class="discard" aria-label=format!("Discard the copy of {}", r.username)
-                                    on:click=move |_| { discard.dispatch(DiscardParticipant { study_id, number }); }>
+                                    on:click=move |_| { discard.dispatch(DiscardParticipant { study_id: StudyId::new(study_id), number: ParticipantId::new(number) }); }>
                                     "Discard"
                                 </button>
                             })}</td>

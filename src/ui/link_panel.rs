@@ -3,6 +3,7 @@
 #[cfg(feature = "ssr")]
 use super::session;
 use super::take::browser::{copy_text, origin};
+use crate::domain::ids::StudyId;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +28,7 @@ pub struct LinkPanelView {
 
 /// None for a study that is not a link study.
 #[server(prefix = "/sfn")]
-pub async fn link_panel(study_id: i64) -> Result<Option<LinkPanelView>, ServerFnError> {
+pub async fn link_panel(study_id: StudyId) -> Result<Option<LinkPanelView>, ServerFnError> {
     use crate::error::ServiceError;
     let (state, _) = session::researcher().await?;
     let info = match crate::crowd::link(&state.db, study_id).await {

@@ -129,13 +129,17 @@ fn NotFound() -> impl IntoView {
 
 /// A research-page panel that only some studies have (a study link, adaptive
 /// overlap): `fetch` answers None for the others, which show nothing.
-pub fn study_panel<T, Fut, V>(study_id: i64, fetch: fn(i64) -> Fut, card: fn(T) -> V) -> impl IntoView
+pub fn study_panel<T, Fut, V>(
+    study_id: i64,
+    fetch: fn(crate::domain::ids::StudyId) -> Fut,
+    card: fn(T) -> V,
+) -> impl IntoView
 where
     T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
     Fut: std::future::Future<Output = Result<Option<T>, ServerFnError>> + Send + 'static,
     V: IntoView + 'static,
 {
-    let panel = Resource::new(move || study_id, fetch);
+    let panel = Resource::new(move || crate::domain::ids::StudyId::new(study_id), fetch);
     view! {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {

@@ -3,6 +3,7 @@
 //! how many answers it took, why it stopped, the stop rule's value and
 //! posterior, and how it was settled (`study-<id>-adaptive.csv`).
 use super::sink::io_err;
+use crate::domain::ids::{DatasetId, StudyId};
 use crate::domain::resolution::ItemState;
 use crate::error::ServiceError;
 use sqlx::SqlitePool;
@@ -24,8 +25,8 @@ pub const COLUMNS: [&str; 11] = [
 ];
 
 /// Writes one file per adaptive study of the dataset into `out`; their names.
-pub async fn write(db: &SqlitePool, dataset_id: i64, out: &Path) -> Result<Vec<String>, ServiceError> {
-    let studies: Vec<i64> = sqlx::query_scalar(
+pub async fn write(db: &SqlitePool, dataset_id: DatasetId, out: &Path) -> Result<Vec<String>, ServiceError> {
+    let studies: Vec<StudyId> = sqlx::query_scalar(
         "SELECT s.id FROM studies s JOIN adaptive_studies a ON a.study_id = s.id WHERE s.dataset_id = ? ORDER BY s.id",
     )
     .bind(dataset_id)

@@ -5,6 +5,7 @@ use crate::domain::audit::AuditResult;
 use crate::domain::category::Category;
 use crate::domain::export::card::{dataset_card, Card, KappaRow, StudyCard};
 use crate::domain::funnel::Funnel;
+use crate::domain::ids::DatasetId;
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::store::pages::AbortOnDrop;
@@ -32,7 +33,7 @@ async fn study_card(
     let step = meta.kind.label();
     Ok(StudyCard {
         step,
-        id: meta.id,
+        id: meta.id.get(),
         name: meta.name.clone(),
         kind: meta.kind.as_str().to_string(),
         seed: meta.seed,
@@ -71,7 +72,7 @@ pub type StudyAnswers = (StudyMeta, Vec<i64>, Arc<Votes>);
 
 pub async fn provenance(
     db: SqlitePool,
-    dataset_id: i64,
+    dataset_id: DatasetId,
     studies: Vec<StudyAnswers>,
 ) -> Result<Provenance, ServiceError> {
     let normalize: String =
@@ -112,7 +113,7 @@ pub fn write(
 /// captions of `ids`, the exported instances: read and scored on its own
 /// task, beside the rows. Reading the captions a second time costs less
 /// than scoring them after the rows, on one core, would.
-pub fn start_audit(db: &SqlitePool, req: &ExportRequest, dataset_id: i64, ids: Vec<(i64, Category)>) -> Audit {
+pub fn start_audit(db: &SqlitePool, req: &ExportRequest, dataset_id: DatasetId, ids: Vec<(i64, Category)>) -> Audit {
     let (db, dataset, stage) = (db.clone(), req.dataset.clone(), req.stage);
     AbortOnDrop(tokio::spawn(async move {
         let pairs = crate::datasets::audit::pairs_for(&db, dataset_id, &ids).await?;

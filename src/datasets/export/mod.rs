@@ -29,6 +29,7 @@ pub use request::ExportRequest;
 use crate::domain::category::Category;
 use crate::domain::export::split::{assign_splits, RowCounts};
 use crate::domain::export::{Format, ImageRef, Row, Stage, StepRecord, Vote};
+use crate::domain::ids::DatasetId;
 use crate::domain::resolution::ItemState;
 use crate::error::ServiceError;
 use crate::store::images::ImageStore;
@@ -146,8 +147,8 @@ async fn export_paged(
         if abandoned() {
             return Err(ServiceError::Internal(ABANDONED.into()));
         }
-        let (out3, out4) = (o3.get_at(inst.0), o4.get_at(inst.0));
-        let Some(&(_, category)) = included.get(next_included).filter(|i| i.0 == inst.0) else {
+        let (out3, out4) = (o3.get_at(inst.id), o4.get_at(inst.id));
+        let Some(&(_, category)) = included.get(next_included).filter(|i| i.0 == inst.id) else {
             continue;
         };
         let split = assignment[next_included];
@@ -186,7 +187,7 @@ async fn export_paged(
 }
 
 /// How many candidate columns the candidates stage needs (other stages have none).
-async fn widest_candidates(db: &SqlitePool, dataset_id: i64, stage: Stage) -> Result<usize, ServiceError> {
+async fn widest_candidates(db: &SqlitePool, dataset_id: DatasetId, stage: Stage) -> Result<usize, ServiceError> {
     if stage != Stage::Candidates {
         return Ok(0);
     }
@@ -218,12 +219,23 @@ fn shape(
     step3: Option<StepRecord>,
     step4: Option<StepRecord>,
 ) -> Result<Row, ServiceError> {
-    let (id, key, caption, negative_caption, caption_orig, negative_caption_orig, pos, mime, bytes, cands) = inst;
-    let image = match (pos, mime) {
-        (Some(hash), Some(mime)) => Some(ImageRef { hash, mime, bytes: bytes.unwrap_or(0) as u64 }),
+    let InstanceRow {
+        id,
+        key,
+        caption,
+        negative_caption,
+        caption_orig,
+        negative_caption_orig,
+        image_hash,
+        image_mime,
+        image_bytes,
+        candidates: cands,
+    } = inst;
+    let image = match (image_hash, image_mime) {
+        (Some(hash), Some(mime)) => Some(ImageRef { hash, mime, bytes: image_bytes.unwrap_or(0) as u64 }),
         _ => None,
     };
-    let to_ref = |(_, hash, mime, bytes): Candidate| ImageRef { hash, mime, bytes: bytes as u64 };
+    let to_ref = |Candidate { hash, mime, bytes, .. }: Candidate| ImageRef { hash, mime, bytes: bytes as u64 };
     let mut row = Row {
         instance_id: id,
         key,
@@ -249,7 +261,7 @@ fn shape(
         row.candidates = cands.into_iter().map(to_ref).collect();
         return Ok(row);
     }
-    let image = crate::store::negatives::step3_choice(chosen, cands.into_iter().map(|c| (c.0, c)));
+    let image = crate::store::negatives::step3_choice(chosen, cands.into_iter().map(|c| (c.slot, c)));
     row.negative_image = Some(
         image
             .map(to_ref)

@@ -84,7 +84,8 @@ async fn final_rows(pool: &SqlitePool) -> usize {
 async fn study_outcomes_do_not_depend_on_the_page_size() {
     let dir = tempfile::tempdir().unwrap();
     let pool = bulk_seed::build(dir.path(), INSTANCES).await.unwrap();
-    let studies: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id").fetch_all(&pool).await.unwrap();
+    let studies: Vec<crate::domain::ids::StudyId> =
+        sqlx::query_scalar("SELECT id FROM studies ORDER BY id").fetch_all(&pool).await.unwrap();
     for study in studies {
         let (_, small, small_votes) = study_outcomes_paged(&pool, study, 1).await.unwrap();
         let (_, whole, whole_votes) = study_outcomes_paged(&pool, study, 20).await.unwrap();

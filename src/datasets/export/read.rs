@@ -3,6 +3,7 @@
 //! id ranges read on their own task, so SQLite fills the next page while the
 //! rows of this one are written. Each study's answers come with its outcomes
 //! (`studies::votes`), read once.
+use crate::domain::ids::DatasetId;
 use crate::error::ServiceError;
 use crate::store::pages::{in_order, parse_page, read_ahead};
 use futures_util::stream::BoxStream;
@@ -27,13 +28,30 @@ pub(super) async fn scan_pool(db: &SqlitePool) -> Result<SqlitePool, ServiceErro
     Ok(pool)
 }
 
-/// id, key, caption, negative_caption, caption_orig, negative_caption_orig,
-/// positive image (hash, mime, bytes), candidates. (The category comes with
-/// the exported ids.)
-pub(super) type InstanceRow =
-    (i64, String, String, String, String, String, Option<String>, Option<String>, Option<i64>, Vec<Candidate>);
-/// slot, hash, mime, bytes.
-pub(super) type Candidate = (i64, String, String, i64);
+/// One instance as read, from the JSON array `instance_json!` builds (the
+/// fields in its order). The category comes with the exported ids.
+#[derive(serde::Deserialize)]
+pub(super) struct InstanceRow {
+    pub id: i64,
+    pub key: String,
+    pub caption: String,
+    pub negative_caption: String,
+    pub caption_orig: String,
+    pub negative_caption_orig: String,
+    pub image_hash: Option<String>,
+    pub image_mime: Option<String>,
+    pub image_bytes: Option<i64>,
+    pub candidates: Vec<Candidate>,
+}
+
+/// A candidate image, from the JSON array `[slot, hash, mime, bytes]`.
+#[derive(serde::Deserialize)]
+pub(super) struct Candidate {
+    pub slot: i64,
+    pub hash: String,
+    pub mime: String,
+    pub bytes: i64,
+}
 
 /// Pages read ahead of the one being written, each on its own task (and
 /// connection): reading and parsing a page costs more than writing its
@@ -46,7 +64,7 @@ const AHEAD: usize = 3;
 /// the candidates nobody chose are not read at all.
 pub(super) async fn instance_rows(
     db: &SqlitePool,
-    dataset_id: i64,
+    dataset_id: DatasetId,
     shift: u32,
     only: Option<Arc<[(i64, i64)]>>,
 ) -> Result<BoxStream<'static, Result<InstanceRow, ServiceError>>, ServiceError> {
@@ -99,7 +117,7 @@ macro_rules! instance_json {
 /// dataset's index (which would sort the whole dataset per page).
 async fn read_page(
     db: &SqlitePool,
-    dataset_id: i64,
+    dataset_id: DatasetId,
     from: i64,
     to: i64,
     ids: Option<String>,
@@ -126,7 +144,7 @@ async fn read_page(
     let page: Option<String> = query.fetch_one(db).await?;
     // Rows by id and candidates by slot, as the scans give them (checked, crate::store::pages).
     let mut rows: Vec<InstanceRow> = page.as_deref().map(parse_page).transpose()?.unwrap_or_default();
-    in_order(&mut rows, |a, b| a.0.cmp(&b.0));
-    rows.iter_mut().for_each(|r| in_order(&mut r.9, |a, b| a.0.cmp(&b.0)));
+    in_order(&mut rows, |a, b| a.id.cmp(&b.id));
+    rows.iter_mut().for_each(|r| in_order(&mut r.candidates, |a, b| a.slot.cmp(&b.slot)));
     Ok(rows)
 }

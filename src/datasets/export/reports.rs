@@ -4,6 +4,7 @@
 //! and the files the kind's server part adds (a triplet check its settled
 //! triplets, `<study>-triplets.csv`).
 use super::sink::io_err;
+use crate::domain::ids::{DatasetId, StudyId};
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::kinds::report::study_report;
@@ -30,11 +31,12 @@ type AnswerRow = (String, String, i64, String, String, String, String, Option<St
 
 /// Writes the files of every reporting study on the dataset into `out`;
 /// returns their names and appends a section to the card.
-pub async fn write_reports(db: &SqlitePool, dataset_id: i64, out: &Path) -> Result<Vec<String>, ServiceError> {
-    let studies: Vec<(i64, String)> = sqlx::query_as("SELECT id, kind FROM studies WHERE dataset_id = ? ORDER BY id")
-        .bind(dataset_id)
-        .fetch_all(db)
-        .await?;
+pub async fn write_reports(db: &SqlitePool, dataset_id: DatasetId, out: &Path) -> Result<Vec<String>, ServiceError> {
+    let studies: Vec<(StudyId, String)> =
+        sqlx::query_as("SELECT id, kind FROM studies WHERE dataset_id = ? ORDER BY id")
+            .bind(dataset_id)
+            .fetch_all(db)
+            .await?;
     let mut files = Vec::new();
     let mut card = String::new();
     for (id, kind) in studies {

@@ -78,8 +78,21 @@ pub enum ImportError {
     /// The request itself: an unreadable file, a taken or empty dataset name.
     #[error("{0}")]
     Invalid(String),
-    #[error("internal error: {0}")]
-    Internal(String),
+    /// A server-side failure: `context` says what was being done, the
+    /// source is kept for the log (the client sees only "internal error").
+    #[error("internal error: {context}")]
+    Internal {
+        context: &'static str,
+        #[source]
+        source: crate::error::BoxError,
+    },
+}
+
+impl ImportError {
+    /// `map_err(ImportError::internal("staging images"))`.
+    pub fn internal<E: Into<crate::error::BoxError>>(context: &'static str) -> impl FnOnce(E) -> ImportError {
+        move |e| ImportError::Internal { context, source: e.into() }
+    }
 }
 
 /// Written here, not in `error.rs`: the error type sits below the features.
@@ -88,19 +101,19 @@ impl From<ImportError> for crate::error::ServiceError {
         use crate::error::ServiceError;
         match e {
             ImportError::Refused(m) | ImportError::Invalid(m) => ServiceError::Invalid(m),
-            ImportError::Internal(m) => ServiceError::Internal(m),
+            ImportError::Internal { context, source } => ServiceError::internal(context, source),
         }
     }
 }
 
 impl From<sqlx::Error> for ImportError {
     fn from(e: sqlx::Error) -> Self {
-        ImportError::Internal(e.to_string())
+        ImportError::internal("database")(e)
     }
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, ImportError> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| ImportError::Internal(e.to_string()))
+    tokio::task::spawn_blocking(f).await.map_err(ImportError::internal("a blocking import step"))
 }
 
 /// The earlier import a dataset came from, if any.
@@ -163,7 +176,7 @@ pub async fn import_candidates(
         Ok::<_, std::io::Error>((batch, checked, staging))
     })
     .await?
-    .map_err(|e| ImportError::Internal(format!("staging images: {e}")))?;
+    .map_err(ImportError::internal("staging images"))?;
     tracing::debug!(ms = start.elapsed().as_millis() as u64, "checked images");
     let problems = with_image_problems(&batch, &checked, &req.dir_labels);
     if !problems.is_empty() {
@@ -204,7 +217,7 @@ pub async fn import_candidates(
             (batch, checked, synced)
         })
         .await?;
-        let linked = linked.map_err(|e| ImportError::Internal(format!("linking images into the store: {e}")))?;
+        let linked = linked.map_err(ImportError::internal("linking images into the store"))?;
         // Links made before a problem are complete, verified contents: harmless.
         let problems = with_image_problems(&batch, &linked, &req.dir_labels);
         if !problems.is_empty() {
@@ -217,9 +230,7 @@ pub async fn import_candidates(
         (batch, checked, new_images)
     };
     if let Some(staging) = staging {
-        blocking(move || staging.promote())
-            .await?
-            .map_err(|e| ImportError::Internal(format!("moving images into the store: {e}")))?;
+        blocking(move || staging.promote()).await?.map_err(ImportError::internal("moving images into the store"))?;
     }
     tracing::debug!(ms = start.elapsed().as_millis() as u64, "images in the store");
     write(db, req, &batch, &checked, &file_sha, &content_sha, distinct).await?;
@@ -360,4 +371,20 @@ async fn write(
     .await?;
     tx.commit().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ImportError;
+    use crate::error::ServiceError;
+
+    #[test]
+    fn an_internal_import_error_keeps_its_source_for_the_log_only() {
+        let cause = std::io::Error::other("/srv/images/tmp: no space left on device");
+        let e = ServiceError::from(ImportError::internal("staging images")(cause));
+        assert_eq!(e.to_string(), "internal error: staging images");
+        assert!(std::error::Error::source(&e).and_then(|s| s.downcast_ref::<std::io::Error>()).is_some());
+        assert_eq!(e.chain(), "internal error: staging images: /srv/images/tmp: no space left on device");
+        assert_eq!(e.public_message(), crate::error::INTERNAL_MESSAGE);
+    }
 }

@@ -44,7 +44,7 @@ pub async fn import_rankings(
             .iter()
             .map(|b| store.put(b))
             .collect::<Result<_, _>>()
-            .map_err(|e| ImportError::Internal(format!("storing an image: {e}")))?;
+            .map_err(ImportError::internal("storing an image"))?;
         stored.push(prompt);
     }
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;

@@ -144,7 +144,7 @@ pub async fn read_checked<T: Send + 'static>(
         checked_rows(table, &label, check).map_err(ImportError::Refused)
     })
     .await
-    .map_err(|e| ImportError::Internal(e.to_string()))?
+    .map_err(ImportError::internal("reading a table"))?
 }
 
 /// An image a row names under `dir`, read and checked whole (PNG or JPEG);
@@ -163,5 +163,5 @@ pub fn store_images<'a>(
     store: &crate::store::images::ImageStore,
     images: impl Iterator<Item = &'a Vec<u8>>,
 ) -> Result<Vec<crate::store::images::StoredImage>, ImportError> {
-    images.map(|b| store.put(b).map_err(|e| ImportError::Internal(format!("storing an image: {e}")))).collect()
+    images.map(|b| store.put(b).map_err(ImportError::internal("storing an image"))).collect()
 }

@@ -39,7 +39,7 @@ struct WriteForm {
 
 async fn answer(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<crate::domain::ids::StudyId>,
     caller: Result<Caller, ServiceError>,
     Form(form): Form<WriteForm>,
     area: &str,

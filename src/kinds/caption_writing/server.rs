@@ -1,6 +1,7 @@
 //! HNC's caption writing on the server: its report (pairs written, skips by
 //! reason and words outside the vocabulary, per caption type). The pair
 //! validation's report shows it beside its own (`kinds::pair_validation`).
+use crate::domain::ids::StudyId;
 use super::stats::{writing_stats, WritingAnswer, WritingStats};
 use crate::error::ServiceError;
 use crate::kinds::server::{Fut, Server, Statistic, Stats};
@@ -8,7 +9,7 @@ use sqlx::SqlitePool;
 
 pub const SERVER: Server = Server { report: Some(report), export: None };
 
-fn report(db: &SqlitePool, study_id: i64) -> Fut<'_, (usize, Box<dyn Stats>)> {
+fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {
         let (n, stats) = writing(db, study_id).await?;
         Ok((n, Box::new(stats) as Box<dyn Stats>))
@@ -16,7 +17,7 @@ fn report(db: &SqlitePool, study_id: i64) -> Fut<'_, (usize, Box<dyn Stats>)> {
 }
 
 /// A writing study's statistics and how many answers they rest on.
-pub async fn writing(db: &SqlitePool, study_id: i64) -> Result<(usize, WritingStats), ServiceError> {
+pub async fn writing(db: &SqlitePool, study_id: StudyId) -> Result<(usize, WritingStats), ServiceError> {
     type Row = (Option<String>, String, Option<String>, Option<String>);
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT i.caption_type, a.value, p.text, n.text FROM counted_answers a JOIN instances i ON i.id = a.instance_id

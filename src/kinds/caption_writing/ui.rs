@@ -55,7 +55,8 @@ pub async fn write_and_next(
     match write(&state, &user, &a, Some(elapsed_ms)).await.map_err(caller::sfn_error)? {
         WriteOutcome::Unknown { words, strict } => Ok(Written::Unknown { words, strict }),
         WriteOutcome::Stored(_) => {
-            let next = crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(caller::sfn_error)?;
+            let next =
+                crate::studies::tasks::next_task(&state, &user, study_id.into()).await.map_err(caller::sfn_error)?;
             Ok(Written::Next(next))
         }
     }
@@ -66,7 +67,7 @@ pub async fn write_and_next(
 #[server(prefix = "/sfn")]
 pub async fn study_vocabulary(study_id: i64) -> Result<Option<(Vec<String>, bool)>, ServerFnError> {
     let (state, _) = caller::caller().await?;
-    let v = crate::studies::vocabulary::of_study(&state.db, study_id).await.map_err(caller::sfn_error)?;
+    let v = crate::studies::vocabulary::of_study(&state.db, study_id.into()).await.map_err(caller::sfn_error)?;
     Ok(v.map(|(v, strict)| (v.words().map(str::to_string).collect(), strict)))
 }
 

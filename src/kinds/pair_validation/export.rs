@@ -5,6 +5,7 @@
 //! once as JSON Lines (`…jsonl`). `image` is the path under `images/`
 //! where the export put the pair's image, so the export directory is the
 //! `--images` directory of a re-import (docs/export.md).
+use crate::domain::ids::StudyId;
 use crate::kinds::server::io_err;
 use crate::domain::export::ImageRef;
 use crate::error::ServiceError;
@@ -21,7 +22,7 @@ pub const COLUMNS: [&str; 7] = ["image", "type", "id", "caption", "negative_capt
 type Pair = (i64, String, String, String, Option<String>, String, String, i64);
 
 /// Writes both files into `out`; returns their names.
-pub async fn write(db: &SqlitePool, study_id: i64, out: &Path) -> Result<Vec<String>, ServiceError> {
+pub async fn write(db: &SqlitePool, study_id: StudyId, out: &Path) -> Result<Vec<String>, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let pairs: HashMap<i64, Pair> = sqlx::query_as(
         "SELECT i.id, i.key, i.caption, i.negative_caption, i.caption_type, m.hash, m.mime, m.bytes

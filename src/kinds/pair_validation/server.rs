@@ -2,6 +2,7 @@
 //! per caption type and the validators' kappa, with the writing study's
 //! figures beside it) and, in a dataset export, the validated pairs
 //! (`export.rs`).
+use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::kinds::caption_writing::server::{line, pct, render_writing, writing};
 use super::stats::{pair_validation_stats, PairValidationStats, ValidatedPair};
@@ -16,7 +17,7 @@ use std::path::Path;
 
 pub const SERVER: Server = Server { report: Some(report), export: Some(export) };
 
-fn report(db: &SqlitePool, study_id: i64) -> Fut<'_, (usize, Box<dyn Stats>)> {
+fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {
         let (n, stats) = pair_validation(db, study_id).await?;
         Ok((n, Box::new(stats) as Box<dyn Stats>))
@@ -24,7 +25,7 @@ fn report(db: &SqlitePool, study_id: i64) -> Fut<'_, (usize, Box<dyn Stats>)> {
 }
 
 /// The validated pairs, as instances `hardneg import pairs` reads back.
-fn export<'a>(db: &'a SqlitePool, study_id: i64, out: &'a Path) -> Fut<'a, Vec<String>> {
+fn export<'a>(db: &'a SqlitePool, study_id: StudyId, out: &'a Path) -> Fut<'a, Vec<String>> {
     Box::pin(super::export::write(db, study_id, out))
 }
 
@@ -38,7 +39,7 @@ pub struct PairValidationReport {
 }
 
 /// A validation study's statistics and how many answers they rest on.
-async fn pair_validation(db: &SqlitePool, study_id: i64) -> Result<(usize, PairValidationReport), ServiceError> {
+async fn pair_validation(db: &SqlitePool, study_id: StudyId) -> Result<(usize, PairValidationReport), ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let rows: Vec<(i64, String, String)> = sqlx::query_as(
         "SELECT a.instance_id, u.username, a.value FROM counted_answers a JOIN users u ON u.id = a.user_id

@@ -20,7 +20,7 @@ pub async fn ranking_reports() -> Result<Vec<(String, RankingStats)>, ServerFnEr
         .map_err(|e| caller::sfn_error(e.into()))?;
     let mut out = Vec::new();
     for id in ids {
-        let r = study_report(&state.db, id).await.map_err(caller::sfn_error)?;
+        let r = study_report(&state.db, id.into()).await.map_err(caller::sfn_error)?;
         if let Some(stats) = r.stats.as_any().downcast_ref::<RankingStats>() {
             out.push((r.head.study, stats.clone()));
         }

@@ -23,7 +23,7 @@ pub fn routes() -> Router<AppState> {
 
 async fn rank(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<crate::domain::ids::StudyId>,
     caller: Result<Caller, ServiceError>,
     Form(fields): Form<Vec<(String, String)>>,
     area: &str,
@@ -39,7 +39,7 @@ async fn rank(
         let places: Vec<(String, String)> =
             fields.iter().filter_map(|(k, v)| Some((k.strip_prefix("rank_")?.to_string(), v.clone()))).collect();
         let order = order_from_ranks(&places).map_err(ServiceError::Invalid)?;
-        tasks::answer(&state, &user, task_id, &order, None).await
+        tasks::answer(&state, &user, task_id.into(), &order, None).await
     };
     match ranked.await {
         Ok(_) => Redirect::to(&page).into_response(),

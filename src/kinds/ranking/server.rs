@@ -1,6 +1,7 @@
 //! The ranking kind on the server: its report, the annotators' agreement on
 //! each prompt's order (Kendall's W) and each imported model's correlation
 //! with the people's order (Spearman's ρ, Kendall's τ).
+use crate::domain::ids::StudyId;
 use super::read_order;
 use super::stats::{ranking_stats, Prompt, RankingStats};
 use crate::error::ServiceError;
@@ -10,7 +11,7 @@ use std::collections::BTreeMap;
 
 pub const SERVER: Server = Server { report: Some(report), export: None };
 
-fn report(db: &SqlitePool, study_id: i64) -> Fut<'_, (usize, Box<dyn Stats>)> {
+fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {
         let (n, stats) = rankings(db, study_id).await?;
         Ok((n, Box::new(stats) as Box<dyn Stats>))
@@ -18,7 +19,7 @@ fn report(db: &SqlitePool, study_id: i64) -> Fut<'_, (usize, Box<dyn Stats>)> {
 }
 
 /// Every prompt of the study with its orders and the imported models' scores.
-async fn rankings(db: &SqlitePool, study_id: i64) -> Result<(usize, RankingStats), ServiceError> {
+async fn rankings(db: &SqlitePool, study_id: StudyId) -> Result<(usize, RankingStats), ServiceError> {
     let answers: Vec<(i64, String)> =
         sqlx::query_as("SELECT instance_id, value FROM answers WHERE study_id = ? ORDER BY instance_id, task_id")
             .bind(study_id)

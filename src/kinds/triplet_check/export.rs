@@ -1,6 +1,7 @@
 //! A triplet check study in a dataset export: one row per triplet with what
 //! the experts settled (`study-<id>-triplets.csv`): the final verdict, the
 //! final P2 (corrected or as imported), the tags, and who settled it how.
+use crate::domain::ids::StudyId;
 use crate::kinds::server::io_err;
 use crate::domain::resolution::ItemState;
 use crate::error::ServiceError;
@@ -32,7 +33,7 @@ pub const COLUMNS: [&str; 16] = [
 type Instance = (i64, String, String, Option<String>, String);
 
 /// Writes the file into `out` and returns its name.
-pub async fn write(db: &SqlitePool, study_id: i64, out: &Path) -> Result<String, ServiceError> {
+pub async fn write(db: &SqlitePool, study_id: StudyId, out: &Path) -> Result<String, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let answers = answer_texts::answers(db, study_id).await?;
     let items = outcomes.iter().map(|o| (o.instance_id, &o.state));

@@ -1,6 +1,7 @@
 //! The triplet check on the server: its report (final verdicts per subset,
 //! error tags and the experts' kappa on the verdict) and, in a dataset
 //! export, its settled triplets (`export.rs`).
+use crate::domain::ids::StudyId;
 use super::stats::{validation_stats, CheckedItem, ValidationStats, VerdictKappa};
 use crate::error::ServiceError;
 use crate::kinds::server::{Fut, Server, Statistic, Stats};
@@ -10,7 +11,7 @@ use std::path::Path;
 
 pub const SERVER: Server = Server { report: Some(report), export: Some(export) };
 
-fn report(db: &SqlitePool, study_id: i64) -> Fut<'_, (usize, Box<dyn Stats>)> {
+fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {
         let (n, stats) = validation(db, study_id).await?;
         Ok((n, Box::new(stats) as Box<dyn Stats>))
@@ -18,12 +19,12 @@ fn report(db: &SqlitePool, study_id: i64) -> Fut<'_, (usize, Box<dyn Stats>)> {
 }
 
 /// Expert checks settle each triplet: their final verdicts and P2s.
-fn export<'a>(db: &'a SqlitePool, study_id: i64, out: &'a Path) -> Fut<'a, Vec<String>> {
+fn export<'a>(db: &'a SqlitePool, study_id: StudyId, out: &'a Path) -> Fut<'a, Vec<String>> {
     Box::pin(async move { Ok(vec![super::export::write(db, study_id, out).await?]) })
 }
 
 /// The statistics and how many answers they rest on.
-async fn validation(db: &SqlitePool, study_id: i64) -> Result<(usize, ValidationStats), ServiceError> {
+async fn validation(db: &SqlitePool, study_id: StudyId) -> Result<(usize, ValidationStats), ServiceError> {
     let (_, outcomes) = study_outcomes(db, study_id).await?;
     let answers = answer_texts::answers(db, study_id).await?;
     let items: Vec<CheckedItem<'_>> = outcomes

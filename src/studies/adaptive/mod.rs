@@ -7,6 +7,7 @@
 use crate::accounts::SessionUser;
 use crate::api_types::Progress;
 use crate::domain::adaptive::{pick_annotator, Adaptive, Decision, Reliability};
+use crate::domain::ids::{InstanceId, StudyId};
 use crate::domain::rng::mix;
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
@@ -17,7 +18,7 @@ mod settle;
 pub use settle::{report, settle};
 
 /// At creation, inside its transaction: the settings and every item at `min`.
-pub async fn create(tx: &mut SqliteConnection, study: i64, a: &Adaptive) -> Result<(), ServiceError> {
+pub async fn create(tx: &mut SqliteConnection, study: StudyId, a: &Adaptive) -> Result<(), ServiceError> {
     sqlx::query("INSERT INTO adaptive_studies (study_id, settings) VALUES (?, ?)")
         .bind(study)
         .bind(serde_json::to_string(a)?)
@@ -35,7 +36,7 @@ pub async fn create(tx: &mut SqliteConnection, study: i64, a: &Adaptive) -> Resu
 }
 
 /// The study's adaptive settings; None for a fixed overlap.
-pub async fn settings(db: impl sqlx::SqliteExecutor<'_>, study: i64) -> Result<Option<Adaptive>, ServiceError> {
+pub async fn settings(db: impl sqlx::SqliteExecutor<'_>, study: StudyId) -> Result<Option<Adaptive>, ServiceError> {
     let text: Option<String> = sqlx::query_scalar("SELECT settings FROM adaptive_studies WHERE study_id = ?")
         .bind(study)
         .fetch_optional(db)
@@ -49,7 +50,7 @@ pub async fn settings(db: impl sqlx::SqliteExecutor<'_>, study: i64) -> Result<O
 /// the database busy past its timeout) is retried with backoff and, if it
 /// still fails, left to [`sweep`]: at the study's next answer and at every
 /// start-up. Never an error to the participant, whose answer counts.
-pub async fn after_answer(state: &AppState, study: i64, instance: i64) -> Result<(), ServiceError> {
+pub async fn after_answer(state: &AppState, study: StudyId, instance: InstanceId) -> Result<(), ServiceError> {
     // The settings come with the cached study: no query on a fixed overlap.
     let meta = crate::studies::meta::study_meta(state, study).await?;
     let Some(a) = meta.adaptive else {
@@ -58,17 +59,17 @@ pub async fn after_answer(state: &AppState, study: i64, instance: i64) -> Result
     let sweep_too = UNDECIDED.lock().map(|mut s| s.remove(&study)).unwrap_or(false);
     let mut wait = RETRY_FIRST_WAIT;
     for attempt in 1..=DECISION_ATTEMPTS {
-        match decide(state, study, &a, Some(instance), sweep_too).await {
+        match decide(state, study, &a, Some(instance.get()), sweep_too).await {
             Ok(_) => return Ok(()),
             Err(e) if attempt < DECISION_ATTEMPTS => {
-                tracing::warn!(study, instance, attempt, "adaptive decision failed, retrying: {}", e.chain());
+                tracing::warn!(%study, %instance, attempt, "adaptive decision failed, retrying: {}", e.chain());
                 tokio::time::sleep(wait).await;
                 wait *= 2;
             }
             Err(e) => {
                 tracing::error!(
-                    study,
-                    instance,
+                    %study,
+                    %instance,
                     "adaptive decision failed; the next answer or start-up sweeps: {}",
                     e.chain()
                 );
@@ -86,12 +87,12 @@ const DECISION_ATTEMPTS: u32 = 4;
 const RETRY_FIRST_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Studies whose last decision failed: their next answer sweeps.
-static UNDECIDED: std::sync::Mutex<std::collections::BTreeSet<i64>> =
+static UNDECIDED: std::sync::Mutex<std::collections::BTreeSet<StudyId>> =
     std::sync::Mutex::new(std::collections::BTreeSet::new());
 
 /// Decides every item of the study whose round is complete but undecided
 /// (its decision failed after the answer was stored); how many were due.
-pub async fn sweep(state: &AppState, study: i64) -> Result<usize, ServiceError> {
+pub async fn sweep(state: &AppState, study: StudyId) -> Result<usize, ServiceError> {
     match settings(&state.db, study).await? {
         Some(a) => decide(state, study, &a, None, true).await,
         None => Ok(0),
@@ -100,16 +101,16 @@ pub async fn sweep(state: &AppState, study: i64) -> Result<usize, ServiceError> 
 
 /// At start-up: sweeps every adaptive study; errors are logged, not fatal.
 pub async fn sweep_all(state: &AppState) {
-    let studies: Vec<i64> = match sqlx::query_scalar("SELECT study_id FROM adaptive_studies").fetch_all(&state.db).await
-    {
-        Ok(s) => s,
-        Err(e) => return tracing::error!("listing adaptive studies to sweep: {e}"),
-    };
+    let studies: Vec<StudyId> =
+        match sqlx::query_scalar("SELECT study_id FROM adaptive_studies").fetch_all(&state.db).await {
+            Ok(s) => s,
+            Err(e) => return tracing::error!("listing adaptive studies to sweep: {e}"),
+        };
     for study in studies {
         match sweep(state, study).await {
             Ok(0) => {}
-            Ok(n) => tracing::info!(study, n, "decided adaptive items left undecided by an earlier run"),
-            Err(e) => tracing::error!(study, "sweeping adaptive items: {}", e.chain()),
+            Ok(n) => tracing::info!(%study, n, "decided adaptive items left undecided by an earlier run"),
+            Err(e) => tracing::error!(%study, "sweeping adaptive items: {}", e.chain()),
         }
     }
 }
@@ -119,7 +120,7 @@ pub async fn sweep_all(state: &AppState) {
 /// item's state), so a retry after a failure cannot ask twice.
 async fn decide(
     state: &AppState,
-    study: i64,
+    study: StudyId,
     a: &Adaptive,
     instance: Option<i64>,
     sweep: bool,
@@ -321,7 +322,7 @@ pub async fn start(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Re
 
 /// For outcomes: the answers each item has been asked for so far (an item
 /// stays pending until its last round is in and decided). None: not adaptive.
-pub async fn wanted(db: &SqlitePool, study: i64) -> Result<Option<HashMap<i64, usize>>, ServiceError> {
+pub async fn wanted(db: &SqlitePool, study: StudyId) -> Result<Option<HashMap<i64, usize>>, ServiceError> {
     if settings(db, study).await?.is_none() {
         return Ok(None);
     }

@@ -3,6 +3,7 @@
 //! what gets settled) and the per-item report.
 use super::settings;
 use crate::domain::adaptive::{AdaptiveItem, AdaptiveReport, Reason, Reliability};
+use crate::domain::ids::StudyId;
 use crate::domain::resolution::{ItemState, ResolvedBy};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
@@ -18,7 +19,7 @@ use std::sync::{Arc, Mutex};
 /// in this process (one server serves one database).
 pub(super) async fn reliability(db: &SqlitePool, meta: &StudyMeta) -> Result<Arc<Reliability>, ServiceError> {
     /// Per study: the answers counted at its last fit, and the fit.
-    type Last = Vec<(i64, i64, Arc<Reliability>)>;
+    type Last = Vec<(StudyId, i64, Arc<Reliability>)>;
     static LAST: Mutex<Last> = Mutex::new(Vec::new());
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM counted_answers WHERE study_id = ?")
         .bind(meta.id)
@@ -64,7 +65,7 @@ pub(super) async fn reliability(db: &SqlitePool, meta: &StudyMeta) -> Result<Arc
 /// state and posterior slot.
 pub async fn settle<'a>(
     db: &SqlitePool,
-    study: i64,
+    study: StudyId,
     outcomes: impl Iterator<Item = (i64, &'a mut ItemState, &'a mut Option<f64>)>,
 ) -> Result<HashSet<i64>, ServiceError> {
     let stopped: HashMap<i64, (String, String, Option<f64>)> = sqlx::query_as(
@@ -101,7 +102,7 @@ pub async fn settle<'a>(
 /// `GET /api/v1/studies/{id}/adaptive`: per item how many answers it took,
 /// why it stopped, its value and posterior, and answers spent against a
 /// fixed overlap of `max`.
-pub async fn report(db: &SqlitePool, study: i64) -> Result<AdaptiveReport, ServiceError> {
+pub async fn report(db: &SqlitePool, study: StudyId) -> Result<AdaptiveReport, ServiceError> {
     crate::studies::meta::load_study_meta(db, study).await?;
     let a = settings(db, study).await?.ok_or_else(|| {
         ServiceError::NotFound(format!("study {study} has a fixed overlap, not [assignment.adaptive]"))
@@ -129,5 +130,5 @@ pub async fn report(db: &SqlitePool, study: i64) -> Result<AdaptiveReport, Servi
             posterior,
         })
         .collect();
-    Ok(AdaptiveReport::new(study, a, items))
+    Ok(AdaptiveReport::new(study.get(), a, items))
 }

@@ -10,6 +10,7 @@ use crate::domain::crowd::bundles::Bundle;
 use crate::domain::crowd::checks::{choose_checks, CheckItem};
 use crate::domain::crowd::lease::{LeaseEvent, LeaseState};
 use crate::domain::crowd::spec::LinkSettings;
+use crate::domain::ids::StudyId;
 use crate::domain::study::Study;
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
@@ -20,7 +21,7 @@ fn invalid(field: &str, m: String) -> ServiceError {
 }
 
 /// The study item with this key, or an error naming the gold entry.
-async fn gold_instance(tx: &mut SqliteConnection, study: i64, key: &str) -> Result<i64, ServiceError> {
+async fn gold_instance(tx: &mut SqliteConnection, study: StudyId, key: &str) -> Result<i64, ServiceError> {
     let found: Option<i64> = sqlx::query_scalar(
         "SELECT i.id FROM study_items s JOIN instances i ON i.id = s.instance_id WHERE s.study_id = ? AND i.key = ?",
     )
@@ -55,7 +56,7 @@ async fn known_truth(tx: &mut SqliteConnection, instance: i64, key: &str) -> Res
 /// the refusal of attention checks that some bundle has too few other items for.
 pub async fn prepare(
     tx: &mut SqliteConnection,
-    id: i64,
+    id: StudyId,
     study: &Study,
     link: &LinkSettings,
     bundles: &[Bundle],
@@ -132,7 +133,7 @@ pub(crate) async fn of_bundle(
 /// Writes the check tasks of a placed queue, marked with their kind and passing value.
 pub(crate) async fn insert_check_tasks(
     tx: &mut SqliteConnection,
-    study: i64,
+    study: StudyId,
     user: i64,
     checks: &[(PlannedTask, CheckItem)],
 ) -> Result<(), ServiceError> {
@@ -158,7 +159,7 @@ pub(crate) async fn insert_check_tasks(
 /// After an attention check's answer is stored: ends the participant once
 /// it has failed `max_failed_checks` of them. Its place goes back to the pool
 /// at once; its answers stay, marked by the lease state. True when ended now.
-pub async fn attention_answered(state: &AppState, user: &SessionUser, study: i64) -> Result<bool, ServiceError> {
+pub async fn attention_answered(state: &AppState, user: &SessionUser, study: StudyId) -> Result<bool, ServiceError> {
     let link = super::link_of_study(&state.db, study).await?;
     let failed: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM check_answers WHERE study_id = ? AND user_id = ? AND check_kind = 'attention' AND NOT correct",

@@ -7,6 +7,7 @@
 //! goes to someone who answered any of its items.
 use crate::domain::adaptive::bundle_now;
 use crate::domain::crowd::bundles::{make_bundles, StratItem};
+use crate::domain::ids::StudyId;
 use crate::domain::rng::mix;
 use crate::error::ServiceError;
 use sqlx::SqliteConnection;
@@ -14,7 +15,7 @@ use sqlx::SqliteConnection;
 /// Bundles the study's waiting items when [`bundle_now`] says so.
 pub(crate) async fn bundle_waiting(
     tx: &mut SqliteConnection,
-    study: i64,
+    study: StudyId,
     seed: u64,
     kind: crate::domain::survey::SurveyKind,
     now: i64,

@@ -12,12 +12,13 @@ pub mod setup;
 use crate::accounts::SessionUser;
 use crate::domain::crowd::lease::LeaseState;
 use crate::domain::crowd::spec::LinkSettings;
+use crate::domain::ids::{BundleId, StudyId};
 use crate::error::ServiceError;
 use sqlx::SqlitePool;
 
 /// A link study's settings and codes as stored.
 pub struct LinkRow {
-    pub study_id: i64,
+    pub study_id: StudyId,
     pub token: String,
     pub open: bool,
     pub completion_code: String,
@@ -25,9 +26,19 @@ pub struct LinkRow {
     pub settings: LinkSettings,
 }
 
-type LinkTuple = (i64, String, bool, String, Option<String>, String);
+/// A `study_links` row; [`link_row`] parses its settings.
+#[derive(sqlx::FromRow)]
+struct StoredLink {
+    study_id: StudyId,
+    token: String,
+    open: bool,
+    completion_code: String,
+    full_code: Option<String>,
+    settings: String,
+}
 
-fn link_row((study_id, token, open, completion_code, full_code, settings): LinkTuple) -> Result<LinkRow, ServiceError> {
+fn link_row(row: StoredLink) -> Result<LinkRow, ServiceError> {
+    let StoredLink { study_id, token, open, completion_code, full_code, settings } = row;
     let settings = serde_json::from_str(&settings)
         .map_err(|e| ServiceError::internal(format!("study {study_id} has corrupt link settings"), e))?;
     Ok(LinkRow { study_id, token, open, completion_code, full_code, settings })
@@ -36,8 +47,8 @@ fn link_row((study_id, token, open, completion_code, full_code, settings): LinkT
 const LINK_COLUMNS: &str = "SELECT study_id, token, open, completion_code, full_code, settings FROM study_links";
 
 /// The link of a study; NotFound when it is not a link study.
-pub(crate) async fn link_of_study(db: impl sqlx::SqliteExecutor<'_>, study: i64) -> Result<LinkRow, ServiceError> {
-    let row: Option<LinkTuple> =
+pub(crate) async fn link_of_study(db: impl sqlx::SqliteExecutor<'_>, study: StudyId) -> Result<LinkRow, ServiceError> {
+    let row: Option<StoredLink> =
         sqlx::query_as(&format!("{LINK_COLUMNS} WHERE study_id = ?")).bind(study).fetch_optional(db).await?;
     link_row(row.ok_or_else(|| ServiceError::NotFound(format!("study {study} is not a link study")))?)
 }
@@ -48,7 +59,7 @@ pub(crate) async fn link_of_token(db: impl sqlx::SqliteExecutor<'_>, token: &str
     if !crate::domain::crowd::ids::is_token(token) {
         return Err(unknown());
     }
-    let row: Option<LinkTuple> =
+    let row: Option<StoredLink> =
         sqlx::query_as(&format!("{LINK_COLUMNS} WHERE token = ?")).bind(token).fetch_optional(db).await?;
     link_row(row.ok_or_else(unknown)?)
 }
@@ -56,7 +67,11 @@ pub(crate) async fn link_of_token(db: impl sqlx::SqliteExecutor<'_>, token: &str
 /// A participant's lease in its own study: 403 for another study, for
 /// anyone who is not a participant, or a participant of another study;
 /// 422 while it holds no bundle yet (the comprehension check comes first).
-pub async fn own_lease(db: &SqlitePool, user: &SessionUser, study: i64) -> Result<(i64, LeaseState), ServiceError> {
+pub async fn own_lease(
+    db: &SqlitePool,
+    user: &SessionUser,
+    study: StudyId,
+) -> Result<(BundleId, LeaseState), ServiceError> {
     own_place(db, user, study)
         .await?
         .ok_or_else(|| ServiceError::Invalid("you have no bundle yet: pass the comprehension check first".into()))
@@ -67,13 +82,13 @@ pub async fn own_lease(db: &SqlitePool, user: &SessionUser, study: i64) -> Resul
 pub async fn own_place(
     db: &SqlitePool,
     user: &SessionUser,
-    study: i64,
-) -> Result<Option<(i64, LeaseState)>, ServiceError> {
+    study: StudyId,
+) -> Result<Option<(BundleId, LeaseState)>, ServiceError> {
     let refused = || ServiceError::Forbidden(format!("you take part in another study than {study}"));
     if !user.role.is_participant() {
         return Err(ServiceError::Forbidden("only participants who arrived by the study's link".into()));
     }
-    let row: Option<(Option<i64>, Option<String>)> = sqlx::query_as(
+    let row: Option<(Option<BundleId>, Option<String>)> = sqlx::query_as(
         "SELECT l.bundle, l.state FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
          WHERE p.user_id = ? AND p.study_id = ?",
     )

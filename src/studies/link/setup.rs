@@ -4,6 +4,7 @@ use crate::domain::assignment::AssignmentRule;
 use crate::domain::crowd::bundles::{make_bundles, sample_bundles, StratItem};
 use crate::domain::crowd::ids::{code_from_bytes, token_from_bytes, CODE_LEN, TOKEN_BYTES};
 use crate::domain::crowd::spec::LinkSettings;
+use crate::domain::ids::StudyId;
 use crate::domain::stratified::subsets_of;
 use crate::domain::study::Study;
 use crate::error::ServiceError;
@@ -26,7 +27,7 @@ pub fn new_code() -> String {
 /// Stores the link and the bundles of a new link study `id`.
 pub async fn create_link(
     tx: &mut SqliteConnection,
-    id: i64,
+    id: StudyId,
     study: &Study,
     link: &LinkSettings,
 ) -> Result<(), ServiceError> {
@@ -113,7 +114,7 @@ pub async fn create_link(
 /// of the kind per instance: at creation, and for adaptive follow-ups.
 pub(crate) async fn store_bundles(
     tx: &mut SqliteConnection,
-    id: i64,
+    id: StudyId,
     kind: crate::domain::survey::SurveyKind,
     bundles: &[crate::domain::crowd::bundles::Bundle],
     first: i64,

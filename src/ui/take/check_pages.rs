@@ -5,12 +5,13 @@
 use super::done::{Completion, GoOnTo};
 use super::view::{TakeStage, TakeView};
 use super::{load_take, TakeComprehension};
+use crate::domain::ids::StudyId;
 use crate::ui::error_text;
 use leptos::prelude::*;
 
 #[component]
 pub fn Comprehension(
-    study_id: i64,
+    study_id: StudyId,
     attempt: i64,
     questions: Vec<(String, Vec<String>)>,
     page: RwSignal<TakeView>,
@@ -98,7 +99,7 @@ pub fn Full(code: Option<String>) -> impl IntoView {
 
 /// After the last task: the stage again, since attention checks may have ended the participation.
 #[component]
-pub fn AfterBundle(study_id: i64, page: RwSignal<TakeView>) -> impl IntoView {
+pub fn AfterBundle(study_id: StudyId, page: RwSignal<TakeView>) -> impl IntoView {
     let now = Resource::new(move || study_id, load_take);
     view! {
         <Suspense fallback=|| view! { <p>"Checking that all your answers are saved…"</p> }>

@@ -3,6 +3,7 @@
 //! Without JavaScript a meta refresh redirects, after the same delay.
 use super::browser::go_to;
 use super::take_completion;
+use crate::domain::ids::StudyId;
 use crate::ui::error_text;
 use leptos::prelude::*;
 use std::time::Duration;
@@ -26,7 +27,7 @@ pub(super) fn GoOnTo(url: String) -> impl IntoView {
 }
 
 #[component]
-pub fn Completion(study_id: i64) -> impl IntoView {
+pub fn Completion(study_id: StudyId) -> impl IntoView {
     let code = Resource::new(move || study_id, take_completion);
     view! {
         <Suspense fallback=|| view! { <p>"Checking that all your answers are saved…"</p> }>

@@ -15,6 +15,7 @@ use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::api_types::Progress;
+use crate::domain::ids::StudyId;
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use serde::{Deserialize, Serialize};
@@ -29,14 +30,14 @@ pub enum Step {
 }
 
 #[server(prefix = "/sfn")]
-pub async fn load_take(study_id: i64) -> Result<TakeView, ServerFnError> {
+pub async fn load_take(study_id: StudyId) -> Result<TakeView, ServerFnError> {
     let (state, user) = session::caller().await?;
     let stage = crate::crowd::stage(&state, &user, study_id).await.map_err(session::sfn_error)?;
     server::view_of(&state, &user, study_id, stage).await.map_err(session::sfn_error)
 }
 
 #[server(prefix = "/sfn")]
-pub async fn take_step(study_id: i64, step: Step) -> Result<TakeView, ServerFnError> {
+pub async fn take_step(study_id: StudyId, step: Step) -> Result<TakeView, ServerFnError> {
     let (state, user) = session::caller().await?;
     let stage = match step {
         Step::Consent => crate::crowd::accept_consent(&state, &user, study_id).await,
@@ -48,7 +49,7 @@ pub async fn take_step(study_id: i64, step: Step) -> Result<TakeView, ServerFnEr
 }
 
 #[server(prefix = "/sfn")]
-pub async fn take_practice(study_id: i64, index: usize, option: String) -> Result<PracticeFeedback, ServerFnError> {
+pub async fn take_practice(study_id: StudyId, index: usize, option: String) -> Result<PracticeFeedback, ServerFnError> {
     let (state, user) = session::caller().await?;
     let f = crate::crowd::practice_answer(&state, &user, study_id, index, &option).await.map_err(session::sfn_error)?;
     let next = server::view_of(&state, &user, study_id, f.next).await.map_err(session::sfn_error)?;
@@ -57,7 +58,7 @@ pub async fn take_practice(study_id: i64, index: usize, option: String) -> Resul
 
 /// One option index per question; a pass leases the bundle.
 #[server(prefix = "/sfn")]
-pub async fn take_comprehension(study_id: i64, answers: Vec<usize>) -> Result<TakeView, ServerFnError> {
+pub async fn take_comprehension(study_id: StudyId, answers: Vec<usize>) -> Result<TakeView, ServerFnError> {
     let (state, user) = session::caller().await?;
     let stage =
         crate::crowd::comprehension_answer(&state, &user, study_id, &answers).await.map_err(session::sfn_error)?;
@@ -66,7 +67,7 @@ pub async fn take_comprehension(study_id: i64, answers: Vec<usize>) -> Result<Ta
 
 /// The code and the URL to go on to; refused until every answer of the bundle is stored.
 #[server(prefix = "/sfn")]
-pub async fn take_completion(study_id: i64) -> Result<CompletionView, ServerFnError> {
+pub async fn take_completion(study_id: StudyId) -> Result<CompletionView, ServerFnError> {
     let (state, user) = session::caller().await?;
     let c = crate::crowd::completion(&state, &user, study_id).await.map_err(session::sfn_error)?;
     Ok(CompletionView { code: c.code, url: c.url })
@@ -75,7 +76,7 @@ pub async fn take_completion(study_id: i64) -> Result<CompletionView, ServerFnEr
 #[component]
 pub fn TakePage() -> impl IntoView {
     let params = use_params_map();
-    let study_id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
+    let study_id = move || params.read().get("id").and_then(|s| s.parse::<StudyId>().ok()).unwrap_or(StudyId::new(0));
     let first = Resource::new(study_id, load_take);
     view! {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
@@ -101,7 +102,7 @@ fn item_of_total(p: Progress) -> String {
 }
 
 #[component]
-fn Take(study_id: i64, first: TakeView) -> impl IntoView {
+fn Take(study_id: StudyId, first: TakeView) -> impl IntoView {
     let page = RwSignal::new(first);
     let error = RwSignal::new(None::<String>);
     let step = ServerAction::<TakeStep>::new();
@@ -141,7 +142,7 @@ fn Take(study_id: i64, first: TakeView) -> impl IntoView {
                         {late.then(|| view! {
                             <p class="notice late">"Your time limit has passed. You can still finish and get your completion code."</p>
                         })}
-                        <Survey study_id first=task counter=item_of_total instructions_read=true
+                        <Survey study_id=study_id.get() first=task counter=item_of_total instructions_read=true
                             finished=move || view! { <check_pages::AfterBundle study_id page/> }/>
                     }.into_any(),
                     TakeStage::Complete => view! { <done::Completion study_id/> }.into_any(),

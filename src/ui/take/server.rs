@@ -3,11 +3,17 @@
 use super::view::{practice_task, TakeStage, TakeView};
 use crate::accounts::SessionUser;
 use crate::crowd::Stage;
+use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::meta::study_meta;
 
-pub async fn view_of(state: &AppState, user: &SessionUser, study: i64, stage: Stage) -> Result<TakeView, ServiceError> {
+pub async fn view_of(
+    state: &AppState,
+    user: &SessionUser,
+    study: StudyId,
+    stage: Stage,
+) -> Result<TakeView, ServiceError> {
     let meta = study_meta(state, study).await?;
     let stage = match stage {
         Stage::Consent { text } => TakeStage::Consent { text },
@@ -25,7 +31,7 @@ pub async fn view_of(state: &AppState, user: &SessionUser, study: i64, stage: St
         Stage::Full { code } => TakeStage::Full { code },
         Stage::Practice(p) => TakeStage::Practice {
             index: p.index,
-            item: practice_task(study, meta.kind, p.index, p.count, p.instructions, p.prompt, p.options),
+            item: practice_task(study.get(), meta.kind, p.index, p.count, p.instructions, p.prompt, p.options),
         },
         Stage::Working { late, .. } => TakeStage::Working { late },
         // The code itself is asked for separately, and given only once every answer is stored.

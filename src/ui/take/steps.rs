@@ -3,6 +3,7 @@
 use super::view::{FeedbackQuery, PracticeFeedback, TakeView};
 use super::{Step, TakePractice};
 use crate::api_types::{Progress, TaskView};
+use crate::domain::ids::StudyId;
 use crate::ui::annotate::{answer_by_keys, TaskCard};
 use crate::ui::error_text;
 use leptos::prelude::*;
@@ -14,7 +15,7 @@ fn paragraphs(text: &str) -> impl IntoView {
 /// A step as a plain form post (`http::take_form`), so it works before the
 /// wasm has loaded; once hydrated, the page's server function takes it in place.
 fn step_form(
-    study_id: i64,
+    study_id: StudyId,
     step: Step,
     go: impl Fn(Step) + Copy + Send + Sync + 'static,
     class: &'static str,
@@ -35,7 +36,7 @@ fn step_form(
 }
 
 #[component]
-pub fn Consent(study_id: i64, text: String, go: impl Fn(Step) + Copy + Send + Sync + 'static) -> impl IntoView {
+pub fn Consent(study_id: StudyId, text: String, go: impl Fn(Step) + Copy + Send + Sync + 'static) -> impl IntoView {
     // `required`: the browser asks for the box before posting, with or without the wasm.
     let inside = view! {
         <label class="agree">
@@ -52,7 +53,7 @@ pub fn Consent(study_id: i64, text: String, go: impl Fn(Step) + Copy + Send + Sy
 
 #[component]
 pub fn Instructions(
-    study_id: i64,
+    study_id: StudyId,
     kind: String,
     study: Option<String>,
     /// After a failed first comprehension attempt.
@@ -93,7 +94,7 @@ pub fn feedback_box(f: &FeedbackQuery, next: impl IntoView) -> impl IntoView {
 /// Before the wasm has loaded its options post to `http::take_form`, which
 /// shows the feedback on the page it redirects to.
 #[component]
-pub fn Practice(study_id: i64, index: usize, item: TaskView, page: RwSignal<TakeView>) -> impl IntoView {
+pub fn Practice(study_id: StudyId, index: usize, item: TaskView, page: RwSignal<TakeView>) -> impl IntoView {
     let labels: Vec<(String, String)> = item.options.iter().map(|o| (o.id.clone(), o.label.clone())).collect();
     let label = move |id: &str| labels.iter().find(|(i, _)| i == id).map(|(_, l)| l.clone()).unwrap_or(id.into());
     let shown = RwSignal::new(Some(item));
@@ -147,7 +148,7 @@ pub fn Returned() -> impl IntoView {
 /// "Return this study", asked twice so that a stray tap does not give the
 /// place away; a `details` element, so it opens and posts without the wasm.
 #[component]
-pub fn ReturnStudy(study_id: i64, go: impl Fn(Step) + Copy + Send + Sync + 'static) -> impl IntoView {
+pub fn ReturnStudy(study_id: StudyId, go: impl Fn(Step) + Copy + Send + Sync + 'static) -> impl IntoView {
     let details = NodeRef::<leptos::html::Details>::new();
     let keep = move |_| {
         if let Some(d) = details.get() {
