@@ -79,7 +79,7 @@ pub async fn add_user(db: &SqlitePool, username: &str, role: Role, password: &st
     let pw = password.to_string();
     let hash =
         tokio::task::spawn_blocking(move || hash_password(&pw)).await.map_err(|e| AuthError::Hash(e.to_string()))??;
-    let res = sqlx::query("INSERT INTO users (username, role, password_hash, created_at) VALUES (?, ?, ?, ?)")
+    let res = sqlx::query("INSERT INTO users (username, role, password_hash, created_at) VALUES ($1, $2, $3, $4)")
         .bind(username)
         .bind(role.as_str())
         .bind(hash)
@@ -117,7 +117,7 @@ pub async fn check_credentials(
 
 async fn verify_user(db: &SqlitePool, username: &str, password: &str) -> Result<SessionUser, AuthError> {
     let row: Option<(i64, String, String)> =
-        sqlx::query_as("SELECT id, role, password_hash FROM users WHERE username = ?")
+        sqlx::query_as("SELECT id, role, password_hash FROM users WHERE username = $1")
             .bind(username)
             .fetch_optional(db)
             .await?;

@@ -42,11 +42,11 @@ pub async fn build(dir: &Path, n: usize) -> anyhow::Result<SqlitePool> {
     }
     let ds = datasets::insert_dataset(&mut tx, DATASET, "none").await?;
     sqlx::query(&format!(
-        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $1)
          INSERT INTO instances (dataset_id, key, caption, negative_caption, caption_orig, negative_caption_orig, neg_type, subtype, positive_image)
-         SELECT ?, 'bench-' || i, 'A red circle to the left of a blue square, number ' || i, 'A blue circle to the left of a red square, number ' || i,
+         SELECT $2, 'bench-' || i, 'A red circle to the left of a blue square, number ' || i, 'A blue circle to the left of a red square, number ' || i,
                 'a red circle to the left of a blue square, number ' || i, 'a blue circle to the left of a red square, number ' || i, {CATEGORY_SQL},
-                CASE i % 2 WHEN 0 THEN ? ELSE ? END FROM n"
+                CASE i % 2 WHEN 0 THEN $3 ELSE $4 END FROM n"
     ))
     .bind(n as i64)
     .bind(ds)
@@ -56,8 +56,8 @@ pub async fn build(dir: &Path, n: usize) -> anyhow::Result<SqlitePool> {
     .await?;
     sqlx::query(
         "INSERT INTO candidates (instance_id, slot, image)
-         SELECT i.id, s.slot, CASE s.slot WHEN 0 THEN ? WHEN 1 THEN ? WHEN 2 THEN ? ELSE ? END
-         FROM instances i, (SELECT 0 AS slot UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) s WHERE i.dataset_id = ?",
+         SELECT i.id, s.slot, CASE s.slot WHEN 0 THEN $1 WHEN 1 THEN $2 WHEN 2 THEN $3 ELSE $4 END
+         FROM instances i, (SELECT 0 AS slot UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) s WHERE i.dataset_id = $5",
     )
     .bind(&imgs[2].hash)
     .bind(&imgs[3].hash)
@@ -89,7 +89,7 @@ async fn answer(pool: &SqlitePool, spec: &str, value_sql: &str) -> anyhow::Resul
     let mut tx = pool.begin().await?;
     for name in ["a1", "a2"] {
         let user: i64 =
-            sqlx::query_scalar("SELECT id FROM users WHERE username = ?").bind(name).fetch_one(&mut *tx).await?;
+            sqlx::query_scalar("SELECT id FROM users WHERE username = $1").bind(name).fetch_one(&mut *tx).await?;
         for chunk in study.rule.plan_upfront(study.kind.spec().questions, study.seed, user, name, &items).chunks(5000) {
             let mut q =
                 sqlx::QueryBuilder::new("INSERT INTO tasks (study_id, user_id, instance_id, position, seed, done) ");
@@ -106,7 +106,7 @@ async fn answer(pool: &SqlitePool, spec: &str, value_sql: &str) -> anyhow::Resul
     }
     sqlx::query(&format!(
         "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
-         SELECT t.id, t.study_id, t.user_id, t.instance_id, 'A', {value_sql}, '[0,1,2,3]', 1000, 1700000000 FROM tasks t WHERE t.study_id = ?"
+         SELECT t.id, t.study_id, t.user_id, t.instance_id, 'A', {value_sql}, '[0,1,2,3]', 1000, 1700000000 FROM tasks t WHERE t.study_id = $1"
     ))
     .bind(id)
     .execute(&mut *tx)

@@ -68,7 +68,7 @@ const PARTICIPANTS: [Sim; 4] = [
 /// twelve scenes there, nothing.
 pub async fn seed_demo_crowd(db: &SqlitePool, scenes: &str) -> anyhow::Result<()> {
     let exists: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM studies WHERE name = ?").bind(DEMO_CROWD_STUDY).fetch_optional(db).await?;
+        sqlx::query_scalar("SELECT id FROM studies WHERE name = $1").bind(DEMO_CROWD_STUDY).fetch_optional(db).await?;
     let Some(keys) = copy_scenes(db, scenes).await? else { return Ok(()) };
     if exists.is_some() || keys.len() < 2 {
         return Ok(());
@@ -109,14 +109,14 @@ impl Shift<'_> {
 /// fewer scenes.
 async fn copy_scenes(db: &SqlitePool, scenes: &str) -> anyhow::Result<Option<Vec<String>>> {
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
-    let copied: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+    let copied: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(DEMO_CROWD_DATASET)
         .fetch_optional(&mut *tx)
         .await?;
     // With each scene, how many of its candidates show the negative caption.
     let source: Vec<(i64, String, i64)> = sqlx::query_as(
         "SELECT i.id, i.key, (SELECT count(*) FROM candidates c WHERE c.instance_id = i.id AND c.known_match = 1)
-         FROM instances i JOIN datasets d ON d.id = i.dataset_id WHERE d.name = ? ORDER BY i.key LIMIT ?",
+         FROM instances i JOIN datasets d ON d.id = i.dataset_id WHERE d.name = $1 ORDER BY i.key LIMIT $2",
     )
     .bind(scenes)
     .bind(ITEMS)
@@ -131,9 +131,9 @@ async fn copy_scenes(db: &SqlitePool, scenes: &str) -> anyhow::Result<Option<Vec
             let to = sqlx::query(
                 "INSERT INTO instances (dataset_id, key, caption, negative_caption, caption_orig, negative_caption_orig,
                                         neg_type, subtype, positive_image)
-                 SELECT ?, key, caption, negative_caption, caption_orig, negative_caption_orig, neg_type, subtype,
+                 SELECT $1, key, caption, negative_caption, caption_orig, negative_caption_orig, neg_type, subtype,
                         positive_image
-                 FROM instances WHERE id = ?",
+                 FROM instances WHERE id = $2",
             )
             .bind(dataset)
             .bind(from)
@@ -142,7 +142,7 @@ async fn copy_scenes(db: &SqlitePool, scenes: &str) -> anyhow::Result<Option<Vec
             .last_insert_rowid();
             sqlx::query(
                 "INSERT INTO candidates (instance_id, slot, image, known_match)
-                 SELECT ?, slot, image, known_match FROM candidates WHERE instance_id = ?",
+                 SELECT $1, slot, image, known_match FROM candidates WHERE instance_id = $2",
             )
             .bind(to)
             .bind(from)
@@ -178,7 +178,7 @@ async fn state(db: &SqlitePool) -> anyhow::Result<(AppState, PathBuf)> {
 async fn truth(db: &SqlitePool) -> anyhow::Result<HashMap<String, bool>> {
     let rows: Vec<(String, bool)> = sqlx::query_as(
         "SELECT c.image, c.known_match = 1 FROM candidates c JOIN instances i ON i.id = c.instance_id
-         JOIN datasets d ON d.id = i.dataset_id WHERE d.name = ?",
+         JOIN datasets d ON d.id = i.dataset_id WHERE d.name = $1",
     )
     .bind(DEMO_CROWD_DATASET)
     .fetch_all(db)

@@ -48,7 +48,7 @@ pub fn validation_spec() -> String {
 }
 
 async fn study_id(db: &SqlitePool, name: &str) -> anyhow::Result<Option<StudyId>> {
-    Ok(sqlx::query_scalar("SELECT id FROM studies WHERE name = ?").bind(name).fetch_optional(db).await?)
+    Ok(sqlx::query_scalar("SELECT id FROM studies WHERE name = $1").bind(name).fetch_optional(db).await?)
 }
 
 pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Result<()> {
@@ -56,7 +56,7 @@ pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Resu
         return Ok(());
     }
     let user = |name: &'static str| {
-        sqlx::query_scalar::<_, i64>("SELECT id FROM users WHERE username = ?").bind(name).fetch_optional(db)
+        sqlx::query_scalar::<_, i64>("SELECT id FROM users WHERE username = $1").bind(name).fetch_optional(db)
     };
     let (Some(writer), Some(validator)) = (user(WRITER).await?, user(VALIDATOR).await?) else { return Ok(()) };
     let items = tokio::task::spawn_blocking(|| generate(DEMO_HNC_COUNT, 2024)).await?;
@@ -80,7 +80,7 @@ pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Resu
     // The writer: the known pair, except a skip on the first image and a
     // word outside the vocabulary ("shiny") in the last positive.
     let keys: Vec<(i64, String)> = sqlx::query_as(
-        "SELECT i.id, i.key FROM study_items si JOIN instances i ON i.id = si.instance_id WHERE si.study_id = ? ORDER BY i.key",
+        "SELECT i.id, i.key FROM study_items si JOIN instances i ON i.id = si.instance_id WHERE si.study_id = $1 ORDER BY i.key",
     )
     .bind(writing)
     .fetch_all(db)
@@ -105,7 +105,7 @@ pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Resu
     let validation = create::create_study(db, &create::parse_spec(&spec, 0)?, &spec).await?;
     // The validator: the first pairs valid but one whose negative it judges wrong.
     let pairs: Vec<i64> =
-        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
+        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = $1 ORDER BY instance_id")
             .bind(validation)
             .fetch_all(db)
             .await?;
@@ -130,7 +130,7 @@ async fn answer_as(
 ) -> anyhow::Result<()> {
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     let n = answers.len() as i64;
-    sqlx::query("INSERT INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, ?)")
+    sqlx::query("INSERT INTO participations (study_id, user_id, total, done) VALUES ($1, $2, $3, $4)")
         .bind(study)
         .bind(user)
         .bind(n + open.len() as i64)
@@ -139,7 +139,7 @@ async fn answer_as(
         .await?;
     for (i, instance) in open.iter().enumerate() {
         sqlx::query(
-            "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, done) VALUES (?, ?, ?, ?, 0, 0)",
+            "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, done) VALUES ($1, $2, $3, $4, 0, 0)",
         )
         .bind(study)
         .bind(user)
@@ -151,7 +151,7 @@ async fn answer_as(
     let now = now_secs();
     for (position, (instance, value, texts)) in answers.iter().enumerate() {
         let task = sqlx::query(
-            "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, done) VALUES (?, ?, ?, ?, 0, 1)",
+            "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, done) VALUES ($1, $2, $3, $4, 0, 1)",
         )
         .bind(study)
         .bind(user)
@@ -162,7 +162,7 @@ async fn answer_as(
         .last_insert_rowid();
         sqlx::query(
             "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
-             VALUES (?, ?, ?, ?, ?, ?, '[0]', 4000, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, '[0]', 4000, $7)",
         )
         .bind(task)
         .bind(study)
@@ -174,7 +174,7 @@ async fn answer_as(
         .execute(&mut *tx)
         .await?;
         for (field, text) in texts {
-            sqlx::query("INSERT INTO answer_texts (task_id, field, text) VALUES (?, ?, ?)")
+            sqlx::query("INSERT INTO answer_texts (task_id, field, text) VALUES ($1, $2, $3)")
                 .bind(task)
                 .bind(field)
                 .bind(text)

@@ -36,13 +36,13 @@ struct Row {
 /// scorers and stores the runs. Returns the number of instances scored.
 pub async fn score_demo_models(db: &SqlitePool, images: &ImageStore, dataset: &str) -> anyhow::Result<usize> {
     let Some(dataset_id): Option<i64> =
-        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(dataset).fetch_optional(db).await?
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(dataset).fetch_optional(db).await?
     else {
         return Ok(0);
     };
     let rows: Vec<Stored> = sqlx::query_as(&format!(
         "SELECT i.id, i.caption, i.negative_caption, i.positive_image AS positive, {} AS negative
-         FROM instances i WHERE i.dataset_id = ? ORDER BY i.id",
+         FROM instances i WHERE i.dataset_id = $1 ORDER BY i.id",
         negative_sql("i.id")
     ))
     .bind(dataset_id)

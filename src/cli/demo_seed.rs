@@ -14,7 +14,8 @@ pub const DEMO_STUDY: &str = "Demo: BiVLC Step 3 (four images)";
 
 pub async fn insert_image(tx: &mut Transaction<'_, Sqlite>, img: &StoredImage) -> sqlx::Result<()> {
     sqlx::query(
-        "INSERT OR IGNORE INTO images (hash, mime, width, height, bytes, has_display) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO images (hash, mime, width, height, bytes, has_display) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT DO NOTHING",
     )
     .bind(&img.hash)
     .bind(img.mime)
@@ -31,7 +32,7 @@ pub async fn insert_image(tx: &mut Transaction<'_, Sqlite>, img: &StoredImage) -
 /// number of instances. Idempotent: an existing demo dataset is left alone.
 pub async fn seed_demo_dataset(db: &SqlitePool, images: &ImageStore, count: usize) -> anyhow::Result<usize> {
     let exists: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(DEMO_DATASET).fetch_optional(db).await?;
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(DEMO_DATASET).fetch_optional(db).await?;
     if exists.is_some() {
         return Ok(0);
     }
@@ -61,7 +62,7 @@ pub async fn seed_demo_dataset(db: &SqlitePool, images: &ImageStore, count: usiz
         let id = insert_instance(&mut tx, dataset_id, &new).await?;
         for (slot, (img, truth)) in cands.iter().zip(inst.matches_negative).enumerate() {
             insert_image(&mut tx, img).await?;
-            sqlx::query("INSERT INTO candidates (instance_id, slot, image, known_match) VALUES (?, ?, ?, ?)")
+            sqlx::query("INSERT INTO candidates (instance_id, slot, image, known_match) VALUES ($1, $2, $3, $4)")
                 .bind(id)
                 .bind(slot as i64)
                 .bind(&img.hash)
@@ -81,7 +82,7 @@ pub const DEMO_TRIPLET_COUNT: usize = 10;
 /// The demo triplets as dataset "demo-triplets" (idempotent, as the scenes).
 pub async fn seed_demo_triplets(db: &SqlitePool, images: &ImageStore) -> anyhow::Result<usize> {
     let exists: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(DEMO_TRIPLETS).fetch_optional(db).await?;
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(DEMO_TRIPLETS).fetch_optional(db).await?;
     if exists.is_some() {
         return Ok(0);
     }
@@ -111,7 +112,7 @@ pub const DEMO_AB_PAIR_COUNT: usize = 7;
 /// The demo A/B/Tie items as dataset "demo-ab-pairs" (idempotent).
 pub async fn seed_demo_ab_pairs(db: &SqlitePool) -> anyhow::Result<usize> {
     let exists: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(DEMO_AB_PAIRS).fetch_optional(db).await?;
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(DEMO_AB_PAIRS).fetch_optional(db).await?;
     if exists.is_some() {
         return Ok(0);
     }
@@ -133,7 +134,7 @@ pub const DEMO_RANKING_COUNT: usize = 8;
 pub async fn seed_demo_rankings(db: &SqlitePool, images: &ImageStore) -> anyhow::Result<usize> {
     use crate::kinds::ranking::rows::RankingRow;
     let exists: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(DEMO_RANKINGS).fetch_optional(db).await?;
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(DEMO_RANKINGS).fetch_optional(db).await?;
     if exists.is_some() {
         return Ok(0);
     }
@@ -205,7 +206,7 @@ pub async fn seed_demo_study(db: &SqlitePool) -> anyhow::Result<()> {
     for spec in std::iter::once(DEMO_STUDY_SPEC).chain(DEMO_PROTOCOL_SPECS) {
         let study = create::parse_spec(spec, 0)?;
         let exists: Option<i64> =
-            sqlx::query_scalar("SELECT id FROM studies WHERE name = ?").bind(&study.name).fetch_optional(db).await?;
+            sqlx::query_scalar("SELECT id FROM studies WHERE name = $1").bind(&study.name).fetch_optional(db).await?;
         if exists.is_none() {
             create::create_study(db, &study, spec).await?;
         }

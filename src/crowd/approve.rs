@@ -84,7 +84,7 @@ pub fn to_csv(rows: &[ApproveRow]) -> Result<Vec<u8>, ServiceError> {
 pub(crate) async fn finished_bundle_secs(db: &SqlitePool, study: StudyId) -> Result<Vec<f64>, ServiceError> {
     let rows: Vec<i64> = sqlx::query_scalar(
         "SELECT ended_at - leased_at FROM leases
-         WHERE study_id = ? AND state IN ('completed', 'extra', 'discarded') AND ended_at IS NOT NULL",
+         WHERE study_id = $1 AND state IN ('completed', 'extra', 'discarded') AND ended_at IS NOT NULL",
     )
     .bind(study)
     .fetch_all(db)
@@ -110,7 +110,7 @@ pub async fn approve_list(db: &SqlitePool, study: StudyId) -> Result<Vec<Approve
         "SELECT p.user_id, p.number, u.username, p.platform_pid, p.comprehension_attempts, p.screened_out_at, l.bundle,
                 l.state, {}
          FROM participants p JOIN users u ON u.id = p.user_id LEFT JOIN leases l ON l.user_id = p.user_id
-         WHERE p.study_id = ? ORDER BY p.number",
+         WHERE p.study_id = $1 ORDER BY p.number",
         super::STATUS_SQL
     ))
     .bind(study)
@@ -160,7 +160,7 @@ pub async fn discard(db: &SqlitePool, study: StudyId, number: ParticipantId) -> 
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     let row: Option<(i64, String)> = sqlx::query_as(
         "SELECT l.id, l.state FROM participants p JOIN leases l ON l.user_id = p.user_id
-         WHERE p.study_id = ? AND p.number = ?",
+         WHERE p.study_id = $1 AND p.number = $2",
     )
     .bind(study)
     .bind(number)
@@ -173,7 +173,7 @@ pub async fn discard(db: &SqlitePool, study: StudyId, number: ParticipantId) -> 
             "participant {number} is {current}: only a finished copy (completed or extra) can be discarded"
         ))
     })?;
-    sqlx::query("UPDATE leases SET state = ? WHERE id = ?").bind(next.as_str()).bind(lease).execute(&mut *tx).await?;
+    sqlx::query("UPDATE leases SET state = $1 WHERE id = $2").bind(next.as_str()).bind(lease).execute(&mut *tx).await?;
     tx.commit().await?;
     Ok(next)
 }

@@ -44,7 +44,7 @@ async fn known(conn: &mut SqliteConnection, study: StudyId, pid: &str) -> Result
     let row: Option<(i64, String, Option<String>, bool)> = sqlx::query_as(
         "SELECT p.user_id, u.username, l.state, p.screened_out_at IS NOT NULL FROM participants p
          JOIN users u ON u.id = p.user_id LEFT JOIN leases l ON l.user_id = p.user_id
-         WHERE p.study_id = ? AND p.platform_pid = ?",
+         WHERE p.study_id = $1 AND p.platform_pid = $2",
     )
     .bind(study)
     .bind(pid)
@@ -101,7 +101,7 @@ pub async fn preview(state: &AppState, token: &str, ids: Option<&PlatformIds>) -
         return Ok(Preview::Full { code: link.full_code.clone() });
     }
     let study_name: String =
-        sqlx::query_scalar("SELECT name FROM studies WHERE id = ?").bind(link.study_id).fetch_one(&mut *conn).await?;
+        sqlx::query_scalar("SELECT name FROM studies WHERE id = $1").bind(link.study_id).fetch_one(&mut *conn).await?;
     Ok(Preview::Welcome { study_name, consent: link.settings.consent.clone() })
 }
 
@@ -128,7 +128,7 @@ pub async fn arrive_consenting(
     if let Some(ids) = &ids {
         if let Some(k) = known(&mut tx, study, &ids.pid).await? {
             if consented {
-                sqlx::query("UPDATE participants SET consented_at = coalesce(consented_at, ?) WHERE user_id = ?")
+                sqlx::query("UPDATE participants SET consented_at = coalesce(consented_at, $1) WHERE user_id = $2")
                     .bind(state.crowd.clock.now())
                     .bind(k.id)
                     .execute(&mut *tx)
@@ -157,13 +157,13 @@ pub async fn arrive_consenting(
         tx.commit().await?; // keeps the reclaimed leases
         return Ok(Arrival::Full { code: link.full_code.clone() });
     };
-    let number: i64 = sqlx::query_scalar("SELECT coalesce(max(number), 0) + 1 FROM participants WHERE study_id = ?")
+    let number: i64 = sqlx::query_scalar("SELECT coalesce(max(number), 0) + 1 FROM participants WHERE study_id = $1")
         .bind(study)
         .fetch_one(&mut *tx)
         .await?;
     let username = participant_username(study.get(), number);
     let user_id =
-        sqlx::query("INSERT INTO users (username, role, password_hash, created_at) VALUES (?, 'participant', ?, ?)")
+        sqlx::query("INSERT INTO users (username, role, password_hash, created_at) VALUES ($1, 'participant', $2, $3)")
             .bind(&username)
             .bind(NO_PASSWORD)
             .bind(now)
@@ -175,7 +175,7 @@ pub async fn arrive_consenting(
     sqlx::query(
         "INSERT INTO participants (user_id, study_id, number, platform_pid, platform_study, platform_session, arrived_at,
                                    consented_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(user_id)
     .bind(study)

@@ -29,7 +29,7 @@ pub async fn comprehension_answer(
     // Counted once per attempt: a double submit finds the count moved on.
     let counted = sqlx::query(
         "UPDATE participants SET comprehension_attempts = comprehension_attempts + 1
-         WHERE user_id = ? AND comprehension_attempts = ? AND comprehension_passed_at IS NULL",
+         WHERE user_id = $1 AND comprehension_attempts = $2 AND comprehension_passed_at IS NULL",
     )
     .bind(user.id)
     .bind(attempt - 1)
@@ -39,7 +39,7 @@ pub async fn comprehension_answer(
     if counted == 1 {
         match after_attempt(attempt, passed) {
             AfterAttempt::Passed => {
-                sqlx::query("UPDATE participants SET comprehension_passed_at = ? WHERE user_id = ?")
+                sqlx::query("UPDATE participants SET comprehension_passed_at = $1 WHERE user_id = $2")
                     .bind(now)
                     .bind(user.id)
                     .execute(&mut *tx)
@@ -51,7 +51,7 @@ pub async fn comprehension_answer(
             }
             // The instructions again, then the last attempt.
             AfterAttempt::ReadAgain => {
-                sqlx::query("UPDATE participants SET instructed_at = NULL WHERE user_id = ?")
+                sqlx::query("UPDATE participants SET instructed_at = NULL WHERE user_id = $1")
                     .bind(user.id)
                     .execute(&mut *tx)
                     .await?;

@@ -20,7 +20,7 @@ pub async fn dashboard(db: &SqlitePool, study: StudyId, now: i64) -> Result<Dash
     let completed: i64 = bundles.iter().map(|b| b.completed).sum();
     let active_done: i64 = sqlx::query_scalar(
         "SELECT coalesce(sum(pa.done), 0) FROM leases l JOIN participations pa ON pa.user_id = l.user_id
-         WHERE l.study_id = ? AND l.state = 'active'",
+         WHERE l.study_id = $1 AND l.state = 'active'",
     )
     .bind(study)
     .fetch_one(db)
@@ -31,7 +31,7 @@ pub async fn dashboard(db: &SqlitePool, study: StudyId, now: i64) -> Result<Dash
     let mut participants = ParticipantCounts::default();
     let states: Vec<(String, i64)> = sqlx::query_as(&format!(
         "SELECT {}, count(*) FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
-         WHERE p.study_id = ? GROUP BY 1",
+         WHERE p.study_id = $1 GROUP BY 1",
         super::STATUS_SQL
     ))
     .bind(study)
@@ -56,12 +56,12 @@ pub async fn dashboard(db: &SqlitePool, study: StudyId, now: i64) -> Result<Dash
     let median_bundle_secs = median(&mut finished_bundle_secs(db, study).await?);
     let finished = participants.completed + participants.extra + participants.discarded;
     let arrivals: Vec<i64> =
-        sqlx::query_scalar("SELECT arrived_at FROM participants WHERE study_id = ? ORDER BY arrived_at")
+        sqlx::query_scalar("SELECT arrived_at FROM participants WHERE study_id = $1 ORDER BY arrived_at")
             .bind(study)
             .fetch_all(db)
             .await?;
     let completions: Vec<i64> = sqlx::query_scalar(
-        "SELECT ended_at FROM leases WHERE study_id = ? AND state IN ('completed', 'extra', 'discarded')
+        "SELECT ended_at FROM leases WHERE study_id = $1 AND state IN ('completed', 'extra', 'discarded')
            AND ended_at IS NOT NULL ORDER BY ended_at",
     )
     .bind(study)

@@ -27,7 +27,7 @@ struct Steps {
 async fn steps(state: &AppState, user: &SessionUser) -> Result<Steps, ServiceError> {
     Ok(sqlx::query_as(
         "SELECT consented_at, instructed_at, practice_done, comprehension_attempts, comprehension_passed_at,
-                screened_out_reason FROM participants WHERE user_id = ?",
+                screened_out_reason FROM participants WHERE user_id = $1",
     )
     .bind(user.id)
     .fetch_one(&state.db)
@@ -71,7 +71,7 @@ pub async fn stage(state: &AppState, user: &SessionUser, study: StudyId) -> Resu
     }
     let (done, total, expires): (i64, i64, i64) = sqlx::query_as(
         "SELECT p.done, p.total, l.expires_at FROM participations p JOIN leases l ON l.user_id = p.user_id
-         WHERE p.study_id = ? AND p.user_id = ?",
+         WHERE p.study_id = $1 AND p.user_id = $2",
     )
     .bind(study)
     .bind(user.id)
@@ -89,14 +89,14 @@ async fn finished(
     link: &LinkRow,
 ) -> Result<Option<Completion>, ServiceError> {
     let open: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM tasks t WHERE t.study_id = ? AND t.user_id = ?
+        "SELECT count(*) FROM tasks t WHERE t.study_id = $1 AND t.user_id = $2
            AND NOT EXISTS (SELECT 1 FROM answers a WHERE a.task_id = t.id)",
     )
     .bind(study)
     .bind(user.id)
     .fetch_one(&state.db)
     .await?;
-    let any: i64 = sqlx::query_scalar("SELECT count(*) FROM tasks WHERE study_id = ? AND user_id = ?")
+    let any: i64 = sqlx::query_scalar("SELECT count(*) FROM tasks WHERE study_id = $1 AND user_id = $2")
         .bind(study)
         .bind(user.id)
         .fetch_one(&state.db)
@@ -123,7 +123,7 @@ async fn mark(state: &AppState, user: &SessionUser, study: StudyId, column: &str
     if matches!(own_place(&state.db, user, study).await?, Some((_, LeaseState::Returned))) {
         return Ok(Stage::Returned);
     }
-    sqlx::query(&format!("UPDATE participants SET {column} = coalesce({column}, ?) WHERE user_id = ?"))
+    sqlx::query(&format!("UPDATE participants SET {column} = coalesce({column}, $1) WHERE user_id = $2"))
         .bind(state.crowd.clock.now())
         .bind(user.id)
         .execute(&state.db)
@@ -171,7 +171,7 @@ async fn present_practice(
         link.settings.practice.get(index).ok_or_else(|| ServiceError::Invalid(format!("no practice item {index}")))?;
     let meta = study_meta(state, link.study_id).await?;
     let instance: InstanceId = sqlx::query_scalar(
-        "SELECT i.id FROM instances i JOIN studies s ON s.dataset_id = i.dataset_id WHERE s.id = ? AND i.key = ?",
+        "SELECT i.id FROM instances i JOIN studies s ON s.dataset_id = i.dataset_id WHERE s.id = $1 AND i.key = $2",
     )
     .bind(link.study_id)
     .bind(&item.key)
@@ -209,11 +209,14 @@ pub async fn practice_answer(
     let right = p.options.iter().find(|o| o.value == right_value).map(|o| o.id.clone()).unwrap_or_default();
     let feedback_correct = chosen.value == right_value;
     let chosen = chosen.id.clone();
-    sqlx::query("UPDATE participants SET practice_done = max(practice_done, ?) WHERE user_id = ?")
-        .bind(index as i64 + 1)
-        .bind(user.id)
-        .execute(&state.db)
-        .await?;
+    sqlx::query(
+        "UPDATE participants SET practice_done = CASE WHEN practice_done > $1 THEN practice_done ELSE $1 END
+         WHERE user_id = $2",
+    )
+    .bind(index as i64 + 1)
+    .bind(user.id)
+    .execute(&state.db)
+    .await?;
     Ok(Feedback { correct: feedback_correct, chosen, right, next: stage(state, user, study).await? })
 }
 
@@ -228,7 +231,7 @@ pub async fn return_study(state: &AppState, user: &SessionUser, study: StudyId) 
         };
     }
     sqlx::query(
-        "UPDATE leases SET state = 'returned', ended_at = ? WHERE user_id = ? AND state IN ('active', 'timed_out')",
+        "UPDATE leases SET state = 'returned', ended_at = $1 WHERE user_id = $2 AND state IN ('active', 'timed_out')",
     )
     .bind(state.crowd.clock.now())
     .bind(user.id)

@@ -105,13 +105,13 @@ pub(crate) async fn refreshed(db: &SqlitePool, study: StudyId) -> Result<Kept, S
     let mut kept = take(&file, study);
     // An index-only count: the same count as at the last read is the same answers.
     let total: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM answers WHERE study_id = ?").bind(study).fetch_one(db).await?;
+        sqlx::query_scalar("SELECT count(*) FROM answers WHERE study_id = $1").bind(study).fetch_one(db).await?;
     if kept.total == Some(total) {
         return Ok(kept);
     }
     // One walk of the (study_id, user_id) index: no table rows are read.
     let counts: Vec<(i64, i64)> =
-        sqlx::query_as("SELECT user_id, count(*) FROM answers WHERE study_id = ? GROUP BY user_id ORDER BY user_id")
+        sqlx::query_as("SELECT user_id, count(*) FROM answers WHERE study_id = $1 GROUP BY user_id ORDER BY user_id")
             .bind(study)
             .fetch_all(db)
             .await?;
@@ -175,14 +175,19 @@ async fn read_answers(
     users: Option<&[i64]>,
     kept: &mut Kept,
 ) -> Result<(), ServiceError> {
-    let only = users.map(|u| format!(" AND a.user_id IN ({})", vec!["?"; u.len()].join(","))).unwrap_or_default();
+    // $1 is the study; the users follow as $2, $3, ...
+    let only = users
+        .map(|u| {
+            format!(" AND a.user_id IN ({})", (2..u.len() + 2).map(|i| format!("${i}")).collect::<Vec<_>>().join(","))
+        })
+        .unwrap_or_default();
     let sql = format!(
         "SELECT a.user_id, group_concat(
                     a.instance_id || ',' || t.query || ',' || t.position || ',' || a.elapsed_ms || ',' ||
                     (CASE t.check_kind WHEN 'gold' THEN 2 WHEN 'attention' THEN 4 ELSE 0 END
                      + ((a.value = t.check_answer) IS 1)) || ',' || a.answered_at || ',' ||
                     hex(a.option_id) || ',' || hex(a.value), ';')
-         FROM answers a JOIN tasks t ON t.id = a.task_id WHERE a.study_id = ?{only} GROUP BY a.user_id"
+         FROM answers a JOIN tasks t ON t.id = a.task_id WHERE a.study_id = $1{only} GROUP BY a.user_id"
     );
     let mut query = sqlx::query_as::<_, (i64, String)>(&sql).bind(study);
     for u in users.unwrap_or_default() {

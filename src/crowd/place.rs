@@ -21,8 +21,8 @@ pub(super) async fn loads(
     let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
         "SELECT b.bundle, b.copies_wanted,
                 (SELECT count(*) FROM leases l WHERE l.study_id = b.study_id AND l.bundle = b.bundle
-                   AND (l.state = 'completed' OR (l.state = 'active' AND l.expires_at > ?)))
-         FROM bundles b WHERE b.study_id = ? ORDER BY b.bundle",
+                   AND (l.state = 'completed' OR (l.state = 'active' AND l.expires_at > $1)))
+         FROM bundles b WHERE b.study_id = $2 ORDER BY b.bundle",
     )
     .bind(now)
     .bind(study)
@@ -38,7 +38,7 @@ pub(super) async fn reclaim_and_pick(
     now: i64,
 ) -> Result<Option<i64>, ServiceError> {
     sqlx::query(
-        "UPDATE leases SET state = 'timed_out', ended_at = ? WHERE study_id = ? AND state = 'active' AND expires_at <= ?",
+        "UPDATE leases SET state = 'timed_out', ended_at = $1 WHERE study_id = $2 AND state = 'active' AND expires_at <= $3",
     )
     .bind(now)
     .bind(study)
@@ -59,7 +59,7 @@ pub(super) async fn take_place(
 ) -> Result<(), ServiceError> {
     let study = link.study_id;
     sqlx::query(
-        "INSERT INTO leases (study_id, bundle, user_id, state, leased_at, expires_at) VALUES (?, ?, ?, 'active', ?, ?)",
+        "INSERT INTO leases (study_id, bundle, user_id, state, leased_at, expires_at) VALUES ($1, $2, $3, 'active', $4, $5)",
     )
     .bind(study)
     .bind(bundle)
@@ -69,7 +69,7 @@ pub(super) async fn take_place(
     .execute(&mut *tx)
     .await?;
     let total = create_tasks(tx, state, link, bundle, user_id).await?;
-    sqlx::query("INSERT INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, 0)")
+    sqlx::query("INSERT INTO participations (study_id, user_id, total, done) VALUES ($1, $2, $3, 0)")
         .bind(study)
         .bind(user_id)
         .bind(total)
@@ -89,7 +89,7 @@ async fn create_tasks(
     let study = link.study_id;
     let meta = crate::studies::meta::study_meta(state, study).await?;
     let mut instances: Vec<i64> = sqlx::query_scalar(
-        "SELECT DISTINCT instance_id FROM bundle_items WHERE study_id = ? AND bundle = ? ORDER BY instance_id",
+        "SELECT DISTINCT instance_id FROM bundle_items WHERE study_id = $1 AND bundle = $2 ORDER BY instance_id",
     )
     .bind(study)
     .bind(bundle)

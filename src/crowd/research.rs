@@ -50,8 +50,8 @@ pub async fn participants(
          LEFT JOIN (SELECT user_id, count(*) FILTER (WHERE check_kind = 'gold' AND correct) AS gold_right,
                            count(*) FILTER (WHERE check_kind = 'gold') AS gold_total,
                            count(*) FILTER (WHERE check_kind = 'attention' AND NOT correct) AS checks_failed
-                    FROM check_answers WHERE study_id = ? GROUP BY user_id) c ON c.user_id = p.user_id
-         WHERE p.study_id = ? ORDER BY p.number"
+                    FROM check_answers WHERE study_id = $1 GROUP BY user_id) c ON c.user_id = p.user_id
+         WHERE p.study_id = $2 ORDER BY p.number"
     ))
     .bind(study)
     .bind(study)
@@ -98,7 +98,7 @@ pub async fn bundles(db: &SqlitePool, study: StudyId) -> Result<Vec<BundleRow>, 
                 count(l.id) FILTER (WHERE l.state = 'returned') AS returned,
                 count(l.id) FILTER (WHERE l.state = 'extra') AS extra
          FROM bundles b LEFT JOIN leases l ON l.study_id = b.study_id AND l.bundle = b.bundle
-         WHERE b.study_id = ? GROUP BY b.bundle ORDER BY b.bundle",
+         WHERE b.study_id = $1 GROUP BY b.study_id, b.bundle ORDER BY b.bundle",
     )
     .bind(study)
     .fetch_all(db)
@@ -111,7 +111,7 @@ pub async fn bundles(db: &SqlitePool, study: StudyId) -> Result<Vec<BundleRow>, 
 pub async fn reopen(state: &AppState, study: StudyId, bundle: BundleId) -> Result<u64, ServiceError> {
     link_of_study(&state.db, study).await?;
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
-    let exists: Option<i64> = sqlx::query_scalar("SELECT bundle FROM bundles WHERE study_id = ? AND bundle = ?")
+    let exists: Option<i64> = sqlx::query_scalar("SELECT bundle FROM bundles WHERE study_id = $1 AND bundle = $2")
         .bind(study)
         .bind(bundle)
         .fetch_optional(&mut *tx)
@@ -120,7 +120,7 @@ pub async fn reopen(state: &AppState, study: StudyId, bundle: BundleId) -> Resul
         return Err(ServiceError::NotFound(format!("study {study} has no bundle {bundle}")));
     }
     let ended = sqlx::query(
-        "UPDATE leases SET state = 'timed_out', ended_at = ? WHERE study_id = ? AND bundle = ? AND state = 'active'",
+        "UPDATE leases SET state = 'timed_out', ended_at = $1 WHERE study_id = $2 AND bundle = $3 AND state = 'active'",
     )
     .bind(state.crowd.clock.now())
     .bind(study)
@@ -133,7 +133,7 @@ pub async fn reopen(state: &AppState, study: StudyId, bundle: BundleId) -> Resul
 }
 
 async fn info(db: &SqlitePool, link: LinkRow) -> Result<LinkInfo, ServiceError> {
-    let places: i64 = sqlx::query_scalar("SELECT coalesce(sum(copies_wanted), 0) FROM bundles WHERE study_id = ?")
+    let places: i64 = sqlx::query_scalar("SELECT coalesce(sum(copies_wanted), 0) FROM bundles WHERE study_id = $1")
         .bind(link.study_id)
         .fetch_one(db)
         .await?;
@@ -160,7 +160,7 @@ pub async fn link(db: &SqlitePool, study: StudyId) -> Result<LinkInfo, ServiceEr
 /// admitted keep their sessions and can still arrive again by their id.
 pub async fn rotate(db: &SqlitePool, study: StudyId) -> Result<LinkInfo, ServiceError> {
     link_of_study(db, study).await?;
-    sqlx::query("UPDATE study_links SET token = ? WHERE study_id = ?")
+    sqlx::query("UPDATE study_links SET token = $1 WHERE study_id = $2")
         .bind(super::setup::new_token())
         .bind(study)
         .execute(db)
@@ -171,6 +171,6 @@ pub async fn rotate(db: &SqlitePool, study: StudyId) -> Result<LinkInfo, Service
 /// Stops new arrivals; participants with a place may still finish.
 pub async fn close(db: &SqlitePool, study: StudyId) -> Result<LinkInfo, ServiceError> {
     link_of_study(db, study).await?;
-    sqlx::query("UPDATE study_links SET open = 0 WHERE study_id = ?").bind(study).execute(db).await?;
+    sqlx::query("UPDATE study_links SET open = 0 WHERE study_id = $1").bind(study).execute(db).await?;
     link(db, study).await
 }

@@ -46,7 +46,7 @@ pub(crate) async fn pairs_for(
     let mut rows = JsonPages::<(i64, String, String)>::new(key_pages(
         db,
         "SELECT json_group_array(json_array(i.id, i.caption, i.negative_caption))
-         FROM json_each(?2) j JOIN instances i ON i.id = j.value WHERE +i.dataset_id = ?1",
+         FROM json_each($2) j JOIN instances i ON i.id = j.value WHERE +i.dataset_id = $1",
         dataset_id.get(),
         &keys,
         PAGE_SHIFT,
@@ -123,7 +123,7 @@ pub async fn external_audit(
     let now = crate::store::db::now_secs();
     let rows = serde_json::to_string(&audit.rows)?;
     sqlx::query(
-        "INSERT INTO audits (dataset_id, stage, scorer, source, rows, created_at) VALUES (?, ?, ?, ?, ?, ?)
+        "INSERT INTO audits (dataset_id, stage, scorer, source, rows, created_at) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (dataset_id, stage, scorer) DO UPDATE SET source = excluded.source, rows = excluded.rows,
          created_at = excluded.created_at",
     )
@@ -184,7 +184,7 @@ pub async fn audits_of(
     .await
     .map_err(|e| ServiceError::internal("scoring the audit's baselines", e))?;
     let stored: Vec<(String, String, String, i64)> = sqlx::query_as(
-        "SELECT scorer, source, rows, created_at FROM audits WHERE dataset_id = ? AND stage = ? ORDER BY scorer",
+        "SELECT scorer, source, rows, created_at FROM audits WHERE dataset_id = $1 AND stage = $2 ORDER BY scorer",
     )
     .bind(dataset_id)
     .bind(stage.as_str())

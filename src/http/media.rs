@@ -30,7 +30,7 @@ async fn serve(
 ) -> Result<Response, ServiceError> {
     let not_found = || ServiceError::NotFound("no such image".into());
     let hash = parse_hash(&hash).ok_or_else(not_found)?;
-    let row: Option<(String, i64)> = sqlx::query_as("SELECT mime, has_display FROM images WHERE hash = ?")
+    let row: Option<(String, i64)> = sqlx::query_as("SELECT mime, has_display FROM images WHERE hash = $1")
         .bind(hash)
         .fetch_optional(&state.db)
         .await?;

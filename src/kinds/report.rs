@@ -70,7 +70,7 @@ async fn answers_by_subset(db: &SqlitePool, study_id: StudyId) -> Result<Vec<Ans
     type Row = (i64, String, String, i64, String, Option<String>, Option<String>);
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT i.id, i.neg_type, i.subtype, a.user_id, a.value, i.source_a, i.source_b
-         FROM counted_answers a JOIN instances i ON i.id = a.instance_id WHERE a.study_id = ? ORDER BY a.instance_id, a.task_id",
+         FROM counted_answers a JOIN instances i ON i.id = a.instance_id WHERE a.study_id = $1 ORDER BY a.instance_id, a.task_id",
     )
     .bind(study_id)
     .fetch_all(db)
@@ -148,7 +148,7 @@ async fn accuracy(
         .map(|a| Judged { category: a.category, annotator: a.annotator, correct: a.value == correct })
         .collect();
     let names: std::collections::HashMap<i64, String> = sqlx::query_as(
-        "SELECT id, username FROM users WHERE id IN (SELECT user_id FROM counted_answers WHERE study_id = ?)",
+        "SELECT id, username FROM users WHERE id IN (SELECT user_id FROM counted_answers WHERE study_id = $1)",
     )
     .bind(study_id)
     .fetch_all(db)

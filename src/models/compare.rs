@@ -18,7 +18,7 @@ fn rounded(r: Report) -> Report {
 pub async fn datasets_with_results(db: &SqlitePool) -> Result<Vec<String>, ServiceError> {
     Ok(sqlx::query_scalar(
         "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION
-           SELECT dataset_id FROM studies WHERE kind IN (SELECT value FROM json_each(?))) ORDER BY name",
+           SELECT dataset_id FROM studies WHERE kind IN (SELECT value FROM json_each($1))) ORDER BY name",
     )
     .bind(crate::models::human::measurement_kinds_json())
     .fetch_all(db)
@@ -28,13 +28,13 @@ pub async fn datasets_with_results(db: &SqlitePool) -> Result<Vec<String>, Servi
 /// Every model run on the dataset, the human rows (of the baseline studies in
 /// `baselines`, or of all of them when empty) and chance.
 pub async fn compare(db: &SqlitePool, dataset: &str, baselines: &[i64]) -> Result<CompareReport, ServiceError> {
-    let dataset_id: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+    let dataset_id: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(dataset)
         .fetch_optional(db)
         .await?
         .ok_or_else(|| ServiceError::NotFound(format!("no dataset named {dataset:?}")))?;
     let runs: Vec<(i64, String, Option<String>)> =
-        sqlx::query_as("SELECT id, name, device FROM model_runs WHERE dataset_id = ? ORDER BY id")
+        sqlx::query_as("SELECT id, name, device FROM model_runs WHERE dataset_id = $1 ORDER BY id")
             .bind(dataset_id)
             .fetch_all(db)
             .await?;
@@ -42,7 +42,7 @@ pub async fn compare(db: &SqlitePool, dataset: &str, baselines: &[i64]) -> Resul
     for (run, name, device) in runs {
         let rows: Vec<(String, String, bool, bool, bool, bool)> = sqlx::query_as(
             "SELECT i.neg_type, i.subtype, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
-             FROM model_outcomes o JOIN instances i ON i.id = o.instance_id WHERE o.run_id = ?",
+             FROM model_outcomes o JOIN instances i ON i.id = o.instance_id WHERE o.run_id = $1",
         )
         .bind(run)
         .fetch_all(db)

@@ -49,7 +49,7 @@ pub async fn human_rows(
     rounded: fn(Report) -> Report,
 ) -> Result<Vec<HumanRow>, ServiceError> {
     let studies: Vec<(i64, String, String)> = sqlx::query_as(
-        "SELECT id, name, kind FROM studies WHERE dataset_id = ? AND kind IN (SELECT value FROM json_each(?))
+        "SELECT id, name, kind FROM studies WHERE dataset_id = $1 AND kind IN (SELECT value FROM json_each($2))
          ORDER BY id",
     )
     .bind(dataset_id)
@@ -100,7 +100,7 @@ async fn complete_pairs(db: &SqlitePool, study: i64, kind: SurveyKind) -> Result
     let rows: Vec<AnswerRow> = sqlx::query_as(
         "SELECT a.user_id, a.instance_id, t.query, a.value, i.neg_type, i.subtype
          FROM counted_answers a JOIN tasks t ON t.id = a.task_id JOIN instances i ON i.id = a.instance_id
-         WHERE a.study_id = ?",
+         WHERE a.study_id = $1",
     )
     .bind(study)
     .fetch_all(db)

@@ -95,7 +95,7 @@ pub async fn import_results(
     let name = path.display().to_string();
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     let existing: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(dataset).fetch_optional(&mut *tx).await?;
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(dataset).fetch_optional(&mut *tx).await?;
     let (dataset_id, created) = match existing {
         Some(id) => (id, false),
         None => {
@@ -119,7 +119,7 @@ pub async fn import_results(
     };
     // Identical keys can occur more than once; they match instances in order.
     let instances: Vec<(i64, String, String, String, String)> = sqlx::query_as(
-        "SELECT id, caption, negative_caption, neg_type, subtype FROM instances WHERE dataset_id = ? ORDER BY id",
+        "SELECT id, caption, negative_caption, neg_type, subtype FROM instances WHERE dataset_id = $1 ORDER BY id",
     )
     .bind(dataset_id)
     .fetch_all(&mut *tx)

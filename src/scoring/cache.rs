@@ -64,8 +64,10 @@ pub async fn store(db: &SqlitePool, key: &CacheKey, kind: Kind, items: &[(String
     let now = now_secs();
     for (hash, v) in items {
         sqlx::query(
-            "INSERT OR REPLACE INTO embeddings (model, weights, preprocess, kind, content_hash, dim, vector, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO embeddings (model, weights, preprocess, kind, content_hash, dim, vector, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (model, weights, preprocess, kind, content_hash)
+             DO UPDATE SET dim = excluded.dim, vector = excluded.vector, created_at = excluded.created_at",
         )
         .bind(&key.model)
         .bind(&key.weights)

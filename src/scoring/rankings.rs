@@ -28,8 +28,8 @@ pub struct RankingSummary {
 /// whose images are their candidates (what `import rankings` writes).
 pub async fn is_ranking_dataset(db: &SqlitePool, dataset_id: i64) -> sqlx::Result<bool> {
     let (instances, with_negative): (i64, i64) = sqlx::query_as(
-        "SELECT COUNT(*), COALESCE(SUM(negative_caption <> '' OR positive_image IS NOT NULL), 0)
-         FROM instances WHERE dataset_id = ?",
+        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN negative_caption <> '' OR positive_image IS NOT NULL THEN 1 ELSE 0 END), 0)
+         FROM instances WHERE dataset_id = $1",
     )
     .bind(dataset_id)
     .fetch_one(db)
@@ -47,7 +47,7 @@ pub async fn score_rankings(
 ) -> anyhow::Result<RankingSummary> {
     let rows: Vec<(i64, String, i64, String)> = sqlx::query_as(
         "SELECT i.id, i.caption, c.slot, c.image FROM instances i JOIN candidates c ON c.instance_id = i.id
-         WHERE i.dataset_id = ? ORDER BY i.id, c.slot",
+         WHERE i.dataset_id = $1 ORDER BY i.id, c.slot",
     )
     .bind(dataset_id)
     .fetch_all(db)
@@ -70,7 +70,7 @@ pub async fn score_rankings(
     }
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
     let removed = sqlx::query(
-        "DELETE FROM image_scores WHERE model = ? AND instance_id IN (SELECT id FROM instances WHERE dataset_id = ?)",
+        "DELETE FROM image_scores WHERE model = $1 AND instance_id IN (SELECT id FROM instances WHERE dataset_id = $2)",
     )
     .bind(&req.name)
     .bind(dataset_id)
@@ -81,7 +81,7 @@ pub async fn score_rankings(
     for (id, (prompt, imgs)) in &prompts {
         let text = &text_vecs[&sha256_hex(prompt.as_bytes())];
         for (slot, image) in imgs {
-            sqlx::query("INSERT INTO image_scores (instance_id, slot, model, score) VALUES (?, ?, ?, ?)")
+            sqlx::query("INSERT INTO image_scores (instance_id, slot, model, score) VALUES ($1, $2, $3, $4)")
                 .bind(id)
                 .bind(slot)
                 .bind(&req.name)

@@ -52,7 +52,7 @@ struct Scorable {
 
 async fn scorable_instances(db: &SqlitePool, dataset_id: i64) -> sqlx::Result<(Vec<Scorable>, usize)> {
     let rows: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
-        "SELECT id, caption, negative_caption, positive_image FROM instances WHERE dataset_id = ? ORDER BY id",
+        "SELECT id, caption, negative_caption, positive_image FROM instances WHERE dataset_id = $1 ORDER BY id",
     )
     .bind(dataset_id)
     .fetch_all(db)
@@ -196,7 +196,7 @@ impl<'a> Embedder<'a> {
 }
 
 pub(super) async fn dataset_id(db: &SqlitePool, name: &str) -> anyhow::Result<i64> {
-    sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+    sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(name)
         .fetch_optional(db)
         .await?

@@ -55,7 +55,7 @@ pub(super) async fn apply_all(conn: &mut SqliteConnection, batch: &[&NewAnswer])
         "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
          SELECT j.value->>0, j.value->>1, j.value->>2, j.value->>3, j.value->>4, j.value->>5, j.value->>6, j.value->>7,
                 j.value->>8
-         FROM json_each(?) j WHERE true
+         FROM json_each($1) j WHERE true
          ON CONFLICT (task_id) DO NOTHING RETURNING task_id",
     )
     .bind(Value::Array(rows).to_string())
@@ -77,14 +77,14 @@ pub(super) async fn apply_all(conn: &mut SqliteConnection, batch: &[&NewAnswer])
         new.iter().flat_map(|a| a.texts.iter().map(|(field, text)| json!([a.task_id, field, text]))).collect();
     if !texts.is_empty() {
         sqlx::query(
-            "INSERT INTO answer_texts (task_id, field, text) SELECT j.value->>0, j.value->>1, j.value->>2 FROM json_each(?) j",
+            "INSERT INTO answer_texts (task_id, field, text) SELECT j.value->>0, j.value->>1, j.value->>2 FROM json_each($1) j",
         )
         .bind(Value::Array(texts).to_string())
         .execute(&mut *conn)
         .await?;
     }
     let ids: Vec<i64> = new.iter().map(|a| a.task_id).collect();
-    sqlx::query("UPDATE tasks SET done = 1, lease_until = NULL WHERE id IN (SELECT value FROM json_each(?))")
+    sqlx::query("UPDATE tasks SET done = 1, lease_until = NULL WHERE id IN (SELECT value FROM json_each($1))")
         .bind(json!(ids).to_string())
         .execute(&mut *conn)
         .await?;
@@ -96,7 +96,7 @@ pub(super) async fn apply_all(conn: &mut SqliteConnection, batch: &[&NewAnswer])
     }
     let counts: Vec<Value> = per.iter().map(|((s, u), (n, _))| json!([s, u, n])).collect();
     let finished: Vec<(i64, i64, bool)> = sqlx::query_as(
-        "UPDATE participations SET done = done + (j.value->>2) FROM json_each(?) j
+        "UPDATE participations SET done = done + (j.value->>2) FROM json_each($1) j
          WHERE participations.study_id = (j.value->>0) AND participations.user_id = (j.value->>1)
          RETURNING participations.study_id, participations.user_id, participations.done >= participations.total",
     )
@@ -107,8 +107,8 @@ pub(super) async fn apply_all(conn: &mut SqliteConnection, batch: &[&NewAnswer])
     // held place -> a counted copy, given-back place -> an extra copy.
     for (study, user, _) in finished.into_iter().filter(|f| f.2) {
         sqlx::query(
-            "UPDATE leases SET state = CASE state WHEN 'active' THEN 'completed' ELSE 'extra' END, ended_at = ?
-             WHERE user_id = ? AND state IN ('active', 'timed_out')",
+            "UPDATE leases SET state = CASE state WHEN 'active' THEN 'completed' ELSE 'extra' END, ended_at = $1
+             WHERE user_id = $2 AND state IN ('active', 'timed_out')",
         )
         .bind(per[&(study, user)].1)
         .bind(user)
@@ -124,13 +124,15 @@ pub(super) async fn apply_all(conn: &mut SqliteConnection, batch: &[&NewAnswer])
 pub(crate) async fn bare_tasks(c: &mut sqlx::SqliteConnection) {
     sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *c).await.unwrap();
     for id in 1..=3 {
-        sqlx::query("INSERT INTO tasks (id, study_id, user_id, instance_id, position, seed) VALUES (?, 1, 1, ?, ?, 0)")
-            .bind(id)
-            .bind(id)
-            .bind(id)
-            .execute(&mut *c)
-            .await
-            .unwrap();
+        sqlx::query(
+            "INSERT INTO tasks (id, study_id, user_id, instance_id, position, seed) VALUES ($1, 1, 1, $2, $3, 0)",
+        )
+        .bind(id)
+        .bind(id)
+        .bind(id)
+        .execute(&mut *c)
+        .await
+        .unwrap();
     }
     sqlx::query("INSERT INTO participations (study_id, user_id, total) VALUES (1, 1, 3)")
         .execute(&mut *c)

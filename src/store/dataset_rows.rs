@@ -17,7 +17,7 @@ pub struct NewInstance<'a> {
 }
 
 pub async fn insert_dataset(tx: &mut Transaction<'_, Sqlite>, name: &str, normalize: &str) -> sqlx::Result<i64> {
-    Ok(sqlx::query("INSERT INTO datasets (name, normalize, created_at) VALUES (?, ?, ?)")
+    Ok(sqlx::query("INSERT INTO datasets (name, normalize, created_at) VALUES ($1, $2, $3)")
         .bind(name)
         .bind(normalize)
         .bind(now_secs())
@@ -94,8 +94,7 @@ pub async fn insert_candidates(tx: &mut Transaction<'_, Sqlite>, rows: &[(i64, i
 /// Image rows; content already known (same hash) is left as it is.
 pub async fn insert_images(tx: &mut Transaction<'_, Sqlite>, images: &[StoredImage]) -> sqlx::Result<()> {
     for chunk in images.chunks(CHUNK) {
-        let mut q =
-            sqlx::QueryBuilder::new("INSERT OR IGNORE INTO images (hash, mime, width, height, bytes, has_display) ");
+        let mut q = sqlx::QueryBuilder::new("INSERT INTO images (hash, mime, width, height, bytes, has_display) ");
         q.push_values(chunk, |mut b, i| {
             b.push_bind(&i.hash)
                 .push_bind(i.mime)
@@ -104,6 +103,7 @@ pub async fn insert_images(tx: &mut Transaction<'_, Sqlite>, images: &[StoredIma
                 .push_bind(i.bytes as i64)
                 .push_bind(i.has_display as i64);
         });
+        q.push(" ON CONFLICT DO NOTHING");
         q.build().execute(&mut **tx).await?;
     }
     Ok(())

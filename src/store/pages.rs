@@ -237,7 +237,7 @@ mod tests {
             .unwrap();
         // Sparse keys, a key below every page start, and another parent's rows.
         for (parent, k) in [(1, -5), (1, 3), (1, 4), (1, 90), (1, 91), (1, 1_000_000), (2, 4)] {
-            sqlx::query("INSERT INTO t VALUES (?, ?, ?)")
+            sqlx::query("INSERT INTO t VALUES ($1, $2, $3)")
                 .bind(parent)
                 .bind(k)
                 .bind(format!("{parent}:{k}"))
@@ -245,7 +245,7 @@ mod tests {
                 .await
                 .unwrap();
         }
-        const SQL: &str = "SELECT json_group_array(json_array(k, v)) FROM t WHERE parent = ?1 AND k BETWEEN ?2 AND ?3";
+        const SQL: &str = "SELECT json_group_array(json_array(k, v)) FROM t WHERE parent = $1 AND k BETWEEN $2 AND $3";
         for starts in [vec![], vec![4], vec![4, 91], vec![0, 90, 500]] {
             let mut pages = JsonPages::<(i64, String)>::new(range_pages(&db, SQL, 1, starts.clone()))
                 .ordered_by(|a, b| a.0.cmp(&b.0));
@@ -257,7 +257,7 @@ mod tests {
             assert_eq!(keys, vec![-5, 3, 4, 90, 91, 1_000_000], "pages starting at {starts:?}");
         }
         const BY_KEY: &str =
-            "SELECT json_group_array(json_array(k, v)) FROM json_each(?2) j JOIN t ON t.parent = ?1 AND t.k = j.value";
+            "SELECT json_group_array(json_array(k, v)) FROM json_each($2) j JOIN t ON t.parent = $1 AND t.k = j.value";
         for shift in [0, 1, 5] {
             let mut pages = JsonPages::<(i64, String)>::new(key_pages(&db, BY_KEY, 1, &[-5, 4, 91, 92], shift));
             let mut keys = Vec::new();

@@ -15,25 +15,26 @@ pub async fn replace_run(
     device: Option<&str>,
     outcomes: &[(i64, Outcome)],
 ) -> sqlx::Result<bool> {
-    let old: Option<i64> = sqlx::query_scalar("SELECT id FROM model_runs WHERE dataset_id = ? AND name = ?")
+    let old: Option<i64> = sqlx::query_scalar("SELECT id FROM model_runs WHERE dataset_id = $1 AND name = $2")
         .bind(dataset_id)
         .bind(name)
         .fetch_optional(&mut **tx)
         .await?;
     if let Some(old) = old {
-        sqlx::query("DELETE FROM model_outcomes WHERE run_id = ?").bind(old).execute(&mut **tx).await?;
-        sqlx::query("DELETE FROM model_runs WHERE id = ?").bind(old).execute(&mut **tx).await?;
+        sqlx::query("DELETE FROM model_outcomes WHERE run_id = $1").bind(old).execute(&mut **tx).await?;
+        sqlx::query("DELETE FROM model_runs WHERE id = $1").bind(old).execute(&mut **tx).await?;
     }
-    let run =
-        sqlx::query("INSERT INTO model_runs (dataset_id, name, source, device, created_at) VALUES (?, ?, ?, ?, ?)")
-            .bind(dataset_id)
-            .bind(name)
-            .bind(source)
-            .bind(device)
-            .bind(now_secs())
-            .execute(&mut **tx)
-            .await?
-            .last_insert_rowid();
+    let run = sqlx::query(
+        "INSERT INTO model_runs (dataset_id, name, source, device, created_at) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(dataset_id)
+    .bind(name)
+    .bind(source)
+    .bind(device)
+    .bind(now_secs())
+    .execute(&mut **tx)
+    .await?
+    .last_insert_rowid();
     for chunk in outcomes.chunks(500) {
         let mut q = sqlx::QueryBuilder::new(
             "INSERT INTO model_outcomes (run_id, instance_id, ipos2t, ineg2t, tpos2i, tneg2i) ",

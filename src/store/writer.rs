@@ -140,7 +140,7 @@ async fn one_by_one(conn: &mut SqliteConnection, batch: &[Job]) -> Result<Vec<Re
 async fn apply(conn: &mut SqliteConnection, a: &NewAnswer) -> Result<Stored, sqlx::Error> {
     let inserted = sqlx::query(
         "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO NOTHING",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (task_id) DO NOTHING",
     )
     .bind(a.task_id)
     .bind(a.study_id)
@@ -158,19 +158,19 @@ async fn apply(conn: &mut SqliteConnection, a: &NewAnswer) -> Result<Stored, sql
         return Ok(Stored::AlreadyAnswered);
     }
     for (field, text) in &a.texts {
-        sqlx::query("INSERT INTO answer_texts (task_id, field, text) VALUES (?, ?, ?)")
+        sqlx::query("INSERT INTO answer_texts (task_id, field, text) VALUES ($1, $2, $3)")
             .bind(a.task_id)
             .bind(field)
             .bind(text)
             .execute(&mut *conn)
             .await?;
     }
-    sqlx::query("UPDATE tasks SET done = 1, lease_until = NULL WHERE id = ?")
+    sqlx::query("UPDATE tasks SET done = 1, lease_until = NULL WHERE id = $1")
         .bind(a.task_id)
         .execute(&mut *conn)
         .await?;
     let finished: Option<bool> = sqlx::query_scalar(
-        "UPDATE participations SET done = done + 1 WHERE study_id = ? AND user_id = ? RETURNING done >= total",
+        "UPDATE participations SET done = done + 1 WHERE study_id = $1 AND user_id = $2 RETURNING done >= total",
     )
     .bind(a.study_id)
     .bind(a.user_id)
@@ -181,8 +181,8 @@ async fn apply(conn: &mut SqliteConnection, a: &NewAnswer) -> Result<Stored, sql
     // (Only then: one statement fewer on every other answer.)
     if finished == Some(true) {
         sqlx::query(
-            "UPDATE leases SET state = CASE state WHEN 'active' THEN 'completed' ELSE 'extra' END, ended_at = ?
-             WHERE user_id = ? AND state IN ('active', 'timed_out')",
+            "UPDATE leases SET state = CASE state WHEN 'active' THEN 'completed' ELSE 'extra' END, ended_at = $1
+             WHERE user_id = $2 AND state IN ('active', 'timed_out')",
         )
         .bind(a.answered_at)
         .bind(a.user_id)

@@ -68,7 +68,7 @@ pub async fn disputes(db: &SqlitePool, study_id: StudyId) -> Result<Vec<Dispute>
         let answers: Vec<(String, String, i64)> = sqlx::query_as(
             "SELECT a.value, u.username, t.seed FROM counted_answers a JOIN users u ON u.id = a.user_id
              JOIN tasks t ON t.id = a.task_id
-             WHERE a.study_id = ? AND a.instance_id = ? ORDER BY a.answered_at, a.task_id",
+             WHERE a.study_id = $1 AND a.instance_id = $2 ORDER BY a.answered_at, a.task_id",
         )
         .bind(study_id)
         .bind(o.instance_id)
@@ -122,18 +122,19 @@ pub async fn adjudicate(
     }
     // The final text obeys the kind's rules for answers (the triplet check's final P2).
     let text = meta.kind.answer_text(value, text).map_err(|e| ServiceError::Invalid(e.to_string()))?;
-    let in_study: Option<i64> = sqlx::query_scalar("SELECT 1 FROM study_items WHERE study_id = ? AND instance_id = ?")
-        .bind(study_id)
-        .bind(instance_id)
-        .fetch_optional(db)
-        .await?;
+    let in_study: Option<i64> =
+        sqlx::query_scalar("SELECT 1 FROM study_items WHERE study_id = $1 AND instance_id = $2")
+            .bind(study_id)
+            .bind(instance_id)
+            .fetch_optional(db)
+            .await?;
     if in_study.is_none() {
         return Err(ServiceError::NotFound(format!("instance {instance_id} is not an item of study {study_id}")));
     }
     let now = now_secs();
     let mut tx = db.begin().await?;
     sqlx::query(
-        "INSERT INTO adjudications (study_id, instance_id, value, user_id, decided_at, text) VALUES (?, ?, ?, ?, ?, ?)
+        "INSERT INTO adjudications (study_id, instance_id, value, user_id, decided_at, text) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (study_id, instance_id) DO UPDATE SET value = excluded.value, user_id = excluded.user_id,
            decided_at = excluded.decided_at, text = excluded.text",
     )
@@ -160,7 +161,7 @@ async fn log(
     at: i64,
 ) -> Result<(), ServiceError> {
     sqlx::query(
-        "INSERT INTO adjudication_log (study_id, instance_id, action, value, user_id, at) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO adjudication_log (study_id, instance_id, action, value, user_id, at) VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind(study_id)
     .bind(instance_id)
@@ -183,7 +184,7 @@ pub async fn reopen(
     instance_id: InstanceId,
 ) -> Result<(), ServiceError> {
     let mut tx = db.begin().await?;
-    let built: Option<String> = sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = ? LIMIT 1")
+    let built: Option<String> = sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = $1 LIMIT 1")
         .bind(study_id)
         .fetch_optional(&mut *tx)
         .await?;
@@ -193,7 +194,7 @@ pub async fn reopen(
         )));
     }
     let undone: Option<String> =
-        sqlx::query_scalar("DELETE FROM adjudications WHERE study_id = ? AND instance_id = ? RETURNING value")
+        sqlx::query_scalar("DELETE FROM adjudications WHERE study_id = $1 AND instance_id = $2 RETURNING value")
             .bind(study_id)
             .bind(instance_id)
             .fetch_optional(&mut *tx)
@@ -213,7 +214,7 @@ pub async fn reopen(
 pub async fn settled(db: &SqlitePool, study_id: StudyId) -> Result<Vec<Settled>, ServiceError> {
     let meta = crate::studies::meta::load_study_meta(db, study_id).await?;
     let standing: Vec<(i64, String)> = sqlx::query_as(
-        "SELECT instance_id, value FROM adjudications WHERE study_id = ? ORDER BY decided_at DESC, instance_id",
+        "SELECT instance_id, value FROM adjudications WHERE study_id = $1 ORDER BY decided_at DESC, instance_id",
     )
     .bind(study_id)
     .fetch_all(db)
@@ -222,7 +223,7 @@ pub async fn settled(db: &SqlitePool, study_id: StudyId) -> Result<Vec<Settled>,
     for (instance_id, value) in standing {
         let history: Vec<(String, String, String, i64)> = sqlx::query_as(
             "SELECT l.action, l.value, u.username, l.at FROM adjudication_log l JOIN users u ON u.id = l.user_id
-             WHERE l.study_id = ? AND l.instance_id = ? ORDER BY l.id",
+             WHERE l.study_id = $1 AND l.instance_id = $2 ORDER BY l.id",
         )
         .bind(study_id)
         .bind(instance_id)

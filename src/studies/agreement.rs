@@ -72,17 +72,17 @@ pub async fn agreement_report(
     // with one question asks it as question 0 on every task, so its answers
     // are read from their own index without a task lookup each.
     let items: Vec<i64> =
-        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
+        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = $1 ORDER BY instance_id")
             .bind(study_id)
             .fetch_all(db)
             .await?;
     let sql = if meta.kind.question_count() == 1 {
         "SELECT json_group_array(json_array(a.instance_id, 0, a.user_id, a.value))
-         FROM counted_answers a WHERE a.study_id = ?1 AND a.instance_id BETWEEN ?2 AND ?3"
+         FROM counted_answers a WHERE a.study_id = $1 AND a.instance_id BETWEEN $2 AND $3"
     } else {
         "SELECT json_group_array(json_array(a.instance_id, (SELECT t.query FROM tasks t WHERE t.id = a.task_id),
                 a.user_id, a.value))
-         FROM counted_answers a WHERE a.study_id = ?1 AND a.instance_id BETWEEN ?2 AND ?3"
+         FROM counted_answers a WHERE a.study_id = $1 AND a.instance_id BETWEEN $2 AND $3"
     };
     let mut pages = JsonPages::<(i64, i64, i64, String)>::new(range_pages(
         db,

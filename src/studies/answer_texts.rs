@@ -23,7 +23,7 @@ pub async fn answers(db: &SqlitePool, study_id: StudyId) -> Result<HashMap<i64, 
     let rows: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
         "SELECT a.instance_id, u.username, a.value, t.text FROM counted_answers a JOIN users u ON u.id = a.user_id
          LEFT JOIN answer_texts t ON t.task_id = a.task_id
-         WHERE a.study_id = ? ORDER BY a.instance_id, a.answered_at, a.task_id",
+         WHERE a.study_id = $1 ORDER BY a.instance_id, a.answered_at, a.task_id",
     )
     .bind(study_id)
     .fetch_all(db)
@@ -68,7 +68,7 @@ pub async fn final_texts(
     answers: &HashMap<i64, Vec<TextedAnswer>>,
 ) -> Result<HashMap<i64, String>, ServiceError> {
     let adjudicated: HashMap<i64, Option<String>> =
-        sqlx::query_as("SELECT instance_id, text FROM adjudications WHERE study_id = ?")
+        sqlx::query_as("SELECT instance_id, text FROM adjudications WHERE study_id = $1")
             .bind(study_id)
             .fetch_all(db)
             .await?

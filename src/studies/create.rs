@@ -29,14 +29,14 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
     if let Some(pairs) = &written {
         crate::studies::written_pairs::insert(&mut tx, &study.dataset, pairs).await?;
     }
-    let dataset_id: DatasetId = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+    let dataset_id: DatasetId = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(&study.dataset)
         .fetch_optional(&mut *tx)
         .await?
         .ok_or_else(|| invalid(format!("field `dataset`: no dataset named {:?}", study.dataset)))?;
     if let Annotators::Named(names) = &study.annotators {
         for name in names {
-            let role: Option<String> = sqlx::query_scalar("SELECT role FROM users WHERE username = ?")
+            let role: Option<String> = sqlx::query_scalar("SELECT role FROM users WHERE username = $1")
                 .bind(name)
                 .fetch_optional(&mut *tx)
                 .await?;
@@ -54,7 +54,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
     let source = match &study.source {
         None => None,
         Some(name) => {
-            let (sid, sds): (StudyId, DatasetId) = sqlx::query_as("SELECT id, dataset_id FROM studies WHERE name = ?")
+            let (sid, sds): (StudyId, DatasetId) = sqlx::query_as("SELECT id, dataset_id FROM studies WHERE name = $1")
                 .bind(name)
                 .fetch_optional(&mut *tx)
                 .await?
@@ -95,7 +95,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
     let id = sqlx::query(
         "INSERT INTO studies (name, kind, dataset_id, instructions, annotators, rule, seed, spec, spec_hash, created_at,
                               source_study_id, mapping, resolve, primary_user)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
     )
     .bind(&study.name)
     .bind(study.kind.as_str())
@@ -123,7 +123,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
     let id = StudyId::new(id);
     let items = match survivors {
         None => sqlx::query(
-            "INSERT INTO study_items (study_id, instance_id) SELECT ?, id FROM instances WHERE dataset_id = ?",
+            "INSERT INTO study_items (study_id, instance_id) SELECT $1, id FROM instances WHERE dataset_id = $2",
         )
         .bind(id)
         .bind(dataset_id)

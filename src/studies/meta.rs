@@ -43,7 +43,7 @@ pub async fn load_study_meta(db: &SqlitePool, id: StudyId) -> Result<StudyMeta, 
         "SELECT s.id, s.name, s.kind, d.name AS dataset, s.instructions, s.annotators, s.rule, s.seed,
                 s.mapping, s.resolve, s.primary_user, s.source_study_id, a.settings AS adaptive
          FROM studies s JOIN datasets d ON d.id = s.dataset_id
-         LEFT JOIN adaptive_studies a ON a.study_id = s.id WHERE s.id = ?",
+         LEFT JOIN adaptive_studies a ON a.study_id = s.id WHERE s.id = $1",
     )
     .bind(id)
     .fetch_optional(db)
@@ -98,7 +98,7 @@ pub async fn list_studies(
     for id in ids {
         let meta = study_meta(state, id).await?;
         let progress: Option<(i64, i64)> =
-            sqlx::query_as("SELECT done, total FROM participations WHERE study_id = ? AND user_id = ?")
+            sqlx::query_as("SELECT done, total FROM participations WHERE study_id = $1 AND user_id = $2")
                 .bind(id)
                 .bind(user_id)
                 .fetch_optional(&state.db)
@@ -116,7 +116,7 @@ pub async fn study_items(
 ) -> Result<Vec<crate::domain::assignment::StudyItem>, ServiceError> {
     let rows: Vec<(i64, String, String)> = sqlx::query_as(
         "SELECT i.id, i.neg_type, i.subtype FROM study_items s JOIN instances i ON i.id = s.instance_id
-         WHERE s.study_id = ? ORDER BY i.id",
+         WHERE s.study_id = $1 ORDER BY i.id",
     )
     .bind(study_id)
     .fetch_all(db)
@@ -131,7 +131,7 @@ pub async fn study_items(
 }
 
 pub async fn study_item_count(db: &SqlitePool, study_id: StudyId) -> Result<i64, ServiceError> {
-    Ok(sqlx::query_scalar("SELECT count(*) FROM study_items WHERE study_id = ?").bind(study_id).fetch_one(db).await?)
+    Ok(sqlx::query_scalar("SELECT count(*) FROM study_items WHERE study_id = $1").bind(study_id).fetch_one(db).await?)
 }
 
 pub fn summary(meta: &StudyMeta, progress: Option<(i64, i64)>) -> StudySummary {
@@ -169,13 +169,13 @@ pub(crate) async fn load_item(
     let needs = kind.spec().needs;
     type Row = (String, String, Option<String>, Option<String>, Option<String>, Option<String>);
     let (caption, negative_caption, positive_image, paraphrase, negative_b, caption_type): Row = sqlx::query_as(
-        "SELECT caption, negative_caption, positive_image, paraphrase, negative_b, caption_type FROM instances WHERE id = ?",
+        "SELECT caption, negative_caption, positive_image, paraphrase, negative_b, caption_type FROM instances WHERE id = $1",
     )
     .bind(instance_id)
     .fetch_one(db)
     .await?;
     let candidate_images: Vec<String> = if needs.candidates {
-        sqlx::query_scalar("SELECT image FROM candidates WHERE instance_id = ? ORDER BY slot")
+        sqlx::query_scalar("SELECT image FROM candidates WHERE instance_id = $1 ORDER BY slot")
             .bind(instance_id)
             .fetch_all(db)
             .await?
@@ -183,7 +183,7 @@ pub(crate) async fn load_item(
         Vec::new()
     };
     let chosen_image: Option<String> = if needs.chosen_image {
-        sqlx::query_scalar("SELECT chosen_image FROM study_items WHERE study_id = ? AND instance_id = ?")
+        sqlx::query_scalar("SELECT chosen_image FROM study_items WHERE study_id = $1 AND instance_id = $2")
             .bind(study_id)
             .bind(instance_id)
             .fetch_optional(db)

@@ -24,7 +24,7 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
 
     let spec = "name = \"S3\"\nkind = \"four_image\"\ndataset = \"demo\"\nannotators = \"all\"\nseed = 3\n";
     let s3 = create::create_study(&db, &create::parse_spec(spec, 0).unwrap(), spec).await.unwrap();
-    let items: Vec<i64> = sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY 1")
+    let items: Vec<i64> = sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = $1 ORDER BY 1")
         .bind(s3)
         .fetch_all(&db)
         .await
@@ -40,7 +40,7 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
     assert!(survivors.len() >= 8, "{survivors:?}");
     let (s4, _) = create::create_step4(&db, s3).await.unwrap();
     let step4_items: BTreeMap<i64, String> =
-        sqlx::query_as("SELECT instance_id, chosen_image FROM study_items WHERE study_id = ?")
+        sqlx::query_as("SELECT instance_id, chosen_image FROM study_items WHERE study_id = $1")
             .bind(s4)
             .fetch_all(&db)
             .await

@@ -55,7 +55,7 @@ async fn expected_answers(
     // Link studies: each bundle's tasks, once per wanted copy.
     let bundled: Vec<(i64, i64)> = sqlx::query_as(
         "SELECT bi.instance_id, sum(b.copies_wanted) FROM bundle_items bi
-         JOIN bundles b ON b.study_id = bi.study_id AND b.bundle = bi.bundle WHERE bi.study_id = ? GROUP BY bi.instance_id",
+         JOIN bundles b ON b.study_id = bi.study_id AND b.bundle = bi.bundle WHERE bi.study_id = $1 GROUP BY bi.instance_id",
     )
     .bind(meta.id)
     .fetch_all(db)
@@ -76,7 +76,7 @@ async fn expected_answers(
         }
         Annotators::All | Annotators::AllBut(_) => {
             let rows: Vec<(i64, i64)> =
-                sqlx::query_as("SELECT instance_id, count(*) FROM tasks WHERE study_id = ? GROUP BY instance_id")
+                sqlx::query_as("SELECT instance_id, count(*) FROM tasks WHERE study_id = $1 GROUP BY instance_id")
                     .bind(meta.id)
                     .fetch_all(db)
                     .await?;
@@ -128,7 +128,7 @@ pub async fn study_outcomes_paged(
 ) -> Result<StudyOutcomes, ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
     let ids: Vec<i64> =
-        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ? ORDER BY instance_id")
+        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = $1 ORDER BY instance_id")
             .bind(study_id)
             .fetch_all(db)
             .await?;
@@ -137,7 +137,7 @@ pub async fn study_outcomes_paged(
     let starts = page_starts(&ids, shift);
     drop(ids);
     let adjudicated: HashMap<i64, String> =
-        sqlx::query_as("SELECT instance_id, value FROM adjudications WHERE study_id = ?")
+        sqlx::query_as("SELECT instance_id, value FROM adjudications WHERE study_id = $1")
             .bind(study_id)
             .fetch_all(db)
             .await?
@@ -153,7 +153,7 @@ pub async fn study_outcomes_paged(
         db,
         "SELECT json_group_array(json_array(si.instance_id, i.neg_type, i.subtype))
          FROM study_items si JOIN instances i ON i.id = si.instance_id
-         WHERE si.study_id = ?1 AND si.instance_id BETWEEN ?2 AND ?3",
+         WHERE si.study_id = $1 AND si.instance_id BETWEEN $2 AND $3",
         study_id.get(),
         starts.clone(),
     ))
@@ -162,7 +162,7 @@ pub async fn study_outcomes_paged(
     let mut answers = JsonPages::<(i64, i64, String, i64, i64)>::new(range_pages(
         db,
         "SELECT json_group_array(json_array(instance_id, user_id, value, answered_at, task_id))
-         FROM counted_answers WHERE study_id = ?1 AND instance_id BETWEEN ?2 AND ?3",
+         FROM counted_answers WHERE study_id = $1 AND instance_id BETWEEN $2 AND $3",
         study_id.get(),
         starts,
     ))
@@ -286,7 +286,7 @@ async fn item_images(
     let needs = kind.spec().needs;
     let rows: Vec<(i64, Option<String>, Option<String>)> = sqlx::query_as(
         "SELECT si.instance_id, si.chosen_image, i.positive_image FROM study_items si JOIN instances i ON i.id = si.instance_id
-         WHERE si.study_id = ?",
+         WHERE si.study_id = $1",
     )
     .bind(study)
     .fetch_all(db)
@@ -305,7 +305,7 @@ async fn item_images(
     if needs.candidates {
         let slots: Vec<(i64, String)> = sqlx::query_as(
             "SELECT c.instance_id, c.image FROM candidates c JOIN study_items si ON si.instance_id = c.instance_id
-             WHERE si.study_id = ? ORDER BY c.instance_id, c.slot",
+             WHERE si.study_id = $1 ORDER BY c.instance_id, c.slot",
         )
         .bind(study)
         .fetch_all(db)
@@ -322,7 +322,7 @@ pub async fn study_status(db: &SqlitePool, study_id: StudyId) -> Result<crate::a
     let disputed = outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).count();
     let final_items = outcomes.iter().filter(|o| matches!(o.state, ItemState::Final { .. })).count();
     let step4: Option<String> =
-        sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = ? ORDER BY id DESC LIMIT 1")
+        sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = $1 ORDER BY id DESC LIMIT 1")
             .bind(study_id)
             .fetch_optional(db)
             .await?;

@@ -22,7 +22,7 @@ pub struct Pipeline {
 }
 
 pub async fn dataset_id(db: &SqlitePool, dataset: &str) -> Result<DatasetId, ServiceError> {
-    sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+    sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(dataset)
         .fetch_optional(db)
         .await?
@@ -41,7 +41,7 @@ pub struct PipelineIds {
 pub async fn pipeline_ids(db: &SqlitePool, dataset: &str) -> Result<PipelineIds, ServiceError> {
     let dataset_id = dataset_id(db, dataset).await?;
     let first = SurveyKind::first_step();
-    let step3: Option<StudyId> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = ? AND kind = ?")
+    let step3: Option<StudyId> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = $1 AND kind = $2")
         .bind(dataset_id)
         .bind(first.map(SurveyKind::name))
         .fetch_one(db)
@@ -50,7 +50,7 @@ pub async fn pipeline_ids(db: &SqlitePool, dataset: &str) -> Result<PipelineIds,
         return Ok(PipelineIds { dataset_id, step3: None, step4: None });
     };
     let step4: Option<StudyId> =
-        sqlx::query_scalar("SELECT max(id) FROM studies WHERE source_study_id = ? AND kind = ?")
+        sqlx::query_scalar("SELECT max(id) FROM studies WHERE source_study_id = $1 AND kind = $2")
             .bind(step3)
             .bind(first.and_then(SurveyKind::next_step).map(SurveyKind::name))
             .fetch_one(db)
@@ -91,7 +91,7 @@ pub async fn pipeline_of(db: &SqlitePool, ids: PipelineIds) -> Result<Pipeline, 
 /// (counted from `instances_by_category`, not read row by row).
 pub async fn candidates_funnel(db: &SqlitePool, dataset_id: DatasetId) -> Result<FunnelBuilder, ServiceError> {
     let counts: Vec<(String, String, i64)> = sqlx::query_as(
-        "SELECT neg_type, subtype, count(*) FROM instances WHERE dataset_id = ? GROUP BY neg_type, subtype",
+        "SELECT neg_type, subtype, count(*) FROM instances WHERE dataset_id = $1 GROUP BY neg_type, subtype",
     )
     .bind(dataset_id)
     .fetch_all(db)

@@ -22,7 +22,7 @@ pub async fn study_progress(state: &AppState, study_id: StudyId) -> Result<Study
         Annotators::Named(names) => names.clone(),
     };
     let started: Vec<(String, i64, i64)> = sqlx::query_as(
-        "SELECT u.username, p.done, p.total FROM participations p JOIN users u ON u.id = p.user_id WHERE p.study_id = ?",
+        "SELECT u.username, p.done, p.total FROM participations p JOIN users u ON u.id = p.user_id WHERE p.study_id = $1",
     )
     .bind(study_id)
     .fetch_all(&state.db)
@@ -39,7 +39,7 @@ pub async fn study_progress(state: &AppState, study_id: StudyId) -> Result<Study
         by_name.insert(username.clone(), AnnotatorProgress { username, done, total });
     }
     let counts: Vec<(String, i64)> =
-        sqlx::query_as("SELECT option_id, count(*) FROM counted_answers WHERE study_id = ? GROUP BY option_id")
+        sqlx::query_as("SELECT option_id, count(*) FROM counted_answers WHERE study_id = $1 GROUP BY option_id")
             .bind(study_id)
             .fetch_all(&state.db)
             .await?;

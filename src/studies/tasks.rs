@@ -88,7 +88,7 @@ async fn participation(
     user_id: i64,
 ) -> Result<Option<Progress>, ServiceError> {
     let row: Option<(i64, i64)> =
-        sqlx::query_as("SELECT done, total FROM participations WHERE study_id = ? AND user_id = ?")
+        sqlx::query_as("SELECT done, total FROM participations WHERE study_id = $1 AND user_id = $2")
             .bind(study_id)
             .bind(user_id)
             .fetch_optional(db)
@@ -114,14 +114,15 @@ pub async fn start(state: &AppState, user: &SessionUser, study_id: StudyId) -> R
     let items = crate::studies::meta::study_items(&state.db, meta.id).await?;
     let plan = meta.rule.plan_upfront(meta.kind.spec().questions, meta.seed, user.id, &user.username, &items);
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
-    let created =
-        sqlx::query("INSERT OR IGNORE INTO participations (study_id, user_id, total, done) VALUES (?, ?, ?, 0)")
-            .bind(meta.id)
-            .bind(user.id)
-            .bind(plan.len() as i64)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
+    let created = sqlx::query(
+        "INSERT INTO participations (study_id, user_id, total, done) VALUES ($1, $2, $3, 0) ON CONFLICT DO NOTHING",
+    )
+    .bind(meta.id)
+    .bind(user.id)
+    .bind(plan.len() as i64)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
     if created == 1 {
         insert_tasks(&mut tx, meta.id, user.id, &plan).await?;
     }
@@ -163,7 +164,7 @@ const NEXT_TASKS: &str = "SELECT p.done, p.total, t.id AS task_id, t.instance_id
         CASE WHEN t.check_kind = 'attention' THEN t.check_answer END AS attention
     FROM participations p
     LEFT JOIN tasks t ON t.study_id = p.study_id AND t.user_id = p.user_id AND t.done = 0
-    WHERE p.study_id = ?1 AND p.user_id = ?2 ORDER BY t.position LIMIT 2";
+    WHERE p.study_id = $1 AND p.user_id = $2 ORDER BY t.position LIMIT 2";
 
 pub async fn next_task(
     state: &AppState,
@@ -329,7 +330,7 @@ pub async fn answer_with_texts(
         Some(t) => (t, false),
         None => {
             let row: Option<TaskRow> = sqlx::query_as(
-                "SELECT user_id, study_id, instance_id, seed, done, query, check_kind FROM tasks WHERE id = ?",
+                "SELECT user_id, study_id, instance_id, seed, done, query, check_kind FROM tasks WHERE id = $1",
             )
             .bind(task_id)
             .fetch_optional(&state.db)
@@ -384,7 +385,7 @@ pub async fn answer_with_texts(
 }
 
 async fn stored_ack(state: &AppState, task_id: TaskId) -> Result<AnswerAck, ServiceError> {
-    let option: String = sqlx::query_scalar("SELECT option_id FROM answers WHERE task_id = ?")
+    let option: String = sqlx::query_scalar("SELECT option_id FROM answers WHERE task_id = $1")
         .bind(task_id)
         .fetch_one(&state.db)
         .await?;

@@ -34,7 +34,7 @@ pub async fn store(
     vocabulary: &Vocabulary,
     strict: bool,
 ) -> Result<(), ServiceError> {
-    sqlx::query("INSERT INTO study_vocabularies (study_id, strict, words) VALUES (?, ?, ?)")
+    sqlx::query("INSERT INTO study_vocabularies (study_id, strict, words) VALUES ($1, $2, $3)")
         .bind(study_id)
         .bind(strict)
         .bind(vocabulary.to_lines())
@@ -45,10 +45,11 @@ pub async fn store(
 
 /// A study's vocabulary and whether it is strict; None when it has none.
 pub async fn of_study(db: &SqlitePool, study_id: StudyId) -> Result<Option<(Vocabulary, bool)>, ServiceError> {
-    let row: Option<(bool, String)> = sqlx::query_as("SELECT strict, words FROM study_vocabularies WHERE study_id = ?")
-        .bind(study_id)
-        .fetch_optional(db)
-        .await?;
+    let row: Option<(bool, String)> =
+        sqlx::query_as("SELECT strict, words FROM study_vocabularies WHERE study_id = $1")
+            .bind(study_id)
+            .fetch_optional(db)
+            .await?;
     Ok(row.map(|(strict, words)| (Vocabulary::new(words.lines()), strict)))
 }
 

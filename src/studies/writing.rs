@@ -43,7 +43,7 @@ pub async fn write(
     a: &WrittenAnswer,
     elapsed_ms: Option<i64>,
 ) -> Result<WriteOutcome, ServiceError> {
-    let study: Option<StudyId> = sqlx::query_scalar("SELECT study_id FROM tasks WHERE id = ? AND user_id = ?")
+    let study: Option<StudyId> = sqlx::query_scalar("SELECT study_id FROM tasks WHERE id = $1 AND user_id = $2")
         .bind(a.task_id)
         .bind(user.id)
         .fetch_optional(&state.db)

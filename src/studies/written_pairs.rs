@@ -42,7 +42,7 @@ pub async fn written(db: &SqlitePool, study_id: StudyId) -> Result<Vec<WrittenPa
          FROM counted_answers a JOIN instances i ON i.id = a.instance_id JOIN users u ON u.id = a.user_id
          JOIN answer_texts p ON p.task_id = a.task_id AND p.field = 'positive'
          JOIN answer_texts n ON n.task_id = a.task_id AND n.field = 'negative'
-         WHERE a.study_id = ? AND a.value = 'written' ORDER BY a.task_id",
+         WHERE a.study_id = $1 AND a.value = 'written' ORDER BY a.task_id",
     )
     .bind(study_id)
     .fetch_all(db)
@@ -56,7 +56,7 @@ pub async fn collect(db: &SqlitePool, study: &Study) -> Result<Option<Vec<Writte
         return Ok(None);
     };
     let invalid = |m: String| ServiceError::Invalid(format!("field `source`: {m}"));
-    let (id, kind): (StudyId, String) = sqlx::query_as("SELECT id, kind FROM studies WHERE name = ?")
+    let (id, kind): (StudyId, String) = sqlx::query_as("SELECT id, kind FROM studies WHERE name = $1")
         .bind(source)
         .fetch_optional(db)
         .await?
@@ -114,8 +114,8 @@ pub async fn wrote_pairs_of(
     Ok(sqlx::query_scalar(
         "SELECT EXISTS (SELECT 1 FROM participants p JOIN answers a ON a.user_id = p.user_id AND a.study_id = p.study_id
                         JOIN instances i ON i.key = 'w' || a.task_id
-                          AND i.dataset_id = (SELECT dataset_id FROM studies WHERE id = ?1)
-                        WHERE p.study_id = ?2 AND p.platform_pid = ?3)",
+                          AND i.dataset_id = (SELECT dataset_id FROM studies WHERE id = $1)
+                        WHERE p.study_id = $2 AND p.platform_pid = $3)",
     )
     .bind(meta.id)
     .bind(source)
@@ -134,7 +134,7 @@ pub async fn insert(
     crate::domain::names::check_dataset_name(name)
         .map_err(|e| ServiceError::Invalid(format!("field `dataset`: {e}")))?;
     let taken: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(name).fetch_optional(&mut **tx).await?;
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(name).fetch_optional(&mut **tx).await?;
     if taken.is_some() {
         return Err(ServiceError::Invalid(format!(
             "field `dataset`: {name:?} already exists; the written pairs go into a new dataset, name one"
@@ -153,7 +153,7 @@ pub async fn insert(
             positive_image: Some(&p.image),
         };
         let id = insert_instance(tx, dataset_id, &new).await?;
-        sqlx::query("UPDATE instances SET caption_type = ? WHERE id = ?")
+        sqlx::query("UPDATE instances SET caption_type = $1 WHERE id = $2")
             .bind(&p.caption_type)
             .bind(id)
             .execute(&mut **tx)

@@ -27,7 +27,7 @@ pub const COLUMNS: [&str; 11] = [
 /// Writes one file per adaptive study of the dataset into `out`; their names.
 pub async fn write(db: &SqlitePool, dataset_id: DatasetId, out: &Path) -> Result<Vec<String>, ServiceError> {
     let studies: Vec<StudyId> = sqlx::query_scalar(
-        "SELECT s.id FROM studies s JOIN adaptive_studies a ON a.study_id = s.id WHERE s.dataset_id = ? ORDER BY s.id",
+        "SELECT s.id FROM studies s JOIN adaptive_studies a ON a.study_id = s.id WHERE s.dataset_id = $1 ORDER BY s.id",
     )
     .bind(dataset_id)
     .fetch_all(db)
@@ -38,7 +38,7 @@ pub async fn write(db: &SqlitePool, dataset_id: DatasetId, out: &Path) -> Result
         let (meta, outcomes, votes) = crate::studies::outcomes::study_outcomes_and_votes(db, id).await?;
         let outcomes: HashMap<i64, _> = outcomes.iter().enumerate().map(|(x, o)| (o.instance_id, (x, o))).collect();
         let keys: HashMap<i64, String> = sqlx::query_as(
-            "SELECT i.id, i.key FROM study_items si JOIN instances i ON i.id = si.instance_id WHERE si.study_id = ?",
+            "SELECT i.id, i.key FROM study_items si JOIN instances i ON i.id = si.instance_id WHERE si.study_id = $1",
         )
         .bind(id)
         .fetch_all(db)

@@ -25,7 +25,7 @@ async fn study_card(
     votes: &Votes,
 ) -> Result<StudyCard, ServiceError> {
     let spec_hash: String =
-        sqlx::query_scalar("SELECT spec_hash FROM studies WHERE id = ?").bind(meta.id).fetch_one(db).await?;
+        sqlx::query_scalar("SELECT spec_hash FROM studies WHERE id = $1").bind(meta.id).fetch_one(db).await?;
     let report = match summary_of_votes(db, meta.id, items, votes).await? {
         Some(report) => report,
         None => study_agreement_report(db, meta.id, None).await?,
@@ -76,7 +76,7 @@ pub async fn provenance(
     studies: Vec<StudyAnswers>,
 ) -> Result<Provenance, ServiceError> {
     let normalize: String =
-        sqlx::query_scalar("SELECT normalize FROM datasets WHERE id = ?").bind(dataset_id).fetch_one(&db).await?;
+        sqlx::query_scalar("SELECT normalize FROM datasets WHERE id = $1").bind(dataset_id).fetch_one(&db).await?;
     let mut cards = Vec::new();
     for (meta, items, votes) in studies {
         cards.push(study_card(&db, &meta, &items, &votes).await?);

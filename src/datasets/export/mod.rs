@@ -193,7 +193,7 @@ async fn widest_candidates(db: &SqlitePool, dataset_id: DatasetId, stage: Stage)
     }
     let widest: i64 = sqlx::query_scalar(
         "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM candidates c JOIN instances i ON i.id = c.instance_id
-         WHERE i.dataset_id = ? GROUP BY c.instance_id)",
+         WHERE i.dataset_id = $1 GROUP BY c.instance_id) AS per_instance",
     )
     .bind(dataset_id)
     .fetch_one(db)

@@ -139,7 +139,7 @@ async fn the_cards_audit_equals_the_stages_audit() {
     // A prompt to rank (no negative caption) is left out of the audit.
     sqlx::query("UPDATE instances SET negative_caption = ' ' WHERE id % 10 = 0").execute(&pool).await.unwrap();
     let rows = r#"[{"subset":"all","instances":3,"positive":2,"ties":0,"rate":0.66,"low":0.2,"high":0.9}]"#;
-    sqlx::query("INSERT INTO audits (dataset_id, stage, scorer, source, rows, created_at) SELECT id, 'final', 'ext', 'external: x', ?, 1 FROM datasets")
+    sqlx::query("INSERT INTO audits (dataset_id, stage, scorer, source, rows, created_at) SELECT id, 'final', 'ext', 'external: x', $1, 1 FROM datasets")
         .bind(rows)
         .execute(&pool)
         .await

@@ -69,7 +69,7 @@ pub(super) async fn instance_rows(
     only: Option<Arc<[(i64, i64)]>>,
 ) -> Result<BoxStream<'static, Result<InstanceRow, ServiceError>>, ServiceError> {
     let (first, last): (Option<i64>, Option<i64>) =
-        sqlx::query_as("SELECT min(id), max(id) FROM instances WHERE dataset_id = ?")
+        sqlx::query_as("SELECT min(id), max(id) FROM instances WHERE dataset_id = $1")
             .bind(dataset_id)
             .fetch_one(db)
             .await?;
@@ -127,7 +127,7 @@ async fn read_page(
             "SELECT json_group_array(",
             instance_json!(""),
             ") FROM instances i LEFT JOIN images img ON img.hash = i.positive_image
-             WHERE +i.dataset_id = ? AND i.id >= ? AND i.id < ?"
+             WHERE +i.dataset_id = $1 AND i.id >= $2 AND i.id < $3"
         ))
         .bind(dataset_id)
         .bind(from)
@@ -135,8 +135,8 @@ async fn read_page(
         Some(ids) => sqlx::query_scalar(concat!(
             "SELECT json_group_array(",
             instance_json!(" AND c.slot = j.value ->> 1"),
-            ") FROM json_each(?) j JOIN instances i ON i.id = j.value ->> 0
-             LEFT JOIN images img ON img.hash = i.positive_image WHERE +i.dataset_id = ?"
+            ") FROM json_each($1) j JOIN instances i ON i.id = j.value ->> 0
+             LEFT JOIN images img ON img.hash = i.positive_image WHERE +i.dataset_id = $2"
         ))
         .bind(ids)
         .bind(dataset_id),

@@ -33,7 +33,7 @@ type AnswerRow = (String, String, i64, String, String, String, String, Option<St
 /// returns their names and appends a section to the card.
 pub async fn write_reports(db: &SqlitePool, dataset_id: DatasetId, out: &Path) -> Result<Vec<String>, ServiceError> {
     let studies: Vec<(StudyId, String)> =
-        sqlx::query_as("SELECT id, kind FROM studies WHERE dataset_id = ? ORDER BY id")
+        sqlx::query_as("SELECT id, kind FROM studies WHERE dataset_id = $1 ORDER BY id")
             .bind(dataset_id)
             .fetch_all(db)
             .await?;
@@ -53,7 +53,7 @@ pub async fn write_reports(db: &SqlitePool, dataset_id: DatasetId, out: &Path) -
             "SELECT s.name, s.kind, i.id, i.key, i.neg_type, i.subtype, i.caption, i.paraphrase, i.negative_caption,
                     u.username, a.option_id, a.value
              FROM counted_answers a JOIN studies s ON s.id = a.study_id JOIN instances i ON i.id = a.instance_id
-             JOIN users u ON u.id = a.user_id WHERE a.study_id = ? ORDER BY a.instance_id, a.answered_at, a.task_id",
+             JOIN users u ON u.id = a.user_id WHERE a.study_id = $1 ORDER BY a.instance_id, a.answered_at, a.task_id",
         )
         .bind(id)
         .fetch_all(db)

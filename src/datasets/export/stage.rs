@@ -45,7 +45,7 @@ pub(crate) async fn included(
     match stage {
         Stage::Candidates => {
             let mut rows = sqlx::query_as::<_, (i64, String, String)>(
-                "SELECT id, neg_type, subtype FROM instances WHERE dataset_id = ? ORDER BY id",
+                "SELECT id, neg_type, subtype FROM instances WHERE dataset_id = $1 ORDER BY id",
             )
             .bind(p.dataset_id)
             .fetch(db);

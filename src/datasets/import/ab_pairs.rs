@@ -38,7 +38,7 @@ pub async fn insert_ab_pair(
         positive_image: None,
     };
     let id = insert_instance(tx, dataset_id, &new).await?;
-    sqlx::query("UPDATE instances SET negative_b = ?, source_a = ?, source_b = ? WHERE id = ?")
+    sqlx::query("UPDATE instances SET negative_b = $1, source_a = $2, source_b = $3 WHERE id = $4")
         .bind(&p.negative_b)
         .bind(&p.source_a)
         .bind(&p.source_b)

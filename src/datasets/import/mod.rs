@@ -154,9 +154,9 @@ pub async fn import_candidates(
     }
 
     let existing: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(&req.dataset).fetch_optional(db).await?;
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(&req.dataset).fetch_optional(db).await?;
     let previous: Vec<Previous> = sqlx::query_as(
-        "SELECT i.file_name, i.file_sha256, i.content_sha256, d.normalize FROM imports i JOIN datasets d ON d.id = i.dataset_id WHERE d.name = ?",
+        "SELECT i.file_name, i.file_sha256, i.content_sha256, d.normalize FROM imports i JOIN datasets d ON d.id = i.dataset_id WHERE d.name = $1",
     )
     .bind(&req.dataset)
     .fetch_all(db)
@@ -298,13 +298,13 @@ async fn write(
     // A connection of its own, closed afterwards, so its settings never reach
     // the pool: a larger page cache, and no per-row foreign-key lookups —
     // every image, dataset and instance the rows refer to is inserted by this
-    // very transaction (or, for images, already there: INSERT OR IGNORE).
+    // very transaction (or, for images, already there: ON CONFLICT DO NOTHING).
     let mut conn = db.acquire().await?;
     conn.close_on_drop();
     sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *conn).await?;
     sqlx::query("PRAGMA cache_size = -131072").execute(&mut *conn).await?;
     let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE").await?;
-    let raced: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?")
+    let raced: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(&req.dataset)
         .fetch_optional(&mut *tx)
         .await?;
@@ -358,7 +358,7 @@ async fn write(
         write::insert_candidates(&mut tx, &negatives).await?;
     }
     sqlx::query(
-        "INSERT INTO imports (dataset_id, file_name, file_sha256, content_sha256, rows, images, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO imports (dataset_id, file_name, file_sha256, content_sha256, rows, images, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(dataset_id)
     .bind(&req.file_label)

@@ -100,7 +100,7 @@ pub async fn insert_pair(
         positive_image: Some(image),
     };
     let id = insert_instance(tx, dataset_id, &new).await?;
-    sqlx::query("UPDATE instances SET caption_type = ? WHERE id = ?")
+    sqlx::query("UPDATE instances SET caption_type = $1 WHERE id = $2")
         .bind(&row.caption_type)
         .bind(id)
         .execute(&mut **tx)

@@ -81,7 +81,7 @@ pub async fn insert_prompt(
     insert_candidates(tx, &slots).await?;
     for (model, scores) in &row.scores {
         for (slot, score) in scores.iter().enumerate() {
-            sqlx::query("INSERT INTO image_scores (instance_id, slot, model, score) VALUES (?, ?, ?, ?)")
+            sqlx::query("INSERT INTO image_scores (instance_id, slot, model, score) VALUES ($1, $2, $3, $4)")
                 .bind(id)
                 .bind(slot as i64)
                 .bind(model)

@@ -121,7 +121,7 @@ pub fn checked_rows<T>(
 pub async fn check_new_dataset(db: &sqlx::SqlitePool, name: &str) -> Result<(), ImportError> {
     crate::domain::names::check_dataset_name(name).map_err(ImportError::Invalid)?;
     let exists: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM datasets WHERE name = ?").bind(name).fetch_optional(db).await?;
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(name).fetch_optional(db).await?;
     match exists {
         Some(_) => {
             Err(ImportError::Invalid(format!("dataset {name:?} already exists; import under a new --dataset name")))

@@ -64,6 +64,6 @@ pub async fn insert_triplet(
         positive_image: Some(image),
     };
     let id = insert_instance(tx, dataset_id, &new).await?;
-    sqlx::query("UPDATE instances SET paraphrase = ? WHERE id = ?").bind(&t.p2).bind(id).execute(&mut **tx).await?;
+    sqlx::query("UPDATE instances SET paraphrase = $1 WHERE id = $2").bind(&t.p2).bind(id).execute(&mut **tx).await?;
     Ok(id)
 }

@@ -23,7 +23,7 @@ pub async fn writing(db: &SqlitePool, study_id: StudyId) -> Result<(usize, Writi
         "SELECT i.caption_type, a.value, p.text, n.text FROM counted_answers a JOIN instances i ON i.id = a.instance_id
          LEFT JOIN answer_texts p ON p.task_id = a.task_id AND p.field = 'positive'
          LEFT JOIN answer_texts n ON n.task_id = a.task_id AND n.field = 'negative'
-         WHERE a.study_id = ? ORDER BY a.task_id",
+         WHERE a.study_id = $1 ORDER BY a.task_id",
     )
     .bind(study_id)
     .fetch_all(db)

@@ -27,7 +27,7 @@ pub async fn write(db: &SqlitePool, study_id: StudyId, out: &Path) -> Result<Vec
     let pairs: HashMap<i64, Pair> = sqlx::query_as(
         "SELECT i.id, i.key, i.caption, i.negative_caption, i.caption_type, m.hash, m.mime, m.bytes
          FROM study_items si JOIN instances i ON i.id = si.instance_id JOIN images m ON m.hash = i.positive_image
-         WHERE si.study_id = ?",
+         WHERE si.study_id = $1",
     )
     .bind(study_id)
     .fetch_all(db)

@@ -43,14 +43,14 @@ async fn pair_validation(db: &SqlitePool, study_id: StudyId) -> Result<(usize, P
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let rows: Vec<(i64, String, String)> = sqlx::query_as(
         "SELECT a.instance_id, u.username, a.value FROM counted_answers a JOIN users u ON u.id = a.user_id
-         WHERE a.study_id = ? ORDER BY a.instance_id, a.answered_at, a.task_id",
+         WHERE a.study_id = $1 ORDER BY a.instance_id, a.answered_at, a.task_id",
     )
     .bind(study_id)
     .fetch_all(db)
     .await?;
     let types: HashMap<i64, String> = sqlx::query_as(
         "SELECT i.id, coalesce(i.caption_type, '') FROM study_items si JOIN instances i ON i.id = si.instance_id
-         WHERE si.study_id = ?",
+         WHERE si.study_id = $1",
     )
     .bind(study_id)
     .fetch_all(db)

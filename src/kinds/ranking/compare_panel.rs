@@ -13,7 +13,7 @@ pub async fn ranking_reports() -> Result<Vec<(String, RankingStats)>, ServerFnEr
     use crate::kinds::report::study_report;
     let (state, _) = caller::researcher().await?;
     let kind = super::KIND.name;
-    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies WHERE kind = ? ORDER BY id")
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies WHERE kind = $1 ORDER BY id")
         .bind(kind)
         .fetch_all(&state.db)
         .await

@@ -40,7 +40,7 @@ pub async fn write(db: &SqlitePool, study_id: StudyId, out: &Path) -> Result<Str
     let texts = answer_texts::final_texts(db, study_id, items, &answers).await?;
     let instances: HashMap<i64, Instance> = sqlx::query_as(
         "SELECT i.id, i.key, i.caption, i.paraphrase, i.negative_caption FROM study_items si
-         JOIN instances i ON i.id = si.instance_id WHERE si.study_id = ?",
+         JOIN instances i ON i.id = si.instance_id WHERE si.study_id = $1",
     )
     .bind(study_id)
     .fetch_all(db)
@@ -49,7 +49,7 @@ pub async fn write(db: &SqlitePool, study_id: StudyId, out: &Path) -> Result<Str
     .map(|r: Instance| (r.0, r))
     .collect();
     let adjudicators: HashMap<i64, String> = sqlx::query_as(
-        "SELECT a.instance_id, u.username FROM adjudications a JOIN users u ON u.id = a.user_id WHERE a.study_id = ?",
+        "SELECT a.instance_id, u.username FROM adjudications a JOIN users u ON u.id = a.user_id WHERE a.study_id = $1",
     )
     .bind(study_id)
     .fetch_all(db)

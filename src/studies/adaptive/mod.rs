@@ -19,14 +19,14 @@ pub use settle::{report, settle};
 
 /// At creation, inside its transaction: the settings and every item at `min`.
 pub async fn create(tx: &mut SqliteConnection, study: StudyId, a: &Adaptive) -> Result<(), ServiceError> {
-    sqlx::query("INSERT INTO adaptive_studies (study_id, settings) VALUES (?, ?)")
+    sqlx::query("INSERT INTO adaptive_studies (study_id, settings) VALUES ($1, $2)")
         .bind(study)
         .bind(serde_json::to_string(a)?)
         .execute(&mut *tx)
         .await?;
     sqlx::query(
         "INSERT INTO adaptive_items (study_id, instance_id, wanted, state)
-         SELECT study_id, instance_id, ?, 'collecting' FROM study_items WHERE study_id = ?",
+         SELECT study_id, instance_id, $1, 'collecting' FROM study_items WHERE study_id = $2",
     )
     .bind(a.min as i64)
     .bind(study)
@@ -37,7 +37,7 @@ pub async fn create(tx: &mut SqliteConnection, study: StudyId, a: &Adaptive) -> 
 
 /// The study's adaptive settings; None for a fixed overlap.
 pub async fn settings(db: impl sqlx::SqliteExecutor<'_>, study: StudyId) -> Result<Option<Adaptive>, ServiceError> {
-    let text: Option<String> = sqlx::query_scalar("SELECT settings FROM adaptive_studies WHERE study_id = ?")
+    let text: Option<String> = sqlx::query_scalar("SELECT settings FROM adaptive_studies WHERE study_id = $1")
         .bind(study)
         .fetch_optional(db)
         .await?;
@@ -134,9 +134,9 @@ async fn decide(
     if sweep {
         let due: Vec<i64> = sqlx::query_scalar(
             "SELECT a.instance_id FROM adaptive_items a
-             JOIN (SELECT instance_id, count(*) AS n FROM counted_answers WHERE study_id = ? GROUP BY instance_id) c
+             JOIN (SELECT instance_id, count(*) AS n FROM counted_answers WHERE study_id = $1 GROUP BY instance_id) c
                ON c.instance_id = a.instance_id
-             WHERE a.study_id = ? AND a.state = 'collecting' AND c.n >= a.wanted",
+             WHERE a.study_id = $2 AND a.state = 'collecting' AND c.n >= a.wanted",
         )
         .bind(study)
         .bind(study)
@@ -170,7 +170,7 @@ async fn decide_round(
 ) -> Result<(), ServiceError> {
     let study = meta.id;
     let row: Option<(i64, String)> =
-        sqlx::query_as("SELECT wanted, state FROM adaptive_items WHERE study_id = ? AND instance_id = ?")
+        sqlx::query_as("SELECT wanted, state FROM adaptive_items WHERE study_id = $1 AND instance_id = $2")
             .bind(study)
             .bind(instance)
             .fetch_optional(&mut *tx)
@@ -179,7 +179,7 @@ async fn decide_round(
         return Ok(());
     };
     let given: Vec<(i64, String)> = sqlx::query_as(
-        "SELECT user_id, value FROM counted_answers WHERE study_id = ? AND instance_id = ? ORDER BY answered_at, task_id",
+        "SELECT user_id, value FROM counted_answers WHERE study_id = $1 AND instance_id = $2 ORDER BY answered_at, task_id",
     )
     .bind(study)
     .bind(instance)
@@ -197,8 +197,8 @@ async fn decide_round(
     match a.decide(&answers, reliability) {
         Decision::Stop { reason, label, posterior } => {
             sqlx::query(
-                "UPDATE adaptive_items SET state = 'stopped', reason = ?, answers = ?, value = ?, posterior = ?
-                 WHERE study_id = ? AND instance_id = ?",
+                "UPDATE adaptive_items SET state = 'stopped', reason = $1, answers = $2, value = $3, posterior = $4
+                 WHERE study_id = $5 AND instance_id = $6",
             )
             .bind(reason.as_str())
             .bind(given.len() as i64)
@@ -211,7 +211,7 @@ async fn decide_round(
         }
         Decision::More => {
             sqlx::query(
-                "UPDATE adaptive_items SET wanted = wanted + 1, state = ? WHERE study_id = ? AND instance_id = ?",
+                "UPDATE adaptive_items SET wanted = wanted + 1, state = $1 WHERE study_id = $2 AND instance_id = $3",
             )
             .bind(if link { "waiting" } else { "collecting" })
             .bind(study)
@@ -230,12 +230,12 @@ async fn decide_round(
 /// has not had it; with none, it waits for the next one to start.
 async fn offer(tx: &mut SqliteConnection, meta: &StudyMeta, instance: i64) -> Result<(), ServiceError> {
     let started: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT p.user_id, p.total - p.done FROM participations p WHERE p.study_id = ? ORDER BY p.user_id",
+        "SELECT p.user_id, p.total - p.done FROM participations p WHERE p.study_id = $1 ORDER BY p.user_id",
     )
     .bind(meta.id)
     .fetch_all(&mut *tx)
     .await?;
-    let had_it: Vec<i64> = sqlx::query_scalar("SELECT user_id FROM tasks WHERE study_id = ? AND instance_id = ?")
+    let had_it: Vec<i64> = sqlx::query_scalar("SELECT user_id FROM tasks WHERE study_id = $1 AND instance_id = $2")
         .bind(meta.id)
         .bind(instance)
         .fetch_all(&mut *tx)
@@ -249,7 +249,7 @@ async fn offer(tx: &mut SqliteConnection, meta: &StudyMeta, instance: i64) -> Re
 /// Appends `items` to an annotator's queue (after its last task) and its total.
 async fn give(tx: &mut SqliteConnection, meta: &StudyMeta, user: i64, items: &[i64]) -> Result<(), ServiceError> {
     let last: i64 =
-        sqlx::query_scalar("SELECT coalesce(max(position), -1) FROM tasks WHERE study_id = ? AND user_id = ?")
+        sqlx::query_scalar("SELECT coalesce(max(position), -1) FROM tasks WHERE study_id = $1 AND user_id = $2")
             .bind(meta.id)
             .bind(user)
             .fetch_one(&mut *tx)
@@ -263,15 +263,15 @@ async fn give(tx: &mut SqliteConnection, meta: &StudyMeta, user: i64, items: &[i
         .collect();
     sqlx::query(
         "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query)
-         SELECT ?, ?, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'), 0
-         FROM json_each(?) j",
+         SELECT $1, $2, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'), 0
+         FROM json_each($3) j",
     )
     .bind(meta.id)
     .bind(user)
     .bind(serde_json::to_string(&rows)?)
     .execute(&mut *tx)
     .await?;
-    sqlx::query("UPDATE participations SET total = total + ? WHERE study_id = ? AND user_id = ?")
+    sqlx::query("UPDATE participations SET total = total + $1 WHERE study_id = $2 AND user_id = $3")
         .bind(items.len() as i64)
         .bind(meta.id)
         .bind(user)
@@ -290,17 +290,19 @@ pub async fn start(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Re
     }
     let _one_at_a_time = state.writer.exclusive().await;
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
-    sqlx::query("INSERT OR IGNORE INTO participations (study_id, user_id, total, done) VALUES (?, ?, 0, 0)")
-        .bind(meta.id)
-        .bind(user.id)
-        .execute(&mut *tx)
-        .await?;
+    sqlx::query(
+        "INSERT INTO participations (study_id, user_id, total, done) VALUES ($1, $2, 0, 0) ON CONFLICT DO NOTHING",
+    )
+    .bind(meta.id)
+    .bind(user.id)
+    .execute(&mut *tx)
+    .await?;
     let open: Vec<i64> = sqlx::query_scalar(
         "SELECT a.instance_id FROM adaptive_items a
-         WHERE a.study_id = ? AND a.state = 'collecting'
+         WHERE a.study_id = $1 AND a.state = 'collecting'
            AND a.wanted > (SELECT count(*) FROM tasks t WHERE t.study_id = a.study_id AND t.instance_id = a.instance_id)
            AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.study_id = a.study_id AND t.instance_id = a.instance_id
-                             AND t.user_id = ?)
+                             AND t.user_id = $2)
          ORDER BY a.instance_id",
     )
     .bind(meta.id)
@@ -311,7 +313,7 @@ pub async fn start(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Re
         give(&mut tx, meta, user.id, &open).await?;
     }
     let (done, total): (i64, i64) =
-        sqlx::query_as("SELECT done, total FROM participations WHERE study_id = ? AND user_id = ?")
+        sqlx::query_as("SELECT done, total FROM participations WHERE study_id = $1 AND user_id = $2")
             .bind(meta.id)
             .bind(user.id)
             .fetch_one(&mut *tx)
@@ -326,7 +328,7 @@ pub async fn wanted(db: &SqlitePool, study: StudyId) -> Result<Option<HashMap<i6
     if settings(db, study).await?.is_none() {
         return Ok(None);
     }
-    let rows: Vec<(i64, i64)> = sqlx::query_as("SELECT instance_id, wanted FROM adaptive_items WHERE study_id = ?")
+    let rows: Vec<(i64, i64)> = sqlx::query_as("SELECT instance_id, wanted FROM adaptive_items WHERE study_id = $1")
         .bind(study)
         .fetch_all(db)
         .await?;

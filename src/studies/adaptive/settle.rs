@@ -21,7 +21,7 @@ pub(super) async fn reliability(db: &SqlitePool, meta: &StudyMeta) -> Result<Arc
     /// Per study: the answers counted at its last fit, and the fit.
     type Last = Vec<(StudyId, i64, Arc<Reliability>)>;
     static LAST: Mutex<Last> = Mutex::new(Vec::new());
-    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM counted_answers WHERE study_id = ?")
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM counted_answers WHERE study_id = $1")
         .bind(meta.id)
         .fetch_one(db)
         .await?;
@@ -32,7 +32,7 @@ pub(super) async fn reliability(db: &SqlitePool, meta: &StudyMeta) -> Result<Arc
         }
     }
     let rows: Vec<(i64, i64, String)> =
-        sqlx::query_as("SELECT instance_id, user_id, value FROM counted_answers WHERE study_id = ?")
+        sqlx::query_as("SELECT instance_id, user_id, value FROM counted_answers WHERE study_id = $1")
             .bind(meta.id)
             .fetch_all(db)
             .await?;
@@ -40,7 +40,7 @@ pub(super) async fn reliability(db: &SqlitePool, meta: &StudyMeta) -> Result<Arc
         rows.iter().filter_map(|(i, u, v)| Some((*i as u64, *u as u64, class_of(meta.kind, v)?))).collect();
     let gold: Vec<(i64, String, String)> = sqlx::query_as(
         "SELECT a.user_id, t.check_answer, a.value FROM answers a JOIN tasks t ON t.id = a.task_id
-         WHERE a.study_id = ? AND t.check_kind = 'gold' AND t.check_answer IS NOT NULL",
+         WHERE a.study_id = $1 AND t.check_kind = 'gold' AND t.check_answer IS NOT NULL",
     )
     .bind(meta.id)
     .fetch_all(db)
@@ -69,7 +69,7 @@ pub async fn settle<'a>(
     outcomes: impl Iterator<Item = (i64, &'a mut ItemState, &'a mut Option<f64>)>,
 ) -> Result<HashSet<i64>, ServiceError> {
     let stopped: HashMap<i64, (String, String, Option<f64>)> = sqlx::query_as(
-        "SELECT instance_id, reason, value, posterior FROM adaptive_items WHERE study_id = ? AND state = 'stopped'",
+        "SELECT instance_id, reason, value, posterior FROM adaptive_items WHERE study_id = $1 AND state = 'stopped'",
     )
     .bind(study)
     .fetch_all(db)
@@ -111,9 +111,9 @@ pub async fn report(db: &SqlitePool, study: StudyId) -> Result<AdaptiveReport, S
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT a.instance_id, a.wanted, coalesce(c.n, 0), a.reason, a.value, a.posterior
          FROM adaptive_items a
-         LEFT JOIN (SELECT instance_id, count(*) AS n FROM counted_answers WHERE study_id = ? GROUP BY instance_id) c
+         LEFT JOIN (SELECT instance_id, count(*) AS n FROM counted_answers WHERE study_id = $1 GROUP BY instance_id) c
            ON c.instance_id = a.instance_id
-         WHERE a.study_id = ? ORDER BY a.instance_id",
+         WHERE a.study_id = $2 ORDER BY a.instance_id",
     )
     .bind(study)
     .bind(study)

@@ -23,7 +23,7 @@ fn invalid(field: &str, m: String) -> ServiceError {
 /// The study item with this key, or an error naming the gold entry.
 async fn gold_instance(tx: &mut SqliteConnection, study: StudyId, key: &str) -> Result<i64, ServiceError> {
     let found: Option<i64> = sqlx::query_scalar(
-        "SELECT i.id FROM study_items s JOIN instances i ON i.id = s.instance_id WHERE s.study_id = ? AND i.key = ?",
+        "SELECT i.id FROM study_items s JOIN instances i ON i.id = s.instance_id WHERE s.study_id = $1 AND i.key = $2",
     )
     .bind(study)
     .bind(key)
@@ -36,7 +36,7 @@ async fn gold_instance(tx: &mut SqliteConnection, study: StudyId, key: &str) -> 
 /// candidates match the negative caption): the one matching slot, or "none".
 async fn known_truth(tx: &mut SqliteConnection, instance: i64, key: &str) -> Result<String, ServiceError> {
     let flags: Vec<(i64, Option<bool>)> =
-        sqlx::query_as("SELECT slot, known_match FROM candidates WHERE instance_id = ? ORDER BY slot")
+        sqlx::query_as("SELECT slot, known_match FROM candidates WHERE instance_id = $1 ORDER BY slot")
             .bind(instance)
             .fetch_all(&mut *tx)
             .await?;
@@ -119,7 +119,7 @@ pub(crate) async fn of_bundle(
         gold.push((gold_instance(tx, meta.id, &g.key).await?, answer));
     }
     let items: Vec<i64> = if checks.attention_checks > 0 {
-        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = ?")
+        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = $1")
             .bind(meta.id)
             .fetch_all(&mut *tx)
             .await?
@@ -140,7 +140,7 @@ pub(crate) async fn insert_check_tasks(
     for (t, c) in checks {
         sqlx::query(
             "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query, check_kind, check_answer)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(study)
         .bind(user)
@@ -162,7 +162,7 @@ pub(crate) async fn insert_check_tasks(
 pub async fn attention_answered(state: &AppState, user: &SessionUser, study: StudyId) -> Result<bool, ServiceError> {
     let link = super::link_of_study(&state.db, study).await?;
     let failed: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM check_answers WHERE study_id = ? AND user_id = ? AND check_kind = 'attention' AND NOT correct",
+        "SELECT count(*) FROM check_answers WHERE study_id = $1 AND user_id = $2 AND check_kind = 'attention' AND correct = 0",
     )
     .bind(study)
     .bind(user.id)
@@ -173,7 +173,7 @@ pub async fn attention_answered(state: &AppState, user: &SessionUser, study: Stu
     }
     let _one_at_a_time = state.writer.exclusive().await;
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
-    let lease: Option<String> = sqlx::query_scalar("SELECT state FROM leases WHERE user_id = ? AND study_id = ?")
+    let lease: Option<String> = sqlx::query_scalar("SELECT state FROM leases WHERE user_id = $1 AND study_id = $2")
         .bind(user.id)
         .bind(study)
         .fetch_optional(&mut *tx)
@@ -192,7 +192,7 @@ pub async fn attention_answered(state: &AppState, user: &SessionUser, study: Stu
         return Ok(false);
     };
     let now = state.crowd.clock.now();
-    sqlx::query("UPDATE leases SET state = ?, ended_at = ? WHERE user_id = ? AND study_id = ?")
+    sqlx::query("UPDATE leases SET state = $1, ended_at = $2 WHERE user_id = $3 AND study_id = $4")
         .bind(next.as_str())
         .bind(now)
         .bind(user.id)
@@ -212,8 +212,8 @@ pub(crate) async fn screen_out(
     now: i64,
 ) -> Result<(), ServiceError> {
     sqlx::query(
-        "UPDATE participants SET screened_out_at = coalesce(screened_out_at, ?),
-                                 screened_out_reason = coalesce(screened_out_reason, ?) WHERE user_id = ?",
+        "UPDATE participants SET screened_out_at = coalesce(screened_out_at, $1),
+                                 screened_out_reason = coalesce(screened_out_reason, $2) WHERE user_id = $3",
     )
     .bind(now)
     .bind(reason)

@@ -49,7 +49,7 @@ const LINK_COLUMNS: &str = "SELECT study_id, token, open, completion_code, full_
 /// The link of a study; NotFound when it is not a link study.
 pub(crate) async fn link_of_study(db: impl sqlx::SqliteExecutor<'_>, study: StudyId) -> Result<LinkRow, ServiceError> {
     let row: Option<StoredLink> =
-        sqlx::query_as(&format!("{LINK_COLUMNS} WHERE study_id = ?")).bind(study).fetch_optional(db).await?;
+        sqlx::query_as(&format!("{LINK_COLUMNS} WHERE study_id = $1")).bind(study).fetch_optional(db).await?;
     link_row(row.ok_or_else(|| ServiceError::NotFound(format!("study {study} is not a link study")))?)
 }
 
@@ -60,7 +60,7 @@ pub(crate) async fn link_of_token(db: impl sqlx::SqliteExecutor<'_>, token: &str
         return Err(unknown());
     }
     let row: Option<StoredLink> =
-        sqlx::query_as(&format!("{LINK_COLUMNS} WHERE token = ?")).bind(token).fetch_optional(db).await?;
+        sqlx::query_as(&format!("{LINK_COLUMNS} WHERE token = $1")).bind(token).fetch_optional(db).await?;
     link_row(row.ok_or_else(unknown)?)
 }
 
@@ -90,7 +90,7 @@ pub async fn own_place(
     }
     let row: Option<(Option<BundleId>, Option<String>)> = sqlx::query_as(
         "SELECT l.bundle, l.state FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
-         WHERE p.user_id = ? AND p.study_id = ?",
+         WHERE p.user_id = $1 AND p.study_id = $2",
     )
     .bind(user.id)
     .bind(study)

@@ -34,7 +34,7 @@ pub async fn create_link(
     let invalid = |m: String| ServiceError::Invalid(m);
     let items: Vec<(i64, String, String)> = sqlx::query_as(
         "SELECT i.id, i.neg_type, i.subtype FROM study_items s JOIN instances i ON i.id = s.instance_id
-         WHERE s.study_id = ? ORDER BY i.id",
+         WHERE s.study_id = $1 ORDER BY i.id",
     )
     .bind(id)
     .fetch_all(&mut *tx)
@@ -74,7 +74,7 @@ pub async fn create_link(
     }
     for p in &link.practice {
         let found: Option<i64> = sqlx::query_scalar(
-            "SELECT i.id FROM instances i JOIN studies s ON s.dataset_id = i.dataset_id WHERE s.id = ? AND i.key = ?",
+            "SELECT i.id FROM instances i JOIN studies s ON s.dataset_id = i.dataset_id WHERE s.id = $1 AND i.key = $2",
         )
         .bind(id)
         .bind(&p.key)
@@ -96,7 +96,7 @@ pub async fn create_link(
     let link = &link;
     sqlx::query(
         "INSERT INTO study_links (study_id, token, open, completion_code, full_code, settings, created_at)
-         VALUES (?, ?, 1, ?, ?, ?, ?)",
+         VALUES ($1, $2, 1, $3, $4, $5, $6)",
     )
     .bind(id)
     .bind(new_token())
@@ -122,7 +122,7 @@ pub(crate) async fn store_bundles(
     let questions: Vec<u8> = kind.spec().questions.iter().flat_map(|p| p.iter().copied()).collect();
     for b in bundles {
         let number = first + b.number;
-        sqlx::query("INSERT INTO bundles (study_id, bundle, copies_wanted, paired) VALUES (?, ?, ?, ?)")
+        sqlx::query("INSERT INTO bundles (study_id, bundle, copies_wanted, paired) VALUES ($1, $2, $3, $4)")
             .bind(id)
             .bind(number)
             .bind(b.copies_wanted)
