@@ -13,6 +13,14 @@ if [ "${1:-}" = "--browser" ]; then
   fi
 fi
 
+# The tests also check the PostgreSQL schema and SQL on a throw-away cluster
+# (scripts/pg-cluster.sh) made with Debian's server binaries.
+if [ "${1:-}" = "--browser" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  echo "== installing postgresql (Debian package; no server is started)"
+  sudo_ apt-get update -qq
+  sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+fi
+
 # mold links the test binaries in seconds (scripts/link-gcc falls back to
 # the system linker without it, so a failed install only costs time).
 if ! command -v mold >/dev/null; then

@@ -4,9 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --browser
+# A throw-away PostgreSQL cluster for the PostgreSQL checks, stopped on any exit.
+eval "$(./scripts/pg-cluster.sh start)"
+trap './scripts/pg-cluster.sh stop "$HARDNEG_PG_DIR"' EXIT
 # Formatting and the layout rule (no import cycles between files) first: they fail in seconds.
 cargo fmt --check
 python3 scripts/import-cycles.py
+# SQL must stay portable while the PostgreSQL port goes on (docs/deploy.md):
+# no more statements may fail to prepare on PostgreSQL than today.
+python3 scripts/pg-sql-check.py "$HARDNEG_PG_URL" --max-failing 13
 # Clippy (`-D warnings`) lints every target of the crate as it is built for
 # the tests: the same lints as `cargo clippy --all-targets --features ssr --
 # -D warnings`, without checking every dependency a second time.

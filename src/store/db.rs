@@ -8,6 +8,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+/// PostgreSQL's schema, the same tables (tests/api/postgres.rs compares
+/// them). The server does not run on PostgreSQL yet (docs/deploy.md).
+pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
 fn options(path: &Path) -> anyhow::Result<SqliteConnectOptions> {
     let url = format!("sqlite://{}", path.display());

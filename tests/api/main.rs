@@ -39,6 +39,7 @@ mod odd_one_out_sample;
 mod page_headers;
 mod pipeline;
 mod placeholders;
+mod postgres;
 mod quality;
 mod ranking;
 mod ranking_score;
