@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// One writing answer as a page sends it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WrittenAnswer {
-    pub task_id: i64,
+    pub task_id: TaskId,
     /// `written` or `skip:<reason>`.
     pub option: String,
     pub positive: String,
@@ -61,8 +61,6 @@ pub async fn write(
             return Ok(WriteOutcome::Unknown { words, strict });
         }
     }
-    let ack =
-        crate::studies::tasks::answer_with_texts(state, user, TaskId::new(a.task_id), &a.option, &texts, elapsed_ms)
-            .await?;
+    let ack = crate::studies::tasks::answer_with_texts(state, user, a.task_id, &a.option, &texts, elapsed_ms).await?;
     Ok(WriteOutcome::Stored(ack))
 }

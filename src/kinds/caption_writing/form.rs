@@ -5,6 +5,7 @@
 //! (303). Words outside the study's vocabulary come back on a page of their
 //! own that names them, with the texts filled in to fix, and, when the
 //! vocabulary only warns, a box to keep them; nothing is stored until then.
+use crate::domain::ids::{StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::writing::{write, WriteOutcome, WrittenAnswer};
@@ -26,7 +27,7 @@ pub fn routes() -> Router<AppState> {
 
 #[derive(Deserialize)]
 struct WriteForm {
-    task_id: i64,
+    task_id: TaskId,
     option: String,
     #[serde(default)]
     positive: String,
@@ -39,7 +40,7 @@ struct WriteForm {
 
 async fn answer(
     State(state): State<AppState>,
-    Path(id): Path<crate::domain::ids::StudyId>,
+    Path(id): Path<StudyId>,
     caller: Result<Caller, ServiceError>,
     Form(form): Form<WriteForm>,
     area: &str,
@@ -85,7 +86,7 @@ fn unknown_page(a: &WrittenAnswer, words: &[(String, Vec<String>)], strict: bool
     };
     let positive = input("positive", "Positive caption (true of the image)", &a.positive);
     let negative = input("negative", "Negative caption (false of the image)", &a.negative);
-    let (task, action, back) = (a.task_id, action.to_string(), back.to_string());
+    let (task, action, back) = (a.task_id.get(), action.to_string(), back.to_string());
     page::document(
         "Words outside the vocabulary",
         None,

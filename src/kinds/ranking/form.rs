@@ -5,6 +5,7 @@
 //! service, with a 303 back to the survey page (`http::survey_form` does
 //! the same for one-option kinds).
 use super::order_from_ranks;
+use crate::domain::ids::{StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::tasks;
@@ -23,7 +24,7 @@ pub fn routes() -> Router<AppState> {
 
 async fn rank(
     State(state): State<AppState>,
-    Path(id): Path<crate::domain::ids::StudyId>,
+    Path(id): Path<StudyId>,
     caller: Result<Caller, ServiceError>,
     Form(fields): Form<Vec<(String, String)>>,
     area: &str,
@@ -34,12 +35,12 @@ async fn rank(
         let task_id = fields
             .iter()
             .find(|(k, _)| k == "task_id")
-            .and_then(|(_, v)| v.parse::<i64>().ok())
+            .and_then(|(_, v)| v.parse::<TaskId>().ok())
             .ok_or_else(|| ServiceError::Invalid("the form has no task_id".into()))?;
         let places: Vec<(String, String)> =
             fields.iter().filter_map(|(k, v)| Some((k.strip_prefix("rank_")?.to_string(), v.clone()))).collect();
         let order = order_from_ranks(&places).map_err(ServiceError::Invalid)?;
-        tasks::answer(&state, &user, task_id.into(), &order, None).await
+        tasks::answer(&state, &user, task_id, &order, None).await
     };
     match ranked.await {
         Ok(_) => Redirect::to(&page).into_response(),
