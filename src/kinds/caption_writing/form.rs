@@ -5,24 +5,19 @@
 //! (303). Words outside the study's vocabulary come back on a page of their
 //! own that names them, with the texts filled in to fix, and, when the
 //! vocabulary only warns, a box to keep them; nothing is stored until then.
-use crate::domain::ids::{StudyId, TaskId};
+use crate::domain::ids::TaskId;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::writing::{write, WriteOutcome, WrittenAnswer};
-use crate::ui_kit::caller::Caller;
-use crate::ui_kit::{error_page, page};
-use axum::extract::{Path, State};
+use crate::ui_kit::page;
+use crate::ui_kit::survey_post::{on_survey_pages, Answered, SurveyPost};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::post;
-use axum::{Form, Router};
+use axum::Router;
 use leptos::prelude::*;
 use serde::Deserialize;
 
 pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/annotate/{id}/write", post(|s, id, c, f| answer(s, id, c, f, "/annotate")))
-        .route("/take/{id}/write", post(|s, id, c, f| answer(s, id, c, f, "/take")))
+    on_survey_pages("write", answer)
 }
 
 #[derive(Deserialize)]
@@ -38,14 +33,8 @@ struct WriteForm {
     confirmed: Option<String>,
 }
 
-async fn answer(
-    State(state): State<AppState>,
-    Path(id): Path<StudyId>,
-    caller: Result<Caller, ServiceError>,
-    Form(form): Form<WriteForm>,
-    area: &str,
-) -> Response {
-    let back = format!("{area}/{id}");
+async fn answer(p: SurveyPost<WriteForm>) -> Result<Answered, ServiceError> {
+    let form = p.form;
     let a = WrittenAnswer {
         task_id: form.task_id,
         option: form.option,
@@ -53,18 +42,13 @@ async fn answer(
         negative: form.negative,
         confirmed: form.confirmed.is_some(),
     };
-    let stored = async {
-        let Caller(user) = caller?;
-        write(&state, &user, &a, None).await
-    };
-    match stored.await {
-        Ok(WriteOutcome::Stored(_)) => Redirect::to(&back).into_response(),
-        Ok(WriteOutcome::Unknown { words, strict }) => {
-            page::respond(StatusCode::OK, unknown_page(&a, &words, strict, &format!("{back}/write"), &back))
+    Ok(match write(&p.state, &p.user, &a, None).await? {
+        WriteOutcome::Stored(_) => Answered::Back,
+        WriteOutcome::Unknown { words, strict } => {
+            let action = format!("{}/write", p.page);
+            Answered::Page(page::respond(StatusCode::OK, unknown_page(&a, &words, strict, &action, &p.page)))
         }
-        // A page for people, with a way back to the survey.
-        Err(e) => error_page::service_error(e, &back),
-    }
+    })
 }
 
 /// The form again with the unknown words named per caption.
