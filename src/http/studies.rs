@@ -4,9 +4,10 @@ use crate::api_types::{AnswerAck, AnswerRequest, Dispute, Settled, StudyOverview
 use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::http::extract::{ApiJson, ApiQuery, Caller};
+use crate::kinds::create as studies;
 use crate::state::AppState;
 use crate::studies::agreement::{self, AgreementOut, Mapping};
-use crate::studies::{adjudication, create as studies, meta, overview, progress, tasks};
+use crate::studies::{adjudication, meta, overview, progress, tasks};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

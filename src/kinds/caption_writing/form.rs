@@ -8,7 +8,7 @@
 use crate::domain::ids::TaskId;
 use crate::error::ServiceError;
 use crate::state::AppState;
-use crate::studies::writing::{write, WriteOutcome, WrittenAnswer};
+use super::write::{write, WriteOutcome, WrittenAnswer};
 use crate::ui_kit::page;
 use crate::ui_kit::survey_post::{on_survey_pages, Answered, SurveyPost};
 use axum::http::StatusCode;

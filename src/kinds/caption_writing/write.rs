@@ -1,8 +1,8 @@
 //! Writing a caption pair from a page (HNC): before storing, the texts'
 //! words outside the study's vocabulary are named so the writer can fix
 //! them or, when the vocabulary only warns, confirm them. The writing card
-//! (`ui::caption_writing`) and its no-JS form (`http::writing_form`) both
-//! come here; the JSON API stores a non-strict answer at once (docs/api.md).
+//! (`ui.rs`) and its no-JS form (`form.rs`) both come here; the JSON API
+//! stores a non-strict answer at once (docs/api.md).
 use crate::accounts::SessionUser;
 use crate::api_types::AnswerAck;
 use crate::domain::ids::{StudyId, TaskId};
