@@ -7,10 +7,10 @@
 use crate::accounts as auth;
 use crate::cli::demo_seed;
 use crate::domain::role::Role;
+use crate::kinds::create as studies;
 use crate::store::dataset_rows as datasets;
 use crate::store::db;
 use crate::store::images::ImageStore;
-use crate::studies::create as studies;
 use sqlx::SqlitePool;
 use std::path::Path;
 

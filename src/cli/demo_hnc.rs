@@ -10,10 +10,10 @@ use crate::datasets::import::pairs::insert_pair;
 use crate::demo::hnc::{generate, vocabulary};
 use crate::domain::ids::StudyId;
 use crate::domain::pairs::PairRow;
+use crate::kinds::create;
 use crate::store::dataset_rows::{insert_dataset, insert_images};
 use crate::store::db::now_secs;
 use crate::store::images::ImageStore;
-use crate::studies::create;
 use sqlx::SqlitePool;
 
 pub const DEMO_HNC: &str = "demo-hnc";

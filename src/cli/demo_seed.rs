@@ -4,9 +4,9 @@ use crate::datasets::import::ab_pairs::insert_ab_pair;
 use crate::datasets::import::triplets::insert_triplet;
 use crate::domain::role::Role;
 use crate::domain::triplets::Triplet;
+use crate::kinds::create;
 use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use crate::store::images::{ImageStore, StoredImage};
-use crate::studies::create;
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
 pub const DEMO_DATASET: &str = "demo";

@@ -145,11 +145,13 @@ pub async fn arrive_consenting(
     if !link.open {
         return Ok(Arrival::Closed);
     }
-    // HNC: a writer of the pairs a validation study checks never validates them.
+    // A kind may keep some people out (HNC: a writer of the pairs a validation study checks).
     if let Some(ids) = &ids {
         let meta = crate::studies::meta::study_meta(state, study).await?;
-        if crate::studies::written_pairs::wrote_pairs_of(&mut tx, &meta, &ids.pid).await? {
-            return Ok(Arrival::Writer);
+        if let Some(keep_out) = crate::kinds::server(meta.kind).and_then(|s| s.keep_out) {
+            if keep_out(&mut tx, &meta, &ids.pid).await? {
+                return Ok(Arrival::Writer);
+            }
         }
     }
     let now = state.crowd.clock.now();

@@ -2,9 +2,9 @@
 use crate::domain::adaptive::AdaptiveReport;
 use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
-use crate::http::extract::Caller;
+use crate::http::extract::{ApiPath, Caller};
 use crate::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 
@@ -17,7 +17,7 @@ pub fn routes() -> Router<AppState> {
 async fn adaptive(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<AdaptiveReport>, ServiceError> {
     caller.researcher()?;
     Ok(Json(crate::studies::adaptive::report(&state.db, id).await?))

@@ -5,9 +5,9 @@
 use crate::crowd::{self, BundleRow, Completion, Feedback, LinkInfo, ParticipantRow, Stage};
 use crate::domain::ids::{BundleId, StudyId};
 use crate::error::ServiceError;
-use crate::http::extract::{ApiJson, ApiQuery, Caller};
+use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller};
 use crate::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
@@ -32,7 +32,7 @@ pub fn routes() -> Router<AppState> {
 async fn take_stage(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<StudyId>,
+    ApiPath(study): ApiPath<StudyId>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::stage(&state, &user, study).await?))
 }
@@ -40,7 +40,7 @@ async fn take_stage(
 async fn consent(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<StudyId>,
+    ApiPath(study): ApiPath<StudyId>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::accept_consent(&state, &user, study).await?))
 }
@@ -48,7 +48,7 @@ async fn consent(
 async fn instructions(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<StudyId>,
+    ApiPath(study): ApiPath<StudyId>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::instructions_read(&state, &user, study).await?))
 }
@@ -62,7 +62,7 @@ struct PracticeAnswer {
 async fn practice(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<StudyId>,
+    ApiPath(study): ApiPath<StudyId>,
     ApiJson(a): ApiJson<PracticeAnswer>,
 ) -> Result<Json<Feedback>, ServiceError> {
     Ok(Json(crowd::practice_answer(&state, &user, study, a.index, &a.option).await?))
@@ -77,7 +77,7 @@ struct ComprehensionAnswers {
 async fn comprehension(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<StudyId>,
+    ApiPath(study): ApiPath<StudyId>,
     ApiJson(a): ApiJson<ComprehensionAnswers>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::comprehension_answer(&state, &user, study, &a.answers).await?))
@@ -86,7 +86,7 @@ async fn comprehension(
 async fn give_back(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<StudyId>,
+    ApiPath(study): ApiPath<StudyId>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::return_study(&state, &user, study).await?))
 }
@@ -94,7 +94,7 @@ async fn give_back(
 async fn completion(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(study): Path<StudyId>,
+    ApiPath(study): ApiPath<StudyId>,
 ) -> Result<Json<Completion>, ServiceError> {
     Ok(Json(crowd::completion(&state, &user, study).await?))
 }
@@ -109,7 +109,7 @@ struct ParticipantsQuery {
 async fn participants(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
     ApiQuery(q): ApiQuery<ParticipantsQuery>,
 ) -> Result<Json<Vec<ParticipantRow>>, ServiceError> {
     caller.researcher()?;
@@ -119,7 +119,7 @@ async fn participants(
 async fn bundles(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<Vec<BundleRow>>, ServiceError> {
     caller.researcher()?;
     Ok(Json(crowd::bundles(&state.db, id).await?))
@@ -135,7 +135,7 @@ struct Reopened {
 async fn reopen(
     State(state): State<AppState>,
     caller: Caller,
-    Path((id, bundle)): Path<(StudyId, BundleId)>,
+    ApiPath((id, bundle)): ApiPath<(StudyId, BundleId)>,
 ) -> Result<Json<Reopened>, ServiceError> {
     caller.researcher()?;
     Ok(Json(Reopened { bundle, ended: crowd::reopen(&state, id, bundle).await? }))
@@ -144,7 +144,7 @@ async fn reopen(
 async fn link(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<LinkInfo>, ServiceError> {
     caller.researcher()?;
     Ok(Json(crowd::link(&state.db, id).await?))
@@ -153,7 +153,7 @@ async fn link(
 async fn rotate(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<LinkInfo>, ServiceError> {
     caller.researcher()?;
     Ok(Json(crowd::rotate(&state.db, id).await?))
@@ -162,7 +162,7 @@ async fn rotate(
 async fn close(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<LinkInfo>, ServiceError> {
     caller.researcher()?;
     Ok(Json(crowd::close(&state.db, id).await?))

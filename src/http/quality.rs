@@ -5,9 +5,9 @@ use crate::crowd;
 use crate::domain::crowd::figures::Dashboard;
 use crate::domain::ids::{ParticipantId, StudyId};
 use crate::error::ServiceError;
-use crate::http::extract::Caller;
+use crate::http::extract::{ApiPath, Caller};
 use crate::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -24,7 +24,7 @@ pub fn routes() -> Router<AppState> {
 async fn dashboard(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<Dashboard>, ServiceError> {
     caller.researcher()?;
     Ok(Json(crowd::dashboard(&state.db, id, state.crowd.clock.now()).await?))
@@ -33,7 +33,7 @@ async fn dashboard(
 async fn approve_list(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Response, ServiceError> {
     caller.researcher()?;
     let body = crowd::approve::to_csv(&crowd::approve_list(&state.db, id).await?)?;
@@ -56,7 +56,7 @@ struct Discarded {
 async fn discard(
     State(state): State<AppState>,
     caller: Caller,
-    Path((id, number)): Path<(StudyId, ParticipantId)>,
+    ApiPath((id, number)): ApiPath<(StudyId, ParticipantId)>,
 ) -> Result<Json<Discarded>, ServiceError> {
     caller.researcher()?;
     Ok(Json(Discarded { participant: number, state: crowd::discard(&state.db, id, number).await? }))

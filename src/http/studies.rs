@@ -3,11 +3,12 @@
 use crate::api_types::{AnswerAck, AnswerRequest, Dispute, Settled, StudyOverview, StudyProgress, StudySummary};
 use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::error::ServiceError;
-use crate::http::extract::{ApiJson, ApiQuery, Caller};
+use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller};
+use crate::kinds::create as studies;
 use crate::state::AppState;
 use crate::studies::agreement::{self, AgreementOut, Mapping};
-use crate::studies::{adjudication, create as studies, meta, overview, progress, tasks};
-use axum::extract::{Path, State};
+use crate::studies::{adjudication, meta, overview, progress, tasks};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -51,7 +52,7 @@ async fn research_overview(
 async fn start(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<crate::api_types::Progress>, ServiceError> {
     Ok(Json(tasks::start(&state, &user, id).await?))
 }
@@ -59,7 +60,7 @@ async fn start(
 async fn next(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Response, ServiceError> {
     Ok(match tasks::next_task(&state, &user, id).await? {
         Some(task) => Json(task).into_response(),
@@ -70,7 +71,7 @@ async fn next(
 async fn answer(
     State(state): State<AppState>,
     Caller(user): Caller,
-    Path(task_id): Path<TaskId>,
+    ApiPath(task_id): ApiPath<TaskId>,
     ApiJson(req): ApiJson<AnswerRequest>,
 ) -> Result<Json<AnswerAck>, ServiceError> {
     let mut texts: Vec<(&str, &str)> = req.texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
@@ -81,7 +82,7 @@ async fn answer(
 async fn study_progress(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<StudyProgress>, ServiceError> {
     caller.researcher()?;
     Ok(Json(progress::study_progress(&state, id).await?))
@@ -111,7 +112,7 @@ async fn create_study(
 async fn start_step4(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<(StatusCode, Json<Created>), ServiceError> {
     caller.researcher()?;
     let (id, study) = studies::create_step4(&state.db, id).await?;
@@ -121,7 +122,7 @@ async fn start_step4(
 async fn disputes(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<Vec<Dispute>>, ServiceError> {
     caller.researcher()?;
     Ok(Json(adjudication::disputes(&state.db, id).await?))
@@ -139,7 +140,7 @@ struct Decision {
 async fn adjudicate(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
     ApiJson(d): ApiJson<Decision>,
 ) -> Result<StatusCode, ServiceError> {
     let user = caller.researcher()?;
@@ -151,7 +152,7 @@ async fn adjudicate(
 async fn settled(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<Vec<Settled>>, ServiceError> {
     caller.researcher()?;
     Ok(Json(adjudication::settled(&state.db, id).await?))
@@ -161,7 +162,7 @@ async fn settled(
 async fn reopen(
     State(state): State<AppState>,
     caller: Caller,
-    Path((id, instance)): Path<(StudyId, InstanceId)>,
+    ApiPath((id, instance)): ApiPath<(StudyId, InstanceId)>,
 ) -> Result<StatusCode, ServiceError> {
     let user = caller.researcher()?;
     adjudication::reopen(&state.db, &user, id, instance).await?;
@@ -172,7 +173,7 @@ async fn reopen(
 async fn study_report(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Response, ServiceError> {
     caller.researcher()?;
     let json = crate::kinds::report::study_report(&state.db, id).await?.to_json(false)?;
@@ -189,7 +190,7 @@ struct AgreementQuery {
 async fn study_agreement(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<StudyId>,
+    ApiPath(id): ApiPath<StudyId>,
     ApiQuery(q): ApiQuery<AgreementQuery>,
 ) -> Result<Json<AgreementOut>, ServiceError> {
     caller.researcher()?;

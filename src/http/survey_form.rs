@@ -9,18 +9,15 @@ use crate::domain::ids::{StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::tasks;
-use crate::ui_kit::error_page;
+use crate::ui_kit::survey_post::{self, answer, Answered, SurveyPost};
 use axum::extract::{Path, State};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use axum::routing::post;
-use axum::{Form, Router};
+use axum::Router;
 use serde::Deserialize;
 
 pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/annotate/{id}/start", post(start))
-        .route("/annotate/{id}/answer", post(|s, id, c, f| answer(s, id, c, f, "/annotate")))
-        .route("/take/{id}/answer", post(|s, id, c, f| answer(s, id, c, f, "/take")))
+    Router::new().route("/annotate/{id}/start", post(start)).merge(survey_post::on_survey_pages("answer", answer_form))
 }
 
 #[derive(Deserialize)]
@@ -40,37 +37,19 @@ async fn start(
     Path(id): Path<StudyId>,
     caller: Result<Caller, ServiceError>,
 ) -> Response {
-    let back = format!("/annotate/{id}");
     let started = async {
         let Caller(user) = caller?;
-        tasks::start(&state, &user, id).await
+        tasks::start(&state, &user, id).await?;
+        Ok(Answered::Back)
     };
-    match started.await {
-        Ok(_) => Redirect::to(&back).into_response(),
-        // A page for people, with a way back to the survey.
-        Err(e) => error_page::service_error(e, &back),
-    }
+    answer(started.await, &format!("/annotate/{id}"))
 }
 
-async fn answer(
-    State(state): State<AppState>,
-    Path(id): Path<StudyId>,
-    caller: Result<Caller, ServiceError>,
-    Form(form): Form<AnswerForm>,
-    area: &str,
-) -> Response {
-    let back = format!("{area}/{id}");
-    let stored = async {
-        let Caller(user) = caller?;
-        let option = match form.tag.as_deref().filter(|t| !t.is_empty()) {
-            Some(tag) => format!("{}:{tag}", form.option),
-            None => form.option.clone(),
-        };
-        tasks::answer_with_text(&state, &user, form.task_id, &option, form.text.as_deref(), None).await
+async fn answer_form(p: SurveyPost<AnswerForm>) -> Result<Answered, ServiceError> {
+    let option = match p.form.tag.as_deref().filter(|t| !t.is_empty()) {
+        Some(tag) => format!("{}:{tag}", p.form.option),
+        None => p.form.option.clone(),
     };
-    match stored.await {
-        Ok(_) => Redirect::to(&back).into_response(),
-        // A page for people, with a way back to the survey.
-        Err(e) => error_page::service_error(e, &back),
-    }
+    tasks::answer_with_text(&p.state, &p.user, p.form.task_id, &option, p.form.text.as_deref(), None).await?;
+    Ok(Answered::Back)
 }

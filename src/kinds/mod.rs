@@ -15,6 +15,8 @@ use crate::domain::survey::SurveyKind;
 use serde::{Deserialize, Deserializer};
 
 #[cfg(feature = "ssr")]
+pub mod create;
+#[cfg(feature = "ssr")]
 pub mod report;
 #[cfg(feature = "ssr")]
 pub mod server;

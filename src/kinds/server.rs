@@ -1,11 +1,16 @@
 //! What a kind adds to the server beside its descriptor: its own report
-//! (a `Report::Own` kind) and the extra files a dataset export writes for
-//! its studies. A kind lists its `server` part in `register_kinds!`;
+//! (a `Report::Own` kind), the extra files a dataset export writes for its
+//! studies, and, for a kind whose items are made from its source study's
+//! answers (HNC's validation of written pairs), those items and whom they
+//! keep out. A kind lists its `server` part in `register_kinds!`;
 //! `kinds::server` finds it. The shell never names a kind.
+use crate::domain::assignment::Annotators;
 use crate::domain::ids::StudyId;
+use crate::domain::study::Study;
 use crate::error::ServiceError;
+use crate::state::StudyMeta;
 use serde::Serialize;
-use sqlx::SqlitePool;
+use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
 use std::any::Any;
 use std::future::Future;
 use std::path::Path;
@@ -20,10 +25,35 @@ pub type ReportFn = for<'a> fn(&'a SqlitePool, StudyId) -> Fut<'a, (usize, Box<d
 /// Writes a study's extra export files into a directory; their names.
 pub type ExportFn = for<'a> fn(&'a SqlitePool, StudyId, &'a Path) -> Fut<'a, Vec<String>>;
 
+/// The items a new study takes from its source study's answers, read
+/// before the creating transaction (`kinds::create`); None when the spec
+/// names no source.
+pub type FromSourceFn = for<'a> fn(&'a SqlitePool, &'a Study) -> Fut<'a, Option<Box<dyn SourceItems>>>;
+
+/// Whether the link participant with this platform id may not take the
+/// study (checked on arrival, inside the arrival's transaction).
+pub type KeepOutFn = for<'a> fn(&'a mut SqliteConnection, &'a StudyMeta, &'a str) -> Fut<'a, bool>;
+
+/// Items made from a source study's answers.
+pub trait SourceItems: Send + Sync {
+    /// Who annotates them, from the spec's annotators and source (an error names the field).
+    fn annotators(&self, spec: &Annotators, source: Option<&str>) -> Result<Annotators, ServiceError>;
+    /// Makes them the instances of the new dataset `name`, inside the
+    /// creating transaction (a failed creation leaves no dataset).
+    fn insert<'a>(&'a self, tx: &'a mut Transaction<'static, Sqlite>, name: &'a str) -> Fut<'a, ()>;
+}
+
 /// A kind's server part (`kinds/<kind>/server.rs`, `pub const SERVER`).
 pub struct Server {
     pub report: Option<ReportFn>,
     pub export: Option<ExportFn>,
+    pub from_source: Option<FromSourceFn>,
+    pub keep_out: Option<KeepOutFn>,
+}
+
+impl Server {
+    /// A part that adds nothing: `Server { report: Some(report), ..Server::NONE }`.
+    pub const NONE: Server = Server { report: None, export: None, from_source: None, keep_out: None };
 }
 
 /// What every report starts with (docs/api.md, the report endpoint).

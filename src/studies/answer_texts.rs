@@ -18,7 +18,7 @@ pub struct TextedAnswer {
 }
 
 /// Every counted answer of the study with its text, per instance, earliest
-/// first; for kinds with one text field (HNC's two are read by `kinds::caption_writing::server`).
+/// first; for kinds with one text field (a kind with two reads its own).
 pub async fn answers(db: &SqlitePool, study_id: StudyId) -> Result<HashMap<i64, Vec<TextedAnswer>>, ServiceError> {
     let rows: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
         "SELECT a.instance_id, u.username, a.value, t.text FROM counted_answers a JOIN users u ON u.id = a.user_id

@@ -1,4 +1,4 @@
-//! Studies: creating them, the annotators' tasks, outcomes and the pipeline
+//! Studies: the annotators' tasks, outcomes and the pipeline
 //! they feed, adjudication, agreement and progress; a link study's stored
 //! link, bundles and leases (`link`), which `crowd` builds on.
 pub mod adaptive;
@@ -8,7 +8,6 @@ pub mod agreement;
 mod agreement_detail;
 mod agreement_questions;
 pub mod answer_texts;
-pub mod create;
 pub mod link;
 pub mod meta;
 #[cfg(test)]
@@ -20,5 +19,3 @@ pub mod progress;
 pub mod tasks;
 pub mod vocabulary;
 pub mod votes;
-pub mod writing;
-pub mod written_pairs;

@@ -7,8 +7,9 @@ use crate::datasets::export::{export_to_dir, ExportRequest};
 use crate::domain::metrics::Outcome;
 use crate::domain::role::Role;
 use crate::domain::survey::SurveyKind;
+use crate::kinds::create;
 use crate::store::negatives::negative_image_for;
-use crate::studies::{adjudication, create, outcomes};
+use crate::studies::{adjudication, outcomes};
 use std::collections::BTreeMap;
 
 #[tokio::test]

@@ -14,6 +14,8 @@ pub mod card_head;
 pub mod error_page;
 #[cfg(feature = "ssr")]
 pub mod page;
+#[cfg(feature = "ssr")]
+pub mod survey_post;
 
 /// How far along a survey is; participants read "Item k of N" instead.
 pub type Counter = fn(Progress) -> String;

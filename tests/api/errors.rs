@@ -91,26 +91,29 @@ async fn server_functions_answer_401_and_403_like_the_api() {
 }
 
 #[tokio::test]
-async fn an_id_in_the_path_that_is_not_a_number_is_400_naming_the_value() {
+async fn an_id_in_the_path_that_is_not_a_number_is_400_naming_the_id_and_the_value() {
     let app = TestApp::spawn();
     let researcher = app.login("researcher").await;
     let study = demo_study(&researcher, &app).await;
     let cases = [
-        ("GET", "/api/v1/studies/abc/next".to_string(), "`abc`"),
-        ("POST", "/api/v1/tasks/99999999999999999999/answer".to_string(), "`99999999999999999999`"),
-        ("POST", format!("/api/v1/studies/{study}/adjudications/1.5/reopen"), "`1.5`"),
-        ("POST", "/api/v1/studies/7/participants/-/discard".to_string(), "`-`"),
+        ("GET", "/api/v1/studies/abc/next".to_string(), "study id", "abc"),
+        ("POST", "/api/v1/tasks/99999999999999999999/answer".to_string(), "task id", "99999999999999999999"),
+        ("POST", format!("/api/v1/studies/{study}/adjudications/1.5/reopen"), "instance id", "1.5"),
+        ("POST", "/api/v1/studies/x7/adjudications/1/reopen".to_string(), "study id", "x7"),
+        ("POST", "/api/v1/studies/7/participants/-/discard".to_string(), "participant id", "-"),
+        ("POST", format!("/api/v1/studies/{study}/bundles/b2/reopen"), "bundle id", "b2"),
     ];
-    for (method, path, named) in cases {
+    for (method, path, id, value) in cases {
         let req = match method {
             "GET" => researcher.get(app.url(&path)),
             _ => researcher.post(app.url(&path)).json(&json!({"option": "A"})),
         };
         let res = req.send().await.unwrap();
         assert_eq!(res.status(), 400, "{method} {path}");
-        let body = res.text().await.unwrap();
-        assert!(body.starts_with("Invalid URL: Cannot parse ") && body.contains(named), "{path}: {body}");
-        assert!(body.len() < 200, "{path}: {body}");
+        let body: Value = res.json().await.unwrap();
+        let error = body["error"].as_str().unwrap_or_default();
+        assert!(error.starts_with(&format!("path: {id} must be a whole number")), "{path}: {body}");
+        assert!(error.ends_with(&format!("not \"{value}\"")), "{path}: {body}");
     }
     // Before the path, the login: an anonymous caller learns nothing about it.
     let res = TestApp::client().get(app.url("/api/v1/studies/abc/next")).send().await.unwrap();

@@ -5,28 +5,24 @@
 //! (303). Words outside the study's vocabulary come back on a page of their
 //! own that names them, with the texts filled in to fix, and, when the
 //! vocabulary only warns, a box to keep them; nothing is stored until then.
+use crate::domain::ids::TaskId;
 use crate::error::ServiceError;
 use crate::state::AppState;
-use crate::studies::writing::{write, WriteOutcome, WrittenAnswer};
-use crate::ui_kit::caller::Caller;
-use crate::ui_kit::{error_page, page};
-use axum::extract::{Path, State};
+use super::write::{write, WriteOutcome, WrittenAnswer};
+use crate::ui_kit::page;
+use crate::ui_kit::survey_post::{on_survey_pages, Answered, SurveyPost};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::post;
-use axum::{Form, Router};
+use axum::Router;
 use leptos::prelude::*;
 use serde::Deserialize;
 
 pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/annotate/{id}/write", post(|s, id, c, f| answer(s, id, c, f, "/annotate")))
-        .route("/take/{id}/write", post(|s, id, c, f| answer(s, id, c, f, "/take")))
+    on_survey_pages("write", answer)
 }
 
 #[derive(Deserialize)]
 struct WriteForm {
-    task_id: i64,
+    task_id: TaskId,
     option: String,
     #[serde(default)]
     positive: String,
@@ -37,14 +33,8 @@ struct WriteForm {
     confirmed: Option<String>,
 }
 
-async fn answer(
-    State(state): State<AppState>,
-    Path(id): Path<crate::domain::ids::StudyId>,
-    caller: Result<Caller, ServiceError>,
-    Form(form): Form<WriteForm>,
-    area: &str,
-) -> Response {
-    let back = format!("{area}/{id}");
+async fn answer(p: SurveyPost<WriteForm>) -> Result<Answered, ServiceError> {
+    let form = p.form;
     let a = WrittenAnswer {
         task_id: form.task_id,
         option: form.option,
@@ -52,18 +42,13 @@ async fn answer(
         negative: form.negative,
         confirmed: form.confirmed.is_some(),
     };
-    let stored = async {
-        let Caller(user) = caller?;
-        write(&state, &user, &a, None).await
-    };
-    match stored.await {
-        Ok(WriteOutcome::Stored(_)) => Redirect::to(&back).into_response(),
-        Ok(WriteOutcome::Unknown { words, strict }) => {
-            page::respond(StatusCode::OK, unknown_page(&a, &words, strict, &format!("{back}/write"), &back))
+    Ok(match write(&p.state, &p.user, &a, None).await? {
+        WriteOutcome::Stored(_) => Answered::Back,
+        WriteOutcome::Unknown { words, strict } => {
+            let action = format!("{}/write", p.page);
+            Answered::Page(page::respond(StatusCode::OK, unknown_page(&a, &words, strict, &action, &p.page)))
         }
-        // A page for people, with a way back to the survey.
-        Err(e) => error_page::service_error(e, &back),
-    }
+    })
 }
 
 /// The form again with the unknown words named per caption.
@@ -85,7 +70,7 @@ fn unknown_page(a: &WrittenAnswer, words: &[(String, Vec<String>)], strict: bool
     };
     let positive = input("positive", "Positive caption (true of the image)", &a.positive);
     let negative = input("negative", "Negative caption (false of the image)", &a.negative);
-    let (task, action, back) = (a.task_id, action.to_string(), back.to_string());
+    let (task, action, back) = (a.task_id.get(), action.to_string(), back.to_string());
     page::document(
         "Words outside the vocabulary",
         None,

@@ -41,6 +41,8 @@ pub const TEXTS: [TextField; 2] = [
 #[cfg(feature = "ssr")]
 mod form;
 #[cfg(feature = "ssr")]
+pub mod write;
+#[cfg(feature = "ssr")]
 pub mod server;
 pub mod ui;
 

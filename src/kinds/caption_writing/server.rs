@@ -7,7 +7,7 @@ use crate::error::ServiceError;
 use crate::kinds::server::{Fut, Server, Statistic, Stats};
 use sqlx::SqlitePool;
 
-pub const SERVER: Server = Server { report: Some(report), export: None };
+pub const SERVER: Server = Server { report: Some(report), ..Server::NONE };
 
 fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {

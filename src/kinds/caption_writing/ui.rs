@@ -49,9 +49,9 @@ pub async fn write_and_next(
     confirmed: bool,
     elapsed_ms: i64,
 ) -> Result<Written, ServerFnError> {
-    use crate::studies::writing::{write, WriteOutcome, WrittenAnswer};
+    use super::write::{write, WriteOutcome, WrittenAnswer};
     let (state, user) = caller::caller().await?;
-    let a = WrittenAnswer { task_id, option, positive, negative, confirmed };
+    let a = WrittenAnswer { task_id: task_id.into(), option, positive, negative, confirmed };
     match write(&state, &user, &a, Some(elapsed_ms)).await.map_err(caller::sfn_error)? {
         WriteOutcome::Unknown { words, strict } => Ok(Written::Unknown { words, strict }),
         WriteOutcome::Stored(_) => {

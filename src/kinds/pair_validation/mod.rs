@@ -1,5 +1,5 @@
 //! HNC's second group: validators check written caption pairs (items made
-//! from a `caption_writing` study's pairs, `studies::written_pairs`). One
+//! from a `caption_writing` study's pairs, `written_pairs.rs`). One
 //! question with four answers, so agreement (Cohen's kappa) and adjudication
 //! work on one value: `valid` (the positive is true of the image and the
 //! negative false), `positive_wrong`, `negative_wrong`, `both_wrong`. Only
@@ -20,6 +20,8 @@ mod export;
 pub mod stats;
 #[cfg(feature = "ssr")]
 pub mod server;
+#[cfg(feature = "ssr")]
+mod written_pairs;
 
 pub const KIND: KindSpec = KindSpec {
     name: "pair_validation",

@@ -15,7 +15,12 @@ use sqlx::SqlitePool;
 use std::collections::HashMap;
 use std::path::Path;
 
-pub const SERVER: Server = Server { report: Some(report), export: Some(export) };
+pub const SERVER: Server = Server {
+    report: Some(report),
+    export: Some(export),
+    from_source: Some(super::written_pairs::from_source),
+    keep_out: Some(super::written_pairs::keep_out),
+};
 
 fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {

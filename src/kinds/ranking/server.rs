@@ -9,7 +9,7 @@ use crate::kinds::server::{Fut, Server, Statistic, Stats};
 use sqlx::SqlitePool;
 use std::collections::BTreeMap;
 
-pub const SERVER: Server = Server { report: Some(report), export: None };
+pub const SERVER: Server = Server { report: Some(report), ..Server::NONE };
 
 fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {

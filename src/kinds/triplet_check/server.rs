@@ -9,7 +9,7 @@ use crate::studies::{answer_texts, outcomes::study_outcomes};
 use sqlx::SqlitePool;
 use std::path::Path;
 
-pub const SERVER: Server = Server { report: Some(report), export: Some(export) };
+pub const SERVER: Server = Server { report: Some(report), export: Some(export), ..Server::NONE };
 
 fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {

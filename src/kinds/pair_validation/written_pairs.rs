@@ -6,15 +6,18 @@
 //! traces back to its writer's answer. Each writer's pair is its own item.
 //! Its validators are another group than the writers (HNC): named ones who
 //! wrote are refused, "all" leaves the writers out, and a link participant
-//! who wrote (same platform id) is screened out on arrival.
+//! who wrote (same platform id) is screened out on arrival. The registry
+//! reaches these through the kind's `SERVER` (`from_source`, `keep_out`).
 use crate::domain::assignment::Annotators;
 use crate::domain::ids::StudyId;
 use crate::domain::pairs::PLACEHOLDER;
 use crate::domain::study::Study;
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
+use crate::kinds::server::{Fut, SourceItems};
+use crate::state::StudyMeta;
 use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
-use sqlx::SqlitePool;
+use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
 
 /// One written pair with its writing item's image and type.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -35,7 +38,7 @@ fn takes_written_pairs(kind: SurveyKind) -> bool {
 }
 
 /// Every pair written so far in a writing study, in the order written.
-pub async fn written(db: &SqlitePool, study_id: StudyId) -> Result<Vec<WrittenPair>, ServiceError> {
+async fn written(db: &SqlitePool, study_id: StudyId) -> Result<Vec<WrittenPair>, ServiceError> {
     Ok(sqlx::query_as(
         "SELECT a.task_id, i.positive_image AS image, i.caption_type, p.text AS positive, n.text AS negative,
                 u.username AS writer
@@ -49,9 +52,31 @@ pub async fn written(db: &SqlitePool, study_id: StudyId) -> Result<Vec<WrittenPa
     .await?)
 }
 
+/// The pairs a new validation study takes from its source.
+pub fn from_source<'a>(db: &'a SqlitePool, study: &'a Study) -> Fut<'a, Option<Box<dyn SourceItems>>> {
+    Box::pin(async move { Ok(collect(db, study).await?.map(|pairs| Box::new(Pairs(pairs)) as Box<dyn SourceItems>)) })
+}
+
+struct Pairs(Vec<WrittenPair>);
+
+impl SourceItems for Pairs {
+    fn annotators(&self, spec: &Annotators, source: Option<&str>) -> Result<Annotators, ServiceError> {
+        validators(spec, source, &self.0)
+    }
+
+    fn insert<'a>(&'a self, tx: &'a mut Transaction<'static, Sqlite>, name: &'a str) -> Fut<'a, ()> {
+        Box::pin(insert(tx, name, &self.0))
+    }
+}
+
+/// A link participant who wrote one of the pairs never validates them.
+pub fn keep_out<'a>(conn: &'a mut SqliteConnection, meta: &'a StudyMeta, pid: &'a str) -> Fut<'a, bool> {
+    Box::pin(wrote_pairs_of(conn, meta, pid))
+}
+
 /// The pairs a new study of a kind that validates written pairs takes from
 /// its source (read before the creating transaction); None for other kinds.
-pub async fn collect(db: &SqlitePool, study: &Study) -> Result<Option<Vec<WrittenPair>>, ServiceError> {
+async fn collect(db: &SqlitePool, study: &Study) -> Result<Option<Vec<WrittenPair>>, ServiceError> {
     let Some(source) = study.source.as_deref().filter(|_| takes_written_pairs(study.kind)) else {
         return Ok(None);
     };
@@ -75,7 +100,7 @@ pub async fn collect(db: &SqlitePool, study: &Study) -> Result<Option<Vec<Writte
 
 /// Who validates the pairs: named validators must have written none of
 /// them (refused naming them); "all" becomes every annotator but the writers.
-pub fn validators(
+fn validators(
     annotators: &Annotators,
     source: Option<&str>,
     pairs: &[WrittenPair],
@@ -103,11 +128,7 @@ pub fn validators(
 /// Whether the link participant with platform id `pid` wrote one of the
 /// pairs the study validates (as a participant of its source); false for
 /// studies of other kinds.
-pub async fn wrote_pairs_of(
-    conn: &mut sqlx::SqliteConnection,
-    meta: &crate::state::StudyMeta,
-    pid: &str,
-) -> Result<bool, ServiceError> {
+async fn wrote_pairs_of(conn: &mut SqliteConnection, meta: &StudyMeta, pid: &str) -> Result<bool, ServiceError> {
     let Some(source) = meta.source_study_id.filter(|_| takes_written_pairs(meta.kind)) else {
         return Ok(false);
     };
@@ -126,11 +147,7 @@ pub async fn wrote_pairs_of(
 
 /// Makes the pairs the instances of the new dataset `name` (inside the
 /// study's creating transaction, so a failed creation leaves no dataset).
-pub async fn insert(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
-    name: &str,
-    pairs: &[WrittenPair],
-) -> Result<(), ServiceError> {
+async fn insert(tx: &mut Transaction<'_, Sqlite>, name: &str, pairs: &[WrittenPair]) -> Result<(), ServiceError> {
     crate::domain::names::check_dataset_name(name)
         .map_err(|e| ServiceError::Invalid(format!("field `dataset`: {e}")))?;
     let taken: Option<i64> =

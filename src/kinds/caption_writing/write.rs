@@ -1,8 +1,8 @@
 //! Writing a caption pair from a page (HNC): before storing, the texts'
 //! words outside the study's vocabulary are named so the writer can fix
 //! them or, when the vocabulary only warns, confirm them. The writing card
-//! (`ui::caption_writing`) and its no-JS form (`http::writing_form`) both
-//! come here; the JSON API stores a non-strict answer at once (docs/api.md).
+//! (`ui.rs`) and its no-JS form (`form.rs`) both come here; the JSON API
+//! stores a non-strict answer at once (docs/api.md).
 use crate::accounts::SessionUser;
 use crate::api_types::AnswerAck;
 use crate::domain::ids::{StudyId, TaskId};
@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// One writing answer as a page sends it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WrittenAnswer {
-    pub task_id: i64,
+    pub task_id: TaskId,
     /// `written` or `skip:<reason>`.
     pub option: String,
     pub positive: String,
@@ -61,8 +61,6 @@ pub async fn write(
             return Ok(WriteOutcome::Unknown { words, strict });
         }
     }
-    let ack =
-        crate::studies::tasks::answer_with_texts(state, user, TaskId::new(a.task_id), &a.option, &texts, elapsed_ms)
-            .await?;
+    let ack = crate::studies::tasks::answer_with_texts(state, user, a.task_id, &a.option, &texts, elapsed_ms).await?;
     Ok(WriteOutcome::Stored(ack))
 }

@@ -1,5 +1,8 @@
 //! Creating studies from a spec: checking the source study and sampling
-//! its survivors, then the study row and its items in one transaction.
+//! its survivors, then the study row and its items in one transaction. In
+//! the kinds' layer because a kind may make its items from its source
+//! study's answers instead (HNC's validation of written pairs), which the
+//! registry's server part supplies (`server::SourceItems`).
 use crate::domain::assignment::Annotators;
 use crate::domain::ids::{DatasetId, StudyId};
 use crate::domain::study::{Study, StudySpec};
@@ -19,15 +22,18 @@ pub fn parse_spec(text: &str, default_seed: u64) -> Result<Study, ServiceError> 
 /// failure `Internal`.
 pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Result<StudyId, ServiceError> {
     let invalid = |m: String| ServiceError::Invalid(m);
-    // HNC: written pairs become the new dataset's instances; a vocabulary is read once.
-    let written = crate::studies::written_pairs::collect(db, study).await?;
+    // Items made from the source's answers become the new dataset's instances; a vocabulary is read once.
+    let written = match crate::kinds::server(study.kind).and_then(|s| s.from_source) {
+        Some(from_source) => from_source(db, study).await?,
+        None => None,
+    };
     let vocabulary = match &study.vocabulary {
         Some((source, strict)) => Some((crate::studies::vocabulary::read(db, source)?, *strict)),
         None => None,
     };
     let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
-    if let Some(pairs) = &written {
-        crate::studies::written_pairs::insert(&mut tx, &study.dataset, pairs).await?;
+    if let Some(items) = &written {
+        items.insert(&mut tx, &study.dataset).await?;
     }
     let dataset_id: DatasetId = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(&study.dataset)
@@ -87,7 +93,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
         _ => None,
     };
     let annotators = match &written {
-        Some(pairs) => crate::studies::written_pairs::validators(&study.annotators, study.source.as_deref(), pairs)?,
+        Some(items) => items.annotators(&study.annotators, study.source.as_deref())?,
         None => study.annotators.clone(),
     };
     let annotators = serde_json::to_string(&annotators)?;

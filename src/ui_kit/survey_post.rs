@@ -1,0 +1,74 @@
+//! A survey card's no-JavaScript form post, routed under both survey pages
+//! (`/annotate/{id}/…` for annotators, `/take/{id}/…` for link
+//! participants): the caller must be logged in, the answer goes through
+//! the service, then a 303 sends the browser back to the survey page, or a
+//! page for people says what went wrong with a link back. The shared answer
+//! form (`http::survey_form`) and the kinds' own forms use it.
+use super::caller::Caller;
+use super::error_page;
+use crate::accounts::SessionUser;
+use crate::domain::ids::StudyId;
+use crate::error::ServiceError;
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::post;
+use axum::{Form, Router};
+use serde::de::DeserializeOwned;
+use std::future::Future;
+
+/// What a handler gets: the logged-in caller, the study, the form, and the
+/// survey page the post came from (`/annotate/{id}` or `/take/{id}`).
+pub struct SurveyPost<T> {
+    pub state: AppState,
+    pub user: SessionUser,
+    pub study: StudyId,
+    pub form: T,
+    pub page: String,
+}
+
+/// How a handled post is answered.
+pub enum Answered {
+    /// 303 back to the survey page, which renders the next item.
+    Back,
+    /// A page of its own (the writing card's words outside the vocabulary).
+    Page(Response),
+}
+
+/// Routes `POST /annotate/{id}/{action}` and `POST /take/{id}/{action}` to `handler`.
+pub fn on_survey_pages<T, H, Fut>(action: &str, handler: H) -> Router<AppState>
+where
+    T: DeserializeOwned + Send + 'static,
+    H: Fn(SurveyPost<T>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<Answered, ServiceError>> + Send + 'static,
+{
+    let under = |area: &'static str| {
+        let handler = handler.clone();
+        post(
+            move |State(state): State<AppState>,
+                  Path(study): Path<StudyId>,
+                  caller: Result<Caller, ServiceError>,
+                  Form(form): Form<T>| async move {
+                let page = format!("{area}/{study}");
+                let done = match caller {
+                    Ok(Caller(user)) => handler(SurveyPost { state, user, study, form, page: page.clone() }).await,
+                    Err(e) => Err(e),
+                };
+                answer(done, &page)
+            },
+        )
+    };
+    Router::new()
+        .route(&format!("/annotate/{{id}}/{action}"), under("/annotate"))
+        .route(&format!("/take/{{id}}/{action}"), under("/take"))
+}
+
+/// Back to the survey `page`, its own page, or a page for people saying
+/// what went wrong, with a way back to the survey.
+pub fn answer(done: Result<Answered, ServiceError>, page: &str) -> Response {
+    match done {
+        Ok(Answered::Back) => Redirect::to(page).into_response(),
+        Ok(Answered::Page(res)) => res,
+        Err(e) => error_page::service_error(e, page),
+    }
+}
