@@ -8,13 +8,23 @@
 //! as fitted then (`Reliability::fit`, refitted once answers have grown by a
 //! tenth, as the server does). Items left at `max` are settled as
 //! `resolve = "dawid_skene"` settles them on the server
-//! (`studies::aggregate::settle`). The baseline: the same people at a fixed
-//! overlap of 5, settled by Dawid-Skene.
+//! (`studies::aggregate::settle`). With `end_uninformative` (the spec's
+//! default under `stop = "posterior"`; `HARDNEG_ADAPTIVE_END=0` turns it
+//! off), a person `Adaptive::ends_place` recognises as carrying no
+//! information gives back the rest of their bundle (those items go to the
+//! front of the queue, as the server's follow-up bundles) and takes no
+//! other: the server's link studies end such a place, its account studies
+//! offer such an annotator nothing more. Unlike a link study's participants,
+//! who hold one place each, the bench's 60 people come back for more
+//! bundles. The baseline: the same people at a fixed overlap of 5, settled
+//! by Dawid-Skene.
 //!
 //! Seeds: the stop rule's constants (prior strength, kappa floor, two
 //! agreeing people) were chosen on a prototype of these crowds with seeds
-//! 1-3; the figures below use seed `HARDNEG_ADAPTIVE_SEED` (default
-//! 20261125, never used while tuning).
+//! 1-3, and those recognising people who carry no information (settled at
+//! 0.8, 10 answers) on this bench with seeds 1-3; the figures use seed
+//! `HARDNEG_ADAPTIVE_SEED` (default 20261125, never used while tuning;
+//! 20261126 was run once, after).
 #[path = "adaptive/crowd.rs"]
 mod crowd;
 
@@ -37,6 +47,8 @@ struct Run {
     /// Per item: why it stopped, its value and posterior.
     stops: Vec<(Reason, usize, f64)>,
     answers: Vec<(u64, u64, usize)>,
+    /// People whose place was ended as carrying no information.
+    ended: HashSet<usize>,
 }
 
 /// The study as the server runs it, answer by answer.
@@ -51,12 +63,16 @@ fn run(world: &World, rule: Adaptive, seed: u64) -> Run {
     let mut at_work: Vec<(usize, Vec<usize>)> = Vec::new();
     let mut answers = Vec::new();
     let (mut rel, mut fitted_at) = (Reliability::uninformed(K), None::<usize>);
+    let mut ended: HashSet<usize> = HashSet::new();
     let mut stopped = 0;
     while stopped < n {
         let mut tries = 0;
         while at_work.len() < AT_WORK && !queue.is_empty() && tries < 1_000 {
             tries += 1;
             let person = rng.below(world.people.len());
+            if ended.contains(&person) {
+                continue;
+            }
             let mut bundle = Vec::new();
             queue.retain(|&i| {
                 if bundle.len() >= BUNDLE || had[i].contains(&person) || assigned[i] >= wanted[i] {
@@ -82,13 +98,25 @@ fn run(world: &World, rule: Adaptive, seed: u64) -> Run {
         let class = world.answer(i, person);
         given[i].push((person as u64, class));
         answers.push((i as u64, person as u64, class));
-        if given[i].len() < wanted[i] {
-            continue;
-        }
-        let due = fitted_at.is_none_or(|at| (answers.len() - at) * 10 >= at.max(1));
-        if due {
+        // As the server: the fit is looked at on every answer, refitted
+        // once answers have grown by a tenth.
+        if fitted_at.is_none_or(|at| (answers.len() - at) * 10 >= at.max(1)) {
             rel = Reliability::fit(&answers, &[], K);
             fitted_at = Some(answers.len());
+        }
+        if !ended.contains(&person) && rule.ends_place(person as u64, &rel) {
+            ended.insert(person);
+            while let Some(w) = at_work.iter().position(|b| b.0 == person) {
+                for j in at_work.swap_remove(w).1 {
+                    assigned[j] -= 1;
+                    if !queue.contains(&j) {
+                        queue.push_front(j);
+                    }
+                }
+            }
+        }
+        if given[i].len() < wanted[i] {
+            continue;
         }
         match rule.decide(&given[i], &rel) {
             Decision::Stop { reason, label, posterior } => {
@@ -101,7 +129,7 @@ fn run(world: &World, rule: Adaptive, seed: u64) -> Run {
             }
         }
     }
-    Run { stops: stops.into_iter().map(|s| s.expect("every item stops")).collect(), answers }
+    Run { stops: stops.into_iter().map(|s| s.expect("every item stops")).collect(), answers, ended }
 }
 
 /// The settled value per item: the stop rule's where it stopped early,
@@ -204,14 +232,19 @@ impl Tally {
     }
 }
 
-fn measure(world: &World, seed: u64) -> Tally {
-    let rule = Adaptive { min: 2, max: 5, stop: Stop::Posterior { threshold: THRESHOLD }, allow_unchosen: false };
+/// The crowd's figures, and how many of each kind had their place ended.
+fn measure(world: &World, seed: u64) -> (Tally, String) {
+    let end_uninformative = std::env::var("HARDNEG_ADAPTIVE_END").map_or(true, |v| v != "0");
+    let stop = Stop::Posterior { threshold: THRESHOLD };
+    let rule = Adaptive { min: 2, max: 5, stop, allow_unchosen: false, end_uninformative };
     let adaptive = run(world, rule, seed);
-    let fixed = run(world, Adaptive { min: 5, max: 5, stop: Stop::Agree, allow_unchosen: false }, seed);
+    let fixed_rule = Adaptive { min: 5, max: 5, stop: Stop::Agree, allow_unchosen: false, end_uninformative: false };
+    let fixed = run(world, fixed_rule, seed);
     let opts = Options { seed: world.seed, ..Options::dawid_skene() };
     let ds = aggregate(Model::DawidSkene, &fixed.answers, K, &[], &opts).expect("everyone answers twice or more");
     let fixed_labels: Vec<usize> = (0..ITEMS).map(|i| ds.item(i as u64).map_or(usize::MAX, |p| p.label)).collect();
     let labels = settled(world, &adaptive);
+    let ended = kinds_of(world, adaptive.ended.iter().copied());
     let mut t = Tally {
         items: ITEMS,
         answers: adaptive.answers.len(),
@@ -231,7 +264,16 @@ fn measure(world: &World, seed: u64) -> Tally {
         let b = &mut t.bins[which][bin];
         *b = (b.0 + 1, b.1 + usize::from(is_right), b.2 + p);
     }
-    t
+    (t, if ended.is_empty() { "nobody".into() } else { ended })
+}
+
+/// How many of `people` are of each kind, e.g. "3 good, 1 spams None".
+fn kinds_of(world: &World, people: impl Iterator<Item = usize> + Clone) -> String {
+    let counts = crowd::KINDS.iter().filter_map(|(k, name)| {
+        let n = people.clone().filter(|&p| world.kinds[p] == *k).count();
+        (n > 0).then(|| format!("{n} {name}"))
+    });
+    counts.collect::<Vec<_>>().join(", ")
 }
 
 fn main() {
@@ -244,15 +286,9 @@ fn main() {
     let mut rows = Vec::new();
     for (c, crowd) in CROWDS.iter().enumerate() {
         let world = World::new(crowd, mix(&[seed, c as u64]), ITEMS, PEOPLE);
-        let kinds: Vec<String> = crowd::KINDS
-            .iter()
-            .filter_map(|(k, name)| {
-                let n = world.kinds.iter().filter(|x| *x == k).count();
-                (n > 0).then(|| format!("{n} {name}"))
-            })
-            .collect();
-        println!("crowd {:?}: {}", crowd.name, kinds.join(", "));
-        let t = measure(&world, mix(&[seed, c as u64, 1]));
+        println!("crowd {:?}: {}", crowd.name, kinds_of(&world, 0..PEOPLE));
+        let (t, ended) = measure(&world, mix(&[seed, c as u64, 1]));
+        println!("  places ended as carrying no information: {ended}");
         pooled.add(&t);
         rows.push((crowd.name, t));
     }

@@ -377,7 +377,7 @@ pub async fn answer_with_texts(
     match stored {
         Stored::New => {
             // HOOK (adaptive overlap): decide the item's round once its answers are in.
-            crate::studies::adaptive::after_answer(state, study_id, instance_id).await?;
+            crate::studies::adaptive::after_answer(state, study_id, instance_id, user.id).await?;
             Ok(AnswerAck { task_id: task_id.get(), option: option_id, duplicate: false })
         }
         Stored::AlreadyAnswered => stored_ack(state, task_id).await,

@@ -5,6 +5,7 @@
 mod ab_tie;
 mod access;
 mod adaptive;
+mod adaptive_spammers;
 mod adaptive_trust;
 mod adjudication_undo;
 mod agreement;

@@ -9,6 +9,7 @@ use super::resolution::ResolveRule;
 use super::survey::SurveyKind;
 use serde::{Deserialize, Serialize};
 
+pub mod evidence;
 pub mod reliability;
 mod report;
 pub use reliability::Reliability;
@@ -25,6 +26,9 @@ pub struct AdaptiveSpec {
     /// With a model `resolve`: an item left at `max` may be settled on a
     /// value none of its answers gave.
     pub allow_unchosen: Option<bool>,
+    /// With `stop = "posterior"` (the default there: true): a person
+    /// recognised as carrying no information gets no more items.
+    pub end_uninformative: Option<bool>,
 }
 
 /// More answers per item than any study needs; bounds a typo like `max = 50`.
@@ -57,6 +61,10 @@ pub struct Adaptive {
     /// See [`AdaptiveSpec::allow_unchosen`].
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_unchosen: bool,
+    /// See [`AdaptiveSpec::end_uninformative`]; settings stored before it
+    /// existed read as false, so a running study keeps its behaviour.
+    #[serde(default)]
+    pub end_uninformative: bool,
 }
 
 /// Why an item got no more answers.
@@ -131,7 +139,24 @@ impl Adaptive {
             }
             (None, _) => return Err(("assignment.adaptive.stop", "missing: \"agree\" or \"posterior\"".into())),
         };
-        Ok(Adaptive { min, max, stop, allow_unchosen: spec.allow_unchosen.unwrap_or(false) })
+        let end_uninformative = match (stop, spec.end_uninformative) {
+            (Stop::Agree, Some(true)) => {
+                return Err((
+                    "assignment.adaptive.end_uninformative",
+                    "needs stop = \"posterior\": only its reliability model recognises who carries no information"
+                        .into(),
+                ))
+            }
+            (Stop::Agree, _) => false,
+            (Stop::Posterior { .. }, e) => e.unwrap_or(true),
+        };
+        Ok(Adaptive { min, max, stop, allow_unchosen: spec.allow_unchosen.unwrap_or(false), end_uninformative })
+    }
+
+    /// Whether `person` gets no more items: the study ends the places of
+    /// people recognised as carrying no information, and they are.
+    pub fn ends_place(&self, person: u64, rel: &Reliability) -> bool {
+        self.end_uninformative && rel.uninformative(person)
     }
 
     /// The decision once an item's round is in: `answers` are its

@@ -14,10 +14,17 @@
 //!   with the truth no better than chance given how they spread their answers
 //!   (Cohen's kappa of their rows at most [`MIN_KAPPA`]: always the same value,
 //!   random, or below chance) is left out of every posterior.
+//! * **Recognised spammers carry nothing, and are told apart early.** The
+//!   shrunk rows take dozens of answers to give up on someone; their answers
+//!   on items others settled ([`super::evidence`]) do not. Once a person has
+//!   [`MIN_SETTLED`] such answers and agrees with those values no better than
+//!   chance (kappa at most [`MIN_KAPPA`]), they are [`Person::uninformative`]:
+//!   their answers count nowhere, and adaptive assignment sends them no more.
 //! * **Gold answers count in full**: each is a known `(truth, answer)` count.
 //!
 //! Fitted by EM (majority-vote start, [`ITERATIONS`] rounds), a separate
 //! model from `domain::aggregate`'s Dawid–Skene, which stays crowd-kit's.
+use super::evidence::{settled, Settled};
 use std::collections::HashMap;
 
 /// Answers' worth of the crowd prior in each of a person's confusion rows.
@@ -26,6 +33,10 @@ pub const PRIOR_STRENGTH: f64 = 5.0;
 /// exceed this for their answers to count.
 pub const MIN_KAPPA: f64 = 0.2;
 pub const ITERATIONS: usize = 30;
+/// Answers on settled items (or gold) before a person can be recognised as
+/// carrying no information: few enough to act within a bundle, enough that
+/// a good worker's kappa is not at the floor by bad luck.
+pub const MIN_SETTLED: usize = 10;
 /// Before any answer: the crowd is a middling worker on the kind's values.
 pub const PRIOR_ACCURACY: f64 = 0.7;
 
@@ -36,11 +47,18 @@ pub struct Person {
     pub confusion: Vec<f64>,
     /// Agreement beyond chance; at most [`MIN_KAPPA`]: the answers do not count.
     pub kappa: f64,
+    /// Answers on items others settled, and the agreement with those values.
+    pub settled: Settled,
 }
 
 impl Person {
     pub fn counts(&self) -> bool {
-        self.kappa > MIN_KAPPA
+        self.kappa > MIN_KAPPA && !self.uninformative()
+    }
+
+    /// Enough evidence that the person's answers carry no information.
+    pub fn uninformative(&self) -> bool {
+        self.settled.answers >= MIN_SETTLED && self.settled.kappa <= MIN_KAPPA
     }
 
     /// Share of answers expected right under the class priors.
@@ -150,6 +168,7 @@ impl Reliability {
             }
             q = log;
         }
+        let evidence = settled(&rows, &gold, &q, &confusion, &counts_of, k);
         rel.people = people
             .iter()
             .enumerate()
@@ -158,6 +177,7 @@ impl Reliability {
                     answers: n_answers[w],
                     confusion: confusion[w * k * k..(w + 1) * k * k].to_vec(),
                     kappa: kappa[w],
+                    settled: evidence[w],
                 };
                 (id, person)
             })
@@ -168,6 +188,12 @@ impl Reliability {
     /// Whether the person's answers count (someone not yet fitted counts as the crowd).
     pub fn counts(&self, person: u64) -> bool {
         self.people.get(&person).is_none_or(Person::counts)
+    }
+
+    /// Whether adaptive assignment sends the person no more items: recognised
+    /// as carrying no information ([`Person::uninformative`]).
+    pub fn uninformative(&self, person: u64) -> bool {
+        self.people.get(&person).is_some_and(Person::uninformative)
     }
 
     /// The posterior over the `k` values given `(person, class)` answers.

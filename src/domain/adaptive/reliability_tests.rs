@@ -125,3 +125,38 @@ fn the_fitted_posterior_recovers_a_messy_crowds_truth() {
     let (ours, majority) = (sim.score(&labels), sim.score(&sim.majority(K, 1)));
     assert!(ours > majority + 0.05 && ours > 0.85, "{ours} vs majority {majority}");
 }
+
+/// 200 items settled by 6 good workers; then people with a dozen answers
+/// each on them: a spammer, an adversary, a good worker; and a spammer
+/// with too few answers to tell.
+#[test]
+fn spammers_are_recognised_on_a_dozen_answers_others_settled() {
+    let sim = simulate(7, 200, K, &vec![confusion(0.85, K, None); 6], 4);
+    let mut answers = sim.answers.clone();
+    let truth = |i: u64| sim.truth[i as usize];
+    answers.extend((0..12u64).map(|i| (i, 100, 4)));
+    answers.extend((20..32u64).map(|i| (i, 101, (truth(i) + 1 + i as usize % 3) % K)));
+    answers.extend((40..52u64).map(|i| (i, 102, if i == 41 { (truth(i) + 1) % K } else { truth(i) })));
+    answers.extend((60..66u64).map(|i| (i, 103, 4)));
+    let rel = Reliability::fit(&answers, &[], K);
+    let person = |p: u64| &rel.people[&p];
+    for p in [100, 101] {
+        assert!(person(p).settled.answers >= MIN_SETTLED, "{p}: {:?}", person(p).settled);
+        assert!(rel.uninformative(p) && !rel.counts(p), "{p}: {:?}", person(p));
+    }
+    // The shrunk rows alone would still count the spammer: a dozen answers
+    // are outweighed by the crowd prior.
+    assert!(person(100).kappa > MIN_KAPPA, "{:?}", person(100));
+    assert!(person(100).settled.kappa.abs() < 0.05 && person(101).settled.kappa < 0.0, "{rel:?}");
+    assert!(!rel.uninformative(102) && rel.counts(102) && person(102).settled.kappa > 0.8, "{:?}", person(102));
+    assert_eq!(person(103).settled.answers, 6);
+    assert!(!rel.uninformative(103), "six answers are too few to tell");
+    // Nobody who answered alone is judged, and nobody unseen.
+    assert!(!rel.uninformative(999));
+    for p in 0..6 {
+        assert!(!rel.uninformative(p), "good worker {p}: {:?}", person(p).settled);
+    }
+    // Gold answers are evidence too: twelve failed gold items, no real answers.
+    let gold: Vec<(u64, usize, usize)> = (0..12).map(|i| (50, i % K, (i + 2) % K)).collect();
+    assert!(Reliability::fit(&sim.answers, &gold, K).uninformative(50));
+}

@@ -1,11 +1,11 @@
 use super::*;
 
 fn agree(min: usize, max: usize) -> Adaptive {
-    Adaptive { min, max, stop: Stop::Agree, allow_unchosen: false }
+    Adaptive { min, max, stop: Stop::Agree, allow_unchosen: false, end_uninformative: false }
 }
 
 fn posterior(min: usize, max: usize, threshold: f64) -> Adaptive {
-    Adaptive { min, max, stop: Stop::Posterior { threshold }, allow_unchosen: false }
+    Adaptive { min, max, stop: Stop::Posterior { threshold }, allow_unchosen: false, end_uninformative: true }
 }
 
 /// Answers by people 1, 2, ... in turn.
@@ -90,13 +90,17 @@ fn one_answer_never_settles_an_item_however_trusted() {
     let mut rel = crowd();
     let mut sure = vec![0.0025; 25];
     (0..5).for_each(|t| sure[t * 5 + t] = 0.99);
-    rel.people.insert(1, reliability::Person { answers: 200, confusion: sure, kappa: 0.98 });
+    rel.people
+        .insert(1, reliability::Person { answers: 200, confusion: sure, kappa: 0.98, settled: Default::default() });
     let rule = posterior(1, 3, 0.95);
     assert!(rel.posterior(&[(1, 2)])[2] > 0.95);
     assert_eq!(rule.decide(&[(1, 2)], &rel), Decision::More, "one answer, however sure");
     assert!(matches!(rule.decide(&[(1, 2), (2, 2)], &rel), Decision::Stop { reason: Reason::Confident, label: 2, .. }));
     // A second answer by someone whose answers do not count is no agreement.
-    rel.people.insert(3, reliability::Person { answers: 50, confusion: vec![0.2; 25], kappa: 0.0 });
+    rel.people.insert(
+        3,
+        reliability::Person { answers: 50, confusion: vec![0.2; 25], kappa: 0.0, settled: Default::default() },
+    );
     assert_eq!(rule.decide(&[(1, 2), (3, 2)], &rel), Decision::More);
 }
 
@@ -110,7 +114,10 @@ fn the_settled_value_is_one_somebody_gave() {
         rows[t * 5 + a] = 0.96;
     }
     for p in [1, 2] {
-        rel.people.insert(p, reliability::Person { answers: 40, confusion: rows.clone(), kappa: 0.5 });
+        rel.people.insert(
+            p,
+            reliability::Person { answers: 40, confusion: rows.clone(), kappa: 0.5, settled: Default::default() },
+        );
     }
     let answers = [(1, 4), (2, 0)];
     let post = rel.posterior(&answers);
@@ -134,6 +141,7 @@ fn the_spec_table_parses_with_errors_naming_the_key() {
         stop: stop.map(str::to_string),
         threshold,
         allow_unchosen: None,
+        end_uninformative: None,
     };
     assert_eq!(Adaptive::parse(&spec(Some(2), Some(5), Some("agree"), None)), Ok(agree(2, 5)));
     assert_eq!(Adaptive::parse(&spec(Some(2), Some(5), Some("posterior"), Some(0.95))), Ok(posterior(2, 5, 0.95)));
@@ -149,6 +157,14 @@ fn the_spec_table_parses_with_errors_naming_the_key() {
     assert_eq!(key(spec(Some(2), Some(5), Some("posterior"), None)), "assignment.adaptive.threshold");
     assert_eq!(key(spec(Some(2), Some(5), Some("posterior"), Some(1.0))), "assignment.adaptive.threshold");
     assert!(Adaptive::parse(&spec(Some(2), Some(5), Some("vote"), None)).unwrap_err().1.contains("agree, posterior"));
+    // Ending uninformative people's places: on by default under "posterior",
+    // off by choice, refused by name under "agree" (no model recognises them).
+    let with =
+        |stop, threshold, end| AdaptiveSpec { end_uninformative: end, ..spec(Some(2), Some(5), stop, threshold) };
+    let off = Adaptive::parse(&with(Some("posterior"), Some(0.95), Some(false))).unwrap();
+    assert!(!off.end_uninformative && posterior(2, 5, 0.95).end_uninformative);
+    assert_eq!(key(with(Some("agree"), None, Some(true))), "assignment.adaptive.end_uninformative");
+    assert_eq!(Adaptive::parse(&with(Some("agree"), None, Some(false))), Ok(agree(2, 5)));
 }
 
 #[test]
@@ -158,14 +174,18 @@ fn settings_round_trip_as_stored() {
         let json = serde_json::to_string(&a).unwrap();
         assert_eq!(serde_json::from_str::<Adaptive>(&json).unwrap(), a, "{json}");
     }
-    assert_eq!(serde_json::to_string(&agree(2, 5)).unwrap(), r#"{"min":2,"max":5,"stop":"agree"}"#);
+    assert_eq!(
+        serde_json::to_string(&agree(2, 5)).unwrap(),
+        r#"{"min":2,"max":5,"stop":"agree","end_uninformative":false}"#
+    );
     for r in Reason::ALL {
         assert_eq!(Reason::parse(r.as_str()), Some(r));
     }
     assert_eq!(Reason::parse("done"), None);
-    // Settings stored before `allow_unchosen` existed read as false.
+    // Settings stored before `allow_unchosen` and `end_uninformative`
+    // existed read as false: a running study keeps its behaviour.
     let old: Adaptive = serde_json::from_str(r#"{"min":2,"max":5,"stop":"posterior","threshold":0.9}"#).unwrap();
-    assert_eq!(old, posterior(2, 5, 0.9));
+    assert_eq!(old, Adaptive { end_uninformative: false, ..posterior(2, 5, 0.9) });
 }
 
 #[test]
@@ -204,4 +224,21 @@ fn the_report_counts_spending_against_fixed_max() {
     assert_eq!(r.stopped, StopCounts { agreed: 2, confident: 0, max: 1, collecting: 1 });
     assert!((r.saved_share.unwrap() - (1.0 - 10.0 / 15.0)).abs() < 1e-12);
     assert_eq!(AdaptiveReport::new(7, agree(2, 5), vec![item(1, None)]).saved_share, None);
+}
+
+#[test]
+fn a_study_ends_the_places_of_uninformative_people_only_when_set_to() {
+    let mut rel = Reliability::uninformed(5);
+    let settled = |answers, kappa| evidence::Settled { answers, kappa };
+    let person = |settled| reliability::Person { answers: 40, confusion: vec![0.2; 25], kappa: 0.5, settled };
+    rel.people.insert(1, person(settled(12, 0.05)));
+    rel.people.insert(2, person(settled(12, 0.7)));
+    rel.people.insert(3, person(settled(9, -0.5)));
+    let on = posterior(2, 5, 0.95);
+    assert!(on.ends_place(1, &rel) && !on.ends_place(2, &rel) && !on.ends_place(3, &rel) && !on.ends_place(4, &rel));
+    let off = Adaptive { end_uninformative: false, ..on };
+    assert!(!off.ends_place(1, &rel));
+    // Their answers no longer count toward a stop: two agreeing people who count are needed.
+    let answers = [(1, 4), (2, 4)];
+    assert_eq!(on.decide(&answers, &rel), Decision::More);
 }

@@ -15,6 +15,7 @@ use sqlx::{SqliteConnection, SqlitePool};
 use std::collections::HashMap;
 
 mod settle;
+mod uninformative;
 pub use settle::{report, settle};
 
 /// At creation, inside its transaction: the settings and every item at `min`.
@@ -45,12 +46,19 @@ pub async fn settings(db: impl sqlx::SqliteExecutor<'_>, study: StudyId) -> Resu
 }
 
 /// HOOK on the answer path (`studies::tasks::answer`, after a new answer is
-/// durable): decides the item's round once all its wanted answers are in.
+/// durable): decides the item's round once all its wanted answers are in,
+/// and ends the place of `user` (who answered) once the study's reliability
+/// model recognises them as carrying no information ([`uninformative`]).
 /// The answer is stored whatever happens here, so a failed decision (e.g.
 /// the database busy past its timeout) is retried with backoff and, if it
 /// still fails, left to [`sweep`]: at the study's next answer and at every
 /// start-up. Never an error to the participant, whose answer counts.
-pub async fn after_answer(state: &AppState, study: StudyId, instance: InstanceId) -> Result<(), ServiceError> {
+pub async fn after_answer(
+    state: &AppState,
+    study: StudyId,
+    instance: InstanceId,
+    user: i64,
+) -> Result<(), ServiceError> {
     // The settings come with the cached study: no query on a fixed overlap.
     let meta = crate::studies::meta::study_meta(state, study).await?;
     let Some(a) = meta.adaptive else {
@@ -59,7 +67,7 @@ pub async fn after_answer(state: &AppState, study: StudyId, instance: InstanceId
     let sweep_too = UNDECIDED.lock().map(|mut s| s.remove(&study)).unwrap_or(false);
     let mut wait = RETRY_FIRST_WAIT;
     for attempt in 1..=DECISION_ATTEMPTS {
-        match decide(state, study, &a, Some(instance.get()), sweep_too).await {
+        match decide(state, study, &a, Some((instance.get(), user)), sweep_too).await {
             Ok(_) => return Ok(()),
             Err(e) if attempt < DECISION_ATTEMPTS => {
                 tracing::warn!(%study, %instance, attempt, "adaptive decision failed, retrying: {}", e.chain());
@@ -115,16 +123,18 @@ pub async fn sweep_all(state: &AppState) {
     }
 }
 
-/// One decision transaction: `instance`'s round and, with `sweep`, every
-/// complete round still undecided. Idempotent ([`decide_round`] reads the
-/// item's state), so a retry after a failure cannot ask twice.
+/// One decision transaction: `answered`'s item's round (and its answerer's
+/// place) and, with `sweep`, every complete round still undecided.
+/// Idempotent ([`decide_round`] reads the item's state), so a retry after a
+/// failure cannot ask twice.
 async fn decide(
     state: &AppState,
     study: StudyId,
     a: &Adaptive,
-    instance: Option<i64>,
+    answered: Option<(i64, i64)>,
     sweep: bool,
 ) -> Result<usize, ServiceError> {
+    let instance = answered.map(|x| x.0);
     let meta = crate::studies::meta::study_meta(state, study).await?;
     // Reliabilities are fitted outside the gate: the fit reads the whole study.
     let reliability = settle::reliability(&state.db, &meta).await?;
@@ -148,11 +158,16 @@ async fn decide(
     for &item in &items {
         decide_round(&mut tx, &meta, a, &reliability, item, link).await?;
     }
+    let now = state.crowd.clock.now();
+    if let Some((_, user)) = answered.filter(|&(_, u)| link && a.ends_place(u as u64, &reliability)) {
+        if uninformative::end_place(&mut tx, study, user, now).await? {
+            tracing::info!(%study, user, "ended the place of a participant whose answers carry no information");
+        }
+    }
     if link {
         // Also when nothing was decided: the last participant at work may
         // have just finished, freeing the smaller last bundle of follow-ups.
-        crate::studies::link::followup::bundle_waiting(&mut tx, study, meta.seed, meta.kind, state.crowd.clock.now())
-            .await?;
+        crate::studies::link::followup::bundle_waiting(&mut tx, study, meta.seed, meta.kind, now).await?;
     }
     tx.commit().await?;
     Ok(items.len() - usize::from(instance.is_some()))
@@ -219,7 +234,7 @@ async fn decide_round(
             .execute(&mut *tx)
             .await?;
             if !link {
-                offer(tx, meta, instance).await?;
+                offer(tx, meta, a, reliability, instance).await?;
             }
         }
     }
@@ -227,14 +242,22 @@ async fn decide_round(
 }
 
 /// Account studies: gives an item's next answer to a started annotator who
-/// has not had it; with none, it waits for the next one to start.
-async fn offer(tx: &mut SqliteConnection, meta: &StudyMeta, instance: i64) -> Result<(), ServiceError> {
-    let started: Vec<(i64, i64)> = sqlx::query_as(
+/// has not had it (and still gets items); with none, it waits for the next
+/// one to start.
+async fn offer(
+    tx: &mut SqliteConnection,
+    meta: &StudyMeta,
+    a: &Adaptive,
+    reliability: &Reliability,
+    instance: i64,
+) -> Result<(), ServiceError> {
+    let mut started: Vec<(i64, i64)> = sqlx::query_as(
         "SELECT p.user_id, p.total - p.done FROM participations p WHERE p.study_id = $1 ORDER BY p.user_id",
     )
     .bind(meta.id)
     .fetch_all(&mut *tx)
     .await?;
+    started.retain(|&(u, _)| !a.ends_place(u as u64, reliability));
     let had_it: Vec<i64> = sqlx::query_scalar("SELECT user_id FROM tasks WHERE study_id = $1 AND instance_id = $2")
         .bind(meta.id)
         .bind(instance)
@@ -285,9 +308,11 @@ async fn give(tx: &mut SqliteConnection, meta: &StudyMeta, user: i64, items: &[i
 /// the caller has not had. Called on every start, so an annotator who comes
 /// back later picks up what waited for a newcomer. None: not adaptive.
 pub async fn start(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<Option<Progress>, ServiceError> {
-    if meta.adaptive.is_none() {
+    let Some(a) = meta.adaptive else {
         return Ok(None);
-    }
+    };
+    // Fitted outside the gate (it reads the whole study); cached between refits.
+    let ended = a.end_uninformative && settle::reliability(&state.db, meta).await?.uninformative(user.id as u64);
     let _one_at_a_time = state.writer.exclusive().await;
     let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
     sqlx::query(
@@ -309,7 +334,7 @@ pub async fn start(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Re
     .bind(user.id)
     .fetch_all(&mut *tx)
     .await?;
-    if !open.is_empty() {
+    if !open.is_empty() && !ended {
         give(&mut tx, meta, user.id, &open).await?;
     }
     let (done, total): (i64, i64) =
