@@ -6,9 +6,10 @@ Usage: scripts/pg-sql-check.py POSTGRES_URL [--list-failing] [--max-failing N]
 Finds every string literal under src/ that starts like a statement (SELECT,
 INSERT, UPDATE, DELETE, WITH), skips those built with format! (they hold
 `{}`), by concat! (unbalanced parentheses) or by a QueryBuilder, and unit
-tests' own tables, and asks PostgreSQL to PREPARE each in a scratch database it makes
-on the server at POSTGRES_URL from migrations/postgres (and drops after). PREPARE parses and
-plans without running, so nothing is written. Prints a line per failing
+tests' own tables, and asks PostgreSQL to PREPARE each in a scratch
+database it makes on the server at POSTGRES_URL from migrations/postgres
+(and drops after). PREPARE parses and plans without running, so nothing is
+written. Prints a line per failing
 statement (file:line and PostgreSQL's error) with --list-failing, and a
 count at the end. With --max-failing N it exits non-zero when more than N
 fail, so scripts/test.sh keeps new SQL portable while the port goes on.
@@ -51,7 +52,7 @@ def statements(root):
         # Unit tests sit at the end of a file and build their own tables.
         text = text.split("#[cfg(test)]")[0]
         for m in LITERAL.finditer(text):
-            if text[: m.start()].rstrip().endswith("QueryBuilder::new("):
+            if text[max(0, m.start() - 40) : m.start()].rstrip().endswith("QueryBuilder::new("):
                 continue  # the head of a statement push_values completes
             raw = m.group(1) if m.group(1) is not None else m.group(2)
             body = raw if raw is not None else unescape(m.group(3))
