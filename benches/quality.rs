@@ -26,7 +26,7 @@ const VALUES: [&str; 5] = ["0", "1", "2", "3", "none"];
 const SHOWN: [&str; 5] = ["A", "B", "C", "D", "none"];
 
 /// Writes `n` participants who each finished a bundle of 100 items.
-async fn fill(db: &sqlx::SqlitePool, study: i64, n: usize) {
+async fn fill(db: &sqlx::AnyPool, study: i64, n: usize) {
     let bundles: Vec<(i64, Vec<i64>)> = {
         let rows: Vec<(i64, i64)> =
             sqlx::query_as("SELECT bundle, instance_id FROM bundle_items WHERE study_id = ? ORDER BY bundle, position")
@@ -51,15 +51,14 @@ async fn fill(db: &sqlx::SqlitePool, study: i64, n: usize) {
     for p in 0..n {
         let (bundle, items) = &bundles[p % bundles.len()];
         let arrived = t0 + p as i64 * 3;
-        let user = sqlx::query(
-            "INSERT INTO users (username, role, password_hash, created_at) VALUES (?, 'participant', '!', ?)",
+        let user = sqlx::query_scalar::<_, i64>(
+            "INSERT INTO users (username, role, password_hash, created_at) VALUES (?, 'participant', '!', ?) RETURNING id",
         )
         .bind(format!("p{study}-{}", p + 1))
         .bind(arrived)
-        .execute(&mut *tx)
+        .fetch_one(&mut *tx)
         .await
-        .unwrap()
-        .last_insert_rowid();
+        .unwrap();
         sqlx::query(
             "INSERT INTO participants (user_id, study_id, number, platform_pid, arrived_at, consented_at) VALUES (?, ?, ?, ?, ?, ?)",
         )
@@ -118,7 +117,8 @@ async fn fill(db: &sqlx::SqlitePool, study: i64, n: usize) {
                 .push_bind(k as i64)
                 .push_bind(1);
         });
-        q.build().execute(&mut *tx).await.unwrap();
+        let (sql, args) = hardneg::store::db::numbered(&mut q).unwrap();
+        sqlx::query_with(&sql, args).execute(&mut *tx).await.unwrap();
         let mut q = sqlx::QueryBuilder::new(
             "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at) ",
         );
@@ -133,7 +133,8 @@ async fn fill(db: &sqlx::SqlitePool, study: i64, n: usize) {
                 .push_bind(row.4)
                 .push_bind(arrived + 6 * (k as i64 + 1));
         });
-        q.build().execute(&mut *tx).await.unwrap();
+        let (sql, args) = hardneg::store::db::numbered(&mut q).unwrap();
+        sqlx::query_with(&sql, args).execute(&mut *tx).await.unwrap();
     }
     tx.commit().await.unwrap();
 }
@@ -155,7 +156,7 @@ fn report(name: &str, mut runs: Vec<Duration>) {
 
 /// One more answer by participant 1 (on an item of another bundle), as
 /// arrives while a study runs: the approve list must recompute its scores.
-async fn one_more_answer(db: &sqlx::SqlitePool, study: i64, k: i64) {
+async fn one_more_answer(db: &sqlx::AnyPool, study: i64, k: i64) {
     let (user, instance): (i64, i64) = sqlx::query_as(
         "SELECT p.user_id, b.instance_id FROM participants p JOIN leases l ON l.user_id = p.user_id
          JOIN bundle_items b ON b.study_id = p.study_id AND b.bundle != l.bundle
@@ -166,17 +167,16 @@ async fn one_more_answer(db: &sqlx::SqlitePool, study: i64, k: i64) {
     .fetch_one(db)
     .await
     .unwrap();
-    let task = sqlx::query(
-        "INSERT INTO tasks (study_id, user_id, instance_id, query, position, seed, done) VALUES (?, ?, ?, 0, ?, 0, 1)",
+    let task = sqlx::query_scalar::<_, i64>(
+        "INSERT INTO tasks (study_id, user_id, instance_id, query, position, seed, done) VALUES (?, ?, ?, 0, ?, 0, 1) RETURNING id",
     )
     .bind(study)
     .bind(user)
     .bind(instance)
     .bind(1000 + k)
-    .execute(db)
+    .fetch_one(db)
     .await
-    .unwrap()
-    .last_insert_rowid();
+    .unwrap();
     sqlx::query(
         "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
          VALUES (?, ?, ?, ?, 'A', '0', '[0,1,2,3]', 5000, ?)",

@@ -31,6 +31,26 @@ def unescape(body):
     return body.replace('\\"', '"').replace("\\n", "\n").replace("\\t", "\t").replace("\\\\", "\\")
 
 
+def postgres_pages(sql):
+    """store::dialect::pages: a page query as the server runs it on PostgreSQL."""
+    agg, out, rest = "json_group_array(json_array(", [], sql
+    while agg in rest:
+        at = rest.index(agg)
+        out.append(rest[:at] + "json_agg(json_build_array(")
+        rest, depth, end = rest[at + len(agg):], 2, None
+        for i, ch in enumerate(rest):
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if depth == 0:
+                end = i + 1
+                break
+        end = len(rest) if end is None else end
+        out.append(rest[:end] + "::text")
+        rest = rest[end:]
+    sql = "".join(out) + rest
+    return re.sub(r"json_each\(\$(\d+)\)",
+                  r"(SELECT value::bigint AS value FROM json_array_elements_text($\1::json))", sql)
+
+
 def whole(sql):
     """Balanced quotes and parentheses: not a fragment of a concat!."""
     depth, quoted = 0, False
@@ -46,20 +66,25 @@ def whole(sql):
 
 def statements(root):
     for path in sorted(root.rglob("*.rs")):
-        if path.name.endswith("_tests.rs"):
+        # Unit tests build their own tables; backups are of SQLite files
+        # (PostgreSQL's are pg_dump's, docs/deploy.md).
+        if path.name.endswith("_tests.rs") or path.name == "backup.rs":
             continue
         text = path.read_text()
         # Unit tests sit at the end of a file and build their own tables.
         text = text.split("#[cfg(test)]")[0]
         for m in LITERAL.finditer(text):
-            if text[max(0, m.start() - 40) : m.start()].rstrip().endswith("QueryBuilder::new("):
+            before = text[max(0, m.start() - 40) : m.start()].rstrip()
+            if before.endswith("QueryBuilder::new("):
                 continue  # the head of a statement push_values completes
+            if before.endswith("sqlite:"):
+                continue  # SQLite's side of a dialect! (its postgres: side is checked)
             raw = m.group(1) if m.group(1) is not None else m.group(2)
             body = raw if raw is not None else unescape(m.group(3))
             if not STATEMENT.match(body) or "{" in body or not whole(body):
                 continue
             line = text.count("\n", 0, m.start()) + 1
-            yield f"{path}:{line}", body
+            yield f"{path}:{line}", postgres_pages(body)
 
 
 def failures(url, found):

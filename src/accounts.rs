@@ -4,7 +4,7 @@ use crate::login_limits::{LoginLimits, Refused};
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
 use serde::{Deserialize, Serialize};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use tower_sessions::Session;
 
 const SESSION_KEY: &str = "user";
@@ -69,7 +69,7 @@ fn verify_password(password: &str, hash: &str) -> bool {
         .unwrap_or(false)
 }
 
-pub async fn add_user(db: &SqlitePool, username: &str, role: Role, password: &str) -> Result<i64, AuthError> {
+pub async fn add_user(db: &AnyPool, username: &str, role: Role, password: &str) -> Result<i64, AuthError> {
     if !valid_username(username) {
         return Err(AuthError::BadUsername);
     }
@@ -79,15 +79,17 @@ pub async fn add_user(db: &SqlitePool, username: &str, role: Role, password: &st
     let pw = password.to_string();
     let hash =
         tokio::task::spawn_blocking(move || hash_password(&pw)).await.map_err(|e| AuthError::Hash(e.to_string()))??;
-    let res = sqlx::query("INSERT INTO users (username, role, password_hash, created_at) VALUES ($1, $2, $3, $4)")
-        .bind(username)
-        .bind(role.as_str())
-        .bind(hash)
-        .bind(crate::store::db::now_secs())
-        .execute(db)
-        .await;
+    let res = sqlx::query_scalar::<_, i64>(
+        "INSERT INTO users (username, role, password_hash, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+    )
+    .bind(username)
+    .bind(role.as_str())
+    .bind(hash)
+    .bind(crate::store::db::now_secs())
+    .fetch_one(db)
+    .await;
     match res {
-        Ok(r) => Ok(r.last_insert_rowid()),
+        Ok(id) => Ok(id),
         Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Err(AuthError::Exists(username.into())),
         Err(e) => Err(e.into()),
     }
@@ -98,7 +100,7 @@ pub async fn add_user(db: &SqlitePool, username: &str, role: Role, password: &st
 /// passwords, so response times do not reveal which usernames exist.
 pub async fn check_credentials(
     limits: &LoginLimits,
-    db: &SqlitePool,
+    db: &AnyPool,
     username: &str,
     password: &str,
     address: std::net::IpAddr,
@@ -115,7 +117,7 @@ pub async fn check_credentials(
     result
 }
 
-async fn verify_user(db: &SqlitePool, username: &str, password: &str) -> Result<SessionUser, AuthError> {
+async fn verify_user(db: &AnyPool, username: &str, password: &str) -> Result<SessionUser, AuthError> {
     let row: Option<(i64, String, String)> =
         sqlx::query_as("SELECT id, role, password_hash FROM users WHERE username = $1")
             .bind(username)
@@ -155,7 +157,7 @@ pub async fn log_out(session: &Session) -> Result<(), AuthError> {
 
 /// Every account, by role then name (the admin page and `GET /api/v1/users`);
 /// participants are listed per study (`GET /api/v1/studies/{id}/participants`).
-pub async fn list_users(db: &SqlitePool) -> Result<Vec<crate::api_types::UserSummary>, sqlx::Error> {
+pub async fn list_users(db: &AnyPool) -> Result<Vec<crate::api_types::UserSummary>, sqlx::Error> {
     let rows: Vec<(i64, String, String)> =
         sqlx::query_as("SELECT id, username, role FROM users WHERE role != 'participant' ORDER BY role, username")
             .fetch_all(db)

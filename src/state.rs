@@ -13,7 +13,7 @@ use crate::store::task_cache::TaskCache;
 use crate::store::writer::Writer;
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
@@ -32,7 +32,7 @@ impl std::ops::Deref for AppState {
 
 pub struct Handles {
     pub leptos_options: LeptosOptions,
-    pub db: SqlitePool,
+    pub db: AnyPool,
     pub writer: Writer,
     pub images: ImageStore,
     pub studies: StudyCache,
@@ -50,7 +50,7 @@ impl AppState {
     /// are filled by use, so the server and the demo's seeding start alike.
     pub fn new(
         leptos_options: LeptosOptions,
-        db: SqlitePool,
+        db: AnyPool,
         writer: Writer,
         images: ImageStore,
         logins: crate::login_limits::LoginLimits,

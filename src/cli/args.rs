@@ -8,9 +8,14 @@ use std::path::PathBuf;
 #[derive(Parser)]
 #[command(name = "hardneg", version, about = "Human curation of vision-language compositionality benchmarks")]
 pub struct Cli {
-    /// Holds the SQLite file and the image store.
+    /// Holds the SQLite file (unless --database names another) and the image store.
     #[arg(long, global = true, env = "HARDNEG_DATA_DIR", default_value = "./hardneg-data")]
     pub data_dir: PathBuf,
+    /// The database: `postgres://user:password@host/db` for PostgreSQL (servers
+    /// sharing it share the data dir's images too), or `sqlite://PATH`.
+    /// Default: the SQLite file `hardneg.sqlite` in the data dir.
+    #[arg(long, global = true, env = "HARDNEG_DATABASE")]
+    pub database: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }

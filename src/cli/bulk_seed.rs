@@ -11,7 +11,7 @@ use crate::kinds::create as studies;
 use crate::store::dataset_rows as datasets;
 use crate::store::db;
 use crate::store::images::ImageStore;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::path::Path;
 
 /// The dataset's name.
@@ -29,7 +29,7 @@ const CATEGORY_SQL: &str = "CASE i % 7 WHEN 0 THEN 'replace' WHEN 1 THEN 'replac
     CASE i % 7 WHEN 0 THEN 'obj' WHEN 1 THEN 'att' WHEN 2 THEN 'rel' WHEN 3 THEN 'obj' WHEN 4 THEN 'att' WHEN 5 THEN 'obj' ELSE 'att' END";
 
 /// Builds the database (`hardneg.sqlite`) and image store (`images/`) in `dir`.
-pub async fn build(dir: &Path, n: usize) -> anyhow::Result<SqlitePool> {
+pub async fn build(dir: &Path, n: usize) -> anyhow::Result<AnyPool> {
     let pool = db::open_pool(&dir.join("hardneg.sqlite")).await?;
     let store = ImageStore::new(dir.join("images"));
     let imgs = (0..6).map(|i| store.put(&png(i))).collect::<Result<Vec<_>, _>>()?;
@@ -82,7 +82,7 @@ pub async fn build(dir: &Path, n: usize) -> anyhow::Result<SqlitePool> {
 }
 
 /// Creates the study, then every planned task already answered with `value_sql`.
-async fn answer(pool: &SqlitePool, spec: &str, value_sql: &str) -> anyhow::Result<()> {
+async fn answer(pool: &AnyPool, spec: &str, value_sql: &str) -> anyhow::Result<()> {
     let study = studies::parse_spec(spec, 0)?;
     let id = studies::create_study(pool, &study, spec).await?;
     let items = crate::studies::meta::study_items(pool, id).await?;
@@ -101,7 +101,8 @@ async fn answer(pool: &SqlitePool, spec: &str, value_sql: &str) -> anyhow::Resul
                     .push_bind(t.seed as i64)
                     .push_bind(1);
             });
-            q.build().execute(&mut *tx).await?;
+            let (sql, args) = crate::store::db::numbered(&mut q)?;
+            sqlx::query_with(&sql, args).execute(&mut *tx).await?;
         }
     }
     sqlx::query(&format!(

@@ -3,10 +3,10 @@
 use crate::crowd::{self, LinkInfo};
 use crate::domain::ids::StudyId;
 use anyhow::Context;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 /// Prints the link to paste into Prolific, with its placeholders, and the codes.
-pub async fn link(db: &SqlitePool, study: StudyId, rotate: bool, base_url: &str) -> anyhow::Result<()> {
+pub async fn link(db: &AnyPool, study: StudyId, rotate: bool, base_url: &str) -> anyhow::Result<()> {
     let info = if rotate { crowd::rotate(db, study).await } else { crowd::link(db, study).await }
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     print_link(&info, base_url);
@@ -33,14 +33,14 @@ fn print_link(info: &LinkInfo, base_url: &str) {
     println!("open:            {}", if info.open { "yes" } else { "no (closed)" });
 }
 
-pub async fn close(db: &SqlitePool, study: StudyId) -> anyhow::Result<()> {
+pub async fn close(db: &AnyPool, study: StudyId) -> anyhow::Result<()> {
     let info = crowd::close(db, study).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     println!("study {} is closed to new arrivals; participants with a place may still finish", info.study_id);
     Ok(())
 }
 
 /// One line per participant (number, state, progress; PIDs on request), as a table or CSV.
-pub async fn participants(db: &SqlitePool, study: StudyId, csv: bool, with_platform_ids: bool) -> anyhow::Result<()> {
+pub async fn participants(db: &AnyPool, study: StudyId, csv: bool, with_platform_ids: bool) -> anyhow::Result<()> {
     let rows = crowd::participants(db, study, with_platform_ids).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut header = vec![
         "number",

@@ -17,7 +17,7 @@ use crate::store::clock::Clock;
 use crate::store::{db, images::ImageStore, writer::Writer};
 use crate::studies::tasks;
 use anyhow::Context;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -67,7 +67,7 @@ const PARTICIPANTS: [Sim; 4] = [
 
 /// Seeds the study once (idempotent) from dataset `scenes`; without
 /// twelve scenes there, nothing.
-pub async fn seed_demo_crowd(db: &SqlitePool, scenes: &str) -> anyhow::Result<()> {
+pub async fn seed_demo_crowd(db: &AnyPool, scenes: &str) -> anyhow::Result<()> {
     let exists: Option<i64> =
         sqlx::query_scalar("SELECT id FROM studies WHERE name = $1").bind(DEMO_CROWD_STUDY).fetch_optional(db).await?;
     let Some(keys) = copy_scenes(db, scenes).await? else { return Ok(()) };
@@ -108,8 +108,8 @@ impl Shift<'_> {
 /// Copies the first twelve scenes (by key) into "demo-crowd", once;
 /// the keys of those with a single right answer, or None when the demo has
 /// fewer scenes.
-async fn copy_scenes(db: &SqlitePool, scenes: &str) -> anyhow::Result<Option<Vec<String>>> {
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+async fn copy_scenes(db: &AnyPool, scenes: &str) -> anyhow::Result<Option<Vec<String>>> {
+    let mut tx = crate::store::db::begin_write(db).await?;
     let copied: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(DEMO_CROWD_DATASET)
         .fetch_optional(&mut *tx)
@@ -129,18 +129,17 @@ async fn copy_scenes(db: &SqlitePool, scenes: &str) -> anyhow::Result<Option<Vec
     if copied.is_none() {
         let dataset = crate::store::dataset_rows::insert_dataset(&mut tx, DEMO_CROWD_DATASET, "none").await?;
         for (from, _, _) in &source {
-            let to = sqlx::query(
+            let to = sqlx::query_scalar::<_, i64>(
                 "INSERT INTO instances (dataset_id, key, caption, negative_caption, caption_orig, negative_caption_orig,
                                         neg_type, subtype, positive_image)
                  SELECT $1, key, caption, negative_caption, caption_orig, negative_caption_orig, neg_type, subtype,
                         positive_image
-                 FROM instances WHERE id = $2",
+                 FROM instances WHERE id = $2 RETURNING id",
             )
             .bind(dataset)
             .bind(from)
-            .execute(&mut *tx)
-            .await?
-            .last_insert_rowid();
+            .fetch_one(&mut *tx)
+            .await?;
             sqlx::query(
                 "INSERT INTO candidates (instance_id, slot, image, known_match)
                  SELECT $1, slot, image, known_match FROM candidates WHERE instance_id = $2",
@@ -158,16 +157,14 @@ async fn copy_scenes(db: &SqlitePool, scenes: &str) -> anyhow::Result<Option<Vec
 
 /// The services' state on the demo's database, for the seeding only, with
 /// a clock shifted by the returned file (removed afterwards).
-async fn state(db: &SqlitePool) -> anyhow::Result<(AppState, PathBuf)> {
-    let (_, _, file): (i64, String, String) = sqlx::query_as("PRAGMA database_list").fetch_one(db).await?;
-    let file = PathBuf::from(file);
-    let dir = file.parent().context("the database's directory")?;
+async fn state(db: &AnyPool) -> anyhow::Result<(AppState, PathBuf)> {
+    let dir = &db::data_dir(db);
     let clock = dir.join("demo-crowd-clock");
     let images = ImageStore::new(dir.join("images"));
     let state = AppState::new(
         leptos::config::LeptosOptions::builder().output_name("hardneg").build(),
         db.clone(),
-        Writer::spawn(db::open_writer_connection(&file).await?),
+        Writer::spawn(db::open_writer(&db::location_of(db)).await?),
         images,
         Default::default(),
         CrowdState { clock: Clock::with_offset_file(clock.clone()) },
@@ -176,15 +173,15 @@ async fn state(db: &SqlitePool) -> anyhow::Result<(AppState, PathBuf)> {
 }
 
 /// Each demo-crowd candidate image: whether it shows the negative caption.
-async fn truth(db: &SqlitePool) -> anyhow::Result<HashMap<String, bool>> {
-    let rows: Vec<(String, bool)> = sqlx::query_as(
+async fn truth(db: &AnyPool) -> anyhow::Result<HashMap<String, bool>> {
+    let rows: Vec<(String, crate::store::ids::Flag)> = sqlx::query_as(
         "SELECT c.image, c.known_match = 1 FROM candidates c JOIN instances i ON i.id = c.instance_id
          JOIN datasets d ON d.id = i.dataset_id WHERE d.name = $1",
     )
     .bind(DEMO_CROWD_DATASET)
     .fetch_all(db)
     .await?;
-    Ok(rows.into_iter().collect())
+    Ok(rows.into_iter().map(|(image, m)| (image, m.0)).collect())
 }
 
 async fn take_part(

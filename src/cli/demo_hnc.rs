@@ -14,7 +14,7 @@ use crate::kinds::create;
 use crate::store::dataset_rows::{insert_dataset, insert_images};
 use crate::store::db::now_secs;
 use crate::store::images::ImageStore;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 pub const DEMO_HNC: &str = "demo-hnc";
 pub const DEMO_HNC_PAIRS: &str = "demo-hnc-pairs";
@@ -47,11 +47,11 @@ pub fn validation_spec() -> String {
     )
 }
 
-async fn study_id(db: &SqlitePool, name: &str) -> anyhow::Result<Option<StudyId>> {
+async fn study_id(db: &AnyPool, name: &str) -> anyhow::Result<Option<StudyId>> {
     Ok(sqlx::query_scalar("SELECT id FROM studies WHERE name = $1").bind(name).fetch_optional(db).await?)
 }
 
-pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Result<()> {
+pub async fn seed_demo_hnc(db: &AnyPool, images: &ImageStore) -> anyhow::Result<()> {
     if study_id(db, VALIDATION).await?.is_some() {
         return Ok(());
     }
@@ -64,7 +64,7 @@ pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Resu
         Some(id) => id,
         None => {
             let stored = items.iter().map(|t| images.put(&t.png)).collect::<anyhow::Result<Vec<_>>>()?;
-            let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+            let mut tx = crate::store::db::begin_write(db).await?;
             let dataset_id = insert_dataset(&mut tx, DEMO_HNC, "none").await?;
             for (item, img) in items.iter().zip(&stored) {
                 insert_images(&mut tx, std::slice::from_ref(img)).await?;
@@ -121,14 +121,8 @@ pub async fn seed_demo_hnc(db: &SqlitePool, images: &ImageStore) -> anyhow::Resu
 /// Stores one person's answers to a study's items, as the answer writer
 /// would have: participation, done tasks, answers and their texts; then
 /// the `open` items as tasks still to do.
-async fn answer_as(
-    db: &SqlitePool,
-    study: StudyId,
-    user: i64,
-    answers: &[Given<'_>],
-    open: &[i64],
-) -> anyhow::Result<()> {
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+async fn answer_as(db: &AnyPool, study: StudyId, user: i64, answers: &[Given<'_>], open: &[i64]) -> anyhow::Result<()> {
+    let mut tx = crate::store::db::begin_write(db).await?;
     let n = answers.len() as i64;
     sqlx::query("INSERT INTO participations (study_id, user_id, total, done) VALUES ($1, $2, $3, $4)")
         .bind(study)
@@ -150,16 +144,15 @@ async fn answer_as(
     }
     let now = now_secs();
     for (position, (instance, value, texts)) in answers.iter().enumerate() {
-        let task = sqlx::query(
-            "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, done) VALUES ($1, $2, $3, $4, 0, 1)",
+        let task = sqlx::query_scalar::<_, i64>(
+            "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, done) VALUES ($1, $2, $3, $4, 0, 1) RETURNING id",
         )
         .bind(study)
         .bind(user)
         .bind(instance)
         .bind(position as i64)
-        .execute(&mut *tx)
-        .await?
-        .last_insert_rowid();
+        .fetch_one(&mut *tx)
+        .await?;
         sqlx::query(
             "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
              VALUES ($1, $2, $3, $4, $5, $6, '[0]', 4000, $7)",

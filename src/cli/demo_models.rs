@@ -11,7 +11,7 @@ use crate::store::images::ImageStore;
 use crate::store::negatives::negative_sql;
 use crate::store::runs::replace_run;
 use anyhow::Context;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 
 /// An instance as stored: either image may be missing.
@@ -34,7 +34,7 @@ struct Row {
 
 /// Scores the dataset's instances that have both images with both demo
 /// scorers and stores the runs. Returns the number of instances scored.
-pub async fn score_demo_models(db: &SqlitePool, images: &ImageStore, dataset: &str) -> anyhow::Result<usize> {
+pub async fn score_demo_models(db: &AnyPool, images: &ImageStore, dataset: &str) -> anyhow::Result<usize> {
     let Some(dataset_id): Option<i64> =
         sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(dataset).fetch_optional(db).await?
     else {
@@ -57,7 +57,7 @@ pub async fn score_demo_models(db: &SqlitePool, images: &ImageStore, dataset: &s
         .collect();
     let images = images.clone();
     let runs = tokio::task::spawn_blocking(move || rate(&images, &rows)).await??;
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     for (scorer, outcomes) in DemoScorer::ALL.iter().zip(&runs) {
         replace_run(&mut tx, dataset_id, scorer.name(), "demo scorer", Some("cpu"), outcomes).await?;
     }

@@ -7,12 +7,12 @@ use crate::domain::triplets::Triplet;
 use crate::kinds::create;
 use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use crate::store::images::{ImageStore, StoredImage};
-use sqlx::{Sqlite, SqlitePool, Transaction};
+use sqlx::{Any, AnyPool, Transaction};
 
 pub const DEMO_DATASET: &str = "demo";
 pub const DEMO_STUDY: &str = "Demo: BiVLC Step 3 (four images)";
 
-pub async fn insert_image(tx: &mut Transaction<'_, Sqlite>, img: &StoredImage) -> sqlx::Result<()> {
+pub async fn insert_image(tx: &mut Transaction<'_, Any>, img: &StoredImage) -> sqlx::Result<()> {
     sqlx::query(
         "INSERT INTO images (hash, mime, width, height, bytes, has_display) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT DO NOTHING",
@@ -30,7 +30,7 @@ pub async fn insert_image(tx: &mut Transaction<'_, Sqlite>, img: &StoredImage) -
 
 /// Generates the demo scenes and stores them as dataset "demo". Returns the
 /// number of instances. Idempotent: an existing demo dataset is left alone.
-pub async fn seed_demo_dataset(db: &SqlitePool, images: &ImageStore, count: usize) -> anyhow::Result<usize> {
+pub async fn seed_demo_dataset(db: &AnyPool, images: &ImageStore, count: usize) -> anyhow::Result<usize> {
     let exists: Option<i64> =
         sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(DEMO_DATASET).fetch_optional(db).await?;
     if exists.is_some() {
@@ -46,7 +46,7 @@ pub async fn seed_demo_dataset(db: &SqlitePool, images: &ImageStore, count: usiz
         }
         stored.push((positive, cands));
     }
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     let dataset_id = insert_dataset(&mut tx, DEMO_DATASET, "none").await?;
     for (inst, (positive, cands)) in instances.iter().zip(&stored) {
         insert_image(&mut tx, positive).await?;
@@ -80,7 +80,7 @@ pub const DEMO_TRIPLETS: &str = "demo-triplets";
 pub const DEMO_TRIPLET_COUNT: usize = 10;
 
 /// The demo triplets as dataset "demo-triplets" (idempotent, as the scenes).
-pub async fn seed_demo_triplets(db: &SqlitePool, images: &ImageStore) -> anyhow::Result<usize> {
+pub async fn seed_demo_triplets(db: &AnyPool, images: &ImageStore) -> anyhow::Result<usize> {
     let exists: Option<i64> =
         sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(DEMO_TRIPLETS).fetch_optional(db).await?;
     if exists.is_some() {
@@ -88,7 +88,7 @@ pub async fn seed_demo_triplets(db: &SqlitePool, images: &ImageStore) -> anyhow:
     }
     let triplets = tokio::task::spawn_blocking(|| crate::demo::triplets::generate(DEMO_TRIPLET_COUNT, 2024)).await?;
     let stored = triplets.iter().map(|t| images.put(&t.png)).collect::<anyhow::Result<Vec<_>>>()?;
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     let dataset_id = insert_dataset(&mut tx, DEMO_TRIPLETS, "none").await?;
     for (t, img) in triplets.iter().zip(&stored) {
         insert_image(&mut tx, img).await?;
@@ -110,14 +110,14 @@ pub const DEMO_AB_PAIRS: &str = "demo-ab-pairs";
 pub const DEMO_AB_PAIR_COUNT: usize = 7;
 
 /// The demo A/B/Tie items as dataset "demo-ab-pairs" (idempotent).
-pub async fn seed_demo_ab_pairs(db: &SqlitePool) -> anyhow::Result<usize> {
+pub async fn seed_demo_ab_pairs(db: &AnyPool) -> anyhow::Result<usize> {
     let exists: Option<i64> =
         sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(DEMO_AB_PAIRS).fetch_optional(db).await?;
     if exists.is_some() {
         return Ok(0);
     }
     let items = crate::demo::ab_pairs::generate(DEMO_AB_PAIR_COUNT, 2024);
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     let dataset_id = insert_dataset(&mut tx, DEMO_AB_PAIRS, "none").await?;
     for (i, p) in items.iter().enumerate() {
         insert_ab_pair(&mut tx, dataset_id, &format!("ab-{i:03}"), p).await?;
@@ -131,7 +131,7 @@ pub const DEMO_RANKINGS: &str = "demo-rankings";
 pub const DEMO_RANKING_COUNT: usize = 8;
 
 /// The demo prompts to rank as dataset "demo-rankings", with the demo models' scores (idempotent).
-pub async fn seed_demo_rankings(db: &SqlitePool, images: &ImageStore) -> anyhow::Result<usize> {
+pub async fn seed_demo_rankings(db: &AnyPool, images: &ImageStore) -> anyhow::Result<usize> {
     use crate::kinds::ranking::rows::RankingRow;
     let exists: Option<i64> =
         sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(DEMO_RANKINGS).fetch_optional(db).await?;
@@ -144,7 +144,7 @@ pub async fn seed_demo_rankings(db: &SqlitePool, images: &ImageStore) -> anyhow:
         .iter()
         .map(|p| p.images.iter().map(|png| images.put(png)).collect::<anyhow::Result<Vec<_>>>())
         .collect::<anyhow::Result<_>>()?;
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     let dataset_id = insert_dataset(&mut tx, DEMO_RANKINGS, "none").await?;
     for (p, imgs) in prompts.iter().zip(&stored) {
         crate::store::dataset_rows::insert_images(&mut tx, imgs).await?;
@@ -202,7 +202,7 @@ seed = 2024
 
 /// Creates the demo studies unless they exist: Step 3 first (the one the
 /// annotator's list starts with), then the protocol studies.
-pub async fn seed_demo_study(db: &SqlitePool) -> anyhow::Result<()> {
+pub async fn seed_demo_study(db: &AnyPool) -> anyhow::Result<()> {
     for spec in std::iter::once(DEMO_STUDY_SPEC).chain(DEMO_PROTOCOL_SPECS) {
         let study = create::parse_spec(spec, 0)?;
         let exists: Option<i64> =
@@ -216,7 +216,7 @@ pub async fn seed_demo_study(db: &SqlitePool) -> anyhow::Result<()> {
 
 /// On an empty database: demo accounts with fresh random passwords,
 /// returned so the caller can print them once.
-pub async fn seed_demo_accounts(db: &SqlitePool) -> anyhow::Result<Vec<(String, Role, String)>> {
+pub async fn seed_demo_accounts(db: &AnyPool) -> anyhow::Result<Vec<(String, Role, String)>> {
     let users: i64 = sqlx::query_scalar("SELECT count(*) FROM users").fetch_one(db).await?;
     if users > 0 {
         return Ok(Vec::new());

@@ -27,8 +27,21 @@ use serve::Paths;
 use std::io::Read;
 use std::path::PathBuf;
 
+/// `--database`, when given: every subcommand opens it instead of the data
+/// dir's SQLite file.
+static DATABASE: std::sync::OnceLock<db::Location> = std::sync::OnceLock::new();
+
+/// Where this command's data lives.
+pub(crate) fn location(data_dir: &std::path::Path) -> db::Location {
+    DATABASE.get().cloned().unwrap_or_else(|| db::Location::Sqlite(data_dir.join("hardneg.sqlite")))
+}
+
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let data_dir = cli.data_dir;
+    db::set_data_dir(&data_dir);
+    if let Some(url) = &cli.database {
+        let _ = DATABASE.set(db::Location::parse(url)?);
+    }
     match cli.command {
         Command::Serve {
             bind,
@@ -43,12 +56,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             std::fs::create_dir_all(&data_dir)?;
             // Held until the server stops: the start-up sweep owns the data dir.
-            let _lock = crate::store::leftovers::lock_data_dir(&data_dir)?;
+            // Servers sharing PostgreSQL share the data dir too: none owns it.
+            let _lock = match location(&data_dir) {
+                db::Location::Sqlite(_) => Some(crate::store::leftovers::lock_data_dir(&data_dir)?),
+                db::Location::Postgres(_) => None,
+            };
             let site_dir = match site_dir {
                 Some(dir) => dir,
                 None => embedded_site::unpack(&data_dir)?.unwrap_or_else(|| PathBuf::from("target/site")),
             };
-            let paths = Paths { data_dir, site_dir };
+            let paths = Paths { database: location(&data_dir), data_dir, site_dir };
             if demo {
                 prepare_demo(&paths, demo_size).await?;
             }
@@ -95,7 +112,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 (None, None) => anyhow::bail!("give --model-dir or --external"),
             };
             let pool = open(&data_dir).await?;
-            let store = ImageStore::new(Paths { data_dir: data_dir.clone(), site_dir: PathBuf::new() }.image_dir());
+            let store = ImageStore::new(data_dir.join("images"));
             run_score(&pool, &store, model, crate::scoring::run::ScoreRequest { name, dataset, batch }).await
         }
         Command::Import {
@@ -108,7 +125,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 req.dataset = dataset;
             }
             let pool = open(&data_dir).await?;
-            let images = ImageStore::new(Paths { data_dir: data_dir.clone(), site_dir: PathBuf::new() }.image_dir());
+            let images = ImageStore::new(data_dir.join("images"));
             // A server may be running on the data dir, or start meanwhile (docs/import.md).
             let _lock = crate::store::leftovers::lock_for_import(images.root())?;
             let start = std::time::Instant::now();
@@ -213,6 +230,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Backup { dest, link_dest } => {
+            refuse_postgres(&data_dir, "backup")?;
             let start = std::time::Instant::now();
             let r = crate::store::backup::backup(&data_dir, &dest, link_dest.as_deref()).await?;
             println!(
@@ -228,6 +246,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Restore { src } => {
+            refuse_postgres(&data_dir, "restore")?;
             let r = crate::store::backup::restore(&src, &data_dir).await?;
             println!(
                 "restored {} answers and {} images ({} files) from {} into {}",
@@ -294,9 +313,20 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-pub(crate) async fn open(data_dir: &std::path::Path) -> anyhow::Result<sqlx::SqlitePool> {
+/// Backups copy a SQLite file; PostgreSQL has its own tools.
+fn refuse_postgres(data_dir: &std::path::Path, what: &str) -> anyhow::Result<()> {
+    if location(data_dir).is_postgres() {
+        anyhow::bail!(
+            "hardneg {what} works on a SQLite data dir; with --database postgres://… use pg_dump/pg_restore \
+             for the database and copy <data dir>/images (docs/deploy.md, \"PostgreSQL\")"
+        );
+    }
+    Ok(())
+}
+
+pub(crate) async fn open(data_dir: &std::path::Path) -> anyhow::Result<sqlx::AnyPool> {
     std::fs::create_dir_all(data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
-    db::open_pool(&data_dir.join("hardneg.sqlite")).await
+    db::open(&location(data_dir)).await
 }
 
 async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {

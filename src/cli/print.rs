@@ -2,11 +2,11 @@
 use crate::api_types::CompareReport;
 use crate::datasets::export::{export_to_dir, ExportRequest};
 use crate::store::images::ImageStore;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::path::Path;
 
 /// `hardneg export`: prints where the files went.
-pub async fn export(db: &SqlitePool, store: &ImageStore, req: &ExportRequest, out: &Path) -> anyhow::Result<()> {
+pub async fn export(db: &AnyPool, store: &ImageStore, req: &ExportRequest, out: &Path) -> anyhow::Result<()> {
     let s = export_to_dir(db, store, req, out, &req.command())
         .await
         .map_err(|e| anyhow::anyhow!("export of {:?}: {e}", req.dataset))?;

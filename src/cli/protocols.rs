@@ -2,7 +2,6 @@
 //! (SugarCrepe++), `import ab-pairs` (SugarCrepe), `import rankings` (ranking generated images), `report` (a reporting kind's statistics)
 //! and `audit` (the blind text-only audit).
 use super::open;
-use super::serve::Paths;
 use crate::datasets::import::triplets::{import_triplets as import, TripletRequest};
 use crate::domain::ids::StudyId;
 use crate::store::images::ImageStore;
@@ -18,7 +17,7 @@ pub async fn import_triplets(
         dataset.unwrap_or_else(|| file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default());
     let req = TripletRequest { file_label: file.display().to_string(), file, images, dataset };
     let pool = open(data_dir).await?;
-    let store = ImageStore::new(Paths { data_dir: data_dir.to_path_buf(), site_dir: PathBuf::new() }.image_dir());
+    let store = ImageStore::new(data_dir.join("images"));
     let n = import(&pool, &store, &req).await?;
     println!("imported {n} triplets into dataset {:?}", req.dataset);
     pool.close().await;
@@ -27,7 +26,7 @@ pub async fn import_triplets(
 
 /// The data directory's image store.
 fn image_store(data_dir: &Path) -> ImageStore {
-    ImageStore::new(Paths { data_dir: data_dir.to_path_buf(), site_dir: PathBuf::new() }.image_dir())
+    ImageStore::new(data_dir.join("images"))
 }
 
 /// The `--dataset` given, else the file name without its extension.

@@ -4,13 +4,13 @@ use crate::crowd;
 use crate::domain::crowd::figures::{duration_text as duration, Dashboard};
 use crate::domain::ids::{ParticipantId, StudyId};
 use anyhow::Context;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 fn service(e: crate::error::ServiceError) -> anyhow::Error {
     anyhow::anyhow!("{}", e.chain())
 }
 
-pub async fn status(db: &SqlitePool, study: StudyId, json: bool) -> anyhow::Result<()> {
+pub async fn status(db: &AnyPool, study: StudyId, json: bool) -> anyhow::Result<()> {
     let d = crowd::dashboard(db, study, crate::store::clock::Clock::from_env().now()).await.map_err(service)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&d)?);
@@ -48,7 +48,7 @@ fn print_status(d: &Dashboard) {
 }
 
 /// The approve list as CSV on standard output.
-pub async fn approve_list(db: &SqlitePool, study: StudyId) -> anyhow::Result<()> {
+pub async fn approve_list(db: &AnyPool, study: StudyId) -> anyhow::Result<()> {
     let rows = crowd::approve_list(db, study).await.map_err(service)?;
     let csv = crowd::approve::to_csv(&rows).map_err(service)?;
     use std::io::Write;
@@ -56,7 +56,7 @@ pub async fn approve_list(db: &SqlitePool, study: StudyId) -> anyhow::Result<()>
     Ok(())
 }
 
-pub async fn discard(db: &SqlitePool, study: StudyId, number: ParticipantId) -> anyhow::Result<()> {
+pub async fn discard(db: &AnyPool, study: StudyId, number: ParticipantId) -> anyhow::Result<()> {
     crowd::discard(db, study, number).await.map_err(service)?;
     println!(
         "participant {number} of study {study} is discarded: its answers stay stored but no longer count, \

@@ -15,17 +15,14 @@ use std::path::{Path, PathBuf};
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, SessionManagerLayer};
-use tower_sessions_sqlx_store::SqliteStore;
 
 pub struct Paths {
     pub data_dir: PathBuf,
     pub site_dir: PathBuf,
+    pub database: db::Location,
 }
 
 impl Paths {
-    pub fn db_file(&self) -> PathBuf {
-        self.data_dir.join("hardneg.sqlite")
-    }
     pub fn image_dir(&self) -> PathBuf {
         self.data_dir.join("images")
     }
@@ -33,8 +30,8 @@ impl Paths {
 
 pub async fn build_state(paths: &Paths, addr: SocketAddr, exposure: &Exposure) -> anyhow::Result<AppState> {
     std::fs::create_dir_all(&paths.data_dir)?;
-    let pool = db::open_pool(&paths.db_file()).await?;
-    let writer = Writer::spawn(db::open_writer_connection(&paths.db_file()).await?);
+    let pool = db::open(&paths.database).await?;
+    let writer = Writer::spawn(db::open_writer(&paths.database).await?);
     let leptos_options = LeptosOptions::builder()
         .output_name(crate::cli::site::output_name(&paths.site_dir))
         .site_root(paths.site_dir.to_string_lossy().to_string())
@@ -42,7 +39,9 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr, exposure: &Exposure) -
         .site_addr(addr)
         .build();
     let images = ImageStore::new(paths.image_dir());
-    let swept = crate::store::leftovers::sweep(images.root());
+    // Another server may be mid-upload in a shared data dir: only a sole
+    // server (SQLite's, holding serve.lock) sweeps.
+    let swept = if paths.database.is_postgres() { 0 } else { crate::store::leftovers::sweep(images.root()) };
     if swept > 0 {
         tracing::info!(swept, "removed leftovers of an earlier run (partial uploads, exports, staged files)");
     }
@@ -72,10 +71,14 @@ pub struct Exposure {
 
 pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Router> {
     let secure_cookies = exposure.secure_cookies;
-    let table = SqliteStore::new(state.db.clone());
-    table.migrate().await?;
-    // Every request loads its session: from memory, not a query.
-    let store = crate::store::sessions::CachedSessions::new(table);
+    let table = crate::store::session_table::SessionTable::new(state.db.clone());
+    // Every request loads its session: from memory, not a query, unless
+    // other servers share the database (one's logout must hold on all).
+    let store = if db::is_postgres(&state.db) {
+        crate::store::sessions::CachedSessions::without_cache(table)
+    } else {
+        crate::store::sessions::CachedSessions::new(table)
+    };
     // Expired sessions are deleted hourly, or the table would only grow.
     tokio::spawn(tower_sessions::ExpiredDeletion::continuously_delete_expired(
         store.clone(),

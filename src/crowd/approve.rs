@@ -7,7 +7,7 @@ use crate::domain::crowd::lease::{LeaseEvent, LeaseState};
 use crate::domain::ids::{ParticipantId, StudyId};
 use crate::error::ServiceError;
 use serde::{Deserialize, Serialize};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApproveRow {
@@ -81,7 +81,7 @@ pub fn to_csv(rows: &[ApproveRow]) -> Result<Vec<u8>, ServiceError> {
 }
 
 /// Seconds from lease to end of every finished bundle (completed, extra or discarded).
-pub(crate) async fn finished_bundle_secs(db: &SqlitePool, study: StudyId) -> Result<Vec<f64>, ServiceError> {
+pub(crate) async fn finished_bundle_secs(db: &AnyPool, study: StudyId) -> Result<Vec<f64>, ServiceError> {
     let rows: Vec<i64> = sqlx::query_scalar(
         "SELECT ended_at - leased_at FROM leases
          WHERE study_id = $1 AND state IN ('completed', 'extra', 'discarded') AND ended_at IS NOT NULL",
@@ -102,7 +102,7 @@ fn submission(status: &str) -> Submission {
 }
 
 /// Every participant of the link study, by number.
-pub async fn approve_list(db: &SqlitePool, study: StudyId) -> Result<Vec<ApproveRow>, ServiceError> {
+pub async fn approve_list(db: &AnyPool, study: StudyId) -> Result<Vec<ApproveRow>, ServiceError> {
     let link = link_of_study(db, study).await?;
     let meta = crate::studies::meta::load_study_meta(db, study).await?;
     type Row = (i64, i64, String, String, i64, Option<i64>, Option<i64>, Option<String>, String);
@@ -155,9 +155,9 @@ pub async fn approve_list(db: &SqlitePool, study: StudyId) -> Result<Vec<Approve
 /// Discards participant `number`'s finished copy: its answers stay stored,
 /// marked by the lease state `discarded`, no longer count, and the place
 /// goes back to the pool for a new participant. Returns the new state.
-pub async fn discard(db: &SqlitePool, study: StudyId, number: ParticipantId) -> Result<LeaseState, ServiceError> {
+pub async fn discard(db: &AnyPool, study: StudyId, number: ParticipantId) -> Result<LeaseState, ServiceError> {
     link_of_study(db, study).await?;
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     let row: Option<(i64, String)> = sqlx::query_as(
         "SELECT l.id, l.state FROM participants p JOIN leases l ON l.user_id = p.user_id
          WHERE p.study_id = $1 AND p.number = $2",

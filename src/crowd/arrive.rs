@@ -15,7 +15,7 @@ use crate::domain::ids::StudyId;
 use crate::domain::role::Role;
 use crate::error::ServiceError;
 use crate::state::AppState;
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 /// A password hash no password verifies: not a PHC string.
 const NO_PASSWORD: &str = "!participant";
@@ -40,8 +40,8 @@ struct Known {
     screened_out: bool,
 }
 
-async fn known(conn: &mut SqliteConnection, study: StudyId, pid: &str) -> Result<Option<Known>, ServiceError> {
-    let row: Option<(i64, String, Option<String>, bool)> = sqlx::query_as(
+async fn known(conn: &mut AnyConnection, study: StudyId, pid: &str) -> Result<Option<Known>, ServiceError> {
+    let row: Option<(i64, String, Option<String>, crate::store::ids::Flag)> = sqlx::query_as(
         "SELECT p.user_id, u.username, l.state, p.screened_out_at IS NOT NULL FROM participants p
          JOIN users u ON u.id = p.user_id LEFT JOIN leases l ON l.user_id = p.user_id
          WHERE p.study_id = $1 AND p.platform_pid = $2",
@@ -52,7 +52,7 @@ async fn known(conn: &mut SqliteConnection, study: StudyId, pid: &str) -> Result
     .await?;
     let Some((id, username, lease, screened_out)) = row else { return Ok(None) };
     let lease = lease.as_deref().map(super::lease_state).transpose()?;
-    Ok(Some(Known { id, username, lease, screened_out }))
+    Ok(Some(Known { id, username, lease, screened_out: screened_out.0 }))
 }
 
 /// What a participant who arrived before sees; None: it resumes.
@@ -121,7 +121,7 @@ pub async fn arrive_consenting(
     // Arrivals take the write lock one at a time anyway; queueing them in
     // process (with the answer writer's batches) spares SQLite's busy-wait.
     let _one_at_a_time = state.writer.exclusive().await;
-    let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(&state.db).await?;
     let link = link_of_token(&mut *tx, token).await?;
     let ids = checked_ids(&link, ids)?;
     let study = link.study_id;
@@ -164,14 +164,14 @@ pub async fn arrive_consenting(
         .fetch_one(&mut *tx)
         .await?;
     let username = participant_username(study.get(), number);
-    let user_id =
-        sqlx::query("INSERT INTO users (username, role, password_hash, created_at) VALUES ($1, 'participant', $2, $3)")
-            .bind(&username)
-            .bind(NO_PASSWORD)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?
-            .last_insert_rowid();
+    let user_id = sqlx::query_scalar::<_, i64>(
+        "INSERT INTO users (username, role, password_hash, created_at) VALUES ($1, 'participant', $2, $3) RETURNING id",
+    )
+    .bind(&username)
+    .bind(NO_PASSWORD)
+    .bind(now)
+    .fetch_one(&mut *tx)
+    .await?;
     // Anonymous participants get an id of their own, so every row has one.
     let pid = ids.as_ref().map(|i| i.pid.clone()).unwrap_or_else(|| format!("anonymous-{number}"));
     sqlx::query(

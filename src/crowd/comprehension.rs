@@ -25,7 +25,7 @@ pub async fn comprehension_answer(
     let passed = grade(&link.settings.checks.comprehension, chosen).map_err(ServiceError::Invalid)?;
     let now = state.crowd.clock.now();
     let _one_at_a_time = state.writer.exclusive().await;
-    let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(&state.db).await?;
     // Counted once per attempt: a double submit finds the count moved on.
     let counted = sqlx::query(
         "UPDATE participants SET comprehension_attempts = comprehension_attempts + 1

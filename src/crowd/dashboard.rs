@@ -9,17 +9,17 @@ use crate::domain::crowd::figures::{
 use crate::domain::crowd::flags::median;
 use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 /// The figures at `now` (unix seconds, the crowd clock).
-pub async fn dashboard(db: &SqlitePool, study: StudyId, now: i64) -> Result<Dashboard, ServiceError> {
+pub async fn dashboard(db: &AnyPool, study: StudyId, now: i64) -> Result<Dashboard, ServiceError> {
     let link = link_of_study(db, study).await?;
     let bundles = super::bundles(db, study).await?;
     let places: i64 = bundles.iter().map(|b| b.copies_wanted).sum();
     let leased: i64 = bundles.iter().map(|b| b.active).sum();
     let completed: i64 = bundles.iter().map(|b| b.completed).sum();
     let active_done: i64 = sqlx::query_scalar(
-        "SELECT coalesce(sum(pa.done), 0) FROM leases l JOIN participations pa ON pa.user_id = l.user_id
+        "SELECT CAST(coalesce(sum(pa.done), 0) AS BIGINT) FROM leases l JOIN participations pa ON pa.user_id = l.user_id
          WHERE l.study_id = $1 AND l.state = 'active'",
     )
     .bind(study)

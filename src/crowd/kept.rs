@@ -5,19 +5,19 @@
 //! means the very same answers, and a participant whose count is unchanged
 //! has the very same ones: only the others are read again. Every read first
 //! counts the study's answers, so nothing computed from an older set of
-//! answers is ever served. The database file tells apart studies of the same
-//! id in one process (tests).
+//! answers is ever served, and answers other servers sharing the database
+//! stored are read. The database's URL tells apart studies of the same id in
+//! one process (tests).
 use crate::domain::crowd::flags::{Answer, Check};
 use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 pub(crate) struct Kept {
-    db: PathBuf,
+    db: String,
     study: StudyId,
     /// Ascending user id → that participant's answers, in stored order.
     people: BTreeMap<i64, Person>,
@@ -100,9 +100,9 @@ fn bump(map: &mut BTreeMap<i64, i64>, keys: impl Iterator<Item = i64>, sign: i64
 
 /// The study's answers as stored now, taken out of the cache (put it back
 /// with [`put`]); read again only where they changed.
-pub(crate) async fn refreshed(db: &SqlitePool, study: StudyId) -> Result<Kept, ServiceError> {
-    let file = db.connect_options().get_filename().to_path_buf();
-    let mut kept = take(&file, study);
+pub(crate) async fn refreshed(db: &AnyPool, study: StudyId) -> Result<Kept, ServiceError> {
+    let url = db.connect_options().database_url.to_string();
+    let mut kept = take(&url, study);
     // An index-only count: the same count as at the last read is the same answers.
     let total: i64 =
         sqlx::query_scalar("SELECT count(*) FROM answers WHERE study_id = $1").bind(study).fetch_one(db).await?;
@@ -135,12 +135,12 @@ pub(crate) async fn refreshed(db: &SqlitePool, study: StudyId) -> Result<Kept, S
     Ok(kept)
 }
 
-fn take(db: &Path, study: StudyId) -> Kept {
+fn take(db: &str, study: StudyId) -> Kept {
     let mut all = KEPT.lock().unwrap_or_else(|e| e.into_inner());
     match all.iter().position(|k| k.db == db && k.study == study) {
         Some(at) => all.remove(at),
         None => Kept {
-            db: db.to_path_buf(),
+            db: db.to_owned(),
             study,
             people: BTreeMap::new(),
             names: HashMap::new(),
@@ -170,7 +170,7 @@ pub(crate) fn put(kept: Kept) {
 /// which dominated at 200k answers; hex keeps free text from splitting);
 /// `check` is 0 for none, 2/3 for gold wrong/right, 4/5 for attention.
 async fn read_answers(
-    db: &SqlitePool,
+    db: &AnyPool,
     study: StudyId,
     users: Option<&[i64]>,
     kept: &mut Kept,
@@ -257,7 +257,7 @@ mod tests {
 
     #[test]
     fn a_participant_read_again_replaces_its_counts_and_renews_the_version() {
-        let mut kept = take(Path::new("/nonexistent/kept-test.sqlite"), StudyId::new(1));
+        let mut kept = take("sqlite:///nonexistent/kept-test.sqlite", StudyId::new(1));
         kept.set_person(7, person(&[(800, 100), (3000, 160)]));
         kept.set_person(9, person(&[(800, 120)]));
         assert_eq!(kept.elapsed_counts(), vec![(800, 2), (3000, 1)]);

@@ -200,6 +200,7 @@ pub struct BundleRow {
     /// Tasks per participant (instances times the kind's questions).
     pub tasks: i64,
     pub copies_wanted: i64,
+    #[sqlx(try_from = "crate::store::ids::Flag")]
     pub paired: bool,
     pub active: i64,
     pub completed: i64,

@@ -10,14 +10,10 @@ use crate::domain::crowd::lease::expires_at;
 use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::state::AppState;
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 /// Each bundle's wanted copies and places taken; `now` counts overdue active leases as free.
-pub(super) async fn loads(
-    conn: &mut SqliteConnection,
-    study: StudyId,
-    now: i64,
-) -> Result<Vec<BundleLoad>, ServiceError> {
+pub(super) async fn loads(conn: &mut AnyConnection, study: StudyId, now: i64) -> Result<Vec<BundleLoad>, ServiceError> {
     let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
         "SELECT b.bundle, b.copies_wanted,
                 (SELECT count(*) FROM leases l WHERE l.study_id = b.study_id AND l.bundle = b.bundle
@@ -33,7 +29,7 @@ pub(super) async fn loads(
 
 /// Reclaims overdue places, then picks the bundle for a new place; None when the study is full.
 pub(super) async fn reclaim_and_pick(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     study: StudyId,
     now: i64,
 ) -> Result<Option<i64>, ServiceError> {
@@ -50,7 +46,7 @@ pub(super) async fn reclaim_and_pick(
 
 /// Leases `bundle` to the participant and writes its tasks and participation.
 pub(super) async fn take_place(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     state: &AppState,
     link: &LinkRow,
     bundle: i64,
@@ -80,7 +76,7 @@ pub(super) async fn take_place(
 
 /// The participant's queue over its bundle and its check items; returns its length.
 async fn create_tasks(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     state: &AppState,
     link: &LinkRow,
     bundle: i64,

@@ -5,7 +5,7 @@ use crate::domain::crowd::ids::PROLIFIC_PARAMS;
 use crate::domain::ids::{BundleId, StudyId};
 use crate::error::ServiceError;
 use crate::state::AppState;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 /// A participant's row as read; the lease state is parsed after.
 #[derive(sqlx::FromRow)]
@@ -34,7 +34,7 @@ struct Row {
 /// Every participant of the study by number, with its checks; platform ids
 /// (personal data) only when asked for.
 pub async fn participants(
-    db: &SqlitePool,
+    db: &AnyPool,
     study: StudyId,
     with_platform_ids: bool,
 ) -> Result<Vec<ParticipantRow>, ServiceError> {
@@ -87,7 +87,7 @@ pub async fn participants(
 }
 
 /// Every bundle with its leases by state.
-pub async fn bundles(db: &SqlitePool, study: StudyId) -> Result<Vec<BundleRow>, ServiceError> {
+pub async fn bundles(db: &AnyPool, study: StudyId) -> Result<Vec<BundleRow>, ServiceError> {
     link_of_study(db, study).await?;
     Ok(sqlx::query_as::<_, BundleRow>(
         "SELECT b.bundle, (SELECT count(*) FROM bundle_items i WHERE i.study_id = b.study_id AND i.bundle = b.bundle) AS tasks,
@@ -110,7 +110,7 @@ pub async fn bundles(db: &SqlitePool, study: StudyId) -> Result<Vec<BundleRow>, 
 /// may still finish; their answers are then an extra copy. Returns how many.
 pub async fn reopen(state: &AppState, study: StudyId, bundle: BundleId) -> Result<u64, ServiceError> {
     link_of_study(&state.db, study).await?;
-    let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(&state.db).await?;
     let exists: Option<i64> = sqlx::query_scalar("SELECT bundle FROM bundles WHERE study_id = $1 AND bundle = $2")
         .bind(study)
         .bind(bundle)
@@ -132,11 +132,12 @@ pub async fn reopen(state: &AppState, study: StudyId, bundle: BundleId) -> Resul
     Ok(ended)
 }
 
-async fn info(db: &SqlitePool, link: LinkRow) -> Result<LinkInfo, ServiceError> {
-    let places: i64 = sqlx::query_scalar("SELECT coalesce(sum(copies_wanted), 0) FROM bundles WHERE study_id = $1")
-        .bind(link.study_id)
-        .fetch_one(db)
-        .await?;
+async fn info(db: &AnyPool, link: LinkRow) -> Result<LinkInfo, ServiceError> {
+    let places: i64 =
+        sqlx::query_scalar("SELECT CAST(coalesce(sum(copies_wanted), 0) AS BIGINT) FROM bundles WHERE study_id = $1")
+            .bind(link.study_id)
+            .fetch_one(db)
+            .await?;
     let completion = link.completion();
     Ok(LinkInfo {
         study_id: link.study_id.get(),
@@ -152,13 +153,13 @@ async fn info(db: &SqlitePool, link: LinkRow) -> Result<LinkInfo, ServiceError> 
     })
 }
 
-pub async fn link(db: &SqlitePool, study: StudyId) -> Result<LinkInfo, ServiceError> {
+pub async fn link(db: &AnyPool, study: StudyId) -> Result<LinkInfo, ServiceError> {
     info(db, link_of_study(db, study).await?).await
 }
 
 /// A new token: the old link stops working at once; participants already
 /// admitted keep their sessions and can still arrive again by their id.
-pub async fn rotate(db: &SqlitePool, study: StudyId) -> Result<LinkInfo, ServiceError> {
+pub async fn rotate(db: &AnyPool, study: StudyId) -> Result<LinkInfo, ServiceError> {
     link_of_study(db, study).await?;
     sqlx::query("UPDATE study_links SET token = $1 WHERE study_id = $2")
         .bind(super::setup::new_token())
@@ -169,7 +170,7 @@ pub async fn rotate(db: &SqlitePool, study: StudyId) -> Result<LinkInfo, Service
 }
 
 /// Stops new arrivals; participants with a place may still finish.
-pub async fn close(db: &SqlitePool, study: StudyId) -> Result<LinkInfo, ServiceError> {
+pub async fn close(db: &AnyPool, study: StudyId) -> Result<LinkInfo, ServiceError> {
     link_of_study(db, study).await?;
     sqlx::query("UPDATE study_links SET open = 0 WHERE study_id = $1").bind(study).execute(db).await?;
     link(db, study).await

@@ -6,7 +6,7 @@ use crate::domain::crowd::flags::{person_flags, Answer, Check, PersonFlags};
 use crate::domain::crowd::spec::QualitySettings;
 use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -25,7 +25,7 @@ const LAST_KEPT: usize = 4;
 
 /// The scores of the study's answers now, computed once per set of answers.
 pub(crate) async fn scores(
-    db: &SqlitePool,
+    db: &AnyPool,
     study: StudyId,
     quality: QualitySettings,
     seed: u64,

@@ -12,23 +12,18 @@ use crate::scoring::external::ExternalScorer;
 use crate::store::pages::{key_pages, JsonPages, PAGE_SHIFT};
 use crate::studies::pipeline::{pipeline, Pipeline};
 use anyhow::Context;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 /// Captions per request to an external scorer.
 const BATCH: usize = 64;
 
 /// The instances a stage of the dataset holds (the export's rows) that have
 /// a negative caption, in id order.
-pub async fn stage_pairs(db: &SqlitePool, dataset: &str, stage: Stage) -> Result<(DatasetId, Pairs), ServiceError> {
+pub async fn stage_pairs(db: &AnyPool, dataset: &str, stage: Stage) -> Result<(DatasetId, Pairs), ServiceError> {
     pairs_of(db, &pipeline(db, dataset).await?, dataset, stage).await
 }
 
-async fn pairs_of(
-    db: &SqlitePool,
-    p: &Pipeline,
-    dataset: &str,
-    stage: Stage,
-) -> Result<(DatasetId, Pairs), ServiceError> {
+async fn pairs_of(db: &AnyPool, p: &Pipeline, dataset: &str, stage: Stage) -> Result<(DatasetId, Pairs), ServiceError> {
     check_stage(p, dataset, stage)?;
     let ids = included(db, p, stage).await?;
     Ok((p.dataset_id, pairs_for(db, p.dataset_id, &ids).await?))
@@ -37,7 +32,7 @@ async fn pairs_of(
 /// The captions of the instances `ids` (in id order, with their
 /// categories) of the dataset, read in pages (crate::store::pages).
 pub(crate) async fn pairs_for(
-    db: &SqlitePool,
+    db: &AnyPool,
     dataset_id: DatasetId,
     ids: &[(i64, Category)],
 ) -> Result<Pairs, ServiceError> {
@@ -94,7 +89,7 @@ pub fn baseline_audit(dataset: &str, stage: Stage, baseline: Baseline, pairs: &P
 /// Runs an external text scorer over the stage, stores the result under `name`
 /// (replacing that name's earlier result on the stage) and returns it.
 pub async fn external_audit(
-    db: &SqlitePool,
+    db: &AnyPool,
     dataset: &str,
     stage: Stage,
     name: &str,
@@ -150,17 +145,13 @@ fn furthest(p: &Pipeline) -> Stage {
     }
 }
 
-pub async fn furthest_stage(db: &SqlitePool, dataset: &str) -> Result<Stage, ServiceError> {
+pub async fn furthest_stage(db: &AnyPool, dataset: &str) -> Result<Stage, ServiceError> {
     Ok(furthest(&pipeline(db, dataset).await?))
 }
 
 /// The baselines on the stage, then every stored external result for it.
 /// Without a stage: the furthest the dataset's curation reached (the dataset page).
-pub async fn stage_audits(
-    db: &SqlitePool,
-    dataset: &str,
-    stage: Option<Stage>,
-) -> Result<Vec<AuditResult>, ServiceError> {
+pub async fn stage_audits(db: &AnyPool, dataset: &str, stage: Option<Stage>) -> Result<Vec<AuditResult>, ServiceError> {
     let p = pipeline(db, dataset).await?;
     let stage = stage.unwrap_or_else(|| furthest(&p));
     let (dataset_id, pairs) = pairs_of(db, &p, dataset, stage).await?;
@@ -170,7 +161,7 @@ pub async fn stage_audits(
 /// The baselines over `pairs` (the stage's instances), then every stored
 /// external result for the stage.
 pub async fn audits_of(
-    db: &SqlitePool,
+    db: &AnyPool,
     dataset: &str,
     dataset_id: DatasetId,
     stage: Stage,

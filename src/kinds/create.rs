@@ -8,7 +8,7 @@ use crate::domain::ids::{DatasetId, StudyId};
 use crate::domain::study::{Study, StudySpec};
 use crate::error::ServiceError;
 use crate::store::db::now_secs;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 /// Parses a TOML spec (errors name the field) into a typed study.
 pub fn parse_spec(text: &str, default_seed: u64) -> Result<Study, ServiceError> {
@@ -20,7 +20,7 @@ pub fn parse_spec(text: &str, default_seed: u64) -> Result<Study, ServiceError> 
 /// Creates the study over every instance of its dataset. Returns its id.
 /// A taken name is `Invalid` (422, as docs/api.md documents), a database
 /// failure `Internal`.
-pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Result<StudyId, ServiceError> {
+pub async fn create_study(db: &AnyPool, study: &Study, spec_text: &str) -> Result<StudyId, ServiceError> {
     let invalid = |m: String| ServiceError::Invalid(m);
     // Items made from the source's answers become the new dataset's instances; a vocabulary is read once.
     let written = match crate::kinds::server(study.kind).and_then(|s| s.from_source) {
@@ -31,7 +31,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
         Some((source, strict)) => Some((crate::studies::vocabulary::read(db, source)?, *strict)),
         None => None,
     };
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     if let Some(items) = &written {
         items.insert(&mut tx, &study.dataset).await?;
     }
@@ -98,10 +98,10 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
     };
     let annotators = serde_json::to_string(&annotators)?;
     let rule = serde_json::to_string(&study.rule)?;
-    let id = sqlx::query(
+    let id = sqlx::query_scalar::<_, i64>(
         "INSERT INTO studies (name, kind, dataset_id, instructions, annotators, rule, seed, spec, spec_hash, created_at,
                               source_study_id, mapping, resolve, primary_user)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
     )
     .bind(&study.name)
     .bind(study.kind.as_str())
@@ -117,15 +117,14 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
     .bind(study.mapping.as_str())
     .bind(study.resolve.as_str())
     .bind(&study.primary)
-    .execute(&mut *tx)
+    .fetch_one(&mut *tx)
     .await
     .map_err(|e| match e {
         sqlx::Error::Database(d) if d.is_unique_violation() => {
             invalid(format!("field `name`: a study named {:?} already exists", study.name))
         }
         e => e.into(),
-    })?
-    .last_insert_rowid();
+    })?;
     let id = StudyId::new(id);
     let items = match survivors {
         None => sqlx::query(
@@ -142,7 +141,8 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
                 q.push_values(chunk, |mut row, (instance, image)| {
                     row.push_bind(id).push_bind(instance).push_bind(image);
                 });
-                q.build().execute(&mut *tx).await?;
+                let (sql, args) = crate::store::db::numbered(&mut q)?;
+                sqlx::query_with(&sql, args).execute(&mut *tx).await?;
             }
             list.len() as u64
         }
@@ -171,7 +171,7 @@ pub async fn create_study(db: &SqlitePool, study: &Study, spec_text: &str) -> Re
 /// Step 4 over the survivors of a finished Step 3 study: the spec
 /// `step4_spec` writes, created like any other. The UI's "Start Step 4" and
 /// `POST /api/v1/studies/{id}/step4` both call this.
-pub async fn create_step4(db: &SqlitePool, step3: StudyId) -> Result<(StudyId, Study), ServiceError> {
+pub async fn create_step4(db: &AnyPool, step3: StudyId) -> Result<(StudyId, Study), ServiceError> {
     let spec = crate::studies::outcomes::step4_spec(db, step3, now_secs() as u64).await?;
     let study = parse_spec(&spec, 0)?;
     let id = create_study(db, &study, &spec).await?;

@@ -11,7 +11,7 @@ use crate::error::ServiceError;
 use crate::kinds::ab_tie::split_value;
 use crate::studies::meta::load_study_meta;
 use serde::Serialize;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 pub struct StudyReport {
     pub head: Head,
@@ -66,7 +66,7 @@ struct Answer {
 }
 
 /// Every answer of the study with its instance's category (the subset).
-async fn answers_by_subset(db: &SqlitePool, study_id: StudyId) -> Result<Vec<Answer>, ServiceError> {
+async fn answers_by_subset(db: &AnyPool, study_id: StudyId) -> Result<Vec<Answer>, ServiceError> {
     type Row = (i64, String, String, i64, String, Option<String>, Option<String>);
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT i.id, i.neg_type, i.subtype, a.user_id, a.value, i.source_a, i.source_b
@@ -100,7 +100,7 @@ fn judgement(a: Answer) -> Result<Judgement, ServiceError> {
     Ok(Judgement { item: a.instance, category: a.category, criterion: criterion.to_string(), better, sources })
 }
 
-pub async fn study_report(db: &SqlitePool, study_id: StudyId) -> Result<StudyReport, ServiceError> {
+pub async fn study_report(db: &AnyPool, study_id: StudyId) -> Result<StudyReport, ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
     let Some(report) = meta.kind.report() else {
         let kinds: Vec<&str> = SurveyKind::reports().map(|k| k.name()).collect();
@@ -137,7 +137,7 @@ pub async fn study_report(db: &SqlitePool, study_id: StudyId) -> Result<StudyRep
 
 /// Each answer right when it stores `correct`, per subset and per annotator.
 async fn accuracy(
-    db: &SqlitePool,
+    db: &AnyPool,
     study_id: StudyId,
     correct: &str,
     setting: &str,

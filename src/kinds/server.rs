@@ -10,7 +10,7 @@ use crate::domain::study::Study;
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use serde::Serialize;
-use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
+use sqlx::{AnyConnection, AnyPool, Transaction};
 use std::any::Any;
 use std::future::Future;
 use std::path::Path;
@@ -20,19 +20,19 @@ use std::pin::Pin;
 pub type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T, ServiceError>> + Send + 'a>>;
 
 /// A kind's own statistics for a study, and how many answers they rest on.
-pub type ReportFn = for<'a> fn(&'a SqlitePool, StudyId) -> Fut<'a, (usize, Box<dyn Stats>)>;
+pub type ReportFn = for<'a> fn(&'a AnyPool, StudyId) -> Fut<'a, (usize, Box<dyn Stats>)>;
 
 /// Writes a study's extra export files into a directory; their names.
-pub type ExportFn = for<'a> fn(&'a SqlitePool, StudyId, &'a Path) -> Fut<'a, Vec<String>>;
+pub type ExportFn = for<'a> fn(&'a AnyPool, StudyId, &'a Path) -> Fut<'a, Vec<String>>;
 
 /// The items a new study takes from its source study's answers, read
 /// before the creating transaction (`kinds::create`); None when the spec
 /// names no source.
-pub type FromSourceFn = for<'a> fn(&'a SqlitePool, &'a Study) -> Fut<'a, Option<Box<dyn SourceItems>>>;
+pub type FromSourceFn = for<'a> fn(&'a AnyPool, &'a Study) -> Fut<'a, Option<Box<dyn SourceItems>>>;
 
 /// Whether the link participant with this platform id may not take the
 /// study (checked on arrival, inside the arrival's transaction).
-pub type KeepOutFn = for<'a> fn(&'a mut SqliteConnection, &'a StudyMeta, &'a str) -> Fut<'a, bool>;
+pub type KeepOutFn = for<'a> fn(&'a mut AnyConnection, &'a StudyMeta, &'a str) -> Fut<'a, bool>;
 
 /// Items made from a source study's answers.
 pub trait SourceItems: Send + Sync {
@@ -40,7 +40,7 @@ pub trait SourceItems: Send + Sync {
     fn annotators(&self, spec: &Annotators, source: Option<&str>) -> Result<Annotators, ServiceError>;
     /// Makes them the instances of the new dataset `name`, inside the
     /// creating transaction (a failed creation leaves no dataset).
-    fn insert<'a>(&'a self, tx: &'a mut Transaction<'static, Sqlite>, name: &'a str) -> Fut<'a, ()>;
+    fn insert<'a>(&'a self, tx: &'a mut Transaction<'static, sqlx::Any>, name: &'a str) -> Fut<'a, ()>;
 }
 
 /// A kind's server part (`kinds/<kind>/server.rs`, `pub const SERVER`).

@@ -4,7 +4,7 @@ use crate::api_types::{CompareReport, ModelScores};
 use crate::domain::category::Category;
 use crate::domain::metrics::{Aggregator, Outcome, Report, Scores};
 use crate::error::ServiceError;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 fn rounded(r: Report) -> Report {
     Report {
@@ -15,11 +15,13 @@ fn rounded(r: Report) -> Report {
 }
 
 /// Datasets with something to compare: a model run or a human baseline.
-pub async fn datasets_with_results(db: &SqlitePool) -> Result<Vec<String>, ServiceError> {
-    Ok(sqlx::query_scalar(
-        "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION
+pub async fn datasets_with_results(db: &AnyPool) -> Result<Vec<String>, ServiceError> {
+    Ok(sqlx::query_scalar(crate::dialect!(db,
+        sqlite: "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION
            SELECT dataset_id FROM studies WHERE kind IN (SELECT value FROM json_each($1))) ORDER BY name",
-    )
+        postgres: "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION
+           SELECT dataset_id FROM studies WHERE kind IN (SELECT value FROM json_array_elements_text($1::json))) ORDER BY name",
+    ))
     .bind(crate::models::human::measurement_kinds_json())
     .fetch_all(db)
     .await?)
@@ -27,7 +29,7 @@ pub async fn datasets_with_results(db: &SqlitePool) -> Result<Vec<String>, Servi
 
 /// Every model run on the dataset, the human rows (of the baseline studies in
 /// `baselines`, or of all of them when empty) and chance.
-pub async fn compare(db: &SqlitePool, dataset: &str, baselines: &[i64]) -> Result<CompareReport, ServiceError> {
+pub async fn compare(db: &AnyPool, dataset: &str, baselines: &[i64]) -> Result<CompareReport, ServiceError> {
     let dataset_id: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(dataset)
         .fetch_optional(db)
@@ -40,7 +42,14 @@ pub async fn compare(db: &SqlitePool, dataset: &str, baselines: &[i64]) -> Resul
             .await?;
     let mut models = Vec::with_capacity(runs.len());
     for (run, name, device) in runs {
-        let rows: Vec<(String, String, bool, bool, bool, bool)> = sqlx::query_as(
+        let rows: Vec<(
+            String,
+            String,
+            crate::store::ids::Flag,
+            crate::store::ids::Flag,
+            crate::store::ids::Flag,
+            crate::store::ids::Flag,
+        )> = sqlx::query_as(
             "SELECT i.neg_type, i.subtype, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
              FROM model_outcomes o JOIN instances i ON i.id = o.instance_id WHERE o.run_id = $1",
         )
@@ -50,7 +59,7 @@ pub async fn compare(db: &SqlitePool, dataset: &str, baselines: &[i64]) -> Resul
         let mut agg = Aggregator::new();
         for (t, s, a, b, c, d) in rows {
             let category = Category::parse(&t, &s).map_err(|e| ServiceError::internal("a stored category", e))?;
-            agg.add(category, Outcome::from_flags(a, b, c, d));
+            agg.add(category, Outcome::from_flags(a.0, b.0, c.0, d.0));
         }
         let report = rounded(agg.report());
         models.push(ModelScores { name, n: report.overall.n, device, report });

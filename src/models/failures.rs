@@ -4,7 +4,7 @@ use crate::api_types::Failure;
 use crate::domain::metrics::Outcome;
 use crate::error::ServiceError;
 use crate::studies::tasks::image_url;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 /// Which score the drill-down lists failures of.
 pub fn fails(metric: &str, o: &Outcome) -> Option<bool> {
@@ -29,14 +29,18 @@ struct FailureRow {
     negative_caption: String,
     positive_image: Option<String>,
     negative_image: Option<String>,
+    #[sqlx(try_from = "crate::store::ids::Flag")]
     ipos2t: bool,
+    #[sqlx(try_from = "crate::store::ids::Flag")]
     ineg2t: bool,
+    #[sqlx(try_from = "crate::store::ids::Flag")]
     tpos2i: bool,
+    #[sqlx(try_from = "crate::store::ids::Flag")]
     tneg2i: bool,
 }
 
 pub async fn failures(
-    db: &SqlitePool,
+    db: &AnyPool,
     dataset: &str,
     model: &str,
     metric: &str,

@@ -9,7 +9,7 @@ use crate::domain::category::Category;
 use crate::domain::metrics::{Aggregator, Outcome, Report};
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// An annotator's answers on an instance, by query.
@@ -43,15 +43,17 @@ struct Complete {
 /// dataset's, or those in `only`), then "Human (all)" when two or more have
 /// complete pairs. `rounded` turns a report into what the API shows.
 pub async fn human_rows(
-    db: &SqlitePool,
+    db: &AnyPool,
     dataset_id: i64,
     only: &[i64],
     rounded: fn(Report) -> Report,
 ) -> Result<Vec<HumanRow>, ServiceError> {
-    let studies: Vec<(i64, String, String)> = sqlx::query_as(
-        "SELECT id, name, kind FROM studies WHERE dataset_id = $1 AND kind IN (SELECT value FROM json_each($2))
+    let studies: Vec<(i64, String, String)> = sqlx::query_as(crate::dialect!(db,
+        sqlite: "SELECT id, name, kind FROM studies WHERE dataset_id = $1 AND kind IN (SELECT value FROM json_each($2))
          ORDER BY id",
-    )
+        postgres: "SELECT id, name, kind FROM studies
+         WHERE dataset_id = $1 AND kind IN (SELECT value FROM json_array_elements_text($2::json)) ORDER BY id",
+    ))
     .bind(dataset_id)
     .bind(measurement_kinds_json())
     .fetch_all(db)
@@ -95,7 +97,7 @@ fn row(label: String, study_id: Option<i64>, pairs: &[Complete], rounded: fn(Rep
     }
 }
 
-async fn complete_pairs(db: &SqlitePool, study: i64, kind: SurveyKind) -> Result<Vec<Complete>, ServiceError> {
+async fn complete_pairs(db: &AnyPool, study: i64, kind: SurveyKind) -> Result<Vec<Complete>, ServiceError> {
     let (Some(outcome), questions) = (kind.outcome_fn(), kind.question_count()) else { return Ok(Vec::new()) };
     let rows: Vec<AnswerRow> = sqlx::query_as(
         "SELECT a.user_id, a.instance_id, t.query, a.value, i.neg_type, i.subtype

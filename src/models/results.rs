@@ -5,7 +5,7 @@ use crate::domain::results::{ResultRow, ResultsHeader};
 use crate::error::ServiceError;
 use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use crate::store::runs::replace_run;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
@@ -83,7 +83,7 @@ fn key(row: &ResultRow) -> Key {
 }
 
 pub async fn import_results(
-    db: &SqlitePool,
+    db: &AnyPool,
     model: &str,
     dataset: &str,
     path: &Path,
@@ -93,7 +93,7 @@ pub async fn import_results(
     }
     let rows = read_rows(path)?;
     let name = path.display().to_string();
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     let existing: Option<i64> =
         sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(dataset).fetch_optional(&mut *tx).await?;
     let (dataset_id, created) = match existing {

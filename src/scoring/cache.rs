@@ -1,6 +1,6 @@
 //! The embedding cache (migrations/0005_embeddings.sql).
 use crate::store::db::now_secs;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub fn from_blob(b: &[u8]) -> Option<Vec<f32>> {
 
 /// The cached vectors among `hashes`.
 pub async fn lookup(
-    db: &SqlitePool,
+    db: &AnyPool,
     key: &CacheKey,
     kind: Kind,
     hashes: &[String],
@@ -52,14 +52,15 @@ pub async fn lookup(
             sep.push_bind(h);
         }
         q.push(")");
-        let rows: Vec<(String, Vec<u8>)> = q.build_query_as().fetch_all(db).await?;
+        let (sql, args) = crate::store::db::numbered(&mut q)?;
+        let rows: Vec<(String, Vec<u8>)> = sqlx::query_as_with(&sql, args).fetch_all(db).await?;
         found.extend(rows.into_iter().filter_map(|(h, b)| from_blob(&b).map(|v| (h, v))));
     }
     Ok(found)
 }
 
 /// Stores one batch in one transaction.
-pub async fn store(db: &SqlitePool, key: &CacheKey, kind: Kind, items: &[(String, Vec<f32>)]) -> sqlx::Result<()> {
+pub async fn store(db: &AnyPool, key: &CacheKey, kind: Kind, items: &[(String, Vec<f32>)]) -> sqlx::Result<()> {
     let mut tx = db.begin().await?;
     let now = now_secs();
     for (hash, v) in items {

@@ -7,7 +7,7 @@ use super::external::ExternalScorer;
 use super::rankings::{is_ranking_dataset, score_rankings};
 use super::run::{dataset_id, score_dataset, Counts, ScoreRequest};
 use crate::store::images::ImageStore;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -36,7 +36,7 @@ fn cancel_on_ctrl_c() -> Arc<AtomicBool> {
     flag
 }
 
-pub async fn run_score(db: &SqlitePool, store: &ImageStore, model: Model, req: ScoreRequest) -> anyhow::Result<()> {
+pub async fn run_score(db: &AnyPool, store: &ImageStore, model: Model, req: ScoreRequest) -> anyhow::Result<()> {
     anyhow::ensure!(req.batch > 0, "--batch must be at least 1");
     let cancel = cancel_on_ctrl_c();
     let encoder: Box<dyn Encoder> = match model {

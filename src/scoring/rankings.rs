@@ -7,7 +7,7 @@ use super::encoder::Encoder;
 use super::rank::dot;
 use super::run::{cancelled_error, distinct, Counts, Embedder, ScoreRequest};
 use crate::store::images::{sha256_hex, ImageStore};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -26,7 +26,7 @@ pub struct RankingSummary {
 
 /// A dataset of prompts to rank: instances without a negative caption,
 /// whose images are their candidates (what `import rankings` writes).
-pub async fn is_ranking_dataset(db: &SqlitePool, dataset_id: i64) -> sqlx::Result<bool> {
+pub async fn is_ranking_dataset(db: &AnyPool, dataset_id: i64) -> sqlx::Result<bool> {
     let (instances, with_negative): (i64, i64) = sqlx::query_as(
         "SELECT COUNT(*), COALESCE(SUM(CASE WHEN negative_caption <> '' OR positive_image IS NOT NULL THEN 1 ELSE 0 END), 0)
          FROM instances WHERE dataset_id = $1",
@@ -38,7 +38,7 @@ pub async fn is_ranking_dataset(db: &SqlitePool, dataset_id: i64) -> sqlx::Resul
 }
 
 pub async fn score_rankings(
-    db: &SqlitePool,
+    db: &AnyPool,
     store: &ImageStore,
     encoder: Box<dyn Encoder>,
     req: &ScoreRequest,
@@ -68,7 +68,7 @@ pub async fn score_rankings(
     if cancel.load(Ordering::SeqCst) {
         return Err(cancelled_error(embedder.computed));
     }
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     let removed = sqlx::query(
         "DELETE FROM image_scores WHERE model = $1 AND instance_id IN (SELECT id FROM instances WHERE dataset_id = $2)",
     )

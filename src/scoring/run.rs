@@ -8,7 +8,7 @@ use super::rank;
 use crate::store::images::{sha256_hex, ImageStore};
 use crate::store::negatives::negative_image_for;
 use crate::store::runs::replace_run;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -50,7 +50,7 @@ struct Scorable {
     negative: String,
 }
 
-async fn scorable_instances(db: &SqlitePool, dataset_id: i64) -> sqlx::Result<(Vec<Scorable>, usize)> {
+async fn scorable_instances(db: &AnyPool, dataset_id: i64) -> sqlx::Result<(Vec<Scorable>, usize)> {
     let rows: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
         "SELECT id, caption, negative_caption, positive_image FROM instances WHERE dataset_id = $1 ORDER BY id",
     )
@@ -81,7 +81,7 @@ pub fn cancelled_error(computed: usize) -> anyhow::Error {
 }
 
 pub(super) struct Embedder<'a> {
-    db: &'a SqlitePool,
+    db: &'a AnyPool,
     key: Option<CacheKey>,
     encoder: Option<Box<dyn Encoder>>,
     batch: usize,
@@ -91,7 +91,7 @@ pub(super) struct Embedder<'a> {
 
 impl<'a> Embedder<'a> {
     /// Caches under the run's name and the encoder's identity, if it has one.
-    pub fn new(db: &'a SqlitePool, encoder: Box<dyn Encoder>, req: &ScoreRequest, cancel: Arc<AtomicBool>) -> Self {
+    pub fn new(db: &'a AnyPool, encoder: Box<dyn Encoder>, req: &ScoreRequest, cancel: Arc<AtomicBool>) -> Self {
         let key = encoder.identity().map(|id| CacheKey {
             model: req.name.clone(),
             weights: id.weights,
@@ -195,7 +195,7 @@ impl<'a> Embedder<'a> {
     }
 }
 
-pub(super) async fn dataset_id(db: &SqlitePool, name: &str) -> anyhow::Result<i64> {
+pub(super) async fn dataset_id(db: &AnyPool, name: &str) -> anyhow::Result<i64> {
     sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(name)
         .fetch_optional(db)
@@ -204,7 +204,7 @@ pub(super) async fn dataset_id(db: &SqlitePool, name: &str) -> anyhow::Result<i6
 }
 
 pub async fn score_dataset(
-    db: &SqlitePool,
+    db: &AnyPool,
     store: &ImageStore,
     encoder: Box<dyn Encoder>,
     req: &ScoreRequest,
@@ -249,7 +249,7 @@ pub async fn score_dataset(
     if cancel.load(Ordering::SeqCst) {
         return Err(cancelled_error(embedder.computed));
     }
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     let replaced_run = replace_run(&mut tx, dataset_id, &req.name, &source, Some(&device), &outcomes).await?;
     tx.commit().await?;
     Ok(ScoreSummary {

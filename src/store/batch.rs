@@ -4,7 +4,7 @@
 //! one JSON array read by `json_each`, so the statement text (and its
 //! prepared form) is the same for every batch size.
 use serde_json::{json, Value};
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 use std::collections::{BTreeMap, HashSet};
 
 #[derive(Debug, Clone)]
@@ -32,7 +32,7 @@ pub enum Stored {
 /// Applies every answer, in order; the first answer to a task stands, so a
 /// repeat (stored before, or earlier in the batch) is `AlreadyAnswered`.
 /// On error the caller rolls the batch back (nothing is left half-applied).
-pub(super) async fn apply_all(conn: &mut SqliteConnection, batch: &[&NewAnswer]) -> Result<Vec<Stored>, sqlx::Error> {
+pub(super) async fn apply_all(conn: &mut AnyConnection, batch: &[&NewAnswer]) -> Result<Vec<Stored>, sqlx::Error> {
     let rows: Vec<Value> = batch
         .iter()
         .map(|a| {
@@ -51,13 +51,18 @@ pub(super) async fn apply_all(conn: &mut SqliteConnection, batch: &[&NewAnswer])
         .collect();
     // json_each walks the array in order, and a row that conflicts with one
     // inserted earlier by this very statement is skipped too.
-    let inserted: HashSet<i64> = sqlx::query_scalar(
-        "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
+    let inserted: HashSet<i64> = sqlx::query_scalar(crate::dialect!(&*conn,
+        sqlite: "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
          SELECT j.value->>0, j.value->>1, j.value->>2, j.value->>3, j.value->>4, j.value->>5, j.value->>6, j.value->>7,
                 j.value->>8
          FROM json_each($1) j WHERE true
          ON CONFLICT (task_id) DO NOTHING RETURNING task_id",
-    )
+        postgres: "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
+         SELECT (j->>0)::bigint, (j->>1)::bigint, (j->>2)::bigint, (j->>3)::bigint, j->>4, j->>5, j->>6,
+                (j->>7)::bigint, (j->>8)::bigint
+         FROM json_array_elements($1::json) AS e(j)
+         ON CONFLICT (task_id) DO NOTHING RETURNING task_id",
+    ))
     .bind(Value::Array(rows).to_string())
     .fetch_all(&mut *conn)
     .await?
@@ -76,18 +81,24 @@ pub(super) async fn apply_all(conn: &mut SqliteConnection, batch: &[&NewAnswer])
     let texts: Vec<Value> =
         new.iter().flat_map(|a| a.texts.iter().map(|(field, text)| json!([a.task_id, field, text]))).collect();
     if !texts.is_empty() {
-        sqlx::query(
-            "INSERT INTO answer_texts (task_id, field, text) SELECT j.value->>0, j.value->>1, j.value->>2 FROM json_each($1) j",
-        )
+        sqlx::query(crate::dialect!(&*conn,
+            sqlite: "INSERT INTO answer_texts (task_id, field, text) SELECT j.value->>0, j.value->>1, j.value->>2 FROM json_each($1) j",
+            postgres: "INSERT INTO answer_texts (task_id, field, text)
+             SELECT (j->>0)::bigint, j->>1, j->>2 FROM json_array_elements($1::json) AS e(j)",
+        ))
         .bind(Value::Array(texts).to_string())
         .execute(&mut *conn)
         .await?;
     }
     let ids: Vec<i64> = new.iter().map(|a| a.task_id).collect();
-    sqlx::query("UPDATE tasks SET done = 1, lease_until = NULL WHERE id IN (SELECT value FROM json_each($1))")
-        .bind(json!(ids).to_string())
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query(crate::dialect!(&*conn,
+        sqlite: "UPDATE tasks SET done = 1, lease_until = NULL WHERE id IN (SELECT value FROM json_each($1))",
+        postgres: "UPDATE tasks SET done = 1, lease_until = NULL
+         WHERE id IN (SELECT value::bigint FROM json_array_elements_text($1::json))",
+    ))
+    .bind(json!(ids).to_string())
+    .execute(&mut *conn)
+    .await?;
     // Per participation: how many new answers, and the last one's time.
     let mut per: BTreeMap<(i64, i64), (i64, i64)> = BTreeMap::new();
     for a in &new {
@@ -95,17 +106,20 @@ pub(super) async fn apply_all(conn: &mut SqliteConnection, batch: &[&NewAnswer])
         *e = (e.0 + 1, e.1.max(a.answered_at));
     }
     let counts: Vec<Value> = per.iter().map(|((s, u), (n, _))| json!([s, u, n])).collect();
-    let finished: Vec<(i64, i64, bool)> = sqlx::query_as(
-        "UPDATE participations SET done = done + (j.value->>2) FROM json_each($1) j
+    let finished: Vec<(i64, i64, super::ids::Flag)> = sqlx::query_as(crate::dialect!(&*conn,
+        sqlite: "UPDATE participations SET done = done + (j.value->>2) FROM json_each($1) j
          WHERE participations.study_id = (j.value->>0) AND participations.user_id = (j.value->>1)
          RETURNING participations.study_id, participations.user_id, participations.done >= participations.total",
-    )
+        postgres: "UPDATE participations SET done = done + (j->>2)::bigint FROM json_array_elements($1::json) AS e(j)
+         WHERE participations.study_id = (j->>0)::bigint AND participations.user_id = (j->>1)::bigint
+         RETURNING participations.study_id, participations.user_id, participations.done >= participations.total",
+    ))
     .bind(Value::Array(counts).to_string())
     .fetch_all(&mut *conn)
     .await?;
     // A link participant's last answer ends its lease in the same commit:
     // held place -> a counted copy, given-back place -> an extra copy.
-    for (study, user, _) in finished.into_iter().filter(|f| f.2) {
+    for (study, user, _) in finished.into_iter().filter(|f| f.2 .0) {
         sqlx::query(
             "UPDATE leases SET state = CASE state WHEN 'active' THEN 'completed' ELSE 'extra' END, ended_at = $1
              WHERE user_id = $2 AND state IN ('active', 'timed_out')",
@@ -121,7 +135,7 @@ pub(super) async fn apply_all(conn: &mut SqliteConnection, batch: &[&NewAnswer])
 /// Tasks 1–3 of study 1 for user 1 and their participation, without the
 /// study, user and instance rows (foreign keys off): the writer's tests.
 #[cfg(test)]
-pub(crate) async fn bare_tasks(c: &mut sqlx::SqliteConnection) {
+pub(crate) async fn bare_tasks(c: &mut sqlx::AnyConnection) {
     sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *c).await.unwrap();
     for id in 1..=3 {
         sqlx::query(

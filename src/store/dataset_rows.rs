@@ -3,7 +3,7 @@
 use crate::domain::category::Category;
 use crate::store::db::now_secs;
 use crate::store::images::StoredImage;
-use sqlx::{Sqlite, Transaction};
+use sqlx::{Any, Transaction};
 
 /// One instance as stored; captions are already normalised, originals kept.
 pub struct NewInstance<'a> {
@@ -16,23 +16,18 @@ pub struct NewInstance<'a> {
     pub positive_image: Option<&'a str>,
 }
 
-pub async fn insert_dataset(tx: &mut Transaction<'_, Sqlite>, name: &str, normalize: &str) -> sqlx::Result<i64> {
-    Ok(sqlx::query("INSERT INTO datasets (name, normalize, created_at) VALUES ($1, $2, $3)")
+pub async fn insert_dataset(tx: &mut Transaction<'_, Any>, name: &str, normalize: &str) -> sqlx::Result<i64> {
+    sqlx::query_scalar::<_, i64>("INSERT INTO datasets (name, normalize, created_at) VALUES ($1, $2, $3) RETURNING id")
         .bind(name)
         .bind(normalize)
         .bind(now_secs())
-        .execute(&mut **tx)
-        .await?
-        .last_insert_rowid())
+        .fetch_one(&mut **tx)
+        .await
 }
 
 /// One instance; its id is returned. Only inside a write transaction
 /// (`BEGIN IMMEDIATE`), as [`next_instance_id`] requires.
-pub async fn insert_instance(
-    tx: &mut Transaction<'_, Sqlite>,
-    dataset_id: i64,
-    i: &NewInstance<'_>,
-) -> sqlx::Result<i64> {
+pub async fn insert_instance(tx: &mut Transaction<'_, Any>, dataset_id: i64, i: &NewInstance<'_>) -> sqlx::Result<i64> {
     let id = next_instance_id(tx).await?;
     insert_instances(tx, dataset_id, id, std::slice::from_ref(i)).await?;
     Ok(id)
@@ -45,7 +40,7 @@ pub const CHUNK: usize = 1000;
 
 /// The id the next bulk-inserted instance gets. Only meaningful inside a
 /// write transaction (`BEGIN IMMEDIATE`), which keeps other writers out.
-pub async fn next_instance_id(tx: &mut Transaction<'_, Sqlite>) -> sqlx::Result<i64> {
+pub async fn next_instance_id(tx: &mut Transaction<'_, Any>) -> sqlx::Result<i64> {
     let max: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM instances").fetch_one(&mut **tx).await?;
     Ok(max.unwrap_or(0) + 1)
 }
@@ -53,7 +48,7 @@ pub async fn next_instance_id(tx: &mut Transaction<'_, Sqlite>) -> sqlx::Result<
 /// Bulk form of [`insert_instance`] with explicit consecutive ids from
 /// `first_id`, so candidates can refer to them without reading them back.
 pub async fn insert_instances(
-    tx: &mut Transaction<'_, Sqlite>,
+    tx: &mut Transaction<'_, Any>,
     dataset_id: i64,
     first_id: i64,
     rows: &[NewInstance<'_>],
@@ -74,25 +69,35 @@ pub async fn insert_instances(
                 .push_bind(i.category.subtype.as_str())
                 .push_bind(i.positive_image);
         });
-        q.build().execute(&mut **tx).await?;
+        let (sql, args) = crate::store::db::numbered(&mut q)?;
+        sqlx::query_with(&sql, args).execute(&mut **tx).await?;
+    }
+    // PostgreSQL's identity does not see explicit ids: later instances
+    // inserted without one must start after these.
+    if crate::store::dialect::Backend::is_postgres(&**tx) && !rows.is_empty() {
+        sqlx::query("SELECT setval(pg_get_serial_sequence('instances', 'id'), $1)")
+            .bind(first_id + rows.len() as i64 - 1)
+            .execute(&mut **tx)
+            .await?;
     }
     Ok(())
 }
 
 /// Candidate images as (instance id, slot, image hash); ground truth unknown.
-pub async fn insert_candidates(tx: &mut Transaction<'_, Sqlite>, rows: &[(i64, i64, &str)]) -> sqlx::Result<()> {
+pub async fn insert_candidates(tx: &mut Transaction<'_, Any>, rows: &[(i64, i64, &str)]) -> sqlx::Result<()> {
     for chunk in rows.chunks(CHUNK) {
         let mut q = sqlx::QueryBuilder::new("INSERT INTO candidates (instance_id, slot, image) ");
         q.push_values(chunk, |mut b, (id, slot, image)| {
             b.push_bind(*id).push_bind(*slot).push_bind(*image);
         });
-        q.build().execute(&mut **tx).await?;
+        let (sql, args) = crate::store::db::numbered(&mut q)?;
+        sqlx::query_with(&sql, args).execute(&mut **tx).await?;
     }
     Ok(())
 }
 
 /// Image rows; content already known (same hash) is left as it is.
-pub async fn insert_images(tx: &mut Transaction<'_, Sqlite>, images: &[StoredImage]) -> sqlx::Result<()> {
+pub async fn insert_images(tx: &mut Transaction<'_, Any>, images: &[StoredImage]) -> sqlx::Result<()> {
     for chunk in images.chunks(CHUNK) {
         let mut q = sqlx::QueryBuilder::new("INSERT INTO images (hash, mime, width, height, bytes, has_display) ");
         q.push_values(chunk, |mut b, i| {
@@ -104,7 +109,8 @@ pub async fn insert_images(tx: &mut Transaction<'_, Sqlite>, images: &[StoredIma
                 .push_bind(i.has_display as i64);
         });
         q.push(" ON CONFLICT DO NOTHING");
-        q.build().execute(&mut **tx).await?;
+        let (sql, args) = crate::store::db::numbered(&mut q)?;
+        sqlx::query_with(&sql, args).execute(&mut **tx).await?;
     }
     Ok(())
 }

@@ -1,56 +1,259 @@
-//! Opening the SQLite file. WAL lets readers run beside the one writer;
-//! synchronous=FULL makes every commit durable before we acknowledge it.
+//! Opening the database: a SQLite file (the default) or a PostgreSQL server,
+//! both through sqlx's `Any` driver so every query is written once.
+//!
+//! SQLite: WAL lets readers run beside the one writer; synchronous=FULL makes
+//! every commit durable before we acknowledge it. PostgreSQL: its own
+//! defaults (fsync and synchronous_commit on) give the same promise.
 use anyhow::Context;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{ConnectOptions, SqliteConnection};
-use std::path::Path;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyConnection, AnyPool, ConnectOptions, Connection, Executor};
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::Duration;
 
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
-/// PostgreSQL's schema, the same tables (tests/api/postgres.rs compares
-/// them). The server does not run on PostgreSQL yet (docs/deploy.md).
+/// PostgreSQL's schema, the same tables (tests/api/postgres.rs compares them).
 pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
-fn options(path: &Path) -> anyhow::Result<SqliteConnectOptions> {
-    let url = format!("sqlite://{}", path.display());
-    Ok(SqliteConnectOptions::from_str(&url)?
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Full)
-        .busy_timeout(Duration::from_secs(10))
-        .foreign_keys(true)
-        .pragma("cache_size", "-32000")
-        .disable_statement_logging())
+/// Run on every SQLite connection as it opens. The busy timeout matters only
+/// to other processes (backups, the CLI); this process queues its writers.
+const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+     PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32000;";
+
+/// Where the data lives: `--database`, or the SQLite file in the data dir.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    Sqlite(PathBuf),
+    Postgres(String),
 }
 
-/// The shared pool: reads, and the rare writes outside the answer path
-/// (accounts, studies, imports). Migrations run here.
-pub async fn open_pool(path: &Path) -> anyhow::Result<SqlitePool> {
-    let pool = SqlitePoolOptions::new()
+impl Location {
+    /// A `--database` value: `postgres://…`/`postgresql://…`, or
+    /// `sqlite://PATH`. Anything else is refused, naming what was given.
+    pub fn parse(url: &str) -> anyhow::Result<Location> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            AnyConnectOptions::from_str(url)
+                .map_err(|e| anyhow::anyhow!("--database: not a valid PostgreSQL URL ({e})"))?;
+            return Ok(Location::Postgres(url.to_owned()));
+        }
+        if let Some(path) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
+            if path.is_empty() {
+                anyhow::bail!("--database: sqlite:// needs a file path, e.g. sqlite:///srv/hardneg/hardneg.sqlite");
+            }
+            return Ok(Location::Sqlite(PathBuf::from(path)));
+        }
+        let scheme = url.split_once("://").map(|(s, _)| s).unwrap_or(url);
+        anyhow::bail!(
+            "--database: unsupported scheme {scheme:?}: use postgres://user:password@host/db or sqlite://PATH"
+        )
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        matches!(self, Location::Postgres(_))
+    }
+
+    /// For messages: the file, or the server without its password.
+    pub fn describe(&self) -> String {
+        match self {
+            Location::Sqlite(p) => p.display().to_string(),
+            Location::Postgres(url) => without_password(url),
+        }
+    }
+
+    fn options(&self) -> anyhow::Result<AnyConnectOptions> {
+        sqlx::any::install_default_drivers();
+        let url = match self {
+            Location::Sqlite(p) => format!("sqlite://{}?mode=rwc", p.display()),
+            Location::Postgres(url) => url.clone(),
+        };
+        Ok(AnyConnectOptions::from_str(&url)?.disable_statement_logging())
+    }
+}
+
+/// `postgres://user:secret@host/db` as `postgres://user@host/db`.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    match rest.split_once('@') {
+        Some((user, host)) => format!("{scheme}://{}@{host}", user.split(':').next().unwrap_or_default()),
+        None => url.to_owned(),
+    }
+}
+
+/// What each new connection runs first.
+async fn prepare(conn: &mut AnyConnection) -> sqlx::Result<()> {
+    if is_sqlite(conn) {
+        conn.execute(SQLITE_PRAGMAS).await?;
+    }
+    Ok(())
+}
+
+fn is_sqlite(conn: &AnyConnection) -> bool {
+    conn.backend_name() == "SQLite"
+}
+
+/// True when the pool talks to PostgreSQL.
+pub fn is_postgres(pool: &AnyPool) -> bool {
+    matches!(pool.connect_options().database_url.scheme(), "postgres" | "postgresql")
+}
+
+/// The shared pool, with the schema migrated: reads, and the rare writes
+/// outside the answer path (accounts, studies, imports).
+pub async fn open(location: &Location) -> anyhow::Result<AnyPool> {
+    let pool = AnyPoolOptions::new()
         .max_connections(8)
         .min_connections(1)
         // A connection to a local file does not go stale, and the check cost
         // a round trip to the driver's worker thread on every query.
-        .test_before_acquire(false)
-        .connect_with(options(path)?)
+        .test_before_acquire(location.is_postgres())
+        .after_connect(|conn, _| Box::pin(prepare(conn)))
+        .connect_with(location.options()?)
         .await
-        .with_context(|| format!("opening database {}", path.display()))?;
-    MIGRATOR.run(&pool).await.context("running database migrations")?;
+        .with_context(|| format!("opening database {}", location.describe()))?;
+    let migrator = if location.is_postgres() { &PG_MIGRATOR } else { &MIGRATOR };
+    migrator.run(&pool).await.context("running database migrations")?;
     Ok(pool)
 }
 
-/// The answer writer's own connection. Its batches are small, so their
-/// statement journals stay in memory rather than in a temp file created and
-/// deleted on every commit (a dozen system calls each).
-pub async fn open_writer_connection(path: &Path) -> anyhow::Result<SqliteConnection> {
-    options(path)?
-        .pragma("temp_store", "memory")
+/// More connections to `pool`'s database, for one long job (an export)
+/// that should not take the app's own. On SQLite each runs `sqlite_pragmas`
+/// after the usual ones; on PostgreSQL, where the server keeps one cache for
+/// every connection, the app's pool serves.
+pub async fn side_pool(pool: &AnyPool, sqlite_pragmas: &'static str) -> sqlx::Result<AnyPool> {
+    if is_postgres(pool) {
+        return Ok(pool.clone());
+    }
+    AnyPoolOptions::new()
+        .max_connections(8)
+        .test_before_acquire(false)
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                prepare(conn).await?;
+                conn.execute(sqlite_pragmas).await?;
+                Ok(())
+            })
+        })
+        .connect_with((*pool.connect_options()).clone())
+        .await
+}
+
+/// [`open`] for the SQLite file at `path`.
+pub async fn open_pool(path: &Path) -> anyhow::Result<AnyPool> {
+    open(&Location::Sqlite(path.to_owned())).await
+}
+
+/// The answer writer's own connection. On SQLite its batches are small, so
+/// their statement journals stay in memory rather than in a temp file
+/// created and deleted on every commit (a dozen system calls each).
+pub async fn open_writer(location: &Location) -> anyhow::Result<AnyConnection> {
+    let mut conn = location
+        .options()?
         .connect()
         .await
-        .with_context(|| format!("opening writer connection to {}", path.display()))
+        .with_context(|| format!("opening writer connection to {}", location.describe()))?;
+    prepare(&mut conn).await?;
+    if is_sqlite(&conn) {
+        conn.execute("PRAGMA temp_store = memory").await?;
+    }
+    Ok(conn)
+}
+
+/// [`open_writer`] for the SQLite file at `path`.
+pub async fn open_writer_connection(path: &Path) -> anyhow::Result<AnyConnection> {
+    open_writer(&Location::Sqlite(path.to_owned())).await
+}
+
+/// The data directory of a PostgreSQL server (its images, files a spec
+/// names), set once at start: a SQLite database's is the file's folder.
+static DATA_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+pub fn set_data_dir(dir: &Path) {
+    let _ = DATA_DIR.set(dir.to_owned());
+}
+
+/// The database `pool` was opened on.
+pub fn location_of(pool: &AnyPool) -> Location {
+    let url = &pool.connect_options().database_url;
+    if is_postgres(pool) {
+        return Location::Postgres(url.to_string());
+    }
+    match <sqlx::sqlite::SqliteConnectOptions as ConnectOptions>::from_url(url) {
+        Ok(o) => Location::Sqlite(o.get_filename().to_path_buf()),
+        Err(_) => Location::Sqlite(PathBuf::from(url.path())),
+    }
+}
+
+/// Where files beside the database live: the SQLite file's folder, or on
+/// PostgreSQL the data dir this process was started with.
+pub fn data_dir(pool: &AnyPool) -> PathBuf {
+    match location_of(pool) {
+        Location::Sqlite(file) => file.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(".")),
+        Location::Postgres(_) => DATA_DIR.get().cloned().unwrap_or_else(|| PathBuf::from(".")),
+    }
+}
+
+/// The key every write transaction locks on PostgreSQL ("hardneg" in ASCII).
+const WRITE_LOCK: i64 = 0x68_61_72_64_6e_65_67;
+
+/// The statement that starts a write transaction. SQLite: `BEGIN IMMEDIATE`
+/// takes the file's one write lock at once. PostgreSQL: a transaction whose
+/// first act is a transaction-scoped advisory lock, so writers in every
+/// process take turns as they do on SQLite, and release at commit or
+/// rollback (or when a killed server's connection drops).
+pub async fn begin_write(pool: &AnyPool) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
+    if is_postgres(pool) {
+        let mut tx = pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(WRITE_LOCK).execute(&mut *tx).await?;
+        Ok(tx)
+    } else {
+        pool.begin_with("BEGIN IMMEDIATE").await
+    }
+}
+
+/// [`begin_write`] on a connection already held.
+pub async fn begin_write_on(conn: &mut AnyConnection) -> sqlx::Result<sqlx::Transaction<'_, sqlx::Any>> {
+    if is_sqlite(conn) {
+        conn.begin_with("BEGIN IMMEDIATE").await
+    } else {
+        let mut tx = conn.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(WRITE_LOCK).execute(&mut *tx).await?;
+        Ok(tx)
+    }
+}
+
+/// The writer's raw BEGIN for a batch (it manages COMMIT itself).
+pub async fn begin_batch(conn: &mut AnyConnection) -> sqlx::Result<()> {
+    if is_sqlite(conn) {
+        conn.execute("BEGIN IMMEDIATE").await?;
+    } else {
+        conn.execute("BEGIN").await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(WRITE_LOCK).execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 pub fn now_secs() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+/// A built `QueryBuilder`'s text and arguments, with its `?` placeholders
+/// numbered `$1`, `$2`, …: under `Any` the builder writes `?`, which
+/// PostgreSQL refuses (SQLite reads both). The pushed SQL must hold no `?`
+/// of its own, which is true of every fragment this program pushes.
+pub fn numbered<'a>(
+    q: &'a mut sqlx::QueryBuilder<'a, sqlx::Any>,
+) -> sqlx::Result<(String, sqlx::any::AnyArguments<'a>)> {
+    use sqlx::Execute;
+    let mut built = q.build();
+    let args = built.take_arguments().map_err(sqlx::Error::Encode)?.unwrap_or_default();
+    let mut sql = String::with_capacity(built.sql().len() + 16);
+    let mut n = 0;
+    for c in built.sql().chars() {
+        if c == '?' {
+            n += 1;
+            sql.push('$');
+            sql.push_str(&n.to_string());
+        } else {
+            sql.push(c);
+        }
+    }
+    Ok((sql, args))
 }

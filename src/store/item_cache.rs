@@ -60,7 +60,7 @@ mod tests {
 
     async fn item(
         cache: &ItemCache,
-        db: &sqlx::SqlitePool,
+        db: &sqlx::AnyPool,
         kind: SurveyKind,
         study: i64,
         instance: i64,

@@ -1,4 +1,4 @@
-//! Storage shared by the server and scoring: the SQLite file, the
+//! Storage shared by the server and scoring: the database (SQLite or PostgreSQL), the
 //! content-addressed image store, the answer writer and model runs, and
 //! the in-memory handles over them that `AppState` holds (the lease clock,
 //! the caches of items and shown tasks).
@@ -7,6 +7,7 @@ mod batch;
 pub mod clock;
 pub mod dataset_rows;
 pub mod db;
+pub mod dialect;
 pub mod ids;
 pub mod images;
 pub mod item_cache;
@@ -15,6 +16,7 @@ pub mod negatives;
 pub mod pages;
 pub mod recent;
 pub mod runs;
+pub mod session_table;
 pub mod sessions;
 pub mod task_cache;
 pub mod writer;

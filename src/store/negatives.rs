@@ -5,7 +5,7 @@
 //! with a chosen image names it ([`curated_sql`]). Before any curation,
 //! scoring stands in a candidate known to match (demo data), else slot 0
 //! ([`negative_sql`]).
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 /// SQL expression: the curated negative of the instance whose id is the
 /// SQL expression `instance` (a column such as `i.id`, or `?`).
@@ -26,7 +26,7 @@ pub fn negative_sql(instance: &str) -> String {
 }
 
 /// The negative image an instance is scored against, if it has candidates.
-pub async fn negative_image_for(db: &SqlitePool, instance_id: i64) -> sqlx::Result<Option<String>> {
+pub async fn negative_image_for(db: &AnyPool, instance_id: i64) -> sqlx::Result<Option<String>> {
     sqlx::query_scalar(&format!("SELECT {}", negative_sql("?1"))).bind(instance_id).fetch_one(db).await
 }
 

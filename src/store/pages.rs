@@ -15,7 +15,7 @@
 use futures_util::stream::BoxStream;
 use futures_util::{StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::cmp::Ordering;
 use std::future::Future;
 use std::pin::Pin;
@@ -84,7 +84,7 @@ pub fn page_starts(keys: &[i64], shift: u32) -> Vec<i64> {
 /// of the parent is read once whatever keys lie between. The next page is
 /// read while this one is used.
 pub fn range_pages(
-    db: &SqlitePool,
+    db: &AnyPool,
     sql: &'static str,
     parent: i64,
     starts: Vec<i64>,
@@ -95,8 +95,9 @@ pub fn range_pages(
     read_ahead(firsts.zip(lasts), 1, move |(first, last)| {
         let db = db.clone();
         async move {
+            let sql = super::dialect::pages(&db, sql);
             let page: Option<String> =
-                sqlx::query_scalar(sql).bind(parent).bind(first).bind(last).fetch_one(&db).await?;
+                sqlx::query_scalar(&sql).bind(parent).bind(first).bind(last).fetch_one(&db).await?;
             Ok(page.unwrap_or_else(|| "[]".into()))
         }
     })
@@ -106,7 +107,7 @@ pub fn range_pages(
 /// `sql` takes a parent id (?1) and the page's keys as a JSON array (?2).
 /// For a few rows out of many: only those are read.
 pub fn key_pages(
-    db: &SqlitePool,
+    db: &AnyPool,
     sql: &'static str,
     parent: i64,
     keys: &[i64],
@@ -118,7 +119,8 @@ pub fn key_pages(
     read_ahead(pages, 1, move |page| {
         let db = db.clone();
         async move {
-            let page: Option<String> = sqlx::query_scalar(sql).bind(parent).bind(page).fetch_one(&db).await?;
+            let sql = super::dialect::pages(&db, sql);
+            let page: Option<String> = sqlx::query_scalar(&sql).bind(parent).bind(page).fetch_one(&db).await?;
             Ok(page.unwrap_or_else(|| "[]".into()))
         }
     })
@@ -229,8 +231,7 @@ mod tests {
     async fn range_pages_read_every_row_once_in_order() {
         // A file, so that the pages read side by side on two connections see one database.
         let dir = tempfile::tempdir().unwrap();
-        let db =
-            SqlitePool::connect(&format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display())).await.unwrap();
+        let db = AnyPool::connect(&format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display())).await.unwrap();
         sqlx::query("CREATE TABLE t (parent INTEGER, k INTEGER, v TEXT, PRIMARY KEY (parent, k))")
             .execute(&db)
             .await

@@ -2,13 +2,13 @@
 //! the results import and by `hardneg score`.
 use crate::domain::metrics::Outcome;
 use crate::store::db::now_secs;
-use sqlx::{Sqlite, Transaction};
+use sqlx::{Any, Transaction};
 
 /// Writes a model run with its per-instance outcomes, replacing an earlier
 /// run of the same name on the dataset. Shared by the import and `score`.
 /// Returns whether a run was replaced.
 pub async fn replace_run(
-    tx: &mut Transaction<'_, Sqlite>,
+    tx: &mut Transaction<'_, Any>,
     dataset_id: i64,
     name: &str,
     source: &str,
@@ -24,17 +24,16 @@ pub async fn replace_run(
         sqlx::query("DELETE FROM model_outcomes WHERE run_id = $1").bind(old).execute(&mut **tx).await?;
         sqlx::query("DELETE FROM model_runs WHERE id = $1").bind(old).execute(&mut **tx).await?;
     }
-    let run = sqlx::query(
-        "INSERT INTO model_runs (dataset_id, name, source, device, created_at) VALUES ($1, $2, $3, $4, $5)",
+    let run = sqlx::query_scalar::<_, i64>(
+        "INSERT INTO model_runs (dataset_id, name, source, device, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
     )
     .bind(dataset_id)
     .bind(name)
     .bind(source)
     .bind(device)
     .bind(now_secs())
-    .execute(&mut **tx)
-    .await?
-    .last_insert_rowid();
+    .fetch_one(&mut **tx)
+    .await?;
     for chunk in outcomes.chunks(500) {
         let mut q = sqlx::QueryBuilder::new(
             "INSERT INTO model_outcomes (run_id, instance_id, ipos2t, ineg2t, tpos2i, tneg2i) ",
@@ -42,12 +41,13 @@ pub async fn replace_run(
         q.push_values(chunk, |mut b, (id, o)| {
             b.push_bind(run)
                 .push_bind(*id)
-                .push_bind(o.ipos2t)
-                .push_bind(o.ineg2t)
-                .push_bind(o.tpos2i)
-                .push_bind(o.tneg2i);
+                .push_bind(i64::from(o.ipos2t))
+                .push_bind(i64::from(o.ineg2t))
+                .push_bind(i64::from(o.tpos2i))
+                .push_bind(i64::from(o.tneg2i));
         });
-        q.build().execute(&mut **tx).await?;
+        let (sql, args) = crate::store::db::numbered(&mut q)?;
+        sqlx::query_with(&sql, args).execute(&mut **tx).await?;
     }
     Ok(old.is_some())
 }

@@ -1,8 +1,10 @@
 //! Sessions kept in memory in front of their SQLite table: every request
 //! loads its session, and that read was two of a round trip's queries.
 //!
-//! This process is the only writer of the session table (one server per
-//! data directory), and every write goes through here: a save, create or
+//! The cache assumes this process is the only writer of the session table
+//! (one server on a SQLite file). Servers sharing a PostgreSQL database
+//! run [`CachedSessions::without_cache`]: a logout on one must end the
+//! session on all. Every write goes through here: a save, create or
 //! delete drops the cached copy before and after writing the table, and a
 //! load puts what it read into memory only if no write happened meanwhile
 //! (a write counter), so the cache never holds an older record than the
@@ -26,6 +28,8 @@ struct Cache {
 pub struct CachedSessions<S> {
     inner: S,
     cache: Arc<Mutex<Cache>>,
+    /// False: every load reads the table (more than one server).
+    enabled: bool,
 }
 
 impl<S> std::fmt::Debug for CachedSessions<S> {
@@ -40,7 +44,16 @@ impl<S> CachedSessions<S> {
     }
 
     fn with_generation(inner: S, generation: usize) -> Self {
-        CachedSessions { inner, cache: Arc::new(Mutex::new(Cache { records: Recent::new(generation), writes: 0 })) }
+        CachedSessions {
+            inner,
+            cache: Arc::new(Mutex::new(Cache { records: Recent::new(generation), writes: 0 })),
+            enabled: true,
+        }
+    }
+
+    /// Straight to the table on every load: for servers sharing a database.
+    pub fn without_cache(inner: S) -> Self {
+        CachedSessions { enabled: false, ..Self::with_generation(inner, 1) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Cache> {
@@ -79,6 +92,9 @@ impl<S: SessionStore + Clone> SessionStore for CachedSessions<S> {
     }
 
     async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
+        if !self.enabled {
+            return self.inner.load(id).await;
+        }
         let writes = {
             let mut c = self.lock();
             match c.records.get(id) {

@@ -1,21 +1,20 @@
 use super::*;
+use crate::store::session_table::SessionTable;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use time::Duration;
 use tokio::sync::Notify;
-use tower_sessions_sqlx_store::SqliteStore;
 
 struct Db {
     _dir: tempfile::TempDir,
-    pool: sqlx::SqlitePool,
-    store: SqliteStore,
+    pool: sqlx::AnyPool,
+    store: SessionTable,
 }
 
 async fn db() -> Db {
     let dir = tempfile::tempdir().unwrap();
     let pool = crate::store::db::open_pool(&dir.path().join("db.sqlite")).await.unwrap();
-    let store = SqliteStore::new(pool.clone());
-    store.migrate().await.unwrap();
+    let store = SessionTable::new(pool.clone());
     Db { _dir: dir, pool, store }
 }
 
@@ -30,8 +29,20 @@ fn role(r: &Option<Record>) -> Option<String> {
 
 /// Removes every session row behind the cache's back: what a load returns
 /// afterwards came from memory.
-async fn wipe_table(pool: &sqlx::SqlitePool) {
+async fn wipe_table(pool: &sqlx::AnyPool) {
     sqlx::query("DELETE FROM tower_sessions").execute(pool).await.unwrap();
+}
+
+#[tokio::test]
+async fn without_the_cache_every_load_reads_the_table() {
+    let db = db().await;
+    let sessions = CachedSessions::without_cache(db.store.clone());
+    let mut r = record("annotator", Duration::days(1));
+    sessions.create(&mut r).await.unwrap();
+    assert_eq!(role(&sessions.load(&r.id).await.unwrap()), Some("annotator".into()));
+    wipe_table(&db.pool).await;
+    // Another server may have ended the session: the table decides.
+    assert_eq!(sessions.load(&r.id).await.unwrap(), None);
 }
 
 #[tokio::test]
@@ -108,7 +119,7 @@ async fn memory_holds_at_most_two_generations() {
 /// The real table, with a load that waits after reading until let go.
 #[derive(Clone, Debug)]
 struct PausedLoad {
-    store: SqliteStore,
+    store: SessionTable,
     pause: Arc<AtomicBool>,
     read: Arc<Notify>,
     resume: Arc<Notify>,

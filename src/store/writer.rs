@@ -1,7 +1,7 @@
 //! The one task that writes answers. Requests queue on a channel; the task
 //! takes everything queued, commits it in one transaction (one fsync) and only
 //! then replies. Under load, batches grow by themselves: group commit.
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
@@ -36,7 +36,7 @@ pub enum WriteError {
 }
 
 impl Writer {
-    pub fn spawn(conn: SqliteConnection) -> Writer {
+    pub fn spawn(conn: AnyConnection) -> Writer {
         let (tx, rx) = mpsc::channel(8192);
         let gate = std::sync::Arc::default();
         tokio::spawn(run(conn, rx, std::sync::Arc::clone(&gate)));
@@ -57,7 +57,7 @@ impl Writer {
     }
 }
 
-async fn run(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Job>, gate: std::sync::Arc<tokio::sync::Mutex<()>>) {
+async fn run(mut conn: AnyConnection, mut rx: mpsc::Receiver<Job>, gate: std::sync::Arc<tokio::sync::Mutex<()>>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let results = {
@@ -70,12 +70,12 @@ async fn run(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Job>, gate: std:
     }
 }
 
-async fn commit_batch(conn: &mut SqliteConnection, batch: &[Job]) -> Vec<Result<Stored, Failed>> {
+async fn commit_batch(conn: &mut AnyConnection, batch: &[Job]) -> Vec<Result<Stored, Failed>> {
     let every = |e: sqlx::Error| {
         let e = Arc::new(e);
         batch.iter().map(|_| Err(Arc::clone(&e))).collect()
     };
-    if let Err(e) = sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await {
+    if let Err(e) = super::db::begin_batch(conn).await {
         return every(e);
     }
     let results = match all_applied(conn, batch).await {
@@ -102,7 +102,7 @@ async fn commit_batch(conn: &mut SqliteConnection, batch: &[Job]) -> Vec<Result<
 /// batch (`store::batch`) under one savepoint; None, with nothing left
 /// behind, when any statement fails (then [`one_by_one`] finds the culprit).
 async fn all_applied(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     batch: &[Job],
 ) -> Result<Option<Vec<Result<Stored, Failed>>>, sqlx::Error> {
     sqlx::query("SAVEPOINT batch").execute(&mut *conn).await?;
@@ -123,7 +123,7 @@ async fn all_applied(
 /// A savepoint per answer: one that fails halfway (its insert made, its
 /// update refused) leaves nothing behind, so its retry is new, and its
 /// batch mates still commit.
-async fn one_by_one(conn: &mut SqliteConnection, batch: &[Job]) -> Result<Vec<Result<Stored, Failed>>, sqlx::Error> {
+async fn one_by_one(conn: &mut AnyConnection, batch: &[Job]) -> Result<Vec<Result<Stored, Failed>>, sqlx::Error> {
     let mut results = Vec::with_capacity(batch.len());
     for job in batch {
         sqlx::query("SAVEPOINT answer").execute(&mut *conn).await?;
@@ -137,7 +137,7 @@ async fn one_by_one(conn: &mut SqliteConnection, batch: &[Job]) -> Result<Vec<Re
     Ok(results)
 }
 
-async fn apply(conn: &mut SqliteConnection, a: &NewAnswer) -> Result<Stored, sqlx::Error> {
+async fn apply(conn: &mut AnyConnection, a: &NewAnswer) -> Result<Stored, sqlx::Error> {
     let inserted = sqlx::query(
         "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (task_id) DO NOTHING",
@@ -169,7 +169,7 @@ async fn apply(conn: &mut SqliteConnection, a: &NewAnswer) -> Result<Stored, sql
         .bind(a.task_id)
         .execute(&mut *conn)
         .await?;
-    let finished: Option<bool> = sqlx::query_scalar(
+    let finished: Option<super::ids::Flag> = sqlx::query_scalar(
         "UPDATE participations SET done = done + 1 WHERE study_id = $1 AND user_id = $2 RETURNING done >= total",
     )
     .bind(a.study_id)
@@ -179,7 +179,7 @@ async fn apply(conn: &mut SqliteConnection, a: &NewAnswer) -> Result<Stored, sql
     // A link participant's last answer ends its lease in the same commit:
     // held place -> a counted copy, given-back place -> an extra copy.
     // (Only then: one statement fewer on every other answer.)
-    if finished == Some(true) {
+    if finished == Some(super::ids::Flag(true)) {
         sqlx::query(
             "UPDATE leases SET state = CASE state WHEN 'active' THEN 'completed' ELSE 'extra' END, ended_at = $1
              WHERE user_id = $2 AND state IN ('active', 'timed_out')",
@@ -197,7 +197,7 @@ mod tests {
     use super::*;
     use crate::store::db;
     use sqlx::pool::PoolConnection;
-    use sqlx::{Sqlite, SqlitePool};
+    use sqlx::AnyPool;
 
     fn answer(task_id: i64) -> NewAnswer {
         NewAnswer {
@@ -218,7 +218,7 @@ mod tests {
     async fn tasks_with(
         dir: &tempfile::TempDir,
         trigger: &str,
-    ) -> (std::path::PathBuf, SqlitePool, PoolConnection<Sqlite>) {
+    ) -> (std::path::PathBuf, AnyPool, PoolConnection<sqlx::Any>) {
         let file = dir.path().join("db.sqlite");
         let pool = db::open_pool(&file).await.unwrap();
         let mut setup = pool.acquire().await.unwrap();

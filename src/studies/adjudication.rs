@@ -11,7 +11,7 @@ use crate::store::db::now_secs;
 use crate::studies::meta::load_item;
 use crate::studies::outcomes::study_outcomes;
 use crate::studies::tasks::image_url;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 
 /// What the annotators were shown (the kind's own presentation of the item)
@@ -19,7 +19,7 @@ use std::collections::HashMap;
 /// The item's caption, the image of each value, and each value's label as
 /// each disputing annotator saw it (their seeds shuffle the letters).
 async fn shown(
-    db: &SqlitePool,
+    db: &AnyPool,
     kind: SurveyKind,
     study_id: StudyId,
     instance_id: InstanceId,
@@ -54,7 +54,7 @@ async fn shown(
     Ok((p.prompt_text, images, labels))
 }
 
-pub async fn disputes(db: &SqlitePool, study_id: StudyId) -> Result<Vec<Dispute>, ServiceError> {
+pub async fn disputes(db: &AnyPool, study_id: StudyId) -> Result<Vec<Dispute>, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let mut out = Vec::new();
     if !meta.kind.spec().adjudicated {
@@ -103,7 +103,7 @@ pub async fn disputes(db: &SqlitePool, study_id: StudyId) -> Result<Vec<Dispute>
 }
 
 pub async fn adjudicate(
-    db: &SqlitePool,
+    db: &AnyPool,
     user: &SessionUser,
     study_id: StudyId,
     instance_id: InstanceId,
@@ -152,7 +152,7 @@ pub async fn adjudicate(
 }
 
 async fn log(
-    tx: &mut sqlx::SqliteConnection,
+    tx: &mut sqlx::AnyConnection,
     study_id: StudyId,
     instance_id: InstanceId,
     action: &str,
@@ -178,7 +178,7 @@ async fn log(
 /// still disagree) and the log keeps the decision beside the reopening.
 /// Refused once a later study (Step 4) was built from the decisions.
 pub async fn reopen(
-    db: &SqlitePool,
+    db: &AnyPool,
     user: &SessionUser,
     study_id: StudyId,
     instance_id: InstanceId,
@@ -211,7 +211,7 @@ pub async fn reopen(
 
 /// The items a researcher has settled, newest decision first, each with its
 /// whole history (earlier decisions and reopenings included).
-pub async fn settled(db: &SqlitePool, study_id: StudyId) -> Result<Vec<Settled>, ServiceError> {
+pub async fn settled(db: &AnyPool, study_id: StudyId) -> Result<Vec<Settled>, ServiceError> {
     let meta = crate::studies::meta::load_study_meta(db, study_id).await?;
     let standing: Vec<(i64, String)> = sqlx::query_as(
         "SELECT instance_id, value FROM adjudications WHERE study_id = $1 ORDER BY decided_at DESC, instance_id",

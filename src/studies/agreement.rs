@@ -12,7 +12,7 @@ pub use crate::studies::agreement_questions::{PairOut, QuestionOut};
 use crate::studies::meta::load_study_meta;
 use crate::studies::votes::Votes;
 use serde::Serialize;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 
 pub use crate::domain::study::Mapping;
@@ -50,7 +50,7 @@ pub struct AgreementOut {
 
 /// Agreement with the given mapping, or the one the study's spec chose.
 pub async fn study_agreement_report(
-    db: &SqlitePool,
+    db: &AnyPool,
     study_id: StudyId,
     mapping: Option<Mapping>,
 ) -> Result<AgreementOut, ServiceError> {
@@ -59,7 +59,7 @@ pub async fn study_agreement_report(
 
 /// The summary, plus with `detail` the intervals and per-annotator figures.
 pub async fn agreement_report(
-    db: &SqlitePool,
+    db: &AnyPool,
     study_id: StudyId,
     mapping: Option<Mapping>,
     detail: Option<Detail>,
@@ -112,7 +112,7 @@ pub async fn agreement_report(
 /// `items` being the instance of each of their items), so its card need not
 /// read every answer again. `None` for a kind of several questions.
 pub async fn summary_of_votes(
-    db: &SqlitePool,
+    db: &AnyPool,
     study_id: StudyId,
     items: &[i64],
     votes: &Votes,
@@ -142,14 +142,14 @@ fn rated<'a>(
         .collect()
 }
 
-async fn user_names(db: &SqlitePool) -> Result<HashMap<i64, String>, ServiceError> {
+async fn user_names(db: &AnyPool) -> Result<HashMap<i64, String>, ServiceError> {
     Ok(sqlx::query_as::<_, (i64, String)>("SELECT id, username FROM users").fetch_all(db).await?.into_iter().collect())
 }
 
 /// The figures over every question's ratings (and with `detail` the
 /// intervals and per-annotator figures).
 async fn summary(
-    db: &SqlitePool,
+    db: &AnyPool,
     meta: &StudyMeta,
     mapping: Mapping,
     map: &CategoryMap,

@@ -8,7 +8,7 @@ use crate::state::StudyMeta;
 use crate::studies::aggregate::fit;
 use crate::studies::outcomes::study_outcomes;
 use serde::Serialize;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 /// At most this many resamples per request: each is a pass over the items,
 /// and every pair keeps one value per resample.
@@ -70,7 +70,7 @@ pub(super) struct DetailOut {
 }
 
 pub(super) async fn detail_of(
-    db: &SqlitePool,
+    db: &AnyPool,
     meta: &StudyMeta,
     map: &CategoryMap,
     ratings: &[(u64, u64, usize)],

@@ -6,7 +6,7 @@ use crate::domain::ids::StudyId;
 use crate::domain::resolution::{ItemState, ResolvedBy};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 
 /// One counted answer of an item with its text.
@@ -19,7 +19,7 @@ pub struct TextedAnswer {
 
 /// Every counted answer of the study with its text, per instance, earliest
 /// first; for kinds with one text field (a kind with two reads its own).
-pub async fn answers(db: &SqlitePool, study_id: StudyId) -> Result<HashMap<i64, Vec<TextedAnswer>>, ServiceError> {
+pub async fn answers(db: &AnyPool, study_id: StudyId) -> Result<HashMap<i64, Vec<TextedAnswer>>, ServiceError> {
     let rows: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
         "SELECT a.instance_id, u.username, a.value, t.text FROM counted_answers a JOIN users u ON u.id = a.user_id
          LEFT JOIN answer_texts t ON t.task_id = a.task_id
@@ -40,7 +40,7 @@ pub async fn answers(db: &SqlitePool, study_id: StudyId) -> Result<HashMap<i64, 
 /// Only adjudicated kinds with one text field (two writers' different HNC
 /// pairs are two pairs); an adjudicated item stays settled.
 pub async fn settle(
-    db: &SqlitePool,
+    db: &AnyPool,
     meta: &StudyMeta,
     items: impl Iterator<Item = (i64, &mut ItemState)>,
 ) -> Result<(), ServiceError> {
@@ -62,7 +62,7 @@ pub async fn settle(
 /// Each settled item's final text: the adjudicator's when adjudicated, else
 /// the text of the first answer that stored the final value; items without text are absent.
 pub async fn final_texts(
-    db: &SqlitePool,
+    db: &AnyPool,
     study_id: StudyId,
     items: impl Iterator<Item = (i64, &ItemState)>,
     answers: &HashMap<i64, Vec<TextedAnswer>>,

@@ -10,7 +10,7 @@ use crate::domain::study::Mapping;
 use crate::domain::survey::{ItemData, SurveyKind};
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::sync::Arc;
 
 /// A `studies` row as stored; [`load_study_meta`] parses it.
@@ -38,7 +38,7 @@ pub async fn study_meta(state: &AppState, id: StudyId) -> Result<Arc<StudyMeta>,
     Ok(state.studies.insert(load_study_meta(&state.db, id).await?))
 }
 
-pub async fn load_study_meta(db: &SqlitePool, id: StudyId) -> Result<StudyMeta, ServiceError> {
+pub async fn load_study_meta(db: &AnyPool, id: StudyId) -> Result<StudyMeta, ServiceError> {
     let row: Option<StudyRow> = sqlx::query_as(
         "SELECT s.id, s.name, s.kind, d.name AS dataset, s.instructions, s.annotators, s.rule, s.seed,
                 s.mapping, s.resolve, s.primary_user, s.source_study_id, a.settings AS adaptive
@@ -111,7 +111,7 @@ pub async fn list_studies(
 /// The study's items with their subsets, in instance order: what the
 /// assignment rules plan over.
 pub async fn study_items(
-    db: impl sqlx::SqliteExecutor<'_>,
+    db: impl sqlx::AnyExecutor<'_>,
     study_id: StudyId,
 ) -> Result<Vec<crate::domain::assignment::StudyItem>, ServiceError> {
     let rows: Vec<(i64, String, String)> = sqlx::query_as(
@@ -130,7 +130,7 @@ pub async fn study_items(
         .collect()
 }
 
-pub async fn study_item_count(db: &SqlitePool, study_id: StudyId) -> Result<i64, ServiceError> {
+pub async fn study_item_count(db: &AnyPool, study_id: StudyId) -> Result<i64, ServiceError> {
     Ok(sqlx::query_scalar("SELECT count(*) FROM study_items WHERE study_id = $1").bind(study_id).fetch_one(db).await?)
 }
 
@@ -160,7 +160,7 @@ pub async fn visible_studies(state: &AppState, user: &SessionUser) -> Result<Vec
 
 /// What the kind's descriptor says it reads of one study item.
 pub(crate) async fn load_item(
-    db: &sqlx::SqlitePool,
+    db: &sqlx::AnyPool,
     kind: SurveyKind,
     study_id: StudyId,
     instance_id: InstanceId,

@@ -11,7 +11,7 @@ use crate::state::StudyMeta;
 use crate::store::pages::{page_starts, range_pages, JsonPages, PAGE_SHIFT};
 use crate::studies::meta::load_study_meta;
 use crate::studies::votes::Votes;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 
 /// One item of a study and what its answers decided so far.
@@ -43,18 +43,14 @@ impl ItemOutcome {
 /// How many answers the plan asks for per item. Named annotators: from the
 /// plan itself (so an annotator who has not arrived yet still counts);
 /// "all": from the tasks of those who have arrived.
-async fn expected_answers(
-    db: &SqlitePool,
-    meta: &StudyMeta,
-    items: &[i64],
-) -> Result<HashMap<i64, usize>, ServiceError> {
+async fn expected_answers(db: &AnyPool, meta: &StudyMeta, items: &[i64]) -> Result<HashMap<i64, usize>, ServiceError> {
     if let Some(wanted) = crate::studies::adaptive::wanted(db, meta.id).await? {
         return Ok(wanted);
     }
     let mut expected = HashMap::with_capacity(items.len());
     // Link studies: each bundle's tasks, once per wanted copy.
     let bundled: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT bi.instance_id, sum(b.copies_wanted) FROM bundle_items bi
+        "SELECT bi.instance_id, CAST(sum(b.copies_wanted) AS BIGINT) FROM bundle_items bi
          JOIN bundles b ON b.study_id = bi.study_id AND b.bundle = bi.bundle WHERE bi.study_id = $1 GROUP BY bi.instance_id",
     )
     .bind(meta.id)
@@ -107,13 +103,13 @@ fn primary_for(
 /// Every item of the study with its state, in instance order. Items and
 /// answers are streamed side by side (both ordered by instance), so only the
 /// outcomes and a compact copy of the answers (`Votes`) stay in memory.
-pub async fn study_outcomes(db: &SqlitePool, study_id: StudyId) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
+pub async fn study_outcomes(db: &AnyPool, study_id: StudyId) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
     let (meta, outcomes, _) = study_outcomes_paged(db, study_id, PAGE_SHIFT).await?;
     Ok((meta, outcomes))
 }
 
 /// [`study_outcomes`] with the answers they were settled on, item by item.
-pub async fn study_outcomes_and_votes(db: &SqlitePool, study_id: StudyId) -> Result<StudyOutcomes, ServiceError> {
+pub async fn study_outcomes_and_votes(db: &AnyPool, study_id: StudyId) -> Result<StudyOutcomes, ServiceError> {
     study_outcomes_paged(db, study_id, PAGE_SHIFT).await
 }
 
@@ -121,11 +117,7 @@ pub async fn study_outcomes_and_votes(db: &SqlitePool, study_id: StudyId) -> Res
 pub type StudyOutcomes = (StudyMeta, Vec<ItemOutcome>, Votes);
 
 /// [`study_outcomes_and_votes`] reading 2^`shift` instance ids per page (tests vary it).
-pub async fn study_outcomes_paged(
-    db: &SqlitePool,
-    study_id: StudyId,
-    shift: u32,
-) -> Result<StudyOutcomes, ServiceError> {
+pub async fn study_outcomes_paged(db: &AnyPool, study_id: StudyId, shift: u32) -> Result<StudyOutcomes, ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
     let ids: Vec<i64> =
         sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = $1 ORDER BY instance_id")
@@ -233,11 +225,7 @@ pub async fn study_outcomes_paged(
 
 /// The survivors of a finished curation study (Step 3 or Step 4), each with
 /// the generated image it carries (the one Step 3 chose): the items of the next stage.
-pub async fn survivors(
-    db: &SqlitePool,
-    study: StudyId,
-    want: &[SurveyKind],
-) -> Result<Vec<(i64, String)>, ServiceError> {
+pub async fn survivors(db: &AnyPool, study: StudyId, want: &[SurveyKind]) -> Result<Vec<(i64, String)>, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study).await?;
     if !want.contains(&meta.kind) {
         let want: Vec<&str> = want.iter().map(|k| k.as_str()).collect();
@@ -278,11 +266,7 @@ pub async fn survivors(
 
 /// The images of every item of a study that its kind reads, in bulk (only
 /// the image fields of each `ItemData` are filled).
-async fn item_images(
-    db: &SqlitePool,
-    kind: SurveyKind,
-    study: StudyId,
-) -> Result<HashMap<i64, ItemData>, ServiceError> {
+async fn item_images(db: &AnyPool, kind: SurveyKind, study: StudyId) -> Result<HashMap<i64, ItemData>, ServiceError> {
     let needs = kind.spec().needs;
     let rows: Vec<(i64, Option<String>, Option<String>)> = sqlx::query_as(
         "SELECT si.instance_id, si.chosen_image, i.positive_image FROM study_items si JOIN instances i ON i.id = si.instance_id
@@ -317,7 +301,7 @@ async fn item_images(
     Ok(items)
 }
 
-pub async fn study_status(db: &SqlitePool, study_id: StudyId) -> Result<crate::api_types::StudyStatus, ServiceError> {
+pub async fn study_status(db: &AnyPool, study_id: StudyId) -> Result<crate::api_types::StudyStatus, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let disputed = outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).count();
     let final_items = outcomes.iter().filter(|o| matches!(o.state, ItemState::Final { .. })).count();
@@ -339,7 +323,7 @@ pub async fn study_status(db: &SqlitePool, study_id: StudyId) -> Result<crate::a
 /// The spec of a Step 4 study over a Step 3 study's survivors, with the
 /// same annotators, rule and resolution (what "Start Step 4" creates; kept
 /// as TOML text so the study's provenance reads like any other).
-pub async fn step4_spec(db: &SqlitePool, step3: StudyId, seed: u64) -> Result<String, ServiceError> {
+pub async fn step4_spec(db: &AnyPool, step3: StudyId, seed: u64) -> Result<String, ServiceError> {
     let meta = load_study_meta(db, step3).await?;
     let next = meta
         .kind

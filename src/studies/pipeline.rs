@@ -8,7 +8,7 @@ use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::studies::outcomes::{study_outcomes_and_votes, ItemOutcome, StudyOutcomes};
 use crate::studies::votes::Votes;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::sync::Arc;
 
 /// The studies a dataset's curation went through, with their outcomes.
@@ -21,7 +21,7 @@ pub struct Pipeline {
     pub votes: [Arc<Votes>; 2],
 }
 
-pub async fn dataset_id(db: &SqlitePool, dataset: &str) -> Result<DatasetId, ServiceError> {
+pub async fn dataset_id(db: &AnyPool, dataset: &str) -> Result<DatasetId, ServiceError> {
     sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(dataset)
         .fetch_optional(db)
@@ -38,7 +38,7 @@ pub struct PipelineIds {
     pub step4: Option<StudyId>,
 }
 
-pub async fn pipeline_ids(db: &SqlitePool, dataset: &str) -> Result<PipelineIds, ServiceError> {
+pub async fn pipeline_ids(db: &AnyPool, dataset: &str) -> Result<PipelineIds, ServiceError> {
     let dataset_id = dataset_id(db, dataset).await?;
     let first = SurveyKind::first_step();
     let step3: Option<StudyId> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = $1 AND kind = $2")
@@ -59,12 +59,12 @@ pub async fn pipeline_ids(db: &SqlitePool, dataset: &str) -> Result<PipelineIds,
 }
 
 /// The latest Step 3 study on the dataset and the latest Step 4 study made from it.
-pub async fn pipeline(db: &SqlitePool, dataset: &str) -> Result<Pipeline, ServiceError> {
+pub async fn pipeline(db: &AnyPool, dataset: &str) -> Result<Pipeline, ServiceError> {
     pipeline_of(db, pipeline_ids(db, dataset).await?).await
 }
 
 /// The outcomes of the studies `ids` names.
-pub async fn pipeline_of(db: &SqlitePool, ids: PipelineIds) -> Result<Pipeline, ServiceError> {
+pub async fn pipeline_of(db: &AnyPool, ids: PipelineIds) -> Result<Pipeline, ServiceError> {
     // Step 4 on its own task: the two studies' reads and resolution run side
     // by side (a big dataset's export and funnel wait for both).
     let step4 = ids.step4.map(|id| {
@@ -89,7 +89,7 @@ pub async fn pipeline_of(db: &SqlitePool, ids: PipelineIds) -> Result<Pipeline, 
 
 /// The funnel's first column: every instance of the dataset by category
 /// (counted from `instances_by_category`, not read row by row).
-pub async fn candidates_funnel(db: &SqlitePool, dataset_id: DatasetId) -> Result<FunnelBuilder, ServiceError> {
+pub async fn candidates_funnel(db: &AnyPool, dataset_id: DatasetId) -> Result<FunnelBuilder, ServiceError> {
     let counts: Vec<(String, String, i64)> = sqlx::query_as(
         "SELECT neg_type, subtype, count(*) FROM instances WHERE dataset_id = $1 GROUP BY neg_type, subtype",
     )
@@ -118,13 +118,13 @@ impl Pipeline {
     }
 }
 
-pub async fn dataset_funnel(db: &SqlitePool, dataset: &str) -> Result<Funnel, ServiceError> {
+pub async fn dataset_funnel(db: &AnyPool, dataset: &str) -> Result<Funnel, ServiceError> {
     let p = pipeline(db, dataset).await?;
     Ok(p.funnel(candidates_funnel(db, p.dataset_id).await?, dataset))
 }
 
 /// Every dataset with its funnel (`hardneg datasets --json`, `GET /api/v1/datasets`).
-pub async fn all_funnels(db: &SqlitePool) -> Result<Vec<Funnel>, ServiceError> {
+pub async fn all_funnels(db: &AnyPool) -> Result<Vec<Funnel>, ServiceError> {
     let names: Vec<String> = sqlx::query_scalar("SELECT name FROM datasets ORDER BY id").fetch_all(db).await?;
     let mut out = Vec::with_capacity(names.len());
     for n in names {

@@ -82,11 +82,7 @@ async fn present(
     .map_err(|e| ServiceError::internal(format!("presenting instance {instance_id}"), e))
 }
 
-async fn participation(
-    db: &sqlx::SqlitePool,
-    study_id: StudyId,
-    user_id: i64,
-) -> Result<Option<Progress>, ServiceError> {
+async fn participation(db: &sqlx::AnyPool, study_id: StudyId, user_id: i64) -> Result<Option<Progress>, ServiceError> {
     let row: Option<(i64, i64)> =
         sqlx::query_as("SELECT done, total FROM participations WHERE study_id = $1 AND user_id = $2")
             .bind(study_id)
@@ -113,7 +109,7 @@ pub async fn start(state: &AppState, user: &SessionUser, study_id: StudyId) -> R
     }
     let items = crate::studies::meta::study_items(&state.db, meta.id).await?;
     let plan = meta.rule.plan_upfront(meta.kind.spec().questions, meta.seed, user.id, &user.username, &items);
-    let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(&state.db).await?;
     let created = sqlx::query(
         "INSERT INTO participations (study_id, user_id, total, done) VALUES ($1, $2, $3, 0) ON CONFLICT DO NOTHING",
     )
@@ -133,7 +129,7 @@ pub async fn start(state: &AppState, user: &SessionUser, study_id: StudyId) -> R
 /// Writes a planned queue. Multi-row inserts: a whole queue costs a few
 /// statements, not one per item, so hundreds of people can arrive at once.
 pub(crate) async fn insert_tasks(
-    tx: &mut sqlx::SqliteConnection,
+    tx: &mut sqlx::AnyConnection,
     study_id: StudyId,
     user_id: i64,
     plan: &[PlannedTask],
@@ -149,7 +145,8 @@ pub(crate) async fn insert_tasks(
                 .push_bind(t.seed as i64)
                 .push_bind(t.query as i64);
         });
-        q.build().execute(&mut *tx).await?;
+        let (sql, args) = crate::store::db::numbered(&mut q)?;
+        sqlx::query_with(&sql, args).execute(&mut *tx).await?;
     }
     Ok(())
 }
@@ -272,6 +269,7 @@ struct TaskRow {
     study_id: StudyId,
     instance_id: InstanceId,
     seed: i64,
+    #[sqlx(try_from = "crate::store::ids::Flag")]
     done: bool,
     query: i64,
     check_kind: Option<String>,

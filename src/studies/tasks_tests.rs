@@ -38,7 +38,7 @@ async fn next_tasks_walks_the_queue_in_order_without_temporary_tables() {
 }
 
 /// EXPLAIN QUERY PLAN's rows are (id, parent, notused, detail).
-async fn query_plan(conn: &mut sqlx::SqliteConnection) -> Vec<String> {
+async fn query_plan(conn: &mut sqlx::AnyConnection) -> Vec<String> {
     let rows: Vec<(i64, i64, i64, String)> = sqlx::query_as(&format!("EXPLAIN QUERY PLAN {NEXT_TASKS}"))
         .bind(1)
         .bind(1)

@@ -8,16 +8,15 @@ use crate::domain::survey::SurveyKind;
 use crate::domain::vocabulary::{Vocabulary, VocabularySource};
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 /// The vocabulary a spec names, read: a file is resolved inside the
 /// directory of the database (the data directory), never elsewhere.
-pub fn read(db: &SqlitePool, source: &VocabularySource) -> Result<Vocabulary, ServiceError> {
+pub fn read(db: &AnyPool, source: &VocabularySource) -> Result<Vocabulary, ServiceError> {
     match source {
         VocabularySource::Words(v) => Ok(v.clone()),
         VocabularySource::File(path) => {
-            let options = db.connect_options();
-            let dir = options.get_filename().parent().unwrap_or(std::path::Path::new("."));
+            let dir = crate::store::db::data_dir(db);
             let text = std::fs::read_to_string(dir.join(path)).map_err(|e| {
                 ServiceError::Invalid(format!("field `vocabulary`: {path:?} in the data directory: {e}"))
             })?;
@@ -29,14 +28,14 @@ pub fn read(db: &SqlitePool, source: &VocabularySource) -> Result<Vocabulary, Se
 
 /// Keeps a new study's vocabulary (inside its creating transaction).
 pub async fn store(
-    tx: &mut sqlx::SqliteConnection,
+    tx: &mut sqlx::AnyConnection,
     study_id: StudyId,
     vocabulary: &Vocabulary,
     strict: bool,
 ) -> Result<(), ServiceError> {
     sqlx::query("INSERT INTO study_vocabularies (study_id, strict, words) VALUES ($1, $2, $3)")
         .bind(study_id)
-        .bind(strict)
+        .bind(i64::from(strict))
         .bind(vocabulary.to_lines())
         .execute(tx)
         .await?;
@@ -44,13 +43,13 @@ pub async fn store(
 }
 
 /// A study's vocabulary and whether it is strict; None when it has none.
-pub async fn of_study(db: &SqlitePool, study_id: StudyId) -> Result<Option<(Vocabulary, bool)>, ServiceError> {
-    let row: Option<(bool, String)> =
+pub async fn of_study(db: &AnyPool, study_id: StudyId) -> Result<Option<(Vocabulary, bool)>, ServiceError> {
+    let row: Option<(crate::store::ids::Flag, String)> =
         sqlx::query_as("SELECT strict, words FROM study_vocabularies WHERE study_id = $1")
             .bind(study_id)
             .fetch_optional(db)
             .await?;
-    Ok(row.map(|(strict, words)| (Vocabulary::new(words.lines()), strict)))
+    Ok(row.map(|(strict, words)| (Vocabulary::new(words.lines()), strict.0)))
 }
 
 /// The texts to store with an answer storing `value`: the kind's rules
@@ -85,7 +84,7 @@ pub async fn checked_texts(
 /// Each text field's unknown words for a study (what the writing card marks;
 /// empty without a vocabulary), and whether they refuse the answer.
 pub async fn unknown_words(
-    db: &SqlitePool,
+    db: &AnyPool,
     study_id: StudyId,
     kind: SurveyKind,
     texts: &[(&str, &str)],

@@ -302,7 +302,7 @@ async fn complete_rounds_left_undecided_are_decided_at_start_up() {
     // As if every decision had failed after its answer was stored.
     let passwords = app.accounts.clone();
     app.kill();
-    let db = hardneg::store::db::open_pool(&tmp.path().join("hardneg.sqlite")).await.unwrap();
+    let db = crate::helpers::db_at(tmp.path()).await;
     sqlx::query(
         "UPDATE adaptive_items SET state = 'collecting', wanted = 2, reason = NULL, answers = NULL, value = NULL,
                 posterior = NULL WHERE study_id = ?",

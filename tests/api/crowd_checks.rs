@@ -10,8 +10,8 @@ use hardneg::domain::survey::{ItemData, SurveyKind};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
-pub async fn db(app: &TestApp) -> sqlx::SqlitePool {
-    hardneg::store::db::open_pool(&app.data_dir.join("hardneg.sqlite")).await.unwrap()
+pub async fn db(app: &TestApp) -> sqlx::AnyPool {
+    app.db().await
 }
 
 /// The option an attention check's instruction names ("… select B for this item.").
@@ -100,14 +100,14 @@ async fn checks_sit_in_every_bundle_and_two_failed_attention_checks_screen_out()
     let (study, token) = create_link_study(&app, &researcher, &link_spec("checks", 9, CHECKS)).await;
     // demo-001's gold answer is the dataset's known truth: its one matching candidate, or none.
     let pool = db(&app).await;
-    let truth: Vec<(i64, bool)> = sqlx::query_as(
+    let truth: Vec<(i64, i64)> = sqlx::query_as(
         "SELECT c.slot, c.known_match FROM candidates c JOIN instances i ON i.id = c.instance_id
          WHERE i.key = 'demo-001' AND i.dataset_id = (SELECT id FROM datasets WHERE name = 'demo') ORDER BY c.slot",
     )
     .fetch_all(&pool)
     .await
     .unwrap();
-    let matching: Vec<String> = truth.iter().filter(|(_, m)| *m).map(|(s, _)| s.to_string()).collect();
+    let matching: Vec<String> = truth.iter().filter(|(_, m)| *m == 1).map(|(s, _)| s.to_string()).collect();
     let want_truth = matching.first().cloned().unwrap_or_else(|| "none".into());
 
     // Passes every check and answers the gold items right.

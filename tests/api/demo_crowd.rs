@@ -16,7 +16,7 @@ async fn the_demo_has_a_link_study_with_checks_participants_and_a_filled_dashboa
         .expect("the demo crowd study");
     let d: Value = app.get(&researcher, &format!("/api/v1/studies/{id}/dashboard")).await;
 
-    let db = hardneg::store::db::open_pool(&app.data_dir.join("hardneg.sqlite")).await.unwrap();
+    let db = app.db().await;
     let count = |sql: &'static str| {
         let db = db.clone();
         async move { sqlx::query_scalar::<_, i64>(sql).bind(id).fetch_one(&db).await.unwrap() }

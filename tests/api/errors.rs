@@ -43,7 +43,7 @@ async fn a_database_failure_is_500_without_the_database_text() {
     let spec = "name = \"Broken\"\nkind = \"four_image\"\ndataset = \"demo\"\nannotators = \"all\"\n";
     // The items table goes away under the running server: the study row
     // is written, its items cannot be.
-    let db = hardneg::store::db::open_pool(&app.data_dir.join("hardneg.sqlite")).await.unwrap();
+    let db = app.db().await;
     sqlx::query("ALTER TABLE study_items RENAME TO study_items_gone").execute(&db).await.unwrap();
     let res = researcher.post(app.url("/api/v1/studies")).body(spec).send().await.unwrap();
     assert_eq!(res.status(), 500);

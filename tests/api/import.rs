@@ -34,8 +34,8 @@ fn import(app: &TestApp, file: &Path, pos: &Path, neg: &Path, extra: &[&str]) ->
     app.cli(&args)
 }
 
-async fn pool(app: &TestApp) -> sqlx::SqlitePool {
-    hardneg::store::db::open_pool(&app.data_dir.join("hardneg.sqlite")).await.unwrap()
+async fn pool(app: &TestApp) -> sqlx::AnyPool {
+    app.db().await
 }
 
 /// Every row of every table, as text: equal dumps mean equal content.

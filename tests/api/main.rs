@@ -53,4 +53,5 @@ mod study_start;
 mod survey_form;
 mod take_form;
 mod triplet_check;
+mod two_servers;
 mod upload;

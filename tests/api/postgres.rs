@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The server of the throw-away cluster. Without it the test fails (rather
 /// than passing unseen); set HARDNEG_SKIP_PG=1 to leave PostgreSQL out.
-fn server_url() -> Option<String> {
+pub fn server_url() -> Option<String> {
     if std::env::var_os("HARDNEG_SKIP_PG").is_some() {
         return None;
     }
@@ -206,7 +206,10 @@ async fn postgres_schema(db: &PgPool) -> Schema {
 async fn the_postgres_schema_is_sqlites_table_for_table() {
     let Some(server) = server_url() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let sqlite = hardneg::store::db::open_pool(&dir.path().join("hardneg.db")).await.unwrap();
+    let file = dir.path().join("hardneg.db");
+    hardneg::store::db::open_pool(&file).await.unwrap().close().await;
+    // Read back natively: the schema's own types, not `Any`'s.
+    let sqlite = SqlitePool::connect(&format!("sqlite://{}", file.display())).await.unwrap();
     let name = format!("hardneg_schema_{}", std::process::id());
     let url = fresh_database(&server, &name).await;
     let pg = PgPool::connect(&url).await.unwrap();
@@ -235,4 +238,30 @@ async fn the_postgres_schema_is_sqlites_table_for_table() {
 fn both_backends_end_at_the_same_migration_version() {
     let last = |m: &sqlx::migrate::Migrator| m.iter().map(|m| m.version).max().unwrap();
     assert_eq!(last(&hardneg::store::db::MIGRATOR), last(&hardneg::store::db::PG_MIGRATOR));
+}
+
+/// `--database` refuses what it cannot use, saying what and where, and
+/// never prints a password.
+#[test]
+fn a_wrong_scheme_or_an_unreachable_server_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |url: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hardneg"))
+            .args(["datasets", "--data-dir"])
+            .arg(dir.path())
+            .args(["--database", url])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{url} was accepted");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let err = run("mysql://root@localhost/hardneg");
+    assert!(err.contains("--database") && err.contains("\"mysql\""), "{err}");
+    // Port 1 on loopback: nothing listens there.
+    let err = run("postgres://hardneg:s3cret-pw@127.0.0.1:1/hardneg");
+    assert!(err.contains("opening database postgres://hardneg@127.0.0.1:1/hardneg"), "{err}");
+    assert!(!err.contains("s3cret-pw"), "the password is shown: {err}");
+    let err = run("sqlite://");
+    assert!(err.contains("--database: sqlite:// needs a file path"), "{err}");
+    assert!(!dir.path().join("hardneg.sqlite").exists(), "nothing was written to the data dir");
 }

@@ -94,7 +94,7 @@ async fn flags_decisions_dashboard_and_discarding() {
     // The test marks four of CHECKER's tasks as check items in the SQLite file
     // (as `studies::link::checks` stores them), so they are at known positions: gold
     // first, the attention checks last (failing the second ends the place).
-    let db = hardneg::store::db::open_pool(&data.join("hardneg.sqlite")).await.unwrap();
+    let db = crate::helpers::db_at(&data).await;
     for (position, kind) in [(0, "gold"), (1, "gold"), (12, "attention"), (13, "attention")] {
         let n = sqlx::query(
             "UPDATE tasks SET check_kind = ?, check_answer = 'none'
@@ -231,7 +231,7 @@ fn close(a: &Value, b: f64) -> bool {
 }
 
 /// Every figure of the dashboard, computed again from the rows the server stored.
-async fn dashboard_matches_the_stored_rows(app: &TestApp, researcher: &Client, db: &sqlx::SqlitePool, study: i64) {
+async fn dashboard_matches_the_stored_rows(app: &TestApp, researcher: &Client, db: &sqlx::AnyPool, study: i64) {
     let d: Value = app.get(researcher, &format!("/api/v1/studies/{study}/dashboard")).await;
     let now = d["now"].as_i64().unwrap();
     assert_eq!((d["bundles"].as_i64(), d["places"].as_i64()), (Some(1), Some(8)));

@@ -27,8 +27,8 @@ impl Data {
     fn store(&self) -> ImageStore {
         ImageStore::new(self.path().join("images"))
     }
-    async fn pool(&self) -> sqlx::SqlitePool {
-        hardneg::store::db::open_pool(&self.path().join("hardneg.sqlite")).await.unwrap()
+    async fn pool(&self) -> sqlx::AnyPool {
+        crate::helpers::db_at(self.path()).await
     }
 }
 
@@ -300,9 +300,8 @@ async fn protocol_mismatch_and_scorer_errors_write_nothing() {
 async fn ctrl_c_cancels_without_a_partial_run_and_keeps_the_cache() {
     let data = demo(7).await;
     let slow = stub("--delay 0.3");
-    let child = Command::new(env!("CARGO_BIN_EXE_hardneg"))
-        .args(["score", "--external", &slow, "--name", "slow", "--dataset", "demo", "--batch", "1", "--data-dir"])
-        .arg(data.path())
+    let child = crate::helpers::command_on(data.path())
+        .args(["score", "--external", &slow, "--name", "slow", "--dataset", "demo", "--batch", "1"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

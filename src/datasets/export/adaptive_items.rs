@@ -6,7 +6,7 @@ use super::sink::io_err;
 use crate::domain::ids::{DatasetId, StudyId};
 use crate::domain::resolution::ItemState;
 use crate::error::ServiceError;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -25,7 +25,7 @@ pub const COLUMNS: [&str; 11] = [
 ];
 
 /// Writes one file per adaptive study of the dataset into `out`; their names.
-pub async fn write(db: &SqlitePool, dataset_id: DatasetId, out: &Path) -> Result<Vec<String>, ServiceError> {
+pub async fn write(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> Result<Vec<String>, ServiceError> {
     let studies: Vec<StudyId> = sqlx::query_scalar(
         "SELECT s.id FROM studies s JOIN adaptive_studies a ON a.study_id = s.id WHERE s.dataset_id = $1 ORDER BY s.id",
     )

@@ -11,19 +11,14 @@ use crate::state::StudyMeta;
 use crate::store::pages::AbortOnDrop;
 use crate::studies::agreement::{study_agreement_report, summary_of_votes};
 use crate::studies::votes::Votes;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::path::Path;
 use std::sync::Arc;
 
 /// A study's section, its kappa from the answers its outcomes kept (`items`
 /// the instance of each of their items), read again only for a kind of
 /// several questions.
-async fn study_card(
-    db: &SqlitePool,
-    meta: &StudyMeta,
-    items: &[i64],
-    votes: &Votes,
-) -> Result<StudyCard, ServiceError> {
+async fn study_card(db: &AnyPool, meta: &StudyMeta, items: &[i64], votes: &Votes) -> Result<StudyCard, ServiceError> {
     let spec_hash: String =
         sqlx::query_scalar("SELECT spec_hash FROM studies WHERE id = $1").bind(meta.id).fetch_one(db).await?;
     let report = match summary_of_votes(db, meta.id, items, votes).await? {
@@ -71,7 +66,7 @@ pub struct Provenance {
 pub type StudyAnswers = (StudyMeta, Vec<i64>, Arc<Votes>);
 
 pub async fn provenance(
-    db: SqlitePool,
+    db: AnyPool,
     dataset_id: DatasetId,
     studies: Vec<StudyAnswers>,
 ) -> Result<Provenance, ServiceError> {
@@ -113,7 +108,7 @@ pub fn write(
 /// captions of `ids`, the exported instances: read and scored on its own
 /// task, beside the rows. Reading the captions a second time costs less
 /// than scoring them after the rows, on one core, would.
-pub fn start_audit(db: &SqlitePool, req: &ExportRequest, dataset_id: DatasetId, ids: Vec<(i64, Category)>) -> Audit {
+pub fn start_audit(db: &AnyPool, req: &ExportRequest, dataset_id: DatasetId, ids: Vec<(i64, Category)>) -> Audit {
     let (db, dataset, stage) = (db.clone(), req.dataset.clone(), req.stage);
     AbortOnDrop(tokio::spawn(async move {
         let pairs = crate::datasets::audit::pairs_for(&db, dataset_id, &ids).await?;

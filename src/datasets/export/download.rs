@@ -12,7 +12,7 @@ use crate::error::ServiceError;
 use crate::store::images::ImageStore;
 use axum::body::Bytes;
 use futures_util::Stream;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{mpsc, oneshot};
@@ -55,7 +55,7 @@ type Chunks = mpsc::Receiver<std::io::Result<Bytes>>;
 /// length is known. Dropping the returned future before that (the client
 /// went away) stops the export and removes its directory.
 pub async fn prepare(
-    db: SqlitePool,
+    db: AnyPool,
     images: ImageStore,
     req: ExportRequest,
     command: String,

@@ -39,7 +39,7 @@ use crate::studies::pipeline as funnel;
 use futures_util::TryStreamExt;
 use read::{Candidate, InstanceRow};
 use sink::{io_err, RowSink};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use stage::{check_stage, included, Outcomes};
 use std::path::Path;
 
@@ -55,7 +55,7 @@ pub struct ExportSummary {
 /// Exports into `out`, which must be missing or empty. `command` goes into
 /// the card as the way the export was asked for.
 pub async fn export_to_dir(
-    db: &SqlitePool,
+    db: &AnyPool,
     store: &ImageStore,
     req: &ExportRequest,
     out: &Path,
@@ -70,7 +70,7 @@ pub const ABANDONED: &str = "export abandoned: nobody is waiting for it";
 /// [`export_to_dir`] that stops as soon as `abandoned()` says nobody wants
 /// the result (checked once a row: the download's client went away).
 pub async fn export_to_dir_until(
-    db: &SqlitePool,
+    db: &AnyPool,
     store: &ImageStore,
     req: &ExportRequest,
     out: &Path,
@@ -82,7 +82,7 @@ pub async fn export_to_dir_until(
 
 /// The export, reading 2^`shift` instance ids per page (tests vary it).
 async fn export_paged(
-    db: &SqlitePool,
+    db: &AnyPool,
     store: &ImageStore,
     req: &ExportRequest,
     out: &Path,
@@ -187,7 +187,7 @@ async fn export_paged(
 }
 
 /// How many candidate columns the candidates stage needs (other stages have none).
-async fn widest_candidates(db: &SqlitePool, dataset_id: DatasetId, stage: Stage) -> Result<usize, ServiceError> {
+async fn widest_candidates(db: &AnyPool, dataset_id: DatasetId, stage: Stage) -> Result<usize, ServiceError> {
     if stage != Stage::Candidates {
         return Ok(0);
     }

@@ -8,7 +8,7 @@ use crate::studies::outcomes::study_outcomes_paged;
 
 const INSTANCES: usize = 3_000;
 
-async fn export_files(pool: &SqlitePool, dir: &Path, format: &str, stage: &str, shift: u32) -> Vec<(String, Vec<u8>)> {
+async fn export_files(pool: &AnyPool, dir: &Path, format: &str, stage: &str, shift: u32) -> Vec<(String, Vec<u8>)> {
     let req = ExportRequest::parse(bulk_seed::DATASET, format, Some(stage), None, None).unwrap();
     let out = dir.join(format!("out-{format}-{stage}-{shift}"));
     let store = ImageStore::new(dir.join("images"));
@@ -66,7 +66,7 @@ async fn a_many_page_export_equals_a_single_page_export() {
 
 /// Instances both steps kept, counted from the stored answers alone:
 /// "first" settles on the earliest answer (same second: the lower task id).
-async fn final_rows(pool: &SqlitePool) -> usize {
+async fn final_rows(pool: &AnyPool) -> usize {
     let n: i64 = sqlx::query_scalar(
         "WITH firsts AS (SELECT s.name, a.instance_id, a.value,
                                 row_number() OVER (PARTITION BY a.study_id, a.instance_id ORDER BY a.answered_at, a.task_id) AS k

@@ -8,24 +8,21 @@ use crate::error::ServiceError;
 use crate::store::pages::{in_order, parse_page, read_ahead};
 use futures_util::stream::BoxStream;
 use futures_util::{StreamExt, TryStreamExt};
-use sqlx::sqlite::SqlitePoolOptions;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::sync::Arc;
 
 /// Page cache of each of the export's connections, in KiB (SQLite's default).
-const SCAN_CACHE_KIB: &str = "-2000";
+const SCAN_CACHE: &str = "PRAGMA cache_size = -2000";
 
 /// The export's own connections to the database `db` reads: the same
 /// settings with a small page cache. An export reads the whole database
 /// once, so a big cache only holds pages nobody asks for again; through the
 /// app's pool it filled every connection's 32 MB (136 MB of a 300k export's
 /// peak) and pushed out the pages the app's own queries use.
-pub(super) async fn scan_pool(db: &SqlitePool) -> Result<SqlitePool, ServiceError> {
-    let options = (*db.connect_options()).clone().pragma("cache_size", SCAN_CACHE_KIB);
+pub(super) async fn scan_pool(db: &AnyPool) -> Result<AnyPool, ServiceError> {
     // Pages read ahead: each study's items and answers, the card's kappa,
     // then the instances and the audit's captions (crate::store::pages).
-    let pool = SqlitePoolOptions::new().max_connections(8).test_before_acquire(false).connect_with(options).await?;
-    Ok(pool)
+    Ok(crate::store::db::side_pool(db, SCAN_CACHE).await?)
 }
 
 /// One instance as read, from the JSON array `instance_json!` builds (the
@@ -63,7 +60,7 @@ const AHEAD: usize = 3;
 /// candidate slot its row shows), just those: a dropped instance's row and
 /// the candidates nobody chose are not read at all.
 pub(super) async fn instance_rows(
-    db: &SqlitePool,
+    db: &AnyPool,
     dataset_id: DatasetId,
     shift: u32,
     only: Option<Arc<[(i64, i64)]>>,
@@ -111,32 +108,62 @@ macro_rules! instance_json {
     };
 }
 
+/// [`instance_json!`] in PostgreSQL's JSON functions.
+macro_rules! instance_json_pg {
+    ($candidates:literal) => {
+        concat!(
+            "json_build_array(i.id, i.key, i.caption, i.negative_caption, i.caption_orig,
+                i.negative_caption_orig, i.positive_image, img.mime, img.bytes,
+                coalesce((SELECT json_agg(json_build_array(c.slot, c.image, ci.mime, ci.bytes))
+                      FROM candidates c JOIN images ci ON ci.hash = c.image WHERE c.instance_id = i.id",
+            $candidates,
+            "), '[]'::json))"
+        )
+    };
+}
+
 /// The instances with ids in `from..to` with all their candidates, or, when
 /// `ids` (a JSON array of [id, slot]) is given, those instances with the
 /// candidate of that slot only. `+dataset_id`: walk the id range, not the
 /// dataset's index (which would sort the whole dataset per page).
 async fn read_page(
-    db: &SqlitePool,
+    db: &AnyPool,
     dataset_id: DatasetId,
     from: i64,
     to: i64,
     ids: Option<String>,
 ) -> Result<Vec<InstanceRow>, ServiceError> {
     let query = match &ids {
-        None => sqlx::query_scalar(concat!(
-            "SELECT json_group_array(",
-            instance_json!(""),
-            ") FROM instances i LEFT JOIN images img ON img.hash = i.positive_image
-             WHERE +i.dataset_id = $1 AND i.id >= $2 AND i.id < $3"
+        None => sqlx::query_scalar(crate::dialect!(db,
+            sqlite: concat!(
+                "SELECT json_group_array(",
+                instance_json!(""),
+                ") FROM instances i LEFT JOIN images img ON img.hash = i.positive_image
+                 WHERE +i.dataset_id = $1 AND i.id >= $2 AND i.id < $3"
+            ),
+            postgres: concat!(
+                "SELECT json_agg(",
+                instance_json_pg!(""),
+                ")::text FROM instances i LEFT JOIN images img ON img.hash = i.positive_image
+                 WHERE i.dataset_id = $1 AND i.id >= $2 AND i.id < $3"
+            ),
         ))
         .bind(dataset_id)
         .bind(from)
         .bind(to),
-        Some(ids) => sqlx::query_scalar(concat!(
-            "SELECT json_group_array(",
-            instance_json!(" AND c.slot = j.value ->> 1"),
-            ") FROM json_each($1) j JOIN instances i ON i.id = j.value ->> 0
-             LEFT JOIN images img ON img.hash = i.positive_image WHERE +i.dataset_id = $2"
+        Some(ids) => sqlx::query_scalar(crate::dialect!(db,
+            sqlite: concat!(
+                "SELECT json_group_array(",
+                instance_json!(" AND c.slot = j.value ->> 1"),
+                ") FROM json_each($1) j JOIN instances i ON i.id = j.value ->> 0
+                 LEFT JOIN images img ON img.hash = i.positive_image WHERE +i.dataset_id = $2"
+            ),
+            postgres: concat!(
+                "SELECT json_agg(",
+                instance_json_pg!(" AND c.slot = (j->>1)::bigint"),
+                ")::text FROM json_array_elements($1::json) AS e(j) JOIN instances i ON i.id = (j->>0)::bigint
+                 LEFT JOIN images img ON img.hash = i.positive_image WHERE i.dataset_id = $2"
+            ),
         ))
         .bind(ids)
         .bind(dataset_id),

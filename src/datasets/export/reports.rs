@@ -8,7 +8,7 @@ use crate::domain::ids::{DatasetId, StudyId};
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::kinds::report::study_report;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::io::Write;
 use std::path::Path;
 
@@ -31,7 +31,7 @@ type AnswerRow = (String, String, i64, String, String, String, String, Option<St
 
 /// Writes the files of every reporting study on the dataset into `out`;
 /// returns their names and appends a section to the card.
-pub async fn write_reports(db: &SqlitePool, dataset_id: DatasetId, out: &Path) -> Result<Vec<String>, ServiceError> {
+pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> Result<Vec<String>, ServiceError> {
     let studies: Vec<(StudyId, String)> =
         sqlx::query_as("SELECT id, kind FROM studies WHERE dataset_id = $1 ORDER BY id")
             .bind(dataset_id)

@@ -7,7 +7,7 @@ use crate::error::ServiceError;
 use crate::studies::outcomes::ItemOutcome;
 use crate::studies::pipeline::Pipeline;
 use futures_util::TryStreamExt;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 fn category(t: &str, s: &str, id: i64) -> Result<Category, ServiceError> {
     Category::parse(t, s).map_err(|e| ServiceError::internal(format!("instance {id}"), e))
@@ -37,11 +37,7 @@ pub(crate) fn check_stage(p: &Pipeline, dataset: &str, stage: Stage) -> Result<(
 
 /// The exported instances with their categories, in id order (call
 /// [`check_stage`] first).
-pub(crate) async fn included(
-    db: &SqlitePool,
-    p: &Pipeline,
-    stage: Stage,
-) -> Result<Vec<(i64, Category)>, ServiceError> {
+pub(crate) async fn included(db: &AnyPool, p: &Pipeline, stage: Stage) -> Result<Vec<(i64, Category)>, ServiceError> {
     match stage {
         Stage::Candidates => {
             let mut rows = sqlx::query_as::<_, (i64, String, String)>(

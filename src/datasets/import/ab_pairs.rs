@@ -5,14 +5,14 @@ use super::table::{check_new_dataset, read_checked};
 use super::ImportError;
 use crate::domain::ab_pairs::{ab_pair, AbPair, COLUMNS};
 use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::path::Path;
 
 /// Imports the file into dataset `dataset`; returns the number of instances.
-pub async fn import_ab_pairs(db: &SqlitePool, file: &Path, label: &str, dataset: &str) -> Result<usize, ImportError> {
+pub async fn import_ab_pairs(db: &AnyPool, file: &Path, label: &str, dataset: &str) -> Result<usize, ImportError> {
     check_new_dataset(db, dataset).await?;
     let pairs = read_checked(file, label, &COLUMNS, ab_pair).await?;
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     let dataset_id = insert_dataset(&mut tx, dataset, "none").await?;
     for (n, p) in pairs.iter().enumerate() {
         insert_ab_pair(&mut tx, dataset_id, &format!("{:06}", n + 1), p).await?;
@@ -23,7 +23,7 @@ pub async fn import_ab_pairs(db: &SqlitePool, file: &Path, label: &str, dataset:
 
 /// One item: negative A is the instance's negative caption, B and the sources beside it.
 pub async fn insert_ab_pair(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     dataset_id: i64,
     key: &str,
     p: &AbPair,

@@ -19,7 +19,7 @@ use crate::store::db::now_secs;
 use crate::store::images::{ImageStore, StoredImage};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
@@ -126,7 +126,7 @@ struct Previous {
 }
 
 pub async fn import_candidates(
-    db: &SqlitePool,
+    db: &AnyPool,
     store: &ImageStore,
     req: &ImportRequest,
 ) -> Result<ImportSummary, ImportError> {
@@ -286,7 +286,7 @@ fn content_digest(file_sha: &str, mode: NormalizeMode, checked: &[Checked]) -> S
 
 /// The one transaction: dataset, images, instances, candidates, the import record.
 async fn write(
-    db: &SqlitePool,
+    db: &AnyPool,
     req: &ImportRequest,
     batch: &Batch,
     checked: &[Checked],
@@ -301,9 +301,11 @@ async fn write(
     // very transaction (or, for images, already there: ON CONFLICT DO NOTHING).
     let mut conn = db.acquire().await?;
     conn.close_on_drop();
-    sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *conn).await?;
-    sqlx::query("PRAGMA cache_size = -131072").execute(&mut *conn).await?;
-    let mut tx = sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE").await?;
+    if !crate::store::db::is_postgres(db) {
+        sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *conn).await?;
+        sqlx::query("PRAGMA cache_size = -131072").execute(&mut *conn).await?;
+    }
+    let mut tx = crate::store::db::begin_write_on(&mut conn).await?;
     let raced: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(&req.dataset)
         .fetch_optional(&mut *tx)

@@ -11,7 +11,7 @@ use crate::domain::pairs::{pair_row, Columns, PairRow, PLACEHOLDER};
 use crate::domain::results::FieldError;
 use crate::store::dataset_rows::{insert_dataset, insert_images, insert_instance, NewInstance};
 use crate::store::images::ImageStore;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -45,11 +45,7 @@ fn columns(file: &Path, label: &str) -> Result<Columns, ImportError> {
 }
 
 /// Imports the file; returns the number of instances and whether they are pairs.
-pub async fn import_pairs(
-    db: &SqlitePool,
-    store: &ImageStore,
-    req: &PairsRequest,
-) -> Result<(usize, bool), ImportError> {
+pub async fn import_pairs(db: &AnyPool, store: &ImageStore, req: &PairsRequest) -> Result<(usize, bool), ImportError> {
     check_new_dataset(db, &req.dataset).await?;
     if !req.images.is_dir() {
         return Err(ImportError::Invalid(format!("--images {}: not a directory", req.images.display())));
@@ -69,7 +65,7 @@ pub async fn import_pairs(
     })
     .await?;
     let stored = store_images(store, checked.iter().map(|(_, b)| b))?;
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     let dataset_id = insert_dataset(&mut tx, &req.dataset, "none").await?;
     for (n, ((row, _), img)) in checked.iter().zip(&stored).enumerate() {
         insert_images(&mut tx, std::slice::from_ref(img)).await?;
@@ -83,7 +79,7 @@ pub async fn import_pairs(
 /// One row as an instance: its captions when it has them (a writing item
 /// has none), its type in `caption_type`.
 pub async fn insert_pair(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     dataset_id: i64,
     key: &str,
     row: &PairRow,

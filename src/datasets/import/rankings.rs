@@ -10,12 +10,12 @@ use crate::domain::results::FieldError;
 use crate::kinds::ranking::rows::{ranking_row, RankingRow, COLUMNS};
 use crate::store::dataset_rows::{insert_candidates, insert_dataset, insert_images, insert_instance, NewInstance};
 use crate::store::images::{inspect, ImageStore};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::path::Path;
 
 /// Imports the file; returns the number of prompts.
 pub async fn import_rankings(
-    db: &SqlitePool,
+    db: &AnyPool,
     store: &ImageStore,
     file: &Path,
     label: &str,
@@ -47,7 +47,7 @@ pub async fn import_rankings(
             .map_err(ImportError::internal("storing an image"))?;
         stored.push(prompt);
     }
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     let dataset_id = insert_dataset(&mut tx, dataset, "none").await?;
     for (n, ((row, _), images)) in checked.iter().zip(&stored).enumerate() {
         insert_images(&mut tx, images).await?;
@@ -61,7 +61,7 @@ pub async fn import_rankings(
 /// One prompt: an instance with the prompt as its caption (no negative), its
 /// images as candidates in row order and each model's score per image.
 pub async fn insert_prompt(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     dataset_id: i64,
     key: &str,
     row: &RankingRow,

@@ -118,7 +118,7 @@ pub fn checked_rows<T>(
 }
 
 /// A protocol import makes a new dataset: a valid name nobody has taken.
-pub async fn check_new_dataset(db: &sqlx::SqlitePool, name: &str) -> Result<(), ImportError> {
+pub async fn check_new_dataset(db: &sqlx::AnyPool, name: &str) -> Result<(), ImportError> {
     crate::domain::names::check_dataset_name(name).map_err(ImportError::Invalid)?;
     let exists: Option<i64> =
         sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(name).fetch_optional(db).await?;

@@ -8,7 +8,7 @@ use super::ImportError;
 use crate::domain::triplets::{triplet, Triplet, COLUMNS};
 use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use crate::store::images::ImageStore;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
@@ -22,7 +22,7 @@ pub struct TripletRequest {
 }
 
 /// Imports the file; returns the number of instances.
-pub async fn import_triplets(db: &SqlitePool, store: &ImageStore, req: &TripletRequest) -> Result<usize, ImportError> {
+pub async fn import_triplets(db: &AnyPool, store: &ImageStore, req: &TripletRequest) -> Result<usize, ImportError> {
     check_new_dataset(db, &req.dataset).await?;
     if !req.images.is_dir() {
         return Err(ImportError::Invalid(format!("--images {}: not a directory", req.images.display())));
@@ -35,7 +35,7 @@ pub async fn import_triplets(db: &SqlitePool, store: &ImageStore, req: &TripletR
     })
     .await?;
     let stored = store_images(store, checked.iter().map(|(_, b)| b))?;
-    let mut tx = db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     let dataset_id = insert_dataset(&mut tx, &req.dataset, "none").await?;
     for (n, ((t, _), img)) in checked.iter().zip(&stored).enumerate() {
         crate::store::dataset_rows::insert_images(&mut tx, std::slice::from_ref(img)).await?;
@@ -48,7 +48,7 @@ pub async fn import_triplets(db: &SqlitePool, store: &ImageStore, req: &TripletR
 /// One triplet as an instance: P1 its caption, N its negative caption, P2
 /// beside them. The image must be in the store and its table.
 pub async fn insert_triplet(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     dataset_id: i64,
     key: &str,
     t: &Triplet,

@@ -5,11 +5,11 @@ use crate::domain::ids::StudyId;
 use super::stats::{writing_stats, WritingAnswer, WritingStats};
 use crate::error::ServiceError;
 use crate::kinds::server::{Fut, Server, Statistic, Stats};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 pub const SERVER: Server = Server { report: Some(report), ..Server::NONE };
 
-fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
+fn report(db: &AnyPool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {
         let (n, stats) = writing(db, study_id).await?;
         Ok((n, Box::new(stats) as Box<dyn Stats>))
@@ -17,7 +17,7 @@ fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)
 }
 
 /// A writing study's statistics and how many answers they rest on.
-pub async fn writing(db: &SqlitePool, study_id: StudyId) -> Result<(usize, WritingStats), ServiceError> {
+pub async fn writing(db: &AnyPool, study_id: StudyId) -> Result<(usize, WritingStats), ServiceError> {
     type Row = (Option<String>, String, Option<String>, Option<String>);
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT i.caption_type, a.value, p.text, n.text FROM counted_answers a JOIN instances i ON i.id = a.instance_id

@@ -11,7 +11,7 @@ use crate::domain::export::ImageRef;
 use crate::error::ServiceError;
 use super::VALID;
 use crate::studies::outcomes::study_outcomes;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -22,7 +22,7 @@ pub const COLUMNS: [&str; 7] = ["image", "type", "id", "caption", "negative_capt
 type Pair = (i64, String, String, String, Option<String>, String, String, i64);
 
 /// Writes both files into `out`; returns their names.
-pub async fn write(db: &SqlitePool, study_id: StudyId, out: &Path) -> Result<Vec<String>, ServiceError> {
+pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<Vec<String>, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let pairs: HashMap<i64, Pair> = sqlx::query_as(
         "SELECT i.id, i.key, i.caption, i.negative_caption, i.caption_type, m.hash, m.mime, m.bytes

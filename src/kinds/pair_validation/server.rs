@@ -11,7 +11,7 @@ use crate::kinds::server::{Fut, Server, Statistic, Stats};
 use crate::kinds::triplet_check::server::kappa_lines;
 use crate::studies::outcomes::study_outcomes;
 use serde::Serialize;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -22,7 +22,7 @@ pub const SERVER: Server = Server {
     keep_out: Some(super::written_pairs::keep_out),
 };
 
-fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
+fn report(db: &AnyPool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {
         let (n, stats) = pair_validation(db, study_id).await?;
         Ok((n, Box::new(stats) as Box<dyn Stats>))
@@ -30,7 +30,7 @@ fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)
 }
 
 /// The validated pairs, as instances `hardneg import pairs` reads back.
-fn export<'a>(db: &'a SqlitePool, study_id: StudyId, out: &'a Path) -> Fut<'a, Vec<String>> {
+fn export<'a>(db: &'a AnyPool, study_id: StudyId, out: &'a Path) -> Fut<'a, Vec<String>> {
     Box::pin(super::export::write(db, study_id, out))
 }
 
@@ -44,7 +44,7 @@ pub struct PairValidationReport {
 }
 
 /// A validation study's statistics and how many answers they rest on.
-async fn pair_validation(db: &SqlitePool, study_id: StudyId) -> Result<(usize, PairValidationReport), ServiceError> {
+async fn pair_validation(db: &AnyPool, study_id: StudyId) -> Result<(usize, PairValidationReport), ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let rows: Vec<(i64, String, String)> = sqlx::query_as(
         "SELECT a.instance_id, u.username, a.value FROM counted_answers a JOIN users u ON u.id = a.user_id

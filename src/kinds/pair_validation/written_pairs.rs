@@ -17,7 +17,7 @@ use crate::error::ServiceError;
 use crate::kinds::server::{Fut, SourceItems};
 use crate::state::StudyMeta;
 use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
-use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
+use sqlx::{Any, AnyConnection, AnyPool, Transaction};
 
 /// One written pair with its writing item's image and type.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -38,7 +38,7 @@ fn takes_written_pairs(kind: SurveyKind) -> bool {
 }
 
 /// Every pair written so far in a writing study, in the order written.
-async fn written(db: &SqlitePool, study_id: StudyId) -> Result<Vec<WrittenPair>, ServiceError> {
+async fn written(db: &AnyPool, study_id: StudyId) -> Result<Vec<WrittenPair>, ServiceError> {
     Ok(sqlx::query_as(
         "SELECT a.task_id, i.positive_image AS image, i.caption_type, p.text AS positive, n.text AS negative,
                 u.username AS writer
@@ -53,7 +53,7 @@ async fn written(db: &SqlitePool, study_id: StudyId) -> Result<Vec<WrittenPair>,
 }
 
 /// The pairs a new validation study takes from its source.
-pub fn from_source<'a>(db: &'a SqlitePool, study: &'a Study) -> Fut<'a, Option<Box<dyn SourceItems>>> {
+pub fn from_source<'a>(db: &'a AnyPool, study: &'a Study) -> Fut<'a, Option<Box<dyn SourceItems>>> {
     Box::pin(async move { Ok(collect(db, study).await?.map(|pairs| Box::new(Pairs(pairs)) as Box<dyn SourceItems>)) })
 }
 
@@ -64,19 +64,19 @@ impl SourceItems for Pairs {
         validators(spec, source, &self.0)
     }
 
-    fn insert<'a>(&'a self, tx: &'a mut Transaction<'static, Sqlite>, name: &'a str) -> Fut<'a, ()> {
+    fn insert<'a>(&'a self, tx: &'a mut Transaction<'static, Any>, name: &'a str) -> Fut<'a, ()> {
         Box::pin(insert(tx, name, &self.0))
     }
 }
 
 /// A link participant who wrote one of the pairs never validates them.
-pub fn keep_out<'a>(conn: &'a mut SqliteConnection, meta: &'a StudyMeta, pid: &'a str) -> Fut<'a, bool> {
+pub fn keep_out<'a>(conn: &'a mut AnyConnection, meta: &'a StudyMeta, pid: &'a str) -> Fut<'a, bool> {
     Box::pin(wrote_pairs_of(conn, meta, pid))
 }
 
 /// The pairs a new study of a kind that validates written pairs takes from
 /// its source (read before the creating transaction); None for other kinds.
-async fn collect(db: &SqlitePool, study: &Study) -> Result<Option<Vec<WrittenPair>>, ServiceError> {
+async fn collect(db: &AnyPool, study: &Study) -> Result<Option<Vec<WrittenPair>>, ServiceError> {
     let Some(source) = study.source.as_deref().filter(|_| takes_written_pairs(study.kind)) else {
         return Ok(None);
     };
@@ -128,11 +128,11 @@ fn validators(
 /// Whether the link participant with platform id `pid` wrote one of the
 /// pairs the study validates (as a participant of its source); false for
 /// studies of other kinds.
-async fn wrote_pairs_of(conn: &mut SqliteConnection, meta: &StudyMeta, pid: &str) -> Result<bool, ServiceError> {
+async fn wrote_pairs_of(conn: &mut AnyConnection, meta: &StudyMeta, pid: &str) -> Result<bool, ServiceError> {
     let Some(source) = meta.source_study_id.filter(|_| takes_written_pairs(meta.kind)) else {
         return Ok(false);
     };
-    Ok(sqlx::query_scalar(
+    Ok(sqlx::query_scalar::<_, crate::store::ids::Flag>(
         "SELECT EXISTS (SELECT 1 FROM participants p JOIN answers a ON a.user_id = p.user_id AND a.study_id = p.study_id
                         JOIN instances i ON i.key = 'w' || a.task_id
                           AND i.dataset_id = (SELECT dataset_id FROM studies WHERE id = $1)
@@ -142,12 +142,13 @@ async fn wrote_pairs_of(conn: &mut SqliteConnection, meta: &StudyMeta, pid: &str
     .bind(source)
     .bind(pid)
     .fetch_one(conn)
-    .await?)
+    .await?
+    .0)
 }
 
 /// Makes the pairs the instances of the new dataset `name` (inside the
 /// study's creating transaction, so a failed creation leaves no dataset).
-async fn insert(tx: &mut Transaction<'_, Sqlite>, name: &str, pairs: &[WrittenPair]) -> Result<(), ServiceError> {
+async fn insert(tx: &mut Transaction<'_, Any>, name: &str, pairs: &[WrittenPair]) -> Result<(), ServiceError> {
     crate::domain::names::check_dataset_name(name)
         .map_err(|e| ServiceError::Invalid(format!("field `dataset`: {e}")))?;
     let taken: Option<i64> =

@@ -6,12 +6,12 @@ use super::read_order;
 use super::stats::{ranking_stats, Prompt, RankingStats};
 use crate::error::ServiceError;
 use crate::kinds::server::{Fut, Server, Statistic, Stats};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::BTreeMap;
 
 pub const SERVER: Server = Server { report: Some(report), ..Server::NONE };
 
-fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
+fn report(db: &AnyPool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {
         let (n, stats) = rankings(db, study_id).await?;
         Ok((n, Box::new(stats) as Box<dyn Stats>))
@@ -19,7 +19,7 @@ fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)
 }
 
 /// Every prompt of the study with its orders and the imported models' scores.
-async fn rankings(db: &SqlitePool, study_id: StudyId) -> Result<(usize, RankingStats), ServiceError> {
+async fn rankings(db: &AnyPool, study_id: StudyId) -> Result<(usize, RankingStats), ServiceError> {
     let answers: Vec<(i64, String)> =
         sqlx::query_as("SELECT instance_id, value FROM answers WHERE study_id = $1 ORDER BY instance_id, task_id")
             .bind(study_id)

@@ -7,7 +7,7 @@ use crate::domain::resolution::ItemState;
 use crate::error::ServiceError;
 use super::split;
 use crate::studies::{answer_texts, outcomes::study_outcomes};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -33,7 +33,7 @@ pub const COLUMNS: [&str; 16] = [
 type Instance = (i64, String, String, Option<String>, String);
 
 /// Writes the file into `out` and returns its name.
-pub async fn write(db: &SqlitePool, study_id: StudyId, out: &Path) -> Result<String, ServiceError> {
+pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<String, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
     let answers = answer_texts::answers(db, study_id).await?;
     let items = outcomes.iter().map(|o| (o.instance_id, &o.state));

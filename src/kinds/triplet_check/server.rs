@@ -6,12 +6,12 @@ use super::stats::{validation_stats, CheckedItem, ValidationStats, VerdictKappa}
 use crate::error::ServiceError;
 use crate::kinds::server::{Fut, Server, Statistic, Stats};
 use crate::studies::{answer_texts, outcomes::study_outcomes};
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::path::Path;
 
 pub const SERVER: Server = Server { report: Some(report), export: Some(export), ..Server::NONE };
 
-fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
+fn report(db: &AnyPool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {
         let (n, stats) = validation(db, study_id).await?;
         Ok((n, Box::new(stats) as Box<dyn Stats>))
@@ -19,12 +19,12 @@ fn report(db: &SqlitePool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)
 }
 
 /// Expert checks settle each triplet: their final verdicts and P2s.
-fn export<'a>(db: &'a SqlitePool, study_id: StudyId, out: &'a Path) -> Fut<'a, Vec<String>> {
+fn export<'a>(db: &'a AnyPool, study_id: StudyId, out: &'a Path) -> Fut<'a, Vec<String>> {
     Box::pin(async move { Ok(vec![super::export::write(db, study_id, out).await?]) })
 }
 
 /// The statistics and how many answers they rest on.
-async fn validation(db: &SqlitePool, study_id: StudyId) -> Result<(usize, ValidationStats), ServiceError> {
+async fn validation(db: &AnyPool, study_id: StudyId) -> Result<(usize, ValidationStats), ServiceError> {
     let (_, outcomes) = study_outcomes(db, study_id).await?;
     let answers = answer_texts::answers(db, study_id).await?;
     let items: Vec<CheckedItem<'_>> = outcomes

@@ -11,7 +11,7 @@ use crate::domain::ids::{InstanceId, StudyId};
 use crate::domain::rng::mix;
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
-use sqlx::{SqliteConnection, SqlitePool};
+use sqlx::{AnyConnection, AnyPool};
 use std::collections::HashMap;
 
 mod settle;
@@ -19,7 +19,7 @@ mod uninformative;
 pub use settle::{report, settle};
 
 /// At creation, inside its transaction: the settings and every item at `min`.
-pub async fn create(tx: &mut SqliteConnection, study: StudyId, a: &Adaptive) -> Result<(), ServiceError> {
+pub async fn create(tx: &mut AnyConnection, study: StudyId, a: &Adaptive) -> Result<(), ServiceError> {
     sqlx::query("INSERT INTO adaptive_studies (study_id, settings) VALUES ($1, $2)")
         .bind(study)
         .bind(serde_json::to_string(a)?)
@@ -37,7 +37,7 @@ pub async fn create(tx: &mut SqliteConnection, study: StudyId, a: &Adaptive) -> 
 }
 
 /// The study's adaptive settings; None for a fixed overlap.
-pub async fn settings(db: impl sqlx::SqliteExecutor<'_>, study: StudyId) -> Result<Option<Adaptive>, ServiceError> {
+pub async fn settings(db: impl sqlx::AnyExecutor<'_>, study: StudyId) -> Result<Option<Adaptive>, ServiceError> {
     let text: Option<String> = sqlx::query_scalar("SELECT settings FROM adaptive_studies WHERE study_id = $1")
         .bind(study)
         .fetch_optional(db)
@@ -139,7 +139,7 @@ async fn decide(
     // Reliabilities are fitted outside the gate: the fit reads the whole study.
     let reliability = settle::reliability(&state.db, &meta).await?;
     let _one_at_a_time = state.writer.exclusive().await;
-    let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(&state.db).await?;
     let mut items: Vec<i64> = instance.into_iter().collect();
     if sweep {
         let due: Vec<i64> = sqlx::query_scalar(
@@ -176,7 +176,7 @@ async fn decide(
 /// Decides an item's round if all its wanted answers are in: stopped, or
 /// one more wanted (a link study's item then waits for a follow-up bundle).
 async fn decide_round(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     meta: &StudyMeta,
     a: &Adaptive,
     reliability: &Reliability,
@@ -245,7 +245,7 @@ async fn decide_round(
 /// has not had it (and still gets items); with none, it waits for the next
 /// one to start.
 async fn offer(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     meta: &StudyMeta,
     a: &Adaptive,
     reliability: &Reliability,
@@ -270,7 +270,7 @@ async fn offer(
 }
 
 /// Appends `items` to an annotator's queue (after its last task) and its total.
-async fn give(tx: &mut SqliteConnection, meta: &StudyMeta, user: i64, items: &[i64]) -> Result<(), ServiceError> {
+async fn give(tx: &mut AnyConnection, meta: &StudyMeta, user: i64, items: &[i64]) -> Result<(), ServiceError> {
     let last: i64 =
         sqlx::query_scalar("SELECT coalesce(max(position), -1) FROM tasks WHERE study_id = $1 AND user_id = $2")
             .bind(meta.id)
@@ -284,11 +284,13 @@ async fn give(tx: &mut SqliteConnection, meta: &StudyMeta, user: i64, items: &[i
         .enumerate()
         .map(|(k, &item)| (item, last + 1 + k as i64, (mix(&[meta.seed, user as u64, item as u64]) >> 1) as i64))
         .collect();
-    sqlx::query(
-        "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query)
+    sqlx::query(crate::dialect!(&*tx,
+        sqlite: "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query)
          SELECT $1, $2, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'), 0
          FROM json_each($3) j",
-    )
+        postgres: "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query)
+         SELECT $1, $2, (j->>0)::bigint, (j->>1)::bigint, (j->>2)::bigint, 0 FROM json_array_elements($3::json) AS e(j)",
+    ))
     .bind(meta.id)
     .bind(user)
     .bind(serde_json::to_string(&rows)?)
@@ -314,7 +316,7 @@ pub async fn start(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Re
     // Fitted outside the gate (it reads the whole study); cached between refits.
     let ended = a.end_uninformative && settle::reliability(&state.db, meta).await?.uninformative(user.id as u64);
     let _one_at_a_time = state.writer.exclusive().await;
-    let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(&state.db).await?;
     sqlx::query(
         "INSERT INTO participations (study_id, user_id, total, done) VALUES ($1, $2, 0, 0) ON CONFLICT DO NOTHING",
     )
@@ -349,7 +351,7 @@ pub async fn start(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Re
 
 /// For outcomes: the answers each item has been asked for so far (an item
 /// stays pending until its last round is in and decided). None: not adaptive.
-pub async fn wanted(db: &SqlitePool, study: StudyId) -> Result<Option<HashMap<i64, usize>>, ServiceError> {
+pub async fn wanted(db: &AnyPool, study: StudyId) -> Result<Option<HashMap<i64, usize>>, ServiceError> {
     if settings(db, study).await?.is_none() {
         return Ok(None);
     }

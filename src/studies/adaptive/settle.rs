@@ -8,7 +8,7 @@ use crate::domain::resolution::{ItemState, ResolvedBy};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::studies::aggregate::class_of;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 /// answers have grown by a tenth since the last fit, so the answer path
 /// does not refit the whole study on every answer. Remembered per study id
 /// in this process (one server serves one database).
-pub(super) async fn reliability(db: &SqlitePool, meta: &StudyMeta) -> Result<Arc<Reliability>, ServiceError> {
+pub(super) async fn reliability(db: &AnyPool, meta: &StudyMeta) -> Result<Arc<Reliability>, ServiceError> {
     /// Per study: the answers counted at its last fit, and the fit.
     type Last = Vec<(StudyId, i64, Arc<Reliability>)>;
     static LAST: Mutex<Last> = Mutex::new(Vec::new());
@@ -64,7 +64,7 @@ pub(super) async fn reliability(db: &SqlitePool, meta: &StudyMeta) -> Result<Arc
 /// settles only the items left at `max`. `outcomes` yields each item's id,
 /// state and posterior slot.
 pub async fn settle<'a>(
-    db: &SqlitePool,
+    db: &AnyPool,
     study: StudyId,
     outcomes: impl Iterator<Item = (i64, &'a mut ItemState, &'a mut Option<f64>)>,
 ) -> Result<HashSet<i64>, ServiceError> {
@@ -102,7 +102,7 @@ pub async fn settle<'a>(
 /// `GET /api/v1/studies/{id}/adaptive`: per item how many answers it took,
 /// why it stopped, its value and posterior, and answers spent against a
 /// fixed overlap of `max`.
-pub async fn report(db: &SqlitePool, study: StudyId) -> Result<AdaptiveReport, ServiceError> {
+pub async fn report(db: &AnyPool, study: StudyId) -> Result<AdaptiveReport, ServiceError> {
     crate::studies::meta::load_study_meta(db, study).await?;
     let a = settings(db, study).await?.ok_or_else(|| {
         ServiceError::NotFound(format!("study {study} has a fixed overlap, not [assignment.adaptive]"))

@@ -8,13 +8,13 @@
 //! no more. Every answer given stays stored and spent.
 use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 /// Ends a link participant's active place early; whether it did. Runs in
 /// the decision's transaction, under the writer's gate, before waiting
 /// items are bundled.
 pub(super) async fn end_place(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     study: StudyId,
     user: i64,
     now: i64,

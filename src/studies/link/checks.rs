@@ -14,14 +14,14 @@ use crate::domain::ids::StudyId;
 use crate::domain::study::Study;
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 fn invalid(field: &str, m: String) -> ServiceError {
     ServiceError::Invalid(format!("field `{field}`: {m}"))
 }
 
 /// The study item with this key, or an error naming the gold entry.
-async fn gold_instance(tx: &mut SqliteConnection, study: StudyId, key: &str) -> Result<i64, ServiceError> {
+async fn gold_instance(tx: &mut AnyConnection, study: StudyId, key: &str) -> Result<i64, ServiceError> {
     let found: Option<i64> = sqlx::query_scalar(
         "SELECT i.id FROM study_items s JOIN instances i ON i.id = s.instance_id WHERE s.study_id = $1 AND i.key = $2",
     )
@@ -34,8 +34,8 @@ async fn gold_instance(tx: &mut SqliteConnection, study: StudyId, key: &str) -> 
 
 /// The right answer the dataset knows for an instance (demo data: which
 /// candidates match the negative caption): the one matching slot, or "none".
-async fn known_truth(tx: &mut SqliteConnection, instance: i64, key: &str) -> Result<String, ServiceError> {
-    let flags: Vec<(i64, Option<bool>)> =
+async fn known_truth(tx: &mut AnyConnection, instance: i64, key: &str) -> Result<String, ServiceError> {
+    let flags: Vec<(i64, Option<crate::store::ids::Flag>)> =
         sqlx::query_as("SELECT slot, known_match FROM candidates WHERE instance_id = $1 ORDER BY slot")
             .bind(instance)
             .fetch_all(&mut *tx)
@@ -44,7 +44,8 @@ async fn known_truth(tx: &mut SqliteConnection, instance: i64, key: &str) -> Res
     if flags.is_empty() || flags.iter().any(|(_, m)| m.is_none()) {
         return Err(unknown());
     }
-    let matching: Vec<i64> = flags.iter().filter(|(_, m)| *m == Some(true)).map(|(s, _)| *s).collect();
+    let matching: Vec<i64> =
+        flags.iter().filter(|(_, m)| *m == Some(crate::store::ids::Flag(true))).map(|(s, _)| *s).collect();
     match matching.as_slice() {
         [] => Ok("none".into()),
         [slot] => Ok(slot.to_string()),
@@ -55,7 +56,7 @@ async fn known_truth(tx: &mut SqliteConnection, instance: i64, key: &str) -> Res
 /// The settings as stored: gold answers filled in from the known truth, and
 /// the refusal of attention checks that some bundle has too few other items for.
 pub async fn prepare(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     id: StudyId,
     study: &Study,
     link: &LinkSettings,
@@ -103,7 +104,7 @@ pub async fn prepare(
 
 /// The check items of a participant who takes `bundle` (its `instances`).
 pub(crate) async fn of_bundle(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     meta: &StudyMeta,
     link: &LinkRow,
     instances: &[i64],
@@ -132,7 +133,7 @@ pub(crate) async fn of_bundle(
 
 /// Writes the check tasks of a placed queue, marked with their kind and passing value.
 pub(crate) async fn insert_check_tasks(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     study: StudyId,
     user: i64,
     checks: &[(PlannedTask, CheckItem)],
@@ -172,7 +173,7 @@ pub async fn attention_answered(state: &AppState, user: &SessionUser, study: Stu
         return Ok(false);
     }
     let _one_at_a_time = state.writer.exclusive().await;
-    let mut tx = state.db.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = crate::store::db::begin_write(&state.db).await?;
     let lease: Option<String> = sqlx::query_scalar("SELECT state FROM leases WHERE user_id = $1 AND study_id = $2")
         .bind(user.id)
         .bind(study)
@@ -205,12 +206,7 @@ pub async fn attention_answered(state: &AppState, user: &SessionUser, study: Stu
 }
 
 /// Marks the participant screened out (the first reason stays).
-pub(crate) async fn screen_out(
-    tx: &mut SqliteConnection,
-    user: i64,
-    reason: &str,
-    now: i64,
-) -> Result<(), ServiceError> {
+pub(crate) async fn screen_out(tx: &mut AnyConnection, user: i64, reason: &str, now: i64) -> Result<(), ServiceError> {
     sqlx::query(
         "UPDATE participants SET screened_out_at = coalesce(screened_out_at, $1),
                                  screened_out_reason = coalesce(screened_out_reason, $2) WHERE user_id = $3",

@@ -10,11 +10,11 @@ use crate::domain::crowd::bundles::{make_bundles, StratItem};
 use crate::domain::ids::StudyId;
 use crate::domain::rng::mix;
 use crate::error::ServiceError;
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 /// Bundles the study's waiting items when [`bundle_now`] says so.
 pub(crate) async fn bundle_waiting(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     study: StudyId,
     seed: u64,
     kind: crate::domain::survey::SurveyKind,

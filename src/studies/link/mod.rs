@@ -14,7 +14,7 @@ use crate::domain::crowd::lease::LeaseState;
 use crate::domain::crowd::spec::LinkSettings;
 use crate::domain::ids::{BundleId, StudyId};
 use crate::error::ServiceError;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 /// A link study's settings and codes as stored.
 pub struct LinkRow {
@@ -31,6 +31,7 @@ pub struct LinkRow {
 struct StoredLink {
     study_id: StudyId,
     token: String,
+    #[sqlx(try_from = "crate::store::ids::Flag")]
     open: bool,
     completion_code: String,
     full_code: Option<String>,
@@ -47,14 +48,14 @@ fn link_row(row: StoredLink) -> Result<LinkRow, ServiceError> {
 const LINK_COLUMNS: &str = "SELECT study_id, token, open, completion_code, full_code, settings FROM study_links";
 
 /// The link of a study; NotFound when it is not a link study.
-pub(crate) async fn link_of_study(db: impl sqlx::SqliteExecutor<'_>, study: StudyId) -> Result<LinkRow, ServiceError> {
+pub(crate) async fn link_of_study(db: impl sqlx::AnyExecutor<'_>, study: StudyId) -> Result<LinkRow, ServiceError> {
     let row: Option<StoredLink> =
         sqlx::query_as(&format!("{LINK_COLUMNS} WHERE study_id = $1")).bind(study).fetch_optional(db).await?;
     link_row(row.ok_or_else(|| ServiceError::NotFound(format!("study {study} is not a link study")))?)
 }
 
 /// The link a token opens; NotFound for a malformed or unknown token.
-pub(crate) async fn link_of_token(db: impl sqlx::SqliteExecutor<'_>, token: &str) -> Result<LinkRow, ServiceError> {
+pub(crate) async fn link_of_token(db: impl sqlx::AnyExecutor<'_>, token: &str) -> Result<LinkRow, ServiceError> {
     let unknown = || ServiceError::NotFound("no study has this link; check the address".into());
     if !crate::domain::crowd::ids::is_token(token) {
         return Err(unknown());
@@ -68,7 +69,7 @@ pub(crate) async fn link_of_token(db: impl sqlx::SqliteExecutor<'_>, token: &str
 /// anyone who is not a participant, or a participant of another study;
 /// 422 while it holds no bundle yet (the comprehension check comes first).
 pub async fn own_lease(
-    db: &SqlitePool,
+    db: &AnyPool,
     user: &SessionUser,
     study: StudyId,
 ) -> Result<(BundleId, LeaseState), ServiceError> {
@@ -80,7 +81,7 @@ pub async fn own_lease(
 /// As [`own_lease`], but a participant of the study without a lease is
 /// `None` rather than an error.
 pub async fn own_place(
-    db: &SqlitePool,
+    db: &AnyPool,
     user: &SessionUser,
     study: StudyId,
 ) -> Result<Option<(BundleId, LeaseState)>, ServiceError> {

@@ -10,7 +10,7 @@ use crate::domain::study::Study;
 use crate::error::ServiceError;
 use crate::store::db::now_secs;
 use rand::RngCore;
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 pub fn new_token() -> String {
     let mut bytes = [0u8; TOKEN_BYTES];
@@ -26,7 +26,7 @@ pub fn new_code() -> String {
 
 /// Stores the link and the bundles of a new link study `id`.
 pub async fn create_link(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     id: StudyId,
     study: &Study,
     link: &LinkSettings,
@@ -113,7 +113,7 @@ pub async fn create_link(
 /// Stores bundles (numbered from `first`) and their items, every question
 /// of the kind per instance: at creation, and for adaptive follow-ups.
 pub(crate) async fn store_bundles(
-    tx: &mut SqliteConnection,
+    tx: &mut AnyConnection,
     id: StudyId,
     kind: crate::domain::survey::SurveyKind,
     bundles: &[crate::domain::crowd::bundles::Bundle],
@@ -126,7 +126,7 @@ pub(crate) async fn store_bundles(
             .bind(id)
             .bind(number)
             .bind(b.copies_wanted)
-            .bind(b.paired)
+            .bind(i64::from(b.paired))
             .execute(&mut *tx)
             .await?;
         let rows: Vec<(i64, u8)> = b.instances.iter().flat_map(|&i| questions.iter().map(move |&q| (i, q))).collect();
@@ -140,7 +140,8 @@ pub(crate) async fn store_bundles(
                     .push_bind(instance)
                     .push_bind(*query as i64);
             });
-            q.build().execute(&mut *tx).await?;
+            let (sql, args) = crate::store::db::numbered(&mut q)?;
+            sqlx::query_with(&sql, args).execute(&mut *tx).await?;
         }
     }
     Ok(())

@@ -1,0 +1,99 @@
+//! The session table, on whichever database the server runs (sqlx's `Any`):
+//! tower-sessions' SQLite store's layout and record encoding (MessagePack),
+//! with the expiry as Unix seconds so one statement serves both backends.
+use sqlx::AnyPool;
+use time::OffsetDateTime;
+use tower_sessions::session::{Id, Record};
+use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
+
+#[derive(Clone, Debug)]
+pub struct SessionTable {
+    pool: AnyPool,
+}
+
+impl SessionTable {
+    pub fn new(pool: AnyPool) -> Self {
+        SessionTable { pool }
+    }
+}
+
+fn backend(e: sqlx::Error) -> session_store::Error {
+    session_store::Error::Backend(e.to_string())
+}
+
+fn encode(record: &Record) -> session_store::Result<Vec<u8>> {
+    rmp_serde::to_vec(record).map_err(|e| session_store::Error::Encode(e.to_string()))
+}
+
+fn now() -> i64 {
+    OffsetDateTime::now_utc().unix_timestamp()
+}
+
+#[async_trait::async_trait]
+impl SessionStore for SessionTable {
+    async fn create(&self, record: &mut Record) -> session_store::Result<()> {
+        loop {
+            let inserted = sqlx::query(
+                "INSERT INTO tower_sessions (id, data, expiry_date) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
+            )
+            .bind(record.id.to_string())
+            .bind(encode(record)?)
+            .bind(record.expiry_date.unix_timestamp())
+            .execute(&self.pool)
+            .await
+            .map_err(backend)?;
+            if inserted.rows_affected() == 1 {
+                return Ok(());
+            }
+            // The id was taken: draw another.
+            record.id = Id::default();
+        }
+    }
+
+    async fn save(&self, record: &Record) -> session_store::Result<()> {
+        sqlx::query(
+            "INSERT INTO tower_sessions (id, data, expiry_date) VALUES ($1, $2, $3)
+             ON CONFLICT (id) DO UPDATE SET data = excluded.data, expiry_date = excluded.expiry_date",
+        )
+        .bind(record.id.to_string())
+        .bind(encode(record)?)
+        .bind(record.expiry_date.unix_timestamp())
+        .execute(&self.pool)
+        .await
+        .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
+        let data: Option<Vec<u8>> =
+            sqlx::query_scalar("SELECT data FROM tower_sessions WHERE id = $1 AND expiry_date > $2")
+                .bind(id.to_string())
+                .bind(now())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(backend)?;
+        // A record this build cannot read is no session: the visitor starts a new one.
+        Ok(data.and_then(|d| rmp_serde::from_slice(&d).ok()))
+    }
+
+    async fn delete(&self, id: &Id) -> session_store::Result<()> {
+        sqlx::query("DELETE FROM tower_sessions WHERE id = $1")
+            .bind(id.to_string())
+            .execute(&self.pool)
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl ExpiredDeletion for SessionTable {
+    async fn delete_expired(&self) -> session_store::Result<()> {
+        sqlx::query("DELETE FROM tower_sessions WHERE expiry_date <= $1")
+            .bind(now())
+            .execute(&self.pool)
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,135 @@
+//! More than one server (issue 36): two `hardneg serve` processes on one
+//! PostgreSQL database and one shared data dir serve one link study. A
+//! crowd arrives split across them, one server is SIGKILLed while answers
+//! stream in, and its participants go on at the other (sessions live in
+//! the database).
+use crate::crowd_kit::{arrive_with, browser, create_link_study, link_spec, start};
+use crate::helpers::TestApp;
+use reqwest::Client;
+use serde_json::Value;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// One next-and-answer step at `base`: the task acknowledged, None when the
+/// queue is done, Err when the server is gone (or answered otherwise).
+async fn step(client: &Client, base: &str, study: i64) -> Result<Option<i64>, String> {
+    let next = client.get(format!("{base}/api/v1/studies/{study}/next")).send().await.map_err(|e| e.to_string())?;
+    let task = match next.status().as_u16() {
+        204 => return Ok(None),
+        200 => next.json::<Value>().await.map_err(|e| e.to_string())?["task_id"].as_i64().unwrap(),
+        s => return Err(format!("next: {s}")),
+    };
+    let answer = serde_json::json!({"option": "A", "elapsed_ms": 900});
+    let res = client
+        .post(format!("{base}/api/v1/tasks/{task}/answer"))
+        .json(&answer)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    match res.status().as_u16() {
+        200 => Ok(Some(task)),
+        s => Err(format!("answer: {s}")),
+    }
+}
+
+/// Answers at `base` until the queue ends (Ok) or the server is gone (Err).
+async fn work(client: &Client, base: &str, study: i64, acked: &Mutex<Vec<i64>>, count: &AtomicUsize) -> bool {
+    loop {
+        match step(client, base, study).await {
+            Ok(Some(task)) => {
+                acked.lock().unwrap().push(task);
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok(None) => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[tokio::test]
+async fn two_servers_on_one_postgres_fill_every_bundle_exactly_and_keep_every_acknowledged_answer() {
+    let Some(server) = crate::postgres::server_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let url = crate::helpers::postgres_database(&server, &format!("hardneg_two_{}", std::process::id()));
+    let env = [("HARDNEG_DATABASE", Path::new(&url))];
+    let a = TestApp::spawn_with_env(tmp.path(), &["--demo-size", "60"], &env);
+    let mut b = TestApp::spawn_with_env(tmp.path(), &["--demo-size", "60"], &env);
+    b.accounts = a.accounts.clone();
+    let researcher = a.login("researcher").await;
+    // 60 items in bundles of 10: 6 bundles wanting 4 copies, 24 places.
+    let spec = link_spec("two servers", 10, &["copies = 4", "full_code = \"FULL0002\""]);
+    let (study, token) = create_link_study(&a, &researcher, &spec).await;
+
+    // 500 arrivals at once, every other one at each server.
+    let arrivals = (0..500).map(|i| {
+        let (app, token) = (if i % 2 == 0 { &a } else { &b }, &token);
+        async move {
+            let client = browser();
+            let (status, body) = arrive_with(app, &client, token, &format!("Q{i:03}")).await;
+            (i % 2, client, status.as_u16(), body)
+        }
+    });
+    let (mut on_a, mut on_b, mut full) = (Vec::new(), Vec::new(), 0);
+    for (side, client, status, body) in futures_util::future::join_all(arrivals).await {
+        match (status, side) {
+            (303, 0) => on_a.push(client),
+            (303, _) => on_b.push(client),
+            (200, _) if body.contains("This study is full") && body.contains("FULL0002") => full += 1,
+            (other, _) => panic!("arrival answered {other}: {body}"),
+        }
+    }
+    assert_eq!((on_a.len() + on_b.len(), full), (24, 476), "exactly the places there are, across both servers");
+    assert!(!on_a.is_empty() && !on_b.is_empty(), "both servers admitted some: {} and {}", on_a.len(), on_b.len());
+    let bundles: Vec<Value> = a.get(&researcher, &format!("/api/v1/studies/{study}/bundles")).await;
+    assert!(bundles.iter().all(|x| x["active"] == 4), "{bundles:?}");
+    for c in &on_a {
+        start(&a, c, study).await;
+    }
+    for c in &on_b {
+        start(&b, c, study).await;
+    }
+
+    // Everyone answers at their server; B is SIGKILLed once 30 of its answers are acknowledged.
+    let acked = Mutex::new(Vec::new());
+    let on_b_count = AtomicUsize::new(0);
+    let ignored = AtomicUsize::new(0);
+    let (base_a, base_b) = (a.base.clone(), b.base.clone());
+    let at_a = futures_util::future::join_all(on_a.iter().map(|c| work(c, &base_a, study, &acked, &ignored)));
+    let at_b = futures_util::future::join_all(on_b.iter().map(|c| work(c, &base_b, study, &acked, &on_b_count)));
+    let killer = async {
+        while on_b_count.load(Ordering::SeqCst) < 30 {
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        b.kill();
+    };
+    let (done_a, done_b, ()) = tokio::join!(at_a, at_b, killer);
+    assert!(done_a.iter().all(|d| *d), "every participant at A finished there");
+    assert!(done_b.iter().any(|d| !d), "B was killed mid-stream");
+    let before_kill = acked.lock().unwrap().len();
+
+    // B's participants go on at A with the same session cookie.
+    let rest = futures_util::future::join_all(on_b.iter().map(|c| work(c, &base_a, study, &acked, &ignored))).await;
+    assert!(rest.iter().all(|d| *d), "B's participants finished at A");
+
+    let bundles: Vec<Value> = a.get(&researcher, &format!("/api/v1/studies/{study}/bundles")).await;
+    assert!(bundles.iter().all(|x| x["completed"] == 4 && x["active"] == 0), "{bundles:?}");
+    let db = hardneg::store::db::open(&hardneg::store::db::Location::Postgres(url.clone())).await.unwrap();
+    let stored: Vec<i64> =
+        sqlx::query_scalar("SELECT task_id FROM answers WHERE study_id = $1").bind(study).fetch_all(&db).await.unwrap();
+    let stored: std::collections::HashSet<i64> = stored.into_iter().collect();
+    let acked = acked.into_inner().unwrap();
+    assert!(before_kill >= 30);
+    let lost: Vec<&i64> = acked.iter().filter(|t| !stored.contains(t)).collect();
+    assert!(lost.is_empty(), "acknowledged but not stored: {lost:?}");
+    assert_eq!(stored.len(), 6 * 10 * 4, "every place answered every item of its bundle once");
+    let twice: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT user_id, instance_id FROM answers WHERE study_id = $1
+         GROUP BY user_id, instance_id HAVING count(*) > 1) d",
+    )
+    .bind(study)
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    assert_eq!(twice, 0, "no participant answered an item twice");
+}
