@@ -11,7 +11,13 @@
 #   scripts/bench-roundtrip.sh [annotators=50] [seconds=10] [items=2000]
 #
 # Environment: HARDNEG_BIN (default target/release/hardneg, built if missing),
-# SERVER_CORE (default 0), DRIVER_CORE (default 1), RUNS (default 1).
+# SERVER_CORE (default 0), DRIVER_CORE (default 1), RUNS (default 1),
+# BACKENDS (default "sqlite"; "sqlite postgres" runs both in turn, each run).
+# On PostgreSQL the server gets a fresh database on the cluster at
+# HARDNEG_PG_URL (a throw-away one from scripts/pg-cluster.sh when unset),
+# whose postmaster is pinned to the server's core, so its backends share
+# that core too; their CPU is printed beside the server's, and the sum is
+# the figure to set against SQLite's (whose work runs inside the server).
 # CALLGRIND=1 runs the server under `valgrind --tool=callgrind` and prints
 # the instructions it executed per round trip (user space, all threads; the
 # kernel's share is not counted), a figure that a busy machine does not move;
@@ -50,9 +56,33 @@ cpu_ticks() { # utime + stime of every thread of a process, in clock ticks
     awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
 }
 
-one_run() {
-    local tmp server base pid
+pg_ticks() { # utime + stime of the PostgreSQL cluster's backends (children of its postmaster)
+    local pm=$1 total=0 p
+    for p in $(pgrep -P "$pm"); do
+        total=$((total + $(cpu_ticks "$p" 2>/dev/null || echo 0)))
+    done
+    echo $total
+}
+
+backends=${BACKENDS:-sqlite}
+postmaster=
+if [[ " $backends " == *" postgres "* ]]; then
+    if [ -z "${HARDNEG_PG_URL:-}" ]; then
+        eval "$(./scripts/pg-cluster.sh start)"
+        trap './scripts/pg-cluster.sh stop "$HARDNEG_PG_DIR"' EXIT
+    fi
+    postmaster=$(head -n1 "$HARDNEG_PG_DIR/data/postmaster.pid")
+    taskset -a -cp "$server_core" "$postmaster" >/dev/null
+fi
+
+one_run() { # one_run BACKEND
+    local tmp server base pid backend=$1 database=()
     tmp=$(mktemp -d)
+    if [ "$backend" = postgres ]; then
+        local name="hardneg_bench_$$_$RANDOM"
+        psql "$HARDNEG_PG_URL" -XqAc "CREATE DATABASE $name"
+        database=(--database "${HARDNEG_PG_URL%/*}/$name")
+    fi
     mkdir -p "$tmp/site"
     # Pinned from its start, so every thread it makes inherits the core.
     local wrap=()
@@ -60,7 +90,7 @@ one_run() {
         # Counting starts at the loop (callgrind_control -i on), not at start-up.
         wrap=(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$tmp/cg.out")
     fi
-    RUST_LOG=warn taskset -c "$server_core" "${wrap[@]}" "$bin" --data-dir "$tmp/data" serve --bind 127.0.0.1:0 \
+    RUST_LOG=warn taskset -c "$server_core" "${wrap[@]}" "$bin" --data-dir "$tmp/data" "${database[@]}" serve --bind 127.0.0.1:0 \
         --demo --demo-size "$items" --site-dir "$tmp/site" >"$tmp/server.out" 2>"$tmp/server.err" &
     pid=$!
     trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' RETURN
@@ -76,7 +106,7 @@ one_run() {
     local cookies=() name cookie
     for i in $(seq "$annotators"); do
         name="load$i"
-        echo "load password $i" | "$bin" --data-dir "$tmp/data" user add "$name" --role annotator \
+        echo "load password $i" | "$bin" --data-dir "$tmp/data" "${database[@]}" user add "$name" --role annotator \
             --password-stdin >/dev/null
         cookie=$(curl -fsS -o /dev/null -D - -H 'content-type: application/json' \
             -d "{\"username\":\"$name\",\"password\":\"load password $i\"}" "$base/api/v1/session" |
@@ -89,10 +119,13 @@ one_run() {
     local before after ticks_per_s out
     ticks_per_s=$(getconf CLK_TCK)
     before=$(cpu_ticks $pid)
+    local pg_before=0 pg_after=0
+    [ "$backend" = postgres ] && pg_before=$(pg_ticks "$postmaster")
     [ "${CALLGRIND:-0}" = 1 ] && callgrind_control -i on $pid >/dev/null 2>&1
     out=$(taskset -c "$driver_core" wrk -t "$annotators" -c "$annotators" -d "${seconds}s" --timeout 10s \
         -s scripts/bench/roundtrip.lua "$base" -- 1 "${cookies[@]}")
     after=$(cpu_ticks $pid)
+    [ "$backend" = postgres ] && pg_after=$(pg_ticks "$postmaster")
     if [ "${CALLGRIND:-0}" = 1 ]; then
         callgrind_control -i off $pid >/dev/null 2>&1
         callgrind_control -d $pid >/dev/null 2>&1
@@ -106,6 +139,11 @@ one_run() {
         END { printf "round trips/s %s (%s round trips), p50 %s ms, p99 %s ms, failures %s, annotators who ran out of items %s\n", rate, n, p50, p99, f, done }'
     awk -v b="$before" -v a="$after" -v hz="$ticks_per_s" -v n="$trips" \
         'BEGIN { printf "server CPU per round trip: %.0f us (%.2f s of CPU)\n", (a - b) / hz * 1e6 / n, (a - b) / hz }'
+    if [ "$backend" = postgres ]; then
+        awk -v b="$pg_before" -v a="$pg_after" -v sb="$before" -v sa="$after" -v hz="$ticks_per_s" -v n="$trips" \
+            'BEGIN { printf "PostgreSQL backends CPU per round trip: %.0f us; server + PostgreSQL: %.0f us\n",
+                     (a - b) / hz * 1e6 / n, ((a - b) + (sa - sb)) / hz * 1e6 / n }'
+    fi
     if [ "${CALLGRIND:-0}" = 1 ]; then
         local ir
         ir=$(cat "$tmp"/cg.out* | awk '$1 == "totals:" { s += $2 } END { print s }')
@@ -118,7 +156,9 @@ echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) cores; s
 echo "server: $bin; $annotators annotators, ${seconds} s closed loop, $items demo items"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for run in $(seq "$runs"); do
-    echo "run $run:"
-    one_run
+    for backend in $backends; do
+        echo "run $run, $backend:"
+        one_run "$backend"
+    done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -181,12 +181,17 @@ async fn read_answers(
             format!(" AND a.user_id IN ({})", (2..u.len() + 2).map(|i| format!("${i}")).collect::<Vec<_>>().join(","))
         })
         .unwrap_or_default();
+    // The same packing in each dialect (upper-case hex on both).
+    let (concat, hex, hex_end) = crate::dialect!(db,
+        sqlite: ("group_concat", "hex(", ")"),
+        postgres: ("string_agg", "upper(encode(convert_to(", ", 'UTF8'), 'hex'))"),
+    );
     let sql = format!(
-        "SELECT a.user_id, group_concat(
+        "SELECT a.user_id, {concat}(
                     a.instance_id || ',' || t.query || ',' || t.position || ',' || a.elapsed_ms || ',' ||
                     (CASE t.check_kind WHEN 'gold' THEN 2 WHEN 'attention' THEN 4 ELSE 0 END
-                     + ((a.value = t.check_answer) IS 1)) || ',' || a.answered_at || ',' ||
-                    hex(a.option_id) || ',' || hex(a.value), ';')
+                     + CASE WHEN a.value = t.check_answer THEN 1 ELSE 0 END) || ',' || a.answered_at || ',' ||
+                    {hex}a.option_id{hex_end} || ',' || {hex}a.value{hex_end}, ';')
          FROM answers a JOIN tasks t ON t.id = a.task_id WHERE a.study_id = $1{only} GROUP BY a.user_id"
     );
     let mut query = sqlx::query_as::<_, (i64, String)>(&sql).bind(study);

@@ -47,9 +47,9 @@ pub async fn participants(
                 p.platform_pid, p.platform_study, p.platform_session
          FROM participants p JOIN users u ON u.id = p.user_id LEFT JOIN leases l ON l.user_id = p.user_id
          LEFT JOIN participations pa ON pa.study_id = p.study_id AND pa.user_id = p.user_id
-         LEFT JOIN (SELECT user_id, count(*) FILTER (WHERE check_kind = 'gold' AND correct) AS gold_right,
+         LEFT JOIN (SELECT user_id, count(*) FILTER (WHERE check_kind = 'gold' AND correct = 1) AS gold_right,
                            count(*) FILTER (WHERE check_kind = 'gold') AS gold_total,
-                           count(*) FILTER (WHERE check_kind = 'attention' AND NOT correct) AS checks_failed
+                           count(*) FILTER (WHERE check_kind = 'attention' AND correct = 0) AS checks_failed
                     FROM check_answers WHERE study_id = $1 GROUP BY user_id) c ON c.user_id = p.user_id
          WHERE p.study_id = $2 ORDER BY p.number"
     ))

@@ -114,20 +114,19 @@ pub async fn open(location: &Location) -> anyhow::Result<AnyPool> {
 }
 
 /// More connections to `pool`'s database, for one long job (an export)
-/// that should not take the app's own. On SQLite each runs `sqlite_pragmas`
-/// after the usual ones; on PostgreSQL, where the server keeps one cache for
-/// every connection, the app's pool serves.
+/// that must not take the app's own: its read-ahead holds several at once.
+/// On SQLite each runs `sqlite_pragmas` after the usual ones.
 pub async fn side_pool(pool: &AnyPool, sqlite_pragmas: &'static str) -> sqlx::Result<AnyPool> {
-    if is_postgres(pool) {
-        return Ok(pool.clone());
-    }
+    let postgres = is_postgres(pool);
     AnyPoolOptions::new()
         .max_connections(8)
         .test_before_acquire(false)
         .after_connect(move |conn, _| {
             Box::pin(async move {
                 prepare(conn).await?;
-                conn.execute(sqlite_pragmas).await?;
+                if !postgres {
+                    conn.execute(sqlite_pragmas).await?;
+                }
                 Ok(())
             })
         })

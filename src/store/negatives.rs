@@ -20,14 +20,14 @@ pub fn curated_sql(instance: &str) -> String {
 pub fn negative_sql(instance: &str) -> String {
     format!(
         "COALESCE({}, (SELECT c.image FROM candidates c WHERE c.instance_id = {instance} AND (c.known_match = 1 OR c.slot = 0)
-                       ORDER BY c.known_match IS 1 DESC, c.slot LIMIT 1))",
+                       ORDER BY CASE WHEN c.known_match = 1 THEN 1 ELSE 0 END DESC, c.slot LIMIT 1))",
         curated_sql(instance)
     )
 }
 
 /// The negative image an instance is scored against, if it has candidates.
 pub async fn negative_image_for(db: &AnyPool, instance_id: i64) -> sqlx::Result<Option<String>> {
-    sqlx::query_scalar(&format!("SELECT {}", negative_sql("?1"))).bind(instance_id).fetch_one(db).await
+    sqlx::query_scalar(&format!("SELECT {}", negative_sql("$1"))).bind(instance_id).fetch_one(db).await
 }
 
 /// The candidate Step 3 chose: the one whose slot is its final value (`0`–`3`;

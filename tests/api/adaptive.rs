@@ -305,14 +305,14 @@ async fn complete_rounds_left_undecided_are_decided_at_start_up() {
     let db = crate::helpers::db_at(tmp.path()).await;
     sqlx::query(
         "UPDATE adaptive_items SET state = 'collecting', wanted = 2, reason = NULL, answers = NULL, value = NULL,
-                posterior = NULL WHERE study_id = ?",
+                posterior = NULL WHERE study_id = $1",
     )
     .bind(study)
     .execute(&db)
     .await
     .unwrap();
     let stopped: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM adaptive_items WHERE study_id = ? AND state = 'stopped'")
+        sqlx::query_scalar("SELECT count(*) FROM adaptive_items WHERE study_id = $1 AND state = 'stopped'")
             .bind(study)
             .fetch_one(&db)
             .await

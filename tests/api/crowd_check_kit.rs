@@ -14,7 +14,7 @@ pub async fn post_json(app: &TestApp, client: &Client, path: &str, body: Value) 
 pub async fn no_lease(app: &TestApp, study: i64, pid: &str) -> bool {
     let db = crate::crowd_checks::db(app).await;
     let n: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM leases l JOIN participants p ON p.user_id = l.user_id WHERE p.study_id = ? AND p.platform_pid = ?",
+        "SELECT count(*) FROM leases l JOIN participants p ON p.user_id = l.user_id WHERE p.study_id = $1 AND p.platform_pid = $2",
     )
     .bind(study)
     .bind(pid)

@@ -30,7 +30,7 @@ fn option_storing(seed: i64, value: &str) -> String {
 /// Gold tasks of the study: task id -> (seed, right value).
 async fn gold_tasks(app: &TestApp, study: i64) -> HashMap<i64, (i64, String)> {
     let rows: Vec<(i64, i64, String)> =
-        sqlx::query_as("SELECT id, seed, check_answer FROM tasks WHERE study_id = ? AND check_kind = 'gold'")
+        sqlx::query_as("SELECT id, seed, check_answer FROM tasks WHERE study_id = $1 AND check_kind = 'gold'")
             .bind(study)
             .fetch_all(&db(app).await)
             .await
@@ -124,7 +124,7 @@ async fn checks_sit_in_every_bundle_and_two_failed_attention_checks_screen_out()
     assert_eq!(stage(&app, &p2, study).await["stage"], "complete");
 
     let checks: Vec<(i64, String, String)> = sqlx::query_as(
-        "SELECT user_id, check_kind, check_answer FROM tasks WHERE study_id = ? AND check_kind IS NOT NULL",
+        "SELECT user_id, check_kind, check_answer FROM tasks WHERE study_id = $1 AND check_kind IS NOT NULL",
     )
     .bind(study)
     .fetch_all(&pool)
@@ -159,7 +159,7 @@ async fn checks_sit_in_every_bundle_and_two_failed_attention_checks_screen_out()
     assert_eq!(refused.status(), 422, "no completion code after a screen-out");
     let (open, total): (i64, i64) = sqlx::query_as(
         "SELECT count(*) FILTER (WHERE t.done = 0), count(*) FROM tasks t JOIN participants p ON p.user_id = t.user_id
-         WHERE p.study_id = ? AND p.platform_pid = 'P3'",
+         WHERE p.study_id = $1 AND p.platform_pid = 'P3'",
     )
     .bind(study)
     .fetch_one(&pool)
@@ -167,7 +167,7 @@ async fn checks_sit_in_every_bundle_and_two_failed_attention_checks_screen_out()
     .unwrap();
     assert_eq!((open + w3.answered as i64, total), (total, 9 + 2 + w3.gold as i64), "stopped at the second failure");
     let last: i64 = sqlx::query_scalar(
-        "SELECT max(t.id) FROM tasks t JOIN participants p ON p.user_id = t.user_id WHERE p.study_id = ? AND p.platform_pid = 'P3'",
+        "SELECT max(t.id) FROM tasks t JOIN participants p ON p.user_id = t.user_id WHERE p.study_id = $1 AND p.platform_pid = 'P3'",
     )
     .bind(study)
     .fetch_one(&pool)

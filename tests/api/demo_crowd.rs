@@ -24,7 +24,7 @@ async fn the_demo_has_a_link_study_with_checks_participants_and_a_filled_dashboa
     let leases = |state: &'static str| {
         let db = db.clone();
         async move {
-            sqlx::query_scalar::<_, i64>("SELECT count(*) FROM leases WHERE study_id = ? AND state = ?")
+            sqlx::query_scalar::<_, i64>("SELECT count(*) FROM leases WHERE study_id = $1 AND state = $2")
                 .bind(id)
                 .bind(state)
                 .fetch_one(&db)
@@ -33,12 +33,12 @@ async fn the_demo_has_a_link_study_with_checks_participants_and_a_filled_dashboa
         }
     };
     let p = &d["participants"];
-    assert_eq!(p["started"].as_i64(), Some(count("SELECT count(*) FROM participants WHERE study_id = ?").await));
+    assert_eq!(p["started"].as_i64(), Some(count("SELECT count(*) FROM participants WHERE study_id = $1").await));
     assert_eq!(p["started"], 4, "{d}");
     assert_eq!((p["completed"].as_i64(), Some(leases("completed").await)), (Some(2), Some(2)));
     assert_eq!((p["working"].as_i64(), Some(leases("active").await)), (Some(1), Some(1)));
     assert_eq!((p["screened_out"].as_i64(), Some(leases("screened_out").await)), (Some(1), Some(1)));
-    assert_eq!(d["answers"].as_i64(), Some(count("SELECT count(*) FROM answers WHERE study_id = ?").await));
+    assert_eq!(d["answers"].as_i64(), Some(count("SELECT count(*) FROM answers WHERE study_id = $1").await));
     // Three bundles of four, two copies each: two done, the careless one's
     // given to the participant now working, three free for a newcomer.
     assert_eq!(
@@ -49,8 +49,8 @@ async fn the_demo_has_a_link_study_with_checks_participants_and_a_filled_dashboa
     let taken: Vec<(i64, i64)> =
         bundles.iter().map(|b| (b["completed"].as_i64().unwrap(), b["active"].as_i64().unwrap())).collect();
     assert_eq!(taken, [(1, 0), (1, 0), (0, 1)], "each simulated participant on its own bundle, as with one copy");
-    let checks = count("SELECT count(*) FROM tasks WHERE study_id = ? AND check_kind = 'attention'").await;
-    let gold = count("SELECT count(*) FROM tasks WHERE study_id = ? AND check_kind = 'gold'").await;
+    let checks = count("SELECT count(*) FROM tasks WHERE study_id = $1 AND check_kind = 'attention'").await;
+    let gold = count("SELECT count(*) FROM tasks WHERE study_id = $1 AND check_kind = 'gold'").await;
     assert!(checks >= 4 * 3 && gold >= 2, "attention checks in every bundle, gold where not a real item");
     assert!(d["cost"]["spent"].as_f64().unwrap() > 0.0, "finished bundles cost something: {d}");
 

@@ -124,7 +124,7 @@ impl TestApp {
             .arg("--data-dir")
             .arg(data_dir)
             .args(if extra.contains(&"--site-dir") { vec![] } else { vec!["--site-dir".into(), site_dir()] })
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", std::env::var("HARDNEG_TEST_SERVER_LOG").unwrap_or_else(|_| "warn".into()))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

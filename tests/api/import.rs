@@ -41,6 +41,26 @@ async fn pool(app: &TestApp) -> sqlx::AnyPool {
 /// Every row of every table, as text: equal dumps mean equal content.
 pub(crate) async fn dump(app: &TestApp) -> Vec<String> {
     let db = pool(app).await;
+    if crate::helpers::on_postgres() {
+        let tables: Vec<String> = sqlx::query_scalar(
+            "SELECT table_name::text FROM information_schema.tables
+             WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1",
+        )
+        .fetch_all(&db)
+        .await
+        .unwrap();
+        let mut out = Vec::new();
+        for t in tables {
+            let rows: Vec<String> =
+                sqlx::query_scalar(&format!("SELECT row_to_json(x)::text AS r FROM \"{t}\" x ORDER BY r"))
+                    .fetch_all(&db)
+                    .await
+                    .unwrap();
+            out.extend(rows.into_iter().map(|r| format!("{t}: {r}")));
+        }
+        db.close().await;
+        return out;
+    }
     let tables: Vec<String> = sqlx::query_scalar(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
     )
@@ -67,10 +87,16 @@ async fn count(app: &TestApp, sql: &str) -> i64 {
     n
 }
 
+/// Files in the image store, its lock file aside (the first import makes it
+/// where no starting server's sweep did: servers on PostgreSQL sweep nothing).
 fn store_files(app: &TestApp) -> usize {
     fn walk(p: &Path) -> usize {
-        std::fs::read_dir(p)
-            .map_or(0, |d| d.flatten().map(|e| if e.path().is_dir() { walk(&e.path()) } else { 1 }).sum())
+        std::fs::read_dir(p).map_or(0, |d| {
+            d.flatten()
+                .filter(|e| e.file_name() != "import.lock")
+                .map(|e| if e.path().is_dir() { walk(&e.path()) } else { 1 })
+                .sum()
+        })
     }
     walk(&app.data_dir.join("images"))
 }

@@ -97,8 +97,8 @@ async fn flags_decisions_dashboard_and_discarding() {
     let db = crate::helpers::db_at(&data).await;
     for (position, kind) in [(0, "gold"), (1, "gold"), (12, "attention"), (13, "attention")] {
         let n = sqlx::query(
-            "UPDATE tasks SET check_kind = ?, check_answer = 'none'
-             WHERE study_id = ? AND position = ? AND user_id = (SELECT user_id FROM participants WHERE platform_pid = 'CHECKER')",
+            "UPDATE tasks SET check_kind = $1, check_answer = 'none'
+             WHERE study_id = $2 AND position = $3 AND user_id = (SELECT user_id FROM participants WHERE platform_pid = 'CHECKER')",
         )
         .bind(kind)
         .bind(study)
@@ -189,10 +189,13 @@ async fn flags_decisions_dashboard_and_discarding() {
     assert_eq!(active.status(), 422, "participant 8 (WORKING) has not finished: {}", active.text().await.unwrap());
     let rows = by_pid(&approve_csv(&app, &researcher, study).await);
     assert_eq!((rows["FAST"]["status"].as_str(), rows["LINER"]["status"].as_str()), ("discarded", "discarded"));
-    let stored: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM answers WHERE study_id = ?").bind(study).fetch_one(&db).await.unwrap();
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM answers WHERE study_id = $1")
+        .bind(study)
+        .fetch_one(&db)
+        .await
+        .unwrap();
     assert_eq!(stored, 6 * 14 + 5, "discarded answers stay stored");
-    let counted: i64 = sqlx::query_scalar("SELECT count(*) FROM counted_answers WHERE study_id = ?")
+    let counted: i64 = sqlx::query_scalar("SELECT count(*) FROM counted_answers WHERE study_id = $1")
         .bind(study)
         .fetch_one(&db)
         .await
@@ -243,7 +246,7 @@ async fn dashboard_matches_the_stored_rows(app: &TestApp, researcher: &Client, d
         (Some(1), Some(0), Some(1))
     );
 
-    let times: Vec<(i64, i64)> = sqlx::query_as("SELECT elapsed_ms, answered_at FROM answers WHERE study_id = ?")
+    let times: Vec<(i64, i64)> = sqlx::query_as("SELECT elapsed_ms, answered_at FROM answers WHERE study_id = $1")
         .bind(study)
         .fetch_all(db)
         .await
@@ -262,7 +265,7 @@ async fn dashboard_matches_the_stored_rows(app: &TestApp, researcher: &Client, d
     assert!(close(&d["eta_secs"], 37.0 / rate * 60.0));
 
     let bundle_secs: Vec<f64> =
-        sqlx::query_scalar("SELECT ended_at - leased_at FROM leases WHERE study_id = ? AND state = 'completed'")
+        sqlx::query_scalar("SELECT ended_at - leased_at FROM leases WHERE study_id = $1 AND state = 'completed'")
             .bind(study)
             .fetch_all(db)
             .await

@@ -217,7 +217,7 @@ async fn controlled_dataset(data: &Data) -> Value {
         for (slot, (v, known)) in cands.into_iter().enumerate() {
             let img = image(v, &mut images);
             insert_image(&mut tx, &img).await.unwrap();
-            sqlx::query("INSERT INTO candidates (instance_id, slot, image, known_match) VALUES (?, ?, ?, ?)")
+            sqlx::query("INSERT INTO candidates (instance_id, slot, image, known_match) VALUES ($1, $2, $3, $4)")
                 .bind(id)
                 .bind(slot as i64)
                 .bind(&img.hash)

@@ -51,7 +51,9 @@ async fn work(client: &Client, base: &str, study: i64, acked: &Mutex<Vec<i64>>, 
 async fn two_servers_on_one_postgres_fill_every_bundle_exactly_and_keep_every_acknowledged_answer() {
     let Some(server) = crate::postgres::server_url() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let url = crate::helpers::postgres_database(&server, &format!("hardneg_two_{}", std::process::id()));
+    // The suite's own database for this data dir when it runs on PostgreSQL.
+    let url = crate::helpers::database_of(tmp.path())
+        .unwrap_or_else(|| crate::helpers::postgres_database(&server, &format!("hardneg_two_{}", std::process::id())));
     let env = [("HARDNEG_DATABASE", Path::new(&url))];
     let a = TestApp::spawn_with_env(tmp.path(), &["--demo-size", "60"], &env);
     let mut b = TestApp::spawn_with_env(tmp.path(), &["--demo-size", "60"], &env);
