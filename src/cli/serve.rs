@@ -31,7 +31,7 @@ impl Paths {
 pub async fn build_state(paths: &Paths, addr: SocketAddr, exposure: &Exposure) -> anyhow::Result<AppState> {
     std::fs::create_dir_all(&paths.data_dir)?;
     let pool = db::open(&paths.database).await?;
-    let writer = Writer::spawn(db::open_writer(&paths.database).await?);
+    let writer = Writer::spawn_reconnecting(db::open_writer(&paths.database).await?, paths.database.clone());
     let leptos_options = LeptosOptions::builder()
         .output_name(crate::cli::site::output_name(&paths.site_dir))
         .site_root(paths.site_dir.to_string_lossy().to_string())

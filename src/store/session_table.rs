@@ -29,38 +29,39 @@ fn now() -> i64 {
     OffsetDateTime::now_utc().unix_timestamp()
 }
 
-#[async_trait::async_trait]
-impl SessionStore for SessionTable {
-    async fn create(&self, record: &mut Record) -> session_store::Result<()> {
-        loop {
-            let inserted = sqlx::query(
-                "INSERT INTO tower_sessions (id, data, expiry_date) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
-            )
+impl SessionTable {
+    /// Runs `sql` with the record's id, data and expiry; the rows it wrote.
+    async fn write(&self, sql: &'static str, record: &Record) -> session_store::Result<u64> {
+        let done = sqlx::query(sql)
             .bind(record.id.to_string())
             .bind(encode(record)?)
             .bind(record.expiry_date.unix_timestamp())
             .execute(&self.pool)
             .await
             .map_err(backend)?;
-            if inserted.rows_affected() == 1 {
-                return Ok(());
-            }
-            // The id was taken: draw another.
+        Ok(done.rows_affected())
+    }
+}
+
+#[async_trait::async_trait]
+impl SessionStore for SessionTable {
+    async fn create(&self, record: &mut Record) -> session_store::Result<()> {
+        const INSERT: &str =
+            "INSERT INTO tower_sessions (id, data, expiry_date) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING";
+        // An id already taken: draw another.
+        while self.write(INSERT, record).await? == 0 {
             record.id = Id::default();
         }
+        Ok(())
     }
 
     async fn save(&self, record: &Record) -> session_store::Result<()> {
-        sqlx::query(
+        self.write(
             "INSERT INTO tower_sessions (id, data, expiry_date) VALUES ($1, $2, $3)
              ON CONFLICT (id) DO UPDATE SET data = excluded.data, expiry_date = excluded.expiry_date",
+            record,
         )
-        .bind(record.id.to_string())
-        .bind(encode(record)?)
-        .bind(record.expiry_date.unix_timestamp())
-        .execute(&self.pool)
-        .await
-        .map_err(backend)?;
+        .await?;
         Ok(())
     }
 

@@ -37,9 +37,20 @@ pub enum WriteError {
 
 impl Writer {
     pub fn spawn(conn: AnyConnection) -> Writer {
+        Writer::start(conn, None)
+    }
+
+    /// As [`Writer::spawn`], opening a new connection to `location` when the
+    /// one it has is lost (a PostgreSQL restart or failover): the batch that
+    /// met the loss fails unacknowledged, and its answers may be sent again.
+    pub fn spawn_reconnecting(conn: AnyConnection, location: super::db::Location) -> Writer {
+        Writer::start(conn, Some(location))
+    }
+
+    fn start(conn: AnyConnection, location: Option<super::db::Location>) -> Writer {
         let (tx, rx) = mpsc::channel(8192);
         let gate = std::sync::Arc::default();
-        tokio::spawn(run(conn, rx, std::sync::Arc::clone(&gate)));
+        tokio::spawn(run(conn, location, rx, std::sync::Arc::clone(&gate)));
         Writer { tx, gate }
     }
 
@@ -57,15 +68,34 @@ impl Writer {
     }
 }
 
-async fn run(mut conn: AnyConnection, mut rx: mpsc::Receiver<Job>, gate: std::sync::Arc<tokio::sync::Mutex<()>>) {
+async fn run(
+    mut conn: AnyConnection,
+    location: Option<super::db::Location>,
+    mut rx: mpsc::Receiver<Job>,
+    gate: std::sync::Arc<tokio::sync::Mutex<()>>,
+) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let results = {
             let _gate = gate.lock().await;
             commit_batch(&mut conn, &batch).await
         };
+        let failed = results.iter().any(Result::is_err);
         for (job, result) in batch.drain(..).zip(results) {
             let _ = job.reply.send(result);
+        }
+        if let Some(location) = location.as_ref().filter(|_| failed) {
+            if sqlx::Connection::ping(&mut conn).await.is_err() {
+                match super::db::open_writer(location).await {
+                    Ok(fresh) => {
+                        tracing::warn!("the answer writer lost its database connection and opened a new one");
+                        conn = fresh;
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "the answer writer could not reconnect; it tries again after the next failed batch")
+                    }
+                }
+            }
         }
     }
 }

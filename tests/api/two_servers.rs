@@ -135,3 +135,53 @@ async fn two_servers_on_one_postgres_fill_every_bundle_exactly_and_keep_every_ac
     .unwrap();
     assert_eq!(twice, 0, "no participant answered an item twice");
 }
+
+/// A PostgreSQL restart or failover cuts every connection: the server's
+/// pool and its answer writer open new ones, and answers go on being stored
+/// (an answer caught by the cut is not acknowledged, and is sent again).
+#[tokio::test]
+async fn answers_go_on_after_the_database_cuts_every_connection() {
+    let Some(server) = crate::postgres::server_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let url = crate::helpers::database_of(tmp.path())
+        .unwrap_or_else(|| crate::helpers::postgres_database(&server, &format!("hardneg_cut_{}", std::process::id())));
+    let app = TestApp::spawn_with_env(tmp.path(), &[], &[("HARDNEG_DATABASE", Path::new(&url))]);
+    let annotator = app.login("annotator1").await;
+    let study = crate::helpers::demo_study(&annotator, &app).await;
+    assert_eq!(app.start(&annotator, study).await.status(), 200);
+    let first = step(&annotator, &app.base, study).await.unwrap().expect("a task");
+
+    let name = url.rsplit('/').next().unwrap();
+    let cut = std::process::Command::new("psql")
+        .args([&server, "-XtAc"])
+        .arg(format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+        ))
+        .output()
+        .unwrap();
+    let cut_count: i64 = String::from_utf8_lossy(&cut.stdout).trim().parse().unwrap();
+    assert!(cut_count >= 2, "the pool's and the writer's connections were cut: {cut_count}");
+
+    // At most the first attempts meet the cut; then every answer is acknowledged.
+    let mut acked = vec![first];
+    let mut failures = 0;
+    while acked.len() < 6 {
+        match step(&annotator, &app.base, study).await {
+            Ok(Some(task)) => acked.push(task),
+            Ok(None) => panic!("the demo study ran out of tasks"),
+            Err(e) => {
+                failures += 1;
+                assert!(failures <= 2, "answers still fail after the cut: {e}");
+            }
+        }
+    }
+    let db = hardneg::store::db::open(&hardneg::store::db::Location::Postgres(url.clone())).await.unwrap();
+    for task in &acked {
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM answers WHERE task_id = $1")
+            .bind(task)
+            .fetch_one(&db)
+            .await
+            .unwrap();
+        assert_eq!(n, 1, "acknowledged task {task} is stored");
+    }
+}
