@@ -31,58 +31,6 @@ pub fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path)
 }
 
-/// The backend tests run on: SQLite (the data dir's file) unless
-/// HARDNEG_TEST_BACKEND=postgres, when each data dir gets a database of its
-/// own on the cluster at HARDNEG_PG_URL (scripts/test.sh starts one).
-pub fn on_postgres() -> bool {
-    std::env::var("HARDNEG_TEST_BACKEND").is_ok_and(|b| b == "postgres")
-}
-
-/// The `--database` of the data dir `data_dir`: on PostgreSQL a database
-/// named after the dir, made on first use; None on SQLite.
-pub fn database_of(data_dir: &Path) -> Option<String> {
-    if !on_postgres() {
-        return None;
-    }
-    let server = std::env::var("HARDNEG_PG_URL").expect("HARDNEG_TEST_BACKEND=postgres needs HARDNEG_PG_URL");
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    std::hash::Hash::hash(&data_dir, &mut h);
-    Some(postgres_database(&server, &format!("hardneg_t{:016x}", std::hash::Hasher::finish(&h))))
-}
-
-/// The URL of database `name` on the PostgreSQL server at `server`, made
-/// (empty) if it is not there yet.
-pub fn postgres_database(server: &str, name: &str) -> String {
-    let exists = Command::new("psql")
-        .args([server, "-XtAc", &format!("SELECT 1 FROM pg_database WHERE datname = '{name}'")])
-        .output()
-        .expect("psql");
-    if text(&exists.stdout).trim() != "1" {
-        let made = Command::new("psql").args([server, "-XqAc", &format!("CREATE DATABASE {name}")]).output().unwrap();
-        assert!(made.status.success(), "CREATE DATABASE {name}: {}", text(&made.stderr));
-    }
-    format!("{}/{name}", server.rsplit_once('/').expect("a URL with a database").0)
-}
-
-/// The database of `data_dir` as the server opens it (migrated).
-pub async fn db_at(data_dir: &Path) -> sqlx::AnyPool {
-    let location = match database_of(data_dir) {
-        Some(url) => hardneg::store::db::Location::Postgres(url),
-        None => hardneg::store::db::Location::Sqlite(data_dir.join("hardneg.sqlite")),
-    };
-    hardneg::store::db::open(&location).await.unwrap()
-}
-
-/// The `hardneg` binary on the data dir `data_dir` (and its database).
-pub fn command_on(data_dir: &Path) -> Command {
-    let mut cmd = Command::new(std::env::var_os("HARDNEG_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_hardneg").into()));
-    cmd.arg("--data-dir").arg(data_dir);
-    if let Some(url) = database_of(data_dir) {
-        cmd.env("HARDNEG_DATABASE", url);
-    }
-    cmd
-}
-
 /// `hardneg ARGS --data-dir DIR`: the CLI on a data dir (a server may be running on it).
 pub fn cli(data_dir: &Path, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hardneg"));
@@ -92,6 +40,11 @@ pub fn cli(data_dir: &Path, args: &[&str]) -> Output {
     }
     cmd.output().unwrap()
 }
+
+#[path = "backend.rs"]
+mod backend;
+#[allow(unused_imports)] // each includer uses its own share
+pub use backend::{command_on, database_of, db_at, on_postgres, postgres_database};
 
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
