@@ -87,12 +87,12 @@ async fn prepare(conn: &mut AnyConnection) -> sqlx::Result<()> {
 }
 
 fn is_sqlite(conn: &AnyConnection) -> bool {
-    conn.backend_name() == "SQLite"
+    !super::dialect::Backend::is_postgres(conn)
 }
 
 /// True when the pool talks to PostgreSQL.
 pub fn is_postgres(pool: &AnyPool) -> bool {
-    matches!(pool.connect_options().database_url.scheme(), "postgres" | "postgresql")
+    super::dialect::Backend::is_postgres(pool)
 }
 
 /// The shared pool, with the schema migrated: reads, and the rare writes
@@ -192,6 +192,13 @@ pub fn data_dir(pool: &AnyPool) -> PathBuf {
 /// The key every write transaction locks on PostgreSQL ("hardneg" in ASCII).
 const WRITE_LOCK: i64 = 0x68_61_72_64_6e_65_67;
 
+/// Waits for, then holds until the transaction ends, PostgreSQL's lock
+/// that every writer of every process takes first.
+async fn lock_writers(conn: &mut AnyConnection) -> sqlx::Result<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(WRITE_LOCK).execute(conn).await?;
+    Ok(())
+}
+
 /// The statement that starts a write transaction. SQLite: `BEGIN IMMEDIATE`
 /// takes the file's one write lock at once. PostgreSQL: a transaction whose
 /// first act is a transaction-scoped advisory lock, so writers in every
@@ -200,7 +207,7 @@ const WRITE_LOCK: i64 = 0x68_61_72_64_6e_65_67;
 pub async fn begin_write(pool: &AnyPool) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
     if is_postgres(pool) {
         let mut tx = pool.begin().await?;
-        sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(WRITE_LOCK).execute(&mut *tx).await?;
+        lock_writers(&mut tx).await?;
         Ok(tx)
     } else {
         pool.begin_with("BEGIN IMMEDIATE").await
@@ -213,7 +220,7 @@ pub async fn begin_write_on(conn: &mut AnyConnection) -> sqlx::Result<sqlx::Tran
         conn.begin_with("BEGIN IMMEDIATE").await
     } else {
         let mut tx = conn.begin().await?;
-        sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(WRITE_LOCK).execute(&mut *tx).await?;
+        lock_writers(&mut tx).await?;
         Ok(tx)
     }
 }
@@ -224,7 +231,7 @@ pub async fn begin_batch(conn: &mut AnyConnection) -> sqlx::Result<()> {
         conn.execute("BEGIN IMMEDIATE").await?;
     } else {
         conn.execute("BEGIN").await?;
-        sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(WRITE_LOCK).execute(&mut *conn).await?;
+        lock_writers(conn).await?;
     }
     Ok(())
 }

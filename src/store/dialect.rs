@@ -14,7 +14,7 @@ pub trait Backend {
 
 impl Backend for AnyPool {
     fn is_postgres(&self) -> bool {
-        super::db::is_postgres(self)
+        matches!(self.connect_options().database_url.scheme(), "postgres" | "postgresql")
     }
 }
 

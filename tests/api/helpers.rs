@@ -33,12 +33,7 @@ pub fn fixture(path: &str) -> PathBuf {
 
 /// `hardneg ARGS --data-dir DIR`: the CLI on a data dir (a server may be running on it).
 pub fn cli(data_dir: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hardneg"));
-    cmd.args(args).arg("--data-dir").arg(data_dir);
-    if let Some(url) = database_of(data_dir) {
-        cmd.env("HARDNEG_DATABASE", url);
-    }
-    cmd.output().unwrap()
+    command_on(data_dir).args(args).output().unwrap()
 }
 
 #[path = "backend.rs"]
@@ -150,10 +145,8 @@ impl TestApp {
     /// Adds an account with the CLI (the server may be running).
     pub fn add_user(&mut self, name: &str, role: &str, password: &str) {
         use std::io::Write;
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hardneg"))
-            .args(["user", "add", name, "--role", role, "--password-stdin", "--data-dir"])
-            .arg(&self.data_dir)
-            .envs(database_of(&self.data_dir).map(|url| ("HARDNEG_DATABASE", url)))
+        let mut cmd = command_on(&self.data_dir)
+            .args(["user", "add", name, "--role", role, "--password-stdin"])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
