@@ -3,6 +3,7 @@
 //! script). The server also embeds the built client (scripts/build-site.sh
 //! writes it to target/site), so one binary runs without a checkout.
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 fn main() {
     println!("cargo:rerun-if-changed=migrations");
@@ -14,11 +15,16 @@ fn main() {
             Some(dir) => PathBuf::from(dir),
             None => Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it")).join("target/site"),
         };
-        // Watched as a directory, so it must exist: a missing path would rerun this script on every build.
         let _ = std::fs::create_dir_all(&site);
-        println!("cargo:rerun-if-changed={}", site.display());
-        if site.join("output-name").is_file() {
+        wait_for_client(&site);
+        let name = site.join("output-name");
+        if name.is_file() {
+            // build-site.sh rewrites output-name last on every run, so it alone says the site changed.
+            println!("cargo:rerun-if-changed={}", name.display());
             walk(&site, &site, &mut files);
+        } else {
+            // Watched as a directory, so it must exist: a missing path would rerun this script on every build.
+            println!("cargo:rerun-if-changed={}", site.display());
         }
     }
     files.sort();
@@ -30,12 +36,37 @@ fn main() {
     std::fs::write(out, code).expect("writing embedded_site.rs");
 }
 
+/// scripts/test.sh builds the client beside the server, holding
+/// `<site>/.building` until it is done: the dependencies compile meanwhile,
+/// and only the crate itself waits here for the site it embeds.
+fn wait_for_client(site: &Path) {
+    let marker = site.join(".building");
+    let started = SystemTime::now();
+    let mut waited = false;
+    while marker.exists() && started.elapsed().unwrap_or_default() < Duration::from_secs(3600) {
+        waited = true;
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    if marker.exists() {
+        println!("cargo:warning=gave up waiting for the client build ({} is still there)", marker.display());
+    }
+    // Written during this run, output-name would look newer than it to cargo,
+    // which would run this script and rebuild the crate again next time.
+    if waited {
+        let before = started - Duration::from_secs(60);
+        let _ =
+            std::fs::File::options().write(true).open(site.join("output-name")).and_then(|f| f.set_modified(before));
+    }
+}
+
 fn walk(root: &Path, dir: &Path, files: &mut Vec<(String, String)>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
             walk(root, &path, files);
+        } else if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
         } else if let (Ok(rel), Some(abs)) = (path.strip_prefix(root), path.to_str()) {
             files.push((rel.to_string_lossy().replace('\\', "/"), abs.to_string()));
         }

@@ -20,12 +20,15 @@ else
   optimise=1; wasm_profile=wasm-release; wasm_dir=wasm-release
 fi
 # Not linted (scripts/test.sh lints the server build): no clippy wrapper here.
-env -u RUSTC_WORKSPACE_WRAPPER cargo rustc --lib --crate-type cdylib --target wasm32-unknown-unknown --no-default-features --features hydrate \
+# A target dir of its own, so the server can build at the same time (test.sh):
+# the two share no compiled crate anyway (another target and profile).
+client_target=target/client
+env -u RUSTC_WORKSPACE_WRAPPER CARGO_TARGET_DIR="$client_target" cargo rustc --lib --crate-type cdylib --target wasm32-unknown-unknown --no-default-features --features hydrate \
   --profile "$wasm_profile"
 out=target/site-build
 rm -rf "$out" && mkdir -p "$out"
 wasm-bindgen --target web --no-typescript --out-dir "$out" --out-name hardneg \
-  "target/wasm32-unknown-unknown/$wasm_dir/hardneg.wasm"
+  "$client_target/wasm32-unknown-unknown/$wasm_dir/hardneg.wasm"
 if [ "$optimise" = 1 ]; then
   # binaryen from npm (scripts/setup.sh): Debian's older wasm-opt breaks hydration.
   wasm_opt=target/tools/node_modules/.bin/wasm-opt

@@ -3,11 +3,15 @@
 # end-to-end (headless Chromium). Sets up what is missing first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage prints the seconds since the start, so a slow CI run says where.
+stage() { echo "== [${SECONDS}s] $*" >&2; }
+stage setup
 ./scripts/setup.sh --browser
 # A throw-away PostgreSQL cluster for the PostgreSQL checks, stopped on any exit.
 eval "$(./scripts/pg-cluster.sh start)"
 trap './scripts/pg-cluster.sh stop "$HARDNEG_PG_DIR"' EXIT
 # Formatting and the layout rule (no import cycles between files) first: they fail in seconds.
+stage checks
 cargo fmt --check
 python3 scripts/import-cycles.py
 # Every SQL statement (SQLite's side of a dialect! aside) must prepare on
@@ -17,9 +21,22 @@ python3 scripts/pg-sql-check.py "$HARDNEG_PG_URL" --max-failing 0
 # the tests: the same lints as `cargo clippy --all-targets --features ssr --
 # -D warnings`, without checking every dependency a second time.
 export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/clippy-rustc"
-SERVER=0 ./scripts/build-site.sh
+stage build
+# The client builds beside the server: the server's dependencies compile
+# meanwhile, and its build script (build.rs) waits while .building is there
+# for the site it embeds. Either failing fails the run.
+mkdir -p target/site && rm -f target/site/output-name && touch target/site/.building
+(
+  trap 'rm -f target/site/.building' EXIT
+  SERVER=0 ./scripts/build-site.sh
+) &
+client=$!
 cargo test --features ssr --benches --no-run
+wait "$client"
+stage "tests (SQLite)"
 cargo test --features ssr
 # The API suite again on PostgreSQL: each test's data dir gets a database of
 # its own on the throw-away cluster (tests/api/helpers.rs, `database_of`).
+stage "API tests on PostgreSQL"
 HARDNEG_TEST_BACKEND=postgres cargo test --features ssr --test api
+stage done

@@ -17,10 +17,29 @@ pub fn database_of(data_dir: &Path) -> Option<String> {
     if !on_postgres() {
         return None;
     }
-    let server = std::env::var("HARDNEG_PG_URL").expect("HARDNEG_TEST_BACKEND=postgres needs HARDNEG_PG_URL");
+    Some(postgres_database(&pg_server(), &database_name(data_dir)))
+}
+
+fn pg_server() -> String {
+    std::env::var("HARDNEG_PG_URL").expect("HARDNEG_TEST_BACKEND=postgres needs HARDNEG_PG_URL")
+}
+
+fn database_name(data_dir: &Path) -> String {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     std::hash::Hash::hash(&data_dir, &mut h);
-    Some(postgres_database(&server, &format!("hardneg_t{:016x}", std::hash::Hasher::finish(&h))))
+    format!("hardneg_t{:016x}", std::hash::Hasher::finish(&h))
+}
+
+/// Makes the database of `to_dir` a copy of `from_dir`'s (PostgreSQL's
+/// `CREATE DATABASE … TEMPLATE`), once no session is left on the original.
+pub fn clone_database(from_dir: &Path, to_dir: &Path) {
+    let (from, to) = (database_name(from_dir), database_name(to_dir));
+    let end = format!(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{from}' AND pid <> pg_backend_pid()"
+    );
+    let create = format!("CREATE DATABASE {to} TEMPLATE {from}");
+    let made = Command::new("psql").args([&pg_server(), "-XqA", "-c", &end, "-c", &create]).output().expect("psql");
+    assert!(made.status.success(), "{create}: {}", text(&made.stderr));
 }
 
 /// The URL of database `name` on the PostgreSQL server at `server`, made
