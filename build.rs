@@ -37,17 +37,24 @@ fn main() {
 }
 
 /// scripts/test.sh builds the client beside the server, holding
-/// `<site>/.building` until it is done: the dependencies compile meanwhile,
-/// and only the crate itself waits here for the site it embeds.
+/// `<site>/.building` (the id of the process building it) until it is done:
+/// the dependencies compile meanwhile, and only the crate itself waits here
+/// for the site it embeds.
 fn wait_for_client(site: &Path) {
     let marker = site.join(".building");
+    let building = || {
+        let pid = std::fs::read_to_string(&marker).ok()?;
+        let pid = pid.trim();
+        // A marker left by a killed build (its process gone) is not waited for.
+        (!pid.is_empty() && Path::new("/proc").join(pid).exists()).then_some(())
+    };
     let started = SystemTime::now();
     let mut waited = false;
-    while marker.exists() && started.elapsed().unwrap_or_default() < Duration::from_secs(3600) {
+    while building().is_some() && started.elapsed().unwrap_or_default() < Duration::from_secs(1800) {
         waited = true;
         std::thread::sleep(Duration::from_millis(500));
     }
-    if marker.exists() {
+    if building().is_some() {
         println!("cargo:warning=gave up waiting for the client build ({} is still there)", marker.display());
     }
     // Written during this run, output-name would look newer than it to cargo,

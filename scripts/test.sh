@@ -25,12 +25,15 @@ stage build
 # The client builds beside the server: the server's dependencies compile
 # meanwhile, and its build script (build.rs) waits while .building is there
 # for the site it embeds. Either failing fails the run.
-mkdir -p target/site && rm -f target/site/output-name && touch target/site/.building
+# .building holds the client build's process id: a build that was killed
+# leaves it behind, and build.rs stops waiting once that process is gone.
+mkdir -p target/site && rm -f target/site/output-name
 (
   trap 'rm -f target/site/.building' EXIT
   SERVER=0 ./scripts/build-site.sh
 ) &
 client=$!
+echo "$client" > target/site/.building
 cargo test --features ssr --benches --no-run
 wait "$client"
 stage "tests (SQLite)"
