@@ -23,10 +23,9 @@ python3 scripts/pg-sql-check.py "$HARDNEG_PG_URL" --max-failing 0
 export RUSTC_WORKSPACE_WRAPPER="$PWD/scripts/clippy-rustc"
 stage build
 # The client builds beside the server: the server's dependencies compile
-# meanwhile, and its build script (build.rs) waits while .building is there
-# for the site it embeds. Either failing fails the run.
-# .building holds the client build's process id: a build that was killed
-# leaves it behind, and build.rs stops waiting once that process is gone.
+# meanwhile, and build.rs waits for the site it embeds while .building names
+# a live process (a killed build's marker is not waited for). Either failing
+# fails the run.
 mkdir -p target/site && rm -f target/site/output-name
 (
   trap 'rm -f target/site/.building' EXIT
