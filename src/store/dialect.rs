@@ -24,6 +24,18 @@ impl Backend for AnyConnection {
     }
 }
 
+impl<B: Backend + ?Sized> Backend for &B {
+    fn is_postgres(&self) -> bool {
+        (**self).is_postgres()
+    }
+}
+
+impl<B: Backend + ?Sized> Backend for &mut B {
+    fn is_postgres(&self) -> bool {
+        (**self).is_postgres()
+    }
+}
+
 /// `dialect!(on, sqlite: "…", postgres: "…")`: the statement for the backend
 /// `on` (a pool or a connection) runs on. `scripts/pg-sql-check.py` prepares
 /// the `postgres:` one and skips the `sqlite:` one.

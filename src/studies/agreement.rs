@@ -71,11 +71,7 @@ pub async fn agreement_report(
     // otherwise cross from sqlx's worker thread one row at a time. A kind
     // with one question asks it as question 0 on every task, so its answers
     // are read from their own index without a task lookup each.
-    let items: Vec<i64> =
-        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = $1 ORDER BY instance_id")
-            .bind(study_id)
-            .fetch_all(db)
-            .await?;
+    let items = crate::studies::meta::study_item_ids(db, study_id).await?;
     let sql = if meta.kind.question_count() == 1 {
         "SELECT json_group_array(json_array(a.instance_id, 0, a.user_id, a.value))
          FROM counted_answers a WHERE a.study_id = $1 AND a.instance_id BETWEEN $2 AND $3"

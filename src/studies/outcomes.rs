@@ -1,14 +1,14 @@
 //! Where each instance stands in the curation pipeline: a study's answers
 //! settled item by item (pure `domain::resolution`), Step 3 survivors
 //! turned into Step 4 items, and the dataset funnel.
-use crate::domain::assignment::Annotators;
+use crate::domain::assignment::{Annotators, StudyItem};
 use crate::domain::category::Category;
 use crate::domain::ids::StudyId;
 use crate::domain::resolution::{resolve, ItemAnswer, ItemState, ResolveRule};
 use crate::domain::survey::{ItemData, SurveyKind, Verdict};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
-use crate::store::pages::{page_starts, range_pages, JsonPages, PAGE_SHIFT};
+use crate::store::pages::{all_rows, page_starts, range_pages, JsonPages, PAGE_SHIFT};
 use crate::studies::meta::load_study_meta;
 use crate::studies::votes::Votes;
 use sqlx::AnyPool;
@@ -43,18 +43,24 @@ impl ItemOutcome {
 /// How many answers the plan asks for per item. Named annotators: from the
 /// plan itself (so an annotator who has not arrived yet still counts);
 /// "all": from the tasks of those who have arrived.
-async fn expected_answers(db: &AnyPool, meta: &StudyMeta, items: &[i64]) -> Result<HashMap<i64, usize>, ServiceError> {
+async fn expected_answers(
+    db: &AnyPool,
+    meta: &StudyMeta,
+    items: &[StudyItem],
+) -> Result<HashMap<i64, usize>, ServiceError> {
     if let Some(wanted) = crate::studies::adaptive::wanted(db, meta.id).await? {
         return Ok(wanted);
     }
     let mut expected = HashMap::with_capacity(items.len());
     // Link studies: each bundle's tasks, once per wanted copy.
-    let bundled: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT bi.instance_id, CAST(sum(b.copies_wanted) AS BIGINT) FROM bundle_items bi
-         JOIN bundles b ON b.study_id = bi.study_id AND b.bundle = bi.bundle WHERE bi.study_id = $1 GROUP BY bi.instance_id",
+    let bundled: Vec<(i64, i64)> = all_rows(
+        db,
+        "SELECT json_group_array(json_array(instance_id, n)) FROM (
+           SELECT bi.instance_id, CAST(sum(b.copies_wanted) AS BIGINT) AS n FROM bundle_items bi
+           JOIN bundles b ON b.study_id = bi.study_id AND b.bundle = bi.bundle
+           WHERE bi.study_id = $1 GROUP BY bi.instance_id) AS r",
+        meta.id.get(),
     )
-    .bind(meta.id)
-    .fetch_all(db)
     .await?;
     if !bundled.is_empty() {
         expected.extend(bundled.into_iter().map(|(i, n)| (i, n as usize)));
@@ -63,7 +69,6 @@ async fn expected_answers(db: &AnyPool, meta: &StudyMeta, items: &[i64]) -> Resu
     match &meta.annotators {
         Annotators::Named(names) => {
             // The rules plan over the items' subsets too (stratified samples).
-            let items = &crate::studies::meta::study_items(db, meta.id).await?;
             for name in names {
                 for t in meta.rule.plan_upfront(meta.kind.spec().questions, meta.seed, 0, name, items) {
                     *expected.entry(t.item).or_insert(0) += 1;
@@ -71,11 +76,13 @@ async fn expected_answers(db: &AnyPool, meta: &StudyMeta, items: &[i64]) -> Resu
             }
         }
         Annotators::All | Annotators::AllBut(_) => {
-            let rows: Vec<(i64, i64)> =
-                sqlx::query_as("SELECT instance_id, count(*) FROM tasks WHERE study_id = $1 GROUP BY instance_id")
-                    .bind(meta.id)
-                    .fetch_all(db)
-                    .await?;
+            let rows: Vec<(i64, i64)> = all_rows(
+                db,
+                "SELECT json_group_array(json_array(instance_id, n)) FROM (
+                   SELECT instance_id, count(*) AS n FROM tasks WHERE study_id = $1 GROUP BY instance_id) AS r",
+                meta.id.get(),
+            )
+            .await?;
             expected.extend(rows.into_iter().map(|(i, n)| (i, n as usize)));
         }
     }
@@ -119,13 +126,12 @@ pub type StudyOutcomes = (StudyMeta, Vec<ItemOutcome>, Votes);
 /// [`study_outcomes_and_votes`] reading 2^`shift` instance ids per page (tests vary it).
 pub async fn study_outcomes_paged(db: &AnyPool, study_id: StudyId, shift: u32) -> Result<StudyOutcomes, ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
-    let ids: Vec<i64> =
-        sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = $1 ORDER BY instance_id")
-            .bind(study_id)
-            .fetch_all(db)
-            .await?;
-    let expected = expected_answers(db, &meta, &ids).await?;
-    let mut out = Vec::with_capacity(ids.len());
+    // The items in one handoff (ids and subsets: 16 bytes each), which
+    // also cut the answers' pages (every answer is in one).
+    let study_items = crate::studies::meta::study_items(db, study_id).await?;
+    let expected = expected_answers(db, &meta, &study_items).await?;
+    let mut out = Vec::with_capacity(study_items.len());
+    let ids: Vec<i64> = study_items.iter().map(|i| i.id).collect();
     let starts = page_starts(&ids, shift);
     drop(ids);
     let adjudicated: HashMap<i64, String> =
@@ -140,17 +146,7 @@ pub async fn study_outcomes_paged(db: &AnyPool, study_id: StudyId, shift: u32) -
     let mut votes = Votes::new(users.into_iter().collect());
 
     // In pages (crate::store::pages): one driver handoff per page, not per
-    // row; the items' pages also cut the answers (every answer is in one).
-    let mut items = JsonPages::<(i64, String, String)>::new(range_pages(
-        db,
-        "SELECT json_group_array(json_array(si.instance_id, i.neg_type, i.subtype))
-         FROM study_items si JOIN instances i ON i.id = si.instance_id
-         WHERE si.study_id = $1 AND si.instance_id BETWEEN $2 AND $3",
-        study_id.get(),
-        starts.clone(),
-    ))
-    .ordered_by(|a, b| a.0.cmp(&b.0));
-    // Earliest first: answered_at has second resolution, ties go by task id.
+    // row. Earliest first: answered_at has second resolution, ties go by task id.
     let mut answers = JsonPages::<(i64, i64, String, i64, i64)>::new(range_pages(
         db,
         "SELECT json_group_array(json_array(instance_id, user_id, value, answered_at, task_id))
@@ -162,9 +158,7 @@ pub async fn study_outcomes_paged(db: &AnyPool, study_id: StudyId, shift: u32) -
     // `order` counts every answer in the study's order, as if all were listed.
     let (mut next, mut order, mut given) = (None::<(i64, i64, String, i64, i64)>, 0i64, Vec::new());
     let mut model_answers: Vec<(u64, u64, usize)> = Vec::new();
-    while let Some((instance_id, neg_type, subtype)) = items.try_next().await? {
-        let category = Category::parse(&neg_type, &subtype)
-            .map_err(|e| ServiceError::internal(format!("instance {instance_id}"), e))?;
+    for &StudyItem { id: instance_id, subset: category } in &study_items {
         given.clear();
         loop {
             if next.is_none() {

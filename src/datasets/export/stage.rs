@@ -6,12 +6,7 @@ use crate::domain::export::Stage;
 use crate::error::ServiceError;
 use crate::studies::outcomes::ItemOutcome;
 use crate::studies::pipeline::Pipeline;
-use futures_util::TryStreamExt;
 use sqlx::AnyPool;
-
-fn category(t: &str, s: &str, id: i64) -> Result<Category, ServiceError> {
-    Category::parse(t, s).map_err(|e| ServiceError::internal(format!("instance {id}"), e))
-}
 
 /// Refuses a stage the dataset's pipeline has not reached.
 pub(crate) fn check_stage(p: &Pipeline, dataset: &str, stage: Stage) -> Result<(), ServiceError> {
@@ -40,16 +35,14 @@ pub(crate) fn check_stage(p: &Pipeline, dataset: &str, stage: Stage) -> Result<(
 pub(crate) async fn included(db: &AnyPool, p: &Pipeline, stage: Stage) -> Result<Vec<(i64, Category)>, ServiceError> {
     match stage {
         Stage::Candidates => {
-            let mut rows = sqlx::query_as::<_, (i64, String, String)>(
-                "SELECT id, neg_type, subtype FROM instances WHERE dataset_id = $1 ORDER BY id",
+            let rows: Vec<crate::studies::meta::ItemRow> = crate::store::pages::all_rows(
+                db,
+                "SELECT json_group_array(json_array(id, neg_type, subtype)) FROM (
+                   SELECT id, neg_type, subtype FROM instances WHERE dataset_id = $1 ORDER BY id) AS r",
+                p.dataset_id.get(),
             )
-            .bind(p.dataset_id)
-            .fetch(db);
-            let mut out = Vec::new();
-            while let Some((id, t, s)) = rows.try_next().await? {
-                out.push((id, category(&t, &s, id)?));
-            }
-            Ok(out)
+            .await?;
+            Ok(rows.into_iter().map(|r| (r.0.id, r.0.subset)).collect())
         }
         Stage::Step3 | Stage::Final => {
             let (meta3, s3) = p.step3.as_ref().expect("checked by the caller");

@@ -355,9 +355,12 @@ pub async fn wanted(db: &AnyPool, study: StudyId) -> Result<Option<HashMap<i64, 
     if settings(db, study).await?.is_none() {
         return Ok(None);
     }
-    let rows: Vec<(i64, i64)> = sqlx::query_as("SELECT instance_id, wanted FROM adaptive_items WHERE study_id = $1")
-        .bind(study)
-        .fetch_all(db)
-        .await?;
+    let rows: Vec<(i64, i64)> = crate::store::pages::all_rows(
+        db,
+        "SELECT json_group_array(json_array(instance_id, wanted)) FROM (
+           SELECT instance_id, wanted FROM adaptive_items WHERE study_id = $1) AS r",
+        study.get(),
+    )
+    .await?;
     Ok(Some(rows.into_iter().map(|(i, w)| (i, w as usize)).collect()))
 }
