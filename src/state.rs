@@ -9,6 +9,7 @@ use crate::domain::survey::SurveyKind;
 use crate::store::clock::Clock;
 use crate::store::images::ImageStore;
 use crate::store::item_cache::ItemCache;
+use crate::store::local_reads::LocalReads;
 use crate::store::task_cache::TaskCache;
 use crate::store::writer::Writer;
 use axum::extract::FromRef;
@@ -33,6 +34,9 @@ impl std::ops::Deref for AppState {
 pub struct Handles {
     pub leptos_options: LeptosOptions,
     pub db: AnyPool,
+    /// The same SQLite file read on the calling thread (None on PostgreSQL):
+    /// for the round trip's indexed reads only.
+    pub local: Option<LocalReads>,
     pub writer: Writer,
     pub images: ImageStore,
     pub studies: StudyCache,
@@ -58,6 +62,7 @@ impl AppState {
     ) -> Self {
         AppState(Arc::new(Handles {
             leptos_options,
+            local: LocalReads::open(&crate::store::db::location_of(&db)),
             db,
             writer,
             images,

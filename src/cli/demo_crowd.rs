@@ -164,7 +164,7 @@ async fn state(db: &AnyPool) -> anyhow::Result<(AppState, PathBuf)> {
     let state = AppState::new(
         leptos::config::LeptosOptions::builder().output_name("hardneg").build(),
         db.clone(),
-        Writer::spawn(db::open_writer(&db::location_of(db)).await?),
+        Writer::open(&db::location_of(db)).await?,
         images,
         Default::default(),
         CrowdState { clock: Clock::with_offset_file(clock.clone()) },

@@ -7,11 +7,13 @@ use crate::store::{db, images::ImageStore, writer::Writer};
 use crate::ui::{shell, App};
 use axum::http::header;
 use axum::middleware;
+use axum::response::IntoResponse;
 use axum::Router;
 use leptos::config::LeptosOptions;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use tower::ServiceBuilder;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, SessionManagerLayer};
@@ -31,7 +33,7 @@ impl Paths {
 pub async fn build_state(paths: &Paths, addr: SocketAddr, exposure: &Exposure) -> anyhow::Result<AppState> {
     std::fs::create_dir_all(&paths.data_dir)?;
     let pool = db::open(&paths.database).await?;
-    let writer = Writer::spawn_reconnecting(db::open_writer(&paths.database).await?, paths.database.clone());
+    let writer = Writer::open(&paths.database).await?;
     let leptos_options = LeptosOptions::builder()
         .output_name(crate::cli::site::output_name(&paths.site_dir))
         .site_root(paths.site_dir.to_string_lossy().to_string())
@@ -93,7 +95,7 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
     let routes = generate_route_list(App);
     let pkg_dir = Path::new(&*state.leptos_options.site_root).join("pkg");
     crate::ui_kit::page::set_output_name(&state.leptos_options.output_name);
-    let app = Router::new()
+    let inner = Router::new()
         .leptos_routes(&state, routes, {
             let options = state.leptos_options.clone();
             move || shell(options.clone())
@@ -101,31 +103,38 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
         .merge(http::routes())
         .nest_service("/pkg", crate::cli::site::pkg_service(&pkg_dir))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
-        .layer(middleware::from_fn(http::guard::guard_pages))
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(crate::ui_kit::error_page::panicked))
-        .layer(crate::cli::site::compression())
+        .with_state(state);
+    // The layers wrap the router once, outermost first. (`Router::layer`
+    // wraps every route in each layer and boxes it again, and axum clones a
+    // route's whole chain per request: 52 boxed clones per request, 11 % of
+    // a round trip's instructions by callgrind.)
+    let layered = ServiceBuilder::new()
+        .layer(middleware::from_fn_with_state(http::proxy::TrustProxy(exposure.trust_proxy), http::proxy::forwarded))
+        .layer(middleware::from_fn_with_state(
+            http::origin::Origins { public: exposure.public_origin.as_deref().map(Into::into) },
+            http::origin::same_origin_only,
+        ))
+        // No page may be framed (clickjacking) or content-sniffed.
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            header::HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_FRAME_OPTIONS,
+            header::HeaderValue::from_static("DENY"),
+        ))
+        .layer(sessions)
         // Pages and answers are per user and change: always revalidated.
         .layer(SetResponseHeaderLayer::if_not_present(
             header::CACHE_CONTROL,
             header::HeaderValue::from_static("no-cache"),
         ))
-        .layer(sessions)
-        // No page may be framed (clickjacking) or content-sniffed.
-        .layer(SetResponseHeaderLayer::if_not_present(
-            header::X_FRAME_OPTIONS,
-            header::HeaderValue::from_static("DENY"),
-        ))
-        .layer(SetResponseHeaderLayer::if_not_present(
-            header::X_CONTENT_TYPE_OPTIONS,
-            header::HeaderValue::from_static("nosniff"),
-        ))
-        .layer(middleware::from_fn_with_state(
-            http::origin::Origins { public: exposure.public_origin.as_deref().map(Into::into) },
-            http::origin::same_origin_only,
-        ))
-        .layer(middleware::from_fn_with_state(http::proxy::TrustProxy(exposure.trust_proxy), http::proxy::forwarded))
-        .with_state(state);
-    Ok(app)
+        .map_response(IntoResponse::into_response)
+        .layer(crate::cli::site::compression())
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(crate::ui_kit::error_page::panicked))
+        .layer(middleware::from_fn(http::guard::guard_pages))
+        .service(inner);
+    Ok(Router::new().fallback_service(layered))
 }
 
 pub async fn serve(paths: Paths, addr: SocketAddr, exposure: Exposure) -> anyhow::Result<()> {

@@ -36,7 +36,7 @@ async fn steps(state: &AppState, user: &SessionUser) -> Result<Steps, ServiceErr
 
 /// What the participant's page must show now.
 pub async fn stage(state: &AppState, user: &SessionUser, study: StudyId) -> Result<Stage, ServiceError> {
-    let place = own_place(&state.db, user, study).await?;
+    let place = own_place(state, user, study).await?;
     let link = link_of_study(&state.db, study).await?;
     let s = steps(state, user).await?;
     if let Some(reason) = s.screened_out_reason {
@@ -106,7 +106,7 @@ async fn finished(
 
 /// The completion code and URL; refused until every task has a stored answer.
 pub async fn completion(state: &AppState, user: &SessionUser, study: StudyId) -> Result<Completion, ServiceError> {
-    let (_, lease) = own_lease(&state.db, user, study).await?;
+    let (_, lease) = own_lease(state, user, study).await?;
     match lease {
         LeaseState::Returned => return Err(ServiceError::Invalid("you returned this study".into())),
         LeaseState::ScreenedOut => return Err(ServiceError::Invalid("your participation was ended".into())),
@@ -120,7 +120,7 @@ pub async fn completion(state: &AppState, user: &SessionUser, study: StudyId) ->
 
 /// Sets one of the participant's step times, once; then the next stage.
 async fn mark(state: &AppState, user: &SessionUser, study: StudyId, column: &str) -> Result<Stage, ServiceError> {
-    if matches!(own_place(&state.db, user, study).await?, Some((_, LeaseState::Returned))) {
+    if matches!(own_place(state, user, study).await?, Some((_, LeaseState::Returned))) {
         return Ok(Stage::Returned);
     }
     sqlx::query(&format!("UPDATE participants SET {column} = coalesce({column}, $1) WHERE user_id = $2"))
@@ -192,7 +192,7 @@ pub async fn practice_answer(
     index: usize,
     option: &str,
 ) -> Result<Feedback, ServiceError> {
-    let (_, lease) = own_lease(&state.db, user, study).await?;
+    let (_, lease) = own_lease(state, user, study).await?;
     if lease == LeaseState::Returned {
         return Err(ServiceError::Invalid("you returned this study".into()));
     }
@@ -223,7 +223,7 @@ pub async fn practice_answer(
 /// Gives the study back: the place returns to the pool, the answers so far
 /// are kept but not counted.
 pub async fn return_study(state: &AppState, user: &SessionUser, study: StudyId) -> Result<Stage, ServiceError> {
-    let (_, lease) = own_lease(&state.db, user, study).await?;
+    let (_, lease) = own_lease(state, user, study).await?;
     if !lease.may_answer() {
         return match lease {
             LeaseState::Returned => Ok(Stage::Returned),

@@ -1,11 +1,16 @@
-//! A batch of answers applied in a handful of statements, whatever its
-//! size: each statement is a round trip to sqlx's SQLite thread, and three
-//! per answer were most of the writer's time under load. The rows travel as
-//! one JSON array read by `json_each`, so the statement text (and its
-//! prepared form) is the same for every batch size.
+//! What both answer writers share (the job, one answer's statements), and
+//! the sqlx writer's batch (PostgreSQL's): applied in a handful of
+//! statements, whatever its size, since each statement is a round trip to
+//! the server (three per answer were most of the writer's time under load).
+//! The rows travel as one JSON array (`json_each`, `json_array_elements`),
+//! so the statement text (and its prepared form) is the same for every
+//! batch size. SQLite's writer runs each answer's own statements in place
+//! (`sqlite_writer`).
 use serde_json::{json, Value};
 use sqlx::AnyConnection;
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use tokio::sync::oneshot;
 
 #[derive(Debug, Clone)]
 pub struct NewAnswer {
@@ -28,6 +33,33 @@ pub enum Stored {
     /// The task already had an answer; the first one stands.
     AlreadyAnswered,
 }
+
+/// The most answers one commit takes.
+pub(super) const MAX_BATCH: usize = 512;
+
+/// An answer waiting for a writer, and where its outcome goes.
+pub(super) struct Job {
+    pub(super) answer: NewAnswer,
+    pub(super) reply: oneshot::Sender<Result<Stored, Failed>>,
+}
+
+// One answer's statements, as both writers run them.
+pub(super) const ANSWER: &str = "INSERT INTO answers
+     (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (task_id) DO NOTHING";
+pub(super) const ANSWER_TEXT: &str = "INSERT INTO answer_texts (task_id, field, text) VALUES ($1, $2, $3)";
+pub(super) const TASK_DONE: &str = "UPDATE tasks SET done = 1, lease_until = NULL WHERE id = $1";
+pub(super) const COUNTED: &str =
+    "UPDATE participations SET done = done + 1 WHERE study_id = $1 AND user_id = $2 RETURNING done >= total";
+/// A link participant's last answer ends its lease in the same commit:
+/// held place -> a counted copy, given-back place -> an extra copy.
+pub(super) const FINISHED_LEASE: &str =
+    "UPDATE leases SET state = CASE state WHEN 'active' THEN 'completed' ELSE 'extra' END, ended_at = $1
+     WHERE user_id = $2 AND state IN ('active', 'timed_out')";
+
+/// Why an answer was not stored: one database error (sqlx's or SQLite's),
+/// shared by every answer of the batch it failed.
+pub(super) type Failed = Arc<dyn std::error::Error + Send + Sync>;
 
 /// Applies every answer, in order; the first answer to a task stands, so a
 /// repeat (stored before, or earlier in the batch) is `AlreadyAnswered`.
@@ -132,6 +164,27 @@ pub(super) async fn apply_all(conn: &mut AnyConnection, batch: &[&NewAnswer]) ->
     Ok(results)
 }
 
+/// Task `task_id`'s answer `option` at time `at` (task 3's with two texts): the writers' tests.
+#[cfg(test)]
+pub(crate) fn test_answer(task_id: i64, option: &str, at: i64) -> NewAnswer {
+    NewAnswer {
+        task_id,
+        study_id: 1,
+        user_id: 1,
+        instance_id: task_id,
+        option_id: option.into(),
+        value: option.into(),
+        shown_order: "[0]".into(),
+        elapsed_ms: 10,
+        answered_at: at,
+        texts: if task_id == 3 {
+            vec![("positive", "a \"quoted\" text".into()), ("negative", "two".into())]
+        } else {
+            vec![]
+        },
+    }
+}
+
 /// Tasks 1–3 of study 1 for user 1 and their participation, without the
 /// study, user and instance rows (foreign keys off): the writer's tests.
 #[cfg(test)]
@@ -159,25 +212,6 @@ mod tests {
     use super::*;
     use crate::store::db;
 
-    fn answer(task_id: i64, option: &str, at: i64) -> NewAnswer {
-        NewAnswer {
-            task_id,
-            study_id: 1,
-            user_id: 1,
-            instance_id: task_id,
-            option_id: option.into(),
-            value: option.into(),
-            shown_order: "[0]".into(),
-            elapsed_ms: 10,
-            answered_at: at,
-            texts: if task_id == 3 {
-                vec![("positive", "a \"quoted\" text".into()), ("negative", "two".into())]
-            } else {
-                vec![]
-            },
-        }
-    }
-
     #[tokio::test]
     async fn a_batch_stores_first_answers_counts_them_and_ends_a_finished_lease() {
         let dir = tempfile::tempdir().unwrap();
@@ -191,7 +225,7 @@ mod tests {
         .execute(&mut *c)
         .await
         .unwrap();
-        let first = [answer(1, "A", 5)];
+        let first = [test_answer(1, "A", 5)];
         let first: Vec<&NewAnswer> = first.iter().collect();
         assert_eq!(apply_all(&mut c, &first).await.unwrap(), [Stored::New]);
         let state: (String, Option<i64>) =
@@ -199,7 +233,7 @@ mod tests {
         assert_eq!(state, ("active".to_string(), None), "not finished after one of three");
 
         // Task 1 again (stored before), 2 twice in the batch (the first stands), 3 with its text.
-        let batch = [answer(1, "B", 6), answer(2, "C", 7), answer(2, "D", 8), answer(3, "A", 9)];
+        let batch = [test_answer(1, "B", 6), test_answer(2, "C", 7), test_answer(2, "D", 8), test_answer(3, "A", 9)];
         let batch: Vec<&NewAnswer> = batch.iter().collect();
         let got = apply_all(&mut c, &batch).await.unwrap();
         assert_eq!(got, [Stored::AlreadyAnswered, Stored::New, Stored::AlreadyAnswered, Stored::New]);

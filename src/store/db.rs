@@ -16,7 +16,7 @@ pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/p
 
 /// Run on every SQLite connection as it opens. The busy timeout matters only
 /// to other processes (backups, the CLI); this process queues its writers.
-const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+pub(super) const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
      PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON; PRAGMA cache_size = -32000;";
 
 /// Where the data lives: `--database`, or the SQLite file in the data dir.

@@ -1,18 +1,14 @@
-//! The one task that writes answers. Requests queue on a channel; the task
-//! takes everything queued, commits it in one transaction (one fsync) and only
-//! then replies. Under load, batches grow by themselves: group commit.
+//! The one writer of answers. Requests queue on a channel; the writer takes
+//! everything queued, commits it in one transaction (one fsync) and only then
+//! replies. Under load, batches grow by themselves: group commit. On SQLite
+//! the writer is a thread with its own connection (`sqlite_writer`); on
+//! PostgreSQL a task on sqlx's connection (below).
 use sqlx::AnyConnection;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
-const MAX_BATCH: usize = 512;
-
+use super::batch::{Failed, Job, ANSWER, ANSWER_TEXT, COUNTED, FINISHED_LEASE, MAX_BATCH, TASK_DONE};
 pub use super::batch::{NewAnswer, Stored};
-
-struct Job {
-    answer: NewAnswer,
-    reply: oneshot::Sender<Result<Stored, Failed>>,
-}
 
 #[derive(Clone)]
 pub struct Writer {
@@ -23,10 +19,6 @@ pub struct Writer {
     gate: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
-/// Why an answer was not stored: one database error, shared by every
-/// answer of the batch it failed.
-type Failed = Arc<sqlx::Error>;
-
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     #[error("the answer writer has stopped")]
@@ -36,6 +28,23 @@ pub enum WriteError {
 }
 
 impl Writer {
+    /// The writer for `location`'s database (opened and migrated already):
+    /// a thread on SQLite, a reconnecting task on PostgreSQL.
+    pub async fn open(location: &super::db::Location) -> anyhow::Result<Writer> {
+        match location {
+            super::db::Location::Sqlite(path) => {
+                let (tx, rx) = mpsc::channel(8192);
+                let gate: Arc<tokio::sync::Mutex<()>> = Arc::default();
+                super::sqlite_writer::spawn(path, rx, Arc::clone(&gate))?;
+                Ok(Writer { tx, gate })
+            }
+            super::db::Location::Postgres(_) => {
+                Ok(Writer::spawn_reconnecting(super::db::open_writer(location).await?, location.clone()))
+            }
+        }
+    }
+
+    /// The sqlx writer over `conn` (what PostgreSQL runs; tests run it on SQLite too).
     pub fn spawn(conn: AnyConnection) -> Writer {
         Writer::start(conn, None)
     }
@@ -102,7 +111,7 @@ async fn run(
 
 async fn commit_batch(conn: &mut AnyConnection, batch: &[Job]) -> Vec<Result<Stored, Failed>> {
     let every = |e: sqlx::Error| {
-        let e = Arc::new(e);
+        let e: Failed = Arc::new(e);
         batch.iter().map(|_| Err(Arc::clone(&e))).collect()
     };
     if let Err(e) = super::db::begin_batch(conn).await {
@@ -162,62 +171,37 @@ async fn one_by_one(conn: &mut AnyConnection, batch: &[Job]) -> Result<Vec<Resul
             sqlx::query("ROLLBACK TO answer").execute(&mut *conn).await?;
         }
         sqlx::query("RELEASE answer").execute(&mut *conn).await?;
-        results.push(applied.map_err(Arc::new));
+        results.push(applied.map_err(|e| Arc::new(e) as Failed));
     }
     Ok(results)
 }
 
 async fn apply(conn: &mut AnyConnection, a: &NewAnswer) -> Result<Stored, sqlx::Error> {
-    let inserted = sqlx::query(
-        "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (task_id) DO NOTHING",
-    )
-    .bind(a.task_id)
-    .bind(a.study_id)
-    .bind(a.user_id)
-    .bind(a.instance_id)
-    .bind(&a.option_id)
-    .bind(&a.value)
-    .bind(&a.shown_order)
-    .bind(a.elapsed_ms)
-    .bind(a.answered_at)
-    .execute(&mut *conn)
-    .await?
-    .rows_affected();
+    let inserted = sqlx::query(ANSWER)
+        .bind(a.task_id)
+        .bind(a.study_id)
+        .bind(a.user_id)
+        .bind(a.instance_id)
+        .bind(&a.option_id)
+        .bind(&a.value)
+        .bind(&a.shown_order)
+        .bind(a.elapsed_ms)
+        .bind(a.answered_at)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected();
     if inserted == 0 {
         return Ok(Stored::AlreadyAnswered);
     }
     for (field, text) in &a.texts {
-        sqlx::query("INSERT INTO answer_texts (task_id, field, text) VALUES ($1, $2, $3)")
-            .bind(a.task_id)
-            .bind(field)
-            .bind(text)
-            .execute(&mut *conn)
-            .await?;
+        sqlx::query(ANSWER_TEXT).bind(a.task_id).bind(field).bind(text).execute(&mut *conn).await?;
     }
-    sqlx::query("UPDATE tasks SET done = 1, lease_until = NULL WHERE id = $1")
-        .bind(a.task_id)
-        .execute(&mut *conn)
-        .await?;
-    let finished: Option<super::ids::Flag> = sqlx::query_scalar(
-        "UPDATE participations SET done = done + 1 WHERE study_id = $1 AND user_id = $2 RETURNING done >= total",
-    )
-    .bind(a.study_id)
-    .bind(a.user_id)
-    .fetch_optional(&mut *conn)
-    .await?;
-    // A link participant's last answer ends its lease in the same commit:
-    // held place -> a counted copy, given-back place -> an extra copy.
-    // (Only then: one statement fewer on every other answer.)
+    sqlx::query(TASK_DONE).bind(a.task_id).execute(&mut *conn).await?;
+    let finished: Option<super::ids::Flag> =
+        sqlx::query_scalar(COUNTED).bind(a.study_id).bind(a.user_id).fetch_optional(&mut *conn).await?;
+    // Only then: one statement fewer on every other answer.
     if finished == Some(super::ids::Flag(true)) {
-        sqlx::query(
-            "UPDATE leases SET state = CASE state WHEN 'active' THEN 'completed' ELSE 'extra' END, ended_at = $1
-             WHERE user_id = $2 AND state IN ('active', 'timed_out')",
-        )
-        .bind(a.answered_at)
-        .bind(a.user_id)
-        .execute(&mut *conn)
-        .await?;
+        sqlx::query(FINISHED_LEASE).bind(a.answered_at).bind(a.user_id).execute(&mut *conn).await?;
     }
     Ok(Stored::New)
 }
@@ -295,8 +279,9 @@ mod tests {
         let e = writer.store(answer(1)).await.unwrap_err();
         assert_eq!(e.to_string(), "storing the answer failed");
         let source = std::error::Error::source(&e).expect("the database error is kept");
-        let db_error = source.downcast_ref::<Failed>().expect("a sqlx error, not its text");
-        assert!(matches!(**db_error, sqlx::Error::Database(_)), "{db_error:?}");
+        let failed = source.downcast_ref::<Failed>().expect("the writer's error, not its text");
+        let db_error = failed.downcast_ref::<sqlx::Error>().expect("a sqlx error");
+        assert!(matches!(db_error, sqlx::Error::Database(_)), "{db_error:?}");
         let e = crate::error::ServiceError::from(e);
         assert!(e.chain().starts_with("internal error: answer writer: storing the answer failed: "), "{}", e.chain());
         assert!(e.chain().ends_with("disk says no"), "{}", e.chain());

@@ -12,6 +12,7 @@ pub mod link;
 pub mod meta;
 #[cfg(test)]
 mod negatives_tests;
+mod next_read;
 pub mod outcomes;
 pub mod overview;
 pub mod pipeline;

@@ -10,6 +10,7 @@ use crate::state::{AppState, StudyMeta};
 use crate::store::task_cache::ShownTask;
 use crate::store::writer::{NewAnswer, Stored};
 use crate::studies::meta::{load_item, study_meta};
+use crate::studies::next_read::{next_rows, NextRow, Queued};
 
 const MAX_ELAPSED_MS: i64 = 3_600_000;
 
@@ -55,7 +56,7 @@ fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), Service
 /// returned, finished) is handed no task, the rule the answer path applies.
 async fn admit(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<bool, ServiceError> {
     if user.role.is_participant() {
-        let (_, lease) = crate::studies::link::own_lease(&state.db, user, meta.id).await?;
+        let (_, lease) = crate::studies::link::own_lease(state, user, meta.id).await?;
         Ok(lease.may_answer())
     } else {
         require_annotator(user, meta).map(|_| true)
@@ -153,16 +154,6 @@ pub(crate) async fn insert_tasks(
 
 /// The caller's next unanswered task in the study, or None when done.
 /// Read-only: the caller must have [`start`]ed the study.
-/// A participation's progress and its first two open tasks, in one query.
-/// The one participation row drives a walk of `tasks_queue` in position
-/// order, so SQLite needs no temporary table or sort (a subquery with its
-/// own LIMIT cost both on every `next`; `tasks_tests.rs` checks the plan).
-const NEXT_TASKS: &str = "SELECT p.done, p.total, t.id AS task_id, t.instance_id, t.seed, t.query,
-        CASE WHEN t.check_kind = 'attention' THEN t.check_answer END AS attention
-    FROM participations p
-    LEFT JOIN tasks t ON t.study_id = p.study_id AND t.user_id = p.user_id AND t.done = 0
-    WHERE p.study_id = $1 AND p.user_id = $2 ORDER BY t.position LIMIT 2";
-
 pub async fn next_task(
     state: &AppState,
     user: &SessionUser,
@@ -174,7 +165,7 @@ pub async fn next_task(
     }
     // Progress and the first two open tasks (the second one's images are
     // prefetched): no task columns when none is open.
-    let rows: Vec<NextRow> = sqlx::query_as(NEXT_TASKS).bind(study_id).bind(user.id).fetch_all(&state.db).await?;
+    let rows = next_rows(state, study_id, user.id).await?;
     let first = rows.first().ok_or_else(|| {
         ServiceError::Conflict(format!(
             "you have not started study {study_id}: POST /api/v1/studies/{study_id}/start first"
@@ -225,41 +216,6 @@ pub async fn peek(
         return Ok((meta.name.clone(), None));
     }
     Ok((meta.name.clone(), Some(next_task(state, user, study_id).await?)))
-}
-
-/// Progress and one open task (none when all are done), as [`next_task`] reads them.
-#[derive(sqlx::FromRow)]
-struct NextRow {
-    done: i64,
-    total: i64,
-    task_id: Option<TaskId>,
-    instance_id: Option<InstanceId>,
-    seed: Option<i64>,
-    query: Option<i64>,
-    /// The value an attention check asks for.
-    attention: Option<String>,
-}
-
-/// An open task to show.
-#[derive(Clone)]
-struct Queued {
-    task_id: TaskId,
-    instance_id: InstanceId,
-    seed: i64,
-    query: i64,
-    attention: Option<String>,
-}
-
-impl NextRow {
-    fn queued(self) -> Option<Queued> {
-        Some(Queued {
-            task_id: self.task_id?,
-            instance_id: self.instance_id?,
-            seed: self.seed?,
-            query: self.query?,
-            attention: self.attention,
-        })
-    }
 }
 
 /// A task as stored, read when the shown-task cache no longer has it.
@@ -341,7 +297,7 @@ pub async fn answer_with_texts(
     if owner != user.id || !(user.role.may_annotate() || user.role.is_participant()) {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
     }
-    if user.role.is_participant() && !crate::studies::link::own_lease(&state.db, user, study_id).await?.1.may_answer() {
+    if user.role.is_participant() && !crate::studies::link::own_lease(state, user, study_id).await?.1.may_answer() {
         return Err(ServiceError::Invalid("your place in this study has ended; nothing more is stored".into()));
     }
     // A repeat is checked as a first answer is, whether or not the task is
@@ -389,7 +345,3 @@ async fn stored_ack(state: &AppState, task_id: TaskId) -> Result<AnswerAck, Serv
         .await?;
     Ok(AnswerAck { task_id: task_id.get(), option, duplicate: true })
 }
-
-#[cfg(test)]
-#[path = "tasks_tests.rs"]
-mod tests;

@@ -14,7 +14,7 @@ use crate::domain::crowd::lease::LeaseState;
 use crate::domain::crowd::spec::LinkSettings;
 use crate::domain::ids::{BundleId, StudyId};
 use crate::error::ServiceError;
-use sqlx::AnyPool;
+use crate::state::AppState;
 
 /// A link study's settings and codes as stored.
 pub struct LinkRow {
@@ -69,19 +69,23 @@ pub(crate) async fn link_of_token(db: impl sqlx::AnyExecutor<'_>, token: &str) -
 /// anyone who is not a participant, or a participant of another study;
 /// 422 while it holds no bundle yet (the comprehension check comes first).
 pub async fn own_lease(
-    db: &AnyPool,
+    state: &AppState,
     user: &SessionUser,
     study: StudyId,
 ) -> Result<(BundleId, LeaseState), ServiceError> {
-    own_place(db, user, study)
+    own_place(state, user, study)
         .await?
         .ok_or_else(|| ServiceError::Invalid("you have no bundle yet: pass the comprehension check first".into()))
 }
 
+const OWN_PLACE: &str = "SELECT l.bundle, l.state FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
+     WHERE p.user_id = $1 AND p.study_id = $2";
+
 /// As [`own_lease`], but a participant of the study without a lease is
-/// `None` rather than an error.
+/// `None` rather than an error. Read on every `next` and answer: in place on
+/// SQLite (`store::local_reads`).
 pub async fn own_place(
-    db: &AnyPool,
+    state: &AppState,
     user: &SessionUser,
     study: StudyId,
 ) -> Result<Option<(BundleId, LeaseState)>, ServiceError> {
@@ -89,14 +93,19 @@ pub async fn own_place(
     if !user.role.is_participant() {
         return Err(ServiceError::Forbidden("only participants who arrived by the study's link".into()));
     }
-    let row: Option<(Option<BundleId>, Option<String>)> = sqlx::query_as(
-        "SELECT l.bundle, l.state FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
-         WHERE p.user_id = $1 AND p.study_id = $2",
-    )
-    .bind(user.id)
-    .bind(study)
-    .fetch_optional(db)
-    .await?;
+    let row: Option<(Option<BundleId>, Option<String>)> = match &state.local {
+        Some(local) => local
+            .read(|c| {
+                use rusqlite::OptionalExtension;
+                let mut read = c.prepare_cached(OWN_PLACE)?;
+                read.query_row((user.id, study.get()), |r| {
+                    Ok((r.get::<_, Option<i64>>(0)?.map(BundleId::new), r.get(1)?))
+                })
+                .optional()
+            })
+            .map_err(|e| ServiceError::internal(format!("reading your place in study {study}"), e))?,
+        None => sqlx::query_as(OWN_PLACE).bind(user.id).bind(study).fetch_optional(&state.db).await?,
+    };
     match row.ok_or_else(refused)? {
         (Some(bundle), Some(state)) => Ok(Some((bundle, lease_state(&state)?))),
         _ => Ok(None),
