@@ -68,10 +68,10 @@ pub(super) fn commit_batch(conn: &Connection, batch: &[Job]) -> Vec<Result<Store
         return every(e);
     }
     let all: rusqlite::Result<rusqlite::Result<Vec<Stored>>> =
-        within("batch", conn, || batch.iter().map(|j| apply(conn, &j.answer)).collect());
+        within(BATCH, conn, || batch.iter().map(|j| apply(conn, &j.answer)).collect());
     let results: rusqlite::Result<Vec<rusqlite::Result<Stored>>> = match all {
         Ok(Ok(results)) => Ok(results.into_iter().map(Ok).collect()),
-        Ok(Err(_)) => batch.iter().map(|j| within("answer", conn, || apply(conn, &j.answer))).collect(),
+        Ok(Err(_)) => batch.iter().map(|j| within(ONE, conn, || apply(conn, &j.answer))).collect(),
         Err(e) => Err(e),
     };
     let results = match results {
@@ -89,19 +89,24 @@ pub(super) fn commit_batch(conn: &Connection, batch: &[Job]) -> Vec<Result<Store
     results
 }
 
-/// Runs `f` under savepoint `name`, undone if `f` fails. The outer error is
-/// the savepoint's own (the transaction's state is then unknown).
+/// A savepoint's statements: open, undo, release.
+type Savepoint = [&'static str; 3];
+const BATCH: Savepoint = ["SAVEPOINT batch", "ROLLBACK TO batch", "RELEASE batch"];
+const ONE: Savepoint = ["SAVEPOINT answer", "ROLLBACK TO answer", "RELEASE answer"];
+
+/// Runs `f` under `savepoint`, undone if `f` fails. The outer error is the
+/// savepoint's own (the transaction's state is then unknown).
 fn within<T>(
-    name: &str,
+    [open, undo, release]: Savepoint,
     conn: &Connection,
     f: impl FnOnce() -> rusqlite::Result<T>,
 ) -> rusqlite::Result<rusqlite::Result<T>> {
-    conn.execute_batch(&format!("SAVEPOINT {name}"))?;
+    conn.execute_batch(open)?;
     let out = f();
     if out.is_err() {
-        conn.execute_batch(&format!("ROLLBACK TO {name}"))?;
+        conn.execute_batch(undo)?;
     }
-    conn.execute_batch(&format!("RELEASE {name}"))?;
+    conn.execute_batch(release)?;
     Ok(out)
 }
 

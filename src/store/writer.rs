@@ -16,7 +16,7 @@ pub struct Writer {
     /// Held while a batch commits. Other busy writers in this process (link
     /// arrivals) take it too, so they queue here instead of in SQLite's
     /// busy handler, whose sleeps of up to 100 ms would dominate latency.
-    gate: std::sync::Arc<tokio::sync::Mutex<()>>,
+    gate: Arc<tokio::sync::Mutex<()>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -33,10 +33,9 @@ impl Writer {
     pub async fn open(location: &super::db::Location) -> anyhow::Result<Writer> {
         match location {
             super::db::Location::Sqlite(path) => {
-                let (tx, rx) = mpsc::channel(8192);
-                let gate: Arc<tokio::sync::Mutex<()>> = Arc::default();
-                super::sqlite_writer::spawn(path, rx, Arc::clone(&gate))?;
-                Ok(Writer { tx, gate })
+                let (writer, rx) = Writer::queue();
+                super::sqlite_writer::spawn(path, rx, Arc::clone(&writer.gate))?;
+                Ok(writer)
             }
             super::db::Location::Postgres(_) => {
                 Ok(Writer::spawn_reconnecting(super::db::open_writer(location).await?, location.clone()))
@@ -57,10 +56,15 @@ impl Writer {
     }
 
     fn start(conn: AnyConnection, location: Option<super::db::Location>) -> Writer {
+        let (writer, rx) = Writer::queue();
+        tokio::spawn(run(conn, location, rx, Arc::clone(&writer.gate)));
+        writer
+    }
+
+    /// The handle and the queue its writer (either kind) takes jobs from.
+    fn queue() -> (Writer, mpsc::Receiver<Job>) {
         let (tx, rx) = mpsc::channel(8192);
-        let gate = std::sync::Arc::default();
-        tokio::spawn(run(conn, location, rx, std::sync::Arc::clone(&gate)));
-        Writer { tx, gate }
+        (Writer { tx, gate: Arc::default() }, rx)
     }
 
     /// Waits until no batch is committing and holds off the next one while
