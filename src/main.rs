@@ -5,6 +5,8 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() {
+    // Before anything opens a database: SQLite takes it only before it starts.
+    hardneg::store::sqlite_process::tune();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn,hardneg=info".into()),

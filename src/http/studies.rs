@@ -63,7 +63,7 @@ async fn next(
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Response, ServiceError> {
     Ok(match tasks::next_task(&state, &user, id).await? {
-        Some(task) => Json(task).into_response(),
+        Some(task) => ApiJson(task).into_response(),
         None => StatusCode::NO_CONTENT.into_response(),
     })
 }
@@ -73,10 +73,10 @@ async fn answer(
     Caller(user): Caller,
     ApiPath(task_id): ApiPath<TaskId>,
     ApiJson(req): ApiJson<AnswerRequest>,
-) -> Result<Json<AnswerAck>, ServiceError> {
+) -> Result<ApiJson<AnswerAck>, ServiceError> {
     let mut texts: Vec<(&str, &str)> = req.texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     texts.extend(req.text.as_deref().map(|t| ("", t)));
-    Ok(Json(tasks::answer_with_texts(&state, &user, task_id, &req.option, &texts, req.elapsed_ms).await?))
+    Ok(ApiJson(tasks::answer_with_texts(&state, &user, task_id, &req.option, &texts, req.elapsed_ms).await?))
 }
 
 async fn study_progress(

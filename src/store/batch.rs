@@ -51,6 +51,11 @@ pub(super) const ANSWER_TEXT: &str = "INSERT INTO answer_texts (task_id, field, 
 pub(super) const TASK_DONE: &str = "UPDATE tasks SET done = 1, lease_until = NULL WHERE id = $1";
 pub(super) const COUNTED: &str =
     "UPDATE participations SET done = done + 1 WHERE study_id = $1 AND user_id = $2 RETURNING done >= total";
+/// [`COUNTED`] in two statements, for SQLite's writer, where a statement is a
+/// function call: SQLite's RETURNING builds a temporary table and opens a
+/// statement journal (a copy of every page the update writes).
+pub(super) const COUNT_ONE: &str = "UPDATE participations SET done = done + 1 WHERE study_id = $1 AND user_id = $2";
+pub(super) const ALL_DONE: &str = "SELECT done >= total FROM participations WHERE study_id = $1 AND user_id = $2";
 /// A link participant's last answer ends its lease in the same commit:
 /// held place -> a counted copy, given-back place -> an extra copy.
 pub(super) const FINISHED_LEASE: &str =

@@ -5,9 +5,9 @@
 //! prepared statements (no JSON to build or parse, no temporary tables), and
 //! a batch costs one wake-up of this thread and one fsync.
 use super::batch::{
-    Failed, Job, NewAnswer, Stored, ANSWER, ANSWER_TEXT, COUNTED, FINISHED_LEASE, MAX_BATCH, TASK_DONE,
+    Failed, Job, NewAnswer, Stored, ALL_DONE, ANSWER, ANSWER_TEXT, COUNT_ONE, FINISHED_LEASE, MAX_BATCH, TASK_DONE,
 };
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, Statement};
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -18,17 +18,22 @@ fn pragmas() -> String {
     format!("{} PRAGMA temp_store = memory;", super::db::SQLITE_PRAGMAS)
 }
 
+/// The writer's connection: its commits reach the WAL in one write each
+/// (`gathered_wal`).
+fn open(path: &Path) -> anyhow::Result<Connection> {
+    let vfs = super::gathered_wal::register().map_err(anyhow::Error::msg)?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags_and_vfs(path, flags, vfs)?;
+    conn.execute_batch(&pragmas())?;
+    Ok(conn)
+}
+
 /// Opens the writer's connection to the (existing, migrated) file at `path`
 /// and starts its thread, which ends when every sender of `rx` is gone.
 pub(super) fn spawn(path: &Path, rx: mpsc::Receiver<Job>, gate: Arc<tokio::sync::Mutex<()>>) -> anyhow::Result<()> {
     use anyhow::Context;
-    let open = || -> rusqlite::Result<Connection> {
-        let conn =
-            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
-        conn.execute_batch(&pragmas())?;
-        Ok(conn)
-    };
-    let conn = open().with_context(|| format!("opening the answer writer's connection to {}", path.display()))?;
+    let conn = open(path).with_context(|| format!("opening the answer writer's connection to {}", path.display()))?;
+    Statements::prepare(&conn).context("preparing the answer writer's statements")?;
     std::thread::Builder::new()
         .name("answer-writer".into())
         .spawn(move || run(conn, rx, &gate))
@@ -37,6 +42,14 @@ pub(super) fn spawn(path: &Path, rx: mpsc::Receiver<Job>, gate: Arc<tokio::sync:
 }
 
 fn run(conn: Connection, mut rx: mpsc::Receiver<Job>, gate: &tokio::sync::Mutex<()>) {
+    let mut statements = match Statements::prepare(&conn) {
+        Ok(statements) => statements,
+        Err(e) => {
+            // `spawn` prepared them a moment ago; the writer's senders now see it gone.
+            tracing::error!("answer writer: preparing its statements: {e}");
+            return;
+        }
+    };
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while let Some(first) = rx.blocking_recv() {
         batch.push(first);
@@ -48,7 +61,7 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Job>, gate: &tokio::sync::Mutex<
         }
         let results = {
             let _gate = gate.blocking_lock();
-            commit_batch(&conn, &batch)
+            commit_batch(&mut statements, &batch)
         };
         for (job, result) in batch.drain(..).zip(results) {
             let _ = job.reply.send(result);
@@ -56,42 +69,60 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Job>, gate: &tokio::sync::Mutex<
     }
 }
 
-/// One transaction, one fsync: every answer applied under one savepoint;
-/// if any fails, that savepoint is undone and each answer is tried alone,
-/// so one bad answer fails only itself.
-pub(super) fn commit_batch(conn: &Connection, batch: &[Job]) -> Vec<Result<Stored, Failed>> {
+/// One transaction, one fsync, no savepoint while every answer goes in (a
+/// savepoint copies each page the batch writes to its journal). If one
+/// answer fails, the whole transaction is undone and each answer is tried
+/// again under its own savepoint, so one bad answer fails only itself.
+pub(super) fn commit_batch(s: &mut Statements<'_>, batch: &[Job]) -> Vec<Result<Stored, Failed>> {
+    let conn = s.conn;
     let every = |e: rusqlite::Error| {
         let e: Failed = Arc::new(e);
         batch.iter().map(|_| Err(Arc::clone(&e))).collect()
     };
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+    if let Err(e) = exec(conn, BEGIN) {
         return every(e);
     }
-    let all: rusqlite::Result<rusqlite::Result<Vec<Stored>>> =
-        within(BATCH, conn, || batch.iter().map(|j| apply(conn, &j.answer)).collect());
+    let all: rusqlite::Result<Vec<Stored>> = batch.iter().map(|j| s.apply(&j.answer)).collect();
     let results: rusqlite::Result<Vec<rusqlite::Result<Stored>>> = match all {
-        Ok(Ok(results)) => Ok(results.into_iter().map(Ok).collect()),
-        Ok(Err(_)) => batch.iter().map(|j| within(ONE, conn, || apply(conn, &j.answer))).collect(),
-        Err(e) => Err(e),
+        Ok(results) => Ok(results.into_iter().map(Ok).collect()),
+        Err(_) => undo(conn)
+            .and_then(|()| exec(conn, BEGIN))
+            .and_then(|()| batch.iter().map(|j| within(ONE, conn, || s.apply(&j.answer))).collect()),
     };
     let results = match results {
         Ok(results) => results.into_iter().map(|r| r.map_err(|e| Arc::new(e) as Failed)).collect(),
         Err(e) => {
             // The batch's state is unknown: none of it may be committed.
-            let _ = conn.execute_batch("ROLLBACK");
+            let _ = undo(conn);
             return every(e);
         }
     };
-    if let Err(e) = conn.execute_batch("COMMIT") {
-        let _ = conn.execute_batch("ROLLBACK");
+    if let Err(e) = exec(conn, COMMIT) {
+        let _ = undo(conn);
         return every(e);
     }
     results
 }
 
+const BEGIN: &str = "BEGIN IMMEDIATE";
+const COMMIT: &str = "COMMIT";
+
+/// A statement without parameters or rows, prepared once per connection.
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(drop)
+}
+
+/// Rolls back the open transaction, if an error has not ended it already
+/// (SQLite does so itself on some, such as a full disk).
+fn undo(conn: &Connection) -> rusqlite::Result<()> {
+    if conn.is_autocommit() {
+        return Ok(());
+    }
+    exec(conn, "ROLLBACK")
+}
+
 /// A savepoint's statements: open, undo, release.
 type Savepoint = [&'static str; 3];
-const BATCH: Savepoint = ["SAVEPOINT batch", "ROLLBACK TO batch", "RELEASE batch"];
 const ONE: Savepoint = ["SAVEPOINT answer", "ROLLBACK TO answer", "RELEASE answer"];
 
 /// Runs `f` under `savepoint`, undone if `f` fails. The outer error is the
@@ -101,48 +132,74 @@ fn within<T>(
     conn: &Connection,
     f: impl FnOnce() -> rusqlite::Result<T>,
 ) -> rusqlite::Result<rusqlite::Result<T>> {
-    conn.execute_batch(open)?;
+    exec(conn, open)?;
     let out = f();
     if out.is_err() {
-        conn.execute_batch(undo)?;
+        exec(conn, undo)?;
     }
-    conn.execute_batch(release)?;
+    exec(conn, release)?;
     Ok(out)
 }
 
-/// One answer: the first to its task stands, a repeat stores nothing.
-fn apply(conn: &Connection, a: &NewAnswer) -> rusqlite::Result<Stored> {
-    let inserted = conn.prepare_cached(ANSWER)?.execute((
-        a.task_id,
-        a.study_id,
-        a.user_id,
-        a.instance_id,
-        &a.option_id,
-        &a.value,
-        &a.shown_order,
-        a.elapsed_ms,
-        a.answered_at,
-    ))?;
-    if inserted == 0 {
-        return Ok(Stored::AlreadyAnswered);
+/// One answer's statements, prepared once for the connection's life
+/// (`prepare_cached` hashes a statement's whole text on every use).
+pub(super) struct Statements<'c> {
+    conn: &'c Connection,
+    answer: Statement<'c>,
+    text: Statement<'c>,
+    task_done: Statement<'c>,
+    count_one: Statement<'c>,
+    all_done: Statement<'c>,
+    finished_lease: Statement<'c>,
+}
+
+impl<'c> Statements<'c> {
+    pub(super) fn prepare(conn: &'c Connection) -> rusqlite::Result<Statements<'c>> {
+        Ok(Statements {
+            conn,
+            answer: conn.prepare(ANSWER)?,
+            text: conn.prepare(ANSWER_TEXT)?,
+            task_done: conn.prepare(TASK_DONE)?,
+            count_one: conn.prepare(COUNT_ONE)?,
+            all_done: conn.prepare(ALL_DONE)?,
+            finished_lease: conn.prepare(FINISHED_LEASE)?,
+        })
     }
-    for (field, text) in &a.texts {
-        conn.prepare_cached(ANSWER_TEXT)?.execute((a.task_id, field, text))?;
-    }
-    conn.prepare_cached(TASK_DONE)?.execute([a.task_id])?;
-    let finished: Option<bool> = {
-        let mut counted = conn.prepare_cached(COUNTED)?;
-        let mut rows = counted.query((a.study_id, a.user_id))?;
-        match rows.next()? {
-            Some(row) => Some(row.get(0)?),
-            None => None,
+
+    /// One answer: the first to its task stands, a repeat stores nothing.
+    fn apply(&mut self, a: &NewAnswer) -> rusqlite::Result<Stored> {
+        let inserted = self.answer.execute((
+            a.task_id,
+            a.study_id,
+            a.user_id,
+            a.instance_id,
+            &a.option_id,
+            &a.value,
+            &a.shown_order,
+            a.elapsed_ms,
+            a.answered_at,
+        ))?;
+        if inserted == 0 {
+            return Ok(Stored::AlreadyAnswered);
         }
-    };
-    // A link participant's last answer ends its lease in the same commit.
-    if finished == Some(true) {
-        conn.prepare_cached(FINISHED_LEASE)?.execute((a.answered_at, a.user_id))?;
+        for (field, text) in &a.texts {
+            self.text.execute((a.task_id, field, text))?;
+        }
+        self.task_done.execute([a.task_id])?;
+        self.count_one.execute((a.study_id, a.user_id))?;
+        let finished: Option<bool> = {
+            let mut rows = self.all_done.query((a.study_id, a.user_id))?;
+            match rows.next()? {
+                Some(row) => Some(row.get(0)?),
+                None => None,
+            }
+        };
+        // A link participant's last answer ends its lease in the same commit.
+        if finished == Some(true) {
+            self.finished_lease.execute((a.answered_at, a.user_id))?;
+        }
+        Ok(Stored::New)
     }
-    Ok(Stored::New)
 }
 
 #[cfg(test)]
@@ -166,9 +223,7 @@ mod tests {
         for sql in [lease, fault] {
             sqlx::query(sql).execute(&mut *setup).await.unwrap();
         }
-        let conn = Connection::open(&file).unwrap();
-        conn.execute_batch(&pragmas()).unwrap();
-        (conn, pool)
+        (open(&file).unwrap(), pool)
     }
 
     fn stored(results: &[Result<Stored, Failed>]) -> Vec<Option<Stored>> {
@@ -179,14 +234,15 @@ mod tests {
     async fn first_answers_stand_each_is_counted_once_and_the_last_ends_the_lease() {
         let dir = tempfile::tempdir().unwrap();
         let (conn, pool) = tasks_with(&dir, "SELECT 1").await;
-        assert_eq!(stored(&commit_batch(&conn, &[job(1, "A", 5)])), [Some(Stored::New)]);
+        let mut s = Statements::prepare(&conn).unwrap();
+        assert_eq!(stored(&commit_batch(&mut s, &[job(1, "A", 5)])), [Some(Stored::New)]);
         let lease: (String, Option<i64>) =
             sqlx::query_as("SELECT state, ended_at FROM leases").fetch_one(&pool).await.unwrap();
         assert_eq!(lease, ("active".into(), None), "not finished after one of three");
 
         // Task 1 again (stored before), 2 twice in one batch (the first stands), 3 with its text.
         let batch = [job(1, "B", 6), job(2, "C", 7), job(2, "D", 8), job(3, "A", 9)];
-        let got = stored(&commit_batch(&conn, &batch));
+        let got = stored(&commit_batch(&mut s, &batch));
         let (new, repeat) = (Some(Stored::New), Some(Stored::AlreadyAnswered));
         assert_eq!(got, [repeat, new, repeat, new]);
         let rows: Vec<(i64, String, i64)> =
@@ -217,19 +273,24 @@ mod tests {
         let fault =
             "CREATE TRIGGER fail_two BEFORE UPDATE ON tasks WHEN OLD.id = 2 BEGIN SELECT RAISE(ABORT, 'injected'); END";
         let (conn, pool) = tasks_with(&dir, fault).await;
-        let results = commit_batch(&conn, &[job(1, "A", 1), job(2, "A", 1), job(3, "A", 1)]);
-        assert_eq!(stored(&results), [Some(Stored::New), None, Some(Stored::New)]);
-        let e = results[1].as_ref().unwrap_err();
+        let mut s = Statements::prepare(&conn).unwrap();
+        // The failing answer first: its batch mates are still each applied once.
+        let results = commit_batch(&mut s, &[job(2, "A", 1), job(1, "A", 1), job(3, "A", 1)]);
+        assert_eq!(stored(&results), [None, Some(Stored::New), Some(Stored::New)]);
+        let e = results[0].as_ref().unwrap_err();
         assert!(e.downcast_ref::<rusqlite::Error>().is_some_and(|e| e.to_string().contains("injected")), "{e:?}");
         let answered: Vec<i64> =
             sqlx::query_scalar("SELECT task_id FROM answers ORDER BY task_id").fetch_all(&pool).await.unwrap();
         assert_eq!(answered, [1, 3]);
         let done: Vec<i64> = sqlx::query_scalar("SELECT done FROM tasks ORDER BY id").fetch_all(&pool).await.unwrap();
         assert_eq!(done, [1, 0, 1]);
+        let count: i64 = sqlx::query_scalar("SELECT done FROM participations").fetch_one(&pool).await.unwrap();
+        assert_eq!(count, 2, "the undone first try counts nothing");
 
-        // Once the fault is gone, the retry is stored as new, not "duplicate".
+        // Once the fault is gone, the retry is stored as new, not "duplicate"
+        // (the held statements survive the schema change).
         conn.execute_batch("DROP TRIGGER fail_two").unwrap();
-        assert_eq!(stored(&commit_batch(&conn, &[job(2, "A", 1)])), [Some(Stored::New)]);
+        assert_eq!(stored(&commit_batch(&mut s, &[job(2, "A", 1)])), [Some(Stored::New)]);
     }
 
     #[tokio::test]
