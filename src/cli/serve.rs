@@ -73,7 +73,7 @@ pub struct Exposure {
 
 pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Router> {
     let secure_cookies = exposure.secure_cookies;
-    let table = crate::store::session_table::SessionTable::new(state.db.clone());
+    let table = crate::store::session_table::SessionTable::new(state.db.clone(), state.writer.gate());
     // Every request loads its session: from memory, not a query, unless
     // other servers share the database (one's logout must hold on all).
     let store = if db::is_postgres(&state.db) {

@@ -1,6 +1,7 @@
 //! The session table, on whichever database the server runs (sqlx's `Any`):
 //! tower-sessions' SQLite store's layout and record encoding (MessagePack),
 //! with the expiry as Unix seconds so one statement serves both backends.
+use super::writer::WriteGate;
 use sqlx::AnyPool;
 use time::OffsetDateTime;
 use tower_sessions::session::{Id, Record};
@@ -9,11 +10,15 @@ use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
 #[derive(Clone, Debug)]
 pub struct SessionTable {
     pool: AnyPool,
+    /// Writes wait their turn with the answer writer's commits and arrivals,
+    /// here rather than in SQLite's busy handler, whose sleeps (1, 2, 5, 10,
+    /// … up to 100 ms) made a participant's arrival slow at the tail.
+    gate: WriteGate,
 }
 
 impl SessionTable {
-    pub fn new(pool: AnyPool) -> Self {
-        SessionTable { pool }
+    pub fn new(pool: AnyPool, gate: WriteGate) -> Self {
+        SessionTable { pool, gate }
     }
 }
 
@@ -32,6 +37,7 @@ fn now() -> i64 {
 impl SessionTable {
     /// Runs `sql` with the record's id, data and expiry; the rows it wrote.
     async fn write(&self, sql: &'static str, record: &Record) -> session_store::Result<u64> {
+        let _turn = self.gate.hold().await;
         let done = sqlx::query(sql)
             .bind(record.id.to_string())
             .bind(encode(record)?)
@@ -78,6 +84,7 @@ impl SessionStore for SessionTable {
     }
 
     async fn delete(&self, id: &Id) -> session_store::Result<()> {
+        let _turn = self.gate.hold().await;
         sqlx::query("DELETE FROM tower_sessions WHERE id = $1")
             .bind(id.to_string())
             .execute(&self.pool)
@@ -90,6 +97,7 @@ impl SessionStore for SessionTable {
 #[async_trait::async_trait]
 impl ExpiredDeletion for SessionTable {
     async fn delete_expired(&self) -> session_store::Result<()> {
+        let _turn = self.gate.hold().await;
         sqlx::query("DELETE FROM tower_sessions WHERE expiry_date <= $1")
             .bind(now())
             .execute(&self.pool)

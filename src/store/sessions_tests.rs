@@ -14,7 +14,7 @@ struct Db {
 async fn db() -> Db {
     let dir = tempfile::tempdir().unwrap();
     let pool = crate::store::db::open_pool(&dir.path().join("db.sqlite")).await.unwrap();
-    let store = SessionTable::new(pool.clone());
+    let store = SessionTable::new(pool.clone(), Default::default());
     Db { _dir: dir, pool, store }
 }
 
@@ -169,4 +169,33 @@ async fn a_load_overtaken_by_a_logout_does_not_bring_the_session_back() {
     // ...and the next request finds no session.
     paused.pause.store(false, Ordering::SeqCst);
     assert_eq!(sessions.load(&r.id).await.unwrap(), None);
+}
+
+/// A session write takes its turn with the answer writer's commits (the
+/// gate they share) instead of meeting SQLite's lock and its busy sleeps:
+/// it does not start while a commit holds the gate, and goes once it ends.
+#[tokio::test]
+async fn a_session_write_waits_for_the_writers_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = crate::store::db::open_pool(&dir.path().join("db.sqlite")).await.unwrap();
+    let gate = crate::store::writer::WriteGate::default();
+    let store = SessionTable::new(pool.clone(), gate.clone());
+    let turn = gate.hold().await;
+    let r = record("participant", Duration::hours(1));
+    let id = r.id.to_string();
+    let saving = tokio::spawn(async move { store.save(&r).await });
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let rows = |pool: sqlx::AnyPool, id: String| async move {
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM tower_sessions WHERE id = $1")
+            .bind(id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        n
+    };
+    assert!(!saving.is_finished(), "the save went ahead while the gate was held");
+    assert_eq!(rows(pool.clone(), id.clone()).await, 0);
+    drop(turn);
+    saving.await.unwrap().unwrap();
+    assert_eq!(rows(pool, id).await, 1);
 }

@@ -14,7 +14,7 @@ pub use super::batch::{NewAnswer, Stored};
 pub struct Writer {
     tx: mpsc::Sender<Job>,
     /// Held while a batch commits. Other busy writers in this process (link
-    /// arrivals) take it too, so they queue here instead of in SQLite's
+    /// arrivals, session writes) take it too, so they queue here instead of in SQLite's
     /// busy handler, whose sleeps of up to 100 ms would dominate latency.
     gate: Arc<tokio::sync::Mutex<()>>,
 }
@@ -73,11 +73,26 @@ impl Writer {
         self.gate.lock().await
     }
 
+    /// The same turn, for a writer that holds no `Writer` (the session table).
+    pub fn gate(&self) -> WriteGate {
+        WriteGate(Arc::clone(&self.gate))
+    }
+
     /// Returns once the answer is committed to disk.
     pub async fn store(&self, answer: NewAnswer) -> Result<Stored, WriteError> {
         let (reply, rx) = oneshot::channel();
         self.tx.send(Job { answer, reply }).await.map_err(|_| WriteError::Stopped)?;
         rx.await.map_err(|_| WriteError::Stopped)?.map_err(WriteError::Db)
+    }
+}
+
+/// A turn at writing, shared with the answer writer ([`Writer::gate`]).
+#[derive(Clone, Default, Debug)]
+pub struct WriteGate(Arc<tokio::sync::Mutex<()>>);
+
+impl WriteGate {
+    pub async fn hold(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.0.lock().await
     }
 }
 
