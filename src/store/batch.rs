@@ -43,6 +43,21 @@ pub(super) struct Job {
     pub(super) reply: oneshot::Sender<Result<Stored, Failed>>,
 }
 
+/// A turn at writing, shared with the answer writer (`Writer::gate`).
+#[derive(Clone, Default, Debug)]
+pub struct WriteGate(Arc<tokio::sync::Mutex<()>>);
+
+impl WriteGate {
+    pub async fn hold(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.0.lock().await
+    }
+
+    /// [`WriteGate::hold`] from a thread outside the runtime (SQLite's writer).
+    pub(super) fn blocking_hold(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.0.blocking_lock()
+    }
+}
+
 // One answer's statements, as both writers run them.
 pub(super) const ANSWER: &str = "INSERT INTO answers
      (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
@@ -188,6 +203,16 @@ pub(crate) fn test_answer(task_id: i64, option: &str, at: i64) -> NewAnswer {
             vec![]
         },
     }
+}
+
+/// What the writers' tests read back: the answered task ids, each task's
+/// `done` flag (by id), and the participation's count.
+#[cfg(test)]
+pub(crate) async fn written(pool: &sqlx::AnyPool) -> (Vec<i64>, Vec<i64>, i64) {
+    let answered = sqlx::query_scalar("SELECT task_id FROM answers ORDER BY task_id").fetch_all(pool).await.unwrap();
+    let done = sqlx::query_scalar("SELECT done FROM tasks ORDER BY id").fetch_all(pool).await.unwrap();
+    let count = sqlx::query_scalar("SELECT done FROM participations").fetch_one(pool).await.unwrap();
+    (answered, done, count)
 }
 
 /// Tasks 1–3 of study 1 for user 1 and their participation, without the

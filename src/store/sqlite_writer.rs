@@ -5,7 +5,8 @@
 //! prepared statements (no JSON to build or parse, no temporary tables), and
 //! a batch costs one wake-up of this thread and one fsync.
 use super::batch::{
-    Failed, Job, NewAnswer, Stored, ALL_DONE, ANSWER, ANSWER_TEXT, COUNT_ONE, FINISHED_LEASE, MAX_BATCH, TASK_DONE,
+    Failed, Job, NewAnswer, Stored, WriteGate, ALL_DONE, ANSWER, ANSWER_TEXT, COUNT_ONE, FINISHED_LEASE, MAX_BATCH,
+    TASK_DONE,
 };
 use rusqlite::{Connection, OpenFlags, Statement};
 use std::path::Path;
@@ -30,7 +31,7 @@ fn open(path: &Path) -> anyhow::Result<Connection> {
 
 /// Opens the writer's connection to the (existing, migrated) file at `path`
 /// and starts its thread, which ends when every sender of `rx` is gone.
-pub(super) fn spawn(path: &Path, rx: mpsc::Receiver<Job>, gate: Arc<tokio::sync::Mutex<()>>) -> anyhow::Result<()> {
+pub(super) fn spawn(path: &Path, rx: mpsc::Receiver<Job>, gate: WriteGate) -> anyhow::Result<()> {
     use anyhow::Context;
     let conn = open(path).with_context(|| format!("opening the answer writer's connection to {}", path.display()))?;
     Statements::prepare(&conn).context("preparing the answer writer's statements")?;
@@ -41,7 +42,7 @@ pub(super) fn spawn(path: &Path, rx: mpsc::Receiver<Job>, gate: Arc<tokio::sync:
     Ok(())
 }
 
-fn run(conn: Connection, mut rx: mpsc::Receiver<Job>, gate: &tokio::sync::Mutex<()>) {
+fn run(conn: Connection, mut rx: mpsc::Receiver<Job>, gate: &WriteGate) {
     let mut statements = match Statements::prepare(&conn) {
         Ok(statements) => statements,
         Err(e) => {
@@ -60,7 +61,7 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Job>, gate: &tokio::sync::Mutex<
             }
         }
         let results = {
-            let _gate = gate.blocking_lock();
+            let _gate = gate.blocking_hold();
             commit_batch(&mut statements, &batch)
         };
         for (job, result) in batch.drain(..).zip(results) {
@@ -87,7 +88,7 @@ pub(super) fn commit_batch(s: &mut Statements<'_>, batch: &[Job]) -> Vec<Result<
         Ok(results) => Ok(results.into_iter().map(Ok).collect()),
         Err(_) => undo(conn)
             .and_then(|()| exec(conn, BEGIN))
-            .and_then(|()| batch.iter().map(|j| within(ONE, conn, || s.apply(&j.answer))).collect()),
+            .and_then(|()| batch.iter().map(|j| alone(conn, || s.apply(&j.answer))).collect()),
     };
     let results = match results {
         Ok(results) => results.into_iter().map(|r| r.map_err(|e| Arc::new(e) as Failed)).collect(),
@@ -121,23 +122,15 @@ fn undo(conn: &Connection) -> rusqlite::Result<()> {
     exec(conn, "ROLLBACK")
 }
 
-/// A savepoint's statements: open, undo, release.
-type Savepoint = [&'static str; 3];
-const ONE: Savepoint = ["SAVEPOINT answer", "ROLLBACK TO answer", "RELEASE answer"];
-
-/// Runs `f` under `savepoint`, undone if `f` fails. The outer error is the
+/// Runs `f` under a savepoint, undone if `f` fails. The outer error is the
 /// savepoint's own (the transaction's state is then unknown).
-fn within<T>(
-    [open, undo, release]: Savepoint,
-    conn: &Connection,
-    f: impl FnOnce() -> rusqlite::Result<T>,
-) -> rusqlite::Result<rusqlite::Result<T>> {
-    exec(conn, open)?;
+fn alone<T>(conn: &Connection, f: impl FnOnce() -> rusqlite::Result<T>) -> rusqlite::Result<rusqlite::Result<T>> {
+    exec(conn, "SAVEPOINT answer")?;
     let out = f();
     if out.is_err() {
-        exec(conn, undo)?;
+        exec(conn, "ROLLBACK TO answer")?;
     }
-    exec(conn, release)?;
+    exec(conn, "RELEASE answer")?;
     Ok(out)
 }
 
@@ -279,13 +272,12 @@ mod tests {
         assert_eq!(stored(&results), [None, Some(Stored::New), Some(Stored::New)]);
         let e = results[0].as_ref().unwrap_err();
         assert!(e.downcast_ref::<rusqlite::Error>().is_some_and(|e| e.to_string().contains("injected")), "{e:?}");
-        let answered: Vec<i64> =
-            sqlx::query_scalar("SELECT task_id FROM answers ORDER BY task_id").fetch_all(&pool).await.unwrap();
-        assert_eq!(answered, [1, 3]);
-        let done: Vec<i64> = sqlx::query_scalar("SELECT done FROM tasks ORDER BY id").fetch_all(&pool).await.unwrap();
-        assert_eq!(done, [1, 0, 1]);
-        let count: i64 = sqlx::query_scalar("SELECT done FROM participations").fetch_one(&pool).await.unwrap();
-        assert_eq!(count, 2, "the undone first try counts nothing");
+        let written = crate::store::batch::written(&pool).await;
+        assert_eq!(
+            written,
+            (vec![1, 3], vec![1, 0, 1], 2),
+            "answered, done, count: the undone first try counts nothing"
+        );
 
         // Once the fault is gone, the retry is stored as new, not "duplicate"
         // (the held statements survive the schema change).

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 use super::batch::{Failed, Job, ANSWER, ANSWER_TEXT, COUNTED, FINISHED_LEASE, MAX_BATCH, TASK_DONE};
-pub use super::batch::{NewAnswer, Stored};
+pub use super::batch::{NewAnswer, Stored, WriteGate};
 
 #[derive(Clone)]
 pub struct Writer {
@@ -16,7 +16,7 @@ pub struct Writer {
     /// Held while a batch commits. Other busy writers in this process (link
     /// arrivals, session writes) take it too, so they queue here instead of in SQLite's
     /// busy handler, whose sleeps of up to 100 ms would dominate latency.
-    gate: Arc<tokio::sync::Mutex<()>>,
+    gate: WriteGate,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -34,7 +34,7 @@ impl Writer {
         match location {
             super::db::Location::Sqlite(path) => {
                 let (writer, rx) = Writer::queue();
-                super::sqlite_writer::spawn(path, rx, Arc::clone(&writer.gate))?;
+                super::sqlite_writer::spawn(path, rx, writer.gate())?;
                 Ok(writer)
             }
             super::db::Location::Postgres(_) => {
@@ -57,25 +57,25 @@ impl Writer {
 
     fn start(conn: AnyConnection, location: Option<super::db::Location>) -> Writer {
         let (writer, rx) = Writer::queue();
-        tokio::spawn(run(conn, location, rx, Arc::clone(&writer.gate)));
+        tokio::spawn(run(conn, location, rx, writer.gate()));
         writer
     }
 
     /// The handle and the queue its writer (either kind) takes jobs from.
     fn queue() -> (Writer, mpsc::Receiver<Job>) {
         let (tx, rx) = mpsc::channel(8192);
-        (Writer { tx, gate: Arc::default() }, rx)
+        (Writer { tx, gate: WriteGate::default() }, rx)
     }
 
     /// Waits until no batch is committing and holds off the next one while
     /// the guard lives: for a transaction that would otherwise contend with it.
     pub async fn exclusive(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.gate.lock().await
+        self.gate.hold().await
     }
 
     /// The same turn, for a writer that holds no `Writer` (the session table).
     pub fn gate(&self) -> WriteGate {
-        WriteGate(Arc::clone(&self.gate))
+        self.gate.clone()
     }
 
     /// Returns once the answer is committed to disk.
@@ -86,26 +86,16 @@ impl Writer {
     }
 }
 
-/// A turn at writing, shared with the answer writer ([`Writer::gate`]).
-#[derive(Clone, Default, Debug)]
-pub struct WriteGate(Arc<tokio::sync::Mutex<()>>);
-
-impl WriteGate {
-    pub async fn hold(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.0.lock().await
-    }
-}
-
 async fn run(
     mut conn: AnyConnection,
     location: Option<super::db::Location>,
     mut rx: mpsc::Receiver<Job>,
-    gate: std::sync::Arc<tokio::sync::Mutex<()>>,
+    gate: WriteGate,
 ) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let results = {
-            let _gate = gate.lock().await;
+            let _gate = gate.hold().await;
             commit_batch(&mut conn, &batch).await
         };
         let failed = results.iter().any(Result::is_err);
@@ -275,13 +265,8 @@ mod tests {
         assert!(matches!(results[0], Ok(Stored::New)), "{results:?}");
         assert!(results[1].as_ref().unwrap_err().to_string().contains("injected"), "{results:?}");
         assert!(matches!(results[2], Ok(Stored::New)), "{results:?}");
-        let answered: Vec<i64> =
-            sqlx::query_scalar("SELECT task_id FROM answers ORDER BY task_id").fetch_all(&pool).await.unwrap();
-        assert_eq!(answered, [1, 3]);
-        let done: Vec<i64> = sqlx::query_scalar("SELECT done FROM tasks ORDER BY id").fetch_all(&pool).await.unwrap();
-        assert_eq!(done, [1, 0, 1]);
-        let count: i64 = sqlx::query_scalar("SELECT done FROM participations").fetch_one(&pool).await.unwrap();
-        assert_eq!(count, 2);
+        let written = crate::store::batch::written(&pool).await;
+        assert_eq!(written, (vec![1, 3], vec![1, 0, 1], 2), "answered, done, count");
 
         // Once the fault is gone, the retry is stored as new, not "duplicate".
         sqlx::query("DROP TRIGGER fail_two").execute(&mut *setup).await.unwrap();
