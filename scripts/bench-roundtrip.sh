@@ -12,6 +12,10 @@
 #
 # Environment: HARDNEG_BIN (default target/release/hardneg, built if missing),
 # SERVER_CORE (default 0), DRIVER_CORE (default 1), RUNS (default 1),
+# MODES (default "pair combined", alternated within each run): "pair" is
+# `GET next` -> `POST answer`, two exchanges per item; "combined" is
+# `POST answer?next=true`, whose response carries the next task, one
+# exchange per item (as the survey page's server function makes it),
 # BACKENDS (default "sqlite"; "sqlite postgres" runs both in turn, each run).
 # On PostgreSQL the server gets a fresh database on the cluster at
 # HARDNEG_PG_URL (a throw-away one from scripts/pg-cluster.sh when unset),
@@ -65,6 +69,10 @@ pg_ticks() { # utime + stime of the PostgreSQL cluster's backends (children of i
 }
 
 backends=${BACKENDS:-sqlite}
+modes=${MODES:-pair combined}
+for mode in $modes; do
+    [[ $mode == pair || $mode == combined ]] || { echo "MODES: \"pair\" and/or \"combined\", not \"$mode\"" >&2; exit 1; }
+done
 postmaster=
 if [[ " $backends " == *" postgres "* ]]; then
     if [ -z "${HARDNEG_PG_URL:-}" ]; then
@@ -75,8 +83,8 @@ if [[ " $backends " == *" postgres "* ]]; then
     taskset -a -cp "$server_core" "$postmaster" >/dev/null
 fi
 
-one_run() { # one_run BACKEND
-    local tmp server base pid backend=$1 database=()
+one_run() { # one_run BACKEND MODE
+    local tmp server base pid backend=$1 mode=$2 database=()
     tmp=$(mktemp -d)
     if [ "$backend" = postgres ]; then
         local name="hardneg_bench_$$_$RANDOM"
@@ -123,7 +131,7 @@ one_run() { # one_run BACKEND
     [ "$backend" = postgres ] && pg_before=$(pg_ticks "$postmaster")
     [ "${CALLGRIND:-0}" = 1 ] && callgrind_control -i on $pid >/dev/null 2>&1
     out=$(taskset -c "$driver_core" wrk -t "$annotators" -c "$annotators" -d "${seconds}s" --timeout 10s \
-        -s scripts/bench/roundtrip.lua "$base" -- 1 "${cookies[@]}")
+        -s scripts/bench/roundtrip.lua "$base" -- 1 "$mode" "${cookies[@]}")
     after=$(cpu_ticks $pid)
     [ "$backend" = postgres ] && pg_after=$(pg_ticks "$postmaster")
     if [ "${CALLGRIND:-0}" = 1 ]; then
@@ -157,8 +165,10 @@ echo "server: $bin; $annotators annotators, ${seconds} s closed loop, $items dem
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for run in $(seq "$runs"); do
     for backend in $backends; do
-        echo "run $run, $backend:"
-        one_run "$backend"
+        for mode in $modes; do
+            echo "run $run, $backend, $mode:"
+            one_run "$backend" "$mode"
+        done
     done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -73,6 +73,16 @@ pub struct AnswerAck {
     pub duplicate: bool,
 }
 
+/// `POST …/answer?next=true`: the acknowledgement and, in the same response,
+/// the task `next` would now give (`None`: nothing left to answer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerAckNext {
+    pub task_id: i64,
+    pub option: String,
+    pub duplicate: bool,
+    pub next: Option<TaskView>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnnotatorProgress {
     pub username: String,

@@ -1,15 +1,22 @@
--- wrk script for the answer round trip (GET next, then POST answer), run by
--- scripts/bench-roundtrip.sh, which logs every annotator in and starts the
--- study beforehand, so neither a login nor a start is timed here.
+-- wrk script for the answer round trip, run by scripts/bench-roundtrip.sh,
+-- which logs every annotator in and starts the study beforehand, so neither
+-- a login nor a start is timed here.
 --
---   wrk -t N -c N -d 10s -s scripts/bench/roundtrip.lua URL -- STUDY COOKIE1 … COOKIEN
+--   wrk -t N -c N -d 10s -s scripts/bench/roundtrip.lua URL -- STUDY MODE COOKIE1 … COOKIEN
+--
+-- MODE "pair": a round trip is `GET next`, then `POST answer` (the issue's
+-- definition: two HTTP exchanges per item). MODE "combined": `GET next`
+-- once, then `POST answer?next=true`, whose response carries the next task
+-- (docs/api.md): a round trip is one exchange per item, as the survey page
+-- makes it.
 --
 -- One connection per thread (-t = -c): wrk's callbacks do not say which
 -- connection a response came on, so each thread is one annotator with its
--- own session cookie. A round trip is timed from sending `next` to the
--- answer's response (LuaJIT's ffi reads the monotonic clock); wrk's own
--- latency figures are per request and are not used. A thread stops when its
--- annotator has nothing left to answer (`next` gives 204).
+-- own session cookie. A round trip is timed from sending its first request
+-- to the answer's response (LuaJIT's ffi reads the monotonic clock); wrk's
+-- own latency figures are per request and are not used. A thread stops when
+-- its annotator has nothing left to answer (`next` gives 204, or `next` is
+-- null in a combined answer).
 local ffi = require("ffi")
 ffi.cdef([[
 typedef struct { long tv_sec; long tv_nsec; } hn_timespec;
@@ -31,7 +38,7 @@ function setup(thread)
 end
 
 -- Thread state.
-local study, cookie, task
+local study, mode, cookie, task
 local sending_next = true
 local started = 0
 latencies = {}
@@ -40,9 +47,10 @@ finished = false
 
 function init(args)
   study = args[1]
-  cookie = args[index + 1]
-  if study == nil or cookie == nil then
-    error("usage: wrk -t N -c N ... -- STUDY COOKIE1 ... COOKIEN (one cookie per thread)")
+  mode = args[2]
+  cookie = args[index + 2]
+  if study == nil or cookie == nil or (mode ~= "pair" and mode ~= "combined") then
+    error("usage: wrk -t N -c N ... -- STUDY pair|combined COOKIE1 ... COOKIEN (one cookie per thread)")
   end
 end
 
@@ -51,9 +59,20 @@ function request()
     started = now_us()
     return wrk.format("GET", "/api/v1/studies/" .. study .. "/next", { Cookie = cookie })
   end
+  if mode == "combined" then
+    started = now_us()
+    return wrk.format("POST", "/api/v1/tasks/" .. task .. "/answer?next=true",
+      { Cookie = cookie, ["Content-Type"] = "application/json" },
+      '{"option":"A","elapsed_ms":900}')
+  end
   return wrk.format("POST", "/api/v1/tasks/" .. task .. "/answer",
     { Cookie = cookie, ["Content-Type"] = "application/json" },
     '{"option":"A","elapsed_ms":900}')
+end
+
+local function stop()
+  finished = true
+  wrk.thread:stop()
 end
 
 function response(status, headers, body)
@@ -62,11 +81,20 @@ function response(status, headers, body)
     if not task then
       -- 204: this annotator answered everything; anything else is a failure.
       if status ~= 204 then failures = failures + 1 end
-      finished = true
-      wrk.thread:stop()
+      stop()
       return
     end
     sending_next = false
+  elseif mode == "combined" then
+    if status ~= 200 then
+      failures = failures + 1
+      sending_next = true -- ask `next` again
+      return
+    end
+    latencies[#latencies + 1] = now_us() - started
+    -- The next task's id is the first "task_id" after "next"; null: done.
+    task = body:match('"next":{"task_id":(%d+)')
+    if not task then stop() end
   else
     if status == 200 then
       latencies[#latencies + 1] = now_us() - started

@@ -1,6 +1,8 @@
 //! `/api/v1/studies` and `/api/v1/tasks`: listing and creating studies, the
 //! annotator's next task and answer, progress, agreement and adjudication.
-use crate::api_types::{AnswerAck, AnswerRequest, Dispute, Settled, StudyOverview, StudyProgress, StudySummary};
+use crate::api_types::{
+    AnswerAck, AnswerAckNext, AnswerRequest, Dispute, Settled, StudyOverview, StudyProgress, StudySummary,
+};
 use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller};
@@ -68,15 +70,29 @@ async fn next(
     })
 }
 
+/// `?next=true`: the answer and the next task in one round trip.
+#[derive(Deserialize)]
+struct AnswerQuery {
+    #[serde(default)]
+    next: bool,
+}
+
 async fn answer(
     State(state): State<AppState>,
     Caller(user): Caller,
     ApiPath(task_id): ApiPath<TaskId>,
+    ApiQuery(q): ApiQuery<AnswerQuery>,
     ApiJson(req): ApiJson<AnswerRequest>,
-) -> Result<ApiJson<AnswerAck>, ServiceError> {
+) -> Result<Response, ServiceError> {
     let mut texts: Vec<(&str, &str)> = req.texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     texts.extend(req.text.as_deref().map(|t| ("", t)));
-    Ok(ApiJson(tasks::answer_with_texts(&state, &user, task_id, &req.option, &texts, req.elapsed_ms).await?))
+    if !q.next {
+        let ack = tasks::answer_with_texts(&state, &user, task_id, &req.option, &texts, req.elapsed_ms).await?;
+        return Ok(ApiJson(ack).into_response());
+    }
+    let (ack, next) = tasks::answer_then_next(&state, &user, task_id, &req.option, &texts, req.elapsed_ms).await?;
+    let AnswerAck { task_id, option, duplicate } = ack;
+    Ok(ApiJson(AnswerAckNext { task_id, option, duplicate, next }).into_response())
 }
 
 async fn study_progress(

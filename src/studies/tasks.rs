@@ -279,6 +279,32 @@ pub async fn answer_with_texts(
     texts: &[(&str, &str)],
     elapsed_ms: Option<i64>,
 ) -> Result<AnswerAck, ServiceError> {
+    Ok(answer_in_study(state, user, task_id, option, texts, elapsed_ms).await?.0)
+}
+
+/// [`answer_with_texts`], then what [`next_task`] gives in the answered
+/// task's study: a client's item in one round trip instead of two (the
+/// answer is durable before the next task is read, so it counts in `progress`).
+pub async fn answer_then_next(
+    state: &AppState,
+    user: &SessionUser,
+    task_id: TaskId,
+    option: &str,
+    texts: &[(&str, &str)],
+    elapsed_ms: Option<i64>,
+) -> Result<(AnswerAck, Option<TaskView>), ServiceError> {
+    let (ack, study) = answer_in_study(state, user, task_id, option, texts, elapsed_ms).await?;
+    Ok((ack, next_task(state, user, study).await?))
+}
+
+async fn answer_in_study(
+    state: &AppState,
+    user: &SessionUser,
+    task_id: TaskId,
+    option: &str,
+    texts: &[(&str, &str)],
+    elapsed_ms: Option<i64>,
+) -> Result<(AnswerAck, StudyId), ServiceError> {
     // A task just shown needs no read: if it was answered already, the writer says so.
     let (task, done) = match state.tasks.get(task_id) {
         Some(t) => (t, false),
@@ -308,7 +334,7 @@ pub async fn answer_with_texts(
     // HOOK (free texts, vocabulary): checked texts, or a 422 naming the field.
     let texts = crate::studies::vocabulary::checked_texts(state, &meta, &value, texts).await?;
     if done {
-        return stored_ack(state, task_id).await;
+        return Ok((stored_ack(state, task_id).await?, study_id));
     }
     let stored = state
         .writer
@@ -332,9 +358,9 @@ pub async fn answer_with_texts(
         Stored::New => {
             // HOOK (adaptive overlap): decide the item's round once its answers are in.
             crate::studies::adaptive::after_answer(state, study_id, instance_id, user.id).await?;
-            Ok(AnswerAck { task_id: task_id.get(), option: option_id, duplicate: false })
+            Ok((AnswerAck { task_id: task_id.get(), option: option_id, duplicate: false }, study_id))
         }
-        Stored::AlreadyAnswered => stored_ack(state, task_id).await,
+        Stored::AlreadyAnswered => Ok((stored_ack(state, task_id).await?, study_id)),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Answering: the task a caller gets next, answers (idempotent, validated,
 //! counted), the end of a queue, and the images tasks link to.
 use crate::helpers::{demo_study, TestApp};
-use hardneg::api_types::{AnswerAck, StudyProgress};
+use hardneg::api_types::{AnswerAck, AnswerAckNext, StudyProgress};
 use serde_json::Value;
 
 #[tokio::test]
@@ -102,4 +102,51 @@ async fn a_repeated_answer_is_checked_as_a_first_one_whether_or_not_the_task_was
         let again: AnswerAck = app.answer(&ann, task, "c").await.json().await.unwrap();
         assert_eq!(again, AnswerAck { task_id: task, option: first.into(), duplicate: true });
     }
+}
+
+/// `?next=true`: the answer's response carries what `next` gives after it,
+/// through the whole queue to `null`; a repeat carries it too; a bad value
+/// stores nothing.
+#[tokio::test]
+async fn an_answer_can_bring_the_next_task_in_the_same_response() {
+    let app = TestApp::spawn();
+    let ann = app.login("annotator1").await;
+    let study = demo_study(&ann, &app).await;
+    let answer_next = |task: i64, option: &str, query: &str| {
+        let body = serde_json::json!({ "option": option, "elapsed_ms": 700 });
+        ann.post(app.url(&format!("/api/v1/tasks/{task}/answer?{query}"))).json(&body).send()
+    };
+    let first = app.next_task(&ann, study).await.expect("a task");
+    let refused = answer_next(first.task_id, "B", "next=maybe").await.unwrap();
+    assert_eq!(refused.status(), 422);
+    let msg: Value = refused.json().await.unwrap();
+    assert!(msg["error"].as_str().unwrap().starts_with("query: "), "{msg}");
+    assert_eq!(app.next_task(&ann, study).await.expect("still a task"), first, "a refused request stores nothing");
+
+    let mut task = first;
+    let mut answered = 0;
+    loop {
+        let res = answer_next(task.task_id, "B", "next=true").await.unwrap();
+        assert_eq!(res.status(), 200);
+        let got: AnswerAckNext = res.json().await.unwrap();
+        answered += 1;
+        assert_eq!((got.task_id, got.option.as_str(), got.duplicate), (task.task_id, "B", false));
+        // The same task `next` gives now, the answer already counted in its progress.
+        assert_eq!(got.next, app.next_task(&ann, study).await, "after {answered} answers");
+        if answered == 1 {
+            let again: AnswerAckNext = answer_next(task.task_id, "C", "next=true").await.unwrap().json().await.unwrap();
+            assert_eq!((again.option.as_str(), again.duplicate), ("B", true));
+            assert_eq!(again.next, got.next, "a repeat brings the same next task");
+            let plain: Value = app.answer(&ann, task.task_id, "B").await.json().await.unwrap();
+            assert!(plain.get("next").is_none(), "without ?next the acknowledgement is as before: {plain}");
+        }
+        match got.next {
+            Some(next) => {
+                assert_eq!(next.progress.done, answered);
+                task = next;
+            }
+            None => break,
+        }
+    }
+    assert_eq!(answered, 63, "the last answer's `next` is null, and only then");
 }
