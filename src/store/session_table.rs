@@ -10,15 +10,26 @@ use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
 #[derive(Clone, Debug)]
 pub struct SessionTable {
     pool: AnyPool,
-    /// Writes wait their turn with the answer writer's commits and arrivals,
-    /// here rather than in SQLite's busy handler, whose sleeps (1, 2, 5, 10,
-    /// … up to 100 ms) made a participant's arrival slow at the tail.
-    gate: WriteGate,
+    /// On SQLite, writes wait their turn with the answer writer's commits and
+    /// arrivals, here rather than in SQLite's busy handler, whose sleeps (1,
+    /// 2, 5, 10, … up to 100 ms) made a participant's arrival slow at the
+    /// tail. None on PostgreSQL: it has no busy handler and writes rows
+    /// concurrently, and a session row in the queue for the gate made every
+    /// arrival wait behind the arrivals and answer batches before it.
+    gate: Option<WriteGate>,
 }
 
 impl SessionTable {
     pub fn new(pool: AnyPool, gate: WriteGate) -> Self {
+        let gate = (!super::db::is_postgres(&pool)).then_some(gate);
         SessionTable { pool, gate }
+    }
+
+    async fn turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match &self.gate {
+            Some(gate) => Some(gate.hold().await),
+            None => None,
+        }
     }
 }
 
@@ -37,7 +48,7 @@ fn now() -> i64 {
 impl SessionTable {
     /// Runs `sql` with the record's id, data and expiry; the rows it wrote.
     async fn write(&self, sql: &'static str, record: &Record) -> session_store::Result<u64> {
-        let _turn = self.gate.hold().await;
+        let _turn = self.turn().await;
         let done = sqlx::query(sql)
             .bind(record.id.to_string())
             .bind(encode(record)?)
@@ -84,7 +95,7 @@ impl SessionStore for SessionTable {
     }
 
     async fn delete(&self, id: &Id) -> session_store::Result<()> {
-        let _turn = self.gate.hold().await;
+        let _turn = self.turn().await;
         sqlx::query("DELETE FROM tower_sessions WHERE id = $1")
             .bind(id.to_string())
             .execute(&self.pool)
@@ -97,7 +108,7 @@ impl SessionStore for SessionTable {
 #[async_trait::async_trait]
 impl ExpiredDeletion for SessionTable {
     async fn delete_expired(&self) -> session_store::Result<()> {
-        let _turn = self.gate.hold().await;
+        let _turn = self.turn().await;
         sqlx::query("DELETE FROM tower_sessions WHERE expiry_date <= $1")
             .bind(now())
             .execute(&self.pool)
