@@ -86,11 +86,11 @@ async fn answer(
 ) -> Result<Response, ServiceError> {
     let mut texts: Vec<(&str, &str)> = req.texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     texts.extend(req.text.as_deref().map(|t| ("", t)));
+    let (ack, study) = tasks::answer_with_texts(&state, &user, task_id, &req.option, &texts, req.elapsed_ms).await?;
     if !q.next {
-        let ack = tasks::answer_with_texts(&state, &user, task_id, &req.option, &texts, req.elapsed_ms).await?;
         return Ok(ApiJson(ack).into_response());
     }
-    let (ack, next) = tasks::answer_then_next(&state, &user, task_id, &req.option, &texts, req.elapsed_ms).await?;
+    let next = tasks::next_task(&state, &user, study).await?;
     let AnswerAck { task_id, option, duplicate } = ack;
     Ok(ApiJson(AnswerAckNext { task_id, option, duplicate, next }).into_response())
 }

@@ -266,38 +266,15 @@ pub async fn answer_with_text(
     elapsed_ms: Option<i64>,
 ) -> Result<AnswerAck, ServiceError> {
     let given: Vec<(&str, &str)> = text.map(|t| ("", t)).into_iter().collect();
-    answer_with_texts(state, user, task_id, option, &given, elapsed_ms).await
+    Ok(answer_with_texts(state, user, task_id, option, &given, elapsed_ms).await?.0)
 }
 
 /// [`answer`] with the free-text parts the kind declares, by field name (an
 /// empty name: the kind's only field), checked before anything is stored.
+/// Also the answered task's study, where a client that wants the next task
+/// in the same round trip asks [`next_task`] (the answer is durable by then,
+/// so it counts in `progress`).
 pub async fn answer_with_texts(
-    state: &AppState,
-    user: &SessionUser,
-    task_id: TaskId,
-    option: &str,
-    texts: &[(&str, &str)],
-    elapsed_ms: Option<i64>,
-) -> Result<AnswerAck, ServiceError> {
-    Ok(answer_in_study(state, user, task_id, option, texts, elapsed_ms).await?.0)
-}
-
-/// [`answer_with_texts`], then what [`next_task`] gives in the answered
-/// task's study: a client's item in one round trip instead of two (the
-/// answer is durable before the next task is read, so it counts in `progress`).
-pub async fn answer_then_next(
-    state: &AppState,
-    user: &SessionUser,
-    task_id: TaskId,
-    option: &str,
-    texts: &[(&str, &str)],
-    elapsed_ms: Option<i64>,
-) -> Result<(AnswerAck, Option<TaskView>), ServiceError> {
-    let (ack, study) = answer_in_study(state, user, task_id, option, texts, elapsed_ms).await?;
-    Ok((ack, next_task(state, user, study).await?))
-}
-
-async fn answer_in_study(
     state: &AppState,
     user: &SessionUser,
     task_id: TaskId,

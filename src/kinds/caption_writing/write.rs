@@ -61,6 +61,7 @@ pub async fn write(
             return Ok(WriteOutcome::Unknown { words, strict });
         }
     }
-    let ack = crate::studies::tasks::answer_with_texts(state, user, a.task_id, &a.option, &texts, elapsed_ms).await?;
+    let (ack, _) =
+        crate::studies::tasks::answer_with_texts(state, user, a.task_id, &a.option, &texts, elapsed_ms).await?;
     Ok(WriteOutcome::Stored(ack))
 }
