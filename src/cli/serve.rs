@@ -5,6 +5,7 @@ use crate::http;
 use crate::state::AppState;
 use crate::store::{db, images::ImageStore, writer::Writer};
 use crate::ui::{shell, App};
+use anyhow::Context;
 use axum::http::header;
 use axum::middleware;
 use axum::response::IntoResponse;
@@ -138,6 +139,7 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
 }
 
 pub async fn serve(paths: Paths, addr: SocketAddr, exposure: Exposure) -> anyhow::Result<()> {
+    let stop = Stop::listen()?;
     let state = build_state(&paths, addr, &exposure).await?;
     crate::studies::adaptive::sweep_all(&state).await;
     let app = router(state, &exposure).await?;
@@ -145,21 +147,33 @@ pub async fn serve(paths: Paths, addr: SocketAddr, exposure: Exposure) -> anyhow
     let local = listener.local_addr()?;
     println!("hardneg listening on http://{local}");
     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(stop.wait())
         .await?;
     Ok(())
 }
 
 /// Ctrl-C or SIGTERM (what `docker stop` and systemd send) stop gracefully.
-async fn shutdown_signal() {
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => drop(s.recv().await),
-            Err(_) => std::future::pending().await,
+/// Both are listened for from the first moment of `serve`: tokio passes a
+/// signal only to listeners that existed when it came, so listening once
+/// serving began lost a SIGTERM sent just after the address was printed
+/// (the server ran on), and one sent earlier killed it without its shutdown.
+/// A signal during start-up is kept: the server stops once it is up.
+struct Stop {
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl Stop {
+    fn listen() -> anyhow::Result<Stop> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let listening = |kind| signal(kind).context("listening for SIGTERM and SIGINT");
+        Ok(Stop { terminate: listening(SignalKind::terminate())?, interrupt: listening(SignalKind::interrupt())? })
+    }
+
+    async fn wait(mut self) {
+        tokio::select! {
+            _ = self.terminate.recv() => {}
+            _ = self.interrupt.recv() => {}
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = terminate => {}
     }
 }

@@ -184,9 +184,25 @@ impl TestApp {
         let _ = self.child.wait();
     }
 
-    /// Waits for the server to exit by itself.
-    pub fn wait(&mut self) {
-        let _ = self.child.wait();
+    /// SIGTERM: the server's graceful shutdown runs.
+    pub fn terminate(&self) {
+        // SAFETY: kill(2) on our own child's pid; it reads no memory.
+        let sent = unsafe { libc::kill(self.pid() as libc::pid_t, libc::SIGTERM) };
+        assert_eq!(sent, 0, "SIGTERM to the server: {}", std::io::Error::last_os_error());
+    }
+
+    /// Waits for the server to exit by itself; one still running after a
+    /// minute is killed and fails the test (a hung run costs CI its limit).
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while std::time::Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.kill();
+        panic!("the server at {} did not exit within a minute", self.base);
     }
 
     /// GET `path` as `client`, expecting 200 and a body of type `T`.

@@ -48,6 +48,7 @@ mod report_docs;
 mod results;
 mod scoring;
 mod self_contained;
+mod shutdown;
 mod site_files;
 mod study_start;
 mod survey_form;

@@ -7,7 +7,6 @@ use super::backend::{clone_database, on_postgres};
 use super::TestApp;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// A seeded data dir and the demo accounts its server printed.
@@ -49,9 +48,8 @@ fn seed(extra: &[&str]) -> Template {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mut app = TestApp::spawn_seeding(&dir, extra);
-    let stopped = Command::new("kill").args(["-TERM", &app.pid().to_string()]).status().unwrap();
-    assert!(stopped.success(), "SIGTERM to the template's server");
-    app.wait();
+    app.terminate();
+    assert!(app.wait().success(), "the template's server stops gracefully on SIGTERM");
     let _ = std::fs::remove_file(dir.join("serve.lock"));
     Template { dir, accounts: app.accounts.clone() }
 }
