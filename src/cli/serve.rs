@@ -157,7 +157,7 @@ pub async fn serve(paths: Paths, addr: SocketAddr, exposure: Exposure) -> anyhow
 /// signal only to listeners that existed when it came, so listening once
 /// serving began lost a SIGTERM sent just after the address was printed
 /// (the server ran on), and one sent earlier killed it without its shutdown.
-/// A signal during start-up is kept: the server stops once it is up.
+/// A signal while the database opens is kept: the server stops once it is up.
 struct Stop {
     terminate: tokio::signal::unix::Signal,
     interrupt: tokio::signal::unix::Signal,
