@@ -1,13 +1,21 @@
-//! `sqlx::migrate!` embeds migrations/ at compile time; without the first
-//! line a new migration file would not rebuild the crate (sqlx's recommended
-//! script). The server also embeds the built client (scripts/build-site.sh
-//! writes it to target/site), so one binary runs without a checkout.
+//! Embeds migrations/ and migrations/postgres/ (`store::migrations` makes
+//! them sqlx's `Migration`s), rebuilt when a file there changes. The server
+//! also embeds the built client (scripts/build-site.sh writes it to
+//! target/site), so one binary runs without a checkout.
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 fn main() {
     println!("cargo:rerun-if-changed=migrations");
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("embedded_site.rs");
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let code = format!(
+        "{}{}",
+        migrations("SQLITE", &root.join("migrations")),
+        migrations("POSTGRES", &root.join("migrations/postgres"))
+    );
+    std::fs::write(out_dir.join("migrations.rs"), code).expect("writing migrations.rs");
+    let out = out_dir.join("embedded_site.rs");
     let mut files = Vec::new();
     if std::env::var_os("CARGO_FEATURE_SSR").is_some() {
         println!("cargo:rerun-if-env-changed=HARDNEG_EMBED_SITE");
@@ -34,6 +42,32 @@ fn main() {
     }
     code.push_str("];\n");
     std::fs::write(out, code).expect("writing embedded_site.rs");
+}
+
+/// A static list of a directory's migrations, as sqlx reads them: files
+/// named `<version>_<description>.sql`, others ignored, in version order.
+fn migrations(name: &str, dir: &Path) -> String {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display())) {
+        let path = entry.expect("a directory entry").path();
+        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let Some((version, rest)) = file.split_once('_') else { continue };
+        let Some(description) = rest.strip_suffix(".sql").filter(|_| path.is_file()) else { continue };
+        let version: i64 =
+            version.parse().unwrap_or_else(|_| panic!("{}: no integer version before `_`", path.display()));
+        assert!(
+            !description.ends_with(".up") && !description.ends_with(".down"),
+            "{}: reversible migrations are not embedded (build.rs)",
+            path.display()
+        );
+        found.push((version, description.replace('_', " "), path.display().to_string()));
+    }
+    found.sort();
+    let mut code = format!("static {name}: &[(i64, &str, &str)] = &[\n");
+    for (version, description, path) in found {
+        code.push_str(&format!("    ({version}, {description:?}, include_str!({path:?})),\n"));
+    }
+    code + "];\n"
 }
 
 /// scripts/test.sh builds the client beside the server, holding

@@ -15,7 +15,6 @@ use crate::store::writer::Writer;
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 use sqlx::AnyPool;
-use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 /// The server's handles behind one `Arc`: axum clones the state for every
@@ -108,9 +107,9 @@ pub struct StudyMeta {
 }
 
 /// Studies never change after creation, so the answer path reads them from
-/// memory instead of the database.
+/// memory instead of the database. Fx-hashed: the ids are the database's.
 #[derive(Clone, Default)]
-pub struct StudyCache(Arc<RwLock<HashMap<StudyId, Arc<StudyMeta>>>>);
+pub struct StudyCache(Arc<RwLock<rustc_hash::FxHashMap<StudyId, Arc<StudyMeta>>>>);
 
 impl StudyCache {
     pub fn get(&self, id: StudyId) -> Option<Arc<StudyMeta>> {

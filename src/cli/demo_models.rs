@@ -9,13 +9,13 @@ use crate::demo::Scene;
 use crate::domain::metrics::Outcome;
 use crate::store::images::ImageStore;
 use crate::store::negatives::negative_sql;
+use crate::store::rows::from_row;
 use crate::store::runs::replace_run;
 use anyhow::Context;
 use sqlx::AnyPool;
 use std::collections::HashMap;
 
 /// An instance as stored: either image may be missing.
-#[derive(sqlx::FromRow)]
 struct Stored {
     id: i64,
     caption: String,
@@ -23,6 +23,7 @@ struct Stored {
     positive: Option<String>,
     negative: Option<String>,
 }
+from_row!(Stored { id, caption, negative_caption, positive, negative });
 
 struct Row {
     id: i64,

@@ -10,11 +10,11 @@ use crate::domain::ids::{InstanceId, StudyId};
 use crate::domain::rng::mix;
 use crate::error::ServiceError;
 use crate::state::AppState;
+use crate::store::rows::from_row;
 use crate::studies::meta::study_meta;
 use crate::studies::tasks::image_url;
 
 /// The participant's steps as stored.
-#[derive(sqlx::FromRow)]
 struct Steps {
     consented_at: Option<i64>,
     instructed_at: Option<i64>,
@@ -23,6 +23,10 @@ struct Steps {
     comprehension_passed_at: Option<i64>,
     screened_out_reason: Option<String>,
 }
+#[rustfmt::skip]
+from_row!(Steps {
+    consented_at, instructed_at, practice_done, comprehension_attempts, comprehension_passed_at, screened_out_reason
+});
 
 async fn steps(state: &AppState, user: &SessionUser) -> Result<Steps, ServiceError> {
     Ok(sqlx::query_as(

@@ -27,6 +27,8 @@ use crate::accounts::SessionUser;
 use crate::api_types::{OptionView, Prompt};
 use crate::domain::crowd::lease::LeaseState;
 use crate::domain::ids::StudyId;
+use crate::store::ids::Flag;
+use crate::store::rows::from_row;
 use serde::{Deserialize, Serialize};
 
 /// The result of arriving by link (`POST /join/{token}`).
@@ -194,13 +196,12 @@ pub struct ParticipantRow {
     pub platform_session: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BundleRow {
     pub bundle: i64,
     /// Tasks per participant (instances times the kind's questions).
     pub tasks: i64,
     pub copies_wanted: i64,
-    #[sqlx(try_from = "crate::store::ids::Flag")]
     pub paired: bool,
     pub active: i64,
     pub completed: i64,
@@ -208,6 +209,7 @@ pub struct BundleRow {
     pub returned: i64,
     pub extra: i64,
 }
+from_row!(BundleRow { bundle, tasks, copies_wanted, paired as Flag, active, completed, timed_out, returned, extra });
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinkInfo {

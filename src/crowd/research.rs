@@ -5,10 +5,10 @@ use crate::domain::crowd::ids::PROLIFIC_PARAMS;
 use crate::domain::ids::{BundleId, StudyId};
 use crate::error::ServiceError;
 use crate::state::AppState;
+use crate::store::rows::from_row;
 use sqlx::AnyPool;
 
 /// A participant's row as read; the lease state is parsed after.
-#[derive(sqlx::FromRow)]
 struct Row {
     number: i64,
     username: String,
@@ -30,6 +30,12 @@ struct Row {
     platform_study: Option<String>,
     platform_session: Option<String>,
 }
+#[rustfmt::skip]
+from_row!(Row {
+    number, username, bundle, state, status, done, total, arrived_at, consented_at, expires_at, ended_at, gold_right,
+    gold_total, checks_failed, comprehension_attempts, screened_out_reason, platform_pid, platform_study,
+    platform_session
+});
 
 /// Every participant of the study by number, with its checks; platform ids
 /// (personal data) only when asked for.

@@ -29,23 +29,6 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     }
 }
 
-/// As a response: the value as JSON, written into one buffer sized for a
-/// task view (axum's `Json` writes each of serde's many small pieces through
-/// `BytesMut`'s writer, a reserve per piece: measurable on the answer round
-/// trip). A value that cannot be written is logged, and the client gets a 500.
-impl<T: serde::Serialize> IntoResponse for ApiJson<T> {
-    fn into_response(self) -> Response {
-        let mut body = Vec::with_capacity(2048);
-        match serde_json::to_writer(&mut body, &self.0) {
-            Ok(()) => {
-                let json = axum::http::HeaderValue::from_static("application/json");
-                ([(axum::http::header::CONTENT_TYPE, json)], body).into_response()
-            }
-            Err(e) => ServiceError::internal("writing a JSON response", e).into_response(),
-        }
-    }
-}
-
 /// A query string; any rejection is 422 `query: …`.
 pub struct ApiQuery<T>(pub T);
 

@@ -18,6 +18,7 @@ pub mod quality;
 pub mod studies;
 pub mod survey_form;
 pub mod take_form;
+pub mod task_json;
 pub mod users;
 
 use crate::state::AppState;

@@ -6,6 +6,7 @@ use crate::api_types::{
 use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller};
+use crate::http::task_json::FastJson;
 use crate::kinds::create as studies;
 use crate::state::AppState;
 use crate::studies::agreement::{self, AgreementOut, Mapping};
@@ -65,7 +66,7 @@ async fn next(
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Response, ServiceError> {
     Ok(match tasks::next_task(&state, &user, id).await? {
-        Some(task) => ApiJson(task).into_response(),
+        Some(task) => FastJson(task).into_response(),
         None => StatusCode::NO_CONTENT.into_response(),
     })
 }
@@ -88,11 +89,11 @@ async fn answer(
     texts.extend(req.text.as_deref().map(|t| ("", t)));
     let (ack, study) = tasks::answer_with_texts(&state, &user, task_id, &req.option, &texts, req.elapsed_ms).await?;
     if !q.next {
-        return Ok(ApiJson(ack).into_response());
+        return Ok(FastJson(ack).into_response());
     }
     let next = tasks::next_task(&state, &user, study).await?;
     let AnswerAck { task_id, option, duplicate } = ack;
-    Ok(ApiJson(AnswerAckNext { task_id, option, duplicate, next }).into_response())
+    Ok(FastJson(AnswerAckNext { task_id, option, duplicate, next }).into_response())
 }
 
 async fn study_progress(

@@ -3,6 +3,8 @@
 use crate::api_types::Failure;
 use crate::domain::metrics::Outcome;
 use crate::error::ServiceError;
+use crate::store::ids::Flag;
+use crate::store::rows::from_row;
 use crate::studies::tasks::image_url;
 use sqlx::AnyPool;
 
@@ -18,9 +20,7 @@ pub fn fails(metric: &str, o: &Outcome) -> Option<bool> {
 
 pub use crate::api_types::FAILURE_LIMIT as LIMIT;
 
-/// Up to [`LIMIT`] failures of `model` on `dataset`, optionally of one type.
 /// One failed (or not) instance of a model run, as read.
-#[derive(sqlx::FromRow)]
 struct FailureRow {
     id: i64,
     neg_type: String,
@@ -29,16 +29,17 @@ struct FailureRow {
     negative_caption: String,
     positive_image: Option<String>,
     negative_image: Option<String>,
-    #[sqlx(try_from = "crate::store::ids::Flag")]
     ipos2t: bool,
-    #[sqlx(try_from = "crate::store::ids::Flag")]
     ineg2t: bool,
-    #[sqlx(try_from = "crate::store::ids::Flag")]
     tpos2i: bool,
-    #[sqlx(try_from = "crate::store::ids::Flag")]
     tneg2i: bool,
 }
+from_row!(FailureRow {
+    id, neg_type, subtype, caption, negative_caption, positive_image, negative_image, ipos2t as Flag, ineg2t as Flag,
+    tpos2i as Flag, tneg2i as Flag
+});
 
+/// Up to [`LIMIT`] failures of `model` on `dataset`, optionally of one type.
 pub async fn failures(
     db: &AnyPool,
     dataset: &str,

@@ -9,6 +9,7 @@ use crate::domain::category::Category;
 use crate::domain::metrics::{Aggregator, Outcome, Report};
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
+use crate::store::rows::from_row;
 use sqlx::AnyPool;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,7 +22,6 @@ pub fn measurement_kinds_json() -> String {
 }
 
 /// One answer of a baseline study, as read.
-#[derive(sqlx::FromRow)]
 struct AnswerRow {
     user_id: i64,
     instance_id: i64,
@@ -30,6 +30,7 @@ struct AnswerRow {
     neg_type: String,
     subtype: String,
 }
+from_row!(AnswerRow { user_id, instance_id, query, value, neg_type, subtype });
 
 /// One annotator's complete answers on one instance.
 struct Complete {

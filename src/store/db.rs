@@ -10,9 +10,7 @@ use sqlx::{AnyConnection, AnyPool, ConnectOptions, Connection, Executor};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
-/// PostgreSQL's schema, the same tables (tests/api/postgres.rs compares them).
-pub static PG_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+pub use super::migrations::{MIGRATOR, PG_MIGRATOR};
 
 /// Run on every SQLite connection as it opens. The busy timeout matters only
 /// to other processes (backups, the CLI); this process queues its writers.

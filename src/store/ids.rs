@@ -36,7 +36,7 @@ sqlite_id!(StudyId, TaskId, InstanceId, ParticipantId, BundleId, DatasetId);
 
 /// A yes/no column. Both schemas store flags as integers 0/1, and sqlx's
 /// `Any` reads a `bool` only from a boolean value, so flags are read as this
-/// (`#[sqlx(try_from = "Flag")]` on a row's field) and bound as `i64`.
+/// (`field as Flag` in a row's `store::rows::from_row!`) and bound as `i64`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Flag(pub bool);
 

@@ -10,11 +10,11 @@ use crate::domain::study::Mapping;
 use crate::domain::survey::{ItemData, SurveyKind};
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
+use crate::store::rows::from_row;
 use sqlx::AnyPool;
 use std::sync::Arc;
 
 /// A `studies` row as stored; [`load_study_meta`] parses it.
-#[derive(sqlx::FromRow)]
 struct StudyRow {
     id: StudyId,
     name: String,
@@ -30,6 +30,11 @@ struct StudyRow {
     source_study_id: Option<StudyId>,
     adaptive: Option<String>,
 }
+#[rustfmt::skip]
+from_row!(StudyRow {
+    id, name, kind, dataset, instructions, annotators, rule, seed, mapping, resolve, primary_user, source_study_id,
+    adaptive
+});
 
 pub async fn study_meta(state: &AppState, id: StudyId) -> Result<Arc<StudyMeta>, ServiceError> {
     if let Some(meta) = state.studies.get(id) {

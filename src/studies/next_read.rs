@@ -3,6 +3,7 @@
 use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::state::AppState;
+use crate::store::rows::from_row;
 
 /// A participation's progress and its first two open tasks, in one query.
 /// The one participation row drives a walk of `tasks_queue` in position
@@ -30,7 +31,6 @@ pub(super) async fn next_rows(state: &AppState, study_id: StudyId, user_id: i64)
 }
 
 /// Progress and one open task (none when all are done), as `tasks::next_task` reads them.
-#[derive(sqlx::FromRow)]
 pub(super) struct NextRow {
     pub(super) done: i64,
     pub(super) total: i64,
@@ -41,6 +41,7 @@ pub(super) struct NextRow {
     /// The value an attention check asks for.
     pub(super) attention: Option<String>,
 }
+from_row!(NextRow { done, total, task_id, instance_id, seed, query, attention });
 
 /// An open task to show.
 #[derive(Clone)]

@@ -17,6 +17,7 @@ use crate::domain::normalize::NormalizeMode;
 use crate::store::dataset_rows::{self as write, insert_dataset, NewInstance};
 use crate::store::db::now_secs;
 use crate::store::images::{ImageStore, StoredImage};
+use crate::store::rows::from_row;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::AnyPool;
@@ -117,13 +118,13 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 }
 
 /// The earlier import a dataset came from, if any.
-#[derive(sqlx::FromRow)]
 struct Previous {
     file_name: String,
     file_sha256: String,
     content_sha256: String,
     normalize: String,
 }
+from_row!(Previous { file_name, file_sha256, content_sha256, normalize });
 
 pub async fn import_candidates(
     db: &AnyPool,

@@ -18,9 +18,10 @@ use crate::kinds::server::{Fut, SourceItems};
 use crate::state::StudyMeta;
 use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use sqlx::{Any, AnyConnection, AnyPool, Transaction};
+use crate::store::rows::from_row;
 
 /// One written pair with its writing item's image and type.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WrittenPair {
     pub task_id: i64,
     pub image: String,
@@ -30,6 +31,7 @@ pub struct WrittenPair {
     /// The writer's username.
     pub writer: String,
 }
+from_row!(WrittenPair { task_id, image, caption_type, positive, negative, writer });
 
 /// Whether the kind's items come from a source whose answers are texts
 /// rather than survivors of a curation step (HNC's writing).

@@ -15,6 +15,8 @@ use crate::domain::crowd::spec::LinkSettings;
 use crate::domain::ids::{BundleId, StudyId};
 use crate::error::ServiceError;
 use crate::state::AppState;
+use crate::store::ids::Flag;
+use crate::store::rows::from_row;
 
 /// A link study's settings and codes as stored.
 pub struct LinkRow {
@@ -27,16 +29,15 @@ pub struct LinkRow {
 }
 
 /// A `study_links` row; [`link_row`] parses its settings.
-#[derive(sqlx::FromRow)]
 struct StoredLink {
     study_id: StudyId,
     token: String,
-    #[sqlx(try_from = "crate::store::ids::Flag")]
     open: bool,
     completion_code: String,
     full_code: Option<String>,
     settings: String,
 }
+from_row!(StoredLink { study_id, token, open as Flag, completion_code, full_code, settings });
 
 fn link_row(row: StoredLink) -> Result<LinkRow, ServiceError> {
     let StoredLink { study_id, token, open, completion_code, full_code, settings } = row;
