@@ -146,8 +146,13 @@ fn dummy_hash() -> &'static str {
 }
 
 pub async fn log_in(session: &Session, user: &SessionUser) -> Result<(), AuthError> {
-    // A new id on login defeats session fixation.
-    session.cycle_id().await.map_err(|e| AuthError::Session(e.to_string()))?;
+    // A new id on login defeats session fixation. A visitor who came without
+    // a session cookie has an id nobody else knows and nothing stored under
+    // it yet: cycling would only delete a row that is not there (a write,
+    // and on SQLite a turn at the writer's gate, in every link arrival).
+    if session.id().is_some() {
+        session.cycle_id().await.map_err(|e| AuthError::Session(e.to_string()))?;
+    }
     session.insert(SESSION_KEY, user).await.map_err(|e| AuthError::Session(e.to_string()))
 }
 

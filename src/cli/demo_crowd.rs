@@ -167,7 +167,7 @@ async fn state(db: &AnyPool) -> anyhow::Result<(AppState, PathBuf)> {
         Writer::open(&db::location_of(db)).await?,
         images,
         Default::default(),
-        CrowdState { clock: Clock::with_offset_file(clock.clone()) },
+        CrowdState { clock: Clock::with_offset_file(clock.clone()), ..Default::default() },
     );
     Ok((state, clock))
 }

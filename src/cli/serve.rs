@@ -53,7 +53,7 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr, exposure: &Exposure) -
         None => crate::login_limits::LoginLimits::default(),
     }
     .with_queue_wait(exposure.login_wait);
-    let crowd = crate::state::CrowdState { clock: crate::store::clock::Clock::from_env() };
+    let crowd = crate::state::CrowdState { clock: crate::store::clock::Clock::from_env(), ..Default::default() };
     Ok(AppState::new(leptos_options, pool, writer, images, logins, crowd))
 }
 

@@ -6,16 +6,16 @@
 //! comprehension check leases nothing here: the place is taken once the
 //! participant passes it (`crowd::comprehension`).
 use super::place::{loads, reclaim_and_pick, take_place};
-use super::{link_of_token, Arrival, LinkRow, Preview};
+use super::{link_in, unknown_token, Arrival, LinkRow, Preview, LINK_SL_COLUMNS};
 use crate::accounts::SessionUser;
 use crate::domain::crowd::bundles::open_places;
 use crate::domain::crowd::ids::{participant_username, PlatformIds};
 use crate::domain::crowd::lease::LeaseState;
-use crate::domain::ids::StudyId;
 use crate::domain::role::Role;
 use crate::error::ServiceError;
 use crate::state::AppState;
-use sqlx::AnyConnection;
+use crate::store::ids::Flag;
+use sqlx::{AnyConnection, Row};
 
 /// A password hash no password verifies: not a PHC string.
 const NO_PASSWORD: &str = "!participant";
@@ -40,19 +40,41 @@ struct Known {
     screened_out: bool,
 }
 
-async fn known(conn: &mut AnyConnection, study: StudyId, pid: &str) -> Result<Option<Known>, ServiceError> {
-    let row: Option<(i64, String, Option<String>, crate::store::ids::Flag)> = sqlx::query_as(
-        "SELECT p.user_id, u.username, l.state, p.screened_out_at IS NOT NULL FROM participants p
-         JOIN users u ON u.id = p.user_id LEFT JOIN leases l ON l.user_id = p.user_id
-         WHERE p.study_id = $1 AND p.platform_pid = $2",
-    )
-    .bind(study)
-    .bind(pid)
-    .fetch_optional(&mut *conn)
-    .await?;
-    let Some((id, username, lease, screened_out)) = row else { return Ok(None) };
-    let lease = lease.as_deref().map(super::lease_state).transpose()?;
-    Ok(Some(Known { id, username, lease, screened_out: screened_out.0 }))
+/// The link a token opens, the participant already known under it by
+/// platform id (None for `pid` None), and the number a new participant
+/// would get: one statement where three were, as every arrival reads them
+/// under the writers' lock. NotFound for a malformed or unknown token.
+async fn link_and_known(
+    conn: &mut AnyConnection,
+    token: &str,
+    pid: Option<&str>,
+) -> Result<(LinkRow, Option<Known>, i64), ServiceError> {
+    if !crate::domain::crowd::ids::is_token(token) {
+        return Err(unknown_token());
+    }
+    let sql = format!(
+        "SELECT {LINK_SL_COLUMNS}, p.user_id, u.username, l.state, p.screened_out_at IS NOT NULL AS screened_out,
+                (SELECT coalesce(max(q.number), 0) + 1 FROM participants q WHERE q.study_id = sl.study_id) AS next_number
+         FROM study_links sl
+         LEFT JOIN participants p ON p.study_id = sl.study_id AND p.platform_pid = $2
+         LEFT JOIN users u ON u.id = p.user_id LEFT JOIN leases l ON l.user_id = p.user_id
+         WHERE sl.token = $1"
+    );
+    let row = sqlx::query(&sql).bind(token).bind(pid).fetch_optional(&mut *conn).await?.ok_or_else(unknown_token)?;
+    let link = link_in(&row)?;
+    let known = match row.try_get::<Option<i64>, _>("user_id")? {
+        None => None,
+        Some(id) => {
+            let lease: Option<String> = row.try_get("state")?;
+            Some(Known {
+                id,
+                username: row.try_get("username")?,
+                lease: lease.as_deref().map(super::lease_state).transpose()?,
+                screened_out: row.try_get::<Flag, _>("screened_out")?.0,
+            })
+        }
+    };
+    Ok((link, known, row.try_get("next_number")?))
 }
 
 /// What a participant who arrived before sees; None: it resumes.
@@ -79,20 +101,17 @@ fn again(link: &LinkRow, k: &Known) -> Option<Arrival> {
 /// What `GET /join/{token}` shows for these ids; changes nothing.
 pub async fn preview(state: &AppState, token: &str, ids: Option<&PlatformIds>) -> Result<Preview, ServiceError> {
     let mut conn = state.db.acquire().await?;
-    let link = link_of_token(&mut *conn, token).await?;
-    let ids = match ids {
-        None if !link.settings.allow_anonymous => return Ok(Preview::NeedsId),
-        ids => ids,
-    };
-    if let Some(ids) = ids {
-        if let Some(k) = known(&mut conn, link.study_id, &ids.pid).await? {
-            return Ok(match again(&link, &k) {
-                Some(Arrival::Finished { code, url }) => Preview::Finished { code, url },
-                Some(Arrival::ScreenedOut { code, url }) => Preview::ScreenedOut { code, url },
-                Some(_) => Preview::Returned,
-                None => Preview::Resume { study: link.study_id },
-            });
-        }
+    let (link, known, _) = link_and_known(&mut conn, token, ids.map(|i| i.pid.as_str())).await?;
+    if ids.is_none() && !link.settings.allow_anonymous {
+        return Ok(Preview::NeedsId);
+    }
+    if let Some(k) = known {
+        return Ok(match again(&link, &k) {
+            Some(Arrival::Finished { code, url }) => Preview::Finished { code, url },
+            Some(Arrival::ScreenedOut { code, url }) => Preview::ScreenedOut { code, url },
+            Some(_) => Preview::Returned,
+            None => Preview::Resume { study: link.study_id },
+        });
     }
     if !link.open {
         return Ok(Preview::Closed);
@@ -122,25 +141,23 @@ pub async fn arrive_consenting(
     // process (with the answer writer's batches) spares SQLite's busy-wait.
     let _one_at_a_time = state.writer.exclusive().await;
     let mut tx = crate::store::db::begin_write(&state.db).await?;
-    let link = link_of_token(&mut *tx, token).await?;
+    let (link, known, number) = link_and_known(&mut tx, token, ids.map(|i| i.pid.as_str())).await?;
     let ids = checked_ids(&link, ids)?;
     let study = link.study_id;
-    if let Some(ids) = &ids {
-        if let Some(k) = known(&mut tx, study, &ids.pid).await? {
-            if consented {
-                sqlx::query("UPDATE participants SET consented_at = coalesce(consented_at, $1) WHERE user_id = $2")
-                    .bind(state.crowd.clock.now())
-                    .bind(k.id)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            tx.commit().await?;
-            return Ok(again(&link, &k).unwrap_or(Arrival::Admitted {
-                user: SessionUser { id: k.id, username: k.username, role: Role::Participant },
-                study,
-                resumed: true,
-            }));
+    if let Some(k) = known {
+        if consented {
+            sqlx::query("UPDATE participants SET consented_at = coalesce(consented_at, $1) WHERE user_id = $2")
+                .bind(state.crowd.clock.now())
+                .bind(k.id)
+                .execute(&mut *tx)
+                .await?;
         }
+        tx.commit().await?;
+        return Ok(again(&link, &k).unwrap_or(Arrival::Admitted {
+            user: SessionUser { id: k.id, username: k.username, role: Role::Participant },
+            study,
+            resumed: true,
+        }));
     }
     if !link.open {
         return Ok(Arrival::Closed);
@@ -159,10 +176,6 @@ pub async fn arrive_consenting(
         tx.commit().await?; // keeps the reclaimed leases
         return Ok(Arrival::Full { code: link.full_code.clone() });
     };
-    let number: i64 = sqlx::query_scalar("SELECT coalesce(max(number), 0) + 1 FROM participants WHERE study_id = $1")
-        .bind(study)
-        .fetch_one(&mut *tx)
-        .await?;
     let username = participant_username(study.get(), number);
     let user_id = sqlx::query_scalar::<_, i64>(
         "INSERT INTO users (username, role, password_hash, created_at) VALUES ($1, 'participant', $2, $3) RETURNING id",

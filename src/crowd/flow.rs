@@ -92,19 +92,16 @@ async fn finished(
     study: StudyId,
     link: &LinkRow,
 ) -> Result<Option<Completion>, ServiceError> {
-    let open: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM tasks t WHERE t.study_id = $1 AND t.user_id = $2
-           AND NOT EXISTS (SELECT 1 FROM answers a WHERE a.task_id = t.id)",
+    // The tasks, and those without a stored answer, in one statement.
+    let (any, open): (i64, i64) = sqlx::query_as(
+        "SELECT count(*), coalesce(sum(CASE WHEN EXISTS (SELECT 1 FROM answers a WHERE a.task_id = t.id)
+                                            THEN 0 ELSE 1 END), 0)
+         FROM tasks t WHERE t.study_id = $1 AND t.user_id = $2",
     )
     .bind(study)
     .bind(user.id)
     .fetch_one(&state.db)
     .await?;
-    let any: i64 = sqlx::query_scalar("SELECT count(*) FROM tasks WHERE study_id = $1 AND user_id = $2")
-        .bind(study)
-        .bind(user.id)
-        .fetch_one(&state.db)
-        .await?;
     Ok((open == 0 && any > 0).then(|| link.completion()))
 }
 

@@ -20,7 +20,7 @@ pub use flow::{accept_consent, completion, instructions_read, practice_answer, r
 pub use research::{bundles, close, link, participants, reopen, rotate};
 // The link's stored rows: the study's lifecycle writes them (`studies::link`).
 pub(crate) use crate::studies::link::{
-    checks, lease_state, link_of_study, link_of_token, own_lease, own_place, setup, LinkRow,
+    checks, lease_state, link_in, link_of_study, own_lease, own_place, setup, unknown_token, LinkRow, LINK_SL_COLUMNS,
 };
 
 use crate::accounts::SessionUser;

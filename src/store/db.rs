@@ -187,50 +187,30 @@ pub fn data_dir(pool: &AnyPool) -> PathBuf {
     }
 }
 
-/// The key every write transaction locks on PostgreSQL ("hardneg" in ASCII).
-const WRITE_LOCK: i64 = 0x68_61_72_64_6e_65_67;
+/// PostgreSQL's `BEGIN` for a writer: the transaction and its wait for, then
+/// hold of, the advisory lock every writer of every process takes first
+/// (released at commit or rollback, or when a killed server's connection
+/// drops). One simple-protocol message with both statements: one round trip
+/// where two were, in every write transaction and answer batch. The key is
+/// "hardneg" in ASCII, written out as a simple query takes no parameters.
+const BEGIN_LOCKED: &str = "BEGIN; SELECT pg_advisory_xact_lock(29380541517030759)";
 
-/// Waits for, then holds until the transaction ends, PostgreSQL's lock
-/// that every writer of every process takes first.
-async fn lock_writers(conn: &mut AnyConnection) -> sqlx::Result<()> {
-    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(WRITE_LOCK).execute(conn).await?;
-    Ok(())
-}
-
-/// The statement that starts a write transaction. SQLite: `BEGIN IMMEDIATE`
-/// takes the file's one write lock at once. PostgreSQL: a transaction whose
-/// first act is a transaction-scoped advisory lock, so writers in every
-/// process take turns as they do on SQLite, and release at commit or
-/// rollback (or when a killed server's connection drops).
+/// Starts a write transaction. SQLite: `BEGIN IMMEDIATE` takes the file's
+/// one write lock at once. PostgreSQL: [`BEGIN_LOCKED`], so writers in every
+/// process take turns as they do on SQLite.
 pub async fn begin_write(pool: &AnyPool) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
-    if is_postgres(pool) {
-        let mut tx = pool.begin().await?;
-        lock_writers(&mut tx).await?;
-        Ok(tx)
-    } else {
-        pool.begin_with("BEGIN IMMEDIATE").await
-    }
+    pool.begin_with(if is_postgres(pool) { BEGIN_LOCKED } else { "BEGIN IMMEDIATE" }).await
 }
 
 /// [`begin_write`] on a connection already held.
 pub async fn begin_write_on(conn: &mut AnyConnection) -> sqlx::Result<sqlx::Transaction<'_, sqlx::Any>> {
-    if is_sqlite(conn) {
-        conn.begin_with("BEGIN IMMEDIATE").await
-    } else {
-        let mut tx = conn.begin().await?;
-        lock_writers(&mut tx).await?;
-        Ok(tx)
-    }
+    let statement = if is_sqlite(conn) { "BEGIN IMMEDIATE" } else { BEGIN_LOCKED };
+    conn.begin_with(statement).await
 }
 
 /// The writer's raw BEGIN for a batch (it manages COMMIT itself).
 pub async fn begin_batch(conn: &mut AnyConnection) -> sqlx::Result<()> {
-    if is_sqlite(conn) {
-        conn.execute("BEGIN IMMEDIATE").await?;
-    } else {
-        conn.execute("BEGIN").await?;
-        lock_writers(conn).await?;
-    }
+    conn.execute(if is_sqlite(conn) { "BEGIN IMMEDIATE" } else { BEGIN_LOCKED }).await?;
     Ok(())
 }
 
@@ -260,4 +240,13 @@ pub fn numbered<'a>(
         }
     }
     Ok((sql, args))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_locking_begin_locks_the_writers_key() {
+        let key = i64::from_be_bytes(*b"\0hardneg");
+        assert_eq!(super::BEGIN_LOCKED, format!("BEGIN; SELECT pg_advisory_xact_lock({key})"));
+    }
 }

@@ -96,3 +96,27 @@ async fn a_saturated_password_check_answers_503_and_the_right_password_works_aft
     let (status, _) = login(&app, "admin", &app.password("admin"), &[]).await;
     assert_eq!(status, 204, "the right password once the burst is over");
 }
+
+/// Logging in with a session cookie gives a new session id and ends the old
+/// session (no fixation); logging in without one starts a session.
+#[tokio::test]
+async fn a_login_replaces_the_session_it_came_with() {
+    let app = TestApp::spawn();
+    let session = |set_cookie: &str| set_cookie.split(';').next().unwrap().to_string();
+    let users = |cookie: String| {
+        let req = reqwest::Client::new().get(app.url("/api/v1/users")).header("cookie", cookie);
+        async move { req.send().await.unwrap().status() }
+    };
+    let (status, set) = login(&app, "admin", &app.password("admin"), &[]).await;
+    assert_eq!(status, 204);
+    let first = session(&set);
+    assert!(first.starts_with("hardneg_session="), "a login without a cookie starts a session: {set}");
+    assert_eq!(users(first.clone()).await, 200);
+
+    let (status, set) = login(&app, "admin", &app.password("admin"), &[("cookie", first.clone())]).await;
+    assert_eq!(status, 204);
+    let second = session(&set);
+    assert_ne!(first, second, "the session id must change at login");
+    assert_eq!(users(second).await, 200);
+    assert_eq!(users(first).await, 401, "the session the login came with is ended");
+}

@@ -48,22 +48,26 @@ fn link_row(row: StoredLink) -> Result<LinkRow, ServiceError> {
 
 const LINK_COLUMNS: &str = "SELECT study_id, token, open, completion_code, full_code, settings FROM study_links";
 
+/// The columns of `study_links sl` a [`LinkRow`] is read from, for a query
+/// that reads more beside them (an arrival reads its participant too).
+pub(crate) const LINK_SL_COLUMNS: &str =
+    "sl.study_id, sl.token, sl.open, sl.completion_code, sl.full_code, sl.settings";
+
+/// The link in a row that holds [`LINK_SL_COLUMNS`] (read by name).
+pub(crate) fn link_in(row: &sqlx::any::AnyRow) -> Result<LinkRow, ServiceError> {
+    link_row(<StoredLink as sqlx::FromRow<_>>::from_row(row)?)
+}
+
+/// What a token no link has (or that is no token at all) meets.
+pub(crate) fn unknown_token() -> ServiceError {
+    ServiceError::NotFound("no study has this link; check the address".into())
+}
+
 /// The link of a study; NotFound when it is not a link study.
 pub(crate) async fn link_of_study(db: impl sqlx::AnyExecutor<'_>, study: StudyId) -> Result<LinkRow, ServiceError> {
     let row: Option<StoredLink> =
         sqlx::query_as(&format!("{LINK_COLUMNS} WHERE study_id = $1")).bind(study).fetch_optional(db).await?;
     link_row(row.ok_or_else(|| ServiceError::NotFound(format!("study {study} is not a link study")))?)
-}
-
-/// The link a token opens; NotFound for a malformed or unknown token.
-pub(crate) async fn link_of_token(db: impl sqlx::AnyExecutor<'_>, token: &str) -> Result<LinkRow, ServiceError> {
-    let unknown = || ServiceError::NotFound("no study has this link; check the address".into());
-    if !crate::domain::crowd::ids::is_token(token) {
-        return Err(unknown());
-    }
-    let row: Option<StoredLink> =
-        sqlx::query_as(&format!("{LINK_COLUMNS} WHERE token = $1")).bind(token).fetch_optional(db).await?;
-    link_row(row.ok_or_else(unknown)?)
 }
 
 /// A participant's lease in its own study: 403 for another study, for
