@@ -10,38 +10,58 @@ use crate::domain::crowd::lease::expires_at;
 use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::state::AppState;
+use crate::store::ids::Flag;
 use sqlx::AnyConnection;
 
 /// Each bundle's wanted copies and places taken; `now` counts overdue active leases as free.
 pub(super) async fn loads(conn: &mut AnyConnection, study: StudyId, now: i64) -> Result<Vec<BundleLoad>, ServiceError> {
-    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
+    Ok(loads_and_overdue(conn, study, now).await?.0)
+}
+
+/// [`loads`], and whether any active lease of the study is overdue (one
+/// statement: the check is evaluated once, not per bundle).
+async fn loads_and_overdue(
+    conn: &mut AnyConnection,
+    study: StudyId,
+    now: i64,
+) -> Result<(Vec<BundleLoad>, bool), ServiceError> {
+    let rows: Vec<(i64, i64, i64, Flag)> = sqlx::query_as(
         "SELECT b.bundle, b.copies_wanted,
                 (SELECT count(*) FROM leases l WHERE l.study_id = b.study_id AND l.bundle = b.bundle
-                   AND (l.state = 'completed' OR (l.state = 'active' AND l.expires_at > $1)))
+                   AND (l.state = 'completed' OR (l.state = 'active' AND l.expires_at > $1))),
+                EXISTS (SELECT 1 FROM leases o WHERE o.study_id = $2 AND o.state = 'active' AND o.expires_at <= $1)
          FROM bundles b WHERE b.study_id = $2 ORDER BY b.bundle",
     )
     .bind(now)
     .bind(study)
     .fetch_all(&mut *conn)
     .await?;
-    Ok(rows.into_iter().map(|(number, copies_wanted, taken)| BundleLoad { number, copies_wanted, taken }).collect())
+    let overdue = rows.first().is_some_and(|r| r.3 .0);
+    let loads = rows.into_iter().map(|(number, copies_wanted, taken, _)| BundleLoad { number, copies_wanted, taken });
+    Ok((loads.collect(), overdue))
 }
 
-/// Reclaims overdue places, then picks the bundle for a new place; None when the study is full.
+/// Reclaims overdue places, then picks the bundle for a new place; None
+/// when the study is full. The reclaim is a statement of its own only when
+/// some lease is overdue: an overdue place already counts as free.
 pub(super) async fn reclaim_and_pick(
     tx: &mut AnyConnection,
     study: StudyId,
     now: i64,
 ) -> Result<Option<i64>, ServiceError> {
-    sqlx::query(
-        "UPDATE leases SET state = 'timed_out', ended_at = $1 WHERE study_id = $2 AND state = 'active' AND expires_at <= $3",
-    )
-    .bind(now)
-    .bind(study)
-    .bind(now)
-    .execute(&mut *tx)
-    .await?;
-    Ok(pick_bundle(&loads(tx, study, now).await?))
+    let (loads, overdue) = loads_and_overdue(tx, study, now).await?;
+    if overdue {
+        sqlx::query(
+            "UPDATE leases SET state = 'timed_out', ended_at = $1
+             WHERE study_id = $2 AND state = 'active' AND expires_at <= $3",
+        )
+        .bind(now)
+        .bind(study)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(pick_bundle(&loads))
 }
 
 /// Leases `bundle` to the participant and writes its tasks and participation.
