@@ -5,7 +5,11 @@
 //! its bundle at one answer per 2 s (GET next, then POST answer, durable
 //! when acknowledged) until BENCH_SECONDS (default 40) have passed. Prints
 //! arrival p50/p99 and answer p50/p99 (targets: arrival p99 <= 100 ms,
-//! answer p99 <= 20 ms). Printed figures, not a timed test.
+//! answer p99 <= 20 ms), and the CPU the server (and, on PostgreSQL, the
+//! database's processes) spent over the run, per participant: on a machine
+//! this busy the latencies swing from run to run, the CPU much less. With
+//! BENCH_SECONDS=1 nearly all of it is arrivals. Printed figures, not a
+//! timed test.
 #[path = "../tests/api/crowd_kit.rs"]
 #[allow(dead_code)]
 mod crowd_kit;
@@ -85,6 +89,7 @@ async fn main() {
     let deadline = start + Duration::from_secs(seconds);
     let spread = Duration::from_secs(10);
     let app = std::sync::Arc::new(app);
+    let cpu_before = (ticks(app.pid()), postgres_ticks());
     let runs = (0..n).map(|i| {
         let at = start + spread * i as u32 / n as u32;
         let (app, token) = (app.clone(), token.clone());
@@ -96,4 +101,35 @@ async fn main() {
     let answers: Vec<Duration> = results.into_iter().flat_map(|r| r.1).collect();
     report(&format!("arrival of {n} participants within 10 s (POST /join)"), arrivals);
     report("answers at one per 2 s per participant (POST answer)", answers);
+    let ms = |t: u64| t as f64 * 1e3 / clock_ticks_per_second() / n as f64;
+    println!("server CPU per participant over the run: {:.2} ms", ms(ticks(app.pid()) - cpu_before.0));
+    if helpers::on_postgres() {
+        println!("PostgreSQL CPU per participant over the run: {:.2} ms", ms(postgres_ticks() - cpu_before.1));
+    }
+}
+
+fn clock_ticks_per_second() -> f64 {
+    // SAFETY: sysconf reads a constant of the system; no memory is passed.
+    (unsafe { libc::sysconf(libc::_SC_CLK_TCK) }) as f64
+}
+
+/// A process's user and system CPU so far, in clock ticks (0 once it is gone).
+fn ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    field(11) + field(12) // utime and stime: the 14th and 15th fields of the line
+}
+
+/// The CPU of every running process named `postgres` (the server and its
+/// backends; a backend that exits during the run takes its share along).
+fn postgres_ticks() -> u64 {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres"))
+        .map(ticks)
+        .sum()
 }
