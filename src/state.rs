@@ -10,7 +10,7 @@ use crate::store::clock::Clock;
 use crate::store::images::ImageStore;
 use crate::store::item_cache::ItemCache;
 use crate::store::local_reads::LocalReads;
-use crate::store::recent::Recent;
+use crate::store::recent::Kept;
 use crate::store::task_cache::TaskCache;
 use crate::store::writer::Writer;
 use axum::extract::FromRef;
@@ -86,25 +86,11 @@ pub struct CrowdState {
 /// with it and never change (no study is deleted, so no id is reused), so
 /// every arrival's transaction need not read them again.
 #[derive(Clone)]
-pub struct BundleInstances(Arc<std::sync::Mutex<Instances>>);
-
-type Instances = Recent<(StudyId, i64), Arc<[i64]>>;
+pub struct BundleInstances(pub Kept<(StudyId, i64), Arc<[i64]>>);
 
 impl Default for BundleInstances {
     fn default() -> Self {
-        BundleInstances(Arc::new(std::sync::Mutex::new(Recent::new(4096))))
-    }
-}
-
-impl BundleInstances {
-    pub fn get(&self, study: StudyId, bundle: i64) -> Option<Arc<[i64]>> {
-        self.0.lock().ok()?.get(&(study, bundle))
-    }
-
-    pub fn put(&self, study: StudyId, bundle: i64, instances: Arc<[i64]>) {
-        if let Ok(mut map) = self.0.lock() {
-            map.put((study, bundle), instances);
-        }
+        BundleInstances(Kept::new(4096))
     }
 }
 

@@ -104,22 +104,18 @@ async fn create_tasks(
 ) -> Result<i64, ServiceError> {
     let study = link.study_id;
     let meta = crate::studies::meta::study_meta(state, study).await?;
-    let instances = match state.crowd.bundles.get(study, bundle) {
-        Some(known) => known,
-        None => {
-            let mut read: Vec<i64> = sqlx::query_scalar(
-                "SELECT DISTINCT instance_id FROM bundle_items WHERE study_id = $1 AND bundle = $2 ORDER BY instance_id",
-            )
-            .bind(study)
-            .bind(bundle)
-            .fetch_all(&mut *tx)
-            .await?;
-            read.sort_unstable();
-            let read: std::sync::Arc<[i64]> = read.into();
-            state.crowd.bundles.put(study, bundle, read.clone());
-            read
-        }
+    let read = async {
+        let mut read: Vec<i64> = sqlx::query_scalar(
+            "SELECT DISTINCT instance_id FROM bundle_items WHERE study_id = $1 AND bundle = $2 ORDER BY instance_id",
+        )
+        .bind(study)
+        .bind(bundle)
+        .fetch_all(&mut *tx)
+        .await?;
+        read.sort_unstable();
+        Ok::<_, ServiceError>(read.into())
     };
+    let instances = state.crowd.bundles.0.get_or_load((study, bundle), read).await?;
     let questions = meta.kind.spec().questions;
     let plan = crate::domain::crowd::bundle_queue(meta.seed, user_id, questions, &instances);
     let checks = super::checks::of_bundle(tx, &meta, link, &instances, user_id).await?;

@@ -9,8 +9,8 @@
 //! A study id names one study for good, so the key names one item for good.
 use crate::domain::ids::{InstanceId, StudyId};
 use crate::domain::survey::ItemData;
-use crate::store::recent::Recent;
-use std::sync::{Arc, Mutex};
+use crate::store::recent::Kept;
+use std::sync::Arc;
 
 /// Items kept per generation: at most twice this many (a few hundred bytes each).
 const GENERATION: usize = 50_000;
@@ -19,18 +19,11 @@ const GENERATION: usize = 50_000;
 type Key = (StudyId, InstanceId, u8);
 
 #[derive(Clone)]
-pub struct ItemCache(Arc<Mutex<Recent<Key, Arc<ItemData>>>>);
+pub struct ItemCache(Kept<Key, Arc<ItemData>>);
 
 impl Default for ItemCache {
     fn default() -> Self {
-        ItemCache(Arc::new(Mutex::new(Recent::new(GENERATION))))
-    }
-}
-
-impl ItemCache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Recent<Key, Arc<ItemData>>> {
-        // A panic while holding the lock cannot leave the map half-written.
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        ItemCache(Kept::new(GENERATION))
     }
 }
 
@@ -42,12 +35,7 @@ impl ItemCache {
         key: Key,
         load: impl std::future::Future<Output = Result<ItemData, E>>,
     ) -> Result<Arc<ItemData>, E> {
-        if let Some(item) = self.lock().get(&key) {
-            return Ok(item);
-        }
-        let item = Arc::new(load.await?);
-        self.lock().put(key, item.clone());
-        Ok(item)
+        self.0.get_or_load(key, async { Ok(Arc::new(load.await?)) }).await
     }
 }
 

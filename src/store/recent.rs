@@ -58,6 +58,37 @@ impl<K: Hash + Eq, V: Clone> Recent<K, V> {
     }
 }
 
+/// A [`Recent`] shared by every request, for values that never change once
+/// written (so nothing invalidates them): each is loaded on a miss and kept.
+pub struct Kept<K, V>(std::sync::Arc<std::sync::Mutex<Recent<K, V>>>);
+
+impl<K, V> Clone for Kept<K, V> {
+    fn clone(&self) -> Self {
+        Kept(self.0.clone())
+    }
+}
+
+impl<K: Hash + Eq, V: Clone> Kept<K, V> {
+    pub fn new(generation: usize) -> Self {
+        Kept(std::sync::Arc::new(std::sync::Mutex::new(Recent::new(generation))))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Recent<K, V>> {
+        // A panic while holding the lock cannot leave the map half-written.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The value under `key` from memory, else from `load` (only awaited on a miss).
+    pub async fn get_or_load<E>(&self, key: K, load: impl std::future::Future<Output = Result<V, E>>) -> Result<V, E> {
+        if let Some(v) = self.lock().get(&key) {
+            return Ok(v);
+        }
+        let v = load.await?;
+        self.lock().put(key, v.clone());
+        Ok(v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,10 +46,8 @@ fn link_row(row: StoredLink) -> Result<LinkRow, ServiceError> {
     Ok(LinkRow { study_id, token, open, completion_code, full_code, settings })
 }
 
-const LINK_COLUMNS: &str = "SELECT study_id, token, open, completion_code, full_code, settings FROM study_links";
-
-/// The columns of `study_links sl` a [`LinkRow`] is read from, for a query
-/// that reads more beside them (an arrival reads its participant too).
+/// The columns of `study_links sl` a [`LinkRow`] is read from, alone or
+/// beside others (an arrival reads its participant in the same statement).
 pub(crate) const LINK_SL_COLUMNS: &str =
     "sl.study_id, sl.token, sl.open, sl.completion_code, sl.full_code, sl.settings";
 
@@ -66,7 +64,10 @@ pub(crate) fn unknown_token() -> ServiceError {
 /// The link of a study; NotFound when it is not a link study.
 pub(crate) async fn link_of_study(db: impl sqlx::AnyExecutor<'_>, study: StudyId) -> Result<LinkRow, ServiceError> {
     let row: Option<StoredLink> =
-        sqlx::query_as(&format!("{LINK_COLUMNS} WHERE study_id = $1")).bind(study).fetch_optional(db).await?;
+        sqlx::query_as(&format!("SELECT {LINK_SL_COLUMNS} FROM study_links sl WHERE sl.study_id = $1"))
+            .bind(study)
+            .fetch_optional(db)
+            .await?;
     link_row(row.ok_or_else(|| ServiceError::NotFound(format!("study {study} is not a link study")))?)
 }
 
