@@ -41,6 +41,7 @@ mod page_headers;
 mod pipeline;
 mod placeholders;
 mod postgres;
+mod postgres_plans;
 mod quality;
 mod ranking;
 mod ranking_score;

@@ -22,14 +22,14 @@ pub fn server_url() -> Option<String> {
 }
 
 /// A fresh database on that server for one test, dropped by `drop_database`.
-async fn fresh_database(server: &str, name: &str) -> String {
+pub async fn fresh_database(server: &str, name: &str) -> String {
     let mut admin = PgConnection::connect(server).await.expect("connecting to the test cluster");
     admin.execute(format!("DROP DATABASE IF EXISTS {name}").as_str()).await.unwrap();
     admin.execute(format!("CREATE DATABASE {name}").as_str()).await.unwrap();
     format!("{}/{name}", server.rsplit_once('/').expect("a URL with a database").0)
 }
 
-async fn drop_database(server: &str, name: &str) {
+pub async fn drop_database(server: &str, name: &str) {
     let mut admin = PgConnection::connect(server).await.unwrap();
     admin.execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str()).await.unwrap();
 }
