@@ -18,9 +18,11 @@ pub(super) const NEXT_TASKS: &str = "SELECT p.done, p.total, t.id AS task_id, t.
 /// [`NEXT_TASKS`] for PostgreSQL, whose planner does not carry the index's
 /// order through the join: it read every open task of the participant and
 /// sorted them (1.9 ms at 5,000 tasks, most of a round trip's database
-/// CPU). The LIMIT inside a LATERAL subquery reads two index entries; the
-/// API suite's `postgres_plans` checks it on a real server. SQLite has no
-/// LATERAL, and there the subquery form costs a temporary table and a sort.
+/// CPU). The LIMIT inside a LATERAL subquery reads two index entries. SQLite
+/// has no LATERAL, and there the subquery form costs a temporary table and a
+/// sort. Whole, not a `concat!` with [`NEXT_TASKS`]' columns, so that
+/// `scripts/pg-sql-check.py` prepares it; public for the API suite's
+/// `postgres_plans`, which checks its plan on a real server.
 pub const NEXT_TASKS_PG: &str = "SELECT p.done, p.total, t.id AS task_id, t.instance_id, t.seed, t.query,
         CASE WHEN t.check_kind = 'attention' THEN t.check_answer END AS attention
     FROM participations p
