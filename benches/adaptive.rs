@@ -14,10 +14,15 @@
 //! information gives back the rest of their bundle (those items go to the
 //! front of the queue, as the server's follow-up bundles) and takes no
 //! other: the server's link studies end such a place, its account studies
-//! offer such an annotator nothing more. Unlike a link study's participants,
-//! who hold one place each, the bench's 60 people come back for more
-//! bundles. The baseline: the same people at a fixed overlap of 5, settled
-//! by Dawid-Skene.
+//! offer such an annotator nothing more. Two ways of arriving are measured:
+//! 60 people who come back for more bundles (account studies), and, as a
+//! link study's participants, people who hold one place each (a fresh
+//! person per bundle, drawn from a crowd of 600; a follow-up bundle near the
+//! end may hold one item, so its taker gives one answer, whom the crowd
+//! model weighs at the pooled crowd: `domain::aggregate::sparse`).
+//! `HARDNEG_ADAPTIVE_PLACES=many` or `one` runs only that one. The
+//! baseline: the same people at a fixed overlap of 5, settled by
+//! Dawid-Skene.
 //!
 //! Seeds: the stop rule's constants (prior strength, kappa floor, two
 //! agreeing people) were chosen on a prototype of these crowds with seeds
@@ -30,7 +35,7 @@ mod crowd;
 
 use crowd::{World, CROWDS, K};
 use hardneg::domain::adaptive::{Adaptive, Decision, Reason, Reliability, Stop};
-use hardneg::domain::aggregate::{aggregate, Model, Options};
+use hardneg::domain::aggregate::{aggregate_pooling_sparse, Model, Options};
 use hardneg::domain::resolution::{ItemState, ResolvedBy};
 use hardneg::domain::rng::{mix, shuffle, SplitMix64};
 use hardneg::domain::survey::SurveyKind;
@@ -38,6 +43,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 const ITEMS: usize = 600;
 const PEOPLE: usize = 60;
+/// The crowd one-place participants are drawn from (each comes once).
+const ONE_PLACE_PEOPLE: usize = 600;
 const BUNDLE: usize = 20;
 const AT_WORK: usize = 8;
 const THRESHOLD: f64 = 0.95;
@@ -51,8 +58,9 @@ struct Run {
     ended: HashSet<usize>,
 }
 
-/// The study as the server runs it, answer by answer.
-fn run(world: &World, rule: Adaptive, seed: u64) -> Run {
+/// The study as the server runs it, answer by answer; with `one_place`,
+/// each person takes one bundle and never comes back.
+fn run(world: &World, rule: Adaptive, seed: u64, one_place: bool) -> Run {
     let n = world.truth.len();
     let mut rng = SplitMix64::new(mix(&[seed, 0xA2]));
     let (mut wanted, mut assigned) = (vec![rule.min; n], vec![0usize; n]);
@@ -65,11 +73,15 @@ fn run(world: &World, rule: Adaptive, seed: u64) -> Run {
     let (mut rel, mut fitted_at) = (Reliability::uninformed(K), None::<usize>);
     let mut ended: HashSet<usize> = HashSet::new();
     let mut stopped = 0;
+    let mut fresh = 0..world.people.len();
     while stopped < n {
         let mut tries = 0;
         while at_work.len() < AT_WORK && !queue.is_empty() && tries < 1_000 {
             tries += 1;
-            let person = rng.below(world.people.len());
+            let person = match one_place {
+                true => fresh.next().expect("the crowd has people left for every place"),
+                false => rng.below(world.people.len()),
+            };
             if ended.contains(&person) {
                 continue;
             }
@@ -86,6 +98,8 @@ fn run(world: &World, rule: Adaptive, seed: u64) -> Run {
             if !bundle.is_empty() {
                 shuffle(&mut bundle, rng.next_u64());
                 at_work.push((person, bundle));
+            } else if one_place {
+                break; // nothing to hand out now: no fresh person is spent on it
             }
         }
         assert!(!at_work.is_empty(), "nobody at work with {} items open", n - stopped);
@@ -148,16 +162,12 @@ fn settled(world: &World, run: &Run) -> Vec<usize> {
     let settled_early: HashSet<i64> =
         run.stops.iter().enumerate().filter(|(_, s)| s.0 != Reason::Max).map(|(i, _)| i as i64).collect();
     let scope = hardneg::studies::aggregate::Scope { settled: settled_early, only_given: true };
-    // Dawid-Skene cannot estimate someone with one answer (the server then
-    // leaves the study's disagreements to adjudication); as a researcher
-    // would, fit it over the people with two or more.
-    let mut per_person: HashMap<u64, usize> = HashMap::new();
-    run.answers.iter().for_each(|a| *per_person.entry(a.1).or_default() += 1);
-    let answers: Vec<_> = run.answers.iter().copied().filter(|a| per_person[&a.1] >= 2).collect();
+    // As the server settles: people with one answer are weighed at the pooled crowd.
+    let answers = &run.answers;
     let mut posteriors = vec![None; states.len()];
     let items = states.iter_mut().zip(posteriors.iter_mut()).enumerate().map(|(i, (s, p))| (i as i64, s, p));
     let kind_seed = world.seed;
-    hardneg::studies::aggregate::settle(Model::DawidSkene, kind, kind_seed, &answers, &HashMap::new(), &scope, items);
+    hardneg::studies::aggregate::settle(Model::DawidSkene, kind, kind_seed, answers, &HashMap::new(), &scope, items);
     states
         .iter()
         .zip(&run.stops)
@@ -233,15 +243,15 @@ impl Tally {
 }
 
 /// The crowd's figures, and how many of each kind had their place ended.
-fn measure(world: &World, seed: u64) -> (Tally, String) {
+fn measure(world: &World, seed: u64, one_place: bool) -> (Tally, String) {
     let end_uninformative = std::env::var("HARDNEG_ADAPTIVE_END").map_or(true, |v| v != "0");
     let stop = Stop::Posterior { threshold: THRESHOLD };
     let rule = Adaptive { min: 2, max: 5, stop, allow_unchosen: false, end_uninformative };
-    let adaptive = run(world, rule, seed);
+    let adaptive = run(world, rule, seed, one_place);
     let fixed_rule = Adaptive { min: 5, max: 5, stop: Stop::Agree, allow_unchosen: false, end_uninformative: false };
-    let fixed = run(world, fixed_rule, seed);
+    let fixed = run(world, fixed_rule, seed, one_place);
     let opts = Options { seed: world.seed, ..Options::dawid_skene() };
-    let ds = aggregate(Model::DawidSkene, &fixed.answers, K, &[], &opts).expect("everyone answers twice or more");
+    let ds = aggregate_pooling_sparse(Model::DawidSkene, &fixed.answers, K, &[], &opts).expect("a crowd to fit");
     let fixed_labels: Vec<usize> = (0..ITEMS).map(|i| ds.item(i as u64).map_or(usize::MAX, |p| p.label)).collect();
     let labels = settled(world, &adaptive);
     let ended = kinds_of(world, adaptive.ended.iter().copied());
@@ -278,16 +288,31 @@ fn kinds_of(world: &World, people: impl Iterator<Item = usize> + Clone) -> Strin
 
 fn main() {
     let seed: u64 = std::env::var("HARDNEG_ADAPTIVE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_SEED);
+    let places = std::env::var("HARDNEG_ADAPTIVE_PLACES").unwrap_or_default();
+    for one_place in [false, true] {
+        if places == if one_place { "many" } else { "one" } {
+            continue;
+        }
+        report(seed, one_place);
+    }
+}
+
+/// Every crowd's table, calibration and the target, for one way of arriving.
+fn report(seed: u64, one_place: bool) {
+    let (people, arriving) = match one_place {
+        true => (ONE_PLACE_PEOPLE, "each person holds one place (a link study), drawn from"),
+        false => (PEOPLE, "people come back for more bundles:"),
+    };
     println!(
-        "adaptive stopping (stop = \"posterior\", threshold {THRESHOLD}, min 2, max 5) on {ITEMS} items x {PEOPLE} people per crowd, seed {seed}"
+        "\n== adaptive stopping (stop = \"posterior\", threshold {THRESHOLD}, min 2, max 5) on {ITEMS} items, seed {seed}; {arriving} {people} people per crowd"
     );
     println!("truth: slots 22/16/13/9 %, None 40 %; people arrive at random, {AT_WORK} at work, bundles of {BUNDLE}");
     let mut pooled = Tally::default();
     let mut rows = Vec::new();
     for (c, crowd) in CROWDS.iter().enumerate() {
-        let world = World::new(crowd, mix(&[seed, c as u64]), ITEMS, PEOPLE);
-        println!("crowd {:?}: {}", crowd.name, kinds_of(&world, 0..PEOPLE));
-        let (t, ended) = measure(&world, mix(&[seed, c as u64, 1]));
+        let world = World::new(crowd, mix(&[seed, c as u64]), ITEMS, people);
+        println!("crowd {:?}: {}", crowd.name, kinds_of(&world, 0..people));
+        let (t, ended) = measure(&world, mix(&[seed, c as u64, 1]), one_place);
         println!("  places ended as carrying no information: {ended}");
         pooled.add(&t);
         rows.push((crowd.name, t));

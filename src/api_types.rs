@@ -286,3 +286,12 @@ pub struct Failure {
     pub tpos2i: bool,
     pub tneg2i: bool,
 }
+
+/// What a write refused for want of space says (503, `Retry-After`): nothing
+/// was stored, nothing acknowledged was lost. A client that reads it keeps
+/// what it sent and sends it again after [`RETRY_AFTER_SECS`].
+pub const NOT_SAVED: &str = "not saved: the server cannot store anything right now (its disk is full); \
+     nothing was lost, send it again in a little while";
+
+/// Seconds a client waits before sending a refused write again.
+pub const RETRY_AFTER_SECS: u32 = 5;

@@ -3,6 +3,7 @@
 //! are logged, with the whole chain of causes, and never sent to a client.
 //! Names no feature: a feature's own error converts with a `From` written
 //! beside it (`accounts::AuthError`, `datasets::import::ImportError`).
+use crate::api_types::{NOT_SAVED, RETRY_AFTER_SECS};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -25,6 +26,13 @@ pub enum ServiceError {
     /// Login refused for now: a backoff (429) or every password check busy (503).
     #[error("{}", .0.message())]
     Refused(crate::login_limits::Refused),
+    /// Nothing can be stored right now (the disk is full): 503 with
+    /// `Retry-After`; nothing was stored, and the same request may be sent again.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The thing asked about was withdrawn (an item whose place ended): 410.
+    #[error("{0}")]
+    Gone(String),
     /// A server-side failure told in words, with no error behind it (a
     /// corrupt stored value, an export abandoned).
     #[error("internal error: {0}")]
@@ -47,12 +55,23 @@ pub const INTERNAL_MESSAGE: &str = "internal error";
 
 impl From<sqlx::Error> for ServiceError {
     fn from(e: sqlx::Error) -> Self {
+        if crate::store::health::storage_full(&e) {
+            crate::store::health::write_refused(&e);
+            return ServiceError::Unavailable(NOT_SAVED.into());
+        }
         ServiceError::internal("database", e)
     }
 }
 
 impl From<crate::store::writer::WriteError> for ServiceError {
     fn from(e: crate::store::writer::WriteError) -> Self {
+        if let crate::store::writer::WriteError::Db(cause) = &e {
+            let cause: &(dyn std::error::Error + 'static) = cause.as_ref();
+            if crate::store::health::storage_full(cause) {
+                crate::store::health::write_refused(cause);
+                return ServiceError::Unavailable(format!("your answer was {NOT_SAVED}"));
+            }
+        }
         ServiceError::internal("answer writer", e)
     }
 }
@@ -84,6 +103,8 @@ impl ServiceError {
             ServiceError::NotFound(_) => StatusCode::NOT_FOUND,
             ServiceError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ServiceError::Conflict(_) => StatusCode::CONFLICT,
+            ServiceError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ServiceError::Gone(_) => StatusCode::GONE,
             ServiceError::Refused(crate::login_limits::Refused::Backoff(_)) => StatusCode::TOO_MANY_REQUESTS,
             ServiceError::Refused(crate::login_limits::Refused::Busy) => StatusCode::SERVICE_UNAVAILABLE,
             ServiceError::Internal(_) | ServiceError::Caused { .. } => StatusCode::INTERNAL_SERVER_ERROR,
@@ -131,6 +152,9 @@ impl IntoResponse for ServiceError {
         let mut res = (self.status(), Json(serde_json::json!({ "error": message }))).into_response();
         if let ServiceError::Refused(r) = &self {
             res.headers_mut().insert(axum::http::header::RETRY_AFTER, r.retry_after().into());
+        }
+        if let ServiceError::Unavailable(_) = &self {
+            res.headers_mut().insert(axum::http::header::RETRY_AFTER, RETRY_AFTER_SECS.into());
         }
         res
     }

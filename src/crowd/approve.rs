@@ -30,9 +30,13 @@ pub struct ApproveRow {
     pub flags: Vec<Flag>,
     pub decision: Decision,
     pub reason: String,
+    /// Why the place ended before the bundle was done: `uninformative`
+    /// (adaptive overlap found the answers carry no information).
+    #[serde(default)]
+    pub ended: Option<String>,
 }
 
-pub const CSV_HEADER: [&str; 13] = [
+pub const CSV_HEADER: [&str; 14] = [
     "platform_id",
     "participant",
     "bundle",
@@ -46,10 +50,11 @@ pub const CSV_HEADER: [&str; 13] = [
     "flags",
     "decision",
     "reason",
+    "ended",
 ];
 
 impl ApproveRow {
-    pub fn csv_cells(&self) -> [String; 13] {
+    pub fn csv_cells(&self) -> [String; 14] {
         let opt = |v: Option<f64>, digits: usize| v.map(|v| format!("{v:.digits$}")).unwrap_or_default();
         [
             self.platform_id.clone(),
@@ -65,6 +70,7 @@ impl ApproveRow {
             self.flags.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(";"),
             self.decision.as_str().to_string(),
             self.reason.clone(),
+            self.ended.clone().unwrap_or_default(),
         ]
     }
 }
@@ -92,6 +98,9 @@ pub(crate) async fn finished_bundle_secs(db: &AnyPool, study: StudyId) -> Result
     Ok(rows.into_iter().map(|s| s as f64).collect())
 }
 
+/// `leases.ended_why` of a place adaptive overlap ended (`studies::adaptive`).
+pub const ENDED_UNINFORMATIVE: &str = "uninformative";
+
 fn submission(status: &str) -> Submission {
     match status {
         "completed" | "extra" | "discarded" | "screened_out" => Submission::Finished,
@@ -105,10 +114,10 @@ fn submission(status: &str) -> Submission {
 pub async fn approve_list(db: &AnyPool, study: StudyId) -> Result<Vec<ApproveRow>, ServiceError> {
     let link = link_of_study(db, study).await?;
     let meta = crate::studies::meta::load_study_meta(db, study).await?;
-    type Row = (i64, i64, String, String, i64, Option<i64>, Option<i64>, Option<String>, String);
+    type Row = (i64, i64, String, String, i64, Option<i64>, Option<i64>, Option<String>, String, Option<String>);
     let people: Vec<Row> = sqlx::query_as(&format!(
         "SELECT p.user_id, p.number, u.username, p.platform_pid, p.comprehension_attempts, p.screened_out_at, l.bundle,
-                l.state, {}
+                l.state, {}, l.ended_why
          FROM participants p JOIN users u ON u.id = p.user_id LEFT JOIN leases l ON l.user_id = p.user_id
          WHERE p.study_id = $1 ORDER BY p.number",
         super::STATUS_SQL
@@ -120,7 +129,7 @@ pub async fn approve_list(db: &AnyPool, study: StudyId) -> Result<Vec<ApproveRow
     let median_bundle = crate::domain::crowd::flags::median(&mut finished_bundle_secs(db, study).await?);
     Ok(people
         .into_iter()
-        .map(|(user, number, username, pid, attempts, screened_at, bundle, state, status)| {
+        .map(|(user, number, username, pid, attempts, screened_at, bundle, state, status, ended)| {
             let f = scores.flags.get(&(user as u64));
             let (checks_failed, fl) = f.map(|f| (f.checks_failed, f.flags.clone())).unwrap_or_default();
             let (decision, reason) = match (&state, screened_at) {
@@ -128,6 +137,11 @@ pub async fn approve_list(db: &AnyPool, study: StudyId) -> Result<Vec<ApproveRow
                 (None, Some(_)) => (Decision::None, "screened out by the comprehension check".to_string()),
                 (None, None) if status == super::FULL_AFTER_COMPREHENSION => {
                     (Decision::None, "told the study was full after the comprehension check".to_string())
+                }
+                // Paid as promised: the study ended their place, not they.
+                _ if ended.as_deref() == Some(ENDED_UNINFORMATIVE) && status == "completed" => {
+                    let n = f.map_or(0, |f| f.answers);
+                    (Decision::Approve, format!("place ended early: adaptive overlap found the answers carry no information ({n} kept and exported, counted toward no settled value); approve, as promised"))
                 }
                 _ => suggest(submission(&status), checks_failed, &fl, median_bundle),
             };
@@ -147,6 +161,7 @@ pub async fn approve_list(db: &AnyPool, study: StudyId) -> Result<Vec<ApproveRow
                 flags: fl,
                 decision,
                 reason,
+                ended,
             }
         })
         .collect())

@@ -40,6 +40,12 @@ pub async fn dashboard(db: &AnyPool, study: StudyId, now: i64) -> Result<Dashboa
     for (state, n) in states {
         participants.add(&state, n);
     }
+    participants.ended_uninformative = sqlx::query_scalar(
+        "SELECT count(*) FROM leases WHERE study_id = $1 AND state = 'completed' AND ended_why = 'uninformative'",
+    )
+    .bind(study)
+    .fetch_one(db)
+    .await?;
 
     // The answer figures from the answers kept per participant (`kept.rs`):
     // only those that came since the last read are read. The rate window

@@ -91,6 +91,44 @@ impl From<Model> for ResolvedBy {
     }
 }
 
+/// Which model gave a settled value's posterior. Their posteriors are not
+/// comparable, so every reported posterior names its model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PosteriorModel {
+    /// Adaptive overlap's stop rule: each person's earned reliability
+    /// (`domain::adaptive::reliability`).
+    EarnedReliability,
+    DawidSkene,
+    Mace,
+}
+
+impl PosteriorModel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PosteriorModel::EarnedReliability => "earned_reliability",
+            PosteriorModel::DawidSkene => "dawid_skene",
+            PosteriorModel::Mace => "mace",
+        }
+    }
+}
+
+impl From<Model> for PosteriorModel {
+    fn from(m: Model) -> Self {
+        match m {
+            Model::DawidSkene => PosteriorModel::DawidSkene,
+            Model::Mace => PosteriorModel::Mace,
+        }
+    }
+}
+
+/// A settled value's posterior and the model that gave it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Posterior {
+    pub value: f64,
+    pub model: PosteriorModel,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemState {
     /// Still waiting for answers.

@@ -32,6 +32,9 @@ pub enum Stored {
     New,
     /// The task already had an answer; the first one stands.
     AlreadyAnswered,
+    /// The task is gone: withdrawn (its place ended) before the answer
+    /// reached the writer. Nothing is stored.
+    Withdrawn,
 }
 
 /// The most answers one commit takes.

@@ -9,6 +9,7 @@ pub mod dataset_rows;
 pub mod db;
 pub mod dialect;
 mod gathered_wal;
+pub mod health;
 pub mod ids;
 pub mod images;
 pub mod item_cache;

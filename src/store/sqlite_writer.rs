@@ -106,6 +106,8 @@ pub(super) fn commit_batch(s: &mut Statements<'_>, batch: &[Job]) -> Vec<Result<
 }
 
 const BEGIN: &str = "BEGIN IMMEDIATE";
+/// SQLITE_CONSTRAINT_FOREIGNKEY: an answer to a task that no longer exists.
+const FOREIGN_KEY: std::ffi::c_int = 787;
 const COMMIT: &str = "COMMIT";
 
 /// A statement without parameters or rows, prepared once per connection.
@@ -161,7 +163,7 @@ impl<'c> Statements<'c> {
 
     /// One answer: the first to its task stands, a repeat stores nothing.
     fn apply(&mut self, a: &NewAnswer) -> rusqlite::Result<Stored> {
-        let inserted = self.answer.execute((
+        let inserted = match self.answer.execute((
             a.task_id,
             a.study_id,
             a.user_id,
@@ -171,7 +173,13 @@ impl<'c> Statements<'c> {
             &a.shown_order,
             a.elapsed_ms,
             a.answered_at,
-        ))?;
+        )) {
+            // The task's row is gone (withdrawn): the failed statement undid itself.
+            Err(rusqlite::Error::SqliteFailure(e, _)) if e.extended_code == FOREIGN_KEY => {
+                return Ok(Stored::Withdrawn)
+            }
+            other => other?,
+        };
         if inserted == 0 {
             return Ok(Stored::AlreadyAnswered);
         }

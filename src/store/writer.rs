@@ -82,7 +82,9 @@ impl Writer {
     pub async fn store(&self, answer: NewAnswer) -> Result<Stored, WriteError> {
         let (reply, rx) = oneshot::channel();
         self.tx.send(Job { answer, reply }).await.map_err(|_| WriteError::Stopped)?;
-        rx.await.map_err(|_| WriteError::Stopped)?.map_err(WriteError::Db)
+        let stored = rx.await.map_err(|_| WriteError::Stopped)?.map_err(WriteError::Db)?;
+        super::health::write_succeeded();
+        Ok(stored)
     }
 }
 
@@ -180,7 +182,13 @@ async fn one_by_one(conn: &mut AnyConnection, batch: &[Job]) -> Result<Vec<Resul
             sqlx::query("ROLLBACK TO answer").execute(&mut *conn).await?;
         }
         sqlx::query("RELEASE answer").execute(&mut *conn).await?;
-        results.push(applied.map_err(|e| Arc::new(e) as Failed));
+        results.push(match applied {
+            // The task's row is gone (withdrawn): nothing of the answer stays.
+            Err(sqlx::Error::Database(e)) if e.kind() == sqlx::error::ErrorKind::ForeignKeyViolation => {
+                Ok(Stored::Withdrawn)
+            }
+            other => other.map_err(|e| Arc::new(e) as Failed),
+        });
     }
     Ok(results)
 }

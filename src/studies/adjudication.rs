@@ -56,6 +56,27 @@ async fn shown(
 
 pub async fn disputes(db: &AnyPool, study_id: StudyId) -> Result<Vec<Dispute>, ServiceError> {
     let (meta, outcomes) = study_outcomes(db, study_id).await?;
+    let open: Vec<i64> =
+        outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).map(|o| o.instance_id).collect();
+    cards(db, &meta, &open).await
+}
+
+/// An adaptive study's stops that the final crowd model doubts
+/// (`studies::adaptive_report`), as cards a researcher may decide by
+/// choice: they are settled already, and stay so unless adjudicated.
+pub async fn doubtful(db: &AnyPool, study_id: StudyId) -> Result<Vec<Dispute>, ServiceError> {
+    let report = match crate::studies::adaptive_report::report(db, study_id).await {
+        Err(ServiceError::NotFound(_)) => return Ok(vec![]),
+        other => other?,
+    };
+    let meta = crate::studies::meta::load_study_meta(db, study_id).await?;
+    let ids: Vec<i64> = report.doubtful.iter().map(|d| d.instance_id).collect();
+    cards(db, &meta, &ids).await
+}
+
+/// The adjudication cards of `items`: what each annotator was shown and chose.
+async fn cards(db: &AnyPool, meta: &crate::state::StudyMeta, items: &[i64]) -> Result<Vec<Dispute>, ServiceError> {
+    let study_id = meta.id;
     let mut out = Vec::new();
     if !meta.kind.spec().adjudicated {
         return Ok(out);
@@ -64,18 +85,18 @@ pub async fn disputes(db: &AnyPool, study_id: StudyId) -> Result<Vec<Dispute>, S
         Some(_) => crate::studies::answer_texts::answers(db, study_id).await?,
         None => HashMap::new(),
     };
-    for o in outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })) {
+    for &instance_id in items {
         let answers: Vec<(String, String, i64)> = sqlx::query_as(
             "SELECT a.value, u.username, t.seed FROM counted_answers a JOIN users u ON u.id = a.user_id
              JOIN tasks t ON t.id = a.task_id
              WHERE a.study_id = $1 AND a.instance_id = $2 ORDER BY a.answered_at, a.task_id",
         )
         .bind(study_id)
-        .bind(o.instance_id)
+        .bind(instance_id)
         .fetch_all(db)
         .await?;
         let seeds: Vec<(String, i64)> = answers.iter().map(|(_, u, seed)| (u.clone(), *seed)).collect();
-        let (prompt, images, labels) = shown(db, meta.kind, study_id, InstanceId::new(o.instance_id), &seeds).await?;
+        let (prompt, images, labels) = shown(db, meta.kind, study_id, InstanceId::new(instance_id), &seeds).await?;
         let choices = meta
             .kind
             .values()
@@ -88,7 +109,7 @@ pub async fn disputes(db: &AnyPool, study_id: StudyId) -> Result<Vec<Dispute>, S
             })
             .collect();
         let texts = texted
-            .get(&o.instance_id)
+            .get(&instance_id)
             .into_iter()
             .flatten()
             .filter_map(|a| {
@@ -97,7 +118,7 @@ pub async fn disputes(db: &AnyPool, study_id: StudyId) -> Result<Vec<Dispute>, S
             })
             .collect();
         let text_label = meta.kind.text_field().map(|f| f.label.to_string());
-        out.push(Dispute { study_id: study_id.get(), instance_id: o.instance_id, prompt, choices, texts, text_label });
+        out.push(Dispute { study_id: study_id.get(), instance_id, prompt, choices, texts, text_label });
     }
     Ok(out)
 }

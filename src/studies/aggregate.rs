@@ -1,8 +1,8 @@
 //! Crowd aggregation on a study's answers: settling items under
 //! `resolve = "dawid_skene"` / `"mace"`, and each person's estimated
 //! reliability for the agreement report (pure models in `domain::aggregate`).
-use crate::domain::aggregate::{aggregate, Aggregation, Model, Options};
-use crate::domain::resolution::{ItemState, ResolvedBy};
+use crate::domain::aggregate::{aggregate, aggregate_pooling_sparse, Aggregation, Model, Options};
+use crate::domain::resolution::{ItemState, Posterior, ResolvedBy};
 use crate::domain::survey::SurveyKind;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -26,7 +26,10 @@ pub fn fit(
 static FITS: Mutex<Vec<(u64, Arc<Aggregation>)>> = Mutex::new(Vec::new());
 const FITS_KEPT: usize = 8;
 
-/// [`fit`], reusing the last fit of the very same inputs.
+/// [`fit`] for settling, reusing the last fit of the very same inputs.
+/// People with a single answer (adaptive overlap's follow-up bundles make
+/// them) are not fitted: their answers count at the pooled crowd's
+/// confusion, so they never hold the whole study up.
 pub fn fit_cached(
     model: Model,
     answers: &[(u64, u64, usize)],
@@ -40,7 +43,8 @@ pub fn fit_cached(
     if let Some(hit) = FITS.lock().ok().and_then(|f| f.iter().find(|(k, _)| *k == key).map(|(_, a)| Arc::clone(a))) {
         return Ok(hit);
     }
-    let fitted = Arc::new(fit(model, answers, k, gold, seed)?);
+    let opts = Options { seed, ..Options::for_model(model) };
+    let fitted = Arc::new(aggregate_pooling_sparse(model, answers, k, gold, &opts).map_err(|e| e.to_string())?);
     if let Ok(mut fits) = FITS.lock() {
         if fits.len() >= FITS_KEPT {
             fits.remove(0);
@@ -57,8 +61,8 @@ pub fn class_of(kind: SurveyKind, value: &str) -> Option<usize> {
 
 /// Settles every complete, unadjudicated item with the model's most probable
 /// value and records its posterior; adjudicated values are clamped as gold.
-/// If the model cannot run (e.g. a person with a single answer), the states
-/// stay as `resolve` left them (disagreements wait for adjudication).
+/// If the model cannot run (nobody has two answers yet), the states stay as
+/// `resolve` left them (disagreements wait for adjudication).
 /// `outcomes` yields each item's id, state and posterior slot. Adaptive
 /// overlap narrows it ([`Scope`]).
 pub fn settle<'a>(
@@ -68,7 +72,7 @@ pub fn settle<'a>(
     answers: &[(u64, u64, usize)],
     adjudicated: &HashMap<i64, String>,
     scope: &Scope,
-    outcomes: impl Iterator<Item = (i64, &'a mut ItemState, &'a mut Option<f64>)>,
+    outcomes: impl Iterator<Item = (i64, &'a mut ItemState, &'a mut Option<Posterior>)>,
 ) {
     if answers.is_empty() {
         return;
@@ -105,7 +109,7 @@ pub fn settle<'a>(
                 None => p.label,
             };
             *state = ItemState::Final { value: kind.values()[label].to_string(), by: ResolvedBy::from(model) };
-            *posterior = Some(p.probabilities[label]);
+            *posterior = Some(Posterior { value: p.probabilities[label], model: model.into() });
         }
     }
 }
@@ -153,7 +157,8 @@ mod tests {
             assert_eq!(final_value(&states[1]), Some(("1", ResolvedBy::Adjudication)), "adjudication stands");
             assert_eq!(final_value(&states[2]), Some(("2", ResolvedBy::from(model))), "{model:?}");
             assert!(matches!(states[3], ItemState::Pending { .. }));
-            assert!(posteriors[0].unwrap() > 0.5 && posteriors[2].unwrap() > 0.5, "{posteriors:?}");
+            assert!(posteriors[0].unwrap().value > 0.5 && posteriors[2].unwrap().value > 0.5, "{posteriors:?}");
+            assert_eq!(posteriors[0].unwrap().model, model.into(), "the posterior names its model");
             assert_eq!((posteriors[1], posteriors[3]), (None, None));
         }
     }
@@ -193,7 +198,7 @@ mod tests {
         assert_eq!(by, ResolvedBy::DawidSkene);
         let fitted = fit(Model::DawidSkene, &answers, 5, &[], 7).unwrap();
         let class = class_of(kind, value).unwrap();
-        assert_eq!(posteriors[0], Some(fitted.item(1).unwrap().probabilities[class]), "that value's own posterior");
+        assert_eq!(posteriors[0].map(|p| p.value), Some(fitted.item(1).unwrap().probabilities[class]), "its own");
         assert!(
             matches!(states[1], ItemState::Disputed { .. }) && posteriors[1].is_none(),
             "item 2 was settled by its stop"
@@ -217,23 +222,25 @@ mod tests {
     }
 
     #[test]
-    fn when_the_model_cannot_run_the_states_stand() {
+    fn a_person_with_one_answer_holds_nobody_up_and_nobody_fitted_leaves_states_standing() {
         let kind = SurveyKind::parse("four_image").unwrap();
-        // Person 30 has a single answer: too few to estimate a reliability.
-        let answers = [(1, 10, 0), (1, 30, 4), (2, 10, 1)];
-        let mut states = [ItemState::Disputed { values: vec!["0".into(), "none".into()] }];
-        let mut posterior = None;
-        settle(
-            Model::DawidSkene,
-            kind,
-            7,
-            &answers,
-            &HashMap::new(),
-            &Scope::default(),
-            std::iter::once((1, &mut states[0], &mut posterior)),
-        );
-        assert!(matches!(states[0], ItemState::Disputed { .. }));
+        let run = |answers: &[(u64, u64, usize)]| {
+            let mut state = ItemState::Disputed { values: vec!["0".into(), "none".into()] };
+            let mut posterior = None;
+            let items = std::iter::once((1, &mut state, &mut posterior));
+            settle(Model::DawidSkene, kind, 7, answers, &HashMap::new(), &Scope::default(), items);
+            (state, posterior)
+        };
+        // Person 30 has a single answer: fitted without, weighed at the crowd's confusion.
+        let (state, posterior) = run(&[(1, 10, 0), (1, 30, 4), (2, 10, 1), (2, 20, 1), (1, 20, 0)]);
+        assert_eq!(final_value(&state), Some(("0", ResolvedBy::DawidSkene)));
+        assert!(posterior.unwrap().value > 0.5, "{posterior:?}");
+        // Nobody has two answers: no model, the disagreement waits.
+        let (state, posterior) = run(&[(1, 10, 0), (1, 30, 4)]);
+        assert!(matches!(state, ItemState::Disputed { .. }));
         assert_eq!(posterior, None);
-        assert!(fit(Model::Mace, &answers, 5, &[], 7).unwrap_err().contains("person 30 gave 1 answer(s)"));
+        assert!(fit(Model::Mace, &[(1, 10, 0), (1, 30, 4), (2, 10, 1)], 5, &[], 7)
+            .unwrap_err()
+            .contains("person 30 gave 1 answer(s)"));
     }
 }

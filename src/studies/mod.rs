@@ -2,6 +2,7 @@
 //! they feed, adjudication, agreement and progress; a link study's stored
 //! link, bundles and leases (`link`), which `crowd` builds on.
 pub mod adaptive;
+pub mod adaptive_report;
 pub mod adjudication;
 pub mod aggregate;
 pub mod agreement;

@@ -4,7 +4,7 @@
 use crate::domain::assignment::{Annotators, StudyItem};
 use crate::domain::category::Category;
 use crate::domain::ids::StudyId;
-use crate::domain::resolution::{resolve, ItemAnswer, ItemState, ResolveRule};
+use crate::domain::resolution::{resolve, ItemAnswer, ItemState, Posterior, ResolveRule};
 use crate::domain::survey::{ItemData, SurveyKind, Verdict};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
@@ -20,8 +20,9 @@ pub struct ItemOutcome {
     pub instance_id: i64,
     pub category: Category,
     pub state: ItemState,
-    /// Under a model rule: the posterior of the settled value.
-    pub posterior: Option<f64>,
+    /// The settled value's posterior and the model that gave it: a crowd
+    /// model `resolve`, or adaptive overlap's stop rule.
+    pub posterior: Option<Posterior>,
 }
 
 impl ItemOutcome {

@@ -294,7 +294,12 @@ pub async fn answer_with_texts(
             .bind(task_id)
             .fetch_optional(&state.db)
             .await?;
-            let row = row.ok_or_else(|| ServiceError::NotFound(format!("no task {task_id}")))?;
+            let Some(row) = row else {
+                return Err(match withdrawn(state, user).await? {
+                    true => withdrawn_error(task_id),
+                    false => ServiceError::NotFound(format!("no task {task_id}")),
+                });
+            };
             (row.shown(), row.done)
         }
     };
@@ -303,6 +308,9 @@ pub async fn answer_with_texts(
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
     }
     if user.role.is_participant() && !crate::studies::link::own_lease(state, user, study_id).await?.1.may_answer() {
+        if withdrawn(state, user).await? {
+            return Err(withdrawn_error(task_id));
+        }
         return Err(ServiceError::Invalid("your place in this study has ended; nothing more is stored".into()));
     }
     // A repeat is checked as a first answer is, whether or not the task is
@@ -340,7 +348,30 @@ pub async fn answer_with_texts(
             Ok((AnswerAck { task_id: task_id.get(), option: option_id, duplicate: false }, study_id))
         }
         Stored::AlreadyAnswered => Ok((stored_ack(state, task_id).await?, study_id)),
+        Stored::Withdrawn => Err(withdrawn_error(task_id)),
     }
+}
+
+/// Whether the caller's place was ended early (adaptive overlap's
+/// `end_uninformative`), which withdraws its unanswered tasks: an answer
+/// racing that withdrawal is told so, not given an error.
+async fn withdrawn(state: &AppState, user: &SessionUser) -> Result<bool, ServiceError> {
+    if !user.role.is_participant() {
+        return Ok(false);
+    }
+    let why: Option<Option<String>> = sqlx::query_scalar("SELECT ended_why FROM leases WHERE user_id = $1")
+        .bind(user.id)
+        .fetch_optional(&state.db)
+        .await?;
+    Ok(why.flatten().is_some())
+}
+
+/// 410: the item left the caller's queue before the answer was stored.
+pub fn withdrawn_error(task_id: TaskId) -> ServiceError {
+    ServiceError::Gone(format!(
+        "task {task_id} was withdrawn before this answer was stored (your place in the study ended: you are done); \
+         nothing was stored; ask for your next task"
+    ))
 }
 
 async fn stored_ack(state: &AppState, task_id: TaskId) -> Result<AnswerAck, ServiceError> {

@@ -11,7 +11,7 @@ use leptos::prelude::*;
 pub async fn adaptive_panel(study_id: StudyId) -> Result<Option<AdaptiveReport>, ServerFnError> {
     use crate::error::ServiceError;
     let (state, _) = session::researcher().await?;
-    match crate::studies::adaptive::report(&state.db, study_id).await {
+    match crate::studies::adaptive_report::report(&state.db, study_id).await {
         Err(ServiceError::NotFound(_)) => Ok(None),
         other => other.map(Some).map_err(session::sfn_error),
     }
@@ -38,6 +38,8 @@ fn AdaptiveCard(report: AdaptiveReport) -> impl IntoView {
     let taken: Vec<(usize, usize)> =
         (1..=s.max).map(|n| (n, report.items.iter().filter(|i| i.answers as usize == n).count())).collect();
     let c = report.stopped.clone();
+    let doubtful = report.doubtful.clone();
+    let study = report.study_id;
     view! {
         <div class="adaptive-panel">
             <h3>"Adaptive overlap"</h3>
@@ -56,12 +58,37 @@ fn AdaptiveCard(report: AdaptiveReport) -> impl IntoView {
                 <thead><tr>{taken.iter().map(|(n, _)| view! { <th scope="col">{*n}</th> }).collect_view()}</tr></thead>
                 <tbody><tr>{taken.iter().map(|(_, k)| view! { <td>{*k}</td> }).collect_view()}</tr></tbody>
             </table>
+            {(!doubtful.is_empty()).then(|| view! {
+                <table class="data doubtful-stops">
+                    <caption>
+                        {doubtful.len()} " stopped " {if doubtful.len() == 1 { "item" } else { "items" }}
+                        " the final crowd model doubts (the stop stands; "
+                        <a href=format!("/research/studies/{study}/adjudicate#doubtful")>"adjudicate by choice"</a> ")"
+                    </caption>
+                    <thead><tr>
+                        <th scope="col">"Instance"</th><th scope="col">"Stop rule's value"</th>
+                        <th scope="col">"Model"</th><th scope="col">"Model's value"</th><th scope="col">"Its posterior"</th>
+                    </tr></thead>
+                    <tbody>
+                        {doubtful.into_iter().map(|d| view! {
+                            <tr data-instance=d.instance_id>
+                                <th scope="row">{d.instance_id}</th>
+                                <td>{d.rule_value}</td>
+                                <td>{d.model.as_str()}</td>
+                                <td>{d.model_value}</td>
+                                <td>{format!("{:.3}", d.model_posterior)}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            })}
             <details>
                 <summary>"Per item"</summary>
                 <table class="data adaptive-items">
                     <thead><tr>
                         <th scope="col">"Instance"</th><th scope="col">"Answers"</th>
-                        <th scope="col">"Why it stopped"</th><th scope="col">"Value"</th><th scope="col">"Posterior"</th>
+                        <th scope="col">"Why it stopped"</th><th scope="col">"Settled value"</th>
+                        <th scope="col">"Posterior"</th><th scope="col">"Posterior's model"</th>
                     </tr></thead>
                     <tbody>
                         {report.items.into_iter().map(|i| view! {
@@ -71,6 +98,7 @@ fn AdaptiveCard(report: AdaptiveReport) -> impl IntoView {
                                 <td>{reason_text(i.reason)}</td>
                                 <td>{i.value.unwrap_or_default()}</td>
                                 <td>{i.posterior.map(|p| format!("{p:.3}")).unwrap_or_default()}</td>
+                                <td>{i.posterior_model.map(|m| m.as_str()).unwrap_or_default()}</td>
                             </tr>
                         }).collect_view()}
                     </tbody>

@@ -41,9 +41,20 @@ pub async fn answer_and_next(
     #[server(default)] text: Option<String>,
 ) -> Result<Option<TaskView>, ServerFnError> {
     let (state, user) = session::caller().await?;
-    crate::studies::tasks::answer_with_text(&state, &user, task_id.into(), &option, text.as_deref(), Some(elapsed_ms))
-        .await
-        .map_err(session::sfn_error)?;
+    let stored = crate::studies::tasks::answer_with_text(
+        &state,
+        &user,
+        task_id.into(),
+        &option,
+        text.as_deref(),
+        Some(elapsed_ms),
+    )
+    .await;
+    match stored {
+        // The item was withdrawn (the place ended) as the answer came: on to the next, which says what is left.
+        Ok(_) | Err(crate::error::ServiceError::Gone(_)) => {}
+        Err(e) => return Err(session::sfn_error(e)),
+    }
     crate::studies::tasks::next_task(&state, &user, study_id.into()).await.map_err(session::sfn_error)
 }
 
@@ -170,13 +181,36 @@ pub fn Survey(
     let shown_at = StoredValue::new(now_ms());
     let action = ServerAction::<AnswerAndNext>::new();
 
+    // The answer last sent: kept until stored, and sent again while the
+    // server says it could not store it (503: its disk is full).
+    let last_sent = StoredValue::new(None::<AnswerAndNext>);
     Effect::new(move |_| match action.value().get() {
         Some(Ok(next)) => {
             error.set(None);
+            last_sent.set_value(None);
             task.set(next);
             shown_at.set_value(now_ms());
         }
-        Some(Err(e)) => error.set(Some(error_text(&e))),
+        Some(Err(e)) => {
+            let text = error_text(&e);
+            let again = last_sent.get_value().filter(|_| text.contains(crate::api_types::NOT_SAVED));
+            match again {
+                Some(sent) => {
+                    let secs = crate::api_types::RETRY_AFTER_SECS;
+                    error.set(Some(format!("{text}. Your answer is kept here and sent again every {secs} s.")));
+                    set_timeout(
+                        move || {
+                            let same = task.with_untracked(|t| t.as_ref().map(|t| t.task_id)) == Some(sent.task_id);
+                            if same && !action.pending().get_untracked() {
+                                action.dispatch(sent);
+                            }
+                        },
+                        std::time::Duration::from_secs(secs.into()),
+                    );
+                }
+                None => error.set(Some(text)),
+            }
+        }
         None => {}
     });
 
@@ -186,7 +220,9 @@ pub fn Survey(
         }
         if let Some(t) = task.get_untracked() {
             let elapsed_ms = (now_ms() - shown_at.get_value()).max(0.0) as i64;
-            action.dispatch(AnswerAndNext { study_id, task_id: t.task_id, option, elapsed_ms, text });
+            let sent = AnswerAndNext { study_id, task_id: t.task_id, option, elapsed_ms, text };
+            last_sent.set_value(Some(sent.clone()));
+            action.dispatch(sent);
         }
     };
     let choose = move |option: String| send(option, None);

@@ -35,6 +35,13 @@ pub async fn study_disputes(study_id: StudyId) -> Result<Vec<Dispute>, ServerFnE
     crate::studies::adjudication::disputes(&state.db, study_id).await.map_err(session::sfn_error)
 }
 
+/// Stops the final crowd model doubts: settled, decided here only by choice.
+#[server(prefix = "/sfn")]
+pub async fn study_doubtful(study_id: StudyId) -> Result<Vec<Dispute>, ServerFnError> {
+    let (state, _) = session::researcher().await?;
+    crate::studies::adjudication::doubtful(&state.db, study_id).await.map_err(session::sfn_error)
+}
+
 #[server(prefix = "/sfn")]
 pub async fn settle(
     study_id: StudyId,
@@ -193,6 +200,7 @@ pub fn AdjudicatePage() -> impl IntoView {
     let changed = move || settle.version().get() + reopen.version().get();
     let disputes = Resource::new(move || (study_id(), changed()), |(id, _)| study_disputes(id));
     let decided = Resource::new(move || (study_id(), changed()), |(id, _)| study_settled(id));
+    let doubtful = Resource::new(move || (study_id(), changed()), |(id, _)| study_doubtful(id));
     view! {
         <leptos_meta::Title text="Adjudication"/>
         <h1>"Adjudication"</h1>
@@ -206,6 +214,21 @@ pub fn AdjudicatePage() -> impl IntoView {
                     Ok(list) if list.is_empty() => view! { <p class="empty">"Nothing to adjudicate."</p> }.into_any(),
                     Ok(list) => view! {
                         <p>{list.len()} " items wait for a decision. Pick the answer that stands."</p>
+                        {list.into_iter().map(|d| view! { <DisputeCard dispute=d settle/> }).collect_view()}
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match doubtful.await {
+                    Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
+                    Ok(list) if list.is_empty() => ().into_any(),
+                    Ok(list) => view! {
+                        <h2 id="doubtful">"Stops the crowd model doubts"</h2>
+                        <p>"Adaptive overlap stopped these items on the value their answers agreed on, and that value stands. "
+                            "The final crowd model, fitted on every answer, is nearly certain they are something else. "
+                            "Decide any of them if you wish; the rest stay as they are."</p>
                         {list.into_iter().map(|d| view! { <DisputeCard dispute=d settle/> }).collect_view()}
                     }.into_any(),
                 }

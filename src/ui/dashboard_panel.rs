@@ -124,6 +124,7 @@ pub fn StudyDashboard(study_id: i64) -> impl IntoView {
 fn Figures(d: Dashboard) -> impl IntoView {
     let p = d.participants.clone();
     let cost = d.cost;
+    let ended_early = (p.ended_uninformative > 0).then(|| format!(" ({} ended early)", p.ended_uninformative));
     view! {
         <table class="data figures">
             <caption>"Places and participants"</caption>
@@ -137,7 +138,10 @@ fn Figures(d: Dashboard) -> impl IntoView {
                 <td data-figure="leased">{d.leased}</td>
                 <td data-figure="completed">{d.completed}</td>
                 <td data-figure="started">{p.started}</td>
-                <td data-figure="finished" title="completed plus finished late">{p.completed + p.extra}</td>
+                <td data-figure="finished" data-ended-uninformative=p.ended_uninformative
+                    title="completed plus finished late; ended early: places adaptive overlap ended because the answers carried no information (approve them: they were promised payment)">
+                    {p.completed + p.extra}{ended_early}
+                </td>
                 <td data-figure="timed-out">{p.timed_out}</td>
                 <td data-figure="returned">{p.returned}</td>
                 <td data-figure="screened-out">{p.screened_out}</td>

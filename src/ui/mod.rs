@@ -19,6 +19,7 @@ pub mod compare_page;
 pub mod csp;
 pub mod curation;
 pub mod dashboard_panel;
+pub mod health_banner;
 pub mod import_page;
 pub mod link_panel;
 pub mod login;

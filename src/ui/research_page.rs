@@ -21,6 +21,7 @@ pub fn ResearchPage() -> impl IntoView {
     view! {
         <leptos_meta::Title text="Studies"/>
         <h1>"Studies"</h1>
+        <super::health_banner::WritesFailing/>
         <p><a href="/research/compare">"Model comparison"</a> " · " <a href="/research/import">"Import candidates"</a></p>
         <StudiesOverview/>
         <FunnelTables/>

@@ -60,6 +60,10 @@ pub fn sfn_error(e: ServiceError) -> ServerFnError {
     if called {
         if let Some(options) = use_context::<leptos_axum::ResponseOptions>() {
             options.set_status(e.status());
+            if let ServiceError::Unavailable(_) = &e {
+                let wait = axum::http::HeaderValue::from(crate::api_types::RETRY_AFTER_SECS);
+                options.insert_header(axum::http::header::RETRY_AFTER, wait);
+            }
         }
     }
     ServerFnError::new(e.public_message())

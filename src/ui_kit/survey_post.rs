@@ -69,6 +69,8 @@ pub fn answer(done: Result<Answered, ServiceError>, page: &str) -> Response {
     match done {
         Ok(Answered::Back) => Redirect::to(page).into_response(),
         Ok(Answered::Page(res)) => res,
+        // The item was withdrawn as the answer came (the place ended): the page shows what is next.
+        Err(ServiceError::Gone(_)) => Redirect::to(page).into_response(),
         Err(e) => error_page::service_error(e, page),
     }
 }

@@ -60,6 +60,19 @@ async fn a_participant_who_answers_like_a_spammer_stops_getting_items_and_still_
         (Some(spammed.len() as u64), Some(spammed.len() as u64))
     );
 
+    // Its place is marked where the researcher decides: why it ended, approve.
+    let csv = app.get_text(&researcher, &format!("/api/v1/studies/{study}/approve-list.csv")).await;
+    let mut rows = csv::Reader::from_reader(csv.as_bytes());
+    let head: Vec<String> = rows.headers().unwrap().iter().map(str::to_string).collect();
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let spam_csv = rows.records().map(Result::unwrap).find(|r| &r[0] == "SPAM1").unwrap();
+    assert_eq!(&spam_csv[col("ended")], "uninformative", "{csv}");
+    assert_eq!(&spam_csv[col("decision")], "approve", "{csv}");
+    assert!(spam_csv[col("reason")].contains("no information"), "{csv}");
+    let dash: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/dashboard")).await;
+    assert_eq!(dash["participants"]["ended_uninformative"], 1, "{dash}");
+    assert_eq!(dash["participants"]["completed"], 3, "{dash}");
+
     // A careful newcomer gets (at least) every item the spammer never
     // answered, in a follow-up bundle, and answers all of them.
     let good = arrive(&app, &token, study, "GOOD3").await;
@@ -100,4 +113,49 @@ async fn end_uninformative_is_a_named_option_of_the_posterior_stop() {
         let report: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/adaptive")).await;
         assert_eq!(report["settings"]["end_uninformative"], want, "{report}");
     }
+}
+
+/// Answers racing the end of a place (issue 52): the spammer sends two
+/// answers at once, its current task and the one after it, until its place
+/// ends. Every answer is stored (200) or told it was withdrawn (410), never
+/// an error; once the place has ended, an answer to a withdrawn task is 410.
+#[tokio::test]
+async fn an_answer_racing_the_end_of_a_place_is_told_it_was_withdrawn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = TestApp::spawn_on(tmp.path(), &["--demo-size", "20"]);
+    let researcher = app.login("researcher").await;
+    let spec = format!("{}{ADAPTIVE}\n", link_spec("racing the end", 20, &[]));
+    let (study, token) = create_link_study(&app, &researcher, &spec).await;
+    for pid in ["GOOD1", "GOOD2"] {
+        let client = arrive(&app, &token, study, pid).await;
+        start(&app, &client, study).await;
+        answer_all(&app, &client, study, careful).await;
+    }
+    let spammer = arrive(&app, &token, study, "SPAM1").await;
+    start(&app, &spammer, study).await;
+    let (mut statuses, mut last) = (Vec::new(), 0);
+    while let Some(task) = app.next_task(&spammer, study).await {
+        // The bundle's tasks were made in one statement: the next one is this one's id + 1.
+        let (a, b) =
+            tokio::join!(app.answer(&spammer, task.task_id, "none"), app.answer(&spammer, task.task_id + 1, "none"));
+        for res in [a, b] {
+            let status = res.status().as_u16();
+            let body = res.text().await.unwrap();
+            assert!(status == 200 || status == 410, "{status} {body}");
+            if status == 410 {
+                assert!(body.contains("withdrawn"), "{body}");
+            }
+            statuses.push(status);
+        }
+        last = task.task_id + 1;
+    }
+    assert_eq!(stage(&app, &spammer, study).await["stage"], "complete");
+    let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
+    let spam = rows.iter().find(|r| r["number"] == 3).unwrap();
+    let total = spam["total"].as_u64().unwrap();
+    assert!(total < 20, "the place ended early: {spam}");
+    // Past the last task it answered, the rest were withdrawn.
+    let res = app.answer(&spammer, last + 1, "none").await;
+    assert_eq!(res.status(), 410, "{}", res.text().await.unwrap());
+    assert!(statuses.iter().filter(|s| **s == 200).count() as u64 >= total, "{statuses:?}");
 }

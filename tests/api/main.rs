@@ -5,6 +5,7 @@
 mod ab_tie;
 mod access;
 mod adaptive;
+mod adaptive_paths;
 mod adaptive_spammers;
 mod adaptive_trust;
 mod adjudication_undo;
@@ -24,6 +25,7 @@ mod crowd_kit;
 mod crowd_load;
 mod demo_crowd;
 mod demo_models;
+mod disk_full;
 mod durability;
 mod errors;
 mod export;

@@ -4,13 +4,12 @@
 //! posterior, and how it was settled (`study-<id>-adaptive.csv`).
 use super::sink::io_err;
 use crate::domain::ids::{DatasetId, StudyId};
-use crate::domain::resolution::ItemState;
 use crate::error::ServiceError;
 use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::path::Path;
 
-pub const COLUMNS: [&str; 11] = [
+pub const COLUMNS: [&str; 13] = [
     "study",
     "instance_id",
     "instance_key",
@@ -22,6 +21,8 @@ pub const COLUMNS: [&str; 11] = [
     "settled_value",
     "resolved_by",
     "settled_posterior",
+    "settled_posterior_model",
+    "doubtful",
 ];
 
 /// Writes one file per adaptive study of the dataset into `out`; their names.
@@ -34,9 +35,12 @@ pub async fn write(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> Result<Ve
     .await?;
     let mut files = Vec::new();
     for id in studies {
-        let report = crate::studies::adaptive::report(db, id).await?;
+        let raw = crate::studies::adaptive::report(db, id).await?;
         let (meta, outcomes, votes) = crate::studies::outcomes::study_outcomes_and_votes(db, id).await?;
-        let outcomes: HashMap<i64, _> = outcomes.iter().enumerate().map(|(x, o)| (o.instance_id, (x, o))).collect();
+        // The same settled values and doubts as the endpoint and the rows files.
+        let report = crate::studies::adaptive_report::settled_report(db, raw, &meta, &outcomes).await?;
+        let doubtful: std::collections::HashSet<i64> = report.doubtful.iter().map(|d| d.instance_id).collect();
+        let outcomes: HashMap<i64, usize> = outcomes.iter().enumerate().map(|(x, o)| (o.instance_id, x)).collect();
         let keys: HashMap<i64, String> = sqlx::query_as(
             "SELECT i.id, i.key FROM study_items si JOIN instances i ON i.id = si.instance_id WHERE si.study_id = $1",
         )
@@ -52,15 +56,13 @@ pub async fn write(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> Result<Ve
         w.write_record(COLUMNS).map_err(csv_err)?;
         let number = |p: Option<f64>| p.map(|p| format!("{p:.6}")).unwrap_or_default();
         for item in &report.items {
-            let (at, outcome) = match outcomes.get(&item.instance_id) {
-                Some(&(x, o)) => (Some(x), Some(o)),
-                None => (None, None),
-            };
+            let at = outcomes.get(&item.instance_id).copied();
             let given: Vec<String> =
                 at.map(|x| votes.of(x).map(|(who, v)| format!("{who}:{v}")).collect()).unwrap_or_default();
-            let (settled, by) = match outcome.map(|o| &o.state) {
-                Some(ItemState::Final { value, by }) => (value.clone(), crate::domain::export::resolved_by_str(*by)),
-                _ => (String::new(), ""),
+            let by = item.resolved_by.map_or("", crate::domain::export::resolved_by_str);
+            let (stop_value, stop_posterior) = match &item.stop {
+                Some((v, p)) => (v.as_str(), Some(*p)),
+                None => ("", None),
             };
             w.write_record([
                 meta.name.as_str(),
@@ -69,11 +71,13 @@ pub async fn write(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> Result<Ve
                 &given.join(";"),
                 &item.answers.to_string(),
                 item.reason.map_or("", |r| r.as_str()),
+                stop_value,
+                &number(stop_posterior),
                 item.value.as_deref().unwrap_or_default(),
-                &number(item.posterior),
-                &settled,
                 by,
-                &number(outcome.and_then(|o| o.posterior)),
+                &number(item.posterior),
+                item.posterior_model.map_or("", |m| m.as_str()),
+                if doubtful.contains(&item.instance_id) { "yes" } else { "" },
             ])
             .map_err(csv_err)?;
         }

@@ -108,7 +108,7 @@ mod tests {
         let line = String::from_utf8(line).unwrap();
         assert!(line.starts_with(r#"{"image":"images/aa.png","caption":"a","negative_caption":"b","negative_image":null,"type":"replace""#), "{line}");
         assert!(line.contains(r#""instance_id":3,"instance_key":"k\"3""#), "{line}");
-        assert!(line.ends_with("\"step3_votes\":[{\"annotator\":\"x\",\"value\":\"none\"}],\"step3_resolved_by\":\"single\",\"step3_agreement\":\"single\",\"step3_posterior\":null}\n"), "{line}");
+        assert!(line.ends_with("\"step3_votes\":[{\"annotator\":\"x\",\"value\":\"none\"}],\"step3_resolved_by\":\"single\",\"step3_agreement\":\"single\",\"step3_posterior\":null,\"step3_posterior_model\":null}\n"), "{line}");
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["step3_votes"][0]["annotator"], "x");
     }

@@ -13,7 +13,7 @@ pub mod evidence;
 pub mod reliability;
 mod report;
 pub use reliability::Reliability;
-pub use report::{AdaptiveItem, AdaptiveReport, Savings, StopCounts};
+pub use report::{AdaptiveItem, AdaptiveReport, Doubtful, Savings, StopCounts, DOUBT_POSTERIOR};
 
 /// The `[assignment.adaptive]` table as written.
 #[derive(Debug, Clone, Deserialize)]

@@ -92,8 +92,11 @@ impl Reliability {
     /// answers over `k` classes; classes out of range are ignored.
     pub fn fit(answers: &[(u64, u64, usize)], gold: &[(u64, usize, usize)], k: usize) -> Reliability {
         let k = k.max(2);
-        let answers: Vec<_> = answers.iter().copied().filter(|a| a.2 < k).collect();
-        let gold: Vec<_> = gold.iter().copied().filter(|g| g.1 < k && g.2 < k).collect();
+        // Sorted: the sums below then run in one order however the answers were read.
+        let mut answers: Vec<_> = answers.iter().copied().filter(|a| a.2 < k).collect();
+        answers.sort_unstable();
+        let mut gold: Vec<_> = gold.iter().copied().filter(|g| g.1 < k && g.2 < k).collect();
+        gold.sort_unstable();
         let mut rel = Reliability::uninformed(k);
         if answers.is_empty() && gold.is_empty() {
             return rel;

@@ -160,3 +160,14 @@ fn spammers_are_recognised_on_a_dozen_answers_others_settled() {
     let gold: Vec<(u64, usize, usize)> = (0..12).map(|i| (50, i % K, (i + 2) % K)).collect();
     assert!(Reliability::fit(&sim.answers, &gold, K).uninformative(50));
 }
+
+/// PostgreSQL and SQLite hand the answers back in different orders, and a
+/// study's answers may be stored in any order: the fit must not care.
+#[test]
+fn the_order_answers_are_read_in_changes_no_fitted_figure() {
+    let (sim, rel) = crowd_of_types();
+    let mut shuffled = sim.answers.clone();
+    crate::domain::rng::shuffle(&mut shuffled, 7);
+    assert_ne!(shuffled, sim.answers);
+    assert_eq!(Reliability::fit(&shuffled, &[], K), rel);
+}

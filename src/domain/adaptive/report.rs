@@ -1,9 +1,12 @@
 //! What the research page, the API and the dashboard show of a study's adaptive overlap.
 use super::{Adaptive, Reason};
+use crate::domain::resolution::{PosteriorModel, ResolvedBy};
 use serde::{Deserialize, Serialize};
 
-/// Per item: what the research page and API show.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Per item: what the research page and API show. `value`, `resolved_by`
+/// and `posterior` are the item's settled outcome, the same wherever it is
+/// read (rows files, funnel, research page); `None` while it is open.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AdaptiveItem {
     pub instance_id: i64,
     /// Answers counted so far.
@@ -13,8 +16,30 @@ pub struct AdaptiveItem {
     /// None while it is still collecting.
     pub reason: Option<Reason>,
     pub value: Option<String>,
+    pub resolved_by: Option<ResolvedBy>,
     pub posterior: Option<f64>,
+    /// Which model gave `posterior`: their posteriors are not comparable.
+    pub posterior_model: Option<PosteriorModel>,
+    /// What the stop rule stopped on (`agreed`, `confident`) and its
+    /// posterior under the earned reliabilities; the export's `stop_value`.
+    #[serde(skip)]
+    pub stop: Option<(String, f64)>,
 }
+
+/// An item the stop rule settled that the final crowd model is nearly
+/// certain is something else. The rule's value stands (a stopping rule's
+/// decision is not silently overturned); the researcher may adjudicate it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Doubtful {
+    pub instance_id: i64,
+    pub rule_value: String,
+    pub model: PosteriorModel,
+    pub model_value: String,
+    pub model_posterior: f64,
+}
+
+/// The model's posterior for another value at which a stop is doubtful.
+pub const DOUBT_POSTERIOR: f64 = 0.95;
 
 /// A study's adaptive overlap at a glance: answers spent against the same
 /// items at a fixed overlap of `max` (the most any item may get here).
@@ -28,6 +53,10 @@ pub struct AdaptiveReport {
     /// `1 - spent / fixed`, over stopped items only (in-flight ones would flatter it).
     pub saved_share: Option<f64>,
     pub stopped: StopCounts,
+    /// Stops the final crowd model doubts ([`Doubtful`]); filled where the
+    /// outcomes are settled (not for the dashboard's savings).
+    #[serde(default)]
+    pub doubtful: Vec<Doubtful>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,7 +86,16 @@ impl AdaptiveReport {
         let answers_spent = items.iter().map(|i| i.answers).sum();
         let fixed_answers = items.len() as i64 * settings.max as i64;
         let saved_share = (done > 0).then(|| 1.0 - spent_done as f64 / (done * settings.max as i64) as f64);
-        AdaptiveReport { study_id, settings, items, answers_spent, fixed_answers, saved_share, stopped }
+        AdaptiveReport {
+            study_id,
+            settings,
+            items,
+            answers_spent,
+            fixed_answers,
+            saved_share,
+            stopped,
+            doubtful: vec![],
+        }
     }
 
     /// The report without its items, for the live dashboard.

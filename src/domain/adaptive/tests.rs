@@ -209,14 +209,8 @@ fn the_next_answer_goes_to_the_least_busy_who_has_not_had_the_item() {
 
 #[test]
 fn the_report_counts_spending_against_fixed_max() {
-    let item = |answers, reason| AdaptiveItem {
-        instance_id: answers,
-        answers,
-        wanted: answers,
-        reason,
-        value: None,
-        posterior: None,
-    };
+    let item =
+        |answers, reason| AdaptiveItem { instance_id: answers, answers, wanted: answers, reason, ..Default::default() };
     let items =
         vec![item(2, Some(Reason::Agreed)), item(5, Some(Reason::Max)), item(3, Some(Reason::Agreed)), item(1, None)];
     let r = AdaptiveReport::new(7, agree(2, 5), items);

@@ -31,11 +31,13 @@ mod prepared;
 pub(crate) mod reference_tests;
 #[cfg(test)]
 pub(crate) mod sim;
+mod sparse;
 #[cfg(test)]
 mod tests;
 
 use prepared::Prepared;
 use serde::Serialize;
+pub use sparse::aggregate_pooling_sparse;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -145,6 +147,10 @@ pub struct PersonReliability {
     /// MACE: the label distribution the person answers with when spamming.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<Vec<f64>>,
+    /// Too few answers to be fitted: their answers were weighed at the
+    /// pooled crowd's confusion ([`aggregate_pooling_sparse`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pooled: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -232,6 +238,7 @@ fn finish(model: Model, p: &Prepared, fit: Fit) -> Aggregation {
             }),
             competence: e.competence,
             strategy: e.strategy.map(|s| expand(&s)),
+            pooled: false,
         })
         .collect();
     Aggregation {

@@ -164,6 +164,10 @@ pub struct ParticipantCounts {
     /// By attention checks (with a lease) or the comprehension check (before one).
     pub screened_out: i64,
     pub discarded: i64,
+    /// Of `completed`: places adaptive overlap ended early because the
+    /// participant's answers carried no information (paid as promised).
+    #[serde(default)]
+    pub ended_uninformative: i64,
 }
 
 impl ParticipantCounts {

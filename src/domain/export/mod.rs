@@ -2,7 +2,7 @@
 //! (BiVLC's columns plus provenance), seeded stratified splits and the
 //! dataset card. Pure; `datasets::export` streams the rows and copies files.
 use super::category::Category;
-use super::resolution::ResolvedBy;
+use super::resolution::{Posterior, ResolvedBy};
 use super::survey::Verdict;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -147,9 +147,9 @@ pub struct StepRecord {
     /// In answer order (earliest first).
     pub votes: Vec<Vote>,
     pub resolved_by: ResolvedBy,
-    /// The settled value's posterior, when a crowd model or adaptive
-    /// overlap's `stop = "posterior"` settled it.
-    pub posterior: Option<f64>,
+    /// The settled value's posterior and its model, when a crowd model or
+    /// adaptive overlap's stop rule settled it.
+    pub posterior: Option<Posterior>,
 }
 
 /// A stored image as the export names it: by content hash, so each file is
@@ -230,7 +230,10 @@ impl Row {
             Column::Agreement(s) => Cell::Text(step(s).map(|r| Cow::Borrowed(AgreementFlag::of(&r.votes).as_str()))),
             // Six decimals: plenty for a probability, and the same text in every format.
             Column::Posterior(s) => {
-                Cell::Text(step(s).and_then(|r| r.posterior).map(|p| Cow::Owned(format!("{p:.6}"))))
+                Cell::Text(step(s).and_then(|r| r.posterior).map(|p| Cow::Owned(format!("{:.6}", p.value))))
+            }
+            Column::PosteriorModel(s) => {
+                Cell::Text(step(s).and_then(|r| r.posterior).map(|p| Cow::Borrowed(p.model.as_str())))
             }
         }
     }
@@ -272,6 +275,8 @@ pub enum Column {
     ResolvedBy(Step),
     Agreement(Step),
     Posterior(Step),
+    /// Which model gave `Posterior` ([`crate::domain::resolution::PosteriorModel`]).
+    PosteriorModel(Step),
 }
 
 /// What a column holds, which decides its encoding in each format.
@@ -303,6 +308,7 @@ impl Column {
             Column::ResolvedBy(s) => return Cow::Owned(format!("{}_resolved_by", s.prefix())),
             Column::Agreement(s) => return Cow::Owned(format!("{}_agreement", s.prefix())),
             Column::Posterior(s) => return Cow::Owned(format!("{}_posterior", s.prefix())),
+            Column::PosteriorModel(s) => return Cow::Owned(format!("{}_posterior_model", s.prefix())),
         })
     }
 
@@ -336,7 +342,9 @@ pub fn columns_for(stage: Stage, candidates: usize) -> Vec<Column> {
         Column::CaptionOrig,
         Column::NegativeCaptionOrig,
     ];
-    let step = |s| [Column::Votes(s), Column::ResolvedBy(s), Column::Agreement(s), Column::Posterior(s)];
+    let step = |s| {
+        [Column::Votes(s), Column::ResolvedBy(s), Column::Agreement(s), Column::Posterior(s), Column::PosteriorModel(s)]
+    };
     match stage {
         Stage::Candidates => cols.extend((0..candidates.max(MAX_CANDIDATES)).map(Column::Candidate)),
         Stage::Step3 => cols.extend(step(Step::Step3)),

@@ -1,5 +1,6 @@
 use super::*;
 use crate::domain::category::Category;
+use crate::domain::resolution::PosteriorModel;
 
 fn vote(a: &str, v: &str) -> Vote {
     Vote { annotator: a.into(), value: v.into() }
@@ -52,7 +53,8 @@ fn columns_start_with_bivlc_and_depend_on_the_stage() {
         "step4_votes".into(),
         "step4_resolved_by".into(),
         "step4_agreement".into(),
-        "step4_posterior".into()
+        "step4_posterior".into(),
+        "step4_posterior_model".into()
     ]));
     assert_eq!(Column::Candidate(0).kind(), ColumnKind::Image);
     assert_eq!(Column::Votes(Step::Step4).kind(), ColumnKind::Votes);
@@ -74,13 +76,19 @@ fn cells_of_a_row() {
         step3: Some(StepRecord {
             votes: vec![vote("a1", "2"), vote("a2", "2")],
             resolved_by: ResolvedBy::Unanimous,
-            posterior: Some(0.98765432),
+            posterior: Some(Posterior { value: 0.98765432, model: PosteriorModel::DawidSkene }),
         }),
         step4: None,
     };
     let text = |c| row.cell(c).text().map(|t| t.into_owned());
     assert_eq!(text(Column::Posterior(Step::Step3)).as_deref(), Some("0.987654"));
     assert_eq!(text(Column::Posterior(Step::Step4)), None, "no Step 4 record");
+    assert_eq!(
+        text(Column::PosteriorModel(Step::Step3)).as_deref(),
+        Some("dawid_skene"),
+        "the posterior names its model"
+    );
+    assert_eq!(text(Column::PosteriorModel(Step::Step4)), None);
     assert_eq!(text(Column::Image).as_deref(), Some("images/aa.png"));
     assert_eq!(text(Column::NegativeImage).as_deref(), Some("images/bb.jpg"));
     assert_eq!(text(Column::Type).as_deref(), Some("swap"));

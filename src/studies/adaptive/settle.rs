@@ -4,7 +4,7 @@
 use super::settings;
 use crate::domain::adaptive::{AdaptiveItem, AdaptiveReport, Reason, Reliability};
 use crate::domain::ids::StudyId;
-use crate::domain::resolution::{ItemState, ResolvedBy};
+use crate::domain::resolution::{ItemState, Posterior, PosteriorModel, ResolvedBy};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::studies::aggregate::class_of;
@@ -58,32 +58,33 @@ pub(super) async fn reliability(db: &AnyPool, meta: &StudyMeta) -> Result<Arc<Re
 }
 
 /// An item the stop rule settled (`agreed`, `confident`) takes the value it
-/// stopped on, whatever `resolve` says (an adjudication still overrides);
-/// every stopped item's value carries the posterior it stopped at. Returns
-/// the items the rule settled: a model `resolve` leaves them alone and
-/// settles only the items left at `max`. `outcomes` yields each item's id,
-/// state and posterior slot.
+/// stopped on, whatever `resolve` says (an adjudication still overrides),
+/// with the posterior it stopped at under the earned reliabilities. Items
+/// left at `max` are not touched: `resolve` settles them. Returns the items
+/// the rule settled: a model `resolve` leaves them alone and settles only
+/// the items left at `max`. `outcomes` yields each item's id, state and
+/// posterior slot.
 pub async fn settle<'a>(
     db: &AnyPool,
     study: StudyId,
-    outcomes: impl Iterator<Item = (i64, &'a mut ItemState, &'a mut Option<f64>)>,
+    outcomes: impl Iterator<Item = (i64, &'a mut ItemState, &'a mut Option<Posterior>)>,
 ) -> Result<HashSet<i64>, ServiceError> {
-    let stopped: HashMap<i64, (String, String, Option<f64>)> = sqlx::query_as(
-        "SELECT instance_id, reason, value, posterior FROM adaptive_items WHERE study_id = $1 AND state = 'stopped'",
+    let stopped: HashMap<i64, (String, Option<f64>)> = sqlx::query_as(
+        "SELECT instance_id, value, posterior FROM adaptive_items
+         WHERE study_id = $1 AND state = 'stopped' AND reason <> 'max'",
     )
     .bind(study)
     .fetch_all(db)
     .await?
     .into_iter()
-    .map(|(i, r, v, p): (i64, String, String, Option<f64>)| (i, (r, v, p)))
+    .map(|(i, v, p): (i64, String, Option<f64>)| (i, (v, p)))
     .collect();
     let mut settled = HashSet::new();
     for (id, state, slot) in outcomes {
-        let Some((reason, value, posterior)) = stopped.get(&id) else { continue };
+        let Some((value, posterior)) = stopped.get(&id) else { continue };
         let same = matches!(&*state, ItemState::Final { value: v, .. } if v == value);
         match &*state {
             ItemState::Final { by: ResolvedBy::Adjudication, .. } | ItemState::Pending { .. } => {}
-            _ if reason == Reason::Max.as_str() => {}
             ItemState::Final { by: ResolvedBy::Unanimous | ResolvedBy::Single, .. } if same => {
                 settled.insert(id);
             }
@@ -92,16 +93,18 @@ pub async fn settle<'a>(
                 settled.insert(id);
             }
         }
-        if matches!(&*state, ItemState::Final { value: v, .. } if v == value) {
-            *slot = *posterior;
+        if settled.contains(&id) {
+            *slot = posterior.map(|value| Posterior { value, model: PosteriorModel::EarnedReliability });
         }
     }
     Ok(settled)
 }
 
-/// `GET /api/v1/studies/{id}/adaptive`: per item how many answers it took,
-/// why it stopped, its value and posterior, and answers spent against a
-/// fixed overlap of `max`.
+/// The adaptive rows as stored (`GET /api/v1/studies/{id}/adaptive` fills
+/// in the settled values: `studies::adaptive_report`): per item how many
+/// answers it took, why it stopped and what the stop rule stopped on, and
+/// answers spent against a fixed overlap of `max`. Enough for the
+/// dashboard's savings, without settling the study.
 pub async fn report(db: &AnyPool, study: StudyId) -> Result<AdaptiveReport, ServiceError> {
     crate::studies::meta::load_study_meta(db, study).await?;
     let a = settings(db, study).await?.ok_or_else(|| {
@@ -121,13 +124,11 @@ pub async fn report(db: &AnyPool, study: StudyId) -> Result<AdaptiveReport, Serv
     .await?;
     let items = rows
         .into_iter()
-        .map(|(instance_id, wanted, answers, reason, value, posterior)| AdaptiveItem {
-            instance_id,
-            answers,
-            wanted,
-            reason: reason.as_deref().and_then(Reason::parse),
-            value,
-            posterior,
+        .map(|(instance_id, wanted, answers, reason, value, posterior)| {
+            let reason = reason.as_deref().and_then(Reason::parse);
+            // At `max` the rule chose nothing: `resolve` settles the item.
+            let stop = value.zip(posterior).filter(|_| matches!(reason, Some(Reason::Agreed | Reason::Confident)));
+            AdaptiveItem { instance_id, answers, wanted, reason, stop, ..AdaptiveItem::default() }
         })
         .collect();
     Ok(AdaptiveReport::new(study.get(), a, items))

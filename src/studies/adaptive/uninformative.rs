@@ -59,11 +59,14 @@ pub(super) async fn end_place(
         .bind(user)
         .execute(&mut *tx)
         .await?;
-    sqlx::query("UPDATE leases SET state = 'completed', ended_at = $1 WHERE study_id = $2 AND user_id = $3")
-        .bind(now)
-        .bind(study)
-        .bind(user)
-        .execute(&mut *tx)
-        .await?;
+    sqlx::query(
+        "UPDATE leases SET state = 'completed', ended_at = $1, ended_why = 'uninformative'
+         WHERE study_id = $2 AND user_id = $3",
+    )
+    .bind(now)
+    .bind(study)
+    .bind(user)
+    .execute(&mut *tx)
+    .await?;
     Ok(true)
 }
