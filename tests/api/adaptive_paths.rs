@@ -212,26 +212,40 @@ async fn stops_the_final_crowd_model_doubts_are_listed_and_stand() {
         .annotators(&["annotator1", "annotator2"])
         .seed(3)
         .resolve("dawid_skene")
-        .line("[assignment.adaptive]\nmin = 2\nmax = 3\nstop = \"agree\"");
+        .line("[assignment.adaptive]\nmin = 2\nmax = 2\nstop = \"agree\"");
     let study = app.create_study_ok(&researcher, &spec).await;
-    // Each candidate image's instance and slot, to know what an item shows.
+    // Each item's candidates (instance, slot, image), to know what an item shows.
     let db = app.db().await;
-    let rows: Vec<(i64, i64, String)> =
-        sqlx::query_as("SELECT instance_id, slot, image FROM candidates").fetch_all(&db).await.unwrap();
-    let slots: HashMap<String, (i64, i64)> = rows.into_iter().map(|(i, s, h)| (format!("/img/{h}"), (i, s))).collect();
-    let slot_of = &slots;
+    let rows: Vec<(i64, i64, String)> = sqlx::query_as(
+        "SELECT c.instance_id, c.slot, c.image FROM candidates c
+         JOIN study_items si ON si.instance_id = c.instance_id WHERE si.study_id = $1",
+    )
+    .bind(study)
+    .fetch_all(&db)
+    .await
+    .unwrap();
+    let mut items: BTreeMap<i64, BTreeMap<String, i64>> = BTreeMap::new();
+    for (i, slot, h) in rows {
+        items.entry(i).or_default().insert(format!("/img/{h}"), slot);
+    }
+    let items = &items;
     // (instance, the slot a careful person picks, None as -1)
-    let truth = |t: &TaskView| -> (i64, i64) {
-        let instance = t.options.iter().find_map(|o| Some(slot_of[o.image_url.as_ref()?].0)).unwrap();
+    let truth = move |t: &TaskView| -> (i64, i64) {
+        let shown: Vec<&String> = t.options.iter().filter_map(|o| o.image_url.as_ref()).collect();
+        let (instance, slots) = items
+            .iter()
+            .find(|(_, s)| s.len() == shown.len() && shown.iter().all(|u| s.contains_key(*u)))
+            .expect("the item's instance");
         let c = careful(t);
-        let slot = t.options.iter().find(|o| o.id == c).and_then(|o| o.image_url.as_ref()).map_or(-1, |u| slot_of[u].1);
-        (instance, slot)
+        let slot = t.options.iter().find(|o| o.id == c).and_then(|o| o.image_url.as_ref()).map_or(-1, |u| slots[u]);
+        (*instance, slot)
     };
+    let slot_of = move |t: &TaskView, u: &String| items[&truth(t).0][u];
     let swap = move |t: &TaskView| -> String {
         match truth(t).1 {
             1 => "none".into(),
             -1 => {
-                t.options.iter().find(|o| o.image_url.as_ref().is_some_and(|u| slot_of[u].1 == 3)).unwrap().id.clone()
+                t.options.iter().find(|o| o.image_url.as_ref().is_some_and(|u| slot_of(t, u) == 3)).unwrap().id.clone()
             }
             _ => careful(t),
         }

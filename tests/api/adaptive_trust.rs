@@ -109,19 +109,28 @@ async fn a_model_resolve_settles_only_what_reached_max_and_every_item_has_a_post
     let (mut kept, mut by_model) = (0, 0);
     for row in &rows {
         let item = stop[&row["instance_id"].parse::<i64>().unwrap()];
-        assert_eq!(row["stop_value"], item["value"].as_str().unwrap(), "{row:?}");
-        let p: f64 = row["stop_posterior"].parse().unwrap_or_else(|_| panic!("a posterior, None included: {row:?}"));
+        // The endpoint reports the settled value, as the export does (issue 52).
+        assert_eq!(row["settled_value"], item["value"].as_str().unwrap(), "{row:?}");
+        let p: f64 = row["settled_posterior"].parse().unwrap_or_else(|_| panic!("a posterior, None included: {row:?}"));
         assert!((p - item["posterior"].as_f64().unwrap()).abs() < 1e-6, "{row:?}");
-        assert!(!row["settled_posterior"].is_empty(), "the settled value's posterior: {row:?}");
+        assert_eq!(row["settled_posterior_model"], item["posterior_model"].as_str().unwrap(), "{row:?}");
         let given: Vec<&str> = row["votes"].split(';').filter_map(|v| v.split_once(':').map(|(_, v)| v)).collect();
         assert!(given.contains(&row["settled_value"].as_str()), "settled on a value somebody gave: {row:?}");
         if item["reason"] == "confident" {
             kept += 1;
             assert_eq!(row["settled_value"], row["stop_value"], "a confident stop is what gets settled: {row:?}");
+            assert_eq!(row["settled_posterior"], row["stop_posterior"], "{row:?}");
+            assert_eq!(row["settled_posterior_model"], "earned_reliability", "{row:?}");
             assert_ne!(row["resolved_by"], "dawid_skene", "{row:?}");
         } else {
             by_model += 1;
             assert_eq!(row["resolved_by"], "dawid_skene", "{row:?}");
+            assert_eq!(row["settled_posterior_model"], "dawid_skene", "{row:?}");
+            assert_eq!(
+                (row["stop_value"].as_str(), row["stop_posterior"].as_str()),
+                ("", ""),
+                "at max the rule chose nothing"
+            );
         }
     }
     assert!(kept > 0 && by_model > 0, "both kinds of items: {rows:?}");

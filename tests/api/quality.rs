@@ -132,7 +132,7 @@ async fn flags_decisions_dashboard_and_discarding() {
     let csv = approve_csv(&app, &researcher, study).await;
     assert!(csv.starts_with(
         "platform_id,participant,bundle,status,answers,median_s_per_item,gold_accuracy,checks_failed,\
-         comprehension_attempts,ds_accuracy,flags,decision,reason\n"
+         comprehension_attempts,ds_accuracy,flags,decision,reason,ended\n"
     ));
     let rows = by_pid(&csv);
     assert_eq!(rows.len(), 8, "{csv}");
