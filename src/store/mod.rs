@@ -24,5 +24,6 @@ pub mod session_table;
 pub mod sessions;
 pub mod sqlite_process;
 mod sqlite_writer;
+pub mod statements;
 pub mod task_cache;
 pub mod writer;
