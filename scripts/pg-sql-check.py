@@ -25,6 +25,9 @@ import subprocess
 import sys
 
 STATEMENT = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b")
+# The start of a statement's PostgreSQL text in a store::dialect::Sql, whole or
+# as the first piece of a concat! or format!.
+POSTGRES_SIDE = re.compile(r"postgres:\s*(?:(?:concat|format)!\(\s*)?$")
 # "...", r"...", r#"..."# (not byte strings); no nested raw-string hashes beyond one.
 LITERAL = re.compile(r'r#"(.*?)"#|r"(.*?)"|"((?:[^"\\]|\\.)*)"', re.S)
 
@@ -88,7 +91,7 @@ def statements(root, unchecked):
             body = raw if raw is not None else unescape(m.group(3))
             line = text.count("\n", 0, m.start()) + 1
             if not STATEMENT.match(body) or "{" in body or not whole(body):
-                if before.endswith("postgres:"):
+                if POSTGRES_SIDE.search(before):
                     unchecked.append(f"{path}:{line}")
                 continue
             yield f"{path}:{line}", postgres_pages(body)
