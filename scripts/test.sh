@@ -10,10 +10,12 @@ stage setup
 # A throw-away PostgreSQL cluster for the PostgreSQL checks, stopped on any exit.
 eval "$(./scripts/pg-cluster.sh start)"
 trap './scripts/pg-cluster.sh stop "$HARDNEG_PG_DIR"' EXIT
-# Formatting and the layout rule (no import cycles between files) first: they fail in seconds.
+# Formatting and the layout rule (no import cycles, layers one way) first: they fail in seconds.
 stage checks
 cargo fmt --check
 python3 scripts/import-cycles.py
+# The gate's own test: a wrong-way import planted in a copy of src/ fails it.
+python3 scripts/import-cycles.py --self-test
 # Every SQL statement (SQLite's side of a dialect! aside) must prepare on
 # PostgreSQL, the second backend (docs/deploy.md).
 python3 scripts/pg-sql-check.py "$HARDNEG_PG_URL" --max-failing 0

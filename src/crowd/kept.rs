@@ -166,34 +166,14 @@ pub(crate) fn put(kept: Kept) {
 /// of everyone, into `kept`, in the shape the flags take, with the on-screen
 /// options and values interned. One row per person:
 /// `instance,query,position,elapsed_ms,check,answered_at,hex(shown),hex(value)`
-/// per answer, `;` between answers (sqlx hands rows over one at a time,
-/// which dominated at 200k answers; hex keeps free text from splitting);
-/// `check` is 0 for none, 2/3 for gold wrong/right, 4/5 for attention.
+/// per answer, `;` between answers (`store::statements::kept_answers`).
 async fn read_answers(
     db: &AnyPool,
     study: StudyId,
     users: Option<&[i64]>,
     kept: &mut Kept,
 ) -> Result<(), ServiceError> {
-    // $1 is the study; the users follow as $2, $3, ...
-    let only = users
-        .map(|u| {
-            format!(" AND a.user_id IN ({})", (2..u.len() + 2).map(|i| format!("${i}")).collect::<Vec<_>>().join(","))
-        })
-        .unwrap_or_default();
-    // The same packing in each dialect (upper-case hex on both).
-    let (concat, hex, hex_end) = crate::dialect!(db,
-        sqlite: ("group_concat", "hex(", ")"),
-        postgres: ("string_agg", "upper(encode(convert_to(", ", 'UTF8'), 'hex'))"),
-    );
-    let sql = format!(
-        "SELECT a.user_id, {concat}(
-                    a.instance_id || ',' || t.query || ',' || t.position || ',' || a.elapsed_ms || ',' ||
-                    (CASE t.check_kind WHEN 'gold' THEN 2 WHEN 'attention' THEN 4 ELSE 0 END
-                     + CASE WHEN a.value = t.check_answer THEN 1 ELSE 0 END) || ',' || a.answered_at || ',' ||
-                    {hex}a.option_id{hex_end} || ',' || {hex}a.value{hex_end}, ';')
-         FROM answers a JOIN tasks t ON t.id = a.task_id WHERE a.study_id = $1{only} GROUP BY a.user_id"
-    );
+    let sql = crate::store::statements::kept_answers(db, users.map(<[i64]>::len));
     let mut query = sqlx::query_as::<_, (i64, String)>(&sql).bind(study);
     for u in users.unwrap_or_default() {
         query = query.bind(u);

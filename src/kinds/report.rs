@@ -21,7 +21,7 @@ pub struct StudyReport {
 impl StudyReport {
     /// The report as JSON (docs/api.md), pretty for files and the CLI.
     pub fn to_json(&self, pretty: bool) -> Result<Vec<u8>, ServiceError> {
-        self.stats.json(&self.head, pretty).map_err(|e| ServiceError::Internal(format!("report to JSON: {e}")))
+        self.stats.json(&self.head, pretty).map_err(|e| ServiceError::internal("report to JSON", e))
     }
 
     /// The report as a plain-text table (CLI, export card).
@@ -77,8 +77,7 @@ async fn answers_by_subset(db: &AnyPool, study_id: StudyId) -> Result<Vec<Answer
     .await?;
     rows.into_iter()
         .map(|(id, t, s, annotator, value, a, b)| {
-            let category =
-                Category::parse(&t, &s).map_err(|e| ServiceError::Internal(format!("instance {id}: {e}")))?;
+            let category = Category::parse(&t, &s).map_err(|e| ServiceError::internal(format!("instance {id}"), e))?;
             Ok(Answer { instance: id, category, annotator, value, sources: (a, b) })
         })
         .collect()

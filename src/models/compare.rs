@@ -16,15 +16,10 @@ fn rounded(r: Report) -> Report {
 
 /// Datasets with something to compare: a model run or a human baseline.
 pub async fn datasets_with_results(db: &AnyPool) -> Result<Vec<String>, ServiceError> {
-    Ok(sqlx::query_scalar(crate::dialect!(db,
-        sqlite: "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION
-           SELECT dataset_id FROM studies WHERE kind IN (SELECT value FROM json_each($1))) ORDER BY name",
-        postgres: "SELECT name FROM datasets WHERE id IN (SELECT dataset_id FROM model_runs UNION
-           SELECT dataset_id FROM studies WHERE kind IN (SELECT value FROM json_array_elements_text($1::json))) ORDER BY name",
-    ))
-    .bind(crate::models::human::measurement_kinds_json())
-    .fetch_all(db)
-    .await?)
+    Ok(sqlx::query_scalar(crate::store::statements::DATASETS_WITH_RESULTS.on(db))
+        .bind(crate::models::human::measurement_kinds_json())
+        .fetch_all(db)
+        .await?)
 }
 
 /// Every model run on the dataset, the human rows (of the baseline studies in

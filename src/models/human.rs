@@ -49,16 +49,11 @@ pub async fn human_rows(
     only: &[i64],
     rounded: fn(Report) -> Report,
 ) -> Result<Vec<HumanRow>, ServiceError> {
-    let studies: Vec<(i64, String, String)> = sqlx::query_as(crate::dialect!(db,
-        sqlite: "SELECT id, name, kind FROM studies WHERE dataset_id = $1 AND kind IN (SELECT value FROM json_each($2))
-         ORDER BY id",
-        postgres: "SELECT id, name, kind FROM studies
-         WHERE dataset_id = $1 AND kind IN (SELECT value FROM json_array_elements_text($2::json)) ORDER BY id",
-    ))
-    .bind(dataset_id)
-    .bind(measurement_kinds_json())
-    .fetch_all(db)
-    .await?;
+    let studies: Vec<(i64, String, String)> = sqlx::query_as(crate::store::statements::STUDIES_OF_KINDS.on(db))
+        .bind(dataset_id)
+        .bind(measurement_kinds_json())
+        .fetch_all(db)
+        .await?;
     for id in only {
         if !studies.iter().any(|(s, _, _)| s == id) {
             return Err(ServiceError::Invalid(format!(

@@ -6,6 +6,7 @@
 //! so the statement text (and its prepared form) is the same for every
 //! batch size. SQLite's writer runs each answer's own statements in place
 //! (`sqlite_writer`).
+use super::dialect::Sql;
 use serde_json::{json, Value};
 use sqlx::AnyConnection;
 use std::collections::{BTreeMap, HashSet};
@@ -106,7 +107,7 @@ pub(super) async fn apply_all(conn: &mut AnyConnection, batch: &[&NewAnswer]) ->
         .collect();
     // json_each walks the array in order, and a row that conflicts with one
     // inserted earlier by this very statement is skipped too.
-    let inserted: HashSet<i64> = sqlx::query_scalar(crate::dialect!(&*conn,
+    let inserted: HashSet<i64> = sqlx::query_scalar(Sql {
         sqlite: "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
          SELECT j.value->>0, j.value->>1, j.value->>2, j.value->>3, j.value->>4, j.value->>5, j.value->>6, j.value->>7,
                 j.value->>8
@@ -117,7 +118,8 @@ pub(super) async fn apply_all(conn: &mut AnyConnection, batch: &[&NewAnswer]) ->
                 (j->>7)::bigint, (j->>8)::bigint
          FROM json_array_elements($1::json) AS e(j)
          ON CONFLICT (task_id) DO NOTHING RETURNING task_id",
-    ))
+    }
+    .on(&*conn))
     .bind(Value::Array(rows).to_string())
     .fetch_all(&mut *conn)
     .await?
@@ -136,21 +138,25 @@ pub(super) async fn apply_all(conn: &mut AnyConnection, batch: &[&NewAnswer]) ->
     let texts: Vec<Value> =
         new.iter().flat_map(|a| a.texts.iter().map(|(field, text)| json!([a.task_id, field, text]))).collect();
     if !texts.is_empty() {
-        sqlx::query(crate::dialect!(&*conn,
+        sqlx::query(Sql {
             sqlite: "INSERT INTO answer_texts (task_id, field, text) SELECT j.value->>0, j.value->>1, j.value->>2 FROM json_each($1) j",
             postgres: "INSERT INTO answer_texts (task_id, field, text)
              SELECT (j->>0)::bigint, j->>1, j->>2 FROM json_array_elements($1::json) AS e(j)",
-        ))
+    }
+    .on(&*conn))
         .bind(Value::Array(texts).to_string())
         .execute(&mut *conn)
         .await?;
     }
     let ids: Vec<i64> = new.iter().map(|a| a.task_id).collect();
-    sqlx::query(crate::dialect!(&*conn,
-        sqlite: "UPDATE tasks SET done = 1, lease_until = NULL WHERE id IN (SELECT value FROM json_each($1))",
-        postgres: "UPDATE tasks SET done = 1, lease_until = NULL
+    sqlx::query(
+        Sql {
+            sqlite: "UPDATE tasks SET done = 1, lease_until = NULL WHERE id IN (SELECT value FROM json_each($1))",
+            postgres: "UPDATE tasks SET done = 1, lease_until = NULL
          WHERE id IN (SELECT value::bigint FROM json_array_elements_text($1::json))",
-    ))
+        }
+        .on(&*conn),
+    )
     .bind(json!(ids).to_string())
     .execute(&mut *conn)
     .await?;
@@ -161,14 +167,18 @@ pub(super) async fn apply_all(conn: &mut AnyConnection, batch: &[&NewAnswer]) ->
         *e = (e.0 + 1, e.1.max(a.answered_at));
     }
     let counts: Vec<Value> = per.iter().map(|((s, u), (n, _))| json!([s, u, n])).collect();
-    let finished: Vec<(i64, i64, super::ids::Flag)> = sqlx::query_as(crate::dialect!(&*conn,
-        sqlite: "UPDATE participations SET done = done + (j.value->>2) FROM json_each($1) j
+    let finished: Vec<(i64, i64, super::ids::Flag)> = sqlx::query_as(
+        Sql {
+            sqlite: "UPDATE participations SET done = done + (j.value->>2) FROM json_each($1) j
          WHERE participations.study_id = (j.value->>0) AND participations.user_id = (j.value->>1)
          RETURNING participations.study_id, participations.user_id, participations.done >= participations.total",
-        postgres: "UPDATE participations SET done = done + (j->>2)::bigint FROM json_array_elements($1::json) AS e(j)
+            postgres:
+                "UPDATE participations SET done = done + (j->>2)::bigint FROM json_array_elements($1::json) AS e(j)
          WHERE participations.study_id = (j->>0)::bigint AND participations.user_id = (j->>1)::bigint
          RETURNING participations.study_id, participations.user_id, participations.done >= participations.total",
-    ))
+        }
+        .on(&*conn),
+    )
     .bind(Value::Array(counts).to_string())
     .fetch_all(&mut *conn)
     .await?;

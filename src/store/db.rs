@@ -132,6 +132,18 @@ pub async fn side_pool(pool: &AnyPool, sqlite_pragmas: &'static str) -> sqlx::Re
         .await
 }
 
+/// Runs SQLite's `pragmas` on a connection held apart from the pool (closed
+/// after use, so they never reach it); PostgreSQL has no such settings, so
+/// there it does nothing and the caller never asks which database runs.
+pub async fn sqlite_settings(conn: &mut AnyConnection, pragmas: &[&str]) -> sqlx::Result<()> {
+    if is_sqlite(conn) {
+        for pragma in pragmas {
+            sqlx::query(pragma).execute(&mut *conn).await?;
+        }
+    }
+    Ok(())
+}
+
 /// [`open`] for the SQLite file at `path`.
 pub async fn open_pool(path: &Path) -> anyhow::Result<AnyPool> {
     open(&Location::Sqlite(path.to_owned())).await

@@ -2,7 +2,8 @@
 //! once in the SQL both share (`$N` parameters, `ON CONFLICT`, `CASE`); the
 //! exceptions are SQLite's JSON functions, which batch many rows into one
 //! parameter or one result, and have no common spelling:
-//! - [`dialect!`] picks one of two statements written side by side;
+//! - [`Sql`] holds a statement's two texts and picks one for the backend a
+//!   query runs on (the features' are named in `store::statements`);
 //! - [`pages`] rewrites a page query (`crate::store::pages`) mechanically.
 use sqlx::{AnyConnection, AnyPool};
 use std::borrow::Cow;
@@ -36,18 +37,27 @@ impl<B: Backend + ?Sized> Backend for &mut B {
     }
 }
 
-/// `dialect!(on, sqlite: "…", postgres: "…")`: the statement for the backend
-/// `on` (a pool or a connection) runs on. `scripts/pg-sql-check.py` prepares
-/// the `postgres:` one and skips the `sqlite:` one.
-#[macro_export]
-macro_rules! dialect {
-    ($on:expr, sqlite: $lite:expr, postgres: $pg:expr $(,)?) => {
-        if $crate::store::dialect::Backend::is_postgres($on) {
-            $pg
+/// A statement whose SQL differs between the backends, with both texts.
+/// `on` picks the one for the pool or connection it runs on, so the code
+/// that runs it writes one query and never asks which database it is. The
+/// ones features run are named in [`super::statements`];
+/// `scripts/pg-sql-check.py` prepares every `postgres:` text (each must be a
+/// whole statement) and skips the `sqlite:` ones.
+#[derive(Debug, Clone, Copy)]
+pub struct Sql {
+    pub sqlite: &'static str,
+    pub postgres: &'static str,
+}
+
+impl Sql {
+    /// The text for the backend `on` (a pool or a connection) runs on.
+    pub fn on<B: Backend + ?Sized>(&self, on: &B) -> &'static str {
+        if on.is_postgres() {
+            self.postgres
         } else {
-            $lite
+            self.sqlite
         }
-    };
+    }
 }
 
 /// A page query for `on`. SQLite's form packs rows as

@@ -25,5 +25,6 @@ pub mod session_table;
 pub mod sessions;
 pub mod sqlite_process;
 mod sqlite_writer;
+pub mod statements;
 pub mod task_cache;
 pub mod writer;

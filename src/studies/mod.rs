@@ -14,7 +14,6 @@ pub mod meta;
 #[cfg(test)]
 mod negatives_tests;
 mod next_read;
-pub use next_read::NEXT_TASKS_PG;
 pub mod outcomes;
 pub mod overview;
 pub mod pipeline;

@@ -1,45 +1,22 @@
 //! The `next` read: a participation's progress and its first two open tasks,
-//! read in place on SQLite (`store::local_reads`), through the pool on PostgreSQL.
+//! read in place on SQLite (`store::local_reads`), through the pool on PostgreSQL
+//! (the statement, whose SQL differs by backend, is `store::statements::NEXT_TASKS`).
 use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::store::rows::from_row;
-
-/// A participation's progress and its first two open tasks, in one query.
-/// The one participation row drives a walk of `tasks_queue` in position
-/// order, so SQLite needs no temporary table or sort (a subquery with its
-/// own LIMIT cost both on every `next`; `next_read_tests.rs` checks the plan).
-pub(super) const NEXT_TASKS: &str = "SELECT p.done, p.total, t.id AS task_id, t.instance_id, t.seed, t.query,
-        CASE WHEN t.check_kind = 'attention' THEN t.check_answer END AS attention
-    FROM participations p
-    LEFT JOIN tasks t ON t.study_id = p.study_id AND t.user_id = p.user_id AND t.done = 0
-    WHERE p.study_id = $1 AND p.user_id = $2 ORDER BY t.position LIMIT 2";
-
-/// [`NEXT_TASKS`] for PostgreSQL, whose planner does not carry the index's
-/// order through the join: it read every open task of the participant and
-/// sorted them (1.9 ms at 5,000 tasks, most of a round trip's database
-/// CPU). The LIMIT inside a LATERAL subquery reads two index entries. SQLite
-/// has no LATERAL, and there the subquery form costs a temporary table and a
-/// sort. Whole, not a `concat!` with [`NEXT_TASKS`]' columns, so that
-/// `scripts/pg-sql-check.py` prepares it; public for the API suite's
-/// `postgres_plans`, which checks its plan on a real server.
-pub const NEXT_TASKS_PG: &str = "SELECT p.done, p.total, t.id AS task_id, t.instance_id, t.seed, t.query,
-        CASE WHEN t.check_kind = 'attention' THEN t.check_answer END AS attention
-    FROM participations p
-    LEFT JOIN LATERAL (SELECT id, instance_id, seed, query, check_kind, check_answer, position FROM tasks
-        WHERE study_id = p.study_id AND user_id = p.user_id AND done = 0 ORDER BY position LIMIT 2) t ON true
-    WHERE p.study_id = $1 AND p.user_id = $2 ORDER BY t.position";
+use crate::store::statements::NEXT_TASKS;
 
 /// [`NEXT_TASKS`]' rows: on SQLite read in place (the round trip's one read;
 /// a hand-off to sqlx's worker thread and back cost more than the read).
 pub(super) async fn next_rows(state: &AppState, study_id: StudyId, user_id: i64) -> Result<Vec<NextRow>, ServiceError> {
     let Some(local) = &state.local else {
-        let sql = crate::dialect!(&state.db, sqlite: NEXT_TASKS, postgres: NEXT_TASKS_PG);
+        let sql = NEXT_TASKS.on(&state.db);
         return Ok(sqlx::query_as(sql).bind(study_id).bind(user_id).fetch_all(&state.db).await?);
     };
     local
         .read(|c| {
-            let mut next = c.prepare_cached(NEXT_TASKS)?;
+            let mut next = c.prepare_cached(NEXT_TASKS.sqlite)?;
             let rows = next.query_map((study_id.get(), user_id), NextRow::from_local)?;
             rows.collect()
         })

@@ -1,6 +1,7 @@
-use super::{NextRow, NEXT_TASKS};
+use super::NextRow;
 use crate::store::db;
 use crate::store::local_reads::LocalReads;
+use crate::store::statements::NEXT_TASKS;
 
 type Row = (i64, i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<String>);
 
@@ -29,31 +30,32 @@ async fn next_tasks_walks_the_queue_in_order_without_temporary_tables() {
     // The round trip reads on the calling thread: the same rows, and each
     // commit of another connection seen by the next read.
     let local = LocalReads::open(&db::location_of(&pool)).expect("a SQLite file");
-    let rows: Vec<Row> = sqlx::query_as(NEXT_TASKS).bind(1).bind(1).fetch_all(&mut *conn).await.unwrap();
+    let rows: Vec<Row> = sqlx::query_as(NEXT_TASKS.sqlite).bind(1).bind(1).fetch_all(&mut *conn).await.unwrap();
     let ids: Vec<Option<i64>> = rows.iter().map(|r| r.2).collect();
     assert_eq!(ids, [Some(3), Some(2)]);
     assert_eq!(local_rows(&local, 1), [(0, 3, Some(3)), (0, 3, Some(2))]);
 
     sqlx::query("UPDATE tasks SET done = 1").execute(&mut *conn).await.unwrap();
-    let rows: Vec<Row> = sqlx::query_as(NEXT_TASKS).bind(1).bind(1).fetch_all(&mut *conn).await.unwrap();
+    let rows: Vec<Row> = sqlx::query_as(NEXT_TASKS.sqlite).bind(1).bind(1).fetch_all(&mut *conn).await.unwrap();
     assert_eq!(rows.len(), 1, "progress without tasks: {rows:?}");
     assert_eq!(rows[0].2, None);
     assert_eq!(local_rows(&local, 1), [(0, 3, None)]);
-    let none: Vec<Row> = sqlx::query_as(NEXT_TASKS).bind(1).bind(2).fetch_all(&mut *conn).await.unwrap();
+    let none: Vec<Row> = sqlx::query_as(NEXT_TASKS.sqlite).bind(1).bind(2).fetch_all(&mut *conn).await.unwrap();
     assert!(none.is_empty(), "no participation, no row");
     assert_eq!(local_rows(&local, 2), []);
 }
 
 /// (done, total, task id) of user `user`'s next tasks in study 1, read in place.
 fn local_rows(local: &LocalReads, user: i64) -> Vec<(i64, i64, Option<i64>)> {
-    let rows: Vec<NextRow> =
-        local.read(|c| c.prepare_cached(NEXT_TASKS)?.query_map((1, user), NextRow::from_local)?.collect()).unwrap();
+    let rows: Vec<NextRow> = local
+        .read(|c| c.prepare_cached(NEXT_TASKS.sqlite)?.query_map((1, user), NextRow::from_local)?.collect())
+        .unwrap();
     rows.iter().map(|r| (r.done, r.total, r.task_id.map(|t| t.get()))).collect()
 }
 
 /// EXPLAIN QUERY PLAN's rows are (id, parent, notused, detail).
 async fn query_plan(conn: &mut sqlx::AnyConnection) -> Vec<String> {
-    let rows: Vec<(i64, i64, i64, String)> = sqlx::query_as(&format!("EXPLAIN QUERY PLAN {NEXT_TASKS}"))
+    let rows: Vec<(i64, i64, i64, String)> = sqlx::query_as(&format!("EXPLAIN QUERY PLAN {}", NEXT_TASKS.sqlite))
         .bind(1)
         .bind(1)
         .fetch_all(&mut *conn)

@@ -1,7 +1,7 @@
 //! Query plans on a real PostgreSQL server for the round trip's hottest
 //! read: what SQLite's plan test (`studies/next_read_tests.rs`) checks there.
 use crate::postgres::{drop_database, fresh_database, server_url};
-use hardneg::studies::NEXT_TASKS_PG;
+use hardneg::store::statements::NEXT_TASKS;
 use serde_json::Value;
 use sqlx::postgres::PgPool;
 use sqlx::{Executor, Row as _};
@@ -36,7 +36,8 @@ async fn the_next_read_takes_two_tasks_from_the_queue_index_in_either_plan() {
     .await
     .unwrap();
 
-    let rows: Vec<Row> = sqlx::query_as(NEXT_TASKS_PG).bind(1_i64).bind(1_i64).fetch_all(&mut *conn).await.unwrap();
+    let rows: Vec<Row> =
+        sqlx::query_as(NEXT_TASKS.postgres).bind(1_i64).bind(1_i64).fetch_all(&mut *conn).await.unwrap();
     let positions: Vec<i64> = rows.iter().map(|r| QUEUE - r.3.unwrap()).collect();
     assert_eq!(positions, [10, 11], "the two open tasks first in the queue: {rows:?}");
     assert_eq!((rows[0].0, rows[0].1), (0, QUEUE), "the participation's progress");
@@ -45,7 +46,7 @@ async fn the_next_read_takes_two_tasks_from_the_queue_index_in_either_plan() {
     // cached statement settles on: each reads two of the queue's tasks.
     for mode in ["force_custom_plan", "force_generic_plan"] {
         conn.execute(format!("SET plan_cache_mode = {mode}").as_str()).await.unwrap();
-        conn.execute(format!("PREPARE next_{mode}(bigint, bigint) AS {NEXT_TASKS_PG}").as_str()).await.unwrap();
+        conn.execute(format!("PREPARE next_{mode}(bigint, bigint) AS {}", NEXT_TASKS.postgres).as_str()).await.unwrap();
         let explain = format!("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE next_{mode}(1, 1)");
         let row = sqlx::query(&explain).fetch_one(&mut *conn).await.unwrap();
         let plan: Value = serde_json::from_str(&row.try_get_unchecked::<String, _>(0).unwrap()).unwrap();
@@ -56,10 +57,12 @@ async fn the_next_read_takes_two_tasks_from_the_queue_index_in_either_plan() {
     }
 
     conn.execute("UPDATE tasks SET done = 1 WHERE user_id = 1").await.unwrap();
-    let rows: Vec<Row> = sqlx::query_as(NEXT_TASKS_PG).bind(1_i64).bind(1_i64).fetch_all(&mut *conn).await.unwrap();
+    let rows: Vec<Row> =
+        sqlx::query_as(NEXT_TASKS.postgres).bind(1_i64).bind(1_i64).fetch_all(&mut *conn).await.unwrap();
     assert_eq!(rows.len(), 1, "progress without tasks: {rows:?}");
     assert_eq!(rows[0].2, None);
-    let none: Vec<Row> = sqlx::query_as(NEXT_TASKS_PG).bind(1_i64).bind(99_i64).fetch_all(&mut *conn).await.unwrap();
+    let none: Vec<Row> =
+        sqlx::query_as(NEXT_TASKS.postgres).bind(1_i64).bind(99_i64).fetch_all(&mut *conn).await.unwrap();
     assert!(none.is_empty(), "no participation, no row");
     drop(conn);
     pg.close().await;

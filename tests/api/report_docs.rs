@@ -1,8 +1,11 @@
 //! docs/api.md says what the report endpoint answers: each JSON example in
 //! its report section has the shape of the server's answer for a demo study
-//! of that kind, after two annotators answered a few of its tasks.
+//! of that kind, after two annotators answered a few of its tasks; and the
+//! lists of reporting kinds in docs/api.md and docs/export.md are the
+//! registry's.
 use crate::helpers::TestApp;
 use hardneg::api_types::TaskView;
+use hardneg::domain::survey::SurveyKind;
 use serde_json::Value;
 
 /// Keys whose object maps data (a value or skip reason) to a count: only the values are compared.
@@ -94,5 +97,26 @@ async fn the_report_section_of_the_api_docs_has_the_servers_shape_for_every_repo
         let mut out = Vec::new();
         differences(kind, example, &got, &mut out);
         assert!(out.is_empty(), "docs/api.md against the server:\n{}\nserver: {got:#}", out.join("\n"));
+    }
+}
+
+/// The kinds named in the parentheses after `phrase` in the doc `file`.
+fn listed_after(file: &str, phrase: &str) -> Vec<String> {
+    let path = format!("{}/docs/{file}", env!("CARGO_MANIFEST_DIR"));
+    let docs = std::fs::read_to_string(&path).unwrap().replace('\n', " ");
+    let at = docs.find(phrase).unwrap_or_else(|| panic!("{file}: no {phrase:?}"));
+    let rest = &docs[at + phrase.len()..];
+    let list = &rest[rest.find('(').unwrap() + 1..rest.find(')').unwrap()];
+    list.split('`').skip(1).step_by(2).map(str::to_string).collect()
+}
+
+#[test]
+fn the_docs_list_the_registrys_reporting_kinds_in_its_order() {
+    let registry: Vec<String> = SurveyKind::reports().map(|k| k.name().to_string()).collect();
+    assert!(registry.len() >= 8, "the registry's reporting kinds: {registry:?}");
+    for (file, phrase) in
+        [("api.md", "For a study whose kind reports statistics"), ("export.md", "whose kind reports statistics")]
+    {
+        assert_eq!(listed_after(file, phrase), registry, "docs/{file}'s reporting kinds against the registry");
     }
 }

@@ -6,6 +6,7 @@
 use crate::domain::ids::DatasetId;
 use crate::error::ServiceError;
 use crate::store::pages::{in_order, parse_page, read_ahead};
+use crate::store::statements::{EXPORT_PAGE, EXPORT_PAGE_OF_IDS};
 use futures_util::stream::BoxStream;
 use futures_util::{StreamExt, TryStreamExt};
 use sqlx::AnyPool;
@@ -25,8 +26,8 @@ pub(super) async fn scan_pool(db: &AnyPool) -> Result<AnyPool, ServiceError> {
     Ok(crate::store::db::side_pool(db, SCAN_CACHE).await?)
 }
 
-/// One instance as read, from the JSON array `instance_json!` builds (the
-/// fields in its order). The category comes with the exported ids.
+/// One instance as read, from the JSON array a page gives
+/// (`store::statements::EXPORT_PAGE`, the fields in its order). The category comes with the exported ids.
 #[derive(serde::Deserialize)]
 pub(super) struct InstanceRow {
     pub id: i64,
@@ -93,39 +94,9 @@ pub(super) async fn instance_rows(
     Ok(pages.map_ok(|rows| futures_util::stream::iter(rows.into_iter().map(Ok))).try_flatten().boxed())
 }
 
-/// One instance as a JSON array (`InstanceRow`) over `i` (instances) and
-/// `img` (its image), its candidates where `c` matches the condition given.
-macro_rules! instance_json {
-    ($candidates:literal) => {
-        concat!(
-            "json_array(i.id, i.key, i.caption, i.negative_caption, i.caption_orig,
-                i.negative_caption_orig, i.positive_image, img.mime, img.bytes,
-                json((SELECT json_group_array(json_array(c.slot, c.image, ci.mime, ci.bytes))
-                      FROM candidates c JOIN images ci ON ci.hash = c.image WHERE c.instance_id = i.id",
-            $candidates,
-            ")))"
-        )
-    };
-}
-
-/// [`instance_json!`] in PostgreSQL's JSON functions.
-macro_rules! instance_json_pg {
-    ($candidates:literal) => {
-        concat!(
-            "json_build_array(i.id, i.key, i.caption, i.negative_caption, i.caption_orig,
-                i.negative_caption_orig, i.positive_image, img.mime, img.bytes,
-                coalesce((SELECT json_agg(json_build_array(c.slot, c.image, ci.mime, ci.bytes))
-                      FROM candidates c JOIN images ci ON ci.hash = c.image WHERE c.instance_id = i.id",
-            $candidates,
-            "), '[]'::json))"
-        )
-    };
-}
-
 /// The instances with ids in `from..to` with all their candidates, or, when
 /// `ids` (a JSON array of [id, slot]) is given, those instances with the
-/// candidate of that slot only. `+dataset_id`: walk the id range, not the
-/// dataset's index (which would sort the whole dataset per page).
+/// candidate of that slot only (`store::statements::EXPORT_PAGE`).
 async fn read_page(
     db: &AnyPool,
     dataset_id: DatasetId,
@@ -134,39 +105,8 @@ async fn read_page(
     ids: Option<String>,
 ) -> Result<Vec<InstanceRow>, ServiceError> {
     let query = match &ids {
-        None => sqlx::query_scalar(crate::dialect!(db,
-            sqlite: concat!(
-                "SELECT json_group_array(",
-                instance_json!(""),
-                ") FROM instances i LEFT JOIN images img ON img.hash = i.positive_image
-                 WHERE +i.dataset_id = $1 AND i.id >= $2 AND i.id < $3"
-            ),
-            postgres: concat!(
-                "SELECT json_agg(",
-                instance_json_pg!(""),
-                ")::text FROM instances i LEFT JOIN images img ON img.hash = i.positive_image
-                 WHERE i.dataset_id = $1 AND i.id >= $2 AND i.id < $3"
-            ),
-        ))
-        .bind(dataset_id)
-        .bind(from)
-        .bind(to),
-        Some(ids) => sqlx::query_scalar(crate::dialect!(db,
-            sqlite: concat!(
-                "SELECT json_group_array(",
-                instance_json!(" AND c.slot = j.value ->> 1"),
-                ") FROM json_each($1) j JOIN instances i ON i.id = j.value ->> 0
-                 LEFT JOIN images img ON img.hash = i.positive_image WHERE +i.dataset_id = $2"
-            ),
-            postgres: concat!(
-                "SELECT json_agg(",
-                instance_json_pg!(" AND c.slot = (j->>1)::bigint"),
-                ")::text FROM json_array_elements($1::json) AS e(j) JOIN instances i ON i.id = (j->>0)::bigint
-                 LEFT JOIN images img ON img.hash = i.positive_image WHERE i.dataset_id = $2"
-            ),
-        ))
-        .bind(ids)
-        .bind(dataset_id),
+        None => sqlx::query_scalar(EXPORT_PAGE.on(db)).bind(dataset_id).bind(from).bind(to),
+        Some(ids) => sqlx::query_scalar(EXPORT_PAGE_OF_IDS.on(db)).bind(ids).bind(dataset_id),
     };
     let page: Option<String> = query.fetch_one(db).await?;
     // Rows by id and candidates by slot, as the scans give them (checked, crate::store::pages).

@@ -59,9 +59,8 @@ pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> R
         .fetch_all(db)
         .await?;
         let path = out.join(&answers);
-        let mut w =
-            csv::Writer::from_path(&path).map_err(|e| ServiceError::Internal(format!("{}: {e}", path.display())))?;
-        let csv_err = |e: csv::Error| ServiceError::Internal(format!("{}: {e}", path.display()));
+        let csv_err = |e: csv::Error| io_err("writing", &path, e);
+        let mut w = csv::Writer::from_path(&path).map_err(csv_err)?;
         w.write_record(ANSWER_COLUMNS).map_err(csv_err)?;
         for r in rows {
             let (instance, p2) = (r.2.to_string(), r.7.unwrap_or_default());
@@ -83,4 +82,36 @@ pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> R
         f.write_all(section.as_bytes()).map_err(|e| io_err("writing", &path, e))?;
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::demo_seed::{seed_demo_triplets, DEMO_PROTOCOL_SPECS, DEMO_TRIPLETS};
+    use crate::domain::ids::DatasetId;
+    use crate::kinds::create;
+
+    /// A report's file that cannot be written is an internal error that
+    /// names the file and keeps the file system's error as its source.
+    #[tokio::test]
+    async fn a_report_file_that_cannot_be_written_keeps_its_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::db::open_pool(&dir.path().join("t.sqlite")).await.unwrap();
+        let images = crate::store::images::ImageStore::new(dir.path().join("images"));
+        seed_demo_triplets(&db, &images).await.unwrap();
+        let spec = DEMO_PROTOCOL_SPECS[0];
+        assert!(spec.contains("kind = \"odd_one_out\""), "a reporting kind: {spec}");
+        let study = create::create_study(&db, &create::parse_spec(spec, 0).unwrap(), spec).await.unwrap();
+        let dataset: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
+            .bind(DEMO_TRIPLETS)
+            .fetch_one(&db)
+            .await
+            .unwrap();
+
+        let out = dir.path().join("no such folder");
+        let e = super::write_reports(&db, DatasetId::new(dataset), &out).await.unwrap_err();
+        let cause = std::error::Error::source(&e).expect("the file system's error as the source");
+        assert!(cause.to_string().contains("No such file"), "{cause}");
+        let file = out.join(format!("study-{}-answers.csv", study.get()));
+        assert_eq!(e.to_string(), format!("internal error: writing {}", file.display()));
+    }
 }

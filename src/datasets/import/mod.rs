@@ -302,10 +302,7 @@ async fn write(
     // very transaction (or, for images, already there: ON CONFLICT DO NOTHING).
     let mut conn = db.acquire().await?;
     conn.close_on_drop();
-    if !crate::store::db::is_postgres(db) {
-        sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *conn).await?;
-        sqlx::query("PRAGMA cache_size = -131072").execute(&mut *conn).await?;
-    }
+    crate::store::db::sqlite_settings(&mut conn, &["PRAGMA foreign_keys = OFF", "PRAGMA cache_size = -131072"]).await?;
     let mut tx = crate::store::db::begin_write_on(&mut conn).await?;
     let raced: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(&req.dataset)

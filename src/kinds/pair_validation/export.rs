@@ -38,7 +38,7 @@ pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<Vec<St
     let (csv_name, jsonl_name) =
         (format!("study-{study_id}-validated-pairs.csv"), format!("study-{study_id}-validated-pairs.jsonl"));
     let csv_path = out.join(&csv_name);
-    let csv_err = |e: csv::Error| ServiceError::Internal(format!("{}: {e}", csv_path.display()));
+    let csv_err = |e: csv::Error| io_err("writing", &csv_path, e);
     let mut csv_out = csv::Writer::from_path(&csv_path).map_err(csv_err)?;
     csv_out.write_record(COLUMNS).map_err(csv_err)?;
     let jsonl_path = out.join(&jsonl_name);
@@ -54,7 +54,7 @@ pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<Vec<St
         csv_out.write_record(row).map_err(csv_err)?;
         let object: serde_json::Map<String, serde_json::Value> =
             COLUMNS.iter().zip(row).map(|(c, v)| (c.to_string(), serde_json::Value::from(v))).collect();
-        serde_json::to_writer(&mut jsonl, &object).map_err(|e| ServiceError::Internal(e.to_string()))?;
+        serde_json::to_writer(&mut jsonl, &object).map_err(|e| io_err("writing", &jsonl_path, e))?;
         jsonl.push(b'\n');
     }
     csv_out.flush().map_err(|e| io_err("writing", &csv_path, e))?;

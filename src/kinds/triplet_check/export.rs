@@ -58,7 +58,7 @@ pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<String
     .collect();
     let name = format!("study-{study_id}-triplets.csv");
     let path = out.join(&name);
-    let csv_err = |e: csv::Error| ServiceError::Internal(format!("{}: {e}", path.display()));
+    let csv_err = |e: csv::Error| io_err("writing", &path, e);
     let mut w = csv::Writer::from_path(&path).map_err(csv_err)?;
     w.write_record(COLUMNS).map_err(csv_err)?;
     for o in &outcomes {

@@ -284,18 +284,12 @@ async fn give(tx: &mut AnyConnection, meta: &StudyMeta, user: i64, items: &[i64]
         .enumerate()
         .map(|(k, &item)| (item, last + 1 + k as i64, (mix(&[meta.seed, user as u64, item as u64]) >> 1) as i64))
         .collect();
-    sqlx::query(crate::dialect!(&*tx,
-        sqlite: "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query)
-         SELECT $1, $2, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'), 0
-         FROM json_each($3) j",
-        postgres: "INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query)
-         SELECT $1, $2, (j->>0)::bigint, (j->>1)::bigint, (j->>2)::bigint, 0 FROM json_array_elements($3::json) AS e(j)",
-    ))
-    .bind(meta.id)
-    .bind(user)
-    .bind(serde_json::to_string(&rows)?)
-    .execute(&mut *tx)
-    .await?;
+    sqlx::query(crate::store::statements::APPEND_TASKS.on(&*tx))
+        .bind(meta.id)
+        .bind(user)
+        .bind(serde_json::to_string(&rows)?)
+        .execute(&mut *tx)
+        .await?;
     sqlx::query("UPDATE participations SET total = total + $1 WHERE study_id = $2 AND user_id = $3")
         .bind(items.len() as i64)
         .bind(meta.id)
