@@ -129,6 +129,8 @@ pub async fn approve_list(db: &AnyPool, study: StudyId) -> Result<Vec<ApproveRow
                 (None, None) if status == super::FULL_AFTER_COMPREHENSION => {
                     (Decision::None, "told the study was full after the comprehension check".to_string())
                 }
+                // Holds no place yet: nothing to approve, and not working on a bundle either.
+                (None, None) => (Decision::Wait, "not through the comprehension check yet".to_string()),
                 _ => suggest(submission(&status), checks_failed, &fl, median_bundle),
             };
             ApproveRow {
