@@ -45,8 +45,8 @@ async fn the_research_page_follows_arrivals_and_a_new_flag_without_a_reload() {
         (r#"td[data-figure="leased"]"#, "1"),
         ("span.answers", "4"),
         (r#"td[data-figure="answers"]"#, "4"),
-        (&first, "3"),
-        (&second, "1"),
+        (first.as_str(), "3"),
+        (second.as_str(), "1"),
     ] {
         wait_text(&r, &at(css), want).await;
     }
