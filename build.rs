@@ -27,7 +27,8 @@ fn main() {
         wait_for_client(&site);
         let name = site.join("output-name");
         if name.is_file() {
-            // build-site.sh rewrites output-name last on every run, so it alone says the site changed.
+            // build-site.sh rewrites output-name last, and only when the site changed (a run that
+            // changed nothing touches no file here), so it alone says the site changed.
             println!("cargo:rerun-if-changed={}", name.display());
             walk(&site, &site, &mut files);
         } else {

@@ -1,8 +1,8 @@
 //! Checks in a link study in real headless Chromium (docs/crowd.md §7): a
 //! participant meets an attention check (its instruction on the item) and
 //! gold items in its bundle; the comprehension check passes on the second
-//! attempt; a participant failing it twice lands on the screen-out redirect
-//! and never held a bundle. The comprehension pages at 390×844. The
+//! attempt; a participant failing it twice reaches the screen-out page, goes
+//! on to its URL by its button, and never held a bundle. The comprehension pages at 390×844. The
 //! researcher's dashboard follows the participant without a reload, and
 //! its approve list has the participant's row.
 use crate::browser::Browser;
@@ -102,7 +102,7 @@ async fn answer_comprehension(b: &Browser, attempt: usize, options: &[&str]) {
 }
 
 #[tokio::test]
-async fn comprehension_passes_on_the_second_attempt_and_two_failures_land_on_the_screen_out_redirect() {
+async fn comprehension_passes_on_the_second_attempt_and_two_failures_land_on_the_screen_out_page() {
     let app = TestApp::spawn();
     let researcher = app.login("researcher").await;
     let lines = [
@@ -139,6 +139,7 @@ async fn comprehension_passes_on_the_second_attempt_and_two_failures_land_on_the
     assert!(b.text(".screened-out").await.contains("You will not be rejected"));
     assert_eq!(b.client.find_all(Css(".return-study")).await.unwrap().len(), 0);
     assert_fits(&b, "the screen-out page").await;
+    b.wait_css(".screened-out a.button").await.click().await.unwrap();
     assert_eq!(wait_path(&b, "/").await, Some("out=SCREEN03".into()));
     let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
     assert_eq!((rows[1]["state"].clone(), rows[1]["bundle"].clone()), (Value::Null, Value::Null), "no bundle leased");

@@ -118,6 +118,8 @@ async fn participant_goes_from_link_to_completion_url_resumes_and_a_full_study_s
     let href = b.wait_css(".completion a.button").await.attr("href").await.unwrap().unwrap();
     assert_eq!(href, format!("{}/?cc={code}", app.base));
     b.screenshot("e2e-take-complete.png").await;
+    // Nothing leaves by itself: the participant goes on with the button.
+    b.wait_css(".completion a.button").await.click().await.unwrap();
     let landed = wait_path(&b, "/").await;
     assert_eq!(landed, Some(format!("cc={code}")));
     let progress: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/progress")).await;
@@ -203,6 +205,7 @@ async fn a_participant_on_a_phone_answers_everything_without_sideways_scrolling(
     answer_by_keys(&b, 1, "a3n").await;
     b.wait_css(".completion .code").await;
     assert_fits(&b, "the completion page").await;
+    b.wait_css(".completion a.button").await.click().await.unwrap();
     wait_path(&b, "/").await;
     b.close().await;
 }

@@ -16,5 +16,7 @@ mod pages;
 mod participant_pages;
 mod pipeline_flow;
 mod protocols_flow;
+mod research_live;
 mod take_pages;
+mod touch_take;
 mod triplet_flow;

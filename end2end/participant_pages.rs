@@ -105,6 +105,7 @@ async fn every_participant_and_annotator_page_links_files_that_exist_and_is_styl
     }
     b.wait_css(".completion .code").await;
     assert_assets(&b, "completion").await;
+    b.wait_css(".completion a.button").await.click().await.unwrap();
     let home = crate::crowd_flow::wait_path(&b, "/").await;
     assert!(home.is_some_and(|q| q.starts_with("cc=")), "the completion page sent the participant on");
     b.client.delete_all_cookies().await.unwrap();

@@ -1,6 +1,8 @@
 //! The participant's page in real Chromium (issue 13): a link study taken
 //! from arrival to the completion URL with JavaScript switched off on a
-//! phone-sized window (every step a plain form post), and axe-core on every
+//! phone-sized window (every step a plain form post; the completion and
+//! screen-out pages leave only by their button, no timed refresh, and pass
+//! axe-core, issue 53), and axe-core on every
 //! step of `/take` (hydrated), on the screen-out page, and on the
 //! adjudication page with open disputes, where a decision is settled and
 //! reopened (undo); and a ranking answered by choosing places, without
@@ -50,10 +52,18 @@ async fn comprehension(b: &Browser, answers: [&str; 2]) {
     click(b, r#"button[data-step="comprehension"]"#).await;
 }
 
-/// The page's redirect timers (completion, screen-out) stopped, so axe sees the page.
-async fn stop_timers(b: &Browser) {
-    let js = "const last = setTimeout(() => {}, 0); for (let i = 0; i <= last; i++) clearTimeout(i); return true;";
-    b.client.execute(js, vec![]).await.unwrap();
+/// A page served with JavaScript off leaves only when the participant says
+/// so: no timed refresh (axe's `meta-refresh`, WCAG 2.2.1), and axe-core
+/// finds nothing. Scripts are switched back on for axe alone; the page's
+/// own were skipped when it loaded, so it stays as served.
+async fn stays_until_asked(b: &Browser, what: &str) {
+    let refresh = b.client.find_all(Css(r#"meta[http-equiv="refresh" i]"#)).await.unwrap();
+    assert!(refresh.is_empty(), "{what} refreshes by itself");
+    b.cdp("Emulation.setScriptExecutionDisabled", json!({ "value": false })).await;
+    axe_clean(b, &axe_source(), what).await;
+    let hydrated = b.client.find(Css(r#"main[data-hydrated="true"]"#)).await;
+    assert!(hydrated.is_err(), "{what}: JavaScript really was off");
+    b.cdp("Emulation.setScriptExecutionDisabled", json!({ "value": true })).await;
 }
 
 #[tokio::test]
@@ -96,12 +106,32 @@ async fn a_participant_takes_a_link_study_on_a_phone_with_javascript_off() {
     }
     assert_eq!(b.text(".completion .code").await, code);
     assert_fits(&b, "the completion page, no JavaScript").await;
-    let hydrated = b.client.find(Css(r#"main[data-hydrated="true"]"#)).await;
-    assert!(hydrated.is_err(), "JavaScript really was off");
-    // No click: the page goes on to the completion URL by itself.
+    stays_until_asked(&b, "the completion page, no JavaScript").await;
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    assert_eq!(b.text(".completion .code").await, code, "still there after five seconds");
+    click(&b, ".completion a.go-on").await;
     assert_eq!(wait_path(&b, "/").await, Some(format!("cc={code}")));
     let progress: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/progress")).await;
     assert_eq!(progress["answers"], 3, "the three clicks are stored, the practice answer is not");
+
+    // Failing the comprehension check twice: the screen-out page, as served.
+    b.client.delete_all_cookies().await.unwrap();
+    b.client.goto(&join_url(&app, &token, "NOJS-OUT")).await.unwrap();
+    click(&b, "input[name=consent]").await;
+    click(&b, "form button[type=submit]").await;
+    for _ in 0..2 {
+        wait_stage(&b, "instructions").await;
+        click(&b, r#"button[data-step="instructions"]"#).await;
+        wait_stage(&b, "comprehension").await;
+        comprehension(&b, ["Never", "Yes"]).await;
+    }
+    wait_stage(&b, "screened-out").await;
+    assert_eq!(b.text(".screened-out .code").await, "SCREEN13");
+    let text = b.text(".screened-out").await;
+    assert!(!text.contains("being taken back"), "nothing takes the participant anywhere: {text}");
+    stays_until_asked(&b, "the screen-out page, no JavaScript").await;
+    click(&b, ".screened-out a.go-on").await;
+    assert_eq!(wait_path(&b, "/").await, Some("out=SCREEN13".into()));
     b.close().await;
 }
 
@@ -140,7 +170,6 @@ async fn every_take_step_and_the_adjudication_page_pass_axe() {
         b.press(key).await;
     }
     b.wait_css(".completion .code").await;
-    stop_timers(&b).await;
     assert_eq!(title_names_h1(&b, "completion").await, "axe take");
     axe_clean(&b, &axe, "completion").await;
 
@@ -153,7 +182,6 @@ async fn every_take_step_and_the_adjudication_page_pass_axe() {
         comprehension(&b, ["Never", "Yes"]).await;
     }
     wait_stage(&b, "screened-out").await;
-    stop_timers(&b).await;
     assert_eq!(title_names_h1(&b, "screen-out").await, "axe take");
     axe_clean(&b, &axe, "screen-out").await;
 

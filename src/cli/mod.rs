@@ -308,6 +308,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let pool = open(&data_dir).await?;
             let id = studies::create_study(&pool, &study, &text).await.with_context(|| spec.display().to_string())?;
             println!("created study {id}: {} (seed {})", study.name, study.seed);
+            for warning in study.link.iter().flat_map(|l| l.warnings()) {
+                eprintln!("warning: {warning}");
+            }
             Ok(())
         }
     }

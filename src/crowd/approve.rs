@@ -138,6 +138,8 @@ pub async fn approve_list(db: &AnyPool, study: StudyId) -> Result<Vec<ApproveRow
                 (None, None) if status == super::FULL_AFTER_COMPREHENSION => {
                     (Decision::None, "told the study was full after the comprehension check".to_string())
                 }
+                // Holds no place yet: nothing to approve, and not working on a bundle either.
+                (None, None) => (Decision::Wait, "not through the comprehension check yet".to_string()),
                 // Paid as promised: the study ended their place, not they.
                 _ if ended.as_deref() == Some(ENDED_UNINFORMATIVE) && status == "completed" => {
                     let n = f.map_or(0, |f| f.answers);

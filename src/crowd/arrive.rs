@@ -32,12 +32,14 @@ fn checked_ids(link: &LinkRow, ids: Option<&PlatformIds>) -> Result<Option<Platf
 }
 
 /// A participant already known by platform id: its user id, username, lease
-/// state (None before it holds a bundle) and whether it was screened out.
+/// state (None before it holds a bundle), whether it was screened out and
+/// whether it passed the comprehension check.
 struct Known {
     id: i64,
     username: String,
     lease: Option<LeaseState>,
     screened_out: bool,
+    passed_check: bool,
 }
 
 /// The link a token opens, the participant already known under it by
@@ -54,6 +56,7 @@ async fn link_and_known(
     }
     let sql = format!(
         "SELECT {LINK_SL_COLUMNS}, p.user_id, u.username, l.state, p.screened_out_at IS NOT NULL AS screened_out,
+                p.comprehension_passed_at IS NOT NULL AS passed_check,
                 (SELECT coalesce(max(q.number), 0) + 1 FROM participants q WHERE q.study_id = sl.study_id) AS next_number
          FROM study_links sl
          LEFT JOIN participants p ON p.study_id = sl.study_id AND p.platform_pid = $2
@@ -71,6 +74,7 @@ async fn link_and_known(
                 username: row.try_get("username")?,
                 lease: lease.as_deref().map(super::lease_state).transpose()?,
                 screened_out: row.try_get::<Flag, _>("screened_out")?.0,
+                passed_check: row.try_get::<Flag, _>("passed_check")?.0,
             })
         }
     };
@@ -110,7 +114,11 @@ pub async fn preview(state: &AppState, token: &str, ids: Option<&PlatformIds>) -
             Some(Arrival::Finished { code, url }) => Preview::Finished { code, url },
             Some(Arrival::ScreenedOut { code, url }) => Preview::ScreenedOut { code, url },
             Some(_) => Preview::Returned,
-            None => Preview::Resume { study: link.study_id },
+            None if k.lease.is_some() => Preview::Resume { study: link.study_id, place: true },
+            // Passed the check when every place was taken: the full page again.
+            None if k.passed_check => Preview::Full { code: link.full_code.clone() },
+            // Not through the comprehension check yet: no place is held.
+            None => Preview::Resume { study: link.study_id, place: false },
         });
     }
     if !link.open {

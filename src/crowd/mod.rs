@@ -59,9 +59,12 @@ pub enum Preview {
         study_name: String,
         consent: String,
     },
-    /// This platform id has a bundle already: a button that resumes it.
+    /// This platform id arrived before: a button that resumes. `place`: it
+    /// holds a bundle; false before it passed the comprehension check (a
+    /// place is taken then, if one is still free).
     Resume {
         study: StudyId,
+        place: bool,
     },
     Finished {
         code: String,

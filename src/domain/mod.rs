@@ -17,6 +17,7 @@ pub mod ids;
 pub mod mapping;
 pub mod metrics;
 pub mod names;
+pub mod natural_order;
 pub mod normalize;
 pub mod pairs;
 pub mod preference;

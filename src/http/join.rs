@@ -169,9 +169,14 @@ async fn show(State(state): State<AppState>, Path(token): Path<String>, Query(q)
             };
             join_page(StatusCode::OK, &study_name, body)
         }
-        Preview::Resume { .. } => {
+        Preview::Resume { place, .. } => {
+            let said = if place {
+                "You have a place in this study."
+            } else {
+                "You have started this study. A place is yours once you pass the questions on the instructions, if one is still free."
+            };
             let body = view! {
-                <p>"You have a place in this study."</p>
+                <p class="resume" data-place=place.to_string()>{said}</p>
                 <form method="post" action=action>
                     {hidden_ids(&ids)}
                     <button type="submit">"Continue where you stopped"</button>

@@ -38,6 +38,9 @@ pub async fn study_progress(state: &AppState, study_id: StudyId) -> Result<Study
     for (username, done, total) in started {
         by_name.insert(username.clone(), AnnotatorProgress { username, done, total });
     }
+    // p7-2 before p7-10: names in the order people read them.
+    let mut annotators: Vec<AnnotatorProgress> = by_name.into_values().collect();
+    annotators.sort_by(|a, b| crate::domain::natural_order::natural_cmp(&a.username, &b.username));
     let counts: Vec<(String, i64)> =
         sqlx::query_as("SELECT option_id, count(*) FROM counted_answers WHERE study_id = $1 GROUP BY option_id")
             .bind(study_id)
@@ -56,7 +59,7 @@ pub async fn study_progress(state: &AppState, study_id: StudyId) -> Result<Study
         name: meta.name.clone(),
         kind: meta.kind,
         items,
-        annotators: by_name.into_values().collect(),
+        annotators,
         answers,
         distribution,
         none_share: (answers > 0).then(|| none as f64 / answers as f64),

@@ -7,6 +7,7 @@ use crate::api_types::{Dispute, Settled, StudyStatus};
 use crate::domain::audit::AuditResult;
 use crate::domain::funnel::{Funnel, StageCounts};
 use crate::domain::ids::{InstanceId, StudyId};
+use crate::ui_kit::count_of;
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
@@ -94,7 +95,7 @@ fn PipelineLine(status: StudyStatus) -> impl IntoView {
     view! {
         <p class="pipeline" data-final=status.final_items data-waiting=status.waiting data-disputed=status.disputed>
             // Final: every answer the plan asks for is in and settles the item.
-            {status.final_items} " items settled · " {status.waiting} " waiting for more answers · "
+            {count_of(status.final_items as i64, "item settled", "items settled")} " · " {status.waiting} " waiting for more answers · "
             {if status.disputed > 0 {
                 view! { <A href=format!("/research/studies/{id}/adjudicate") attr:class="adjudicate">{status.disputed} " to adjudicate"</A> }.into_any()
             } else {
@@ -213,7 +214,7 @@ pub fn AdjudicatePage() -> impl IntoView {
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                     Ok(list) if list.is_empty() => view! { <p class="empty">"Nothing to adjudicate."</p> }.into_any(),
                     Ok(list) => view! {
-                        <p>{list.len()} " items wait for a decision. Pick the answer that stands."</p>
+                        <p>{count_of(list.len() as i64, "item waits", "items wait")} " for a decision. Pick the answer that stands."</p>
                         {list.into_iter().map(|d| view! { <DisputeCard dispute=d settle/> }).collect_view()}
                     }.into_any(),
                 }

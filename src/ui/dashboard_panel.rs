@@ -1,29 +1,14 @@
-//! On the research page, a link study's live dashboard: places,
-//! participants, rate, ETA and cost, with SVG charts (no chart library),
-//! refreshed every few seconds without a reload; the flagged participants
-//! with a button that discards a copy; and the approve list's download link.
-use super::error_text;
+//! On the research page, a link study's dashboard: places, participants,
+//! rate, ETA and cost, with SVG charts (no chart library); the flagged
+//! participants with a button that discards a copy; and the approve list's
+//! download link. Its figures come, with the rest of the live section, from
+//! one polled read (`live_panel.rs`).
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::domain::crowd::figures::{duration_text as minutes, polyline, Dashboard, HISTOGRAM_BINS};
 use crate::domain::ids::{ParticipantId, StudyId};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
-
-/// How often the hydrated page asks for new figures.
-const POLL: Duration = Duration::from_secs(3);
-
-/// None for a study that is not a link study.
-#[server(prefix = "/sfn")]
-pub async fn study_dashboard(study_id: StudyId) -> Result<Option<Dashboard>, ServerFnError> {
-    use crate::error::ServiceError;
-    let (state, _) = session::researcher().await?;
-    match crate::crowd::dashboard(&state.db, study_id, state.crowd.clock.now()).await {
-        Err(ServiceError::NotFound(_)) => Ok(None),
-        other => other.map(Some).map_err(session::sfn_error),
-    }
-}
 
 /// A participant the approve list does not simply approve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,17 +23,11 @@ pub struct FlaggedView {
     pub can_discard: bool,
 }
 
-#[server(prefix = "/sfn")]
-pub async fn flagged_participants(study_id: StudyId) -> Result<Vec<FlaggedView>, ServerFnError> {
+/// The approve list's rows that are flagged or not simply approved.
+#[cfg(feature = "ssr")]
+pub async fn flagged(db: &sqlx::AnyPool, study_id: StudyId) -> Result<Vec<FlaggedView>, crate::error::ServiceError> {
     use crate::domain::crowd::flags::Decision;
-    use crate::error::ServiceError;
-    let (state, _) = session::researcher().await?;
-    // Not a link study: nobody to flag. An error would not be sent with the
-    // page, so the browser would ask again for every such study.
-    let rows = match crate::crowd::approve_list(&state.db, study_id).await {
-        Err(ServiceError::NotFound(_)) => return Ok(Vec::new()),
-        other => other.map_err(session::sfn_error)?,
-    };
+    let rows = crate::crowd::approve_list(db, study_id).await?;
     Ok(rows
         .into_iter()
         .filter(|r| !r.flags.is_empty() || matches!(r.decision, Decision::Reject | Decision::Review))
@@ -74,50 +53,19 @@ fn or_dash(v: Option<String>) -> String {
     v.unwrap_or_else(|| "—".into())
 }
 
+/// The dashboard's figures and charts as of `d.now`.
 #[component]
-pub fn StudyDashboard(study_id: i64) -> impl IntoView {
-    let tick = RwSignal::new(0u64);
-    let discard = ServerAction::<DiscardParticipant>::new();
-    // Only in the browser: the server renders the figures once.
-    Effect::new(move |_| {
-        if let Ok(handle) = set_interval_with_handle(move || tick.update(|t| *t += 1), POLL) {
-            on_cleanup(move || handle.clear());
-        }
-    });
-    let figures = Resource::new(
-        move || (study_id, tick.get(), discard.version().get()),
-        |(id, _, _)| study_dashboard(StudyId::new(id)),
-    );
-    let flagged =
-        Resource::new(move || (study_id, discard.version().get()), |(id, _)| flagged_participants(StudyId::new(id)));
+pub fn DashboardCard(d: Dashboard, study_id: i64) -> impl IntoView {
+    let now = d.now;
     view! {
-        <Transition fallback=|| ()>
-            {move || Suspend::new(async move {
-                match figures.await {
-                    Err(e) => Some(view! { <p class="error">{error_text(&e)}</p> }.into_any()),
-                    Ok(None) => None,
-                    Ok(Some(d)) => Some({ let now = d.now; view! {
-                        <div class="dashboard" data-updated=now>
-                            <h3>"Dashboard"</h3>
-                            <Figures d=d.clone()/>
-                            <Charts d/>
-                            <p><a class="approve-list" href=format!("/api/v1/studies/{study_id}/approve-list.csv") download="">"Download the approve list (CSV)"</a></p>
-                        </div>
-                    }.into_any() }),
-                }
-            })}
-        </Transition>
-        {move || discard.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
-        <Transition fallback=|| ()>
-            {move || Suspend::new(async move {
-                match flagged.await {
-                    Err(_) => None,
-                    Ok(rows) if rows.is_empty() => None,
-                    Ok(rows) => Some(view! { <FlaggedTable rows study_id discard/> }),
-                }
-            })}
-        </Transition>
+        <div class="dashboard" data-updated=now>
+            <h3>"Dashboard"</h3>
+            <Figures d=d.clone()/>
+            <Charts d/>
+            <p><a class="approve-list" href=format!("/api/v1/studies/{study_id}/approve-list.csv") download="">"Download the approve list (CSV)"</a></p>
+        </div>
     }
+    .into_any()
 }
 
 #[component]
@@ -130,33 +78,33 @@ fn Figures(d: Dashboard) -> impl IntoView {
             <caption>"Places and participants"</caption>
             <thead><tr>
                 <th scope="col">"Free"</th><th scope="col">"Leased"</th><th scope="col">"Completed"</th>
-                <th scope="col">"Started"</th><th scope="col">"Finished"</th><th scope="col">"Timed out"</th>
+                <th scope="col">"Arrived"</th><th scope="col">"Finished"</th><th scope="col">"Timed out"</th>
                 <th scope="col">"Returned"</th><th scope="col">"Screened out"</th><th scope="col">"Discarded"</th>
             </tr></thead>
             <tbody><tr>
                 <td data-figure="free">{d.free}</td>
-                <td data-figure="leased">{d.leased}</td>
-                <td data-figure="completed">{d.completed}</td>
-                <td data-figure="started">{p.started}</td>
+                <td data-figure="leased" title="places held by someone working now">{d.leased}</td>
+                <td data-figure="completed" title="counted copies">{d.completed}</td>
+                <td data-figure="started" title="everyone who arrived by the link">{p.started}</td>
                 <td data-figure="finished" data-ended-uninformative=p.ended_uninformative
                     title="completed plus finished late; ended early: places adaptive overlap ended because the answers carried no information (approve them: they were promised payment)">
                     {p.completed + p.extra}{ended_early}
                 </td>
                 <td data-figure="timed-out">{p.timed_out}</td>
                 <td data-figure="returned">{p.returned}</td>
-                <td data-figure="screened-out">{p.screened_out}</td>
+                <td data-figure="screened-out" title="by attention checks or by the comprehension check">{p.screened_out}</td>
                 <td data-figure="discarded">{p.discarded}</td>
             </tr></tbody>
         </table>
         <table class="data figures">
             <caption>"Pace and cost"</caption>
             <thead><tr>
-                <th scope="col">"Answers"</th><th scope="col">"Per minute"</th><th scope="col">"ETA"</th>
+                <th scope="col">"All answers"</th><th scope="col">"Answers per minute"</th><th scope="col">"ETA"</th>
                 <th scope="col">"Median per item"</th><th scope="col">"Median per bundle"</th>
                 <th scope="col">"Estimated cost"</th><th scope="col">"Spent"</th>
             </tr></thead>
             <tbody><tr>
-                <td data-figure="answers">{d.answers}</td>
+                <td data-figure="answers" title="every stored answer: check items and uncounted copies included">{d.answers}</td>
                 <td data-figure="rate">{or_dash(d.answers_per_minute.map(|r| format!("{r:.1}")))}</td>
                 <td data-figure="eta" title=format!("{} answers to go", d.remaining_answers)>{or_dash(d.eta_secs.map(minutes))}</td>
                 <td data-figure="median-item">{or_dash(d.median_secs_per_item.map(|s| format!("{s:.1} s")))}</td>
@@ -178,8 +126,32 @@ fn Figures(d: Dashboard) -> impl IntoView {
     }
 }
 
+/// The plot area; the axes' labels go in the margins around it.
 const W: f64 = 320.0;
 const H: f64 = 120.0;
+const LEFT: f64 = 44.0;
+const BOTTOM: f64 = 34.0;
+const TOP: f64 = 8.0;
+const RIGHT: f64 = 12.0;
+
+/// A chart's frame: the plot at (LEFT, TOP), axis lines, the ends of each
+/// axis and its title (with its unit).
+fn axes(x_ends: (String, String), y_max: i64, x_title: &'static str, y_title: &'static str) -> impl IntoView {
+    let (x0, x1) = x_ends;
+    view! {
+        <g class="axes" fill="currentColor" font-size="11">
+            <line x1=LEFT y1=TOP x2=LEFT y2={TOP + H} stroke="currentColor"/>
+            <line x1=LEFT y1={TOP + H} x2={LEFT + W} y2={TOP + H} stroke="currentColor"/>
+            <text x={LEFT - 4.0} y={TOP + H} text-anchor="end" dominant-baseline="middle">"0"</text>
+            <text x={LEFT - 4.0} y={TOP + 4.0} text-anchor="end" dominant-baseline="middle">{y_max}</text>
+            <text x=LEFT y={TOP + H + 13.0} text-anchor="start">{x0}</text>
+            <text x={LEFT + W} y={TOP + H + 13.0} text-anchor="end">{x1}</text>
+            <text class="x-title" x={LEFT + W / 2.0} y={TOP + H + 28.0} text-anchor="middle">{x_title}</text>
+            <text class="y-title" x=12.0 y={TOP + H / 2.0} text-anchor="middle"
+                transform=format!("rotate(-90 12 {})", TOP + H / 2.0)>{y_title}</text>
+        </g>
+    }
+}
 
 #[component]
 fn Charts(d: Dashboard) -> impl IntoView {
@@ -196,42 +168,52 @@ fn Charts(d: Dashboard) -> impl IntoView {
     };
     let arrivals = polyline(&extend(&d.arrivals), x, y_max, W, H);
     let completions = polyline(&extend(&d.completions), x, y_max, W, H);
-    let peak = d.time_per_item.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let peak_count = d.time_per_item.iter().copied().max().unwrap_or(0);
+    let peak = peak_count.max(1) as f64;
     let bar = W / (HISTOGRAM_BINS + 1) as f64;
     let summary = format!("{} arrivals and {} finished bundles so far", y_max, d.completions.last().map_or(0, |p| p.1));
+    let span = format!("{} min", (x.1 - x.0 + 59) / 60);
+    let (box_w, box_h) = (LEFT + W + RIGHT, TOP + H + BOTTOM);
+    let plot = format!("translate({LEFT} {TOP})");
     view! {
         <div class="charts">
             <figure>
-                <svg class="chart arrivals" viewBox=format!("0 0 {W} {H}") width=W height=H role="img" aria-label=summary.clone()>
+                <svg class="chart arrivals" viewBox=format!("0 0 {box_w} {box_h}") width=box_w height=box_h role="img" aria-label=summary.clone()>
                     <title>{summary.clone()}</title>
-                    <polyline class="arrivals-line" points=arrivals fill="none" stroke="#1f5fbf" stroke-width="2"/>
-                    <polyline class="completions-line" points=completions fill="none" stroke="#2e7d32" stroke-width="2" stroke-dasharray="5 3"/>
+                    {axes(("0 min".into(), span), y_max, "minutes since the first arrival", "people")}
+                    <g transform=plot.clone()>
+                        <polyline class="arrivals-line" points=arrivals fill="none" stroke="#1f5fbf" stroke-width="2"/>
+                        <polyline class="completions-line" points=completions fill="none" stroke="#2e7d32" stroke-width="2" stroke-dasharray="5 3"/>
+                    </g>
                 </svg>
-                <figcaption>"Arrivals (solid) and finished bundles (dashed) over time"</figcaption>
+                <figcaption>"Arrivals (solid) and finished bundles (dashed): people, over minutes since the first arrival"</figcaption>
             </figure>
             <figure>
-                <svg class="chart time-per-item" viewBox=format!("0 0 {W} {H}") width=W height=H role="img"
+                <svg class="chart time-per-item" viewBox=format!("0 0 {box_w} {box_h}") width=box_w height=box_h role="img"
                     aria-label="Answers by seconds per item, 1-second bins from 0 to 30 s and over">
                     <title>"Answers by seconds per item"</title>
-                    {d.time_per_item.iter().enumerate().map(|(i, &n)| {
-                        let h = n as f64 / peak * H;
-                        view! { <rect x=format!("{:.1}", i as f64 * bar) y=format!("{:.1}", H - h) width=format!("{:.1}", bar - 1.0) height=format!("{h:.1}") fill="#555" data-count=n/> }
-                    }).collect_view()}
+                    {axes(("0 s".into(), "30 s and more".into()), peak_count, "seconds per item", "answers")}
+                    <g transform=plot>
+                        {d.time_per_item.iter().enumerate().map(|(i, &n)| {
+                            let h = n as f64 / peak * H;
+                            view! { <rect x=format!("{:.1}", i as f64 * bar) y=format!("{:.1}", H - h) width=format!("{:.1}", bar - 1.0) height=format!("{h:.1}") fill="#555" data-count=n/> }
+                        }).collect_view()}
+                    </g>
                 </svg>
-                <figcaption>"Time per item: 0 to 30 s, one bar a second, the last bar 30 s and more"</figcaption>
+                <figcaption>"Time per item: answers per second of time taken, 0 to 30 s, one bar a second, the last bar 30 s and more"</figcaption>
             </figure>
         </div>
     }
 }
 
 #[component]
-fn FlaggedTable(rows: Vec<FlaggedView>, study_id: i64, discard: ServerAction<DiscardParticipant>) -> impl IntoView {
+pub fn FlaggedTable(rows: Vec<FlaggedView>, study_id: i64, discard: ServerAction<DiscardParticipant>) -> impl IntoView {
     view! {
         <table class="data flagged">
             <caption>"Flagged participants"</caption>
             <thead><tr>
                 <th scope="col">"Participant"</th><th scope="col">"Status"</th><th scope="col">"Flags"</th>
-                <th scope="col">"Suggested"</th><th scope="col">"Copy"</th>
+                <th scope="col">"Suggested"</th><th scope="col">"Discard"</th>
             </tr></thead>
             <tbody>
                 {rows.into_iter().map(|r| {

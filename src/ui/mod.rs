@@ -2,8 +2,8 @@
 //! beside the components that call them: `*_page.rs` a page of its own,
 //! `*_panel.rs` a section of one. A kind's own task card is in its folder
 //! (`kinds::ui`), what cards and pages share in `ui_kit`.
-pub use crate::ui_kit::error_text;
 use crate::ui_kit::HeadLinks;
+pub use crate::ui_kit::{count_of, error_text};
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes, A};
@@ -22,6 +22,7 @@ pub mod dashboard_panel;
 pub mod health_banner;
 pub mod import_page;
 pub mod link_panel;
+pub mod live_panel;
 pub mod login;
 pub mod research_page;
 pub mod session;

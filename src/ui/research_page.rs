@@ -2,11 +2,10 @@
 //! distribution.
 use super::adaptive_panel::AdaptivePanel;
 use super::curation::{FunnelTables, StudyPipeline};
-use super::dashboard_panel::StudyDashboard;
-use super::error_text;
-use super::link_panel::LinkPanel;
+use super::live_panel::LiveCrowdPanel;
 #[cfg(feature = "ssr")]
 use super::session;
+use super::{count_of, error_text};
 use crate::api_types::{AgreementSummary, StudyOverview, StudyProgress, StudyStatus};
 use leptos::prelude::*;
 
@@ -48,44 +47,60 @@ pub fn StudiesOverview() -> impl IntoView {
 #[component]
 fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: StudyStatus) -> impl IntoView {
     let fmt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into());
-    let none_share = study.none_share.map(|s| format!("{:.1}%", s * 100.0)).unwrap_or_else(|| "—".into());
     // Only kinds with a None answer (Step 3) have a None share.
     let has_none = study.kind.values().contains(&"none");
+    let (id, kind, items, name) = (study.study_id, study.kind, study.items, study.name.clone());
+    // A link study's live section keeps these in step with its dashboard.
+    let progress = RwSignal::new(study);
+    let answers = Memo::new(move |_| progress.with(|p| p.answers));
+    let annotators = Memo::new(move |_| progress.with(|p| p.annotators.clone()));
+    let distribution = Memo::new(move |_| progress.with(|p| (p.distribution.clone(), p.none_share)));
+    let counted = "answers on real items that count: no check items, no uncounted copies";
     view! {
-        <section class="study" data-study=study.study_id>
-            <h2>{study.name.clone()}</h2>
-            <p>{study.kind.name()} " · " {study.items} " items · " <span class="answers">{study.answers}</span> " answers"</p>
+        <section class="study" data-study=id>
+            <h2>{name}</h2>
+            <p>{kind.name()} " · " {count_of(items, "item", "items")} " · "
+                <span class="answers" title=counted>{move || answers.get()}</span>
+                {move || if answers.get() == 1 { " counted answer" } else { " counted answers" }}</p>
             <StudyPipeline status/>
-            <LinkPanel study_id=study.study_id/>
-            <AdaptivePanel study_id=study.study_id/>
-            <StudyDashboard study_id=study.study_id/>
-            <table class="data annotators">
-                <caption>"Progress per annotator"</caption>
-                <thead><tr><th scope="col">"Annotator"</th><th scope="col">"Done"</th><th scope="col">"Total"</th></tr></thead>
-                <tbody>
-                    {study.annotators.into_iter().map(|a| { let name = a.username.clone(); view! {
-                        <tr data-annotator=name>
-                            <th scope="row">{a.username}</th>
-                            <td class="done">{a.done}</td>
-                            <td class="total">{a.total}</td>
-                        </tr>
-                    }}).collect_view()}
-                </tbody>
-            </table>
-            <table class="data distribution">
-                <caption>"Answers per shown option"</caption>
-                <thead><tr>
-                    {study.distribution.iter().map(|c| view! { <th scope="col">{c.option.clone()}</th> }).collect_view()}
-                    {has_none.then(|| view! { <th scope="col">"None share"</th> })}
-                </tr></thead>
-                <tbody><tr>
-                    {study.distribution.iter().map(|c| view! { <td data-option=c.option.clone()>{c.count}</td> }).collect_view()}
-                    {has_none.then(|| view! { <td class="none-share">{none_share}</td> })}
-                </tr></tbody>
-            </table>
+            <LiveCrowdPanel study_id=id progress/>
+            <AdaptivePanel study_id=id/>
+            {move || view! {
+                <table class="data annotators">
+                    <caption>"Progress per annotator"</caption>
+                    <thead><tr><th scope="col">"Annotator"</th><th scope="col">"Done"</th><th scope="col">"Total"</th></tr></thead>
+                    <tbody>
+                        {annotators.get().into_iter().map(|a| { let name = a.username.clone(); view! {
+                            <tr data-annotator=name>
+                                <th scope="row">{a.username}</th>
+                                <td class="done">{a.done}</td>
+                                <td class="total">{a.total}</td>
+                            </tr>
+                        }}).collect_view()}
+                    </tbody>
+                </table>
+            }}
+            {move || {
+                let (counts, none_share) = distribution.get();
+                let none_share = none_share.map(|s| format!("{:.1}%", s * 100.0)).unwrap_or_else(|| "—".into());
+                view! {
+                    // Wide for kinds with many options: it scrolls inside the card.
+                    <table class="data distribution" tabindex="0">
+                        <caption>"Answers per shown option"</caption>
+                        <thead><tr>
+                            {counts.iter().map(|c| view! { <th scope="col">{c.option.clone()}</th> }).collect_view()}
+                            {has_none.then(|| view! { <th scope="col">"None share"</th> })}
+                        </tr></thead>
+                        <tbody><tr>
+                            {counts.iter().map(|c| view! { <td data-option=c.option.clone()>{c.count}</td> }).collect_view()}
+                            {has_none.then(|| view! { <td class="none-share">{none_share}</td> })}
+                        </tr></tbody>
+                    </table>
+                }
+            }}
             <table class="data agreement">
-                <caption>"Agreement (" <a class="agreement-json" download=format!("agreement-study-{}.json", study.study_id)
-                    href=format!("/api/v1/studies/{}/agreement", study.study_id)>"full report, JSON download"</a> ")"</caption>
+                <caption>"Agreement (" <a class="agreement-json" download=format!("agreement-study-{}.json", id)
+                    href=format!("/api/v1/studies/{}/agreement", id)>"full report, JSON download"</a> ")"</caption>
                 <thead><tr>
                     <th scope="col">"Mapping"</th><th scope="col">"Pairs"</th><th scope="col">"Mean Cohen's κ"</th>
                     <th scope="col">"Fleiss' κ"</th><th scope="col">"Krippendorff's α"</th>

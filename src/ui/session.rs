@@ -1,6 +1,7 @@
 //! Who is logged in: the header and logout. The helpers every server
 //! function uses to find its caller are in `ui_kit::caller`.
 use crate::api_types::Me;
+use crate::domain::role::Role;
 use leptos::prelude::*;
 use leptos_router::components::A;
 
@@ -29,7 +30,8 @@ pub async fn logout() -> Result<(), ServerFnError> {
 #[component]
 pub fn Header() -> impl IntoView {
     // Refetched on navigation: logging in or out changes who is here
-    // without a full page load.
+    // without a full page load. A participant gets no account controls: it
+    // has no password to log back in with, and leaves by "Return this study".
     let location = leptos_router::hooks::use_location();
     let me = Resource::new(move || location.pathname.get(), |_| current_me());
     let logout = ServerAction::<Logout>::new();
@@ -38,9 +40,10 @@ pub fn Header() -> impl IntoView {
             <A href="/" attr:class="brand">"hardneg"</A>
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
-                    me.await.ok().flatten().map(|me| view! {
+                    let me = me.await.ok().flatten();
+                    me.filter(|me| me.role != Role::Participant.as_str()).map(|me| view! {
                         <nav aria-label="Areas" class="areas">
-                            {crate::domain::role::Role::parse(&me.role).map(|r| r.areas()).unwrap_or_default().into_iter().map(|(href, text)| {
+                            {Role::parse(&me.role).map(|r| r.areas()).unwrap_or_default().into_iter().map(|(href, text)| {
                                 view! { <A href=href>{text}</A> }
                             }).collect_view()}
                         </nav>

@@ -46,6 +46,11 @@ pub fn error_text(e: &ServerFnError) -> String {
     }
 }
 
+/// "1 item", "2 items": a count with its noun in the right number.
+pub fn count_of(n: i64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// The browser's clock, for an answer's time on the item (0 on the server).
 pub fn now_ms() -> f64 {
     #[cfg(feature = "hydrate")]
@@ -55,5 +60,15 @@ pub fn now_ms() -> f64 {
     #[cfg(not(feature = "hydrate"))]
     {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_take_the_noun_in_the_right_number() {
+        assert_eq!(super::count_of(1, "item", "items"), "1 item");
+        assert_eq!(super::count_of(0, "item", "items"), "0 items");
+        assert_eq!(super::count_of(2, "answer", "answers"), "2 answers");
     }
 }

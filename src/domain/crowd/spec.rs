@@ -92,6 +92,23 @@ impl Default for QualitySettings {
     }
 }
 
+impl LinkSettings {
+    /// What a valid spec allows but a researcher most likely did not mean;
+    /// `study create` prints these.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.checks.comprehension.is_empty() && self.full_code.is_none() {
+            out.push(
+                "link.full_code is not set, but the study has a comprehension check: someone who passes it \
+                 after every place was taken is told the study is full and leaves with no code for the time \
+                 spent; set full_code (docs/crowd.md, section 7)"
+                    .to_string(),
+            );
+        }
+        out
+    }
+}
+
 pub const DEFAULT_TIME_LIMIT_MINUTES: u32 = 60;
 /// Prolific's longest allowed time is well under a week; a day is plenty.
 pub const MAX_TIME_LIMIT_MINUTES: u32 = 24 * 60;
@@ -253,6 +270,20 @@ mod tests {
         assert_eq!((s.quality.hourly_wage, s.quality.platform_fee), (12.0, 0.0));
         assert_eq!(parse_access(None, None, VALUES).unwrap(), None);
         assert_eq!(parse_access(Some("accounts"), None, VALUES).unwrap(), None);
+    }
+
+    #[test]
+    fn a_comprehension_check_without_a_full_code_warns() {
+        let base = "bundle_size = 5\nconsent = \"ok\"\n";
+        let check = "comprehension = [{ question = \"Q?\", options = [\"a\", \"b\"], answer = \"b\" }]\n";
+        let parse = |extra: &str| {
+            parse_access(Some("link"), Some(link(&format!("{base}{extra}"))), VALUES).unwrap().unwrap().warnings()
+        };
+        let warned = parse(check);
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(warned[0].starts_with("link.full_code is not set"), "{}", warned[0]);
+        assert!(parse(&format!("{check}full_code = \"FULL0001\"\n")).is_empty());
+        assert!(parse("").is_empty(), "no check: nobody does the check and then finds the study full");
     }
 
     #[test]

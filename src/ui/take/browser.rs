@@ -5,16 +5,6 @@ fn property(target: &wasm_bindgen::JsValue, name: &str) -> Option<wasm_bindgen::
     js_sys::Reflect::get(target, &name.into()).ok().filter(|v| !v.is_undefined() && !v.is_null())
 }
 
-/// Leaves the app for `url` (the completion URL).
-pub fn go_to(url: &str) {
-    #[cfg(feature = "hydrate")]
-    if let Some(location) = property(&js_sys::global(), "location") {
-        let _ = js_sys::Reflect::set(&location, &"href".into(), &url.into());
-    }
-    #[cfg(not(feature = "hydrate"))]
-    let _ = url;
-}
-
 /// The page's origin as the browser sees it, e.g. `https://hardneg.example.org`.
 pub fn origin() -> Option<String> {
     #[cfg(feature = "hydrate")]

@@ -1,9 +1,9 @@
 //! The participant's checks on screen: the comprehension check (radio
 //! questions, keyboard as any form), the screen-out page with its code and
-//! redirect, the full page, and what follows the last answer of a bundle
+//! the way back, the full page, and what follows the last answer of a bundle
 //! (the code, or the screen-out page when attention checks ended it).
-use super::done::{Completion, GoOnTo};
-use super::view::{TakeStage, TakeView};
+use super::done::GoOn;
+use super::view::TakeView;
 use super::{load_take, TakeComprehension};
 use crate::domain::ids::StudyId;
 use crate::ui::error_text;
@@ -64,25 +64,27 @@ pub fn Comprehension(
     }
 }
 
-/// Ended by the checks: the code, a link, and the redirect a few seconds on.
+/// Ended by the checks: the code and a button to the screen-out URL, which
+/// the participant follows when ready.
 #[component]
 pub fn ScreenedOut(comprehension: bool, code: String, url: String) -> impl IntoView {
     view! {
         <div class="screened-out" role="status">
-            <GoOnTo url=url.clone()/>
             <h2>"Your participation has ended"</h2>
             {if comprehension {
                 view! {
                     <p>"You did not pass the comprehension check, so you cannot take part in this study."</p>
                     <p>"Please return the study on Prolific. You will not be rejected for this."</p>
+                    <p>"If Prolific asks for a code instead, use"</p>
                 }.into_any()
             } else {
-                view! { <p>"Too many attention checks were answered wrongly, so your participation has ended."</p> }.into_any()
+                view! {
+                    <p>"Too many attention checks were answered wrongly, so your participation has ended."</p>
+                    <p>"If Prolific asks for a code, use"</p>
+                }.into_any()
             }}
-            <p>"If Prolific asks for a code, use"</p>
             <p><strong class="code" data-code=code.clone()>{code.clone()}</strong></p>
-            <p>"You are being taken back to Prolific."</p>
-            <p><a class="button" href=url>"Go back to Prolific now"</a></p>
+            <GoOn url label="Go to Prolific"/>
         </div>
     }
 }
@@ -97,7 +99,8 @@ pub fn Full(code: Option<String>) -> impl IntoView {
     }
 }
 
-/// After the last task: the stage again, since attention checks may have ended the participation.
+/// After the last task: the stage again (complete, or screened out when
+/// attention checks ended the participation), which the page then shows.
 #[component]
 pub fn AfterBundle(study_id: StudyId, page: RwSignal<TakeView>) -> impl IntoView {
     let now = Resource::new(move || study_id, load_take);
@@ -105,7 +108,9 @@ pub fn AfterBundle(study_id: StudyId, page: RwSignal<TakeView>) -> impl IntoView
         <Suspense fallback=|| view! { <p>"Checking that all your answers are saved…"</p> }>
             {move || Suspend::new(async move {
                 match now.await {
-                    Ok(v) if v.stage == TakeStage::Complete => view! { <Completion study_id/> }.into_any(),
+                    // The page itself moves on: to the completion page (its
+                    // `data-stage` "complete", no "Return this study"), or the
+                    // screen-out page when attention checks ended it.
                     Ok(v) => {
                         Effect::new(move |_| page.set(v.clone()));
                         ().into_any()

@@ -1,29 +1,17 @@
-//! The completion page: the code, a link to the completion URL, and the
-//! redirect, all only once the server says every answer is stored.
-//! Without JavaScript a meta refresh redirects, after the same delay.
-use super::browser::go_to;
+//! The completion page: the code and a button to the completion URL, only
+//! once the server says every answer is stored. Nothing leaves by itself
+//! (no timer, no meta refresh: WCAG 2.2.1): the participant reads or copies
+//! the code and goes on when ready.
 use super::take_completion;
 use crate::domain::ids::StudyId;
 use crate::ui::error_text;
 use leptos::prelude::*;
-use std::time::Duration;
 
-/// Long enough to read (or copy) the code; the link works at once.
-pub(super) const REDIRECT_AFTER: Duration = Duration::from_secs(4);
-
-/// Leaves for `url` after [`REDIRECT_AFTER`]: a timer once hydrated, a
-/// meta refresh in the page as the server sends it (removed on hydration,
-/// when the timer takes over; a page loaded whole keeps the refresh the
-/// browser read, to the same URL at the same time).
+/// The way back to the platform: a prominent link the participant follows
+/// when ready (the code stays on the page).
 #[component]
-pub(super) fn GoOnTo(url: String) -> impl IntoView {
-    let to = url.clone();
-    Effect::new(move |_| {
-        let to = to.clone();
-        set_timeout(move || go_to(&to), REDIRECT_AFTER);
-    });
-    let refresh = format!("{};url={url}", REDIRECT_AFTER.as_secs());
-    move || (!crate::ui::hydrated()).then(|| view! { <meta http-equiv="refresh" content=refresh.clone()/> })
+pub(super) fn GoOn(url: String, label: &'static str) -> impl IntoView {
+    view! { <p><a class="button primary go-on" href=url>{label}</a></p> }
 }
 
 #[component]
@@ -37,12 +25,11 @@ pub fn Completion(study_id: StudyId) -> impl IntoView {
                     Ok(c) => {
                         view! {
                             <div class="completion" role="status">
-                                <GoOnTo url=c.url.clone()/>
                                 <h2>"Thank you: you have finished"</h2>
                                 <p>"All your answers are saved. Your completion code is"</p>
                                 <p><strong class="code" data-code=c.code.clone()>{c.code.clone()}</strong></p>
-                                <p>"You are being taken back to Prolific with this code."</p>
-                                <p><a class="button" href=c.url.clone()>"Go back to Prolific now"</a></p>
+                                <p>"Use the button to go back to Prolific with this code, or enter the code there yourself."</p>
+                                <GoOn url=c.url.clone() label="Go back to Prolific with this code"/>
                             </div>
                         }.into_any()
                     }

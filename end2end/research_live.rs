@@ -1,0 +1,102 @@
+//! The researcher's page while a link study runs (issue 53), in real
+//! Chromium: loaded once, it follows participants who arrive over HTTP (the
+//! link panel's places, the dashboard, the card's counted answers, progress
+//! per annotator and a newly flagged participant with its Discard button)
+//! without a reload, all from one polled read; its figures say what they
+//! count and its charts name their axes. And the demo's research page at
+//! 1,280 px scrolls sideways nowhere but inside a wide table's card.
+use crate::browser::Browser;
+use crate::crowd_flow::wait_text;
+use crate::crowd_kit::{answer_n, arrive, create_link_study, link_spec, start};
+use crate::helpers::TestApp;
+use crate::pages::{axe_clean, axe_source};
+use serde_json::{json, Value};
+
+#[tokio::test]
+async fn the_research_page_follows_arrivals_and_a_new_flag_without_a_reload() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let (study, token) =
+        create_link_study(&app, &researcher, &link_spec("live e2e", 3, &["min_seconds_per_item = 2"])).await;
+    let r = Browser::start().await;
+    r.login(&app.base, "researcher", &app.password("researcher")).await;
+    r.goto(&app.url("/research")).await;
+    let card = format!(r#"section.study[data-study="{study}"]"#);
+    let at = |css: &str| format!("{card} {css}");
+    assert_eq!(r.text(&at("td.participants")).await, "0");
+    assert_eq!(r.text(&at("span.answers")).await, "0");
+    r.client.execute("window.loadedOnce = true; return null;", vec![]).await.unwrap();
+
+    // Over HTTP: one participant finishes too fast (1.5 s an item, 2 s wanted), another starts.
+    let hasty = arrive(&app, &token, study, "LIVE-1").await;
+    start(&app, &hasty, study).await;
+    assert_eq!(answer_n(&app, &hasty, study, 3, "A").await, 3);
+    let working = arrive(&app, &token, study, "LIVE-2").await;
+    start(&app, &working, study).await;
+    assert_eq!(answer_n(&app, &working, study, 1, "B").await, 1);
+
+    let first = format!(r#"tr[data-annotator="p{study}-1"] td.done"#);
+    let second = format!(r#"tr[data-annotator="p{study}-2"] td.done"#);
+    for (css, want) in [
+        ("td.participants", "2"),
+        ("td.leased", "1"),
+        ("td.completed", "1"),
+        (r#"td[data-figure="started"]"#, "2"),
+        (r#"td[data-figure="leased"]"#, "1"),
+        ("span.answers", "4"),
+        (r#"td[data-figure="answers"]"#, "4"),
+        (first.as_str(), "3"),
+        (second.as_str(), "1"),
+    ] {
+        wait_text(&r, &at(css), want).await;
+    }
+    let flagged = at(r#"table.flagged tr[data-participant="1"]"#);
+    assert!(r.text(&format!("{flagged} td.flags")).await.contains("too_fast"), "the new flag shows");
+    assert_eq!(r.text(&at("table.flagged thead th:last-child")).await, "Discard");
+
+    // Discarded: the copy stops counting everywhere on the card at once.
+    r.wait_css(&format!("{flagged} button.discard")).await.click().await.unwrap();
+    for (css, want) in [("td.not-counted", "1"), ("td.completed", "0"), ("span.answers", "1")] {
+        wait_text(&r, &at(css), want).await;
+    }
+    // Every stored answer stays in the dashboard's count; the header counts those that count.
+    assert_eq!(r.text(&at(r#"td[data-figure="answers"]"#)).await, "4");
+    let header = r.text(&at("> p")).await;
+    assert!(header.contains("1 counted answer") && !header.contains("1 counted answers"), "{header}");
+    let tip = r.wait_css(&at("td.not-counted")).await.attr("title").await.unwrap();
+    assert_eq!(tip.as_deref(), Some(hardneg::ui::link_panel::NOT_COUNTED));
+    assert!(tip.unwrap().contains("screened out by attention checks"), "what it counts");
+    let kept = r.client.execute("return window.loadedOnce === true;", vec![]).await.unwrap();
+    assert_eq!(kept, Value::Bool(true), "the page was reloaded");
+
+    // The charts name their axes and units.
+    for (chart, x, y) in
+        [("arrivals", "minutes since the first arrival", "people"), ("time-per-item", "seconds per item", "answers")]
+    {
+        assert_eq!(r.text(&at(&format!("svg.{chart} text.x-title"))).await, x);
+        assert_eq!(r.text(&at(&format!("svg.{chart} text.y-title"))).await, y);
+    }
+    r.close().await;
+}
+
+#[tokio::test]
+async fn the_demo_research_page_scrolls_sideways_only_inside_a_wide_table() {
+    let app = TestApp::spawn();
+    let r = Browser::start().await;
+    r.login(&app.base, "researcher", &app.password("researcher")).await;
+    let metrics = json!({ "width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false });
+    r.cdp("Emulation.setDeviceMetricsOverride", metrics).await;
+    r.goto(&app.url("/research")).await;
+    r.wait_css("table.distribution").await;
+    r.wait_css("section.dataset table.funnel").await;
+    let js = "const d = document.documentElement;
+        const wide = [...document.querySelectorAll('table.distribution')].map(t => t.scrollWidth - t.clientWidth);
+        return [window.innerWidth, d.scrollWidth, d.clientWidth, Math.max(...wide)];";
+    let v = r.client.execute(js, vec![]).await.unwrap();
+    let n = |i: usize| v[i].as_i64().unwrap();
+    assert_eq!(n(0), 1280, "the window is 1,280 px wide");
+    assert!(n(1) <= n(2), "the page scrolls sideways: {} px in {} px", n(1), n(2));
+    assert!(n(3) > 0, "the widest table is wider than its card and scrolls inside it ({v})");
+    axe_clean(&r, &axe_source(), "/research at 1,280 px").await;
+    r.close().await;
+}

@@ -1,0 +1,82 @@
+//! A participant on a touch phone (issue 53), in real Chromium with touch
+//! emulated through the DevTools protocol (no hover, a coarse pointer) and
+//! every step tapped: after a tap the next item's option under the finger
+//! looks like any untouched option, not chosen; the participant's pages
+//! carry no account controls; the completion page's stage is `complete`
+//! and it offers no "Return this study".
+use crate::browser::Browser;
+use crate::crowd_flow::{join_url, wait_stage, wait_text};
+use crate::crowd_kit::{create_link_study, link_spec};
+use crate::helpers::TestApp;
+use fantoccini::Locator::Css;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// A finger's tap at the middle of the element, as a phone sends it.
+async fn tap(b: &Browser, css: &str) {
+    b.wait_css(css).await;
+    let js = "const e = document.querySelector(arguments[0]); e.scrollIntoView({ block: 'center' });
+        const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2];";
+    let at = b.client.execute(js, vec![json!(css)]).await.unwrap();
+    let point = json!([{ "x": at[0], "y": at[1] }]);
+    b.cdp("Input.dispatchTouchEvent", json!({ "type": "touchStart", "touchPoints": point })).await;
+    b.cdp("Input.dispatchTouchEvent", json!({ "type": "touchEnd", "touchPoints": [] })).await;
+}
+
+/// What hover or a choice would change in an option's look.
+async fn look(b: &Browser, option: &str) -> Value {
+    let js = "const s = getComputedStyle(document.querySelector(`button.option[data-option='${arguments[0]}']`));
+        return [s.borderColor, s.backgroundColor, s.color, s.outlineStyle, s.boxShadow];";
+    b.client.execute(js, vec![json!(option)]).await.unwrap()
+}
+
+#[tokio::test]
+async fn on_a_touch_phone_the_next_item_looks_unchosen_and_the_end_is_the_end() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let back = format!("completion_url = \"{}/?cc={{code}}\"", app.base);
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("touch e2e", 3, &[&back])).await;
+    let b = Browser::start().await;
+    b.client.set_window_size(390, 844).await.unwrap();
+    b.cdp("Emulation.setTouchEmulationEnabled", json!({ "enabled": true, "maxTouchPoints": 5 })).await;
+
+    b.client.goto(&join_url(&app, &token, "TOUCH-1")).await.unwrap();
+    tap(&b, "input[name=consent]").await;
+    tap(&b, "form button[type=submit]").await;
+    wait_stage(&b, "instructions").await;
+    b.wait_hydrated().await;
+    let media = b
+        .client
+        .execute("return [matchMedia('(hover: hover)').matches, matchMedia('(pointer: coarse)').matches];", vec![]);
+    assert_eq!(media.await.unwrap(), json!([false, true]), "a touch screen: nothing hovers");
+    // No account controls: a participant has no password to come back with.
+    let header = b.text("header.top").await;
+    assert!(!header.contains("Log out") && !header.contains("participant"), "the header offers {header:?}");
+    assert!(b.client.find_all(Css("header nav")).await.unwrap().is_empty());
+
+    tap(&b, r#"button[data-step="instructions"]"#).await;
+    wait_stage(&b, "working").await;
+    wait_text(&b, ".take .progress span", "Item 1 of 3").await;
+    let untouched = look(&b, "A").await;
+    assert_eq!(look(&b, "B").await, untouched, "two untouched options look the same");
+    tap(&b, r#"button.option[data-option="B"]"#).await;
+    wait_text(&b, ".take .progress span", "Item 2 of 3").await;
+    // Past the options' 120 ms transition.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let under_finger = "document.querySelector(`button.option[data-option='B']`).matches(':hover')";
+    let hovered = b.client.execute(&format!("return {under_finger};"), vec![]).await.unwrap();
+    assert_eq!(look(&b, "B").await, look(&b, "A").await, "item 2's B (hovered: {hovered}) looks chosen");
+    b.screenshot("e2e-touch-next-item.png").await;
+
+    tap(&b, r#"button.option[data-option="none"]"#).await;
+    wait_text(&b, ".take .progress span", "Item 3 of 3").await;
+    tap(&b, r#"button.option[data-option="C"]"#).await;
+    wait_stage(&b, "complete").await;
+    b.wait_css(".completion .code").await;
+    assert!(b.client.find_all(Css(".return-study")).await.unwrap().is_empty(), "nothing to return after the end");
+    assert!(b.client.find_all(Css("header nav")).await.unwrap().is_empty());
+    tap(&b, ".completion a.go-on").await;
+    let landed = crate::crowd_flow::wait_path(&b, "/").await;
+    assert!(landed.is_some_and(|q| q.starts_with("cc=")), "the button goes on to the completion URL");
+    b.close().await;
+}

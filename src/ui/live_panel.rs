@@ -1,0 +1,112 @@
+//! On the research page, a link study's live section: its link and places,
+//! the dashboard, the flagged participants (with Discard), and the card's
+//! answer count and progress per annotator. All of it comes from one server
+//! function, read once with the page and polled every few seconds after, so
+//! no part of the card describes an older moment than another.
+use super::dashboard_panel::{DashboardCard, DiscardParticipant, FlaggedTable, FlaggedView};
+use super::error_text;
+use super::link_panel::{LinkCard, LinkPanelView};
+#[cfg(feature = "ssr")]
+use super::session;
+use crate::api_types::StudyProgress;
+use crate::domain::crowd::figures::Dashboard;
+use crate::domain::ids::StudyId;
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How often the hydrated page asks for new figures.
+const POLL: Duration = Duration::from_secs(3);
+
+/// Everything on a link study's card that changes while people arrive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrowdNow {
+    /// Counted answers and progress per participant, as the card's header and table show them.
+    pub progress: StudyProgress,
+    pub link: LinkPanelView,
+    pub dashboard: Dashboard,
+    pub flagged: Vec<FlaggedView>,
+}
+
+/// None for a study that is not a link study.
+#[server(prefix = "/sfn")]
+pub async fn live_crowd(study_id: StudyId) -> Result<Option<CrowdNow>, ServerFnError> {
+    use crate::error::ServiceError;
+    let (state, _) = session::researcher().await?;
+    let dashboard = match crate::crowd::dashboard(&state.db, study_id, state.crowd.clock.now()).await {
+        Err(ServiceError::NotFound(_)) => return Ok(None),
+        other => other.map_err(session::sfn_error)?,
+    };
+    let link = super::link_panel::link_panel_view(&state, study_id, &dashboard).await.map_err(session::sfn_error)?;
+    let flagged = super::dashboard_panel::flagged(&state.db, study_id).await.map_err(session::sfn_error)?;
+    let progress = crate::studies::progress::study_progress(&state, study_id).await.map_err(session::sfn_error)?;
+    Ok(Some(CrowdNow { progress, link, dashboard, flagged }))
+}
+
+/// The live section of a link study's card; nothing for other studies.
+/// `progress` is the card's own (its header and per-annotator table), kept
+/// in step with the rest.
+#[component]
+pub fn LiveCrowdPanel(study_id: i64, progress: RwSignal<StudyProgress>) -> impl IntoView {
+    let first = Resource::new(move || StudyId::new(study_id), live_crowd);
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match first.await {
+                    Err(e) => Some(view! { <p class="error">{error_text(&e)}</p> }.into_any()),
+                    Ok(None) => None,
+                    Ok(Some(live)) => Some(view! { <Live study_id first=live progress/> }.into_any()),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn Live(study_id: i64, first: CrowdNow, progress: RwSignal<StudyProgress>) -> impl IntoView {
+    let card = first.link.clone();
+    let live = RwSignal::new(first);
+    let discard = ServerAction::<DiscardParticipant>::new();
+    // One read at a time: a slow answer is not overtaken by the next tick's.
+    let busy = RwSignal::new(false);
+    let refresh = move || {
+        if busy.get_untracked() {
+            return;
+        }
+        busy.set(true);
+        leptos::task::spawn_local(async move {
+            if let Ok(Some(now)) = live_crowd(StudyId::new(study_id)).await {
+                let _ = live.try_set(now);
+            }
+            let _ = busy.try_set(false);
+        });
+    };
+    // Only in the browser: the server renders the figures once.
+    Effect::new(move |_| {
+        if let Ok(handle) = set_interval_with_handle(refresh, POLL) {
+            on_cleanup(move || handle.clear());
+        }
+    });
+    Effect::watch(move || discard.version().get(), move |_, _, _| refresh(), false);
+    Effect::new(move |_| {
+        let now = live.with(|l| l.progress.clone());
+        if progress.with_untracked(|p| *p != now) {
+            progress.set(now);
+        }
+    });
+    // Each part re-renders only when its own figures change, so a Discard
+    // button keeps its focus while the dashboard ticks.
+    let places = Memo::new(move |_| live.with(|l| l.link.places));
+    let dashboard = Memo::new(move |_| live.with(|l| l.dashboard.clone()));
+    let flagged = Memo::new(move |_| live.with(|l| l.flagged.clone()));
+    // Erased types: the nested view's type is too deep for the compiler otherwise.
+    view! {
+        {view! { <LinkCard panel=card places/> }.into_any()}
+        {move || view! { <DashboardCard d=dashboard.get() study_id/> }.into_any()}
+        {move || discard.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
+        {move || {
+            let rows = flagged.get();
+            (!rows.is_empty()).then(|| view! { <FlaggedTable rows study_id discard/> }.into_any())
+        }}
+    }
+}
