@@ -12,7 +12,8 @@
 #
 # At most 6 files come back: steps.txt, score-{f32,bf16}.log, reference.txt,
 # summary.txt, summary.json.
-# Env: OUT (default target/gpu-bench-out), GPU_BENCH_INSTANCES (2100),
+# Env: OUT (default target/gpu-bench-out), HARDNEG_BIN (a binary instead of
+# CARRY_DIR's), GPU_BENCH_INSTANCES (2100),
 # GPU_BENCH_BATCH (256), PYTHON (python3), GPU_BENCH_DEVICE (cuda; cpu
 # tries the pipeline on a machine without a GPU, with --tiny weights).
 set -uo pipefail
@@ -28,9 +29,13 @@ work=$(mktemp -d /tmp/gpu-bench.XXXXXX)
 log() { echo "== [${SECONDS}s] $*" | tee -a "$out/steps.txt" >&2; }
 export PYTHONUNBUFFERED=1
 
-log "unpacking the binary"
-xz -dc "$carry/hardneg.xz" >"$work/hardneg" && chmod +x "$work/hardneg" || exit 1
-hn=$work/hardneg
+if [ -n "${HARDNEG_BIN:-}" ]; then
+  hn=$HARDNEG_BIN # a binary at hand (a try on the CPU machine)
+else
+  log "unpacking the binary"
+  xz -dc "$carry/hardneg.xz" >"$work/hardneg" && chmod +x "$work/hardneg" || exit 1
+  hn=$work/hardneg
+fi
 # The CUDA libraries hardneg links: the machine's PyTorch wheels hold them
 # (every lib folder under site-packages/nvidia), the driver in
 # /usr/local/nvidia/lib64.

@@ -44,9 +44,12 @@ async fn cached(pool: &sqlx::AnyPool, run: &str, dtype: Option<&str>) -> HashMap
         .collect()
 }
 
+/// (id, C0, C1, I0, ipos2t, ineg2t, tpos2i, tneg2i) of a run's instances.
+type OutcomeRow = (i64, String, String, String, i64, i64, i64, i64);
+
 /// Per instance: the four similarities and the stored outcome flags.
 async fn scored(pool: &sqlx::AnyPool, run: &str, vecs: &HashMap<String, Vec<f32>>) -> Vec<([f64; 4], [bool; 4])> {
-    let rows: Vec<(i64, String, String, String, i64, i64, i64, i64)> = sqlx::query_as(
+    let rows: Vec<OutcomeRow> = sqlx::query_as(
         "SELECT i.id, i.caption, i.negative_caption, i.positive_image, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
          FROM model_outcomes o JOIN model_runs r ON r.id = o.run_id JOIN instances i ON i.id = o.instance_id
          WHERE r.name = $1 ORDER BY i.id",
