@@ -158,6 +158,9 @@ pub enum Command {
         /// Images or captions per forward pass.
         #[arg(long, default_value_t = 32)]
         batch: usize,
+        /// The products' precision: f32, or bf16/f16 as PyTorch's autocast (for --model-dir; docs/scoring.md).
+        #[arg(long, default_value = "f32")]
+        dtype: String,
     },
     /// Export curated instances: rows (BiVLC columns + provenance), images/ and a README.md card (docs/export.md).
     Export {

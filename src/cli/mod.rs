@@ -102,12 +102,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("imported {} results of {model} on dataset {}{created}{replaced}", s.rows, s.dataset);
             Ok(())
         }
-        Command::Score { model_dir, external, name, dataset, device, batch } => {
+        Command::Score { model_dir, external, name, dataset, device, batch, dtype } => {
             use crate::scoring::command::{run_score, Model};
+            use crate::scoring::precision::Precision;
             let device = crate::scoring::clip::DeviceChoice::parse(&device)
                 .with_context(|| format!("unknown device {device:?} (auto, cpu or cuda)"))?;
+            let precision =
+                Precision::parse(&dtype).with_context(|| format!("unknown --dtype {dtype:?} (f32, bf16 or f16)"))?;
             let model = match (model_dir, external) {
-                (Some(path), _) => Model::Dir { path, device },
+                (Some(path), _) => Model::Dir { path, device, precision },
+                (None, Some(_)) if precision != Precision::F32 => {
+                    anyhow::bail!("--dtype {dtype} applies to --model-dir; an external scorer picks its own precision")
+                }
                 (None, Some(cmd)) => Model::External(cmd),
                 (None, None) => anyhow::bail!("give --model-dir or --external"),
             };

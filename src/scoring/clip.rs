@@ -1,8 +1,9 @@
 //! The in-process encoder: a Hugging Face CLIP directory (`config.json`,
 //! `model.safetensors`, `tokenizer.json`) run with candle.
 use super::config::ClipConfig;
-use super::encoder::{CacheIdentity, Encoder, ImageRef};
+use super::encoder::{CacheIdentity, Encoder, ImagePrep, ImageRef, PreparedImages};
 use super::model::{self, ClipModel};
+use super::precision::Precision;
 use super::preprocess::{preprocess, Rgb, PREPROCESS_VERSION};
 use super::text::{pad_batch, TextTokenizer};
 use anyhow::Context;
@@ -11,6 +12,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeviceChoice {
@@ -35,7 +37,12 @@ impl DeviceChoice {
 pub fn select_device(choice: DeviceChoice) -> anyhow::Result<(Device, String)> {
     let device = match choice {
         DeviceChoice::Cpu => Device::Cpu,
-        DeviceChoice::Auto => Device::cuda_if_available(0)?,
+        // Built with cuda but no usable GPU (or driver): the CPU, said once.
+        DeviceChoice::Auto if cfg!(feature = "cuda") => Device::new_cuda(0).unwrap_or_else(|e| {
+            eprintln!("--device auto: no usable CUDA device 0 ({e}); running on the CPU");
+            Device::Cpu
+        }),
+        DeviceChoice::Auto => Device::Cpu,
         DeviceChoice::Cuda if !cfg!(feature = "cuda") => {
             anyhow::bail!("--device cuda: this hardneg was built without the `cuda` feature")
         }
@@ -62,6 +69,7 @@ pub fn sha256_file(path: &Path) -> anyhow::Result<String> {
 
 pub struct ClipEncoder {
     model: ClipModel,
+    precision: Precision,
     tokenizer: TextTokenizer,
     config: ClipConfig,
     device: Device,
@@ -74,7 +82,13 @@ pub struct ClipEncoder {
 }
 
 impl ClipEncoder {
+    /// In f32.
     pub fn load(dir: &Path, choice: DeviceChoice) -> anyhow::Result<ClipEncoder> {
+        ClipEncoder::load_with(dir, choice, Precision::F32)
+    }
+
+    /// With the products in `precision` (`--dtype`).
+    pub fn load_with(dir: &Path, choice: DeviceChoice, precision: Precision) -> anyhow::Result<ClipEncoder> {
         // First: a wrong --device should not wait for the weights to be hashed.
         let (device, label) = select_device(choice)?;
         let config_path = dir.join("config.json");
@@ -83,15 +97,25 @@ impl ClipEncoder {
         let config = ClipConfig::parse(&text).with_context(|| config_path.display().to_string())?;
         let weights = dir.join("model.safetensors");
         let weights_sha256 = sha256_file(&weights)?;
-        let model =
-            model::load(&weights, &config, &device).with_context(|| format!("loading {}", weights.display()))?;
+        let model = model::load_precision(&weights, &config, &device, precision)
+            .with_context(|| format!("loading {}", weights.display()))?;
         let tokenizer_path = dir.join("tokenizer.json");
         let tokenizer = TextTokenizer::from_file(&tokenizer_path, config.text_config.max_position_embeddings)?;
         let mut setup = Sha256::new();
         setup.update(text.as_bytes());
         setup.update(std::fs::read(&tokenizer_path)?);
         let setup = hex::encode(setup.finalize())[..16].to_string();
-        Ok(ClipEncoder { model, tokenizer, config, device, label, weights_sha256, setup, dir: dir.to_path_buf() })
+        Ok(ClipEncoder {
+            model,
+            precision,
+            tokenizer,
+            config,
+            device,
+            label,
+            weights_sha256,
+            setup,
+            dir: dir.to_path_buf(),
+        })
     }
 
     pub fn config(&self) -> &ClipConfig {
@@ -107,16 +131,39 @@ pub fn read_rgb(path: &Path) -> anyhow::Result<Rgb> {
     Ok(Rgb { width: img.width() as usize, height: img.height() as usize, data: img.into_raw() })
 }
 
+/// OpenAI's CLIP preprocessing of a batch, spread over the rayon pool.
+struct ClipPrep {
+    size: usize,
+}
+
+impl ImagePrep for ClipPrep {
+    fn prepare(&self, images: &[ImageRef]) -> anyhow::Result<PreparedImages> {
+        let pixels: Vec<Vec<f32>> =
+            images.par_iter().map(|r| Ok(preprocess(&read_rgb(&r.path)?, self.size))).collect::<anyhow::Result<_>>()?;
+        Ok(PreparedImages { count: images.len(), pixels: pixels.concat() })
+    }
+}
+
 impl Encoder for ClipEncoder {
+    /// f32 keeps the key it always had; bf16 and f16 vectors get their own
+    /// (`;dtype=bf16`), so the precisions never mix in the cache.
     fn identity(&self) -> Option<CacheIdentity> {
+        let dtype = match self.precision {
+            Precision::F32 => String::new(),
+            p => format!(";dtype={}", p.as_str()),
+        };
         Some(CacheIdentity {
             weights: self.weights_sha256.clone(),
-            preprocess: format!("{PREPROCESS_VERSION};setup={}", self.setup),
+            preprocess: format!("{PREPROCESS_VERSION};setup={}{dtype}", self.setup),
         })
     }
 
+    /// `cpu`, `cuda:0`, and the precision unless f32: `cuda:0 bf16`.
     fn device(&self) -> String {
-        self.label.clone()
+        match self.precision {
+            Precision::F32 => self.label.clone(),
+            p => format!("{} {}", self.label, p.as_str()),
+        }
     }
 
     fn source(&self) -> String {
@@ -124,12 +171,17 @@ impl Encoder for ClipEncoder {
     }
 
     fn encode_images(&mut self, images: &[ImageRef]) -> anyhow::Result<Vec<Vec<f32>>> {
+        let prepared = ClipPrep { size: self.config.vision_config.image_size }.prepare(images)?;
+        self.encode_prepared(prepared)
+    }
+
+    fn image_prep(&self) -> Option<Arc<dyn ImagePrep>> {
+        Some(Arc::new(ClipPrep { size: self.config.vision_config.image_size }))
+    }
+
+    fn encode_prepared(&mut self, batch: PreparedImages) -> anyhow::Result<Vec<Vec<f32>>> {
         let size = self.config.vision_config.image_size;
-        // Decoding and resizing are independent per image: spread them over the cores.
-        let pixels: Vec<Vec<f32>> =
-            images.par_iter().map(|r| Ok(preprocess(&read_rgb(&r.path)?, size))).collect::<anyhow::Result<_>>()?;
-        let flat: Vec<f32> = pixels.concat();
-        let input = Tensor::from_vec(flat, (images.len(), 3, size, size), &self.device)?;
+        let input = Tensor::from_vec(batch.pixels, (batch.count, 3, size, size), &self.device)?;
         Ok(self.model.encode_images(&input)?.to_vec2::<f32>()?)
     }
 

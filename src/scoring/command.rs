@@ -4,6 +4,7 @@
 use super::clip::{ClipEncoder, DeviceChoice};
 use super::encoder::Encoder;
 use super::external::ExternalScorer;
+use super::precision::Precision;
 use super::rankings::{is_ranking_dataset, score_rankings};
 use super::run::{dataset_id, score_dataset, Counts, ScoreRequest};
 use crate::store::images::ImageStore;
@@ -14,7 +15,7 @@ use std::sync::Arc;
 
 pub enum Model {
     /// A Hugging Face CLIP directory, run in-process.
-    Dir { path: PathBuf, device: DeviceChoice },
+    Dir { path: PathBuf, device: DeviceChoice, precision: Precision },
     /// A shell command speaking docs/scorer-protocol.md.
     External(String),
 }
@@ -40,9 +41,9 @@ pub async fn run_score(db: &AnyPool, store: &ImageStore, model: Model, req: Scor
     anyhow::ensure!(req.batch > 0, "--batch must be at least 1");
     let cancel = cancel_on_ctrl_c();
     let encoder: Box<dyn Encoder> = match model {
-        Model::Dir { path, device } => {
+        Model::Dir { path, device, precision } => {
             eprintln!("loading {} (hashing the weights for the cache key)", path.display());
-            Box::new(tokio::task::spawn_blocking(move || ClipEncoder::load(&path, device)).await??)
+            Box::new(tokio::task::spawn_blocking(move || ClipEncoder::load_with(&path, device, precision)).await??)
         }
         Model::External(cmd) => {
             let scorer = tokio::task::spawn_blocking(move || ExternalScorer::spawn(&cmd)).await??;

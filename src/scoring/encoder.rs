@@ -1,5 +1,6 @@
 //! What the scoring run needs from a model, in-process or external.
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// An image to encode: its content hash (the store's id) and its file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,4 +28,26 @@ pub trait Encoder: Send {
     fn source(&self) -> String;
     fn encode_images(&mut self, images: &[ImageRef]) -> anyhow::Result<Vec<Vec<f32>>>;
     fn encode_texts(&mut self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>>;
+    /// The CPU half of `encode_images` (decoding, resizing), when the
+    /// model can take its output: the run then prepares the next batches
+    /// on other threads while the model encodes one (`feed`).
+    fn image_prep(&self) -> Option<Arc<dyn ImagePrep>> {
+        None
+    }
+    /// The model half: what `image_prep` made.
+    fn encode_prepared(&mut self, batch: PreparedImages) -> anyhow::Result<Vec<Vec<f32>>> {
+        anyhow::bail!("this encoder takes no prepared images ({} given)", batch.count)
+    }
+}
+
+/// A batch of images ready for the model: `count` inputs, flat.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedImages {
+    pub count: usize,
+    pub pixels: Vec<f32>,
+}
+
+/// Pure CPU work on a batch of images, safe to run beside the model.
+pub trait ImagePrep: Send + Sync {
+    fn prepare(&self, images: &[ImageRef]) -> anyhow::Result<PreparedImages>;
 }

@@ -5,11 +5,11 @@
 use super::config::{Activation, ClipConfig, TextConfig, VisionConfig};
 use super::cpu_layer::{run_layers, CpuLayer, LayerParts};
 use super::cpu_tower::{self, Patches};
+use super::precision::{Compute, PatchConv, Precision, Proj};
 use super::seqs::Seqs;
 use candle_core::{DType, Device, Module, Result, Tensor, D};
 use candle_nn::{
-    conv2d_no_bias, embedding, layer_norm, linear, linear_no_bias, Conv2d, Conv2dConfig, Embedding, LayerNorm, Linear,
-    VarBuilder,
+    conv2d_no_bias, embedding, layer_norm, linear, linear_no_bias, Conv2dConfig, Embedding, LayerNorm, VarBuilder,
 };
 
 fn activate(act: Activation, x: &Tensor) -> Result<Tensor> {
@@ -21,23 +21,26 @@ fn activate(act: Activation, x: &Tensor) -> Result<Tensor> {
 }
 
 struct Attention {
-    q: Linear,
-    k: Linear,
-    v: Linear,
-    out: Linear,
+    q: Proj,
+    k: Proj,
+    v: Proj,
+    out: Proj,
     heads: usize,
     scale: f64,
+    compute: Compute,
 }
 
 impl Attention {
-    fn new(vb: VarBuilder, hidden: usize, heads: usize) -> Result<Self> {
+    fn new(vb: VarBuilder, hidden: usize, heads: usize, compute: Compute) -> Result<Self> {
+        let proj = |name: &str| Proj::new(linear(hidden, hidden, vb.pp(name))?, compute);
         Ok(Attention {
-            q: linear(hidden, hidden, vb.pp("q_proj"))?,
-            k: linear(hidden, hidden, vb.pp("k_proj"))?,
-            v: linear(hidden, hidden, vb.pp("v_proj"))?,
-            out: linear(hidden, hidden, vb.pp("out_proj"))?,
+            q: proj("q_proj")?,
+            k: proj("k_proj")?,
+            v: proj("v_proj")?,
+            out: proj("out_proj")?,
             heads,
             scale: ((hidden / heads) as f64).powf(-0.5),
+            compute,
         })
     }
 
@@ -48,11 +51,11 @@ impl Attention {
         let q = split((self.q.forward(x)? * self.scale)?)?;
         let k = split(self.k.forward(x)?)?;
         let v = split(self.v.forward(x)?)?;
-        let mut logits = q.matmul(&k.t()?)?;
+        let mut logits = self.compute.matmul(&q, &k.t()?)?;
         if let Some(mask) = mask {
             logits = logits.broadcast_add(mask)?;
         }
-        let y = candle_nn::ops::softmax_last_dim(&logits)?.matmul(&v)?;
+        let y = self.compute.matmul(&candle_nn::ops::softmax_last_dim(&logits)?, &v)?;
         self.out.forward(&y.transpose(1, 2)?.reshape((b, t, c))?)
     }
 }
@@ -60,19 +63,20 @@ impl Attention {
 struct Layer {
     attn: Attention,
     ln1: LayerNorm,
-    fc1: Linear,
-    fc2: Linear,
+    fc1: Proj,
+    fc2: Proj,
     ln2: LayerNorm,
     act: Activation,
 }
 
 impl Layer {
-    fn new(vb: VarBuilder, hidden: usize, inner: usize, heads: usize, eps: f64, act: Activation) -> Result<Self> {
+    fn new(vb: VarBuilder, s: &Shape, compute: Compute) -> Result<Self> {
+        let Shape { hidden, inner, heads, eps, act } = *s;
         Ok(Layer {
-            attn: Attention::new(vb.pp("self_attn"), hidden, heads)?,
+            attn: Attention::new(vb.pp("self_attn"), hidden, heads, compute)?,
             ln1: layer_norm(hidden, eps, vb.pp("layer_norm1"))?,
-            fc1: linear(hidden, inner, vb.pp("mlp").pp("fc1"))?,
-            fc2: linear(inner, hidden, vb.pp("mlp").pp("fc2"))?,
+            fc1: Proj::new(linear(hidden, inner, vb.pp("mlp").pp("fc1"))?, compute)?,
+            fc2: Proj::new(linear(inner, hidden, vb.pp("mlp").pp("fc2"))?, compute)?,
             ln2: layer_norm(hidden, eps, vb.pp("layer_norm2"))?,
             act,
         })
@@ -90,29 +94,37 @@ impl Layer {
         let a = &self.attn;
         CpuLayer::new(LayerParts {
             ln1: &self.ln1,
-            q: &a.q,
-            k: &a.k,
-            v: &a.v,
-            out: &a.out,
+            q: &a.q.full,
+            k: &a.k.full,
+            v: &a.v.full,
+            out: &a.out.full,
             ln2: &self.ln2,
-            fc1: &self.fc1,
-            fc2: &self.fc2,
+            fc1: &self.fc1.full,
+            fc2: &self.fc2.full,
             act: self.act,
             heads: a.heads,
         })
     }
 }
 
-fn layers(
-    vb: VarBuilder,
-    n: usize,
+/// One encoder layer's sizes.
+#[derive(Clone, Copy)]
+struct Shape {
     hidden: usize,
     inner: usize,
     heads: usize,
     eps: f64,
     act: Activation,
-) -> Result<Vec<Layer>> {
-    (0..n).map(|i| Layer::new(vb.pp("layers").pp(i), hidden, inner, heads, eps, act)).collect()
+}
+
+impl Shape {
+    fn of(hidden: usize, inner: usize, heads: usize, eps: f64, act: Activation) -> Shape {
+        Shape { hidden, inner, heads, eps, act }
+    }
+}
+
+fn layers(vb: VarBuilder, n: usize, s: Shape, compute: Compute) -> Result<Vec<Layer>> {
+    (0..n).map(|i| Layer::new(vb.pp("layers").pp(i), &s, compute)).collect()
 }
 
 /// A tower's encoder layers: on the CPU our own kernels (`cpu_layer`),
@@ -158,7 +170,7 @@ struct TextTower {
 }
 
 impl TextTower {
-    fn new(vb: VarBuilder, c: &TextConfig, kernels: bool) -> Result<Self> {
+    fn new(vb: VarBuilder, c: &TextConfig, kernels: bool, compute: Compute) -> Result<Self> {
         let emb = vb.pp("embeddings");
         Ok(TextTower {
             token: embedding(c.vocab_size, c.hidden_size, emb.pp("token_embedding"))?,
@@ -167,11 +179,14 @@ impl TextTower {
                 layers(
                     vb.pp("encoder"),
                     c.num_hidden_layers,
-                    c.hidden_size,
-                    c.intermediate_size,
-                    c.num_attention_heads,
-                    c.layer_norm_eps,
-                    c.hidden_act,
+                    Shape::of(
+                        c.hidden_size,
+                        c.intermediate_size,
+                        c.num_attention_heads,
+                        c.layer_norm_eps,
+                        c.hidden_act,
+                    ),
+                    compute,
                 )?,
                 kernels,
             )?,
@@ -201,7 +216,7 @@ impl TextTower {
 
 struct VisionTower {
     class: Tensor,
-    patch: Conv2d,
+    patch: PatchConv,
     /// The patch embedding as one product, for the CPU layers.
     patches: Option<Patches>,
     position: Tensor,
@@ -211,7 +226,7 @@ struct VisionTower {
 }
 
 impl VisionTower {
-    fn new(vb: VarBuilder, c: &VisionConfig, kernels: bool) -> Result<Self> {
+    fn new(vb: VarBuilder, c: &VisionConfig, kernels: bool, compute: Compute) -> Result<Self> {
         let emb = vb.pp("embeddings");
         let grid = c.image_size / c.patch_size;
         let conv = Conv2dConfig { stride: c.patch_size, ..Default::default() };
@@ -219,7 +234,7 @@ impl VisionTower {
         Ok(VisionTower {
             class: emb.get(c.hidden_size, "class_embedding")?,
             patches: kernels.then(|| Patches::new(patch.weight())).transpose()?,
-            patch,
+            patch: PatchConv::new(patch, compute)?,
             position: emb.get((grid * grid + 1, c.hidden_size), "position_embedding.weight")?,
             // Sic: transformers spells it "pre_layrnorm".
             pre_ln: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("pre_layrnorm"))?,
@@ -227,11 +242,14 @@ impl VisionTower {
                 layers(
                     vb.pp("encoder"),
                     c.num_hidden_layers,
-                    c.hidden_size,
-                    c.intermediate_size,
-                    c.num_attention_heads,
-                    c.layer_norm_eps,
-                    c.hidden_act,
+                    Shape::of(
+                        c.hidden_size,
+                        c.intermediate_size,
+                        c.num_attention_heads,
+                        c.layer_norm_eps,
+                        c.hidden_act,
+                    ),
+                    compute,
                 )?,
                 kernels,
             )?,
@@ -261,8 +279,8 @@ impl VisionTower {
 pub struct ClipModel {
     text: TextTower,
     vision: VisionTower,
-    text_projection: Linear,
-    visual_projection: Linear,
+    text_projection: Proj,
+    visual_projection: Proj,
 }
 
 fn l2_normalize(x: &Tensor) -> Result<Tensor> {
@@ -270,17 +288,21 @@ fn l2_normalize(x: &Tensor) -> Result<Tensor> {
 }
 
 impl ClipModel {
-    /// With `kernels` (CPU only) the encoder layers run on `cpu_layer`'s
-    /// kernels, else on candle's ops.
-    fn new(vb: VarBuilder, c: &ClipConfig, kernels: bool) -> Result<Self> {
+    /// With `kernels` (CPU, f32 only) the encoder layers run on
+    /// `cpu_layer`'s kernels, else on candle's ops with their products in
+    /// `compute`'s type.
+    fn new(vb: VarBuilder, c: &ClipConfig, kernels: bool, compute: Compute) -> Result<Self> {
+        let (t, v) = (&c.text_config, &c.vision_config);
         Ok(ClipModel {
-            text: TextTower::new(vb.pp("text_model"), &c.text_config, kernels)?,
-            vision: VisionTower::new(vb.pp("vision_model"), &c.vision_config, kernels)?,
-            text_projection: linear_no_bias(c.text_config.hidden_size, c.projection_dim, vb.pp("text_projection"))?,
-            visual_projection: linear_no_bias(
-                c.vision_config.hidden_size,
-                c.projection_dim,
-                vb.pp("visual_projection"),
+            text: TextTower::new(vb.pp("text_model"), t, kernels, compute)?,
+            vision: VisionTower::new(vb.pp("vision_model"), v, kernels, compute)?,
+            text_projection: Proj::new(
+                linear_no_bias(t.hidden_size, c.projection_dim, vb.pp("text_projection"))?,
+                compute,
+            )?,
+            visual_projection: Proj::new(
+                linear_no_bias(v.hidden_size, c.projection_dim, vb.pp("visual_projection"))?,
+                compute,
             )?,
         })
     }
@@ -299,19 +321,37 @@ impl ClipModel {
 /// Loads `model.safetensors` (any float dtype, computed in f32); on the
 /// CPU the encoder layers run on our kernels.
 pub fn load(weights: &std::path::Path, config: &ClipConfig, device: &Device) -> Result<ClipModel> {
-    load_with(weights, config, device, device.is_cpu())
+    load_precision(weights, config, device, Precision::F32)
+}
+
+/// As `load`, with the products in `precision` (`precision.rs`): bf16 and
+/// f16 run on candle's ops (on the CPU too, emulated there).
+pub fn load_precision(
+    weights: &std::path::Path,
+    config: &ClipConfig,
+    device: &Device,
+    precision: Precision,
+) -> Result<ClipModel> {
+    let kernels = device.is_cpu() && precision == Precision::F32;
+    load_with(weights, config, device, kernels, precision.compute(device.is_cpu()))
 }
 
 /// As `load`, but every layer on candle's ops on every device: the
 /// reference the CPU kernels are benchmarked and tested against.
 pub fn load_candle_ops(weights: &std::path::Path, config: &ClipConfig, device: &Device) -> Result<ClipModel> {
-    load_with(weights, config, device, false)
+    load_with(weights, config, device, false, Compute::F32)
 }
 
-fn load_with(weights: &std::path::Path, config: &ClipConfig, device: &Device, kernels: bool) -> Result<ClipModel> {
+fn load_with(
+    weights: &std::path::Path,
+    config: &ClipConfig,
+    device: &Device,
+    kernels: bool,
+    compute: Compute,
+) -> Result<ClipModel> {
     // Safety: the file is memory-mapped read-only; it must not be truncated while loaded.
     let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[weights], DType::F32, device)? };
-    ClipModel::new(vb, config, kernels)
+    ClipModel::new(vb, config, kernels, compute)
 }
 
 #[cfg(test)]
@@ -329,8 +369,9 @@ mod tests {
             let vb = VarBuilder::from_tensors(random_weights(&tiny_config(act, 20), 9), DType::F32, &Device::Cpu);
             let vb = vb.pp("vision_model").pp("encoder");
             let (n, h, i, heads) = (c.num_hidden_layers, c.hidden_size, c.intermediate_size, c.num_attention_heads);
-            let cpu = Encoder::new(layers(vb.clone(), n, h, i, heads, c.layer_norm_eps, act).unwrap(), true).unwrap();
-            let candle = Encoder::new(layers(vb, n, h, i, heads, c.layer_norm_eps, act).unwrap(), false).unwrap();
+            let s = Shape::of(h, i, heads, c.layer_norm_eps, act);
+            let cpu = Encoder::new(layers(vb.clone(), n, s, Compute::F32).unwrap(), true).unwrap();
+            let candle = Encoder::new(layers(vb, n, s, Compute::F32).unwrap(), false).unwrap();
             let (b, t) = (3, 7);
             let mut rng = SplitMix64::new(1);
             let x: Vec<f32> = (0..b * t * h).map(|_| rng.next_f64() as f32 * 2.0 - 1.0).collect();

@@ -17,7 +17,10 @@ fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
 fn cpu_towers_match_candle_towers() {
     let config = tiny_config(Activation::QuickGelu, 20);
     let vb = || VarBuilder::from_tensors(random_weights(&config, 3), DType::F32, &Device::Cpu);
-    let (kernels, ops) = (ClipModel::new(vb(), &config, true).unwrap(), ClipModel::new(vb(), &config, false).unwrap());
+    let (kernels, ops) = (
+        ClipModel::new(vb(), &config, true, Compute::F32).unwrap(),
+        ClipModel::new(vb(), &config, false, Compute::F32).unwrap(),
+    );
     let mut rng = SplitMix64::new(5);
     let size = config.vision_config.image_size;
     for b in [1, 2, 5] {
@@ -48,7 +51,8 @@ fn cpu_layers(lens: &[usize]) -> (Vec<CpuLayer>, Vec<f32>) {
     let vb = VarBuilder::from_tensors(random_weights(&config, 4), DType::F32, &Device::Cpu);
     let c = &config.vision_config;
     let (n, h, i, heads) = (c.num_hidden_layers, c.hidden_size, c.intermediate_size, c.num_attention_heads);
-    let built = layers(vb.pp("vision_model").pp("encoder"), n, h, i, heads, c.layer_norm_eps, c.hidden_act).unwrap();
+    let shape = Shape::of(h, i, heads, c.layer_norm_eps, c.hidden_act);
+    let built = layers(vb.pp("vision_model").pp("encoder"), n, shape, Compute::F32).unwrap();
     let mut rng = SplitMix64::new(8);
     let x: Vec<f32> = (0..lens.iter().sum::<usize>() * h).map(|_| rng.next_f64() as f32 * 2.0 - 1.0).collect();
     (built.iter().map(Layer::cpu).collect::<Result<_>>().unwrap(), x)

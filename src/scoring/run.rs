@@ -4,6 +4,7 @@
 //! the end, so a cancelled or failed run leaves no partial run behind.
 use super::cache::{self, CacheKey, Kind};
 use super::encoder::{Encoder, ImageRef};
+use super::feed::{Feed, AHEAD};
 use super::rank;
 use crate::store::images::{sha256_hex, ImageStore};
 use crate::store::negatives::negative_image_for;
@@ -12,7 +13,7 @@ use sqlx::AnyPool;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
 pub struct ScoreRequest {
@@ -143,27 +144,43 @@ impl<'a> Embedder<'a> {
             missing.sort_by_cached_key(|(_, text)| text.to_lowercase());
         }
         let start = Instant::now();
+        let refs = |chunk: &[(String, String)]| -> Vec<ImageRef> {
+            chunk.iter().map(|(h, p)| ImageRef { hash: h.clone(), path: p.into() }).collect()
+        };
+        // Images are decoded and resized on other threads ahead of the model.
+        let prep = match kind {
+            Kind::Image => self.encoder.as_ref().and_then(|e| e.image_prep()),
+            Kind::Text => None,
+        };
+        let mut feed = match prep {
+            Some(prep) if !missing.is_empty() => {
+                let batches = missing.chunks(self.batch.max(1)).map(refs).collect();
+                Some(Feed::start(prep, batches, AHEAD, self.cancel.clone())?)
+            }
+            _ => None,
+        };
+        let mut model_time = Duration::ZERO;
         for chunk in missing.chunks(self.batch.max(1)) {
             if self.cancel.load(Ordering::SeqCst) {
                 return Err(cancelled_error(self.computed));
             }
             let encoder = self.encoder.take().expect("returned after every batch");
-            let chunk_owned = chunk.to_vec();
-            let (encoder, result) = tokio::task::spawn_blocking(move || {
-                let mut encoder = encoder;
-                let r = match kind {
-                    Kind::Image => encoder.encode_images(
-                        &chunk_owned
-                            .iter()
-                            .map(|(h, p)| ImageRef { hash: h.clone(), path: p.into() })
-                            .collect::<Vec<_>>(),
-                    ),
-                    Kind::Text => encoder.encode_texts(&chunk_owned.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>()),
+            let (chunk_owned, feed_in) = (chunk.to_vec(), feed.take());
+            let (encoder, feed_back, result, spent) = tokio::task::spawn_blocking(move || {
+                let (mut encoder, mut feed) = (encoder, feed_in);
+                let prepared = feed.as_mut().map(Feed::next_batch);
+                let started = Instant::now();
+                let r = match (prepared, kind) {
+                    (Some(batch), _) => batch.and_then(|b| encoder.encode_prepared(b)),
+                    (None, Kind::Image) => encoder.encode_images(&refs(&chunk_owned)),
+                    (None, Kind::Text) => {
+                        encoder.encode_texts(&chunk_owned.iter().map(|(_, t)| t.clone()).collect::<Vec<_>>())
+                    }
                 };
-                (encoder, r)
+                (encoder, feed, r, started.elapsed())
             })
             .await?;
-            self.encoder = Some(encoder);
+            (self.encoder, feed, model_time) = (Some(encoder), feed_back, model_time + spent);
             // A scorer killed by the same Ctrl-C fails its batch: report the cancel, not that.
             let vectors =
                 result
@@ -182,13 +199,21 @@ impl<'a> Embedder<'a> {
             counts.encoded += batch.len();
             self.computed += batch.len();
             found.extend(batch);
-            let rate = counts.encoded as f64 / start.elapsed().as_secs_f64().max(1e-9);
+            let rate = |secs: f64| counts.encoded as f64 / secs.max(1e-9);
+            let k = kind.as_str();
+            let fed = match &feed {
+                Some(f) => format!(
+                    " (model alone {:.1} {k}s/s, {:.1} s waiting for decoded images)",
+                    rate(model_time.as_secs_f64()),
+                    f.waited.as_secs_f64()
+                ),
+                None => String::new(),
+            };
             eprintln!(
-                "{}s: {}/{} done, {rate:.1} {}s/s",
-                kind.as_str(),
+                "{k}s: {}/{} done, {:.1} {k}s/s{fed}",
                 counts.cached + counts.encoded,
                 counts.total,
-                kind.as_str()
+                rate(start.elapsed().as_secs_f64())
             );
         }
         Ok((found, counts))
@@ -265,7 +290,7 @@ pub async fn score_dataset(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scoring::encoder::CacheIdentity;
+    use crate::scoring::encoder::{CacheIdentity, ImagePrep, PreparedImages};
     use std::sync::Mutex;
 
     /// Records the batches it is asked for; a text's vector is its length.
@@ -288,6 +313,66 @@ mod tests {
             self.0.lock().unwrap().push(texts.to_vec());
             Ok(texts.iter().map(|t| vec![t.len() as f32]).collect())
         }
+    }
+
+    /// Images only through the feed: prepared "pixels" are the hashes'
+    /// lengths, which the model half returns as the vectors.
+    struct Fed;
+
+    struct LenPrep;
+
+    impl ImagePrep for LenPrep {
+        fn prepare(&self, images: &[ImageRef]) -> anyhow::Result<PreparedImages> {
+            if let Some(bad) = images.iter().find(|i| i.hash.starts_with("bad")) {
+                anyhow::bail!("decoding {}: not an image", bad.path.display());
+            }
+            Ok(PreparedImages { count: images.len(), pixels: images.iter().map(|i| i.hash.len() as f32).collect() })
+        }
+    }
+
+    impl Encoder for Fed {
+        fn identity(&self) -> Option<CacheIdentity> {
+            None
+        }
+        fn device(&self) -> String {
+            "test".into()
+        }
+        fn source(&self) -> String {
+            "fed".into()
+        }
+        fn encode_images(&mut self, _: &[ImageRef]) -> anyhow::Result<Vec<Vec<f32>>> {
+            panic!("images go through image_prep and encode_prepared")
+        }
+        fn encode_texts(&mut self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+            Ok(texts.iter().map(|t| vec![t.len() as f32]).collect())
+        }
+        fn image_prep(&self) -> Option<Arc<dyn ImagePrep>> {
+            Some(Arc::new(LenPrep))
+        }
+        fn encode_prepared(&mut self, batch: PreparedImages) -> anyhow::Result<Vec<Vec<f32>>> {
+            Ok(batch.pixels.iter().map(|&p| vec![p]).collect())
+        }
+    }
+
+    #[tokio::test]
+    async fn images_are_prepared_ahead_and_keep_their_hashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::db::open_pool(&dir.path().join("t.sqlite")).await.unwrap();
+        let req = ScoreRequest { name: "r".into(), dataset: "d".into(), batch: 2 };
+        let mut embedder = Embedder::new(&db, Box::new(Fed), &req, Arc::default());
+        let items: Vec<(String, String)> =
+            ["a", "bbb", "cc", "dddd", "e"].iter().map(|h| (h.to_string(), format!("/img/{h}"))).collect();
+        let (found, counts) = embedder.embed(Kind::Image, items.clone()).await.unwrap();
+        assert_eq!(counts, Counts { total: 5, cached: 0, encoded: 5 });
+        for (h, _) in &items {
+            assert_eq!(found[h], [h.len() as f32], "{h}");
+        }
+        // A file that fails to decode fails the run with its path.
+        let mut embedder = Embedder::new(&db, Box::new(Fed), &req, Arc::default());
+        let bad = vec![("a".into(), "/img/a".into()), ("b".into(), "/img/b".into()), ("bad".into(), "/img/bad".into())];
+        let err = embedder.embed(Kind::Image, bad).await.unwrap_err().to_string();
+        assert_eq!(err, "decoding /img/bad: not an image");
+        assert_eq!(embedder.computed, 2, "the batch before it was encoded");
     }
 
     #[tokio::test]

@@ -51,6 +51,7 @@ mod ranking_score;
 mod report_docs;
 mod results;
 mod scoring;
+mod scoring_dtype;
 mod self_contained;
 mod shutdown;
 mod site_files;

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The release binary with `--features cuda` on a machine without a GPU or a
+# CUDA toolkit (docs/performance.md, "The GPU path"): the CUDA 13.0 compiler
+# and libraries come from pinned PyPI wheels in a venv under target/, the
+# linker gets unversioned names for the wheels' libraries and a stub
+# libcuda.so (the driver's library; the real one is loaded at run time).
+# Its own target dir (target/cuda), so target/release/hardneg stays the
+# plain build. Downloads only here, at build time (the wheels, the crates);
+# the binary downloads nothing.
+#
+#   scripts/build-cuda.sh              # -> target/cuda/release/hardneg
+#   scripts/build-cuda.sh --pack DIR   # also DIR/hardneg.xz, for the GPU machine (scripts/gpu-bench.sh)
+#
+# CUDA_COMPUTE_CAP (default 90: Hopper, the H100/H200) picks the GPU
+# generation the kernels are compiled for.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+pack=""
+if [ "${1:-}" = "--pack" ]; then
+  pack=${2:?--pack needs a directory}
+fi
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target/cuda}
+venv=$root/target/cuda-venv
+# nvvm pinned with nvcc: the newest nvvm writes PTX (.version 9.5) that the
+# 13.0 ptxas refuses.
+wheels=(nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96
+  nvidia-cuda-cccl==13.0.85 nvidia-cublas==13.0.2.14 nvidia-curand==10.4.5.25 nvidia-cuda-nvrtc==13.0.88)
+if [ "$(cat "$venv/.wheels" 2>/dev/null)" != "${wheels[*]}" ]; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "${wheels[@]}"
+  echo "${wheels[*]}" >"$venv/.wheels"
+fi
+cu=$(echo "$venv"/lib/python3.*/site-packages/nvidia/cu13)
+[ -x "$cu/bin/nvcc" ] || { echo "no nvcc in $cu" >&2; exit 1; }
+
+# What the linker reads: candle links -lcuda -lnvrtc -lcurand -lcublas
+# -lcublasLt -lcudart; the wheels ship only versioned names.
+link=$CARGO_TARGET_DIR/cuda-link
+mkdir -p "$link"
+for name in cublas cublasLt cudart curand nvrtc; do
+  lib=$(ls "$cu/lib/lib$name.so."[0-9]* | head -1)
+  ln -sf "$lib" "$link/lib$name.so"
+done
+# The stub driver library: every cu* name the driver API headers mention (a superset of
+# what cudarc calls), each failing with CUDA_ERROR_NOT_INITIALIZED (3),
+# under the driver's soname, so the binary asks for libcuda.so.1.
+if [ ! -f "$link/libcuda.so" ] || [ "$cu/include/cuda.h" -nt "$link/libcuda.so" ]; then
+  grep -ohE '\bcu[A-Z][A-Za-z0-9_]*\b' "$cu/include/cuda.h" "$cu"/include/cuda[A-Z]*.h | sort -u |
+    awk '{ print "int " $1 "(void) { return 3; }" }' >"$link/cuda-stub.c"
+  cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$link/libcuda.so" "$link/cuda-stub.c"
+fi
+
+export PATH="$cu/bin:$PATH" CUDA_ROOT="$cu" CUDA_PATH="$cu" CUDA_HOME="$cu"
+export CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90}
+# Read by the linker only: changing it rebuilds no crate.
+export LIBRARY_PATH="$link${LIBRARY_PATH:+:$LIBRARY_PATH}"
+cargo build --release --features cuda --bin hardneg
+bin=$CARGO_TARGET_DIR/release/hardneg
+ls -l "$bin"
+if [ -n "$pack" ]; then
+  mkdir -p "$pack"
+  xz -T0 -6 -c "$bin" >"$pack/hardneg.xz"
+  ls -l "$pack/hardneg.xz"
+fi
