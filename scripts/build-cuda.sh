@@ -43,20 +43,31 @@ for name in cublas cublasLt cudart curand nvrtc; do
   lib=$(ls "$cu/lib/lib$name.so."[0-9]* | head -1)
   ln -sf "$lib" "$link/lib$name.so"
 done
-# The stub driver library: every cu* name the driver API headers mention (a superset of
-# what cudarc calls), each failing with CUDA_ERROR_NOT_INITIALIZED (3),
-# under the driver's soname, so the binary asks for libcuda.so.1.
-if [ ! -f "$link/libcuda.so" ] || [ "$cu/include/cuda.h" -nt "$link/libcuda.so" ]; then
-  grep -ohE '\bcu[A-Z][A-Za-z0-9_]*\b' "$cu/include/cuda.h" "$cu"/include/cuda[A-Z]*.h | sort -u |
-    awk '{ print "int " $1 "(void) { return 3; }" }' >"$link/cuda-stub.c"
-  cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$link/libcuda.so" "$link/cuda-stub.c"
-fi
+# The stub driver library: every cu* name the driver API headers mention
+# (a superset of what cudarc calls), plus any cu* name the built
+# cudarc/candle rlibs leave undefined (the shared note's way, once they
+# exist), each failing with CUDA_ERROR_NOT_INITIALIZED (3), under the
+# driver's soname, so the binary asks for libcuda.so.1.
+stub() {
+  {
+    grep -ohE '\bcu[A-Z][A-Za-z0-9_]*\b' "$cu/include/cuda.h" "$cu"/include/cuda[A-Z]*.h
+    for rlib in "$CARGO_TARGET_DIR"/release/deps/lib{cudarc,candle_core}-*.rlib; do
+      [ -f "$rlib" ] && nm --undefined-only "$rlib" 2>/dev/null | grep -oE '\bcu[A-Z][A-Za-z0-9_]*$' || true
+    done
+  } | sort -u | awk '{ print "int " $1 "(void) { return 3; }" }' >"$link/cuda-stub.c.new"
+  if ! cmp -s "$link/cuda-stub.c.new" "$link/cuda-stub.c" || [ ! -f "$link/libcuda.so" ]; then
+    mv "$link/cuda-stub.c.new" "$link/cuda-stub.c"
+    cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$link/libcuda.so" "$link/cuda-stub.c"
+  fi
+}
+stub
 
 export PATH="$cu/bin:$PATH" CUDA_ROOT="$cu" CUDA_PATH="$cu" CUDA_HOME="$cu"
 export CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90}
 # Read by the linker only: changing it rebuilds no crate.
 export LIBRARY_PATH="$link${LIBRARY_PATH:+:$LIBRARY_PATH}"
-cargo build --release --features cuda --bin hardneg
+# A link that misses a driver symbol: once more, with the rlibs' names.
+cargo build --release --features cuda --bin hardneg || { stub && cargo build --release --features cuda --bin hardneg; }
 bin=$CARGO_TARGET_DIR/release/hardneg
 ls -l "$bin"
 if [ -n "$pack" ]; then

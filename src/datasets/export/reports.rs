@@ -86,7 +86,7 @@ pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> R
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::demo_seed::{seed_demo_triplets, DEMO_PROTOCOL_SPECS, DEMO_TRIPLETS};
+    use crate::cli::demo_seed::{seed_demo_accounts, seed_demo_triplets, DEMO_PROTOCOL_SPECS, DEMO_TRIPLETS};
     use crate::domain::ids::DatasetId;
     use crate::kinds::create;
 
@@ -98,6 +98,7 @@ mod tests {
         let db = crate::store::db::open_pool(&dir.path().join("t.sqlite")).await.unwrap();
         let images = crate::store::images::ImageStore::new(dir.path().join("images"));
         seed_demo_triplets(&db, &images).await.unwrap();
+        seed_demo_accounts(&db).await.unwrap();
         let spec = DEMO_PROTOCOL_SPECS[0];
         assert!(spec.contains("kind = \"odd_one_out\""), "a reporting kind: {spec}");
         let study = create::create_study(&db, &create::parse_spec(spec, 0).unwrap(), spec).await.unwrap();
