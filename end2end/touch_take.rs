@@ -35,7 +35,7 @@ async fn on_a_touch_phone_the_next_item_looks_unchosen_and_the_end_is_the_end() 
     let app = TestApp::spawn();
     let researcher = app.login("researcher").await;
     let back = format!("completion_url = \"{}/?cc={{code}}\"", app.base);
-    let (study, token) = create_link_study(&app, &researcher, &link_spec("touch e2e", 3, &[&back])).await;
+    let (_study, token) = create_link_study(&app, &researcher, &link_spec("touch e2e", 3, &[&back])).await;
     let b = Browser::start().await;
     b.client.set_window_size(390, 844).await.unwrap();
     b.cdp("Emulation.setTouchEmulationEnabled", json!({ "enabled": true, "maxTouchPoints": 5 })).await;
