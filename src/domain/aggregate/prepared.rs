@@ -46,16 +46,7 @@ impl Prepared {
         if let Some(&(item, label)) = gold.iter().find(|g| g.1 >= k) {
             return Err(AggregateError::GoldOutOfRange { item, label, k });
         }
-        // Stable sort: of repeated (item, person) answers the last stays last and wins.
-        let mut rows = answers.to_vec();
-        rows.sort_by_key(|&(item, person, _)| (item, person));
-        let mut dedup: Vec<(u64, u64, usize)> = Vec::with_capacity(rows.len());
-        for r in rows {
-            match dedup.last_mut() {
-                Some(last) if (last.0, last.1) == (r.0, r.1) => *last = r,
-                _ => dedup.push(r),
-            }
-        }
+        let dedup = last_answers(answers);
 
         let mut people: Vec<u64> = dedup.iter().map(|r| r.1).collect();
         people.sort_unstable();
@@ -128,6 +119,21 @@ impl Prepared {
         self.clamp_gold(&mut q);
         q
     }
+}
+
+/// One answer per (item, person), sorted by both; of repeated answers the
+/// later one wins (a stable sort keeps the last last).
+pub(super) fn last_answers(answers: &[(u64, u64, usize)]) -> Vec<(u64, u64, usize)> {
+    let mut rows = answers.to_vec();
+    rows.sort_by_key(|&(item, person, _)| (item, person));
+    let mut dedup: Vec<(u64, u64, usize)> = Vec::with_capacity(rows.len());
+    for r in rows {
+        match dedup.last_mut() {
+            Some(last) if (last.0, last.1) == (r.0, r.1) => *last = r,
+            _ => dedup.push(r),
+        }
+    }
+    dedup
 }
 
 /// Column means of an n × kc matrix.

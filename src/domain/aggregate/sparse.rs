@@ -31,15 +31,7 @@ pub fn aggregate_pooling_sparse(
         return Err(AggregateError::LabelOutOfRange { index, item, person, label, k });
     }
     // One answer per (item, person), the later winning, as the models read them.
-    let mut rows = answers.to_vec();
-    rows.sort_by_key(|&(item, person, _)| (item, person));
-    let mut dedup: Vec<(u64, u64, usize)> = Vec::with_capacity(rows.len());
-    for r in rows {
-        match dedup.last_mut() {
-            Some(last) if (last.0, last.1) == (r.0, r.1) => *last = r,
-            _ => dedup.push(r),
-        }
-    }
+    let dedup = super::prepared::last_answers(answers);
     let mut per_person: BTreeMap<u64, usize> = BTreeMap::new();
     dedup.iter().for_each(|r| *per_person.entry(r.1).or_default() += 1);
     let min = opts.min_answers_per_person.max(1);
