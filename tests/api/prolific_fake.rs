@@ -207,10 +207,13 @@ async fn a_bad_token_gets_401_in_the_reference_envelope() {
     assert!(me["id"].is_string() && me["email"].is_string());
 }
 
+/// A change to a good draft that makes it wrong.
+type Change = Box<dyn Fn(&mut Value)>;
+
 #[tokio::test]
 async fn drafts_are_checked_against_the_reference_and_refusals_name_the_field() {
     let fake = FakeProlific::start().await;
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, &str)> = vec![
+    let cases: Vec<(&str, Change, &str)> = vec![
         ("unknown enum value", Box::new(|d| d["prolific_id_option"] = json!("url_params")), "prolific_id_option"),
         (
             "unknown action",

@@ -1,7 +1,7 @@
 //! Webhooks' state: workspace secrets, subscriptions and their events, what
 //! is owed and what was delivered. The reference's `hooks` endpoints are in
 //! hooks_api.rs; deliveries are made by deliver.rs.
-use super::state::{new_id, now, MAX_RECORDS};
+use super::ids::{new_id, now, MAX_RECORDS};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

@@ -1,8 +1,8 @@
 //! The reference's `hooks` endpoints: event types, secrets, subscriptions
 //! (create, confirm, update, delete) and their events.
 use super::hooks::{Hooks, Secret, Subscription, EVENT_TYPES};
+use super::ids::new_id;
 use super::reply::{Call, Reply};
-use super::state::new_id;
 use serde_json::{json, Value};
 
 pub fn event_types(_: &mut Call) -> Reply {

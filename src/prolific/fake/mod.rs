@@ -12,6 +12,7 @@ mod faults;
 mod groups;
 mod hooks;
 mod hooks_api;
+mod ids;
 mod jobs;
 mod pages;
 mod participants;

@@ -12,8 +12,7 @@ pub const MAX_STUDIES: usize = 10_000;
 pub const MAX_SUBMISSIONS: usize = 1_000_000;
 /// Request log entries kept (the oldest go first; `requests_dropped` counts them).
 pub const MAX_LOG: usize = 200_000;
-/// Bonus set-ups, pay calls, bulk approvals, groups, members, webhook deliveries: each at most this many.
-pub const MAX_RECORDS: usize = 200_000;
+pub use super::ids::{new_id, now, MAX_RECORDS};
 
 pub const UNPUBLISHED: &str = "UNPUBLISHED";
 pub const SCHEDULED: &str = "SCHEDULED";
@@ -266,25 +265,4 @@ impl State {
         };
         self.set_study_status(id, next);
     }
-}
-
-/// A 24-hex-digit id, as Prolific's object ids.
-pub fn new_id() -> String {
-    let n: u128 = rand::random::<u128>() & ((1u128 << 96) - 1);
-    format!("{n:024x}")
-}
-
-/// Now, as RFC 3339 with microseconds (as Prolific writes times).
-pub fn now() -> String {
-    let t = time::OffsetDateTime::now_utc();
-    let micros = t.microsecond();
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{micros:06}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    )
 }
