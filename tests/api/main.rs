@@ -45,6 +45,8 @@ mod pipeline;
 mod placeholders;
 mod postgres;
 mod postgres_plans;
+mod prolific_fake;
+mod prolific_fake_more;
 mod quality;
 mod ranking;
 mod ranking_score;

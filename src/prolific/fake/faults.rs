@@ -1,0 +1,133 @@
+//! Faults on demand (`POST /_fake/faults`): the next N calls matching a
+//! method and a path prefix get a fault instead of (or after) their answer.
+use serde_json::{json, Value};
+
+/// Rules at most: each is a few bytes, but a test loop must not grow it without bound.
+const MAX_RULES: usize = 1_000;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fault {
+    /// 429, 500, 502 or 503, before the request is applied.
+    Status(u16),
+    /// Applied, then answered only after this many milliseconds.
+    Timeout(u64),
+    /// Applied, then the connection is closed without an answer.
+    Drop,
+    /// The connection is closed before the request is applied.
+    Reset,
+}
+
+impl Fault {
+    pub fn name(self) -> String {
+        match self {
+            Fault::Status(s) => s.to_string(),
+            Fault::Timeout(ms) => format!("timeout {ms} ms"),
+            Fault::Drop => "drop_response".into(),
+            Fault::Reset => "reset".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    method: String,
+    segments: Vec<String>,
+    path: String,
+    fault: Fault,
+    left: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Faults {
+    rules: Vec<Rule>,
+}
+
+fn segments(path: &str) -> Vec<String> {
+    path.trim_end_matches('/').split('/').map(str::to_string).collect()
+}
+
+impl Faults {
+    /// Adds a rule from the control API's body; Err names what is wrong.
+    pub fn add(&mut self, body: &Value) -> Result<(), String> {
+        if self.rules.len() >= MAX_RULES {
+            return Err(format!("at most {MAX_RULES} fault rules; DELETE /_fake/faults first"));
+        }
+        let method = body.get("method").and_then(Value::as_str).unwrap_or("*").to_ascii_uppercase();
+        let path = body.get("path").and_then(Value::as_str).ok_or("path: required (a prefix such as /api/v1/)")?;
+        if !path.starts_with('/') {
+            return Err("path: must start with /".into());
+        }
+        let times = body.get("times").map_or(Some(1), Value::as_u64).ok_or("times: must be a whole number")?;
+        let delay =
+            body.get("delay_ms").map_or(Some(30_000), Value::as_u64).ok_or("delay_ms: must be a whole number")?;
+        let fault = match body.get("fault").and_then(Value::as_str) {
+            Some("429") => Fault::Status(429),
+            Some("500") => Fault::Status(500),
+            Some("502") => Fault::Status(502),
+            Some("503") => Fault::Status(503),
+            Some("timeout") => Fault::Timeout(delay.min(600_000)),
+            Some("drop_response") => Fault::Drop,
+            Some("reset") => Fault::Reset,
+            other => {
+                return Err(format!("fault: {other:?} is not one of 429, 500, 502, 503, timeout, drop_response, reset"))
+            }
+        };
+        self.rules.push(Rule { method, segments: segments(path), path: path.into(), fault, left: times });
+        Ok(())
+    }
+
+    pub fn clear(&mut self) {
+        self.rules.clear();
+    }
+
+    /// The fault for this call, if a rule matches (the first added first); uses one of its times.
+    pub fn take(&mut self, method: &str, path: &str) -> Option<Fault> {
+        let request = segments(path);
+        let rule = self.rules.iter_mut().find(|r| {
+            r.left > 0
+                && (r.method == "*" || r.method == method)
+                && r.segments.len() <= request.len()
+                && r.segments.iter().zip(&request).all(|(want, got)| want == "*" || want == got)
+        })?;
+        rule.left -= 1;
+        let fault = rule.fault;
+        self.rules.retain(|r| r.left > 0);
+        Some(fault)
+    }
+
+    pub fn to_json(&self) -> Value {
+        let rules: Vec<Value> = self
+            .rules
+            .iter()
+            .map(|r| json!({"method": r.method, "path": r.path, "fault": r.fault.name(), "times_left": r.left}))
+            .collect();
+        Value::Array(rules)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rule_matches_by_prefix_with_wildcards_and_runs_out() {
+        let mut f = Faults::default();
+        f.add(&json!({"method": "POST", "path": "/api/v1/submissions/*/transition/", "fault": "503", "times": 2}))
+            .unwrap();
+        assert_eq!(f.take("GET", "/api/v1/submissions/abc/transition/"), None);
+        assert_eq!(f.take("POST", "/api/v1/submissions/abc/"), None);
+        assert_eq!(f.take("POST", "/api/v1/submissions/abc/transition/"), Some(Fault::Status(503)));
+        assert_eq!(f.take("POST", "/api/v1/submissions/def/transition/"), Some(Fault::Status(503)));
+        assert_eq!(f.take("POST", "/api/v1/submissions/def/transition/"), None);
+    }
+
+    #[test]
+    fn bad_rules_are_refused_with_the_field() {
+        let mut f = Faults::default();
+        let err = f.add(&json!({"path": "/api/", "fault": "418"})).unwrap_err();
+        assert!(err.starts_with("fault:"), "{err}");
+        assert!(f.add(&json!({"fault": "500"})).unwrap_err().starts_with("path:"));
+        f.add(&json!({"path": "/api/", "fault": "timeout", "delay_ms": 5})).unwrap();
+        assert_eq!(f.take("DELETE", "/api/v1/studies/x/"), Some(Fault::Timeout(5)));
+    }
+}

@@ -1,0 +1,2 @@
+//! Prolific, the recruitment platform hardneg's link studies run on.
+pub mod fake;
