@@ -29,6 +29,8 @@ pub mod login_limits;
 #[cfg(feature = "ssr")]
 pub mod models;
 #[cfg(feature = "ssr")]
+pub mod prolific;
+#[cfg(feature = "ssr")]
 pub mod scoring;
 #[cfg(feature = "ssr")]
 pub mod state;

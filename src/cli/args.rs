@@ -196,6 +196,11 @@ pub enum Command {
         #[arg(long, value_name = "PARTICIPANT_NUMBER", conflicts_with_all = ["csv", "with_platform_ids"])]
         discard: Option<ParticipantId>,
     },
+    /// Publish, sync, decide and pay a link study through Prolific's API (docs/prolific.md).
+    Prolific {
+        #[command(subcommand)]
+        command: super::prolific::ProlificCommand,
+    },
     /// Compare models (and chance) on a dataset: I2T, T2I, Group and finer scores.
     Compare {
         #[arg(long)]

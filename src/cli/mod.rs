@@ -10,6 +10,7 @@ pub mod demo_seed;
 mod embedded_site;
 mod import_command;
 mod print;
+pub mod prolific;
 mod protocols;
 mod quality;
 pub use args::{Cli, Command, ResultsCommand, StudyCommand, UserCommand};
@@ -301,6 +302,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Study { command: StudyCommand::Status { study, json } } => {
             quality::status(&open(&data_dir).await?, study, json).await
         }
+        Command::Prolific { command } => prolific::run(&open(&data_dir).await?, command).await,
         Command::Study { command: StudyCommand::Create { spec } } => {
             let text = std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?;
             let study =

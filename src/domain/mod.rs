@@ -20,6 +20,7 @@ pub mod names;
 pub mod normalize;
 pub mod pairs;
 pub mod preference;
+pub mod prolific;
 pub mod resolution;
 pub mod results;
 pub mod rng;

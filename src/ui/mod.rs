@@ -22,6 +22,7 @@ pub mod dashboard_panel;
 pub mod import_page;
 pub mod link_panel;
 pub mod login;
+pub mod prolific_panel;
 pub mod research_page;
 pub mod session;
 pub mod take;

@@ -5,6 +5,7 @@ use super::curation::{FunnelTables, StudyPipeline};
 use super::dashboard_panel::StudyDashboard;
 use super::error_text;
 use super::link_panel::LinkPanel;
+use super::prolific_panel::ProlificPanel;
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::api_types::{AgreementSummary, StudyOverview, StudyProgress, StudyStatus};
@@ -56,6 +57,7 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
             <p>{study.kind.name()} " · " {study.items} " items · " <span class="answers">{study.answers}</span> " answers"</p>
             <StudyPipeline status/>
             <LinkPanel study_id=study.study_id/>
+            <ProlificPanel study_id=study.study_id/>
             <AdaptivePanel study_id=study.study_id/>
             <StudyDashboard study_id=study.study_id/>
             <table class="data annotators">
