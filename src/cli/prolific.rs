@@ -129,7 +129,9 @@ pub async fn run(db: &AnyPool, command: ProlificCommand) -> anyhow::Result<()> {
                 sync::sync(c, study).await.map_err(e)?;
             }
             let group_id = match (&client, group) {
-                (Some(c), Some(name)) => Some(prolific::groups::ensure(c, &name, workspace.as_deref()).await.map_err(e)?),
+                (Some(c), Some(name)) => {
+                    Some(prolific::groups::ensure(c, &name, workspace.as_deref()).await.map_err(e)?)
+                }
                 _ => None,
             };
             let d = decide::decide_study(db, study, group_id.as_deref(), dry_run).await.map_err(e)?;
@@ -207,7 +209,7 @@ async fn transition(db: &AnyPool, study: StudyId, action: &str) -> anyhow::Resul
 async fn flush(client: &prolific::client::Client, study: StudyId) -> anyhow::Result<()> {
     let until = Instant::now() + publish::COMMAND_WAIT;
     while Instant::now() < until {
-        prolific::outbox::run(client, Some(study), until).await.map_err(e)?;
+        prolific::actions::run(client, Some(study), until).await.map_err(e)?;
         if prolific::outbox::open_rows(client.db(), study).await.map_err(e)? == 0 {
             break;
         }
@@ -281,6 +283,13 @@ fn print_status(s: &status::ProlificStatus) {
         );
     }
     for l in &s.outbox {
-        println!("outbox row {} {} {} ({} tries): {}", l.id, l.action, l.state, l.attempts, l.last_error.clone().unwrap_or_default());
+        println!(
+            "outbox row {} {} {} ({} tries): {}",
+            l.id,
+            l.action,
+            l.state,
+            l.attempts,
+            l.last_error.clone().unwrap_or_default()
+        );
     }
 }

@@ -23,10 +23,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/studies/{id}/prolific/bonuses", post(bonuses))
         .route("/api/v1/studies/{id}/prolific/transition", post(transition))
         .route("/api/v1/studies/{id}/prolific/places", post(places))
-        .route(
-            "/api/v1/prolific/webhook",
-            post(hook).layer(DefaultBodyLimit::max(webhook::MAX_BODY)),
-        )
+        .route("/api/v1/prolific/webhook", post(hook).layer(DefaultBodyLimit::max(webhook::MAX_BODY)))
 }
 
 #[derive(Deserialize, Default)]

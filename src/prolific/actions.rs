@@ -3,100 +3,14 @@
 //! bulk (at most 1,000 ids a call); everything else one row at a time.
 use super::client::{now_ms, Client, Reply};
 use super::outbox::{advance, crash_point, delay_for, Row};
+pub use super::remote::{bonus_csv, Remote};
 use crate::domain::ids::StudyId;
 use crate::domain::prolific::decide::BULK_APPROVE_MAX;
 use crate::domain::prolific::outbox::{event_for_status, OutboxEvent, OutboxState};
 use crate::domain::prolific::status::SubmissionStatus;
 use crate::error::ServiceError;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Remote {
-    /// POST /api/v1/studies/ (the draft); read back by its internal_name.
-    CreateStudy { body: Value, internal_name: String },
-    /// POST /api/v1/studies/{id}/transition/: PUBLISH, PAUSE, START, STOP.
-    Transition { action: String },
-    /// PATCH /api/v1/studies/{id}/ with the new total of places.
-    SetPlaces { total: u64 },
-    /// One id of a bulk approval.
-    Approve { submission: String },
-    Reject { submission: String, category: String, message: String },
-    RequestReturn { submission: String, reason: String },
-    /// POST /api/v1/submissions/bonus-payments/: its answer's id is stored and its pay written.
-    BonusSetup { round: String, bonuses: Vec<(String, u64)> },
-    /// POST /api/v1/bulk-bonus-payments/{id}/pay/: never re-sent before a read-back.
-    BonusPay { bulk_id: String, round: String, bonuses: Vec<(String, u64)> },
-    /// POST /api/v1/participant-groups/{id}/participants/.
-    GroupAdd { group_id: String, participants: Vec<String> },
-}
-
-impl Remote {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Remote::CreateStudy { .. } => "create_study",
-            Remote::Transition { .. } => "transition",
-            Remote::SetPlaces { .. } => "set_places",
-            Remote::Approve { .. } => "approve",
-            Remote::Reject { .. } => "reject",
-            Remote::RequestReturn { .. } => "request_return",
-            Remote::BonusSetup { .. } => "bonus_setup",
-            Remote::BonusPay { .. } => "bonus_pay",
-            Remote::GroupAdd { .. } => "group_add",
-        }
-    }
-
-    /// The request: method, path and body (`study` is Prolific's study id).
-    pub fn request(&self, study: Option<&str>) -> Result<(&'static str, String, Option<Value>), ServiceError> {
-        let need = || study.ok_or_else(|| ServiceError::Invalid("the study is not on Prolific yet: publish it first".into()));
-        Ok(match self {
-            Remote::CreateStudy { body, .. } => ("POST", "/api/v1/studies/".into(), Some(body.clone())),
-            Remote::Transition { action } => {
-                ("POST", format!("/api/v1/studies/{}/transition/", need()?), Some(json!({ "action": action })))
-            }
-            Remote::SetPlaces { total } => {
-                ("PATCH", format!("/api/v1/studies/{}/", need()?), Some(json!({ "total_available_places": total })))
-            }
-            Remote::Approve { submission } => {
-                ("POST", "/api/v1/submissions/bulk-approve/".into(), Some(json!({ "submission_ids": [submission] })))
-            }
-            Remote::Reject { submission, category, message } => (
-                "POST",
-                format!("/api/v1/submissions/{submission}/transition/"),
-                Some(json!({ "action": "REJECT", "rejection_category": category, "message": message })),
-            ),
-            Remote::RequestReturn { submission, reason } => (
-                "POST",
-                format!("/api/v1/submissions/{submission}/request-return/"),
-                Some(json!({ "request_return_reasons": [reason] })),
-            ),
-            Remote::BonusSetup { bonuses, .. } => (
-                "POST",
-                "/api/v1/submissions/bonus-payments/".into(),
-                Some(json!({ "study_id": need()?, "csv_bonuses": bonus_csv(bonuses) })),
-            ),
-            Remote::BonusPay { bulk_id, .. } => ("POST", format!("/api/v1/bulk-bonus-payments/{bulk_id}/pay/"), None),
-            Remote::GroupAdd { group_id, participants } => (
-                "POST",
-                format!("/api/v1/participant-groups/{group_id}/participants/"),
-                Some(json!({ "participant_ids": participants })),
-            ),
-        })
-    }
-
-    fn submission(&self) -> Option<&str> {
-        match self {
-            Remote::Approve { submission } | Remote::Reject { submission, .. } => Some(submission),
-            _ => None,
-        }
-    }
-}
-
-/// `<submission_id>,<amount>` lines, the amount in the study's currency (1.50).
-pub fn bonus_csv(bonuses: &[(String, u64)]) -> String {
-    bonuses.iter().map(|(s, c)| format!("{s},{}\n", crate::domain::prolific::money::cents(*c))).collect()
-}
+use std::time::{Duration, Instant};
 
 pub async fn prolific_id(db: &sqlx::AnyPool, study: StudyId) -> Result<Option<String>, ServiceError> {
     Ok(sqlx::query_scalar::<_, Option<String>>("SELECT prolific_id FROM prolific_studies WHERE study_id = $1")
@@ -115,7 +29,11 @@ fn bonus_grace_ms() -> i64 {
 }
 
 /// A submission's status as last synced.
-async fn synced_status(db: &sqlx::AnyPool, study: StudyId, submission: &str) -> Result<Option<SubmissionStatus>, ServiceError> {
+async fn synced_status(
+    db: &sqlx::AnyPool,
+    study: StudyId,
+    submission: &str,
+) -> Result<Option<SubmissionStatus>, ServiceError> {
     let s: Option<String> =
         sqlx::query_scalar("SELECT status FROM prolific_submissions WHERE study_id = $1 AND submission_id = $2")
             .bind(study)
@@ -135,8 +53,15 @@ pub async fn process(client: &Client, rows: Vec<Row>) -> Result<(), ServiceError
             if let Some(sub) = r.remote.submission() {
                 let status = synced_status(db, r.study, sub).await?;
                 if matches!(status, Some(SubmissionStatus::Active | SubmissionStatus::Reserved) | None) {
-                    advance(db, &r, OutboxEvent::Wait, wait_ms(), None, Some("the submission is still active: waiting"))
-                        .await?;
+                    advance(
+                        db,
+                        &r,
+                        OutboxEvent::Wait,
+                        wait_ms(),
+                        None,
+                        Some("the submission is still active: waiting"),
+                    )
+                    .await?;
                     continue;
                 }
             }
@@ -181,7 +106,11 @@ async fn bulk_approve(client: &Client, rows: &[Row]) -> Result<(), ServiceError>
     let sent = client.call("POST", "/api/v1/submissions/bulk-approve/", Some(&body), Some(mine[0].id)).await;
     crash_point("sent", Some("approve"));
     let (status, message, retry_after) = match &sent {
-        Ok(reply) => (Some(reply.status), Some(if reply.ok() { message.to_string() } else { reply.message() }), reply.retry_after_ms),
+        Ok(reply) => (
+            Some(reply.status),
+            Some(if reply.ok() { message.to_string() } else { reply.message() }),
+            reply.retry_after_ms,
+        ),
         Err(e) => (None, Some(e.to_string()), None),
     };
     let event = event_for_status(status);
@@ -206,11 +135,17 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
     let db = client.db();
     let pid = prolific_id(db, r.study).await?;
     if r.state == OutboxState::Unconfirmed {
-        let event = match read_back(client, &r, pid.as_deref()).await {
-            Ok(Some(true)) => OutboxEvent::ReadBackApplied,
-            Ok(Some(false)) => OutboxEvent::ReadBackAbsent,
-            Ok(None) => OutboxEvent::Lost,
-            Err(e) => {
+        // A draft whose answer was lost: found by its internal name, with the id Prolific gave it.
+        let found = match &r.remote {
+            Remote::CreateStudy { internal_name, .. } => find_draft(client, internal_name).await.ok().flatten(),
+            _ => None,
+        };
+        let event = match (&found, read_back(client, &r, pid.as_deref()).await) {
+            (Some(_), _) => OutboxEvent::ReadBackApplied,
+            (None, Ok(Some(true))) if !matches!(r.remote, Remote::CreateStudy { .. }) => OutboxEvent::ReadBackApplied,
+            (None, Ok(Some(_))) => OutboxEvent::ReadBackAbsent,
+            (None, Ok(None)) => OutboxEvent::Lost,
+            (None, Err(e)) => {
                 tracing::warn!(row = r.id, error = %e, "reading back an unconfirmed Prolific action");
                 OutboxEvent::Lost
             }
@@ -218,7 +153,7 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
         let delay = if event == OutboxEvent::Lost { delay_for(r.attempts, None) } else { 0 };
         let mut tx = crate::store::db::begin_write(db).await?;
         if event == OutboxEvent::ReadBackApplied {
-            applied(&mut *tx, &r, None).await?;
+            applied(&mut *tx, &r, found.map(|id| json!({ "id": id })).as_ref()).await?;
         }
         advance(&mut *tx, &r, event, delay, None, Some(&format!("read back: {event:?}"))).await?;
         tx.commit().await?;
@@ -315,12 +250,14 @@ async fn applied(tx: &mut sqlx::AnyConnection, r: &Row, answer: Option<&Value>) 
             super::outbox::enqueue(&mut *tx, r.study, &format!("bonus_pay:{bulk}"), &pay).await?;
         }
         Remote::BonusPay { bulk_id, round, .. } => {
-            sqlx::query("UPDATE prolific_bonuses SET state = 'paid' WHERE study_id = $1 AND bulk_id = $2 AND round = $3")
-                .bind(r.study)
-                .bind(bulk_id)
-                .bind(round)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(
+                "UPDATE prolific_bonuses SET state = 'paid' WHERE study_id = $1 AND bulk_id = $2 AND round = $3",
+            )
+            .bind(r.study)
+            .bind(bulk_id)
+            .bind(round)
+            .execute(&mut *tx)
+            .await?;
         }
         Remote::Transition { .. }
         | Remote::Approve { .. }
@@ -377,7 +314,11 @@ async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Result<Option
         Remote::Approve { submission: id } | Remote::Reject { submission: id, .. } => {
             let Some(s) = known(&get(client, &submission(id)).await?) else { return Ok(None) };
             let status = SubmissionStatus::parse(s["status"].as_str().unwrap_or(""));
-            Some(if matches!(r.remote, Remote::Approve { .. }) { status.paid() } else { status == SubmissionStatus::Rejected })
+            Some(if matches!(r.remote, Remote::Approve { .. }) {
+                status.paid()
+            } else {
+                status == SubmissionStatus::Rejected
+            })
         }
         Remote::RequestReturn { submission: id, .. } => {
             let Some(s) = known(&get(client, &submission(id)).await?) else { return Ok(None) };
@@ -385,9 +326,7 @@ async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Result<Option
         }
         // A lost set-up is never paid: set up again. Adding to a group again changes nothing.
         Remote::BonusSetup { .. } | Remote::GroupAdd { .. } => Some(false),
-        Remote::BonusPay { bulk_id, round, bonuses } => {
-            bonus_paid(client, r, bulk_id, round, bonuses).await?
-        }
+        Remote::BonusPay { bulk_id, round, bonuses } => bonus_paid(client, r, bulk_id, round, bonuses).await?,
     })
 }
 
@@ -442,4 +381,27 @@ async fn bonus_paid(
     } else {
         None
     })
+}
+
+/// Sends what is due, study by study in order of writing, until nothing is
+/// due before `until` (then it waits for the next due row) or `until` passes.
+pub async fn run(client: &Client, study: Option<StudyId>, until: Instant) -> Result<(), ServiceError> {
+    let db = client.db();
+    loop {
+        super::outbox::expire_claims(db).await?;
+        let rows = super::outbox::due(db, study).await?;
+        if !rows.is_empty() {
+            process(client, rows).await?;
+            if Instant::now() >= until {
+                return Ok(());
+            }
+            continue;
+        }
+        let Some(at) = super::outbox::next_due(db, study).await? else { return Ok(()) };
+        let wait = Duration::from_millis((at - now_ms()).clamp(10, 1_000) as u64);
+        if Instant::now() + wait >= until {
+            return Ok(());
+        }
+        tokio::time::sleep(wait).await;
+    }
 }

@@ -67,7 +67,9 @@ pub async fn read(db: &AnyPool, study: StudyId, source: Source<'_>) -> Result<Ve
                 let id = id.trim();
                 let sub = if by_sub.contains(id) { Some(id) } else { by_pid.get(id).copied() };
                 let Some(sub) = sub else {
-                    problems.push(format!("line {n}: {id:?} is no submission or participant of this study on Prolific (sync first)"));
+                    problems.push(format!(
+                        "line {n}: {id:?} is no submission or participant of this study on Prolific (sync first)"
+                    ));
                     continue;
                 };
                 match parse_money(amount) {

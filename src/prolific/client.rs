@@ -155,7 +155,7 @@ impl Client {
                 Err(e) if attempt == TRIES => return Err(e.to_string()),
                 Err(_) => None,
             };
-            let delay = super::outbox::backoff().delay_ms(attempt, rand::random::<f64>(), retry_after);
+            let delay = backoff().delay_ms(attempt, rand::random::<f64>(), retry_after);
             tokio::time::sleep(Duration::from_millis(delay)).await;
         }
         unreachable!("the last try returns")
@@ -188,4 +188,10 @@ fn without_url(e: &reqwest::Error) -> String {
 /// Milliseconds since the epoch (the outbox's and the journal's clock).
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// The back-off between tries (`HARDNEG_PROLIFIC_BACKOFF_MS` sets its base).
+pub fn backoff() -> crate::domain::prolific::backoff::Backoff {
+    let base_ms = std::env::var("HARDNEG_PROLIFIC_BACKOFF_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
+    crate::domain::prolific::backoff::Backoff { base_ms, cap_ms: (base_ms * 120).max(1) }
 }

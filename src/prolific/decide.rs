@@ -48,13 +48,14 @@ pub async fn lines(db: &AnyPool, study: StudyId) -> Result<Vec<DecisionLine>, Se
     let list = crate::crowd::approve_list(db, study).await?;
     let messages: BTreeMap<String, String> =
         super::publish::settings(db, study).await.map(|s| s.2.rejection_messages).unwrap_or_default();
-    let sessions: HashMap<i64, Option<String>> =
-        sqlx::query_as::<_, (i64, Option<String>)>("SELECT number, platform_session FROM participants WHERE study_id = $1")
-            .bind(study)
-            .fetch_all(db)
-            .await?
-            .into_iter()
-            .collect();
+    let sessions: HashMap<i64, Option<String>> = sqlx::query_as::<_, (i64, Option<String>)>(
+        "SELECT number, platform_session FROM participants WHERE study_id = $1",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .collect();
     let subs: HashMap<String, (String, bool)> = sqlx::query_as::<_, (String, String, i64)>(
         "SELECT submission_id, status, return_requested FROM prolific_submissions WHERE study_id = $1",
     )
@@ -148,7 +149,12 @@ pub fn requests(remotes: &[(String, Remote)], pid: Option<&str>) -> Vec<Request>
 
 /// Decides: writes every action to the outbox (or, `dry_run`, only lists
 /// them). Sending is the outbox's: the caller runs it or wakes the server's.
-pub async fn decide_study(db: &AnyPool, study: StudyId, group: Option<&str>, dry_run: bool) -> Result<Decisions, ServiceError> {
+pub async fn decide_study(
+    db: &AnyPool,
+    study: StudyId,
+    group: Option<&str>,
+    dry_run: bool,
+) -> Result<Decisions, ServiceError> {
     let pid = prolific_id(db, study).await?;
     let lines = lines(db, study).await?;
     let remotes = remotes(&lines, group);

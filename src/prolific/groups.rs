@@ -24,7 +24,10 @@ async fn remember(client: &Client, name: &str, id: &str) -> Result<(), ServiceEr
 }
 
 async fn known(client: &Client, name: &str) -> Result<Option<String>, ServiceError> {
-    Ok(sqlx::query_scalar("SELECT remote_id FROM prolific_groups WHERE name = $1").bind(name).fetch_optional(client.db()).await?)
+    Ok(sqlx::query_scalar("SELECT remote_id FROM prolific_groups WHERE name = $1")
+        .bind(name)
+        .fetch_optional(client.db())
+        .await?)
 }
 
 async fn find(client: &Client, name: &str, workspace: Option<&str>) -> Result<Option<String>, ServiceError> {
@@ -68,7 +71,8 @@ pub async fn ensure(client: &Client, name: &str, workspace: Option<&str>) -> Res
         .expect("POST", "/api/v1/participant-groups/", Some(&json!({ "workspace_id": workspace, "name": name })))
         .await
         .map_err(ServiceError::Invalid)?;
-    let id = made["id"].as_str().ok_or_else(|| ServiceError::Internal("a new participant group without an id".into()))?;
+    let id =
+        made["id"].as_str().ok_or_else(|| ServiceError::Internal("a new participant group without an id".into()))?;
     remember(client, name, id).await?;
     Ok(id.to_string())
 }

@@ -11,6 +11,7 @@ pub mod decide;
 pub mod groups;
 pub mod outbox;
 pub mod publish;
+pub mod remote;
 pub mod status;
 pub mod sync;
 pub mod webhook;
@@ -41,9 +42,10 @@ pub fn sync_interval() -> Duration {
 
 /// One round for every study on Prolific: sync, reconcile, send the outbox.
 pub async fn round(client: &client::Client, until: Instant) -> Result<(), ServiceError> {
-    let studies: Vec<i64> = sqlx::query_scalar("SELECT study_id FROM prolific_studies WHERE prolific_id IS NOT NULL ORDER BY study_id")
-        .fetch_all(client.db())
-        .await?;
+    let studies: Vec<i64> =
+        sqlx::query_scalar("SELECT study_id FROM prolific_studies WHERE prolific_id IS NOT NULL ORDER BY study_id")
+            .fetch_all(client.db())
+            .await?;
     for s in studies {
         let study = StudyId::new(s);
         if let Err(e) = sync::sync(client, study).await {
@@ -51,7 +53,7 @@ pub async fn round(client: &client::Client, until: Instant) -> Result<(), Servic
         }
     }
     // Drafts not yet made are sent too (their study has no Prolific id yet).
-    outbox::run(client, None, until).await
+    actions::run(client, None, until).await
 }
 
 /// The server's loop: a round every interval, or at once when woken.

@@ -4,14 +4,12 @@
 //! is done only when Prolific's answer or a read-back confirms it. A row
 //! whose answer was lost, or whose sender died, is read back before it may
 //! be sent again (`domain::prolific::outbox` is the state machine).
-use super::actions::{self, Remote};
-use super::client::{now_ms, Client};
+use super::client::now_ms;
+use super::remote::Remote;
 use crate::domain::ids::StudyId;
-use crate::domain::prolific::backoff::Backoff;
 use crate::domain::prolific::outbox::{OutboxEvent, OutboxState};
 use crate::error::ServiceError;
 use sqlx::AnyPool;
-use std::time::{Duration, Instant};
 
 /// A claim outlasts one call (`HARDNEG_PROLIFIC_CLAIM_MS`, default the
 /// call's time-out and a minute): a row still `sending` after it lost its sender.
@@ -127,7 +125,7 @@ pub async fn advance(
 }
 
 /// Rows whose sender died become unconfirmed (to be read back).
-async fn expire_claims(db: &AnyPool) -> Result<(), ServiceError> {
+pub(super) async fn expire_claims(db: &AnyPool) -> Result<(), ServiceError> {
     sqlx::query(
         "UPDATE prolific_outbox SET state = 'unconfirmed', last_error = 'the sender stopped before the answer was stored'
          WHERE state = 'sending' AND claimed_until < $1",
@@ -138,7 +136,7 @@ async fn expire_claims(db: &AnyPool) -> Result<(), ServiceError> {
     Ok(())
 }
 
-async fn due(db: &AnyPool, study: Option<StudyId>) -> Result<Vec<Row>, ServiceError> {
+pub(super) async fn due(db: &AnyPool, study: Option<StudyId>) -> Result<Vec<Row>, ServiceError> {
     let rows: Vec<RawRow> = sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM prolific_outbox
          WHERE state IN ('pending', 'unconfirmed') AND not_before <= $1 AND ($2 < 0 OR study_id = $3)
@@ -153,7 +151,7 @@ async fn due(db: &AnyPool, study: Option<StudyId>) -> Result<Vec<Row>, ServiceEr
 }
 
 /// The earliest time (ms) an open row may be tried again, if any is open.
-async fn next_due(db: &AnyPool, study: Option<StudyId>) -> Result<Option<i64>, ServiceError> {
+pub(super) async fn next_due(db: &AnyPool, study: Option<StudyId>) -> Result<Option<i64>, ServiceError> {
     let at: Option<i64> = sqlx::query_scalar(
         "SELECT min(CASE WHEN state = 'sending' THEN claimed_until ELSE not_before END) FROM prolific_outbox
          WHERE state IN ('pending', 'unconfirmed', 'sending') AND ($1 < 0 OR study_id = $2)",
@@ -175,34 +173,8 @@ pub async fn open_rows(db: &AnyPool, study: StudyId) -> Result<i64, ServiceError
     .await?)
 }
 
-/// The back-off between tries (`HARDNEG_PROLIFIC_BACKOFF_MS` sets its base).
-pub fn backoff() -> Backoff {
-    let base_ms = std::env::var("HARDNEG_PROLIFIC_BACKOFF_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
-    Backoff { base_ms, cap_ms: (base_ms * 120).max(1) }
-}
-
 pub fn delay_for(attempts: i64, retry_after_ms: Option<u64>) -> i64 {
-    backoff().delay_ms(attempts.max(1) as u32, rand::random::<f64>(), retry_after_ms) as i64
-}
-
-/// Sends what is due, study by study in order of writing, until nothing is
-/// due before `until` (then it waits for the next due row) or `until` passes.
-pub async fn run(client: &Client, study: Option<StudyId>, until: Instant) -> Result<(), ServiceError> {
-    let db = client.db();
-    loop {
-        expire_claims(db).await?;
-        let rows = due(db, study).await?;
-        if !rows.is_empty() {
-            actions::process(client, rows).await?;
-            continue;
-        }
-        let Some(at) = next_due(db, study).await? else { return Ok(()) };
-        let wait = Duration::from_millis((at - now_ms()).clamp(10, 1_000) as u64);
-        if Instant::now() + wait >= until {
-            return Ok(());
-        }
-        tokio::time::sleep(wait).await;
-    }
+    super::client::backoff().delay_ms(attempts.max(1) as u32, rand::random::<f64>(), retry_after_ms) as i64
 }
 
 /// The outbox of a study for the status page: action, state, tries, Prolific's last word.

@@ -1,9 +1,10 @@
 //! Publishing a link study on Prolific: the draft (found again by its
 //! internal name after a crash, never made twice), Prolific's cost shown
 //! before publishing, then PUBLISH; pause, resume, stop and places.
+use super::actions::run;
 use super::actions::{prolific_id, Remote};
 use super::client::Client;
-use super::outbox::{enqueue, run};
+use super::outbox::enqueue;
 use crate::domain::ids::StudyId;
 use crate::domain::prolific::draft::{draft, internal_name, DraftInput};
 use crate::domain::prolific::money::{self, cents, Budget};
@@ -50,7 +51,10 @@ pub struct Published {
 /// The study's `[prolific]` table, read from the spec stored with it.
 pub async fn settings(db: &AnyPool, study: StudyId) -> Result<(String, String, ProlificSettings), ServiceError> {
     let row: Option<(String, String, String)> =
-        sqlx::query_as("SELECT name, spec, spec_hash FROM studies WHERE id = $1").bind(study).fetch_optional(db).await?;
+        sqlx::query_as("SELECT name, spec, spec_hash FROM studies WHERE id = $1")
+            .bind(study)
+            .fetch_optional(db)
+            .await?;
     let (name, spec, hash) = row.ok_or_else(|| ServiceError::NotFound(format!("no study {study}")))?;
     let parsed = crate::kinds::create::parse_spec(&spec, 0)?;
     let p = parsed.prolific.ok_or_else(|| {
@@ -157,10 +161,8 @@ pub async fn prepare(
     let pid = prolific_id(db, study).await?.ok_or_else(|| {
         ServiceError::Invalid(format!("the draft of study {study} is not confirmed yet: {}", last_problem_hint()))
     })?;
-    let cost = client
-        .expect("GET", &format!("/api/v1/studies/{pid}/cost/"), None)
-        .await
-        .map_err(ServiceError::Internal)?;
+    let cost =
+        client.expect("GET", &format!("/api/v1/studies/{pid}/cost/"), None).await.map_err(ServiceError::Internal)?;
     Ok((plan, pid, cost))
 }
 
@@ -187,7 +189,12 @@ async fn settle(client: &Client, study: StudyId, key: &str) -> Result<(String, O
 }
 
 /// The draft, its cost, then PUBLISH.
-pub async fn publish(client: &Client, study: StudyId, origin: &str, over: &Overrides) -> Result<Published, ServiceError> {
+pub async fn publish(
+    client: &Client,
+    study: StudyId,
+    origin: &str,
+    over: &Overrides,
+) -> Result<Published, ServiceError> {
     let (plan, pid, cost) = prepare(client, study, origin, over).await?;
     transition(client, study, "PUBLISH").await?;
     let status = study_status(client, &pid).await?;
@@ -213,7 +220,11 @@ pub async fn transition(client: &Client, study: StudyId, action: &str) -> Result
     match settle(client, study, &key).await? {
         (s, _) if s == "done" => {
             let status = study_status(client, &pid).await?;
-            sqlx::query("UPDATE prolific_studies SET status = $1 WHERE study_id = $2").bind(&status).bind(study).execute(db).await?;
+            sqlx::query("UPDATE prolific_studies SET status = $1 WHERE study_id = $2")
+                .bind(&status)
+                .bind(study)
+                .execute(db)
+                .await?;
             Ok(())
         }
         (s, e) => Err(ServiceError::Invalid(format!(
@@ -263,11 +274,12 @@ pub async fn budget(db: &AnyPool, study: StudyId) -> Result<Budget, ServiceError
 /// refused past the budget cap or below the places it has.
 pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Result<(), ServiceError> {
     let db = client.db();
-    let (places, reward): (i64, i64) = sqlx::query_as("SELECT places, reward_cents FROM prolific_studies WHERE study_id = $1")
-        .bind(study)
-        .fetch_optional(db)
-        .await?
-        .ok_or_else(|| not_on_prolific(study))?;
+    let (places, reward): (i64, i64) =
+        sqlx::query_as("SELECT places, reward_cents FROM prolific_studies WHERE study_id = $1")
+            .bind(study)
+            .fetch_optional(db)
+            .await?
+            .ok_or_else(|| not_on_prolific(study))?;
     if total as i64 <= places {
         return Err(ServiceError::Invalid(format!(
             "the study has {places} places on Prolific; give a larger total (places can only grow)"

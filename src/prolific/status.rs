@@ -73,11 +73,12 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
     .bind(study)
     .fetch_all(db)
     .await?;
-    let subs: Vec<(String, String)> =
-        sqlx::query_as("SELECT submission_id, status FROM prolific_submissions WHERE study_id = $1 ORDER BY submission_id")
-            .bind(study)
-            .fetch_all(db)
-            .await?;
+    let subs: Vec<(String, String)> = sqlx::query_as(
+        "SELECT submission_id, status FROM prolific_submissions WHERE study_id = $1 ORDER BY submission_id",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
     let by_sub: HashMap<&str, &str> = subs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     let mut mismatches = Vec::new();
     let synced = synced_at.is_some();

@@ -80,7 +80,8 @@ pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, Service
     }
     tx.commit().await?;
     report.freed = free_places(db, study, now).await?;
-    let study_body = client.expect("GET", &format!("/api/v1/studies/{pid}/"), None).await.map_err(ServiceError::Internal)?;
+    let study_body =
+        client.expect("GET", &format!("/api/v1/studies/{pid}/"), None).await.map_err(ServiceError::Internal)?;
     let counts = client
         .expect("GET", &format!("/api/v1/studies/{pid}/submissions/counts/"), None)
         .await

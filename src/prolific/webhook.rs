@@ -80,11 +80,13 @@ pub async fn first_delivery(db: &AnyPool, body: &[u8]) -> Result<bool, ServiceEr
         .iter()
         .find_map(|k| v.get(k).and_then(|x| x.as_str()).map(str::to_string))
         .unwrap_or_else(|| crate::store::images::sha256_hex(body));
-    let new = sqlx::query("INSERT INTO prolific_webhook_events (event_id, received_at) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING")
-        .bind(id)
-        .bind(crate::store::db::now_secs())
-        .execute(db)
-        .await?;
+    let new = sqlx::query(
+        "INSERT INTO prolific_webhook_events (event_id, received_at) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING",
+    )
+    .bind(id)
+    .bind(crate::store::db::now_secs())
+    .execute(db)
+    .await?;
     Ok(new.rows_affected() == 1)
 }
 

@@ -59,7 +59,8 @@ pub async fn prolific_panel(study_id: StudyId) -> Result<Option<ProlificPanelVie
                 .mismatches
                 .into_iter()
                 .map(|m| {
-                    let who = m.participant.map(|p| format!("participant {p}")).unwrap_or_else(|| "not in hardneg".into());
+                    let who =
+                        m.participant.map(|p| format!("participant {p}")).unwrap_or_else(|| "not in hardneg".into());
                     (format!("{:?}", m.kind), who, m.advice)
                 })
                 .collect(),
@@ -111,7 +112,8 @@ pub async fn publish_on_prolific(study_id: StudyId, confirm: bool) -> Result<Str
     });
     let over = Default::default();
     if confirm {
-        let p = crate::prolific::publish::publish(&client, study_id, &origin, &over).await.map_err(session::sfn_error)?;
+        let p =
+            crate::prolific::publish::publish(&client, study_id, &origin, &over).await.map_err(session::sfn_error)?;
         return Ok(format!("Published: {} is {}", p.prolific_id, p.status));
     }
     let (plan, pid, cost) =
@@ -143,7 +145,8 @@ fn ProlificCard(panel: ProlificPanelView) -> impl IntoView {
     let publish = ServerAction::<PublishOnProlific>::new();
     let sync = ServerAction::<SyncProlific>::new();
     let said = move || {
-        let text = |r: Option<Result<String, ServerFnError>>| r.map(|r| r.unwrap_or_else(|e| crate::ui_kit::error_text(&e)));
+        let text =
+            |r: Option<Result<String, ServerFnError>>| r.map(|r| r.unwrap_or_else(|e| crate::ui_kit::error_text(&e)));
         text(sync.value().get()).or_else(|| text(publish.value().get()))
     };
     let id = StudyId::new(study_id);

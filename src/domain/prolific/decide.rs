@@ -27,16 +27,26 @@ pub fn category(flag: &str) -> &'static str {
 /// The default message for a flag: at least 100 characters, as Prolific requires.
 pub fn default_message(flag: &str) -> String {
     match flag {
-        "failed_check" => "Your submission failed two of the study's attention checks, which asked for a \
-                           specific answer in plain words. We cannot use answers given without reading the items.",
-        "too_fast" => "Your answers came faster than the items can be read: the median time per item was \
-                       under the study's minimum, so we cannot use this submission's answers for the research.",
-        "straight_lining" => "Your answers picked the same position or option many times in a row, whatever the \
-                              items showed, so we cannot use this submission's answers for the research.",
-        "low_gold_accuracy" => "Your answers to items with a known answer were mostly wrong, far below what careful \
-                                reading gives, so we cannot use this submission's answers for the research.",
-        _ => "Your answers disagreed with every other participant's on most items where they agreed, far more than \
-              careful reading gives, so we cannot use this submission's answers for the research.",
+        "failed_check" => {
+            "Your submission failed two of the study's attention checks, which asked for a \
+                           specific answer in plain words. We cannot use answers given without reading the items."
+        }
+        "too_fast" => {
+            "Your answers came faster than the items can be read: the median time per item was \
+                       under the study's minimum, so we cannot use this submission's answers for the research."
+        }
+        "straight_lining" => {
+            "Your answers picked the same position or option many times in a row, whatever the \
+                              items showed, so we cannot use this submission's answers for the research."
+        }
+        "low_gold_accuracy" => {
+            "Your answers to items with a known answer were mostly wrong, far below what careful \
+                                reading gives, so we cannot use this submission's answers for the research."
+        }
+        _ => {
+            "Your answers disagreed with every other participant's on most items where they agreed, far more than \
+              careful reading gives, so we cannot use this submission's answers for the research."
+        }
     }
     .to_string()
 }
@@ -57,15 +67,23 @@ pub struct Person<'a> {
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
     Approve,
-    Reject { category: String, message: String },
-    RequestReturn { reason: String },
+    Reject {
+        category: String,
+        message: String,
+    },
+    RequestReturn {
+        reason: String,
+    },
     /// Nothing is sent; `why` says what to do, if anything.
-    Nothing { why: String },
+    Nothing {
+        why: String,
+    },
 }
 
 /// The reason sent with a return request (Prolific builds the participant's
 /// message around it).
-pub const SCREENED_OUT_RETURN: &str = "Screened out by the study's checks: please return the study (it will not be rejected)";
+pub const SCREENED_OUT_RETURN: &str =
+    "Screened out by the study's checks: please return the study (it will not be rejected)";
 
 pub fn decide(p: &Person, messages: &BTreeMap<String, String>) -> Action {
     use SubmissionStatus as S;
@@ -135,7 +153,11 @@ mod tests {
     fn each_decision() {
         let m = BTreeMap::new();
         assert_eq!(decide(&person("completed", Decision::Approve, Some(S::AwaitingReview)), &m), Action::Approve);
-        assert_eq!(decide(&person("completed", Decision::Approve, Some(S::Active)), &m), Action::Approve, "waits in the outbox");
+        assert_eq!(
+            decide(&person("completed", Decision::Approve, Some(S::Active)), &m),
+            Action::Approve,
+            "waits in the outbox"
+        );
         let flags = ["failed_check".to_string()];
         let p = Person { flags: &flags, ..person("completed", Decision::Reject, Some(S::AwaitingReview)) };
         match decide(&p, &m) {

@@ -48,7 +48,10 @@ pub fn parse_money(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let bad = || format!("{t:?} is not an amount of money (like 1.50)");
     let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
-    if whole.is_empty() && frac.is_empty() || frac.len() > 2 || !whole.chars().chain(frac.chars()).all(|c| c.is_ascii_digit()) {
+    if whole.is_empty() && frac.is_empty()
+        || frac.len() > 2
+        || !whole.chars().chain(frac.chars()).all(|c| c.is_ascii_digit())
+    {
         return Err(bad());
     }
     let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| bad())? };

@@ -88,16 +88,14 @@ pub fn parse(p: ProlificSpec, time_limit_minutes: u32) -> Result<ProlificSetting
     if let Some(d) = devices.iter().find(|d| !DEVICES.contains(&d.as_str())) {
         return Err(field("prolific.devices", format!("unknown device {d:?}; known: desktop, tablet, mobile")));
     }
-    let budget_cap = p
-        .budget_cap
-        .as_deref()
-        .map(parse_money)
-        .transpose()
-        .map_err(|e| field("prolific.budget_cap", e))?;
+    let budget_cap =
+        p.budget_cap.as_deref().map(parse_money).transpose().map_err(|e| field("prolific.budget_cap", e))?;
     if p.auto_increase && budget_cap.is_none() {
         return Err(field("prolific.auto_increase", "needs a budget_cap: places are never bought without a cap"));
     }
-    for (name, text) in [("prolific.group", &p.group), ("prolific.workspace", &p.workspace), ("prolific.project", &p.project)] {
+    for (name, text) in
+        [("prolific.group", &p.group), ("prolific.workspace", &p.workspace), ("prolific.project", &p.project)]
+    {
         if text.as_deref().is_some_and(|t| t.trim().is_empty()) {
             return Err(field(name, "must not be empty"));
         }
@@ -183,7 +181,11 @@ mod tests {
                 60,
                 "field `prolific.rejection_messages`: failed_check: 9 characters",
             ),
-            ("estimated_minutes = 5\n[rejection_messages]\nrude = \"x\"", 60, "field `prolific.rejection_messages`: unknown"),
+            (
+                "estimated_minutes = 5\n[rejection_messages]\nrude = \"x\"",
+                60,
+                "field `prolific.rejection_messages`: unknown",
+            ),
         ];
         for (text, limit, want) in cases {
             let got = parse(spec(text), limit).unwrap_err().to_string();
