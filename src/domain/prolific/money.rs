@@ -174,9 +174,9 @@ mod tests {
 
     #[test]
     fn maximum_allowed_time_is_never_under_hardnegs_limit_or_prolifics_least() {
-        assert_eq!(prolific_min_allowed(20.0), 52); // 2 + 40 + 8.94
+        assert_eq!(prolific_min_allowed(20.0), 51); // 2 + 40 + 8.94, rounded up
         assert_eq!(maximum_allowed(60, 20.0, None), Ok(60));
-        assert_eq!(maximum_allowed(30, 20.0, None), Ok(52));
+        assert_eq!(maximum_allowed(30, 20.0, None), Ok(51));
         assert_eq!(maximum_allowed(60, 20.0, Some(90)), Ok(90));
         assert!(maximum_allowed(60, 20.0, Some(45)).unwrap_err().contains("time limit of 60"));
         assert!(maximum_allowed(30, 20.0, Some(40)).unwrap_err().contains("least"));
