@@ -199,6 +199,11 @@ pub enum Command {
         #[arg(long, value_name = "PARTICIPANT_NUMBER", conflicts_with_all = ["csv", "with_platform_ids"])]
         discard: Option<ParticipantId>,
     },
+    /// Publish, sync, decide and pay a link study through Prolific's API (docs/prolific.md).
+    Prolific {
+        #[command(subcommand)]
+        command: super::prolific::ProlificCommand,
+    },
     /// Compare models (and chance) on a dataset: I2T, T2I, Group and finer scores.
     Compare {
         #[arg(long)]
@@ -209,30 +214,6 @@ pub enum Command {
         /// Print the JSON of GET /api/v1/compare instead of a table.
         #[arg(long)]
         json: bool,
-    },
-    /// Prolific: the fake Prolific for tests and demos (docs/prolific.md).
-    Prolific {
-        #[command(subcommand)]
-        command: ProlificCommand,
-    },
-}
-
-#[derive(Subcommand)]
-pub enum ProlificCommand {
-    /// Run a fake Prolific API in memory, checked against Prolific's reference
-    /// (docs/prolific.md, "The fake Prolific"); prints `fake prolific listening on http://ADDR`.
-    Fake {
-        #[arg(long, default_value = "127.0.0.1:0")]
-        bind: SocketAddr,
-        /// The API token clients must send (`Authorization: Token …`); default: a new one, printed on standard error.
-        #[arg(long, env = "HARDNEG_FAKE_PROLIFIC_TOKEN", hide_env_values = true)]
-        token: Option<String>,
-        /// The workspace's webhook signing secret from the start (else one is made by POST /api/v1/hooks/secrets/).
-        #[arg(long, env = "HARDNEG_FAKE_PROLIFIC_WEBHOOK_SECRET", hide_env_values = true)]
-        webhook_secret: Option<String>,
-        /// How long bulk approvals and bonus payments wait before they are carried out (POST /_fake/tick: at once).
-        #[arg(long, default_value_t = 500)]
-        async_delay_ms: u64,
     },
 }
 

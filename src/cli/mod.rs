@@ -10,9 +10,10 @@ pub mod demo_seed;
 mod embedded_site;
 mod import_command;
 mod print;
+pub mod prolific;
 mod protocols;
 mod quality;
-pub use args::{Cli, Command, ProlificCommand, ResultsCommand, StudyCommand, UserCommand};
+pub use args::{Cli, Command, ResultsCommand, StudyCommand, UserCommand};
 pub use import_command::ImportCommand;
 pub mod serve;
 pub mod site;
@@ -307,21 +308,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Study { command: StudyCommand::Status { study, json } } => {
             quality::status(&open(&data_dir).await?, study, json).await
         }
-        Command::Prolific { command: ProlificCommand::Fake { bind, token, webhook_secret, async_delay_ms } } => {
-            let token = token.unwrap_or_else(|| {
-                let token = format!("{:032x}", rand::random::<u128>());
-                eprintln!("fake prolific token: {token}");
-                token
-            });
-            let delay = std::time::Duration::from_millis(async_delay_ms);
-            crate::prolific::fake::run(crate::prolific::fake::Options {
-                bind,
-                token,
-                webhook_secret,
-                async_delay: delay,
-            })
-            .await
-        }
+        Command::Prolific { command } => prolific::run(&data_dir, command).await,
         Command::Study { command: StudyCommand::Create { spec } } => {
             let text = std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?;
             let study =

@@ -142,6 +142,7 @@ pub async fn serve(paths: Paths, addr: SocketAddr, exposure: Exposure) -> anyhow
     let stop = Stop::listen()?;
     let state = build_state(&paths, addr, &exposure).await?;
     crate::studies::adaptive::sweep_all(&state).await;
+    crate::prolific::spawn_background(state.db.clone());
     let app = router(state, &exposure).await?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;

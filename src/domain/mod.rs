@@ -21,6 +21,7 @@ pub mod natural_order;
 pub mod normalize;
 pub mod pairs;
 pub mod preference;
+pub mod prolific;
 pub mod resolution;
 pub mod results;
 pub mod rng;

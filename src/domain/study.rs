@@ -29,6 +29,8 @@ pub struct StudySpec {
     /// "accounts" (default) or "link": participants arrive by a join link (docs/crowd.md).
     pub access: Option<String>,
     pub link: Option<super::crowd::spec::LinkSpec>,
+    /// `[prolific]`: publishing and paying through Prolific's API (docs/prolific.md).
+    pub prolific: Option<super::prolific::spec::ProlificSpec>,
     /// Words the texts are checked against: a list, or a file in the data directory.
     pub vocabulary: Option<super::vocabulary::VocabularySpec>,
     /// Whether a word outside the vocabulary refuses the answer (default: it does; `false` only warns).
@@ -134,6 +136,8 @@ pub struct Study {
     pub link: Option<super::crowd::spec::LinkSettings>,
     /// Adaptive overlap (`[assignment.adaptive]`); link studies' bundles then want `min` copies.
     pub adaptive: Option<super::adaptive::Adaptive>,
+    /// How the link study is published on Prolific (`[prolific]`).
+    pub prolific: Option<super::prolific::spec::ProlificSettings>,
     /// The vocabulary the texts are checked against, and whether strictly.
     pub vocabulary: Option<(super::vocabulary::VocabularySource, bool)>,
 }
@@ -291,7 +295,16 @@ impl StudySpec {
         };
         let vocabulary = super::vocabulary::for_study(kind, self.vocabulary, self.vocabulary_strict)
             .map_err(|message| field("vocabulary", message))?;
+        let prolific = match (self.prolific, &link) {
+            (None, _) => None,
+            (Some(_), None) => return Err(field("prolific", "belongs to access = \"link\" studies")),
+            (Some(p), Some(l)) => Some(
+                super::prolific::spec::parse(p, l.time_limit_minutes)
+                    .map_err(|e| SpecError::Field { field: e.field, message: e.message })?,
+            ),
+        };
         Ok(Study {
+            prolific,
             vocabulary,
             adaptive,
             link,

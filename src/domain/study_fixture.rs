@@ -18,6 +18,7 @@ pub fn spec(kind: &str) -> StudySpec {
         access: None,
         link: None,
         vocabulary: None,
+        prolific: None,
         vocabulary_strict: None,
     }
 }

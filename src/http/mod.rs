@@ -13,6 +13,7 @@ pub mod join;
 pub mod media;
 pub mod models;
 pub mod origin;
+pub mod prolific;
 pub mod proxy;
 pub mod quality;
 pub mod studies;
@@ -35,6 +36,7 @@ pub fn routes() -> Router<AppState> {
         .merge(join::routes())
         .merge(datasets::routes())
         .merge(models::routes())
+        .merge(prolific::routes())
         .merge(users::routes())
         .merge(media::routes())
         .merge(survey_form::routes())

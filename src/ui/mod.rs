@@ -24,6 +24,7 @@ pub mod import_page;
 pub mod link_panel;
 pub mod live_panel;
 pub mod login;
+pub mod prolific_panel;
 pub mod research_page;
 pub mod session;
 pub mod take;

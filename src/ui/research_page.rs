@@ -3,6 +3,7 @@
 use super::adaptive_panel::AdaptivePanel;
 use super::curation::{FunnelTables, StudyPipeline};
 use super::live_panel::LiveCrowdPanel;
+use super::prolific_panel::ProlificPanel;
 #[cfg(feature = "ssr")]
 use super::session;
 use super::{count_of, error_text};
@@ -64,6 +65,7 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
                 {move || if answers.get() == 1 { " counted answer" } else { " counted answers" }}</p>
             <StudyPipeline status/>
             <LiveCrowdPanel study_id=id progress/>
+            <ProlificPanel study_id=id/>
             <AdaptivePanel study_id=id/>
             {move || view! {
                 <table class="data annotators">

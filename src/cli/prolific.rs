@@ -1,0 +1,319 @@
+//! `hardneg prolific …`: publish, sync, status, decide, bonuses, pause,
+//! resume, stop and places of a link study on Prolific (docs/prolific.md).
+use crate::domain::ids::StudyId;
+use crate::domain::prolific::money::cents;
+use crate::prolific::{self, bonus, decide, publish, status, sync};
+use anyhow::Context;
+use clap::Subcommand;
+use sqlx::AnyPool;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+#[derive(Subcommand)]
+pub enum ProlificCommand {
+    /// Make the draft from the link study (found again after a crash), show Prolific's cost, publish.
+    Publish {
+        study: StudyId,
+        /// Print the draft and hardneg's figures; send nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Make the draft and show its cost, but do not publish.
+        #[arg(long, conflicts_with = "dry_run")]
+        draft_only: bool,
+        /// The origin participants reach hardneg at (the join link's).
+        #[arg(long, env = "HARDNEG_PUBLIC_ORIGIN", default_value = "http://127.0.0.1:3000")]
+        base_url: String,
+        #[arg(long)]
+        workspace: Option<String>,
+        #[arg(long)]
+        project: Option<String>,
+        /// A participant group (by name) whose members may not take part; repeatable.
+        #[arg(long = "block-group", value_name = "NAME")]
+        block_groups: Vec<String>,
+    },
+    /// Page Prolific's submissions into hardneg and reconcile (returns and time-outs free their places).
+    Sync { study: StudyId },
+    /// Prolific's counts beside hardneg's, mismatches with what to do, budget, open outbox.
+    Status {
+        study: StudyId,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve (bulk), reject (with reasons), ask screen-outs to return; then send through the outbox.
+    Decide {
+        study: StudyId,
+        /// List exactly the requests that would be sent; send nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// The participant group approved finishers join (by name; made when missing); default the spec's `group`.
+        #[arg(long)]
+        group: Option<String>,
+        #[arg(long)]
+        workspace: Option<String>,
+    },
+    /// Bonuses from a CSV (`id,amount`, the id a PROLIFIC_PID or a submission id) or one amount each.
+    Bonus {
+        study: StudyId,
+        /// The round's name: the same round again pays nobody twice.
+        #[arg(long)]
+        round: String,
+        #[arg(long, required_unless_present = "each", conflicts_with = "each")]
+        csv: Option<PathBuf>,
+        /// This amount (e.g. 0.50) to every approved submission.
+        #[arg(long)]
+        each: Option<String>,
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Pause recruiting.
+    Pause { study: StudyId },
+    /// Resume a paused study.
+    Resume { study: StudyId },
+    /// Stop the study for good.
+    Stop { study: StudyId },
+    /// Raise the places on Prolific to TOTAL (within the spec's budget cap).
+    Places { study: StudyId, total: u64 },
+    /// Send what the outbox holds (and read back what is unconfirmed) until it is settled.
+    Flush { study: StudyId },
+    /// Run a fake Prolific API in memory, checked against Prolific's reference
+    /// (docs/prolific.md, "The fake Prolific"); prints `fake prolific listening on http://ADDR`.
+    Fake {
+        #[arg(long, default_value = "127.0.0.1:0")]
+        bind: SocketAddr,
+        /// The API token clients must send (`Authorization: Token …`); default: a new one, printed on standard error.
+        #[arg(long, env = "HARDNEG_FAKE_PROLIFIC_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// The workspace's webhook signing secret from the start (else one is made by POST /api/v1/hooks/secrets/).
+        #[arg(long, env = "HARDNEG_FAKE_PROLIFIC_WEBHOOK_SECRET", hide_env_values = true)]
+        webhook_secret: Option<String>,
+        /// How long bulk approvals and bonus payments wait before they are carried out (POST /_fake/tick: at once).
+        #[arg(long, default_value_t = 500)]
+        async_delay_ms: u64,
+    },
+}
+
+fn e(err: crate::error::ServiceError) -> anyhow::Error {
+    anyhow::anyhow!("{err}")
+}
+
+/// Runs a `hardneg prolific` command; only the fake runs without hardneg's database.
+pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow::Result<()> {
+    if let ProlificCommand::Fake { bind, token, webhook_secret, async_delay_ms } = command {
+        let token = token.unwrap_or_else(|| {
+            let token = format!("{:032x}", rand::random::<u128>());
+            eprintln!("fake prolific token: {token}");
+            token
+        });
+        let async_delay = Duration::from_millis(async_delay_ms);
+        return prolific::fake::run(prolific::fake::Options { bind, token, webhook_secret, async_delay }).await;
+    }
+    let db = &super::open(data_dir).await?;
+    match command {
+        ProlificCommand::Publish { study, dry_run, draft_only, base_url, workspace, project, block_groups } => {
+            let over = publish::Overrides { workspace, project, block_groups };
+            if dry_run {
+                let plan = publish::plan(db, study, &base_url, &over, &[]).await.map_err(e)?;
+                println!("POST /api/v1/studies/ (dry run: nothing sent)");
+                println!("{}", serde_json::to_string_pretty(&plan.body)?);
+                print_figures(&plan);
+                return Ok(());
+            }
+            let client = prolific::connect(db).map_err(e)?;
+            let (plan, pid, cost) = publish::prepare(&client, study, &base_url, &over).await.map_err(e)?;
+            print_figures(&plan);
+            println!("draft on Prolific: {pid} ({})", plan.internal_name);
+            println!("Prolific's cost:   {}", cost_line(&cost));
+            if draft_only {
+                println!("not published (--draft-only): run `hardneg prolific publish {study}` to publish");
+                return Ok(());
+            }
+            publish::transition(&client, study, "PUBLISH").await.map_err(e)?;
+            println!("published: study {pid} is open to participants");
+            Ok(())
+        }
+        ProlificCommand::Sync { study } => {
+            let client = prolific::connect(db).map_err(e)?;
+            let r = sync::sync(&client, study).await.map_err(e)?;
+            println!(
+                "synced {} submissions in {} pages in {:.2} s; {} hardneg places freed",
+                r.submissions, r.pages, r.seconds, r.freed
+            );
+            Ok(())
+        }
+        ProlificCommand::Status { study, json } => {
+            let s = status::status(db, study).await.map_err(e)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                print_status(&s);
+            }
+            Ok(())
+        }
+        ProlificCommand::Decide { study, dry_run, group, workspace } => {
+            let client = if dry_run { None } else { Some(prolific::connect(db).map_err(e)?) };
+            if let Some(c) = &client {
+                sync::sync(c, study).await.map_err(e)?;
+            }
+            let group_id =
+                prolific::groups::finishers_group(db, client.as_ref(), study, group, workspace).await.map_err(e)?;
+            let d = decide::decide_study(db, study, group_id.as_deref(), dry_run).await.map_err(e)?;
+            for l in &d.lines {
+                println!(
+                    "{:>5} {:<26} {:<18} {:<16} {}",
+                    l.participant,
+                    l.platform_id,
+                    l.prolific_status.as_deref().unwrap_or("-"),
+                    l.status,
+                    serde_json::to_string(&l.action)?
+                );
+            }
+            println!("{} request(s){}:", d.requests.len(), if dry_run { " would be sent (dry run)" } else { "" });
+            for r in &d.requests {
+                let body = r.body.as_ref().map(|b| b.to_string()).unwrap_or_default();
+                println!("  {} {} {}", r.method, r.path, body);
+            }
+            if let Some(c) = client {
+                flush(&c, study).await?;
+            }
+            Ok(())
+        }
+        ProlificCommand::Bonus { study, round, csv, each, dry_run } => {
+            let text = match &csv {
+                Some(p) => std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+                None => String::new(),
+            };
+            let source = match each {
+                Some(a) => bonus::Source::EachApproved(
+                    crate::domain::prolific::money::parse_money(&a).map_err(|m| anyhow::anyhow!("--each: {m}"))?,
+                ),
+                None => bonus::Source::Csv(&text),
+            };
+            let lines = bonus::read(db, study, source).await.map_err(e)?;
+            let plan = bonus::plan(db, study, &round, lines, dry_run).await.map_err(e)?;
+            println!(
+                "round {:?}: {} bonuses, {} in all{}",
+                plan.round,
+                plan.bonuses.len(),
+                cents(plan.total_cents),
+                if dry_run { " (dry run: nothing stored or sent)" } else { "" }
+            );
+            if dry_run {
+                for chunk in plan.bonuses.chunks(crate::domain::prolific::decide::BONUS_SETUP_MAX) {
+                    println!("  POST /api/v1/submissions/bonus-payments/ csv_bonuses:");
+                    print!("{}", prolific::actions::bonus_csv(chunk));
+                    println!("  POST /api/v1/bulk-bonus-payments/<its id>/pay/");
+                }
+                return Ok(());
+            }
+            flush(&prolific::connect(db).map_err(e)?, study).await
+        }
+        ProlificCommand::Pause { study } => transition(db, study, "PAUSE").await,
+        ProlificCommand::Resume { study } => transition(db, study, "START").await,
+        ProlificCommand::Stop { study } => transition(db, study, "STOP").await,
+        ProlificCommand::Places { study, total } => {
+            let client = prolific::connect(db).map_err(e)?;
+            publish::increase_places(&client, study, total).await.map_err(e)?;
+            println!("study {study} now has {total} places on Prolific");
+            Ok(())
+        }
+        ProlificCommand::Flush { study } => flush(&prolific::connect(db).map_err(e)?, study).await,
+        ProlificCommand::Fake { .. } => unreachable!("the fake is run above, without a database"),
+    }
+}
+
+async fn transition(db: &AnyPool, study: StudyId, action: &str) -> anyhow::Result<()> {
+    let client = prolific::connect(db).map_err(e)?;
+    publish::transition(&client, study, action).await.map_err(e)?;
+    println!("{action}: done");
+    Ok(())
+}
+
+/// Runs the study's outbox until nothing is open or a minute passes; prints what is left.
+async fn flush(client: &prolific::client::Client, study: StudyId) -> anyhow::Result<()> {
+    let until = Instant::now() + publish::COMMAND_WAIT;
+    while Instant::now() < until {
+        prolific::actions::run(client, Some(study), until).await.map_err(e)?;
+        if prolific::outbox::open_rows(client.db(), study).await.map_err(e)? == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let lines = prolific::outbox::lines(client.db(), study, true).await.map_err(e)?;
+    if lines.is_empty() {
+        println!("outbox: everything confirmed");
+    }
+    for l in lines {
+        println!(
+            "outbox row {} {} is {} after {} tries: {}",
+            l.id,
+            l.action,
+            l.state,
+            l.attempts,
+            l.last_error.unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+fn print_figures(plan: &publish::Plan) {
+    println!("reward:     {} a place", cents(plan.reward_cents));
+    println!("places:     {}", plan.places);
+    println!("estimated:  {} with Prolific's fee", cents(plan.estimated_cents));
+    if let Some(cap) = plan.budget_cap_cents {
+        println!("budget cap: {}", cents(cap));
+    }
+}
+
+fn cost_line(cost: &serde_json::Value) -> String {
+    let part = |k: &str| cost["rewards"][k]["amount"].as_f64();
+    match (part("rewards"), part("fees"), part("tax")) {
+        (Some(r), f, t) => format!(
+            "rewards {r} + fees {} + tax {} {}",
+            f.unwrap_or(0.0),
+            t.unwrap_or(0.0),
+            cost["rewards"]["rewards"]["currency"].as_str().unwrap_or("")
+        ),
+        _ => cost.to_string(),
+    }
+}
+
+fn print_status(s: &status::ProlificStatus) {
+    println!("Prolific study:  {} ({})", s.prolific_id.as_deref().unwrap_or("not made yet"), s.internal_name);
+    println!("status:          {}", s.status.as_deref().unwrap_or("-"));
+    println!("places:          {} on Prolific, reward {}", s.places, cents(s.reward_cents.max(0) as u64));
+    println!("Prolific counts: {}", s.counts);
+    println!(
+        "hardneg:         {} copies wanted: {} completed, {} working, {} free",
+        s.hardneg_places, s.hardneg_completed, s.hardneg_working, s.hardneg_free
+    );
+    let cap = s.budget.cap.map(cents).unwrap_or_else(|| "none".into());
+    println!("budget:          spent {}, committed {}, cap {cap}", cents(s.budget.spent), cents(s.budget.committed));
+    if let Some(n) = s.propose_more_places {
+        println!("proposal:        add {n} places (hardneg needs more copies than Prolific has places left)");
+    }
+    let (planned, set_up, paid, paid_cents) = s.bonuses;
+    println!("bonuses:         {planned} planned, {set_up} set up, {paid} paid ({})", cents(paid_cents.max(0) as u64));
+    println!("mismatches:      {}", s.mismatches.len());
+    for m in &s.mismatches {
+        println!(
+            "  {:?} participant {} submission {} ({} / {}): {}",
+            m.kind,
+            m.participant.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            m.submission.as_deref().unwrap_or("-"),
+            m.prolific_status.as_deref().unwrap_or("-"),
+            m.hardneg_status.as_deref().unwrap_or("-"),
+            m.advice
+        );
+    }
+    for l in &s.outbox {
+        println!(
+            "outbox row {} {} {} ({} tries): {}",
+            l.id,
+            l.action,
+            l.state,
+            l.attempts,
+            l.last_error.clone().unwrap_or_default()
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! The draft study hardneg sends (`POST /api/v1/studies/`, the reference's
+//! `CreateStudy`), made from a link study: the join link with Prolific's
+//! three placeholders, completion codes mapped from hardneg's outcomes,
+//! reward, places, times, devices and the group block list.
+use super::spec::ProlificSettings;
+use crate::domain::crowd::ids::PROLIFIC_PARAMS;
+use serde_json::{json, Value};
+
+/// What the draft is made from.
+#[derive(Debug, Clone)]
+pub struct DraftInput<'a> {
+    pub study_id: i64,
+    pub name: &'a str,
+    /// hardneg's name for it on Prolific: a retried publish finds its draft by it.
+    pub internal_name: &'a str,
+    pub consent: &'a str,
+    /// The origin participants reach hardneg at, and the join path (`/join/{token}`).
+    pub origin: &'a str,
+    pub join_path: &'a str,
+    pub completion_code: &'a str,
+    /// The screen-out code, when the study can screen out, and whether it
+    /// has attention checks (their screen-outs are reviewed by hand).
+    pub screen_out_code: Option<&'a str>,
+    pub attention_checks: bool,
+    pub full_code: Option<&'a str>,
+    pub reward_cents: u64,
+    pub places: u64,
+    pub settings: &'a ProlificSettings,
+    /// Prolific ids of the participant groups to block.
+    pub block_group_ids: &'a [String],
+}
+
+/// The reason sent with the full code's return request.
+pub const FULL_RETURN: &str = "The study was full when you arrived: please return it";
+/// The reason sent with the comprehension screen-out's return request.
+pub const COMPREHENSION_RETURN: &str = "You did not pass the comprehension check: please return the study";
+
+/// The internal name of hardneg's study `id` whose spec hashes to `spec_hash`.
+pub fn internal_name(id: i64, spec_hash: &str) -> String {
+    format!("hardneg-study-{id}-{}", &spec_hash[..spec_hash.len().min(12)])
+}
+
+pub fn completion_codes(d: &DraftInput) -> Vec<Value> {
+    let completed = if d.settings.auto_approve { "AUTOMATICALLY_APPROVE" } else { "MANUALLY_REVIEW" };
+    let mut codes = vec![json!({
+        "code": d.completion_code, "code_type": "COMPLETED", "actor": "participant",
+        "actions": [{ "action": completed }],
+    })];
+    if let Some(code) = d.screen_out_code {
+        // One code for both screen-outs: with attention checks it is reviewed by hand (and a comprehension
+        // failure is asked to return by `hardneg prolific decide`); with the comprehension check alone, a return.
+        let action = if d.attention_checks {
+            json!({ "action": "MANUALLY_REVIEW" })
+        } else {
+            json!({ "action": "REQUEST_RETURN", "return_reason": COMPREHENSION_RETURN })
+        };
+        codes.push(json!({ "code": code, "code_type": "SCREENED_OUT", "actor": "participant", "actions": [action] }));
+    }
+    if let Some(code) = d.full_code {
+        codes.push(json!({
+            "code": code, "code_type": "OTHER", "actor": "participant",
+            "actions": [{ "action": "REQUEST_RETURN", "return_reason": FULL_RETURN }],
+        }));
+    }
+    codes
+}
+
+pub fn draft(d: &DraftInput) -> Value {
+    let s = d.settings;
+    let origin = d.origin.trim_end_matches('/');
+    let mut body = json!({
+        "name": s.title.as_deref().unwrap_or(d.name),
+        "internal_name": d.internal_name,
+        "description": s.description.as_deref().unwrap_or(d.consent),
+        "external_study_url": format!("{origin}{}?{PROLIFIC_PARAMS}", d.join_path),
+        "prolific_id_option": "url_parameters",
+        "completion_codes": completion_codes(d),
+        "total_available_places": d.places,
+        "estimated_completion_time": s.estimated_minutes.ceil() as u64,
+        "maximum_allowed_time": s.maximum_allowed_minutes,
+        "reward": d.reward_cents,
+        "device_compatibility": s.devices,
+        "study_labels": ["annotation"],
+        "metadata": json!({ "hardneg_study": d.study_id, "internal_name": d.internal_name }).to_string(),
+    });
+    if !d.block_group_ids.is_empty() {
+        body["filters"] = json!([{ "filter_id": "participant_group_blocklist", "selected_values": d.block_group_ids }]);
+    }
+    if let Some(p) = &s.project {
+        body["project"] = json!(p);
+    }
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::prolific::spec::{parse, ProlificSpec};
+
+    fn settings(text: &str) -> ProlificSettings {
+        parse(toml::from_str::<ProlificSpec>(text).unwrap(), 60).unwrap()
+    }
+
+    fn input<'a>(s: &'a ProlificSettings, groups: &'a [String]) -> DraftInput<'a> {
+        DraftInput {
+            study_id: 7,
+            name: "BiVLC Step 3",
+            internal_name: "hardneg-study-7-abc",
+            consent: "I agree",
+            origin: "https://h.example.org/",
+            join_path: "/join/tok",
+            completion_code: "C0DE1234",
+            screen_out_code: Some("SCRN0001"),
+            attention_checks: true,
+            full_code: Some("FULL0001"),
+            reward_cents: 400,
+            places: 64,
+            settings: s,
+            block_group_ids: groups,
+        }
+    }
+
+    #[test]
+    fn the_draft_carries_the_link_codes_and_figures() {
+        let s = settings("estimated_minutes = 20\nproject = \"p1\"");
+        let b = draft(&input(&s, &[]));
+        assert_eq!(
+            b["external_study_url"],
+            "https://h.example.org/join/tok?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+        );
+        assert_eq!(b["prolific_id_option"], "url_parameters");
+        assert_eq!((b["reward"].as_u64(), b["total_available_places"].as_u64()), (Some(400), Some(64)));
+        assert_eq!((b["estimated_completion_time"].as_u64(), b["maximum_allowed_time"].as_u64()), (Some(20), Some(60)));
+        assert_eq!(b["internal_name"], "hardneg-study-7-abc");
+        assert_eq!(b["project"], "p1");
+        assert_eq!(b["description"], "I agree");
+        assert!(b.get("filters").is_none());
+        let meta: Value = serde_json::from_str(b["metadata"].as_str().unwrap()).unwrap();
+        assert_eq!(meta["hardneg_study"], 7);
+        let codes = b["completion_codes"].as_array().unwrap();
+        assert_eq!(codes.len(), 3);
+        assert_eq!(codes[0]["code"], "C0DE1234");
+        assert_eq!(codes[0]["actions"][0]["action"], "MANUALLY_REVIEW");
+        assert_eq!(codes[1]["actions"][0]["action"], "MANUALLY_REVIEW", "attention screen-outs are reviewed");
+        assert_eq!(codes[2]["actions"][0]["action"], "REQUEST_RETURN");
+        for c in codes {
+            for k in ["code", "code_type", "actions"] {
+                assert!(c.get(k).is_some(), "{k} is required");
+            }
+        }
+    }
+
+    #[test]
+    fn auto_approve_comprehension_only_block_list() {
+        let s = settings("estimated_minutes = 5\nauto_approve = true\ndevices = [\"desktop\"]");
+        let groups = ["g1".to_string(), "g2".to_string()];
+        let mut i = input(&s, &groups);
+        i.attention_checks = false;
+        i.full_code = None;
+        let b = draft(&i);
+        let codes = b["completion_codes"].as_array().unwrap();
+        assert_eq!(codes.len(), 2);
+        assert_eq!(codes[0]["actions"][0]["action"], "AUTOMATICALLY_APPROVE");
+        assert_eq!(codes[1]["actions"][0]["action"], "REQUEST_RETURN");
+        assert_eq!(codes[1]["actions"][0]["return_reason"], COMPREHENSION_RETURN);
+        assert_eq!(b["filters"][0]["filter_id"], "participant_group_blocklist");
+        assert_eq!(b["filters"][0]["selected_values"], json!(["g1", "g2"]));
+        assert_eq!(b["device_compatibility"], json!(["desktop"]));
+        assert!(b.get("project").is_none());
+        assert_eq!(internal_name(3, "0123456789abcdef"), "hardneg-study-3-0123456789ab");
+        assert_eq!(internal_name(3, "ab"), "hardneg-study-3-ab");
+    }
+}

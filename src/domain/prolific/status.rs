@@ -1,0 +1,236 @@
+//! Prolific's submission statuses (the reference's `SubmissionShortStatus`
+//! and `SubmissionStatus`) and what each means for the hardneg participant
+//! whose `SESSION_ID` it is.
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SubmissionStatus {
+    #[serde(rename = "RESERVED")]
+    Reserved,
+    #[serde(rename = "ACTIVE")]
+    Active,
+    #[serde(rename = "TIMED-OUT")]
+    TimedOut,
+    #[serde(rename = "AWAITING REVIEW")]
+    AwaitingReview,
+    #[serde(rename = "APPROVED")]
+    Approved,
+    #[serde(rename = "PARTIALLY APPROVED")]
+    PartiallyApproved,
+    #[serde(rename = "RETURNED")]
+    Returned,
+    #[serde(rename = "REJECTED")]
+    Rejected,
+    #[serde(rename = "SCREENED OUT")]
+    ScreenedOut,
+    #[serde(rename = "UNKNOWN")]
+    Unknown,
+}
+
+impl SubmissionStatus {
+    pub const ALL: [SubmissionStatus; 10] = [
+        SubmissionStatus::Reserved,
+        SubmissionStatus::Active,
+        SubmissionStatus::TimedOut,
+        SubmissionStatus::AwaitingReview,
+        SubmissionStatus::Approved,
+        SubmissionStatus::PartiallyApproved,
+        SubmissionStatus::Returned,
+        SubmissionStatus::Rejected,
+        SubmissionStatus::ScreenedOut,
+        SubmissionStatus::Unknown,
+    ];
+
+    /// As Prolific writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubmissionStatus::Reserved => "RESERVED",
+            SubmissionStatus::Active => "ACTIVE",
+            SubmissionStatus::TimedOut => "TIMED-OUT",
+            SubmissionStatus::AwaitingReview => "AWAITING REVIEW",
+            SubmissionStatus::Approved => "APPROVED",
+            SubmissionStatus::PartiallyApproved => "PARTIALLY APPROVED",
+            SubmissionStatus::Returned => "RETURNED",
+            SubmissionStatus::Rejected => "REJECTED",
+            SubmissionStatus::ScreenedOut => "SCREENED OUT",
+            SubmissionStatus::Unknown => "UNKNOWN",
+        }
+    }
+
+    /// Prolific's word; an unknown word is `Unknown` (shown, never acted on).
+    pub fn parse(s: &str) -> SubmissionStatus {
+        SubmissionStatus::ALL.into_iter().find(|x| x.as_str() == s).unwrap_or(SubmissionStatus::Unknown)
+    }
+
+    /// Holds one of the study's places on Prolific (returned and timed-out ones gave it back).
+    pub fn takes_place(self) -> bool {
+        !matches!(self, SubmissionStatus::Returned | SubmissionStatus::TimedOut | SubmissionStatus::Unknown)
+    }
+
+    /// Submitted and decided: nothing more to send for it.
+    pub fn decided(self) -> bool {
+        matches!(
+            self,
+            SubmissionStatus::Approved
+                | SubmissionStatus::PartiallyApproved
+                | SubmissionStatus::Rejected
+                | SubmissionStatus::Returned
+                | SubmissionStatus::TimedOut
+                | SubmissionStatus::ScreenedOut
+        )
+    }
+
+    /// Paid its reward (bonuses may follow).
+    pub fn paid(self) -> bool {
+        matches!(self, SubmissionStatus::Approved | SubmissionStatus::PartiallyApproved)
+    }
+}
+
+/// What hardneg does with its own participant when Prolific reports a status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlaceAction {
+    /// Nothing to change.
+    Keep,
+    /// The participant gave the study back on Prolific: its place goes back
+    /// to the pool, as hardneg's own return does.
+    Return,
+    /// Prolific timed the participant out: the place goes back to the pool,
+    /// as hardneg's lease reclaim does.
+    TimeOut,
+}
+
+/// The place action for a participant whose lease is `lease` (hardneg's
+/// lease word, None without a lease) and whose every answer is in (`done`).
+/// A participant with every answer in keeps its copy, whatever Prolific
+/// says: the answers are acknowledged and count.
+pub fn place_action(prolific: SubmissionStatus, lease: Option<&str>, done: bool) -> PlaceAction {
+    if done || lease != Some("active") {
+        return PlaceAction::Keep;
+    }
+    match prolific {
+        SubmissionStatus::Returned => PlaceAction::Return,
+        SubmissionStatus::TimedOut => PlaceAction::TimeOut,
+        _ => PlaceAction::Keep,
+    }
+}
+
+/// The three kinds of mismatch between Prolific and hardneg, each with
+/// what the researcher should do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mismatch {
+    /// Awaiting review on Prolific, but no completion in hardneg.
+    SubmittedWithoutCompletion,
+    /// Finished in hardneg, but never submitted on Prolific.
+    CompletedNotSubmitted,
+    /// A Prolific submission whose participant never came through the join link.
+    NeverArrived,
+}
+
+impl Mismatch {
+    pub fn advice(self) -> &'static str {
+        match self {
+            Mismatch::SubmittedWithoutCompletion => {
+                "submitted on Prolific without finishing in hardneg: check the code it entered; \
+                 reject with NO_CODE / BAD_CODE only after reading its answers, or ask for a return"
+            }
+            Mismatch::CompletedNotSubmitted => {
+                "finished in hardneg but not submitted on Prolific: message the participant to submit \
+                 with the completion code (its answers count either way)"
+            }
+            Mismatch::NeverArrived => {
+                "took a Prolific place but never opened the join link: ask for a return if it submitted; \
+                 Prolific times it out otherwise"
+            }
+        }
+    }
+}
+
+/// Which mismatch a pair shows: `prolific` None when hardneg's participant
+/// has no submission on Prolific, `hardneg` None when no participant has
+/// the submission's SESSION_ID (hardneg's word: its status as in the
+/// approve list: completed, extra, discarded, active, ...).
+pub fn mismatch(prolific: Option<SubmissionStatus>, hardneg: Option<&str>) -> Option<Mismatch> {
+    let finished = |s: &str| matches!(s, "completed" | "extra" | "discarded");
+    match (prolific, hardneg) {
+        (Some(p), None) if p != SubmissionStatus::Returned && p != SubmissionStatus::TimedOut => {
+            Some(Mismatch::NeverArrived)
+        }
+        (Some(SubmissionStatus::AwaitingReview), Some(h)) if !finished(h) && h != "screened_out" => {
+            Some(Mismatch::SubmittedWithoutCompletion)
+        }
+        (Some(SubmissionStatus::Active | SubmissionStatus::Reserved | SubmissionStatus::TimedOut), Some(h))
+            if finished(h) =>
+        {
+            Some(Mismatch::CompletedNotSubmitted)
+        }
+        (None, Some(h)) if finished(h) => Some(Mismatch::CompletedNotSubmitted),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use SubmissionStatus as S;
+
+    #[test]
+    fn every_status_reads_back_and_unknown_words_are_unknown() {
+        for s in S::ALL {
+            assert_eq!(S::parse(s.as_str()), s);
+            let json = serde_json::to_string(&s).unwrap();
+            assert_eq!(json, format!("\"{}\"", s.as_str()));
+        }
+        assert_eq!(S::parse("PAUSED"), S::Unknown);
+        assert_eq!(S::parse("approved"), S::Unknown, "Prolific's words are upper case");
+    }
+
+    #[test]
+    fn places_taken_and_decided() {
+        let taking: Vec<_> = S::ALL.into_iter().filter(|s| s.takes_place()).collect();
+        assert_eq!(
+            taking,
+            [S::Reserved, S::Active, S::AwaitingReview, S::Approved, S::PartiallyApproved, S::Rejected, S::ScreenedOut]
+        );
+        let open: Vec<_> = S::ALL.into_iter().filter(|s| !s.decided()).collect();
+        assert_eq!(open, [S::Reserved, S::Active, S::AwaitingReview, S::Unknown]);
+        assert!(S::Approved.paid() && S::PartiallyApproved.paid() && !S::AwaitingReview.paid());
+    }
+
+    #[test]
+    fn returns_and_time_outs_free_an_active_place_unless_every_answer_is_in() {
+        for s in S::ALL {
+            for lease in [None, Some("active"), Some("completed"), Some("timed_out"), Some("returned"), Some("extra")] {
+                for done in [false, true] {
+                    let want = match (s, lease, done) {
+                        (S::Returned, Some("active"), false) => PlaceAction::Return,
+                        (S::TimedOut, Some("active"), false) => PlaceAction::TimeOut,
+                        _ => PlaceAction::Keep,
+                    };
+                    assert_eq!(place_action(s, lease, done), want, "{s:?} {lease:?} {done}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_three_mismatches() {
+        assert_eq!(mismatch(Some(S::AwaitingReview), None), Some(Mismatch::NeverArrived));
+        assert_eq!(mismatch(Some(S::Active), None), Some(Mismatch::NeverArrived));
+        assert_eq!(mismatch(Some(S::Returned), None), None);
+        assert_eq!(mismatch(Some(S::TimedOut), None), None);
+        assert_eq!(mismatch(Some(S::AwaitingReview), Some("active")), Some(Mismatch::SubmittedWithoutCompletion));
+        assert_eq!(mismatch(Some(S::AwaitingReview), Some("returned")), Some(Mismatch::SubmittedWithoutCompletion));
+        assert_eq!(mismatch(Some(S::AwaitingReview), Some("screened_out")), None, "its screen-out code");
+        assert_eq!(mismatch(Some(S::AwaitingReview), Some("completed")), None);
+        assert_eq!(mismatch(Some(S::Active), Some("completed")), Some(Mismatch::CompletedNotSubmitted));
+        assert_eq!(mismatch(Some(S::TimedOut), Some("extra")), Some(Mismatch::CompletedNotSubmitted));
+        assert_eq!(mismatch(None, Some("completed")), Some(Mismatch::CompletedNotSubmitted));
+        assert_eq!(mismatch(None, Some("active")), None);
+        assert_eq!(mismatch(Some(S::Approved), Some("completed")), None);
+        assert_eq!(mismatch(None, None), None);
+        for m in [Mismatch::SubmittedWithoutCompletion, Mismatch::CompletedNotSubmitted, Mismatch::NeverArrived] {
+            assert!(m.advice().len() > 40);
+        }
+    }
+}

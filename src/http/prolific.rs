@@ -1,0 +1,208 @@
+//! Prolific from the JSON API (docs/api.md, "Prolific"): a researcher's
+//! publish, sync, status, decisions, bonuses, transitions and places; and
+//! the webhook Prolific calls, which only wakes the sync.
+use crate::domain::ids::StudyId;
+use crate::error::ServiceError;
+use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller};
+use crate::prolific::{self as prolific, bonus, decide, publish, status, sync, webhook};
+use crate::state::AppState;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/studies/{id}/prolific", get(get_status))
+        .route("/api/v1/studies/{id}/prolific/publish", post(publish_study))
+        .route("/api/v1/studies/{id}/prolific/sync", post(sync_now))
+        .route("/api/v1/studies/{id}/prolific/decide", post(decide_now))
+        .route("/api/v1/studies/{id}/prolific/bonuses", post(bonuses))
+        .route("/api/v1/studies/{id}/prolific/transition", post(transition))
+        .route("/api/v1/studies/{id}/prolific/places", post(places))
+        .route("/api/v1/prolific/webhook", post(hook).layer(DefaultBodyLimit::max(webhook::MAX_BODY)))
+}
+
+#[derive(Deserialize, Default)]
+struct DryRun {
+    #[serde(default)]
+    dry_run: bool,
+}
+
+async fn get_status(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<StudyId>,
+) -> Result<Json<status::ProlificStatus>, ServiceError> {
+    caller.researcher()?;
+    Ok(Json(status::status(&state.db, id).await?))
+}
+
+#[derive(Deserialize, Default)]
+struct PublishBody {
+    /// The origin participants reach hardneg at; default HARDNEG_PUBLIC_ORIGIN, else this request's host.
+    origin: Option<String>,
+    workspace: Option<String>,
+    project: Option<String>,
+    #[serde(default)]
+    block_groups: Vec<String>,
+}
+
+fn origin_of(given: Option<String>, headers: &HeaderMap) -> String {
+    given
+        .or_else(|| std::env::var("HARDNEG_PUBLIC_ORIGIN").ok())
+        .or_else(|| headers.get("host").and_then(|h| h.to_str().ok()).map(|h| format!("http://{h}")))
+        .unwrap_or_else(|| "http://127.0.0.1:3000".into())
+}
+
+async fn publish_study(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<StudyId>,
+    ApiQuery(q): ApiQuery<DryRun>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<Value>, ServiceError> {
+    caller.researcher()?;
+    let b: PublishBody = if body.iter().all(u8::is_ascii_whitespace) {
+        PublishBody::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| ServiceError::Invalid(format!("the publish request: {e}")))?
+    };
+    let origin = origin_of(b.origin, &headers);
+    let over = publish::Overrides { workspace: b.workspace, project: b.project, block_groups: b.block_groups };
+    if q.dry_run {
+        let plan = publish::plan(&state.db, id, &origin, &over, &[]).await?;
+        return Ok(Json(json!({ "dry_run": true, "plan": plan })));
+    }
+    let client = prolific::connect(&state.db)?;
+    Ok(Json(serde_json::to_value(publish::publish(&client, id, &origin, &over).await?)?))
+}
+
+async fn sync_now(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<StudyId>,
+) -> Result<Json<sync::SyncReport>, ServiceError> {
+    caller.researcher()?;
+    let client = prolific::connect(&state.db)?;
+    let report = sync::sync(&client, id).await?;
+    prolific::wake();
+    Ok(Json(report))
+}
+
+#[derive(Deserialize, Default)]
+struct DecideQuery {
+    #[serde(default)]
+    dry_run: bool,
+    /// The participant group finishers join (its name; default the spec's `group`).
+    group: Option<String>,
+}
+
+async fn decide_now(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<StudyId>,
+    ApiQuery(q): ApiQuery<DecideQuery>,
+) -> Result<Json<decide::Decisions>, ServiceError> {
+    caller.researcher()?;
+    // Fresh statuses first; the outbox then sends in the background.
+    let client = if q.dry_run { None } else { Some(prolific::connect(&state.db)?) };
+    if let Some(c) = &client {
+        sync::sync(c, id).await?;
+    }
+    let group = prolific::groups::finishers_group(&state.db, client.as_ref(), id, q.group, None).await?;
+    let d = decide::decide_study(&state.db, id, group.as_deref(), q.dry_run).await?;
+    if !q.dry_run {
+        prolific::wake();
+    }
+    Ok(Json(d))
+}
+
+#[derive(Deserialize)]
+struct BonusQuery {
+    round: String,
+    #[serde(default)]
+    dry_run: bool,
+    /// One amount for every approved submission instead of a CSV body.
+    each: Option<String>,
+}
+
+async fn bonuses(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<StudyId>,
+    ApiQuery(q): ApiQuery<BonusQuery>,
+    body: String,
+) -> Result<Json<bonus::BonusPlan>, ServiceError> {
+    caller.researcher()?;
+    let source = match &q.each {
+        Some(each) => bonus::Source::EachApproved(
+            crate::domain::prolific::money::parse_money(each).map_err(ServiceError::Invalid)?,
+        ),
+        None => bonus::Source::Csv(&body),
+    };
+    let lines = bonus::read(&state.db, id, source).await?;
+    let plan = bonus::plan(&state.db, id, &q.round, lines, q.dry_run).await?;
+    if !q.dry_run {
+        prolific::wake();
+    }
+    Ok(Json(plan))
+}
+
+#[derive(Deserialize)]
+struct TransitionBody {
+    action: String,
+}
+
+async fn transition(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<StudyId>,
+    ApiJson(b): ApiJson<TransitionBody>,
+) -> Result<Json<status::ProlificStatus>, ServiceError> {
+    caller.researcher()?;
+    let client = prolific::connect(&state.db)?;
+    publish::transition(&client, id, &b.action).await?;
+    Ok(Json(status::status(&state.db, id).await?))
+}
+
+#[derive(Deserialize)]
+struct PlacesBody {
+    total: u64,
+}
+
+async fn places(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<StudyId>,
+    ApiJson(b): ApiJson<PlacesBody>,
+) -> Result<Json<status::ProlificStatus>, ServiceError> {
+    caller.researcher()?;
+    let client = prolific::connect(&state.db)?;
+    publish::increase_places(&client, id, b.total).await?;
+    Ok(Json(status::status(&state.db, id).await?))
+}
+
+/// Prolific's delivery: 204 once checked (a duplicate too, doing nothing),
+/// 401 for a bad signature or a stale timestamp, 404 when no secret is set.
+async fn hook(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<StatusCode, ServiceError> {
+    let Some(secret) = prolific::config::webhook_secret().map_err(ServiceError::Internal)? else {
+        return Err(ServiceError::NotFound("no webhook secret is configured".into()));
+    };
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let now = crate::store::db::now_secs();
+    if let Err(why) =
+        webhook::verify(&secret, &header(webhook::TIMESTAMP_HEADER), &header(webhook::SIGNATURE_HEADER), &body, now)
+    {
+        tracing::warn!(why, "a webhook delivery refused");
+        return Err(ServiceError::Unauthorized);
+    }
+    if webhook::first_delivery(&state.db, &body).await? {
+        prolific::wake();
+    }
+    Ok(StatusCode::NO_CONTENT)
+}

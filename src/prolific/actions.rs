@@ -1,0 +1,407 @@
+//! Each remote action: how it is sent, what its answer changes in hardneg,
+//! and how it is read back when its answer was lost. Approvals go out in
+//! bulk (at most 1,000 ids a call); everything else one row at a time.
+use super::client::{now_ms, Client, Reply};
+use super::outbox::{advance, crash_point, delay_for, Row};
+pub use super::remote::{bonus_csv, Remote};
+use crate::domain::ids::StudyId;
+use crate::domain::prolific::decide::BULK_APPROVE_MAX;
+use crate::domain::prolific::outbox::{event_for_status, OutboxEvent, OutboxState};
+use crate::domain::prolific::status::SubmissionStatus;
+use crate::error::ServiceError;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+pub async fn prolific_id(db: &sqlx::AnyPool, study: StudyId) -> Result<Option<String>, ServiceError> {
+    Ok(sqlx::query_scalar::<_, Option<String>>("SELECT prolific_id FROM prolific_studies WHERE study_id = $1")
+        .bind(study)
+        .fetch_optional(db)
+        .await?
+        .flatten())
+}
+
+fn wait_ms() -> i64 {
+    std::env::var("HARDNEG_PROLIFIC_WAIT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(30_000)
+}
+
+fn bonus_grace_ms() -> i64 {
+    std::env::var("HARDNEG_PROLIFIC_BONUS_GRACE_SECS").ok().and_then(|v| v.parse::<i64>().ok()).unwrap_or(900) * 1000
+}
+
+/// A submission's status as last synced.
+async fn synced_status(
+    db: &sqlx::AnyPool,
+    study: StudyId,
+    submission: &str,
+) -> Result<Option<SubmissionStatus>, ServiceError> {
+    let s: Option<String> =
+        sqlx::query_scalar("SELECT status FROM prolific_submissions WHERE study_id = $1 AND submission_id = $2")
+            .bind(study)
+            .bind(submission)
+            .fetch_optional(db)
+            .await?;
+    Ok(s.map(|s| SubmissionStatus::parse(&s)))
+}
+
+/// Processes due rows: pending approvals in bulk, the rest one by one.
+pub async fn process(client: &Client, rows: Vec<Row>) -> Result<(), ServiceError> {
+    let db = client.db();
+    let mut approvals: Vec<Row> = Vec::new();
+    for r in rows {
+        // An approval or rejection of a submission still being worked on waits for it.
+        if r.state == OutboxState::Pending {
+            if let Some(sub) = r.remote.submission() {
+                let status = synced_status(db, r.study, sub).await?;
+                if matches!(status, Some(SubmissionStatus::Active | SubmissionStatus::Reserved) | None) {
+                    advance(
+                        db,
+                        &r,
+                        OutboxEvent::Wait,
+                        wait_ms(),
+                        None,
+                        Some("the submission is still active: waiting"),
+                    )
+                    .await?;
+                    continue;
+                }
+            }
+        }
+        if r.state == OutboxState::Pending && matches!(r.remote, Remote::Approve { .. }) {
+            approvals.push(r);
+        } else {
+            one(client, r).await?;
+        }
+    }
+    let mut by_study: std::collections::BTreeMap<i64, Vec<Row>> = Default::default();
+    for r in approvals {
+        by_study.entry(r.study.get()).or_default().push(r);
+    }
+    for (_, rows) in by_study {
+        for chunk in rows.chunks(BULK_APPROVE_MAX) {
+            bulk_approve(client, chunk).await?;
+        }
+    }
+    Ok(())
+}
+
+fn claimed(r: &Row) -> Row {
+    Row { state: OutboxState::Sending, attempts: r.attempts + 1, ..r.clone() }
+}
+
+/// Claims, sends and records one bulk approval of `rows`.
+async fn bulk_approve(client: &Client, rows: &[Row]) -> Result<(), ServiceError> {
+    let db = client.db();
+    let mut mine = Vec::new();
+    for r in rows {
+        if advance(db, r, OutboxEvent::Claim, 0, None, None).await? {
+            mine.push(claimed(r));
+        }
+    }
+    let ids: Vec<&str> = mine.iter().filter_map(|r| r.remote.submission()).collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let body = json!({ "submission_ids": ids });
+    let message = "bulk approval accepted: confirmed by a read-back";
+    let sent = client.call("POST", "/api/v1/submissions/bulk-approve/", Some(&body), Some(mine[0].id)).await;
+    crash_point("sent", Some("approve"));
+    let (status, message, retry_after) = match &sent {
+        Ok(reply) => (
+            Some(reply.status),
+            Some(if reply.ok() { message.to_string() } else { reply.message() }),
+            reply.retry_after_ms,
+        ),
+        Err(e) => (None, Some(e.to_string()), None),
+    };
+    let event = event_for_status(status);
+    let mut tx = crate::store::db::begin_write(db).await?;
+    for r in &mine {
+        let (event, delay) = match event {
+            // Prolific approves in bulk later: the answer says "in progress", a read-back confirms each.
+            OutboxEvent::Answered => (OutboxEvent::Lost, delay_for(r.attempts, None) + 1_000),
+            // One active submission refuses the whole call: each is read back and sent again alone if need be.
+            OutboxEvent::Refused if mine.len() > 1 => (OutboxEvent::Lost, delay_for(r.attempts, None)),
+            OutboxEvent::Throttled | OutboxEvent::Lost => (event, delay_for(r.attempts, retry_after)),
+            e => (e, 0),
+        };
+        advance(&mut *tx, r, event, delay, status, message.as_deref()).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// A pending row sent, or an unconfirmed row read back.
+async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
+    let db = client.db();
+    let pid = prolific_id(db, r.study).await?;
+    if r.state == OutboxState::Unconfirmed {
+        // A draft whose answer was lost: found by its internal name, with the id Prolific gave it.
+        let found = match &r.remote {
+            Remote::CreateStudy { internal_name, .. } => find_draft(client, internal_name).await.ok().flatten(),
+            _ => None,
+        };
+        let event = match (&found, read_back(client, &r, pid.as_deref()).await) {
+            (Some(_), _) => OutboxEvent::ReadBackApplied,
+            (None, Ok(Some(true))) if !matches!(r.remote, Remote::CreateStudy { .. }) => OutboxEvent::ReadBackApplied,
+            (None, Ok(Some(_))) => OutboxEvent::ReadBackAbsent,
+            (None, Ok(None)) => OutboxEvent::Lost,
+            (None, Err(e)) => {
+                tracing::warn!(row = r.id, error = %e, "reading back an unconfirmed Prolific action");
+                OutboxEvent::Lost
+            }
+        };
+        let delay = if event == OutboxEvent::Lost { delay_for(r.attempts, None) } else { 0 };
+        let mut tx = crate::store::db::begin_write(db).await?;
+        if event == OutboxEvent::ReadBackApplied {
+            applied(&mut tx, &r, found.map(|id| json!({ "id": id })).as_ref()).await?;
+        }
+        advance(&mut *tx, &r, event, delay, None, Some(&format!("read back: {event:?}"))).await?;
+        tx.commit().await?;
+        return Ok(());
+    }
+    // A draft made before a crash is found by its internal name, never made twice.
+    if let Remote::CreateStudy { internal_name, .. } = &r.remote {
+        if let Some(found) = find_draft(client, internal_name).await? {
+            let mut tx = crate::store::db::begin_write(db).await?;
+            applied(&mut tx, &r, Some(&json!({ "id": found }))).await?;
+            let c = claimed(&r);
+            advance(&mut *tx, &r, OutboxEvent::Claim, 0, None, None).await?;
+            advance(&mut *tx, &c, OutboxEvent::Answered, 0, None, Some("found the draft made before")).await?;
+            tx.commit().await?;
+            return Ok(());
+        }
+    }
+    let (method, path, body) = match r.remote.request(pid.as_deref()) {
+        Ok(req) => req,
+        Err(_) => {
+            advance(db, &r, OutboxEvent::Wait, wait_ms(), None, Some("waiting for the study's draft")).await?;
+            return Ok(());
+        }
+    };
+    if !advance(db, &r, OutboxEvent::Claim, 0, None, None).await? {
+        return Ok(());
+    }
+    let r = claimed(&r);
+    let sent = client.call(method, &path, body.as_ref(), Some(r.id)).await;
+    crash_point("sent", Some(r.remote.kind()));
+    let mut tx = crate::store::db::begin_write(db).await?;
+    match &sent {
+        Ok(reply) => {
+            let event = event_for_status(Some(reply.status));
+            if event == OutboxEvent::Answered {
+                applied(&mut tx, &r, Some(&reply.body)).await?;
+            }
+            let delay = match event {
+                OutboxEvent::Throttled | OutboxEvent::Lost => delay_for(r.attempts, reply.retry_after_ms),
+                _ => 0,
+            };
+            let message = (!reply.ok()).then(|| reply.message());
+            advance(&mut *tx, &r, event, delay, Some(reply.status), message.as_deref()).await?;
+        }
+        Err(e) => {
+            advance(&mut *tx, &r, OutboxEvent::Lost, delay_for(r.attempts, None), None, Some(&e.to_string())).await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// What a confirmed action changes in hardneg, in the transaction that marks it done.
+async fn applied(tx: &mut sqlx::AnyConnection, r: &Row, answer: Option<&Value>) -> Result<(), ServiceError> {
+    let answer_id = answer.and_then(|a| a.get("id")).and_then(Value::as_str).map(str::to_string);
+    match &r.remote {
+        Remote::CreateStudy { .. } => {
+            let id = answer_id.or_else(|| r.remote_id.clone());
+            let id = id.ok_or_else(|| ServiceError::Internal("Prolific's new study has no id".into()))?;
+            sqlx::query("UPDATE prolific_studies SET prolific_id = $1, status = 'UNPUBLISHED' WHERE study_id = $2")
+                .bind(&id)
+                .bind(r.study)
+                .execute(&mut *tx)
+                .await?;
+            set_remote_id(&mut *tx, r.id, &id).await?;
+        }
+        Remote::SetPlaces { total } => {
+            sqlx::query("UPDATE prolific_studies SET places = $1 WHERE study_id = $2 AND places < $3")
+                .bind(*total as i64)
+                .bind(r.study)
+                .bind(*total as i64)
+                .execute(&mut *tx)
+                .await?;
+        }
+        Remote::BonusSetup { round, bonuses } => {
+            // The lost answer of a set-up leaves an unpaid set-up at Prolific: harmless, never paid.
+            let Some(bulk) = answer_id else {
+                return Err(ServiceError::Internal("a confirmed bonus set-up without its id".into()));
+            };
+            set_remote_id(&mut *tx, r.id, &bulk).await?;
+            for (sub, _) in bonuses {
+                sqlx::query(
+                    "UPDATE prolific_bonuses SET state = 'set_up', bulk_id = $1
+                     WHERE study_id = $2 AND submission_id = $3 AND round = $4 AND state = 'planned'",
+                )
+                .bind(&bulk)
+                .bind(r.study)
+                .bind(sub)
+                .bind(round)
+                .execute(&mut *tx)
+                .await?;
+            }
+            let pay = Remote::BonusPay { bulk_id: bulk.clone(), round: round.clone(), bonuses: bonuses.clone() };
+            super::outbox::enqueue(&mut *tx, r.study, &format!("bonus_pay:{bulk}"), &pay).await?;
+        }
+        Remote::BonusPay { bulk_id, round, .. } => {
+            sqlx::query(
+                "UPDATE prolific_bonuses SET state = 'paid' WHERE study_id = $1 AND bulk_id = $2 AND round = $3",
+            )
+            .bind(r.study)
+            .bind(bulk_id)
+            .bind(round)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Remote::Transition { .. }
+        | Remote::Approve { .. }
+        | Remote::Reject { .. }
+        | Remote::RequestReturn { .. }
+        | Remote::GroupAdd { .. } => {}
+    }
+    Ok(())
+}
+
+async fn set_remote_id(tx: &mut sqlx::AnyConnection, row: i64, id: &str) -> Result<(), ServiceError> {
+    sqlx::query("UPDATE prolific_outbox SET remote_id = $1 WHERE id = $2").bind(id).bind(row).execute(&mut *tx).await?;
+    Ok(())
+}
+
+/// The Prolific study whose internal_name is `name`, if one exists.
+pub async fn find_draft(client: &Client, name: &str) -> Result<Option<String>, ServiceError> {
+    let list = client.expect("GET", "/api/v1/studies/", None).await?;
+    Ok(list["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["internal_name"].as_str() == Some(name))
+        .and_then(|s| s["id"].as_str().map(str::to_string)))
+}
+
+async fn get(client: &Client, path: &str) -> Result<Reply, ServiceError> {
+    client.call("GET", path, None, None).await.map_err(|e| ServiceError::Internal(e.to_string()))
+}
+
+/// Whether an unconfirmed action's effect is at Prolific: Some(true)
+/// applied, Some(false) absent (it may be sent again), None not known yet.
+async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Result<Option<bool>, ServiceError> {
+    let submission = |id: &str| format!("/api/v1/submissions/{id}/");
+    let known = |reply: &Reply| reply.ok().then_some(&reply.body).cloned();
+    Ok(match &r.remote {
+        Remote::CreateStudy { internal_name, .. } => Some(find_draft(client, internal_name).await?.is_some()),
+        Remote::Transition { action } => {
+            let Some(pid) = pid else { return Ok(Some(false)) };
+            let Some(study) = known(&get(client, &format!("/api/v1/studies/{pid}/")).await?) else { return Ok(None) };
+            let status = study["status"].as_str().unwrap_or("");
+            Some(match action.as_str() {
+                "PUBLISH" => status != "UNPUBLISHED",
+                "PAUSE" => status == "PAUSED",
+                "START" => status == "ACTIVE",
+                _ => matches!(status, "COMPLETED" | "AWAITING REVIEW"),
+            })
+        }
+        Remote::SetPlaces { total } => {
+            let Some(pid) = pid else { return Ok(Some(false)) };
+            let Some(study) = known(&get(client, &format!("/api/v1/studies/{pid}/")).await?) else { return Ok(None) };
+            Some(study["total_available_places"].as_f64().unwrap_or(0.0) >= *total as f64)
+        }
+        Remote::Approve { submission: id } | Remote::Reject { submission: id, .. } => {
+            let Some(s) = known(&get(client, &submission(id)).await?) else { return Ok(None) };
+            let status = SubmissionStatus::parse(s["status"].as_str().unwrap_or(""));
+            Some(if matches!(r.remote, Remote::Approve { .. }) {
+                status.paid()
+            } else {
+                status == SubmissionStatus::Rejected
+            })
+        }
+        Remote::RequestReturn { submission: id, .. } => {
+            let Some(s) = known(&get(client, &submission(id)).await?) else { return Ok(None) };
+            Some(!s["return_requested"].is_null() || s["status"] == "RETURNED")
+        }
+        // A lost set-up is never paid: set up again. Adding to a group again changes nothing.
+        Remote::BonusSetup { .. } | Remote::GroupAdd { .. } => Some(false),
+        Remote::BonusPay { bulk_id, round, bonuses } => bonus_paid(client, r, bulk_id, round, bonuses).await?,
+    })
+}
+
+/// A pay whose answer was lost: every submission's bonus payments are read
+/// back. Paid everywhere: applied. Paid nowhere once Prolific's
+/// asynchronous payment has had its grace period: absent (sent again).
+/// Anything else: not known yet.
+async fn bonus_paid(
+    client: &Client,
+    r: &Row,
+    bulk_id: &str,
+    round: &str,
+    bonuses: &[(String, u64)],
+) -> Result<Option<bool>, ServiceError> {
+    let db = client.db();
+    let (mut paid, mut missing) = (0, 0);
+    for (sub, cents) in bonuses {
+        let reply = get(client, &format!("/api/v1/submissions/{sub}/")).await?;
+        if !reply.ok() {
+            return Ok(None);
+        }
+        let amount = *cents as f64 / 100.0;
+        // Amounts in money (1.50) or in cents (150): the reference does not say which.
+        let seen = reply.body["bonus_payments"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|v| v.as_f64().is_some_and(|a| (a - amount).abs() < 0.005 || (a - *cents as f64).abs() < 0.5))
+            .count() as i64;
+        // Bonuses of the same amount this submission was paid in other rounds.
+        let before: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM prolific_bonuses WHERE study_id = $1 AND submission_id = $2 AND amount_cents = $3
+               AND state = 'paid' AND NOT (bulk_id = $4 AND round = $5)",
+        )
+        .bind(r.study)
+        .bind(sub)
+        .bind(*cents as i64)
+        .bind(bulk_id)
+        .bind(round)
+        .fetch_one(db)
+        .await?;
+        if seen > before {
+            paid += 1;
+        } else {
+            missing += 1;
+        }
+    }
+    Ok(if missing == 0 {
+        Some(true)
+    } else if paid == 0 && now_ms() - r.sent_at.unwrap_or(0) >= bonus_grace_ms() {
+        Some(false)
+    } else {
+        None
+    })
+}
+
+/// Sends what is due, study by study in order of writing, until nothing is
+/// due before `until` (then it waits for the next due row) or `until` passes.
+pub async fn run(client: &Client, study: Option<StudyId>, until: Instant) -> Result<(), ServiceError> {
+    let db = client.db();
+    loop {
+        super::outbox::expire_claims(db).await?;
+        let rows = super::outbox::due(db, study).await?;
+        if !rows.is_empty() {
+            process(client, rows).await?;
+            if Instant::now() >= until {
+                return Ok(());
+            }
+            continue;
+        }
+        let Some(at) = super::outbox::next_due(db, study).await? else { return Ok(()) };
+        let wait = Duration::from_millis((at - now_ms()).clamp(10, 1_000) as u64);
+        if Instant::now() + wait >= until {
+            return Ok(());
+        }
+        tokio::time::sleep(wait).await;
+    }
+}

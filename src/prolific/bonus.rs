@@ -1,0 +1,159 @@
+//! Bonuses (docs/prolific.md, "Bonuses"): an amount per participant from
+//! the researcher's CSV (`id,amount`, the id a PROLIFIC_PID or a
+//! submission id) or one amount for every approved submission. Each is
+//! stored per round before anything is sent; set up in batches of at most
+//! 200 (the set-up's id stored), then paid once: a `pay` whose answer was
+//! lost is read back before it could ever be sent again.
+use super::actions::Remote;
+use super::outbox::{crash_point, enqueue};
+use crate::domain::ids::StudyId;
+use crate::domain::prolific::decide::BONUS_SETUP_MAX;
+use crate::domain::prolific::money::{cents, parse_money};
+use crate::error::ServiceError;
+use serde::{Deserialize, Serialize};
+use sqlx::AnyPool;
+use std::collections::{HashMap, HashSet};
+
+/// The most one bonus may be (a guard against "30" meant as 0.30).
+pub const MAX_BONUS_CENTS: u64 = 10_000;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BonusPlan {
+    pub round: String,
+    /// (submission id, cents) in the CSV's order.
+    pub bonuses: Vec<(String, u64)>,
+    pub total_cents: u64,
+    /// Outbox rows written now.
+    pub written: usize,
+}
+
+/// Where the amounts come from.
+pub enum Source<'a> {
+    Csv(&'a str),
+    /// This amount for every approved (or awaiting review and approved by hardneg) submission.
+    EachApproved(u64),
+}
+
+/// The bonuses of a CSV, checked whole: every id known, amounts of money,
+/// no id twice. Errors name the line.
+pub async fn read(db: &AnyPool, study: StudyId, source: Source<'_>) -> Result<Vec<(String, u64)>, ServiceError> {
+    let subs: Vec<(String, String, String)> =
+        sqlx::query_as("SELECT submission_id, participant_id, status FROM prolific_submissions WHERE study_id = $1")
+            .bind(study)
+            .fetch_all(db)
+            .await?;
+    match source {
+        Source::EachApproved(c) => Ok(subs
+            .into_iter()
+            .filter(|(_, _, s)| s == "APPROVED" || s == "PARTIALLY APPROVED")
+            .map(|(id, _, _)| (id, c))
+            .collect()),
+        Source::Csv(text) => {
+            let by_pid: HashMap<&str, &str> = subs.iter().map(|(s, p, _)| (p.as_str(), s.as_str())).collect();
+            let by_sub: HashSet<&str> = subs.iter().map(|(s, _, _)| s.as_str()).collect();
+            let mut out = Vec::new();
+            let mut seen = HashSet::new();
+            let mut problems = Vec::new();
+            for (i, line) in text.lines().enumerate() {
+                let n = i + 1;
+                let line = line.trim();
+                if line.is_empty() || (n == 1 && line.to_ascii_lowercase().contains("amount")) {
+                    continue;
+                }
+                let Some((id, amount)) = line.split_once(',') else {
+                    problems.push(format!("line {n}: expected `id,amount`"));
+                    continue;
+                };
+                let id = id.trim();
+                let sub = if by_sub.contains(id) { Some(id) } else { by_pid.get(id).copied() };
+                let Some(sub) = sub else {
+                    problems.push(format!(
+                        "line {n}: {id:?} is no submission or participant of this study on Prolific (sync first)"
+                    ));
+                    continue;
+                };
+                match parse_money(amount) {
+                    Ok(c) if c > MAX_BONUS_CENTS => problems.push(format!(
+                        "line {n}: {} is over the most one bonus may be ({}); amounts are money, not cents",
+                        cents(c),
+                        cents(MAX_BONUS_CENTS)
+                    )),
+                    Ok(c) if seen.insert(sub.to_string()) => out.push((sub.to_string(), c)),
+                    Ok(_) => problems.push(format!("line {n}: {id} has a bonus on an earlier line")),
+                    Err(e) => problems.push(format!("line {n}: {e}")),
+                }
+            }
+            if !problems.is_empty() {
+                return Err(ServiceError::Invalid(format!("the bonus CSV is refused:\n{}", problems.join("\n"))));
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Stores the round's bonuses and writes their set-ups (nothing in a dry
+/// run). The same round again adds nothing: a bonus is per submission and round.
+pub async fn plan(
+    db: &AnyPool,
+    study: StudyId,
+    round: &str,
+    bonuses: Vec<(String, u64)>,
+    dry_run: bool,
+) -> Result<BonusPlan, ServiceError> {
+    if round.trim().is_empty() {
+        return Err(ServiceError::Invalid("a bonus round needs a name".into()));
+    }
+    let total_cents = bonuses.iter().map(|b| b.1).sum();
+    let budget = super::publish::budget(db, study).await?;
+    if !budget.allows(crate::domain::prolific::money::with_fee(total_cents, 0.0)) {
+        return Err(ServiceError::Invalid(format!(
+            "bonuses of {} would commit {} of a budget cap of {}",
+            cents(total_cents),
+            cents(budget.committed + total_cents),
+            cents(budget.cap.unwrap_or(0))
+        )));
+    }
+    if dry_run {
+        return Ok(BonusPlan { round: round.into(), bonuses, total_cents, written: 0 });
+    }
+    let mut tx = crate::store::db::begin_write(db).await?;
+    let mut fresh = Vec::new();
+    for (sub, c) in &bonuses {
+        let new = sqlx::query(
+            "INSERT INTO prolific_bonuses (study_id, submission_id, round, amount_cents, state) VALUES ($1, $2, $3, $4, 'planned')
+             ON CONFLICT (study_id, submission_id, round) DO NOTHING",
+        )
+        .bind(study)
+        .bind(sub)
+        .bind(round)
+        .bind(*c as i64)
+        .execute(&mut *tx)
+        .await?;
+        if new.rows_affected() == 1 {
+            fresh.push((sub.clone(), *c));
+        }
+    }
+    let mut written = 0;
+    for (i, chunk) in fresh.chunks(BONUS_SETUP_MAX).enumerate() {
+        let key = format!("bonus_setup:{study}:{round}:{i}:{}", chunk[0].0);
+        let remote = Remote::BonusSetup { round: round.to_string(), bonuses: chunk.to_vec() };
+        written += usize::from(enqueue(&mut *tx, study, &key, &remote).await?);
+    }
+    tx.commit().await?;
+    if written > 0 {
+        crash_point("outbox_written", None);
+    }
+    Ok(BonusPlan { round: round.into(), bonuses, total_cents, written })
+}
+
+/// The study's bonuses by state: (planned, set up, paid) counts and paid cents.
+pub async fn summary(db: &AnyPool, study: StudyId) -> Result<(i64, i64, i64, i64), ServiceError> {
+    Ok(sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE state = 'planned'), count(*) FILTER (WHERE state = 'set_up'),
+                count(*) FILTER (WHERE state = 'paid'), CAST(coalesce(sum(amount_cents) FILTER (WHERE state = 'paid'), 0) AS BIGINT)
+         FROM prolific_bonuses WHERE study_id = $1",
+    )
+    .bind(study)
+    .fetch_one(db)
+    .await?)
+}

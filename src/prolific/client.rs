@@ -1,0 +1,210 @@
+//! One call to Prolific's API, journaled: method, path, status, time (and
+//! the outbox row it served), never the token or a body. Retrying is the
+//! caller's: the outbox decides what may be sent again.
+use super::config::Config;
+use crate::error::ServiceError;
+use serde_json::Value;
+use sqlx::AnyPool;
+use std::time::{Duration, Instant};
+
+/// The longest hardneg waits for one answer.
+pub fn call_timeout() -> Duration {
+    let ms = std::env::var("HARDNEG_PROLIFIC_TIMEOUT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+    Duration::from_millis(ms)
+}
+
+#[derive(Clone)]
+pub struct Client {
+    config: Config,
+    http: reqwest::Client,
+    journal: AnyPool,
+}
+
+/// What came back from one call.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+    /// `Retry-After`, in ms, when Prolific sent one.
+    pub retry_after_ms: Option<u64>,
+}
+
+impl Reply {
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+    /// Prolific's error message (its ErrorDetail's title and detail), or the body.
+    pub fn message(&self) -> String {
+        let e = self.body.get("error").unwrap_or(&self.body);
+        let part = |k: &str| match e.get(k) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Null) | None => None,
+            Some(v) => Some(v.to_string()),
+        };
+        match (part("title"), part("detail")) {
+            (Some(t), Some(d)) => format!("{t}: {d}"),
+            (Some(t), None) => t,
+            (None, Some(d)) => d,
+            (None, None) => self.body.to_string().chars().take(300).collect(),
+        }
+    }
+}
+
+/// A call that got no answer: a network error or a time-out. The request
+/// may have been applied.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("no answer from Prolific to {method} {path}: {reason}")]
+pub struct NoAnswer {
+    pub method: String,
+    pub path: String,
+    pub reason: String,
+}
+
+impl Client {
+    pub fn new(config: Config, journal: AnyPool) -> Result<Client, String> {
+        let http = reqwest::Client::builder()
+            .timeout(call_timeout())
+            .connect_timeout(Duration::from_secs(10))
+            .user_agent(concat!("hardneg/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("building the HTTP client: {e}"))?;
+        Ok(Client { config, http, journal })
+    }
+
+    pub fn base(&self) -> &str {
+        &self.config.base
+    }
+
+    pub fn db(&self) -> &AnyPool {
+        &self.journal
+    }
+
+    /// Sends one request (JSON body or none) and journals it.
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        outbox: Option<i64>,
+    ) -> Result<Reply, NoAnswer> {
+        let url = format!("{}{}", self.config.base, path);
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap_or(reqwest::Method::GET);
+        let mut req = self
+            .http
+            .request(m, &url)
+            .header("Authorization", format!("Token {}", self.config.token.expose()))
+            .header("Accept", "application/json");
+        if let Some(b) = body {
+            req = req.json(b);
+        }
+        let started = Instant::now();
+        let result = async {
+            let res = req.send().await?;
+            let status = res.status().as_u16();
+            let retry_after_ms = res
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(|s| s.saturating_mul(1000));
+            let bytes = res.bytes().await?;
+            let body = if bytes.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
+            };
+            Ok::<_, reqwest::Error>(Reply { status, body, retry_after_ms })
+        }
+        .await;
+        let millis = started.elapsed().as_millis() as i64;
+        // The journal names the path only: reqwest's errors carry the URL, never a header.
+        let (status, error) = match &result {
+            Ok(r) => (Some(r.status as i64), (!r.ok()).then(|| r.message())),
+            Err(e) => (None, Some(without_url(e))),
+        };
+        let journaled = sqlx::query(
+            "INSERT INTO prolific_calls (at, method, path, status, millis, outbox_id, error)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(now_ms())
+        .bind(method)
+        .bind(path)
+        .bind(status)
+        .bind(millis)
+        .bind(outbox)
+        .bind(error)
+        .execute(&self.journal)
+        .await;
+        if let Err(e) = journaled {
+            tracing::warn!(error = %e, method, path, "journaling a Prolific call");
+        }
+        result.map_err(|e| NoAnswer { method: method.into(), path: path.into(), reason: without_url(&e) })
+    }
+
+    /// A read (or a call safe to repeat). 429, 5xx and lost answers are
+    /// tried again after a back-off with jitter; any other 4xx is not, and
+    /// comes back as `Invalid` with Prolific's message; no answer after the
+    /// last try is `Unavailable` (try again later).
+    pub async fn expect(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Value, ServiceError> {
+        const TRIES: u32 = 5;
+        for attempt in 1..=TRIES {
+            let retry_after = match self.call(method, path, body, None).await {
+                Ok(reply) if reply.ok() => return Ok(reply.body),
+                Ok(reply) if reply.status != 429 && reply.status < 500 => {
+                    return Err(ServiceError::Invalid(format!(
+                        "Prolific answered {method} {path} with {}: {}",
+                        reply.status,
+                        reply.message()
+                    )))
+                }
+                Ok(reply) if attempt == TRIES => {
+                    return Err(ServiceError::Unavailable(format!(
+                        "Prolific answered {method} {path} with {} {TRIES} times: {}; try again later",
+                        reply.status,
+                        reply.message()
+                    )))
+                }
+                Ok(reply) => reply.retry_after_ms,
+                Err(e) if attempt == TRIES => return Err(ServiceError::Unavailable(format!("{e}; try again later"))),
+                Err(_) => None,
+            };
+            let delay = backoff().delay_ms(attempt, rand::random::<f64>(), retry_after);
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+        unreachable!("the last try returns")
+    }
+}
+
+fn without_url(e: &reqwest::Error) -> String {
+    let kind = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "could not connect"
+    } else if e.is_body() || e.is_decode() {
+        "the answer broke off"
+    } else {
+        "the connection failed"
+    };
+    let mut cause = String::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        cause = s.to_string();
+        source = s.source();
+    }
+    if cause.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}: {cause}")
+    }
+}
+
+/// Milliseconds since the epoch (the outbox's and the journal's clock).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// The back-off between tries (`HARDNEG_PROLIFIC_BACKOFF_MS` sets its base).
+pub fn backoff() -> crate::domain::prolific::backoff::Backoff {
+    let base_ms = std::env::var("HARDNEG_PROLIFIC_BACKOFF_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
+    crate::domain::prolific::backoff::Backoff { base_ms, cap_ms: (base_ms * 120).max(1) }
+}

@@ -1,0 +1,175 @@
+//! Deciding through the API (docs/prolific.md, "Decide"): the approve list
+//! with each participant's Prolific submission gives one action each
+//! (`domain::prolific::decide`); approvals go out in bulk, rejections one
+//! at a time, screen-outs get a return request, finishers join the
+//! benchmark's group. A dry run lists exactly the requests, sends nothing.
+use super::actions::{prolific_id, Remote};
+use super::outbox::{crash_point, enqueue};
+use crate::domain::ids::StudyId;
+use crate::domain::prolific::decide::{decide, Action, Person, BULK_APPROVE_MAX};
+use crate::domain::prolific::status::SubmissionStatus;
+use crate::error::ServiceError;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sqlx::AnyPool;
+use std::collections::{BTreeMap, HashMap};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DecisionLine {
+    pub participant: i64,
+    pub platform_id: String,
+    pub submission: Option<String>,
+    pub prolific_status: Option<String>,
+    pub status: String,
+    pub decision: String,
+    #[serde(flatten)]
+    pub action: Action,
+}
+
+/// One request as it would be sent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Request {
+    pub method: String,
+    pub path: String,
+    pub body: Option<Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Decisions {
+    pub lines: Vec<DecisionLine>,
+    /// Exactly what is (or, in a dry run, would be) sent.
+    pub requests: Vec<Request>,
+    /// Outbox rows written now (0 in a dry run, and for a decision already written).
+    pub written: usize,
+}
+
+/// Every participant's action, from stored rows (sync first for fresh statuses).
+pub async fn lines(db: &AnyPool, study: StudyId) -> Result<Vec<DecisionLine>, ServiceError> {
+    let list = crate::crowd::approve_list(db, study).await?;
+    let messages: BTreeMap<String, String> =
+        super::publish::settings(db, study).await.map(|s| s.2.rejection_messages).unwrap_or_default();
+    let sessions: HashMap<i64, Option<String>> = sqlx::query_as::<_, (i64, Option<String>)>(
+        "SELECT number, platform_session FROM participants WHERE study_id = $1",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .collect();
+    let subs: HashMap<String, (String, bool)> = sqlx::query_as::<_, (String, String, i64)>(
+        "SELECT submission_id, status, return_requested FROM prolific_submissions WHERE study_id = $1",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .map(|(id, status, rr)| (id, (status, rr != 0)))
+    .collect();
+    Ok(list
+        .into_iter()
+        .map(|row| {
+            let submission = sessions.get(&row.participant).cloned().flatten();
+            let remote = submission.as_ref().and_then(|s| subs.get(s));
+            let flags: Vec<String> = row.flags.iter().map(|f| f.as_str().to_string()).collect();
+            let person = Person {
+                status: &row.status,
+                decision: row.decision,
+                flags: &flags,
+                prolific: remote.map(|(s, _)| SubmissionStatus::parse(s)),
+                return_requested: remote.is_some_and(|r| r.1),
+            };
+            let action = decide(&person, &messages);
+            DecisionLine {
+                participant: row.participant,
+                platform_id: row.platform_id.clone(),
+                submission,
+                prolific_status: remote.map(|r| r.0.clone()),
+                status: row.status.clone(),
+                decision: row.decision.as_str().to_string(),
+                action,
+            }
+        })
+        .collect())
+}
+
+/// The remote actions of the lines, with their idempotency keys.
+fn remotes(lines: &[DecisionLine], group: Option<&str>) -> Vec<(String, Remote)> {
+    let mut out = Vec::new();
+    let mut finishers = Vec::new();
+    for l in lines {
+        let Some(sub) = l.submission.clone() else { continue };
+        match &l.action {
+            Action::Approve => {
+                out.push((format!("approve:{sub}"), Remote::Approve { submission: sub }));
+                finishers.push(l.platform_id.clone());
+            }
+            Action::Reject { category, message } => out.push((
+                format!("reject:{sub}"),
+                Remote::Reject { submission: sub, category: category.clone(), message: message.clone() },
+            )),
+            Action::RequestReturn { reason } => {
+                out.push((format!("return:{sub}"), Remote::RequestReturn { submission: sub, reason: reason.clone() }))
+            }
+            Action::Nothing { .. } => {}
+        }
+    }
+    if let Some(g) = group {
+        for chunk in finishers.chunks(BULK_APPROVE_MAX) {
+            let key = format!("group_add:{g}:{}", crate::store::images::sha256_hex(chunk.join(",").as_bytes()));
+            out.push((key, Remote::GroupAdd { group_id: g.to_string(), participants: chunk.to_vec() }));
+        }
+    }
+    out
+}
+
+/// The requests the remote actions make: approvals batched as the sender batches them.
+pub fn requests(remotes: &[(String, Remote)], pid: Option<&str>) -> Vec<Request> {
+    let mut out = Vec::new();
+    let approvals: Vec<&str> = remotes
+        .iter()
+        .filter_map(|(_, r)| match r {
+            Remote::Approve { submission } => Some(submission.as_str()),
+            _ => None,
+        })
+        .collect();
+    for chunk in approvals.chunks(BULK_APPROVE_MAX) {
+        out.push(Request {
+            method: "POST".into(),
+            path: "/api/v1/submissions/bulk-approve/".into(),
+            body: Some(serde_json::json!({ "submission_ids": chunk })),
+        });
+    }
+    for (_, r) in remotes.iter().filter(|(_, r)| !matches!(r, Remote::Approve { .. })) {
+        if let Ok((method, path, body)) = r.request(pid) {
+            out.push(Request { method: method.into(), path, body });
+        }
+    }
+    out
+}
+
+/// Decides: writes every action to the outbox (or, `dry_run`, only lists
+/// them). Sending is the outbox's: the caller runs it or wakes the server's.
+pub async fn decide_study(
+    db: &AnyPool,
+    study: StudyId,
+    group: Option<&str>,
+    dry_run: bool,
+) -> Result<Decisions, ServiceError> {
+    let pid = prolific_id(db, study).await?;
+    let lines = lines(db, study).await?;
+    let remotes = remotes(&lines, group);
+    let requests = requests(&remotes, pid.as_deref());
+    if dry_run {
+        return Ok(Decisions { lines, requests, written: 0 });
+    }
+    let mut tx = crate::store::db::begin_write(db).await?;
+    let mut written = 0;
+    for (key, remote) in &remotes {
+        written += usize::from(enqueue(&mut *tx, study, key, remote).await?);
+    }
+    tx.commit().await?;
+    if written > 0 {
+        crash_point("outbox_written", None);
+    }
+    Ok(Decisions { lines, requests, written })
+}

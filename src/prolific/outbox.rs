@@ -1,0 +1,213 @@
+//! The durable outbox (docs/prolific.md, "Exactly once"): a remote action
+//! is a `prolific_outbox` row, written with its idempotency key before
+//! anything is sent; a sender claims it (committed) before sending, and it
+//! is done only when Prolific's answer or a read-back confirms it. A row
+//! whose answer was lost, or whose sender died, is read back before it may
+//! be sent again (`domain::prolific::outbox` is the state machine).
+use super::client::now_ms;
+use super::remote::Remote;
+use crate::domain::ids::StudyId;
+use crate::domain::prolific::outbox::{OutboxEvent, OutboxState};
+use crate::error::ServiceError;
+use sqlx::AnyPool;
+
+/// A claim outlasts one call (`HARDNEG_PROLIFIC_CLAIM_MS`, default the
+/// call's time-out and a minute): a row still `sending` after it lost its sender.
+fn claim_ms() -> i64 {
+    std::env::var("HARDNEG_PROLIFIC_CLAIM_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(super::client::call_timeout().as_millis() as i64 + 60_000)
+}
+
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub id: i64,
+    pub study: StudyId,
+    pub remote: Remote,
+    pub state: OutboxState,
+    pub attempts: i64,
+    pub remote_id: Option<String>,
+    /// When the row was last sent (ms), for a bonus pay's grace period.
+    pub sent_at: Option<i64>,
+}
+
+/// Writes `remote` for `study` unless a row with the same key exists
+/// (then nothing changes: the first intent stands). Returns whether it was new.
+pub async fn enqueue(
+    db: impl sqlx::AnyExecutor<'_>,
+    study: StudyId,
+    key: &str,
+    remote: &Remote,
+) -> Result<bool, ServiceError> {
+    let now = now_ms();
+    let done = sqlx::query(
+        "INSERT INTO prolific_outbox (study_id, action, idem_key, payload, state, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'pending', $5, $6) ON CONFLICT (idem_key) DO NOTHING",
+    )
+    .bind(study)
+    .bind(remote.kind())
+    .bind(key)
+    .bind(serde_json::to_string(remote)?)
+    .bind(now)
+    .bind(now)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// A test-only hook (`HARDNEG_TEST_CRASH_AFTER`): the process aborts at
+/// the named point, as a SIGKILL would stop it. `outbox_written` right
+/// after a decision's rows are committed, before any is sent; `sent` (or
+/// `sent:<action>`) after Prolific answered and before the answer is stored.
+pub fn crash_point(point: &str, action: Option<&str>) {
+    let Ok(want) = std::env::var("HARDNEG_TEST_CRASH_AFTER") else { return };
+    let (name, only) = want.split_once(':').map_or((want.as_str(), None), |(n, a)| (n, Some(a)));
+    if name == point && (only.is_none() || only == action) {
+        eprintln!("HARDNEG_TEST_CRASH_AFTER={want}: aborting");
+        std::process::abort();
+    }
+}
+
+type RawRow = (i64, i64, String, String, i64, Option<String>, Option<i64>);
+
+fn row(r: RawRow) -> Result<Row, ServiceError> {
+    let (id, study, payload, state, attempts, remote_id, sent_at) = r;
+    Ok(Row {
+        id,
+        study: StudyId::new(study),
+        remote: serde_json::from_str(&payload)?,
+        state: OutboxState::parse(&state).ok_or_else(|| ServiceError::Internal(format!("outbox state {state:?}")))?,
+        attempts,
+        remote_id,
+        sent_at,
+    })
+}
+
+const COLUMNS: &str = "id, study_id, payload, state, attempts, remote_id, sent_at";
+
+/// Moves a row by `event` (checked against the state machine) and records
+/// what happened; false when another sender moved it first.
+pub async fn advance(
+    db: impl sqlx::AnyExecutor<'_>,
+    r: &Row,
+    event: OutboxEvent,
+    delay_ms: i64,
+    status: Option<u16>,
+    error: Option<&str>,
+) -> Result<bool, ServiceError> {
+    let next = r
+        .state
+        .after(event)
+        .ok_or_else(|| ServiceError::Internal(format!("outbox row {}: {:?} after {:?}", r.id, event, r.state)))?;
+    let now = now_ms();
+    let claimed_until = if next == OutboxState::Sending { now + claim_ms() } else { 0 };
+    let attempts = if event == OutboxEvent::Claim { r.attempts + 1 } else { r.attempts };
+    let moved = sqlx::query(
+        "UPDATE prolific_outbox SET state = $1, attempts = $2, not_before = $3, claimed_until = $4,
+                last_status = coalesce($5, last_status), last_error = $6, updated_at = $7,
+                sent_at = coalesce($8, sent_at)
+         WHERE id = $9 AND state = $10",
+    )
+    .bind(next.as_str())
+    .bind(attempts)
+    .bind(now + delay_ms)
+    .bind(claimed_until)
+    .bind(status.map(i64::from))
+    .bind(error)
+    .bind(now)
+    .bind((event == OutboxEvent::Claim).then_some(now))
+    .bind(r.id)
+    .bind(r.state.as_str())
+    .execute(db)
+    .await?;
+    Ok(moved.rows_affected() == 1)
+}
+
+/// Rows whose sender died become unconfirmed (to be read back).
+pub(super) async fn expire_claims(db: &AnyPool) -> Result<(), ServiceError> {
+    sqlx::query(
+        "UPDATE prolific_outbox SET state = 'unconfirmed', last_error = 'the sender stopped before the answer was stored'
+         WHERE state = 'sending' AND claimed_until < $1",
+    )
+    .bind(now_ms())
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+pub(super) async fn due(db: &AnyPool, study: Option<StudyId>) -> Result<Vec<Row>, ServiceError> {
+    let rows: Vec<RawRow> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM prolific_outbox
+         WHERE state IN ('pending', 'unconfirmed') AND not_before <= $1 AND ($2 < 0 OR study_id = $3)
+         ORDER BY id LIMIT 5000"
+    ))
+    .bind(now_ms())
+    .bind(study.map_or(-1, |s| s.get()))
+    .bind(study.map_or(-1, |s| s.get()))
+    .fetch_all(db)
+    .await?;
+    rows.into_iter().map(row).collect()
+}
+
+/// The earliest time (ms) an open row may be tried again, if any is open.
+pub(super) async fn next_due(db: &AnyPool, study: Option<StudyId>) -> Result<Option<i64>, ServiceError> {
+    let at: Option<i64> = sqlx::query_scalar(
+        "SELECT min(CASE WHEN state = 'sending' THEN claimed_until ELSE not_before END) FROM prolific_outbox
+         WHERE state IN ('pending', 'unconfirmed', 'sending') AND ($1 < 0 OR study_id = $2)",
+    )
+    .bind(study.map_or(-1, |s| s.get()))
+    .bind(study.map_or(-1, |s| s.get()))
+    .fetch_one(db)
+    .await?;
+    Ok(at)
+}
+
+/// Open rows (not done, not failed) of a study.
+pub async fn open_rows(db: &AnyPool, study: StudyId) -> Result<i64, ServiceError> {
+    Ok(sqlx::query_scalar(
+        "SELECT count(*) FROM prolific_outbox WHERE study_id = $1 AND state IN ('pending', 'sending', 'unconfirmed')",
+    )
+    .bind(study)
+    .fetch_one(db)
+    .await?)
+}
+
+pub fn delay_for(attempts: i64, retry_after_ms: Option<u64>) -> i64 {
+    super::client::backoff().delay_ms(attempts.max(1) as u32, rand::random::<f64>(), retry_after_ms) as i64
+}
+
+/// The outbox of a study for the status page: action, state, tries, Prolific's last word.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct OutboxLine {
+    pub id: i64,
+    pub action: String,
+    pub state: String,
+    pub attempts: i64,
+    pub last_status: Option<i64>,
+    pub last_error: Option<String>,
+}
+
+type LineRow = (i64, String, String, i64, Option<i64>, Option<String>);
+
+pub async fn lines(db: &AnyPool, study: StudyId, only_open: bool) -> Result<Vec<OutboxLine>, ServiceError> {
+    let rows: Vec<LineRow> = sqlx::query_as(
+        "SELECT id, action, state, attempts, last_status, last_error FROM prolific_outbox
+         WHERE study_id = $1 AND ($2 = 0 OR state <> 'done') ORDER BY id",
+    )
+    .bind(study)
+    .bind(i64::from(only_open))
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, action, state, attempts, last_status, last_error)| OutboxLine {
+            id,
+            action,
+            state,
+            attempts,
+            last_status,
+            last_error,
+        })
+        .collect())
+}

@@ -1,0 +1,311 @@
+//! Publishing a link study on Prolific: the draft (found again by its
+//! internal name after a crash, never made twice), Prolific's cost shown
+//! before publishing, then PUBLISH; pause, resume, stop and places.
+use super::actions::run;
+use super::actions::{prolific_id, Remote};
+use super::client::Client;
+use super::outbox::enqueue;
+use crate::domain::ids::StudyId;
+use crate::domain::prolific::draft::{draft, internal_name, DraftInput};
+use crate::domain::prolific::money::{self, cents, Budget};
+use crate::domain::prolific::spec::ProlificSettings;
+use crate::error::ServiceError;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sqlx::AnyPool;
+use std::time::{Duration, Instant};
+
+/// How long a command waits for its own outbox rows to be confirmed.
+pub const COMMAND_WAIT: Duration = Duration::from_secs(60);
+
+/// Overrides from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub workspace: Option<String>,
+    pub project: Option<String>,
+    /// Names of participant groups to block, beside the spec's.
+    pub block_groups: Vec<String>,
+}
+
+/// What publishing sends and what it costs, shown before anything is sent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Plan {
+    pub internal_name: String,
+    pub body: Value,
+    pub reward_cents: u64,
+    pub places: u64,
+    /// places × reward with the fee (hardneg's figure, before Prolific's).
+    pub estimated_cents: u64,
+    pub budget_cap_cents: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Published {
+    pub plan: Plan,
+    pub prolific_id: String,
+    /// Prolific's cost for the study (its `/cost/` answer).
+    pub cost: Value,
+    pub status: String,
+}
+
+/// The study's `[prolific]` table, read from the spec stored with it.
+pub async fn settings(db: &AnyPool, study: StudyId) -> Result<(String, String, ProlificSettings), ServiceError> {
+    let row: Option<(String, String, String)> =
+        sqlx::query_as("SELECT name, spec, spec_hash FROM studies WHERE id = $1")
+            .bind(study)
+            .fetch_optional(db)
+            .await?;
+    let (name, spec, hash) = row.ok_or_else(|| ServiceError::NotFound(format!("no study {study}")))?;
+    let parsed = crate::kinds::create::parse_spec(&spec, 0)?;
+    let mut p = parsed.prolific.ok_or_else(|| {
+        ServiceError::Invalid(format!(
+            "study {study}'s spec has no [prolific] table (estimated_minutes at least): docs/study-spec.md#prolific"
+        ))
+    })?;
+    // One group per benchmark: the studies of one dataset share it.
+    p.group.get_or_insert_with(|| format!("hardneg-{}", parsed.dataset));
+    Ok((name, hash, p))
+}
+
+/// The draft and its figures; nothing is sent.
+pub async fn plan(
+    db: &AnyPool,
+    study: StudyId,
+    origin: &str,
+    over: &Overrides,
+    group_ids: &[String],
+) -> Result<Plan, ServiceError> {
+    let link = crate::studies::link::link_of_study(db, study).await?;
+    let info = crate::crowd::link(db, study).await?;
+    let (name, hash, mut p) = settings(db, study).await?;
+    if over.workspace.is_some() {
+        p.workspace.clone_from(&over.workspace);
+    }
+    if over.project.is_some() {
+        p.project.clone_from(&over.project);
+    }
+    let hourly = p.hourly_rate.unwrap_or(link.settings.quality.hourly_wage);
+    let reward_cents = money::reward_cents(hourly, p.estimated_minutes, money::DEFAULT_MIN_HOURLY_CENTS)
+        .map_err(|e| ServiceError::Invalid(format!("study {study}: {e}")))?;
+    let places = money::places(info.places.max(0) as u64, p.extra_places);
+    let fee = link.settings.quality.platform_fee;
+    let estimated_cents = money::with_fee(reward_cents * places, fee);
+    if let Some(cap) = p.budget_cap.filter(|&cap| estimated_cents > cap) {
+        return Err(ServiceError::Invalid(format!(
+            "{places} places at {} (with the fee) cost {}, over the budget cap of {}: raise budget_cap or lower the places",
+            cents(money::with_fee(reward_cents, fee)),
+            cents(estimated_cents),
+            cents(cap)
+        )));
+    }
+    let iname = internal_name(study.get(), &hash);
+    let screen_out = link.screen_out();
+    let input = DraftInput {
+        study_id: study.get(),
+        name: &name,
+        internal_name: &iname,
+        consent: &link.settings.consent,
+        origin,
+        join_path: &info.path,
+        completion_code: &link.completion_code,
+        screen_out_code: (!screen_out.code.is_empty()).then_some(screen_out.code.as_str()),
+        attention_checks: link.settings.checks.attention_checks > 0,
+        full_code: link.full_code.as_deref(),
+        reward_cents,
+        places,
+        settings: &p,
+        block_group_ids: group_ids,
+    };
+    Ok(Plan {
+        body: draft(&input),
+        internal_name: iname,
+        reward_cents,
+        places,
+        estimated_cents,
+        budget_cap_cents: p.budget_cap,
+    })
+}
+
+/// Makes (or finds) the draft and reads Prolific's cost; `publish` then
+/// sends PUBLISH. The cost is the caller's to show first.
+pub async fn prepare(
+    client: &Client,
+    study: StudyId,
+    origin: &str,
+    over: &Overrides,
+) -> Result<(Plan, String, Value), ServiceError> {
+    let db = client.db();
+    let spec = settings(db, study).await?.2;
+    let mut block = spec.block_groups;
+    block.extend(over.block_groups.iter().cloned());
+    let workspace = over.workspace.clone().or(spec.workspace);
+    let group_ids = super::groups::ids_of(client, &block, workspace.as_deref()).await?;
+    let plan = plan(db, study, origin, over, &group_ids).await?;
+    sqlx::query(
+        "INSERT INTO prolific_studies (study_id, internal_name, places, reward_cents, created_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (study_id) DO NOTHING",
+    )
+    .bind(study)
+    .bind(&plan.internal_name)
+    .bind(plan.places as i64)
+    .bind(plan.reward_cents as i64)
+    .bind(crate::store::db::now_secs())
+    .execute(db)
+    .await?;
+    let create = Remote::CreateStudy { body: plan.body.clone(), internal_name: plan.internal_name.clone() };
+    let key = format!("create_study:{}", plan.internal_name);
+    // A draft Prolific refused (a bad field) may be tried again with the spec as it is now.
+    sqlx::query("UPDATE prolific_outbox SET state = 'pending', payload = $1, not_before = 0 WHERE idem_key = $2 AND state = 'failed'")
+        .bind(serde_json::to_string(&create)?)
+        .bind(&key)
+        .execute(db)
+        .await?;
+    enqueue(db, study, &key, &create).await?;
+    settle(client, study, &key).await?;
+    let pid = prolific_id(db, study).await?.ok_or_else(|| {
+        ServiceError::Invalid(format!("the draft of study {study} is not confirmed yet: {}", last_problem_hint()))
+    })?;
+    let cost = client.expect("GET", &format!("/api/v1/studies/{pid}/cost/"), None).await?;
+    Ok((plan, pid, cost))
+}
+
+fn last_problem_hint() -> &'static str {
+    "see `hardneg prolific status` for the outbox and Prolific's last answer"
+}
+
+/// Runs the study's outbox until the row with `key` is done or failed, or
+/// the command's wait passes; its state and Prolific's last word.
+async fn settle(client: &Client, study: StudyId, key: &str) -> Result<(String, Option<String>), ServiceError> {
+    let until = Instant::now() + COMMAND_WAIT;
+    loop {
+        let row: (String, Option<String>) =
+            sqlx::query_as("SELECT state, last_error FROM prolific_outbox WHERE idem_key = $1")
+                .bind(key)
+                .fetch_one(client.db())
+                .await?;
+        if row.0 == "done" || row.0 == "failed" || Instant::now() >= until {
+            return Ok(row);
+        }
+        run(client, Some(study), (Instant::now() + Duration::from_millis(500)).min(until)).await?;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The draft, its cost, then PUBLISH.
+pub async fn publish(
+    client: &Client,
+    study: StudyId,
+    origin: &str,
+    over: &Overrides,
+) -> Result<Published, ServiceError> {
+    let (plan, pid, cost) = prepare(client, study, origin, over).await?;
+    transition(client, study, "PUBLISH").await?;
+    let status = study_status(client, &pid).await?;
+    Ok(Published { plan, prolific_id: pid, cost, status })
+}
+
+async fn study_status(client: &Client, pid: &str) -> Result<String, ServiceError> {
+    let s = client.expect("GET", &format!("/api/v1/studies/{pid}/"), None).await?;
+    Ok(s["status"].as_str().unwrap_or("UNKNOWN").to_string())
+}
+
+/// PUBLISH, PAUSE, START or STOP through the outbox; waits for its confirmation.
+pub async fn transition(client: &Client, study: StudyId, action: &str) -> Result<(), ServiceError> {
+    if !["PUBLISH", "PAUSE", "START", "STOP"].contains(&action) {
+        return Err(ServiceError::Invalid(format!("unknown transition {action:?}")));
+    }
+    let db = client.db();
+    let pid = prolific_id(db, study).await?.ok_or_else(|| not_on_prolific(study))?;
+    // A key per action and moment: pausing twice in a day is two intents; a retry of one is one.
+    let key = format!("transition:{study}:{action}:{}", super::client::now_ms() / 1000);
+    let key = if action == "PUBLISH" { format!("transition:{study}:PUBLISH") } else { key };
+    enqueue(db, study, &key, &Remote::Transition { action: action.to_string() }).await?;
+    match settle(client, study, &key).await? {
+        (s, _) if s == "done" => {
+            let status = study_status(client, &pid).await?;
+            sqlx::query("UPDATE prolific_studies SET status = $1 WHERE study_id = $2")
+                .bind(&status)
+                .bind(study)
+                .execute(db)
+                .await?;
+            Ok(())
+        }
+        (s, e) => Err(ServiceError::Invalid(format!(
+            "{action} of study {study} is {s}: {}",
+            e.unwrap_or_else(|| "no answer yet".into())
+        ))),
+    }
+}
+
+fn not_on_prolific(study: StudyId) -> ServiceError {
+    ServiceError::Invalid(format!("study {study} is not on Prolific yet: publish it first"))
+}
+
+/// The money side: spent, committed and the cap, in cents.
+pub async fn budget(db: &AnyPool, study: StudyId) -> Result<Budget, ServiceError> {
+    let row: Option<(i64, i64, f64)> =
+        sqlx::query_as("SELECT places, reward_cents, fee FROM prolific_studies WHERE study_id = $1")
+            .bind(study)
+            .fetch_optional(db)
+            .await?;
+    let (places, reward, fee) = row.ok_or_else(|| not_on_prolific(study))?;
+    let link = crate::studies::link::link_of_study(db, study).await?;
+    let fee = if fee > 0.0 { fee } else { link.settings.quality.platform_fee };
+    let approved: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM prolific_submissions WHERE study_id = $1 AND status IN ('APPROVED', 'PARTIALLY APPROVED')",
+    )
+    .bind(study)
+    .fetch_one(db)
+    .await?;
+    let bonus = |states: &'static str| {
+        let sql = format!(
+            "SELECT CAST(coalesce(sum(amount_cents), 0) AS BIGINT) FROM prolific_bonuses WHERE study_id = $1 AND state IN ({states})"
+        );
+        async move { sqlx::query_scalar::<_, i64>(&sql).bind(study).fetch_one(db).await }
+    };
+    let paid = bonus("'paid'").await?;
+    let all_bonuses = bonus("'planned', 'set_up', 'paid'").await?;
+    let cap = settings(db, study).await.ok().and_then(|s| s.2.budget_cap);
+    Ok(Budget {
+        spent: money::with_fee((approved * reward + paid).max(0) as u64, fee),
+        committed: money::with_fee((places * reward + all_bonuses).max(0) as u64, fee),
+        cap,
+    })
+}
+
+/// Raises the study's places to `total` (Prolific takes the new total),
+/// refused past the budget cap or below the places it has.
+pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Result<(), ServiceError> {
+    let db = client.db();
+    let (places, reward): (i64, i64) =
+        sqlx::query_as("SELECT places, reward_cents FROM prolific_studies WHERE study_id = $1")
+            .bind(study)
+            .fetch_optional(db)
+            .await?
+            .ok_or_else(|| not_on_prolific(study))?;
+    if total as i64 <= places {
+        return Err(ServiceError::Invalid(format!(
+            "the study has {places} places on Prolific; give a larger total (places can only grow)"
+        )));
+    }
+    let b = budget(db, study).await?;
+    let fee = crate::studies::link::link_of_study(db, study).await?.settings.quality.platform_fee;
+    let more = money::with_fee((total as i64 - places) as u64 * reward as u64, fee);
+    if !b.allows(more) {
+        return Err(ServiceError::Invalid(format!(
+            "{total} places would commit {} of a budget cap of {}",
+            cents(b.committed + more),
+            cents(b.cap.unwrap_or(0))
+        )));
+    }
+    let key = format!("set_places:{study}:{total}");
+    enqueue(db, study, &key, &Remote::SetPlaces { total }).await?;
+    let (state, last) = settle(client, study, &key).await?;
+    if state != "done" {
+        return Err(ServiceError::Invalid(format!(
+            "increasing the places of study {study} is {state}: {}",
+            last.unwrap_or_else(|| last_problem_hint().into())
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! `hardneg prolific status` and the research page's Prolific panel:
+//! Prolific's counts beside hardneg's funnel, the three mismatch lists
+//! with what to do, the budget, places hardneg would add, the open outbox.
+use super::outbox::{lines, OutboxLine};
+use crate::domain::ids::StudyId;
+use crate::domain::prolific::money::{places_needed, Budget};
+use crate::domain::prolific::status::{mismatch, Mismatch, SubmissionStatus};
+use crate::error::ServiceError;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sqlx::AnyPool;
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MismatchLine {
+    pub kind: Mismatch,
+    /// The participant's number in hardneg, when it arrived.
+    pub participant: Option<i64>,
+    pub submission: Option<String>,
+    pub prolific_status: Option<String>,
+    pub hardneg_status: Option<String>,
+    pub advice: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProlificStatus {
+    pub study_id: i64,
+    pub prolific_id: Option<String>,
+    pub internal_name: String,
+    pub status: Option<String>,
+    pub places: i64,
+    pub reward_cents: i64,
+    /// Prolific's submission counts by status, as last synced.
+    pub counts: Value,
+    pub synced_at: Option<i64>,
+    /// hardneg's side: copies wanted, free, working, completed.
+    pub hardneg_places: i64,
+    pub hardneg_free: i64,
+    pub hardneg_working: i64,
+    pub hardneg_completed: i64,
+    pub mismatches: Vec<MismatchLine>,
+    pub budget: Budget,
+    /// Places hardneg would add on Prolific for its missing copies.
+    pub propose_more_places: Option<u64>,
+    /// Bonuses planned, set up and paid, and the cents paid.
+    pub bonuses: (i64, i64, i64, i64),
+    /// Outbox rows not done (failed ones with Prolific's message).
+    pub outbox: Vec<OutboxLine>,
+}
+
+pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, ServiceError> {
+    type Row = (Option<String>, String, Option<String>, i64, i64, Option<String>, Option<i64>);
+    let row: Option<Row> = sqlx::query_as(
+        "SELECT prolific_id, internal_name, status, places, reward_cents, counts, synced_at FROM prolific_studies WHERE study_id = $1",
+    )
+    .bind(study)
+    .fetch_optional(db)
+    .await?;
+    let (prolific_id, internal_name, status, places, reward_cents, counts, synced_at) = row.ok_or_else(|| {
+        ServiceError::NotFound(format!("study {study} is not on Prolific: `hardneg prolific publish {study}` first"))
+    })?;
+    let bundles = crate::crowd::bundles(db, study).await?;
+    let hardneg_places: i64 = bundles.iter().map(|b| b.copies_wanted).sum();
+    let hardneg_working: i64 = bundles.iter().map(|b| b.active).sum();
+    let hardneg_completed: i64 = bundles.iter().map(|b| b.completed).sum();
+    let hardneg_free = bundles.iter().map(|b| (b.copies_wanted - b.active - b.completed).max(0)).sum::<i64>();
+
+    let people: Vec<(i64, Option<String>, String)> = sqlx::query_as(&format!(
+        "SELECT p.number, p.platform_session, {} FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
+         WHERE p.study_id = $1 ORDER BY p.number",
+        crate::crowd::STATUS_SQL
+    ))
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    let subs: Vec<(String, String)> = sqlx::query_as(
+        "SELECT submission_id, status FROM prolific_submissions WHERE study_id = $1 ORDER BY submission_id",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    let by_sub: HashMap<&str, &str> = subs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let mut mismatches = Vec::new();
+    let synced = synced_at.is_some();
+    for (number, session, st) in &people {
+        let p = session.as_deref().and_then(|s| by_sub.get(s)).map(|s| SubmissionStatus::parse(s));
+        if p.is_none() && !synced {
+            continue;
+        }
+        if let Some(kind) = mismatch(p, Some(st.as_str())) {
+            mismatches.push(MismatchLine {
+                kind,
+                participant: Some(*number),
+                submission: session.clone(),
+                prolific_status: p.map(|s| s.as_str().to_string()),
+                hardneg_status: Some(st.clone()),
+                advice: kind.advice().to_string(),
+            });
+        }
+    }
+    let arrived: std::collections::HashSet<&str> = people.iter().filter_map(|p| p.1.as_deref()).collect();
+    for (sub, st) in &subs {
+        if arrived.contains(sub.as_str()) {
+            continue;
+        }
+        if let Some(kind) = mismatch(Some(SubmissionStatus::parse(st)), None) {
+            mismatches.push(MismatchLine {
+                kind,
+                participant: None,
+                submission: Some(sub.clone()),
+                prolific_status: Some(st.clone()),
+                hardneg_status: None,
+                advice: kind.advice().to_string(),
+            });
+        }
+    }
+    let taking = subs.iter().filter(|(_, s)| SubmissionStatus::parse(s).takes_place()).count() as i64;
+    let open = (places - taking).max(0) as u64;
+    let budget = super::publish::budget(db, study).await?;
+    Ok(ProlificStatus {
+        study_id: study.get(),
+        prolific_id,
+        internal_name,
+        status,
+        places,
+        reward_cents,
+        counts: counts.and_then(|c| serde_json::from_str(&c).ok()).unwrap_or(Value::Null),
+        synced_at,
+        hardneg_places,
+        hardneg_free,
+        hardneg_working,
+        hardneg_completed,
+        mismatches,
+        budget,
+        propose_more_places: places_needed(hardneg_free.max(0) as u64, open),
+        bonuses: super::bonus::summary(db, study).await?,
+        outbox: lines(db, study, true).await?,
+    })
+}

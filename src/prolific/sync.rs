@@ -1,0 +1,131 @@
+//! Sync and reconcile: Prolific's submissions of a study, paged into
+//! `prolific_submissions`; returned and timed-out submissions free their
+//! hardneg place as the lease reclaim does (unless every answer is in);
+//! the study's status, places and counts beside them.
+use super::actions::prolific_id;
+use super::client::Client;
+use crate::domain::ids::StudyId;
+use crate::domain::prolific::status::{place_action, PlaceAction, SubmissionStatus};
+use crate::error::ServiceError;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashSet;
+
+/// Submissions per page asked for.
+pub const PAGE_SIZE: usize = 500;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncReport {
+    pub pages: u32,
+    pub submissions: usize,
+    /// hardneg places freed because Prolific reported a return or a time-out.
+    pub freed: usize,
+    pub seconds: f64,
+}
+
+pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, ServiceError> {
+    let started = std::time::Instant::now();
+    let db = client.db();
+    let pid = prolific_id(db, study)
+        .await?
+        .ok_or_else(|| ServiceError::Invalid(format!("study {study} is not on Prolific yet: publish it first")))?;
+    let mut report = SyncReport::default();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut rows: Vec<Value> = Vec::new();
+    for page in 1u32.. {
+        let path = format!("/api/v1/studies/{pid}/submissions/?page={page}&page_size={PAGE_SIZE}");
+        let body = client.expect("GET", &path, None).await?;
+        report.pages = page;
+        let results = body["results"].as_array().cloned().unwrap_or_default();
+        let n = results.len();
+        let mut new = 0;
+        for s in results {
+            if let Some(id) = s["id"].as_str() {
+                if seen.insert(id.to_string()) {
+                    new += 1;
+                    rows.push(s);
+                }
+            }
+        }
+        // The next page's link when Prolific gives one; else a short page is the last. A server
+        // that ignores paging answers every page alike: a page that brings nothing new ends it too.
+        let more = match body.get("_links").and_then(|l| l.get("next")) {
+            Some(next) => next["href"].is_string(),
+            None => body["next"].is_string() || n >= PAGE_SIZE,
+        };
+        if n == 0 || new == 0 || !more {
+            break;
+        }
+    }
+    report.submissions = rows.len();
+    let now = crate::store::db::now_secs();
+    let mut tx = crate::store::db::begin_write(db).await?;
+    for s in &rows {
+        sqlx::query(
+            "INSERT INTO prolific_submissions (study_id, submission_id, participant_id, status, study_code, return_requested, seen_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (study_id, submission_id) DO UPDATE SET participant_id = excluded.participant_id,
+                status = excluded.status, study_code = excluded.study_code,
+                return_requested = excluded.return_requested, seen_at = excluded.seen_at",
+        )
+        .bind(study)
+        .bind(s["id"].as_str().unwrap_or_default())
+        .bind(s["participant_id"].as_str().or(s["participant"].as_str()).unwrap_or_default())
+        .bind(s["status"].as_str().unwrap_or("UNKNOWN"))
+        .bind(s["study_code"].as_str())
+        .bind(i64::from(!s["return_requested"].is_null()))
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    report.freed = free_places(db, study, now).await?;
+    let study_body = client.expect("GET", &format!("/api/v1/studies/{pid}/"), None).await?;
+    let counts = client.expect("GET", &format!("/api/v1/studies/{pid}/submissions/counts/"), None).await?;
+    sqlx::query(
+        "UPDATE prolific_studies SET status = $1, places = coalesce($2, places), counts = $3, synced_at = $4 WHERE study_id = $5",
+    )
+    .bind(study_body["status"].as_str())
+    .bind(study_body["total_available_places"].as_f64().map(|p| p as i64))
+    .bind(counts.to_string())
+    .bind(now)
+    .bind(study)
+    .execute(db)
+    .await?;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// Active hardneg places whose Prolific submission was returned or timed
+/// out go back to the pool (lease `returned` / `timed_out`), unless every
+/// answer of the bundle is in. Returns how many.
+async fn free_places(db: &sqlx::AnyPool, study: StudyId, now: i64) -> Result<usize, ServiceError> {
+    type Row = (i64, String, Option<String>, i64, i64);
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT p.user_id, ps.status, l.state, coalesce(pa.done, 0), coalesce(pa.total, 0)
+         FROM prolific_submissions ps
+         JOIN participants p ON p.study_id = ps.study_id AND p.platform_session = ps.submission_id
+         JOIN leases l ON l.user_id = p.user_id
+         LEFT JOIN participations pa ON pa.study_id = p.study_id AND pa.user_id = p.user_id
+         WHERE ps.study_id = $1 AND ps.status IN ('RETURNED', 'TIMED-OUT') AND l.state = 'active'",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    let mut freed = 0;
+    for (user, status, lease, done, total) in rows {
+        let state = match place_action(SubmissionStatus::parse(&status), lease.as_deref(), total > 0 && done >= total) {
+            PlaceAction::Keep => continue,
+            PlaceAction::Return => "returned",
+            PlaceAction::TimeOut => "timed_out",
+        };
+        let moved = sqlx::query("UPDATE leases SET state = $1, ended_at = $2 WHERE user_id = $3 AND state = 'active'")
+            .bind(state)
+            .bind(now)
+            .bind(user)
+            .execute(db)
+            .await?;
+        freed += moved.rows_affected() as usize;
+    }
+    Ok(freed)
+}

@@ -1,0 +1,218 @@
+//! Shared steps of the Prolific tests: a hardneg server whose log goes to a
+//! file (so a test can look for the token in it) and that can be SIGKILLed
+//! and restarted on the same data, pointed at a fake Prolific; and a
+//! participant who goes from Prolific's study URL through the real join
+//! link to a completion or screen-out code.
+use crate::helpers::{database_of, site_dir};
+use reqwest::Client;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub struct Hardneg {
+    pub base: String,
+    pub data_dir: PathBuf,
+    log: PathBuf,
+    pub accounts: HashMap<String, String>,
+    child: Child,
+}
+
+impl Hardneg {
+    /// `hardneg serve --demo` on `data_dir` with `env`; its output appended to `log`.
+    pub fn start(data_dir: &Path, env: &[(&str, String)], log: &Path, accounts: HashMap<String, String>) -> Hardneg {
+        let err = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hardneg"))
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .envs(database_of(data_dir).map(|url| ("HARDNEG_DATABASE", url)))
+            .args(["serve", "--bind", "127.0.0.1:0", "--demo", "--data-dir"])
+            .arg(data_dir)
+            .arg("--site-dir")
+            .arg(site_dir())
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(err))
+            .spawn()
+            .expect("starting hardneg");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        // The server logs to stdout: every line goes to the log file too.
+        let mut out = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
+        std::thread::spawn(move || {
+            let mut accounts = HashMap::new();
+            let mut sent = false;
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = writeln!(out, "{line}");
+                let words: Vec<&str> = line.split_whitespace().collect();
+                if let Some(url) = line.strip_prefix("hardneg listening on ") {
+                    let _ = tx.send((url.to_string(), accounts.clone()));
+                    sent = true;
+                } else if !sent && words.len() == 3 && ["admin", "researcher", "annotator"].contains(&words[1]) {
+                    accounts.insert(words[0].to_string(), words[2].to_string());
+                }
+            }
+        });
+        let (base, mut seen) = rx.recv_timeout(Duration::from_secs(120)).expect("hardneg did not start in time");
+        seen.extend(accounts);
+        Hardneg { base, data_dir: data_dir.to_path_buf(), log: log.to_path_buf(), accounts: seen, child }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn login(&self, user: &str) -> Client {
+        let client = Client::builder().cookie_store(true).build().unwrap();
+        let res = client
+            .post(self.url("/api/v1/session"))
+            .json(&json!({"username": user, "password": self.accounts[user]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 204, "login as {user}");
+        client
+    }
+
+    /// SIGKILL.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits up to `secs` for the process to end by itself (a crash hook's abort).
+    pub fn exited_within(&mut self, secs: u64) -> bool {
+        let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+        while std::time::Instant::now() < deadline {
+            if self.child.try_wait().unwrap().is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+}
+
+impl Drop for Hardneg {
+    fn drop(&mut self) {
+        self.kill();
+        // A failing test shows the end of the server's log (its tempdir goes with it).
+        if std::thread::panicking() {
+            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            eprintln!("--- the server's log, last lines ---\n{}", lines[lines.len().saturating_sub(40)..].join("\n"));
+        }
+    }
+}
+
+/// A POST as `client` with an optional JSON body: (status, JSON or the text).
+pub async fn post(client: &Client, url: &str, body: Option<Value>) -> (u16, Value) {
+    let mut req = client.post(url);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let res = req.send().await.unwrap_or_else(|e| panic!("POST {url}: {e}"));
+    let status = res.status().as_u16();
+    let text = res.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+/// How a simulated participant behaves in hardneg.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Way {
+    /// Answers everything as asked.
+    Careful,
+    /// Fails this many attention checks (and finishes, or is screened out at the study's maximum).
+    FailChecks(usize),
+    /// Fails the comprehension check twice.
+    FailComprehension,
+    /// Arrives, passes the comprehension check and stops (its place is held).
+    Stop,
+}
+
+/// A participant's client after the join link (Prolific's study URL, placeholders filled), past
+/// the instructions and the comprehension check; None when screened out by it (with the code).
+pub async fn join(base: &str, study_url: &str, way: Way) -> (Client, i64, Option<String>) {
+    let client = Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let url = reqwest::Url::parse(study_url).unwrap();
+    let form: Vec<(String, String)> = url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+    assert!(study_url.starts_with(base), "{study_url} is hardneg's join link");
+    let mut form = form;
+    form.push(("consent".into(), "yes".into()));
+    let res = client.post(format!("{base}{}", url.path())).form(&form).send().await.unwrap();
+    assert_eq!(res.status(), 303, "joining by {study_url}: {}", res.text().await.unwrap_or_default());
+    let location = res.headers()["location"].to_str().unwrap().to_string();
+    let study: i64 = location.strip_prefix("/take/").unwrap().parse().unwrap();
+    let (s, stage) = post(&client, &format!("{base}/api/v1/take/{study}/instructions"), None).await;
+    assert_eq!((s, stage["stage"].as_str()), (200, Some("comprehension")), "{stage}");
+    let answers = if way == Way::FailComprehension { [0] } else { [1] };
+    let attempts = if way == Way::FailComprehension { 2 } else { 1 };
+    let mut last = Value::Null;
+    for attempt in 0..attempts {
+        if attempt > 0 {
+            // A failed first attempt sends the participant back to the instructions.
+            assert_eq!(last["stage"], "instructions", "{last}");
+            let (s, stage) = post(&client, &format!("{base}/api/v1/take/{study}/instructions"), None).await;
+            assert_eq!((s, stage["stage"].as_str()), (200, Some("comprehension")), "{stage}");
+        }
+        let (s, next) =
+            post(&client, &format!("{base}/api/v1/take/{study}/comprehension"), Some(json!({"answers": answers})))
+                .await;
+        assert_eq!(s, 200, "{next}");
+        last = next;
+    }
+    if way == Way::FailComprehension {
+        assert_eq!(last["stage"], "screened_out", "{last}");
+        return (client, study, Some(last["code"].as_str().unwrap().to_string()));
+    }
+    assert_eq!(last["stage"], "working", "{last}");
+    (client, study, None)
+}
+
+/// Answers the bundle as `way` says; the code shown at the end (completion or screen-out).
+pub async fn answer_all(base: &str, client: &Client, study: i64, way: Way) -> String {
+    let fail = match way {
+        Way::FailChecks(n) => n,
+        _ => 0,
+    };
+    let mut failed = 0;
+    loop {
+        let res = client.get(format!("{base}/api/v1/studies/{study}/next")).send().await.unwrap();
+        if res.status() == 204 {
+            break;
+        }
+        assert_eq!(res.status(), 200);
+        let t: Value = res.json().await.unwrap();
+        let text = t["prompt"]["text"].as_str().unwrap_or("");
+        let options = t["options"].as_array().unwrap();
+        let id = |o: &Value| o["id"].as_str().unwrap().to_string();
+        let choice = match text.strip_prefix("Attention check") {
+            Some(rest) => {
+                let named =
+                    options.iter().find(|o| rest.contains(&format!("select {} for", o["label"].as_str().unwrap())));
+                let named = id(named.expect("the check names an option"));
+                if failed < fail {
+                    failed += 1;
+                    options.iter().map(id).find(|o| *o != named).unwrap()
+                } else {
+                    named
+                }
+            }
+            None => id(&options[0]),
+        };
+        let res = client
+            .post(format!("{base}/api/v1/tasks/{}/answer", t["task_id"]))
+            .json(&json!({"option": choice, "elapsed_ms": 1500}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+    }
+    let stage: Value = client.get(format!("{base}/api/v1/take/{study}")).send().await.unwrap().json().await.unwrap();
+    match stage["stage"].as_str() {
+        Some("complete") | Some("screened_out") => stage["code"].as_str().unwrap().to_string(),
+        _ => panic!("after the bundle: {stage}"),
+    }
+}

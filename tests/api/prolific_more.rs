@@ -1,0 +1,181 @@
+//! Prolific beyond the big study (prolific_flow.rs): webhook signatures,
+//! participant groups and a block list, refusals shown with Prolific's
+//! message, and the sync of a 5,000-submission study (measured, ignored by
+//! default: `cargo test --test api prolific_more::sync_of_5000 -- --ignored --nocapture`).
+use crate::prolific_fake::FakeProlific;
+use crate::prolific_kit::{post, Hardneg};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::path::Path;
+
+fn spec(name: &str, prolific: &str) -> String {
+    format!(
+        "name = \"{name}\"\nkind = \"four_image\"\ndataset = \"demo\"\nseed = 11\naccess = \"link\"\n\
+         [link]\nbundle_size = 7\nconsent = \"I agree to take part.\"\n[prolific]\n{prolific}\n"
+    )
+}
+
+fn env(fake: &FakeProlific, extra: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+    let mut e = vec![
+        ("HARDNEG_PROLIFIC_TOKEN", fake.token.clone()),
+        ("HARDNEG_PROLIFIC_URL", fake.base.clone()),
+        ("HARDNEG_PROLIFIC_SYNC_SECS", "3600".into()),
+        ("HARDNEG_PROLIFIC_BACKOFF_MS", "20".into()),
+    ];
+    e.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+    e
+}
+
+async fn create(app: &Hardneg, r: &reqwest::Client, spec: &str) -> i64 {
+    let res = r.post(app.url("/api/v1/studies")).body(spec.to_string()).send().await.unwrap();
+    assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
+    res.json::<Value>().await.unwrap()["id"].as_i64().unwrap()
+}
+
+fn sign(secret: &str, ts: &str, body: &[u8]) -> String {
+    hardneg::prolific::webhook::base64(&hardneg::prolific::webhook::hmac_sha256(
+        secret.as_bytes(),
+        &[ts.as_bytes(), body],
+    ))
+}
+
+#[tokio::test]
+async fn webhooks_need_a_fresh_signature_and_a_duplicate_does_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start().await;
+    let app = Hardneg::start(
+        &tmp.path().join("data"),
+        &env(&fake, &[("HARDNEG_PROLIFIC_WEBHOOK_SECRET", "whsec-1")]),
+        &tmp.path().join("log"),
+        HashMap::new(),
+    );
+    let hook = app.url("/api/v1/prolific/webhook");
+    let client = reqwest::Client::new();
+    let body = br#"{"event_id":"ev-1","event_type":"submission.status.change","resource_id":"x"}"#.to_vec();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs().to_string();
+    let send = |ts: String, sig: String, body: Vec<u8>| {
+        client
+            .post(&hook)
+            .header("X-Prolific-Request-Timestamp", ts)
+            .header("X-Prolific-Request-Signature", sig)
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+    };
+    let ok = send(now.clone(), sign("whsec-1", &now, &body), body.clone()).await.unwrap();
+    assert_eq!(ok.status(), 204);
+    assert_eq!(
+        send(now.clone(), sign("whsec-1", &now, &body), body.clone()).await.unwrap().status(),
+        204,
+        "a duplicate"
+    );
+    assert_eq!(send(now.clone(), sign("other", &now, &body), body.clone()).await.unwrap().status(), 401);
+    let mut changed = body.clone();
+    changed[3] ^= 1;
+    assert_eq!(send(now.clone(), sign("whsec-1", &now, &body), changed).await.unwrap().status(), 401, "another body");
+    let old = (now.parse::<i64>().unwrap() - 3600).to_string();
+    assert_eq!(send(old.clone(), sign("whsec-1", &old, &body), body.clone()).await.unwrap().status(), 401, "stale");
+    let big = vec![b'x'; 70 * 1024];
+    assert_eq!(send(now.clone(), sign("whsec-1", &now, &big), big).await.unwrap().status(), 413);
+    let db = crate::helpers::db_at(&app.data_dir).await;
+    let events: i64 = sqlx::query_scalar("SELECT count(*) FROM prolific_webhook_events").fetch_one(&db).await.unwrap();
+    assert_eq!(events, 1, "the duplicate was recognised");
+}
+
+#[tokio::test]
+async fn a_block_list_of_groups_minimum_pay_and_prolifics_refusals() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start().await;
+    let app = Hardneg::start(&tmp.path().join("data"), &env(&fake, &[]), &tmp.path().join("log"), HashMap::new());
+    let r = app.login("researcher").await;
+    let workspace = fake.state().await["workspace_id"].as_str().unwrap().to_string();
+    let (s, g) =
+        fake.post("/api/v1/participant-groups/", json!({"workspace_id": workspace, "name": "step3-workers"})).await;
+    assert_eq!(s, 201, "{g}");
+
+    // Under Prolific's minimum: refused before anything is sent, naming both figures.
+    let cheap = create(&app, &r, &spec("cheap", "estimated_minutes = 10\nhourly_rate = 6.5")).await;
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{cheap}/prolific/publish")), None).await;
+    assert_eq!(s, 422, "{v}");
+    let msg = v.to_string();
+    assert!(msg.contains("6.50") && msg.contains("8.00"), "{msg}");
+
+    let blocked =
+        create(&app, &r, &spec("blocked", "estimated_minutes = 10\nblock_groups = [\"step3-workers\"]")).await;
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{blocked}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let st = fake.state().await;
+    assert_eq!(st["studies"][0]["filters"][0]["filter_id"], "participant_group_blocklist");
+    assert_eq!(st["studies"][0]["filters"][0]["selected_values"], json!([g["id"]]));
+
+    // Fewer places than it has is refused by hardneg; Prolific's own refusals come back with its message.
+    let (s, v) =
+        post(&r, &app.url(&format!("/api/v1/studies/{blocked}/prolific/places")), Some(json!({"total": 3}))).await;
+    assert_eq!(s, 422, "{v}");
+    let (s, v) = post(
+        &r,
+        &app.url(&format!("/api/v1/studies/{blocked}/prolific/transition")),
+        Some(json!({"action": "PUBLISH"})),
+    )
+    .await;
+    assert_eq!(s, 200, "publishing again is the same intent: {v}");
+    let (s, v) =
+        post(&r, &app.url(&format!("/api/v1/studies/{blocked}/prolific/transition")), Some(json!({"action": "START"})))
+            .await;
+    assert_eq!(s, 422, "START of an active study is refused by Prolific: {v}");
+    let (s, _) =
+        post(&r, &app.url(&format!("/api/v1/studies/{blocked}/prolific/transition")), Some(json!({"action": "PAUSE"})))
+            .await;
+    assert_eq!(s, 200);
+    assert_eq!(fake.state().await["studies"][0]["status"], "PAUSED");
+    let status: Value =
+        r.get(app.url(&format!("/api/v1/studies/{blocked}/prolific"))).send().await.unwrap().json().await.unwrap();
+    let failed: Vec<&Value> = status["outbox"].as_array().unwrap().iter().filter(|l| l["state"] == "failed").collect();
+    assert_eq!(failed.len(), 1, "{status}");
+    assert_eq!(failed[0]["last_status"], 400);
+
+    // An annotator may not publish.
+    let a = app.login("annotator1").await;
+    let (s, _) = post(&a, &app.url(&format!("/api/v1/studies/{cheap}/prolific/publish?dry_run=true")), None).await;
+    assert_eq!(s, 403);
+}
+
+#[tokio::test]
+#[ignore = "a measurement: run with --ignored --nocapture"]
+async fn sync_of_5000_submissions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start().await;
+    let data = tmp.path().join("data");
+    let app = Hardneg::start(&data, &env(&fake, &[]), &tmp.path().join("log"), HashMap::new());
+    let r = app.login("researcher").await;
+    let study = create(&app, &r, &spec("five thousand", "estimated_minutes = 10")).await;
+    let pid = fake.published_study(5000).await;
+    let db = crate::helpers::db_at(&data).await;
+    sqlx::query("INSERT INTO prolific_studies (study_id, prolific_id, internal_name, places, reward_cents, created_at) VALUES ($1, $2, 'five', 5000, 150, 0)")
+        .bind(study)
+        .bind(&pid)
+        .execute(&db)
+        .await
+        .unwrap();
+    let made = std::time::Instant::now();
+    for _ in 0..50 {
+        futures_util::future::join_all((0..100).map(|_| fake.arrive(&pid, None))).await;
+    }
+    eprintln!("5000 arrivals at the fake in {:.1} s", made.elapsed().as_secs_f64());
+    for _ in 0..3 {
+        let out = cli_sync(&data, &fake, study);
+        eprintln!("{out}");
+        assert!(out.contains("synced 5000 submissions in 10 pages"), "{out}");
+    }
+}
+
+fn cli_sync(data: &Path, fake: &FakeProlific, study: i64) -> String {
+    let out = crate::helpers::command_on(data)
+        .args(["prolific", "sync", &study.to_string()])
+        .env("HARDNEG_PROLIFIC_TOKEN", &fake.token)
+        .env("HARDNEG_PROLIFIC_URL", &fake.base)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", crate::helpers::text(&out.stderr));
+    crate::helpers::text(&out.stdout)
+}
