@@ -1,7 +1,7 @@
 //! `hardneg prolific …`: publish, sync, status, decide, bonuses, pause,
 //! resume, stop and places of a link study on Prolific (docs/prolific.md).
 use crate::domain::ids::StudyId;
-use crate::domain::prolific::money::cents;
+use crate::domain::prolific::money::{cents, ProlificCost};
 use crate::prolific::{self, bonus, decide, publish, status, sync};
 use anyhow::Context;
 use clap::Subcommand;
@@ -139,6 +139,9 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
                 "synced {} submissions in {} pages in {:.2} s; {} hardneg places freed",
                 r.submissions, r.pages, r.seconds, r.freed
             );
+            if let Some(total) = prolific::follow_need(&client, study).await.map_err(e)? {
+                println!("places raised to {total} (auto_increase)");
+            }
             Ok(())
         }
         ProlificCommand::Status { study, json } => {
@@ -189,6 +192,11 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
                 ),
                 None => bonus::Source::Csv(&text),
             };
+            // Fresh statuses first: a bonus goes to submissions approved on Prolific.
+            let client = if dry_run { None } else { Some(prolific::connect(db).map_err(e)?) };
+            if let Some(c) = &client {
+                sync::sync(c, study).await.map_err(e)?;
+            }
             let lines = bonus::read(db, study, source).await.map_err(e)?;
             let plan = bonus::plan(db, study, &round, lines, dry_run).await.map_err(e)?;
             println!(
@@ -206,7 +214,10 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
                 }
                 return Ok(());
             }
-            flush(&prolific::connect(db).map_err(e)?, study).await
+            match client {
+                Some(c) => flush(&c, study).await,
+                None => Ok(()),
+            }
         }
         ProlificCommand::Pause { study } => transition(db, study, "PAUSE").await,
         ProlificCommand::Resume { study } => transition(db, study, "START").await,
@@ -259,22 +270,27 @@ async fn flush(client: &prolific::client::Client, study: StudyId) -> anyhow::Res
 fn print_figures(plan: &publish::Plan) {
     println!("reward:     {} a place", cents(plan.reward_cents));
     println!("places:     {}", plan.places);
-    println!("estimated:  {} with Prolific's fee", cents(plan.estimated_cents));
+    println!(
+        "estimated:  {} with link.platform_fee (Prolific's own cost is checked before publishing)",
+        cents(plan.estimated_cents)
+    );
     if let Some(cap) = plan.budget_cap_cents {
         println!("budget cap: {}", cents(cap));
     }
 }
 
 fn cost_line(cost: &serde_json::Value) -> String {
-    let part = |k: &str| cost["rewards"][k]["amount"].as_f64();
-    match (part("rewards"), part("fees"), part("tax")) {
-        (Some(r), f, t) => format!(
-            "rewards {r} + fees {} + tax {} {}",
-            f.unwrap_or(0.0),
-            t.unwrap_or(0.0),
-            cost["rewards"]["rewards"]["currency"].as_str().unwrap_or("")
+    let currency = cost["rewards"]["rewards"]["currency"].as_str().unwrap_or("");
+    match ProlificCost::read(cost) {
+        Some(c) => format!(
+            "{} {currency} (rewards {} + fees {} + tax {}{})",
+            cents(c.total()),
+            cents(c.rewards),
+            cents(c.fees),
+            cents(c.tax),
+            if c.bonuses > 0 { format!(" + bonuses {}", cents(c.bonuses)) } else { String::new() }
         ),
-        _ => cost.to_string(),
+        None => cost.to_string(),
     }
 }
 

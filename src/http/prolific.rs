@@ -89,7 +89,8 @@ async fn sync_now(
 ) -> Result<Json<sync::SyncReport>, ServiceError> {
     caller.researcher()?;
     let client = prolific::connect(&state.db)?;
-    let report = sync::sync(&client, id).await?;
+    let mut report = sync::sync(&client, id).await?;
+    report.places_raised_to = prolific::follow_need(&client, id).await?;
     prolific::wake();
     Ok(Json(report))
 }
@@ -139,6 +140,10 @@ async fn bonuses(
     body: String,
 ) -> Result<Json<bonus::BonusPlan>, ServiceError> {
     caller.researcher()?;
+    if !q.dry_run {
+        // Fresh statuses first: a bonus goes to submissions approved on Prolific.
+        sync::sync(&prolific::connect(&state.db)?, id).await?;
+    }
     let source = match &q.each {
         Some(each) => bonus::Source::EachApproved(
             crate::domain::prolific::money::parse_money(each).map_err(ServiceError::Invalid)?,

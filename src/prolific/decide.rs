@@ -47,7 +47,7 @@ pub struct Decisions {
 pub async fn lines(db: &AnyPool, study: StudyId) -> Result<Vec<DecisionLine>, ServiceError> {
     let list = crate::crowd::approve_list(db, study).await?;
     let messages: BTreeMap<String, String> =
-        super::publish::settings(db, study).await.map(|s| s.2.rejection_messages).unwrap_or_default();
+        super::settings::settings(db, study).await.map(|s| s.2.rejection_messages).unwrap_or_default();
     let sessions: HashMap<i64, Option<String>> = sqlx::query_as::<_, (i64, Option<String>)>(
         "SELECT number, platform_session FROM participants WHERE study_id = $1",
     )

@@ -101,7 +101,7 @@ pub async fn finishers_group(
     name: Option<String>,
     workspace: Option<String>,
 ) -> Result<Option<String>, ServiceError> {
-    let (_, _, spec) = super::publish::settings(db, study).await?;
+    let (_, _, spec) = super::settings::settings(db, study).await?;
     let Some(name) = name.or(spec.group) else { return Ok(None) };
     match client {
         Some(c) => ensure(c, &name, workspace.or(spec.workspace).as_deref()).await.map(Some),

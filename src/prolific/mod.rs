@@ -13,6 +13,7 @@ pub mod groups;
 pub mod outbox;
 pub mod publish;
 pub mod remote;
+pub mod settings;
 pub mod status;
 pub mod sync;
 pub mod webhook;
@@ -51,10 +52,40 @@ pub async fn round(client: &client::Client, until: Instant) -> Result<(), Servic
         let study = StudyId::new(s);
         if let Err(e) = sync::sync(client, study).await {
             tracing::warn!(study = s, error = %e, "syncing a study with Prolific");
+            continue;
+        }
+        match follow_need(client, study).await {
+            Ok(Some(total)) => tracing::info!(study = s, total, "places raised on Prolific (auto_increase)"),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(study = s, error = %e, "raising places on Prolific (auto_increase)"),
         }
     }
     // Drafts not yet made are sent too (their study has no Prolific id yet).
     actions::run(client, None, until).await
+}
+
+/// With the spec's `auto_increase`, raises an active study's places to what
+/// hardneg still needs (discarded copies, places lost to extras), never past
+/// the budget cap (`increase_places` refuses); the new total, if raised.
+pub async fn follow_need(client: &client::Client, study: StudyId) -> Result<Option<u64>, ServiceError> {
+    let (_, _, spec) = settings::settings(client.db(), study).await?;
+    if !spec.auto_increase {
+        return Ok(None);
+    }
+    let s = status::status(client.db(), study).await?;
+    let Some(more) = s.propose_more_places.filter(|_| s.status.as_deref() == Some("ACTIVE")) else {
+        return Ok(None);
+    };
+    let total = s.places.max(0) as u64 + more;
+    match publish::increase_places(client, study, total).await {
+        Ok(()) => Ok(Some(total)),
+        // Past the cap (or refused by Prolific): the proposal stays on the status for a person.
+        Err(ServiceError::Invalid(why)) => {
+            tracing::info!(study = study.get(), total, why, "places not raised");
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// The server's loop: a round every interval, or at once when woken.

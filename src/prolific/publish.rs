@@ -5,10 +5,10 @@ use super::actions::run;
 use super::actions::{prolific_id, Remote};
 use super::client::Client;
 use super::outbox::enqueue;
+use super::settings::settings;
 use crate::domain::ids::StudyId;
 use crate::domain::prolific::draft::{draft, internal_name, DraftInput};
-use crate::domain::prolific::money::{self, cents, Budget};
-use crate::domain::prolific::spec::ProlificSettings;
+use crate::domain::prolific::money::{self, cents, Budget, ProlificCost};
 use crate::error::ServiceError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -46,25 +46,6 @@ pub struct Published {
     /// Prolific's cost for the study (its `/cost/` answer).
     pub cost: Value,
     pub status: String,
-}
-
-/// The study's `[prolific]` table, read from the spec stored with it.
-pub async fn settings(db: &AnyPool, study: StudyId) -> Result<(String, String, ProlificSettings), ServiceError> {
-    let row: Option<(String, String, String)> =
-        sqlx::query_as("SELECT name, spec, spec_hash FROM studies WHERE id = $1")
-            .bind(study)
-            .fetch_optional(db)
-            .await?;
-    let (name, spec, hash) = row.ok_or_else(|| ServiceError::NotFound(format!("no study {study}")))?;
-    let parsed = crate::kinds::create::parse_spec(&spec, 0)?;
-    let mut p = parsed.prolific.ok_or_else(|| {
-        ServiceError::Invalid(format!(
-            "study {study}'s spec has no [prolific] table (estimated_minutes at least): docs/study-spec.md#prolific"
-        ))
-    })?;
-    // One group per benchmark: the studies of one dataset share it.
-    p.group.get_or_insert_with(|| format!("hardneg-{}", parsed.dataset));
-    Ok((name, hash, p))
 }
 
 /// The draft and its figures; nothing is sent.
@@ -166,6 +147,29 @@ pub async fn prepare(
         ServiceError::Invalid(format!("the draft of study {study} is not confirmed yet: {}", last_problem_hint()))
     })?;
     let cost = client.expect("GET", &format!("/api/v1/studies/{pid}/cost/"), None).await?;
+    let read = ProlificCost::read(&cost);
+    // From now on the budget counts Prolific's own fee and tax, not link.platform_fee's guess.
+    if let Some(ratio) = read.and_then(|c| c.fee_ratio()) {
+        sqlx::query("UPDATE prolific_studies SET fee = $1 WHERE study_id = $2")
+            .bind(ratio)
+            .bind(study)
+            .execute(db)
+            .await?;
+    }
+    // Prolific's own figure, fees and tax included, is the one the cap is held to.
+    if let (Some(cap), Some(c)) = (plan.budget_cap_cents, read) {
+        if c.total() > cap {
+            return Err(ServiceError::Invalid(format!(
+                "Prolific's cost of study {study} is {} (rewards {}, fees {}, tax {}), over the budget cap of {}: \
+                 the draft {pid} is not published; raise budget_cap or lower the places",
+                cents(c.total()),
+                cents(c.rewards),
+                cents(c.fees),
+                cents(c.tax),
+                cents(cap)
+            )));
+        }
+    }
     Ok((plan, pid, cost))
 }
 
@@ -241,6 +245,15 @@ fn not_on_prolific(study: StudyId) -> ServiceError {
     ServiceError::Invalid(format!("study {study} is not on Prolific yet: publish it first"))
 }
 
+/// Prolific's fee and tax as a fraction of rewards, as its cost showed them
+/// (`stored`); before a cost was read, `link.platform_fee`.
+async fn fee_of(db: &AnyPool, study: StudyId, stored: f64) -> Result<f64, ServiceError> {
+    if stored > 0.0 {
+        return Ok(stored);
+    }
+    Ok(crate::studies::link::link_of_study(db, study).await?.settings.quality.platform_fee)
+}
+
 /// The money side: spent, committed and the cap, in cents.
 pub async fn budget(db: &AnyPool, study: StudyId) -> Result<Budget, ServiceError> {
     let row: Option<(i64, i64, f64)> =
@@ -249,8 +262,7 @@ pub async fn budget(db: &AnyPool, study: StudyId) -> Result<Budget, ServiceError
             .fetch_optional(db)
             .await?;
     let (places, reward, fee) = row.ok_or_else(|| not_on_prolific(study))?;
-    let link = crate::studies::link::link_of_study(db, study).await?;
-    let fee = if fee > 0.0 { fee } else { link.settings.quality.platform_fee };
+    let fee = fee_of(db, study, fee).await?;
     let approved: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM prolific_submissions WHERE study_id = $1 AND status IN ('APPROVED', 'PARTIALLY APPROVED')",
     )
@@ -277,8 +289,8 @@ pub async fn budget(db: &AnyPool, study: StudyId) -> Result<Budget, ServiceError
 /// refused past the budget cap or below the places it has.
 pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Result<(), ServiceError> {
     let db = client.db();
-    let (places, reward): (i64, i64) =
-        sqlx::query_as("SELECT places, reward_cents FROM prolific_studies WHERE study_id = $1")
+    let (places, reward, fee): (i64, i64, f64) =
+        sqlx::query_as("SELECT places, reward_cents, fee FROM prolific_studies WHERE study_id = $1")
             .bind(study)
             .fetch_optional(db)
             .await?
@@ -289,7 +301,7 @@ pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Res
         )));
     }
     let b = budget(db, study).await?;
-    let fee = crate::studies::link::link_of_study(db, study).await?.settings.quality.platform_fee;
+    let fee = fee_of(db, study, fee).await?;
     let more = money::with_fee((total as i64 - places) as u64 * reward as u64, fee);
     if !b.allows(more) {
         return Err(ServiceError::Invalid(format!(

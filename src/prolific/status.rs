@@ -116,6 +116,14 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
     }
     let taking = subs.iter().filter(|(_, s)| SubmissionStatus::parse(s).takes_place()).count() as i64;
     let open = (places - taking).max(0) as u64;
+    // Those who hold a place on Prolific and have not opened the join link yet will fill free copies.
+    let on_their_way = subs
+        .iter()
+        .filter(|(sub, st)| {
+            matches!(SubmissionStatus::parse(st), SubmissionStatus::Reserved | SubmissionStatus::Active)
+                && !arrived.contains(sub.as_str())
+        })
+        .count() as u64;
     let budget = super::publish::budget(db, study).await?;
     Ok(ProlificStatus {
         study_id: study.get(),
@@ -132,7 +140,7 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
         hardneg_completed,
         mismatches,
         budget,
-        propose_more_places: places_needed(hardneg_free.max(0) as u64, open),
+        propose_more_places: places_needed(hardneg_free.max(0) as u64, open + on_their_way),
         bonuses: super::bonus::summary(db, study).await?,
         outbox: lines(db, study, true).await?,
     })

@@ -21,6 +21,9 @@ pub struct SyncReport {
     /// hardneg places freed because Prolific reported a return or a time-out.
     pub freed: usize,
     pub seconds: f64,
+    /// The new total of places, when `auto_increase` raised them after this sync.
+    #[serde(default)]
+    pub places_raised_to: Option<u64>,
 }
 
 pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, ServiceError> {

@@ -45,6 +45,7 @@ mod pipeline;
 mod placeholders;
 mod postgres;
 mod postgres_plans;
+mod prolific_cli;
 mod prolific_fake;
 mod prolific_fake_more;
 mod prolific_flow;

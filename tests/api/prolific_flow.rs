@@ -321,6 +321,17 @@ async fn a_study_of_210_participants_from_publish_to_bonuses_through_faults_and_
     }
     assert_eq!(rows.len(), 9 + 10 + 189);
 
+    // Every request hardneg sent met the reference: the fake refused none (faults aside).
+    let refused: Vec<&Value> = st["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["fault"].is_null() && (400..500).contains(&q["status"].as_u64().unwrap_or(0)))
+        .collect();
+    assert!(st["requests"].as_array().unwrap().iter().filter(|q| q["status"].is_u64()).count() > 200);
+    assert!(refused.is_empty(), "refused by the reference: {refused:?}");
+    assert_eq!(st["requests_dropped"], 0, "the fake kept every request");
+
     // The token is in no log line, page, export or database row.
     let token = fake.token.as_str();
     let logged = std::fs::read_to_string(&log).unwrap();

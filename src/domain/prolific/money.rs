@@ -120,6 +120,40 @@ pub fn places_needed(missing: u64, open: u64) -> Option<u64> {
     (missing > open).then(|| missing - open)
 }
 
+/// Prolific's cost of a study (`GET /api/v1/studies/{id}/cost/`, a
+/// StudyTotalCost): rewards and bonuses, each rewards + fees + tax, in the
+/// currency's smallest unit as Prolific sends them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProlificCost {
+    pub rewards: u64,
+    pub fees: u64,
+    pub tax: u64,
+    pub bonuses: u64,
+}
+
+impl ProlificCost {
+    /// None when the answer has no reward amount (not a StudyTotalCost).
+    pub fn read(cost: &serde_json::Value) -> Option<ProlificCost> {
+        let amount = |part: &str, k: &str| cost[part][k]["amount"].as_f64().map(|a| a.max(0.0).round() as u64);
+        let bonuses = ["rewards", "fees", "tax"].iter().filter_map(|k| amount("bonuses", k)).sum();
+        Some(ProlificCost {
+            rewards: amount("rewards", "rewards")?,
+            fees: amount("rewards", "fees").unwrap_or(0),
+            tax: amount("rewards", "tax").unwrap_or(0),
+            bonuses,
+        })
+    }
+
+    pub fn total(&self) -> u64 {
+        self.rewards + self.fees + self.tax + self.bonuses
+    }
+
+    /// Fees and tax as a fraction of the rewards (what `with_fee` adds).
+    pub fn fee_ratio(&self) -> Option<f64> {
+        (self.rewards > 0).then(|| (self.fees + self.tax) as f64 / self.rewards as f64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,5 +225,18 @@ mod tests {
         assert_eq!(places_needed(5, 2), Some(3));
         assert_eq!(places_needed(2, 5), None);
         assert_eq!(places_needed(3, 3), None);
+    }
+
+    #[test]
+    fn prolifics_cost_is_read_in_its_smallest_unit() {
+        let cost = serde_json::json!({
+            "rewards": {"rewards": {"amount": 3480.0, "currency": "GBP"}, "fees": {"amount": 1160.0}, "tax": {"amount": 232.0}},
+            "bonuses": {"rewards": {"amount": 100.0}, "fees": {"amount": 33.4}}
+        });
+        let c = ProlificCost::read(&cost).unwrap();
+        assert_eq!((c.rewards, c.fees, c.tax, c.bonuses, c.total()), (3480, 1160, 232, 133, 5005));
+        assert_eq!(cents(c.total()), "50.05");
+        assert_eq!(with_fee(3480, c.fee_ratio().unwrap()), 3480 + 1160 + 232);
+        assert_eq!(ProlificCost::read(&serde_json::json!({"error": "x"})), None);
     }
 }

@@ -6,6 +6,7 @@ use super::participants::apply_code;
 use super::reply::{Call, Reply};
 use super::state::*;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::time::Instant;
 
 /// Submission ids (or participant ids) one bulk approval takes at most.
@@ -14,10 +15,17 @@ pub const MAX_BULK_APPROVE: usize = 1_000;
 pub const MIN_REJECTION_MESSAGE: usize = 100;
 
 /// The reference's SubmissionShort.
-fn short(state: &State, s: &Submission) -> Value {
-    let siblings = state.studies.get(&s.study_id).is_some_and(|st| {
-        st.submissions.iter().filter(|id| state.submissions[*id].participant_id == s.participant_id).count() > 1
-    });
+/// How many submissions each participant has in a study (for `has_siblings`), counted once per list.
+fn per_participant<'a>(state: &'a State, ids: &[String]) -> HashMap<&'a str, usize> {
+    let mut n = HashMap::new();
+    for s in ids.iter().filter_map(|id| state.submissions.get(id)) {
+        *n.entry(s.participant_id.as_str()).or_insert(0) += 1;
+    }
+    n
+}
+
+fn short(s: &Submission, per_participant: &HashMap<&str, usize>) -> Value {
+    let siblings = per_participant.get(s.participant_id.as_str()).is_some_and(|&n| n > 1);
     json!({"id": s.id, "participant_id": s.participant_id, "status": s.status, "started_at": s.started_at,
            "completed_at": s.completed_at, "has_siblings": siblings, "study_code": s.entered_code,
            "return_requested": s.return_requested, "study_id": s.study_id})
@@ -64,8 +72,9 @@ fn sorted<'a>(state: &'a State, ids: &[String], ordering: Option<&str>) -> Vec<&
 pub fn list_of_study(c: &mut Call) -> Reply {
     let Some(study) = c.state.studies.get(c.param(0)) else { return Reply::not_found("Study") };
     let ordering = c.query("ordering").map(str::to_string);
+    let counts = per_participant(c.state, &study.submissions);
     let all: Vec<Value> =
-        sorted(c.state, &study.submissions, ordering.as_deref()).into_iter().map(|s| short(c.state, s)).collect();
+        sorted(c.state, &study.submissions, ordering.as_deref()).into_iter().map(|s| short(s, &counts)).collect();
     paginate(c, all, None)
 }
 
@@ -92,11 +101,12 @@ pub fn list(c: &mut Call) -> Reply {
     .filter_map(|(name, statuses)| flag(c, name).map(|want| (want, statuses)))
     .collect();
     let ordering = c.query("ordering").map(str::to_string);
+    let counts = per_participant(c.state, &study.submissions);
     let all: Vec<Value> = sorted(c.state, &study.submissions, ordering.as_deref())
         .into_iter()
         .filter(|s| status.as_ref().is_none_or(|st| st == s.status))
         .filter(|s| flags.iter().all(|(want, statuses)| statuses.contains(&s.status) == *want))
-        .map(|s| short(c.state, s))
+        .map(|s| short(s, &counts))
         .collect();
     paginate(c, all, None)
 }

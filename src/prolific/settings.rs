@@ -1,0 +1,25 @@
+//! A study's `[prolific]` settings, read from the spec stored with it (the
+//! publish, the decisions and the participant groups all start here).
+use crate::domain::ids::StudyId;
+use crate::domain::prolific::spec::ProlificSettings;
+use crate::error::ServiceError;
+use sqlx::AnyPool;
+
+/// The study's `[prolific]` table, read from the spec stored with it.
+pub async fn settings(db: &AnyPool, study: StudyId) -> Result<(String, String, ProlificSettings), ServiceError> {
+    let row: Option<(String, String, String)> =
+        sqlx::query_as("SELECT name, spec, spec_hash FROM studies WHERE id = $1")
+            .bind(study)
+            .fetch_optional(db)
+            .await?;
+    let (name, spec, hash) = row.ok_or_else(|| ServiceError::NotFound(format!("no study {study}")))?;
+    let parsed = crate::kinds::create::parse_spec(&spec, 0)?;
+    let mut p = parsed.prolific.ok_or_else(|| {
+        ServiceError::Invalid(format!(
+            "study {study}'s spec has no [prolific] table (estimated_minutes at least): docs/study-spec.md#prolific"
+        ))
+    })?;
+    // One group per benchmark: the studies of one dataset share it.
+    p.group.get_or_insert_with(|| format!("hardneg-{}", parsed.dataset));
+    Ok((name, hash, p))
+}
