@@ -15,6 +15,9 @@ mod page_weight;
 mod pages;
 mod participant_pages;
 mod pipeline_flow;
+#[path = "../tests/api/prolific_fake.rs"]
+mod prolific_fake;
+mod prolific_panel;
 mod protocols_flow;
 mod research_live;
 mod take_pages;

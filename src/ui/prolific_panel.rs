@@ -118,11 +118,13 @@ pub async fn publish_on_prolific(study_id: StudyId, confirm: bool) -> Result<Str
     }
     let (plan, pid, cost) =
         crate::prolific::publish::prepare(&client, study_id, &origin, &over).await.map_err(session::sfn_error)?;
+    let total = crate::domain::prolific::money::ProlificCost::read(&cost)
+        .map(|c| format!("{} (fees and tax included)", cents(c.total())))
+        .unwrap_or_else(|| "not given".into());
     Ok(format!(
-        "Draft {pid}: {} places at {}; Prolific's cost {}. Publish to open it.",
+        "Draft {pid}: {} places at {}; Prolific's cost {total}. Publish to open it.",
         plan.places,
-        cents(plan.reward_cents),
-        cost["rewards"]
+        cents(plan.reward_cents)
     ))
 }
 
@@ -131,7 +133,9 @@ pub async fn sync_prolific(study_id: StudyId) -> Result<String, ServerFnError> {
     let (state, _) = session::researcher().await?;
     let client = crate::prolific::connect(&state.db).map_err(session::sfn_error)?;
     let r = crate::prolific::sync::sync(&client, study_id).await.map_err(session::sfn_error)?;
-    Ok(format!("Synced {} submissions ({} pages); {} places freed", r.submissions, r.pages, r.freed))
+    let raised = crate::prolific::follow_need(&client, study_id).await.map_err(session::sfn_error)?;
+    let raised = raised.map(|t| format!("; places raised to {t} (auto_increase)")).unwrap_or_default();
+    Ok(format!("Synced {} submissions ({} pages); {} places freed{raised}", r.submissions, r.pages, r.freed))
 }
 
 #[component]

@@ -240,3 +240,63 @@ async fn places_lost_to_screen_outs_are_proposed_or_bought_within_the_cap() {
         }
     }
 }
+
+/// A participant whose Prolific place timed out still finishes: the sync
+/// freed the place (a new participant may take it), the late answers are a
+/// marked extra copy, and the late submission is approved and bonused.
+#[tokio::test]
+async fn a_participant_who_timed_out_on_prolific_and_still_finishes_is_approved_and_paid() {
+    use crate::prolific_kit::{answer_all, join, Way};
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start().await;
+    let app = Hardneg::start(&tmp.path().join("data"), &env(&fake, &[]), &tmp.path().join("log"), HashMap::new());
+    let r = app.login("researcher").await;
+    let check = "comprehension = [{ question = \"When do you pick None?\", options = [\"Never\", \"When no image fits\"], answer = \"When no image fits\" }]\ncompletion_code = \"LATE0001\"\n";
+    let spec =
+        spec("late", "estimated_minutes = 5\nhourly_rate = 9.0").replace("[prolific]", &format!("{check}[prolific]"));
+    let study = create(&app, &r, &spec).await;
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let pid = v["prolific_id"].as_str().unwrap().to_string();
+
+    let late = fake.arrive(&pid, None).await;
+    let (client, hstudy, _) = join(&app.base, &late.study_url, Way::Careful).await;
+    fake.timeout(&late.submission_id).await;
+    let (s, report) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    assert_eq!((s, report["freed"].as_u64()), (200, Some(1)), "{report}");
+    // Still at it: every answer is taken, and the code shown.
+    let code = answer_all(&app.base, &client, hstudy, Way::Careful).await;
+    assert_eq!(code, "LATE0001");
+    fake.submit(&late.submission_id, Some(&code)).await;
+
+    let (s, d) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/decide")), None).await;
+    assert_eq!(s, 200, "{d}");
+    let line = &d["lines"][0];
+    assert_eq!(
+        (line["status"].as_str(), line["prolific_status"].as_str()),
+        (Some("extra"), Some("AWAITING REVIEW")),
+        "{d}"
+    );
+    assert_eq!(line["action"], "approve", "{d}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        fake.tick().await;
+        let st = fake.state().await;
+        let sub = st["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == late.submission_id.as_str())
+            .unwrap()
+            .clone();
+        if sub["status"] == "APPROVED" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not approved: {sub}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let (s, plan) =
+        post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/bonuses?round=late&each=0.30")), None).await;
+    assert_eq!(s, 200, "{plan}");
+    assert_eq!(plan["bonuses"], json!([[late.submission_id, 30]]), "the late finisher is bonused like the others");
+}

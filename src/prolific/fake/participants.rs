@@ -94,8 +94,9 @@ fn summary(state: &State, id: &str) -> Value {
 /// The participant submits with `code` (None: without one, recorded as "NOCODE").
 pub fn submit(state: &mut State, id: &str, code: Option<&str>) -> Result<Value, Refusal> {
     let status = state.submissions.get(id).map(|s| s.status).ok_or((404, format!("no submission {id}")))?;
-    if status != ACTIVE {
-        return Err((409, format!("submission {id} is {status}, not ACTIVE")));
+    // A participant Prolific timed out may still submit late: the submission then awaits review.
+    if status != ACTIVE && status != TIMED_OUT {
+        return Err((409, format!("submission {id} is {status}, not ACTIVE or TIMED-OUT")));
     }
     apply_code(state, id, code, "participant", false).map_err(|why| (409, why))?;
     Ok(summary(state, id))
