@@ -43,31 +43,19 @@ async fn a_researcher_publishes_and_syncs_from_the_research_page() {
     r.goto(&app.url("/research")).await;
     r.wait_hydrated().await;
     let panel = format!(r#"section.study[data-study="{study}"] .prolific-panel"#);
-    let button = |label: &'static str| {
-        let panel = panel.clone();
-        async move {
-            let buttons = r.client.find_all(fantoccini::Locator::Css(&format!("{panel} button"))).await.unwrap();
-            for b in buttons {
-                if b.text().await.unwrap() == label {
-                    return b;
-                }
-            }
-            panic!("no button {label:?}");
-        }
-    };
     // Before publishing: hardneg's figures (9 bundles + 3 extra places at 0.75).
     let head = r.text(&format!("{panel} > p")).await;
     assert!(head.contains("Reward 0.75") && head.contains("12 places") && head.contains("cap 40.00"), "{head}");
 
     let said = format!("{panel} p.said");
-    button("Make the draft and show its cost").await.click().await.unwrap();
+    button(&r, &panel, "Make the draft and show its cost").await.click().await.unwrap();
     let draft = said_soon(&r, &said, "Draft ").await;
     assert!(
         draft.ends_with("12 places at 0.75; Prolific's cost 12.60 (fees and tax included). Publish to open it."),
         "{draft}"
     );
     assert_eq!(fake.state().await["studies"][0]["status"], "UNPUBLISHED");
-    button("Publish on Prolific").await.click().await.unwrap();
+    button(&r, &panel, "Publish on Prolific").await.click().await.unwrap();
     let published = said_soon(&r, &said, "Published:").await;
     assert!(published.ends_with("is ACTIVE"), "{published}");
     let st = fake.state().await;
@@ -78,7 +66,7 @@ async fn a_researcher_publishes_and_syncs_from_the_research_page() {
     fake.arrive(&pid, None).await;
     r.goto(&app.url("/research")).await;
     r.wait_hydrated().await;
-    button("Sync now").await.click().await.unwrap();
+    button(&r, &panel, "Sync now").await.click().await.unwrap();
     wait_text(&r, &said, "Synced 1 submissions (1 pages); 0 places freed").await;
     r.goto(&app.url("/research")).await;
     let caption = r.text(&format!("{panel} table.prolific-counts caption")).await;
@@ -108,4 +96,15 @@ async fn said_soon(r: &Browser, css: &str, start: &str) -> String {
         assert!(std::time::Instant::now() < deadline, "{css} shows {now:?}");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+}
+
+/// The panel's button labelled `label`.
+async fn button(r: &Browser, panel: &str, label: &str) -> fantoccini::elements::Element {
+    let buttons = r.client.find_all(fantoccini::Locator::Css(&format!("{panel} button"))).await.unwrap();
+    for b in buttons {
+        if b.text().await.unwrap() == label {
+            return b;
+        }
+    }
+    panic!("no button {label:?} in {panel}");
 }

@@ -5,7 +5,8 @@
 //! the sync: never trusted as state.
 use super::config::Secret;
 use crate::error::ServiceError;
-use sha2::{Digest, Sha256};
+use base64::Engine;
+use hmac::Mac;
 use sqlx::AnyPool;
 
 /// The most a webhook body may be.
@@ -15,61 +16,43 @@ pub const MAX_SKEW_SECS: i64 = 300;
 pub const SIGNATURE_HEADER: &str = "x-prolific-request-signature";
 pub const TIMESTAMP_HEADER: &str = "x-prolific-request-timestamp";
 
-/// HMAC-SHA256 (RFC 2104).
-pub fn hmac_sha256(key: &[u8], message: &[&[u8]]) -> [u8; 32] {
-    let mut k = [0u8; 64];
-    if key.len() > 64 {
-        k[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        k[..key.len()].copy_from_slice(key);
-    }
-    let mut inner = Sha256::new();
-    inner.update(k.map(|b| b ^ 0x36));
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+fn mac_of(key: &[u8], message: &[&[u8]]) -> HmacSha256 {
+    let mut mac = <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes any key length");
     for m in message {
-        inner.update(m);
+        mac.update(m);
     }
-    let mut outer = Sha256::new();
-    outer.update(k.map(|b| b ^ 0x5c));
-    outer.update(inner.finalize());
-    outer.finalize().into()
+    mac
 }
 
-/// Equal in constant time (for equal lengths; lengths are not secret).
-pub fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// HMAC-SHA256 (RFC 2104) of the message's parts, one after another.
+pub fn hmac_sha256(key: &[u8], message: &[&[u8]]) -> [u8; 32] {
+    mac_of(key, message).finalize().into_bytes().into()
 }
 
+/// Standard base64, with padding (how Prolific sends the signature).
 pub fn base64(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in bytes.chunks(3) {
-        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// Checks a delivery: the timestamp is fresh and the signature (base64 or
-/// hex of the HMAC over timestamp + body) is right.
+/// hex of the HMAC over timestamp + body) is right, compared in constant time.
 pub fn verify(secret: &Secret, timestamp: &str, signature: &str, body: &[u8], now: i64) -> Result<(), &'static str> {
     let ts: i64 = timestamp.trim().parse().map_err(|_| "the timestamp is not a number of seconds")?;
     if (now - ts).abs() > MAX_SKEW_SECS {
         return Err("the timestamp is stale");
     }
-    let mac = hmac_sha256(secret.expose().as_bytes(), &[timestamp.trim().as_bytes(), body]);
     let given = signature.trim().trim_start_matches("sha256=");
-    let ok = same(given.as_bytes(), base64(&mac).as_bytes()) || same(given.as_bytes(), hex::encode(mac).as_bytes());
-    if ok {
-        Ok(())
-    } else {
-        Err("the signature does not match")
-    }
+    let given = base64::engine::general_purpose::STANDARD
+        .decode(given)
+        .ok()
+        .filter(|g| g.len() == 32)
+        .or_else(|| hex::decode(given).ok())
+        .ok_or("the signature is neither base64 nor hex")?;
+    mac_of(secret.expose().as_bytes(), &[timestamp.trim().as_bytes(), body])
+        .verify_slice(&given)
+        .map_err(|_| "the signature does not match")
 }
 
 /// The delivery's event id (its `id` or `event_id`, else the body's hash),
@@ -105,13 +88,11 @@ mod tests {
     }
 
     #[test]
-    fn base64_and_constant_time_equality() {
+    fn base64_is_standard_and_padded() {
         assert_eq!(base64(b""), "");
         assert_eq!(base64(b"f"), "Zg==");
         assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
         assert_eq!(base64(b"foobar"), "Zm9vYmFy");
-        assert!(same(b"abc", b"abc") && !same(b"abc", b"abd") && !same(b"abc", b"ab"));
     }
 
     #[test]
@@ -127,5 +108,10 @@ mod tests {
         assert!(verify(&secret, "1700000001", &base64(&mac), body, 1_700_000_000).is_err(), "another timestamp");
         assert!(verify(&Secret::new("other"), "1700000000", &base64(&mac), body, 1_700_000_000).is_err());
         assert!(verify(&secret, "soon", &base64(&mac), body, 0).is_err());
+        assert_eq!(
+            verify(&secret, "1700000000", "not a signature!", body, 1_700_000_000),
+            Err("the signature is neither base64 nor hex")
+        );
+        assert!(verify(&secret, "1700000000", &base64(&mac[..31]), body, 1_700_000_000).is_err(), "a short one");
     }
 }
