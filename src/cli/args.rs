@@ -23,41 +23,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Run the web application.
-    Serve {
-        #[arg(long, default_value = "127.0.0.1:3000")]
-        bind: SocketAddr,
-        /// Load the embedded demo dataset and study (and, on an empty database, demo accounts).
-        #[arg(long)]
-        demo: bool,
-        /// Number of demo instances (a multiple of 7 covers all categories evenly).
-        #[arg(long, default_value_t = crate::demo::DEFAULT_COUNT)]
-        demo_size: usize,
-        /// The built client (pkg/hardneg.<hash>.js, .wasm, .css), for development;
-        /// default: the site compiled into this binary, else ./target/site.
-        #[arg(long, env = "HARDNEG_SITE_DIR")]
-        site_dir: Option<PathBuf>,
-        /// Mark the session cookie `Secure` (only sent over HTTPS): set it behind TLS.
-        #[arg(long)]
-        secure_cookies: bool,
-        /// The origin browsers reach the app at through a proxy (e.g.
-        /// https://hardneg.example.org); state-changing requests from any
-        /// other origin than this or the request's Host are refused.
-        #[arg(long, env = "HARDNEG_PUBLIC_ORIGIN")]
-        public_origin: Option<String>,
-        /// Behind a reverse proxy: take the client address from the right-most
-        /// `X-Forwarded-For` entry (for the login backoff) and mark cookies
-        /// `Secure` on requests with `X-Forwarded-Proto: https`. Never set it
-        /// when clients can reach the server directly: they could forge both.
-        #[arg(long)]
-        trust_proxy: bool,
-        /// Password checks run at once (each holds ~19 MiB for a moment);
-        /// default: one per core. Logins that wait --login-wait-ms for one get 503.
-        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-        login_checks: Option<u16>,
-        /// How long a login may wait for a free password check, in ms.
-        #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
-        login_wait_ms: u64,
-    },
+    Serve(ServeArgs),
     /// Manage accounts.
     User {
         #[command(subcommand)]
@@ -99,22 +65,7 @@ pub enum Command {
         command: ResultsCommand,
     },
     /// Inter-annotator agreement on a study: Cohen's kappa per pair, mean, Fleiss, Krippendorff's alpha.
-    Agreement {
-        study: StudyId,
-        /// `full` (every answer its own category) or `binary` (keeps vs drops: BiVLC Step 3's any image vs None).
-        /// Default: the mapping the study's spec chose.
-        #[arg(long)]
-        mapping: Option<String>,
-        /// Print the JSON of GET /api/v1/studies/{id}/agreement instead of a table.
-        #[arg(long)]
-        json: bool,
-        /// Bootstrap resamples for the 95% intervals (0: none).
-        #[arg(long, default_value_t = crate::domain::agreement::DEFAULT_RESAMPLES)]
-        resamples: usize,
-        /// Seed of the resampling. Default: the study's seed.
-        #[arg(long)]
-        seed: Option<u64>,
-    },
+    Agreement(AgreementArgs),
     /// The statistics of a study whose kind reports them (odd-one-out: accuracy per subset).
     Report {
         study: StudyId,
@@ -265,4 +216,61 @@ pub enum StudyCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `hardneg serve`'s options.
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    pub bind: SocketAddr,
+    /// Load the embedded demo dataset and study (and, on an empty database, demo accounts).
+    #[arg(long)]
+    pub demo: bool,
+    /// Number of demo instances (a multiple of 7 covers all categories evenly).
+    #[arg(long, default_value_t = crate::demo::DEFAULT_COUNT)]
+    pub demo_size: usize,
+    /// The built client (pkg/hardneg.<hash>.js, .wasm, .css), for development;
+    /// default: the site compiled into this binary, else ./target/site.
+    #[arg(long, env = "HARDNEG_SITE_DIR")]
+    pub site_dir: Option<PathBuf>,
+    /// Mark the session cookie `Secure` (only sent over HTTPS): set it behind TLS.
+    #[arg(long)]
+    pub secure_cookies: bool,
+    /// The origin browsers reach the app at through a proxy (e.g.
+    /// https://hardneg.example.org); state-changing requests from any
+    /// other origin than this or the request's Host are refused.
+    #[arg(long, env = "HARDNEG_PUBLIC_ORIGIN")]
+    pub public_origin: Option<String>,
+    /// Behind a reverse proxy: take the client address from the right-most
+    /// `X-Forwarded-For` entry (for the login backoff) and mark cookies
+    /// `Secure` on requests with `X-Forwarded-Proto: https`. Never set it
+    /// when clients can reach the server directly: they could forge both.
+    #[arg(long)]
+    pub trust_proxy: bool,
+    /// Password checks run at once (each holds ~19 MiB for a moment);
+    /// default: one per core. Logins that wait --login-wait-ms for one get 503.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub login_checks: Option<u16>,
+    /// How long a login may wait for a free password check, in ms.
+    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub login_wait_ms: u64,
+}
+
+/// `hardneg agreement`'s options.
+#[derive(clap::Args)]
+pub struct AgreementArgs {
+    pub study: StudyId,
+    /// `full` (every answer its own category) or `binary` (keeps vs drops: BiVLC Step 3's any image vs None).
+    /// Default: the mapping the study's spec chose.
+    #[arg(long)]
+    pub mapping: Option<String>,
+    /// Print the JSON of GET /api/v1/studies/{id}/agreement instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Bootstrap resamples for the 95% intervals (0: none).
+    #[arg(long, default_value_t = crate::domain::agreement::DEFAULT_RESAMPLES)]
+    pub resamples: usize,
+    /// Seed of the resampling. Default: the study's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
 }

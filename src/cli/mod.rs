@@ -2,6 +2,7 @@
 //! `hardneg import candidates`, `hardneg results import`, `hardneg score`, `hardneg export` and reports.
 mod args;
 pub mod bulk_seed;
+mod commands;
 mod crowd;
 pub mod demo_crowd;
 pub mod demo_hnc;
@@ -18,15 +19,9 @@ pub use import_command::ImportCommand;
 pub mod serve;
 pub mod site;
 
-use crate::accounts as auth;
-use crate::datasets::import::{import_candidates, ImportRequest};
-use crate::domain::role::Role;
-use crate::kinds::create as studies;
 use crate::store::{db, images::ImageStore};
 use anyhow::Context;
 use serve::Paths;
-use std::io::Read;
-use std::path::PathBuf;
 
 /// `--database`, when given: every subcommand opens it instead of the data
 /// dir's SQLite file.
@@ -44,56 +39,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         let _ = DATABASE.set(db::Location::parse(url)?);
     }
     match cli.command {
-        Command::Serve {
-            bind,
-            demo,
-            demo_size,
-            site_dir,
-            secure_cookies,
-            public_origin,
-            trust_proxy,
-            login_checks,
-            login_wait_ms,
-        } => {
-            std::fs::create_dir_all(&data_dir)?;
-            // Held until the server stops: the start-up sweep owns the data dir.
-            // Servers sharing PostgreSQL share the data dir too: none owns it.
-            let _lock = match location(&data_dir) {
-                db::Location::Sqlite(_) => Some(crate::store::leftovers::lock_data_dir(&data_dir)?),
-                db::Location::Postgres(_) => None,
-            };
-            let site_dir = match site_dir {
-                Some(dir) => dir,
-                None => embedded_site::unpack(&data_dir)?.unwrap_or_else(|| PathBuf::from("target/site")),
-            };
-            let paths = Paths { database: location(&data_dir), data_dir, site_dir };
-            if demo {
-                prepare_demo(&paths, demo_size).await?;
-            }
-            serve::serve(
-                paths,
-                bind,
-                serve::Exposure {
-                    login_checks: login_checks.map(usize::from),
-                    login_wait: std::time::Duration::from_millis(login_wait_ms),
-                    secure_cookies,
-                    public_origin,
-                    trust_proxy,
-                },
-            )
-            .await
-        }
+        Command::Serve(a) => commands::serve(&data_dir, a).await,
         Command::User { command: UserCommand::Add { name, role, .. } } => {
-            let role = Role::parse(&role)
-                .filter(|r| !r.is_participant())
-                .with_context(|| format!("unknown role {role:?} (admin, researcher or annotator)"))?;
-            let mut password = String::new();
-            std::io::stdin().read_to_string(&mut password).context("reading the password from standard input")?;
-            let password = password.trim_end_matches(['\n', '\r']);
-            let pool = open(&data_dir).await?;
-            auth::add_user(&pool, &name, role, password).await?;
-            println!("added {} {name}", role.as_str());
-            Ok(())
+            commands::add_user(&data_dir, &name, &role).await
         }
         Command::Results { command: ResultsCommand::Import { model, dataset, file } } => {
             let pool = open(&data_dir).await?;
@@ -124,37 +72,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Import {
             command: ImportCommand::Candidates { file, positives, negatives, dataset, normalize, link },
-        } => {
-            let mut req = ImportRequest::new(&file, &positives, &negatives);
-            req.normalize = normalize;
-            req.link = link;
-            if let Some(dataset) = dataset {
-                req.dataset = dataset;
-            }
-            let pool = open(&data_dir).await?;
-            let images = ImageStore::new(data_dir.join("images"));
-            // A server may be running on the data dir, or start meanwhile (docs/import.md).
-            let _lock = crate::store::leftovers::lock_for_import(images.root())?;
-            let start = std::time::Instant::now();
-            let s = import_candidates(&pool, &images, &req).await?;
-            if s.already_imported {
-                println!(
-                    "already imported: dataset {:?} holds this file ({} instances, {} images); nothing changed",
-                    s.dataset, s.instances, s.images
-                );
-            } else {
-                println!(
-                    "imported {} instances into dataset {:?} (normalize {normalize}): {} images, {} new, in {:.2} s",
-                    s.instances,
-                    s.dataset,
-                    s.images,
-                    s.new_images,
-                    start.elapsed().as_secs_f64()
-                );
-            }
-            pool.close().await;
-            Ok(())
-        }
+        } => commands::import(&data_dir, (&file, &positives, &negatives), dataset, normalize, link).await,
         Command::Import { command: ImportCommand::Triplets { file, images, dataset } } => {
             protocols::import_triplets(&data_dir, file, images, dataset).await
         }
@@ -171,46 +89,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Audit { dataset, stage, external, name, json } => {
             protocols::audit(&data_dir, &dataset, stage.as_deref(), external.zip(name), json).await
         }
-        Command::Agreement { study, mapping, json, resamples, seed } => {
-            let mapping = match mapping {
-                None => None,
-                Some(m) => Some(
-                    crate::studies::agreement::Mapping::parse(&m)
-                        .with_context(|| format!("unknown mapping {m:?} (full or binary)"))?,
-                ),
-            };
-            let pool = open(&data_dir).await?;
-            let detail =
-                crate::studies::agreement::Detail::new(Some(resamples), seed).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let r = crate::studies::agreement::agreement_report(&pool, study, mapping, Some(detail))
-                .await
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                let show = |v: Option<f64>, why: &Option<String>| {
-                    v.map(|v| format!("{v:.3}"))
-                        .unwrap_or_else(|| format!("undefined ({})", why.as_deref().unwrap_or("")))
-                };
-                for p in &r.pairs {
-                    println!(
-                        "{:<14} {:<14} n={:<6} observed={:.3} expected={:.3} kappa={}",
-                        p.a,
-                        p.b,
-                        p.n,
-                        p.observed,
-                        p.expected,
-                        show(p.kappa, &p.kappa_reason)
-                    );
-                }
-                println!("mean kappa {}", show(r.mean_kappa, &r.mean_kappa_reason));
-                println!("Fleiss' kappa {}", show(r.fleiss_kappa, &r.fleiss_reason));
-                println!("Krippendorff's alpha {}", show(r.krippendorff_alpha, &r.alpha_reason));
-                print::agreement_questions(&r);
-                print::agreement_detail(&r);
-            }
-            Ok(())
-        }
+        Command::Agreement(a) => commands::agreement(&data_dir, a).await,
         Command::Export { dataset, out, format, stage, split, seed, spreadsheet_safe } => {
             let req = crate::datasets::export::ExportRequest::parse(
                 &dataset,
@@ -236,62 +115,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Backup { dest, link_dest } => {
-            refuse_postgres(&data_dir, "backup")?;
-            let start = std::time::Instant::now();
-            let r = crate::store::backup::backup(&data_dir, &dest, link_dest.as_deref()).await?;
-            println!(
-                "backed up {} answers and {} images into {} in {:.2} s: {} files copied ({} bytes), {} linked from --link-dest",
-                r.manifest.answers,
-                r.manifest.images,
-                dest.display(),
-                start.elapsed().as_secs_f64(),
-                r.copied,
-                r.bytes_copied,
-                r.linked
-            );
-            Ok(())
-        }
-        Command::Restore { src } => {
-            refuse_postgres(&data_dir, "restore")?;
-            let r = crate::store::backup::restore(&src, &data_dir).await?;
-            println!(
-                "restored {} answers and {} images ({} files) from {} into {}",
-                r.manifest.answers,
-                r.manifest.images,
-                r.files,
-                src.display(),
-                data_dir.display()
-            );
-            Ok(())
-        }
-        Command::Datasets { json } => {
-            let pool = open(&data_dir).await?;
-            let all = crate::studies::pipeline::all_funnels(&pool).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&all)?);
-            } else {
-                println!(
-                    "{:<24} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-                    "dataset", "candidates", "s3 kept", "s3 drop", "s3 open", "s4 kept", "s4 amb", "s4 both"
-                );
-                for f in &all {
-                    let o = &f.overall;
-                    println!(
-                        "{:<24} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-                        f.dataset,
-                        o.candidates,
-                        o.step3_kept,
-                        o.step3_discarded,
-                        o.step3_open,
-                        o.step4_kept,
-                        o.step4_ambiguous,
-                        o.step4_both
-                    );
-                }
-            }
-            Ok(())
-        }
+        Command::Backup { dest, link_dest } => commands::backup(&data_dir, &dest, link_dest.as_deref()).await,
+        Command::Restore { src } => commands::restore(&data_dir, &src).await,
+        Command::Datasets { json } => commands::datasets(&data_dir, json).await,
         Command::Study { command: StudyCommand::Link { study, rotate, base_url } } => {
             crowd::link(&open(&data_dir).await?, study, rotate, &base_url).await
         }
@@ -309,18 +135,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             quality::status(&open(&data_dir).await?, study, json).await
         }
         Command::Prolific { command } => prolific::run(&data_dir, command).await,
-        Command::Study { command: StudyCommand::Create { spec } } => {
-            let text = std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?;
-            let study =
-                studies::parse_spec(&text, db::now_secs() as u64).with_context(|| spec.display().to_string())?;
-            let pool = open(&data_dir).await?;
-            let id = studies::create_study(&pool, &study, &text).await.with_context(|| spec.display().to_string())?;
-            println!("created study {id}: {} (seed {})", study.name, study.seed);
-            for warning in study.link.iter().flat_map(|l| l.warnings()) {
-                eprintln!("warning: {warning}");
-            }
-            Ok(())
-        }
+        Command::Study { command: StudyCommand::Create { spec } } => commands::create_study(&data_dir, &spec).await,
     }
 }
 

@@ -99,22 +99,7 @@ impl TestApp {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("starting hardneg");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut accounts = HashMap::new();
-            let mut lines = BufReader::new(stdout).lines();
-            let mut sent = false;
-            while let Some(Ok(line)) = lines.next() {
-                let words: Vec<&str> = line.split_whitespace().collect();
-                if let Some(url) = line.strip_prefix("hardneg listening on ") {
-                    let _ = tx.send((url.to_string(), accounts.clone()));
-                    sent = true;
-                } else if !sent && words.len() == 3 && ["admin", "researcher", "annotator"].contains(&words[1]) {
-                    accounts.insert(words[0].to_string(), words[2].to_string());
-                }
-            }
-        });
+        let rx = watch_start(child.stdout.take().unwrap(), None);
         let (base, accounts) = rx.recv_timeout(Duration::from_secs(120)).expect("server did not start in time");
         TestApp { base, data_dir: data_dir.to_path_buf(), accounts, child, _tmp: None }
     }
@@ -294,4 +279,31 @@ impl Drop for TestApp {
 /// The demo study's id, as the annotator's study list gives it.
 pub async fn demo_study(client: &Client, app: &TestApp) -> i64 {
     app.studies(client).await.first().expect("a study").id
+}
+
+/// Reads a starting server's standard output: the demo accounts it prints,
+/// then its address, sent once; every line also goes to `tee` when given
+/// (the server logs there).
+pub fn watch_start(
+    stdout: std::process::ChildStdout,
+    mut tee: Option<std::fs::File>,
+) -> mpsc::Receiver<(String, HashMap<String, String>)> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut accounts = HashMap::new();
+        let mut sent = false;
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(out) = tee.as_mut() {
+                let _ = std::io::Write::write_all(out, format!("{line}\n").as_bytes());
+            }
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if let Some(url) = line.strip_prefix("hardneg listening on ") {
+                let _ = tx.send((url.to_string(), accounts.clone()));
+                sent = true;
+            } else if !sent && words.len() == 3 && ["admin", "researcher", "annotator"].contains(&words[1]) {
+                accounts.insert(words[0].to_string(), words[2].to_string());
+            }
+        }
+    });
+    rx
 }

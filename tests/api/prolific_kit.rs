@@ -3,14 +3,12 @@
 //! and restarted on the same data, pointed at a fake Prolific; and a
 //! participant who goes from Prolific's study URL through the real join
 //! link to a completion or screen-out code.
-use crate::helpers::{database_of, site_dir};
+use crate::helpers::{database_of, site_dir, watch_start};
 use reqwest::Client;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 pub struct Hardneg {
@@ -37,24 +35,9 @@ impl Hardneg {
             .stderr(Stdio::from(err))
             .spawn()
             .expect("starting hardneg");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
         // The server logs to stdout: every line goes to the log file too.
-        let mut out = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
-        std::thread::spawn(move || {
-            let mut accounts = HashMap::new();
-            let mut sent = false;
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = writeln!(out, "{line}");
-                let words: Vec<&str> = line.split_whitespace().collect();
-                if let Some(url) = line.strip_prefix("hardneg listening on ") {
-                    let _ = tx.send((url.to_string(), accounts.clone()));
-                    sent = true;
-                } else if !sent && words.len() == 3 && ["admin", "researcher", "annotator"].contains(&words[1]) {
-                    accounts.insert(words[0].to_string(), words[2].to_string());
-                }
-            }
-        });
+        let out = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
+        let rx = watch_start(child.stdout.take().unwrap(), Some(out));
         let (base, mut seen) = rx.recv_timeout(Duration::from_secs(120)).expect("hardneg did not start in time");
         seen.extend(accounts);
         Hardneg { base, data_dir: data_dir.to_path_buf(), log: log.to_path_buf(), accounts: seen, child }

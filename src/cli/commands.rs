@@ -1,0 +1,210 @@
+//! One function per `hardneg` command whose work is more than a call:
+//! `run` (mod.rs) only dispatches.
+use super::args::{AgreementArgs, ServeArgs};
+use super::{embedded_site, location, open, prepare_demo, print, refuse_postgres, serve};
+use crate::accounts as auth;
+use crate::datasets::import::{import_candidates, ImportRequest};
+use crate::domain::normalize::NormalizeMode;
+use crate::domain::role::Role;
+use crate::kinds::create;
+use crate::store::{db, images::ImageStore};
+use anyhow::Context;
+use serve::Paths;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+pub async fn serve(data_dir: &Path, a: ServeArgs) -> anyhow::Result<()> {
+    std::fs::create_dir_all(data_dir)?;
+    // Held until the server stops: the start-up sweep owns the data dir.
+    // Servers sharing PostgreSQL share the data dir too: none owns it.
+    let _lock = match location(data_dir) {
+        db::Location::Sqlite(_) => Some(crate::store::leftovers::lock_data_dir(data_dir)?),
+        db::Location::Postgres(_) => None,
+    };
+    let site_dir = match a.site_dir {
+        Some(dir) => dir,
+        None => embedded_site::unpack(data_dir)?.unwrap_or_else(|| PathBuf::from("target/site")),
+    };
+    let paths = Paths { database: location(data_dir), data_dir: data_dir.to_path_buf(), site_dir };
+    if a.demo {
+        prepare_demo(&paths, a.demo_size).await?;
+    }
+    serve::serve(
+        paths,
+        a.bind,
+        serve::Exposure {
+            login_checks: a.login_checks.map(usize::from),
+            login_wait: std::time::Duration::from_millis(a.login_wait_ms),
+            secure_cookies: a.secure_cookies,
+            public_origin: a.public_origin,
+            trust_proxy: a.trust_proxy,
+        },
+    )
+    .await
+}
+
+/// `hardneg user add NAME --role R --password-stdin`.
+pub async fn add_user(data_dir: &Path, name: &str, role: &str) -> anyhow::Result<()> {
+    let role = Role::parse(role)
+        .filter(|r| !r.is_participant())
+        .with_context(|| format!("unknown role {role:?} (admin, researcher or annotator)"))?;
+    let mut password = String::new();
+    std::io::stdin().read_to_string(&mut password).context("reading the password from standard input")?;
+    let password = password.trim_end_matches(['\n', '\r']);
+    let pool = open(data_dir).await?;
+    auth::add_user(&pool, name, role, password).await?;
+    println!("added {} {name}", role.as_str());
+    Ok(())
+}
+
+/// `hardneg import candidates`.
+pub async fn import(
+    data_dir: &Path,
+    (file, positives, negatives): (&Path, &Path, &Path),
+    dataset: Option<String>,
+    normalize: NormalizeMode,
+    link: bool,
+) -> anyhow::Result<()> {
+    let mut req = ImportRequest::new(file, positives, negatives);
+    req.normalize = normalize;
+    req.link = link;
+    if let Some(dataset) = dataset {
+        req.dataset = dataset;
+    }
+    let pool = open(data_dir).await?;
+    let images = ImageStore::new(data_dir.join("images"));
+    // A server may be running on the data dir, or start meanwhile (docs/import.md).
+    let _lock = crate::store::leftovers::lock_for_import(images.root())?;
+    let start = std::time::Instant::now();
+    let s = import_candidates(&pool, &images, &req).await?;
+    if s.already_imported {
+        println!(
+            "already imported: dataset {:?} holds this file ({} instances, {} images); nothing changed",
+            s.dataset, s.instances, s.images
+        );
+    } else {
+        println!(
+            "imported {} instances into dataset {:?} (normalize {normalize}): {} images, {} new, in {:.2} s",
+            s.instances,
+            s.dataset,
+            s.images,
+            s.new_images,
+            start.elapsed().as_secs_f64()
+        );
+    }
+    pool.close().await;
+    Ok(())
+}
+
+pub async fn agreement(data_dir: &Path, a: AgreementArgs) -> anyhow::Result<()> {
+    let mapping = match a.mapping {
+        None => None,
+        Some(m) => Some(
+            crate::studies::agreement::Mapping::parse(&m)
+                .with_context(|| format!("unknown mapping {m:?} (full or binary)"))?,
+        ),
+    };
+    let pool = open(data_dir).await?;
+    let detail =
+        crate::studies::agreement::Detail::new(Some(a.resamples), a.seed).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let r = crate::studies::agreement::agreement_report(&pool, a.study, mapping, Some(detail))
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        let show = |v: Option<f64>, why: &Option<String>| {
+            v.map(|v| format!("{v:.3}")).unwrap_or_else(|| format!("undefined ({})", why.as_deref().unwrap_or("")))
+        };
+        for p in &r.pairs {
+            println!(
+                "{:<14} {:<14} n={:<6} observed={:.3} expected={:.3} kappa={}",
+                p.a,
+                p.b,
+                p.n,
+                p.observed,
+                p.expected,
+                show(p.kappa, &p.kappa_reason)
+            );
+        }
+        println!("mean kappa {}", show(r.mean_kappa, &r.mean_kappa_reason));
+        println!("Fleiss' kappa {}", show(r.fleiss_kappa, &r.fleiss_reason));
+        println!("Krippendorff's alpha {}", show(r.krippendorff_alpha, &r.alpha_reason));
+        print::agreement_questions(&r);
+        print::agreement_detail(&r);
+    }
+    Ok(())
+}
+
+pub async fn backup(data_dir: &Path, dest: &Path, link_dest: Option<&Path>) -> anyhow::Result<()> {
+    refuse_postgres(data_dir, "backup")?;
+    let start = std::time::Instant::now();
+    let r = crate::store::backup::backup(data_dir, dest, link_dest).await?;
+    println!(
+        "backed up {} answers and {} images into {} in {:.2} s: {} files copied ({} bytes), {} linked from --link-dest",
+        r.manifest.answers,
+        r.manifest.images,
+        dest.display(),
+        start.elapsed().as_secs_f64(),
+        r.copied,
+        r.bytes_copied,
+        r.linked
+    );
+    Ok(())
+}
+
+pub async fn restore(data_dir: &Path, src: &Path) -> anyhow::Result<()> {
+    refuse_postgres(data_dir, "restore")?;
+    let r = crate::store::backup::restore(src, data_dir).await?;
+    println!(
+        "restored {} answers and {} images ({} files) from {} into {}",
+        r.manifest.answers,
+        r.manifest.images,
+        r.files,
+        src.display(),
+        data_dir.display()
+    );
+    Ok(())
+}
+
+/// `hardneg datasets [--json]`: every dataset's funnel.
+pub async fn datasets(data_dir: &Path, json: bool) -> anyhow::Result<()> {
+    let pool = open(data_dir).await?;
+    let all = crate::studies::pipeline::all_funnels(&pool).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&all)?);
+    } else {
+        println!(
+            "{:<24} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "dataset", "candidates", "s3 kept", "s3 drop", "s3 open", "s4 kept", "s4 amb", "s4 both"
+        );
+        for f in &all {
+            let o = &f.overall;
+            println!(
+                "{:<24} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                f.dataset,
+                o.candidates,
+                o.step3_kept,
+                o.step3_discarded,
+                o.step3_open,
+                o.step4_kept,
+                o.step4_ambiguous,
+                o.step4_both
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `hardneg study create SPEC`.
+pub async fn create_study(data_dir: &Path, spec: &Path) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(spec).with_context(|| format!("reading {}", spec.display()))?;
+    let study = create::parse_spec(&text, db::now_secs() as u64).with_context(|| spec.display().to_string())?;
+    let pool = open(data_dir).await?;
+    let id = create::create_study(&pool, &study, &text).await.with_context(|| spec.display().to_string())?;
+    println!("created study {id}: {} (seed {})", study.name, study.seed);
+    for warning in study.link.iter().flat_map(|l| l.warnings()) {
+        eprintln!("warning: {warning}");
+    }
+    Ok(())
+}
