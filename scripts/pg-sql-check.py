@@ -24,7 +24,8 @@ import re
 import subprocess
 import sys
 
-STATEMENT = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b")
+# A keyword followed by more: a bare "DELETE" is an HTTP method (the fake Prolific's routes).
+STATEMENT = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\s+\S")
 # The start of a statement's PostgreSQL text in a store::dialect::Sql, whole or
 # as the first piece of a concat! or format!.
 POSTGRES_SIDE = re.compile(r"postgres:\s*(?:(?:concat|format)!\(\s*)?$")
