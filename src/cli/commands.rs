@@ -116,7 +116,7 @@ pub async fn agreement(data_dir: &Path, a: AgreementArgs) -> anyhow::Result<()> 
         let show = |v: Option<f64>, why: &Option<String>| {
             v.map(|v| format!("{v:.3}")).unwrap_or_else(|| format!("undefined ({})", why.as_deref().unwrap_or("")))
         };
-        for p in &r.pairs {
+        for p in &r.figures.pairs {
             println!(
                 "{:<14} {:<14} n={:<6} observed={:.3} expected={:.3} kappa={}",
                 p.a,
@@ -127,9 +127,9 @@ pub async fn agreement(data_dir: &Path, a: AgreementArgs) -> anyhow::Result<()> 
                 show(p.kappa, &p.kappa_reason)
             );
         }
-        println!("mean kappa {}", show(r.mean_kappa, &r.mean_kappa_reason));
-        println!("Fleiss' kappa {}", show(r.fleiss_kappa, &r.fleiss_reason));
-        println!("Krippendorff's alpha {}", show(r.krippendorff_alpha, &r.alpha_reason));
+        println!("mean kappa {}", show(r.figures.mean_kappa, &r.figures.mean_kappa_reason));
+        println!("Fleiss' kappa {}", show(r.figures.fleiss_kappa, &r.figures.fleiss_reason));
+        println!("Krippendorff's alpha {}", show(r.figures.krippendorff_alpha, &r.figures.alpha_reason));
         print::agreement_questions(&r);
         print::agreement_detail(&r);
     }

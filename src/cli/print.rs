@@ -60,16 +60,19 @@ pub fn agreement_questions(r: &crate::studies::agreement::AgreementOut) {
     };
     for q in &r.questions {
         let b = q.bootstrap.as_ref();
-        println!("question {} ({}):", q.question, q.categories.join(", "));
-        for (i, p) in q.pairs.iter().enumerate() {
+        println!("question {} ({}):", q.question, q.figures.categories.join(", "));
+        for (i, p) in q.figures.pairs.iter().enumerate() {
             let ci = b.and_then(|b| b.pairs.get(i)).map(|p| &p.kappa);
             println!("  {:<14} {:<14} n={:<6} kappa={}", p.a, p.b, p.n, show(p.kappa, &p.kappa_reason, ci));
         }
-        println!("  mean kappa {}", show(q.mean_kappa, &q.mean_kappa_reason, b.map(|b| &b.mean_kappa)));
-        println!("  Fleiss' kappa {}", show(q.fleiss_kappa, &q.fleiss_reason, b.map(|b| &b.fleiss_kappa)));
+        println!("  mean kappa {}", show(q.figures.mean_kappa, &q.figures.mean_kappa_reason, b.map(|b| &b.mean_kappa)));
+        println!(
+            "  Fleiss' kappa {}",
+            show(q.figures.fleiss_kappa, &q.figures.fleiss_reason, b.map(|b| &b.fleiss_kappa))
+        );
         println!(
             "  Krippendorff's alpha {}",
-            show(q.krippendorff_alpha, &q.alpha_reason, b.map(|b| &b.krippendorff_alpha))
+            show(q.figures.krippendorff_alpha, &q.figures.alpha_reason, b.map(|b| &b.krippendorff_alpha))
         );
     }
 }

@@ -7,8 +7,8 @@ use crate::state::StudyMeta;
 use crate::store::pages::{page_starts, range_pages, JsonPages, PAGE_SHIFT};
 use crate::studies::agreement_detail::detail_of;
 pub use crate::studies::agreement_detail::{AnnotatorOut, BootstrapOut, Detail};
-use crate::studies::agreement_questions::{category_map, pairs_out, per_question};
-pub use crate::studies::agreement_questions::{PairOut, QuestionOut};
+use crate::studies::agreement_questions::{category_map, per_question};
+pub use crate::studies::agreement_questions::{Figures, PairOut, QuestionOut};
 use crate::studies::meta::load_study_meta;
 use crate::studies::votes::Votes;
 use serde::Serialize;
@@ -21,17 +21,8 @@ pub use crate::domain::study::Mapping;
 pub struct AgreementOut {
     pub study_id: i64,
     pub mapping: &'static str,
-    pub categories: Vec<String>,
-    pub pairs: Vec<PairOut>,
-    pub mean_kappa: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mean_kappa_reason: Option<String>,
-    pub fleiss_kappa: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fleiss_reason: Option<String>,
-    pub krippendorff_alpha: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub alpha_reason: Option<String>,
+    #[serde(flatten)]
+    pub figures: Figures,
     /// Detailed report only (`agreement_detail`): bootstrap intervals,
     /// per-annotator confusion and model estimates.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -160,14 +151,7 @@ async fn summary(
     let mut out = AgreementOut {
         study_id: meta.id.get(),
         mapping: mapping.as_str(),
-        categories: map.names().to_vec(),
-        pairs: pairs_out(s.pairs, &name),
-        mean_kappa: s.mean_kappa,
-        mean_kappa_reason: s.mean_kappa_reason,
-        fleiss_kappa: s.fleiss_kappa,
-        fleiss_reason: s.fleiss_reason,
-        krippendorff_alpha: s.krippendorff_alpha,
-        alpha_reason: s.alpha_reason,
+        figures: Figures::of(s, map.names(), &name),
         bootstrap: None,
         annotators: Vec::new(),
         dawid_skene_reason: None,

@@ -2,7 +2,7 @@
 //! (A/B/Tie: commonsense and grammar), each with its own categories: the
 //! values its options store; and the parts the totals share with them.
 use crate::domain::agreement::{
-    bootstrap_agreement, of_question, study_agreement, CategoryMap, PairReport, QuestionRating,
+    bootstrap_agreement, of_question, study_agreement, CategoryMap, PairReport, QuestionRating, StudyAgreement,
 };
 use crate::domain::study::Mapping;
 use crate::domain::survey::SurveyKind;
@@ -23,10 +23,11 @@ pub struct PairOut {
     pub confusion: Vec<Vec<u64>>,
 }
 
-/// One question's agreement, named as the kind names it.
+/// The figures a study's agreement and each question's share: categories,
+/// pairs, mean Cohen's κ, Fleiss' κ, Krippendorff's α, each with why it is
+/// undefined. Flattened into both, so the JSON names them at the top.
 #[derive(Debug, Clone, Serialize)]
-pub struct QuestionOut {
-    pub question: String,
+pub struct Figures {
     pub categories: Vec<String>,
     pub pairs: Vec<PairOut>,
     pub mean_kappa: Option<f64>,
@@ -38,6 +39,29 @@ pub struct QuestionOut {
     pub krippendorff_alpha: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alpha_reason: Option<String>,
+}
+
+impl Figures {
+    pub(super) fn of(s: StudyAgreement, categories: &[String], name: &dyn Fn(u64) -> String) -> Figures {
+        Figures {
+            categories: categories.to_vec(),
+            pairs: pairs_out(s.pairs, name),
+            mean_kappa: s.mean_kappa,
+            mean_kappa_reason: s.mean_kappa_reason,
+            fleiss_kappa: s.fleiss_kappa,
+            fleiss_reason: s.fleiss_reason,
+            krippendorff_alpha: s.krippendorff_alpha,
+            alpha_reason: s.alpha_reason,
+        }
+    }
+}
+
+/// One question's agreement, named as the kind names it.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuestionOut {
+    pub question: String,
+    #[serde(flatten)]
+    pub figures: Figures,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bootstrap: Option<BootstrapOut>,
 }
@@ -66,18 +90,7 @@ pub(super) fn per_question(
         let bootstrap = bootstrap
             .filter(|&(resamples, _)| resamples > 0)
             .map(|(resamples, seed)| bootstrap_agreement(&ratings, map.len(), resamples, seed).map_annotators(name));
-        out.push(QuestionOut {
-            question,
-            categories: map.names().to_vec(),
-            pairs: pairs_out(s.pairs, name),
-            mean_kappa: s.mean_kappa,
-            mean_kappa_reason: s.mean_kappa_reason,
-            fleiss_kappa: s.fleiss_kappa,
-            fleiss_reason: s.fleiss_reason,
-            krippendorff_alpha: s.krippendorff_alpha,
-            alpha_reason: s.alpha_reason,
-            bootstrap,
-        });
+        out.push(QuestionOut { question, figures: Figures::of(s, map.names(), name), bootstrap });
     }
     Ok(out)
 }
@@ -110,7 +123,7 @@ pub(super) fn category_map(
 }
 
 /// The pairs of a study's agreement with the annotators named.
-pub(super) fn pairs_out(pairs: Vec<PairReport>, name: &dyn Fn(u64) -> String) -> Vec<PairOut> {
+fn pairs_out(pairs: Vec<PairReport>, name: &dyn Fn(u64) -> String) -> Vec<PairOut> {
     pairs
         .into_iter()
         .map(|p| PairOut {

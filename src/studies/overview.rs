@@ -5,7 +5,7 @@ use crate::api_types::{AgreementSummary, StudyOverview};
 use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::state::AppState;
-use crate::studies::agreement::{study_agreement_report, Mapping};
+use crate::studies::agreement::{study_agreement_report, Figures, Mapping};
 use crate::studies::{meta, outcomes, progress};
 
 pub async fn research_overview(state: &AppState, user: &SessionUser) -> Result<Vec<StudyOverview>, ServiceError> {
@@ -17,28 +17,25 @@ pub async fn research_overview(state: &AppState, user: &SessionUser) -> Result<V
         for mapping in [Mapping::Full, Mapping::Binary] {
             // A mapping the kind has no categories for is left out.
             if let Ok(r) = study_agreement_report(&state.db, StudyId::new(s.id), Some(mapping)).await {
-                agreement.push(AgreementSummary {
-                    mapping: r.mapping.to_string(),
-                    question: None,
-                    pairs: r.pairs.len(),
-                    mean_kappa: r.mean_kappa,
-                    fleiss_kappa: r.fleiss_kappa,
-                    krippendorff_alpha: r.krippendorff_alpha,
-                    reason: r.mean_kappa_reason,
-                });
-                agreement.extend(r.questions.into_iter().map(|q| AgreementSummary {
-                    mapping: r.mapping.to_string(),
-                    question: Some(q.question),
-                    pairs: q.pairs.len(),
-                    mean_kappa: q.mean_kappa,
-                    fleiss_kappa: q.fleiss_kappa,
-                    krippendorff_alpha: q.krippendorff_alpha,
-                    reason: q.mean_kappa_reason,
-                }));
+                agreement.push(summary(r.mapping, None, &r.figures));
+                agreement.extend(r.questions.iter().map(|q| summary(r.mapping, Some(&q.question), &q.figures)));
             }
         }
         let status = outcomes::study_status(&state.db, StudyId::new(s.id)).await?;
         out.push(StudyOverview { progress, agreement, status });
     }
     Ok(out)
+}
+
+/// One line of the overview's agreement table.
+fn summary(mapping: &str, question: Option<&str>, f: &Figures) -> AgreementSummary {
+    AgreementSummary {
+        mapping: mapping.to_string(),
+        question: question.map(str::to_string),
+        pairs: f.pairs.len(),
+        mean_kappa: f.mean_kappa,
+        fleiss_kappa: f.fleiss_kappa,
+        krippendorff_alpha: f.krippendorff_alpha,
+        reason: f.mean_kappa_reason.clone(),
+    }
 }

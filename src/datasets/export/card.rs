@@ -36,6 +36,7 @@ async fn study_card(db: &AnyPool, meta: &StudyMeta, items: &[i64], votes: &Votes
         resolve: meta.resolve.as_str().to_string(),
         mapping: report.mapping.to_string(),
         pairs: report
+            .figures
             .pairs
             .into_iter()
             .map(|p| KappaRow {
@@ -48,7 +49,7 @@ async fn study_card(db: &AnyPool, meta: &StudyMeta, items: &[i64], votes: &Votes
                 reason: p.kappa_reason,
             })
             .collect(),
-        mean_kappa: report.mean_kappa,
+        mean_kappa: report.figures.mean_kappa,
     })
 }
 
