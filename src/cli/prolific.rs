@@ -112,25 +112,7 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
     match command {
         ProlificCommand::Publish { study, dry_run, draft_only, base_url, workspace, project, block_groups } => {
             let over = publish::Overrides { workspace, project, block_groups };
-            if dry_run {
-                let plan = publish::plan(db, study, &base_url, &over, &[]).await.map_err(e)?;
-                println!("POST /api/v1/studies/ (dry run: nothing sent)");
-                println!("{}", serde_json::to_string_pretty(&plan.body)?);
-                print_figures(&plan);
-                return Ok(());
-            }
-            let client = prolific::connect(db).map_err(e)?;
-            let (plan, pid, cost) = publish::prepare(&client, study, &base_url, &over).await.map_err(e)?;
-            print_figures(&plan);
-            println!("draft on Prolific: {pid} ({})", plan.internal_name);
-            println!("Prolific's cost:   {}", cost_line(&cost));
-            if draft_only {
-                println!("not published (--draft-only): run `hardneg prolific publish {study}` to publish");
-                return Ok(());
-            }
-            publish::transition(&client, study, "PUBLISH").await.map_err(e)?;
-            println!("published: study {pid} is open to participants");
-            Ok(())
+            publish_command(db, study, (dry_run, draft_only), &base_url, &over).await
         }
         ProlificCommand::Sync { study } => {
             let client = prolific::connect(db).map_err(e)?;
@@ -154,70 +136,10 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
             Ok(())
         }
         ProlificCommand::Decide { study, dry_run, group, workspace } => {
-            let client = if dry_run { None } else { Some(prolific::connect(db).map_err(e)?) };
-            if let Some(c) = &client {
-                sync::sync(c, study).await.map_err(e)?;
-            }
-            let group_id =
-                prolific::groups::finishers_group(db, client.as_ref(), study, group, workspace).await.map_err(e)?;
-            let d = decide::decide_study(db, study, group_id.as_deref(), dry_run).await.map_err(e)?;
-            for l in &d.lines {
-                println!(
-                    "{:>5} {:<26} {:<18} {:<16} {}",
-                    l.participant,
-                    l.platform_id,
-                    l.prolific_status.as_deref().unwrap_or("-"),
-                    l.status,
-                    serde_json::to_string(&l.action)?
-                );
-            }
-            println!("{} request(s){}:", d.requests.len(), if dry_run { " would be sent (dry run)" } else { "" });
-            for r in &d.requests {
-                let body = r.body.as_ref().map(|b| b.to_string()).unwrap_or_default();
-                println!("  {} {} {}", r.method, r.path, body);
-            }
-            if let Some(c) = client {
-                flush(&c, study).await?;
-            }
-            Ok(())
+            decide_command(db, study, dry_run, group, workspace).await
         }
         ProlificCommand::Bonus { study, round, csv, each, dry_run } => {
-            let text = match &csv {
-                Some(p) => std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
-                None => String::new(),
-            };
-            let source = match each {
-                Some(a) => bonus::Source::EachApproved(
-                    crate::domain::prolific::money::parse_money(&a).map_err(|m| anyhow::anyhow!("--each: {m}"))?,
-                ),
-                None => bonus::Source::Csv(&text),
-            };
-            // Fresh statuses first: a bonus goes to submissions approved on Prolific.
-            let client = if dry_run { None } else { Some(prolific::connect(db).map_err(e)?) };
-            if let Some(c) = &client {
-                sync::sync(c, study).await.map_err(e)?;
-            }
-            let lines = bonus::read(db, study, source).await.map_err(e)?;
-            let plan = bonus::plan(db, study, &round, lines, dry_run).await.map_err(e)?;
-            println!(
-                "round {:?}: {} bonuses, {} in all{}",
-                plan.round,
-                plan.bonuses.len(),
-                cents(plan.total_cents),
-                if dry_run { " (dry run: nothing stored or sent)" } else { "" }
-            );
-            if dry_run {
-                for chunk in plan.bonuses.chunks(crate::domain::prolific::decide::BONUS_SETUP_MAX) {
-                    println!("  POST /api/v1/submissions/bonus-payments/ csv_bonuses:");
-                    print!("{}", prolific::actions::bonus_csv(chunk));
-                    println!("  POST /api/v1/bulk-bonus-payments/<its id>/pay/");
-                }
-                return Ok(());
-            }
-            match client {
-                Some(c) => flush(&c, study).await,
-                None => Ok(()),
-            }
+            bonus_command(db, study, &round, (csv.as_deref(), each.as_deref()), dry_run).await
         }
         ProlificCommand::Pause { study } => transition(db, study, "PAUSE").await,
         ProlificCommand::Resume { study } => transition(db, study, "START").await,
@@ -230,6 +152,116 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
         }
         ProlificCommand::Flush { study } => flush(&prolific::connect(db).map_err(e)?, study).await,
         ProlificCommand::Fake { .. } => unreachable!("the fake is run above, without a database"),
+    }
+}
+
+/// `publish`: the dry run's draft, or the draft with Prolific's cost, then PUBLISH (unless `--draft-only`).
+async fn publish_command(
+    db: &AnyPool,
+    study: StudyId,
+    (dry_run, draft_only): (bool, bool),
+    base_url: &str,
+    over: &publish::Overrides,
+) -> anyhow::Result<()> {
+    if dry_run {
+        let plan = publish::plan(db, study, base_url, over, &[]).await.map_err(e)?;
+        println!("POST /api/v1/studies/ (dry run: nothing sent)");
+        println!("{}", serde_json::to_string_pretty(&plan.body)?);
+        print_figures(&plan);
+        return Ok(());
+    }
+    let client = prolific::connect(db).map_err(e)?;
+    let (plan, pid, cost) = publish::prepare(&client, study, base_url, over).await.map_err(e)?;
+    print_figures(&plan);
+    println!("draft on Prolific: {pid} ({})", plan.internal_name);
+    println!("Prolific's cost:   {}", cost_line(&cost));
+    if draft_only {
+        println!("not published (--draft-only): run `hardneg prolific publish {study}` to publish");
+        return Ok(());
+    }
+    publish::transition(&client, study, "PUBLISH").await.map_err(e)?;
+    println!("published: study {pid} is open to participants");
+    Ok(())
+}
+
+/// `decide`: sync, then every participant's action and the requests, sent through the outbox.
+async fn decide_command(
+    db: &AnyPool,
+    study: StudyId,
+    dry_run: bool,
+    group: Option<String>,
+    workspace: Option<String>,
+) -> anyhow::Result<()> {
+    let client = if dry_run { None } else { Some(prolific::connect(db).map_err(e)?) };
+    if let Some(c) = &client {
+        sync::sync(c, study).await.map_err(e)?;
+    }
+    let group_id = prolific::groups::finishers_group(db, client.as_ref(), study, group, workspace).await.map_err(e)?;
+    let d = decide::decide_study(db, study, group_id.as_deref(), dry_run).await.map_err(e)?;
+    for l in &d.lines {
+        println!(
+            "{:>5} {:<26} {:<18} {:<16} {}",
+            l.participant,
+            l.platform_id,
+            l.prolific_status.as_deref().unwrap_or("-"),
+            l.status,
+            serde_json::to_string(&l.action)?
+        );
+    }
+    println!("{} request(s){}:", d.requests.len(), if dry_run { " would be sent (dry run)" } else { "" });
+    for r in &d.requests {
+        let body = r.body.as_ref().map(|b| b.to_string()).unwrap_or_default();
+        println!("  {} {} {}", r.method, r.path, body);
+    }
+    if let Some(c) = client {
+        flush(&c, study).await?;
+    }
+    Ok(())
+}
+
+/// `bonus`: a round from a CSV or one amount each, stored, then set up and paid.
+async fn bonus_command(
+    db: &AnyPool,
+    study: StudyId,
+    round: &str,
+    (csv, each): (Option<&std::path::Path>, Option<&str>),
+    dry_run: bool,
+) -> anyhow::Result<()> {
+    let text = match csv {
+        Some(p) => std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        None => String::new(),
+    };
+    let source = match each {
+        Some(a) => bonus::Source::EachApproved(
+            crate::domain::prolific::money::parse_money(a).map_err(|m| anyhow::anyhow!("--each: {m}"))?,
+        ),
+        None => bonus::Source::Csv(&text),
+    };
+    // Fresh statuses first: a bonus goes to submissions approved on Prolific.
+    let client = if dry_run { None } else { Some(prolific::connect(db).map_err(e)?) };
+    if let Some(c) = &client {
+        sync::sync(c, study).await.map_err(e)?;
+    }
+    let lines = bonus::read(db, study, source).await.map_err(e)?;
+    let plan = bonus::plan(db, study, round, lines, dry_run).await.map_err(e)?;
+    println!(
+        "round {:?}: {} bonuses, {} in all{}",
+        plan.round,
+        plan.bonuses.len(),
+        cents(plan.total_cents),
+        if dry_run { " (dry run: nothing stored or sent)" } else { "" }
+    );
+    if dry_run {
+        for chunk in plan.bonuses.chunks(crate::domain::prolific::decide::BONUS_SETUP_MAX) {
+            println!("  POST /api/v1/submissions/bonus-payments/ csv_bonuses:");
+            print!("{}", prolific::actions::bonus_csv(chunk));
+            println!("  POST /api/v1/bulk-bonus-payments/<its id>/pay/");
+        }
+        return Ok(());
+    }
+    match client {
+        Some(c) => flush(&c, study).await,
+        None => Ok(()),
     }
 }
 
