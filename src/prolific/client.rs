@@ -146,10 +146,23 @@ impl Client {
     /// comes back as `Invalid` with Prolific's message; no answer after the
     /// last try is `Unavailable` (try again later).
     pub async fn expect(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Value, ServiceError> {
+        self.expect_found(method, path, body)
+            .await?
+            .ok_or_else(|| ServiceError::Invalid(format!("Prolific answered {method} {path} with 404: not found")))
+    }
+
+    /// As `expect`, with a 404 read as None (a page past the last one).
+    pub async fn expect_found(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Option<Value>, ServiceError> {
         const TRIES: u32 = 5;
         for attempt in 1..=TRIES {
             let retry_after = match self.call(method, path, body, None).await {
-                Ok(reply) if reply.ok() => return Ok(reply.body),
+                Ok(reply) if reply.ok() => return Ok(Some(reply.body)),
+                Ok(reply) if reply.status == 404 => return Ok(None),
                 Ok(reply) if reply.status != 429 && reply.status < 500 => {
                     return Err(ServiceError::Invalid(format!(
                         "Prolific answered {method} {path} with {}: {}",

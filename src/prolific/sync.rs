@@ -36,8 +36,14 @@ pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, Service
     let mut seen: HashSet<String> = HashSet::new();
     let mut rows: Vec<Value> = Vec::new();
     for page in 1u32.. {
-        let path = format!("/api/v1/studies/{pid}/submissions/?page={page}&page_size={PAGE_SIZE}");
-        let body = client.expect("GET", &path, None).await?;
+        // The reference's paginated list (`page`, `page_size`); its per-study list documents no paging.
+        let path = format!("/api/v1/submissions/?study={pid}&page={page}&page_size={PAGE_SIZE}");
+        let body = match client.expect_found("GET", &path, None).await? {
+            Some(body) => body,
+            // A page past the last (a full last page and no `_links`): the list is done.
+            None if page > 1 => break,
+            None => return Err(ServiceError::NotFound(format!("Prolific has no study {pid}"))),
+        };
         report.pages = page;
         let results = body["results"].as_array().cloned().unwrap_or_default();
         let n = results.len();

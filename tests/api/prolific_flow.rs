@@ -136,7 +136,7 @@ async fn a_study_of_210_participants_from_publish_to_bonuses_through_faults_and_
             fake.timeout(&a.submission_id).await;
         }
     }
-    fake.fault("GET", "/api/v1/studies/*/submissions/", "500", 1).await;
+    fake.fault("GET", "/api/v1/submissions/", "500", 1).await;
     assert_eq!(sync(&app, &r, study).await["freed"], 9, "a 500 on a page is retried");
 
     // Six fail every attention check, four the comprehension check, two never open the link.
