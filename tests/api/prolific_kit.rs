@@ -65,7 +65,7 @@ impl Hardneg {
         let _ = self.child.wait();
     }
 
-    /// Waits up to `secs` for the process to end by itself (a crash hook's abort).
+    /// Waits up to `secs` for the process to end by itself (a crash hook's abort); generous, as a loaded CI machine is slow to start a server.
     pub fn exited_within(&mut self, secs: u64) -> bool {
         let deadline = std::time::Instant::now() + Duration::from_secs(secs);
         while std::time::Instant::now() < deadline {
