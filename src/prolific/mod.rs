@@ -12,6 +12,7 @@ pub mod fake;
 pub mod groups;
 pub mod outbox;
 pub mod publish;
+pub mod readback;
 pub mod remote;
 pub mod settings;
 pub mod status;

@@ -1,0 +1,122 @@
+//! Reading an action back when its answer was lost (a time-out, a dropped
+//! connection, a sender that died): is its effect at Prolific? Only then is
+//! a row marked done, or sent again.
+use super::client::{now_ms, Client, Reply};
+use super::outbox::Row;
+use super::remote::Remote;
+use crate::domain::prolific::status::SubmissionStatus;
+use crate::error::ServiceError;
+
+fn bonus_grace_ms() -> i64 {
+    std::env::var("HARDNEG_PROLIFIC_BONUS_GRACE_SECS").ok().and_then(|v| v.parse::<i64>().ok()).unwrap_or(900) * 1000
+}
+
+/// The Prolific study whose internal_name is `name`, if one exists.
+pub async fn find_draft(client: &Client, name: &str) -> Result<Option<String>, ServiceError> {
+    let list = client.expect("GET", "/api/v1/studies/", None).await?;
+    Ok(list["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["internal_name"].as_str() == Some(name))
+        .and_then(|s| s["id"].as_str().map(str::to_string)))
+}
+
+async fn get(client: &Client, path: &str) -> Result<Reply, ServiceError> {
+    client.call("GET", path, None, None).await.map_err(|e| ServiceError::Internal(e.to_string()))
+}
+
+/// Whether an unconfirmed action's effect is at Prolific: Some(true)
+/// applied, Some(false) absent (it may be sent again), None not known yet.
+pub(super) async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Result<Option<bool>, ServiceError> {
+    let submission = |id: &str| format!("/api/v1/submissions/{id}/");
+    let known = |reply: &Reply| reply.ok().then_some(&reply.body).cloned();
+    Ok(match &r.remote {
+        Remote::CreateStudy { internal_name, .. } => Some(find_draft(client, internal_name).await?.is_some()),
+        Remote::Transition { action } => {
+            let Some(pid) = pid else { return Ok(Some(false)) };
+            let Some(study) = known(&get(client, &format!("/api/v1/studies/{pid}/")).await?) else { return Ok(None) };
+            let status = study["status"].as_str().unwrap_or("");
+            Some(match action.as_str() {
+                "PUBLISH" => status != "UNPUBLISHED",
+                "PAUSE" => status == "PAUSED",
+                "START" => status == "ACTIVE",
+                _ => matches!(status, "COMPLETED" | "AWAITING REVIEW"),
+            })
+        }
+        Remote::SetPlaces { total } => {
+            let Some(pid) = pid else { return Ok(Some(false)) };
+            let Some(study) = known(&get(client, &format!("/api/v1/studies/{pid}/")).await?) else { return Ok(None) };
+            Some(study["total_available_places"].as_f64().unwrap_or(0.0) >= *total as f64)
+        }
+        Remote::Approve { submission: id } | Remote::Reject { submission: id, .. } => {
+            let Some(s) = known(&get(client, &submission(id)).await?) else { return Ok(None) };
+            let status = SubmissionStatus::parse(s["status"].as_str().unwrap_or(""));
+            Some(if matches!(r.remote, Remote::Approve { .. }) {
+                status.paid()
+            } else {
+                status == SubmissionStatus::Rejected
+            })
+        }
+        Remote::RequestReturn { submission: id, .. } => {
+            let Some(s) = known(&get(client, &submission(id)).await?) else { return Ok(None) };
+            Some(!s["return_requested"].is_null() || s["status"] == "RETURNED")
+        }
+        // A lost set-up is never paid: set up again. Adding to a group again changes nothing.
+        Remote::BonusSetup { .. } | Remote::GroupAdd { .. } => Some(false),
+        Remote::BonusPay { bulk_id, round, bonuses } => bonus_paid(client, r, bulk_id, round, bonuses).await?,
+    })
+}
+
+/// A pay whose answer was lost: every submission's bonus payments are read
+/// back. Paid everywhere: applied. Paid nowhere once Prolific's
+/// asynchronous payment has had its grace period: absent (sent again).
+/// Anything else: not known yet.
+async fn bonus_paid(
+    client: &Client,
+    r: &Row,
+    bulk_id: &str,
+    round: &str,
+    bonuses: &[(String, u64)],
+) -> Result<Option<bool>, ServiceError> {
+    let db = client.db();
+    let (mut paid, mut missing) = (0, 0);
+    for (sub, cents) in bonuses {
+        let reply = get(client, &format!("/api/v1/submissions/{sub}/")).await?;
+        if !reply.ok() {
+            return Ok(None);
+        }
+        let amount = *cents as f64 / 100.0;
+        // Amounts in money (1.50) or in cents (150): the reference does not say which.
+        let seen = reply.body["bonus_payments"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|v| v.as_f64().is_some_and(|a| (a - amount).abs() < 0.005 || (a - *cents as f64).abs() < 0.5))
+            .count() as i64;
+        // Bonuses of the same amount this submission was paid in other rounds.
+        let before: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM prolific_bonuses WHERE study_id = $1 AND submission_id = $2 AND amount_cents = $3
+               AND state = 'paid' AND NOT (bulk_id = $4 AND round = $5)",
+        )
+        .bind(r.study)
+        .bind(sub)
+        .bind(*cents as i64)
+        .bind(bulk_id)
+        .bind(round)
+        .fetch_one(db)
+        .await?;
+        if seen > before {
+            paid += 1;
+        } else {
+            missing += 1;
+        }
+    }
+    Ok(if missing == 0 {
+        Some(true)
+    } else if paid == 0 && now_ms() - r.sent_at.unwrap_or(0) >= bonus_grace_ms() {
+        Some(false)
+    } else {
+        None
+    })
+}
