@@ -295,14 +295,8 @@ impl StudySpec {
         };
         let vocabulary = super::vocabulary::for_study(kind, self.vocabulary, self.vocabulary_strict)
             .map_err(|message| field("vocabulary", message))?;
-        let prolific = match (self.prolific, &link) {
-            (None, _) => None,
-            (Some(_), None) => return Err(field("prolific", "belongs to access = \"link\" studies")),
-            (Some(p), Some(l)) => Some(
-                super::prolific::spec::parse(p, l.time_limit_minutes)
-                    .map_err(|e| SpecError::Field { field: e.field, message: e.message })?,
-            ),
-        };
+        let prolific = super::prolific::spec::of_study(self.prolific, link.as_ref().map(|l| l.time_limit_minutes))
+            .map_err(|e| SpecError::Field { field: e.field, message: e.message })?;
         Ok(Study {
             prolific,
             vocabulary,

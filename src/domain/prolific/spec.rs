@@ -68,6 +68,18 @@ fn field(name: &'static str, message: impl Into<String>) -> FieldError {
     FieldError { field: name, message: message.into() }
 }
 
+/// A study's `[prolific]` table: only link studies (`link_time_limit`
+/// their time limit) may have one.
+pub fn of_study(p: Option<ProlificSpec>, link_time_limit: Option<u32>) -> Result<Option<ProlificSettings>, FieldError> {
+    match (p, link_time_limit) {
+        (None, _) => Ok(None),
+        (Some(_), None) => {
+            Err(FieldError { field: "prolific", message: "belongs to access = \"link\" studies".into() })
+        }
+        (Some(p), Some(limit)) => parse(p, limit).map(Some),
+    }
+}
+
 /// The table for a link study whose places are held `time_limit_minutes`.
 pub fn parse(p: ProlificSpec, time_limit_minutes: u32) -> Result<ProlificSettings, FieldError> {
     let estimated_minutes = p
