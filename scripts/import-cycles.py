@@ -32,7 +32,8 @@ cycle in the code that ships.
 
 `python3 scripts/import-cycles.py A B` lists the file edges from entry A
 into entry B; `--self-test` checks the gate itself on copies of src/ with a
-wrong-way import planted (run by scripts/test.sh); `--src DIR` reads another
+wrong-way import planted (run by scripts/test.sh); `--graph` prints the
+import graph by entry, with file-edge counts; `--src DIR` reads another
 tree.
 """
 import os, re, shutil, sys, tempfile
@@ -502,6 +503,9 @@ def self_test(src):
          lambda f: f.startswith('wrong way: models/human.rs -> crowd/kept.rs')),
         ('scoring using more than store and domain', 'scoring/mod.rs', 'use crate::state::AppState;',
          lambda f: f.startswith('wrong way: scoring/mod.rs -> state.rs')),
+        # The services are handed the kinds' table; naming it is going up.
+        ('study creation reaching for the registry', 'studies/create.rs', 'use crate::kinds::REGISTRY;',
+         lambda f: f.startswith('wrong way: studies/create.rs -> kinds/mod.rs')),
     ]
     for name, rel, line, want in cases:
         expect(name, planted(src, rel, line), want)
@@ -521,6 +525,26 @@ def self_test(src):
     return 1 if failures else 0
 
 
+def print_graph(src):
+    """The import graph by top-level entry: `A -> B  n` for the n file
+    edges from A's files into B's (the drawing the README's order is
+    checked against), then each entry's file count."""
+    modules, shipped = graph(src)
+    edges, files = {}, {}
+    for m, (f, _) in modules.items():
+        files[entry(modules, m)] = files.get(entry(modules, m), 0) + 1
+    for m, ts in shipped.items():
+        for t in ts:
+            if m and t:
+                a, b = entry(modules, m), entry(modules, t)
+                if a != b:
+                    edges[(a, b)] = edges.get((a, b), 0) + 1
+    for (a, b), n in sorted(edges.items(), key=lambda e: (TIER.get(e[0][0], -1), e[0])):
+        print(f'{a} -> {b}  {n}')
+    print('files:', ', '.join(f'{e} {n}' for e, n in sorted(files.items(), key=lambda e: (TIER.get(e[0], -1), e[0]))))
+    return 0
+
+
 def main(argv):
     src = SRC
     if '--src' in argv:
@@ -528,6 +552,8 @@ def main(argv):
         src, argv = os.path.abspath(argv[at + 1]), argv[:at] + argv[at + 2:]
     if argv == ['--self-test']:
         return self_test(src)
+    if argv == ['--graph']:
+        return print_graph(src)
     if len(argv) == 2:
         a, b = (x.rstrip('/') for x in argv)
         modules, shipped = graph(src)

@@ -7,10 +7,11 @@
 use crate::accounts as auth;
 use crate::cli::demo_seed;
 use crate::domain::role::Role;
-use crate::kinds::create as studies;
+use crate::kinds::REGISTRY;
 use crate::store::dataset_rows as datasets;
 use crate::store::db;
 use crate::store::images::ImageStore;
+use crate::studies::create as studies;
 use sqlx::AnyPool;
 use std::path::Path;
 
@@ -83,8 +84,8 @@ pub async fn build(dir: &Path, n: usize) -> anyhow::Result<AnyPool> {
 
 /// Creates the study, then every planned task already answered with `value_sql`.
 async fn answer(pool: &AnyPool, spec: &str, value_sql: &str) -> anyhow::Result<()> {
-    let study = studies::parse_spec(spec, 0)?;
-    let id = studies::create_study(pool, &study, spec).await?;
+    let study = studies::parse_spec(&REGISTRY, spec, 0)?;
+    let id = studies::create_study(pool, &REGISTRY, &study, spec).await?;
     let items = crate::studies::meta::study_items(pool, id).await?;
     let mut tx = pool.begin().await?;
     for name in ["a1", "a2"] {

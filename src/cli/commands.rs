@@ -6,8 +6,9 @@ use crate::accounts as auth;
 use crate::datasets::import::{import_candidates, ImportRequest};
 use crate::domain::normalize::NormalizeMode;
 use crate::domain::role::Role;
-use crate::kinds::create;
+use crate::kinds::REGISTRY;
 use crate::store::{db, images::ImageStore};
+use crate::studies::create;
 use anyhow::Context;
 use serve::Paths;
 use std::io::Read;
@@ -199,9 +200,10 @@ pub async fn datasets(data_dir: &Path, json: bool) -> anyhow::Result<()> {
 /// `hardneg study create SPEC`.
 pub async fn create_study(data_dir: &Path, spec: &Path) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(spec).with_context(|| format!("reading {}", spec.display()))?;
-    let study = create::parse_spec(&text, db::now_secs() as u64).with_context(|| spec.display().to_string())?;
+    let study =
+        create::parse_spec(&REGISTRY, &text, db::now_secs() as u64).with_context(|| spec.display().to_string())?;
     let pool = open(data_dir).await?;
-    let id = create::create_study(&pool, &study, &text).await.with_context(|| spec.display().to_string())?;
+    let id = create::create_study(&pool, &REGISTRY, &study, &text).await.with_context(|| spec.display().to_string())?;
     println!("created study {id}: {} (seed {})", study.name, study.seed);
     for warning in study.link.iter().flat_map(|l| l.warnings()) {
         eprintln!("warning: {warning}");

@@ -11,10 +11,11 @@ use crate::api_types::TaskView;
 use crate::crowd::{self, Arrival, Stage};
 use crate::domain::crowd::ids::PlatformIds;
 use crate::domain::ids::{StudyId, TaskId};
-use crate::kinds::create;
+use crate::kinds::REGISTRY;
 use crate::state::{AppState, CrowdState};
 use crate::store::clock::Clock;
 use crate::store::{db, images::ImageStore, writer::Writer};
+use crate::studies::create;
 use crate::studies::tasks;
 use anyhow::Context;
 use sqlx::AnyPool;
@@ -76,8 +77,8 @@ pub async fn seed_demo_crowd(db: &AnyPool, scenes: &str) -> anyhow::Result<()> {
     }
     let gold: Vec<String> = keys.iter().take(2).map(|k| format!("{{ key = {k:?} }}")).collect();
     let spec = SPEC.replace("{gold}", &gold.join(", "));
-    let study = create::parse_spec(&spec, 0)?;
-    let id = create::create_study(db, &study, &spec).await.context("the demo crowd study")?;
+    let study = create::parse_spec(&REGISTRY, &spec, 0)?;
+    let id = create::create_study(db, &REGISTRY, &study, &spec).await.context("the demo crowd study")?;
     let (state, clock) = state(db).await?;
     let truth = truth(db).await?;
     let token = crowd::link(db, id).await?.token;

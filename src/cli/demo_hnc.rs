@@ -10,10 +10,11 @@ use crate::datasets::import::pairs::insert_pair;
 use crate::demo::hnc::{generate, vocabulary};
 use crate::domain::ids::StudyId;
 use crate::domain::pairs::PairRow;
-use crate::kinds::create;
+use crate::kinds::REGISTRY;
 use crate::store::dataset_rows::{insert_dataset, insert_images};
 use crate::store::db::now_secs;
 use crate::store::images::ImageStore;
+use crate::studies::create;
 use sqlx::AnyPool;
 
 pub const DEMO_HNC: &str = "demo-hnc";
@@ -74,7 +75,7 @@ pub async fn seed_demo_hnc(db: &AnyPool, images: &ImageStore) -> anyhow::Result<
             }
             tx.commit().await?;
             let spec = writing_spec();
-            create::create_study(db, &create::parse_spec(&spec, 0)?, &spec).await?
+            create::create_study(db, &REGISTRY, &create::parse_spec(&REGISTRY, &spec, 0)?, &spec).await?
         }
     };
     // The writer: the known pair, except a skip on the first image and a
@@ -102,7 +103,7 @@ pub async fn seed_demo_hnc(db: &AnyPool, images: &ImageStore) -> anyhow::Result<
         .collect();
     answer_as(db, writing, writer, &written, &[]).await?;
     let spec = validation_spec();
-    let validation = create::create_study(db, &create::parse_spec(&spec, 0)?, &spec).await?;
+    let validation = create::create_study(db, &REGISTRY, &create::parse_spec(&REGISTRY, &spec, 0)?, &spec).await?;
     // The validator: the first pairs valid but one whose negative it judges wrong.
     let pairs: Vec<i64> =
         sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = $1 ORDER BY instance_id")

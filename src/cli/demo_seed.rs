@@ -4,9 +4,10 @@ use crate::datasets::import::ab_pairs::insert_ab_pair;
 use crate::datasets::import::triplets::insert_triplet;
 use crate::domain::role::Role;
 use crate::domain::triplets::Triplet;
-use crate::kinds::create;
+use crate::kinds::REGISTRY;
 use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use crate::store::images::{ImageStore, StoredImage};
+use crate::studies::create;
 use sqlx::{Any, AnyPool, Transaction};
 
 pub const DEMO_DATASET: &str = "demo";
@@ -204,11 +205,11 @@ seed = 2024
 /// annotator's list starts with), then the protocol studies.
 pub async fn seed_demo_study(db: &AnyPool) -> anyhow::Result<()> {
     for spec in std::iter::once(DEMO_STUDY_SPEC).chain(DEMO_PROTOCOL_SPECS) {
-        let study = create::parse_spec(spec, 0)?;
+        let study = create::parse_spec(&REGISTRY, spec, 0)?;
         let exists: Option<i64> =
             sqlx::query_scalar("SELECT id FROM studies WHERE name = $1").bind(&study.name).fetch_optional(db).await?;
         if exists.is_none() {
-            create::create_study(db, &study, spec).await?;
+            create::create_study(db, &REGISTRY, &study, spec).await?;
         }
     }
     Ok(())

@@ -79,7 +79,9 @@ pub async fn import_ab_pairs(data_dir: &Path, file: PathBuf, dataset: Option<Str
 
 pub async fn report(data_dir: &Path, study: StudyId, json: bool) -> anyhow::Result<()> {
     let pool = open(data_dir).await?;
-    let r = crate::kinds::report::study_report(&pool, study).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let r = crate::studies::report::study_report(&pool, &crate::kinds::REGISTRY, study)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     if json {
         println!("{}", String::from_utf8(r.to_json(true).map_err(|e| anyhow::anyhow!("{e}"))?)?);
     } else {

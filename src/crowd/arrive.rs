@@ -173,7 +173,7 @@ pub async fn arrive_consenting(
     // A kind may keep some people out (HNC: a writer of the pairs a validation study checks).
     if let Some(ids) = &ids {
         let meta = crate::studies::meta::study_meta(state, study).await?;
-        if let Some(keep_out) = crate::kinds::server(meta.kind).and_then(|s| s.keep_out) {
+        if let Some(keep_out) = crate::kinds::REGISTRY.server(meta.kind).and_then(|s| s.keep_out) {
             if keep_out(&mut tx, &meta, &ids.pid).await? {
                 return Ok(Arrival::Writer);
             }

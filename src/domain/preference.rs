@@ -14,6 +14,13 @@ use std::collections::{BTreeMap, BTreeSet};
 /// What the rows' `sign_test_p` tests, as the report names it.
 pub const TEST: &str = "item_majority_sign_test";
 
+/// A stored preference answer, `<criterion>_<a|b|tie>`, as its criterion
+/// and choice; None when it is not one of `criteria`'s.
+pub fn split_value<'a>(value: &'a str, criteria: &[&str]) -> Option<(&'a str, &'a str)> {
+    let (criterion, choice) = value.rsplit_once('_')?;
+    (criteria.contains(&criterion) && ["a", "b", "tie"].contains(&choice)).then_some((criterion, choice))
+}
+
 /// One judgement: which source's negative was better on an item, None for a tie.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Judgement {

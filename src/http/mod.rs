@@ -41,5 +41,11 @@ pub fn routes() -> Router<AppState> {
         .merge(media::routes())
         .merge(survey_form::routes())
         .merge(take_form::routes())
-        .merge(crate::kinds::ui::form_routes())
+        .merge(kind_forms())
+}
+
+/// Every registered kind's no-JavaScript form routes (`ui_kit::card::Ui::forms`).
+fn kind_forms() -> Router<AppState> {
+    let forms = crate::kinds::KINDS.iter().filter_map(|&k| crate::kinds::ui(k)?.forms);
+    forms.fold(Router::new(), |routes, forms| routes.merge(forms()))
 }

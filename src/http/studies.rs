@@ -7,9 +7,10 @@ use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller};
 use crate::http::task_json::FastJson;
-use crate::kinds::create as studies;
+use crate::kinds::REGISTRY;
 use crate::state::AppState;
 use crate::studies::agreement::{self, AgreementOut, Mapping};
+use crate::studies::create as studies;
 use crate::studies::{adjudication, meta, overview, progress, tasks};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -119,8 +120,8 @@ async fn create_study(
     spec: String,
 ) -> Result<(StatusCode, Json<Created>), ServiceError> {
     caller.researcher()?;
-    let study = studies::parse_spec(&spec, crate::store::db::now_secs() as u64)?;
-    let id = studies::create_study(&state.db, &study, &spec).await?;
+    let study = studies::parse_spec(&REGISTRY, &spec, crate::store::db::now_secs() as u64)?;
+    let id = studies::create_study(&state.db, &REGISTRY, &study, &spec).await?;
     Ok((StatusCode::CREATED, Json(Created { id: id.get(), name: study.name, seed: study.seed })))
 }
 
@@ -132,7 +133,7 @@ async fn start_step4(
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<(StatusCode, Json<Created>), ServiceError> {
     caller.researcher()?;
-    let (id, study) = studies::create_step4(&state.db, id).await?;
+    let (id, study) = studies::create_step4(&state.db, &REGISTRY, id).await?;
     Ok((StatusCode::CREATED, Json(Created { id: id.get(), name: study.name, seed: study.seed })))
 }
 
@@ -193,7 +194,7 @@ async fn study_report(
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Response, ServiceError> {
     caller.researcher()?;
-    let json = crate::kinds::report::study_report(&state.db, id).await?.to_json(false)?;
+    let json = crate::studies::report::study_report(&state.db, &REGISTRY, id).await?.to_json(false)?;
     Ok(([(axum::http::header::CONTENT_TYPE, "application/json")], json).into_response())
 }
 

@@ -1,61 +1,42 @@
-//! The survey kinds, one folder each, and their list. A kind's folder holds
-//! everything about it: `mod.rs` its descriptor (`pub const KIND: KindSpec`)
-//! and presentation, then its own statistics and, behind `ssr`, its report
-//! and export files (`server.rs`), and its task card with the card's
-//! no-JavaScript form (`ui.rs`, `form.rs`). The shell finds these parts
-//! through the tables `server` and `ui` below and never names a kind. This
-//! layer sits above the pure core (`domain` never names a kind), the
-//! services it uses (`studies`) and `ui_kit` (what cards share with the
-//! pages: card head, progress text, caller, error pages), and below the
-//! shell (`datasets`, `http`, `ui`, `cli`). Add a kind by copying
-//! a folder and naming it in `register_kinds!` below (README, "How to add a
-//! survey kind").
+//! The survey kinds, one folder each, and their registry. A kind's folder
+//! holds everything about it: `mod.rs` its descriptor (`pub const KIND:
+//! KindSpec`) and presentation, then its own statistics and, behind `ssr`,
+//! its report and export files (`server.rs`), and its task card with the
+//! card's no-JavaScript form (`ui.rs`, `form.rs`). The parts speak the hook
+//! contracts below this layer (`studies::hooks` for the server part,
+//! `ui_kit::card` for the UI part); the shell finds them through the tables
+//! here ([`REGISTRY`], handed to the services below, and [`ui`]) and never
+//! names a kind. Add a kind by copying a folder and naming it in
+//! `register_kinds!` below (README, "How to add a survey kind").
 use crate::domain::study::{SpecError, Study, StudySpec};
 use crate::domain::survey::SurveyKind;
+#[cfg(feature = "ssr")]
+use crate::studies::hooks::{Entry, Registry};
+use crate::ui_kit::card::Ui;
 use serde::{Deserialize, Deserializer};
 
-#[cfg(feature = "ssr")]
-pub mod create;
-#[cfg(feature = "ssr")]
-pub mod report;
-#[cfg(feature = "ssr")]
-pub mod server;
-pub mod ui;
-
 /// Declares the kinds' modules, [`KINDS`], the one list of kinds, and the
-/// lookups of a kind's parts: a kind followed by `+ server` has
-/// `<kind>/server.rs` with `pub const SERVER` (found by `server`), one
-/// followed by `+ ui` has `<kind>/ui.rs` with `pub const UI` (found by `ui`).
+/// tables of their parts: a kind followed by `+ server` has
+/// `<kind>/server.rs` with `pub const SERVER` (in [`REGISTRY`]), one
+/// followed by `+ ui` has `<kind>/ui.rs` with `pub const UI` (found by [`ui`]).
 macro_rules! register_kinds {
-    (@server server $kind:ident $k:ident) => {
-        if $k == SurveyKind::of(&$kind::KIND) {
-            return Some(&$kind::server::SERVER);
-        }
-    };
-    (@server ui $kind:ident $k:ident) => {};
-    (@ui ui $kind:ident $k:ident) => {
-        if $k == SurveyKind::of(&$kind::KIND) {
-            return Some(&$kind::ui::UI);
-        }
-    };
-    (@ui server $kind:ident $k:ident) => {};
+    (@part $want:ident $kind:ident;) => { None };
+    (@part server $kind:ident; server $($rest:ident)*) => { Some(&$kind::server::SERVER) };
+    (@part ui $kind:ident; ui $($rest:ident)*) => { Some(&$kind::ui::UI) };
+    (@part $want:ident $kind:ident; $other:ident $($rest:ident)*) => { register_kinds!(@part $want $kind; $($rest)*) };
     ($($kind:ident $(+ $part:ident)*),+ $(,)?) => {
         $(pub mod $kind;)+
         /// Every survey kind, in the order researchers see them listed.
         pub const KINDS: &[SurveyKind] = &[$(SurveyKind::of(&$kind::KIND)),+];
 
-        /// A kind's server part: its own report, its export files.
+        /// The kinds with their server parts (own report, export files,
+        /// items from a source study), for the services that run them.
         #[cfg(feature = "ssr")]
-        pub fn server(kind: SurveyKind) -> Option<&'static server::Server> {
-            $($(register_kinds!(@server $part $kind kind);)*)+
-            None
-        }
+        pub static REGISTRY: Registry = Registry {
+            entries: &[$(Entry { kind: SurveyKind::of(&$kind::KIND), server: register_kinds!(@part server $kind; $($part)*) }),+],
+        };
 
-        /// A kind's UI part: its own task card, its no-JavaScript forms.
-        pub fn ui(kind: SurveyKind) -> Option<&'static ui::Ui> {
-            $($(register_kinds!(@ui $part $kind kind);)*)+
-            None
-        }
+        static UIS: &[(SurveyKind, Option<&Ui>)] = &[$((SurveyKind::of(&$kind::KIND), register_kinds!(@part ui $kind; $($part)*))),+];
     };
 }
 
@@ -73,6 +54,12 @@ register_kinds![
     caption_match,
 ];
 
+/// A kind's UI part: its own task card, its no-JavaScript forms, its panel
+/// on the comparison page; None for a kind answered on the option card.
+pub fn ui(kind: SurveyKind) -> Option<&'static Ui> {
+    UIS.iter().find(|(k, _)| *k == kind).and_then(|(_, ui)| *ui)
+}
+
 /// Lookups over the registered kinds.
 impl SurveyKind {
     /// Every registered kind.
@@ -82,11 +69,6 @@ impl SurveyKind {
 
     pub fn parse(s: &str) -> Option<SurveyKind> {
         Self::parse_in(KINDS, s)
-    }
-
-    /// The kinds whose answers are reported as statistics.
-    pub fn reports() -> impl Iterator<Item = SurveyKind> {
-        KINDS.iter().copied().filter(|k| k.report().is_some())
     }
 
     /// The kinds that measure people.

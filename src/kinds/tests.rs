@@ -196,3 +196,19 @@ fn a_kind_the_option_card_cannot_answer_has_a_card_of_its_own() {
     }
     assert_eq!(carded, ["ranking", "triplet_check", "caption_writing"]);
 }
+
+#[test]
+fn the_registry_table_lists_every_kind_in_order_with_the_server_parts_it_names() {
+    let listed: Vec<SurveyKind> = super::REGISTRY.kinds().collect();
+    assert_eq!(listed, super::KINDS);
+    let with_server: Vec<&str> =
+        super::REGISTRY.entries.iter().filter(|e| e.server.is_some()).map(|e| e.kind.name()).collect();
+    assert_eq!(with_server, ["ranking", "triplet_check", "caption_writing", "pair_validation"]);
+    // A kind that reports its own statistics has a server report to give them.
+    for kind in super::REGISTRY.kinds() {
+        let own = matches!(kind.report(), Some(crate::domain::survey::Report::Own));
+        assert_eq!(own, super::REGISTRY.server(kind).and_then(|s| s.report).is_some(), "{kind}");
+    }
+    let reporting: Vec<SurveyKind> = super::REGISTRY.reports().collect();
+    assert!(reporting.iter().all(|k| k.report().is_some()) && !reporting.is_empty());
+}

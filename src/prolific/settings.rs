@@ -13,7 +13,7 @@ pub async fn settings(db: &AnyPool, study: StudyId) -> Result<(String, String, P
             .fetch_optional(db)
             .await?;
     let (name, spec, hash) = row.ok_or_else(|| ServiceError::NotFound(format!("no study {study}")))?;
-    let parsed = crate::kinds::create::parse_spec(&spec, 0)?;
+    let parsed = crate::studies::create::parse_spec(&crate::kinds::REGISTRY, &spec, 0)?;
     let mut p = parsed.prolific.ok_or_else(|| {
         ServiceError::Invalid(format!(
             "study {study}'s spec has no [prolific] table (estimated_minutes at least): docs/study-spec.md#prolific"

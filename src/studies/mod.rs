@@ -1,6 +1,9 @@
-//! Studies: the annotators' tasks, outcomes and the pipeline
-//! they feed, adjudication, agreement and progress; a link study's stored
-//! link, bundles and leases (`link`), which `crowd` builds on.
+//! Studies: creating them from a spec (`create`), the annotators' tasks,
+//! outcomes and the pipeline they feed, adjudication, agreement, progress
+//! and reports (`report`); a link study's stored link, bundles and leases
+//! (`link`), which `crowd` builds on. What a kind may add (its server part)
+//! is the contract in `hooks`; the kinds' registry is handed in as a table,
+//! so nothing here names a kind.
 pub mod adaptive;
 pub mod adaptive_report;
 pub mod adjudication;
@@ -9,6 +12,8 @@ pub mod agreement;
 mod agreement_detail;
 mod agreement_questions;
 pub mod answer_texts;
+pub mod create;
+pub mod hooks;
 pub mod link;
 pub mod meta;
 #[cfg(test)]
@@ -18,6 +23,7 @@ pub mod outcomes;
 pub mod overview;
 pub mod pipeline;
 pub mod progress;
+pub mod report;
 pub mod tasks;
 pub mod vocabulary;
 pub mod votes;

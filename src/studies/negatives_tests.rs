@@ -7,8 +7,9 @@ use crate::datasets::export::{export_to_dir, ExportRequest};
 use crate::domain::metrics::Outcome;
 use crate::domain::role::Role;
 use crate::domain::survey::SurveyKind;
-use crate::kinds::create;
+use crate::kinds::REGISTRY;
 use crate::store::negatives::negative_image_for;
+use crate::studies::create;
 use crate::studies::{adjudication, outcomes};
 use std::collections::BTreeMap;
 
@@ -24,7 +25,8 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
     let researcher = SessionUser { id: researcher_id, username: "researcher".into(), role: Role::Researcher };
 
     let spec = "name = \"S3\"\nkind = \"four_image\"\ndataset = \"demo\"\nannotators = \"all\"\nseed = 3\n";
-    let s3 = create::create_study(&db, &create::parse_spec(spec, 0).unwrap(), spec).await.unwrap();
+    let s3 =
+        create::create_study(&db, &REGISTRY, &create::parse_spec(&REGISTRY, spec, 0).unwrap(), spec).await.unwrap();
     let items: Vec<i64> = sqlx::query_scalar("SELECT instance_id FROM study_items WHERE study_id = $1 ORDER BY 1")
         .bind(s3)
         .fetch_all(&db)
@@ -39,7 +41,7 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
     let survivors: BTreeMap<i64, String> =
         outcomes::survivors(&db, s3, &[SurveyKind::parse("four_image").unwrap()]).await.unwrap().into_iter().collect();
     assert!(survivors.len() >= 8, "{survivors:?}");
-    let (s4, _) = create::create_step4(&db, s3).await.unwrap();
+    let (s4, _) = create::create_step4(&db, &REGISTRY, s3).await.unwrap();
     let step4_items: BTreeMap<i64, String> =
         sqlx::query_as("SELECT instance_id, chosen_image FROM study_items WHERE study_id = $1")
             .bind(s4)

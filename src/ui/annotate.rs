@@ -8,7 +8,7 @@ use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::api_types::{Progress, StudySummary, TaskView};
-use crate::kinds::ui::Card;
+use crate::ui_kit::card::Card;
 use crate::ui_kit::card_head::Prefetch;
 use crate::ui_kit::{now_ms, Counter};
 use leptos::prelude::*;

@@ -68,8 +68,14 @@ pub fn ComparePage() -> impl IntoView {
                 }
             })}
         </Suspense>
-        {crate::kinds::ui::compare_panels()}
+        {kind_panels()}
     }
+}
+
+/// The kinds' panels on the comparison page (`ui_kit::card::Ui::compare`), in the registry's order.
+fn kind_panels() -> impl IntoView {
+    let panels = crate::kinds::KINDS.iter().filter_map(|&k| crate::kinds::ui(k)?.compare);
+    panels.map(|panel| panel()).collect_view()
 }
 
 #[component]

@@ -73,7 +73,9 @@ pub async fn reopen_decision(study_id: StudyId, instance_id: InstanceId) -> Resu
 #[server(prefix = "/sfn")]
 pub async fn start_step4(step3: StudyId) -> Result<i64, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    let (id, _) = crate::kinds::create::create_step4(&state.db, step3).await.map_err(session::sfn_error)?;
+    let (id, _) = crate::studies::create::create_step4(&state.db, &crate::kinds::REGISTRY, step3)
+        .await
+        .map_err(session::sfn_error)?;
     Ok(id.get())
 }
 

@@ -9,6 +9,7 @@ use leptos::prelude::*;
 
 #[cfg(feature = "ssr")]
 pub mod caller;
+pub mod card;
 pub mod card_head;
 #[cfg(feature = "ssr")]
 pub mod error_page;

@@ -5,7 +5,6 @@
 //! registry's.
 use crate::helpers::TestApp;
 use hardneg::api_types::TaskView;
-use hardneg::domain::survey::SurveyKind;
 use serde_json::Value;
 
 /// Keys whose object maps data (a value or skip reason) to a count: only the values are compared.
@@ -112,7 +111,7 @@ fn listed_after(file: &str, phrase: &str) -> Vec<String> {
 
 #[test]
 fn the_docs_list_the_registrys_reporting_kinds_in_its_order() {
-    let registry: Vec<String> = SurveyKind::reports().map(|k| k.name().to_string()).collect();
+    let registry: Vec<String> = hardneg::kinds::REGISTRY.reports().map(|k| k.name().to_string()).collect();
     assert!(registry.len() >= 8, "the registry's reporting kinds: {registry:?}");
     for (file, phrase) in
         [("api.md", "For a study whose kind reports statistics"), ("export.md", "whose kind reports statistics")]

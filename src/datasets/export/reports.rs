@@ -7,7 +7,8 @@ use super::sink::io_err;
 use crate::domain::ids::{DatasetId, StudyId};
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
-use crate::kinds::report::study_report;
+use crate::kinds::REGISTRY;
+use crate::studies::report::study_report;
 use sqlx::AnyPool;
 use std::io::Write;
 use std::path::Path;
@@ -44,10 +45,10 @@ pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> R
             continue;
         };
         // The kind's own files (a triplet check's settled triplets, HNC's validated pairs).
-        if let Some(export) = crate::kinds::server(kind).and_then(|s| s.export) {
+        if let Some(export) = REGISTRY.server(kind).and_then(|s| s.export) {
             files.extend(export(db, id, out).await?);
         }
-        let report = study_report(db, id).await?;
+        let report = study_report(db, &REGISTRY, id).await?;
         let (answers, json) = (format!("study-{id}-answers.csv"), format!("study-{id}-report.json"));
         let rows: Vec<AnswerRow> = sqlx::query_as(
             "SELECT s.name, s.kind, i.id, i.key, i.neg_type, i.subtype, i.caption, i.paraphrase, i.negative_caption,
@@ -88,7 +89,8 @@ pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> R
 mod tests {
     use crate::cli::demo_seed::{seed_demo_accounts, seed_demo_triplets, DEMO_PROTOCOL_SPECS, DEMO_TRIPLETS};
     use crate::domain::ids::DatasetId;
-    use crate::kinds::create;
+    use crate::kinds::REGISTRY;
+    use crate::studies::create;
 
     /// A report's file that cannot be written is an internal error that
     /// names the file and keeps the file system's error as its source.
@@ -101,7 +103,8 @@ mod tests {
         seed_demo_accounts(&db).await.unwrap();
         let spec = DEMO_PROTOCOL_SPECS[0];
         assert!(spec.contains("kind = \"odd_one_out\""), "a reporting kind: {spec}");
-        let study = create::create_study(&db, &create::parse_spec(spec, 0).unwrap(), spec).await.unwrap();
+        let study =
+            create::create_study(&db, &REGISTRY, &create::parse_spec(&REGISTRY, spec, 0).unwrap(), spec).await.unwrap();
         let dataset: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
             .bind(DEMO_TRIPLETS)
             .fetch_one(&db)

@@ -9,4 +9,4 @@ pub trait RowSink: Send {
     fn finish(self: Box<Self>) -> Result<(), ServiceError>;
 }
 
-pub use crate::kinds::server::io_err;
+pub use crate::studies::hooks::io_err;

@@ -71,8 +71,7 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
 
 /// The criterion and the choice ("a", "b", "tie") a stored value holds.
 pub fn split_value(value: &str) -> Option<(&str, &str)> {
-    let (criterion, choice) = value.rsplit_once('_')?;
-    (CRITERIA.contains(&criterion) && ["a", "b", "tie"].contains(&choice)).then_some((criterion, choice))
+    crate::domain::preference::split_value(value, &CRITERIA)
 }
 
 #[cfg(test)]

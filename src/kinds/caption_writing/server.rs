@@ -4,7 +4,7 @@
 use crate::domain::ids::StudyId;
 use super::stats::{writing_stats, WritingAnswer, WritingStats};
 use crate::error::ServiceError;
-use crate::kinds::server::{Fut, Server, Statistic, Stats};
+use crate::studies::hooks::{Fut, Server, Statistic, Stats};
 use sqlx::AnyPool;
 
 pub const SERVER: Server = Server { report: Some(report), ..Server::NONE };

@@ -8,7 +8,7 @@
 use super::{read_prompt, SKIP_LABELS, SKIP_REASONS, TEXTS, WRITTEN};
 use crate::api_types::TaskView;
 use crate::domain::vocabulary::Vocabulary;
-use crate::kinds::ui::{Card, Ui};
+use crate::ui_kit::card::{Card, Ui};
 #[cfg(feature = "ssr")]
 use crate::ui_kit::caller;
 use crate::ui_kit::card_head::CardHead;

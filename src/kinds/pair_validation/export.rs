@@ -6,7 +6,7 @@
 //! where the export put the pair's image, so the export directory is the
 //! `--images` directory of a re-import (docs/export.md).
 use crate::domain::ids::StudyId;
-use crate::kinds::server::io_err;
+use crate::studies::hooks::io_err;
 use crate::domain::export::ImageRef;
 use crate::error::ServiceError;
 use super::VALID;

@@ -7,7 +7,7 @@ use crate::error::ServiceError;
 use crate::kinds::caption_writing::server::{line, pct, render_writing, writing};
 use super::stats::{pair_validation_stats, PairValidationStats, ValidatedPair};
 use crate::kinds::caption_writing::stats::WritingStats;
-use crate::kinds::server::{Fut, Server, Statistic, Stats};
+use crate::studies::hooks::{Fut, Server, Statistic, Stats};
 use crate::kinds::triplet_check::server::kappa_lines;
 use crate::studies::outcomes::study_outcomes;
 use serde::Serialize;

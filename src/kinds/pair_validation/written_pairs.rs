@@ -14,7 +14,7 @@ use crate::domain::pairs::PLACEHOLDER;
 use crate::domain::study::Study;
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
-use crate::kinds::server::{Fut, SourceItems};
+use crate::studies::hooks::{Fut, SourceItems};
 use crate::state::StudyMeta;
 use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use sqlx::{Any, AnyConnection, AnyPool, Transaction};

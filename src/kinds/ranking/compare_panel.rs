@@ -10,7 +10,7 @@ use leptos::prelude::*;
 /// Every ranking study's name and statistics.
 #[server(prefix = "/sfn")]
 pub async fn ranking_reports() -> Result<Vec<(String, RankingStats)>, ServerFnError> {
-    use crate::kinds::report::study_report;
+    use crate::studies::report::study_report;
     let (state, _) = caller::researcher().await?;
     let kind = super::KIND.name;
     let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies WHERE kind = $1 ORDER BY id")
@@ -20,7 +20,7 @@ pub async fn ranking_reports() -> Result<Vec<(String, RankingStats)>, ServerFnEr
         .map_err(|e| caller::sfn_error(e.into()))?;
     let mut out = Vec::new();
     for id in ids {
-        let r = study_report(&state.db, id.into()).await.map_err(caller::sfn_error)?;
+        let r = study_report(&state.db, &crate::kinds::REGISTRY, id.into()).await.map_err(caller::sfn_error)?;
         if let Some(stats) = r.stats.as_any().downcast_ref::<RankingStats>() {
             out.push((r.head.study, stats.clone()));
         }

@@ -5,7 +5,7 @@ use crate::domain::ids::StudyId;
 use super::read_order;
 use super::stats::{ranking_stats, Prompt, RankingStats};
 use crate::error::ServiceError;
-use crate::kinds::server::{Fut, Server, Statistic, Stats};
+use crate::studies::hooks::{Fut, Server, Statistic, Stats};
 use sqlx::AnyPool;
 use std::collections::BTreeMap;
 

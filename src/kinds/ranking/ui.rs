@@ -5,7 +5,7 @@
 //! Before hydration each image has a place to choose instead, posted as one
 //! form (`form.rs`). Its comparison-page panel is `compare_panel.rs`.
 use crate::api_types::TaskView;
-use crate::kinds::ui::{Card, Ui};
+use crate::ui_kit::card::{Card, Ui};
 use crate::ui_kit::card_head::{CardHead, Prefetch};
 use crate::ui_kit::Counter;
 use leptos::prelude::*;

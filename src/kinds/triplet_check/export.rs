@@ -2,7 +2,7 @@
 //! the experts settled (`study-<id>-triplets.csv`): the final verdict, the
 //! final P2 (corrected or as imported), the tags, and who settled it how.
 use crate::domain::ids::StudyId;
-use crate::kinds::server::io_err;
+use crate::studies::hooks::io_err;
 use crate::domain::resolution::ItemState;
 use crate::error::ServiceError;
 use super::split;

@@ -4,7 +4,7 @@
 use crate::domain::ids::StudyId;
 use super::stats::{validation_stats, CheckedItem, ValidationStats, VerdictKappa};
 use crate::error::ServiceError;
-use crate::kinds::server::{Fut, Server, Statistic, Stats};
+use crate::studies::hooks::{Fut, Server, Statistic, Stats};
 use crate::studies::{answer_texts, outcomes::study_outcomes};
 use sqlx::AnyPool;
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! 1–5 the tag (0 none), e edits P2 (Esc leaves the box), Enter submits.
 use super::{compose, read_prompt, TAGS, TAG_LABELS};
 use crate::api_types::TaskView;
-use crate::kinds::ui::{Card, Ui};
+use crate::ui_kit::card::{Card, Ui};
 use crate::ui_kit::card_head::{CardHead, Prefetch};
 use crate::ui_kit::Counter;
 use leptos::prelude::*;

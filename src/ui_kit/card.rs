@@ -1,13 +1,12 @@
-//! What a kind adds to the pages beside its descriptor: a card of its own
-//! for its tasks (every other kind is answered on the shared option card),
-//! the no-JavaScript form routes that card posts to, and a panel on the
+//! The hook contract of a kind's UI part: a card of its own for its tasks
+//! (every other kind is answered on the shared option card), the
+//! no-JavaScript form routes that card posts to, and a panel on the
 //! comparison page. A kind lists its `ui` part in `register_kinds!`;
 //! `kinds::ui` finds it, so the survey loop (`ui::annotate`), the router
-//! (`http`) and the comparison page never name a kind. Cards build on
-//! `ui_kit` (the card head, the progress text, the caller), which sits
-//! below both this layer and the shell.
+//! (`http`) and the comparison page never name a kind. Here, below the
+//! kinds and the shell, because both sides speak it.
+use super::Counter;
 use crate::api_types::TaskView;
-use crate::ui_kit::Counter;
 use leptos::prelude::*;
 
 /// What the survey loop hands a kind's card.
@@ -38,18 +37,4 @@ pub struct Ui {
     /// The routes its card's no-JavaScript form posts to.
     #[cfg(feature = "ssr")]
     pub forms: Option<fn() -> axum::Router<crate::state::AppState>>,
-}
-
-/// Every registered kind's no-JavaScript form routes, for the router.
-#[cfg(feature = "ssr")]
-pub fn form_routes() -> axum::Router<crate::state::AppState> {
-    super::KINDS
-        .iter()
-        .filter_map(|&k| super::ui(k)?.forms)
-        .fold(axum::Router::new(), |routes, forms| routes.merge(forms()))
-}
-
-/// The kinds' panels on the comparison page, in the registry's order.
-pub fn compare_panels() -> impl IntoView {
-    super::KINDS.iter().filter_map(|&k| super::ui(k)?.compare).map(|panel| panel()).collect_view()
 }

@@ -1,14 +1,14 @@
 //! The statistics of a study whose kind reports them (the kind's
 //! `Role::Report`): the shared ones (accuracy, preference: several kinds
-//! give them) computed here, a kind's own ones by its folder's server part.
-use super::server::{Head, Statistic, Stats};
+//! give them) computed here, a kind's own ones by its server part, found in
+//! the registry handed in.
+use super::hooks::{Head, Registry, Statistic, Stats};
 use crate::domain::accuracy::{accuracy_by_subset, accuracy_per_person, AccuracyRow, Judged, PersonRow};
 use crate::domain::category::Category;
 use crate::domain::ids::StudyId;
-use crate::domain::preference::{preference_table, Judgement, PreferenceRow, TEST};
-use crate::domain::survey::{Report, SurveyKind};
+use crate::domain::preference::{preference_table, split_value, Judgement, PreferenceRow, TEST};
+use crate::domain::survey::Report;
 use crate::error::ServiceError;
-use crate::kinds::ab_tie::split_value;
 use crate::studies::meta::load_study_meta;
 use serde::Serialize;
 use sqlx::AnyPool;
@@ -84,9 +84,9 @@ async fn answers_by_subset(db: &AnyPool, study_id: StudyId) -> Result<Vec<Answer
 }
 
 /// An A/B/Tie answer as a judgement of the sources.
-fn judgement(a: Answer) -> Result<Judgement, ServiceError> {
-    let (criterion, choice) =
-        split_value(&a.value).ok_or_else(|| ServiceError::Internal(format!("not an A/B/Tie value: {:?}", a.value)))?;
+fn judgement(a: Answer, criteria: &[&str]) -> Result<Judgement, ServiceError> {
+    let (criterion, choice) = split_value(&a.value, criteria)
+        .ok_or_else(|| ServiceError::Internal(format!("not an A/B/Tie value: {:?}", a.value)))?;
     let sources: Vec<String> = [&a.sources.0, &a.sources.1].into_iter().flatten().cloned().collect();
     let better = match choice {
         "a" => a.sources.0,
@@ -99,10 +99,10 @@ fn judgement(a: Answer) -> Result<Judgement, ServiceError> {
     Ok(Judgement { item: a.instance, category: a.category, criterion: criterion.to_string(), better, sources })
 }
 
-pub async fn study_report(db: &AnyPool, study_id: StudyId) -> Result<StudyReport, ServiceError> {
+pub async fn study_report(db: &AnyPool, kinds: &Registry, study_id: StudyId) -> Result<StudyReport, ServiceError> {
     let meta = load_study_meta(db, study_id).await?;
     let Some(report) = meta.kind.report() else {
-        let kinds: Vec<&str> = SurveyKind::reports().map(|k| k.name()).collect();
+        let kinds: Vec<&str> = kinds.reports().map(|k| k.name()).collect();
         return Err(ServiceError::Invalid(format!(
             "study {:?} is a {} study, which reports no statistics (kinds that do: {})",
             meta.name,
@@ -117,11 +117,11 @@ pub async fn study_report(db: &AnyPool, study_id: StudyId) -> Result<StudyReport
         }
         Report::Preference { criteria } => {
             let answers = answers_by_subset(db, study_id).await?;
-            let judgements = answers.into_iter().map(judgement).collect::<Result<Vec<_>, _>>()?;
+            let judgements = answers.into_iter().map(|a| judgement(a, criteria)).collect::<Result<Vec<_>, _>>()?;
             (judgements.len(), Box::new(Preference { test: TEST, rows: preference_table(&judgements, criteria) }))
         }
         Report::Own => {
-            let own = super::server(meta.kind).and_then(|s| s.report).ok_or_else(|| {
+            let own = kinds.server(meta.kind).and_then(|s| s.report).ok_or_else(|| {
                 ServiceError::Internal(format!(
                     "kind {} reports its own statistics but has no server report",
                     meta.kind

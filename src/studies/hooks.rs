@@ -1,12 +1,15 @@
-//! What a kind adds to the server beside its descriptor: its own report
-//! (a `Report::Own` kind), the extra files a dataset export writes for its
-//! studies, and, for a kind whose items are made from its source study's
-//! answers (HNC's validation of written pairs), those items and whom they
-//! keep out. A kind lists its `server` part in `register_kinds!`;
-//! `kinds::server` finds it. The shell never names a kind.
+//! The hook contract between the services and the survey kinds: what a
+//! kind's server part may add beside its descriptor (its own report, the
+//! extra files a dataset export writes for its studies, and, for a kind
+//! whose items are made from its source study's answers, as HNC's
+//! validation of written pairs, those items and whom they keep out), and
+//! the registry's table of those parts ([`Registry`]). The services below
+//! the kinds (study creation, reports) take the table as an argument; the
+//! kinds' folders fill it (`kinds::REGISTRY`), so `studies` names no kind.
 use crate::domain::assignment::Annotators;
 use crate::domain::ids::StudyId;
 use crate::domain::study::Study;
+use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use serde::Serialize;
@@ -26,7 +29,7 @@ pub type ReportFn = for<'a> fn(&'a AnyPool, StudyId) -> Fut<'a, (usize, Box<dyn 
 pub type ExportFn = for<'a> fn(&'a AnyPool, StudyId, &'a Path) -> Fut<'a, Vec<String>>;
 
 /// The items a new study takes from its source study's answers, read
-/// before the creating transaction (`kinds::create`); None when the spec
+/// before the creating transaction (`studies::create`); None when the spec
 /// names no source.
 pub type FromSourceFn = for<'a> fn(&'a AnyPool, &'a Study) -> Fut<'a, Option<Box<dyn SourceItems>>>;
 
@@ -54,6 +57,35 @@ pub struct Server {
 impl Server {
     /// A part that adds nothing: `Server { report: Some(report), ..Server::NONE }`.
     pub const NONE: Server = Server { report: None, export: None, from_source: None, keep_out: None };
+}
+
+/// One registered kind and its server part, if it has one.
+pub struct Entry {
+    pub kind: SurveyKind,
+    pub server: Option<&'static Server>,
+}
+
+/// The registered kinds, in the order researchers see them listed, with
+/// their server parts: what the services below the kinds are handed.
+pub struct Registry {
+    pub entries: &'static [Entry],
+}
+
+impl Registry {
+    /// Every registered kind, in order.
+    pub fn kinds(&self) -> impl Iterator<Item = SurveyKind> + '_ {
+        self.entries.iter().map(|e| e.kind)
+    }
+
+    /// A kind's server part; None for a kind without one (or not registered).
+    pub fn server(&self, kind: SurveyKind) -> Option<&'static Server> {
+        self.entries.iter().find(|e| e.kind == kind).and_then(|e| e.server)
+    }
+
+    /// The kinds whose answers are reported as statistics.
+    pub fn reports(&self) -> impl Iterator<Item = SurveyKind> + '_ {
+        self.kinds().filter(|k| k.report().is_some())
+    }
 }
 
 /// What every report starts with (docs/api.md, the report endpoint).

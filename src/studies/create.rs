@@ -1,29 +1,36 @@
 //! Creating studies from a spec: checking the source study and sampling
-//! its survivors, then the study row and its items in one transaction. In
-//! the kinds' layer because a kind may make its items from its source
-//! study's answers instead (HNC's validation of written pairs), which the
-//! registry's server part supplies (`server::SourceItems`).
+//! its survivors, then the study row and its items in one transaction. A
+//! kind may make its items from its source study's answers instead (HNC's
+//! validation of written pairs): the registry handed in supplies them
+//! (`hooks::SourceItems`).
 use crate::domain::assignment::Annotators;
 use crate::domain::ids::{DatasetId, StudyId};
 use crate::domain::study::{Study, StudySpec};
 use crate::error::ServiceError;
 use crate::store::db::now_secs;
+use crate::studies::hooks::Registry;
 use sqlx::AnyPool;
 
 /// Parses a TOML spec (errors name the field) into a typed study.
-pub fn parse_spec(text: &str, default_seed: u64) -> Result<Study, ServiceError> {
+pub fn parse_spec(kinds: &Registry, text: &str, default_seed: u64) -> Result<Study, ServiceError> {
     let spec: StudySpec =
         toml::from_str(text).map_err(|e| ServiceError::Invalid(format!("invalid study spec: {e}")))?;
-    Ok(spec.parse(default_seed)?)
+    let kinds: Vec<_> = kinds.kinds().collect();
+    Ok(spec.parse_in(&kinds, default_seed)?)
 }
 
 /// Creates the study over every instance of its dataset. Returns its id.
 /// A taken name is `Invalid` (422, as docs/api.md documents), a database
 /// failure `Internal`.
-pub async fn create_study(db: &AnyPool, study: &Study, spec_text: &str) -> Result<StudyId, ServiceError> {
+pub async fn create_study(
+    db: &AnyPool,
+    kinds: &Registry,
+    study: &Study,
+    spec_text: &str,
+) -> Result<StudyId, ServiceError> {
     let invalid = |m: String| ServiceError::Invalid(m);
     // Items made from the source's answers become the new dataset's instances; a vocabulary is read once.
-    let written = match crate::kinds::server(study.kind).and_then(|s| s.from_source) {
+    let written = match kinds.server(study.kind).and_then(|s| s.from_source) {
         Some(from_source) => from_source(db, study).await?,
         None => None,
     };
@@ -171,9 +178,9 @@ pub async fn create_study(db: &AnyPool, study: &Study, spec_text: &str) -> Resul
 /// Step 4 over the survivors of a finished Step 3 study: the spec
 /// `step4_spec` writes, created like any other. The UI's "Start Step 4" and
 /// `POST /api/v1/studies/{id}/step4` both call this.
-pub async fn create_step4(db: &AnyPool, step3: StudyId) -> Result<(StudyId, Study), ServiceError> {
+pub async fn create_step4(db: &AnyPool, kinds: &Registry, step3: StudyId) -> Result<(StudyId, Study), ServiceError> {
     let spec = crate::studies::outcomes::step4_spec(db, step3, now_secs() as u64).await?;
-    let study = parse_spec(&spec, 0)?;
-    let id = create_study(db, &study, &spec).await?;
+    let study = parse_spec(kinds, &spec, 0)?;
+    let id = create_study(db, kinds, &study, &spec).await?;
     Ok((id, study))
 }
