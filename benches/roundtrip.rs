@@ -18,6 +18,7 @@
 mod helpers;
 
 use hardneg::api_types::TaskView;
+use hardneg::domain::ids::TaskId;
 use helpers::TestApp;
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -53,7 +54,7 @@ impl Annotator {
 
     /// One round trip through the survey page's server function: answer
     /// `task` and get the next one. None when finished.
-    async fn sfn_round_trip(&self, base: &str, study: i64, task: i64) -> Option<(Duration, i64)> {
+    async fn sfn_round_trip(&self, base: &str, study: i64, task: TaskId) -> Option<(Duration, TaskId)> {
         let start = Instant::now();
         let path = <hardneg::ui::annotate::AnswerAndNext as leptos::server_fn::ServerFn>::PATH;
         let form = format!("study_id={study}&task_id={task}&option=A&elapsed_ms=900");
@@ -71,7 +72,7 @@ impl Annotator {
     }
 
     /// The survey page's first call: start the study and get the first task.
-    async fn sfn_first(&self, base: &str, study: i64) -> Option<i64> {
+    async fn sfn_first(&self, base: &str, study: i64) -> Option<TaskId> {
         let path = <hardneg::ui::annotate::NextTask as leptos::server_fn::ServerFn>::PATH;
         let res = self
             .client

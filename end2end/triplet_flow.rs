@@ -56,7 +56,7 @@ async fn an_expert_checks_triplets_and_corrects_p2_by_keyboard() {
 
     // A second expert marks every triplet valid: items 2 and 3 disagree.
     let researcher = app.login("researcher").await;
-    let study = app.studies(&researcher).await.into_iter().find(|s| s.name == STUDY).unwrap().id;
+    let study = app.studies(&researcher).await.into_iter().find(|s| s.name == STUDY).unwrap().id.get();
     app.work_through("annotator2", study, |_| "valid".to_string()).await;
     let disputes: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/disputes")).await;
     assert_eq!(disputes.len(), 2, "{disputes:#?}");

@@ -1,4 +1,5 @@
 //! Accounts, password hashing and the session-backed current user.
+use crate::domain::ids::UserId;
 use crate::domain::role::Role;
 use crate::login_limits::{LoginLimits, Refused};
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -12,7 +13,7 @@ const SESSION_KEY: &str = "user";
 /// What a session remembers about who is logged in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionUser {
-    pub id: i64,
+    pub id: UserId,
     pub username: String,
     pub role: Role,
 }
@@ -134,7 +135,7 @@ async fn verify_user(db: &AnyPool, username: &str, password: &str) -> Result<Ses
     match (ok, Role::parse(&role)) {
         // Participants have no password; their hash never verifies, and this says so twice.
         (true, Some(role)) if id != 0 && !role.is_participant() => {
-            Ok(SessionUser { id, username: username.to_string(), role })
+            Ok(SessionUser { id: UserId::new(id), username: username.to_string(), role })
         }
         _ => Err(AuthError::BadCredentials),
     }
@@ -163,7 +164,7 @@ pub async fn log_out(session: &Session) -> Result<(), AuthError> {
 /// Every account, by role then name (the admin page and `GET /api/v1/users`);
 /// participants are listed per study (`GET /api/v1/studies/{id}/participants`).
 pub async fn list_users(db: &AnyPool) -> Result<Vec<crate::api_types::UserSummary>, sqlx::Error> {
-    let rows: Vec<(i64, String, String)> =
+    let rows: Vec<(crate::domain::ids::UserId, String, String)> =
         sqlx::query_as("SELECT id, username, role FROM users WHERE role != 'participant' ORDER BY role, username")
             .fetch_all(db)
             .await?;

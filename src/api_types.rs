@@ -1,11 +1,13 @@
 //! The shapes that cross the wire: JSON API v1 bodies and server-function
-//! results. Shared by server and browser, so they stay plain data.
+//! results. Shared by server and browser, so they stay plain data. Ids are
+//! typed (`domain::ids`, serde-transparent: the JSON holds the bare number).
+use crate::domain::ids::{InstanceId, StudyId, TaskId, UserId};
 use crate::domain::survey::SurveyKind;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudySummary {
-    pub id: i64,
+    pub id: StudyId,
     pub name: String,
     pub kind: SurveyKind,
     pub dataset: String,
@@ -40,8 +42,8 @@ pub struct OptionView {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskView {
-    pub task_id: i64,
-    pub study_id: i64,
+    pub task_id: TaskId,
+    pub study_id: StudyId,
     pub kind: SurveyKind,
     pub instructions: String,
     pub prompt: Prompt,
@@ -67,7 +69,7 @@ pub struct AnswerRequest {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnswerAck {
-    pub task_id: i64,
+    pub task_id: TaskId,
     /// The option stored for the task: the first answer wins on a repeat.
     pub option: String,
     pub duplicate: bool,
@@ -77,7 +79,7 @@ pub struct AnswerAck {
 /// the task `next` would now give (`None`: nothing left to answer).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnswerAckNext {
-    pub task_id: i64,
+    pub task_id: TaskId,
     pub option: String,
     pub duplicate: bool,
     pub next: Option<TaskView>,
@@ -98,7 +100,7 @@ pub struct OptionCount {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudyProgress {
-    pub study_id: i64,
+    pub study_id: StudyId,
     pub name: String,
     pub kind: SurveyKind,
     pub items: i64,
@@ -112,7 +114,7 @@ pub struct StudyProgress {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UserSummary {
-    pub id: i64,
+    pub id: UserId,
     pub username: String,
     pub role: String,
 }
@@ -142,7 +144,7 @@ pub struct HumanRow {
     /// "Human: <study name>", or "Human (all)" for the pooled row.
     pub label: String,
     /// The baseline study; null for the pooled row.
-    pub study_id: Option<i64>,
+    pub study_id: Option<StudyId>,
     /// Annotators with at least one complete instance.
     pub people: usize,
     /// Instances with at least one complete annotator.
@@ -201,8 +203,8 @@ pub struct StudyOverview {
 /// An item whose answers disagree and wait for a researcher's decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Dispute {
-    pub study_id: i64,
-    pub instance_id: i64,
+    pub study_id: StudyId,
+    pub instance_id: InstanceId,
     /// The caption the annotators judged.
     pub prompt: String,
     /// Every value the kind allows, with its image and who chose it.
@@ -235,8 +237,8 @@ pub struct DisputeChoice {
 /// An item a researcher has settled: the decision that stands and its history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settled {
-    pub study_id: i64,
-    pub instance_id: i64,
+    pub study_id: StudyId,
+    pub instance_id: InstanceId,
     pub prompt: String,
     pub value: String,
     /// The value as the unshuffled presentation labels it ("B", "None").
@@ -260,7 +262,7 @@ pub struct AdjudicationEvent {
 /// Where a study's items stand (researcher page).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudyStatus {
-    pub study_id: i64,
+    pub study_id: StudyId,
     pub kind: SurveyKind,
     pub final_items: usize,
     pub waiting: usize,
@@ -275,7 +277,7 @@ pub const FAILURE_LIMIT: usize = 200;
 /// One instance a model got wrong (comparison drill-down).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Failure {
-    pub instance_id: i64,
+    pub instance_id: InstanceId,
     pub category: String,
     pub caption: String,
     pub negative_caption: String,

@@ -10,7 +10,7 @@
 use crate::api_types::TaskView;
 use crate::crowd::{self, Arrival, Stage};
 use crate::domain::crowd::ids::PlatformIds;
-use crate::domain::ids::{StudyId, TaskId};
+use crate::domain::ids::StudyId;
 use crate::kinds::REGISTRY;
 use crate::state::{AppState, CrowdState};
 use crate::store::clock::Clock;
@@ -212,7 +212,7 @@ async fn take_part(
         let Some(task) = tasks::next_task(state, &user, study).await? else { break };
         let option = choose(&task, sim.fails_checks, truth);
         at.advance((sim.ms + 999) / 1000)?;
-        tasks::answer(state, &user, TaskId::new(task.task_id), &option, Some(sim.ms)).await?;
+        tasks::answer(state, &user, task.task_id, &option, Some(sim.ms)).await?;
         if matches!(crowd::stage(state, &user, study).await?, Stage::ScreenedOut { .. }) {
             return Ok(());
         }

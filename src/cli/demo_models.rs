@@ -36,7 +36,7 @@ struct Row {
 /// Scores the dataset's instances that have both images with both demo
 /// scorers and stores the runs. Returns the number of instances scored.
 pub async fn score_demo_models(db: &AnyPool, images: &ImageStore, dataset: &str) -> anyhow::Result<usize> {
-    let Some(dataset_id): Option<i64> =
+    let Some(dataset_id): Option<crate::domain::ids::DatasetId> =
         sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(dataset).fetch_optional(db).await?
     else {
         return Ok(0);

@@ -11,6 +11,7 @@ use crate::accounts::SessionUser;
 use crate::domain::crowd::bundles::open_places;
 use crate::domain::crowd::ids::{participant_username, PlatformIds};
 use crate::domain::crowd::lease::LeaseState;
+use crate::domain::ids::UserId;
 use crate::domain::role::Role;
 use crate::error::ServiceError;
 use crate::state::AppState;
@@ -35,7 +36,7 @@ fn checked_ids(link: &LinkRow, ids: Option<&PlatformIds>) -> Result<Option<Platf
 /// state (None before it holds a bundle), whether it was screened out and
 /// whether it passed the comprehension check.
 struct Known {
-    id: i64,
+    id: UserId,
     username: String,
     lease: Option<LeaseState>,
     screened_out: bool,
@@ -65,7 +66,7 @@ async fn link_and_known(
     );
     let row = sqlx::query(&sql).bind(token).bind(pid).fetch_optional(&mut *conn).await?.ok_or_else(unknown_token)?;
     let link = link_in(&row)?;
-    let known = match row.try_get::<Option<i64>, _>("user_id")? {
+    let known = match row.try_get::<Option<UserId>, _>("user_id")? {
         None => None,
         Some(id) => {
             let lease: Option<String> = row.try_get("state")?;
@@ -212,11 +213,11 @@ pub async fn arrive_consenting(
     .await?;
     // With a comprehension check the place is taken only once it is passed.
     if link.settings.checks.comprehension.is_empty() {
-        take_place(&mut tx, state, &link, bundle, user_id, now).await?;
+        take_place(&mut tx, state, &link, bundle, UserId::new(user_id), now).await?;
     }
     tx.commit().await?;
     Ok(Arrival::Admitted {
-        user: SessionUser { id: user_id, username, role: Role::Participant },
+        user: SessionUser { id: UserId::new(user_id), username, role: Role::Participant },
         study,
         resumed: false,
     })

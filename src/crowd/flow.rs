@@ -179,7 +179,7 @@ async fn present_practice(
     .fetch_one(&state.db)
     .await?;
     let data = crate::studies::meta::load_item(&state.db, meta.kind, link.study_id, instance, 0).await?;
-    let seed = mix(&[meta.seed, user.id as u64, 0x5052_4143, index as u64]) >> 1;
+    let seed = mix(&[meta.seed, user.id.get() as u64, 0x5052_4143, index as u64]) >> 1;
     let p = meta.kind.present(&data, seed).map_err(|e| ServiceError::internal("presenting the practice item", e))?;
     Ok((item.answer.clone(), p))
 }

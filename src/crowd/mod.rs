@@ -216,7 +216,7 @@ from_row!(BundleRow { bundle, tasks, copies_wanted, paired as Flag, active, comp
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinkInfo {
-    pub study_id: i64,
+    pub study_id: StudyId,
     pub token: String,
     /// `/join/{token}`; prefix the public origin.
     pub path: String,

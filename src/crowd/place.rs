@@ -8,6 +8,7 @@ use crate::domain::crowd::bundles::{pick_bundle, BundleLoad};
 use crate::domain::crowd::checks::place_checks;
 use crate::domain::crowd::lease::expires_at;
 use crate::domain::ids::StudyId;
+use crate::domain::ids::UserId;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::store::ids::Flag;
@@ -70,7 +71,7 @@ pub(super) async fn take_place(
     state: &AppState,
     link: &LinkRow,
     bundle: i64,
-    user_id: i64,
+    user_id: UserId,
     now: i64,
 ) -> Result<(), ServiceError> {
     let study = link.study_id;
@@ -100,7 +101,7 @@ async fn create_tasks(
     state: &AppState,
     link: &LinkRow,
     bundle: i64,
-    user_id: i64,
+    user_id: UserId,
 ) -> Result<i64, ServiceError> {
     let study = link.study_id;
     let meta = crate::studies::meta::study_meta(state, study).await?;
@@ -117,18 +118,18 @@ async fn create_tasks(
     };
     let instances = state.crowd.bundles.0.get_or_load((study, bundle), read).await?;
     let questions = meta.kind.spec().questions;
-    let plan = crate::domain::crowd::bundle_queue(meta.seed, user_id, questions, &instances);
-    let checks = super::checks::of_bundle(tx, &meta, link, &instances, user_id).await?;
+    let plan = crate::domain::crowd::bundle_queue(meta.seed, user_id.get(), questions, &instances);
+    let checks = super::checks::of_bundle(tx, &meta, link, &instances, user_id.get()).await?;
     if checks.is_empty() {
         crate::studies::tasks::insert_tasks(tx, study, user_id, &plan).await?;
         return Ok(plan.len() as i64);
     }
-    let placed = place_checks(meta.seed, user_id, plan, checks, questions[0][0]);
+    let placed = place_checks(meta.seed, user_id.get(), plan, checks, questions[0][0]);
     let total = placed.len() as i64;
     let (real, checks): (Vec<_>, Vec<_>) = placed.into_iter().partition(|(_, c)| c.is_none());
     let real: Vec<_> = real.into_iter().map(|(t, _)| t).collect();
     let checks: Vec<_> = checks.into_iter().filter_map(|(t, c)| Some((t, c?))).collect();
     crate::studies::tasks::insert_tasks(tx, study, user_id, &real).await?;
-    super::checks::insert_check_tasks(tx, study, user_id, &checks).await?;
+    super::checks::insert_check_tasks(tx, study, user_id.get(), &checks).await?;
     Ok(total)
 }

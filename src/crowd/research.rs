@@ -146,7 +146,7 @@ async fn info(db: &AnyPool, link: LinkRow) -> Result<LinkInfo, ServiceError> {
             .await?;
     let completion = link.completion();
     Ok(LinkInfo {
-        study_id: link.study_id.get(),
+        study_id: link.study_id,
         path: format!("/join/{}", link.token),
         token: link.token,
         prolific_query: PROLIFIC_PARAMS.to_string(),

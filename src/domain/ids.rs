@@ -100,6 +100,11 @@ id_type!(
     DatasetId,
     "dataset id"
 );
+id_type!(
+    /// An account: researcher, annotator, or a link study's participant (`users.id`).
+    UserId,
+    "user id"
+);
 
 #[cfg(test)]
 mod tests {

@@ -108,7 +108,7 @@ async fn study_progress(
 
 #[derive(Serialize)]
 struct Created {
-    id: i64,
+    id: StudyId,
     name: String,
     seed: u64,
 }
@@ -122,7 +122,7 @@ async fn create_study(
     caller.researcher()?;
     let study = studies::parse_spec(&REGISTRY, &spec, crate::store::db::now_secs() as u64)?;
     let id = studies::create_study(&state.db, &REGISTRY, &study, &spec).await?;
-    Ok((StatusCode::CREATED, Json(Created { id: id.get(), name: study.name, seed: study.seed })))
+    Ok((StatusCode::CREATED, Json(Created { id, name: study.name, seed: study.seed })))
 }
 
 /// Step 4 over the survivors of finished Step 3 study `id` (the research
@@ -134,7 +134,7 @@ async fn start_step4(
 ) -> Result<(StatusCode, Json<Created>), ServiceError> {
     caller.researcher()?;
     let (id, study) = studies::create_step4(&state.db, &REGISTRY, id).await?;
-    Ok((StatusCode::CREATED, Json(Created { id: id.get(), name: study.name, seed: study.seed })))
+    Ok((StatusCode::CREATED, Json(Created { id, name: study.name, seed: study.seed })))
 }
 
 async fn disputes(

@@ -9,6 +9,7 @@
 use super::extract::Caller;
 use crate::crowd::{self, Stage};
 use crate::domain::ids::StudyId;
+use crate::domain::ids::TaskId;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::ui::take::view::{practice_index, FeedbackQuery};
@@ -99,7 +100,7 @@ async fn comprehension(
 /// A practice item's option, posted by the same task card as the bundle's items.
 #[derive(Deserialize)]
 struct PracticeForm {
-    task_id: i64,
+    task_id: TaskId,
     option: String,
 }
 

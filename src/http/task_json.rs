@@ -7,6 +7,7 @@
 //! The bytes are serde_json's own: the tests compare them on random values
 //! with every escape.
 use crate::api_types::{AnswerAck, AnswerAckNext, OptionView, TaskView};
+use crate::domain::ids::TaskId;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 
@@ -29,9 +30,9 @@ impl<T: WriteJson> IntoResponse for FastJson<T> {
 impl WriteJson for TaskView {
     fn write_json(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"task_id\":");
-        int(out, self.task_id);
+        int(out, self.task_id.get());
         out.extend_from_slice(b",\"study_id\":");
-        int(out, self.study_id);
+        int(out, self.study_id.get());
         out.extend_from_slice(b",\"kind\":");
         string(out, self.kind.name());
         out.extend_from_slice(b",\"instructions\":");
@@ -92,9 +93,9 @@ impl WriteJson for AnswerAckNext {
 }
 
 /// An acknowledgement's fields, without the closing brace.
-fn ack(out: &mut Vec<u8>, task_id: i64, option: &str, duplicate: bool) {
+fn ack(out: &mut Vec<u8>, task_id: TaskId, option: &str, duplicate: bool) {
     out.extend_from_slice(b"{\"task_id\":");
-    int(out, task_id);
+    int(out, task_id.get());
     out.extend_from_slice(b",\"option\":");
     string(out, option);
     out.extend_from_slice(if duplicate { b",\"duplicate\":true" } else { b",\"duplicate\":false" });

@@ -1,5 +1,6 @@
 use super::*;
 use crate::api_types::{Progress, Prompt};
+use crate::domain::ids::StudyId;
 use crate::domain::rng::SplitMix64;
 use crate::domain::survey::SurveyKind;
 
@@ -35,8 +36,8 @@ fn int(rng: &mut SplitMix64) -> i64 {
 fn task(rng: &mut SplitMix64) -> TaskView {
     let kinds = SurveyKind::all();
     TaskView {
-        task_id: int(rng),
-        study_id: int(rng),
+        task_id: TaskId::new(int(rng)),
+        study_id: StudyId::new(int(rng)),
         kind: kinds[rng.below(kinds.len())],
         instructions: text(rng, 300),
         prompt: Prompt { text: text(rng, 40), image_url: maybe(rng, 40) },
@@ -104,7 +105,7 @@ fn a_task_view_is_serde_jsons_to_the_byte_and_reads_back() {
 fn an_acknowledgement_with_and_without_the_next_task_is_serde_jsons() {
     let mut rng = SplitMix64::new(13);
     for i in 0..2_000 {
-        let (task_id, option, duplicate) = (int(&mut rng), text(&mut rng, 12), i % 2 == 0);
+        let (task_id, option, duplicate) = (TaskId::new(int(&mut rng)), text(&mut rng, 12), i % 2 == 0);
         let ack = AnswerAck { task_id, option: option.clone(), duplicate };
         assert_eq!(written(&ack), serde(&ack));
         let next = (i % 3 != 0).then(|| task(&mut rng));

@@ -2,6 +2,7 @@
 //! Winoground definitions, next to chance.
 use crate::api_types::{CompareReport, ModelScores};
 use crate::domain::category::Category;
+use crate::domain::ids::DatasetId;
 use crate::domain::metrics::{Aggregator, Outcome, Report, Scores};
 use crate::error::ServiceError;
 use sqlx::AnyPool;
@@ -25,7 +26,7 @@ pub async fn datasets_with_results(db: &AnyPool) -> Result<Vec<String>, ServiceE
 /// Every model run on the dataset, the human rows (of the baseline studies in
 /// `baselines`, or of all of them when empty) and chance.
 pub async fn compare(db: &AnyPool, dataset: &str, baselines: &[i64]) -> Result<CompareReport, ServiceError> {
-    let dataset_id: i64 = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
+    let dataset_id: DatasetId = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(dataset)
         .fetch_optional(db)
         .await?

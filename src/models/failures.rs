@@ -1,6 +1,7 @@
 //! The comparison drill-down: instances a model run fails, with what it
 //! failed, the captions and (when the dataset has them) both images.
 use crate::api_types::Failure;
+use crate::domain::ids::InstanceId;
 use crate::domain::metrics::Outcome;
 use crate::error::ServiceError;
 use crate::store::ids::Flag;
@@ -84,7 +85,7 @@ pub async fn failures(
             } = r;
             let o = Outcome { ipos2t: a, ineg2t: b, tpos2i: c, tneg2i: d };
             fails(metric, &o)?.then(|| Failure {
-                instance_id: id,
+                instance_id: InstanceId::new(id),
                 category: format!("{t}/{s}"),
                 caption,
                 negative_caption,

@@ -6,6 +6,9 @@
 //! every question of the kind answered.
 use crate::api_types::HumanRow;
 use crate::domain::category::Category;
+use crate::domain::ids::DatasetId;
+use crate::domain::ids::StudyId;
+use crate::domain::ids::UserId;
 use crate::domain::metrics::{Aggregator, Outcome, Report};
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
@@ -23,7 +26,7 @@ pub fn measurement_kinds_json() -> String {
 
 /// One answer of a baseline study, as read.
 struct AnswerRow {
-    user_id: i64,
+    user_id: UserId,
     instance_id: i64,
     query: i64,
     value: String,
@@ -45,7 +48,7 @@ struct Complete {
 /// complete pairs. `rounded` turns a report into what the API shows.
 pub async fn human_rows(
     db: &AnyPool,
-    dataset_id: i64,
+    dataset_id: DatasetId,
     only: &[i64],
     rounded: fn(Report) -> Report,
 ) -> Result<Vec<HumanRow>, ServiceError> {
@@ -70,7 +73,7 @@ pub async fn human_rows(
             SurveyKind::parse(&kind).ok_or_else(|| ServiceError::Internal(format!("study {id}: kind {kind:?}")))?;
         let complete = complete_pairs(db, id, kind).await?;
         with_answers += usize::from(!complete.is_empty());
-        rows.push(row(format!("Human: {name}"), Some(id), &complete, rounded));
+        rows.push(row(format!("Human: {name}"), Some(StudyId::new(id)), &complete, rounded));
         pooled.extend(complete);
     }
     if with_answers >= 2 {
@@ -79,7 +82,7 @@ pub async fn human_rows(
     Ok(rows)
 }
 
-fn row(label: String, study_id: Option<i64>, pairs: &[Complete], rounded: fn(Report) -> Report) -> HumanRow {
+fn row(label: String, study_id: Option<StudyId>, pairs: &[Complete], rounded: fn(Report) -> Report) -> HumanRow {
     let mut agg = Aggregator::new();
     for p in pairs {
         agg.add(p.category, p.outcome);
@@ -108,7 +111,7 @@ async fn complete_pairs(db: &AnyPool, study: i64, kind: SurveyKind) -> Result<Ve
     for r in rows {
         let category = Category::parse(&r.neg_type, &r.subtype)
             .map_err(|e| ServiceError::internal(format!("instance {}", r.instance_id), e))?;
-        let entry = per.entry((r.user_id, r.instance_id)).or_insert_with(|| (category, vec![None; questions]));
+        let entry = per.entry((r.user_id.get(), r.instance_id)).or_insert_with(|| (category, vec![None; questions]));
         if let Some(slot) = entry.1.get_mut(r.query as usize) {
             *slot = Some(r.value);
         }

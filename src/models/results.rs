@@ -94,7 +94,7 @@ pub async fn import_results(
     let rows = read_rows(path)?;
     let name = path.display().to_string();
     let mut tx = crate::store::db::begin_write(db).await?;
-    let existing: Option<i64> =
+    let existing: Option<crate::domain::ids::DatasetId> =
         sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(dataset).fetch_optional(&mut *tx).await?;
     let (dataset_id, created) = match existing {
         Some(id) => (id, false),

@@ -24,7 +24,7 @@ pub struct MismatchLine {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProlificStatus {
-    pub study_id: i64,
+    pub study_id: StudyId,
     pub prolific_id: Option<String>,
     pub internal_name: String,
     pub status: Option<String>,
@@ -126,7 +126,7 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
         .count() as u64;
     let budget = super::publish::budget(db, study).await?;
     Ok(ProlificStatus {
-        study_id: study.get(),
+        study_id: study,
         prolific_id,
         internal_name,
         status,

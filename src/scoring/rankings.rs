@@ -6,6 +6,7 @@
 use super::encoder::Encoder;
 use super::rank::dot;
 use super::run::{cancelled_error, distinct, Counts, Embedder, ScoreRequest};
+use crate::domain::ids::DatasetId;
 use crate::store::images::{sha256_hex, ImageStore};
 use sqlx::AnyPool;
 use std::collections::BTreeMap;
@@ -26,7 +27,7 @@ pub struct RankingSummary {
 
 /// A dataset of prompts to rank: instances without a negative caption,
 /// whose images are their candidates (what `import rankings` writes).
-pub async fn is_ranking_dataset(db: &AnyPool, dataset_id: i64) -> sqlx::Result<bool> {
+pub async fn is_ranking_dataset(db: &AnyPool, dataset_id: DatasetId) -> sqlx::Result<bool> {
     let (instances, with_negative): (i64, i64) = sqlx::query_as(
         "SELECT COUNT(*), COALESCE(SUM(CASE WHEN negative_caption <> '' OR positive_image IS NOT NULL THEN 1 ELSE 0 END), 0)
          FROM instances WHERE dataset_id = $1",
@@ -42,7 +43,7 @@ pub async fn score_rankings(
     store: &ImageStore,
     encoder: Box<dyn Encoder>,
     req: &ScoreRequest,
-    dataset_id: i64,
+    dataset_id: DatasetId,
     cancel: Arc<AtomicBool>,
 ) -> anyhow::Result<RankingSummary> {
     let rows: Vec<(i64, String, i64, String)> = sqlx::query_as(

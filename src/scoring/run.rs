@@ -6,6 +6,7 @@ use super::cache::{self, CacheKey, Kind};
 use super::encoder::{Encoder, ImageRef};
 use super::feed::{Feed, AHEAD};
 use super::rank;
+use crate::domain::ids::DatasetId;
 use crate::store::images::{sha256_hex, ImageStore};
 use crate::store::negatives::negative_image_for;
 use crate::store::runs::replace_run;
@@ -51,7 +52,7 @@ struct Scorable {
     negative: String,
 }
 
-async fn scorable_instances(db: &AnyPool, dataset_id: i64) -> sqlx::Result<(Vec<Scorable>, usize)> {
+async fn scorable_instances(db: &AnyPool, dataset_id: DatasetId) -> sqlx::Result<(Vec<Scorable>, usize)> {
     let rows: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
         "SELECT id, caption, negative_caption, positive_image FROM instances WHERE dataset_id = $1 ORDER BY id",
     )
@@ -220,7 +221,7 @@ impl<'a> Embedder<'a> {
     }
 }
 
-pub(super) async fn dataset_id(db: &AnyPool, name: &str) -> anyhow::Result<i64> {
+pub(super) async fn dataset_id(db: &AnyPool, name: &str) -> anyhow::Result<DatasetId> {
     sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(name)
         .fetch_optional(db)

@@ -1,6 +1,7 @@
 //! Writing datasets and instances: one place for the imports, the demo
 //! seeder, the results import (text-only datasets) and written pairs.
 use crate::domain::category::Category;
+use crate::domain::ids::DatasetId;
 use crate::store::db::now_secs;
 use crate::store::images::StoredImage;
 use sqlx::{Any, Transaction};
@@ -16,18 +17,24 @@ pub struct NewInstance<'a> {
     pub positive_image: Option<&'a str>,
 }
 
-pub async fn insert_dataset(tx: &mut Transaction<'_, Any>, name: &str, normalize: &str) -> sqlx::Result<i64> {
-    sqlx::query_scalar::<_, i64>("INSERT INTO datasets (name, normalize, created_at) VALUES ($1, $2, $3) RETURNING id")
-        .bind(name)
-        .bind(normalize)
-        .bind(now_secs())
-        .fetch_one(&mut **tx)
-        .await
+pub async fn insert_dataset(tx: &mut Transaction<'_, Any>, name: &str, normalize: &str) -> sqlx::Result<DatasetId> {
+    sqlx::query_scalar::<_, DatasetId>(
+        "INSERT INTO datasets (name, normalize, created_at) VALUES ($1, $2, $3) RETURNING id",
+    )
+    .bind(name)
+    .bind(normalize)
+    .bind(now_secs())
+    .fetch_one(&mut **tx)
+    .await
 }
 
 /// One instance; its id is returned. Only inside a write transaction
 /// (`BEGIN IMMEDIATE`), as [`next_instance_id`] requires.
-pub async fn insert_instance(tx: &mut Transaction<'_, Any>, dataset_id: i64, i: &NewInstance<'_>) -> sqlx::Result<i64> {
+pub async fn insert_instance(
+    tx: &mut Transaction<'_, Any>,
+    dataset_id: DatasetId,
+    i: &NewInstance<'_>,
+) -> sqlx::Result<i64> {
     let id = next_instance_id(tx).await?;
     insert_instances(tx, dataset_id, id, std::slice::from_ref(i)).await?;
     Ok(id)
@@ -49,7 +56,7 @@ pub async fn next_instance_id(tx: &mut Transaction<'_, Any>) -> sqlx::Result<i64
 /// `first_id`, so candidates can refer to them without reading them back.
 pub async fn insert_instances(
     tx: &mut Transaction<'_, Any>,
-    dataset_id: i64,
+    dataset_id: DatasetId,
     first_id: i64,
     rows: &[NewInstance<'_>],
 ) -> sqlx::Result<()> {

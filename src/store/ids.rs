@@ -1,7 +1,7 @@
 //! The typed ids (`domain::ids`) as database integers, so a query binds and
 //! reads them like the `i64` they wrap. Here, not in the domain, which
 //! names no framework.
-use crate::domain::ids::{BundleId, DatasetId, InstanceId, ParticipantId, StudyId, TaskId};
+use crate::domain::ids::{BundleId, DatasetId, InstanceId, ParticipantId, StudyId, TaskId, UserId};
 use sqlx::any::{Any, AnyTypeInfo, AnyValueRef};
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
@@ -32,7 +32,7 @@ macro_rules! sqlite_id {
     )*};
 }
 
-sqlite_id!(StudyId, TaskId, InstanceId, ParticipantId, BundleId, DatasetId);
+sqlite_id!(StudyId, TaskId, InstanceId, ParticipantId, BundleId, DatasetId, UserId);
 
 /// A yes/no column. Both schemas store flags as integers 0/1, and sqlx's
 /// `Any` reads a `bool` only from a boolean value, so flags are read as this

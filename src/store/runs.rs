@@ -1,5 +1,6 @@
 //! The run store: a model run's per-instance Winoground outcomes, written by
 //! the results import and by `hardneg score`.
+use crate::domain::ids::DatasetId;
 use crate::domain::metrics::Outcome;
 use crate::store::db::now_secs;
 use sqlx::{Any, Transaction};
@@ -9,7 +10,7 @@ use sqlx::{Any, Transaction};
 /// Returns whether a run was replaced.
 pub async fn replace_run(
     tx: &mut Transaction<'_, Any>,
-    dataset_id: i64,
+    dataset_id: DatasetId,
     name: &str,
     source: &str,
     device: Option<&str>,

@@ -3,6 +3,7 @@
 //! reopening a decision (undo), with every decision kept in a log.
 use crate::accounts::SessionUser;
 use crate::api_types::{AdjudicationEvent, Dispute, DisputeChoice, DisputeText, Settled};
+use crate::domain::ids::UserId;
 use crate::domain::ids::{InstanceId, StudyId};
 use crate::domain::resolution::ItemState;
 use crate::domain::survey::SurveyKind;
@@ -118,7 +119,7 @@ async fn cards(db: &AnyPool, meta: &crate::state::StudyMeta, items: &[i64]) -> R
             })
             .collect();
         let text_label = meta.kind.text_field().map(|f| f.label.to_string());
-        out.push(Dispute { study_id: study_id.get(), instance_id, prompt, choices, texts, text_label });
+        out.push(Dispute { study_id, instance_id: InstanceId::new(instance_id), prompt, choices, texts, text_label });
     }
     Ok(out)
 }
@@ -178,7 +179,7 @@ async fn log(
     instance_id: InstanceId,
     action: &str,
     value: &str,
-    user_id: i64,
+    user_id: UserId,
     at: i64,
 ) -> Result<(), ServiceError> {
     sqlx::query(
@@ -256,7 +257,14 @@ pub async fn settled(db: &AnyPool, study_id: StudyId) -> Result<Vec<Settled>, Se
             .into_iter()
             .map(|(action, value, by, at)| AdjudicationEvent { label: label(&value), action, value, by, at })
             .collect();
-        out.push(Settled { study_id: study_id.get(), instance_id, prompt, label: label(&value), value, history });
+        out.push(Settled {
+            study_id,
+            instance_id: InstanceId::new(instance_id),
+            prompt,
+            label: label(&value),
+            value,
+            history,
+        });
     }
     Ok(out)
 }

@@ -19,7 +19,7 @@ pub use crate::domain::study::Mapping;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct AgreementOut {
-    pub study_id: i64,
+    pub study_id: StudyId,
     pub mapping: &'static str,
     #[serde(flatten)]
     pub figures: Figures,
@@ -149,7 +149,7 @@ async fn summary(
     let name = |id: u64| names.get(&(id as i64)).cloned().unwrap_or_else(|| format!("user {id}"));
     let s = study_agreement(&ratings, map.len());
     let mut out = AgreementOut {
-        study_id: meta.id.get(),
+        study_id: meta.id,
         mapping: mapping.as_str(),
         figures: Figures::of(s, map.names(), &name),
         bootstrap: None,

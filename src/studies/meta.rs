@@ -4,6 +4,7 @@
 use crate::accounts::SessionUser;
 use crate::api_types::StudySummary;
 use crate::domain::assignment::{Annotators, AssignmentRule};
+use crate::domain::ids::UserId;
 use crate::domain::ids::{InstanceId, StudyId};
 use crate::domain::resolution::ResolveRule;
 use crate::domain::study::Mapping;
@@ -96,7 +97,7 @@ pub(crate) fn parse_adaptive(study: StudyId, text: &str) -> Result<crate::domain
 /// Every study, with the caller's progress where the caller takes part.
 pub async fn list_studies(
     state: &AppState,
-    user_id: i64,
+    user_id: UserId,
 ) -> Result<Vec<(Arc<StudyMeta>, Option<(i64, i64)>)>, ServiceError> {
     let ids: Vec<StudyId> = sqlx::query_scalar("SELECT id FROM studies ORDER BY id").fetch_all(&state.db).await?;
     let mut out = Vec::with_capacity(ids.len());
@@ -168,7 +169,7 @@ pub async fn study_item_count(db: &AnyPool, study_id: StudyId) -> Result<i64, Se
 
 pub fn summary(meta: &StudyMeta, progress: Option<(i64, i64)>) -> StudySummary {
     StudySummary {
-        id: meta.id.get(),
+        id: meta.id,
         name: meta.name.clone(),
         kind: meta.kind,
         dataset: meta.dataset.clone(),

@@ -22,7 +22,7 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
     seed_demo_accounts(&db).await.unwrap();
     let researcher_id: i64 =
         sqlx::query_scalar("SELECT id FROM users WHERE username = 'researcher'").fetch_one(&db).await.unwrap();
-    let researcher = SessionUser { id: researcher_id, username: "researcher".into(), role: Role::Researcher };
+    let researcher = SessionUser { id: researcher_id.into(), username: "researcher".into(), role: Role::Researcher };
 
     let spec = "name = \"S3\"\nkind = \"four_image\"\ndataset = \"demo\"\nannotators = \"all\"\nseed = 3\n";
     let s3 =
@@ -61,12 +61,12 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
     let dataset_id = crate::studies::pipeline::dataset_id(&db, "demo").await.unwrap();
     let outcomes: Vec<(i64, Outcome)> = items.iter().map(|id| (*id, Outcome::default())).collect();
     let mut tx = db.begin().await.unwrap();
-    crate::store::runs::replace_run(&mut tx, dataset_id.get(), "M", "test", None, &outcomes).await.unwrap();
+    crate::store::runs::replace_run(&mut tx, dataset_id, "M", "test", None, &outcomes).await.unwrap();
     tx.commit().await.unwrap();
     let failures = crate::models::failures::failures(&db, "demo", "M", "group", None).await.unwrap();
     assert_eq!(failures.len(), items.len());
-    for f in failures.iter().filter(|f| survivors.contains_key(&f.instance_id)) {
-        let want = crate::studies::tasks::image_url(&survivors[&f.instance_id]);
+    for f in failures.iter().filter(|f| survivors.contains_key(&f.instance_id.get())) {
+        let want = crate::studies::tasks::image_url(&survivors[&f.instance_id.get()]);
         assert_eq!(f.negative_image_url.as_ref(), Some(&want), "instance {}", f.instance_id);
     }
 

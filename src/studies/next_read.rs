@@ -1,6 +1,7 @@
 //! The `next` read: a participation's progress and its first two open tasks,
 //! read in place on SQLite (`store::local_reads`), through the pool on PostgreSQL
 //! (the statement, whose SQL differs by backend, is `store::statements::NEXT_TASKS`).
+use crate::domain::ids::UserId;
 use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::state::AppState;
@@ -9,7 +10,11 @@ use crate::store::statements::NEXT_TASKS;
 
 /// [`NEXT_TASKS`]' rows: on SQLite read in place (the round trip's one read;
 /// a hand-off to sqlx's worker thread and back cost more than the read).
-pub(super) async fn next_rows(state: &AppState, study_id: StudyId, user_id: i64) -> Result<Vec<NextRow>, ServiceError> {
+pub(super) async fn next_rows(
+    state: &AppState,
+    study_id: StudyId,
+    user_id: UserId,
+) -> Result<Vec<NextRow>, ServiceError> {
     let Some(local) = &state.local else {
         let sql = NEXT_TASKS.on(&state.db);
         return Ok(sqlx::query_as(sql).bind(study_id).bind(user_id).fetch_all(&state.db).await?);
@@ -17,7 +22,7 @@ pub(super) async fn next_rows(state: &AppState, study_id: StudyId, user_id: i64)
     local
         .read(|c| {
             let mut next = c.prepare_cached(NEXT_TASKS.sqlite)?;
-            let rows = next.query_map((study_id.get(), user_id), NextRow::from_local)?;
+            let rows = next.query_map((study_id.get(), user_id.get()), NextRow::from_local)?;
             rows.collect()
         })
         .map_err(|e| ServiceError::internal(format!("reading the next task of study {study_id}"), e))

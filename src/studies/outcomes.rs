@@ -306,7 +306,7 @@ pub async fn study_status(db: &AnyPool, study_id: StudyId) -> Result<crate::api_
             .fetch_optional(db)
             .await?;
     Ok(crate::api_types::StudyStatus {
-        study_id: study_id.get(),
+        study_id,
         kind: meta.kind,
         final_items,
         waiting: outcomes.len() - final_items - disputed,

@@ -2,7 +2,6 @@
 //! every study the caller sees with progress, agreement and pipeline status.
 use crate::accounts::SessionUser;
 use crate::api_types::{AgreementSummary, StudyOverview};
-use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::studies::agreement::{study_agreement_report, Figures, Mapping};
@@ -12,16 +11,16 @@ pub async fn research_overview(state: &AppState, user: &SessionUser) -> Result<V
     let studies = meta::visible_studies(state, user).await?;
     let mut out = Vec::with_capacity(studies.len());
     for s in studies {
-        let progress = progress::study_progress(state, StudyId::new(s.id)).await?;
+        let progress = progress::study_progress(state, s.id).await?;
         let mut agreement = Vec::new();
         for mapping in [Mapping::Full, Mapping::Binary] {
             // A mapping the kind has no categories for is left out.
-            if let Ok(r) = study_agreement_report(&state.db, StudyId::new(s.id), Some(mapping)).await {
+            if let Ok(r) = study_agreement_report(&state.db, s.id, Some(mapping)).await {
                 agreement.push(summary(r.mapping, None, &r.figures));
                 agreement.extend(r.questions.iter().map(|q| summary(r.mapping, Some(&q.question), &q.figures)));
             }
         }
-        let status = outcomes::study_status(&state.db, StudyId::new(s.id)).await?;
+        let status = outcomes::study_status(&state.db, s.id).await?;
         out.push(StudyOverview { progress, agreement, status });
     }
     Ok(out)

@@ -55,7 +55,7 @@ pub async fn study_progress(state: &AppState, study_id: StudyId) -> Result<Study
     let answers: i64 = counts.values().sum();
     let none = counts.get("none").copied().unwrap_or(0);
     Ok(StudyProgress {
-        study_id: study_id.get(),
+        study_id,
         name: meta.name.clone(),
         kind: meta.kind,
         items,

@@ -3,6 +3,7 @@
 use crate::accounts::SessionUser;
 use crate::api_types::{AnswerAck, OptionView, Progress, Prompt, TaskView};
 use crate::domain::assignment::PlannedTask;
+use crate::domain::ids::UserId;
 use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::domain::survey::Presentation;
 use crate::error::ServiceError;
@@ -86,7 +87,11 @@ async fn present(
     .map_err(|e| ServiceError::internal(format!("presenting instance {instance_id}"), e))
 }
 
-async fn participation(db: &sqlx::AnyPool, study_id: StudyId, user_id: i64) -> Result<Option<Progress>, ServiceError> {
+async fn participation(
+    db: &sqlx::AnyPool,
+    study_id: StudyId,
+    user_id: UserId,
+) -> Result<Option<Progress>, ServiceError> {
     let row: Option<(i64, i64)> =
         sqlx::query_as("SELECT done, total FROM participations WHERE study_id = $1 AND user_id = $2")
             .bind(study_id)
@@ -112,7 +117,7 @@ pub async fn start(state: &AppState, user: &SessionUser, study_id: StudyId) -> R
         return Ok(progress);
     }
     let items = crate::studies::meta::study_items(&state.db, meta.id).await?;
-    let plan = meta.rule.plan_upfront(meta.kind.spec().questions, meta.seed, user.id, &user.username, &items);
+    let plan = meta.rule.plan_upfront(meta.kind.spec().questions, meta.seed, user.id.get(), &user.username, &items);
     let mut tx = crate::store::db::begin_write(&state.db).await?;
     let created = sqlx::query(
         "INSERT INTO participations (study_id, user_id, total, done) VALUES ($1, $2, $3, 0) ON CONFLICT DO NOTHING",
@@ -135,7 +140,7 @@ pub async fn start(state: &AppState, user: &SessionUser, study_id: StudyId) -> R
 pub(crate) async fn insert_tasks(
     tx: &mut sqlx::AnyConnection,
     study_id: StudyId,
-    user_id: i64,
+    user_id: UserId,
     plan: &[PlannedTask],
 ) -> Result<(), ServiceError> {
     for chunk in plan.chunks(500) {
@@ -179,7 +184,7 @@ pub async fn next_task(
     let Some(Queued { task_id, instance_id, seed, query, attention }) = queue.first().cloned() else {
         return Ok(None);
     };
-    let shown = ShownTask { owner: user.id, study_id, instance_id, seed, query, attention: attention.is_some() };
+    let shown = ShownTask { owner: user.id.get(), study_id, instance_id, seed, query, attention: attention.is_some() };
     state.tasks.put(task_id, shown);
     let p = present(state, &meta, instance_id, seed, query, attention.as_deref()).await?;
     // Every image the next task will show, so it appears without a wait.
@@ -195,8 +200,8 @@ pub async fn next_task(
         None => Vec::new(),
     };
     Ok(Some(TaskView {
-        task_id: task_id.get(),
-        study_id: study_id.get(),
+        task_id,
+        study_id,
         kind: meta.kind,
         instructions: p.instructions.map(str::to_string).unwrap_or_else(|| meta.instructions.clone()),
         prompt: Prompt { text: p.prompt_text, image_url: p.prompt_image.as_deref().map(image_url) },
@@ -223,7 +228,7 @@ pub async fn peek(
 
 /// A task as stored, read when the shown-task cache no longer has it.
 struct TaskRow {
-    user_id: i64,
+    user_id: UserId,
     study_id: StudyId,
     instance_id: InstanceId,
     seed: i64,
@@ -236,7 +241,7 @@ from_row!(TaskRow { user_id, study_id, instance_id, seed, done as Flag, query, c
 impl TaskRow {
     fn shown(&self) -> ShownTask {
         ShownTask {
-            owner: self.user_id,
+            owner: self.user_id.get(),
             study_id: self.study_id,
             instance_id: self.instance_id,
             seed: self.seed,
@@ -304,7 +309,7 @@ pub async fn answer_with_texts(
         }
     };
     let ShownTask { owner, study_id, instance_id, seed, query, attention } = task;
-    if owner != user.id || !(user.role.may_annotate() || user.role.is_participant()) {
+    if owner != user.id.get() || !(user.role.may_annotate() || user.role.is_participant()) {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
     }
     if user.role.is_participant() && !crate::studies::link::own_lease(state, user, study_id).await?.1.may_answer() {
@@ -328,7 +333,7 @@ pub async fn answer_with_texts(
         .store(NewAnswer {
             task_id: task_id.get(),
             study_id: study_id.get(),
-            user_id: user.id,
+            user_id: user.id.get(),
             instance_id: instance_id.get(),
             option_id: option_id.clone(),
             value,
@@ -344,8 +349,8 @@ pub async fn answer_with_texts(
     match stored {
         Stored::New => {
             // HOOK (adaptive overlap): decide the item's round once its answers are in.
-            crate::studies::adaptive::after_answer(state, study_id, instance_id, user.id).await?;
-            Ok((AnswerAck { task_id: task_id.get(), option: option_id, duplicate: false }, study_id))
+            crate::studies::adaptive::after_answer(state, study_id, instance_id, user.id.get()).await?;
+            Ok((AnswerAck { task_id, option: option_id, duplicate: false }, study_id))
         }
         Stored::AlreadyAnswered => Ok((stored_ack(state, task_id).await?, study_id)),
         Stored::Withdrawn => Err(withdrawn_error(task_id)),
@@ -379,5 +384,5 @@ async fn stored_ack(state: &AppState, task_id: TaskId) -> Result<AnswerAck, Serv
         .bind(task_id)
         .fetch_one(&state.db)
         .await?;
-    Ok(AnswerAck { task_id: task_id.get(), option, duplicate: true })
+    Ok(AnswerAck { task_id, option, duplicate: true })
 }

@@ -18,7 +18,7 @@ pub async fn adaptive_panel(study_id: StudyId) -> Result<Option<AdaptiveReport>,
 }
 
 #[component]
-pub fn AdaptivePanel(study_id: i64) -> impl IntoView {
+pub fn AdaptivePanel(study_id: StudyId) -> impl IntoView {
     super::study_panel(study_id, adaptive_panel, |r| view! { <AdaptiveCard report=r/> })
 }
 

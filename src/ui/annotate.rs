@@ -8,6 +8,7 @@ use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::api_types::{Progress, StudySummary, TaskView};
+use crate::domain::ids::{StudyId, TaskId};
 use crate::ui_kit::card::Card;
 use crate::ui_kit::card_head::Prefetch;
 use crate::ui_kit::{now_ms, Counter};
@@ -25,37 +26,31 @@ pub async fn my_studies() -> Result<Vec<StudySummary>, ServerFnError> {
 
 /// Starts the study if need be (a POST, like every server function call).
 #[server(prefix = "/sfn")]
-pub async fn next_task(study_id: i64) -> Result<Option<TaskView>, ServerFnError> {
+pub async fn next_task(study_id: StudyId) -> Result<Option<TaskView>, ServerFnError> {
     let (state, user) = session::caller().await?;
-    crate::studies::tasks::start(&state, &user, study_id.into()).await.map_err(session::sfn_error)?;
-    crate::studies::tasks::next_task(&state, &user, study_id.into()).await.map_err(session::sfn_error)
+    crate::studies::tasks::start(&state, &user, study_id).await.map_err(session::sfn_error)?;
+    crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
 }
 
 /// Stores the answer (durably), then returns the next task in the same round trip.
 #[server(prefix = "/sfn")]
 pub async fn answer_and_next(
-    study_id: i64,
-    task_id: i64,
+    study_id: StudyId,
+    task_id: TaskId,
     option: String,
     elapsed_ms: i64,
     #[server(default)] text: Option<String>,
 ) -> Result<Option<TaskView>, ServerFnError> {
     let (state, user) = session::caller().await?;
-    let stored = crate::studies::tasks::answer_with_text(
-        &state,
-        &user,
-        task_id.into(),
-        &option,
-        text.as_deref(),
-        Some(elapsed_ms),
-    )
-    .await;
+    let stored =
+        crate::studies::tasks::answer_with_text(&state, &user, task_id, &option, text.as_deref(), Some(elapsed_ms))
+            .await;
     match stored {
         // The item was withdrawn (the place ended) as the answer came: on to the next, which says what is left.
         Ok(_) | Err(crate::error::ServiceError::Gone(_)) => {}
         Err(e) => return Err(session::sfn_error(e)),
     }
-    crate::studies::tasks::next_task(&state, &user, study_id.into()).await.map_err(session::sfn_error)
+    crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
 }
 
 /// What the survey page renders on the server: the study's name and, once
@@ -69,10 +64,9 @@ pub struct SurveyOpen {
 
 /// Read-only (a page's GET): does not start the study.
 #[server(prefix = "/sfn")]
-pub async fn open_survey(study_id: i64) -> Result<SurveyOpen, ServerFnError> {
+pub async fn open_survey(study_id: StudyId) -> Result<SurveyOpen, ServerFnError> {
     let (state, user) = session::caller().await?;
-    let (study, task) =
-        crate::studies::tasks::peek(&state, &user, study_id.into()).await.map_err(session::sfn_error)?;
+    let (study, task) = crate::studies::tasks::peek(&state, &user, study_id).await.map_err(session::sfn_error)?;
     Ok(SurveyOpen { study, started: task.is_some(), task: task.flatten() })
 }
 
@@ -104,7 +98,7 @@ pub fn StudyList() -> impl IntoView {
 #[component]
 pub fn SurveyPage() -> impl IntoView {
     let params = use_params_map();
-    let study_id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0);
+    let study_id = move || params.read().get("id").and_then(|s| s.parse::<StudyId>().ok()).unwrap_or(StudyId::new(0));
     // Rendered on the server too, so the task is in the HTML before the wasm runs.
     let open = Resource::new(study_id, open_survey);
     view! {
@@ -139,7 +133,7 @@ pub fn SurveyPage() -> impl IntoView {
 /// a side effect, never done by the page's GET); until then, or without
 /// JavaScript, a Start button posts the form that does.
 #[component]
-fn StartSurvey(study_id: i64) -> impl IntoView {
+fn StartSurvey(study_id: StudyId) -> impl IntoView {
     let start = ServerAction::<NextTask>::new();
     // Effects run only in the browser.
     Effect::new(move |_| {
@@ -167,7 +161,7 @@ fn done_of_total(p: Progress) -> String {
 /// "all done" (the participant's page shows its completion code there).
 #[component]
 pub fn Survey(
-    study_id: i64,
+    study_id: StudyId,
     first: Option<TaskView>,
     #[prop(optional, into)] finished: Option<ViewFn>,
     #[prop(optional)] counter: Option<Counter>,
@@ -301,7 +295,7 @@ pub fn TaskCard(
     });
     let choices = task.options.iter().filter(|o| o.image_url.is_some() || o.text.is_some()).count();
     view! {
-        <section class="survey" tabindex="-1" node_ref=card aria-busy=move || pending.get().to_string() data-task=task.task_id>
+        <section class="survey" tabindex="-1" node_ref=card aria-busy=move || pending.get().to_string() data-task=task.task_id.to_string()>
             <div class="progress">
                 <progress max=progress.total value=progress.done aria-label="Progress"></progress>
                 <span>{counter(progress)}</span>
@@ -315,7 +309,7 @@ pub fn TaskCard(
             {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image to describe"/> })}
             // Two-choice kinds get two wide columns instead of four narrow ones.
             <form class="options" data-count=choices method="post" action=form_action>
-                <input type="hidden" name="task_id" value=task_id/>
+                <input type="hidden" name="task_id" value=task_id.to_string()/>
                 {task.options.into_iter().map(|o| {
                     let id = o.id.clone();
                     let keys = o.keys.join(" ");

@@ -152,7 +152,7 @@ pub fn FailureDrillDown(dataset: String, models: Vec<String>) -> impl IntoView {
 fn FailureItem(f: Failure) -> impl IntoView {
     let mark = |ok: bool| if ok { "✓" } else { "✗" };
     view! {
-        <li class="failure" data-instance=f.instance_id>
+        <li class="failure" data-instance=f.instance_id.to_string()>
             <div class="pair">
                 {f.positive_image_url.map(|src| view! { <img src=src alt="Real image" loading="lazy"/> })}
                 {f.negative_image_url.map(|src| view! { <img src=src alt="Generated negative image" loading="lazy"/> })}

@@ -107,7 +107,7 @@ fn PipelineLine(status: StudyStatus) -> impl IntoView {
             {can_start.then(|| view! {
                 " · "
                 <button type="button" class="start-step4" disabled=move || start.pending().get()
-                    on:click=move |_| { start.dispatch(StartStep4 { step3: StudyId::new(id) }); }>"Start " {next_label}</button>
+                    on:click=move |_| { start.dispatch(StartStep4 { step3: id }); }>"Start " {next_label}</button>
             })}
             {move || match start.value().get() {
                 Some(Ok(new_id)) => view! { <span class="started" role="status">" " {next_label} " created (study " {new_id} ")."</span> }.into_any(),
@@ -257,11 +257,11 @@ pub fn AdjudicatePage() -> impl IntoView {
 fn SettledCard(settled: Settled, reopen: ServerAction<ReopenDecision>) -> impl IntoView {
     let (study_id, instance_id) = (settled.study_id, settled.instance_id);
     view! {
-        <section class="settled" data-instance=instance_id data-value=settled.value.clone()>
+        <section class="settled" data-instance=instance_id.to_string() data-value=settled.value.clone()>
             <blockquote class="prompt">{settled.prompt}</blockquote>
             <p>"Settled as " <strong>{settled.label}</strong> " "
                 <button type="button" class="reopen" disabled=move || reopen.pending().get()
-                    on:click=move |_| { reopen.dispatch(ReopenDecision { study_id: study_id.into(), instance_id: instance_id.into() }); }>"Reopen"</button>
+                    on:click=move |_| { reopen.dispatch(ReopenDecision { study_id, instance_id }); }>"Reopen"</button>
             </p>
             <ol class="history" aria-label="History of this item">
                 {settled.history.into_iter().map(|e| view! {
@@ -282,7 +282,7 @@ fn DisputeCard(dispute: Dispute, settle: ServerAction<Settle>) -> impl IntoView 
     let texts = dispute.texts.clone();
     let text_label = dispute.text_label.clone();
     view! {
-        <section class="dispute" data-instance=instance_id>
+        <section class="dispute" data-instance=instance_id.to_string()>
             <blockquote class="prompt">{dispute.prompt}</blockquote>
             <div class="options">
                 {dispute.choices.into_iter().map(|c| {
@@ -321,7 +321,7 @@ fn DisputeCard(dispute: Dispute, settle: ServerAction<Settle>) -> impl IntoView 
                 <p class="confirm" role="status">
                     "Settle this item as " <strong>{label}</strong> "? "
                     <button type="button" class="primary confirm-settle" disabled=move || settle.pending().get()
-                        on:click=move |_| { settle.dispatch(Settle { study_id: study_id.into(), instance_id: instance_id.into(), value: value.clone(), text: Some(text.get_untracked()) }); }>"Confirm"</button>
+                        on:click=move |_| { settle.dispatch(Settle { study_id, instance_id, value: value.clone(), text: Some(text.get_untracked()) }); }>"Confirm"</button>
                     " "
                     <button type="button" class="link" on:click=move |_| picked.set(None)>"Cancel"</button>
                 </p>

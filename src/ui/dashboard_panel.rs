@@ -55,7 +55,7 @@ fn or_dash(v: Option<String>) -> String {
 
 /// The dashboard's figures and charts as of `d.now`.
 #[component]
-pub fn DashboardCard(d: Dashboard, study_id: i64) -> impl IntoView {
+pub fn DashboardCard(d: Dashboard, study_id: StudyId) -> impl IntoView {
     let now = d.now;
     view! {
         <div class="dashboard" data-updated=now>
@@ -207,7 +207,11 @@ fn Charts(d: Dashboard) -> impl IntoView {
 }
 
 #[component]
-pub fn FlaggedTable(rows: Vec<FlaggedView>, study_id: i64, discard: ServerAction<DiscardParticipant>) -> impl IntoView {
+pub fn FlaggedTable(
+    rows: Vec<FlaggedView>,
+    study_id: StudyId,
+    discard: ServerAction<DiscardParticipant>,
+) -> impl IntoView {
     view! {
         <table class="data flagged">
             <caption>"Flagged participants"</caption>
@@ -226,7 +230,7 @@ pub fn FlaggedTable(rows: Vec<FlaggedView>, study_id: i64, discard: ServerAction
                             <td class="decision" title=r.reason>{r.decision}</td>
                             <td>{r.can_discard.then(|| view! {
                                 <button type="button" class="discard" aria-label=format!("Discard the copy of {}", r.username)
-                                    on:click=move |_| { discard.dispatch(DiscardParticipant { study_id: StudyId::new(study_id), number: ParticipantId::new(number) }); }>
+                                    on:click=move |_| { discard.dispatch(DiscardParticipant { study_id, number: ParticipantId::new(number) }); }>
                                     "Discard"
                                 </button>
                             })}</td>

@@ -47,8 +47,8 @@ pub async fn live_crowd(study_id: StudyId) -> Result<Option<CrowdNow>, ServerFnE
 /// `progress` is the card's own (its header and per-annotator table), kept
 /// in step with the rest.
 #[component]
-pub fn LiveCrowdPanel(study_id: i64, progress: RwSignal<StudyProgress>) -> impl IntoView {
-    let first = Resource::new(move || StudyId::new(study_id), live_crowd);
+pub fn LiveCrowdPanel(study_id: StudyId, progress: RwSignal<StudyProgress>) -> impl IntoView {
+    let first = Resource::new(move || study_id, live_crowd);
     view! {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
@@ -63,7 +63,7 @@ pub fn LiveCrowdPanel(study_id: i64, progress: RwSignal<StudyProgress>) -> impl 
 }
 
 #[component]
-fn Live(study_id: i64, first: CrowdNow, progress: RwSignal<StudyProgress>) -> impl IntoView {
+fn Live(study_id: StudyId, first: CrowdNow, progress: RwSignal<StudyProgress>) -> impl IntoView {
     let card = first.link.clone();
     let live = RwSignal::new(first);
     let discard = ServerAction::<DiscardParticipant>::new();
@@ -75,7 +75,7 @@ fn Live(study_id: i64, first: CrowdNow, progress: RwSignal<StudyProgress>) -> im
         }
         busy.set(true);
         leptos::task::spawn_local(async move {
-            if let Ok(Some(now)) = live_crowd(StudyId::new(study_id)).await {
+            if let Ok(Some(now)) = live_crowd(study_id).await {
                 let _ = live.try_set(now);
             }
             let _ = busy.try_set(false);

@@ -133,7 +133,7 @@ fn NotFound() -> impl IntoView {
 /// A research-page panel that only some studies have (a study link, adaptive
 /// overlap): `fetch` answers None for the others, which show nothing.
 pub fn study_panel<T, Fut, V>(
-    study_id: i64,
+    study_id: crate::domain::ids::StudyId,
     fetch: fn(crate::domain::ids::StudyId) -> Fut,
     card: fn(T) -> V,
 ) -> impl IntoView
@@ -142,7 +142,7 @@ where
     Fut: std::future::Future<Output = Result<Option<T>, ServerFnError>> + Send + 'static,
     V: IntoView + 'static,
 {
-    let panel = Resource::new(move || crate::domain::ids::StudyId::new(study_id), fetch);
+    let panel = Resource::new(move || study_id, fetch);
     view! {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProlificPanelView {
-    pub study_id: i64,
+    pub study_id: StudyId,
     /// None until the study is on Prolific.
     pub prolific_id: Option<String>,
     pub status: Option<String>,
@@ -39,7 +39,7 @@ pub async fn prolific_panel(study_id: StudyId) -> Result<Option<ProlificPanelVie
     let money = |c: u64| cents(c);
     match crate::prolific::status::status(&state.db, study_id).await {
         Ok(s) => Ok(Some(ProlificPanelView {
-            study_id: study_id.get(),
+            study_id,
             prolific_id: s.prolific_id,
             status: s.status,
             reward: money(s.reward_cents.max(0) as u64),
@@ -74,7 +74,7 @@ pub async fn prolific_panel(study_id: StudyId) -> Result<Option<ProlificPanelVie
             let plan = crate::prolific::publish::plan(&state.db, study_id, "", &Default::default(), &[]).await;
             match plan {
                 Ok(p) => Ok(Some(ProlificPanelView {
-                    study_id: study_id.get(),
+                    study_id,
                     prolific_id: None,
                     status: None,
                     reward: money(p.reward_cents),
@@ -139,7 +139,7 @@ pub async fn sync_prolific(study_id: StudyId) -> Result<String, ServerFnError> {
 }
 
 #[component]
-pub fn ProlificPanel(study_id: i64) -> impl IntoView {
+pub fn ProlificPanel(study_id: StudyId) -> impl IntoView {
     super::study_panel(study_id, prolific_panel, |p| view! { <ProlificCard panel=p/> })
 }
 
@@ -153,7 +153,7 @@ fn ProlificCard(panel: ProlificPanelView) -> impl IntoView {
             |r: Option<Result<String, ServerFnError>>| r.map(|r| r.unwrap_or_else(|e| crate::ui_kit::error_text(&e)));
         text(sync.value().get()).or_else(|| text(publish.value().get()))
     };
-    let id = StudyId::new(study_id);
+    let id = study_id;
     let (places, completed, working, free) = panel.hardneg;
     view! {
         <div class="prolific-panel">

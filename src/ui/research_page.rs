@@ -58,7 +58,7 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
     let distribution = Memo::new(move |_| progress.with(|p| (p.distribution.clone(), p.none_share)));
     let counted = "answers on real items that count: no check items, no uncounted copies";
     view! {
-        <section class="study" data-study=id>
+        <section class="study" data-study=id.to_string()>
             <h2>{name}</h2>
             <p>{kind.name()} " · " {count_of(items, "item", "items")} " · "
                 <span class="answers" title=counted>{move || answers.get()}</span>

@@ -7,11 +7,12 @@
 //! kinds and the shell, because both sides speak it.
 use super::Counter;
 use crate::api_types::TaskView;
+use crate::domain::ids::StudyId;
 use leptos::prelude::*;
 
 /// What the survey loop hands a kind's card.
 pub struct Card {
-    pub study_id: i64,
+    pub study_id: StudyId,
     pub task: TaskView,
     /// The survey's shown task: a card that stores its answer through a
     /// server function of its own sets the next task here.

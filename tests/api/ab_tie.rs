@@ -26,7 +26,7 @@ async fn demo_pairs_judged_on_both_criteria_give_the_source_table_and_sign_test(
     let mut wrong_once = false;
     for who in ["annotator1", "annotator2"] {
         let tasks = app
-            .work_through(who, id, |task| {
+            .work_through(who, id.get(), |task| {
                 let ids: Vec<&str> = task.options.iter().map(|o| o.id.as_str()).collect();
                 assert_eq!(ids, ["A", "B", "tie"]);
                 if task.instructions.contains("plausible") {

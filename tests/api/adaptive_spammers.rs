@@ -8,6 +8,7 @@ use crate::adaptive_trust::{careful, key};
 use crate::crowd_kit::{arrive, create_link_study, link_spec, stage, start};
 use crate::helpers::TestApp;
 use hardneg::api_types::TaskView;
+use hardneg::domain::ids::TaskId;
 use reqwest::Client;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -136,8 +137,10 @@ async fn an_answer_racing_the_end_of_a_place_is_told_it_was_withdrawn() {
     let (mut statuses, mut last) = (Vec::new(), 0);
     while let Some(task) = app.next_task(&spammer, study).await {
         // The bundle's tasks were made in one statement: the next one is this one's id + 1.
-        let (a, b) =
-            tokio::join!(app.answer(&spammer, task.task_id, "none"), app.answer(&spammer, task.task_id + 1, "none"));
+        let (a, b) = tokio::join!(
+            app.answer(&spammer, task.task_id, "none"),
+            app.answer(&spammer, TaskId::new(task.task_id.get() + 1), "none")
+        );
         for res in [a, b] {
             let status = res.status().as_u16();
             let body = res.text().await.unwrap();
@@ -147,7 +150,7 @@ async fn an_answer_racing_the_end_of_a_place_is_told_it_was_withdrawn() {
             }
             statuses.push(status);
         }
-        last = task.task_id + 1;
+        last = task.task_id.get() + 1;
     }
     assert_eq!(stage(&app, &spammer, study).await["stage"], "complete");
     let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
@@ -155,7 +158,7 @@ async fn an_answer_racing_the_end_of_a_place_is_told_it_was_withdrawn() {
     let total = spam["total"].as_u64().unwrap();
     assert!(total < 20, "the place ended early: {spam}");
     // Past the last task it answered, the rest were withdrawn.
-    let res = app.answer(&spammer, last + 1, "none").await;
+    let res = app.answer(&spammer, TaskId::new(last + 1), "none").await;
     assert_eq!(res.status(), 410, "{}", res.text().await.unwrap());
     assert!(statuses.iter().filter(|s| **s == 200).count() as u64 >= total, "{statuses:?}");
 }

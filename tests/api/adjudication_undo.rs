@@ -27,30 +27,30 @@ async fn a_settled_dispute_reopens_and_its_history_keeps_both_decisions() {
         async move { req.send().await.unwrap() }
     };
     let (first, second) = (disputes[0].instance_id, disputes[1].instance_id);
-    assert_eq!(settle(first, "none").await, 204);
-    assert_eq!(settle(second, "none").await, 204);
+    assert_eq!(settle(first.get(), "none").await, 204);
+    assert_eq!(settle(second.get(), "none").await, 204);
     let settled: Vec<Settled> = app.get(&researcher, &format!("/api/v1/studies/{study}/adjudications")).await;
     assert_eq!(settled.len(), 2);
     assert!(settled.iter().all(|s| s.value == "none" && s.label == "None" && s.history.len() == 1));
 
     // Annotators may not undo; the researcher reopens, and the item waits again.
     let annotator = app.login("annotator1").await;
-    assert_eq!(reopen(&annotator, first).await.status(), 403);
-    assert_eq!(reopen(&researcher, first).await.status(), 204);
+    assert_eq!(reopen(&annotator, first.get()).await.status(), 403);
+    assert_eq!(reopen(&researcher, first.get()).await.status(), 204);
     let waiting: Vec<Dispute> = app.get(&researcher, &format!("/api/v1/studies/{study}/disputes")).await;
     assert_eq!(waiting, [disputes[0].clone()], "back in the queue as it was");
     let settled: Vec<Settled> = app.get(&researcher, &format!("/api/v1/studies/{study}/adjudications")).await;
     assert_eq!(settled.iter().map(|s| s.instance_id).collect::<Vec<_>>(), [second]);
 
     // Nothing to reopen: twice, or an item of no decision.
-    let again = reopen(&researcher, first).await;
+    let again = reopen(&researcher, first.get()).await;
     assert_eq!(again.status(), 404);
     let msg = again.text().await.unwrap();
     assert!(msg.contains(&format!("instance {first} of study {study} has no decision to reopen")), "{msg}");
 
     // Decided again the other way: both decisions and the reopening, in order.
     let image = disputes[0].choices.iter().find(|c| c.chosen_by == ["annotator1"]).unwrap();
-    assert_eq!(settle(first, &image.value).await, 204);
+    assert_eq!(settle(first.get(), &image.value).await, 204);
     let settled: Vec<Settled> = app.get(&researcher, &format!("/api/v1/studies/{study}/adjudications")).await;
     let item = settled.iter().find(|s| s.instance_id == first).expect("settled again");
     assert_eq!(item.value, image.value);
@@ -71,7 +71,7 @@ async fn a_settled_dispute_reopens_and_its_history_keeps_both_decisions() {
     // Once Step 4 is built from the outcomes, they no longer change under it.
     let step4 = researcher.post(app.url(&format!("/api/v1/studies/{study}/step4"))).send().await.unwrap();
     assert_eq!(step4.status(), 201, "{}", step4.text().await.unwrap());
-    let late = reopen(&researcher, second).await;
+    let late = reopen(&researcher, second.get()).await;
     assert_eq!(late.status(), 422);
     assert!(late.text().await.unwrap().contains("was built from this study's outcomes"));
 }

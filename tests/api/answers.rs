@@ -2,6 +2,7 @@
 //! counted), the end of a queue, and the images tasks link to.
 use crate::helpers::{demo_study, TestApp};
 use hardneg::api_types::{AnswerAck, AnswerAckNext, StudyProgress};
+use hardneg::domain::ids::TaskId;
 use serde_json::Value;
 
 #[tokio::test]
@@ -29,7 +30,7 @@ async fn answers_are_idempotent_validated_and_counted() {
         .await
         .unwrap();
     assert_eq!(malformed.status(), 422);
-    assert_eq!(app.answer(&ann, 999_999, "A").await.status(), 404);
+    assert_eq!(app.answer(&ann, TaskId::new(999_999), "A").await.status(), 404);
 
     let ok: AnswerAck = app.answer(&ann, task, "B").await.json().await.unwrap();
     assert_eq!(ok, AnswerAck { task_id: task, option: "B".into(), duplicate: false });
@@ -92,7 +93,7 @@ async fn a_repeated_answer_is_checked_as_a_first_one_whether_or_not_the_task_was
     let study = demo_study(&ann, &app).await;
     let shown = app.next_task(&ann, study).await.expect("a task").task_id;
     // A queue's tasks are made together: the next id is the caller's second task, never shown.
-    let unseen = shown + 1;
+    let unseen = TaskId::new(shown.get() + 1);
     for (task, first) in [(shown, "B"), (unseen, "A")] {
         assert_eq!(app.answer(&ann, task, first).await.status(), 200, "task {task}");
         let bad = app.answer(&ann, task, "E").await;
@@ -117,7 +118,7 @@ async fn an_answer_can_bring_the_next_task_in_the_same_response() {
         ann.post(app.url(&format!("/api/v1/tasks/{task}/answer?{query}"))).json(&body).send()
     };
     let first = app.next_task(&ann, study).await.expect("a task");
-    let refused = answer_next(first.task_id, "B", "next=maybe").await.unwrap();
+    let refused = answer_next(first.task_id.get(), "B", "next=maybe").await.unwrap();
     assert_eq!(refused.status(), 422);
     let msg: Value = refused.json().await.unwrap();
     assert!(msg["error"].as_str().unwrap().starts_with("query: "), "{msg}");
@@ -126,7 +127,7 @@ async fn an_answer_can_bring_the_next_task_in_the_same_response() {
     let mut task = first;
     let mut answered = 0;
     loop {
-        let res = answer_next(task.task_id, "B", "next=true").await.unwrap();
+        let res = answer_next(task.task_id.get(), "B", "next=true").await.unwrap();
         assert_eq!(res.status(), 200);
         let got: AnswerAckNext = res.json().await.unwrap();
         answered += 1;
@@ -134,7 +135,8 @@ async fn an_answer_can_bring_the_next_task_in_the_same_response() {
         // The same task `next` gives now, the answer already counted in its progress.
         assert_eq!(got.next, app.next_task(&ann, study).await, "after {answered} answers");
         if answered == 1 {
-            let again: AnswerAckNext = answer_next(task.task_id, "C", "next=true").await.unwrap().json().await.unwrap();
+            let again: AnswerAckNext =
+                answer_next(task.task_id.get(), "C", "next=true").await.unwrap().json().await.unwrap();
             assert_eq!((again.option.as_str(), again.duplicate), ("B", true));
             assert_eq!(again.next, got.next, "a repeat brings the same next task");
             let plain: Value = app.answer(&ann, task.task_id, "B").await.json().await.unwrap();

@@ -4,13 +4,14 @@
 //! destinations and sources are refused with nothing written.
 use crate::helpers::{cli, demo_study, text, TestApp};
 use hardneg::api_types::{AnswerAck, TaskView};
+use hardneg::domain::ids::TaskId;
 use hardneg::store::images::sha256_hex;
 use serde_json::json;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-type Acked = Arc<Mutex<Vec<(String, i64, String)>>>;
+type Acked = Arc<Mutex<Vec<(String, TaskId, String)>>>;
 
 /// Two annotators answering in a loop until `stop`; each 200 is recorded.
 fn stream_answers(

@@ -3,6 +3,7 @@
 //! the questions each annotator will really get.
 use crate::helpers::{Spec, TestApp};
 use hardneg::api_types::{CompareReport, StudyProgress};
+use hardneg::domain::ids::StudyId;
 use serde_json::Value;
 
 fn baseline(name: &str, annotators: &[&str]) -> Spec {
@@ -44,7 +45,7 @@ async fn each_baseline_study_has_its_row_samples_are_checked_and_totals_are_real
     let report: CompareReport = app.get(&researcher, "/api/v1/compare?dataset=demo").await;
     let h = &report.humans;
     assert_eq!(h.len(), 2, "one row per baseline study, no pooled row yet: {h:?}");
-    assert_eq!((h[0].label.as_str(), h[0].study_id), ("Human: B1", Some(b1)));
+    assert_eq!((h[0].label.as_str(), h[0].study_id), ("Human: B1", Some(StudyId::new(b1))));
     assert_eq!((h[0].people, h[0].instances), (1, 2));
     assert_eq!(h[0].report.as_ref().unwrap().overall.n, 2);
     assert_eq!(h[1].label, "Human: B all");

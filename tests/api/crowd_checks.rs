@@ -6,6 +6,7 @@
 use crate::crowd_kit::{arrive, arrive_with, browser, create_link_study, lease_states, link_spec, stage, start};
 use crate::helpers::{cli, text, TestApp};
 use hardneg::api_types::TaskView;
+use hardneg::domain::ids::TaskId;
 use hardneg::domain::survey::{ItemData, SurveyKind};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -61,7 +62,7 @@ async fn walk(app: &TestApp, p: &reqwest::Client, study: i64, fail: usize, gold_
             } else {
                 named
             }
-        } else if let Some((seed, right)) = gold.get(&t.task_id) {
+        } else if let Some((seed, right)) = gold.get(&t.task_id.get()) {
             w.gold += 1;
             let right_option = option_storing(*seed, right);
             w.gold_right += usize::from(gold_right);
@@ -173,7 +174,7 @@ async fn checks_sit_in_every_bundle_and_two_failed_attention_checks_screen_out()
     .fetch_one(&pool)
     .await
     .unwrap();
-    assert_eq!(app.answer(&p3, last, "A").await.status(), 422, "nothing more is stored");
+    assert_eq!(app.answer(&p3, TaskId::new(last), "A").await.status(), 422, "nothing more is stored");
     let rows = participant_rows(&app, &researcher, study).await;
     assert_eq!(rows[2]["state"], "screened_out");
     assert_eq!(

@@ -3,6 +3,7 @@
 //! every acknowledged answer is there with its option.
 use crate::helpers::{demo_study, TestApp};
 use hardneg::api_types::{AnswerAck, TaskView};
+use hardneg::domain::ids::TaskId;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 
@@ -10,7 +11,7 @@ use std::sync::{Arc, Mutex};
 async fn no_acknowledged_answer_is_lost_on_sigkill() {
     let tmp = tempfile::tempdir().unwrap();
     let mut app = TestApp::spawn_on(tmp.path(), &[]);
-    let acked: Arc<Mutex<Vec<(String, i64, String)>>> = Arc::default();
+    let acked: Arc<Mutex<Vec<(String, TaskId, String)>>> = Arc::default();
     let clients = vec![
         ("annotator1".to_string(), app.login("annotator1").await),
         ("annotator2".to_string(), app.login("annotator2").await),

@@ -4,6 +4,7 @@
 //! by path, so it uses nothing of the test binary around it.
 #![allow(dead_code)]
 use hardneg::api_types::{AnswerRequest, StudySummary, TaskView};
+use hardneg::domain::ids::TaskId;
 use reqwest::{Client, Response};
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
@@ -231,7 +232,7 @@ impl TestApp {
         }
     }
 
-    pub async fn answer(&self, client: &Client, task: i64, option: &str) -> Response {
+    pub async fn answer(&self, client: &Client, task: TaskId, option: &str) -> Response {
         let body =
             AnswerRequest { option: option.to_string(), elapsed_ms: Some(1500), text: None, texts: Default::default() };
         client.post(self.url(&format!("/api/v1/tasks/{task}/answer"))).json(&body).send().await.unwrap()
@@ -278,7 +279,7 @@ impl Drop for TestApp {
 
 /// The demo study's id, as the annotator's study list gives it.
 pub async fn demo_study(client: &Client, app: &TestApp) -> i64 {
-    app.studies(client).await.first().expect("a study").id
+    app.studies(client).await.first().expect("a study").id.get()
 }
 
 /// Reads a starting server's standard output: the demo accounts it prints,

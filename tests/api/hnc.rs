@@ -92,7 +92,7 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
                 ("skip:bored", vec![], "unknown option"),
                 ("written", vec![("positive", "A red fox."), ("negative", "A cat.")], "vocabulary: fox"),
             ] {
-                let res = write(&app, &c, task.task_id, option, &texts).await;
+                let res = write(&app, &c, task.task_id.get(), option, &texts).await;
                 assert_eq!(res.status(), 422, "{option} {texts:?}");
                 let body: Value = res.json().await.unwrap();
                 let message = body["error"].as_str().unwrap();
@@ -102,11 +102,11 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
             assert_eq!((again.task_id, again.progress.done), (task.task_id, 0), "nothing was stored");
         }
         let res = match caption_type.as_str() {
-            "counting" => write(&app, &c, task.task_id, "skip:type_does_not_apply", &[]).await,
+            "counting" => write(&app, &c, task.task_id.get(), "skip:type_does_not_apply", &[]).await,
             t => {
                 let (p, n) = pair(1, i, t);
                 written.push(p.clone());
-                write(&app, &c, task.task_id, "written", &[("positive", &p), ("negative", &n)]).await
+                write(&app, &c, task.task_id.get(), "written", &[("positive", &p), ("negative", &n)]).await
             }
         };
         assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
@@ -141,7 +141,7 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
             let res = write_form(&app, &c2, writing, &form(&p)).await;
             assert_eq!(res.status(), 303);
         } else {
-            let res = write(&app, &c2, task.task_id, "written", &[("positive", &p), ("negative", &n)]).await;
+            let res = write(&app, &c2, task.task_id.get(), "written", &[("positive", &p), ("negative", &n)]).await;
             assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
         }
         i += 1;
@@ -190,7 +190,7 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
     let by_all = app.create_study_ok(&researcher, &spec).await;
     for writer in ["annotator1", "annotator2"] {
         let c = app.login(writer).await;
-        assert!(app.studies(&c).await.iter().all(|s| s.id != by_all), "{writer} sees it");
+        assert!(app.studies(&c).await.iter().all(|s| s.id.get() != by_all), "{writer} sees it");
         let res = app.start(&c, by_all).await;
         assert_eq!(res.status(), 403, "{writer}");
         assert!(res.text().await.unwrap().contains("you wrote pairs that study"));
@@ -256,9 +256,9 @@ async fn the_demo_shows_both_kinds_answered_and_a_warning_vocabulary_lets_words_
     assert_eq!(r["rows"].as_array().unwrap().last().unwrap()["values"]["negative_wrong"], 1);
     // Their writer, annotator2, is not a validator; annotator1 has the other 4 to try.
     let writer = app.login("annotator2").await;
-    assert_eq!(app.start(&writer, validation).await.status(), 403);
+    assert_eq!(app.start(&writer, validation.get()).await.status(), 403);
     let validator = app.login("annotator1").await;
-    let next = app.next_task(&validator, validation).await.expect("pairs left to validate").progress;
+    let next = app.next_task(&validator, validation.get()).await.expect("pairs left to validate").progress;
     assert_eq!((next.done, next.total), (4, 8));
     let w: Value = app.get(&researcher, &format!("/api/v1/studies/{writing}/report")).await;
     assert_eq!(w["statistic"], "writing");
@@ -271,7 +271,7 @@ async fn the_demo_shows_both_kinds_answered_and_a_warning_vocabulary_lets_words_
     // annotator1 writes on the demo study: the unknown word is named first, then kept.
     let c = no_redirects();
     app.log_in(&c, "annotator1").await;
-    let task = app.next_task(&c, writing).await.unwrap();
+    let task = app.next_task(&c, writing.get()).await.unwrap();
     let form = |confirmed: bool| {
         let mut f = vec![
             ("task_id", task.task_id.to_string()),
@@ -284,18 +284,18 @@ async fn the_demo_shows_both_kinds_answered_and_a_warning_vocabulary_lets_words_
         }
         f
     };
-    let res = write_form(&app, &c, writing, &form(false)).await;
+    let res = write_form(&app, &c, writing.get(), &form(false)).await;
     assert_eq!(res.status(), 200);
     let page = res.text().await.unwrap();
     assert!(page.contains("<mark>shiny</mark>") && page.contains("Keep these words"), "{page}");
-    assert_eq!(app.next_task(&c, writing).await.unwrap().progress.done, 0, "nothing stored yet");
-    assert_eq!(write_form(&app, &c, writing, &form(true)).await.status(), 303);
-    assert_eq!(app.next_task(&c, writing).await.unwrap().progress.done, 1);
+    assert_eq!(app.next_task(&c, writing.get()).await.unwrap().progress.done, 0, "nothing stored yet");
+    assert_eq!(write_form(&app, &c, writing.get(), &form(true)).await.status(), 303);
+    assert_eq!(app.next_task(&c, writing.get()).await.unwrap().progress.done, 1);
     let skip = [
-        ("task_id", app.next_task(&c, writing).await.unwrap().task_id.to_string()),
+        ("task_id", app.next_task(&c, writing.get()).await.unwrap().task_id.to_string()),
         ("option", "skip:unclear_image".into()),
     ];
-    assert_eq!(write_form(&app, &c, writing, &skip).await.status(), 303, "a skip needs no texts");
+    assert_eq!(write_form(&app, &c, writing.get(), &skip).await.status(), 303, "a skip needs no texts");
     let w: Value = app.get(&researcher, &format!("/api/v1/studies/{writing}/report")).await;
     assert_eq!(w["vocabulary"]["pairs_with_unknown"].as_i64(), Some(2));
     assert_eq!(w["rows"].as_array().unwrap().last().unwrap()["skipped"]["unclear_image"], 1);

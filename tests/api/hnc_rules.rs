@@ -38,7 +38,7 @@ async fn a_vocabulary_is_strict_unless_asked_and_the_instructions_state_hncs_thr
     ] {
         assert!(task.instructions.contains(condition), "{condition}: {}", task.instructions);
     }
-    let res = write(&app, &c, task.task_id, "A red circle.", "A green circle.").await;
+    let res = write(&app, &c, task.task_id.get(), "A red circle.", "A green circle.").await;
     assert_eq!(res.status(), 422, "a word outside the vocabulary is refused by default");
     let body: Value = res.json().await.unwrap();
     assert!(body["error"]
@@ -46,10 +46,10 @@ async fn a_vocabulary_is_strict_unless_asked_and_the_instructions_state_hncs_thr
         .unwrap()
         .contains("field \"negative\": words outside the study's vocabulary: green"));
     assert_eq!(app.next_task(&c, strict).await.unwrap().progress.done, 0, "nothing stored");
-    assert_eq!(write(&app, &c, task.task_id, "A red circle.", "A blue circle.").await.status(), 200);
+    assert_eq!(write(&app, &c, task.task_id.get(), "A red circle.", "A blue circle.").await.status(), 200);
 
     let task = app.next_task(&c, warning).await.unwrap();
-    assert_eq!(write(&app, &c, task.task_id, "A red circle.", "A green circle.").await.status(), 200);
+    assert_eq!(write(&app, &c, task.task_id.get(), "A red circle.", "A green circle.").await.status(), 200);
     let r: Value = app.get(&researcher, &format!("/api/v1/studies/{warning}/report")).await;
     assert_eq!(
         (r["vocabulary"]["strict"].as_bool(), r["vocabulary"]["pairs_with_unknown"].as_i64()),
@@ -76,7 +76,7 @@ async fn a_link_participant_who_wrote_pairs_is_turned_away_from_their_validation
     let writer = arrive(&app, &token, writing, "WRITER1").await;
     start(&app, &writer, writing).await;
     let task = app.next_task(&writer, writing).await.unwrap();
-    let res = write(&app, &writer, task.task_id, "A red circle.", "A blue circle.").await;
+    let res = write(&app, &writer, task.task_id.get(), "A red circle.", "A blue circle.").await;
     assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
 
     let spec = link_spec("Link validation", "pair_validation", "link-pairs", Some("Link writing"));

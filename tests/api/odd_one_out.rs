@@ -13,7 +13,13 @@ const TOT: &str = "Demo: SugarCrepe++ odd one out (text only)";
 
 async fn study_id(app: &TestApp, name: &str) -> i64 {
     let client = app.login("researcher").await;
-    app.studies(&client).await.into_iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no study {name}")).id
+    app.studies(&client)
+        .await
+        .into_iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no study {name}"))
+        .id
+        .get()
 }
 
 /// The demo triplet a task shows, found by its P1.

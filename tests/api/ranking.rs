@@ -39,7 +39,7 @@ async fn demo_prompts_ranked_by_two_annotators_reported_and_exported() {
 
     // An incomplete or repeated order is refused with what is expected.
     let a1 = app.login("annotator1").await;
-    let task = app.next_task(&a1, id).await.unwrap();
+    let task = app.next_task(&a1, id.get()).await.unwrap();
     assert!(task.options.len() >= 2 && task.options.iter().all(|o| o.image_url.is_some() && o.text.is_none()));
     for bad in ["A", "A,A", "A,Z"] {
         let res = app.answer(&a1, task.task_id, bad).await;
@@ -48,14 +48,14 @@ async fn demo_prompts_ranked_by_two_annotators_reported_and_exported() {
     }
 
     let mut sizes = Vec::new();
-    app.work_through("annotator1", id, |t| {
+    app.work_through("annotator1", id.get(), |t| {
         sizes.push(t.options.len());
         order(t, &demo, false)
     })
     .await;
     sizes.sort();
     assert_eq!(sizes, [2, 2, 3, 3, 4, 4, 5, 5], "N from the data");
-    app.work_through("annotator2", id, |t| order(t, &demo, true)).await;
+    app.work_through("annotator2", id.get(), |t| order(t, &demo, true)).await;
 
     let r: Value = app.get(&researcher, &format!("/api/v1/studies/{id}/report")).await;
     assert_eq!((r["statistic"].as_str(), r["answers"].as_i64()), (Some("ranking"), Some(16)));

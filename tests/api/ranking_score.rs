@@ -18,7 +18,7 @@ async fn scored_models_join_the_ranking_report_beside_the_imported_ones() {
     let demo = generate(8, 2024);
     let researcher = app.login("researcher").await;
     let id = app.studies(&researcher).await.into_iter().find(|s| s.name == STUDY).expect("the demo study").id;
-    app.work_through("annotator1", id, |t| order(t, &demo, false)).await;
+    app.work_through("annotator1", id.get(), |t| order(t, &demo, false)).await;
 
     // The prompt at [1, 0]; an image with e details wrong at angle e·20°:
     // the fewer errors, the higher the similarity, as the people ordered.

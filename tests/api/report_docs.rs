@@ -86,7 +86,7 @@ async fn the_report_section_of_the_api_docs_has_the_servers_shape_for_every_repo
             for who in ["annotator1", "annotator2"] {
                 let c = app.login(who).await;
                 for _ in 0..2 {
-                    let Some(task) = app.next_task(&c, study.id).await else { break };
+                    let Some(task) = app.next_task(&c, study.id.get()).await else { break };
                     let res = app.answer(&c, task.task_id, &any_answer(&task)).await;
                     assert_eq!(res.status(), 200, "{kind}: {}", res.text().await.unwrap());
                 }

@@ -21,7 +21,7 @@ async fn only_the_post_starts_a_study_and_it_is_idempotent() {
     // The survey page itself, opened by a link, starts nothing either.
     let page = annotator.get(app.url(&format!("/annotate/{study}"))).send().await.unwrap();
     assert_eq!(page.status(), 200);
-    let summary = app.studies(&annotator).await.into_iter().find(|s| s.id == study).unwrap();
+    let summary = app.studies(&annotator).await.into_iter().find(|s| s.id.get() == study).unwrap();
     assert_eq!(summary.progress, None, "a GET created the participation");
 
     let first: Progress = app.start(&annotator, study).await.json().await.unwrap();

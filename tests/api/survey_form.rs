@@ -40,7 +40,7 @@ async fn an_annotator_starts_and_answers_by_form_posts_without_javascript() {
     app.log_in(&client, "annotator1").await;
     let study = demo_study(&client, &app).await;
     let survey = format!("/annotate/{study}");
-    let name = app.studies(&client).await.into_iter().find(|s| s.id == study).unwrap().name;
+    let name = app.studies(&client).await.into_iter().find(|s| s.id.get() == study).unwrap().name;
 
     // Not started: the page names the study and offers a Start form; the GET started nothing.
     let (status, html) = page(&app, &client, &survey).await;
@@ -51,7 +51,7 @@ async fn an_annotator_starts_and_answers_by_form_posts_without_javascript() {
     assert!(html.contains(&format!(r#"action="/annotate/{study}/start""#)), "a Start form");
     assert!(html.contains("href=\"/annotate\""), "a link back to the list");
     assert_eq!(shown_task(&html), None);
-    let started = app.studies(&client).await.into_iter().find(|s| s.id == study).unwrap().progress;
+    let started = app.studies(&client).await.into_iter().find(|s| s.id.get() == study).unwrap().progress;
     assert!(started.is_none(), "rendering the page started the study");
 
     let own = app.base.clone();
@@ -68,7 +68,7 @@ async fn an_annotator_starts_and_answers_by_form_posts_without_javascript() {
     // The next item's images wait for hydration: on a cold page they would
     // share the link with the wasm the keys wait for.
     let now = app.next_task(&client, study).await.expect("the shown task");
-    assert_eq!(now.task_id, first);
+    assert_eq!(now.task_id.get(), first);
     let shown: Vec<&str> = now.options.iter().filter_map(|o| o.image_url.as_deref()).collect();
     // (The task's data for hydration names them too: look for image elements.)
     let img = |src: &str| html.contains(&format!(r#"src="{src}""#));
@@ -108,7 +108,7 @@ async fn an_annotator_starts_and_answers_by_form_posts_without_javascript() {
         assert_ne!(next, shown, "the page moved on after {option}");
         shown = next;
     }
-    let progress = app.studies(&client).await.into_iter().find(|s| s.id == study).unwrap().progress.unwrap();
+    let progress = app.studies(&client).await.into_iter().find(|s| s.id.get() == study).unwrap().progress.unwrap();
     assert_eq!(progress.done, 2, "both form answers are stored");
 
     // A bad option comes back as a page that says what was wrong, with a way back.

@@ -123,7 +123,8 @@ async fn a_ranking_is_answered_by_one_form_of_places() {
     assert!(html.contains(&format!(r#"action="{survey}/rank""#)), "{html}");
     assert!(html.contains(r#"<select name="rank_A""#), "a place per image: {html}");
     let task = shown_task(&html).unwrap();
-    let letters: Vec<String> = app.next_task(&client, id).await.unwrap().options.iter().map(|o| o.id.clone()).collect();
+    let letters: Vec<String> =
+        app.next_task(&client, id.get()).await.unwrap().options.iter().map(|o| o.id.clone()).collect();
     let n = letters.len();
 
     // Two images in one place: refused, saying which.

@@ -71,7 +71,7 @@ async fn two_experts_disagree_a_third_settles_and_the_export_carries_p2_and_tags
             app.login(who).await
         };
         let mut answered = 0;
-        while let Some(task) = app.next_task(&c, study).await {
+        while let Some(task) = app.next_task(&c, study.get()).await {
             let i = index_of(&task, &p1s);
             let t = &demo[i];
             assert_eq!(read_prompt(&task.prompt.text), Some((t.p1.as_str(), t.p2.as_str(), t.negative.as_str())));
@@ -86,14 +86,14 @@ async fn two_experts_disagree_a_third_settles_and_the_export_carries_p2_and_tags
                     ("valid", Some(FIXED), "must be empty"),
                     ("not_valid:hallucination", Some(FIXED), "must be empty"),
                 ] {
-                    let res = post_answer(&app, &c, task.task_id, option, text).await;
+                    let res = post_answer(&app, &c, task.task_id.get(), option, text).await;
                     assert_eq!(res.status(), 422, "{option} {text:?}");
                     let body = res.text().await.unwrap();
                     assert!(body.contains("corrected_p2") && body.contains(says), "{body}");
                 }
-                let res = post_answer(&app, &c, task.task_id, "not_valid", None).await;
+                let res = post_answer(&app, &c, task.task_id.get(), "not_valid", None).await;
                 assert_eq!(res.status(), 422, "not valid needs a tag");
-                let again = app.next_task(&c, study).await.unwrap();
+                let again = app.next_task(&c, study.get()).await.unwrap();
                 assert_eq!((again.task_id, again.progress.done), (task.task_id, 0), "nothing was stored");
             }
             let (option, correction) = plan(who, i);
@@ -115,7 +115,7 @@ async fn two_experts_disagree_a_third_settles_and_the_export_carries_p2_and_tags
                     .unwrap();
                 assert_eq!(res.status(), 303);
             } else {
-                let res = post_answer(&app, &c, task.task_id, option, correction).await;
+                let res = post_answer(&app, &c, task.task_id.get(), option, correction).await;
                 assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
             }
             answered += 1;

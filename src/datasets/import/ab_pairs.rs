@@ -4,6 +4,7 @@
 use super::table::{check_new_dataset, read_checked};
 use super::ImportError;
 use crate::domain::ab_pairs::{ab_pair, AbPair, COLUMNS};
+use crate::domain::ids::DatasetId;
 use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use sqlx::AnyPool;
 use std::path::Path;
@@ -24,7 +25,7 @@ pub async fn import_ab_pairs(db: &AnyPool, file: &Path, label: &str, dataset: &s
 /// One item: negative A is the instance's negative caption, B and the sources beside it.
 pub async fn insert_ab_pair(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    dataset_id: i64,
+    dataset_id: DatasetId,
     key: &str,
     p: &AbPair,
 ) -> sqlx::Result<i64> {

@@ -7,6 +7,7 @@
 use super::table::{check_new_dataset, read_checked, read_image, store_images};
 use super::ImportError;
 use crate::domain::candidates::FileFormat;
+use crate::domain::ids::DatasetId;
 use crate::domain::pairs::{pair_row, Columns, PairRow, PLACEHOLDER};
 use crate::domain::results::FieldError;
 use crate::store::dataset_rows::{insert_dataset, insert_images, insert_instance, NewInstance};
@@ -80,7 +81,7 @@ pub async fn import_pairs(db: &AnyPool, store: &ImageStore, req: &PairsRequest) 
 /// has none), its type in `caption_type`.
 pub async fn insert_pair(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    dataset_id: i64,
+    dataset_id: DatasetId,
     key: &str,
     row: &PairRow,
     image: &str,

@@ -6,6 +6,7 @@
 //! before every row and image has been checked.
 use super::table::{check_new_dataset, read_checked};
 use super::ImportError;
+use crate::domain::ids::DatasetId;
 use crate::domain::results::FieldError;
 use crate::kinds::ranking::rows::{ranking_row, RankingRow, COLUMNS};
 use crate::store::dataset_rows::{insert_candidates, insert_dataset, insert_images, insert_instance, NewInstance};
@@ -62,7 +63,7 @@ pub async fn import_rankings(
 /// images as candidates in row order and each model's score per image.
 pub async fn insert_prompt(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    dataset_id: i64,
+    dataset_id: DatasetId,
     key: &str,
     row: &RankingRow,
     images: &[&str],

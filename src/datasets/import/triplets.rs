@@ -5,6 +5,7 @@
 //! image has been checked.
 use super::table::{check_new_dataset, read_checked, read_image, store_images};
 use super::ImportError;
+use crate::domain::ids::DatasetId;
 use crate::domain::triplets::{triplet, Triplet, COLUMNS};
 use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
 use crate::store::images::ImageStore;
@@ -49,7 +50,7 @@ pub async fn import_triplets(db: &AnyPool, store: &ImageStore, req: &TripletRequ
 /// beside them. The image must be in the store and its table.
 pub async fn insert_triplet(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    dataset_id: i64,
+    dataset_id: DatasetId,
     key: &str,
     t: &Triplet,
     image: &str,

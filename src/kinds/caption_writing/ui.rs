@@ -5,6 +5,7 @@
 //! form posts to `form.rs`; hydrated, keys work: p / n focus a
 //! box, Enter or Ctrl+Enter submits, Esc leaves a box, s focuses the skip
 //! buttons and 1–3 skip with that reason.
+use crate::domain::ids::{StudyId, TaskId};
 use super::{read_prompt, SKIP_LABELS, SKIP_REASONS, TEXTS, WRITTEN};
 use crate::api_types::TaskView;
 use crate::domain::vocabulary::Vocabulary;
@@ -41,8 +42,8 @@ pub enum Written {
 /// Stores the pair or skip unless unknown words stop it, then returns the next task.
 #[server(prefix = "/sfn")]
 pub async fn write_and_next(
-    study_id: i64,
-    task_id: i64,
+    study_id: StudyId,
+    task_id: TaskId,
     option: String,
     positive: String,
     negative: String,
@@ -51,12 +52,12 @@ pub async fn write_and_next(
 ) -> Result<Written, ServerFnError> {
     use super::write::{write, WriteOutcome, WrittenAnswer};
     let (state, user) = caller::caller().await?;
-    let a = WrittenAnswer { task_id: task_id.into(), option, positive, negative, confirmed };
+    let a = WrittenAnswer { task_id, option, positive, negative, confirmed };
     match write(&state, &user, &a, Some(elapsed_ms)).await.map_err(caller::sfn_error)? {
         WriteOutcome::Unknown { words, strict } => Ok(Written::Unknown { words, strict }),
         WriteOutcome::Stored(_) => {
             let next =
-                crate::studies::tasks::next_task(&state, &user, study_id.into()).await.map_err(caller::sfn_error)?;
+                crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(caller::sfn_error)?;
             Ok(Written::Next(next))
         }
     }
@@ -65,15 +66,15 @@ pub async fn write_and_next(
 /// The study's vocabulary and whether it is strict (None: it has none).
 /// Any signed-in caller may read it: a list of words is no secret.
 #[server(prefix = "/sfn")]
-pub async fn study_vocabulary(study_id: i64) -> Result<Option<(Vec<String>, bool)>, ServerFnError> {
+pub async fn study_vocabulary(study_id: StudyId) -> Result<Option<(Vec<String>, bool)>, ServerFnError> {
     let (state, _) = caller::caller().await?;
-    let v = crate::studies::vocabulary::of_study(&state.db, study_id.into()).await.map_err(caller::sfn_error)?;
+    let v = crate::studies::vocabulary::of_study(&state.db, study_id).await.map_err(caller::sfn_error)?;
     Ok(v.map(|(v, strict)| (v.words().map(str::to_string).collect(), strict)))
 }
 
 #[component]
 fn WritingCard(
-    study_id: i64,
+    study_id: StudyId,
     task: TaskView,
     /// The survey's current task: set to the next one once this is stored.
     current: RwSignal<Option<TaskView>>,
@@ -189,12 +190,12 @@ fn WritingCard(
     };
 
     view! {
-        <section class="survey caption-writing" tabindex="-1" node_ref=card aria-busy=move || action.pending().get().to_string() data-task=task_id>
+        <section class="survey caption-writing" tabindex="-1" node_ref=card aria-busy=move || action.pending().get().to_string() data-task=task_id.to_string()>
             <CardHead progress counter instructions=task.instructions.clone()/>
             {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image to write captions for"/> })}
             <p class="caption-type">"Assigned type: " <strong>{caption_type}</strong></p>
             <form class="writing-form" method="post" action=form_action>
-                <input type="hidden" name="task_id" value=task_id/>
+                <input type="hidden" name="task_id" value=task_id.to_string()/>
                 {text_box(0, positive, "p")}
                 {text_box(1, negative, "n")}
                 {move || reported.get().map(|(words, strict)| {

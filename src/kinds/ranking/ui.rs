@@ -102,7 +102,7 @@ fn RankingCard(
     let form = view! {
     <form class="rank-form" method="post" action=form_action
         on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); submit() }>
-    <input type="hidden" name="task_id" value=task.task_id/>
+    <input type="hidden" name="task_id" value=task.task_id.to_string()/>
     <ol class="rank-list" aria-label="Images, best match first">
         {move || order.get().into_iter().enumerate().map(|(pos, i)| {
             let o = options.with_value(|opts| opts[i].clone());
@@ -143,7 +143,7 @@ fn RankingCard(
     }
     .into_any();
     view! {
-        <section class="survey ranking" aria-busy=move || pending.get().to_string() data-task=task.task_id>
+        <section class="survey ranking" aria-busy=move || pending.get().to_string() data-task=task.task_id.to_string()>
             <CardHead progress counter instructions=task.instructions.clone()/>
             <blockquote class="prompt">{task.prompt.text.clone()}</blockquote>
             {form}

@@ -102,7 +102,7 @@ fn TripletCard(
     on_cleanup(move || handle.remove());
 
     view! {
-        <section class="survey triplet-check" tabindex="-1" node_ref=card aria-busy=move || pending.get().to_string() data-task=task.task_id>
+        <section class="survey triplet-check" tabindex="-1" node_ref=card aria-busy=move || pending.get().to_string() data-task=task.task_id.to_string()>
             <CardHead progress counter instructions=task.instructions.clone()/>
             {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image the triplet describes"/> })}
             <dl class="triplet">
@@ -112,7 +112,7 @@ fn TripletCard(
             </dl>
             <form class="triplet-form" method="post" action=form_action
                 on:submit=move |ev| { ev.prevent_default(); send(); }>
-                <input type="hidden" name="task_id" value=task.task_id/>
+                <input type="hidden" name="task_id" value=task.task_id.to_string()/>
                 <fieldset class="verdict">
                     <legend>"Verdict"</legend>
                     {[(true, "valid", "Valid", "v"), (false, "not_valid", "Not valid", "n")].into_iter().map(|(valid, value, label, key)| view! {

@@ -308,7 +308,7 @@ pub async fn start(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Re
         return Ok(None);
     };
     // Fitted outside the gate (it reads the whole study); cached between refits.
-    let ended = a.end_uninformative && settle::reliability(&state.db, meta).await?.uninformative(user.id as u64);
+    let ended = a.end_uninformative && settle::reliability(&state.db, meta).await?.uninformative(user.id.get() as u64);
     let _one_at_a_time = state.writer.exclusive().await;
     let mut tx = crate::store::db::begin_write(&state.db).await?;
     sqlx::query(
@@ -331,7 +331,7 @@ pub async fn start(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Re
     .fetch_all(&mut *tx)
     .await?;
     if !open.is_empty() && !ended {
-        give(&mut tx, meta, user.id, &open).await?;
+        give(&mut tx, meta, user.id.get(), &open).await?;
     }
     let (done, total): (i64, i64) =
         sqlx::query_as("SELECT done, total FROM participations WHERE study_id = $1 AND user_id = $2")

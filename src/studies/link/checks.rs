@@ -200,7 +200,7 @@ pub async fn attention_answered(state: &AppState, user: &SessionUser, study: Stu
         .bind(study)
         .execute(&mut *tx)
         .await?;
-    screen_out(&mut tx, user.id, "attention_checks", now).await?;
+    screen_out(&mut tx, user.id.get(), "attention_checks", now).await?;
     tx.commit().await?;
     Ok(true)
 }

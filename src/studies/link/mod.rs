@@ -104,7 +104,7 @@ pub async fn own_place(
             .read(|c| {
                 use rusqlite::OptionalExtension;
                 let mut read = c.prepare_cached(OWN_PLACE)?;
-                read.query_row((user.id, study.get()), |r| {
+                read.query_row((user.id.get(), study.get()), |r| {
                     Ok((r.get::<_, Option<i64>>(0)?.map(BundleId::new), r.get(1)?))
                 })
                 .optional()

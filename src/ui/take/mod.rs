@@ -142,7 +142,7 @@ fn Take(study_id: StudyId, first: TakeView) -> impl IntoView {
                         {late.then(|| view! {
                             <p class="notice late">"Your time limit has passed. You can still finish and get your completion code."</p>
                         })}
-                        <Survey study_id=study_id.get() first=task counter=item_of_total instructions_read=true
+                        <Survey study_id=study_id first=task counter=item_of_total instructions_read=true
                             finished=move || view! { <check_pages::AfterBundle study_id page/> }/>
                     }.into_any(),
                     TakeStage::Complete => view! { <done::Completion study_id/> }.into_any(),

@@ -1,6 +1,7 @@
 //! What the participant's page receives: `crowd::Stage` and friends live in
 //! the server-only shell, so the browser gets these plain copies.
 use crate::api_types::{OptionView, Progress, Prompt, TaskView};
+use crate::domain::ids::{StudyId, TaskId};
 use crate::domain::survey::SurveyKind;
 use serde::{Deserialize, Serialize};
 
@@ -101,7 +102,7 @@ pub struct CompletionView {
 
 /// A practice item in the survey's shape, so it is shown and answered the same way.
 pub fn practice_task(
-    study_id: i64,
+    study_id: StudyId,
     kind: SurveyKind,
     index: usize,
     count: usize,
@@ -110,7 +111,7 @@ pub fn practice_task(
     options: Vec<OptionView>,
 ) -> TaskView {
     TaskView {
-        task_id: -(index as i64) - 1,
+        task_id: TaskId::new(-(index as i64) - 1),
         study_id,
         kind,
         instructions,
@@ -122,8 +123,8 @@ pub fn practice_task(
 }
 
 /// The no-JS practice form's task id (`practice_task` gives item `index` the id `-index - 1`).
-pub fn practice_index(task_id: i64) -> Option<usize> {
-    usize::try_from(-task_id - 1).ok()
+pub fn practice_index(task_id: TaskId) -> Option<usize> {
+    usize::try_from(-task_id.get() - 1).ok()
 }
 
 /// A practice answer's feedback in the address the no-JS form redirects to
@@ -169,7 +170,7 @@ mod tests {
     fn practice_ids_map_back_to_their_index() {
         for index in [0, 1, 7] {
             let t = practice_task(
-                1,
+                StudyId::new(1),
                 SurveyKind::all()[0],
                 index,
                 8,
@@ -179,7 +180,7 @@ mod tests {
             );
             assert_eq!(practice_index(t.task_id), Some(index));
         }
-        assert_eq!(practice_index(5), None, "a real task id is no practice item");
+        assert_eq!(practice_index(TaskId::new(5)), None, "a real task id is no practice item");
     }
 
     #[test]
