@@ -1,12 +1,12 @@
 //! What both answer writers share (the job, one answer's statements), and
-//! the sqlx writer's batch (PostgreSQL's): applied in a handful of
+//! the sqlx writer's batch (PostgreSQL's only: SQLite has its own writer,
+//! `sqlite_writer`, so each backend runs one writer): applied in a handful of
 //! statements, whatever its size, since each statement is a round trip to
 //! the server (three per answer were most of the writer's time under load).
-//! The rows travel as one JSON array (`json_each`, `json_array_elements`),
+//! The rows travel as one JSON array (`json_array_elements`),
 //! so the statement text (and its prepared form) is the same for every
 //! batch size. SQLite's writer runs each answer's own statements in place
 //! (`sqlite_writer`).
-use super::dialect::Sql;
 use serde_json::{json, Value};
 use sqlx::AnyConnection;
 use std::collections::{BTreeMap, HashSet};
@@ -105,21 +105,13 @@ pub(super) async fn apply_all(conn: &mut AnyConnection, batch: &[&NewAnswer]) ->
             ])
         })
         .collect();
-    // json_each walks the array in order, and a row that conflicts with one
+    // json_array_elements walks the array in order, and a row that conflicts with one
     // inserted earlier by this very statement is skipped too.
-    let inserted: HashSet<i64> = sqlx::query_scalar(Sql {
-        sqlite: "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
-         SELECT j.value->>0, j.value->>1, j.value->>2, j.value->>3, j.value->>4, j.value->>5, j.value->>6, j.value->>7,
-                j.value->>8
-         FROM json_each($1) j WHERE true
-         ON CONFLICT (task_id) DO NOTHING RETURNING task_id",
-        postgres: "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
+    let inserted: HashSet<i64> = sqlx::query_scalar("INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
          SELECT (j->>0)::bigint, (j->>1)::bigint, (j->>2)::bigint, (j->>3)::bigint, j->>4, j->>5, j->>6,
                 (j->>7)::bigint, (j->>8)::bigint
          FROM json_array_elements($1::json) AS e(j)
-         ON CONFLICT (task_id) DO NOTHING RETURNING task_id",
-    }
-    .on(&*conn))
+         ON CONFLICT (task_id) DO NOTHING RETURNING task_id")
     .bind(Value::Array(rows).to_string())
     .fetch_all(&mut *conn)
     .await?
@@ -138,24 +130,18 @@ pub(super) async fn apply_all(conn: &mut AnyConnection, batch: &[&NewAnswer]) ->
     let texts: Vec<Value> =
         new.iter().flat_map(|a| a.texts.iter().map(|(field, text)| json!([a.task_id, field, text]))).collect();
     if !texts.is_empty() {
-        sqlx::query(Sql {
-            sqlite: "INSERT INTO answer_texts (task_id, field, text) SELECT j.value->>0, j.value->>1, j.value->>2 FROM json_each($1) j",
-            postgres: "INSERT INTO answer_texts (task_id, field, text)
+        sqlx::query(
+            "INSERT INTO answer_texts (task_id, field, text)
              SELECT (j->>0)::bigint, j->>1, j->>2 FROM json_array_elements($1::json) AS e(j)",
-    }
-    .on(&*conn))
+        )
         .bind(Value::Array(texts).to_string())
         .execute(&mut *conn)
         .await?;
     }
     let ids: Vec<i64> = new.iter().map(|a| a.task_id).collect();
     sqlx::query(
-        Sql {
-            sqlite: "UPDATE tasks SET done = 1, lease_until = NULL WHERE id IN (SELECT value FROM json_each($1))",
-            postgres: "UPDATE tasks SET done = 1, lease_until = NULL
+        "UPDATE tasks SET done = 1, lease_until = NULL
          WHERE id IN (SELECT value::bigint FROM json_array_elements_text($1::json))",
-        }
-        .on(&*conn),
     )
     .bind(json!(ids).to_string())
     .execute(&mut *conn)
@@ -168,16 +154,9 @@ pub(super) async fn apply_all(conn: &mut AnyConnection, batch: &[&NewAnswer]) ->
     }
     let counts: Vec<Value> = per.iter().map(|((s, u), (n, _))| json!([s, u, n])).collect();
     let finished: Vec<(i64, i64, super::ids::Flag)> = sqlx::query_as(
-        Sql {
-            sqlite: "UPDATE participations SET done = done + (j.value->>2) FROM json_each($1) j
-         WHERE participations.study_id = (j.value->>0) AND participations.user_id = (j.value->>1)
-         RETURNING participations.study_id, participations.user_id, participations.done >= participations.total",
-            postgres:
-                "UPDATE participations SET done = done + (j->>2)::bigint FROM json_array_elements($1::json) AS e(j)
+        "UPDATE participations SET done = done + (j->>2)::bigint FROM json_array_elements($1::json) AS e(j)
          WHERE participations.study_id = (j->>0)::bigint AND participations.user_id = (j->>1)::bigint
          RETURNING participations.study_id, participations.user_id, participations.done >= participations.total",
-        }
-        .on(&*conn),
     )
     .bind(Value::Array(counts).to_string())
     .fetch_all(&mut *conn)
@@ -229,10 +208,14 @@ pub(crate) async fn written(pool: &sqlx::AnyPool) -> (Vec<i64>, Vec<i64>, i64) {
 }
 
 /// Tasks 1–3 of study 1 for user 1 and their participation, without the
-/// study, user and instance rows (foreign keys off): the writer's tests.
+/// study, user and instance rows: the writers' tests. On SQLite this
+/// connection's foreign keys are turned off; a PostgreSQL test database has
+/// none (`test_postgres::without_foreign_keys`).
 #[cfg(test)]
 pub(crate) async fn bare_tasks(c: &mut sqlx::AnyConnection) {
-    sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *c).await.unwrap();
+    if !super::dialect::Backend::is_postgres(&*c) {
+        sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *c).await.unwrap();
+    }
     for id in 1..=3 {
         sqlx::query(
             "INSERT INTO tasks (id, study_id, user_id, instance_id, position, seed) VALUES ($1, 1, 1, $2, $3, 0)",
@@ -253,13 +236,12 @@ pub(crate) async fn bare_tasks(c: &mut sqlx::AnyConnection) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::db;
+    use crate::store::test_postgres;
 
     #[tokio::test]
     async fn a_batch_stores_first_answers_counts_them_and_ends_a_finished_lease() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("db.sqlite");
-        let pool = db::open_pool(&file).await.unwrap();
+        let Some((pool, _)) = test_postgres::database().await else { return };
+        test_postgres::without_foreign_keys(&pool).await;
         let mut c = pool.acquire().await.unwrap();
         bare_tasks(&mut c).await;
         sqlx::query(

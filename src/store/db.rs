@@ -165,11 +165,6 @@ pub async fn open_writer(location: &Location) -> anyhow::Result<AnyConnection> {
     Ok(conn)
 }
 
-/// [`open_writer`] for the SQLite file at `path`.
-pub async fn open_writer_connection(path: &Path) -> anyhow::Result<AnyConnection> {
-    open_writer(&Location::Sqlite(path.to_owned())).await
-}
-
 /// The data directory of a PostgreSQL server (its images, files a spec
 /// names), set once at start: a SQLite database's is the file's folder.
 static DATA_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();

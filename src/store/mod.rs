@@ -27,4 +27,6 @@ pub mod sqlite_process;
 mod sqlite_writer;
 pub mod statements;
 pub mod task_cache;
+#[cfg(test)]
+mod test_postgres;
 pub mod writer;

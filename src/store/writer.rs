@@ -43,7 +43,8 @@ impl Writer {
         }
     }
 
-    /// The sqlx writer over `conn` (what PostgreSQL runs; tests run it on SQLite too).
+    /// The sqlx writer over a PostgreSQL connection `conn` (SQLite's writer
+    /// is `sqlite_writer`: each backend runs one writer).
     pub fn spawn(conn: AnyConnection) -> Writer {
         Writer::start(conn, None)
     }
@@ -56,6 +57,7 @@ impl Writer {
     }
 
     fn start(conn: AnyConnection, location: Option<super::db::Location>) -> Writer {
+        assert!(super::dialect::Backend::is_postgres(&conn), "the sqlx answer writer runs on PostgreSQL only");
         let (writer, rx) = Writer::queue();
         tokio::spawn(run(conn, location, rx, writer.gate()));
         writer
@@ -245,29 +247,30 @@ mod tests {
         }
     }
 
-    /// Three bare tasks in a new database, with `trigger` (a fault) set.
-    async fn tasks_with(
-        dir: &tempfile::TempDir,
-        trigger: &str,
-    ) -> (std::path::PathBuf, AnyPool, PoolConnection<sqlx::Any>) {
-        let file = dir.path().join("db.sqlite");
-        let pool = db::open_pool(&file).await.unwrap();
+    /// Three bare tasks in a new PostgreSQL database whose updates of
+    /// `tasks` fail with `message` when `when` holds of the old row.
+    async fn tasks_failing(when: &str, message: &str) -> Option<(db::Location, AnyPool, PoolConnection<sqlx::Any>)> {
+        let (pool, location) = crate::store::test_postgres::database().await?;
+        crate::store::test_postgres::without_foreign_keys(&pool).await;
         let mut setup = pool.acquire().await.unwrap();
         crate::store::batch::bare_tasks(&mut setup).await;
-        sqlx::query(trigger).execute(&mut *setup).await.unwrap();
-        (file, pool, setup)
+        let fault = format!(
+            "CREATE FUNCTION fail() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN IF {when} THEN RAISE EXCEPTION '{message}'; END IF; RETURN NEW; END $$"
+        );
+        sqlx::query(&fault).execute(&mut *setup).await.unwrap();
+        sqlx::query("CREATE TRIGGER fail BEFORE UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION fail()")
+            .execute(&mut *setup)
+            .await
+            .unwrap();
+        Some((location, pool, setup))
     }
 
     #[tokio::test]
     async fn an_answer_failing_halfway_leaves_nothing_and_its_batch_mates_commit() {
-        let dir = tempfile::tempdir().unwrap();
         // Task 2's insert succeeds, its update fails.
-        let (file, pool, mut setup) = tasks_with(
-            &dir,
-            "CREATE TRIGGER fail_two BEFORE UPDATE ON tasks WHEN OLD.id = 2 BEGIN SELECT RAISE(ABORT, 'injected'); END",
-        )
-        .await;
-        let mut conn = db::open_writer_connection(&file).await.unwrap();
+        let Some((location, pool, mut setup)) = tasks_failing("OLD.id = 2", "injected").await else { return };
+        let mut conn = db::open_writer(&location).await.unwrap();
         let jobs: Vec<Job> = (1..=3).map(|t| Job { answer: answer(t), reply: oneshot::channel().0 }).collect();
         let results = commit_batch(&mut conn, &jobs).await;
         assert!(matches!(results[0], Ok(Stored::New)), "{results:?}");
@@ -277,17 +280,15 @@ mod tests {
         assert_eq!(written, (vec![1, 3], vec![1, 0, 1], 2), "answered, done, count");
 
         // Once the fault is gone, the retry is stored as new, not "duplicate".
-        sqlx::query("DROP TRIGGER fail_two").execute(&mut *setup).await.unwrap();
+        sqlx::query("DROP TRIGGER fail ON tasks").execute(&mut *setup).await.unwrap();
         let retry = [Job { answer: answer(2), reply: oneshot::channel().0 }];
         assert!(matches!(commit_batch(&mut conn, &retry).await[..], [Ok(Stored::New)]));
     }
 
     #[tokio::test]
     async fn a_failed_answer_keeps_the_database_error_as_its_source() {
-        let dir = tempfile::tempdir().unwrap();
-        let fault = "CREATE TRIGGER fail BEFORE UPDATE ON tasks BEGIN SELECT RAISE(ABORT, 'disk says no'); END";
-        let (file, _pool, _setup) = tasks_with(&dir, fault).await;
-        let writer = Writer::spawn(db::open_writer_connection(&file).await.unwrap());
+        let Some((location, _pool, _setup)) = tasks_failing("true", "disk says no").await else { return };
+        let writer = Writer::spawn(db::open_writer(&location).await.unwrap());
         let e = writer.store(answer(1)).await.unwrap_err();
         assert_eq!(e.to_string(), "storing the answer failed");
         let source = std::error::Error::source(&e).expect("the database error is kept");
