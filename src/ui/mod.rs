@@ -27,20 +27,12 @@ pub mod login;
 pub mod prolific_panel;
 pub mod research_page;
 pub mod session;
+mod shared;
 pub mod take;
+pub use shared::{hydrated, study_panel, Hydrated};
 
 /// Answers by key before the wasm has loaded (choice cards only).
 const EARLY_KEYS: &str = include_str!("early_keys.js");
-
-/// Whether the client has hydrated the page (false on the server and
-/// without JavaScript): what only works with the wasm waits for it.
-#[derive(Clone, Copy)]
-pub struct Hydrated(pub ReadSignal<bool>);
-
-/// False where no app provides it (a component rendered on its own).
-pub fn hydrated() -> bool {
-    use_context::<Hydrated>().is_some_and(|h| h.0.get())
-}
 
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
@@ -127,31 +119,5 @@ fn NotFound() -> impl IntoView {
             <p>"There is no page at this address."</p>
             <p><A href="/">"Go to the start page"</A></p>
         </section>
-    }
-}
-
-/// A research-page panel that only some studies have (a study link, adaptive
-/// overlap): `fetch` answers None for the others, which show nothing.
-pub fn study_panel<T, Fut, V>(
-    study_id: crate::domain::ids::StudyId,
-    fetch: fn(crate::domain::ids::StudyId) -> Fut,
-    card: fn(T) -> V,
-) -> impl IntoView
-where
-    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
-    Fut: std::future::Future<Output = Result<Option<T>, ServerFnError>> + Send + 'static,
-    V: IntoView + 'static,
-{
-    let panel = Resource::new(move || study_id, fetch);
-    view! {
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match panel.await {
-                    Err(e) => Some(view! { <p class="error">{error_text(&e)}</p> }.into_any()),
-                    Ok(None) => None,
-                    Ok(Some(p)) => Some(card(p).into_any()),
-                }
-            })}
-        </Suspense>
     }
 }
