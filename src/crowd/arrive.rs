@@ -185,17 +185,41 @@ pub async fn arrive_consenting(
         tx.commit().await?; // keeps the reclaimed leases
         return Ok(Arrival::Full { code: link.full_code.clone() });
     };
+    let (user_id, username) = new_participant(&mut tx, study, number, ids.as_ref(), now, consented).await?;
+    // With a comprehension check the place is taken only once it is passed.
+    if link.settings.checks.comprehension.is_empty() {
+        take_place(&mut tx, state, &link, bundle, user_id, now).await?;
+    }
+    tx.commit().await?;
+    Ok(Arrival::Admitted {
+        user: SessionUser { id: user_id, username, role: Role::Participant },
+        study,
+        resumed: false,
+    })
+}
+
+/// The participant's account and row: arrival `number` of the study, with
+/// the platform's ids (an anonymous one gets an id of its own, so every row
+/// has one) and, when the join form's box was ticked, its consent.
+async fn new_participant(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    study: crate::domain::ids::StudyId,
+    number: i64,
+    ids: Option<&PlatformIds>,
+    now: i64,
+    consented: bool,
+) -> Result<(UserId, String), ServiceError> {
     let username = participant_username(study.get(), number);
-    let user_id = sqlx::query_scalar::<_, i64>(
+    let user_id = sqlx::query_scalar::<_, UserId>(
         "INSERT INTO users (username, role, password_hash, created_at) VALUES ($1, 'participant', $2, $3) RETURNING id",
     )
     .bind(&username)
     .bind(NO_PASSWORD)
     .bind(now)
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut **tx)
     .await?;
     // Anonymous participants get an id of their own, so every row has one.
-    let pid = ids.as_ref().map(|i| i.pid.clone()).unwrap_or_else(|| format!("anonymous-{number}"));
+    let pid = ids.map(|i| i.pid.clone()).unwrap_or_else(|| format!("anonymous-{number}"));
     sqlx::query(
         "INSERT INTO participants (user_id, study_id, number, platform_pid, platform_study, platform_session, arrived_at,
                                    consented_at)
@@ -205,20 +229,11 @@ pub async fn arrive_consenting(
     .bind(study)
     .bind(number)
     .bind(&pid)
-    .bind(ids.as_ref().and_then(|i| i.study.clone()))
-    .bind(ids.as_ref().and_then(|i| i.session.clone()))
+    .bind(ids.and_then(|i| i.study.clone()))
+    .bind(ids.and_then(|i| i.session.clone()))
     .bind(now)
     .bind(consented.then_some(now))
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
-    // With a comprehension check the place is taken only once it is passed.
-    if link.settings.checks.comprehension.is_empty() {
-        take_place(&mut tx, state, &link, bundle, UserId::new(user_id), now).await?;
-    }
-    tx.commit().await?;
-    Ok(Arrival::Admitted {
-        user: SessionUser { id: UserId::new(user_id), username, role: Role::Participant },
-        study,
-        resumed: false,
-    })
+    Ok((user_id, username))
 }

@@ -27,25 +27,7 @@ pub async fn dashboard(db: &AnyPool, study: StudyId, now: i64) -> Result<Dashboa
     .await?;
     let wanted: i64 = bundles.iter().map(|b| (b.copies_wanted - b.completed).max(0) * b.tasks).sum();
     let remaining_answers = (wanted - active_done).max(0);
-
-    let mut participants = ParticipantCounts::default();
-    let states: Vec<(String, i64)> = sqlx::query_as(&format!(
-        "SELECT {}, count(*) FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
-         WHERE p.study_id = $1 GROUP BY 1",
-        super::STATUS_SQL
-    ))
-    .bind(study)
-    .fetch_all(db)
-    .await?;
-    for (state, n) in states {
-        participants.add(&state, n);
-    }
-    participants.ended_uninformative = sqlx::query_scalar(
-        "SELECT count(*) FROM leases WHERE study_id = $1 AND state = 'completed' AND ended_why = 'uninformative'",
-    )
-    .bind(study)
-    .fetch_one(db)
-    .await?;
+    let participants = participant_counts(db, study).await?;
 
     // The answer figures from the answers kept per participant (`kept.rs`):
     // only those that came since the last read are read. The rate window
@@ -61,18 +43,7 @@ pub async fn dashboard(db: &AnyPool, study: StudyId, now: i64) -> Result<Dashboa
 
     let median_bundle_secs = median(&mut finished_bundle_secs(db, study).await?);
     let finished = participants.completed + participants.extra + participants.discarded;
-    let arrivals: Vec<i64> =
-        sqlx::query_scalar("SELECT arrived_at FROM participants WHERE study_id = $1 ORDER BY arrived_at")
-            .bind(study)
-            .fetch_all(db)
-            .await?;
-    let completions: Vec<i64> = sqlx::query_scalar(
-        "SELECT ended_at FROM leases WHERE study_id = $1 AND state IN ('completed', 'extra', 'discarded')
-           AND ended_at IS NOT NULL ORDER BY ended_at",
-    )
-    .bind(study)
-    .fetch_all(db)
-    .await?;
+    let (arrivals, completions) = arrivals_and_completions(db, study).await?;
     let adaptive = match crate::studies::adaptive::report(db, study).await {
         Ok(report) => Some(report.savings()),
         Err(ServiceError::NotFound(_)) => None,
@@ -102,4 +73,44 @@ pub async fn dashboard(db: &AnyPool, study: StudyId, now: i64) -> Result<Dashboa
         time_per_item: histogram(&times),
         adaptive,
     })
+}
+
+/// Participants by status, and how many a stop rule ended as uninformative.
+async fn participant_counts(db: &AnyPool, study: StudyId) -> Result<ParticipantCounts, ServiceError> {
+    let mut participants = ParticipantCounts::default();
+    let states: Vec<(String, i64)> = sqlx::query_as(&format!(
+        "SELECT {}, count(*) FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
+         WHERE p.study_id = $1 GROUP BY 1",
+        super::STATUS_SQL
+    ))
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    for (state, n) in states {
+        participants.add(&state, n);
+    }
+    participants.ended_uninformative = sqlx::query_scalar(
+        "SELECT count(*) FROM leases WHERE study_id = $1 AND state = 'completed' AND ended_why = 'uninformative'",
+    )
+    .bind(study)
+    .fetch_one(db)
+    .await?;
+    Ok(participants)
+}
+
+/// When participants arrived and when places finished, each in order.
+async fn arrivals_and_completions(db: &AnyPool, study: StudyId) -> Result<(Vec<i64>, Vec<i64>), ServiceError> {
+    let arrivals: Vec<i64> =
+        sqlx::query_scalar("SELECT arrived_at FROM participants WHERE study_id = $1 ORDER BY arrived_at")
+            .bind(study)
+            .fetch_all(db)
+            .await?;
+    let completions: Vec<i64> = sqlx::query_scalar(
+        "SELECT ended_at FROM leases WHERE study_id = $1 AND state IN ('completed', 'extra', 'discarded')
+           AND ended_at IS NOT NULL ORDER BY ended_at",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    Ok((arrivals, completions))
 }

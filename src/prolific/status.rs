@@ -79,41 +79,8 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
     .bind(study)
     .fetch_all(db)
     .await?;
-    let by_sub: HashMap<&str, &str> = subs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-    let mut mismatches = Vec::new();
-    let synced = synced_at.is_some();
-    for (number, session, st) in &people {
-        let p = session.as_deref().and_then(|s| by_sub.get(s)).map(|s| SubmissionStatus::parse(s));
-        if p.is_none() && !synced {
-            continue;
-        }
-        if let Some(kind) = mismatch(p, Some(st.as_str())) {
-            mismatches.push(MismatchLine {
-                kind,
-                participant: Some(*number),
-                submission: session.clone(),
-                prolific_status: p.map(|s| s.as_str().to_string()),
-                hardneg_status: Some(st.clone()),
-                advice: kind.advice().to_string(),
-            });
-        }
-    }
+    let mismatches = mismatches(&people, &subs, synced_at.is_some());
     let arrived: std::collections::HashSet<&str> = people.iter().filter_map(|p| p.1.as_deref()).collect();
-    for (sub, st) in &subs {
-        if arrived.contains(sub.as_str()) {
-            continue;
-        }
-        if let Some(kind) = mismatch(Some(SubmissionStatus::parse(st)), None) {
-            mismatches.push(MismatchLine {
-                kind,
-                participant: None,
-                submission: Some(sub.clone()),
-                prolific_status: Some(st.clone()),
-                hardneg_status: None,
-                advice: kind.advice().to_string(),
-            });
-        }
-    }
     let taking = subs.iter().filter(|(_, s)| SubmissionStatus::parse(s).takes_place()).count() as i64;
     let open = (places - taking).max(0) as u64;
     // Those who hold a place on Prolific and have not opened the join link yet will fill free copies.
@@ -144,4 +111,45 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
         bonuses: super::bonus::summary(db, study).await?,
         outbox: lines(db, study, true).await?,
     })
+}
+
+/// Where hardneg's participants and Prolific's submissions disagree: each
+/// participant against its submission (once synced), then each submission
+/// whose participant never arrived.
+fn mismatches(people: &[(i64, Option<String>, String)], subs: &[(String, String)], synced: bool) -> Vec<MismatchLine> {
+    let by_sub: HashMap<&str, &str> = subs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let mut mismatches = Vec::new();
+    for (number, session, st) in people {
+        let p = session.as_deref().and_then(|s| by_sub.get(s)).map(|s| SubmissionStatus::parse(s));
+        if p.is_none() && !synced {
+            continue;
+        }
+        if let Some(kind) = mismatch(p, Some(st.as_str())) {
+            mismatches.push(MismatchLine {
+                kind,
+                participant: Some(*number),
+                submission: session.clone(),
+                prolific_status: p.map(|s| s.as_str().to_string()),
+                hardneg_status: Some(st.clone()),
+                advice: kind.advice().to_string(),
+            });
+        }
+    }
+    let arrived: std::collections::HashSet<&str> = people.iter().filter_map(|p| p.1.as_deref()).collect();
+    for (sub, st) in subs {
+        if arrived.contains(sub.as_str()) {
+            continue;
+        }
+        if let Some(kind) = mismatch(Some(SubmissionStatus::parse(st)), None) {
+            mismatches.push(MismatchLine {
+                kind,
+                participant: None,
+                submission: Some(sub.clone()),
+                prolific_status: Some(st.clone()),
+                hardneg_status: None,
+                advice: kind.advice().to_string(),
+            });
+        }
+    }
+    mismatches
 }

@@ -11,6 +11,8 @@ use crate::store::db::now_secs;
 use crate::studies::hooks::Registry;
 use sqlx::AnyPool;
 
+type Tx = sqlx::Transaction<'static, sqlx::Any>;
+
 /// Parses a TOML spec (errors name the field) into a typed study.
 pub fn parse_spec(kinds: &Registry, text: &str, default_seed: u64) -> Result<Study, ServiceError> {
     let spec: StudySpec =
@@ -28,7 +30,6 @@ pub async fn create_study(
     study: &Study,
     spec_text: &str,
 ) -> Result<StudyId, ServiceError> {
-    let invalid = |m: String| ServiceError::Invalid(m);
     // Items made from the source's answers become the new dataset's instances; a vocabulary is read once.
     let written = match kinds.server(study.kind).and_then(|s| s.from_source) {
         Some(from_source) => from_source(db, study).await?,
@@ -48,112 +49,19 @@ pub async fn create_study(
         .await?
         .ok_or_else(|| invalid(format!("field `dataset`: no dataset named {:?}", study.dataset)))?;
     if let Annotators::Named(names) = &study.annotators {
-        for name in names {
-            let role: Option<String> = sqlx::query_scalar("SELECT role FROM users WHERE username = $1")
-                .bind(name)
-                .fetch_optional(&mut *tx)
-                .await?;
-            match role.as_deref() {
-                Some("annotator") => {}
-                Some(other) => {
-                    return Err(invalid(format!("field `annotators`: {name:?} is a {other}, not an annotator")))
-                }
-                None => return Err(invalid(format!("field `annotators`: no user named {name:?}"))),
-            }
-        }
+        check_annotators(&mut tx, names).await?;
     }
-    // Step 4 items are Step 3's survivors, read before this transaction
-    // takes the write lock (the pipeline reads through the pool).
-    let source = match &study.source {
-        None => None,
-        Some(name) => {
-            let (sid, sds): (StudyId, DatasetId) = sqlx::query_as("SELECT id, dataset_id FROM studies WHERE name = $1")
-                .bind(name)
-                .fetch_optional(&mut *tx)
-                .await?
-                .ok_or_else(|| invalid(format!("field `source`: no study named {name:?}")))?;
-            if sds != dataset_id && written.is_none() {
-                return Err(invalid(format!(
-                    "field `source`: study {name:?} is on another dataset than {:?}",
-                    study.dataset
-                )));
-            }
-            Some(sid)
-        }
-    };
+    let source = source_study(&mut tx, study, dataset_id, written.is_some()).await?;
     let survivors = match source {
-        Some(sid) if written.is_none() => {
-            // Step 4 checks Step 3's survivors; the human baseline samples the final ones.
-            let mut items =
-                crate::studies::outcomes::survivors(db, sid, study.kind.spec().sources).await.map_err(|e| match e {
-                    ServiceError::Invalid(m) | ServiceError::NotFound(m) => invalid(format!("field `source`: {m}")),
-                    e => e,
-                })?;
-            if let Some(sample) = study.sample {
-                let n = sample.size(items.len()).map_err(|e| invalid(format!("field `assignment.sample`: {e}")))?;
-                crate::domain::rng::shuffle(&mut items, crate::domain::rng::mix(&[study.seed, 0x5341_4d50]));
-                items.truncate(n);
-                items.sort();
-            }
-            Some(items)
-        }
+        Some(sid) if written.is_none() => Some(sampled_survivors(db, sid, study).await?),
         _ => None,
     };
     let annotators = match &written {
         Some(items) => items.annotators(&study.annotators, study.source.as_deref())?,
         None => study.annotators.clone(),
     };
-    let annotators = serde_json::to_string(&annotators)?;
-    let rule = serde_json::to_string(&study.rule)?;
-    let id = sqlx::query_scalar::<_, i64>(
-        "INSERT INTO studies (name, kind, dataset_id, instructions, annotators, rule, seed, spec, spec_hash, created_at,
-                              source_study_id, mapping, resolve, primary_user)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
-    )
-    .bind(&study.name)
-    .bind(study.kind.as_str())
-    .bind(dataset_id)
-    .bind(&study.instructions)
-    .bind(annotators)
-    .bind(rule)
-    .bind(study.seed as i64)
-    .bind(spec_text)
-    .bind(crate::store::images::sha256_hex(spec_text.as_bytes()))
-    .bind(now_secs())
-    .bind(source)
-    .bind(study.mapping.as_str())
-    .bind(study.resolve.as_str())
-    .bind(&study.primary)
-    .fetch_one(&mut *tx)
-    .await
-    .map_err(|e| match e {
-        sqlx::Error::Database(d) if d.is_unique_violation() => {
-            invalid(format!("field `name`: a study named {:?} already exists", study.name))
-        }
-        e => e.into(),
-    })?;
-    let id = StudyId::new(id);
-    let items = match survivors {
-        None => sqlx::query(
-            "INSERT INTO study_items (study_id, instance_id) SELECT $1, id FROM instances WHERE dataset_id = $2",
-        )
-        .bind(id)
-        .bind(dataset_id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected(),
-        Some(list) => {
-            for chunk in list.chunks(500) {
-                let mut q = sqlx::QueryBuilder::new("INSERT INTO study_items (study_id, instance_id, chosen_image) ");
-                q.push_values(chunk, |mut row, (instance, image)| {
-                    row.push_bind(id).push_bind(instance).push_bind(image);
-                });
-                let (sql, args) = crate::store::db::numbered(&mut q)?;
-                sqlx::query_with(&sql, args).execute(&mut *tx).await?;
-            }
-            list.len() as u64
-        }
-    };
+    let id = insert_study(&mut tx, study, spec_text, dataset_id, source, &annotators).await?;
+    let items = insert_items(&mut tx, id, dataset_id, survivors).await?;
     if items == 0 {
         return Err(invalid(format!("field `dataset`: no instances to annotate in {:?}", study.dataset)));
     }
@@ -173,6 +81,126 @@ pub async fn create_study(
     }
     tx.commit().await?;
     Ok(id)
+}
+
+fn invalid(message: String) -> ServiceError {
+    ServiceError::Invalid(message)
+}
+
+/// Every named annotator is an annotator's account.
+async fn check_annotators(tx: &mut Tx, names: &[String]) -> Result<(), ServiceError> {
+    for name in names {
+        let role: Option<String> = sqlx::query_scalar("SELECT role FROM users WHERE username = $1")
+            .bind(name)
+            .fetch_optional(&mut **tx)
+            .await?;
+        match role.as_deref() {
+            Some("annotator") => {}
+            Some(other) => return Err(invalid(format!("field `annotators`: {name:?} is a {other}, not an annotator"))),
+            None => return Err(invalid(format!("field `annotators`: no user named {name:?}"))),
+        }
+    }
+    Ok(())
+}
+
+/// The source study the spec names, on the same dataset unless its
+/// answers make this study's items (`written`).
+async fn source_study(
+    tx: &mut Tx,
+    study: &Study,
+    dataset_id: DatasetId,
+    written: bool,
+) -> Result<Option<StudyId>, ServiceError> {
+    let Some(name) = &study.source else { return Ok(None) };
+    let (sid, sds): (StudyId, DatasetId) = sqlx::query_as("SELECT id, dataset_id FROM studies WHERE name = $1")
+        .bind(name)
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or_else(|| invalid(format!("field `source`: no study named {name:?}")))?;
+    if sds != dataset_id && !written {
+        return Err(invalid(format!("field `source`: study {name:?} is on another dataset than {:?}", study.dataset)));
+    }
+    Ok(Some(sid))
+}
+
+/// Step 4 checks Step 3's survivors; the human baseline samples the final
+/// ones (seeded, so the same spec draws the same items). Read through the
+/// pool, as the pipeline reads.
+async fn sampled_survivors(db: &AnyPool, source: StudyId, study: &Study) -> Result<Vec<(i64, String)>, ServiceError> {
+    let mut items =
+        crate::studies::outcomes::survivors(db, source, study.kind.spec().sources).await.map_err(|e| match e {
+            ServiceError::Invalid(m) | ServiceError::NotFound(m) => invalid(format!("field `source`: {m}")),
+            e => e,
+        })?;
+    if let Some(sample) = study.sample {
+        let n = sample.size(items.len()).map_err(|e| invalid(format!("field `assignment.sample`: {e}")))?;
+        crate::domain::rng::shuffle(&mut items, crate::domain::rng::mix(&[study.seed, 0x5341_4d50]));
+        items.truncate(n);
+        items.sort();
+    }
+    Ok(items)
+}
+
+/// The study's row; a taken name is `Invalid`.
+async fn insert_study(
+    tx: &mut Tx,
+    study: &Study,
+    spec_text: &str,
+    dataset_id: DatasetId,
+    source: Option<StudyId>,
+    annotators: &Annotators,
+) -> Result<StudyId, ServiceError> {
+    let id = sqlx::query_scalar::<_, StudyId>(
+        "INSERT INTO studies (name, kind, dataset_id, instructions, annotators, rule, seed, spec, spec_hash, created_at,
+                              source_study_id, mapping, resolve, primary_user)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
+    )
+    .bind(&study.name)
+    .bind(study.kind.as_str())
+    .bind(dataset_id)
+    .bind(&study.instructions)
+    .bind(serde_json::to_string(annotators)?)
+    .bind(serde_json::to_string(&study.rule)?)
+    .bind(study.seed as i64)
+    .bind(spec_text)
+    .bind(crate::store::images::sha256_hex(spec_text.as_bytes()))
+    .bind(now_secs())
+    .bind(source)
+    .bind(study.mapping.as_str())
+    .bind(study.resolve.as_str())
+    .bind(&study.primary)
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(|e| match e {
+        sqlx::Error::Database(d) if d.is_unique_violation() => {
+            invalid(format!("field `name`: a study named {:?} already exists", study.name))
+        }
+        e => e.into(),
+    })?;
+    Ok(id)
+}
+
+/// The study's items: the chosen survivors, or every instance of its
+/// dataset. Returns how many.
+async fn insert_items(
+    tx: &mut Tx,
+    id: StudyId,
+    dataset_id: DatasetId,
+    survivors: Option<Vec<(i64, String)>>,
+) -> Result<u64, ServiceError> {
+    let Some(list) = survivors else {
+        let all = "INSERT INTO study_items (study_id, instance_id) SELECT $1, id FROM instances WHERE dataset_id = $2";
+        return Ok(sqlx::query(all).bind(id).bind(dataset_id).execute(&mut **tx).await?.rows_affected());
+    };
+    for chunk in list.chunks(500) {
+        let mut q = sqlx::QueryBuilder::new("INSERT INTO study_items (study_id, instance_id, chosen_image) ");
+        q.push_values(chunk, |mut row, (instance, image)| {
+            row.push_bind(id).push_bind(instance).push_bind(image);
+        });
+        let (sql, args) = crate::store::db::numbered(&mut q)?;
+        sqlx::query_with(&sql, args).execute(&mut **tx).await?;
+    }
+    Ok(list.len() as u64)
 }
 
 /// Step 4 over the survivors of a finished Step 3 study: the spec

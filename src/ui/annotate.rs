@@ -178,35 +178,7 @@ pub fn Survey(
     // The answer last sent: kept until stored, and sent again while the
     // server says it could not store it (503: its disk is full).
     let last_sent = StoredValue::new(None::<AnswerAndNext>);
-    Effect::new(move |_| match action.value().get() {
-        Some(Ok(next)) => {
-            error.set(None);
-            last_sent.set_value(None);
-            task.set(next);
-            shown_at.set_value(now_ms());
-        }
-        Some(Err(e)) => {
-            let text = error_text(&e);
-            let again = last_sent.get_value().filter(|_| text.contains(crate::api_types::NOT_SAVED));
-            match again {
-                Some(sent) => {
-                    let secs = crate::api_types::RETRY_AFTER_SECS;
-                    error.set(Some(format!("{text}. Your answer is kept here and sent again every {secs} s.")));
-                    set_timeout(
-                        move || {
-                            let same = task.with_untracked(|t| t.as_ref().map(|t| t.task_id)) == Some(sent.task_id);
-                            if same && !action.pending().get_untracked() {
-                                action.dispatch(sent);
-                            }
-                        },
-                        std::time::Duration::from_secs(secs.into()),
-                    );
-                }
-                None => error.set(Some(text)),
-            }
-        }
-        None => {}
-    });
+    on_answered(action, task, error, last_sent, shown_at);
 
     let send = move |option: String, text: Option<String>| {
         if action.pending().get_untracked() {
@@ -247,6 +219,47 @@ pub fn Survey(
         }}
         <p class="error" role="alert">{move || error.get()}</p>
     }
+}
+
+/// What the survey does with the server's answer: shows the next task, or
+/// the error; an answer the server could not store (503) is kept and sent
+/// again every `RETRY_AFTER_SECS` while its task is still shown.
+fn on_answered(
+    action: ServerAction<AnswerAndNext>,
+    task: RwSignal<Option<TaskView>>,
+    error: RwSignal<Option<String>>,
+    last_sent: StoredValue<Option<AnswerAndNext>>,
+    shown_at: StoredValue<f64>,
+) {
+    Effect::new(move |_| match action.value().get() {
+        Some(Ok(next)) => {
+            error.set(None);
+            last_sent.set_value(None);
+            task.set(next);
+            shown_at.set_value(now_ms());
+        }
+        Some(Err(e)) => {
+            let text = error_text(&e);
+            let again = last_sent.get_value().filter(|_| text.contains(crate::api_types::NOT_SAVED));
+            match again {
+                Some(sent) => {
+                    let secs = crate::api_types::RETRY_AFTER_SECS;
+                    error.set(Some(format!("{text}. Your answer is kept here and sent again every {secs} s.")));
+                    set_timeout(
+                        move || {
+                            let same = task.with_untracked(|t| t.as_ref().map(|t| t.task_id)) == Some(sent.task_id);
+                            if same && !action.pending().get_untracked() {
+                                action.dispatch(sent);
+                            }
+                        },
+                        std::time::Duration::from_secs(secs.into()),
+                    );
+                }
+                None => error.set(Some(text)),
+            }
+        }
+        None => {}
+    });
 }
 
 /// While this component lives, a key that names one of the shown task's

@@ -93,9 +93,7 @@ async fn export_paged(
     let started = std::time::Instant::now();
     // Where a big export's time goes (RUST_LOG=hardneg=debug), phase by phase.
     let phase = |name: &str| tracing::debug!(ms = started.elapsed().as_millis() as u64, "export: {name}");
-    if std::fs::read_dir(out).map(|mut d| d.next().is_some()).unwrap_or(false) {
-        return Err(ServiceError::Invalid(format!("{} is not empty; export into a new directory", out.display())));
-    }
+    check_empty(out)?;
     let scan = read::scan_pool(db).await?;
     let db = &scan;
     let ids = funnel::pipeline_ids(db, &req.dataset).await?;
@@ -103,30 +101,18 @@ async fn export_paged(
     phase("outcomes resolved");
     // The card's kappa goes over the answers the outcomes kept: on its own
     // task beside the rows (aborted if the export stops early).
-    let studies = [&p.step3, &p.step4]
-        .into_iter()
-        .zip(&p.votes)
-        .filter_map(|(s, v)| s.as_ref().map(|(m, o)| (m.clone(), o.iter().map(|o| o.instance_id).collect(), v.clone())))
-        .collect();
-    let mut provenance = AbortOnDrop(tokio::spawn(card::provenance(db.clone(), p.dataset_id, studies)));
+    let mut provenance = spawn_provenance(db, &p);
     let (s3, s4) = (p.step3.as_ref().map(|(_, o)| o.as_slice()), p.step4.as_ref().map(|(_, o)| o.as_slice()));
     check_stage(&p, &req.dataset, req.stage)?;
 
-    let images_dir = out.join("images");
-    std::fs::create_dir_all(&images_dir).map_err(|e| io_err("creating", &images_dir, e))?;
+    let images_dir = images_dir(out)?;
     // Split assignment needs the exported ids up front: ids and categories only.
     let included = included(db, &p, req.stage).await?;
     let assignment = assign_splits(&included, &req.splits, req.seed);
     let audit = card::start_audit(db, req, p.dataset_id, included.clone());
     let widest = widest_candidates(db, p.dataset_id, req.stage).await?;
     let names = req.split_names();
-    let mut files = Vec::new();
-    let mut sinks = Vec::new();
-    for name in &names {
-        let file = format!("{name}.{}", req.format.as_str());
-        sinks.push(open_sink(req, &out.join(&file), &images_dir, widest)?);
-        files.push(file);
-    }
+    let (files, mut sinks) = open_sinks(req, out, &images_dir, widest, &names)?;
     let mut counts = RowCounts::new(names);
     let funnel = funnel::candidates_funnel(db, p.dataset_id).await?;
     let mut images = 0u64;
@@ -134,11 +120,7 @@ async fn export_paged(
 
     // A kept instance's row shows only the candidate Step 3 chose (-1: none,
     // which `shape` refuses as before).
-    let only = (req.stage != Stage::Candidates).then(|| {
-        let mut o3 = Outcomes::new(s3);
-        let mut slot = |id| o3.get(id).and_then(|o| crate::store::negatives::step3_slot(o.final_value())).unwrap_or(-1);
-        included.iter().map(|&(id, _)| (id, slot(id))).collect()
-    });
+    let only = (req.stage != Stage::Candidates).then(|| chosen_slots(s3, &included));
     let mut instances = read::instance_rows(db, p.dataset_id, shift, only).await?;
     phase("rows started");
     let (mut o3, mut o4) = (Outcomes::new(s3), Outcomes::new(s4));
@@ -184,6 +166,61 @@ async fn export_paged(
     summary.files.extend(adaptive_items::write(db, p.dataset_id, out).await?);
     scan.close().await;
     Ok(summary)
+}
+
+/// An export goes into a new (or empty) directory, never over another.
+fn check_empty(out: &Path) -> Result<(), ServiceError> {
+    if std::fs::read_dir(out).map(|mut d| d.next().is_some()).unwrap_or(false) {
+        return Err(ServiceError::Invalid(format!("{} is not empty; export into a new directory", out.display())));
+    }
+    Ok(())
+}
+
+/// `OUT/images`, made.
+fn images_dir(out: &Path) -> Result<std::path::PathBuf, ServiceError> {
+    let images_dir = out.join("images");
+    std::fs::create_dir_all(&images_dir).map_err(|e| io_err("creating", &images_dir, e))?;
+    Ok(images_dir)
+}
+
+/// The card's provenance (normalisation, each step's kappa over the answers
+/// the outcomes kept), read on its own task beside the rows.
+fn spawn_provenance(db: &AnyPool, p: &funnel::Pipeline) -> AbortOnDrop<Result<card::Provenance, ServiceError>> {
+    let studies = [&p.step3, &p.step4]
+        .into_iter()
+        .zip(&p.votes)
+        .filter_map(|(s, v)| s.as_ref().map(|(m, o)| (m.clone(), o.iter().map(|o| o.instance_id).collect(), v.clone())))
+        .collect();
+    AbortOnDrop(tokio::spawn(card::provenance(db.clone(), p.dataset_id, studies)))
+}
+
+/// Each included instance with the candidate slot Step 3 chose for it (-1:
+/// none, which `shape` refuses).
+fn chosen_slots(s3: Option<&[ItemOutcome]>, included: &[(i64, Category)]) -> std::sync::Arc<[(i64, i64)]> {
+    let mut o3 = Outcomes::new(s3);
+    let mut slot = |id| o3.get(id).and_then(|o| crate::store::negatives::step3_slot(o.final_value())).unwrap_or(-1);
+    included.iter().map(|&(id, _)| (id, slot(id))).collect()
+}
+
+/// One writer per split file.
+type Sinks = Vec<Box<dyn RowSink>>;
+
+/// One file per split (`NAME.FORMAT`), with its sink; the files' names.
+fn open_sinks(
+    req: &ExportRequest,
+    out: &Path,
+    images_dir: &Path,
+    widest: usize,
+    names: &[String],
+) -> Result<(Vec<String>, Sinks), ServiceError> {
+    let mut files = Vec::new();
+    let mut sinks = Vec::new();
+    for name in names {
+        let file = format!("{name}.{}", req.format.as_str());
+        sinks.push(open_sink(req, &out.join(&file), images_dir, widest)?);
+        files.push(file);
+    }
+    Ok((files, sinks))
 }
 
 /// How many candidate columns the candidates stage needs (other stages have none).

@@ -5,6 +5,7 @@
 //! before every row and image has been checked; new image files become final
 //! only after that; the same file with the same images again is a no-op.
 pub mod ab_pairs;
+mod commit;
 pub mod files;
 pub mod pairs;
 pub mod rankings;
@@ -14,12 +15,9 @@ pub mod triplets;
 use crate::datasets::import::files::{check_files, link_files, read_candidates, Checked, Staging};
 use crate::domain::candidates::{Batch, FileFormat, ImageDir, Problems};
 use crate::domain::normalize::NormalizeMode;
-use crate::store::dataset_rows::{self as write, insert_dataset, NewInstance};
-use crate::store::db::now_secs;
-use crate::store::images::{ImageStore, StoredImage};
+use crate::store::images::ImageStore;
 use crate::store::rows::from_row;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use sqlx::AnyPool;
 use std::path::{Path, PathBuf};
 
@@ -132,12 +130,7 @@ pub async fn import_candidates(
     req: &ImportRequest,
 ) -> Result<ImportSummary, ImportError> {
     let label = req.file_label.clone();
-    crate::domain::names::check_dataset_name(&req.dataset).map_err(ImportError::Invalid)?;
-    for (flag, dir) in [("--positives", &req.positives), ("--negatives", &req.negatives)] {
-        if !dir.is_dir() {
-            return Err(ImportError::Invalid(format!("{flag} {}: not a directory", dir.display())));
-        }
-    }
+    check_request(req)?;
     let start = std::time::Instant::now();
     let (file, format, mode) = (req.file.clone(), req.format, req.normalize);
     let (batch, file_sha) = blocking(move || read_candidates(&file, format, mode))
@@ -154,14 +147,7 @@ pub async fn import_candidates(
         return Err(ImportError::Refused(batch.problems.report(&label)));
     }
 
-    let existing: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(&req.dataset).fetch_optional(db).await?;
-    let previous: Vec<Previous> = sqlx::query_as(
-        "SELECT i.file_name, i.file_sha256, i.content_sha256, d.normalize FROM imports i JOIN datasets d ON d.id = i.dataset_id WHERE d.name = $1",
-    )
-    .bind(&req.dataset)
-    .fetch_all(db)
-    .await?;
+    let (existing, previous) = earlier_imports(db, &req.dataset).await?;
     let same_file = previous.iter().any(|p| p.file_sha256 == file_sha && p.normalize == mode.as_str());
     if existing.is_some() && batch.problems.is_empty() && !same_file {
         return Err(ImportError::Invalid(taken(&req.dataset, &previous, mode)));
@@ -187,7 +173,7 @@ pub async fn import_candidates(
         return Err(ImportError::Refused(problems.report(&label)));
     }
     let checked: Vec<Checked> = checked.into_iter().flatten().collect();
-    let content_sha = content_digest(&file_sha, mode, &checked);
+    let content_sha = commit::content_digest(&file_sha, mode, &checked);
     let distinct = {
         let mut hashes: Vec<[u8; 32]> = checked.iter().map(|c| c.hash).collect();
         hashes.sort_unstable();
@@ -195,37 +181,11 @@ pub async fn import_candidates(
         hashes.len()
     };
     if existing.is_some() {
-        return match previous.iter().find(|p| p.content_sha256 == content_sha) {
-            Some(_) => Ok(ImportSummary {
-                dataset: req.dataset.clone(),
-                instances: batch.rows.len(),
-                images: distinct,
-                new_images: 0,
-                already_imported: true,
-            }),
-            None => Err(ImportError::Invalid(format!(
-                "dataset {:?} was imported from this very file, but some image files now have different content; import it under a new --dataset name",
-                req.dataset
-            ))),
-        };
+        return same_import(req, &previous, &content_sha, batch.rows.len(), distinct);
     }
 
     let (batch, checked, new_images) = if req.link {
-        let (store2, positives, negatives) = (store.clone(), req.positives.clone(), req.negatives.clone());
-        let (batch, checked, linked) = blocking(move || {
-            let linked = link_files(&batch.files, &checked, &positives, &negatives, &store2);
-            let synced = linked.and_then(|linked| store2.sync().map(|()| linked));
-            (batch, checked, synced)
-        })
-        .await?;
-        let linked = linked.map_err(ImportError::internal("linking images into the store"))?;
-        // Links made before a problem are complete, verified contents: harmless.
-        let problems = with_image_problems(&batch, &linked, &req.dir_labels);
-        if !problems.is_empty() {
-            return Err(ImportError::Refused(problems.report(&label)));
-        }
-        let new_images = linked.iter().filter(|l| matches!(l, Ok(true))).count();
-        (batch, checked, new_images)
+        link_into_store(store, req, batch, checked).await?
     } else {
         let new_images = checked.iter().filter(|c| c.staged).count();
         (batch, checked, new_images)
@@ -234,7 +194,7 @@ pub async fn import_candidates(
         blocking(move || staging.promote()).await?.map_err(ImportError::internal("moving images into the store"))?;
     }
     tracing::debug!(ms = start.elapsed().as_millis() as u64, "images in the store");
-    write(db, req, &batch, &checked, &file_sha, &content_sha, distinct).await?;
+    commit::write(db, req, &batch, &checked, &file_sha, &content_sha, distinct).await?;
     tracing::debug!(ms = start.elapsed().as_millis() as u64, "committed");
     Ok(ImportSummary {
         dataset: req.dataset.clone(),
@@ -243,6 +203,79 @@ pub async fn import_candidates(
         new_images,
         already_imported: false,
     })
+}
+
+/// A dataset name that can be one, and image folders that are folders.
+fn check_request(req: &ImportRequest) -> Result<(), ImportError> {
+    crate::domain::names::check_dataset_name(&req.dataset).map_err(ImportError::Invalid)?;
+    for (flag, dir) in [("--positives", &req.positives), ("--negatives", &req.negatives)] {
+        if !dir.is_dir() {
+            return Err(ImportError::Invalid(format!("{flag} {}: not a directory", dir.display())));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the dataset exists, and the imports it was made from.
+async fn earlier_imports(db: &AnyPool, dataset: &str) -> Result<(Option<i64>, Vec<Previous>), ImportError> {
+    let existing: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(dataset).fetch_optional(db).await?;
+    let previous: Vec<Previous> = sqlx::query_as(
+        "SELECT i.file_name, i.file_sha256, i.content_sha256, d.normalize FROM imports i JOIN datasets d ON d.id = i.dataset_id WHERE d.name = $1",
+    )
+    .bind(dataset)
+    .fetch_all(db)
+    .await?;
+    Ok((existing, previous))
+}
+
+/// A dataset imported before from this file: the same import again when
+/// every image has the same content (nothing to do), else refused.
+fn same_import(
+    req: &ImportRequest,
+    previous: &[Previous],
+    content_sha: &str,
+    instances: usize,
+    images: usize,
+) -> Result<ImportSummary, ImportError> {
+    match previous.iter().find(|p| p.content_sha256 == content_sha) {
+        Some(_) => Ok(ImportSummary {
+            dataset: req.dataset.clone(),
+            instances,
+            images,
+            new_images: 0,
+            already_imported: true,
+        }),
+        None => Err(ImportError::Invalid(format!(
+            "dataset {:?} was imported from this very file, but some image files now have different content; import it under a new --dataset name",
+            req.dataset
+        ))),
+    }
+}
+
+/// `--link`: every image linked into the store (made durable) instead of
+/// copied; the batch and the checks come back with the new images' count.
+async fn link_into_store(
+    store: &ImageStore,
+    req: &ImportRequest,
+    batch: Batch,
+    checked: Vec<Checked>,
+) -> Result<(Batch, Vec<Checked>, usize), ImportError> {
+    let (store, positives, negatives) = (store.clone(), req.positives.clone(), req.negatives.clone());
+    let (batch, checked, linked) = blocking(move || {
+        let linked = link_files(&batch.files, &checked, &positives, &negatives, &store);
+        let synced = linked.and_then(|linked| store.sync().map(|()| linked));
+        (batch, checked, synced)
+    })
+    .await?;
+    let linked = linked.map_err(ImportError::internal("linking images into the store"))?;
+    // Links made before a problem are complete, verified contents: harmless.
+    let problems = with_image_problems(&batch, &linked, &req.dir_labels);
+    if !problems.is_empty() {
+        return Err(ImportError::Refused(problems.report(&req.file_label)));
+    }
+    let new_images = linked.iter().filter(|l| matches!(l, Ok(true))).count();
+    Ok((batch, checked, new_images))
 }
 
 /// Why an existing dataset name cannot take this file.
@@ -272,105 +305,6 @@ fn with_image_problems<T>(batch: &Batch, checked: &[Result<T, String>], dir_labe
         }
     }
     problems
-}
-
-/// What makes two imports the same: the file, the mode and every image's content.
-fn content_digest(file_sha: &str, mode: NormalizeMode, checked: &[Checked]) -> String {
-    let mut sha = Sha256::new();
-    sha.update(file_sha.as_bytes());
-    sha.update(mode.as_str().as_bytes());
-    for c in checked {
-        sha.update(c.hash);
-    }
-    hex::encode(sha.finalize())
-}
-
-/// The one transaction: dataset, images, instances, candidates, the import record.
-async fn write(
-    db: &AnyPool,
-    req: &ImportRequest,
-    batch: &Batch,
-    checked: &[Checked],
-    file_sha: &str,
-    content_sha: &str,
-    distinct: usize,
-) -> Result<(), ImportError> {
-    let hex = |file: u32| hex::encode(checked[file as usize].hash);
-    // A connection of its own, closed afterwards, so its settings never reach
-    // the pool: a larger page cache, and no per-row foreign-key lookups —
-    // every image, dataset and instance the rows refer to is inserted by this
-    // very transaction (or, for images, already there: ON CONFLICT DO NOTHING).
-    let mut conn = db.acquire().await?;
-    conn.close_on_drop();
-    crate::store::db::sqlite_settings(&mut conn, &["PRAGMA foreign_keys = OFF", "PRAGMA cache_size = -131072"]).await?;
-    let mut tx = crate::store::db::begin_write_on(&mut conn).await?;
-    let raced: Option<i64> = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
-        .bind(&req.dataset)
-        .fetch_optional(&mut *tx)
-        .await?;
-    if raced.is_some() {
-        return Err(ImportError::Invalid(format!("dataset {:?} was created by someone else meanwhile", req.dataset)));
-    }
-    let dataset_id = insert_dataset(&mut tx, &req.dataset, req.normalize.as_str()).await?;
-    // Distinct contents in hash order, so the index grows at its end instead
-    // of at random pages; hex hashes are made a chunk at a time (at 1.2M
-    // images they would otherwise hold 100 MB).
-    let mut by_hash: Vec<&Checked> = checked.iter().collect();
-    by_hash.sort_unstable_by_key(|c| c.hash);
-    by_hash.dedup_by_key(|c| c.hash);
-    for chunk in by_hash.chunks(write::CHUNK) {
-        let rows: Vec<StoredImage> = chunk
-            .iter()
-            .map(|c| StoredImage {
-                hash: hex::encode(c.hash),
-                mime: c.header.mime,
-                width: c.header.width,
-                height: c.header.height,
-                bytes: c.bytes,
-                has_display: c.has_display,
-            })
-            .collect();
-        write::insert_images(&mut tx, &rows).await?;
-    }
-    let first_id = write::next_instance_id(&mut tx).await?;
-    for (c, chunk) in batch.rows.chunks(write::CHUNK).enumerate() {
-        let chunk_first = first_id + (c * write::CHUNK) as i64;
-        let positives: Vec<String> = chunk.iter().map(|r| hex(r.images[0])).collect();
-        let instances: Vec<NewInstance> = chunk
-            .iter()
-            .zip(&positives)
-            .map(|(r, positive)| NewInstance {
-                key: &r.key,
-                caption: &r.caption,
-                negative_caption: &r.negative_caption,
-                caption_orig: &r.caption_orig,
-                negative_caption_orig: &r.negative_caption_orig,
-                category: r.category,
-                positive_image: Some(positive),
-            })
-            .collect();
-        write::insert_instances(&mut tx, dataset_id, chunk_first, &instances).await?;
-        let negatives: Vec<(i64, i64, String)> = (0..chunk.len())
-            .flat_map(|k| (0..4).map(move |slot| (k, slot)))
-            .map(|(k, slot)| (chunk_first + k as i64, slot as i64, hex(chunk[k].images[1 + slot])))
-            .collect();
-        let negatives: Vec<(i64, i64, &str)> = negatives.iter().map(|(id, slot, h)| (*id, *slot, h.as_str())).collect();
-        write::insert_candidates(&mut tx, &negatives).await?;
-    }
-    sqlx::query(
-        "INSERT INTO imports (dataset_id, file_name, file_sha256, content_sha256, rows, images, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(dataset_id)
-    .bind(&req.file_label)
-    .bind(file_sha)
-    .bind(content_sha)
-    .bind(batch.rows.len() as i64)
-    .bind(distinct as i64)
-    .bind(now_secs())
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(())
 }
 
 #[cfg(test)]

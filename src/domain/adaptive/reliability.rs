@@ -124,52 +124,10 @@ impl Reliability {
         let mut confusion = vec![0.0; people.len() * k * k];
         let mut kappa = vec![0.0; people.len()];
         for _ in 0..ITERATIONS {
-            // M-step: soft counts per person, the crowd's, the priors.
-            let mut n = vec![0.0; people.len() * k * k];
-            for &(i, w, c) in &rows {
-                for (t, share) in q[i * k..(i + 1) * k].iter().enumerate() {
-                    n[(w * k + t) * k + c] += share;
-                }
-            }
-            for &(w, t, c) in &gold {
-                n[(w * k + t) * k + c] += 1.0;
-            }
-            let mut crowd = vec![1.0; k * k];
-            for (x, v) in n.iter().enumerate() {
-                crowd[x % (k * k)] += v;
-            }
-            normalise_rows(&mut crowd, k);
-            let mut priors = vec![1.0; k];
-            for (x, v) in q.iter().enumerate() {
-                priors[x % k] += v;
-            }
-            let total: f64 = priors.iter().sum();
-            priors.iter_mut().for_each(|p| *p /= total);
-            let per_person = confusion.chunks_mut(k * k).zip(n.chunks(k * k));
-            for ((mine, theirs), (kap, counts_of)) in per_person.zip(kappa.iter_mut().zip(counts_of.iter_mut())) {
-                for ((row, counts), centre) in mine.chunks_mut(k).zip(theirs.chunks(k)).zip(crowd.chunks(k)) {
-                    let sum: f64 = counts.iter().sum();
-                    for ((x, c), prior) in row.iter_mut().zip(counts).zip(centre) {
-                        *x = (c + PRIOR_STRENGTH * prior) / (sum + PRIOR_STRENGTH);
-                    }
-                }
-                *kap = kappa_of(mine, &priors);
-                *counts_of = *kap > MIN_KAPPA;
-            }
+            let (crowd, priors) = m_step(&rows, &gold, &q, k, &mut confusion, &mut kappa, &mut counts_of);
             rel.crowd = crowd;
             rel.priors = priors;
-            // E-step: each item's posterior from the people who count.
-            let log_priors: Vec<f64> = rel.priors.iter().map(|p| p.ln()).collect();
-            let mut log: Vec<f64> = (0..items.len()).flat_map(|_| log_priors.iter().copied()).collect();
-            for &(i, w, c) in rows.iter().filter(|r| counts_of[r.1]) {
-                for (t, l) in log[i * k..(i + 1) * k].iter_mut().enumerate() {
-                    *l += confusion[(w * k + t) * k + c].ln();
-                }
-            }
-            for row in log.chunks_mut(k) {
-                softmax(row);
-            }
-            q = log;
+            q = e_step(&rows, &rel.priors, items.len(), &confusion, &counts_of, k);
         }
         let evidence = settled(&rows, &gold, &q, &confusion, &counts_of, k);
         rel.people = people
@@ -250,6 +208,76 @@ fn softmax(row: &mut [f64]) {
         sum += *x;
     }
     row.iter_mut().for_each(|x| *x /= sum);
+}
+
+/// The M-step: soft counts per person from the items' posteriors `q` and
+/// the gold answers; the crowd's confusion and the class priors (both with
+/// add-one smoothing); each person's confusion shrunk toward the crowd's,
+/// their kappa, and whether they count. Returns (crowd, priors).
+fn m_step(
+    rows: &[(usize, usize, usize)],
+    gold: &[(usize, usize, usize)],
+    q: &[f64],
+    k: usize,
+    confusion: &mut [f64],
+    kappa: &mut [f64],
+    counts_of: &mut [bool],
+) -> (Vec<f64>, Vec<f64>) {
+    let mut n = vec![0.0; kappa.len() * k * k];
+    for &(i, w, c) in rows {
+        for (t, share) in q[i * k..(i + 1) * k].iter().enumerate() {
+            n[(w * k + t) * k + c] += share;
+        }
+    }
+    for &(w, t, c) in gold {
+        n[(w * k + t) * k + c] += 1.0;
+    }
+    let mut crowd = vec![1.0; k * k];
+    for (x, v) in n.iter().enumerate() {
+        crowd[x % (k * k)] += v;
+    }
+    normalise_rows(&mut crowd, k);
+    let mut priors = vec![1.0; k];
+    for (x, v) in q.iter().enumerate() {
+        priors[x % k] += v;
+    }
+    let total: f64 = priors.iter().sum();
+    priors.iter_mut().for_each(|p| *p /= total);
+    let per_person = confusion.chunks_mut(k * k).zip(n.chunks(k * k));
+    for ((mine, theirs), (kap, counts_of)) in per_person.zip(kappa.iter_mut().zip(counts_of.iter_mut())) {
+        for ((row, counts), centre) in mine.chunks_mut(k).zip(theirs.chunks(k)).zip(crowd.chunks(k)) {
+            let sum: f64 = counts.iter().sum();
+            for ((x, c), prior) in row.iter_mut().zip(counts).zip(centre) {
+                *x = (c + PRIOR_STRENGTH * prior) / (sum + PRIOR_STRENGTH);
+            }
+        }
+        *kap = kappa_of(mine, &priors);
+        *counts_of = *kap > MIN_KAPPA;
+    }
+    (crowd, priors)
+}
+
+/// The E-step: each item's posterior from the priors and the answers of
+/// the people who count.
+fn e_step(
+    rows: &[(usize, usize, usize)],
+    priors: &[f64],
+    items: usize,
+    confusion: &[f64],
+    counts_of: &[bool],
+    k: usize,
+) -> Vec<f64> {
+    let log_priors: Vec<f64> = priors.iter().map(|p| p.ln()).collect();
+    let mut log: Vec<f64> = (0..items).flat_map(|_| log_priors.iter().copied()).collect();
+    for &(i, w, c) in rows.iter().filter(|r| counts_of[r.1]) {
+        for (t, l) in log[i * k..(i + 1) * k].iter_mut().enumerate() {
+            *l += confusion[(w * k + t) * k + c].ln();
+        }
+    }
+    for row in log.chunks_mut(k) {
+        softmax(row);
+    }
+    log
 }
 
 #[cfg(test)]

@@ -86,8 +86,25 @@ fn funnel_row(out: &mut String, name: &str, c: &StageCounts) {
     );
 }
 
+/// The dataset card: a Hugging Face YAML header, then one section per
+/// part (summary, rows per category, curation funnel, studies and
+/// agreement, columns).
 pub fn dataset_card(c: &Card<'_>) -> String {
     let mut o = String::new();
+    header(&mut o, c);
+    row_counts(&mut o, c);
+    funnel(&mut o, c);
+    studies(&mut o, c);
+    let _ = writeln!(o, "## Columns\n");
+    let _ = writeln!(o, "{COLUMNS}");
+    o
+}
+
+/// What the export's columns mean (the card's last section).
+const COLUMNS: &str = "`image`, `caption`, `negative_caption`, `negative_image`, `type`, `subtype` follow BiVLC. Provenance: `instance_id`, `instance_key`, the captions as imported (`*_orig`), and per step the answers (`*_votes`, annotator:value), how the item was settled (`*_resolved_by`: single, unanimous, first, primary, adjudication, dawid_skene, mace, adaptive), whether its annotators agreed (`*_agreement`: single, agreed, disagreed) and the settled value's posterior when a crowd model or adaptive overlap's stop rule settled it (`*_posterior`, empty otherwise) and the model that gave it (`*_posterior_model`: `dawid_skene`, `mace`, or `earned_reliability` for adaptive overlap's stop rule; their posteriors are not comparable). The candidates stage lists `candidate_0`..`candidate_3` instead. Image columns hold paths relative to this directory; in parquet they are `{bytes, path}` structs that `datasets` decodes as images.";
+
+/// The YAML header (name, split files) and the summary table.
+fn header(o: &mut String, c: &Card<'_>) {
     let _ = writeln!(
         o,
         "---\npretty_name: {}\nconfigs:\n- config_name: default\n  data_files:",
@@ -116,7 +133,10 @@ pub fn dataset_card(c: &Card<'_>) -> String {
     let files: Vec<String> = c.counts.splits.iter().zip(c.files).map(|(s, f)| format!("{s}: `{f}`")).collect();
     let seed = c.split_seed.map(|s| format!(" (stratified by type/subtype, seed {s})")).unwrap_or_default();
     let _ = writeln!(o, "| files | {}{seed} |", files.join(", "));
+}
 
+/// Rows per type and subtype, per split.
+fn row_counts(o: &mut String, c: &Card<'_>) {
     let _ = writeln!(o, "\n## Rows per type and subtype\n");
     let _ = writeln!(o, "| type | subtype | {} | total |", c.counts.splits.join(" | "));
     let _ = writeln!(o, "|---|---|{}---|", "---|".repeat(c.counts.splits.len()));
@@ -133,7 +153,10 @@ pub fn dataset_card(c: &Card<'_>) -> String {
     }
     let totals: Vec<String> = c.counts.per_split().iter().map(u64::to_string).collect();
     let _ = writeln!(o, "| **all** | | {} | {} |", totals.join(" | "), c.counts.total());
+}
 
+/// What each curation step kept and dropped, overall and per subtype.
+fn funnel(o: &mut String, c: &Card<'_>) {
     let _ = writeln!(o, "\n## Curation funnel\n");
     let _ = writeln!(
         o,
@@ -143,16 +166,19 @@ pub fn dataset_card(c: &Card<'_>) -> String {
     );
     let _ = writeln!(o, "| category | candidates | Step 3 kept | Step 3 discarded | Step 3 open | Step 4 kept | Step 4 ambiguous | Step 4 both | Step 4 open |");
     let _ = writeln!(o, "|---|---|---|---|---|---|---|---|---|");
-    funnel_row(&mut o, "**all**", &c.funnel.overall);
+    funnel_row(o, "**all**", &c.funnel.overall);
     for cat in Category::ALL {
         if let Some(counts) = c.funnel.by_subtype.get(&cat.to_string()) {
-            funnel_row(&mut o, &cat.to_string(), counts);
+            funnel_row(o, &cat.to_string(), counts);
         }
     }
     if let Some(p) = c.funnel.overall.removed_percent() {
         let _ = writeln!(o, "\n{p:.1}% of the candidates were removed by the two steps.");
     }
+}
 
+/// Each study's settings and its pairs' Cohen's kappa.
+fn studies(o: &mut String, c: &Card<'_>) {
     let _ = writeln!(o, "\n## Studies and agreement\n");
     if c.studies.is_empty() {
         let _ = writeln!(o, "No study has run on this dataset.");
@@ -183,10 +209,6 @@ pub fn dataset_card(c: &Card<'_>) -> String {
         }
         let _ = writeln!(o, "\nMean kappa over pairs: {}.\n", num(s.mean_kappa));
     }
-
-    let _ = writeln!(o, "## Columns\n");
-    let _ = writeln!(o, "`image`, `caption`, `negative_caption`, `negative_image`, `type`, `subtype` follow BiVLC. Provenance: `instance_id`, `instance_key`, the captions as imported (`*_orig`), and per step the answers (`*_votes`, annotator:value), how the item was settled (`*_resolved_by`: single, unanimous, first, primary, adjudication, dawid_skene, mace, adaptive), whether its annotators agreed (`*_agreement`: single, agreed, disagreed) and the settled value's posterior when a crowd model or adaptive overlap's stop rule settled it (`*_posterior`, empty otherwise) and the model that gave it (`*_posterior_model`: `dawid_skene`, `mace`, or `earned_reliability` for adaptive overlap's stop rule; their posteriors are not comparable). The candidates stage lists `candidate_0`..`candidate_3` instead. Image columns hold paths relative to this directory; in parquet they are `{{bytes, path}}` structs that `datasets` decodes as images.");
-    o
 }
 
 #[cfg(test)]

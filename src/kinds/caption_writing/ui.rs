@@ -89,16 +89,9 @@ fn WritingCard(
     let positive = RwSignal::new(String::new());
     let negative = RwSignal::new(String::new());
     let confirmed = RwSignal::new(false);
-    let reported = RwSignal::new(None::<(Vec<(String, Vec<String>)>, bool)>);
+    let reported = RwSignal::new(None::<Reported>);
     let error = RwSignal::new(None::<String>);
-    let vocabulary = Resource::new(move || study_id, study_vocabulary);
-    let vocab = Memo::new(move |_| match vocabulary.get() {
-        Some(Ok(Some((words, strict)))) => Some((Vocabulary::new(words), strict)),
-        _ => None,
-    });
-    let unknown = move |text: RwSignal<String>| {
-        vocab.with(|v| v.as_ref().map(|(v, _)| v.unknown(&text.get())).unwrap_or_default())
-    };
+    let vocab = vocabulary_of(study_id);
     let action = ServerAction::<WriteAndNext>::new();
     Effect::new(move |_| match action.value().get() {
         Some(Ok(Written::Next(next))) => current.set(next),
@@ -130,7 +123,47 @@ fn WritingCard(
             let _ = el.focus();
         }
     });
-    let handle = window_event_listener(leptos::ev::keydown, move |ev| {
+    let handle = writing_keys(send, in_box, card, boxes, first_skip);
+    on_cleanup(move || handle.remove());
+    let text_box = move |i: usize, text: RwSignal<String>, key: &'static str| {
+        text_box(TextBox { i, text, key, node: boxes[i], in_box, reported, vocab })
+    };
+
+    view! {
+        <section class="survey caption-writing" tabindex="-1" node_ref=card aria-busy=move || action.pending().get().to_string() data-task=task_id.to_string()>
+            <CardHead progress counter instructions=task.instructions.clone()/>
+            {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image to write captions for"/> })}
+            <p class="caption-type">"Assigned type: " <strong>{caption_type}</strong></p>
+            <form class="writing-form" method="post" action=form_action>
+                <input type="hidden" name="task_id" value=task_id.to_string()/>
+                {text_box(0, positive, "p")}
+                {text_box(1, negative, "n")}
+                {move || reported.get().map(|(words, strict)| unknown_report(words, strict, confirmed))}
+                // The first submit button is the form's default: Enter in a box writes the pair.
+                <button type="submit" class="primary submit-pair" name="option" value=WRITTEN disabled=move || action.pending().get()
+                    on:click=move |ev| { ev.prevent_default(); send(WRITTEN.to_string()) }>
+                    "Submit pair " <kbd>"Enter"</kbd>
+                </button>
+                {skip_buttons(first_skip, send)}
+            </form>
+            <p class="error" role="alert">{move || error.get()}</p>
+            <div hidden>
+                {task.prefetch.into_iter().map(|src| view! { <img src=src alt=""/> }).collect_view()}
+            </div>
+        </section>
+    }
+}
+
+/// The card's keys: Ctrl+Enter sends the pair, p/n go to a box (Esc leaves
+/// it), s to the skip buttons, 1-3 skip with a reason.
+fn writing_keys(
+    send: impl Fn(String) + Copy + 'static,
+    in_box: RwSignal<bool>,
+    card: NodeRef<leptos::html::Section>,
+    boxes: [NodeRef<leptos::html::Input>; 2],
+    first_skip: NodeRef<leptos::html::Button>,
+) -> WindowListenerHandle {
+    window_event_listener(leptos::ev::keydown, move |ev| {
         if ev.meta_key() || ev.alt_key() || ev.repeat() {
             return;
         }
@@ -168,74 +201,89 @@ fn WritingCard(
             }
         }
         ev.prevent_default();
-    });
-    on_cleanup(move || handle.remove());
-    let text_box = move |i: usize, text: RwSignal<String>, key: &'static str| {
-        let field = &TEXTS[i];
-        view! {
-            <label class="caption-box">
-                <span>{field.label} " " <kbd>{key}</kbd></span>
-                <input type="text" name=field.name maxlength=field.max_chars autocomplete="off" node_ref=boxes[i]
-                    aria-keyshortcuts=key data-field=field.name
-                    on:focus=move |_| in_box.set(true) on:blur=move |_| in_box.set(false)
-                    prop:value=move || text.get() on:input=move |ev| { text.set(event_target_value(&ev)); reported.set(None); }/>
-            </label>
-            {move || {
-                let words = unknown(text);
-                (!words.is_empty()).then(|| view! {
-                    <p class="unknown-words" data-field=field.name>"Outside the vocabulary: " <mark>{words.join(", ")}</mark></p>
-                })
-            }}
-        }
-    };
+    })
+}
 
+/// The words outside the vocabulary; when they only warn, a box to keep them.
+fn unknown_report(words: Vec<(String, Vec<String>)>, strict: bool, confirmed: RwSignal<bool>) -> impl IntoView {
+    let named = words.into_iter().map(|(f, w)| format!("{f}: {}", w.join(", "))).collect::<Vec<_>>().join("; ");
     view! {
-        <section class="survey caption-writing" tabindex="-1" node_ref=card aria-busy=move || action.pending().get().to_string() data-task=task_id.to_string()>
-            <CardHead progress counter instructions=task.instructions.clone()/>
-            {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image to write captions for"/> })}
-            <p class="caption-type">"Assigned type: " <strong>{caption_type}</strong></p>
-            <form class="writing-form" method="post" action=form_action>
-                <input type="hidden" name="task_id" value=task_id.to_string()/>
-                {text_box(0, positive, "p")}
-                {text_box(1, negative, "n")}
-                {move || reported.get().map(|(words, strict)| {
-                    let named = words.into_iter().map(|(f, w)| format!("{f}: {}", w.join(", "))).collect::<Vec<_>>().join("; ");
-                    view! {
-                        <div class="unknown-report" role="alert">
-                            <p>{if strict { "Replace the words outside the vocabulary: " } else { "Outside the vocabulary: " }} {named}</p>
-                            {(!strict).then(|| view! {
-                                <label class="confirm"><input type="checkbox" name="confirmed" value="1"
-                                    prop:checked=move || confirmed.get() on:change=move |ev| confirmed.set(event_target_checked(&ev))/>
-                                    " Keep these words"</label>
-                            })}
-                        </div>
-                    }
-                })}
-                // The first submit button is the form's default: Enter in a box writes the pair.
-                <button type="submit" class="primary submit-pair" name="option" value=WRITTEN disabled=move || action.pending().get()
-                    on:click=move |ev| { ev.prevent_default(); send(WRITTEN.to_string()) }>
-                    "Submit pair " <kbd>"Enter"</kbd>
-                </button>
-                <fieldset class="skip">
-                    <legend>"Skip this image " <kbd>"s"</kbd></legend>
-                    {SKIP_REASONS.iter().zip(SKIP_LABELS).enumerate().map(|(i, (&reason, label))| {
-                        let value = format!("skip:{reason}");
-                        let sent = value.clone();
-                        let node = if i == 0 { first_skip } else { NodeRef::new() };
-                        view! {
-                            <button type="submit" class="option plain" name="option" value=value node_ref=node
-                                aria-keyshortcuts=(i + 1).to_string()
-                                on:click=move |ev| { ev.prevent_default(); send(sent.clone()) }>
-                                {label} " " <kbd>{i + 1}</kbd>
-                            </button>
-                        }
-                    }).collect_view()}
-                </fieldset>
-            </form>
-            <p class="error" role="alert">{move || error.get()}</p>
-            <div hidden>
-                {task.prefetch.into_iter().map(|src| view! { <img src=src alt=""/> }).collect_view()}
-            </div>
-        </section>
+        <div class="unknown-report" role="alert">
+            <p>{if strict { "Replace the words outside the vocabulary: " } else { "Outside the vocabulary: " }} {named}</p>
+            {(!strict).then(|| view! {
+                <label class="confirm"><input type="checkbox" name="confirmed" value="1"
+                    prop:checked=move || confirmed.get() on:change=move |ev| confirmed.set(event_target_checked(&ev))/>
+                    " Keep these words"</label>
+            })}
+        </div>
     }
+}
+
+/// One submit button per reason to skip the image (keys 1-3).
+fn skip_buttons(first_skip: NodeRef<leptos::html::Button>, send: impl Fn(String) + Copy + 'static) -> impl IntoView {
+    view! {
+        <fieldset class="skip">
+            <legend>"Skip this image " <kbd>"s"</kbd></legend>
+            {SKIP_REASONS.iter().zip(SKIP_LABELS).enumerate().map(|(i, (&reason, label))| {
+                let value = format!("skip:{reason}");
+                let sent = value.clone();
+                let node = if i == 0 { first_skip } else { NodeRef::new() };
+                view! {
+                    <button type="submit" class="option plain" name="option" value=value node_ref=node
+                        aria-keyshortcuts=(i + 1).to_string()
+                        on:click=move |ev| { ev.prevent_default(); send(sent.clone()) }>
+                        {label} " " <kbd>{i + 1}</kbd>
+                    </button>
+                }
+            }).collect_view()}
+        </fieldset>
+    }
+}
+
+/// The words outside the vocabulary the server reported, per field, and
+/// whether they refuse the pair.
+type Reported = (Vec<(String, Vec<String>)>, bool);
+
+/// One of the card's two text boxes, and what it says of the words outside
+/// the vocabulary.
+#[derive(Clone, Copy)]
+struct TextBox {
+    i: usize,
+    text: RwSignal<String>,
+    key: &'static str,
+    node: NodeRef<leptos::html::Input>,
+    in_box: RwSignal<bool>,
+    reported: RwSignal<Option<Reported>>,
+    vocab: Memo<Option<(Vocabulary, bool)>>,
+}
+
+fn text_box(b: TextBox) -> impl IntoView {
+    let TextBox { i, text, key, node, in_box, reported, vocab } = b;
+    let field = &TEXTS[i];
+    let unknown = move || vocab.with(|v| v.as_ref().map(|(v, _)| v.unknown(&text.get())).unwrap_or_default());
+    view! {
+        <label class="caption-box">
+            <span>{field.label} " " <kbd>{key}</kbd></span>
+            <input type="text" name=field.name maxlength=field.max_chars autocomplete="off" node_ref=node
+                aria-keyshortcuts=key data-field=field.name
+                on:focus=move |_| in_box.set(true) on:blur=move |_| in_box.set(false)
+                prop:value=move || text.get() on:input=move |ev| { text.set(event_target_value(&ev)); reported.set(None); }/>
+        </label>
+        {move || {
+            let words = unknown();
+            (!words.is_empty()).then(|| view! {
+                <p class="unknown-words" data-field=field.name>"Outside the vocabulary: " <mark>{words.join(", ")}</mark></p>
+            })
+        }}
+    }
+}
+
+/// The study's vocabulary, once its server function has answered (None
+/// while it has not, or when the study has none).
+fn vocabulary_of(study_id: StudyId) -> Memo<Option<(Vocabulary, bool)>> {
+    let vocabulary = Resource::new(move || study_id, study_vocabulary);
+    Memo::new(move |_| match vocabulary.get() {
+        Some(Ok(Some((words, strict)))) => Some((Vocabulary::new(words), strict)),
+        _ => None,
+    })
 }

@@ -4,7 +4,7 @@
 //! order. The answer is the shown letters in the chosen order ("C,A,B").
 //! Before hydration each image has a place to choose instead, posted as one
 //! form (`form.rs`). Its comparison-page panel is `compare_panel.rs`.
-use crate::api_types::TaskView;
+use crate::api_types::{OptionView, TaskView};
 use crate::ui_kit::card::{Card, Ui};
 use crate::ui_kit::card_head::{CardHead, Prefetch};
 use crate::ui_kit::Counter;
@@ -66,7 +66,49 @@ fn RankingCard(
             move_item(order, pos, to);
         }
     };
-    let handle = window_event_listener(leptos::ev::keydown, move |ev| {
+    let handle = ranking_keys(options, selected, step, submit);
+    on_cleanup(move || handle.remove());
+
+    // Its own (type-erased) view: one nested type for the whole card is too deep for the wasm build.
+    let form = view! {
+    <form class="rank-form" method="post" action=form_action
+        on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); submit() }>
+    <input type="hidden" name="task_id" value=task.task_id.to_string()/>
+    <ol class="rank-list" aria-label="Images, best match first">
+        {move || order.get().into_iter().enumerate().map(|(pos, i)| {
+            let o = options.with_value(|opts| opts[i].clone());
+            let item = Item { pos, i, count, live, selected, dragged, order };
+            rank_item(o, item)
+        }).collect_view()}
+    </ol>
+    <p class="keys">{move || if live.get() {
+        "Keys: a digit selects an image, ↑/↓ (or u/d) move it, Enter submits."
+    } else {
+        "Choose each image's place (1 = best match), then submit."
+    }}</p>
+    <button type="submit" class="submit-order" disabled=move || pending.get()>"Submit this order"</button>
+    </form>
+    }
+    .into_any();
+    view! {
+        <section class="survey ranking" aria-busy=move || pending.get().to_string() data-task=task.task_id.to_string()>
+            <CardHead progress counter instructions=task.instructions.clone()/>
+            <blockquote class="prompt">{task.prompt.text.clone()}</blockquote>
+            {form}
+            <Prefetch urls=task.prefetch/>
+        </section>
+    }
+}
+
+/// The card's keys: an image's key selects it, arrows (or u/d) move it,
+/// Enter submits the order.
+fn ranking_keys(
+    options: StoredValue<Vec<OptionView>>,
+    selected: RwSignal<Option<usize>>,
+    step: impl Fn(bool) + 'static,
+    submit: impl Fn() + 'static,
+) -> WindowListenerHandle {
+    window_event_listener(leptos::ev::keydown, move |ev| {
         if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
             return;
         }
@@ -95,59 +137,51 @@ fn RankingCard(
         if handled {
             ev.prevent_default();
         }
-    });
-    on_cleanup(move || handle.remove());
+    })
+}
 
-    // Its own (type-erased) view: one nested type for the whole card is too deep for the wasm build.
-    let form = view! {
-    <form class="rank-form" method="post" action=form_action
-        on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); submit() }>
-    <input type="hidden" name="task_id" value=task.task_id.to_string()/>
-    <ol class="rank-list" aria-label="Images, best match first">
-        {move || order.get().into_iter().enumerate().map(|(pos, i)| {
-            let o = options.with_value(|opts| opts[i].clone());
-            let key = o.keys.first().cloned().unwrap_or_default();
-            let (place, place_label) = (format!("rank_{}", o.id), format!("Place of image {}", o.label));
-            view! {
-                <li class="rank-item" draggable="true" data-option=o.id.clone()
-                    aria-selected=move || (selected.get() == Some(i)).to_string()
-                    on:click=move |_| selected.set(Some(i))
-                    on:dragstart=move |_| dragged.set(Some(pos))
-                    on:dragover=move |ev| ev.prevent_default()
-                    on:drop=move |ev| {
-                        ev.prevent_default();
-                        if let Some(from) = dragged.get_untracked() {
-                            move_item(order, from, pos);
-                        }
-                        dragged.set(None);
-                    }>
-                    <span class="rank">{pos + 1}</span>
-                    {o.image_url.clone().map(|src| view! { <img src=src alt=format!("Image {}", o.label)/> })}
-                    <span class="label">{o.label.clone()} " " <kbd>{key}</kbd></span>
-                    {move || (!live.get()).then(|| view! {
-                        <select class="place" name=place.clone() aria-label=place_label.clone()>
-                            {(1..=count).map(|p| view! { <option value=p selected=p == pos + 1>{p}</option> }).collect_view()}
-                        </select>
-                    })}
-                </li>
-            }
-        }).collect_view()}
-    </ol>
-    <p class="keys">{move || if live.get() {
-        "Keys: a digit selects an image, ↑/↓ (or u/d) move it, Enter submits."
-    } else {
-        "Choose each image's place (1 = best match), then submit."
-    }}</p>
-    <button type="submit" class="submit-order" disabled=move || pending.get()>"Submit this order"</button>
-    </form>
-    }
-    .into_any();
+/// Where one image stands in the list, and the signals its row moves.
+#[derive(Clone, Copy)]
+struct Item {
+    /// Its place (0 = best match).
+    pos: usize,
+    /// Its index in the task's options.
+    i: usize,
+    count: usize,
+    live: RwSignal<bool>,
+    selected: RwSignal<Option<usize>>,
+    dragged: RwSignal<Option<usize>>,
+    order: RwSignal<Vec<usize>>,
+}
+
+/// One image's row: select by click or key, drag to a place; before the
+/// wasm runs, a place to choose for the form.
+fn rank_item(o: OptionView, item: Item) -> AnyView {
+    let Item { pos, i, count, live, selected, dragged, order } = item;
+    let key = o.keys.first().cloned().unwrap_or_default();
+    let (place, place_label) = (format!("rank_{}", o.id), format!("Place of image {}", o.label));
     view! {
-        <section class="survey ranking" aria-busy=move || pending.get().to_string() data-task=task.task_id.to_string()>
-            <CardHead progress counter instructions=task.instructions.clone()/>
-            <blockquote class="prompt">{task.prompt.text.clone()}</blockquote>
-            {form}
-            <Prefetch urls=task.prefetch/>
-        </section>
+        <li class="rank-item" draggable="true" data-option=o.id.clone()
+            aria-selected=move || (selected.get() == Some(i)).to_string()
+            on:click=move |_| selected.set(Some(i))
+            on:dragstart=move |_| dragged.set(Some(pos))
+            on:dragover=move |ev| ev.prevent_default()
+            on:drop=move |ev| {
+                ev.prevent_default();
+                if let Some(from) = dragged.get_untracked() {
+                    move_item(order, from, pos);
+                }
+                dragged.set(None);
+            }>
+            <span class="rank">{pos + 1}</span>
+            {o.image_url.clone().map(|src| view! { <img src=src alt=format!("Image {}", o.label)/> })}
+            <span class="label">{o.label.clone()} " " <kbd>{key}</kbd></span>
+            {move || (!live.get()).then(|| view! {
+                <select class="place" name=place.clone() aria-label=place_label.clone()>
+                    {(1..=count).map(|p| view! { <option value=p selected=p == pos + 1>{p}</option> }).collect_view()}
+                </select>
+            })}
+        </li>
     }
+    .into_any()
 }

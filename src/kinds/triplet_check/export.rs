@@ -38,24 +38,7 @@ pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<String
     let answers = answer_texts::answers(db, study_id).await?;
     let items = outcomes.iter().map(|o| (o.instance_id, &o.state));
     let texts = answer_texts::final_texts(db, study_id, items, &answers).await?;
-    let instances: HashMap<i64, Instance> = sqlx::query_as(
-        "SELECT i.id, i.key, i.caption, i.paraphrase, i.negative_caption FROM study_items si
-         JOIN instances i ON i.id = si.instance_id WHERE si.study_id = $1",
-    )
-    .bind(study_id)
-    .fetch_all(db)
-    .await?
-    .into_iter()
-    .map(|r: Instance| (r.0, r))
-    .collect();
-    let adjudicators: HashMap<i64, String> = sqlx::query_as(
-        "SELECT a.instance_id, u.username FROM adjudications a JOIN users u ON u.id = a.user_id WHERE a.study_id = $1",
-    )
-    .bind(study_id)
-    .fetch_all(db)
-    .await?
-    .into_iter()
-    .collect();
+    let (instances, adjudicators) = instances_and_adjudicators(db, study_id).await?;
     let name = format!("study-{study_id}-triplets.csv");
     let path = out.join(&name);
     let csv_err = |e: csv::Error| io_err("writing", &path, e);
@@ -64,18 +47,7 @@ pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<String
     for o in &outcomes {
         let Some((_, key, caption, p2, negative)) = instances.get(&o.instance_id) else { continue };
         let p2 = p2.clone().unwrap_or_default();
-        let (status, settled_by) = match &o.state {
-            ItemState::Final { by, .. } => {
-                let by = serde_json::to_value(by).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-                let by = match adjudicators.get(&o.instance_id) {
-                    Some(who) if by == "adjudication" => format!("adjudication by {who}"),
-                    _ => by,
-                };
-                ("final", by)
-            }
-            ItemState::Disputed { .. } => ("disputed", String::new()),
-            ItemState::Pending { .. } => ("open", String::new()),
-        };
+        let (status, settled_by) = status_of(&o.state, adjudicators.get(&o.instance_id));
         let value = o.final_value().unwrap_or_default();
         let (verdict, tag) = match split(value) {
             Some((valid, tag)) => (if valid { "valid" } else { "not_valid" }, tag.unwrap_or_default()),
@@ -117,4 +89,47 @@ pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<String
     }
     w.flush().map_err(|e| io_err("writing", &path, e))?;
     Ok(name)
+}
+
+/// The study's triplets by instance id, and who adjudicated each settled one.
+async fn instances_and_adjudicators(
+    db: &AnyPool,
+    study_id: StudyId,
+) -> Result<(HashMap<i64, Instance>, HashMap<i64, String>), ServiceError> {
+    let instances: HashMap<i64, Instance> = sqlx::query_as(
+        "SELECT i.id, i.key, i.caption, i.paraphrase, i.negative_caption FROM study_items si
+         JOIN instances i ON i.id = si.instance_id WHERE si.study_id = $1",
+    )
+    .bind(study_id)
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .map(|r: Instance| (r.0, r))
+    .collect();
+    let adjudicators: HashMap<i64, String> = sqlx::query_as(
+        "SELECT a.instance_id, u.username FROM adjudications a JOIN users u ON u.id = a.user_id WHERE a.study_id = $1",
+    )
+    .bind(study_id)
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .collect();
+    Ok((instances, adjudicators))
+}
+
+/// The item's status column and how it was settled ("adjudication by NAME"
+/// when a researcher decided it).
+fn status_of(state: &ItemState, adjudicator: Option<&String>) -> (&'static str, String) {
+    match state {
+        ItemState::Final { by, .. } => {
+            let by = serde_json::to_value(by).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let by = match adjudicator {
+                Some(who) if by == "adjudication" => format!("adjudication by {who}"),
+                _ => by,
+            };
+            ("final", by)
+        }
+        ItemState::Disputed { .. } => ("disputed", String::new()),
+        ItemState::Pending { .. } => ("open", String::new()),
+    }
 }

@@ -72,7 +72,47 @@ fn TripletCard(
             let _ = el.focus();
         }
     };
-    let handle = window_event_listener(leptos::ev::keydown, move |ev| {
+    let handle = triplet_keys(in_box, card, verdict, tag, edit, send);
+    on_cleanup(move || handle.remove());
+
+    view! {
+        <section class="survey triplet-check" tabindex="-1" node_ref=card aria-busy=move || pending.get().to_string() data-task=task.task_id.to_string()>
+            <CardHead progress counter instructions=task.instructions.clone()/>
+            {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image the triplet describes"/> })}
+            <dl class="triplet">
+                <dt>"P1"</dt><dd class="p1">{p1}</dd>
+                <dt>"P2"</dt><dd class="p2">{p2}</dd>
+                <dt>"N"</dt><dd class="negative">{n}</dd>
+            </dl>
+            <form class="triplet-form" method="post" action=form_action
+                on:submit=move |ev| { ev.prevent_default(); send(); }>
+                <input type="hidden" name="task_id" value=task.task_id.to_string()/>
+                {verdict_and_tags(verdict, tag)}
+                <label class="correction">
+                    <span>"Corrected P2 (only when P2 is wrong; needs a tag) " <kbd>"e"</kbd></span>
+                    <input type="text" name="text" maxlength="300" autocomplete="off" node_ref=input aria-keyshortcuts="e"
+                        on:focus=move |_| in_box.set(true) on:blur=move |_| in_box.set(false)
+                        prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))/>
+                </label>
+                <button type="submit" class="primary submit-check" disabled=move || pending.get()>"Submit " <kbd>"Enter"</kbd></button>
+            </form>
+            <p class="hint" role="status">{move || hint.get()}</p>
+            <Prefetch urls=task.prefetch/>
+        </section>
+    }
+}
+
+/// The card's keys: v/n the verdict, 0-9 the tag, e the correction box (Esc
+/// leaves it), Enter sends.
+fn triplet_keys(
+    in_box: RwSignal<bool>,
+    card: NodeRef<leptos::html::Section>,
+    verdict: RwSignal<Option<bool>>,
+    tag: RwSignal<Option<usize>>,
+    edit: impl Fn() + 'static,
+    send: impl Fn() + 'static,
+) -> WindowListenerHandle {
+    window_event_listener(leptos::ev::keydown, move |ev| {
         if ev.ctrl_key() || ev.meta_key() || ev.alt_key() || ev.repeat() {
             return;
         }
@@ -98,56 +138,36 @@ fn TripletCard(
             },
         }
         ev.prevent_default();
-    });
-    on_cleanup(move || handle.remove());
+    })
+}
 
+/// The verdict's two radio buttons and the error tags' (none, then one per tag).
+fn verdict_and_tags(verdict: RwSignal<Option<bool>>, tag: RwSignal<Option<usize>>) -> impl IntoView {
     view! {
-        <section class="survey triplet-check" tabindex="-1" node_ref=card aria-busy=move || pending.get().to_string() data-task=task.task_id.to_string()>
-            <CardHead progress counter instructions=task.instructions.clone()/>
-            {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image the triplet describes"/> })}
-            <dl class="triplet">
-                <dt>"P1"</dt><dd class="p1">{p1}</dd>
-                <dt>"P2"</dt><dd class="p2">{p2}</dd>
-                <dt>"N"</dt><dd class="negative">{n}</dd>
-            </dl>
-            <form class="triplet-form" method="post" action=form_action
-                on:submit=move |ev| { ev.prevent_default(); send(); }>
-                <input type="hidden" name="task_id" value=task.task_id.to_string()/>
-                <fieldset class="verdict">
-                    <legend>"Verdict"</legend>
-                    {[(true, "valid", "Valid", "v"), (false, "not_valid", "Not valid", "n")].into_iter().map(|(valid, value, label, key)| view! {
-                        <label>
-                            <input type="radio" name="option" value=value required=true aria-keyshortcuts=key
-                                prop:checked=move || verdict.get() == Some(valid)
-                                on:change=move |_| verdict.set(Some(valid))/>
-                            {label} " " <kbd>{key}</kbd>
-                        </label>
-                    }).collect_view()}
-                </fieldset>
-                <fieldset class="tags">
-                    <legend>"Error tag"</legend>
-                    <label>
-                        <input type="radio" name="tag" value="" prop:checked=move || tag.get().is_none() on:change=move |_| tag.set(None)/>
-                        "None " <kbd>"0"</kbd>
-                    </label>
-                    {TAGS.iter().enumerate().map(|(i, &value)| view! {
-                        <label>
-                            <input type="radio" name="tag" value=value aria-keyshortcuts=(i + 1).to_string()
-                                prop:checked=move || tag.get() == Some(i) on:change=move |_| tag.set(Some(i))/>
-                            {TAG_LABELS[i]} " " <kbd>{i + 1}</kbd>
-                        </label>
-                    }).collect_view()}
-                </fieldset>
-                <label class="correction">
-                    <span>"Corrected P2 (only when P2 is wrong; needs a tag) " <kbd>"e"</kbd></span>
-                    <input type="text" name="text" maxlength="300" autocomplete="off" node_ref=input aria-keyshortcuts="e"
-                        on:focus=move |_| in_box.set(true) on:blur=move |_| in_box.set(false)
-                        prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))/>
+        <fieldset class="verdict">
+            <legend>"Verdict"</legend>
+            {[(true, "valid", "Valid", "v"), (false, "not_valid", "Not valid", "n")].into_iter().map(|(valid, value, label, key)| view! {
+                <label>
+                    <input type="radio" name="option" value=value required=true aria-keyshortcuts=key
+                        prop:checked=move || verdict.get() == Some(valid)
+                        on:change=move |_| verdict.set(Some(valid))/>
+                    {label} " " <kbd>{key}</kbd>
                 </label>
-                <button type="submit" class="primary submit-check" disabled=move || pending.get()>"Submit " <kbd>"Enter"</kbd></button>
-            </form>
-            <p class="hint" role="status">{move || hint.get()}</p>
-            <Prefetch urls=task.prefetch/>
-        </section>
+            }).collect_view()}
+        </fieldset>
+        <fieldset class="tags">
+            <legend>"Error tag"</legend>
+            <label>
+                <input type="radio" name="tag" value="" prop:checked=move || tag.get().is_none() on:change=move |_| tag.set(None)/>
+                "None " <kbd>"0"</kbd>
+            </label>
+            {TAGS.iter().enumerate().map(|(i, &value)| view! {
+                <label>
+                    <input type="radio" name="tag" value=value aria-keyshortcuts=(i + 1).to_string()
+                        prop:checked=move || tag.get() == Some(i) on:change=move |_| tag.set(Some(i))/>
+                    {TAG_LABELS[i]} " " <kbd>{i + 1}</kbd>
+                </label>
+            }).collect_view()}
+        </fieldset>
     }
 }

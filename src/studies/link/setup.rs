@@ -24,6 +24,31 @@ pub fn new_code() -> String {
     code_from_bytes(&bytes)
 }
 
+/// Every practice item names an instance of the study's dataset.
+async fn check_practice(
+    tx: &mut AnyConnection,
+    id: StudyId,
+    study: &Study,
+    link: &LinkSettings,
+) -> Result<(), ServiceError> {
+    for p in &link.practice {
+        let found: Option<i64> = sqlx::query_scalar(
+            "SELECT i.id FROM instances i JOIN studies s ON s.dataset_id = i.dataset_id WHERE s.id = $1 AND i.key = $2",
+        )
+        .bind(id)
+        .bind(&p.key)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if found.is_none() {
+            return Err(ServiceError::Invalid(format!(
+                "field `link.practice`: no instance with key {:?} in {:?}",
+                p.key, study.dataset
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Stores the link and the bundles of a new link study `id`.
 pub async fn create_link(
     tx: &mut AnyConnection,
@@ -72,21 +97,7 @@ pub async fn create_link(
             link.bundle_size
         )));
     }
-    for p in &link.practice {
-        let found: Option<i64> = sqlx::query_scalar(
-            "SELECT i.id FROM instances i JOIN studies s ON s.dataset_id = i.dataset_id WHERE s.id = $1 AND i.key = $2",
-        )
-        .bind(id)
-        .bind(&p.key)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if found.is_none() {
-            return Err(invalid(format!(
-                "field `link.practice`: no instance with key {:?} in {:?}",
-                p.key, study.dataset
-            )));
-        }
-    }
+    check_practice(tx, id, study, link).await?;
     let code = link.completion_code.clone().unwrap_or_else(new_code);
     let mut link = super::checks::prepare(tx, id, study, link, &bundles).await?;
     let checks = &mut link.checks;
