@@ -51,7 +51,7 @@ pub async fn dashboard(db: &AnyPool, study: StudyId, now: i64) -> Result<Dashboa
     };
     let q = link.settings.quality;
     Ok(Dashboard {
-        study_id: study.get(),
+        study_id: study,
         now,
         bundles: bundles.len() as i64,
         places,

@@ -82,7 +82,7 @@ pub async fn plan(
     let iname = internal_name(study.get(), &hash);
     let screen_out = link.screen_out();
     let input = DraftInput {
-        study_id: study.get(),
+        study_id: study,
         name: &name,
         internal_name: &iname,
         consent: &link.settings.consent,

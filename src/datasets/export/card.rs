@@ -28,7 +28,7 @@ async fn study_card(db: &AnyPool, meta: &StudyMeta, items: &[i64], votes: &Votes
     let step = meta.kind.label();
     Ok(StudyCard {
         step,
-        id: meta.id.get(),
+        id: meta.id,
         name: meta.name.clone(),
         kind: meta.kind.as_str().to_string(),
         seed: meta.seed,

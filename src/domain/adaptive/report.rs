@@ -1,5 +1,6 @@
 //! What the research page, the API and the dashboard show of a study's adaptive overlap.
 use super::{Adaptive, Reason};
+use crate::domain::ids::StudyId;
 use crate::domain::resolution::{PosteriorModel, ResolvedBy};
 use serde::{Deserialize, Serialize};
 
@@ -45,7 +46,7 @@ pub const DOUBT_POSTERIOR: f64 = 0.95;
 /// items at a fixed overlap of `max` (the most any item may get here).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AdaptiveReport {
-    pub study_id: i64,
+    pub study_id: StudyId,
     pub settings: Adaptive,
     pub items: Vec<AdaptiveItem>,
     pub answers_spent: i64,
@@ -68,7 +69,7 @@ pub struct StopCounts {
 }
 
 impl AdaptiveReport {
-    pub fn new(study_id: i64, settings: Adaptive, items: Vec<AdaptiveItem>) -> AdaptiveReport {
+    pub fn new(study_id: StudyId, settings: Adaptive, items: Vec<AdaptiveItem>) -> AdaptiveReport {
         let mut stopped = StopCounts::default();
         let (mut spent_done, mut done) = (0i64, 0i64);
         for it in &items {

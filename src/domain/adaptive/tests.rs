@@ -213,11 +213,14 @@ fn the_report_counts_spending_against_fixed_max() {
         |answers, reason| AdaptiveItem { instance_id: answers, answers, wanted: answers, reason, ..Default::default() };
     let items =
         vec![item(2, Some(Reason::Agreed)), item(5, Some(Reason::Max)), item(3, Some(Reason::Agreed)), item(1, None)];
-    let r = AdaptiveReport::new(7, agree(2, 5), items);
+    let r = AdaptiveReport::new(crate::domain::ids::StudyId::new(7), agree(2, 5), items);
     assert_eq!((r.answers_spent, r.fixed_answers), (11, 20));
     assert_eq!(r.stopped, StopCounts { agreed: 2, confident: 0, max: 1, collecting: 1 });
     assert!((r.saved_share.unwrap() - (1.0 - 10.0 / 15.0)).abs() < 1e-12);
-    assert_eq!(AdaptiveReport::new(7, agree(2, 5), vec![item(1, None)]).saved_share, None);
+    assert_eq!(
+        AdaptiveReport::new(crate::domain::ids::StudyId::new(7), agree(2, 5), vec![item(1, None)]).saved_share,
+        None
+    );
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! "Dashboard"): the answer rate and ETA, the cost estimate, the
 //! time-per-item histogram, cumulative series, and chart geometry. Pure.
 use super::spec::QualitySettings;
+use crate::domain::ids::StudyId;
 use serde::{Deserialize, Serialize};
 
 /// The rate is measured over at most the last 15 minutes…
@@ -116,7 +117,7 @@ pub fn polyline(points: &[(i64, i64)], x_range: (i64, i64), y_max: i64, width: f
 /// What the dashboard shows (`GET /api/v1/studies/{id}/dashboard`, `hardneg study status`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Dashboard {
-    pub study_id: i64,
+    pub study_id: StudyId,
     /// Unix seconds the figures were taken at.
     pub now: i64,
     pub bundles: i64,

@@ -5,6 +5,7 @@ use super::split::RowCounts;
 use super::{Format, Stage};
 use crate::domain::category::Category;
 use crate::domain::funnel::{Funnel, StageCounts};
+use crate::domain::ids::StudyId;
 use std::fmt::Write;
 
 /// Cohen's kappa of one annotator pair on their shared items.
@@ -25,7 +26,7 @@ pub struct KappaRow {
 pub struct StudyCard {
     /// "Step 3" or "Step 4".
     pub step: &'static str,
-    pub id: i64,
+    pub id: StudyId,
     pub name: String,
     pub kind: String,
     pub seed: u64,
@@ -231,7 +232,7 @@ mod tests {
         let funnel = fb.build("bivlc", Some("S3".into()), None);
         let studies = [StudyCard {
             step: "Step 3",
-            id: 4,
+            id: StudyId::new(4),
             name: "S3".into(),
             kind: "four_image".into(),
             seed: 11,

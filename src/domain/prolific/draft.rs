@@ -4,12 +4,13 @@
 //! reward, places, times, devices and the group block list.
 use super::spec::ProlificSettings;
 use crate::domain::crowd::ids::PROLIFIC_PARAMS;
+use crate::domain::ids::StudyId;
 use serde_json::{json, Value};
 
 /// What the draft is made from.
 #[derive(Debug, Clone)]
 pub struct DraftInput<'a> {
-    pub study_id: i64,
+    pub study_id: StudyId,
     pub name: &'a str,
     /// hardneg's name for it on Prolific: a retried publish finds its draft by it.
     pub internal_name: &'a str,
@@ -103,7 +104,7 @@ mod tests {
 
     fn input<'a>(s: &'a ProlificSettings, groups: &'a [String]) -> DraftInput<'a> {
         DraftInput {
-            study_id: 7,
+            study_id: StudyId::new(7),
             name: "BiVLC Step 3",
             internal_name: "hardneg-study-7-abc",
             consent: "I agree",

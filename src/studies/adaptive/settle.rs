@@ -131,5 +131,5 @@ pub async fn report(db: &AnyPool, study: StudyId) -> Result<AdaptiveReport, Serv
             AdaptiveItem { instance_id, answers, wanted, reason, stop, ..AdaptiveItem::default() }
         })
         .collect();
-    Ok(AdaptiveReport::new(study.get(), a, items))
+    Ok(AdaptiveReport::new(study, a, items))
 }
