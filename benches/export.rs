@@ -47,7 +47,7 @@ async fn child(spec: &str) {
     let store = ImageStore::new(dir.join("images"));
     let start = Instant::now();
     let rows = if stage == "outcomes-only" {
-        let p = funnel::pipeline(&pool, bulk_seed::DATASET).await.unwrap();
+        let p = funnel::pipeline(&pool, hardneg::kinds::KINDS, bulk_seed::DATASET).await.unwrap();
         p.step3.map(|s| s.1.len()).unwrap_or(0) as u64
     } else if let Some(format) = format.strip_prefix("tar-") {
         let req = ExportRequest::parse(bulk_seed::DATASET, format, Some(stage), None, None).unwrap();

@@ -228,11 +228,11 @@ async fn main() {
         dash.push(t.elapsed());
         assert_eq!(d.answers, answers + k as i64 + 1);
         let t = Instant::now();
-        let rows = hardneg::crowd::approve_list(&db, study.into()).await.unwrap();
+        let rows = hardneg::crowd::approve_list(&db, hardneg::kinds::KINDS, study.into()).await.unwrap();
         fresh.push(t.elapsed());
         assert_eq!(rows.len(), n);
         let t = Instant::now();
-        hardneg::crowd::approve_list(&db, study.into()).await.unwrap();
+        hardneg::crowd::approve_list(&db, hardneg::kinds::KINDS, study.into()).await.unwrap();
         list.push(t.elapsed());
         let t = Instant::now();
         let res = researcher.get(app.url(&format!("/api/v1/studies/{study}/dashboard"))).send().await.unwrap();

@@ -47,6 +47,8 @@ pub struct Handles {
     pub logins: crate::login_limits::LoginLimits,
     /// Link studies' clock and arrival queue.
     pub crowd: CrowdState,
+    /// The registered survey kinds, handed down so that services below kinds resolve a stored kind name.
+    pub kinds: &'static [SurveyKind],
 }
 
 impl AppState {
@@ -59,6 +61,7 @@ impl AppState {
         images: ImageStore,
         logins: crate::login_limits::LoginLimits,
         crowd: CrowdState,
+        kinds: &'static [SurveyKind],
     ) -> Self {
         AppState(Arc::new(Handles {
             leptos_options,
@@ -71,6 +74,7 @@ impl AppState {
             tasks: Default::default(),
             logins,
             crowd,
+            kinds,
         }))
     }
 }

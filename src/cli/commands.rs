@@ -108,7 +108,7 @@ pub async fn agreement(data_dir: &Path, a: AgreementArgs) -> anyhow::Result<()> 
     let pool = open(data_dir).await?;
     let detail =
         crate::studies::agreement::Detail::new(Some(a.resamples), a.seed).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let r = crate::studies::agreement::agreement_report(&pool, a.study, mapping, Some(detail))
+    let r = crate::studies::agreement::agreement_report(&pool, crate::kinds::KINDS, a.study, mapping, Some(detail))
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     if a.json {
@@ -171,7 +171,8 @@ pub async fn restore(data_dir: &Path, src: &Path) -> anyhow::Result<()> {
 /// `hardneg datasets [--json]`: every dataset's funnel.
 pub async fn datasets(data_dir: &Path, json: bool) -> anyhow::Result<()> {
     let pool = open(data_dir).await?;
-    let all = crate::studies::pipeline::all_funnels(&pool).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let all =
+        crate::studies::pipeline::all_funnels(&pool, crate::kinds::KINDS).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&all)?);
     } else {

@@ -169,6 +169,7 @@ async fn state(db: &AnyPool) -> anyhow::Result<(AppState, PathBuf)> {
         images,
         Default::default(),
         CrowdState { clock: Clock::with_offset_file(clock.clone()), ..Default::default() },
+        crate::kinds::KINDS,
     );
     Ok((state, clock))
 }

@@ -49,7 +49,7 @@ fn print_status(d: &Dashboard) {
 
 /// The approve list as CSV on standard output.
 pub async fn approve_list(db: &AnyPool, study: StudyId) -> anyhow::Result<()> {
-    let rows = crowd::approve_list(db, study).await.map_err(service)?;
+    let rows = crowd::approve_list(db, crate::kinds::KINDS, study).await.map_err(service)?;
     let csv = crowd::approve::to_csv(&rows).map_err(service)?;
     use std::io::Write;
     std::io::stdout().write_all(&csv).context("writing the approve list")?;

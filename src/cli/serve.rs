@@ -54,7 +54,7 @@ pub async fn build_state(paths: &Paths, addr: SocketAddr, exposure: &Exposure) -
     }
     .with_queue_wait(exposure.login_wait);
     let crowd = crate::state::CrowdState { clock: crate::store::clock::Clock::from_env(), ..Default::default() };
-    Ok(AppState::new(leptos_options, pool, writer, images, logins, crowd))
+    Ok(AppState::new(leptos_options, pool, writer, images, logins, crowd, crate::kinds::KINDS))
 }
 
 /// How the server is reached (cookies, the cross-site check, client

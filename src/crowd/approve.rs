@@ -5,6 +5,7 @@ use super::link_of_study;
 use crate::domain::crowd::flags::{suggest, Decision, Flag, Submission};
 use crate::domain::crowd::lease::{LeaseEvent, LeaseState};
 use crate::domain::ids::{ParticipantId, StudyId};
+use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyPool;
@@ -111,9 +112,9 @@ fn submission(status: &str) -> Submission {
 }
 
 /// Every participant of the link study, by number.
-pub async fn approve_list(db: &AnyPool, study: StudyId) -> Result<Vec<ApproveRow>, ServiceError> {
+pub async fn approve_list(db: &AnyPool, kinds: &[SurveyKind], study: StudyId) -> Result<Vec<ApproveRow>, ServiceError> {
     let link = link_of_study(db, study).await?;
-    let meta = crate::studies::meta::load_study_meta(db, study).await?;
+    let meta = crate::studies::meta::load_study_meta(db, kinds, study).await?;
     type Row = (i64, i64, String, String, i64, Option<i64>, Option<i64>, Option<String>, String, Option<String>);
     let people: Vec<Row> = sqlx::query_as(&format!(
         "SELECT p.user_id, p.number, u.username, p.platform_pid, p.comprehension_attempts, p.screened_out_at, l.bundle,

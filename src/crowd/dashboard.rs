@@ -44,7 +44,7 @@ pub async fn dashboard(db: &AnyPool, study: StudyId, now: i64) -> Result<Dashboa
     let median_bundle_secs = median(&mut finished_bundle_secs(db, study).await?);
     let finished = participants.completed + participants.extra + participants.discarded;
     let (arrivals, completions) = arrivals_and_completions(db, study).await?;
-    let adaptive = match crate::studies::adaptive::report(db, study).await {
+    let adaptive = match crate::studies::adaptive::report(db, crate::kinds::KINDS, study).await {
         Ok(report) => Some(report.savings()),
         Err(ServiceError::NotFound(_)) => None,
         Err(e) => return Err(e),

@@ -20,7 +20,7 @@ const BATCH: usize = 64;
 /// The instances a stage of the dataset holds (the export's rows) that have
 /// a negative caption, in id order.
 pub async fn stage_pairs(db: &AnyPool, dataset: &str, stage: Stage) -> Result<(DatasetId, Pairs), ServiceError> {
-    pairs_of(db, &pipeline(db, dataset).await?, dataset, stage).await
+    pairs_of(db, &pipeline(db, crate::kinds::KINDS, dataset).await?, dataset, stage).await
 }
 
 async fn pairs_of(db: &AnyPool, p: &Pipeline, dataset: &str, stage: Stage) -> Result<(DatasetId, Pairs), ServiceError> {
@@ -146,13 +146,13 @@ fn furthest(p: &Pipeline) -> Stage {
 }
 
 pub async fn furthest_stage(db: &AnyPool, dataset: &str) -> Result<Stage, ServiceError> {
-    Ok(furthest(&pipeline(db, dataset).await?))
+    Ok(furthest(&pipeline(db, crate::kinds::KINDS, dataset).await?))
 }
 
 /// The baselines on the stage, then every stored external result for it.
 /// Without a stage: the furthest the dataset's curation reached (the dataset page).
 pub async fn stage_audits(db: &AnyPool, dataset: &str, stage: Option<Stage>) -> Result<Vec<AuditResult>, ServiceError> {
-    let p = pipeline(db, dataset).await?;
+    let p = pipeline(db, crate::kinds::KINDS, dataset).await?;
     let stage = stage.unwrap_or_else(|| furthest(&p));
     let (dataset_id, pairs) = pairs_of(db, &p, dataset, stage).await?;
     audits_of(db, dataset, dataset_id, stage, pairs).await

@@ -20,5 +20,5 @@ async fn adaptive(
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<AdaptiveReport>, ServiceError> {
     caller.researcher()?;
-    Ok(Json(crate::studies::adaptive_report::report(&state.db, id).await?))
+    Ok(Json(crate::studies::adaptive_report::report(&state.db, state.kinds, id).await?))
 }

@@ -20,7 +20,7 @@ pub fn routes() -> Router<AppState> {
 
 async fn list_datasets(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<Funnel>>, ServiceError> {
     caller.researcher()?;
-    Ok(Json(funnel::all_funnels(&state.db).await?))
+    Ok(Json(funnel::all_funnels(&state.db, state.kinds).await?))
 }
 
 async fn dataset_funnel(
@@ -29,7 +29,7 @@ async fn dataset_funnel(
     Path(name): Path<String>,
 ) -> Result<Json<Funnel>, ServiceError> {
     caller.researcher()?;
-    Ok(Json(funnel::dataset_funnel(&state.db, &name).await?))
+    Ok(Json(funnel::dataset_funnel(&state.db, state.kinds, &name).await?))
 }
 
 #[derive(serde::Deserialize)]

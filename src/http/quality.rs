@@ -36,7 +36,7 @@ async fn approve_list(
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Response, ServiceError> {
     caller.researcher()?;
-    let body = crowd::approve::to_csv(&crowd::approve_list(&state.db, id).await?)?;
+    let body = crowd::approve::to_csv(&crowd::approve_list(&state.db, state.kinds, id).await?)?;
     Ok((
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),

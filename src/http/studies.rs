@@ -143,7 +143,7 @@ async fn disputes(
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<Vec<Dispute>>, ServiceError> {
     caller.researcher()?;
-    Ok(Json(adjudication::disputes(&state.db, id).await?))
+    Ok(Json(adjudication::disputes(&state.db, state.kinds, id).await?))
 }
 
 #[derive(Deserialize)]
@@ -162,7 +162,7 @@ async fn adjudicate(
     ApiJson(d): ApiJson<Decision>,
 ) -> Result<StatusCode, ServiceError> {
     let user = caller.researcher()?;
-    adjudication::adjudicate(&state.db, &user, id, d.instance_id, &d.value, d.text.as_deref()).await?;
+    adjudication::adjudicate(&state.db, state.kinds, &user, id, d.instance_id, &d.value, d.text.as_deref()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -173,7 +173,7 @@ async fn settled(
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<Vec<Settled>>, ServiceError> {
     caller.researcher()?;
-    Ok(Json(adjudication::settled(&state.db, id).await?))
+    Ok(Json(adjudication::settled(&state.db, state.kinds, id).await?))
 }
 
 /// Undo: the item's decision is withdrawn and it waits for a decision again.
@@ -220,5 +220,5 @@ async fn study_agreement(
         ),
     };
     let detail = agreement::Detail::new(q.resamples, q.seed)?;
-    Ok(Json(agreement::agreement_report(&state.db, id, mapping, Some(detail)).await?))
+    Ok(Json(agreement::agreement_report(&state.db, state.kinds, id, mapping, Some(detail)).await?))
 }

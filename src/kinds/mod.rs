@@ -34,6 +34,7 @@ macro_rules! register_kinds {
         #[cfg(feature = "ssr")]
         pub static REGISTRY: Registry = Registry {
             entries: &[$(Entry { kind: SurveyKind::of(&$kind::KIND), server: register_kinds!(@part server $kind; $($part)*) }),+],
+            list: KINDS,
         };
 
         static UIS: &[(SurveyKind, Option<&Ui>)] = &[$((SurveyKind::of(&$kind::KIND), register_kinds!(@part ui $kind; $($part)*))),+];
@@ -60,7 +61,8 @@ pub fn ui(kind: SurveyKind) -> Option<&'static Ui> {
     UIS.iter().find(|(k, _)| *k == kind).and_then(|(_, ui)| *ui)
 }
 
-/// Lookups over the registered kinds.
+/// Lookups over the registered kinds, for the layers above this one; the
+/// services below are handed the list and call the `_in` versions.
 impl SurveyKind {
     /// Every registered kind.
     pub fn all() -> &'static [SurveyKind] {
@@ -73,25 +75,18 @@ impl SurveyKind {
 
     /// The kinds that measure people.
     pub fn measurements() -> impl Iterator<Item = SurveyKind> {
-        KINDS.iter().copied().filter(|k| k.outcome_fn().is_some())
+        Self::measurements_in(KINDS)
     }
 
     /// The first curation step: the one whose items are the dataset's instances.
     pub fn first_step() -> Option<SurveyKind> {
-        steps().find(|k| k.spec().sources.is_empty())
+        Self::first_step_in(KINDS)
     }
 
     /// The curation step that checks this step's survivors.
     pub fn next_step(self) -> Option<SurveyKind> {
-        let step = self.curation()?.step;
-        steps().filter(|k| k.spec().sources.contains(&self)).find(|k| k.curation().is_some_and(|c| c.step > step))
+        self.next_step_in(KINDS)
     }
-}
-
-fn steps() -> impl Iterator<Item = SurveyKind> {
-    let mut steps: Vec<SurveyKind> = KINDS.iter().copied().filter(|k| k.curation().is_some()).collect();
-    steps.sort_by_key(|k| k.curation().map(|c| c.step));
-    steps.into_iter()
 }
 
 impl<'de> Deserialize<'de> for SurveyKind {

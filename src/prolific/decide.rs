@@ -45,7 +45,7 @@ pub struct Decisions {
 
 /// Every participant's action, from stored rows (sync first for fresh statuses).
 pub async fn lines(db: &AnyPool, study: StudyId) -> Result<Vec<DecisionLine>, ServiceError> {
-    let list = crate::crowd::approve_list(db, study).await?;
+    let list = crate::crowd::approve_list(db, crate::kinds::KINDS, study).await?;
     let messages: BTreeMap<String, String> =
         super::settings::settings(db, study).await.map(|s| s.2.rejection_messages).unwrap_or_default();
     let sessions: HashMap<i64, Option<String>> = sqlx::query_as::<_, (i64, Option<String>)>(

@@ -73,7 +73,7 @@ mod tests {
         ] {
             sqlx::query(sql).execute(&mut *conn).await.unwrap();
         }
-        let kind = SurveyKind::parse("ambiguity").unwrap();
+        let kind = SurveyKind::parse_in(crate::kinds::KINDS, "ambiguity").unwrap();
         let cache = ItemCache::default();
         let first = item(&cache, &db, kind, 1, 1, 0).await.unwrap();
         assert_eq!((first.caption.as_str(), first.chosen_image.as_deref()), ("a dog", Some("one")));

@@ -7,6 +7,7 @@ use crate::domain::adaptive::{AdaptiveReport, Doubtful, Reason, DOUBT_POSTERIOR}
 use crate::domain::aggregate::Model;
 use crate::domain::ids::StudyId;
 use crate::domain::resolution::{ItemState, PosteriorModel, ResolvedBy};
+use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::studies::aggregate::{class_of, fit_cached};
@@ -15,9 +16,9 @@ use sqlx::AnyPool;
 use std::collections::HashMap;
 
 /// `GET /api/v1/studies/{id}/adaptive` and the research page.
-pub async fn report(db: &AnyPool, study: StudyId) -> Result<AdaptiveReport, ServiceError> {
-    let raw = crate::studies::adaptive::report(db, study).await?;
-    let (meta, outcomes) = study_outcomes(db, study).await?;
+pub async fn report(db: &AnyPool, kinds: &[SurveyKind], study: StudyId) -> Result<AdaptiveReport, ServiceError> {
+    let raw = crate::studies::adaptive::report(db, kinds, study).await?;
+    let (meta, outcomes) = study_outcomes(db, kinds, study).await?;
     settled_report(db, raw, &meta, &outcomes).await
 }
 

@@ -55,8 +55,8 @@ async fn shown(
     Ok((p.prompt_text, images, labels))
 }
 
-pub async fn disputes(db: &AnyPool, study_id: StudyId) -> Result<Vec<Dispute>, ServiceError> {
-    let (meta, outcomes) = study_outcomes(db, study_id).await?;
+pub async fn disputes(db: &AnyPool, kinds: &[SurveyKind], study_id: StudyId) -> Result<Vec<Dispute>, ServiceError> {
+    let (meta, outcomes) = study_outcomes(db, kinds, study_id).await?;
     let open: Vec<i64> =
         outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).map(|o| o.instance_id).collect();
     cards(db, &meta, &open).await
@@ -65,12 +65,12 @@ pub async fn disputes(db: &AnyPool, study_id: StudyId) -> Result<Vec<Dispute>, S
 /// An adaptive study's stops that the final crowd model doubts
 /// (`studies::adaptive_report`), as cards a researcher may decide by
 /// choice: they are settled already, and stay so unless adjudicated.
-pub async fn doubtful(db: &AnyPool, study_id: StudyId) -> Result<Vec<Dispute>, ServiceError> {
-    let report = match crate::studies::adaptive_report::report(db, study_id).await {
+pub async fn doubtful(db: &AnyPool, kinds: &[SurveyKind], study_id: StudyId) -> Result<Vec<Dispute>, ServiceError> {
+    let report = match crate::studies::adaptive_report::report(db, kinds, study_id).await {
         Err(ServiceError::NotFound(_)) => return Ok(vec![]),
         other => other?,
     };
-    let meta = crate::studies::meta::load_study_meta(db, study_id).await?;
+    let meta = crate::studies::meta::load_study_meta(db, kinds, study_id).await?;
     let ids: Vec<i64> = report.doubtful.iter().map(|d| d.instance_id).collect();
     cards(db, &meta, &ids).await
 }
@@ -126,13 +126,14 @@ async fn cards(db: &AnyPool, meta: &crate::state::StudyMeta, items: &[i64]) -> R
 
 pub async fn adjudicate(
     db: &AnyPool,
+    kinds: &[SurveyKind],
     user: &SessionUser,
     study_id: StudyId,
     instance_id: InstanceId,
     value: &str,
     text: Option<&str>,
 ) -> Result<(), ServiceError> {
-    let meta = crate::studies::meta::load_study_meta(db, study_id).await?;
+    let meta = crate::studies::meta::load_study_meta(db, kinds, study_id).await?;
     if !meta.kind.spec().adjudicated {
         return Err(ServiceError::Invalid(format!("the answers of a {} study are not adjudicated", meta.kind)));
     }
@@ -233,8 +234,8 @@ pub async fn reopen(
 
 /// The items a researcher has settled, newest decision first, each with its
 /// whole history (earlier decisions and reopenings included).
-pub async fn settled(db: &AnyPool, study_id: StudyId) -> Result<Vec<Settled>, ServiceError> {
-    let meta = crate::studies::meta::load_study_meta(db, study_id).await?;
+pub async fn settled(db: &AnyPool, kinds: &[SurveyKind], study_id: StudyId) -> Result<Vec<Settled>, ServiceError> {
+    let meta = crate::studies::meta::load_study_meta(db, kinds, study_id).await?;
     let standing: Vec<(i64, String)> = sqlx::query_as(
         "SELECT instance_id, value FROM adjudications WHERE study_id = $1 ORDER BY decided_at DESC, instance_id",
     )

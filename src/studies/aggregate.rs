@@ -138,7 +138,7 @@ mod tests {
     /// person 30 dissents on item 3; item 4 is still pending; item 2 was adjudicated.
     #[test]
     fn settles_complete_items_with_the_models_value_and_posterior() {
-        let kind = SurveyKind::parse("four_image").unwrap();
+        let kind = SurveyKind::parse_in(crate::kinds::KINDS, "four_image").unwrap();
         #[rustfmt::skip]
         let answers = [(1, 10, 0), (1, 20, 0), (1, 30, 0), (2, 10, 4), (2, 20, 4), (2, 30, 1),
                        (3, 10, 2), (3, 20, 2), (3, 30, 4), (4, 10, 1)];
@@ -168,7 +168,7 @@ mod tests {
     /// and 2), Dawid–Skene's most probable value is 3, which nobody chose.
     #[test]
     fn under_adaptive_overlap_the_model_settles_on_a_given_value_and_leaves_stops_alone() {
-        let kind = SurveyKind::parse("four_image").unwrap();
+        let kind = SurveyKind::parse_in(crate::kinds::KINDS, "four_image").unwrap();
         let mut answers: Vec<(u64, u64, usize)> = Vec::new();
         for i in 0..30 {
             answers.extend([(100 + i, 1, 3), (100 + i, 2, 3), (100 + i, 3, 0), (100 + i, 4, 2)]);
@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn a_person_with_one_answer_holds_nobody_up_and_nobody_fitted_leaves_states_standing() {
-        let kind = SurveyKind::parse("four_image").unwrap();
+        let kind = SurveyKind::parse_in(crate::kinds::KINDS, "four_image").unwrap();
         let run = |answers: &[(u64, u64, usize)]| {
             let mut state = ItemState::Disputed { values: vec!["0".into(), "none".into()] };
             let mut posterior = None;

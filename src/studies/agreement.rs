@@ -2,6 +2,7 @@
 //! where it was shown) mapped to categories, then the pure statistics.
 use crate::domain::agreement::{keyed_by_question, study_agreement, CategoryMap, QuestionRating};
 use crate::domain::ids::StudyId;
+use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::store::pages::{page_starts, range_pages, JsonPages, PAGE_SHIFT};
@@ -42,20 +43,22 @@ pub struct AgreementOut {
 /// Agreement with the given mapping, or the one the study's spec chose.
 pub async fn study_agreement_report(
     db: &AnyPool,
+    kinds: &[SurveyKind],
     study_id: StudyId,
     mapping: Option<Mapping>,
 ) -> Result<AgreementOut, ServiceError> {
-    agreement_report(db, study_id, mapping, None).await
+    agreement_report(db, kinds, study_id, mapping, None).await
 }
 
 /// The summary, plus with `detail` the intervals and per-annotator figures.
 pub async fn agreement_report(
     db: &AnyPool,
+    kinds: &[SurveyKind],
     study_id: StudyId,
     mapping: Option<Mapping>,
     detail: Option<Detail>,
 ) -> Result<AgreementOut, ServiceError> {
-    let meta = load_study_meta(db, study_id).await?;
+    let meta = load_study_meta(db, kinds, study_id).await?;
     let mapping = mapping.unwrap_or(meta.mapping);
     let map = category_map(meta.kind, mapping, meta.kind.values())?;
     // Pages of 1,024 instances as JSON arrays: a big study's answers would
@@ -100,11 +103,12 @@ pub async fn agreement_report(
 /// read every answer again. `None` for a kind of several questions.
 pub async fn summary_of_votes(
     db: &AnyPool,
+    kinds: &[SurveyKind],
     study_id: StudyId,
     items: &[i64],
     votes: &Votes,
 ) -> Result<Option<AgreementOut>, ServiceError> {
-    let meta = load_study_meta(db, study_id).await?;
+    let meta = load_study_meta(db, kinds, study_id).await?;
     if meta.kind.question_count() != 1 {
         return Ok(None);
     }

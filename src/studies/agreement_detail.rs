@@ -88,7 +88,8 @@ pub(super) async fn detail_of(
     let settled: Vec<(u64, usize)> = if meta.kind.question_count() > 1 {
         Vec::new()
     } else {
-        let (_, outcomes) = study_outcomes(db, meta.id).await?;
+        // The study's row names only its own kind: that list resolves it.
+        let (_, outcomes) = study_outcomes(db, &[meta.kind], meta.id).await?;
         outcomes.iter().filter_map(|o| Some((o.instance_id as u64, map.map(o.final_value()?)?))).collect()
     };
     let ds = fit(Model::DawidSkene, ratings, k, &[], meta.seed);

@@ -6,6 +6,7 @@
 use crate::domain::assignment::Annotators;
 use crate::domain::ids::{DatasetId, StudyId};
 use crate::domain::study::{Study, StudySpec};
+use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::store::db::now_secs;
 use crate::studies::hooks::Registry;
@@ -17,8 +18,7 @@ type Tx = sqlx::Transaction<'static, sqlx::Any>;
 pub fn parse_spec(kinds: &Registry, text: &str, default_seed: u64) -> Result<Study, ServiceError> {
     let spec: StudySpec =
         toml::from_str(text).map_err(|e| ServiceError::Invalid(format!("invalid study spec: {e}")))?;
-    let kinds: Vec<_> = kinds.kinds().collect();
-    Ok(spec.parse_in(&kinds, default_seed)?)
+    Ok(spec.parse_in(kinds.list, default_seed)?)
 }
 
 /// Creates the study over every instance of its dataset. Returns its id.
@@ -53,7 +53,7 @@ pub async fn create_study(
     }
     let source = source_study(&mut tx, study, dataset_id, written.is_some()).await?;
     let survivors = match source {
-        Some(sid) if written.is_none() => Some(sampled_survivors(db, sid, study).await?),
+        Some(sid) if written.is_none() => Some(sampled_survivors(db, kinds.list, sid, study).await?),
         _ => None,
     };
     let annotators = match &written {
@@ -126,12 +126,17 @@ async fn source_study(
 /// Step 4 checks Step 3's survivors; the human baseline samples the final
 /// ones (seeded, so the same spec draws the same items). Read through the
 /// pool, as the pipeline reads.
-async fn sampled_survivors(db: &AnyPool, source: StudyId, study: &Study) -> Result<Vec<(i64, String)>, ServiceError> {
-    let mut items =
-        crate::studies::outcomes::survivors(db, source, study.kind.spec().sources).await.map_err(|e| match e {
-            ServiceError::Invalid(m) | ServiceError::NotFound(m) => invalid(format!("field `source`: {m}")),
-            e => e,
-        })?;
+async fn sampled_survivors(
+    db: &AnyPool,
+    kinds: &[SurveyKind],
+    source: StudyId,
+    study: &Study,
+) -> Result<Vec<(i64, String)>, ServiceError> {
+    let survivors = crate::studies::outcomes::survivors(db, kinds, source, study.kind.spec().sources).await;
+    let mut items = survivors.map_err(|e| match e {
+        ServiceError::Invalid(m) | ServiceError::NotFound(m) => invalid(format!("field `source`: {m}")),
+        e => e,
+    })?;
     if let Some(sample) = study.sample {
         let n = sample.size(items.len()).map_err(|e| invalid(format!("field `assignment.sample`: {e}")))?;
         crate::domain::rng::shuffle(&mut items, crate::domain::rng::mix(&[study.seed, 0x5341_4d50]));
@@ -207,7 +212,7 @@ async fn insert_items(
 /// `step4_spec` writes, created like any other. The UI's "Start Step 4" and
 /// `POST /api/v1/studies/{id}/step4` both call this.
 pub async fn create_step4(db: &AnyPool, kinds: &Registry, step3: StudyId) -> Result<(StudyId, Study), ServiceError> {
-    let spec = crate::studies::outcomes::step4_spec(db, step3, now_secs() as u64).await?;
+    let spec = crate::studies::outcomes::step4_spec(db, kinds.list, step3, now_secs() as u64).await?;
     let study = parse_spec(kinds, &spec, 0)?;
     let id = create_study(db, kinds, &study, &spec).await?;
     Ok((id, study))

@@ -69,6 +69,8 @@ pub struct Entry {
 /// their server parts: what the services below the kinds are handed.
 pub struct Registry {
     pub entries: &'static [Entry],
+    /// The same kinds as one list, for the lookups that take a slice.
+    pub list: &'static [SurveyKind],
 }
 
 impl Registry {

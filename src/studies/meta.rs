@@ -41,10 +41,12 @@ pub async fn study_meta(state: &AppState, id: StudyId) -> Result<Arc<StudyMeta>,
     if let Some(meta) = state.studies.get(id) {
         return Ok(meta);
     }
-    Ok(state.studies.insert(load_study_meta(&state.db, id).await?))
+    Ok(state.studies.insert(load_study_meta(&state.db, state.kinds, id).await?))
 }
 
-pub async fn load_study_meta(db: &AnyPool, id: StudyId) -> Result<StudyMeta, ServiceError> {
+/// Reads a study's row; its stored kind name is looked up in `kinds` (the
+/// registered kinds, handed down: this layer is below `kinds`).
+pub async fn load_study_meta(db: &AnyPool, kinds: &[SurveyKind], id: StudyId) -> Result<StudyMeta, ServiceError> {
     let row: Option<StudyRow> = sqlx::query_as(
         "SELECT s.id, s.name, s.kind, d.name AS dataset, s.instructions, s.annotators, s.rule, s.seed,
                 s.mapping, s.resolve, s.primary_user, s.source_study_id, a.settings AS adaptive
@@ -73,7 +75,7 @@ pub async fn load_study_meta(db: &AnyPool, id: StudyId) -> Result<StudyMeta, Ser
     let meta = StudyMeta {
         id,
         name,
-        kind: SurveyKind::parse(&kind).ok_or_else(|| bad("kind"))?,
+        kind: SurveyKind::parse_in(kinds, &kind).ok_or_else(|| bad("kind"))?,
         dataset,
         instructions,
         annotators: serde_json::from_str::<Annotators>(&annotators).map_err(|_| bad("annotator list"))?,

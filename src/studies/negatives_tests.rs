@@ -36,10 +36,18 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
     // stand-in), and some items are discarded.
     for (n, id) in items.iter().enumerate() {
         let value = if n % 5 == 4 { "none".to_string() } else { (n % 4).to_string() };
-        adjudication::adjudicate(&db, &researcher, s3, (*id).into(), &value, None).await.unwrap();
+        adjudication::adjudicate(&db, crate::kinds::KINDS, &researcher, s3, (*id).into(), &value, None).await.unwrap();
     }
-    let survivors: BTreeMap<i64, String> =
-        outcomes::survivors(&db, s3, &[SurveyKind::parse("four_image").unwrap()]).await.unwrap().into_iter().collect();
+    let survivors: BTreeMap<i64, String> = outcomes::survivors(
+        &db,
+        crate::kinds::KINDS,
+        s3,
+        &[SurveyKind::parse_in(crate::kinds::KINDS, "four_image").unwrap()],
+    )
+    .await
+    .unwrap()
+    .into_iter()
+    .collect();
     assert!(survivors.len() >= 8, "{survivors:?}");
     let (s4, _) = create::create_step4(&db, &REGISTRY, s3).await.unwrap();
     let step4_items: BTreeMap<i64, String> =

@@ -111,22 +111,35 @@ fn primary_for(
 /// Every item of the study with its state, in instance order. Items and
 /// answers are streamed side by side (both ordered by instance), so only the
 /// outcomes and a compact copy of the answers (`Votes`) stay in memory.
-pub async fn study_outcomes(db: &AnyPool, study_id: StudyId) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
-    let (meta, outcomes, _) = study_outcomes_paged(db, study_id, PAGE_SHIFT).await?;
+pub async fn study_outcomes(
+    db: &AnyPool,
+    kinds: &[SurveyKind],
+    study_id: StudyId,
+) -> Result<(StudyMeta, Vec<ItemOutcome>), ServiceError> {
+    let (meta, outcomes, _) = study_outcomes_paged(db, kinds, study_id, PAGE_SHIFT).await?;
     Ok((meta, outcomes))
 }
 
 /// [`study_outcomes`] with the answers they were settled on, item by item.
-pub async fn study_outcomes_and_votes(db: &AnyPool, study_id: StudyId) -> Result<StudyOutcomes, ServiceError> {
-    study_outcomes_paged(db, study_id, PAGE_SHIFT).await
+pub async fn study_outcomes_and_votes(
+    db: &AnyPool,
+    kinds: &[SurveyKind],
+    study_id: StudyId,
+) -> Result<StudyOutcomes, ServiceError> {
+    study_outcomes_paged(db, kinds, study_id, PAGE_SHIFT).await
 }
 
 /// A study, its items' outcomes and their answers (`votes.of(i)` for `outcomes[i]`).
 pub type StudyOutcomes = (StudyMeta, Vec<ItemOutcome>, Votes);
 
 /// [`study_outcomes_and_votes`] reading 2^`shift` instance ids per page (tests vary it).
-pub async fn study_outcomes_paged(db: &AnyPool, study_id: StudyId, shift: u32) -> Result<StudyOutcomes, ServiceError> {
-    let meta = load_study_meta(db, study_id).await?;
+pub async fn study_outcomes_paged(
+    db: &AnyPool,
+    kinds: &[SurveyKind],
+    study_id: StudyId,
+    shift: u32,
+) -> Result<StudyOutcomes, ServiceError> {
+    let meta = load_study_meta(db, kinds, study_id).await?;
     // The items in one handoff (ids and subsets: 16 bytes each), which
     // also cut the answers' pages (every answer is in one).
     let study_items = crate::studies::meta::study_items(db, study_id).await?;
@@ -220,8 +233,13 @@ pub async fn study_outcomes_paged(db: &AnyPool, study_id: StudyId, shift: u32) -
 
 /// The survivors of a finished curation study (Step 3 or Step 4), each with
 /// the generated image it carries (the one Step 3 chose): the items of the next stage.
-pub async fn survivors(db: &AnyPool, study: StudyId, want: &[SurveyKind]) -> Result<Vec<(i64, String)>, ServiceError> {
-    let (meta, outcomes) = study_outcomes(db, study).await?;
+pub async fn survivors(
+    db: &AnyPool,
+    kinds: &[SurveyKind],
+    study: StudyId,
+    want: &[SurveyKind],
+) -> Result<Vec<(i64, String)>, ServiceError> {
+    let (meta, outcomes) = study_outcomes(db, kinds, study).await?;
     if !want.contains(&meta.kind) {
         let want: Vec<&str> = want.iter().map(|k| k.as_str()).collect();
         return Err(ServiceError::Invalid(format!(
@@ -296,8 +314,12 @@ async fn item_images(db: &AnyPool, kind: SurveyKind, study: StudyId) -> Result<H
     Ok(items)
 }
 
-pub async fn study_status(db: &AnyPool, study_id: StudyId) -> Result<crate::api_types::StudyStatus, ServiceError> {
-    let (meta, outcomes) = study_outcomes(db, study_id).await?;
+pub async fn study_status(
+    db: &AnyPool,
+    kinds: &[SurveyKind],
+    study_id: StudyId,
+) -> Result<crate::api_types::StudyStatus, ServiceError> {
+    let (meta, outcomes) = study_outcomes(db, kinds, study_id).await?;
     let disputed = outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).count();
     let final_items = outcomes.iter().filter(|o| matches!(o.state, ItemState::Final { .. })).count();
     let step4: Option<String> =
@@ -318,11 +340,11 @@ pub async fn study_status(db: &AnyPool, study_id: StudyId) -> Result<crate::api_
 /// The spec of a Step 4 study over a Step 3 study's survivors, with the
 /// same annotators, rule and resolution (what "Start Step 4" creates; kept
 /// as TOML text so the study's provenance reads like any other).
-pub async fn step4_spec(db: &AnyPool, step3: StudyId, seed: u64) -> Result<String, ServiceError> {
-    let meta = load_study_meta(db, step3).await?;
+pub async fn step4_spec(db: &AnyPool, kinds: &[SurveyKind], step3: StudyId, seed: u64) -> Result<String, ServiceError> {
+    let meta = load_study_meta(db, kinds, step3).await?;
     let next = meta
         .kind
-        .next_step()
+        .next_step_in(kinds)
         .ok_or_else(|| ServiceError::Invalid(format!("study {:?} is not a Step 3 study", meta.name)))?;
     let q = |s: &str| serde_json::to_string(s).unwrap_or_default(); // a JSON string is a TOML basic string
     let list = |names: &[String]| format!("[{}]", names.iter().map(|n| q(n)).collect::<Vec<_>>().join(", "));

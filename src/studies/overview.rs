@@ -15,12 +15,12 @@ pub async fn research_overview(state: &AppState, user: &SessionUser) -> Result<V
         let mut agreement = Vec::new();
         for mapping in [Mapping::Full, Mapping::Binary] {
             // A mapping the kind has no categories for is left out.
-            if let Ok(r) = study_agreement_report(&state.db, s.id, Some(mapping)).await {
+            if let Ok(r) = study_agreement_report(&state.db, state.kinds, s.id, Some(mapping)).await {
                 agreement.push(summary(r.mapping, None, &r.figures));
                 agreement.extend(r.questions.iter().map(|q| summary(r.mapping, Some(&q.question), &q.figures)));
             }
         }
-        let status = outcomes::study_status(&state.db, s.id).await?;
+        let status = outcomes::study_status(&state.db, state.kinds, s.id).await?;
         out.push(StudyOverview { progress, agreement, status });
     }
     Ok(out)

@@ -38,9 +38,9 @@ pub struct PipelineIds {
     pub step4: Option<StudyId>,
 }
 
-pub async fn pipeline_ids(db: &AnyPool, dataset: &str) -> Result<PipelineIds, ServiceError> {
+pub async fn pipeline_ids(db: &AnyPool, kinds: &[SurveyKind], dataset: &str) -> Result<PipelineIds, ServiceError> {
     let dataset_id = dataset_id(db, dataset).await?;
-    let first = SurveyKind::first_step();
+    let first = SurveyKind::first_step_in(kinds);
     let step3: Option<StudyId> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = $1 AND kind = $2")
         .bind(dataset_id)
         .bind(first.map(SurveyKind::name))
@@ -52,27 +52,27 @@ pub async fn pipeline_ids(db: &AnyPool, dataset: &str) -> Result<PipelineIds, Se
     let step4: Option<StudyId> =
         sqlx::query_scalar("SELECT max(id) FROM studies WHERE source_study_id = $1 AND kind = $2")
             .bind(step3)
-            .bind(first.and_then(SurveyKind::next_step).map(SurveyKind::name))
+            .bind(first.and_then(|k| k.next_step_in(kinds)).map(SurveyKind::name))
             .fetch_one(db)
             .await?;
     Ok(PipelineIds { dataset_id, step3: Some(step3), step4 })
 }
 
 /// The latest Step 3 study on the dataset and the latest Step 4 study made from it.
-pub async fn pipeline(db: &AnyPool, dataset: &str) -> Result<Pipeline, ServiceError> {
-    pipeline_of(db, pipeline_ids(db, dataset).await?).await
+pub async fn pipeline(db: &AnyPool, kinds: &[SurveyKind], dataset: &str) -> Result<Pipeline, ServiceError> {
+    pipeline_of(db, kinds, pipeline_ids(db, kinds, dataset).await?).await
 }
 
 /// The outcomes of the studies `ids` names.
-pub async fn pipeline_of(db: &AnyPool, ids: PipelineIds) -> Result<Pipeline, ServiceError> {
+pub async fn pipeline_of(db: &AnyPool, kinds: &[SurveyKind], ids: PipelineIds) -> Result<Pipeline, ServiceError> {
     // Step 4 on its own task: the two studies' reads and resolution run side
     // by side (a big dataset's export and funnel wait for both).
     let step4 = ids.step4.map(|id| {
-        let db = db.clone();
-        tokio::spawn(async move { study_outcomes_and_votes(&db, id).await })
+        let (db, kinds) = (db.clone(), kinds.to_vec()); // the spawned task owns its copies
+        tokio::spawn(async move { study_outcomes_and_votes(&db, &kinds, id).await })
     });
     let step3 = match ids.step3 {
-        Some(id) => Some(study_outcomes_and_votes(db, id).await?),
+        Some(id) => Some(study_outcomes_and_votes(db, kinds, id).await?),
         None => None,
     };
     let step4 = match step4 {
@@ -118,17 +118,17 @@ impl Pipeline {
     }
 }
 
-pub async fn dataset_funnel(db: &AnyPool, dataset: &str) -> Result<Funnel, ServiceError> {
-    let p = pipeline(db, dataset).await?;
+pub async fn dataset_funnel(db: &AnyPool, kinds: &[SurveyKind], dataset: &str) -> Result<Funnel, ServiceError> {
+    let p = pipeline(db, kinds, dataset).await?;
     Ok(p.funnel(candidates_funnel(db, p.dataset_id).await?, dataset))
 }
 
 /// Every dataset with its funnel (`hardneg datasets --json`, `GET /api/v1/datasets`).
-pub async fn all_funnels(db: &AnyPool) -> Result<Vec<Funnel>, ServiceError> {
+pub async fn all_funnels(db: &AnyPool, kinds: &[SurveyKind]) -> Result<Vec<Funnel>, ServiceError> {
     let names: Vec<String> = sqlx::query_scalar("SELECT name FROM datasets ORDER BY id").fetch_all(db).await?;
     let mut out = Vec::with_capacity(names.len());
     for n in names {
-        out.push(dataset_funnel(db, &n).await?);
+        out.push(dataset_funnel(db, kinds, &n).await?);
     }
     Ok(out)
 }

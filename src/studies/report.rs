@@ -100,7 +100,7 @@ fn judgement(a: Answer, criteria: &[&str]) -> Result<Judgement, ServiceError> {
 }
 
 pub async fn study_report(db: &AnyPool, kinds: &Registry, study_id: StudyId) -> Result<StudyReport, ServiceError> {
-    let meta = load_study_meta(db, study_id).await?;
+    let meta = load_study_meta(db, kinds.list, study_id).await?;
     let Some(report) = meta.kind.report() else {
         let kinds: Vec<&str> = kinds.reports().map(|k| k.name()).collect();
         return Err(ServiceError::Invalid(format!(

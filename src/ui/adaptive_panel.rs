@@ -11,7 +11,7 @@ use leptos::prelude::*;
 pub async fn adaptive_panel(study_id: StudyId) -> Result<Option<AdaptiveReport>, ServerFnError> {
     use crate::error::ServiceError;
     let (state, _) = session::researcher().await?;
-    match crate::studies::adaptive_report::report(&state.db, study_id).await {
+    match crate::studies::adaptive_report::report(&state.db, state.kinds, study_id).await {
         Err(ServiceError::NotFound(_)) => Ok(None),
         other => other.map(Some).map_err(session::sfn_error),
     }

@@ -20,7 +20,7 @@ use leptos_router::hooks::use_params_map;
 #[server(prefix = "/sfn")]
 pub async fn dataset_funnels() -> Result<Vec<(Funnel, Vec<AuditResult>)>, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    let funnels = crate::studies::pipeline::all_funnels(&state.db).await.map_err(session::sfn_error)?;
+    let funnels = crate::studies::pipeline::all_funnels(&state.db, state.kinds).await.map_err(session::sfn_error)?;
     let mut out = Vec::with_capacity(funnels.len());
     for f in funnels {
         let audits =
@@ -33,14 +33,14 @@ pub async fn dataset_funnels() -> Result<Vec<(Funnel, Vec<AuditResult>)>, Server
 #[server(prefix = "/sfn")]
 pub async fn study_disputes(study_id: StudyId) -> Result<Vec<Dispute>, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    crate::studies::adjudication::disputes(&state.db, study_id).await.map_err(session::sfn_error)
+    crate::studies::adjudication::disputes(&state.db, state.kinds, study_id).await.map_err(session::sfn_error)
 }
 
 /// Stops the final crowd model doubts: settled, decided here only by choice.
 #[server(prefix = "/sfn")]
 pub async fn study_doubtful(study_id: StudyId) -> Result<Vec<Dispute>, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    crate::studies::adjudication::doubtful(&state.db, study_id).await.map_err(session::sfn_error)
+    crate::studies::adjudication::doubtful(&state.db, state.kinds, study_id).await.map_err(session::sfn_error)
 }
 
 #[server(prefix = "/sfn")]
@@ -51,15 +51,23 @@ pub async fn settle(
     #[server(default)] text: Option<String>,
 ) -> Result<(), ServerFnError> {
     let (state, user) = session::researcher().await?;
-    crate::studies::adjudication::adjudicate(&state.db, &user, study_id, instance_id, &value, text.as_deref())
-        .await
-        .map_err(session::sfn_error)
+    crate::studies::adjudication::adjudicate(
+        &state.db,
+        state.kinds,
+        &user,
+        study_id,
+        instance_id,
+        &value,
+        text.as_deref(),
+    )
+    .await
+    .map_err(session::sfn_error)
 }
 
 #[server(prefix = "/sfn")]
 pub async fn study_settled(study_id: StudyId) -> Result<Vec<Settled>, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    crate::studies::adjudication::settled(&state.db, study_id).await.map_err(session::sfn_error)
+    crate::studies::adjudication::settled(&state.db, state.kinds, study_id).await.map_err(session::sfn_error)
 }
 
 /// Undo: the decision is withdrawn (the history keeps it) and the item waits again.

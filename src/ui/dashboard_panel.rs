@@ -27,7 +27,7 @@ pub struct FlaggedView {
 #[cfg(feature = "ssr")]
 pub async fn flagged(db: &sqlx::AnyPool, study_id: StudyId) -> Result<Vec<FlaggedView>, crate::error::ServiceError> {
     use crate::domain::crowd::flags::Decision;
-    let rows = crate::crowd::approve_list(db, study_id).await?;
+    let rows = crate::crowd::approve_list(db, crate::kinds::KINDS, study_id).await?;
     Ok(rows
         .into_iter()
         .filter(|r| !r.flags.is_empty() || matches!(r.decision, Decision::Reject | Decision::Review))

@@ -35,8 +35,9 @@ pub async fn write(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> Result<Ve
     .await?;
     let mut files = Vec::new();
     for id in studies {
-        let raw = crate::studies::adaptive::report(db, id).await?;
-        let (meta, outcomes, votes) = crate::studies::outcomes::study_outcomes_and_votes(db, id).await?;
+        let raw = crate::studies::adaptive::report(db, crate::kinds::KINDS, id).await?;
+        let (meta, outcomes, votes) =
+            crate::studies::outcomes::study_outcomes_and_votes(db, crate::kinds::KINDS, id).await?;
         // The same settled values and doubts as the endpoint and the rows files.
         let report = crate::studies::adaptive_report::settled_report(db, raw, &meta, &outcomes).await?;
         let doubtful: std::collections::HashSet<i64> = report.doubtful.iter().map(|d| d.instance_id).collect();

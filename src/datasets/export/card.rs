@@ -21,9 +21,9 @@ use std::sync::Arc;
 async fn study_card(db: &AnyPool, meta: &StudyMeta, items: &[i64], votes: &Votes) -> Result<StudyCard, ServiceError> {
     let spec_hash: String =
         sqlx::query_scalar("SELECT spec_hash FROM studies WHERE id = $1").bind(meta.id).fetch_one(db).await?;
-    let report = match summary_of_votes(db, meta.id, items, votes).await? {
+    let report = match summary_of_votes(db, crate::kinds::KINDS, meta.id, items, votes).await? {
         Some(report) => report,
-        None => study_agreement_report(db, meta.id, None).await?,
+        None => study_agreement_report(db, crate::kinds::KINDS, meta.id, None).await?,
     };
     let step = meta.kind.label();
     Ok(StudyCard {

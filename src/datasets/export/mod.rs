@@ -96,8 +96,8 @@ async fn export_paged(
     check_empty(out)?;
     let scan = read::scan_pool(db).await?;
     let db = &scan;
-    let ids = funnel::pipeline_ids(db, &req.dataset).await?;
-    let p = funnel::pipeline_of(db, ids).await?;
+    let ids = funnel::pipeline_ids(db, crate::kinds::KINDS, &req.dataset).await?;
+    let p = funnel::pipeline_of(db, crate::kinds::KINDS, ids).await?;
     phase("outcomes resolved");
     // The card's kappa goes over the answers the outcomes kept: on its own
     // task beside the rows (aborted if the export stops early).

@@ -41,7 +41,7 @@ async fn a_many_page_export_equals_a_single_page_export() {
     // drops (the rows skip them): as the dataset's own funnel does.
     let card = export_files(&pool, dir.path(), "csv", "final", 10).await.pop().unwrap();
     let card = String::from_utf8(card.1).unwrap();
-    let f = crate::studies::pipeline::dataset_funnel(&pool, bulk_seed::DATASET).await.unwrap();
+    let f = crate::studies::pipeline::dataset_funnel(&pool, crate::kinds::KINDS, bulk_seed::DATASET).await.unwrap();
     let row = |name: &str, c: &crate::domain::funnel::StageCounts| {
         format!("| {name} | {} | {} | {} |", c.candidates, c.step3_kept, c.step3_discarded)
     };
@@ -87,8 +87,8 @@ async fn study_outcomes_do_not_depend_on_the_page_size() {
     let studies: Vec<crate::domain::ids::StudyId> =
         sqlx::query_scalar("SELECT id FROM studies ORDER BY id").fetch_all(&pool).await.unwrap();
     for study in studies {
-        let (_, small, small_votes) = study_outcomes_paged(&pool, study, 1).await.unwrap();
-        let (_, whole, whole_votes) = study_outcomes_paged(&pool, study, 20).await.unwrap();
+        let (_, small, small_votes) = study_outcomes_paged(&pool, crate::kinds::KINDS, study, 1).await.unwrap();
+        let (_, whole, whole_votes) = study_outcomes_paged(&pool, crate::kinds::KINDS, study, 20).await.unwrap();
         assert!(small.len() > 1024, "{}", small.len());
         assert_eq!(format!("{small:?}"), format!("{whole:?}"));
         for i in 0..small.len() {

@@ -134,6 +134,22 @@ impl SurveyKind {
         kinds.iter().copied().find(|k| k.name() == s)
     }
 
+    /// The kinds in a given list that measure people.
+    pub fn measurements_in(kinds: &[SurveyKind]) -> impl Iterator<Item = SurveyKind> + '_ {
+        kinds.iter().copied().filter(|k| k.outcome_fn().is_some())
+    }
+
+    /// The first curation step in a given list: the one whose items are the dataset's instances.
+    pub fn first_step_in(kinds: &[SurveyKind]) -> Option<SurveyKind> {
+        steps_in(kinds).find(|k| k.0.sources.is_empty())
+    }
+
+    /// The curation step in a given list that checks this step's survivors.
+    pub fn next_step_in(self, kinds: &[SurveyKind]) -> Option<SurveyKind> {
+        let step = self.curation()?.step;
+        steps_in(kinds).filter(|k| k.0.sources.contains(&self)).find(|k| k.curation().is_some_and(|c| c.step > step))
+    }
+
     pub fn spec(self) -> &'static KindSpec {
         self.0
     }
@@ -283,6 +299,13 @@ impl SurveyKind {
     }
 }
 
+/// The curation kinds of a list, in step order.
+fn steps_in(kinds: &[SurveyKind]) -> impl Iterator<Item = SurveyKind> {
+    let mut steps: Vec<SurveyKind> = kinds.iter().copied().filter(|k| k.curation().is_some()).collect();
+    steps.sort_by_key(|k| k.curation().map(|c| c.step));
+    steps.into_iter()
+}
+
 impl PartialEq for SurveyKind {
     fn eq(&self, other: &Self) -> bool {
         self.0.name == other.0.name
@@ -314,3 +337,7 @@ impl Serialize for SurveyKind {
         s.serialize_str(self.0.name)
     }
 }
+
+#[cfg(test)]
+#[path = "kind_tests.rs"]
+mod tests;

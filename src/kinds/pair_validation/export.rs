@@ -23,7 +23,7 @@ type Pair = (i64, String, String, String, Option<String>, String, String, i64);
 
 /// Writes both files into `out`; returns their names.
 pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<Vec<String>, ServiceError> {
-    let (meta, outcomes) = study_outcomes(db, study_id).await?;
+    let (meta, outcomes) = study_outcomes(db, crate::kinds::KINDS, study_id).await?;
     let pairs: HashMap<i64, Pair> = sqlx::query_as(
         "SELECT i.id, i.key, i.caption, i.negative_caption, i.caption_type, m.hash, m.mime, m.bytes
          FROM study_items si JOIN instances i ON i.id = si.instance_id JOIN images m ON m.hash = i.positive_image

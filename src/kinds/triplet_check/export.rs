@@ -34,7 +34,7 @@ type Instance = (i64, String, String, Option<String>, String);
 
 /// Writes the file into `out` and returns its name.
 pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<String, ServiceError> {
-    let (meta, outcomes) = study_outcomes(db, study_id).await?;
+    let (meta, outcomes) = study_outcomes(db, crate::kinds::KINDS, study_id).await?;
     let answers = answer_texts::answers(db, study_id).await?;
     let items = outcomes.iter().map(|o| (o.instance_id, &o.state));
     let texts = answer_texts::final_texts(db, study_id, items, &answers).await?;

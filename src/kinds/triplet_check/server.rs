@@ -25,7 +25,7 @@ fn export<'a>(db: &'a AnyPool, study_id: StudyId, out: &'a Path) -> Fut<'a, Vec<
 
 /// The statistics and how many answers they rest on.
 async fn validation(db: &AnyPool, study_id: StudyId) -> Result<(usize, ValidationStats), ServiceError> {
-    let (_, outcomes) = study_outcomes(db, study_id).await?;
+    let (_, outcomes) = study_outcomes(db, crate::kinds::KINDS, study_id).await?;
     let answers = answer_texts::answers(db, study_id).await?;
     let items: Vec<CheckedItem<'_>> = outcomes
         .iter()

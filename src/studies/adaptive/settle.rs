@@ -5,6 +5,7 @@ use super::settings;
 use crate::domain::adaptive::{AdaptiveItem, AdaptiveReport, Reason, Reliability};
 use crate::domain::ids::StudyId;
 use crate::domain::resolution::{ItemState, Posterior, PosteriorModel, ResolvedBy};
+use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::studies::aggregate::class_of;
@@ -105,8 +106,8 @@ pub async fn settle<'a>(
 /// answers it took, why it stopped and what the stop rule stopped on, and
 /// answers spent against a fixed overlap of `max`. Enough for the
 /// dashboard's savings, without settling the study.
-pub async fn report(db: &AnyPool, study: StudyId) -> Result<AdaptiveReport, ServiceError> {
-    crate::studies::meta::load_study_meta(db, study).await?;
+pub async fn report(db: &AnyPool, kinds: &[SurveyKind], study: StudyId) -> Result<AdaptiveReport, ServiceError> {
+    crate::studies::meta::load_study_meta(db, kinds, study).await?;
     let a = settings(db, study).await?.ok_or_else(|| {
         ServiceError::NotFound(format!("study {study} has a fixed overlap, not [assignment.adaptive]"))
     })?;
