@@ -1,10 +1,8 @@
-//! A study of 210 simulated participants run through the fake Prolific from
-//! publish to bonuses: faults on every kind of call, and the server
-//! SIGKILLed mid-decision (after the outbox rows are written, before any is
-//! sent; and after a request was answered, before the answer was stored).
-//! It ends with both sides agreeing: every place accounted for, nobody paid
-//! or bonused twice, no bonus lost, no screen-out rejected, and the token
-//! in no log, page, export or database row.
+//! A study of 210 simulated participants run through the fake Prolific from publish to bonuses: faults on every kind of
+//! call, and the server SIGKILLed mid-decision (after the outbox rows are written, before any is sent; and after a
+//! request was answered, before the answer was stored). It ends with both sides agreeing: every place accounted for,
+//! nobody paid or bonused twice, no bonus lost, no screen-out rejected, and the token in no log, page, export or
+//! database row.
 use crate::prolific_fake::FakeProlific;
 use crate::prolific_kit::{answer_all, join, post, Hardneg, Way};
 use reqwest::Client;
@@ -136,8 +134,7 @@ async fn a_study_of_210_participants_from_publish_to_bonuses_through_faults_and_
             fake.timeout(&a.submission_id).await;
         }
     }
-    // The background sync (every 0.3 s) may meet the 500 or free some places first: what is
-    // asserted is the outcome, not which of the two syncs did it.
+    // The background sync (every 0.3 s) may meet the 500 or free places first: the outcome is asserted.
     fake.fault("GET", "/api/v1/submissions/", "500", 1).await;
     let freed = sync(&app, &r, study).await["freed"].as_u64().unwrap();
     assert!(freed <= 9, "freed {freed}");
@@ -145,13 +142,10 @@ async fn a_study_of_210_participants_from_publish_to_bonuses_through_faults_and_
     assert_eq!(s["hardneg_working"], 0, "all nine places are free again: {s}");
     let st = fake.state().await;
     assert!(st["faults"].as_array().unwrap().is_empty(), "the 500 was met");
-    let pages: Vec<u64> = st["requests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|q| q["method"] == "GET" && q["path"].as_str().unwrap_or("").starts_with("/api/v1/submissions/?"))
-        .filter_map(|q| q["status"].as_u64())
-        .collect();
+    let page =
+        |q: &&Value| q["method"] == "GET" && q["path"].as_str().unwrap_or("").starts_with("/api/v1/submissions/?");
+    let pages: Vec<u64> =
+        st["requests"].as_array().unwrap().iter().filter(page).filter_map(|q| q["status"].as_u64()).collect();
     let met = pages.iter().position(|&c| c == 500).expect("a page answered 500");
     assert!(pages[met + 1..].contains(&200), "a 500 on a page is retried: {pages:?}");
 
