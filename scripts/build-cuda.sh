@@ -10,6 +10,10 @@
 #
 #   scripts/build-cuda.sh              # -> target/cuda/release/hardneg
 #   scripts/build-cuda.sh --pack DIR   # also DIR/hardneg.xz, for the GPU machine (scripts/gpu-bench.sh)
+#   scripts/build-cuda.sh --dev        # CI's check: compile and link in the dev profile, in target/
+#
+# --dev reuses the test build's dependencies: only the crates the feature
+# touches rebuild (cudarc, candle-kernels, candle, hardneg).
 #
 # CUDA_COMPUTE_CAP (default 90: Hopper, the H100/H200) picks the GPU
 # generation the kernels are compiled for.
@@ -17,10 +21,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 pack=""
-if [ "${1:-}" = "--pack" ]; then
-  pack=${2:?--pack needs a directory}
+dev=0
+case "${1:-}" in
+  --pack) pack=${2:?--pack needs a directory} ;;
+  --dev) dev=1 ;;
+  "") ;;
+  *) echo "usage: $0 [--pack DIR | --dev]" >&2; exit 2 ;;
+esac
+if [ "$dev" = 1 ]; then
+  export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}
+  out_dir=debug
+else
+  export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target/cuda}
+  out_dir=release
 fi
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target/cuda}
 venv=$root/target/cuda-venv
 # nvvm pinned with nvcc: the newest nvvm writes PTX (.version 9.5) that the
 # 13.0 ptxas refuses.
@@ -51,7 +65,7 @@ done
 stub() {
   {
     grep -ohE '\bcu[A-Z][A-Za-z0-9_]*\b' "$cu/include/cuda.h" "$cu"/include/cuda[A-Z]*.h
-    for rlib in "$CARGO_TARGET_DIR"/release/deps/lib{cudarc,candle_core}-*.rlib; do
+    for rlib in "$CARGO_TARGET_DIR/$out_dir"/deps/lib{cudarc,candle_core}-*.rlib; do
       [ -f "$rlib" ] && nm --undefined-only "$rlib" 2>/dev/null | grep -oE '\bcu[A-Z][A-Za-z0-9_]*$' || true
     done
   } | sort -u | awk '{ print "int " $1 "(void) { return 3; }" }' >"$link/cuda-stub.c.new"
@@ -66,8 +80,18 @@ export PATH="$cu/bin:$PATH" CUDA_ROOT="$cu" CUDA_PATH="$cu" CUDA_HOME="$cu"
 export CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90}
 # Read by the linker only: changing it rebuilds no crate.
 export LIBRARY_PATH="$link${LIBRARY_PATH:+:$LIBRARY_PATH}"
+if [ "$dev" = 1 ]; then
+  # The binary's own test harness: the hardneg library and main.rs with
+  # cuda, linked against the CUDA libraries like the binary, with the
+  # features the test build resolved (dev-dependencies included), so its
+  # dependencies are reused and target/debug/hardneg stays the plain build.
+  build() { cargo test --features cuda --no-run --bin hardneg; }
+else
+  build() { cargo build --release --features cuda --bin hardneg; }
+fi
 # A link that misses a driver symbol: once more, with the rlibs' names.
-cargo build --release --features cuda --bin hardneg || { stub && cargo build --release --features cuda --bin hardneg; }
+build || { stub && build; }
+[ "$dev" = 1 ] && exit 0
 bin=$CARGO_TARGET_DIR/release/hardneg
 ls -l "$bin"
 if [ -n "$pack" ]; then
