@@ -9,7 +9,7 @@
 # the binary downloads nothing.
 #
 #   scripts/build-cuda.sh              # -> target/cuda/release/hardneg
-#   scripts/build-cuda.sh --pack DIR   # also DIR/hardneg.xz, for the GPU machine (scripts/gpu-bench.sh)
+#   scripts/build-cuda.sh --pack DIR   # also DIR/hardneg.xz and libcurand.so.10.xz, for the GPU machine (scripts/gpu-bench.sh)
 #   scripts/build-cuda.sh --dev        # CI's check: compile and link in the dev profile, in target/
 #
 # --dev reuses the test build's dependencies: only the crates the feature
@@ -97,5 +97,9 @@ ls -l "$bin"
 if [ -n "$pack" ]; then
   mkdir -p "$pack"
   xz -T0 -6 -c "$bin" >"$pack/hardneg.xz"
-  ls -l "$pack/hardneg.xz"
+  # cuRAND for a machine whose PyTorch wheels lack it (newer than 2.11):
+  # gpu-bench.sh puts it after the machine's own libraries.
+  [ -f "$pack/libcurand.so.10.xz" ] && [ "$pack/libcurand.so.10.xz" -nt "$cu/lib/libcurand.so.10" ] ||
+    xz -T0 -6 -c "$cu/lib/libcurand.so.10" >"$pack/libcurand.so.10.xz"
+  ls -l "$pack/hardneg.xz" "$pack/libcurand.so.10.xz"
 fi

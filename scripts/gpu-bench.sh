@@ -10,8 +10,9 @@
 #
 #   scripts/gpu-bench.sh [CARRY_DIR]     # default target/gpu-carry
 #
-# At most 6 files come back: steps.txt, score-{f32,bf16}.log, reference.txt,
-# summary.txt, summary.json.
+# CARRY_DIR holds hardneg.xz and libcurand.so.10.xz (used only where the
+# machine's wheels lack it). At most 6 files come back: steps.txt,
+# score-{f32,bf16}.log, reference.txt, summary.txt, summary.json.
 # Env: OUT (default target/gpu-bench-out), HARDNEG_BIN (a binary instead of
 # CARRY_DIR's), GPU_BENCH_INSTANCES (2100),
 # GPU_BENCH_BATCH (256), PYTHON (python3), GPU_BENCH_DEVICE (cuda; cpu
@@ -41,7 +42,14 @@ fi
 # /usr/local/nvidia/lib64.
 site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 libs=$(find "$site/nvidia" -type d -name lib 2>/dev/null | tr '\n' ':')
-export LD_LIBRARY_PATH="${libs}/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}${GPU_BENCH_EXTRA_LIBS:+:$GPU_BENCH_EXTRA_LIBS}"
+# Newer PyTorch wheels no longer bring cuRAND, which candle links: the
+# carried copy (build-cuda.sh --pack) comes after the machine's own.
+fallback=""
+if [ -f "$carry/libcurand.so.10.xz" ]; then
+  mkdir -p "$work/fallback-libs"
+  xz -dc "$carry/libcurand.so.10.xz" >"$work/fallback-libs/libcurand.so.10" && fallback=$work/fallback-libs
+fi
+export LD_LIBRARY_PATH="${libs}/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}${fallback:+:$fallback}${GPU_BENCH_EXTRA_LIBS:+:$GPU_BENCH_EXTRA_LIBS}"
 { ldd "$hn" | grep -E 'not found|cuda|cublas|nvrtc|curand'; nvidia-smi -L; "$py" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'; } 2>&1 | tee -a "$out/steps.txt" >&2
 
 log "seeding $n demo instances"
