@@ -31,9 +31,15 @@ esac
 if [ "$dev" = 1 ]; then
   export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}
   out_dir=debug
+  # The binary's own test harness: the hardneg library and main.rs with
+  # cuda, linked against the CUDA libraries like the binary, with the
+  # features the test build resolved (dev-dependencies included), so its
+  # dependencies are reused and target/debug/hardneg stays the plain build.
+  build() { cargo test --features cuda --no-run --bin hardneg; }
 else
   export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target/cuda}
   out_dir=release
+  build() { cargo build --release --features cuda --bin hardneg; }
 fi
 venv=$root/target/cuda-venv
 # nvvm pinned with nvcc: the newest nvvm writes PTX (.version 9.5) that the
@@ -80,26 +86,17 @@ export PATH="$cu/bin:$PATH" CUDA_ROOT="$cu" CUDA_PATH="$cu" CUDA_HOME="$cu"
 export CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90}
 # Read by the linker only: changing it rebuilds no crate.
 export LIBRARY_PATH="$link${LIBRARY_PATH:+:$LIBRARY_PATH}"
-if [ "$dev" = 1 ]; then
-  # The binary's own test harness: the hardneg library and main.rs with
-  # cuda, linked against the CUDA libraries like the binary, with the
-  # features the test build resolved (dev-dependencies included), so its
-  # dependencies are reused and target/debug/hardneg stays the plain build.
-  build() { cargo test --features cuda --no-run --bin hardneg; }
-else
-  build() { cargo build --release --features cuda --bin hardneg; }
-fi
 # A link that misses a driver symbol: once more, with the rlibs' names.
 build || { stub && build; }
 [ "$dev" = 1 ] && exit 0
-bin=$CARGO_TARGET_DIR/release/hardneg
+bin=$CARGO_TARGET_DIR/$out_dir/hardneg
 ls -l "$bin"
 if [ -n "$pack" ]; then
   mkdir -p "$pack"
   xz -T0 -6 -c "$bin" >"$pack/hardneg.xz"
   # cuRAND for a machine whose PyTorch wheels lack it (newer than 2.11):
   # gpu-bench.sh puts it after the machine's own libraries.
-  [ -f "$pack/libcurand.so.10.xz" ] && [ "$pack/libcurand.so.10.xz" -nt "$cu/lib/libcurand.so.10" ] ||
+  [ "$pack/libcurand.so.10.xz" -nt "$cu/lib/libcurand.so.10" ] ||
     xz -T0 -6 -c "$cu/lib/libcurand.so.10" >"$pack/libcurand.so.10.xz"
   ls -l "$pack/hardneg.xz" "$pack/libcurand.so.10.xz"
 fi
