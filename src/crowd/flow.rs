@@ -231,12 +231,15 @@ pub async fn return_study(state: &AppState, user: &SessionUser, study: StudyId) 
             _ => Err(ServiceError::Invalid("you have finished this study; there is nothing to return".into())),
         };
     }
+    let mut tx = crate::store::db::begin_write(&state.db).await?;
     sqlx::query(
         "UPDATE leases SET state = 'returned', ended_at = $1 WHERE user_id = $2 AND state IN ('active', 'timed_out')",
     )
     .bind(state.crowd.clock.now())
     .bind(user.id)
-    .execute(&state.db)
+    .execute(&mut *tx)
     .await?;
+    crate::studies::adaptive::reopen_lost(&mut tx, study).await?;
+    tx.commit().await?;
     Ok(Stage::Returned)
 }

@@ -68,17 +68,11 @@ fn compute(answers: &[Answer], quality: &QualitySettings, seed: u64) -> Scores {
 }
 
 /// Dawid–Skene's accuracy per person over the non-check answers of everyone
-/// with at least two (one answer cannot estimate a reliability).
+/// with at least two (`fit` leaves the others out: one answer cannot
+/// estimate a reliability).
 fn ds_accuracies(answers: &[Answer], k: usize, seed: u64) -> HashMap<u64, f64> {
-    let mut per: HashMap<u64, usize> = HashMap::new();
-    for a in answers.iter().filter(|a| a.check == Check::None) {
-        *per.entry(a.person).or_default() += 1;
-    }
-    let ratings: Vec<(u64, u64, usize)> = answers
-        .iter()
-        .filter(|a| a.check == Check::None && per[&a.person] >= 2)
-        .map(|a| (a.item, a.person, a.value as usize))
-        .collect();
+    let ratings: Vec<(u64, u64, usize)> =
+        answers.iter().filter(|a| a.check == Check::None).map(|a| (a.item, a.person, a.value as usize)).collect();
     match crate::studies::aggregate::fit(Model::DawidSkene, &ratings, k, &[], seed) {
         Ok(fitted) => fitted.people.iter().map(|p| (p.person, p.accuracy)).collect(),
         Err(e) => {

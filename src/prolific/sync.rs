@@ -121,7 +121,11 @@ async fn free_places(db: &sqlx::AnyPool, study: StudyId, now: i64) -> Result<usi
     .bind(study)
     .fetch_all(db)
     .await?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
     let mut freed = 0;
+    let mut tx = crate::store::db::begin_write(db).await?;
     for (user, status, lease, done, total) in rows {
         let state = match place_action(SubmissionStatus::parse(&status), lease.as_deref(), total > 0 && done >= total) {
             PlaceAction::Keep => continue,
@@ -132,9 +136,13 @@ async fn free_places(db: &sqlx::AnyPool, study: StudyId, now: i64) -> Result<usi
             .bind(state)
             .bind(now)
             .bind(user)
-            .execute(db)
+            .execute(&mut *tx)
             .await?;
         freed += moved.rows_affected() as usize;
     }
+    if freed > 0 {
+        crate::studies::adaptive::reopen_lost(&mut tx, study).await?;
+    }
+    tx.commit().await?;
     Ok(freed)
 }

@@ -1,14 +1,19 @@
 //! Crowd aggregation on a study's answers: settling items under
 //! `resolve = "dawid_skene"` / `"mace"`, and each person's estimated
 //! reliability for the agreement report (pure models in `domain::aggregate`).
-use crate::domain::aggregate::{aggregate, aggregate_pooling_sparse, Aggregation, Model, Options};
+use crate::domain::aggregate::{
+    aggregate, aggregate_pooling_sparse, answers_of_fitted_people, Aggregation, Model, Options,
+};
 use crate::domain::resolution::{ItemState, Posterior, ResolvedBy};
 use crate::domain::survey::SurveyKind;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
-/// Runs `model` on `(item, person, class)` answers with the study's seed.
+/// Runs `model` with the study's seed on the `(item, person, class)` answers
+/// of the people who gave at least 2 (one answer cannot estimate a
+/// reliability): each person's own figures, as the agreement report and the
+/// approve list show them. Fails only when nobody has given 2 yet.
 pub fn fit(
     model: Model,
     answers: &[(u64, u64, usize)],
@@ -16,7 +21,18 @@ pub fn fit(
     gold: &[(u64, usize)],
     seed: u64,
 ) -> Result<Aggregation, String> {
-    aggregate(model, answers, k, gold, &Options { seed, ..Options::for_model(model) }).map_err(|e| e.to_string())
+    let opts = Options { seed, ..Options::for_model(model) };
+    let min = opts.min_answers_per_person;
+    let fitted = answers_of_fitted_people(answers, min);
+    if fitted.is_empty() && !answers.is_empty() {
+        return Err(format!(
+            "nobody has given {min} answers yet; at least {min} per person are needed to estimate a reliability"
+        ));
+    }
+    // Sorted by item: gold on an item only the others answered has no evidence here.
+    let gold: Vec<(u64, usize)> =
+        gold.iter().copied().filter(|g| fitted.binary_search_by_key(&g.0, |r| r.0).is_ok()).collect();
+    aggregate(model, &fitted, k, &gold, &opts).map_err(|e| e.to_string())
 }
 
 /// Fits kept for reuse: every outcome read (research page, status, export)
@@ -239,8 +255,16 @@ mod tests {
         let (state, posterior) = run(&[(1, 10, 0), (1, 30, 4)]);
         assert!(matches!(state, ItemState::Disputed { .. }));
         assert_eq!(posterior, None);
-        assert!(fit(Model::Mace, &[(1, 10, 0), (1, 30, 4), (2, 10, 1)], 5, &[], 7)
+        // Each person's own figures: fitted without person 30, and only nobody fitted is an error.
+        let answers = [(1, 10, 0), (1, 30, 4), (2, 10, 1), (2, 20, 1), (1, 20, 0), (3, 40, 2)];
+        let fitted = fit(Model::Mace, &answers, 5, &[(2, 3), (3, 2)], 7).unwrap();
+        assert!(fitted.person(30).is_none() && fitted.person(40).is_none());
+        assert!(fitted.person(10).is_some() && fitted.person(20).is_some());
+        assert_eq!(fitted.item(2).map(|i| i.label), Some(3), "gold on a fitted item holds");
+        assert!(fitted.item(3).is_none(), "an item only the others answered is not in the fit");
+        // Person 10's two answers are one (the later wins) after the change of mind.
+        assert!(fit(Model::Mace, &[(1, 10, 0), (1, 30, 4), (1, 10, 2)], 5, &[], 7)
             .unwrap_err()
-            .contains("person 30 gave 1 answer(s)"));
+            .contains("nobody has given 2 answers yet"));
     }
 }

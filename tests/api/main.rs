@@ -5,6 +5,7 @@
 mod ab_tie;
 mod access;
 mod adaptive;
+mod adaptive_lost;
 mod adaptive_paths;
 mod adaptive_spammers;
 mod adaptive_trust;

@@ -37,7 +37,7 @@ mod tests;
 
 use prepared::Prepared;
 use serde::Serialize;
-pub use sparse::aggregate_pooling_sparse;
+pub use sparse::{aggregate_pooling_sparse, answers_of_fitted_people};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -123,7 +123,7 @@ pub enum AggregateError {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ItemPosterior {
     pub item: u64,
-    /// The most probable label (ties go to the smaller label).
+    /// The most probable label (ties, within a relative 1e-9, go to the smaller label).
     pub label: usize,
     /// Its posterior probability.
     pub posterior: f64,
@@ -255,10 +255,15 @@ fn finish(model: Model, p: &Prepared, fit: Fit) -> Aggregation {
 }
 
 /// Index of the largest value; the first one on ties.
+/// Two labels whose evidence is exactly symmetric come out of EM a rounding
+/// error apart, in a direction set by the order the sums ran in; within this
+/// relative margin they tie, and the tie goes to the smaller label.
+const TIE_MARGIN: f64 = 1e-9;
+
 fn argmax(row: &[f64]) -> usize {
     let mut best = 0;
     for (c, &x) in row.iter().enumerate() {
-        if x > row[best] {
+        if x > row[best] + TIE_MARGIN * row[best].abs() {
             best = c;
         }
     }

@@ -9,6 +9,24 @@ use super::Model;
 use super::{aggregate, argmax, AggregateError, Aggregation, ItemPosterior, Options, PersonReliability};
 use std::collections::BTreeMap;
 
+type Answers = Vec<(u64, u64, usize)>;
+
+/// The answers a model can fit people on: one per (item, person), the later
+/// winning, of everyone with at least `min` such answers (sorted by item,
+/// then person). Empty when nobody has that many yet.
+pub fn answers_of_fitted_people(answers: &[(u64, u64, usize)], min: usize) -> Answers {
+    split_sparse(&super::prepared::last_answers(answers), min).0
+}
+
+/// Deduplicated answers split into those of people with at least `min` of
+/// them and the rest.
+fn split_sparse(dedup: &[(u64, u64, usize)], min: usize) -> (Answers, Answers) {
+    let mut per_person: BTreeMap<u64, usize> = BTreeMap::new();
+    dedup.iter().for_each(|r| *per_person.entry(r.1).or_default() += 1);
+    let min = min.max(1);
+    dedup.iter().copied().partition(|r| per_person[&r.1] >= min)
+}
+
 /// Pseudo-answers spread evenly over a pooled confusion row: a class the
 /// fitted crowd never gave for a truth keeps a small chance, so one sparse
 /// answer cannot veto a truth outright.
@@ -32,11 +50,7 @@ pub fn aggregate_pooling_sparse(
     }
     // One answer per (item, person), the later winning, as the models read them.
     let dedup = super::prepared::last_answers(answers);
-    let mut per_person: BTreeMap<u64, usize> = BTreeMap::new();
-    dedup.iter().for_each(|r| *per_person.entry(r.1).or_default() += 1);
-    let min = opts.min_answers_per_person.max(1);
-    type Answers = Vec<(u64, u64, usize)>;
-    let (fitted, sparse): (Answers, Answers) = dedup.iter().copied().partition(|r| per_person[&r.1] >= min);
+    let (fitted, sparse) = split_sparse(&dedup, opts.min_answers_per_person);
     if sparse.is_empty() || fitted.is_empty() {
         return aggregate(model, &dedup, k, gold, opts);
     }
