@@ -3,12 +3,12 @@
 //! bulk (at most 1,000 ids a call); everything else one row at a time.
 use super::client::{now_ms, Client};
 use super::outbox::{advance, crash_point, delay_for, Row};
-use super::readback::{find_draft, read_back};
+use super::readback::{find_draft, read_back, Found};
 pub use super::remote::{bonus_csv, Remote};
 use crate::domain::ids::StudyId;
 use crate::domain::prolific::decide::BULK_APPROVE_MAX;
 use crate::domain::prolific::outbox::{event_for_status, OutboxEvent, OutboxState};
-use crate::domain::prolific::status::SubmissionStatus;
+use crate::domain::prolific::status::{approved_members, decision_fate, DecisionFate, SubmissionStatus};
 use crate::error::ServiceError;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -40,28 +40,77 @@ async fn synced_status(
     Ok(s.map(|s| SubmissionStatus::parse(&s)))
 }
 
+/// Each participant's submission status as last synced (an approved one
+/// wins where a participant has several).
+async fn participant_statuses(
+    db: &sqlx::AnyPool,
+    study: StudyId,
+) -> Result<std::collections::HashMap<String, SubmissionStatus>, ServiceError> {
+    let rows: Vec<(String, String)> =
+        sqlx::query_as("SELECT participant_id, status FROM prolific_submissions WHERE study_id = $1")
+            .bind(study)
+            .fetch_all(db)
+            .await?;
+    let mut out = std::collections::HashMap::new();
+    for (pid, status) in rows {
+        let status = SubmissionStatus::parse(&status);
+        let kept = out.entry(pid).or_insert(status);
+        if status.paid() {
+            *kept = status;
+        }
+    }
+    Ok(out)
+}
+
 /// Processes due rows: pending approvals in bulk, the rest one by one.
 pub async fn process(client: &Client, rows: Vec<Row>) -> Result<(), ServiceError> {
     let db = client.db();
     let mut approvals: Vec<Row> = Vec::new();
     for r in rows {
-        // An approval or rejection of a submission still being worked on waits for it.
+        // An approval or rejection waits for its submission, and ends where it cannot apply.
         if r.state == OutboxState::Pending {
             if let Some(sub) = r.remote.submission() {
                 let status = synced_status(db, r.study, sub).await?;
-                if matches!(status, Some(SubmissionStatus::Active | SubmissionStatus::Reserved) | None) {
-                    advance(
-                        db,
-                        &r,
-                        OutboxEvent::Wait,
-                        wait_ms(),
-                        None,
-                        Some("the submission is still active: waiting"),
-                    )
-                    .await?;
+                let word = status.map_or("not synced yet", SubmissionStatus::as_str);
+                let (event, wait, why) = match decision_fate(matches!(r.remote, Remote::Approve { .. }), status) {
+                    DecisionFate::Send => (None, 0, String::new()),
+                    DecisionFate::Wait => {
+                        (Some(OutboxEvent::Wait), wait_ms(), format!("the submission is {word}: waiting"))
+                    }
+                    DecisionFate::Applied => {
+                        (Some(OutboxEvent::ReadBackApplied), 0, format!("already {word} on Prolific"))
+                    }
+                    DecisionFate::Moot => (
+                        Some(OutboxEvent::Moot),
+                        0,
+                        format!("the submission is {word} on Prolific: this can no longer apply"),
+                    ),
+                };
+                if let Some(event) = event {
+                    advance(db, &r, event, wait, None, Some(&why)).await?;
                     continue;
                 }
             }
+        }
+        // Finishers join the block group once their approvals have settled, and only the approved.
+        if let (OutboxState::Pending, Remote::GroupAdd { group_id, participants }) = (r.state, &r.remote) {
+            let statuses = participant_statuses(db, r.study).await?;
+            let finishers: Vec<_> = participants.iter().map(|p| (p.clone(), statuses.get(p).copied())).collect();
+            match approved_members(&finishers) {
+                None => {
+                    let why = "waiting for the finishers' approvals";
+                    advance(db, &r, OutboxEvent::Wait, wait_ms(), None, Some(why)).await?;
+                }
+                Some(members) if members.is_empty() => {
+                    let why = "none of them was approved on Prolific: nobody to add";
+                    advance(db, &r, OutboxEvent::Moot, 0, None, Some(why)).await?;
+                }
+                Some(members) => {
+                    let remote = Remote::GroupAdd { group_id: group_id.clone(), participants: members };
+                    one(client, Row { remote, ..r.clone() }).await?;
+                }
+            }
+            continue;
         }
         if r.state == OutboxState::Pending && matches!(r.remote, Remote::Approve { .. }) {
             approvals.push(r);
@@ -139,7 +188,10 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
         };
         let event = match (&found, read_back(client, &r, pid.as_deref()).await) {
             (Some(_), _) => OutboxEvent::ReadBackApplied,
-            (None, Ok(Some(true))) if !matches!(r.remote, Remote::CreateStudy { .. }) => OutboxEvent::ReadBackApplied,
+            (None, Ok(Some(Found::Applied))) if !matches!(r.remote, Remote::CreateStudy { .. }) => {
+                OutboxEvent::ReadBackApplied
+            }
+            (None, Ok(Some(Found::Moot))) => OutboxEvent::Moot,
             (None, Ok(Some(_))) => OutboxEvent::ReadBackAbsent,
             (None, Ok(None)) => OutboxEvent::Lost,
             (None, Err(e)) => {
@@ -256,11 +308,20 @@ async fn applied(tx: &mut sqlx::AnyConnection, r: &Row, answer: Option<&Value>) 
             .execute(&mut *tx)
             .await?;
         }
-        Remote::Transition { .. }
-        | Remote::Approve { .. }
-        | Remote::Reject { .. }
-        | Remote::RequestReturn { .. }
-        | Remote::GroupAdd { .. } => {}
+        // What the read-back saw, before the next sync does: a group add waits on it.
+        Remote::Approve { submission } | Remote::Reject { submission, .. } => {
+            let approved = matches!(r.remote, Remote::Approve { .. });
+            sqlx::query(
+                "UPDATE prolific_submissions SET status = $1 WHERE study_id = $2 AND submission_id = $3
+                   AND status NOT IN ('APPROVED', 'PARTIALLY APPROVED', 'REJECTED')",
+            )
+            .bind(if approved { "APPROVED" } else { "REJECTED" })
+            .bind(r.study)
+            .bind(submission)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Remote::Transition { .. } | Remote::RequestReturn { .. } | Remote::GroupAdd { .. } => {}
     }
     Ok(())
 }

@@ -104,12 +104,25 @@ pub async fn plan(
         return Err(ServiceError::Invalid("a bonus round needs a name".into()));
     }
     let total_cents = bonuses.iter().map(|b| b.1).sum();
+    // Only what this round adds counts against the cap (its bonuses already
+    // stored are committed already), with Prolific's fee and tax on top.
+    let stored: HashSet<String> =
+        sqlx::query_scalar("SELECT submission_id FROM prolific_bonuses WHERE study_id = $1 AND round = $2")
+            .bind(study)
+            .bind(round)
+            .fetch_all(db)
+            .await?
+            .into_iter()
+            .collect();
+    let new_cents: u64 = bonuses.iter().filter(|b| !stored.contains(&b.0)).map(|b| b.1).sum();
+    let more = crate::domain::prolific::money::with_fee(new_cents, super::publish::fee(db, study).await?);
     let budget = super::publish::budget(db, study).await?;
-    if !budget.allows(crate::domain::prolific::money::with_fee(total_cents, 0.0)) {
+    if !budget.allows(more) {
         return Err(ServiceError::Invalid(format!(
-            "bonuses of {} would commit {} of a budget cap of {}",
-            cents(total_cents),
-            cents(budget.committed + total_cents),
+            "bonuses of {} ({} with Prolific's fee and tax) would commit {} of a budget cap of {}",
+            cents(new_cents),
+            cents(more),
+            cents(budget.committed + more),
             cents(budget.cap.unwrap_or(0))
         )));
     }

@@ -254,6 +254,15 @@ async fn fee_of(db: &AnyPool, study: StudyId, stored: f64) -> Result<f64, Servic
     Ok(crate::studies::link::link_of_study(db, study).await?.settings.quality.platform_fee)
 }
 
+/// Prolific's fee and tax on the study's payments, as a fraction of them.
+pub async fn fee(db: &AnyPool, study: StudyId) -> Result<f64, ServiceError> {
+    let stored: Option<f64> = sqlx::query_scalar("SELECT fee FROM prolific_studies WHERE study_id = $1")
+        .bind(study)
+        .fetch_optional(db)
+        .await?;
+    fee_of(db, study, stored.ok_or_else(|| not_on_prolific(study))?).await
+}
+
 /// The money side: spent, committed and the cap, in cents.
 pub async fn budget(db: &AnyPool, study: StudyId) -> Result<Budget, ServiceError> {
     let row: Option<(i64, i64, f64)> =

@@ -4,7 +4,7 @@
 use super::client::{now_ms, Client, Reply};
 use super::outbox::Row;
 use super::remote::Remote;
-use crate::domain::prolific::status::SubmissionStatus;
+use crate::domain::prolific::status::{decision_fate, DecisionFate, SubmissionStatus};
 use crate::error::ServiceError;
 
 fn bonus_grace_ms() -> i64 {
@@ -26,15 +26,34 @@ async fn get(client: &Client, path: &str) -> Result<Reply, ServiceError> {
     client.call("GET", path, None, None).await.map_err(|e| ServiceError::Internal(e.to_string()))
 }
 
-/// Whether an unconfirmed action's effect is at Prolific: Some(true)
-/// applied, Some(false) absent (it may be sent again), None not known yet.
-pub(super) async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Result<Option<bool>, ServiceError> {
+/// What a read-back found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Found {
+    Applied,
+    /// Not there: it may be sent again.
+    Absent,
+    /// Not there, and it never can be (an approval of a returned submission).
+    Moot,
+}
+
+impl From<bool> for Found {
+    fn from(applied: bool) -> Found {
+        if applied {
+            Found::Applied
+        } else {
+            Found::Absent
+        }
+    }
+}
+
+/// Whether an unconfirmed action's effect is at Prolific; None: not known yet.
+pub(super) async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Result<Option<Found>, ServiceError> {
     let submission = |id: &str| format!("/api/v1/submissions/{id}/");
     let known = |reply: &Reply| reply.ok().then_some(&reply.body).cloned();
-    Ok(match &r.remote {
+    let found = match &r.remote {
         Remote::CreateStudy { internal_name, .. } => Some(find_draft(client, internal_name).await?.is_some()),
         Remote::Transition { action } => {
-            let Some(pid) = pid else { return Ok(Some(false)) };
+            let Some(pid) = pid else { return Ok(Some(Found::Absent)) };
             let Some(study) = known(&get(client, &format!("/api/v1/studies/{pid}/")).await?) else { return Ok(None) };
             let status = study["status"].as_str().unwrap_or("");
             Some(match action.as_str() {
@@ -45,18 +64,18 @@ pub(super) async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Re
             })
         }
         Remote::SetPlaces { total } => {
-            let Some(pid) = pid else { return Ok(Some(false)) };
+            let Some(pid) = pid else { return Ok(Some(Found::Absent)) };
             let Some(study) = known(&get(client, &format!("/api/v1/studies/{pid}/")).await?) else { return Ok(None) };
             Some(study["total_available_places"].as_f64().unwrap_or(0.0) >= *total as f64)
         }
         Remote::Approve { submission: id } | Remote::Reject { submission: id, .. } => {
             let Some(s) = known(&get(client, &submission(id)).await?) else { return Ok(None) };
             let status = SubmissionStatus::parse(s["status"].as_str().unwrap_or(""));
-            Some(if matches!(r.remote, Remote::Approve { .. }) {
-                status.paid()
-            } else {
-                status == SubmissionStatus::Rejected
-            })
+            return Ok(Some(match decision_fate(matches!(r.remote, Remote::Approve { .. }), Some(status)) {
+                DecisionFate::Applied => Found::Applied,
+                DecisionFate::Moot => Found::Moot,
+                DecisionFate::Wait | DecisionFate::Send => Found::Absent,
+            }));
         }
         Remote::RequestReturn { submission: id, .. } => {
             let Some(s) = known(&get(client, &submission(id)).await?) else { return Ok(None) };
@@ -65,7 +84,8 @@ pub(super) async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Re
         // A lost set-up is never paid: set up again. Adding to a group again changes nothing.
         Remote::BonusSetup { .. } | Remote::GroupAdd { .. } => Some(false),
         Remote::BonusPay { bulk_id, round, bonuses } => bonus_paid(client, r, bulk_id, round, bonuses).await?,
-    })
+    };
+    Ok(found.map(Found::from))
 }
 
 /// A pay whose answer was lost: every submission's bonus payments are read

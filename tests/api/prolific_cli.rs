@@ -112,6 +112,14 @@ async fn a_new_user_runs_a_study_on_the_fake_from_the_command_line() {
     fake.tick().await;
     let (ok, out, _) = cli(&data, &fake, &["bonus", roomy, "--round", "thanks", "--each", "0.50"]);
     assert!(ok && out.contains("round \"thanks\": 2 bonuses"), "the same round again: {out}");
+    // 14.00 committed (12 places and 1.00 of bonuses, with the fee and tax): 2 × 13.00 fits
+    // the 36.00 left by itself, but not with Prolific's fee and tax on it (36.40).
+    let (ok, out, err) = cli(&data, &fake, &["bonus", roomy, "--round", "big", "--each", "13.00"]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("26.00 (36.40 with Prolific's fee and tax) would commit 50.40 of a budget cap of 50.00"),
+        "{err}"
+    );
 
     let st = fake.state().await;
     for a in &finishers {

@@ -300,3 +300,55 @@ async fn a_participant_who_timed_out_on_prolific_and_still_finishes_is_approved_
     assert_eq!(s, 200, "{plan}");
     assert_eq!(plan["bonuses"], json!([[late.submission_id, 30]]), "the late finisher is bonused like the others");
 }
+
+/// An approval queued while the participant was still active on Prolific,
+/// who then returns the study: it can never apply, so it ends as failed,
+/// with why, instead of being sent for ever, and the participant is not
+/// added to the benchmark's block group.
+#[tokio::test]
+async fn an_approval_of_a_submission_returned_meanwhile_ends_instead_of_being_sent_for_ever() {
+    use crate::prolific_kit::{answer_all, join, Way};
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start().await;
+    let quick = [("HARDNEG_PROLIFIC_SYNC_SECS", "0.2"), ("HARDNEG_PROLIFIC_WAIT_MS", "100")];
+    let app = Hardneg::start(&tmp.path().join("data"), &env(&fake, &quick), &tmp.path().join("log"), HashMap::new());
+    let r = app.login("researcher").await;
+    let check = "comprehension = [{ question = \"When do you pick None?\", options = [\"Never\", \"When no image fits\"], answer = \"When no image fits\" }]\n";
+    let spec = spec("returned meanwhile", "estimated_minutes = 5\nhourly_rate = 9.0")
+        .replace("[prolific]", &format!("{check}[prolific]"));
+    let study = create(&app, &r, &spec).await;
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let pid = v["prolific_id"].as_str().unwrap().to_string();
+    let arrival = fake.arrive(&pid, None).await;
+    let (client, hstudy, _) = join(&app.base, &arrival.study_url, Way::Careful).await;
+    answer_all(&app.base, &client, hstudy, Way::Careful).await;
+    // Finished in hardneg, not submitted on Prolific: the approval waits.
+    let (s, d) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/decide")), None).await;
+    assert_eq!((s, d["lines"][0]["action"].as_str()), (200, Some("approve")), "{d}");
+    fake.return_(&arrival.submission_id).await;
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let line = loop {
+        let status: Value =
+            r.get(app.url(&format!("/api/v1/studies/{study}/prolific"))).send().await.unwrap().json().await.unwrap();
+        let approve = status["outbox"].as_array().unwrap().iter().find(|l| l["action"] == "approve").cloned();
+        if let Some(line) = approve.filter(|l| l["state"] == "failed") {
+            break line;
+        }
+        assert!(std::time::Instant::now() < deadline, "the approval never ended: {status}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert!(line["last_error"].as_str().unwrap().contains("RETURNED"), "{line}");
+    let state = fake.state().await;
+    let approvals =
+        state["requests"].as_array().unwrap().iter().filter(|q| q["path"] == "/api/v1/submissions/bulk-approve/");
+    assert_eq!(approvals.count(), 0, "nothing to approve was sent");
+    // Nor is the participant put in the block group: it was never approved.
+    let adds = state["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["method"] == "POST" && q["path"].as_str().is_some_and(|p| p.ends_with("/participants/")));
+    assert_eq!(adds.count(), 0, "{}", state["groups"]);
+}

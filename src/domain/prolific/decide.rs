@@ -105,8 +105,14 @@ pub fn decide(p: &Person, messages: &BTreeMap<String, String>) -> Action {
     match p.decision {
         Decision::Approve => Action::Approve,
         Decision::Reject if prolific == S::AwaitingReview || prolific == S::Active => {
-            // The approve list rejects only for failed attention checks; the category follows the first flag.
-            let flag = p.flags.iter().find(|f| FLAGS.contains(&f.as_str())).map_or("failed_check", |f| f.as_str());
+            // The approve list rejects only for failed attention checks, so that is the
+            // category and message even when other flags (too fast, say) come first.
+            let known = |f: &&String| FLAGS.contains(&f.as_str());
+            let flag = if p.flags.iter().any(|f| f == "failed_check") {
+                "failed_check"
+            } else {
+                p.flags.iter().find(known).map_or("failed_check", |f| f.as_str())
+            };
             let message = messages.get(flag).cloned().unwrap_or_else(|| default_message(flag));
             Action::Reject { category: category(flag).to_string(), message }
         }
@@ -167,6 +173,11 @@ mod tests {
             }
             a => panic!("{a:?}"),
         }
+        // Also fast: the rejection is still for the failed checks, the only reason the list rejects.
+        let both = ["too_fast".to_string(), "failed_check".to_string()];
+        let fast = Person { flags: &both, ..p.clone() };
+        assert!(matches!(decide(&fast, &m), Action::Reject { category, message }
+            if category == "FAILED_CHECK" && message == default_message("failed_check")));
         let mine: BTreeMap<_, _> = [("failed_check".to_string(), "y".repeat(120))].into();
         assert!(matches!(decide(&p, &mine), Action::Reject { message, .. } if message == "y".repeat(120)));
         for (status, decision) in

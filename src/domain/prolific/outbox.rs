@@ -10,6 +10,9 @@
 //!    |                  '----crash (stale claim)------> Unconfirmed
 //!    '--read back: not applied-- Unconfirmed --read back: applied--> Done
 //! ```
+//! An approval or rejection whose submission can never take it (returned,
+//! screened out, decided the other way) goes from Pending or Unconfirmed to
+//! Failed (`Moot`); one already as asked, from Pending to Done.
 //! An `Unconfirmed` row is never sent again before a read-back says its
 //! effect is not there: that is what keeps a bonus `pay` from paying twice.
 use serde::{Deserialize, Serialize};
@@ -51,6 +54,8 @@ pub enum OutboxEvent {
     ReadBackAbsent,
     /// The action must wait (an approval of a submission still active).
     Wait,
+    /// The action can never apply (an approval of a returned submission).
+    Moot,
 }
 
 impl OutboxState {
@@ -88,7 +93,8 @@ impl OutboxState {
             (S::Sending, E::Throttled) => S::Pending,
             (S::Sending, E::Lost | E::ClaimExpired) => S::Unconfirmed,
             (S::Sending, E::Wait) => S::Pending,
-            (S::Unconfirmed, E::ReadBackApplied) => S::Done,
+            (S::Unconfirmed | S::Pending, E::ReadBackApplied) => S::Done,
+            (S::Unconfirmed | S::Pending, E::Moot) => S::Failed,
             (S::Unconfirmed, E::ReadBackAbsent) => S::Pending,
             (S::Unconfirmed, E::Lost) => S::Unconfirmed,
             _ => return None,
@@ -113,7 +119,7 @@ mod tests {
     use OutboxEvent as E;
     use OutboxState as S;
 
-    const EVENTS: [OutboxEvent; 9] = [
+    const EVENTS: [OutboxEvent; 10] = [
         E::Claim,
         E::Answered,
         E::Refused,
@@ -123,6 +129,7 @@ mod tests {
         E::ReadBackApplied,
         E::ReadBackAbsent,
         E::Wait,
+        E::Moot,
     ];
 
     #[test]
@@ -139,7 +146,9 @@ mod tests {
             allowed,
             [
                 (S::Pending, E::Claim, S::Sending),
+                (S::Pending, E::ReadBackApplied, S::Done),
                 (S::Pending, E::Wait, S::Pending),
+                (S::Pending, E::Moot, S::Failed),
                 (S::Sending, E::Answered, S::Done),
                 (S::Sending, E::Refused, S::Failed),
                 (S::Sending, E::Throttled, S::Pending),
@@ -149,6 +158,7 @@ mod tests {
                 (S::Unconfirmed, E::Lost, S::Unconfirmed),
                 (S::Unconfirmed, E::ReadBackApplied, S::Done),
                 (S::Unconfirmed, E::ReadBackAbsent, S::Pending),
+                (S::Unconfirmed, E::Moot, S::Failed),
             ]
         );
     }

@@ -86,6 +86,50 @@ impl SubmissionStatus {
     }
 }
 
+/// Where an approval or a rejection of a submission stands, given the
+/// submission's status as last seen on Prolific.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecisionFate {
+    /// Not submitted yet (still working, or timed out, which may still
+    /// finish): sent once it is.
+    Wait,
+    /// Awaiting review: send it.
+    Send,
+    /// Already what the decision asks for.
+    Applied,
+    /// It can never apply (returned, screened out, decided the other way):
+    /// the row ends as failed, with why, instead of being sent for ever.
+    Moot,
+}
+
+/// [`DecisionFate`] of an approval (`approve`) or a rejection.
+pub fn decision_fate(approve: bool, status: Option<SubmissionStatus>) -> DecisionFate {
+    use SubmissionStatus as S;
+    match status {
+        None | Some(S::Reserved | S::Active | S::TimedOut | S::Unknown) => DecisionFate::Wait,
+        Some(S::AwaitingReview) => DecisionFate::Send,
+        Some(s) if approve && s.paid() => DecisionFate::Applied,
+        Some(S::Rejected) if !approve => DecisionFate::Applied,
+        Some(_) => DecisionFate::Moot,
+    }
+}
+
+/// Whom a group add (approved finishers join the benchmark's block group)
+/// adds, once every finisher's approval has settled: the approved ones.
+/// None while an approval may still apply (a participant whose approval
+/// cannot apply, returned say, is never blocked from later studies).
+pub fn approved_members(finishers: &[(String, Option<SubmissionStatus>)]) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    for (pid, status) in finishers {
+        match decision_fate(true, *status) {
+            DecisionFate::Applied => out.push(pid.clone()),
+            DecisionFate::Moot => {}
+            DecisionFate::Wait | DecisionFate::Send => return None,
+        }
+    }
+    Some(out)
+}
+
 /// What hardneg does with its own participant when Prolific reports a status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PlaceAction {
@@ -173,6 +217,38 @@ pub fn mismatch(prolific: Option<SubmissionStatus>, hardneg: Option<&str>) -> Op
 mod tests {
     use super::*;
     use SubmissionStatus as S;
+
+    #[test]
+    fn a_decision_waits_for_a_submission_is_sent_once_and_ends_where_it_cannot_apply() {
+        use DecisionFate as F;
+        for approve in [true, false] {
+            for s in [None, Some(S::Reserved), Some(S::Active), Some(S::TimedOut), Some(S::Unknown)] {
+                assert_eq!(decision_fate(approve, s), F::Wait, "{s:?}");
+            }
+            assert_eq!(decision_fate(approve, Some(S::AwaitingReview)), F::Send);
+            for s in [S::Returned, S::ScreenedOut] {
+                assert_eq!(decision_fate(approve, Some(s)), F::Moot, "{s:?}");
+            }
+        }
+        assert_eq!(decision_fate(true, Some(S::Approved)), F::Applied);
+        assert_eq!(decision_fate(true, Some(S::PartiallyApproved)), F::Applied);
+        assert_eq!(decision_fate(true, Some(S::Rejected)), F::Moot);
+        assert_eq!(decision_fate(false, Some(S::Rejected)), F::Applied);
+        assert_eq!(decision_fate(false, Some(S::Approved)), F::Moot);
+    }
+
+    #[test]
+    fn a_group_add_waits_for_every_approval_and_adds_only_the_approved() {
+        let f = |rows: &[(&str, Option<S>)]| -> Vec<(String, Option<S>)> {
+            rows.iter().map(|(p, s)| (p.to_string(), *s)).collect()
+        };
+        let approved = f(&[("p1", Some(S::Approved)), ("p2", Some(S::Returned)), ("p3", Some(S::PartiallyApproved))]);
+        assert_eq!(approved_members(&approved), Some(vec!["p1".to_string(), "p3".to_string()]));
+        for pending in [None, Some(S::Active), Some(S::AwaitingReview), Some(S::TimedOut)] {
+            assert_eq!(approved_members(&f(&[("p1", Some(S::Approved)), ("p2", pending)])), None, "{pending:?}");
+        }
+        assert_eq!(approved_members(&f(&[("p1", Some(S::Rejected))])), Some(vec![]));
+    }
 
     #[test]
     fn every_status_reads_back_and_unknown_words_are_unknown() {
