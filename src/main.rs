@@ -13,6 +13,14 @@ async fn main() {
         )
         .init();
     let cli = hardneg::cli::Cli::parse();
+    if !cli.serves() {
+        // A report piped into `head` ends quietly when the reader goes, as
+        // other command-line tools do, instead of panicking in `println!`.
+        // SAFETY: set before any thread of ours writes to a pipe.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     if let Err(e) = hardneg::cli::run(cli).await {
         eprintln!("error: {e:#}");
         std::process::exit(exit_code(&e));

@@ -20,6 +20,16 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Serves connections (the app, the fake Prolific) rather than printing a report.
+    pub fn serves(&self) -> bool {
+        matches!(
+            self.command,
+            Command::Serve(_) | Command::Prolific { command: super::prolific::ProlificCommand::Fake { .. } }
+        )
+    }
+}
+
 #[derive(Subcommand)]
 pub enum Command {
     /// Run the web application.

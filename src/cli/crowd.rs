@@ -91,9 +91,18 @@ pub async fn participants(db: &AnyPool, study: StudyId, csv: bool, with_platform
         }
         w.flush().context("writing CSV")?;
     } else {
-        println!("{}", header.iter().map(|h| format!("{h:<12}")).collect::<String>().trim_end());
-        for cells in lines {
-            println!("{}", cells.iter().map(|c| format!("{c:<12}")).collect::<String>().trim_end());
+        // Each column as wide as its widest cell, two spaces apart.
+        let lines: Vec<Vec<String>> = lines.collect();
+        let widths: Vec<usize> = (0..header.len())
+            .map(|i| lines.iter().map(|c| c[i].chars().count()).chain([header[i].len()]).max().unwrap_or(0))
+            .collect();
+        let row = |cells: &mut dyn Iterator<Item = &str>| {
+            let padded: Vec<String> = cells.zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+            println!("{}", padded.join("  ").trim_end());
+        };
+        row(&mut header.iter().copied());
+        for cells in &lines {
+            row(&mut cells.iter().map(String::as_str));
         }
     }
     Ok(())

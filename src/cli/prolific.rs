@@ -150,7 +150,15 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
             println!("study {study} now has {total} places on Prolific");
             Ok(())
         }
-        ProlificCommand::Flush { study } => flush(&prolific::connect(db).map_err(e)?, study).await,
+        ProlificCommand::Flush { study } => {
+            let client = prolific::connect(db).map_err(e)?;
+            flush(&client, study).await?;
+            // A script must tell a settled outbox from one still waiting.
+            match prolific::outbox::open_rows(client.db(), study).await.map_err(e)? {
+                0 => Ok(()),
+                n => anyhow::bail!("{n} outbox row(s) still open: run `hardneg prolific flush {study}` again later"),
+            }
+        }
         ProlificCommand::Fake { .. } => unreachable!("the fake is run above, without a database"),
     }
 }

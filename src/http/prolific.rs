@@ -194,7 +194,12 @@ async fn places(
 
 /// Prolific's delivery: 204 once checked (a duplicate too, doing nothing),
 /// 401 for a bad signature or a stale timestamp, 404 when no secret is set.
-async fn hook(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<StatusCode, ServiceError> {
+async fn hook(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<axum::response::Response, ServiceError> {
+    use axum::response::IntoResponse;
     let Some(secret) = prolific::config::webhook_secret().map_err(ServiceError::Internal)? else {
         return Err(ServiceError::NotFound("no webhook secret is configured".into()));
     };
@@ -204,10 +209,12 @@ async fn hook(State(state): State<AppState>, headers: HeaderMap, body: Bytes) ->
         webhook::verify(&secret, &header(webhook::TIMESTAMP_HEADER), &header(webhook::SIGNATURE_HEADER), &body, now)
     {
         tracing::warn!(why, "a webhook delivery refused");
-        return Err(ServiceError::Unauthorized);
+        // Said as what it is (no session is involved); the reason stays in the log.
+        let refused = serde_json::json!({"error": "webhook refused: a bad signature or a stale timestamp"});
+        return Ok((StatusCode::UNAUTHORIZED, axum::Json(refused)).into_response());
     }
     if webhook::first_delivery(&state.db, &body).await? {
         prolific::wake();
     }
-    Ok(StatusCode::NO_CONTENT)
+    Ok(StatusCode::NO_CONTENT.into_response())
 }

@@ -231,6 +231,19 @@ async fn the_cli_prints_the_link_and_lists_participants() {
     assert!(csv.contains(&format!("1,p{study}-1,0,active,0,21")) && !csv.contains("PID-cli_1"), "{csv}");
     let with = text(&app.cli(&["participants", &id, "--csv", "--with-platform-ids"]).stdout);
     assert!(with.contains("PID-cli_1,S1,X1"), "{with}");
+    // The table: each column as wide as its cells; a reader that stops early ends it quietly.
+    let table = text(&app.cli(&["participants", &id]).stdout);
+    let header = table.lines().next().unwrap_or_default();
+    assert!(header.contains("checks_failed  comprehension_attempts  screened_out_reason"), "{table}");
+    let mut child = crate::helpers::command_on(&app.data_dir)
+        .args(["participants", &id])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let closed = child.wait_with_output().unwrap();
+    assert!(!text(&closed.stderr).contains("panicked"), "{}", text(&closed.stderr));
     let rotated = text(&app.cli(&["study", "link", &id, "--rotate"]).stdout);
     assert!(!rotated.contains(&token) && rotated.contains("http://127.0.0.1:3000/join/"), "{rotated}");
     assert!(app.cli(&["study", "close", &id]).status.success());

@@ -69,7 +69,12 @@ async fn webhooks_need_a_fresh_signature_and_a_duplicate_does_nothing() {
         204,
         "a duplicate"
     );
-    assert_eq!(send(now.clone(), sign("other", &now, &body), body.clone()).await.unwrap().status(), 401);
+    let refused = send(now.clone(), sign("other", &now, &body), body.clone()).await.unwrap();
+    assert_eq!(refused.status(), 401);
+    assert_eq!(
+        refused.json::<Value>().await.unwrap()["error"],
+        "webhook refused: a bad signature or a stale timestamp"
+    );
     let mut changed = body.clone();
     changed[3] ^= 1;
     assert_eq!(send(now.clone(), sign("whsec-1", &now, &body), changed).await.unwrap().status(), 401, "another body");
