@@ -39,6 +39,7 @@ fn AdaptiveCard(report: AdaptiveReport) -> impl IntoView {
         (1..=s.max).map(|n| (n, report.items.iter().filter(|i| i.answers as usize == n).count())).collect();
     let c = report.stopped.clone();
     let doubtful = report.doubtful.clone();
+    let warning = report.calibration_warning.clone();
     let study = report.study_id;
     view! {
         <div class="adaptive-panel">
@@ -53,6 +54,7 @@ fn AdaptiveCard(report: AdaptiveReport) -> impl IntoView {
                 "Stopped: agreed " {c.agreed} " · confident " {c.confident} " · reached max " {c.max}
                 " · still collecting " {c.collecting}
             </p>
+            {warning.map(|w| view! { <p class="notice calibration-warning" role="note">"Threshold not calibrated here: " {w}</p> })}
             <table class="data answers-taken">
                 <caption>"Items by answers taken"</caption>
                 <thead><tr>{taken.iter().map(|(n, _)| view! { <th scope="col">{*n}</th> }).collect_view()}</tr></thead>

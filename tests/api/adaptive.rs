@@ -235,6 +235,8 @@ async fn posterior_stop_needs_two_agreeing_and_exports_every_posterior() {
     assert!(fourth.is_subset(&third), "{fourth:?}");
 
     let report: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/adaptive")).await;
+    let warning = report["calibration_warning"].as_str().unwrap_or_default();
+    assert!(warning.starts_with("12 items (under 100) and a median of"), "a small study is told so: {report}");
     let items = report["items"].as_array().unwrap();
     let by_answers = |n: i64| items.iter().filter(|i| i["answers"] == n).count();
     assert_eq!(

@@ -13,7 +13,10 @@ pub mod evidence;
 pub mod reliability;
 mod report;
 pub use reliability::Reliability;
-pub use report::{AdaptiveItem, AdaptiveReport, Doubtful, Savings, StopCounts, DOUBT_POSTERIOR};
+pub use report::{
+    calibration_warning, AdaptiveItem, AdaptiveReport, Doubtful, Savings, StopCounts, CALIBRATED_ANSWERS_PER_PERSON,
+    CALIBRATED_ITEMS, DOUBT_POSTERIOR,
+};
 
 /// The `[assignment.adaptive]` table as written.
 #[derive(Debug, Clone, Deserialize)]

@@ -1,5 +1,5 @@
 //! What the research page, the API and the dashboard show of a study's adaptive overlap.
-use super::{Adaptive, Reason};
+use super::{Adaptive, Reason, Stop};
 use crate::domain::ids::StudyId;
 use crate::domain::resolution::{PosteriorModel, ResolvedBy};
 use serde::{Deserialize, Serialize};
@@ -58,6 +58,46 @@ pub struct AdaptiveReport {
     /// outcomes are settled (not for the dashboard's savings).
     #[serde(default)]
     pub doubtful: Vec<Doubtful>,
+    /// Under `stop = "posterior"`, why the threshold may not hold here
+    /// ([`calibration_warning`]); None when the study is like those it was
+    /// calibrated on, or under `stop = "agree"`.
+    #[serde(default)]
+    pub calibration_warning: Option<String>,
+}
+
+/// Below these the earned reliabilities stay near the crowd prior, and a
+/// posterior threshold is no longer the promise it reads as: measured
+/// calibrated on 600-item crowds with about 30 answers per person
+/// (docs/performance.md), and an audit's crowd of 60 % spammers, confusers
+/// and adversaries in 5-item bundles stopped at 0.95 right on only 77 %.
+pub const CALIBRATED_ITEMS: usize = 100;
+pub const CALIBRATED_ANSWERS_PER_PERSON: usize = 15;
+
+/// Why a study's posterior threshold may not hold: too few items, or a
+/// median person with too few counted answers (`answers_per_person`, once
+/// someone has answered). None under `stop = "agree"`.
+pub fn calibration_warning(settings: &Adaptive, items: usize, answers_per_person: &[i64]) -> Option<String> {
+    let Stop::Posterior { threshold } = settings.stop else { return None };
+    let mut per: Vec<i64> = answers_per_person.to_vec();
+    per.sort_unstable();
+    let median = per.get(per.len() / 2).copied();
+    let few_answers = median.filter(|&m| (m as usize) < CALIBRATED_ANSWERS_PER_PERSON);
+    if items >= CALIBRATED_ITEMS && few_answers.is_none() {
+        return None;
+    }
+    let mut why = Vec::new();
+    if items < CALIBRATED_ITEMS {
+        why.push(format!("{items} items (under {CALIBRATED_ITEMS})"));
+    }
+    if let Some(m) = few_answers {
+        why.push(format!("a median of {m} answers per person (under {CALIBRATED_ANSWERS_PER_PERSON})"));
+    }
+    Some(format!(
+        "{}: each person's reliability stays close to the crowd's, so items stopped at posterior ≥ {threshold} \
+         may be right less often than that, most of all with spammers, confusers or adversaries in the crowd; \
+         check a sample by hand, or use larger bundles or a fixed overlap (docs/study-spec.md)",
+        why.join(" and ")
+    ))
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,6 +136,7 @@ impl AdaptiveReport {
             saved_share,
             stopped,
             doubtful: vec![],
+            calibration_warning: None,
         }
     }
 

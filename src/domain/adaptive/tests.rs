@@ -239,3 +239,27 @@ fn a_study_ends_the_places_of_uninformative_people_only_when_set_to() {
     let answers = [(1, 4), (2, 4)];
     assert_eq!(on.decide(&answers, &rel), Decision::More);
 }
+
+#[test]
+fn a_posterior_threshold_warns_where_it_was_not_calibrated() {
+    let posterior = Adaptive {
+        min: 2,
+        max: 5,
+        stop: Stop::Posterior { threshold: 0.95 },
+        allow_unchosen: false,
+        end_uninformative: true,
+    };
+    let thirty = vec![30i64; 40];
+    assert_eq!(calibration_warning(&posterior, 600, &thirty), None, "like the measured crowds");
+    assert_eq!(calibration_warning(&posterior, 600, &[]), None, "nobody has answered yet");
+    let small = calibration_warning(&posterior, 70, &thirty).unwrap();
+    assert!(small.starts_with("70 items (under 100):") && small.contains("posterior ≥ 0.95"), "{small}");
+    let mut bundles_of_five = vec![5i64; 30];
+    bundles_of_five.extend([30; 10]);
+    let few = calibration_warning(&posterior, 600, &bundles_of_five).unwrap();
+    assert!(few.starts_with("a median of 5 answers per person (under 15)"), "{few}");
+    let both = calibration_warning(&posterior, 70, &bundles_of_five).unwrap();
+    assert!(both.starts_with("70 items (under 100) and a median of 5 answers"), "{both}");
+    let agree = Adaptive { stop: Stop::Agree, ..posterior };
+    assert_eq!(calibration_warning(&agree, 10, &[1]), None, "no threshold, no promise");
+}

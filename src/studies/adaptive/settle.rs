@@ -131,6 +131,15 @@ pub async fn report(db: &AnyPool, kinds: &[SurveyKind], study: StudyId) -> Resul
             let stop = value.zip(posterior).filter(|_| matches!(reason, Some(Reason::Agreed | Reason::Confident)));
             AdaptiveItem { instance_id, answers, wanted, reason, stop, ..AdaptiveItem::default() }
         })
-        .collect();
-    Ok(AdaptiveReport::new(study, a, items))
+        .collect::<Vec<_>>();
+    let per_person: Vec<i64> = if matches!(a.stop, crate::domain::adaptive::Stop::Posterior { .. }) {
+        sqlx::query_scalar("SELECT count(*) FROM counted_answers WHERE study_id = $1 GROUP BY user_id")
+            .bind(study)
+            .fetch_all(db)
+            .await?
+    } else {
+        Vec::new()
+    };
+    let warning = crate::domain::adaptive::calibration_warning(&a, items.len(), &per_person);
+    Ok(AdaptiveReport { calibration_warning: warning, ..AdaptiveReport::new(study, a, items) })
 }
