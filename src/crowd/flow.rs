@@ -239,7 +239,7 @@ pub async fn return_study(state: &AppState, user: &SessionUser, study: StudyId) 
     .bind(user.id)
     .execute(&mut *tx)
     .await?;
-    crate::studies::adaptive::reopen_lost(&mut tx, study).await?;
+    crate::studies::adaptive::reopen::reopen_lost(&mut tx, study).await?;
     tx.commit().await?;
     Ok(Stage::Returned)
 }

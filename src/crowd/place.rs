@@ -61,7 +61,7 @@ pub(super) async fn reclaim_and_pick(
         .bind(now)
         .execute(&mut *tx)
         .await?;
-        crate::studies::adaptive::reopen_lost(&mut *tx, study).await?;
+        crate::studies::adaptive::reopen::reopen_lost(&mut *tx, study).await?;
     }
     Ok(pick_bundle(&loads))
 }

@@ -14,10 +14,9 @@ use crate::state::{AppState, StudyMeta};
 use sqlx::{AnyConnection, AnyPool};
 use std::collections::HashMap;
 
-mod reopen;
+pub mod reopen;
 mod settle;
 mod uninformative;
-pub use reopen::reopen_lost;
 pub use settle::{report, settle};
 
 /// At creation, inside its transaction: the settings and every item at `min`.

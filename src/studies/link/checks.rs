@@ -201,7 +201,7 @@ pub async fn attention_answered(state: &AppState, user: &SessionUser, study: Stu
         .execute(&mut *tx)
         .await?;
     screen_out(&mut tx, user.id.get(), "attention_checks", now).await?;
-    crate::studies::adaptive::reopen_lost(&mut tx, study).await?;
+    crate::studies::adaptive::reopen::reopen_lost(&mut tx, study).await?;
     tx.commit().await?;
     Ok(true)
 }
