@@ -16,6 +16,7 @@ mod protocols;
 mod quality;
 pub use args::{Cli, Command, ResultsCommand, StudyCommand, UserCommand};
 pub use import_command::ImportCommand;
+mod listen;
 pub mod serve;
 pub mod site;
 

@@ -124,6 +124,12 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
             header::X_FRAME_OPTIONS,
             header::HeaderValue::from_static("DENY"),
         ))
+        // Pages rendered outside Leptos (join pages, form error pages) carry
+        // the same policy without a nonce: they have no inline script.
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CONTENT_SECURITY_POLICY,
+            header::HeaderValue::from_static(crate::ui::csp::WITHOUT_INLINE_SCRIPTS),
+        ))
         .layer(sessions)
         // Pages and answers are per user and change: always revalidated.
         .layer(SetResponseHeaderLayer::if_not_present(
@@ -144,12 +150,12 @@ pub async fn serve(paths: Paths, addr: SocketAddr, exposure: Exposure) -> anyhow
     crate::studies::adaptive::sweep_all(&state).await;
     crate::prolific::spawn_background(state.db.clone());
     let app = router(state, &exposure).await?;
+    let limits = crate::cli::listen::Limits::from_env();
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
+    tracing::info!(?limits, "connection limits");
     println!("hardneg listening on http://{local}");
-    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(stop.wait())
-        .await?;
+    crate::cli::listen::serve(listener, app, limits, stop.wait()).await;
     Ok(())
 }
 

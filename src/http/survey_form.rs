@@ -46,6 +46,7 @@ async fn start(
 }
 
 async fn answer_form(p: SurveyPost<AnswerForm>) -> Result<Answered, ServiceError> {
+    p.in_study(p.form.task_id).await?;
     let option = match p.form.tag.as_deref().filter(|t| !t.is_empty()) {
         Some(tag) => format!("{}:{tag}", p.form.option),
         None => p.form.option.clone(),

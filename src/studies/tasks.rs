@@ -386,3 +386,13 @@ async fn stored_ack(state: &AppState, task_id: TaskId) -> Result<AnswerAck, Serv
         .await?;
     Ok(AnswerAck { task_id, option, duplicate: true })
 }
+
+/// A form posted under a study's page answers only that study's tasks.
+pub async fn in_study(db: &sqlx::AnyPool, task: TaskId, study: StudyId) -> Result<(), ServiceError> {
+    let of: Option<StudyId> =
+        sqlx::query_scalar("SELECT study_id FROM tasks WHERE id = $1").bind(task).fetch_optional(db).await?;
+    match of {
+        Some(s) if s == study => Ok(()),
+        _ => Err(ServiceError::NotFound(format!("study {study} has no task {task}"))),
+    }
+}

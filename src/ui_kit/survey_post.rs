@@ -27,6 +27,14 @@ pub struct SurveyPost<T> {
     pub page: String,
 }
 
+impl<T> SurveyPost<T> {
+    /// The task a form names must be one of the page's study (its owner is
+    /// checked where the answer is stored).
+    pub async fn in_study(&self, task: crate::domain::ids::TaskId) -> Result<(), ServiceError> {
+        crate::studies::tasks::in_study(&self.state.db, task, self.study).await
+    }
+}
+
 /// How a handled post is answered.
 pub enum Answered {
     /// 303 back to the survey page, which renders the next item.

@@ -44,4 +44,10 @@ async fn pages_carry_a_nonce_based_content_security_policy() {
     assert_ne!(again, csp);
     let (missing, _) = page(&app, "/no-such-page").await;
     assert!(directive(&missing, "script-src").contains("'nonce-"), "{missing}");
+    // Pages rendered outside Leptos (a join link's page, here an unknown
+    // one) carry the policy too, without a nonce: they run no inline script.
+    let (join, html) = page(&app, "/join/0123456789abcdef0123456789abcdef?PROLIFIC_PID=x").await;
+    assert_eq!(directive(&join, "script-src"), "script-src 'self' 'wasm-unsafe-eval'", "{join}");
+    assert_eq!(directive(&join, "frame-ancestors"), "frame-ancestors 'none'", "{join}");
+    assert!(!html.contains("<script>"), "no inline script: {html}");
 }

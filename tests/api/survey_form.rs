@@ -91,8 +91,13 @@ async fn an_annotator_starts_and_answers_by_form_posts_without_javascript() {
     )
     .await;
     assert_eq!(evil.status(), 403);
+    // The caller's own task posted under another study's page is not that study's.
+    let elsewhere = format!("/annotate/{}/answer", study + 1000);
+    let res = post_form(&app, &client, &elsewhere, &own, &[("task_id", &task), ("option", "A")]).await;
+    assert_eq!(res.status(), 404);
+    assert!(res.text().await.unwrap().contains(&format!("study {} has no task {task}", study + 1000)));
     let (_, html) = page(&app, &client, &survey).await;
-    assert_eq!(shown_task(&html), Some(first), "the refused post answered nothing");
+    assert_eq!(shown_task(&html), Some(first), "the refused posts answered nothing");
 
     // Two answers by form: each a 303 back to the page, which shows the next task.
     let mut shown = first;

@@ -34,6 +34,7 @@ struct WriteForm {
 }
 
 async fn answer(p: SurveyPost<WriteForm>) -> Result<Answered, ServiceError> {
+    p.in_study(p.form.task_id).await?;
     let form = p.form;
     let a = WrittenAnswer {
         task_id: form.task_id,

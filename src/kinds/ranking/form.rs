@@ -23,6 +23,7 @@ async fn rank(p: SurveyPost<Vec<(String, String)>>) -> Result<Answered, ServiceE
         .find(|(k, _)| k == "task_id")
         .and_then(|(_, v)| v.parse::<TaskId>().ok())
         .ok_or_else(|| ServiceError::Invalid("the form has no task_id".into()))?;
+    p.in_study(task_id).await?;
     let places: Vec<(String, String)> =
         fields.iter().filter_map(|(k, v)| Some((k.strip_prefix("rank_")?.to_string(), v.clone()))).collect();
     let order = order_from_ranks(&places).map_err(ServiceError::Invalid)?;

@@ -1,0 +1,50 @@
+//! Connections on the open internet: a client that never finishes its
+//! headers is closed after the header timeout, one address holds only its
+//! share of connections, and a stop does not wait on idle sockets.
+use crate::helpers::TestApp;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A connection that sends half a request and never the rest.
+fn half_request(app: &TestApp) -> TcpStream {
+    let mut s = TcpStream::connect(app.base.trim_start_matches("http://")).unwrap();
+    s.write_all(b"GET /login HTTP/1.1\r\nHost: x\r\n").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
+}
+
+/// Seconds until the server closes `s` (reads to the end, whatever it answered).
+fn closed_after(mut s: TcpStream) -> f64 {
+    let t = Instant::now();
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    t.elapsed().as_secs_f64()
+}
+
+#[tokio::test]
+async fn slow_headers_are_cut_off_and_one_address_cannot_take_every_connection() {
+    let tmp = tempfile::tempdir().unwrap();
+    let env: [(&str, &Path); 2] =
+        [("HARDNEG_HEADER_TIMEOUT_SECS", Path::new("1")), ("HARDNEG_MAX_CONNECTIONS_PER_ADDRESS", Path::new("4"))];
+    let mut app = TestApp::spawn_with_env(&tmp.path().join("data"), &[], &env);
+    let held: Vec<TcpStream> = (0..4).map(|_| half_request(&app)).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    // A fifth from the same address is closed at once, before the timeout.
+    assert!(closed_after(half_request(&app)) < 0.9, "over the address's share");
+    // The four are closed by the header timeout, and the address is served again.
+    for s in held {
+        let waited = closed_after(s);
+        assert!(waited < 5.0, "a half request held its connection {waited}s");
+    }
+    let res = reqwest::get(app.url("/login")).await.unwrap();
+    assert_eq!(res.status(), 200);
+    // An idle connection and a half request do not hold up a stop.
+    let _idle = TcpStream::connect(app.base.trim_start_matches("http://")).unwrap();
+    let _half = half_request(&app);
+    let t = Instant::now();
+    app.terminate();
+    assert!(app.wait().success());
+    assert!(t.elapsed() < Duration::from_secs(5), "the stop waited {:?}", t.elapsed());
+}
