@@ -37,11 +37,14 @@ impl Limits {
     /// From the descriptor limit (raised to its hard limit first), unless
     /// `HARDNEG_MAX_CONNECTIONS`, `HARDNEG_MAX_CONNECTIONS_PER_ADDRESS` or
     /// `HARDNEG_HEADER_TIMEOUT_SECS` say otherwise (docs/security.md).
-    pub fn from_env() -> Limits {
+    /// Behind a trusted proxy every connection has the proxy's address, so
+    /// its share is the whole cap.
+    pub fn from_env(behind_proxy: bool) -> Limits {
         let fds = raise_fd_limit();
         let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok()).filter(|&n| n > 0);
         let total = env("HARDNEG_MAX_CONNECTIONS").unwrap_or(fds.saturating_sub(RESERVED_FDS).clamp(64, 65_536));
-        let per_address = env("HARDNEG_MAX_CONNECTIONS_PER_ADDRESS").unwrap_or((total / 8).max(32));
+        let share = if behind_proxy { total } else { (total / 8).max(32) };
+        let per_address = env("HARDNEG_MAX_CONNECTIONS_PER_ADDRESS").unwrap_or(share);
         let header_timeout = Duration::from_secs(env("HARDNEG_HEADER_TIMEOUT_SECS").unwrap_or(20));
         Limits { total: total as usize, per_address: per_address as usize, header_timeout }
     }
