@@ -181,10 +181,26 @@ pub async fn arrive_consenting(
         }
     }
     let now = state.crowd.clock.now();
-    let Some(bundle) = reclaim_and_pick(&mut tx, study, now).await? else {
+    let (Some(bundle), open) = reclaim_and_pick(&mut tx, study, now).await? else {
         tx.commit().await?; // keeps the reclaimed leases
         return Ok(Arrival::Full { code: link.full_code.clone() });
     };
+    if !link.settings.checks.comprehension.is_empty() {
+        let since = now - i64::from(link.settings.time_limit_minutes) * 60;
+        let at_the_check: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM participants p WHERE p.study_id = $1 AND p.arrived_at > $2
+               AND p.screened_out_reason IS NULL AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.user_id = p.user_id)",
+        )
+        .bind(study)
+        .bind(since)
+        .fetch_one(&mut *tx)
+        .await?;
+        if !crate::domain::crowd::bundles::admits_another_at_the_check(at_the_check, open) {
+            tracing::warn!(%study, at_the_check, open, "arrival turned away: too many at the comprehension check");
+            tx.commit().await?;
+            return Ok(Arrival::Full { code: link.full_code.clone() });
+        }
+    }
     let (user_id, username) = new_participant(&mut tx, study, number, ids.as_ref(), now, consented).await?;
     // With a comprehension check the place is taken only once it is passed.
     if link.settings.checks.comprehension.is_empty() {

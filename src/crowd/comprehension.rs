@@ -45,7 +45,7 @@ pub async fn comprehension_answer(
                     .execute(&mut *tx)
                     .await?;
                 // Full meanwhile: the stage says so, and nothing is leased.
-                if let Some(bundle) = super::place::reclaim_and_pick(&mut tx, study, now).await? {
+                if let (Some(bundle), _) = super::place::reclaim_and_pick(&mut tx, study, now).await? {
                     super::place::take_place(&mut tx, state, &link, bundle, user.id, now).await?;
                 }
             }

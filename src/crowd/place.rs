@@ -42,14 +42,15 @@ async fn loads_and_overdue(
     Ok((loads.collect(), overdue))
 }
 
-/// Reclaims overdue places, then picks the bundle for a new place; None
-/// when the study is full. The reclaim is a statement of its own only when
-/// some lease is overdue: an overdue place already counts as free.
+/// Reclaims overdue places, then picks the bundle for a new place (None
+/// when the study is full), with the places open. The reclaim is a
+/// statement of its own only when some lease is overdue: an overdue place
+/// already counts as free.
 pub(super) async fn reclaim_and_pick(
     tx: &mut AnyConnection,
     study: StudyId,
     now: i64,
-) -> Result<Option<i64>, ServiceError> {
+) -> Result<(Option<i64>, i64), ServiceError> {
     let (loads, overdue) = loads_and_overdue(tx, study, now).await?;
     if overdue {
         sqlx::query(
@@ -63,7 +64,7 @@ pub(super) async fn reclaim_and_pick(
         .await?;
         crate::studies::adaptive::reopen::reopen_lost(&mut *tx, study).await?;
     }
-    Ok(pick_bundle(&loads))
+    Ok((pick_bundle(&loads), crate::domain::crowd::bundles::open_places(&loads)))
 }
 
 /// Leases `bundle` to the participant and writes its tasks and participation.

@@ -159,3 +159,25 @@ async fn full_after_the_check_is_its_own_status_with_no_decision() {
     let d: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/dashboard")).await;
     assert_eq!((d["participants"]["started"].as_i64(), d["participants"]["working"].as_i64()), (Some(2), Some(1)));
 }
+
+/// Arrivals are participants before they pass the check, so an anonymous
+/// flood is bounded by the places it could take: with one place open, 23
+/// may wait at the check at once; the 24th is told the study is full, and
+/// someone who arrived before still gets back in.
+#[tokio::test]
+async fn arrivals_at_the_comprehension_check_are_bounded_by_the_places_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = TestApp::spawn_on(tmp.path(), &["--demo-size", "6"]);
+    let researcher = app.login("researcher").await;
+    let mut lines = SPEC.to_vec();
+    lines.push("copies = 1");
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("flooded", 6, &lines)).await;
+    for i in 0..23 {
+        arrive(&app, &token, study, &format!("F{i}")).await;
+    }
+    let (_, page) = arrive_with(&app, &browser(), &token, "F23").await;
+    assert!(page.contains("This study is full"), "{page}");
+    arrive(&app, &token, study, "F0").await;
+    let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
+    assert_eq!(rows.len(), 23, "the one turned away left no row");
+}
