@@ -140,6 +140,7 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
         .layer(crate::cli::site::compression())
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(crate::ui_kit::error_page::panicked))
         .layer(middleware::from_fn(http::guard::guard_pages))
+        .layer(middleware::from_fn(http::guard::sfn_client_errors))
         .service(inner);
     Ok(Router::new().fallback_service(layered))
 }

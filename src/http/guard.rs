@@ -43,6 +43,25 @@ pub async fn guard_pages(session: tower_sessions::Session, req: Request, next: N
     }
 }
 
+/// A server function's arguments that do not parse are the client's fault:
+/// Leptos answers them 500 (`Args|…`, `MissingArg|…`); they become 400,
+/// with the same body. Only a 500 under `/sfn/` is read.
+pub async fn sfn_client_errors(req: Request, next: Next) -> Response {
+    let sfn = req.uri().path().starts_with("/sfn/");
+    let res = next.run(req).await;
+    if !sfn || res.status() != StatusCode::INTERNAL_SERVER_ERROR {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response();
+    };
+    if bytes.starts_with(b"Args|") || bytes.starts_with(b"MissingArg|") {
+        parts.status = StatusCode::BAD_REQUEST;
+    }
+    Response::from_parts(parts, axum::body::Body::from(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

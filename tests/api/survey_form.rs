@@ -168,6 +168,8 @@ async fn a_participant_answers_the_bundle_by_form_posts_on_the_take_page() {
         let (status, html) = page(&app, &client, &take).await;
         assert_eq!(status, 200);
         assert!(html.contains(&format!(r#"action="{take}/answer""#)), "the bundle's answer form");
+        // "No, keep going" closes the return question without the wasm: a link back here.
+        assert!(html.contains(&format!(r#"<a href="{take}" class="link keep-going">"#)), "{html}");
         let task = shown_task(&html).expect("a task in the page").to_string();
         let res =
             post_form(&app, &client, &format!("{take}/answer"), &app.base, &[("task_id", &task), ("option", option)])

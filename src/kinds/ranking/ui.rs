@@ -162,8 +162,11 @@ fn rank_item(o: OptionView, item: Item) -> AnyView {
     let (place, place_label) = (format!("rank_{}", o.id), format!("Place of image {}", o.label));
     view! {
         <li class="rank-item" draggable="true" data-option=o.id.clone()
-            aria-selected=move || (selected.get() == Some(i)).to_string()
+            // aria-current, not aria-selected: a plain list item has no selection role.
+            aria-current=move || (selected.get() == Some(i)).to_string()
+            tabindex=move || live.get().then_some("0")
             on:click=move |_| selected.set(Some(i))
+            on:focus=move |_| selected.set(Some(i))
             on:dragstart=move |_| dragged.set(Some(pos))
             on:dragover=move |ev| ev.prevent_default()
             on:drop=move |ev| {

@@ -150,7 +150,9 @@ pub fn Returned() -> impl IntoView {
 #[component]
 pub fn ReturnStudy(study_id: StudyId, go: impl Fn(Step) + Copy + Send + Sync + 'static) -> impl IntoView {
     let details = NodeRef::<leptos::html::Details>::new();
-    let keep = move |_| {
+    // A link back to the page, so it closes the question without the wasm too.
+    let keep = move |ev: leptos::ev::MouseEvent| {
+        ev.prevent_default();
         if let Some(d) = details.get() {
             let _ = d.remove_attribute("open");
         }
@@ -162,7 +164,7 @@ pub fn ReturnStudy(study_id: StudyId, go: impl Fn(Step) + Copy + Send + Sync + '
             {step_form(study_id, Step::Return, go, "return-form", view! {
                 <button type="submit" class="danger" data-step="return">"Yes, return it"</button>
                 " "
-                <button type="button" class="link" on:click=keep>"No, keep going"</button>
+                <a class="link keep-going" href=format!("/take/{study_id}") on:click=keep>"No, keep going"</a>
             })}
         </details>
     }
