@@ -124,12 +124,6 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
             header::X_FRAME_OPTIONS,
             header::HeaderValue::from_static("DENY"),
         ))
-        // Pages rendered outside Leptos (join pages, form error pages) carry
-        // the same policy without a nonce: they have no inline script.
-        .layer(SetResponseHeaderLayer::if_not_present(
-            header::CONTENT_SECURITY_POLICY,
-            header::HeaderValue::from_static(crate::ui::csp::WITHOUT_INLINE_SCRIPTS),
-        ))
         .layer(sessions)
         // Pages and answers are per user and change: always revalidated.
         .layer(SetResponseHeaderLayer::if_not_present(
@@ -140,7 +134,6 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
         .layer(crate::cli::site::compression())
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(crate::ui_kit::error_page::panicked))
         .layer(middleware::from_fn(http::guard::guard_pages))
-        .layer(middleware::from_fn(http::guard::sfn_client_errors))
         .service(inner);
     Ok(Router::new().fallback_service(layered))
 }

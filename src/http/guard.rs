@@ -22,8 +22,13 @@ fn page_rule(path: &str) -> Option<fn(Role) -> bool> {
     }
 }
 
+/// Also turns a server function's argument errors into 400 ([`sfn_client_errors`]):
+/// one middleware for both, as each layer costs every request.
 pub async fn guard_pages(session: tower_sessions::Session, req: Request, next: Next) -> Response {
     let Some(allowed) = page_rule(req.uri().path()) else {
+        if req.uri().path().starts_with("/sfn/") {
+            return sfn_client_errors(next.run(req).await).await;
+        }
         return next.run(req).await;
     };
     match accounts::current_user(&session).await {
@@ -45,11 +50,9 @@ pub async fn guard_pages(session: tower_sessions::Session, req: Request, next: N
 
 /// A server function's arguments that do not parse are the client's fault:
 /// Leptos answers them 500 (`Args|…`, `MissingArg|…`); they become 400,
-/// with the same body. Only a 500 under `/sfn/` is read.
-pub async fn sfn_client_errors(req: Request, next: Next) -> Response {
-    let sfn = req.uri().path().starts_with("/sfn/");
-    let res = next.run(req).await;
-    if !sfn || res.status() != StatusCode::INTERNAL_SERVER_ERROR {
+/// with the same body. Only a 500 is read.
+async fn sfn_client_errors(res: Response) -> Response {
+    if res.status() != StatusCode::INTERNAL_SERVER_ERROR {
         return res;
     }
     let (mut parts, body) = res.into_parts();

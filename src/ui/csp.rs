@@ -5,11 +5,6 @@
 //! and forms post only to the app.
 use axum::http::{header, HeaderValue};
 
-/// [`policy`] for a response with no inline script (every non-Leptos page).
-pub const WITHOUT_INLINE_SCRIPTS: &str =
-    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; img-src 'self' data:; \
-     frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";
-
 pub fn policy(nonce: &str) -> String {
     format!(
         "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; img-src 'self' data:; \
@@ -39,6 +34,7 @@ mod tests {
         assert!(script.contains("'nonce-abc'") && script.contains("'wasm-unsafe-eval'"), "{p}");
         assert!(!p.contains("unsafe-inline") && !p.contains("'unsafe-eval'"), "{p}");
         assert!(p.contains("frame-ancestors 'none'") && p.contains("base-uri 'none'"), "{p}");
-        assert_eq!(super::WITHOUT_INLINE_SCRIPTS, p.replace(" 'nonce-abc'", ""), "the same policy, no nonce");
+        let plain = crate::ui_kit::page::WITHOUT_INLINE_SCRIPTS;
+        assert_eq!(plain, p.replace(" 'nonce-abc'", ""), "the same policy, no nonce");
     }
 }

@@ -51,10 +51,16 @@ pub fn document(title: &str, who: Option<&SessionUser>, body: impl IntoView + 's
     })
 }
 
+/// `ui::csp::policy` for a page with no inline script: every page rendered
+/// here (join pages, form error pages) has none.
+pub const WITHOUT_INLINE_SCRIPTS: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
+     img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";
+
 /// The page as an answer with `status`; revalidated on every use.
 pub fn respond(status: StatusCode, html: String) -> Response {
     let mut res = (status, Html(html)).into_response();
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    res.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(WITHOUT_INLINE_SCRIPTS));
     res
 }
 
