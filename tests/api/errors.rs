@@ -1,6 +1,6 @@
 //! Errors as clients see them: malformed requests are 422 saying what is
 //! wrong, database failures 500 with nothing internal, and server functions
-//! answer 401/403 like the API.
+//! answer 401/403 like the API (and 400 for arguments that do not parse).
 use crate::helpers::{demo_study, TestApp};
 use reqwest::Client;
 use serde_json::{json, Value};
@@ -56,12 +56,16 @@ async fn a_database_failure_is_500_without_the_database_text() {
 
 /// Calls a server function over HTTP as the hydrated page does.
 async fn call_sfn(client: &Client, app: &TestApp, path: &str) -> (u16, String) {
+    call_sfn_with(client, app, path, "").await
+}
+
+async fn call_sfn_with(client: &Client, app: &TestApp, path: &str, body: &str) -> (u16, String) {
     let res = client
         .post(app.url(path))
         .header("content-type", "application/x-www-form-urlencoded")
         .header("accept", "application/json")
         .header("origin", &app.base)
-        .body("")
+        .body(body.to_string())
         .send()
         .await
         .unwrap();
@@ -88,6 +92,10 @@ async fn server_functions_answer_401_and_403_like_the_api() {
     let (status, body) = call_sfn(&annotator, &app, overview).await;
     assert_eq!((status, body.contains("researchers and admins only")), (403, true), "{body}");
     assert_eq!(call_sfn(&researcher, &app, overview).await.0, 200);
+    // Arguments that do not parse are the client's fault: 400, not 500.
+    let login = hardneg::ui::login::Login::PATH;
+    let (status, body) = call_sfn_with(&anonymous, &app, login, "username=admin").await;
+    assert_eq!(status, 400, "{body}");
 }
 
 #[tokio::test]
