@@ -115,8 +115,8 @@ pub async fn plan(
             .into_iter()
             .collect();
     let new_cents: u64 = bonuses.iter().filter(|b| !stored.contains(&b.0)).map(|b| b.1).sum();
-    let more = crate::domain::prolific::money::with_fee(new_cents, super::publish::fee(db, study).await?);
-    let budget = super::publish::budget(db, study).await?;
+    let (budget, fee) = super::publish::budget_and_fee(db, study).await?;
+    let more = crate::domain::prolific::money::with_fee(new_cents, fee);
     if !budget.allows(more) {
         return Err(ServiceError::Invalid(format!(
             "bonuses of {} ({} with Prolific's fee and tax) would commit {} of a budget cap of {}",

@@ -254,17 +254,14 @@ async fn fee_of(db: &AnyPool, study: StudyId, stored: f64) -> Result<f64, Servic
     Ok(crate::studies::link::link_of_study(db, study).await?.settings.quality.platform_fee)
 }
 
-/// Prolific's fee and tax on the study's payments, as a fraction of them.
-pub async fn fee(db: &AnyPool, study: StudyId) -> Result<f64, ServiceError> {
-    let stored: Option<f64> = sqlx::query_scalar("SELECT fee FROM prolific_studies WHERE study_id = $1")
-        .bind(study)
-        .fetch_optional(db)
-        .await?;
-    fee_of(db, study, stored.ok_or_else(|| not_on_prolific(study))?).await
-}
-
 /// The money side: spent, committed and the cap, in cents.
 pub async fn budget(db: &AnyPool, study: StudyId) -> Result<Budget, ServiceError> {
+    Ok(budget_and_fee(db, study).await?.0)
+}
+
+/// [`budget`], and Prolific's fee and tax as a fraction of the payments
+/// (what a new commitment adds on top of its amount).
+pub async fn budget_and_fee(db: &AnyPool, study: StudyId) -> Result<(Budget, f64), ServiceError> {
     let row: Option<(i64, i64, f64)> =
         sqlx::query_as("SELECT places, reward_cents, fee FROM prolific_studies WHERE study_id = $1")
             .bind(study)
@@ -287,11 +284,12 @@ pub async fn budget(db: &AnyPool, study: StudyId) -> Result<Budget, ServiceError
     let paid = bonus("'paid'").await?;
     let all_bonuses = bonus("'planned', 'set_up', 'paid'").await?;
     let cap = settings(db, study).await.ok().and_then(|s| s.2.budget_cap);
-    Ok(Budget {
+    let budget = Budget {
         spent: money::with_fee((approved * reward + paid).max(0) as u64, fee),
         committed: money::with_fee((places * reward + all_bonuses).max(0) as u64, fee),
         cap,
-    })
+    };
+    Ok((budget, fee))
 }
 
 /// Raises the study's places to `total` (Prolific takes the new total),
