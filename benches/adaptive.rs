@@ -20,7 +20,11 @@
 //! person per bundle, drawn from a crowd of 600; a follow-up bundle near the
 //! end may hold one item, so its taker gives one answer, whom the crowd
 //! model weighs at the pooled crowd: `domain::aggregate::sparse`).
-//! `HARDNEG_ADAPTIVE_PLACES=many` or `one` runs only that one. The
+//! `HARDNEG_ADAPTIVE_PLACES=many` or `one` runs only that one;
+//! `HARDNEG_ADAPTIVE_BUNDLE` and `HARDNEG_ADAPTIVE_ITEMS` change the bundle
+//! size and the items per crowd, `HARDNEG_ADAPTIVE_HOSTILE=1` adds a crowd
+//! of 60 % bad workers ([`crowd::MOSTLY_BAD`]) and the audit's crowd
+//! ([`crowd::AUDITED`]). The
 //! baseline: the same people at a fixed overlap of 5, settled by
 //! Dawid-Skene.
 //!
@@ -41,14 +45,21 @@ use hardneg::domain::rng::{mix, shuffle, SplitMix64};
 use hardneg::domain::survey::SurveyKind;
 use std::collections::{HashMap, HashSet, VecDeque};
 
+/// Items per crowd; `HARDNEG_ADAPTIVE_ITEMS` changes it.
 const ITEMS: usize = 600;
 const PEOPLE: usize = 60;
 /// The crowd one-place participants are drawn from (each comes once).
 const ONE_PLACE_PEOPLE: usize = 600;
+/// Bundle size; `HARDNEG_ADAPTIVE_BUNDLE` changes it (a link study's small bundles).
 const BUNDLE: usize = 20;
 const AT_WORK: usize = 8;
 const THRESHOLD: f64 = 0.95;
 const DEFAULT_SEED: u64 = 20_261_125;
+
+/// A setting from the environment, or its default.
+fn knob(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|s| s.parse().ok()).filter(|&n| n > 0).unwrap_or(default)
+}
 
 struct Run {
     /// Per item: why it stopped, its value and posterior.
@@ -74,6 +85,7 @@ fn run(world: &World, rule: Adaptive, seed: u64, one_place: bool) -> Run {
     let mut ended: HashSet<usize> = HashSet::new();
     let mut stopped = 0;
     let mut fresh = 0..world.people.len();
+    let bundle_size = knob("HARDNEG_ADAPTIVE_BUNDLE", BUNDLE);
     while stopped < n {
         let mut tries = 0;
         while at_work.len() < AT_WORK && !queue.is_empty() && tries < 1_000 {
@@ -87,7 +99,7 @@ fn run(world: &World, rule: Adaptive, seed: u64, one_place: bool) -> Run {
             }
             let mut bundle = Vec::new();
             queue.retain(|&i| {
-                if bundle.len() >= BUNDLE || had[i].contains(&person) || assigned[i] >= wanted[i] {
+                if bundle.len() >= bundle_size || had[i].contains(&person) || assigned[i] >= wanted[i] {
                     return true;
                 }
                 bundle.push(i);
@@ -132,7 +144,7 @@ fn run(world: &World, rule: Adaptive, seed: u64, one_place: bool) -> Run {
         if given[i].len() < wanted[i] {
             continue;
         }
-        match rule.decide(&given[i], &rel) {
+        match rule.decide(i as u64, &given[i], &rel) {
             Decision::Stop { reason, label, posterior } => {
                 stops[i] = Some((reason, label, posterior));
                 stopped += 1;
@@ -252,11 +264,12 @@ fn measure(world: &World, seed: u64, one_place: bool) -> (Tally, String) {
     let fixed = run(world, fixed_rule, seed, one_place);
     let opts = Options { seed: world.seed, ..Options::dawid_skene() };
     let ds = aggregate_pooling_sparse(Model::DawidSkene, &fixed.answers, K, &[], &opts).expect("a crowd to fit");
-    let fixed_labels: Vec<usize> = (0..ITEMS).map(|i| ds.item(i as u64).map_or(usize::MAX, |p| p.label)).collect();
+    let items = world.truth.len();
+    let fixed_labels: Vec<usize> = (0..items).map(|i| ds.item(i as u64).map_or(usize::MAX, |p| p.label)).collect();
     let labels = settled(world, &adaptive);
     let ended = kinds_of(world, adaptive.ended.iter().copied());
     let mut t = Tally {
-        items: ITEMS,
+        items,
         answers: adaptive.answers.len(),
         fixed_answers: fixed.answers.len(),
         right: right(world, &labels),
@@ -299,18 +312,23 @@ fn main() {
 
 /// Every crowd's table, calibration and the target, for one way of arriving.
 fn report(seed: u64, one_place: bool) {
+    let (items, bundle) = (knob("HARDNEG_ADAPTIVE_ITEMS", ITEMS), knob("HARDNEG_ADAPTIVE_BUNDLE", BUNDLE));
+    // Enough fresh people for every place a one-place study can hand out.
+    let one_place_people = ONE_PLACE_PEOPLE.max(items * 6 / bundle + AT_WORK);
     let (people, arriving) = match one_place {
-        true => (ONE_PLACE_PEOPLE, "each person holds one place (a link study), drawn from"),
+        true => (one_place_people, "each person holds one place (a link study), drawn from"),
         false => (PEOPLE, "people come back for more bundles:"),
     };
     println!(
-        "\n== adaptive stopping (stop = \"posterior\", threshold {THRESHOLD}, min 2, max 5) on {ITEMS} items, seed {seed}; {arriving} {people} people per crowd"
+        "\n== adaptive stopping (stop = \"posterior\", threshold {THRESHOLD}, min 2, max 5) on {items} items, seed {seed}; {arriving} {people} people per crowd"
     );
-    println!("truth: slots 22/16/13/9 %, None 40 %; people arrive at random, {AT_WORK} at work, bundles of {BUNDLE}");
+    println!("truth: slots 22/16/13/9 %, None 40 %; people arrive at random, {AT_WORK} at work, bundles of {bundle}");
     let mut pooled = Tally::default();
     let mut rows = Vec::new();
-    for (c, crowd) in CROWDS.iter().enumerate() {
-        let world = World::new(crowd, mix(&[seed, c as u64]), ITEMS, people);
+    let hostile = std::env::var("HARDNEG_ADAPTIVE_HOSTILE").is_ok_and(|v| v == "1");
+    let crowds = CROWDS.iter().chain(hostile.then_some(&crowd::MOSTLY_BAD)).chain(hostile.then_some(&crowd::AUDITED));
+    for (c, crowd) in crowds.enumerate() {
+        let world = World::new(crowd, mix(&[seed, c as u64]), items, people);
         println!("crowd {:?}: {}", crowd.name, kinds_of(&world, 0..people));
         let (t, ended) = measure(&world, mix(&[seed, c as u64, 1]), one_place);
         println!("  places ended as carrying no information: {ended}");

@@ -24,9 +24,13 @@ pub enum Kind {
     SpamsNone,
     /// Right 2-12 % of the time (below chance), wrong evenly.
     Adversarial,
+    /// Any value at random, whatever the truth.
+    Random,
+    /// The value after the truth (None after slot 3, slot 0 after None) 85-95 % of the time.
+    Rotates,
 }
 
-pub const KINDS: [(Kind, &str); 7] = [
+pub const KINDS: [(Kind, &str); 9] = [
     (Kind::Good, "good"),
     (Kind::Confuser, "confuser"),
     (Kind::OverusesNone, "overuses None"),
@@ -34,19 +38,30 @@ pub const KINDS: [(Kind, &str); 7] = [
     (Kind::SpamsLetter, "spams a letter"),
     (Kind::SpamsNone, "spams None"),
     (Kind::Adversarial, "adversarial"),
+    (Kind::Random, "random"),
+    (Kind::Rotates, "rotates"),
 ];
 
 pub struct Crowd {
     pub name: &'static str,
     /// Share of each kind, in [`KINDS`] order.
-    pub mix: [f64; 7],
+    pub mix: [f64; 9],
 }
 
 pub const CROWDS: [Crowd; 3] = [
-    Crowd { name: "mostly good", mix: [0.70, 0.15, 0.08, 0.07, 0.0, 0.0, 0.0] },
-    Crowd { name: "mixed, some spammers", mix: [0.50, 0.20, 0.10, 0.10, 0.05, 0.05, 0.0] },
-    Crowd { name: "spammers and adversaries", mix: [0.45, 0.15, 0.05, 0.05, 0.08, 0.10, 0.12] },
+    Crowd { name: "mostly good", mix: [0.70, 0.15, 0.08, 0.07, 0.0, 0.0, 0.0, 0.0, 0.0] },
+    Crowd { name: "mixed, some spammers", mix: [0.50, 0.20, 0.10, 0.10, 0.05, 0.05, 0.0, 0.0, 0.0] },
+    Crowd { name: "spammers and adversaries", mix: [0.45, 0.15, 0.05, 0.05, 0.08, 0.10, 0.12, 0.0, 0.0] },
 ];
+
+/// Not in the recorded tables (`HARDNEG_ADAPTIVE_HOSTILE=1` adds it): only
+/// 40 % good people, the rest confusers, spammers and adversaries.
+pub const MOSTLY_BAD: Crowd = Crowd { name: "mostly bad", mix: [0.40, 0.15, 0.05, 0.0, 0.10, 0.10, 0.20, 0.0, 0.0] };
+
+/// Not in the recorded tables (`HARDNEG_ADAPTIVE_HOSTILE=1` adds it): an
+/// audit's crowd, 42 % good, 38 % answering at random, 8 % rotating the
+/// truth, 7 % confusers, 5 % adversarial.
+pub const AUDITED: Crowd = Crowd { name: "audited", mix: [0.42, 0.07, 0.0, 0.0, 0.0, 0.0, 0.05, 0.38, 0.08] };
 
 /// One simulated study's world: truths and people (confusion matrices).
 pub struct World {
@@ -107,6 +122,16 @@ fn person(rng: &mut SplitMix64, kind: Kind) -> [[f64; K]; K] {
             m
         }
         Kind::Adversarial => even(between(0.02, 0.12)),
+        Kind::Random => [[1.0 / K as f64; K]; K],
+        Kind::Rotates => {
+            let r = between(0.85, 0.95);
+            let mut m = even(1.0 - r);
+            (0..K).for_each(|t| {
+                m[t] = [(1.0 - r) / (K - 1) as f64; K];
+                m[t][(t + 1) % K] = r;
+            });
+            m
+        }
     }
 }
 

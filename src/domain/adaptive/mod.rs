@@ -164,12 +164,12 @@ impl Adaptive {
 
     /// The decision once an item's round is in: `answers` are its
     /// `(person, class)` answers in the order given, classes `< rel.k`.
-    pub fn decide(&self, answers: &[(u64, usize)], rel: &Reliability) -> Decision {
+    pub fn decide(&self, item: u64, answers: &[(u64, usize)], rel: &Reliability) -> Decision {
         let n = answers.len();
         if n == 0 || n < self.min {
             return Decision::More;
         }
-        let posterior = rel.posterior(answers);
+        let reliability::Weighed { posterior, counted } = rel.weigh(Some(item), answers);
         let (label, met) = match self.stop {
             Stop::Agree => {
                 let (label, margin) = leader(answers, rel.k);
@@ -177,7 +177,7 @@ impl Adaptive {
             }
             Stop::Posterior { threshold } => {
                 let label = most_probable_given(answers, &posterior);
-                let agreeing = answers.iter().filter(|&&(p, c)| c == label && rel.counts(p)).count();
+                let agreeing = answers.iter().zip(&counted).filter(|&(&(_, c), &counts)| c == label && counts).count();
                 (label, posterior[label] >= threshold && agreeing >= MIN_AGREEING)
             }
         };

@@ -28,43 +28,47 @@ fn stopped(d: Decision) -> Option<(Reason, usize)> {
 
 #[test]
 fn agreement_at_min_stops() {
-    assert_eq!(stopped(agree(2, 5).decide(&of(&[3, 3]), &crowd())), Some((Reason::Agreed, 3)));
-    assert_eq!(stopped(agree(3, 5).decide(&of(&[1, 1, 1]), &crowd())), Some((Reason::Agreed, 1)));
+    assert_eq!(stopped(agree(2, 5).decide(0, &of(&[3, 3]), &crowd())), Some((Reason::Agreed, 3)));
+    assert_eq!(stopped(agree(3, 5).decide(0, &of(&[1, 1, 1]), &crowd())), Some((Reason::Agreed, 1)));
 }
 
 #[test]
 fn fewer_than_min_always_asks_for_more() {
-    assert_eq!(agree(2, 5).decide(&of(&[3]), &crowd()), Decision::More);
-    assert_eq!(agree(2, 5).decide(&[], &crowd()), Decision::More);
-    assert_eq!(posterior(3, 5, 0.5).decide(&of(&[0, 0]), &crowd()), Decision::More);
+    assert_eq!(agree(2, 5).decide(0, &of(&[3]), &crowd()), Decision::More);
+    assert_eq!(agree(2, 5).decide(0, &[], &crowd()), Decision::More);
+    assert_eq!(posterior(3, 5, 0.5).decide(0, &of(&[0, 0]), &crowd()), Decision::More);
 }
 
 #[test]
 fn a_lead_of_one_asks_for_more_until_max() {
     let (rule, c) = (agree(2, 5), crowd());
-    assert_eq!(rule.decide(&of(&[0, 4]), &c), Decision::More, "a tie");
-    assert_eq!(rule.decide(&of(&[0, 4, 0]), &c), Decision::More, "2 to 1");
-    assert_eq!(stopped(rule.decide(&of(&[0, 4, 0, 0]), &c)), Some((Reason::Agreed, 0)), "3 to 1");
-    assert_eq!(rule.decide(&of(&[0, 4, 1, 2]), &c), Decision::More);
-    assert_eq!(stopped(rule.decide(&of(&[0, 4, 0, 4, 1]), &c)), Some((Reason::Max, 0)), "tie at max: the first given");
-    assert_eq!(stopped(rule.decide(&of(&[4, 0, 0, 4, 1]), &c)), Some((Reason::Max, 4)));
+    assert_eq!(rule.decide(0, &of(&[0, 4]), &c), Decision::More, "a tie");
+    assert_eq!(rule.decide(0, &of(&[0, 4, 0]), &c), Decision::More, "2 to 1");
+    assert_eq!(stopped(rule.decide(0, &of(&[0, 4, 0, 0]), &c)), Some((Reason::Agreed, 0)), "3 to 1");
+    assert_eq!(rule.decide(0, &of(&[0, 4, 1, 2]), &c), Decision::More);
+    assert_eq!(
+        stopped(rule.decide(0, &of(&[0, 4, 0, 4, 1]), &c)),
+        Some((Reason::Max, 0)),
+        "tie at max: the first given"
+    );
+    assert_eq!(stopped(rule.decide(0, &of(&[4, 0, 0, 4, 1]), &c)), Some((Reason::Max, 4)));
     // Past max (e.g. a late extra copy) it still stops.
-    assert_eq!(stopped(rule.decide(&of(&[0, 1, 2, 3, 4, 0]), &c)), Some((Reason::Max, 0)));
+    assert_eq!(stopped(rule.decide(0, &of(&[0, 1, 2, 3, 4, 0]), &c)), Some((Reason::Max, 0)));
 }
 
 #[test]
 fn min_equal_to_max_stops_after_one_round() {
     let c = crowd();
-    assert_eq!(stopped(agree(3, 3).decide(&of(&[0, 1, 2]), &c)), Some((Reason::Max, 0)));
-    assert_eq!(stopped(agree(1, 1).decide(&of(&[2]), &c)), Some((Reason::Max, 2)));
+    assert_eq!(stopped(agree(3, 3).decide(0, &of(&[0, 1, 2]), &c)), Some((Reason::Max, 0)));
+    assert_eq!(stopped(agree(1, 1).decide(0, &of(&[2]), &c)), Some((Reason::Max, 2)));
     // One answer never agrees with itself: min 1 asks a second person.
-    assert_eq!(agree(1, 3).decide(&of(&[2]), &c), Decision::More);
-    assert_eq!(stopped(agree(1, 3).decide(&of(&[2, 2]), &c)), Some((Reason::Agreed, 2)));
+    assert_eq!(agree(1, 3).decide(0, &of(&[2]), &c), Decision::More);
+    assert_eq!(stopped(agree(1, 3).decide(0, &of(&[2, 2]), &c)), Some((Reason::Agreed, 2)));
 }
 
 #[test]
 fn out_of_range_classes_are_ignored_by_the_count() {
-    assert_eq!(stopped(agree(2, 5).decide(&of(&[9, 1, 1]), &crowd())), Some((Reason::Agreed, 1)));
+    assert_eq!(stopped(agree(2, 5).decide(0, &of(&[9, 1, 1]), &crowd())), Some((Reason::Agreed, 1)));
 }
 
 #[test]
@@ -72,11 +76,13 @@ fn every_stop_carries_the_posterior_of_its_value() {
     // Under `agree` too, and for None (class 4) as for any other value.
     let c = crowd();
     for answers in [of(&[4, 4]), of(&[4, 0, 4, 4]), of(&[0, 4, 0, 4, 1])] {
-        let Decision::Stop { label, posterior, .. } = agree(2, 5).decide(&answers, &c) else { panic!("{answers:?}") };
+        let Decision::Stop { label, posterior, .. } = agree(2, 5).decide(0, &answers, &c) else {
+            panic!("{answers:?}")
+        };
         assert!((posterior - c.posterior(&answers)[label]).abs() < 1e-12);
     }
     // Two middling people agreeing: 0.49 / (0.49 + 4 * 0.075^2) = 0.956.
-    match posterior(2, 5, 0.95).decide(&of(&[4, 4]), &c) {
+    match posterior(2, 5, 0.95).decide(0, &of(&[4, 4]), &c) {
         Decision::Stop { reason: Reason::Confident, label: 4, posterior: p } => {
             assert!((p - 0.49 / (0.49 + 4.0 * 0.075f64.powi(2))).abs() < 1e-12, "{p}")
         }
@@ -90,18 +96,29 @@ fn one_answer_never_settles_an_item_however_trusted() {
     let mut rel = crowd();
     let mut sure = vec![0.0025; 25];
     (0..5).for_each(|t| sure[t * 5 + t] = 0.99);
-    rel.people
-        .insert(1, reliability::Person { answers: 200, confusion: sure, kappa: 0.98, settled: Default::default() });
+    rel.people.insert(
+        1,
+        reliability::Person { answers: 200, confusion: sure, kappa: 0.98, soft: vec![], settled: Default::default() },
+    );
     let rule = posterior(1, 3, 0.95);
     assert!(rel.posterior(&[(1, 2)])[2] > 0.95);
-    assert_eq!(rule.decide(&[(1, 2)], &rel), Decision::More, "one answer, however sure");
-    assert!(matches!(rule.decide(&[(1, 2), (2, 2)], &rel), Decision::Stop { reason: Reason::Confident, label: 2, .. }));
+    assert_eq!(rule.decide(0, &[(1, 2)], &rel), Decision::More, "one answer, however sure");
+    assert!(matches!(
+        rule.decide(0, &[(1, 2), (2, 2)], &rel),
+        Decision::Stop { reason: Reason::Confident, label: 2, .. }
+    ));
     // A second answer by someone whose answers do not count is no agreement.
     rel.people.insert(
         3,
-        reliability::Person { answers: 50, confusion: vec![0.2; 25], kappa: 0.0, settled: Default::default() },
+        reliability::Person {
+            answers: 50,
+            confusion: vec![0.2; 25],
+            kappa: 0.0,
+            soft: vec![],
+            settled: Default::default(),
+        },
     );
-    assert_eq!(rule.decide(&[(1, 2), (3, 2)], &rel), Decision::More);
+    assert_eq!(rule.decide(0, &[(1, 2), (3, 2)], &rel), Decision::More);
 }
 
 #[test]
@@ -116,14 +133,20 @@ fn the_settled_value_is_one_somebody_gave() {
     for p in [1, 2] {
         rel.people.insert(
             p,
-            reliability::Person { answers: 40, confusion: rows.clone(), kappa: 0.5, settled: Default::default() },
+            reliability::Person {
+                answers: 40,
+                confusion: rows.clone(),
+                kappa: 0.5,
+                soft: vec![],
+                settled: Default::default(),
+            },
         );
     }
     let answers = [(1, 4), (2, 0)];
     let post = rel.posterior(&answers);
     let favourite = (0..5).max_by(|&a, &b| post[a].total_cmp(&post[b])).unwrap();
     assert!(favourite == 3 || favourite == 1, "{post:?}");
-    match posterior(2, 2, 0.95).decide(&answers, &rel) {
+    match posterior(2, 2, 0.95).decide(0, &answers, &rel) {
         Decision::Stop { reason: Reason::Max, label, posterior: p } => {
             assert!(label == 4 || label == 0, "{label}: nobody chose it");
             assert_eq!(p, post[label]);
@@ -227,7 +250,8 @@ fn the_report_counts_spending_against_fixed_max() {
 fn a_study_ends_the_places_of_uninformative_people_only_when_set_to() {
     let mut rel = Reliability::uninformed(5);
     let settled = |answers, kappa| evidence::Settled { answers, kappa };
-    let person = |settled| reliability::Person { answers: 40, confusion: vec![0.2; 25], kappa: 0.5, settled };
+    let person =
+        |settled| reliability::Person { answers: 40, confusion: vec![0.2; 25], kappa: 0.5, soft: vec![], settled };
     rel.people.insert(1, person(settled(12, 0.05)));
     rel.people.insert(2, person(settled(12, 0.7)));
     rel.people.insert(3, person(settled(9, -0.5)));
@@ -237,7 +261,7 @@ fn a_study_ends_the_places_of_uninformative_people_only_when_set_to() {
     assert!(!off.ends_place(1, &rel));
     // Their answers no longer count toward a stop: two agreeing people who count are needed.
     let answers = [(1, 4), (2, 4)];
-    assert_eq!(on.decide(&answers, &rel), Decision::More);
+    assert_eq!(on.decide(0, &answers, &rel), Decision::More);
 }
 
 #[test]

@@ -210,7 +210,7 @@ async fn decide_round(
             .ok_or_else(|| ServiceError::Internal(format!("stored value {value:?} is not a value of {}", meta.kind)))?;
         answers.push((*user as u64, class));
     }
-    match a.decide(&answers, reliability) {
+    match a.decide(instance as u64, &answers, reliability) {
         Decision::Stop { reason, label, posterior } => {
             sqlx::query(
                 "UPDATE adaptive_items SET state = 'stopped', reason = $1, answers = $2, value = $3, posterior = $4
