@@ -5,8 +5,10 @@
 //! HTTP/1 connection gets a header-read timeout (also the idle keep-alive
 //! timeout: hyper starts it whenever it waits for the next request), the
 //! number of connections is capped below the descriptor limit, one peer
-//! address may hold only a share of them, and a stop waits a bounded time
-//! for open connections.
+//! address may hold only a share of them, a request body must keep
+//! arriving (`slow_body`), and a stop waits a bounded time for open
+//! connections.
+use super::slow_body::{BodyRate, RateLimited};
 use axum::extract::ConnectInfo;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -31,6 +33,8 @@ pub struct Limits {
     pub per_address: usize,
     /// Time to send a request's headers, and to start the next one on a kept-alive connection.
     pub header_timeout: Duration,
+    /// How fast a request's body must keep arriving.
+    pub body_rate: BodyRate,
 }
 
 impl Limits {
@@ -46,7 +50,12 @@ impl Limits {
         let share = if behind_proxy { total } else { (total / 8).max(32) };
         let per_address = env("HARDNEG_MAX_CONNECTIONS_PER_ADDRESS").unwrap_or(share);
         let header_timeout = Duration::from_secs(env("HARDNEG_HEADER_TIMEOUT_SECS").unwrap_or(20));
-        Limits { total: total as usize, per_address: per_address as usize, header_timeout }
+        Limits {
+            total: total as usize,
+            per_address: per_address as usize,
+            header_timeout,
+            body_rate: BodyRate::from_env(),
+        }
     }
 }
 
@@ -136,7 +145,8 @@ pub async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        tokio::spawn(connection(stream, remote, app.clone(), limits.header_timeout, (permit, slot), stopped.clone()));
+        let held = (permit, slot);
+        tokio::spawn(connection(stream, remote, app.clone(), limits, held, stopped.clone()));
     }
     drop(listener);
     let open = limits.total - total.available_permits();
@@ -150,16 +160,17 @@ async fn connection(
     stream: tokio::net::TcpStream,
     remote: SocketAddr,
     app: Router,
-    header_timeout: Duration,
+    limits: Limits,
     _held: (OwnedSemaphorePermit, AddressSlot),
     mut stop: watch::Receiver<bool>,
 ) {
+    let body_rate = limits.body_rate;
     let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
         req.extensions_mut().insert(ConnectInfo(remote));
-        app.clone().oneshot(req.map(axum::body::Body::new))
+        app.clone().oneshot(req.map(|body| axum::body::Body::new(RateLimited::new(body, body_rate))))
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
+    builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
     let conn = builder.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(conn);
     let mut draining = *stop.borrow();

@@ -19,6 +19,7 @@ pub use import_command::ImportCommand;
 mod listen;
 pub mod serve;
 pub mod site;
+mod slow_body;
 
 use crate::store::{db, images::ImageStore};
 use anyhow::Context;

@@ -48,3 +48,47 @@ async fn slow_headers_are_cut_off_and_one_address_cannot_take_every_connection()
     assert!(app.wait().success());
     assert!(t.elapsed() < Duration::from_secs(5), "the stop waited {:?}", t.elapsed());
 }
+
+/// A body sent a byte at a time is cut off once it falls behind the
+/// minimum rate (after its grace), and the address is served again.
+#[tokio::test]
+async fn a_body_trickled_a_byte_at_a_time_is_cut_off() {
+    let tmp = tempfile::tempdir().unwrap();
+    let env: [(&str, &Path); 1] = [("HARDNEG_BODY_GRACE_SECS", Path::new("1"))];
+    let app = TestApp::spawn_with_env(&tmp.path().join("data"), &[], &env);
+    let mut s = TcpStream::connect(app.base.trim_start_matches("http://")).unwrap();
+    let head = format!(
+        "POST /api/v1/session HTTP/1.1\r\nHost: {}\r\nOrigin: {}\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n",
+        app.base.trim_start_matches("http://"),
+        app.base
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut writer = s.try_clone().unwrap();
+    let trickle = std::thread::spawn(move || {
+        // 4,000 bytes at 5 a second would take 13 minutes.
+        for _ in 0..100 {
+            if writer.write_all(b" ").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    let t = Instant::now();
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    let waited = t.elapsed().as_secs_f64();
+    assert!(waited < 5.0, "a trickled body held its connection {waited}s");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    trickle.join().unwrap();
+    // The same body sent at once is read (and refused for what it says).
+    let res = reqwest::Client::new()
+        .post(app.url("/api/v1/session"))
+        .header("Origin", &app.base)
+        .json(&serde_json::json!({"username": "nobody", "password": "wrong"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+}
