@@ -6,7 +6,7 @@
 //! `MACE(method="em")`; the restart with the best log-likelihood wins.
 use super::prepared::Prepared;
 use super::{softmax_in_place, Fit, Options, PersonExtra};
-use crate::domain::rng::SplitMix64;
+use crate::domain::rng::{mix, SplitMix64};
 
 /// One restart's parameters.
 #[derive(Clone)]
@@ -36,11 +36,13 @@ struct Run {
 pub(super) fn fit(p: &Prepared, opts: &Options) -> Fit {
     let kc = p.classes.len();
     let smoothing = opts.smoothing.unwrap_or(0.01 / kc as f64);
-    let mut rng = SplitMix64::new(opts.seed);
     let per_answer = 1.0 / p.answers() as f64;
-    // Every restart's start drawn first, in order, from the one seeded
-    // stream: the restarts can then run side by side with the same results.
-    let starts: Vec<Params> = (0..opts.restarts).map(|_| init(&mut rng, p.people.len(), kc)).collect();
+    // Every restart's start drawn first: the restarts can then run side by
+    // side with the same results. Each person's start is seeded by what they
+    // answered, not by where their id sorts, so that a study whose people
+    // arrived (and were numbered) in another order fits the same.
+    let people = fingerprints(p);
+    let starts: Vec<Params> = (0..opts.restarts as u64).map(|r| init(mix(&[opts.seed, r]), &people, kc)).collect();
     let restart = |mut params: Params| {
         let mut q = vec![0.0; p.items.len() * kc];
         let mut counts = e_step(p, &params, &mut q);
@@ -111,12 +113,26 @@ fn in_parallel(starts: Vec<Params>, f: impl Fn(Params) -> Run + Sync) -> Vec<Run
     runs.into_iter().map(|r| r.expect("every restart ran")).collect()
 }
 
-/// crowd-kit's start: (spam, know) and the strategy drawn from U(1, 2.5), normalised.
-fn init(rng: &mut SplitMix64, people: usize, kc: usize) -> Params {
-    let mut draw = || 1.0 + 1.5 * rng.next_f64();
-    let mut competence = Vec::with_capacity(people);
-    let mut strategy = Vec::with_capacity(people * kc);
-    for _ in 0..people {
+/// Per person: a hash of their `(item, class)` answers, in item order.
+fn fingerprints(p: &Prepared) -> Vec<u64> {
+    let mut hash = vec![0x6d61_6365u64; p.people.len()];
+    for (i, &item) in p.items.iter().enumerate() {
+        for x in p.starts[i]..p.starts[i + 1] {
+            let w = p.person[x] as usize;
+            hash[w] = mix(&[hash[w], item, p.classes[p.label[x] as usize] as u64]);
+        }
+    }
+    hash
+}
+
+/// crowd-kit's start: (spam, know) and the strategy drawn from U(1, 2.5),
+/// normalised; each person's from their own stream of `restart`'s seed.
+fn init(restart: u64, people: &[u64], kc: usize) -> Params {
+    let mut competence = Vec::with_capacity(people.len());
+    let mut strategy = Vec::with_capacity(people.len() * kc);
+    for &fingerprint in people {
+        let mut rng = SplitMix64::new(mix(&[restart, fingerprint]));
+        let mut draw = || 1.0 + 1.5 * rng.next_f64();
         let (spam, know) = (draw(), draw());
         competence.push(know / (spam + know));
         let row: Vec<f64> = (0..kc).map(|_| draw()).collect();

@@ -68,9 +68,12 @@ fn dawid_skene_matches_crowd_kit() {
 }
 
 /// crowd-kit seeds every restart with the same `random_state`, and our
-/// restarts draw different (seeded) starts, so parameters can differ by where
-/// EM stopped after 50 iterations: labels must agree, posteriors, accuracies and
-/// competences within 1e-3 (measured: about 2e-4), competences in the same order.
+/// restarts draw different starts (seeded per person by what they answered,
+/// so that renumbering people changes nothing), so parameters can differ by
+/// where EM stopped after 50 iterations: labels must agree, posteriors,
+/// accuracies and competences within 2e-3 (measured: up to 1.6e-3; 2e-4
+/// with the starts drawn in person-id order, before session 38),
+/// competences in the same order.
 #[test]
 fn mace_matches_crowd_kit() {
     let r = reference();
@@ -78,11 +81,11 @@ fn mace_matches_crowd_kit() {
     let opts = Options { max_iter: 50, tol: -1.0, ..Options::mace() };
     let a = aggregate(Model::Mace, &r.answers, r.k, &[], &opts).unwrap();
     assert_eq!(a.iterations, 50);
-    assert_items_match(&a, m, 1e-3);
+    assert_items_match(&a, m, 2e-3);
     let ours: Vec<f64> = a.people.iter().map(|p| p.competence.unwrap()).collect();
     let theirs: Vec<f64> = a.people.iter().map(|p| by_person(&m["competence"], p.person)).collect();
     for (o, t) in ours.iter().zip(&theirs) {
-        assert!((o - t).abs() <= 1e-3, "competence {ours:?} vs {theirs:?}");
+        assert!((o - t).abs() <= 2e-3, "competence {ours:?} vs {theirs:?}");
     }
     let order = |v: &[f64]| {
         let mut i: Vec<usize> = (0..v.len()).collect();
