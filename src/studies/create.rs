@@ -212,7 +212,7 @@ async fn insert_items(
 /// `step4_spec` writes, created like any other. The UI's "Start Step 4" and
 /// `POST /api/v1/studies/{id}/step4` both call this.
 pub async fn create_step4(db: &AnyPool, kinds: &Registry, step3: StudyId) -> Result<(StudyId, Study), ServiceError> {
-    let spec = crate::studies::outcomes::step4_spec(db, kinds.list, step3, now_secs() as u64).await?;
+    let spec = crate::studies::step4::step4_spec(db, kinds.list, step3, now_secs() as u64).await?;
     let study = parse_spec(kinds, &spec, 0)?;
     let id = create_study(db, kinds, &study, &spec).await?;
     Ok((id, study))

@@ -24,6 +24,7 @@ pub mod overview;
 pub mod pipeline;
 pub mod progress;
 pub mod report;
+pub mod step4;
 pub mod tasks;
 pub mod vocabulary;
 pub mod votes;

@@ -63,6 +63,7 @@ mod scoring_dtype;
 mod self_contained;
 mod shutdown;
 mod site_files;
+mod step4_link;
 mod study_start;
 mod survey_form;
 mod take_form;
