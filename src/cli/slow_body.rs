@@ -1,9 +1,10 @@
 //! A request body must keep arriving: the header timeout ends with the
 //! headers, so a client could otherwise send a body a byte at a time and
 //! hold its connection (and its share of the cap) for as long as the body
-//! limit allows. A body gets a grace period plus one second per
-//! `bytes_per_sec` it has sent; by then it must have ended, or reading it
-//! fails (the handler answers 400 and the connection closes).
+//! limit allows. From the first time it has to be waited for, a body gets
+//! a grace period plus one second per `bytes_per_sec` it has sent; by then
+//! it must have ended, or reading it fails (the handler answers 400 and the
+//! connection closes).
 use hyper::body::{Body, Bytes, Frame, SizeHint};
 use std::future::Future;
 use std::pin::Pin;
@@ -35,11 +36,15 @@ impl BodyRate {
 pub struct RateLimited<B> {
     inner: B,
     rate: BodyRate,
-    started: Instant,
     received: u64,
-    /// Armed only once the body has to be waited for: most bodies came
-    /// with their headers and never need a timer.
-    deadline: Option<Pin<Box<Sleep>>>,
+    /// Set only once the body has to be waited for: most bodies come with
+    /// their headers and never read the clock or arm a timer.
+    waiting: Option<Waiting>,
+}
+
+struct Waiting {
+    since: Instant,
+    deadline: Pin<Box<Sleep>>,
 }
 
 #[derive(Debug)]
@@ -55,12 +60,13 @@ impl std::error::Error for TooSlow {}
 
 impl<B> RateLimited<B> {
     pub fn new(inner: B, rate: BodyRate) -> RateLimited<B> {
-        RateLimited { inner, rate, started: Instant::now(), received: 0, deadline: None }
+        RateLimited { inner, rate, received: 0, waiting: None }
     }
 
-    fn due(&self) -> Instant {
+    /// When the body must have ended, having been waited for since `since`.
+    fn due(&self, since: Instant) -> Instant {
         let earned = Duration::from_secs_f64(self.received as f64 / self.rate.bytes_per_sec as f64);
-        self.started + self.rate.grace + earned
+        since + self.rate.grace + earned
     }
 }
 
@@ -77,22 +83,27 @@ where
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 this.received += frame.data_ref().map_or(0, |d| d.len() as u64);
-                let due = this.due();
-                if Instant::now() > due {
-                    return Poll::Ready(Some(Err(TooSlow.into())));
-                }
-                if let Some(deadline) = this.deadline.as_mut() {
-                    deadline.as_mut().reset(due);
+                if let Some(since) = this.waiting.as_ref().map(|w| w.since) {
+                    let due = this.due(since);
+                    if Instant::now() > due {
+                        return Poll::Ready(Some(Err(TooSlow.into())));
+                    }
+                    if let Some(w) = this.waiting.as_mut() {
+                        w.deadline.as_mut().reset(due);
+                    }
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(other) => Poll::Ready(other.map(|r| r.map_err(Into::into))),
             Poll::Pending => {
-                let due = this.due();
-                let deadline = this.deadline.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
-                match deadline.as_mut().poll(cx) {
-                    Poll::Ready(()) => Poll::Ready(Some(Err(TooSlow.into()))),
-                    Poll::Pending => Poll::Pending,
+                if this.waiting.is_none() {
+                    let since = Instant::now();
+                    let deadline = Box::pin(tokio::time::sleep_until(this.due(since)));
+                    this.waiting = Some(Waiting { since, deadline });
+                }
+                match this.waiting.as_mut().map(|w| w.deadline.as_mut().poll(cx)) {
+                    Some(Poll::Ready(())) => Poll::Ready(Some(Err(TooSlow.into()))),
+                    _ => Poll::Pending,
                 }
             }
         }
