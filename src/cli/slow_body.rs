@@ -86,6 +86,7 @@ where
                 if let Some(since) = this.waiting.as_ref().map(|w| w.since) {
                     let due = this.due(since);
                     if Instant::now() > due {
+                        tracing::info!(received = this.received, "a request body arrived too slowly: cut off");
                         return Poll::Ready(Some(Err(TooSlow.into())));
                     }
                     if let Some(w) = this.waiting.as_mut() {
@@ -102,7 +103,10 @@ where
                     this.waiting = Some(Waiting { since, deadline });
                 }
                 match this.waiting.as_mut().map(|w| w.deadline.as_mut().poll(cx)) {
-                    Some(Poll::Ready(())) => Poll::Ready(Some(Err(TooSlow.into()))),
+                    Some(Poll::Ready(())) => {
+                        tracing::info!(received = this.received, "a request body arrived too slowly: cut off");
+                        Poll::Ready(Some(Err(TooSlow.into())))
+                    }
                     _ => Poll::Pending,
                 }
             }
