@@ -62,12 +62,18 @@ impl<B> RateLimited<B> {
     pub fn new(inner: B, rate: BodyRate) -> RateLimited<B> {
         RateLimited { inner, rate, received: 0, waiting: None }
     }
+}
 
-    /// When the body must have ended, having been waited for since `since`.
-    fn due(&self, since: Instant) -> Instant {
-        let earned = Duration::from_secs_f64(self.received as f64 / self.rate.bytes_per_sec as f64);
-        since + self.rate.grace + earned
+impl BodyRate {
+    /// When a body waited for since `since` must have ended, having sent `received` bytes.
+    fn due(&self, since: Instant, received: u64) -> Instant {
+        since + self.grace + Duration::from_secs_f64(received as f64 / self.bytes_per_sec as f64)
     }
+}
+
+fn cut_off(received: u64) -> Poll<Option<Result<Frame<Bytes>, axum::BoxError>>> {
+    tracing::info!(received, "a request body arrived too slowly: cut off");
+    Poll::Ready(Some(Err(TooSlow.into())))
 }
 
 impl<B> Body for RateLimited<B>
@@ -83,31 +89,25 @@ where
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 this.received += frame.data_ref().map_or(0, |d| d.len() as u64);
-                if let Some(since) = this.waiting.as_ref().map(|w| w.since) {
-                    let due = this.due(since);
+                if let Some(w) = this.waiting.as_mut() {
+                    let due = this.rate.due(w.since, this.received);
                     if Instant::now() > due {
-                        tracing::info!(received = this.received, "a request body arrived too slowly: cut off");
-                        return Poll::Ready(Some(Err(TooSlow.into())));
+                        return cut_off(this.received);
                     }
-                    if let Some(w) = this.waiting.as_mut() {
-                        w.deadline.as_mut().reset(due);
-                    }
+                    w.deadline.as_mut().reset(due);
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(other) => Poll::Ready(other.map(|r| r.map_err(Into::into))),
             Poll::Pending => {
-                if this.waiting.is_none() {
+                let (rate, received) = (this.rate, this.received);
+                let w = this.waiting.get_or_insert_with(|| {
                     let since = Instant::now();
-                    let deadline = Box::pin(tokio::time::sleep_until(this.due(since)));
-                    this.waiting = Some(Waiting { since, deadline });
-                }
-                match this.waiting.as_mut().map(|w| w.deadline.as_mut().poll(cx)) {
-                    Some(Poll::Ready(())) => {
-                        tracing::info!(received = this.received, "a request body arrived too slowly: cut off");
-                        Poll::Ready(Some(Err(TooSlow.into())))
-                    }
-                    _ => Poll::Pending,
+                    Waiting { since, deadline: Box::pin(tokio::time::sleep_until(rate.due(since, received))) }
+                });
+                match w.deadline.as_mut().poll(cx) {
+                    Poll::Ready(()) => cut_off(received),
+                    Poll::Pending => Poll::Pending,
                 }
             }
         }

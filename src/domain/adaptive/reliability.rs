@@ -151,19 +151,17 @@ impl Reliability {
         }
         normalise_rows(&mut q, k);
         // The pooled model: everybody shares the crowd's rows.
-        let everyone = vec![true; people.len()];
-        let (mut confusion, mut kappa) = (vec![0.0; people.len() * k * k], vec![0.0; people.len()]);
-        let mut soft = vec![0.0; people.len() * k * k];
         for _ in 0..ITERATIONS {
             (rel.crowd, rel.priors) = pooled(&rows, &gold, &q, k);
-            let shared: Vec<f64> = rel.crowd.repeat(people.len());
-            q = e_step(&rows, &rel.priors, items.len(), &shared, &everyone, k);
+            q = e_step(&rows, &rel.priors, items.len(), Rows::Shared(&rel.crowd), k);
         }
         // Per-person rows around that centre, which stays where it is.
-        let mut counts_of = everyone;
+        let (mut confusion, mut kappa) = (vec![0.0; people.len() * k * k], vec![0.0; people.len()]);
+        let (mut soft, mut counts_of) = (vec![0.0; people.len() * k * k], vec![true; people.len()]);
         for _ in 0..ITERATIONS {
             m_step(&rows, &gold, &q, &rel, &mut soft, &mut confusion, &mut kappa, &mut counts_of);
-            q = e_step(&rows, &rel.priors, items.len(), &confusion, &counts_of, k);
+            let per_person = Rows::PerPerson { confusion: &confusion, counts: &counts_of };
+            q = e_step(&rows, &rel.priors, items.len(), per_person, k);
         }
         // The rows stored are the ones the stored posteriors imply.
         m_step(&rows, &gold, &q, &rel, &mut soft, &mut confusion, &mut kappa, &mut counts_of);
@@ -345,21 +343,26 @@ fn m_step(
     }
 }
 
-/// The E-step: each item's posterior from the priors and the answers of
-/// the people who count.
-fn e_step(
-    rows: &[(usize, usize, usize)],
-    priors: &[f64],
-    items: usize,
-    confusion: &[f64],
-    counts_of: &[bool],
-    k: usize,
-) -> Vec<f64> {
+/// Whose rows an E-step weighs answers with.
+enum Rows<'a> {
+    /// The crowd's, for everybody (the pooled model).
+    Shared(&'a [f64]),
+    /// Each person's `k * k` rows; only the answers of people who count.
+    PerPerson { confusion: &'a [f64], counts: &'a [bool] },
+}
+
+/// The E-step: each item's posterior from the priors and the answers, weighed by `with`.
+fn e_step(rows: &[(usize, usize, usize)], priors: &[f64], items: usize, with: Rows, k: usize) -> Vec<f64> {
     let log_priors: Vec<f64> = priors.iter().map(|p| p.ln()).collect();
     let mut log: Vec<f64> = (0..items).flat_map(|_| log_priors.iter().copied()).collect();
-    for &(i, w, c) in rows.iter().filter(|r| counts_of[r.1]) {
+    for &(i, w, c) in rows {
+        let person = match with {
+            Rows::Shared(crowd) => crowd,
+            Rows::PerPerson { counts, .. } if !counts[w] => continue,
+            Rows::PerPerson { confusion, .. } => &confusion[w * k * k..(w + 1) * k * k],
+        };
         for (t, l) in log[i * k..(i + 1) * k].iter_mut().enumerate() {
-            *l += confusion[(w * k + t) * k + c].ln();
+            *l += person[t * k + c].ln();
         }
     }
     for row in log.chunks_mut(k) {
