@@ -83,7 +83,7 @@ pub enum Action {
 /// The reason sent with a return request (Prolific builds the participant's
 /// message around it).
 pub const SCREENED_OUT_RETURN: &str =
-    "Screened out by the study's checks: please return the study (it will not be rejected)";
+    "Did not pass the comprehension check, or the study was full: please return the study (it will not be rejected)";
 
 pub fn decide(p: &Person, messages: &BTreeMap<String, String>) -> Action {
     use SubmissionStatus as S;
@@ -94,8 +94,13 @@ pub fn decide(p: &Person, messages: &BTreeMap<String, String>) -> Action {
     if prolific.decided() {
         return nothing(&format!("already {} on Prolific", prolific.as_str()));
     }
-    // Screen-outs and comprehension failures are asked to return, never rejected.
-    if matches!(p.status, "screened_out" | "full_after_comprehension") {
+    // A comprehension failure (screened out holding no place: the approve
+    // list's `none`) and one told the study was full are asked to return,
+    // never rejected. One screened out by attention checks follows the
+    // approve list like a finisher: rejected only as Prolific allows.
+    let asked_to_return =
+        p.status == "full_after_comprehension" || (p.status == "screened_out" && p.decision == Decision::None);
+    if asked_to_return {
         return if p.return_requested {
             nothing("a return was requested already")
         } else {
@@ -141,18 +146,32 @@ mod tests {
     }
 
     #[test]
-    fn screen_outs_are_never_rejected() {
-        for decision in [Decision::Approve, Decision::Reject, Decision::Review, Decision::Wait, Decision::None] {
-            for status in ["screened_out", "full_after_comprehension"] {
-                for prolific in [S::AwaitingReview, S::Active, S::Reserved] {
-                    let a = decide(&person(status, decision, Some(prolific)), &BTreeMap::new());
-                    assert!(matches!(a, Action::RequestReturn { .. }), "{status} {decision:?}: {a:?}");
-                }
-                let mut p = person(status, decision, Some(S::AwaitingReview));
-                p.return_requested = true;
-                assert!(matches!(decide(&p, &BTreeMap::new()), Action::Nothing { .. }));
+    fn comprehension_failures_are_asked_to_return_never_rejected() {
+        // The approve list's `none` for one screened out holding no place; anything for one told it was full.
+        let cases = [("screened_out", Decision::None)].into_iter().chain(
+            [Decision::Approve, Decision::Reject, Decision::Review, Decision::Wait, Decision::None]
+                .map(|d| ("full_after_comprehension", d)),
+        );
+        for (status, decision) in cases {
+            for prolific in [S::AwaitingReview, S::Active, S::Reserved] {
+                let a = decide(&person(status, decision, Some(prolific)), &BTreeMap::new());
+                assert!(matches!(a, Action::RequestReturn { .. }), "{status} {decision:?}: {a:?}");
             }
+            let mut p = person(status, decision, Some(S::AwaitingReview));
+            p.return_requested = true;
+            assert!(matches!(decide(&p, &BTreeMap::new()), Action::Nothing { .. }));
         }
+    }
+
+    #[test]
+    fn attention_screen_outs_follow_the_approve_list() {
+        let (m, flags) = (BTreeMap::new(), ["failed_check".to_string()]);
+        let screened = |decision| Person { flags: &flags, ..person("screened_out", decision, Some(S::AwaitingReview)) };
+        assert!(
+            matches!(decide(&screened(Decision::Reject), &m), Action::Reject { category, .. } if category == "FAILED_CHECK")
+        );
+        // A study under 5 minutes: the list says review, and nothing is sent.
+        assert!(matches!(decide(&screened(Decision::Review), &m), Action::Nothing { .. }));
     }
 
     #[test]
