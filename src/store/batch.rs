@@ -24,6 +24,9 @@ pub struct NewAnswer {
     pub shown_order: String,
     pub elapsed_ms: i64,
     pub answered_at: i64,
+    /// Which answer reached the writer first within a second: stamped by
+    /// the writer as it takes the answer ([`Arrivals`]); callers give 0.
+    pub arrival: i64,
     /// The checked free-text parts (field name, text), stored with the answer.
     pub texts: Vec<(&'static str, String)>,
 }
@@ -40,6 +43,27 @@ pub enum Stored {
 
 /// The most answers one commit takes.
 pub(super) const MAX_BATCH: usize = 512;
+
+/// The writers' arrival stamps: microseconds since the Unix epoch, strictly
+/// increasing within the process, so that answers within one second of
+/// `answered_at` keep the order the writer took them in (`resolve = "first"`).
+#[derive(Default)]
+pub(super) struct Arrivals {
+    last: i64,
+}
+
+impl Arrivals {
+    /// Stamps a batch in the order its jobs were queued (one clock read).
+    pub(super) fn stamp(&mut self, batch: &mut [Job]) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
+        for job in batch {
+            self.last = now.max(self.last + 1);
+            job.answer.arrival = self.last;
+        }
+    }
+}
 
 /// An answer waiting for a writer, and where its outcome goes.
 pub(super) struct Job {
@@ -64,8 +88,8 @@ impl WriteGate {
 
 // One answer's statements, as both writers run them.
 pub(super) const ANSWER: &str = "INSERT INTO answers
-     (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (task_id) DO NOTHING";
+     (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at, arrival)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (task_id) DO NOTHING";
 pub(super) const ANSWER_TEXT: &str = "INSERT INTO answer_texts (task_id, field, text) VALUES ($1, $2, $3)";
 pub(super) const TASK_DONE: &str = "UPDATE tasks SET done = 1, lease_until = NULL WHERE id = $1";
 pub(super) const COUNTED: &str =
@@ -101,15 +125,16 @@ pub(super) async fn apply_all(conn: &mut AnyConnection, batch: &[&NewAnswer]) ->
                 a.value,
                 a.shown_order,
                 a.elapsed_ms,
-                a.answered_at
+                a.answered_at,
+                a.arrival
             ])
         })
         .collect();
     // json_array_elements walks the array in order, and a row that conflicts with one
     // inserted earlier by this very statement is skipped too.
-    let inserted: HashSet<i64> = sqlx::query_scalar("INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
+    let inserted: HashSet<i64> = sqlx::query_scalar("INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at, arrival)
          SELECT (j->>0)::bigint, (j->>1)::bigint, (j->>2)::bigint, (j->>3)::bigint, j->>4, j->>5, j->>6,
-                (j->>7)::bigint, (j->>8)::bigint
+                (j->>7)::bigint, (j->>8)::bigint, (j->>9)::bigint
          FROM json_array_elements($1::json) AS e(j)
          ON CONFLICT (task_id) DO NOTHING RETURNING task_id")
     .bind(Value::Array(rows).to_string())
@@ -189,6 +214,7 @@ pub(crate) fn test_answer(task_id: i64, option: &str, at: i64) -> NewAnswer {
         shown_order: "[0]".into(),
         elapsed_ms: 10,
         answered_at: at,
+        arrival: 0,
         texts: if task_id == 3 {
             vec![("positive", "a \"quoted\" text".into()), ("negative", "two".into())]
         } else {
@@ -237,6 +263,20 @@ pub(crate) async fn bare_tasks(c: &mut sqlx::AnyConnection) {
 mod tests {
     use super::*;
     use crate::store::test_postgres;
+
+    #[test]
+    fn arrival_stamps_rise_in_queue_order_within_and_across_batches() {
+        let jobs = |n: i64| -> Vec<Job> {
+            (1..=n).map(|t| Job { answer: test_answer(t, "A", 7), reply: oneshot::channel().0 }).collect()
+        };
+        let (mut arrivals, mut one, mut two) = (Arrivals::default(), jobs(3), jobs(2));
+        arrivals.stamp(&mut one);
+        arrivals.stamp(&mut two);
+        let stamps: Vec<i64> = one.iter().chain(&two).map(|j| j.answer.arrival).collect();
+        assert!(stamps.windows(2).all(|w| w[0] < w[1]), "{stamps:?}");
+        let now = crate::store::db::now_secs() * 1_000_000;
+        assert!((stamps[0] - now).abs() < 5_000_000, "microseconds since the epoch: {stamps:?}");
+    }
 
     #[tokio::test]
     async fn a_batch_stores_first_answers_counts_them_and_ends_a_finished_lease() {

@@ -1,7 +1,8 @@
 //! The clock leases expire by. In production it is the system clock; for
 //! tests only, `HARDNEG_TEST_CLOCK_FILE` names a file holding seconds to add
 //! (read on every call), so a test can move a running server an hour on
-//! without sleeping. Never set it in production.
+//! without sleeping, or `=T` to stop the clock at Unix second T (answers
+//! that must share a second). Never set it in production.
 use std::path::PathBuf;
 
 pub const TEST_CLOCK_ENV: &str = "HARDNEG_TEST_CLOCK_FILE";
@@ -27,13 +28,14 @@ impl Clock {
 
     /// Unix seconds.
     pub fn now(&self) -> i64 {
-        crate::store::db::now_secs() + self.offset()
-    }
-
-    fn offset(&self) -> i64 {
-        let Some(path) = &self.offset_file else { return 0 };
+        let real = crate::store::db::now_secs();
+        let Some(path) = &self.offset_file else { return real };
         // A missing or half-written file means no shift.
-        std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0)
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        match text.trim().strip_prefix('=') {
+            Some(fixed) => fixed.parse().unwrap_or(real),
+            None => real + text.trim().parse::<i64>().unwrap_or(0),
+        }
     }
 }
 
@@ -52,6 +54,8 @@ mod tests {
         assert!((clock.now() - real - 3600).abs() <= 1);
         std::fs::write(&file, "not a number").unwrap();
         assert!((clock.now() - real).abs() <= 1);
+        std::fs::write(&file, "=1800000000\n").unwrap();
+        assert_eq!(clock.now(), 1_800_000_000, "a stopped clock");
         assert!((Clock::default().now() - real).abs() <= 1);
     }
 }

@@ -5,8 +5,8 @@
 //! prepared statements (no JSON to build or parse, no temporary tables), and
 //! a batch costs one wake-up of this thread and one fsync.
 use super::batch::{
-    Failed, Job, NewAnswer, Stored, WriteGate, ALL_DONE, ANSWER, ANSWER_TEXT, COUNT_ONE, FINISHED_LEASE, MAX_BATCH,
-    TASK_DONE,
+    Arrivals, Failed, Job, NewAnswer, Stored, WriteGate, ALL_DONE, ANSWER, ANSWER_TEXT, COUNT_ONE, FINISHED_LEASE,
+    MAX_BATCH, TASK_DONE,
 };
 use rusqlite::{Connection, OpenFlags, Statement};
 use std::path::Path;
@@ -51,7 +51,7 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Job>, gate: &WriteGate) {
             return;
         }
     };
-    let mut batch = Vec::with_capacity(MAX_BATCH);
+    let (mut batch, mut arrivals) = (Vec::with_capacity(MAX_BATCH), Arrivals::default());
     while let Some(first) = rx.blocking_recv() {
         batch.push(first);
         while batch.len() < MAX_BATCH {
@@ -60,6 +60,7 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Job>, gate: &WriteGate) {
                 Err(_) => break,
             }
         }
+        arrivals.stamp(&mut batch);
         let results = {
             let _gate = gate.blocking_hold();
             commit_batch(&mut statements, &batch)
@@ -173,6 +174,7 @@ impl<'c> Statements<'c> {
             &a.shown_order,
             a.elapsed_ms,
             a.answered_at,
+            a.arrival,
         )) {
             // The task's row is gone (withdrawn): the failed statement undid itself.
             Err(rusqlite::Error::SqliteFailure(e, _)) if e.extended_code == FOREIGN_KEY => {

@@ -7,7 +7,7 @@ use sqlx::AnyConnection;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
-use super::batch::{Failed, Job, ANSWER, ANSWER_TEXT, COUNTED, FINISHED_LEASE, MAX_BATCH, TASK_DONE};
+use super::batch::{Arrivals, Failed, Job, ANSWER, ANSWER_TEXT, COUNTED, FINISHED_LEASE, MAX_BATCH, TASK_DONE};
 pub use super::batch::{NewAnswer, Stored, WriteGate};
 
 #[derive(Clone)]
@@ -96,8 +96,9 @@ async fn run(
     mut rx: mpsc::Receiver<Job>,
     gate: WriteGate,
 ) {
-    let mut batch = Vec::with_capacity(MAX_BATCH);
+    let (mut batch, mut arrivals) = (Vec::with_capacity(MAX_BATCH), Arrivals::default());
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        arrivals.stamp(&mut batch);
         let results = {
             let _gate = gate.hold().await;
             commit_batch(&mut conn, &batch).await
@@ -206,6 +207,7 @@ async fn apply(conn: &mut AnyConnection, a: &NewAnswer) -> Result<Stored, sqlx::
         .bind(&a.shown_order)
         .bind(a.elapsed_ms)
         .bind(a.answered_at)
+        .bind(a.arrival)
         .execute(&mut *conn)
         .await?
         .rows_affected();
@@ -243,6 +245,7 @@ mod tests {
             shown_order: "[0]".into(),
             elapsed_ms: 10,
             answered_at: 1,
+            arrival: 0,
             texts: Vec::new(),
         }
     }

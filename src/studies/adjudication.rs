@@ -90,7 +90,7 @@ async fn cards(db: &AnyPool, meta: &crate::state::StudyMeta, items: &[i64]) -> R
         let answers: Vec<(String, String, i64)> = sqlx::query_as(
             "SELECT a.value, u.username, t.seed FROM counted_answers a JOIN users u ON u.id = a.user_id
              JOIN tasks t ON t.id = a.task_id
-             WHERE a.study_id = $1 AND a.instance_id = $2 ORDER BY a.answered_at, a.task_id",
+             WHERE a.study_id = $1 AND a.instance_id = $2 ORDER BY a.answered_at, a.arrival, a.task_id",
         )
         .bind(study_id)
         .bind(instance_id)

@@ -23,7 +23,7 @@ pub async fn answers(db: &AnyPool, study_id: StudyId) -> Result<HashMap<i64, Vec
     let rows: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
         "SELECT a.instance_id, u.username, a.value, t.text FROM counted_answers a JOIN users u ON u.id = a.user_id
          LEFT JOIN answer_texts t ON t.task_id = a.task_id
-         WHERE a.study_id = $1 ORDER BY a.instance_id, a.answered_at, a.task_id",
+         WHERE a.study_id = $1 ORDER BY a.instance_id, a.answered_at, a.arrival, a.task_id",
     )
     .bind(study_id)
     .fetch_all(db)

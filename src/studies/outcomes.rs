@@ -160,17 +160,18 @@ pub async fn study_outcomes_paged(
     let mut votes = Votes::new(users.into_iter().collect());
 
     // In pages (crate::store::pages): one driver handoff per page, not per
-    // row. Earliest first: answered_at has second resolution, ties go by task id.
-    let mut answers = JsonPages::<(i64, i64, String, i64, i64)>::new(range_pages(
+    // row. Earliest first: answered_at has second resolution, then the
+    // writer's arrival stamp, then task id (answers stored before stamps).
+    let mut answers = JsonPages::<(i64, i64, String, i64, i64, i64)>::new(range_pages(
         db,
-        "SELECT json_group_array(json_array(instance_id, user_id, value, answered_at, task_id))
+        "SELECT json_group_array(json_array(instance_id, user_id, value, answered_at, arrival, task_id))
          FROM counted_answers WHERE study_id = $1 AND instance_id BETWEEN $2 AND $3",
         study_id.get(),
         starts,
     ))
-    .ordered_by(|a, b| (a.0, a.3, a.4).cmp(&(b.0, b.3, b.4)));
+    .ordered_by(|a, b| (a.0, a.3, a.4, a.5).cmp(&(b.0, b.3, b.4, b.5)));
     // `order` counts every answer in the study's order, as if all were listed.
-    let (mut next, mut order, mut given) = (None::<(i64, i64, String, i64, i64)>, 0i64, Vec::new());
+    let (mut next, mut order, mut given) = (None::<(i64, i64, String, i64, i64, i64)>, 0i64, Vec::new());
     let mut model_answers: Vec<(u64, u64, usize)> = Vec::new();
     for &StudyItem { id: instance_id, subset: category } in &study_items {
         given.clear();
@@ -179,7 +180,7 @@ pub async fn study_outcomes_paged(
                 next = answers.try_next().await?;
             }
             match next.take() {
-                Some((item, user, value, _, _)) if item <= instance_id => {
+                Some((item, user, value, ..)) if item <= instance_id => {
                     if item == instance_id {
                         given.push((user, value, order));
                     }

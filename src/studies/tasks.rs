@@ -340,6 +340,7 @@ pub async fn answer_with_texts(
             shown_order: serde_json::to_string(&p.shown_order).unwrap_or_default(),
             elapsed_ms: elapsed_ms.unwrap_or(0).clamp(0, MAX_ELAPSED_MS),
             answered_at: state.crowd.clock.now(),
+            arrival: 0,
             texts,
         })
         .await?;

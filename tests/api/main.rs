@@ -33,6 +33,7 @@ mod durability;
 mod errors;
 mod export;
 mod export_abandoned;
+mod first_arrival;
 mod hardening;
 mod helpers;
 mod hnc;

@@ -65,11 +65,11 @@ async fn a_many_page_export_equals_a_single_page_export() {
 }
 
 /// Instances both steps kept, counted from the stored answers alone:
-/// "first" settles on the earliest answer (same second: the lower task id).
+/// "first" settles on the earliest answer (same second: the earlier arrival, then the lower task id).
 async fn final_rows(pool: &AnyPool) -> usize {
     let n: i64 = sqlx::query_scalar(
         "WITH firsts AS (SELECT s.name, a.instance_id, a.value,
-                                row_number() OVER (PARTITION BY a.study_id, a.instance_id ORDER BY a.answered_at, a.task_id) AS k
+                                row_number() OVER (PARTITION BY a.study_id, a.instance_id ORDER BY a.answered_at, a.arrival, a.task_id) AS k
                          FROM answers a JOIN studies s ON s.id = a.study_id)
          SELECT count(*) FROM firsts f3 JOIN firsts f4 ON f4.instance_id = f3.instance_id AND f4.name = 'S4' AND f4.k = 1
          WHERE f3.name = 'S3' AND f3.k = 1 AND f3.value <> 'none' AND f4.value = 'real'",

@@ -54,7 +54,7 @@ pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> R
             "SELECT s.name, s.kind, i.id, i.key, i.neg_type, i.subtype, i.caption, i.paraphrase, i.negative_caption,
                     u.username, a.option_id, a.value
              FROM counted_answers a JOIN studies s ON s.id = a.study_id JOIN instances i ON i.id = a.instance_id
-             JOIN users u ON u.id = a.user_id WHERE a.study_id = $1 ORDER BY a.instance_id, a.answered_at, a.task_id",
+             JOIN users u ON u.id = a.user_id WHERE a.study_id = $1 ORDER BY a.instance_id, a.answered_at, a.arrival, a.task_id",
         )
         .bind(id)
         .fetch_all(db)

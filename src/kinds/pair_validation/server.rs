@@ -48,7 +48,7 @@ async fn pair_validation(db: &AnyPool, study_id: StudyId) -> Result<(usize, Pair
     let (meta, outcomes) = study_outcomes(db, crate::kinds::KINDS, study_id).await?;
     let rows: Vec<(i64, String, String)> = sqlx::query_as(
         "SELECT a.instance_id, u.username, a.value FROM counted_answers a JOIN users u ON u.id = a.user_id
-         WHERE a.study_id = $1 ORDER BY a.instance_id, a.answered_at, a.task_id",
+         WHERE a.study_id = $1 ORDER BY a.instance_id, a.answered_at, a.arrival, a.task_id",
     )
     .bind(study_id)
     .fetch_all(db)

@@ -195,7 +195,7 @@ async fn decide_round(
         return Ok(());
     };
     let given: Vec<(i64, String)> = sqlx::query_as(
-        "SELECT user_id, value FROM counted_answers WHERE study_id = $1 AND instance_id = $2 ORDER BY answered_at, task_id",
+        "SELECT user_id, value FROM counted_answers WHERE study_id = $1 AND instance_id = $2 ORDER BY answered_at, arrival, task_id",
     )
     .bind(study)
     .bind(instance)
