@@ -220,7 +220,8 @@ pub async fn study_outcomes_paged(
             settled: crate::studies::adaptive::settle(db, study_id, items).await?,
             only_given: !a.allow_unchosen,
         },
-        None => Default::default(),
+        // Fixed overlap: a model settles on a value somebody gave, too.
+        None => crate::studies::aggregate::Scope { only_given: true, ..Default::default() },
     };
     // HOOK (free-text answers): the same value with different texts is a disagreement.
     let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state));
