@@ -106,9 +106,11 @@ async fn answer(pool: &AnyPool, spec: &str, value_sql: &str) -> anyhow::Result<(
             sqlx::query_with(&sql, args).execute(&mut *tx).await?;
         }
     }
+    // Arrival stamps as the writer makes them (microseconds), in task order.
     sqlx::query(&format!(
-        "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at)
-         SELECT t.id, t.study_id, t.user_id, t.instance_id, 'A', {value_sql}, '[0,1,2,3]', 1000, 1700000000 FROM tasks t WHERE t.study_id = $1"
+        "INSERT INTO answers (task_id, study_id, user_id, instance_id, option_id, value, shown_order, elapsed_ms, answered_at, arrival)
+         SELECT t.id, t.study_id, t.user_id, t.instance_id, 'A', {value_sql}, '[0,1,2,3]', 1000, 1700000000,
+                1700000000000000 + t.id FROM tasks t WHERE t.study_id = $1"
     ))
     .bind(id)
     .execute(&mut *tx)
