@@ -121,8 +121,12 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
                 "synced {} submissions in {} pages in {:.2} s; {} hardneg places freed",
                 r.submissions, r.pages, r.seconds, r.freed
             );
-            if let Some(total) = prolific::follow_need(&client, study).await.map_err(e)? {
+            let (raised, stopped) = prolific::after_sync(&client, study).await.map_err(e)?;
+            if let Some(total) = raised {
                 println!("places raised to {total} (auto_increase)");
+            }
+            if stopped {
+                println!("stopped on Prolific: hardneg needs nobody more (more places make it active again)");
             }
             Ok(())
         }

@@ -90,7 +90,7 @@ async fn sync_now(
     caller.researcher()?;
     let client = prolific::connect(&state.db)?;
     let mut report = sync::sync(&client, id).await?;
-    report.places_raised_to = prolific::follow_need(&client, id).await?;
+    (report.places_raised_to, report.stopped) = prolific::after_sync(&client, id).await?;
     prolific::wake();
     Ok(Json(report))
 }

@@ -55,14 +55,26 @@ pub async fn round(client: &client::Client, until: Instant) -> Result<(), Servic
             tracing::warn!(study = s, error = %e, "syncing a study with Prolific");
             continue;
         }
-        match follow_need(client, study).await {
-            Ok(Some(total)) => tracing::info!(study = s, total, "places raised on Prolific (auto_increase)"),
-            Ok(None) => {}
-            Err(e) => tracing::warn!(study = s, error = %e, "raising places on Prolific (auto_increase)"),
+        if let Err(e) = after_sync(client, study).await {
+            tracing::warn!(study = s, error = %e, "following hardneg's need on Prolific");
         }
     }
     // Drafts not yet made are sent too (their study has no Prolific id yet).
     actions::run(client, None, until).await
+}
+
+/// After a sync: places raised to what hardneg still needs, or the study
+/// stopped when it needs nobody more (the report's last two fields).
+pub async fn after_sync(client: &client::Client, study: StudyId) -> Result<(Option<u64>, bool), ServiceError> {
+    let raised = follow_need(client, study).await?;
+    if let Some(total) = raised {
+        tracing::info!(study = study.get(), total, "places raised on Prolific (auto_increase)");
+    }
+    let stopped = wind_down(client, study).await?;
+    if stopped {
+        tracing::info!(study = study.get(), "stopped on Prolific: hardneg needs nobody more");
+    }
+    Ok((raised, stopped))
 }
 
 /// With the spec's `auto_increase`, raises an active study's places to what
@@ -87,6 +99,31 @@ pub async fn follow_need(client: &client::Client, study: StudyId) -> Result<Opti
         }
         Err(e) => Err(e),
     }
+}
+
+/// Stops an active study on Prolific once hardneg needs nobody more: its
+/// link closed, or every copy completed with nobody working and no adaptive
+/// item still wanting answers. Otherwise Prolific would go on handing places
+/// to people who are only told the study is full. Those already in can
+/// still finish, and more places make it active again (Prolific's STOP).
+pub async fn wind_down(client: &client::Client, study: StudyId) -> Result<bool, ServiceError> {
+    let db = client.db();
+    let s = status::status(db, study).await?;
+    if s.status.as_deref() != Some("ACTIVE") {
+        return Ok(false);
+    }
+    let closed = !crate::studies::link::link_of_study(db, study).await?.open;
+    let undecided: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM adaptive_items WHERE study_id = $1 AND state <> 'stopped'")
+            .bind(study)
+            .fetch_one(db)
+            .await?;
+    let done = s.hardneg_free == 0 && s.hardneg_working == 0 && s.hardneg_completed > 0 && undecided == 0;
+    if !(closed || done) {
+        return Ok(false);
+    }
+    publish::transition(client, study, "STOP").await?;
+    Ok(true)
 }
 
 /// The server's loop: a round every interval, or at once when woken.

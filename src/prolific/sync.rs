@@ -24,6 +24,9 @@ pub struct SyncReport {
     /// The new total of places, when `auto_increase` raised them after this sync.
     #[serde(default)]
     pub places_raised_to: Option<u64>,
+    /// The study was stopped on Prolific after this sync: hardneg needs nobody more.
+    #[serde(default)]
+    pub stopped: bool,
 }
 
 pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, ServiceError> {

@@ -133,9 +133,10 @@ pub async fn sync_prolific(study_id: StudyId) -> Result<String, ServerFnError> {
     let (state, _) = session::researcher().await?;
     let client = crate::prolific::connect(&state.db).map_err(session::sfn_error)?;
     let r = crate::prolific::sync::sync(&client, study_id).await.map_err(session::sfn_error)?;
-    let raised = crate::prolific::follow_need(&client, study_id).await.map_err(session::sfn_error)?;
+    let (raised, stopped) = crate::prolific::after_sync(&client, study_id).await.map_err(session::sfn_error)?;
     let raised = raised.map(|t| format!("; places raised to {t} (auto_increase)")).unwrap_or_default();
-    Ok(format!("Synced {} submissions ({} pages); {} places freed{raised}", r.submissions, r.pages, r.freed))
+    let stopped = if stopped { "; stopped on Prolific: hardneg needs nobody more" } else { "" };
+    Ok(format!("Synced {} submissions ({} pages); {} places freed{raised}{stopped}", r.submissions, r.pages, r.freed))
 }
 
 #[component]

@@ -54,6 +54,7 @@ mod prolific_fake_more;
 mod prolific_flow;
 mod prolific_kit;
 mod prolific_more;
+mod prolific_wind_down;
 mod quality;
 mod ranking;
 mod ranking_score;

@@ -183,8 +183,9 @@ impl Mismatch {
                  with the completion code (its answers count either way)"
             }
             Mismatch::NeverArrived => {
-                "took a Prolific place but never opened the join link: ask for a return if it submitted; \
-                 Prolific times it out otherwise"
+                "took a Prolific place but never opened the join link, or opened it when the study was full or \
+                 closed (hardneg keeps no record of those): ask for a return if it submitted; Prolific times it \
+                 out otherwise"
             }
         }
     }

@@ -1,0 +1,84 @@
+//! A study hardneg needs nobody more for is stopped on Prolific by the sync
+//! (once), so Prolific stops handing places to people who would only be told
+//! the study is full; its submissions are still decided afterwards.
+use crate::prolific_fake::FakeProlific;
+use crate::prolific_kit::{answer_all, join, post, Hardneg, Way};
+use serde_json::Value;
+use std::collections::HashMap;
+
+const SPEC: &str = r#"name = "wind down"
+kind = "four_image"
+dataset = "demo"
+seed = 5
+access = "link"
+[link]
+comprehension = [{ question = "When do you pick None?", options = ["Never", "When no image fits"], answer = "When no image fits" }]
+completion_code = "DONE0001"
+bundle_size = 500
+copies = 1
+min_seconds_per_item = 0.0
+straight_line_run = 1000
+consent = "I agree to take part."
+[prolific]
+estimated_minutes = 5
+hourly_rate = 9.0
+"#;
+
+/// Transitions Prolific took: the publication, then any stop.
+fn transitions(state: &Value) -> usize {
+    let stop = |q: &&Value| q["method"] == "POST" && q["path"].as_str().unwrap_or("").ends_with("/transition/");
+    state["requests"].as_array().unwrap().iter().filter(stop).filter(|q| q["status"] == 200).count()
+}
+
+#[tokio::test]
+async fn a_study_that_needs_nobody_more_is_stopped_on_prolific_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start().await;
+    let env = vec![
+        ("HARDNEG_PROLIFIC_TOKEN", fake.token.clone()),
+        ("HARDNEG_PROLIFIC_URL", fake.base.clone()),
+        ("HARDNEG_PROLIFIC_SYNC_SECS", "3600".into()),
+        ("HARDNEG_PROLIFIC_BACKOFF_MS", "20".into()),
+    ];
+    let app = Hardneg::start(&tmp.path().join("data"), &env, &tmp.path().join("log"), HashMap::new());
+    let r = app.login("researcher").await;
+    let res = r.post(app.url("/api/v1/studies")).body(SPEC).send().await.unwrap();
+    assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
+    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let pid = v["prolific_id"].as_str().unwrap().to_string();
+    let sync = || async { post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await };
+
+    // One bundle, one copy: while its participant works, the study stays open.
+    let a = fake.arrive(&pid, None).await;
+    let (client, hstudy, _) = join(&app.base, &a.study_url, Way::Careful).await;
+    let (s, report) = sync().await;
+    assert_eq!((s, report["stopped"].as_bool()), (200, Some(false)), "{report}");
+    assert_eq!(fake.state().await["studies"][0]["status"], "ACTIVE");
+
+    let code = answer_all(&app.base, &client, hstudy, Way::Careful).await;
+    fake.submit(&a.submission_id, Some(&code)).await;
+    let (s, report) = sync().await;
+    assert_eq!((s, report["stopped"].as_bool()), (200, Some(true)), "{report}");
+    let st = fake.state().await;
+    assert_eq!(st["studies"][0]["status"], "COMPLETED", "{}", st["studies"][0]);
+    assert_eq!(transitions(&st), 2, "published, then stopped");
+    let (s, report) = sync().await;
+    assert_eq!((s, report["stopped"].as_bool()), (200, Some(false)), "stopped once: {report}");
+    assert_eq!(transitions(&fake.state().await), 2);
+
+    // The finisher is still approved.
+    let (s, d) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/decide")), None).await;
+    assert_eq!((s, d["lines"][0]["action"].as_str()), (200, Some("approve")), "{d}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        fake.tick().await;
+        let st = fake.state().await;
+        if st["submissions"][0]["status"] == "APPROVED" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not approved: {}", st["submissions"][0]);
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
