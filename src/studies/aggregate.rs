@@ -124,7 +124,15 @@ pub fn settle<'a>(
                     .unwrap_or(&p.label),
                 None => p.label,
             };
-            *state = ItemState::Final { value: kind.values()[label].to_string(), by: ResolvedBy::from(model) };
+            let by = match state {
+                // Settled on a value somebody gave, an item every answer agrees on stays
+                // theirs (as under every other rule); the model adds its posterior.
+                ItemState::Final { by: by @ (ResolvedBy::Single | ResolvedBy::Unanimous), .. } if scope.only_given => {
+                    *by
+                }
+                _ => ResolvedBy::from(model),
+            };
+            *state = ItemState::Final { value: kind.values()[label].to_string(), by };
             *posterior = Some(Posterior { value: p.probabilities[label], model: model.into() });
         }
     }
@@ -159,7 +167,7 @@ mod tests {
         let answers = [(1, 10, 0), (1, 20, 0), (1, 30, 0), (2, 10, 4), (2, 20, 4), (2, 30, 1),
                        (3, 10, 2), (3, 20, 2), (3, 30, 4), (4, 10, 1)];
         let adjudicated = HashMap::from([(2i64, "1".to_string())]);
-        for model in [Model::DawidSkene, Model::Mace] {
+        for (model, only_given) in [Model::DawidSkene, Model::Mace].into_iter().flat_map(|m| [(m, false), (m, true)]) {
             let mut states = [
                 ItemState::Final { value: "0".into(), by: ResolvedBy::Unanimous },
                 ItemState::Final { value: "1".into(), by: ResolvedBy::Adjudication },
@@ -168,8 +176,10 @@ mod tests {
             ];
             let mut posteriors = [None; 4];
             let items = states.iter_mut().zip(posteriors.iter_mut()).zip(1i64..).map(|((s, p), id)| (id, s, p));
-            settle(model, kind, 7, &answers, &adjudicated, &Scope::default(), items);
-            assert_eq!(final_value(&states[0]), Some(("0", ResolvedBy::from(model))));
+            settle(model, kind, 7, &answers, &adjudicated, &Scope { only_given, ..Default::default() }, items);
+            // On a value somebody gave, a unanimous item stays unanimous (with the model's posterior).
+            let unanimous = if only_given { ResolvedBy::Unanimous } else { ResolvedBy::from(model) };
+            assert_eq!(final_value(&states[0]), Some(("0", unanimous)));
             assert_eq!(final_value(&states[1]), Some(("1", ResolvedBy::Adjudication)), "adjudication stands");
             assert_eq!(final_value(&states[2]), Some(("2", ResolvedBy::from(model))), "{model:?}");
             assert!(matches!(states[3], ItemState::Pending { .. }));
