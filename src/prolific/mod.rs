@@ -70,7 +70,14 @@ pub async fn after_sync(client: &client::Client, study: StudyId) -> Result<(Opti
     if let Some(total) = raised {
         tracing::info!(study = study.get(), total, "places raised on Prolific (auto_increase)");
     }
-    let stopped = wind_down(client, study).await?;
+    // A refused or unanswered STOP leaves its outbox row for the next round; the sync itself stands.
+    let stopped = match wind_down(client, study).await {
+        Ok(stopped) => stopped,
+        Err(e) => {
+            tracing::warn!(study = study.get(), error = %e, "stopping a finished study on Prolific");
+            false
+        }
+    };
     if stopped {
         tracing::info!(study = study.get(), "stopped on Prolific: hardneg needs nobody more");
     }
