@@ -86,14 +86,17 @@ pub async fn after_sync(client: &client::Client, study: StudyId) -> Result<(Opti
 
 /// With the spec's `auto_increase`, raises an active study's places to what
 /// hardneg still needs (discarded copies, places lost to extras), never past
-/// the budget cap (`increase_places` refuses); the new total, if raised.
+/// the budget cap (`increase_places` refuses); the new total, if raised. A
+/// stopped (or full) study is raised too: more places make it recruit again.
+/// A paused one is left to the researcher.
 pub async fn follow_need(client: &client::Client, study: StudyId) -> Result<Option<u64>, ServiceError> {
     let (_, _, spec) = settings::settings(client.db(), study).await?;
     if !spec.auto_increase {
         return Ok(None);
     }
     let s = status::status(client.db(), study).await?;
-    let Some(more) = s.propose_more_places.filter(|_| s.status.as_deref() == Some("ACTIVE")) else {
+    let raisable = matches!(s.status.as_deref(), Some("ACTIVE" | "COMPLETED" | "AWAITING REVIEW"));
+    let Some(more) = s.propose_more_places.filter(|_| raisable) else {
         return Ok(None);
     };
     let total = s.places.max(0) as u64 + more;

@@ -82,7 +82,9 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
     let mismatches = mismatches(&people, &subs, synced_at.is_some());
     let arrived: std::collections::HashSet<&str> = people.iter().filter_map(|p| p.1.as_deref()).collect();
     let taking = subs.iter().filter(|(_, s)| SubmissionStatus::parse(s).takes_place()).count() as i64;
-    let open = (places - taking).max(0) as u64;
+    // A stopped study hands out none of its places: a copy freed after the stop needs a bought one.
+    let recruiting = !matches!(status.as_deref(), Some("COMPLETED" | "AWAITING REVIEW"));
+    let open = if recruiting { (places - taking).max(0) as u64 } else { 0 };
     // Those who hold a place on Prolific and have not opened the join link yet will fill free copies.
     let on_their_way = subs
         .iter()

@@ -1,6 +1,8 @@
 //! A study hardneg needs nobody more for is stopped on Prolific by the sync
 //! (once), so Prolific stops handing places to people who would only be told
-//! the study is full; its submissions are still decided afterwards.
+//! the study is full; its submissions are still decided afterwards, and a
+//! copy freed after the stop buys a place (`auto_increase`), which makes the
+//! study recruit again until the copy is done.
 use crate::prolific_fake::FakeProlific;
 use crate::prolific_kit::{answer_all, join, post, Hardneg, Way};
 use serde_json::Value;
@@ -22,6 +24,8 @@ consent = "I agree to take part."
 [prolific]
 estimated_minutes = 5
 hourly_rate = 9.0
+budget_cap = "100.00"
+auto_increase = true
 "#;
 
 /// Transitions Prolific took: the publication, then any stop.
@@ -81,4 +85,20 @@ async fn a_study_that_needs_nobody_more_is_stopped_on_prolific_once() {
         assert!(std::time::Instant::now() < deadline, "not approved: {}", st["submissions"][0]);
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
+
+    // Its copy discarded after the stop: the stopped study's unused places hand out nobody,
+    // so the sync buys one, and the study recruits again until the new copy is done.
+    let discard = r.post(app.url(&format!("/api/v1/studies/{study}/participants/1/discard"))).send().await.unwrap();
+    assert!(discard.status().is_success(), "{}", discard.text().await.unwrap());
+    let places = fake.state().await["studies"][0]["total_available_places"].as_i64().unwrap();
+    let (s, report) = sync().await;
+    assert_eq!((s, report["places_raised_to"].as_i64()), (200, Some(places + 1)), "{report}");
+    assert_eq!(fake.state().await["studies"][0]["status"], "ACTIVE");
+    let b = fake.arrive(&pid, None).await;
+    let (client, _, _) = join(&app.base, &b.study_url, Way::Careful).await;
+    let code = answer_all(&app.base, &client, hstudy, Way::Careful).await;
+    fake.submit(&b.submission_id, Some(&code)).await;
+    let (s, report) = sync().await;
+    assert_eq!((s, report["stopped"].as_bool()), (200, Some(true)), "{report}");
+    assert_eq!(transitions(&fake.state().await), 3, "published, stopped, stopped again once done");
 }
