@@ -132,7 +132,8 @@ pub async fn wind_down(client: &client::Client, study: StudyId) -> Result<bool, 
     if !(closed || done) {
         return Ok(false);
     }
-    publish::transition(client, study, "STOP").await?;
+    // One stop per total of places: the study is active again only after more were bought.
+    publish::transition_as(client, study, "STOP", &format!("transition:{study}:STOP:places={}", s.places)).await?;
     Ok(true)
 }
 

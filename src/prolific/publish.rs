@@ -218,13 +218,18 @@ pub async fn transition(client: &Client, study: StudyId, action: &str) -> Result
     if !["PUBLISH", "PAUSE", "START", "STOP"].contains(&action) {
         return Err(ServiceError::Invalid(format!("unknown transition {action:?}")));
     }
-    let db = client.db();
-    let pid = prolific_id(db, study).await?.ok_or_else(|| not_on_prolific(study))?;
     // A key per action and moment: pausing twice in a day is two intents; a retry of one is one.
     let key = format!("transition:{study}:{action}:{}", super::client::now_ms() / 1000);
     let key = if action == "PUBLISH" { format!("transition:{study}:PUBLISH") } else { key };
-    enqueue(db, study, &key, &Remote::Transition { action: action.to_string() }).await?;
-    match settle(client, study, &key).await? {
+    transition_as(client, study, action, &key).await
+}
+
+/// [`transition`] under the caller's idempotency key (one intent, one key).
+pub async fn transition_as(client: &Client, study: StudyId, action: &str, key: &str) -> Result<(), ServiceError> {
+    let db = client.db();
+    let pid = prolific_id(db, study).await?.ok_or_else(|| not_on_prolific(study))?;
+    enqueue(db, study, key, &Remote::Transition { action: action.to_string() }).await?;
+    match settle(client, study, key).await? {
         (s, _) if s == "done" => {
             let status = study_status(client, &pid).await?;
             sqlx::query("UPDATE prolific_studies SET status = $1 WHERE study_id = $2")
