@@ -5,7 +5,7 @@
 //! checks are, as the approve list says), and the token in no log, page, export or
 //! database row.
 use crate::prolific_fake::FakeProlific;
-use crate::prolific_kit::{answer_all, join, post, Hardneg, Way};
+use crate::prolific_kit::{answer_all, database_text, join, post, Hardneg, Way};
 use reqwest::Client;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -363,45 +363,4 @@ async fn a_study_of_210_participants_from_publish_to_bonuses_through_faults_and_
         assert!(!text.contains(token), "the token is on {page}");
     }
     assert!(!database_text(&data).await.contains(token), "the token is in the database");
-}
-
-/// Every text cell of every table (SQLite or PostgreSQL).
-async fn database_text(data: &Path) -> String {
-    let db = crate::helpers::db_at(data).await;
-    let tables: Vec<String> = if crate::helpers::on_postgres() {
-        sqlx::query_scalar("SELECT tablename::text FROM pg_tables WHERE schemaname = 'public'")
-            .fetch_all(&db)
-            .await
-            .unwrap()
-    } else {
-        sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table'").fetch_all(&db).await.unwrap()
-    };
-    let mut all = String::new();
-    for t in tables {
-        let cols: Vec<String> = if crate::helpers::on_postgres() {
-            sqlx::query_scalar(
-                "SELECT column_name::text FROM information_schema.columns WHERE table_name = $1 AND data_type = 'text'",
-            )
-            .bind(&t)
-            .fetch_all(&db)
-            .await
-            .unwrap()
-        } else {
-            let rows: Vec<(String, String)> =
-                sqlx::query_as(&format!("SELECT name, type FROM pragma_table_info('{t}')"))
-                    .fetch_all(&db)
-                    .await
-                    .unwrap();
-            rows.into_iter().filter(|(_, ty)| ty.eq_ignore_ascii_case("TEXT")).map(|(n, _)| n).collect()
-        };
-        for c in cols {
-            let vals: Vec<Option<String>> =
-                sqlx::query_scalar(&format!("SELECT \"{c}\" FROM \"{t}\"")).fetch_all(&db).await.unwrap();
-            for v in vals.into_iter().flatten() {
-                all.push_str(&v);
-                all.push('\n');
-            }
-        }
-    }
-    all
 }

@@ -2,7 +2,8 @@
 //! file (so a test can look for the token in it) and that can be SIGKILLed
 //! and restarted on the same data, pointed at a fake Prolific; and a
 //! participant who goes from Prolific's study URL through the real join
-//! link to a completion or screen-out code.
+//! link to a completion or screen-out code; and every text the database
+//! holds, to look for the token in.
 use crate::helpers::{database_of, site_dir, watch_start};
 use reqwest::Client;
 use serde_json::{json, Value};
@@ -198,4 +199,45 @@ pub async fn answer_all(base: &str, client: &Client, study: i64, way: Way) -> St
         Some("complete") | Some("screened_out") => stage["code"].as_str().unwrap().to_string(),
         _ => panic!("after the bundle: {stage}"),
     }
+}
+
+/// Every text cell of every table (SQLite or PostgreSQL).
+pub async fn database_text(data: &Path) -> String {
+    let db = crate::helpers::db_at(data).await;
+    let tables: Vec<String> = if crate::helpers::on_postgres() {
+        sqlx::query_scalar("SELECT tablename::text FROM pg_tables WHERE schemaname = 'public'")
+            .fetch_all(&db)
+            .await
+            .unwrap()
+    } else {
+        sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table'").fetch_all(&db).await.unwrap()
+    };
+    let mut all = String::new();
+    for t in tables {
+        let cols: Vec<String> = if crate::helpers::on_postgres() {
+            sqlx::query_scalar(
+                "SELECT column_name::text FROM information_schema.columns WHERE table_name = $1 AND data_type = 'text'",
+            )
+            .bind(&t)
+            .fetch_all(&db)
+            .await
+            .unwrap()
+        } else {
+            let rows: Vec<(String, String)> =
+                sqlx::query_as(&format!("SELECT name, type FROM pragma_table_info('{t}')"))
+                    .fetch_all(&db)
+                    .await
+                    .unwrap();
+            rows.into_iter().filter(|(_, ty)| ty.eq_ignore_ascii_case("TEXT")).map(|(n, _)| n).collect()
+        };
+        for c in cols {
+            let vals: Vec<Option<String>> =
+                sqlx::query_scalar(&format!("SELECT \"{c}\" FROM \"{t}\"")).fetch_all(&db).await.unwrap();
+            for v in vals.into_iter().flatten() {
+                all.push_str(&v);
+                all.push('\n');
+            }
+        }
+    }
+    all
 }
