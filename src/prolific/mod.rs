@@ -64,14 +64,17 @@ pub async fn round(client: &client::Client, until: Instant) -> Result<(), Servic
 }
 
 /// After a sync: places raised to what hardneg still needs, or the study
-/// stopped when it needs nobody more (the report's last two fields).
+/// stopped when it needs nobody more (the report's last two fields). Both
+/// read one status; a study that needed places needs somebody.
 pub async fn after_sync(client: &client::Client, study: StudyId) -> Result<(Option<u64>, bool), ServiceError> {
-    let raised = follow_need(client, study).await?;
+    let s = status::status(client.db(), study).await?;
+    let raised = follow_need(client, study, &s).await?;
     if let Some(total) = raised {
         tracing::info!(study = study.get(), total, "places raised on Prolific (auto_increase)");
+        return Ok((raised, false));
     }
     // A refused or unanswered STOP leaves its outbox row for the next round; the sync itself stands.
-    let stopped = match wind_down(client, study).await {
+    let stopped = match wind_down(client, study, &s).await {
         Ok(stopped) => stopped,
         Err(e) => {
             tracing::warn!(study = study.get(), error = %e, "stopping a finished study on Prolific");
@@ -89,12 +92,15 @@ pub async fn after_sync(client: &client::Client, study: StudyId) -> Result<(Opti
 /// the budget cap (`increase_places` refuses); the new total, if raised. A
 /// stopped (or full) study is raised too: more places make it recruit again.
 /// A paused one is left to the researcher.
-pub async fn follow_need(client: &client::Client, study: StudyId) -> Result<Option<u64>, ServiceError> {
+async fn follow_need(
+    client: &client::Client,
+    study: StudyId,
+    s: &status::ProlificStatus,
+) -> Result<Option<u64>, ServiceError> {
     let (_, _, spec) = settings::settings(client.db(), study).await?;
     if !spec.auto_increase {
         return Ok(None);
     }
-    let s = status::status(client.db(), study).await?;
     let raisable = matches!(s.status.as_deref(), Some("ACTIVE" | "COMPLETED" | "AWAITING REVIEW"));
     let Some(more) = s.propose_more_places.filter(|_| raisable) else {
         return Ok(None);
@@ -116,9 +122,8 @@ pub async fn follow_need(client: &client::Client, study: StudyId) -> Result<Opti
 /// item still wanting answers. Otherwise Prolific would go on handing places
 /// to people who are only told the study is full. Those already in can
 /// still finish, and more places make it active again (Prolific's STOP).
-pub async fn wind_down(client: &client::Client, study: StudyId) -> Result<bool, ServiceError> {
+async fn wind_down(client: &client::Client, study: StudyId, s: &status::ProlificStatus) -> Result<bool, ServiceError> {
     let db = client.db();
-    let s = status::status(db, study).await?;
     if s.status.as_deref() != Some("ACTIVE") {
         return Ok(false);
     }
