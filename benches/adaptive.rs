@@ -326,7 +326,11 @@ fn report(seed: u64, one_place: bool) {
     let mut pooled = Tally::default();
     let mut rows = Vec::new();
     let hostile = std::env::var("HARDNEG_ADAPTIVE_HOSTILE").is_ok_and(|v| v == "1");
-    let crowds = CROWDS.iter().chain(hostile.then_some(&crowd::MOSTLY_BAD)).chain(hostile.then_some(&crowd::AUDITED));
+    let crowds = CROWDS
+        .iter()
+        .chain(hostile.then_some(&crowd::MOSTLY_BAD))
+        .chain(hostile.then_some(&crowd::AUDITED))
+        .chain(hostile.then_some(&crowd::COLLUDING));
     for (c, crowd) in crowds.enumerate() {
         let world = World::new(crowd, mix(&[seed, c as u64]), items, people);
         println!("crowd {:?}: {}", crowd.name, kinds_of(&world, 0..people));

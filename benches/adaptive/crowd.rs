@@ -28,9 +28,12 @@ pub enum Kind {
     Random,
     /// The value after the truth (None after slot 3, slot 0 after None) 85-95 % of the time.
     Rotates,
+    /// Adversaries who agree: always the rarest value that is not the truth
+    /// (slot 3, or slot 2 where slot 3 is true), the same for all of them.
+    Colludes,
 }
 
-pub const KINDS: [(Kind, &str); 9] = [
+pub const KINDS: [(Kind, &str); 10] = [
     (Kind::Good, "good"),
     (Kind::Confuser, "confuser"),
     (Kind::OverusesNone, "overuses None"),
@@ -40,28 +43,35 @@ pub const KINDS: [(Kind, &str); 9] = [
     (Kind::Adversarial, "adversarial"),
     (Kind::Random, "random"),
     (Kind::Rotates, "rotates"),
+    (Kind::Colludes, "colludes"),
 ];
 
 pub struct Crowd {
     pub name: &'static str,
     /// Share of each kind, in [`KINDS`] order.
-    pub mix: [f64; 9],
+    pub mix: [f64; 10],
 }
 
 pub const CROWDS: [Crowd; 3] = [
-    Crowd { name: "mostly good", mix: [0.70, 0.15, 0.08, 0.07, 0.0, 0.0, 0.0, 0.0, 0.0] },
-    Crowd { name: "mixed, some spammers", mix: [0.50, 0.20, 0.10, 0.10, 0.05, 0.05, 0.0, 0.0, 0.0] },
-    Crowd { name: "spammers and adversaries", mix: [0.45, 0.15, 0.05, 0.05, 0.08, 0.10, 0.12, 0.0, 0.0] },
+    Crowd { name: "mostly good", mix: [0.70, 0.15, 0.08, 0.07, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0] },
+    Crowd { name: "mixed, some spammers", mix: [0.50, 0.20, 0.10, 0.10, 0.05, 0.05, 0.0, 0.0, 0.0, 0.0] },
+    Crowd { name: "spammers and adversaries", mix: [0.45, 0.15, 0.05, 0.05, 0.08, 0.10, 0.12, 0.0, 0.0, 0.0] },
 ];
 
 /// Not in the recorded tables (`HARDNEG_ADAPTIVE_HOSTILE=1` adds it): only
 /// 40 % good people, the rest confusers, spammers and adversaries.
-pub const MOSTLY_BAD: Crowd = Crowd { name: "mostly bad", mix: [0.40, 0.15, 0.05, 0.0, 0.10, 0.10, 0.20, 0.0, 0.0] };
+pub const MOSTLY_BAD: Crowd =
+    Crowd { name: "mostly bad", mix: [0.40, 0.15, 0.05, 0.0, 0.10, 0.10, 0.20, 0.0, 0.0, 0.0] };
 
 /// Not in the recorded tables (`HARDNEG_ADAPTIVE_HOSTILE=1` adds it): an
 /// audit's crowd, 42 % good, 38 % answering at random, 8 % rotating the
 /// truth, 7 % confusers, 5 % adversarial.
-pub const AUDITED: Crowd = Crowd { name: "audited", mix: [0.42, 0.07, 0.0, 0.0, 0.0, 0.0, 0.05, 0.38, 0.08] };
+pub const AUDITED: Crowd = Crowd { name: "audited", mix: [0.42, 0.07, 0.0, 0.0, 0.0, 0.0, 0.05, 0.38, 0.08, 0.0] };
+
+/// Not in the recorded tables (`HARDNEG_ADAPTIVE_HOSTILE=1` adds it): a
+/// later audit's crowd (session 39), mostly careful people with a few who
+/// answer at random, rotate the truth, or collude on one wrong value.
+pub const COLLUDING: Crowd = Crowd { name: "colluding", mix: [0.70, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.14, 0.08, 0.08] };
 
 /// One simulated study's world: truths and people (confusion matrices).
 pub struct World {
@@ -123,6 +133,11 @@ fn person(rng: &mut SplitMix64, kind: Kind) -> [[f64; K]; K] {
         }
         Kind::Adversarial => even(between(0.02, 0.12)),
         Kind::Random => [[1.0 / K as f64; K]; K],
+        Kind::Colludes => {
+            let mut m = [[0.0; K]; K];
+            (0..K).for_each(|t| m[t][if t == 3 { 2 } else { 3 }] = 1.0);
+            m
+        }
         Kind::Rotates => {
             let r = between(0.85, 0.95);
             let mut m = even(1.0 - r);
