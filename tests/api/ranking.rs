@@ -128,3 +128,30 @@ async fn ranking_import_refuses_a_bad_file_whole_and_takes_a_good_one() {
     assert_eq!((r["prompts"].as_i64(), r["kendalls_w"].as_f64()), (Some(2), None), "one annotator: no W");
     assert_eq!(r["models"][0]["model"], "clip");
 }
+
+/// A link study's report counts what every report counts: a participant who
+/// returned their place takes their orders with them.
+#[tokio::test]
+async fn a_returned_participants_orders_leave_the_report() {
+    use crate::crowd_kit::{arrive, create_link_study, post_ok, start};
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let spec = "name = \"Ranked by link\"\nkind = \"ranking\"\ndataset = \"demo-rankings\"\nseed = 5\naccess = \"link\"\n\
+                [link]\nbundle_size = 8\ncopies = 2\nconsent = \"I agree.\"\n";
+    let (study, token) = create_link_study(&app, &researcher, spec).await;
+    let shown = |t: &TaskView| t.options.iter().map(|o| o.id.as_str()).collect::<Vec<_>>().join(",");
+    let mut people = Vec::new();
+    for (pid, orders) in [("FINISHES", 8), ("RETURNS", 2)] {
+        let p = arrive(&app, &token, study, pid).await;
+        start(&app, &p, study).await;
+        for _ in 0..orders {
+            let task = app.next_task(&p, study).await.expect("a prompt to rank");
+            assert_eq!(app.answer(&p, task.task_id, &shown(&task)).await.status(), 200);
+        }
+        people.push(p);
+    }
+    post_ok(&app, &people[1], &format!("/api/v1/take/{study}/return")).await;
+    let r: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/report")).await;
+    assert_eq!((r["answers"].as_i64(), r["rankings"].as_i64()), (Some(8), Some(8)), "{r}");
+    assert_eq!(r["kendalls_w"], Value::Null, "one counted order per prompt: no W");
+}

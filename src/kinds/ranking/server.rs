@@ -18,16 +18,17 @@ fn report(db: &AnyPool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     })
 }
 
-/// Every prompt of the study with its orders and the imported models' scores.
+/// Every prompt of the study with its counted orders (as every report: no
+/// check item, no copy that counts nowhere) and the imported models' scores.
 async fn rankings(db: &AnyPool, study_id: StudyId) -> Result<(usize, RankingStats), ServiceError> {
     let answers: Vec<(i64, String)> =
-        sqlx::query_as("SELECT instance_id, value FROM answers WHERE study_id = $1 ORDER BY instance_id, task_id")
+        sqlx::query_as("SELECT instance_id, value FROM counted_answers WHERE study_id = $1 ORDER BY instance_id, task_id")
             .bind(study_id)
             .fetch_all(db)
             .await?;
     let scores: Vec<(i64, String, f64)> = sqlx::query_as(
         "SELECT s.instance_id, s.model, s.score FROM image_scores s
-         WHERE s.instance_id IN (SELECT instance_id FROM answers WHERE study_id = $1) ORDER BY s.instance_id, s.model, s.slot",
+         WHERE s.instance_id IN (SELECT instance_id FROM counted_answers WHERE study_id = $1) ORDER BY s.instance_id, s.model, s.slot",
     )
     .bind(study_id)
     .fetch_all(db)
