@@ -36,8 +36,16 @@ impl StudySpec {
         let mapping = match self.agreement.as_deref() {
             None if kind.default_binary_agreement() => Mapping::Binary,
             None => Mapping::Full,
-            Some(m) => Mapping::parse(m)
-                .ok_or_else(|| field("agreement", format!("unknown mapping {m:?}; known: binary, full")))?,
+            Some(m) => match Mapping::parse(m) {
+                Some(Mapping::Binary) if !kind.has_binary_agreement() => {
+                    return Err(field(
+                        "agreement",
+                        format!("kind {kind} has no binary reading (an answer that keeps or drops an item): use \"full\""),
+                    ))
+                }
+                Some(mapping) => mapping,
+                None => return Err(field("agreement", format!("unknown mapping {m:?}; known: binary, full"))),
+            },
         };
         let (resolve, primary) = self.settlement(&rule, &annotators)?;
         let instructions = self

@@ -65,6 +65,11 @@ fn agreement_mapping_defaults_by_kind_and_can_be_chosen() {
     step4.source = Some("Step 3".into());
     let step4 = step4.parse_in(KINDS, 0).unwrap();
     assert_eq!((step4.mapping, step4.source.as_deref()), (Mapping::Full, Some("Step 3")));
+    let mut no_binary = s.clone();
+    no_binary.kind = "odd_one_out".into();
+    no_binary.agreement = Some("binary".into());
+    let message = err(no_binary);
+    assert!(message.contains("field `agreement`") && message.contains("no binary reading"), "{message}");
     let mut bad = s;
     bad.agreement = Some("loose".into());
     assert!(err(bad).contains("field `agreement`"));

@@ -109,6 +109,9 @@ pub(super) fn category_map(
     }
     match mapping {
         Mapping::Full => Ok(CategoryMap::identity(values)),
+        Mapping::Binary if !kind.has_binary_agreement() => Err(ServiceError::Invalid(format!(
+            "{kind} has no binary reading (an answer that keeps or drops an item): ask for mapping=full"
+        ))),
         Mapping::Binary => {
             let mut pairs = Vec::with_capacity(values.len());
             for v in values {

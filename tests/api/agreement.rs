@@ -162,3 +162,28 @@ async fn model_rules_settle_disagreements_and_the_report_gives_intervals_and_rel
     assert_eq!(too_many.status(), 422);
     assert!(too_many.text().await.unwrap().contains("resamples: at most 10000"));
 }
+
+/// Only the curation kinds have a binary reading: another kind's binary
+/// agreement is a clear 422 from the API and the CLI (it was a 500), and a
+/// spec asking for it is refused.
+#[tokio::test]
+async fn a_binary_reading_is_refused_where_the_kind_has_none() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let studies: Vec<Value> = app.get(&researcher, "/api/v1/studies").await;
+    let ab = studies.iter().find(|s| s["name"] == "Demo: SugarCrepe A/B/Tie").expect("the demo A/B/Tie study");
+    let id = ab["id"].as_i64().unwrap();
+    let res = researcher.get(app.url(&format!("/api/v1/studies/{id}/agreement?mapping=binary"))).send().await.unwrap();
+    assert_eq!(res.status(), 422);
+    assert!(res.text().await.unwrap().contains("ab_tie has no binary reading"));
+    let full = researcher.get(app.url(&format!("/api/v1/studies/{id}/agreement?mapping=full"))).send().await.unwrap();
+    assert_eq!(full.status(), 200);
+    let out = app.cli(&["agreement", &id.to_string(), "--mapping", "binary"]);
+    assert!(!out.status.success() && text(&out.stderr).contains("no binary reading"), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("internal error"));
+    let spec = "name = \"AB binary\"\nkind = \"ab_tie\"\ndataset = \"demo-ab-pairs\"\nannotators = \"all\"\nagreement = \"binary\"\n";
+    let res = researcher.post(app.url("/api/v1/studies")).body(spec).send().await.unwrap();
+    assert_eq!(res.status(), 422);
+    let body = res.text().await.unwrap();
+    assert!(body.contains("agreement") && body.contains("no binary reading"), "{body}");
+}

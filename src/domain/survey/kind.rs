@@ -240,6 +240,11 @@ impl SurveyKind {
         Some(if self.verdict(value)?.keeps() { keeps } else { drops })
     }
 
+    /// Whether agreement has a binary reading (keep vs drop): curation kinds only.
+    pub fn has_binary_agreement(self) -> bool {
+        self.curation().is_some()
+    }
+
     pub fn default_binary_agreement(self) -> bool {
         self.curation().is_some_and(|c| c.binary_by_default)
     }
