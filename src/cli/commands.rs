@@ -105,12 +105,10 @@ pub async fn agreement(data_dir: &Path, a: AgreementArgs) -> anyhow::Result<()> 
                 .with_context(|| format!("unknown mapping {m:?} (full or binary)"))?,
         ),
     };
-    let pool = open(data_dir).await?;
-    let detail =
-        crate::studies::agreement::Detail::new(Some(a.resamples), a.seed).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let r = crate::studies::agreement::agreement_report(&pool, crate::kinds::KINDS, a.study, mapping, Some(detail))
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let pool = super::open_existing(data_dir).await?;
+    let detail = crate::studies::agreement::Detail::new(Some(a.resamples), a.seed)?;
+    let r =
+        crate::studies::agreement::agreement_report(&pool, crate::kinds::KINDS, a.study, mapping, Some(detail)).await?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
@@ -170,9 +168,8 @@ pub async fn restore(data_dir: &Path, src: &Path) -> anyhow::Result<()> {
 
 /// `hardneg datasets [--json]`: every dataset's funnel.
 pub async fn datasets(data_dir: &Path, json: bool) -> anyhow::Result<()> {
-    let pool = open(data_dir).await?;
-    let all =
-        crate::studies::pipeline::all_funnels(&pool, crate::kinds::KINDS).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let pool = super::open_existing(data_dir).await?;
+    let all = crate::studies::pipeline::all_funnels(&pool, crate::kinds::KINDS).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&all)?);
     } else {
@@ -200,10 +197,11 @@ pub async fn datasets(data_dir: &Path, json: bool) -> anyhow::Result<()> {
 
 /// `hardneg study create SPEC`.
 pub async fn create_study(data_dir: &Path, spec: &Path) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(spec).with_context(|| format!("reading {}", spec.display()))?;
+    let text = std::fs::read_to_string(spec)
+        .map_err(|e| crate::error::ServiceError::Invalid(format!("cannot read {}: {e}", spec.display())))?;
     let study =
         create::parse_spec(&REGISTRY, &text, db::now_secs() as u64).with_context(|| spec.display().to_string())?;
-    let pool = open(data_dir).await?;
+    let pool = super::open_existing(data_dir).await?;
     let id = create::create_study(&pool, &REGISTRY, &study, &text).await.with_context(|| spec.display().to_string())?;
     println!("created study {id}: {} (seed {})", study.name, study.seed);
     for warning in study.link.iter().flat_map(|l| l.warnings()) {

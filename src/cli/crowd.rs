@@ -7,8 +7,7 @@ use sqlx::AnyPool;
 
 /// Prints the link to paste into Prolific, with its placeholders, and the codes.
 pub async fn link(db: &AnyPool, study: StudyId, rotate: bool, base_url: &str) -> anyhow::Result<()> {
-    let info = if rotate { crowd::rotate(db, study).await } else { crowd::link(db, study).await }
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let info = if rotate { crowd::rotate(db, study).await } else { crowd::link(db, study).await }?;
     print_link(&info, base_url);
     Ok(())
 }
@@ -34,14 +33,14 @@ fn print_link(info: &LinkInfo, base_url: &str) {
 }
 
 pub async fn close(db: &AnyPool, study: StudyId) -> anyhow::Result<()> {
-    let info = crowd::close(db, study).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let info = crowd::close(db, study).await?;
     println!("study {} is closed to new arrivals; participants with a place may still finish", info.study_id);
     Ok(())
 }
 
 /// One line per participant (number, state, progress; PIDs on request), as a table or CSV.
 pub async fn participants(db: &AnyPool, study: StudyId, csv: bool, with_platform_ids: bool) -> anyhow::Result<()> {
-    let rows = crowd::participants(db, study, with_platform_ids).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let rows = crowd::participants(db, study, with_platform_ids).await?;
     let mut header = vec![
         "number",
         "username",

@@ -68,7 +68,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 (None, Some(cmd)) => Model::External(cmd),
                 (None, None) => anyhow::bail!("give --model-dir or --external"),
             };
-            let pool = open(&data_dir).await?;
+            let pool = open_existing(&data_dir).await?;
             let store = ImageStore::new(data_dir.join("images"));
             run_score(&pool, &store, model, crate::scoring::run::ScoreRequest { name, dataset, batch }).await
         }
@@ -100,16 +100,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 split.as_deref(),
                 Some(seed),
             )
-            .and_then(|r| r.with_spreadsheet_safe(spreadsheet_safe))
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-            let pool = open(&data_dir).await?;
+            .and_then(|r| r.with_spreadsheet_safe(spreadsheet_safe))?;
+            let pool = open_existing(&data_dir).await?;
             print::export(&pool, &ImageStore::new(data_dir.join("images")), &req, &out).await
         }
         Command::Compare { dataset, baselines, json } => {
-            let pool = open(&data_dir).await?;
-            let report = crate::models::compare::compare(&pool, &dataset, &baselines)
-                .await
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let pool = open_existing(&data_dir).await?;
+            let report = crate::models::compare::compare(&pool, &dataset, &baselines).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
@@ -121,20 +118,22 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Restore { src } => commands::restore(&data_dir, &src).await,
         Command::Datasets { json } => commands::datasets(&data_dir, json).await,
         Command::Study { command: StudyCommand::Link { study, rotate, base_url } } => {
-            crowd::link(&open(&data_dir).await?, study, rotate, &base_url).await
+            crowd::link(&open_existing(&data_dir).await?, study, rotate, &base_url).await
         }
-        Command::Study { command: StudyCommand::Close { study } } => crowd::close(&open(&data_dir).await?, study).await,
+        Command::Study { command: StudyCommand::Close { study } } => {
+            crowd::close(&open_existing(&data_dir).await?, study).await
+        }
         Command::Participants { study, approve_list: true, .. } => {
-            quality::approve_list(&open(&data_dir).await?, study).await
+            quality::approve_list(&open_existing(&data_dir).await?, study).await
         }
         Command::Participants { study, discard: Some(number), .. } => {
-            quality::discard(&open(&data_dir).await?, study, number).await
+            quality::discard(&open_existing(&data_dir).await?, study, number).await
         }
         Command::Participants { study, csv, with_platform_ids, .. } => {
-            crowd::participants(&open(&data_dir).await?, study, csv, with_platform_ids).await
+            crowd::participants(&open_existing(&data_dir).await?, study, csv, with_platform_ids).await
         }
         Command::Study { command: StudyCommand::Status { study, json } } => {
-            quality::status(&open(&data_dir).await?, study, json).await
+            quality::status(&open_existing(&data_dir).await?, study, json).await
         }
         Command::Prolific { command } => prolific::run(&data_dir, command).await,
         Command::Study { command: StudyCommand::Create { spec } } => commands::create_study(&data_dir, &spec).await,
@@ -155,6 +154,23 @@ fn refuse_postgres(data_dir: &std::path::Path, what: &str) -> anyhow::Result<()>
 pub(crate) async fn open(data_dir: &std::path::Path) -> anyhow::Result<sqlx::AnyPool> {
     std::fs::create_dir_all(data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
     db::open(&location(data_dir)).await
+}
+
+/// The database of a data dir that has one. Only `serve`, `user add` and
+/// the imports make a new one: any other command pointed at a mistyped or
+/// forgotten `--data-dir` would leave an empty database there and report on it.
+pub(crate) async fn open_existing(data_dir: &std::path::Path) -> anyhow::Result<sqlx::AnyPool> {
+    let at = location(data_dir);
+    if let db::Location::Sqlite(path) = &at {
+        if !path.exists() {
+            return Err(crate::error::ServiceError::NotFound(format!(
+                "no database at {}: give the server's --data-dir (or HARDNEG_DATA_DIR, or --database)",
+                path.display()
+            ))
+            .into());
+        }
+    }
+    db::open(&at).await
 }
 
 async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {

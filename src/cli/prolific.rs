@@ -108,7 +108,7 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
         let async_delay = Duration::from_millis(async_delay_ms);
         return prolific::fake::run(prolific::fake::Options { bind, token, webhook_secret, async_delay }).await;
     }
-    let db = &super::open(data_dir).await?;
+    let db = &super::open_existing(data_dir).await?;
     match command {
         ProlificCommand::Publish { study, dry_run, draft_only, base_url, workspace, project, block_groups } => {
             let over = publish::Overrides { workspace, project, block_groups };

@@ -78,12 +78,10 @@ pub async fn import_ab_pairs(data_dir: &Path, file: PathBuf, dataset: Option<Str
 }
 
 pub async fn report(data_dir: &Path, study: StudyId, json: bool) -> anyhow::Result<()> {
-    let pool = open(data_dir).await?;
-    let r = crate::studies::report::study_report(&pool, &crate::kinds::REGISTRY, study)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let pool = super::open_existing(data_dir).await?;
+    let r = crate::studies::report::study_report(&pool, &crate::kinds::REGISTRY, study).await?;
     if json {
-        println!("{}", String::from_utf8(r.to_json(true).map_err(|e| anyhow::anyhow!("{e}"))?)?);
+        println!("{}", String::from_utf8(r.to_json(true)?)?);
     } else {
         print!("{}", r.render());
     }
@@ -103,21 +101,16 @@ pub async fn audit(
     let stage = stage
         .map(|s| crate::domain::export::Stage::parse(s).map_err(|e| anyhow::anyhow!("--stage: {e}")))
         .transpose()?;
-    let pool = open(data_dir).await?;
+    let pool = super::open_existing(data_dir).await?;
     let audits = match external {
         Some((command, name)) => {
             let stage = match stage {
                 Some(s) => s,
-                None => furthest_stage(&pool, dataset).await.map_err(|e| anyhow::anyhow!("{e}"))?,
+                None => furthest_stage(&pool, dataset).await?,
             };
             vec![external_audit(&pool, dataset, stage, &name, &command).await?]
         }
-        None => stage_audits(&pool, dataset, stage)
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?
-            .into_iter()
-            .filter(|a| a.created_at.is_none())
-            .collect(),
+        None => stage_audits(&pool, dataset, stage).await?.into_iter().filter(|a| a.created_at.is_none()).collect(),
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&audits)?);

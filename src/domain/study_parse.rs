@@ -40,7 +40,9 @@ impl StudySpec {
                 Some(Mapping::Binary) if !kind.has_binary_agreement() => {
                     return Err(field(
                         "agreement",
-                        format!("kind {kind} has no binary reading (an answer that keeps or drops an item): use \"full\""),
+                        format!(
+                            "kind {kind} has no binary reading (an answer that keeps or drops an item): use \"full\""
+                        ),
                     ))
                 }
                 Some(mapping) => mapping,

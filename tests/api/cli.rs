@@ -46,3 +46,34 @@ async fn bad_specs_and_accounts_are_refused_with_a_reason() {
     let bad_role = app.cli(&["user", "add", "x", "--role", "root", "--password-stdin"]);
     assert!(text(&bad_role.stderr).contains("unknown role"));
 }
+
+/// A command that only reads refuses a data dir without a database (it made
+/// an empty one and reported on it); a study that does not exist is named
+/// as such; input at fault exits 2, imports included.
+#[tokio::test]
+async fn commands_name_what_is_missing_and_leave_no_stray_database() {
+    // On PostgreSQL every test data dir has its database: only SQLite can lack one.
+    if !crate::helpers::on_postgres() {
+        let empty = tempfile::tempdir().unwrap();
+        for args in [&["participants", "14"][..], &["report", "14"], &["agreement", "14"], &["datasets"]] {
+            let out = crate::helpers::cli(empty.path(), args);
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains("no database at"), "{args:?}: {err}");
+        }
+        assert!(!empty.path().join("hardneg.sqlite").exists(), "nothing was created");
+    }
+
+    let app = TestApp::spawn();
+    for args in [&["participants", "999"][..], &["report", "999"], &["study", "link", "999"]] {
+        let out = app.cli(args);
+        let err = text(&out.stderr);
+        assert_eq!((out.status.code(), err.trim()), (Some(2), "error: no study 999"), "{args:?}");
+    }
+    let bad = app.data_dir.join("bad-ab.csv");
+    std::fs::write(&bad, "caption,negative_a,source_a,negative_b,source_b,type\na,b,x,c,y,zzz\n").unwrap();
+    let out = app.cli(&["import", "ab-pairs", bad.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "a refused file is the input's fault: {err}");
+    assert!(err.contains("nothing imported") && err.contains("field `type`"), "{err}");
+}

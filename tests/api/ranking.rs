@@ -136,7 +136,8 @@ async fn a_returned_participants_orders_leave_the_report() {
     use crate::crowd_kit::{arrive, create_link_study, post_ok, start};
     let app = TestApp::spawn();
     let researcher = app.login("researcher").await;
-    let spec = "name = \"Ranked by link\"\nkind = \"ranking\"\ndataset = \"demo-rankings\"\nseed = 5\naccess = \"link\"\n\
+    let spec =
+        "name = \"Ranked by link\"\nkind = \"ranking\"\ndataset = \"demo-rankings\"\nseed = 5\naccess = \"link\"\n\
                 [link]\nbundle_size = 8\ncopies = 2\nconsent = \"I agree.\"\n";
     let (study, token) = create_link_study(&app, &researcher, spec).await;
     let shown = |t: &TaskView| t.options.iter().map(|o| o.id.as_str()).collect::<Vec<_>>().join(",");

@@ -61,14 +61,21 @@ pub(crate) fn unknown_token() -> ServiceError {
     ServiceError::NotFound("no study has this link; check the address".into())
 }
 
-/// The link of a study; NotFound when it is not a link study.
+/// The link of a study; NotFound, saying which, when there is no such
+/// study or it is not a link study.
 pub(crate) async fn link_of_study(db: impl sqlx::AnyExecutor<'_>, study: StudyId) -> Result<LinkRow, ServiceError> {
-    let row: Option<StoredLink> =
-        sqlx::query_as(&format!("SELECT {LINK_SL_COLUMNS} FROM study_links sl WHERE sl.study_id = $1"))
-            .bind(study)
-            .fetch_optional(db)
-            .await?;
-    link_row(row.ok_or_else(|| ServiceError::NotFound(format!("study {study} is not a link study")))?)
+    use sqlx::Row;
+    let row = sqlx::query(&format!(
+        "SELECT {LINK_SL_COLUMNS} FROM studies s LEFT JOIN study_links sl ON sl.study_id = s.id WHERE s.id = $1"
+    ))
+    .bind(study)
+    .fetch_optional(db)
+    .await?
+    .ok_or_else(|| ServiceError::NotFound(format!("no study {study}")))?;
+    if row.try_get::<Option<i64>, _>("study_id")?.is_none() {
+        return Err(ServiceError::NotFound(format!("study {study} is not a link study")));
+    }
+    link_in(&row)
 }
 
 /// A participant's lease in its own study: 403 for another study, for
