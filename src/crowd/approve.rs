@@ -126,7 +126,8 @@ pub async fn approve_list(db: &AnyPool, kinds: &[SurveyKind], study: StudyId) ->
     .bind(study)
     .fetch_all(db)
     .await?;
-    let scores = super::scores::scores(db, study, link.settings.quality, meta.seed).await?;
+    let orders = meta.kind.values().is_empty();
+    let scores = super::scores::scores(db, study, link.settings.quality, meta.seed, orders).await?;
     let median_bundle = crate::domain::crowd::flags::median(&mut finished_bundle_secs(db, study).await?);
     Ok(people
         .into_iter()

@@ -1,10 +1,11 @@
 //! Flags per participant of a link study (docs/crowd.md, "Quality"): gold
 //! accuracy, attention checks failed, median seconds per item, too fast,
-//! straight-lining, agreement with the majority of the others, and the
-//! decision the approve list suggests. Pure: the shell reads the answers.
+//! straight-lining, agreement with the majority of the others whose answers
+//! count, and the decision the approve list suggests. Pure: the shell reads
+//! the answers.
 use super::spec::QualitySettings;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// Gold accuracy under this is flagged (with at least one gold item answered).
 pub const LOW_GOLD_ACCURACY: f64 = 0.5;
@@ -106,10 +107,21 @@ fn longest_run(values: impl Iterator<Item = u32>) -> usize {
     best
 }
 
-/// For each item, how often each value was given (check items left out).
-fn value_counts(answers: &[Answer]) -> HashMap<u64, Vec<(u32, u32)>> {
+/// Whose answers make the majority a person is measured against.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Others {
+    /// People whose answers count nowhere (returned, extra, screened out,
+    /// discarded): measured against the others, never part of a majority.
+    pub not_counted: BTreeSet<u64>,
+    /// True where answers are orders, not categories (a ranking's): no
+    /// agreement is measured.
+    pub orders: bool,
+}
+
+/// For each item, how often each value was given by people who count (check items left out).
+fn value_counts(answers: &[Answer], others: &Others) -> HashMap<u64, Vec<(u32, u32)>> {
     let mut counts: HashMap<u64, Vec<(u32, u32)>> = HashMap::new();
-    for a in answers.iter().filter(|a| a.check == Check::None) {
+    for a in answers.iter().filter(|a| a.check == Check::None && !others.not_counted.contains(&a.person)) {
         let c = counts.entry(a.item).or_default();
         match c.iter_mut().find(|(v, _)| *v == a.value) {
             Some((_, n)) => *n += 1,
@@ -119,13 +131,14 @@ fn value_counts(answers: &[Answer]) -> HashMap<u64, Vec<(u32, u32)>> {
     counts
 }
 
-/// The others' majority on an item once `own` is taken out: the value given
-/// strictly more often than any other, or None (a tie, or nobody else).
-fn majority_without(counts: &[(u32, u32)], own: u32) -> Option<u32> {
+/// The others' majority on an item once `own` (the person's answer, when
+/// it is among `counts`) is taken out: the value given strictly more often
+/// than any other, or None (a tie, or nobody else).
+fn majority_without(counts: &[(u32, u32)], own: Option<u32>) -> Option<u32> {
     let mut best: Option<(u32, u32)> = None;
     let mut tied = false;
     for &(v, n) in counts {
-        let n = if v == own { n - 1 } else { n };
+        let n = if Some(v) == own { n - 1 } else { n };
         match best {
             _ if n == 0 => {}
             Some((_, b)) if n == b => tied = true,
@@ -139,9 +152,14 @@ fn majority_without(counts: &[(u32, u32)], own: u32) -> Option<u32> {
     best.filter(|_| !tied).map(|(v, _)| v)
 }
 
-/// Every person's flags, in ascending person order.
+/// Every person's flags, in ascending person order, everybody's answers counting.
 pub fn person_flags(answers: &[Answer], q: &QualitySettings) -> Vec<PersonFlags> {
-    let counts = value_counts(answers);
+    person_flags_among(answers, q, &Others::default())
+}
+
+/// Every person's flags, in ascending person order, agreement measured against `others`.
+pub fn person_flags_among(answers: &[Answer], q: &QualitySettings, others: &Others) -> Vec<PersonFlags> {
+    let counts = if others.orders { HashMap::new() } else { value_counts(answers, others) };
     let mut by_person: HashMap<u64, Vec<&Answer>> = HashMap::new();
     for a in answers {
         by_person.entry(a.person).or_default().push(a);
@@ -153,7 +171,7 @@ pub fn person_flags(answers: &[Answer], q: &QualitySettings) -> Vec<PersonFlags>
         .map(|person| {
             let mut own = by_person.remove(&person).unwrap_or_default();
             own.sort_by_key(|a| a.order);
-            one_person(person, &own, &counts, q)
+            one_person(person, &own, &counts, q, !others.not_counted.contains(&person))
         })
         .collect()
 }
@@ -163,6 +181,7 @@ fn one_person(
     own: &[&Answer],
     counts: &HashMap<u64, Vec<(u32, u32)>>,
     q: &QualitySettings,
+    counted: bool,
 ) -> PersonFlags {
     let mut secs: Vec<f64> = own.iter().map(|a| a.elapsed_ms as f64 / 1000.0).collect();
     let median_secs_per_item = median(&mut secs);
@@ -180,7 +199,7 @@ fn one_person(
             }
             Check::None => {
                 answers += 1;
-                if let Some(m) = counts.get(&a.item).and_then(|c| majority_without(c, a.value)) {
+                if let Some(m) = counts.get(&a.item).and_then(|c| majority_without(c, counted.then_some(a.value))) {
                     shared_items += 1;
                     agreed += usize::from(m == a.value);
                 }

@@ -24,11 +24,12 @@ fn runs_and_majorities() {
     assert_eq!(longest_run([].into_iter()), 0);
     assert_eq!(longest_run([1, 1, 2, 2, 2, 1].into_iter()), 3);
     assert_eq!(longest_run([7].into_iter()), 1);
-    assert_eq!(majority_without(&[(1, 3), (2, 1)], 2), Some(1));
-    assert_eq!(majority_without(&[(1, 2), (2, 2)], 2), Some(1), "own answer taken out breaks the tie");
-    assert_eq!(majority_without(&[(1, 2), (2, 2), (3, 1)], 3), None, "a tie among the others");
-    assert_eq!(majority_without(&[(1, 1)], 1), None, "nobody else answered");
-    assert_eq!(majority_without(&[(1, 1), (2, 1)], 1), Some(2));
+    assert_eq!(majority_without(&[(1, 3), (2, 1)], Some(2)), Some(1));
+    assert_eq!(majority_without(&[(1, 2), (2, 2)], Some(2)), Some(1), "own answer taken out breaks the tie");
+    assert_eq!(majority_without(&[(1, 2), (2, 2), (3, 1)], Some(3)), None, "a tie among the others");
+    assert_eq!(majority_without(&[(1, 1)], Some(1)), None, "nobody else answered");
+    assert_eq!(majority_without(&[(1, 1), (2, 1)], Some(1)), Some(2));
+    assert_eq!(majority_without(&[(1, 1)], None), Some(1), "an answer that is not counted takes nothing out");
 }
 
 #[test]
@@ -143,6 +144,30 @@ fn low_agreement_needs_enough_shared_items() {
     let four = build(4);
     assert_eq!(four[0].agreement, Some(0.25));
     assert!(four[0].flags.is_empty(), "4 shared items are too few to flag");
+}
+
+#[test]
+fn only_answers_that_count_make_a_majority() {
+    // Persons 1-3 (who count) agree on every item; persons 4-6 (screened
+    // out, say) agree on another value every time, and outnumber them.
+    let mut all = Vec::new();
+    for item in 0..5u64 {
+        let right = (item % 3) as u32;
+        for (person, value) in [(1, right), (2, right), (3, right), (4, right + 1), (5, right + 1), (6, right + 1)] {
+            all.push(a(person, item, item as i64, value, value, 3000));
+        }
+    }
+    let everyone = person_flags(&all, &Q);
+    assert_eq!((everyone[0].agreement, everyone[0].flags.as_slice()), (Some(0.0), &[Flag::LowAgreement][..]));
+    let others = Others { not_counted: [4, 5, 6].into(), orders: false };
+    let f = person_flags_among(&all, &Q, &others);
+    assert_eq!((f[0].shared_items, f[0].agreement), (5, Some(1.0)));
+    assert!(f[0].flags.is_empty());
+    // One who does not count is measured against those who do, their own answer not among them.
+    assert_eq!((f[3].shared_items, f[3].agreement, f[3].flags.as_slice()), (5, Some(0.0), &[Flag::LowAgreement][..]));
+    // Orders are not categories: no agreement at all.
+    let orders = person_flags_among(&all, &Q, &Others { orders: true, ..others });
+    assert!(orders.iter().all(|p| p.shared_items == 0 && p.agreement.is_none() && p.flags.is_empty()));
 }
 
 #[test]
