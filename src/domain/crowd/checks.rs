@@ -79,6 +79,9 @@ pub fn parse_checks(
     values: &[&str],
     completion_code: Option<&str>,
 ) -> Result<CheckSettings, FieldError> {
+    if values.is_empty() && !f.gold.is_empty() {
+        return Err(field("link.gold", super::spec::ORDERS_UNCHECKED));
+    }
     let mut keys = std::collections::HashSet::new();
     for (i, g) in f.gold.iter().enumerate() {
         let at = |m: String| field("link.gold", format!("item {} ({}): {m}", i + 1, g.key));

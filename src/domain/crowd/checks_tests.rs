@@ -66,6 +66,18 @@ fn check_errors_name_the_field() {
     }
     assert!(parse("attention_checks = 1\nmax_failed_checks = 1").is_ok());
     assert!(parse("gold = [{ key = \"k\", answer = \"2\", extra = 1 }]").is_err(), "unknown fields refused");
+    // A kind whose answers are orders (no fixed values) says so, not "is not one of" and nothing.
+    let orders = |extra: &str| {
+        let l: LinkSpec = toml::from_str(&format!("{OK}{extra}")).unwrap();
+        parse_access(Some("link"), Some(l), &[]).unwrap_err().to_string()
+    };
+    for (extra, key) in [
+        ("gold = [{ key = \"1\", answer = \"1,0\" }]", "link.gold"),
+        ("practice = [{ key = \"1\", answer = \"1,0\" }]", "link.practice"),
+    ] {
+        let got = orders(extra);
+        assert!(got.starts_with(&format!("field `{key}`: this kind's answers are orders")), "{got}");
+    }
 }
 
 fn queue(items: &[i64]) -> Vec<PlannedTask> {

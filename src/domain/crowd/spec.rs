@@ -110,6 +110,10 @@ impl LinkSettings {
 }
 
 pub const DEFAULT_TIME_LIMIT_MINUTES: u32 = 60;
+
+/// Why a kind whose answers are orders (no fixed values) takes no practice or gold items.
+pub const ORDERS_UNCHECKED: &str =
+    "this kind's answers are orders of the item's options, not one of fixed values, so no answer can be given to check them against";
 /// Prolific's longest allowed time is well under a week; a day is plenty.
 pub const MAX_TIME_LIMIT_MINUTES: u32 = 24 * 60;
 
@@ -164,6 +168,9 @@ fn parse_link(l: LinkSpec, values: &[&str]) -> Result<LinkSettings, SpecError> {
     let completion_url = l.completion_url.unwrap_or_else(|| DEFAULT_COMPLETION_URL.to_string());
     if !(completion_url.starts_with("https://") || completion_url.starts_with("http://")) {
         return Err(field("link.completion_url", "must be an http:// or https:// URL"));
+    }
+    if values.is_empty() && !l.practice.is_empty() {
+        return Err(field("link.practice", ORDERS_UNCHECKED));
     }
     for (i, p) in l.practice.iter().enumerate() {
         if p.key.trim().is_empty() {
