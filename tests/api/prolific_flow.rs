@@ -335,6 +335,10 @@ async fn a_study_of_210_participants_from_publish_to_bonuses_through_faults_and_
             row["number"],
             row["status"]
         );
+        // Every end of a place is on the lease clock, a return seen through Prolific's too.
+        if let (Some(arrived), Some(ended)) = (row["arrived_at"].as_i64(), row["ended_at"].as_i64()) {
+            assert!(ended >= arrived, "participant {} ended before arriving: {row}", row["number"]);
+        }
     }
     assert_eq!(rows.len(), 9 + 10 + 189);
 
