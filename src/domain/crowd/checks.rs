@@ -73,6 +73,10 @@ fn field(field: &'static str, message: impl Into<String>) -> FieldError {
     FieldError { field, message: message.into() }
 }
 
+/// Why a kind whose answers are orders (no fixed values) takes no practice or gold items.
+pub const ORDERS_UNCHECKED: &str =
+    "this kind's answers are orders of the item's options, not one of fixed values, so no answer can be given to check them against";
+
 /// Checks the fields against the kind's stored `values` and the study's completion code.
 pub fn parse_checks(
     f: CheckFields,
@@ -80,7 +84,7 @@ pub fn parse_checks(
     completion_code: Option<&str>,
 ) -> Result<CheckSettings, FieldError> {
     if values.is_empty() && !f.gold.is_empty() {
-        return Err(field("link.gold", super::spec::ORDERS_UNCHECKED));
+        return Err(field("link.gold", ORDERS_UNCHECKED));
     }
     let mut keys = std::collections::HashSet::new();
     for (i, g) in f.gold.iter().enumerate() {

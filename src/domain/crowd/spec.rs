@@ -1,6 +1,6 @@
 //! The `[link]` table of a study spec (`access = "link"`), parsed into
 //! [`LinkSettings`] with errors that name the field.
-use super::checks::{parse_checks, CheckFields, CheckSettings, GoldSpec};
+use super::checks::{parse_checks, CheckFields, CheckSettings, GoldSpec, ORDERS_UNCHECKED};
 use super::comprehension::Question;
 use super::ids::{check_code, DEFAULT_COMPLETION_URL};
 use serde::{Deserialize, Serialize};
@@ -110,10 +110,6 @@ impl LinkSettings {
 }
 
 pub const DEFAULT_TIME_LIMIT_MINUTES: u32 = 60;
-
-/// Why a kind whose answers are orders (no fixed values) takes no practice or gold items.
-pub const ORDERS_UNCHECKED: &str =
-    "this kind's answers are orders of the item's options, not one of fixed values, so no answer can be given to check them against";
 /// Prolific's longest allowed time is well under a week; a day is plenty.
 pub const MAX_TIME_LIMIT_MINUTES: u32 = 24 * 60;
 
