@@ -254,6 +254,7 @@ async fn the_cli_prints_the_link_and_lists_participants() {
     let printed = text(&app.cli(&["study", "link", &short.to_string()]).stdout);
     assert!(printed.contains("time limit:      1 minute\n"), "{printed}");
     assert!(text(&app.cli(&["study", "link", &id]).stdout).contains("time limit:      60 minutes\n"));
-    let refused = app.cli(&["study", "link", "999"]);
-    assert!(!refused.status.success() && text(&refused.stderr).contains("not a link study"));
+    // Study 1 is the demo's account study.
+    let refused = app.cli(&["study", "link", "1"]);
+    assert!(!refused.status.success() && text(&refused.stderr).contains("study 1 is not a link study"));
 }
