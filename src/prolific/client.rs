@@ -213,7 +213,7 @@ fn without_url(e: &reqwest::Error) -> String {
 
 /// Milliseconds since the epoch (the outbox's and the journal's clock).
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    crate::store::db::now_millis()
 }
 
 /// The back-off between tries (`HARDNEG_PROLIFIC_BACKOFF_MS` sets its base).

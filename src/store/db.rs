@@ -225,6 +225,10 @@ pub fn now_secs() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
+pub fn now_millis() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
 /// A built `QueryBuilder`'s text and arguments, with its `?` placeholders
 /// numbered `$1`, `$2`, …: under `Any` the builder writes `?`, which
 /// PostgreSQL refuses (SQLite reads both). The pushed SQL must hold no `?`

@@ -18,6 +18,9 @@ pub struct ShownTask {
     pub query: i64,
     /// An instructional attention check (its answer is counted against the participant).
     pub attention: bool,
+    /// When it was last served (Unix ms; 0: not known): the time an answer
+    /// took where the page did not measure it (a plain form, JavaScript off).
+    pub shown_ms: i64,
 }
 
 #[derive(Clone)]

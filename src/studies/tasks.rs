@@ -184,7 +184,16 @@ pub async fn next_task(
     let Some(Queued { task_id, instance_id, seed, query, attention }) = queue.first().cloned() else {
         return Ok(None);
     };
-    let shown = ShownTask { owner: user.id.get(), study_id, instance_id, seed, query, attention: attention.is_some() };
+    let shown_ms = crate::store::db::now_millis();
+    let shown = ShownTask {
+        owner: user.id.get(),
+        study_id,
+        instance_id,
+        seed,
+        query,
+        attention: attention.is_some(),
+        shown_ms,
+    };
     state.tasks.put(task_id, shown);
     let p = present(state, &meta, instance_id, seed, query, attention.as_deref()).await?;
     // Every image the next task will show, so it appears without a wait.
@@ -247,6 +256,7 @@ impl TaskRow {
             seed: self.seed,
             query: self.query,
             attention: self.check_kind.as_deref() == Some("attention"),
+            shown_ms: 0,
         }
     }
 }
@@ -308,7 +318,9 @@ pub async fn answer_with_texts(
             (row.shown(), row.done)
         }
     };
-    let ShownTask { owner, study_id, instance_id, seed, query, attention } = task;
+    let ShownTask { owner, study_id, instance_id, seed, query, attention, shown_ms } = task;
+    // Unmeasured by the page (a plain form): the time since the task was served, when known.
+    let elapsed_ms = elapsed_ms.or_else(|| (shown_ms > 0).then(|| crate::store::db::now_millis() - shown_ms));
     if owner != user.id.get() || !(user.role.may_annotate() || user.role.is_participant()) {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
     }

@@ -102,12 +102,22 @@ async fn a_participant_goes_from_consent_to_the_code_by_form_posts() {
     for option in ["A", "none"] {
         let (_, html) = page(&app, &client, &take).await;
         let task = shown_task(&html).expect("a bundle item").to_string();
+        // Read for a while: the server times a form's answer from serving the item.
+        tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
         let res =
             post_form(&app, &client, &format!("{take}/answer"), &own, &[("task_id", &task), ("option", option)]).await;
         assert_eq!(res.status(), 303);
     }
     let (_, html) = page(&app, &client, &take).await;
     assert!(html.contains(&format!(r#"data-code="{code}""#)), "the completion code: {html}");
+    // Timed by the server, so not `too_fast` for answering without JavaScript.
+    let csv = researcher.get(app.url(&format!("/api/v1/studies/{study}/approve-list.csv"))).send().await.unwrap();
+    let csv = csv.text().await.unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().nth(1).expect("the participant's row").split(',').collect();
+    let median: f64 = row[header.iter().position(|h| *h == "median_s_per_item").unwrap()].parse().unwrap();
+    assert!((1.0..60.0).contains(&median), "{csv}");
+    assert!(!row[header.iter().position(|h| *h == "flags").unwrap()].contains("too_fast"), "{csv}");
 }
 
 #[tokio::test]

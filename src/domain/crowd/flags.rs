@@ -69,14 +69,14 @@ pub struct PersonFlags {
     pub person: u64,
     /// Answers that are not check items.
     pub answers: usize,
-    /// Over every answer, check items included (they take as long to read).
+    /// Over every timed answer, check items included (they take as long to read).
     pub median_secs_per_item: Option<f64>,
     pub gold_answered: usize,
     pub gold_correct: usize,
     pub gold_accuracy: Option<f64>,
     pub checks_answered: usize,
     pub checks_failed: usize,
-    /// The longest run of answers in a row at one on-screen position, and with one option.
+    /// The longest run of answers in a row at one on-screen position (flagged), and with one stored value (shown only).
     pub longest_same_position: usize,
     pub longest_same_option: usize,
     /// Items shared with other people whose answers there have a strict majority, and the
@@ -183,7 +183,8 @@ fn one_person(
     q: &QualitySettings,
     counted: bool,
 ) -> PersonFlags {
-    let mut secs: Vec<f64> = own.iter().map(|a| a.elapsed_ms as f64 / 1000.0).collect();
+    // 0 is an answer nobody timed (a plain form after a restart): not a fast one.
+    let mut secs: Vec<f64> = own.iter().filter(|a| a.elapsed_ms > 0).map(|a| a.elapsed_ms as f64 / 1000.0).collect();
     let median_secs_per_item = median(&mut secs);
     let (mut gold_answered, mut gold_correct, mut checks_answered, mut checks_failed) = (0, 0, 0, 0);
     let (mut shared_items, mut agreed, mut answers) = (0, 0, 0);
@@ -215,7 +216,10 @@ fn one_person(
     if median_secs_per_item.is_some_and(|m| m < q.min_seconds_per_item) {
         flags.push(Flag::TooFast);
     }
-    if longest_same_position.max(longest_same_option) >= q.straight_line_run {
+    // By what was clicked, not what it stored: where the right answer is
+    // always one stored value (an odd-one-out's `negative`), careful people
+    // give it every time, at shuffled positions.
+    if longest_same_position >= q.straight_line_run {
         flags.push(Flag::StraightLining);
     }
     if checks_failed > 0 {

@@ -62,15 +62,17 @@ fn too_fast_is_a_median_under_the_minimum() {
 }
 
 #[test]
-fn straight_lining_by_position_or_by_option_in_answer_order() {
+fn straight_lining_is_by_position_in_answer_order() {
     // Same position A four times in a row (values differ: the options were shuffled).
     let by_position: Vec<Answer> = (0..4).map(|i| a(1, i, i as i64, 0, i as u32, 3000)).collect();
     let p = &person_flags(&by_position, &Q)[0];
     assert_eq!((p.longest_same_position, p.longest_same_option), (4, 1));
     assert_eq!(p.flags, [Flag::StraightLining]);
-    // Same option four times at varying positions.
+    // Same stored value four times at varying positions: an odd-one-out's
+    // right answer is always `negative`, so the best workers do this.
     let by_option: Vec<Answer> = (0..4).map(|i| a(1, i, i as i64, i as u32, 9, 3000)).collect();
-    assert_eq!(person_flags(&by_option, &Q)[0].flags, [Flag::StraightLining]);
+    let p = &person_flags(&by_option, &Q)[0];
+    assert_eq!((p.longest_same_option, p.flags.as_slice()), (4, &[][..]));
     // Three in a row is under the run of 4; the queue order counts, not the input order.
     let mut three: Vec<Answer> =
         [0, 0, 0, 1, 0, 0, 0].iter().enumerate().map(|(i, &s)| a(1, i as u64, i as i64, s, s, 3000)).collect();
@@ -144,6 +146,20 @@ fn low_agreement_needs_enough_shared_items() {
     let four = build(4);
     assert_eq!(four[0].agreement, Some(0.25));
     assert!(four[0].flags.is_empty(), "4 shared items are too few to flag");
+}
+
+#[test]
+fn untimed_answers_are_left_out_of_the_median() {
+    // Two answers nobody timed (0 ms) and two of 3 s: the median is 3 s, not fast.
+    let all: Vec<Answer> = [0, 0, 3000, 3000]
+        .iter()
+        .enumerate()
+        .map(|(i, &ms)| a(1, i as u64, i as i64, i as u32, i as u32, ms))
+        .collect();
+    let p = &person_flags(&all, &Q)[0];
+    assert_eq!((p.median_secs_per_item, p.flags.as_slice()), (Some(3.0), &[][..]));
+    let untimed: Vec<Answer> = (0..3).map(|i| a(1, i, i as i64, i as u32, i as u32, 0)).collect();
+    assert_eq!(person_flags(&untimed, &Q)[0].median_secs_per_item, None);
 }
 
 #[test]
