@@ -315,7 +315,7 @@ pub fn TaskCard(
             </div>
             <details class="instructions" open=!instructions_read && progress.done == 0>
                 <summary>"Instructions"</summary>
-                <p>{task.instructions.clone()}</p>
+                {crate::ui_kit::card_head::instruction_paragraphs(&task.instructions)}
                 <p class="keys key-hint">"Keys: " {task.options.iter().map(|o| format!("{} = {}", o.keys.join("/"), o.label)).collect::<Vec<_>>().join(", ")}</p>
             </details>
             {(!task.prompt.text.is_empty()).then(|| view! { <blockquote class="prompt">{task.prompt.text.clone()}</blockquote> })}

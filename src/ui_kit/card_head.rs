@@ -13,9 +13,27 @@ pub fn CardHead(progress: Progress, counter: fn(Progress) -> String, instruction
         </div>
         <details class="instructions" open=progress.done == 0>
             <summary>"Instructions"</summary>
-            <p>{instructions}</p>
+            {instruction_paragraphs(&instructions)}
         </details>
     }
+}
+
+/// Instructions as paragraphs; a "Keys: …" sentence (the kinds' defaults
+/// end with one) goes in a key hint, which shows only once the page is
+/// hydrated: without JavaScript no key does anything.
+pub fn instruction_paragraphs(text: &str) -> impl IntoView {
+    text.split("\n\n")
+        .map(|p| {
+            let (said, keys) = match p.find("Keys:") {
+                Some(at) => (p[..at].trim_end(), Some(p[at..].to_string())),
+                None => (p, None),
+            };
+            view! {
+                {(!said.is_empty()).then(|| view! { <p>{said.to_string()}</p> })}
+                {keys.map(|k| view! { <p class="key-hint">{k}</p> })}
+            }
+        })
+        .collect_view()
 }
 
 /// The next item's images, fetched while this one is answered: only once

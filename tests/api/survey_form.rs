@@ -182,3 +182,34 @@ async fn a_participant_answers_the_bundle_by_form_posts_on_the_take_page() {
     let (_, html) = page(&app, &client, &take).await;
     assert_eq!(shown_task(&html), None, "the bundle is done");
 }
+
+/// A kind's default instructions end with its keys: that sentence is a key
+/// hint (shown only once hydrated), so a page without JavaScript says
+/// nothing about keys that do nothing there.
+#[tokio::test]
+async fn a_kinds_keys_are_a_hint_in_the_served_instructions() {
+    let app = TestApp::spawn();
+    let client = no_redirects();
+    app.log_in(&client, "annotator1").await;
+    let study =
+        app.studies(&client).await.into_iter().find(|s| s.name == "Demo: SugarCrepe++ triplet check").unwrap().id;
+    let survey = format!("/annotate/{study}");
+    let res = post_form(&app, &client, &format!("{survey}/start"), &app.base.clone(), &[]).await;
+    assert_eq!(res.status(), 303);
+    let (_, served) = page(&app, &client, &survey).await;
+    assert!(shown_task(&served).is_some(), "a triplet on the page");
+    // What a browser shows: the page without its scripts (the hydration data carries the text too).
+    let mut html = String::new();
+    for (i, part) in served.split("<script").enumerate() {
+        html.push_str(if i == 0 { part } else { part.split_once("</script>").map_or("", |p| p.1) });
+    }
+    let keys: Vec<&str> = html.split("Keys:").skip(1).collect();
+    assert!(!keys.is_empty(), "the kind's keys are in the page for later");
+    for (before, _) in html.split("Keys:").zip(&keys) {
+        assert!(
+            before.ends_with(r#"class="key-hint">"#),
+            "keys outside a key hint: …{}",
+            &before[before.len().saturating_sub(80)..]
+        );
+    }
+}

@@ -9,7 +9,7 @@ use crate::ui::error_text;
 use leptos::prelude::*;
 
 fn paragraphs(text: &str) -> impl IntoView {
-    text.split("\n\n").map(|p| view! { <p>{p.to_string()}</p> }).collect_view()
+    crate::ui_kit::card_head::instruction_paragraphs(text)
 }
 
 /// A step as a plain form post (`http::take_form`), so it works before the
