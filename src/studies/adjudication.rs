@@ -32,7 +32,7 @@ async fn shown(
     };
     let p = present(0)?;
     let images = p.options.iter().filter_map(|o| Some((o.value.clone(), o.image.clone()?))).collect();
-    // value -> [(label, who)], then one label when everyone saw the same.
+    // value -> [(label, who)], then one label when everyone saw the same (with no annotator: seed 0's).
     let mut seen: HashMap<String, Vec<(String, String)>> = HashMap::new();
     for (who, seed) in seeds {
         for o in present(*seed)?.options {
@@ -44,10 +44,10 @@ async fn shown(
         .into_iter()
         .map(|o| {
             let by = seen.remove(&o.value).unwrap_or_default();
-            let label = if by.iter().all(|(l, _)| *l == o.label) {
-                o.label
-            } else {
-                by.iter().map(|(l, who)| format!("{l} to {who}")).collect::<Vec<_>>().join(", ")
+            let label = match by.first() {
+                None => o.label,
+                Some((one, _)) if by.iter().all(|(l, _)| l == one) => one.clone(),
+                Some(_) => by.iter().map(|(l, who)| format!("{l} to {who}")).collect::<Vec<_>>().join(", "),
             };
             (o.value, label)
         })
@@ -252,7 +252,17 @@ pub async fn settled(db: &AnyPool, kinds: &[SurveyKind], study_id: StudyId) -> R
         .bind(instance_id)
         .fetch_all(db)
         .await?;
-        let (prompt, _, labels) = shown(db, meta.kind, study_id, InstanceId::new(instance_id), &[]).await?;
+        // Each annotator's seed shuffled the letters: name them as each saw them, as disputes do.
+        let seeds: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT u.username, t.seed FROM counted_answers a JOIN users u ON u.id = a.user_id
+             JOIN tasks t ON t.id = a.task_id
+             WHERE a.study_id = $1 AND a.instance_id = $2 ORDER BY a.answered_at, a.arrival, a.task_id",
+        )
+        .bind(study_id)
+        .bind(instance_id)
+        .fetch_all(db)
+        .await?;
+        let (prompt, _, labels) = shown(db, meta.kind, study_id, InstanceId::new(instance_id), &seeds).await?;
         let label = |v: &str| labels.get(v).cloned().unwrap_or_else(|| v.to_string());
         let history = history
             .into_iter()

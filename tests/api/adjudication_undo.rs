@@ -54,6 +54,9 @@ async fn a_settled_dispute_reopens_and_its_history_keeps_both_decisions() {
     let settled: Vec<Settled> = app.get(&researcher, &format!("/api/v1/studies/{study}/adjudications")).await;
     let item = settled.iter().find(|s| s.instance_id == first).expect("settled again");
     assert_eq!(item.value, image.value);
+    // Named as its annotators saw it (their tasks shuffled the letters), as in the dispute.
+    assert_eq!(item.label, image.label);
+    assert!(item.label == "A" || item.label.starts_with("A to annotator1"), "annotator1 chose it as A: {}", item.label);
     let history: Vec<(&str, &str, &str)> =
         item.history.iter().map(|e| (e.action.as_str(), e.value.as_str(), e.by.as_str())).collect();
     assert_eq!(
