@@ -23,6 +23,25 @@ pub struct ShownTask {
     pub shown_ms: i64,
 }
 
+impl ShownTask {
+    /// Served now: an answer the page does not time is timed from here.
+    pub fn served_now(
+        owner: i64,
+        study_id: StudyId,
+        instance_id: InstanceId,
+        seed: i64,
+        query: i64,
+        attention: bool,
+    ) -> Self {
+        ShownTask { owner, study_id, instance_id, seed, query, attention, shown_ms: crate::store::db::now_millis() }
+    }
+}
+
+/// What a page did not time (a plain form): the time since the task was served, when known.
+pub fn since_served(shown_ms: i64) -> Option<i64> {
+    (shown_ms > 0).then(|| crate::store::db::now_millis() - shown_ms)
+}
+
 #[derive(Clone)]
 pub struct TaskCache(Arc<Mutex<Recent<TaskId, ShownTask>>>);
 

@@ -75,6 +75,19 @@ pub async fn doubtful(db: &AnyPool, kinds: &[SurveyKind], study_id: StudyId) -> 
     cards(db, &meta, &ids).await
 }
 
+/// An item's counted answers, earliest first: `(value, username, task seed)`.
+async fn item_answers(db: &AnyPool, study: StudyId, instance: i64) -> Result<Vec<(String, String, i64)>, ServiceError> {
+    Ok(sqlx::query_as(
+        "SELECT a.value, u.username, t.seed FROM counted_answers a JOIN users u ON u.id = a.user_id
+         JOIN tasks t ON t.id = a.task_id
+         WHERE a.study_id = $1 AND a.instance_id = $2 ORDER BY a.answered_at, a.arrival, a.task_id",
+    )
+    .bind(study)
+    .bind(instance)
+    .fetch_all(db)
+    .await?)
+}
+
 /// The adjudication cards of `items`: what each annotator was shown and chose.
 async fn cards(db: &AnyPool, meta: &crate::state::StudyMeta, items: &[i64]) -> Result<Vec<Dispute>, ServiceError> {
     let study_id = meta.id;
@@ -87,15 +100,7 @@ async fn cards(db: &AnyPool, meta: &crate::state::StudyMeta, items: &[i64]) -> R
         None => HashMap::new(),
     };
     for &instance_id in items {
-        let answers: Vec<(String, String, i64)> = sqlx::query_as(
-            "SELECT a.value, u.username, t.seed FROM counted_answers a JOIN users u ON u.id = a.user_id
-             JOIN tasks t ON t.id = a.task_id
-             WHERE a.study_id = $1 AND a.instance_id = $2 ORDER BY a.answered_at, a.arrival, a.task_id",
-        )
-        .bind(study_id)
-        .bind(instance_id)
-        .fetch_all(db)
-        .await?;
+        let answers = item_answers(db, study_id, instance_id).await?;
         let seeds: Vec<(String, i64)> = answers.iter().map(|(_, u, seed)| (u.clone(), *seed)).collect();
         let (prompt, images, labels) = shown(db, meta.kind, study_id, InstanceId::new(instance_id), &seeds).await?;
         let choices = meta
@@ -253,15 +258,8 @@ pub async fn settled(db: &AnyPool, kinds: &[SurveyKind], study_id: StudyId) -> R
         .fetch_all(db)
         .await?;
         // Each annotator's seed shuffled the letters: name them as each saw them, as disputes do.
-        let seeds: Vec<(String, i64)> = sqlx::query_as(
-            "SELECT u.username, t.seed FROM counted_answers a JOIN users u ON u.id = a.user_id
-             JOIN tasks t ON t.id = a.task_id
-             WHERE a.study_id = $1 AND a.instance_id = $2 ORDER BY a.answered_at, a.arrival, a.task_id",
-        )
-        .bind(study_id)
-        .bind(instance_id)
-        .fetch_all(db)
-        .await?;
+        let seeds: Vec<(String, i64)> =
+            item_answers(db, study_id, instance_id).await?.into_iter().map(|(_, who, seed)| (who, seed)).collect();
         let (prompt, _, labels) = shown(db, meta.kind, study_id, InstanceId::new(instance_id), &seeds).await?;
         let label = |v: &str| labels.get(v).cloned().unwrap_or_else(|| v.to_string());
         let history = history

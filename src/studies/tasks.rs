@@ -10,7 +10,7 @@ use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
 use crate::store::ids::Flag;
 use crate::store::rows::from_row;
-use crate::store::task_cache::ShownTask;
+use crate::store::task_cache::{self, ShownTask};
 use crate::store::writer::{NewAnswer, Stored};
 use crate::studies::meta::{load_item, study_meta};
 use crate::studies::next_read::{next_rows, NextRow, Queued};
@@ -184,16 +184,7 @@ pub async fn next_task(
     let Some(Queued { task_id, instance_id, seed, query, attention }) = queue.first().cloned() else {
         return Ok(None);
     };
-    let shown_ms = crate::store::db::now_millis();
-    let shown = ShownTask {
-        owner: user.id.get(),
-        study_id,
-        instance_id,
-        seed,
-        query,
-        attention: attention.is_some(),
-        shown_ms,
-    };
+    let shown = ShownTask::served_now(user.id.get(), study_id, instance_id, seed, query, attention.is_some());
     state.tasks.put(task_id, shown);
     let p = present(state, &meta, instance_id, seed, query, attention.as_deref()).await?;
     // Every image the next task will show, so it appears without a wait.
@@ -319,8 +310,7 @@ pub async fn answer_with_texts(
         }
     };
     let ShownTask { owner, study_id, instance_id, seed, query, attention, shown_ms } = task;
-    // Unmeasured by the page (a plain form): the time since the task was served, when known.
-    let elapsed_ms = elapsed_ms.or_else(|| (shown_ms > 0).then(|| crate::store::db::now_millis() - shown_ms));
+    let elapsed_ms = elapsed_ms.or_else(|| task_cache::since_served(shown_ms));
     if owner != user.id.get() || !(user.role.may_annotate() || user.role.is_participant()) {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
     }
