@@ -2,7 +2,7 @@
 //! owner, study, item, seed and check never change after the transaction
 //! that made it (only `done` does, and the writer settles a repeat answer
 //! by itself), so the answer need not read the task row again.
-use crate::domain::ids::{InstanceId, StudyId, TaskId};
+use crate::domain::ids::{InstanceId, StudyId, TaskId, UserId};
 use crate::store::recent::Recent;
 use std::sync::{Arc, Mutex};
 
@@ -26,14 +26,22 @@ pub struct ShownTask {
 impl ShownTask {
     /// Served now: an answer the page does not time is timed from here.
     pub fn served_now(
-        owner: i64,
+        owner: UserId,
         study_id: StudyId,
         instance_id: InstanceId,
         seed: i64,
         query: i64,
         attention: bool,
     ) -> Self {
-        ShownTask { owner, study_id, instance_id, seed, query, attention, shown_ms: crate::store::db::now_millis() }
+        ShownTask {
+            owner: owner.get(),
+            study_id,
+            instance_id,
+            seed,
+            query,
+            attention,
+            shown_ms: crate::store::db::now_millis(),
+        }
     }
 }
 

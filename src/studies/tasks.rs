@@ -184,8 +184,7 @@ pub async fn next_task(
     let Some(Queued { task_id, instance_id, seed, query, attention }) = queue.first().cloned() else {
         return Ok(None);
     };
-    let shown = ShownTask::served_now(user.id.get(), study_id, instance_id, seed, query, attention.is_some());
-    state.tasks.put(task_id, shown);
+    state.tasks.put(task_id, ShownTask::served_now(user.id, study_id, instance_id, seed, query, attention.is_some()));
     let p = present(state, &meta, instance_id, seed, query, attention.as_deref()).await?;
     // Every image the next task will show, so it appears without a wait.
     let prefetch: Vec<String> = match queue.get(1) {
