@@ -18,6 +18,9 @@ pub struct TextField {
     /// A field this one must differ from (HNC: the negative from the
     /// positive), compared after [`normalise`].
     pub differs_from: Option<&'static str>,
+    /// The kind's rule for when the text goes with an answer, said after a
+    /// refusal of a missing or unwanted text (empty: nothing to add).
+    pub rule: &'static str,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,9 +58,13 @@ impl TextField {
                 )));
             }
         }
+        let with_rule = |said: String| match self.rule {
+            "" => said,
+            rule => format!("{said} ({rule})"),
+        };
         match ((self.wanted)(value), text) {
-            (TextUse::Required, None) => Err(refuse(format!("required with the answer {value:?}"))),
-            (TextUse::Refused, Some(_)) => Err(refuse(format!("must be empty with the answer {value:?}"))),
+            (TextUse::Required, None) => Err(refuse(with_rule(format!("required with the answer {value:?}")))),
+            (TextUse::Refused, Some(_)) => Err(refuse(with_rule(format!("must be empty with the answer {value:?}")))),
             (_, t) => Ok(t.map(str::to_string)),
         }
     }
@@ -128,16 +135,25 @@ mod tests {
             _ => TextUse::Optional,
         },
         differs_from: None,
+        rule: "",
     };
 
     const PAIR: [TextField; 2] = [
-        TextField { name: "positive", label: "P", max_chars: 20, wanted: |_| TextUse::Required, differs_from: None },
+        TextField {
+            name: "positive",
+            label: "P",
+            max_chars: 20,
+            wanted: |_| TextUse::Required,
+            differs_from: None,
+            rule: "",
+        },
         TextField {
             name: "negative",
             label: "N",
             max_chars: 20,
             wanted: |_| TextUse::Required,
             differs_from: Some("positive"),
+            rule: "",
         },
     ];
 

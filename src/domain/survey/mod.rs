@@ -88,6 +88,9 @@ pub enum SurveyError {
     UnknownOption { given: String, expected: String },
     #[error("item is not usable for this survey kind: {0}")]
     BadItem(String),
+    /// An answer that breaks a kind's own rule, said in the kind's words.
+    #[error("{0}")]
+    Refused(String),
 }
 
 impl ShownOption {

@@ -29,7 +29,14 @@ pub const SKIP_LABELS: [&str; 3] = ["Unclear image", "Type does not apply", "Oth
 pub const VALUES: [&str; 4] = ["written", "skip:unclear_image", "skip:type_does_not_apply", "skip:other"];
 
 const fn caption(name: &'static str, label: &'static str, differs_from: Option<&'static str>) -> TextField {
-    TextField { name, label, max_chars: 300, wanted: pair_wanted, differs_from }
+    TextField {
+        name,
+        label,
+        max_chars: 300,
+        wanted: pair_wanted,
+        differs_from,
+        rule: "both captions go with \"written\", neither with a skip",
+    }
 }
 
 /// The two captions: at most 300 characters, one line each; the negative must differ.

@@ -50,6 +50,7 @@ pub const CORRECTION: TextField =
     max_chars: 300,
     wanted: correction_wanted,
     differs_from: None,
+    rule: "a corrected P2 goes with the verdict Valid and an error tag; Valid alone and Not valid take none",
 };
 
 #[cfg(feature = "ssr")]
@@ -63,7 +64,7 @@ pub const KIND: KindSpec = KindSpec {
     instructions: INSTRUCTIONS,
     values: &VALUES,
     present,
-    answer: crate::domain::survey::one_option,
+    answer,
     role: Role::Report(Report::Own),
     sources: &[],
     questions: &[&[0]],
@@ -75,6 +76,25 @@ pub const KIND: KindSpec = KindSpec {
     },
     texts: &[CORRECTION],
 };
+
+/// Reads an answer (`valid`, `valid:<tag>`, `not_valid:<tag>`), refusing
+/// one that breaks the rules in the card's words: the verdict, the tag or
+/// the missing tag, not a list of eleven stored values.
+fn answer(p: &Presentation, option: &str) -> Result<(String, String), SurveyError> {
+    crate::domain::survey::one_option(p, option).map_err(|_| {
+        let tags = TAGS.join(", ");
+        let lower = option.trim().to_ascii_lowercase();
+        let (verdict, tag) = match lower.split_once(':') {
+            Some((v, t)) => (v, Some(t)),
+            None => (lower.as_str(), None),
+        };
+        SurveyError::Refused(match (verdict, tag) {
+            (VALID | NOT_VALID, Some(t)) => format!("unknown error tag {t:?}; expected one of {tags}"),
+            (NOT_VALID, None) => format!("Not valid needs an error tag: one of {tags}"),
+            _ => format!("unknown verdict {verdict:?}; expected {VALID} or {NOT_VALID} (with an error tag after a colon)"),
+        })
+    })
+}
 
 fn correction_wanted(value: &str) -> TextUse {
     match split(value) {
@@ -183,6 +203,18 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_answer_names_the_rule_it_breaks() {
+        let p = present(&item(), 0).unwrap();
+        assert_eq!(answer(&p, "Not_Valid:Hallucination").unwrap(), ("not_valid:hallucination".into(), "not_valid:hallucination".into()));
+        let said = |a: &str| answer(&p, a).unwrap_err().to_string();
+        assert_eq!(said("not_valid"), format!("Not valid needs an error tag: one of {}", TAGS.join(", ")));
+        assert!(said("valid:typo").starts_with("unknown error tag \"typo\"; expected one of negligible_change,"));
+        assert!(said("not_valid:").starts_with("unknown error tag \"\""));
+        assert!(said("maybe").starts_with("unknown verdict \"maybe\"; expected valid or not_valid"));
+        assert!(said("").starts_with("unknown verdict \"\""));
+    }
+
+    #[test]
     fn refuses_items_without_p2_or_image() {
         let mut bad = item();
         bad.paraphrase = None;
@@ -213,6 +245,7 @@ mod tests {
         assert!(e.contains("corrected_p2") && e.contains("required"), "{e}");
         let e = kind.answer_text("valid", Some(fixed)).unwrap_err().to_string();
         assert!(e.contains("corrected_p2") && e.contains("must be empty"), "a correction without a tag: {e}");
+        assert!(e.ends_with("(a corrected P2 goes with the verdict Valid and an error tag; Valid alone and Not valid take none)"), "{e}");
         let e = kind.answer_text("not_valid:hallucination", Some(fixed)).unwrap_err().to_string();
         assert!(e.contains("must be empty"), "{e}");
         assert_eq!(kind.answer_text("not_valid:hallucination", Some("  ")).unwrap(), None);
