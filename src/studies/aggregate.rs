@@ -111,8 +111,18 @@ pub fn settle<'a>(
     if scope.only_given {
         answers.iter().for_each(|&(i, _, c)| given.entry(i).or_default().push(c));
     }
+    let mut givers: HashMap<u64, Vec<u64>> = HashMap::new();
+    if model == Model::Mace {
+        answers.iter().for_each(|&(i, p, _)| givers.entry(i).or_default().push(p));
+    }
     for (id, state, posterior) in outcomes {
         if matches!(state, ItemState::Pending { .. }) || adjudicated.contains_key(&id) || scope.settled.contains(&id) {
+            continue;
+        }
+        // A disagreement among people MACE finds answering at random would be
+        // settled by their habits: it waits for adjudication instead.
+        let uninformed = givers.get(&(id as u64)).is_some_and(|g| fitted.none_informed(g));
+        if uninformed && matches!(state, ItemState::Disputed { .. }) {
             continue;
         }
         if let Some(p) = fitted.item(id as u64) {
@@ -229,6 +239,42 @@ mod tests {
             matches!(states[1], ItemState::Disputed { .. }) && posteriors[1].is_none(),
             "item 2 was settled by its stop"
         );
+    }
+
+    /// Three careful people agree on items 1–40; two answer them at random.
+    /// Item 100 only the random two answered, and they disagree: MACE finds
+    /// no information in them, so it waits; an item one careful person
+    /// answered is settled; Dawid–Skene settles both.
+    #[test]
+    fn mace_leaves_a_disagreement_among_uninformed_people_to_adjudication() {
+        let kind = SurveyKind::parse_in(crate::kinds::KINDS, "four_image").unwrap();
+        let mut answers: Vec<(u64, u64, usize)> = Vec::new();
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        for item in 1..=40u64 {
+            answers.extend([10, 20, 30].map(|p| (item, p, (item % 5) as usize)));
+            for p in [40, 50] {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                answers.push((item, p, (rng % 5) as usize));
+            }
+        }
+        answers.extend([(100, 40, 1), (100, 50, 3), (101, 40, 1), (101, 10, 3)]);
+        let fitted = fit(Model::Mace, &answers, 5, &[], 7).unwrap();
+        assert!(fitted.none_informed(&[40, 50]), "{:?} {:?}", fitted.person(40), fitted.person(50));
+        for model in [Model::Mace, Model::DawidSkene] {
+            let mut states = [
+                ItemState::Disputed { values: vec!["1".into(), "3".into()] },
+                ItemState::Disputed { values: vec!["1".into(), "3".into()] },
+            ];
+            let mut posteriors = [None; 2];
+            let items = states.iter_mut().zip(posteriors.iter_mut()).zip(100i64..).map(|((s, p), id)| (id, s, p));
+            let scope = Scope { only_given: true, ..Default::default() };
+            settle(model, kind, 7, &answers, &HashMap::new(), &scope, items);
+            let waits = matches!(states[0], ItemState::Disputed { .. }) && posteriors[0].is_none();
+            assert_eq!(waits, model == Model::Mace, "{model:?}: {:?}", states[0]);
+            assert_eq!(final_value(&states[1]), Some(("3", ResolvedBy::from(model))), "the careful person's value");
+        }
     }
 
     #[test]

@@ -170,7 +170,28 @@ pub struct Aggregation {
     pub objective: f64,
 }
 
+/// MACE's competence at or below which a person carries no information:
+/// they answer at random at least 80 % of the time (the floor earned
+/// reliability's kappa uses, `adaptive::reliability::MIN_KAPPA`).
+pub const MACE_NO_INFORMATION: f64 = 0.2;
+
+impl PersonReliability {
+    /// MACE found this person answering (nearly) at random; a person without
+    /// a competence of their own (Dawid–Skene, or pooled) is not judged here.
+    pub fn carries_no_information(&self) -> bool {
+        self.competence.is_some_and(|c| c <= MACE_NO_INFORMATION)
+    }
+}
+
 impl Aggregation {
+    /// Whether every one of `givers` carries no information, so that the
+    /// model's value for an item only they answered is their spamming
+    /// habits, not evidence (false for no givers).
+    pub fn none_informed(&self, givers: &[u64]) -> bool {
+        !givers.is_empty()
+            && givers.iter().all(|&p| self.person(p).is_some_and(PersonReliability::carries_no_information))
+    }
+
     pub fn item(&self, id: u64) -> Option<&ItemPosterior> {
         self.items.binary_search_by_key(&id, |i| i.item).ok().map(|x| &self.items[x])
     }

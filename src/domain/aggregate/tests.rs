@@ -221,3 +221,17 @@ fn renumbering_the_people_or_reordering_the_answers_changes_nothing() {
         }
     }
 }
+
+#[test]
+fn mace_finds_the_random_answerer_uninformed_and_only_a_group_of_such_people_carries_nothing() {
+    let sim = crowd();
+    let mace = aggregate(Model::Mace, &sim.answers, 5, &[], &Options::mace()).unwrap();
+    let uninformed: Vec<u64> = mace.people.iter().filter(|p| p.carries_no_information()).map(|p| p.person).collect();
+    assert!(uninformed.contains(&7), "the 0.25-at-random person: {:?}", mace.person(7));
+    assert!(uninformed.iter().all(|&p| p >= 6), "the decent ones are informed: {uninformed:?}");
+    assert!(mace.none_informed(&[7]));
+    assert!(!mace.none_informed(&[7, 0]), "one informed giver is enough");
+    assert!(!mace.none_informed(&[]) && !mace.none_informed(&[99]), "nobody, or somebody the fit has not seen");
+    let ds = aggregate(Model::DawidSkene, &sim.answers, 5, &[], &Options::dawid_skene()).unwrap();
+    assert!(!ds.none_informed(&[7]), "Dawid–Skene has no competence to judge by");
+}
