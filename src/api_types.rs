@@ -189,6 +189,12 @@ pub struct AgreementSummary {
     pub krippendorff_alpha: Option<f64>,
     /// Why the mean kappa is missing, when it is.
     pub reason: Option<String>,
+    /// Why Fleiss' kappa is missing, when it is.
+    #[serde(default)]
+    pub fleiss_reason: Option<String>,
+    /// Why Krippendorff's alpha is missing, when it is.
+    #[serde(default)]
+    pub alpha_reason: Option<String>,
 }
 
 /// One study on the research page: progress per annotator, agreement under

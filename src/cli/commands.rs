@@ -115,6 +115,9 @@ pub async fn agreement(data_dir: &Path, a: AgreementArgs) -> anyhow::Result<()> 
         let show = |v: Option<f64>, why: &Option<String>| {
             v.map(|v| format!("{v:.3}")).unwrap_or_else(|| format!("undefined ({})", why.as_deref().unwrap_or("")))
         };
+        if let Some(why) = &r.pooled_over_questions {
+            println!("all questions pooled ({why}):");
+        }
         for p in &r.figures.pairs {
             println!(
                 "{:<14} {:<14} n={:<6} observed={:.3} expected={:.3} kappa={}",

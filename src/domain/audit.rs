@@ -135,7 +135,11 @@ pub fn wilson(successes: f64, n: usize) -> Option<(f64, f64)> {
     let denom = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denom;
     let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
-    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
+    // At 0 or n the bound is exactly 0 or 1 (centre and half-width are equal
+    // there), which the float difference misses by ~1e-17.
+    let low = if successes <= 0.0 { 0.0 } else { (centre - half).max(0.0) };
+    let high = if successes >= n { 1.0 } else { (centre + half).min(1.0) };
+    Some((low, high))
 }
 
 /// Overall, then per type, then per type/subtype, in the paper's table

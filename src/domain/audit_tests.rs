@@ -23,6 +23,13 @@ fn wilson_matches_statsmodels() {
     // No successes: the lower end is exactly 0, the upper z²/(n + z²) = 0.434482.
     let (lo, hi) = wilson(0.0, 5).unwrap();
     assert!(lo == 0.0 && close(hi, 0.434_482_464_783_175), "{hi}");
+    // At every n, not only where the float difference happens to vanish (24 gave 1.4e-17).
+    for n in [6, 12, 24, 97] {
+        let (lo, hi) = wilson(0.0, n).unwrap();
+        let (lo_all, hi_all) = wilson(n as f64, n).unwrap();
+        assert!(lo == 0.0 && hi_all == 1.0, "n = {n}: {lo:e} {hi_all}");
+        assert!(close(hi, 1.0 - lo_all), "symmetric at n = {n}");
+    }
     assert_eq!(wilson(0.0, 0), None);
 }
 

@@ -38,8 +38,17 @@ pub struct AgreementOut {
     /// figures above then count each (instance, question) as an item.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub questions: Vec<QuestionOut>,
+    /// Kinds with several questions: why the figures above are not the ones to report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pooled_over_questions: Option<String>,
 }
 
+/// Said with the pooled figures of a kind that asks several questions: each
+/// question has its own categories, so raters always "agree" on which one
+/// was asked, and chance from the pooled answers does not take that out.
+const POOLED: &str = "these figures pool the {n} questions, each with its own categories: that two answers \
+are about the same question counts as agreement, so they run above every question's own figures (two people \
+answering at random score above 0); report each question's figures (questions)";
 /// Agreement with the given mapping, or the one the study's spec chose.
 pub async fn study_agreement_report(
     db: &AnyPool,
@@ -93,6 +102,7 @@ pub async fn agreement_report(
         let name = |id: u64| names.get(&(id as i64)).cloned().unwrap_or_else(|| format!("user {id}"));
         let seed = detail.map(|d| (d.resamples, d.seed.unwrap_or(meta.seed)));
         out.questions = per_question(meta.kind, mapping, &rows, &name, seed)?;
+        out.pooled_over_questions = Some(POOLED.replace("{n}", &meta.kind.question_count().to_string()));
     }
     Ok(out)
 }
@@ -161,6 +171,7 @@ async fn summary(
         dawid_skene_reason: None,
         mace_reason: None,
         questions: Vec::new(),
+        pooled_over_questions: None,
     };
     if let Some(d) = detail {
         let more = detail_of(db, meta, map, &ratings, &name, d).await?;

@@ -16,7 +16,11 @@ pub async fn research_overview(state: &AppState, user: &SessionUser) -> Result<V
         for mapping in [Mapping::Full, Mapping::Binary] {
             // A mapping the kind has no categories for is left out.
             if let Ok(r) = study_agreement_report(&state.db, state.kinds, s.id, Some(mapping)).await {
-                agreement.push(summary(r.mapping, None, &r.figures));
+                // Several questions: the pooled figures are not a chance-corrected
+                // agreement (`pooled_over_questions`); each question has its row.
+                if r.questions.is_empty() {
+                    agreement.push(summary(r.mapping, None, &r.figures));
+                }
                 agreement.extend(r.questions.iter().map(|q| summary(r.mapping, Some(&q.question), &q.figures)));
             }
         }
@@ -36,5 +40,7 @@ fn summary(mapping: &str, question: Option<&str>, f: &Figures) -> AgreementSumma
         fleiss_kappa: f.fleiss_kappa,
         krippendorff_alpha: f.krippendorff_alpha,
         reason: f.mean_kappa_reason.clone(),
+        fleiss_reason: f.fleiss_reason.clone(),
+        alpha_reason: f.alpha_reason.clone(),
     }
 }

@@ -113,8 +113,8 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
                             <th scope="row">{a.question.as_ref().map_or_else(|| a.mapping.clone(), |q| format!("{} · {q}", a.mapping))}</th>
                             <td>{a.pairs}</td>
                             <td class="mean-kappa" title=a.reason.clone().unwrap_or_default()>{fmt(a.mean_kappa)}</td>
-                            <td>{fmt(a.fleiss_kappa)}</td>
-                            <td>{fmt(a.krippendorff_alpha)}</td>
+                            <td class="fleiss" title=a.fleiss_reason.clone().unwrap_or_default()>{fmt(a.fleiss_kappa)}</td>
+                            <td class="alpha" title=a.alpha_reason.clone().unwrap_or_default()>{fmt(a.krippendorff_alpha)}</td>
                         </tr>
                     }).collect_view()}
                 </tbody>

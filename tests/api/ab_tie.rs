@@ -153,6 +153,8 @@ async fn agreement_is_computed_per_criterion_over_http_and_in_the_cli() {
     let close = |v: &Value, x: f64| (v.as_f64().unwrap() - x).abs() < 1e-9;
     assert!(close(&r["pairs"][0]["kappa"], 2.0 / 3.0), "{r}");
     assert_eq!(r["pairs"][0]["n"], 8, "each (item, criterion) is an item");
+    let pooled = r["pooled_over_questions"].as_str().unwrap_or_default();
+    assert!(pooled.starts_with("these figures pool the 2 questions"), "the pooled κ 2/3 says it is not to report: {r}");
     let q = r["questions"].as_array().unwrap();
     let names: Vec<&str> = q.iter().map(|q| q["question"].as_str().unwrap()).collect();
     assert_eq!(names, ["commonsense", "grammar"]);
@@ -168,6 +170,13 @@ async fn agreement_is_computed_per_criterion_over_http_and_in_the_cli() {
     let table = text(&out.stdout);
     assert!(table.contains("question grammar (grammar_a, grammar_b, grammar_tie):"), "{table}");
     assert!(table.contains("  Krippendorff's alpha 0.125"), "{table}");
+    assert!(table.starts_with("all questions pooled (these figures pool the 2 questions"), "{table}");
+    // The overview (research page, card) has a row per criterion and none pooled over them.
+    let all: Vec<Value> = app.get(&researcher, "/api/v1/studies/overview").await;
+    let rows = all.iter().find(|s| s["status"]["study_id"] == id).unwrap()["agreement"].as_array().unwrap().clone();
+    let named: Vec<&str> = rows.iter().map(|a| a["question"].as_str().unwrap_or("(pooled)")).collect();
+    assert_eq!(named, ["commonsense", "grammar"], "{rows:?}");
+    assert!(rows[1]["fleiss_reason"].is_null() && rows[1].get("alpha_reason").is_some(), "{rows:?}");
     let page = researcher.get(app.url("/research")).send().await.unwrap().text().await.unwrap();
     assert!(page.contains("data-question=\"commonsense\""), "the research page lists each criterion");
 }

@@ -118,6 +118,16 @@ async fn demo_triplets_answered_in_both_settings_reported_per_subset_and_exporte
     assert_eq!(report["setting"], "TOT");
     let card = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(card.contains("## Protocol studies") && card.contains(ITT), "{card}");
+    // A dataset with protocol studies only: the curation section does not say no study ran,
+    // and each protocol study names its settings.
+    assert!(card.contains("No curation study (Step 3 or Step 4) has run") && !card.contains("No study has run"));
+    let spec_hash: String = sqlx::query_scalar("SELECT spec_hash FROM studies WHERE id = $1")
+        .bind(itt)
+        .fetch_one(&app.db().await)
+        .await
+        .unwrap();
+    let settings = format!("`study-{itt}-report.json`: kind `odd_one_out`, seed ");
+    assert!(card.contains(&settings) && card.contains(&format!("spec SHA-256 `{spec_hash}`")), "{card}");
 }
 
 /// Runs `import` on `bad` (images from `images`), which must be refused

@@ -33,14 +33,14 @@ type AnswerRow = (String, String, i64, String, String, String, String, Option<St
 /// Writes the files of every reporting study on the dataset into `out`;
 /// returns their names and appends a section to the card.
 pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> Result<Vec<String>, ServiceError> {
-    let studies: Vec<(StudyId, String)> =
-        sqlx::query_as("SELECT id, kind FROM studies WHERE dataset_id = $1 ORDER BY id")
+    let studies: Vec<(StudyId, String, i64, String, String)> =
+        sqlx::query_as("SELECT id, kind, seed, resolve, spec_hash FROM studies WHERE dataset_id = $1 ORDER BY id")
             .bind(dataset_id)
             .fetch_all(db)
             .await?;
     let mut files = Vec::new();
     let mut card = String::new();
-    for (id, kind) in studies {
+    for (id, kind, seed, resolve, spec_hash) in studies {
         let Some(kind) = SurveyKind::parse(&kind).filter(|k| k.report().is_some()) else {
             continue;
         };
@@ -72,7 +72,11 @@ pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> R
         let path = out.join(&json);
         let body = report.to_json(true)?;
         std::fs::write(&path, body).map_err(|e| io_err("writing", &path, e))?;
-        card.push_str(&format!("\n`{answers}`, `{json}`:\n\n```\n{}```\n", report.render()));
+        card.push_str(&format!(
+            "\n`{answers}`, `{json}`: kind `{kind}`, seed {seed}, disagreements resolved by `{resolve}`, \
+             spec SHA-256 `{spec_hash}`\n\n```\n{}```\n",
+            report.render()
+        ));
         files.extend([answers, json]);
     }
     if !card.is_empty() {

@@ -132,7 +132,19 @@ pub fn study_agreement(ratings: &[(u64, u64, usize)], k: usize) -> StudyAgreemen
     let alpha_units = alpha.units();
     let (fleiss_result, fleiss_reason) = match modal_m {
         None => (None, Some(AgreementError::NoMultiplyRatedItems.to_string())),
-        Some(_) => split(fleiss.finish()),
+        Some(m) => {
+            let (kappa, why) = split(fleiss.finish());
+            // The reason is about the subset Fleiss reads; say so when it is not every item.
+            let (used, other) = (m_hist[&m], alpha_units.saturating_sub(m_hist[&m]));
+            let why = why.map(|w| match other {
+                0 => w,
+                _ => format!(
+                    "on the {used} items with {m} raters, the commonest number (Fleiss' kappa reads only those; \
+                     {other} with another number are left out), {w}"
+                ),
+            });
+            (kappa, why)
+        }
     };
     let (alpha_result, alpha_reason) = split(alpha.finish());
 

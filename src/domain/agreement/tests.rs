@@ -298,3 +298,29 @@ fn one_million_ratings() {
     assert!(s.fleiss_kappa.unwrap().abs() < 1e-12);
     assert!((s.krippendorff_alpha.unwrap() - 1e-6).abs() < 1e-12);
 }
+
+/// The audit's study: two raters answer 40 items, all in category 4 except
+/// the 10 a third rater also answered, where they vary. Fleiss reads only
+/// the 30 two-rater items (one category): its reason says so, not that every
+/// rating is in one category.
+#[test]
+fn fleiss_reason_names_the_subset_it_read() {
+    let mut ratings = Vec::new();
+    for item in 0..40u64 {
+        let varied = item < 10;
+        let c = |shift: u64| if varied { ((item + shift) % 4) as usize } else { 4 };
+        ratings.extend([(item, 1, c(0)), (item, 2, c(1))]);
+        if varied {
+            ratings.push((item, 3, c(2)));
+        }
+    }
+    let s = study_agreement(&ratings, 5);
+    assert_eq!((s.fleiss_kappa, s.fleiss_raters_per_item, s.fleiss_items), (None, Some(2), 30));
+    let why = s.fleiss_reason.unwrap();
+    assert!(why.starts_with("on the 30 items with 2 raters, the commonest number"), "{why}");
+    assert!(why.contains("10 with another number are left out), every rating is in one"), "{why}");
+    assert!(s.krippendorff_alpha.is_some(), "alpha reads every item");
+    // Where Fleiss reads every item, the reason is the plain one.
+    let one: Vec<_> = (0..5u64).flat_map(|i| [(i, 1, 0), (i, 2, 0)]).collect();
+    assert!(study_agreement(&one, 2).fleiss_reason.unwrap().starts_with("every rating is in one"));
+}

@@ -182,7 +182,8 @@ fn funnel(o: &mut String, c: &Card<'_>) {
 fn studies(o: &mut String, c: &Card<'_>) {
     let _ = writeln!(o, "\n## Studies and agreement\n");
     if c.studies.is_empty() {
-        let _ = writeln!(o, "No study has run on this dataset.");
+        // Protocol studies (A/B, ranking, triplet checks…) have their own section.
+        let _ = writeln!(o, "No curation study (Step 3 or Step 4) has run on this dataset.");
     }
     for s in c.studies {
         let _ = writeln!(o, "### {}: {} (study {})\n", s.step, s.name, s.id);
