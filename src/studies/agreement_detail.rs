@@ -3,10 +3,11 @@
 //! person's reliability as Dawid–Skene and MACE estimate it.
 use crate::domain::aggregate::Model;
 use crate::domain::agreement::{annotator_confusion, bootstrap_agreement, BootstrapCis, CategoryMap};
+use crate::domain::resolution::{ItemState, ResolvedBy};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use crate::studies::aggregate::fit;
-use crate::studies::outcomes::study_outcomes;
+use crate::studies::outcomes::{study_outcomes, ItemOutcome};
 use serde::Serialize;
 use sqlx::AnyPool;
 
@@ -85,15 +86,27 @@ pub(super) async fn detail_of(
     }
     // Outcomes settle instances; with several questions the ratings are
     // keyed by (instance, question), so there is no outcome to compare with.
-    let settled: Vec<(u64, usize)> = if meta.kind.question_count() > 1 {
-        Vec::new()
+    // Each (item, category): the settled outcomes, and those an adjudication settled.
+    let (settled, gold): (Vec<_>, Vec<_>) = if meta.kind.question_count() > 1 {
+        (Vec::new(), Vec::new())
     } else {
         // The study's row names only its own kind: that list resolves it.
         let (_, outcomes) = study_outcomes(db, &[meta.kind], meta.id).await?;
-        outcomes.iter().filter_map(|o| Some((o.instance_id as u64, map.map(o.final_value()?)?))).collect()
+        let settled: Vec<(u64, usize)> =
+            outcomes.iter().filter_map(|o| Some((o.instance_id as u64, map.map(o.final_value()?)?))).collect();
+        // Adjudicated values are clamped as gold, as when the models settle the
+        // study, so each person's figures come from the fit behind the outcomes.
+        let adjudicated = |o: &&ItemOutcome| matches!(o.state, ItemState::Final { by: ResolvedBy::Adjudication, .. });
+        let mut gold: Vec<(u64, usize)> = outcomes
+            .iter()
+            .filter(adjudicated)
+            .filter_map(|o| Some((o.instance_id as u64, map.map(o.final_value()?)?)))
+            .collect();
+        gold.sort_unstable();
+        (settled, gold)
     };
-    let ds = fit(Model::DawidSkene, ratings, k, &[], meta.seed);
-    let mace = fit(Model::Mace, ratings, k, &[], meta.seed);
+    let ds = fit(Model::DawidSkene, ratings, k, &gold, meta.seed);
+    let mace = fit(Model::Mace, ratings, k, &gold, meta.seed);
     let estimate = |fitted: &Result<_, String>, person: u64| {
         let a: &crate::domain::aggregate::Aggregation = fitted.as_ref().ok()?;
         let p = a.person(person)?;

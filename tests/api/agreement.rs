@@ -118,6 +118,22 @@ async fn model_rules_settle_disagreements_and_the_report_gives_intervals_and_rel
         assert_eq!(diagonal, settled);
     }
 
+    // Adjudications are gold in the per-person model figures, as in the fit
+    // that settles a study: settling every dispute as None moves them.
+    let ds_accuracy = |r: &Value| -> Vec<f64> {
+        r["annotators"].as_array().unwrap().iter().map(|a| a["dawid_skene"]["accuracy"].as_f64().unwrap()).collect()
+    };
+    let before = ds_accuracy(&r);
+    let disputes: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{adj}/disputes")).await;
+    for d in &disputes {
+        let body = serde_json::json!({ "instance_id": d["instance_id"], "value": "none" });
+        let url = app.url(&format!("/api/v1/studies/{adj}/adjudicate"));
+        assert_eq!(researcher.post(url).json(&body).send().await.unwrap().status(), 204);
+    }
+    let r: Value = app.get(&researcher, &format!("/api/v1/studies/{adj}/agreement?mapping=full&resamples=0")).await;
+    let after = ds_accuracy(&r);
+    assert!(after[0] < before[0] && after[1] > after[0], "annotator2's Nones were right: {before:?} -> {after:?}");
+
     let url = format!("/api/v1/studies/{ds}/agreement?mapping=binary&resamples=200&seed=9");
     let r: Value = app.get(&researcher, &url).await;
     let b = &r["bootstrap"];
