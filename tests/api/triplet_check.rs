@@ -93,6 +93,8 @@ async fn two_experts_disagree_a_third_settles_and_the_export_carries_p2_and_tags
                 }
                 let res = post_answer(&app, &c, task.task_id.get(), "not_valid", None).await;
                 assert_eq!(res.status(), 422, "not valid needs a tag");
+                let body = res.text().await.unwrap();
+                assert!(body.contains("Not valid needs an error tag: one of negligible_change"), "{body}");
                 let again = app.next_task(&c, study.get()).await.unwrap();
                 assert_eq!((again.task_id, again.progress.done), (task.task_id, 0), "nothing was stored");
             }
@@ -100,6 +102,14 @@ async fn two_experts_disagree_a_third_settles_and_the_export_carries_p2_and_tags
             if who == "annotator2" && i == 1 {
                 // The no-JS form: verdict button, tag radio and text box in one post.
                 let (verdict, tag) = option.split_once(':').unwrap();
+                // Not valid with no tag picked: the page says the rule, in the card's words.
+                let untagged =
+                    [("task_id", task.task_id.to_string()), ("option", "not_valid".into()), ("tag", "".into())];
+                let url = app.url(&format!("/annotate/{study}/answer"));
+                let res = c.post(&url).header("origin", app.base.clone()).form(&untagged).send().await.unwrap();
+                assert_eq!(res.status(), 422);
+                let page = res.text().await.unwrap();
+                assert!(page.contains("Not valid needs an error tag"), "{page}");
                 let form = [
                     ("task_id", task.task_id.to_string()),
                     ("option", verdict.to_string()),
