@@ -141,7 +141,7 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
 pub async fn serve(paths: Paths, addr: SocketAddr, exposure: Exposure) -> anyhow::Result<()> {
     let stop = Stop::listen()?;
     let state = build_state(&paths, addr, &exposure).await?;
-    crate::studies::adaptive::sweep_all(&state).await;
+    crate::studies::sweeps::start(state.clone()).await;
     crate::prolific::spawn_background(state.db.clone());
     let app = router(state, &exposure).await?;
     let limits = crate::cli::listen::Limits::from_env(exposure.trust_proxy);

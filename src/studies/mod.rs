@@ -25,6 +25,7 @@ pub mod pipeline;
 pub mod progress;
 pub mod report;
 pub mod step4;
+pub mod sweeps;
 pub mod tasks;
 pub mod vocabulary;
 pub mod votes;

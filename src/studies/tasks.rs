@@ -326,27 +326,29 @@ pub async fn answer_with_texts(
     let (option_id, value) = meta.kind.answer(&p, option).map_err(|e| ServiceError::Invalid(e.to_string()))?;
     // HOOK (free texts, vocabulary): checked texts, or a 422 naming the field.
     let texts = crate::studies::vocabulary::checked_texts(state, &meta, &value, texts).await?;
-    if done {
-        return Ok((stored_ack(state, task_id).await?, study_id));
-    }
-    let stored = state
-        .writer
-        .store(NewAnswer {
-            task_id: task_id.get(),
-            study_id: study_id.get(),
-            user_id: user.id.get(),
-            instance_id: instance_id.get(),
-            option_id: option_id.clone(),
-            value,
-            shown_order: serde_json::to_string(&p.shown_order).unwrap_or_default(),
-            elapsed_ms: elapsed_ms.unwrap_or(0).clamp(0, MAX_ELAPSED_MS),
-            answered_at: state.crowd.clock.now(),
-            arrival: 0,
-            texts,
-        })
-        .await?;
-    if stored == Stored::New && attention {
-        crate::studies::link::checks::attention_answered(state, user, study_id).await?;
+    let stored = if done {
+        Stored::AlreadyAnswered
+    } else {
+        state
+            .writer
+            .store(NewAnswer {
+                task_id: task_id.get(),
+                study_id: study_id.get(),
+                user_id: user.id.get(),
+                instance_id: instance_id.get(),
+                option_id: option_id.clone(),
+                value,
+                shown_order: serde_json::to_string(&p.shown_order).unwrap_or_default(),
+                elapsed_ms: elapsed_ms.unwrap_or(0).clamp(0, MAX_ELAPSED_MS),
+                answered_at: state.crowd.clock.now(),
+                arrival: 0,
+                texts,
+            })
+            .await?
+    };
+    // On a repeat too (it changes nothing twice): a fault after the first's commit may have cut it short.
+    if attention && stored != Stored::Withdrawn {
+        crate::studies::link::checks::attention_answered(state, user.id, study_id).await?;
     }
     match stored {
         Stored::New => {

@@ -16,7 +16,7 @@ pub async fn db(app: &TestApp) -> sqlx::AnyPool {
 }
 
 /// The option an attention check's instruction names ("… select B for this item.").
-fn named_option(t: &TaskView) -> Option<String> {
+pub fn named_option(t: &TaskView) -> Option<String> {
     let text = t.prompt.text.strip_prefix("Attention check")?;
     t.options.iter().find(|o| text.contains(&format!("select {} for", o.label))).map(|o| o.id.clone())
 }

@@ -25,6 +25,7 @@ mod crowd_comprehension;
 mod crowd_expiry;
 mod crowd_kit;
 mod crowd_load;
+mod crowd_repair;
 mod crowd_words;
 mod demo_crowd;
 mod demo_models;

@@ -4,13 +4,12 @@
 //! `max_failed_checks` failures end the participant (`screened_out`) and its
 //! bundle goes back to the pool.
 use super::LinkRow;
-use crate::accounts::SessionUser;
 use crate::domain::assignment::PlannedTask;
 use crate::domain::crowd::bundles::Bundle;
 use crate::domain::crowd::checks::{choose_checks, CheckItem};
 use crate::domain::crowd::lease::{LeaseEvent, LeaseState};
 use crate::domain::crowd::spec::LinkSettings;
-use crate::domain::ids::StudyId;
+use crate::domain::ids::{StudyId, UserId};
 use crate::domain::study::Study;
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
@@ -157,16 +156,18 @@ pub(crate) async fn insert_check_tasks(
     Ok(())
 }
 
-/// After an attention check's answer is stored: ends the participant once
-/// it has failed `max_failed_checks` of them. Its place goes back to the pool
-/// at once; its answers stay, marked by the lease state. True when ended now.
-pub async fn attention_answered(state: &AppState, user: &SessionUser, study: StudyId) -> Result<bool, ServiceError> {
+/// After an attention check's answer is stored (and again on its repeat,
+/// or from [`sweep_failed`]: a fault after the answer's commit may have cut
+/// this short): ends the participant once it has failed
+/// `max_failed_checks` of them. Its place goes back to the pool at once;
+/// its answers stay, marked by the lease state. True when ended now.
+pub async fn attention_answered(state: &AppState, user: UserId, study: StudyId) -> Result<bool, ServiceError> {
     let link = super::link_of_study(&state.db, study).await?;
     let failed: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM check_answers WHERE study_id = $1 AND user_id = $2 AND check_kind = 'attention' AND correct = 0",
     )
     .bind(study)
-    .bind(user.id)
+    .bind(user)
     .fetch_one(&state.db)
     .await?;
     if failed < i64::from(link.settings.checks.max_failed_checks) {
@@ -175,7 +176,7 @@ pub async fn attention_answered(state: &AppState, user: &SessionUser, study: Stu
     let _one_at_a_time = state.writer.exclusive().await;
     let mut tx = crate::store::db::begin_write(&state.db).await?;
     let lease: Option<String> = sqlx::query_scalar("SELECT state FROM leases WHERE user_id = $1 AND study_id = $2")
-        .bind(user.id)
+        .bind(user)
         .bind(study)
         .fetch_optional(&mut *tx)
         .await?;
@@ -196,14 +197,39 @@ pub async fn attention_answered(state: &AppState, user: &SessionUser, study: Stu
     sqlx::query("UPDATE leases SET state = $1, ended_at = $2 WHERE user_id = $3 AND study_id = $4")
         .bind(next.as_str())
         .bind(now)
-        .bind(user.id)
+        .bind(user)
         .bind(study)
         .execute(&mut *tx)
         .await?;
-    screen_out(&mut tx, user.id.get(), "attention_checks", now).await?;
+    screen_out(&mut tx, user.get(), "attention_checks", now).await?;
     crate::studies::adaptive::reopen::reopen_lost(&mut tx, study).await?;
     tx.commit().await?;
     Ok(true)
+}
+
+/// Participants of a link study who failed `max_failed_checks` attention
+/// checks but still hold a place that has not ended (the check's
+/// consequence was cut short after their answer's commit): ended now, as
+/// [`attention_answered`] would have. How many.
+pub async fn sweep_failed(state: &AppState, study: StudyId) -> Result<usize, ServiceError> {
+    let Ok(link) = super::link_of_study(&state.db, study).await else {
+        return Ok(0);
+    };
+    let users: Vec<UserId> = sqlx::query_scalar(
+        "SELECT c.user_id FROM check_answers c JOIN leases l ON l.user_id = c.user_id AND l.study_id = c.study_id
+         WHERE c.study_id = $1 AND c.check_kind = 'attention' AND c.correct = 0
+           AND l.state IN ('active', 'completed', 'extra', 'timed_out')
+         GROUP BY c.user_id HAVING count(*) >= $2",
+    )
+    .bind(study)
+    .bind(i64::from(link.settings.checks.max_failed_checks))
+    .fetch_all(&state.db)
+    .await?;
+    let mut ended = 0;
+    for user in users {
+        ended += usize::from(attention_answered(state, user, study).await?);
+    }
+    Ok(ended)
 }
 
 /// Marks the participant screened out (the first reason stays).
