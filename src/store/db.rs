@@ -67,12 +67,19 @@ impl Location {
     }
 }
 
-/// `postgres://user:secret@host/db` as `postgres://user@host/db`.
+/// `postgres://user:secret@host/db?…` as `postgres://user@host:port/db`:
+/// rebuilt from what the driver reads out of it, so no way of writing the
+/// password (one with `@` in it, `?password=`) reaches a message.
 fn without_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    match rest.split_once('@') {
-        Some((user, host)) => format!("{scheme}://{}@{host}", user.split(':').next().unwrap_or_default()),
-        None => url.to_owned(),
+    match sqlx::postgres::PgConnectOptions::from_str(url) {
+        Ok(o) => format!(
+            "postgres://{}@{}:{}/{}",
+            o.get_username(),
+            o.get_host(),
+            o.get_port(),
+            o.get_database().unwrap_or_default()
+        ),
+        Err(_) => "a PostgreSQL URL that cannot be read".into(),
     }
 }
 
@@ -96,6 +103,17 @@ pub fn is_postgres(pool: &AnyPool) -> bool {
 /// The shared pool, with the schema migrated: reads, and the rare writes
 /// outside the answer path (accounts, studies, imports).
 pub async fn open(location: &Location) -> anyhow::Result<AnyPool> {
+    if location.is_postgres() {
+        // The pool retries a refused connection until its timeout and then says
+        // only that it timed out: one plain attempt first gives the reason.
+        let options = location.options()?;
+        let attempt = AnyConnection::connect_with(&options);
+        let what = || format!("opening database {}", location.describe());
+        match tokio::time::timeout(std::time::Duration::from_secs(10), attempt).await {
+            Ok(conn) => conn.with_context(what)?.close().await.with_context(what)?,
+            Err(_) => anyhow::bail!("{}: no answer from the server within 10 s", what()),
+        }
+    }
     let pool = AnyPoolOptions::new()
         .max_connections(8)
         .min_connections(1)
@@ -259,5 +277,19 @@ mod tests {
     fn the_locking_begin_locks_the_writers_key() {
         let key = i64::from_be_bytes(*b"\0hardneg");
         assert_eq!(super::BEGIN_LOCKED, format!("BEGIN; SELECT pg_advisory_xact_lock({key})"));
+    }
+
+    #[test]
+    fn a_described_server_never_shows_its_password() {
+        for (url, shown) in [
+            ("postgres://alice:s3cr@t!@db.example:5433/lab", "postgres://alice@db.example:5433/lab"),
+            ("postgres://alice@127.0.0.1/x?password=TOPSECRET", "postgres://alice@127.0.0.1:5432/x"),
+            ("postgresql://bob:pw@h/d?sslmode=disable", "postgres://bob@h:5432/d"),
+        ] {
+            let described = super::Location::Postgres(url.into()).describe();
+            assert_eq!(described, shown);
+        }
+        let odd = super::Location::Postgres("postgres://a:b@h:notaport/d".into()).describe();
+        assert_eq!(odd, "a PostgreSQL URL that cannot be read");
     }
 }
