@@ -59,7 +59,8 @@ async fn sfn_client_errors(res: Response) -> Response {
     let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
         return (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response();
     };
-    if bytes.starts_with(b"Args|") || bytes.starts_with(b"MissingArg|") {
+    // Deserialization|: a body that is not UTF-8, or over the body limit.
+    if [&b"Args|"[..], b"MissingArg|", b"Deserialization|"].iter().any(|p| bytes.starts_with(p)) {
         parts.status = StatusCode::BAD_REQUEST;
     }
     Response::from_parts(parts, axum::body::Body::from(bytes))

@@ -10,6 +10,7 @@ pub mod extract;
 pub mod guard;
 pub mod import;
 pub mod join;
+pub mod limits;
 pub mod media;
 pub mod models;
 pub mod origin;

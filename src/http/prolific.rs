@@ -20,7 +20,10 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/studies/{id}/prolific/publish", post(publish_study))
         .route("/api/v1/studies/{id}/prolific/sync", post(sync_now))
         .route("/api/v1/studies/{id}/prolific/decide", post(decide_now))
-        .route("/api/v1/studies/{id}/prolific/bonuses", post(bonuses))
+        .route(
+            "/api/v1/studies/{id}/prolific/bonuses",
+            post(bonuses).layer(DefaultBodyLimit::max(super::limits::LARGE_BODY)),
+        )
         .route("/api/v1/studies/{id}/prolific/transition", post(transition))
         .route("/api/v1/studies/{id}/prolific/places", post(places))
         .route("/api/v1/prolific/webhook", post(hook).layer(DefaultBodyLimit::max(webhook::MAX_BODY)))

@@ -12,7 +12,7 @@ use crate::state::AppState;
 use crate::studies::agreement::{self, AgreementOut, Mapping};
 use crate::studies::create as studies;
 use crate::studies::{adjudication, meta, overview, progress, tasks};
-use axum::extract::State;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -21,7 +21,10 @@ use serde::{Deserialize, Serialize};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/api/v1/studies", get(list_studies).post(create_study))
+        .route(
+            "/api/v1/studies",
+            get(list_studies).post(create_study).layer(DefaultBodyLimit::max(super::limits::LARGE_BODY)),
+        )
         .route("/api/v1/studies/overview", get(research_overview))
         .route("/api/v1/studies/{id}/start", post(start))
         .route("/api/v1/studies/{id}/next", get(next))

@@ -41,6 +41,7 @@ mod hnc;
 mod hnc_rules;
 mod import;
 mod import_beside_server;
+mod limits;
 mod logins;
 mod odd_one_out;
 mod odd_one_out_sample;

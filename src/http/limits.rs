@@ -1,0 +1,52 @@
+//! What a request may send, and how the API's own refusals read. Every body
+//! is held in memory while it arrives (at the minimum body rate, a 2 MiB
+//! body may take half an hour), so the default is small: what an answer, a
+//! login or a join needs. The few routes a researcher sends more to raise
+//! it for themselves ([`LARGE_BODY`], the import's upload limit).
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+
+/// Every route's body limit unless it sets its own.
+pub const SMALL_BODY: usize = 64 * 1024;
+/// A study spec, a bonus list: researchers' bodies that are text, not files.
+pub const LARGE_BODY: usize = 4 << 20;
+
+/// An `/api/` refusal made outside the handlers (a body over its limit, a
+/// method the route does not take, a path no route has) as the JSON every
+/// other API error is: `{"error": …}` with the same status.
+pub async fn api_errors_as_json(req: Request, next: Next) -> Response {
+    if !req.uri().path().starts_with("/api/") {
+        return next.run(req).await;
+    }
+    // Both are cheap: a method is an enum, a URI shares its bytes.
+    let (method, uri) = (req.method().clone(), req.uri().clone());
+    let res = next.run(req).await;
+    let status = res.status();
+    let is_json =
+        res.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json || !(status.is_client_error() || status.is_server_error()) {
+        return res;
+    }
+    let path = uri.path();
+    let (mut parts, body) = res.into_parts();
+    let said = match axum::body::to_bytes(body, 16 * 1024).await {
+        Ok(b) if parts.headers.get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/plain")) => {
+            String::from_utf8_lossy(&b).trim().to_string()
+        }
+        _ => String::new(),
+    };
+    let error = match status {
+        StatusCode::NOT_FOUND => format!("no API route {method} {path}"),
+        StatusCode::METHOD_NOT_ALLOWED => format!("{path} does not take {method}"),
+        StatusCode::PAYLOAD_TOO_LARGE if said.is_empty() => "request body too large".into(),
+        _ if said.is_empty() => status.canonical_reason().unwrap_or("refused").to_lowercase(),
+        _ => said,
+    };
+    let body = serde_json::json!({ "error": error }).to_string();
+    parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(body))
+}

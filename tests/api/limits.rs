@@ -1,0 +1,53 @@
+//! Body limits and the API's own refusals (docs/security.md, docs/api.md):
+//! a body over the small default is refused before it is held, the routes a
+//! researcher sends specs to take more, and every `/api/` refusal made
+//! outside a handler is `{"error": …}` JSON.
+use crate::crowd_kit::link_spec;
+use crate::helpers::TestApp;
+use serde_json::Value;
+
+async fn json_error(res: reqwest::Response, status: u16) -> String {
+    assert_eq!(res.status(), status);
+    let kind = res.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    assert!(kind.starts_with("application/json"), "{kind}");
+    res.json::<Value>().await.unwrap()["error"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn small_bodies_by_default_larger_for_specs_and_json_refusals() {
+    let app = TestApp::spawn();
+    let big = "a".repeat(100 * 1024);
+    // Anonymous: a login body far over what a login needs is refused, as JSON.
+    let res = TestApp::client()
+        .post(app.url("/api/v1/session"))
+        .header("origin", app.base.clone())
+        .header("content-type", "application/json")
+        .body(format!("{{\"username\": \"{big}\", \"password\": \"x\"}}"))
+        .send()
+        .await
+        .unwrap();
+    assert!(json_error(res, 413).await.contains("length limit"));
+    // A researcher's spec of the same size (a long comment) is taken.
+    let researcher = app.login("researcher").await;
+    let spec = format!("# {big}\n{}", link_spec("long spec", 9, &[]));
+    let res = researcher.post(app.url("/api/v1/studies")).body(spec).send().await.unwrap();
+    assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
+    // No route, or not this method: JSON that names what was asked.
+    let res = researcher.get(app.url("/api/v1/nothing")).send().await.unwrap();
+    assert_eq!(json_error(res, 404).await, "no API route GET /api/v1/nothing");
+    let res = researcher.delete(app.url("/api/v1/studies")).send().await.unwrap();
+    assert_eq!(json_error(res, 405).await, "/api/v1/studies does not take DELETE");
+    // A server function's body that is not UTF-8 is the client's fault.
+    let page = TestApp::client().get(app.url("/login")).send().await.unwrap().text().await.unwrap();
+    let at = page.find("action=\"/sfn/login").expect("the login form") + "action=\"".len();
+    let action = page[at..].split('"').next().unwrap().to_string();
+    let res = TestApp::client()
+        .post(app.url(&action))
+        .header("origin", app.base.clone())
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(b"username=\xff&password=x".to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+}
