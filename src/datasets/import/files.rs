@@ -1,27 +1,33 @@
 //! The file side of a candidate import: the candidate file, read as it
 //! streams and hashed on the way, and the image files, read, hashed, checked
 //! and staged on all cores. Nothing here touches the database.
+use super::lines::LineIndex;
 use crate::domain::candidates::{
     candidate, non_utf8_fields, parse_json_line, Batch, CandidateHeader, FileFormat, FileRef, ImageDir,
 };
 use crate::domain::normalize::NormalizeMode;
 use crate::store::images::{decode, display_copy, inspect, Header, ImageStore, DISPLAY_MAX};
 use sha2::{Digest, Sha256};
+use std::cell::RefCell;
 use std::io::{self, BufRead, Read};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-/// A reader that hashes what passes through it.
+/// A reader that hashes what passes through it and indexes its lines (the
+/// csv reader reads ahead, so a record's line is indexed before it is seen).
 struct Hashing<R> {
     inner: R,
     sha: Sha256,
+    lines: Rc<RefCell<LineIndex>>,
 }
 
 impl<R: Read> Read for Hashing<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.sha.update(&buf[..n]);
+        self.lines.borrow_mut().feed(&buf[..n]);
         Ok(n)
     }
 }
@@ -29,13 +35,14 @@ impl<R: Read> Read for Hashing<R> {
 /// Parses the whole candidate file into a [`Batch`] (problems included) and
 /// returns the file's SHA-256. Only IO errors fail here.
 pub fn read_candidates(path: &Path, format: FileFormat, mode: NormalizeMode) -> io::Result<(Batch, [u8; 32])> {
-    let mut hashing = Hashing { inner: std::fs::File::open(path)?, sha: Sha256::new() };
+    let lines = Rc::new(RefCell::new(LineIndex::default()));
+    let mut hashing = Hashing { inner: std::fs::File::open(path)?, sha: Sha256::new(), lines: Rc::clone(&lines) };
     let mut batch = Batch::default();
     match format {
         FileFormat::Csv => {
             let mut reader =
                 csv::ReaderBuilder::new().flexible(true).buffer_capacity(1 << 16).from_reader(&mut hashing);
-            read_csv(&mut reader, mode, &mut batch).map_err(io::Error::other)?;
+            read_csv(&mut reader, mode, &mut batch, &lines).map_err(io::Error::other)?;
         }
         FileFormat::JsonLines => read_jsonl(io::BufReader::with_capacity(1 << 16, &mut hashing), mode, &mut batch)?,
     }
@@ -47,7 +54,12 @@ pub fn read_candidates(path: &Path, format: FileFormat, mode: NormalizeMode) -> 
     Ok((batch, hashing.sha.finalize().into()))
 }
 
-fn read_csv<R: Read>(reader: &mut csv::Reader<R>, mode: NormalizeMode, batch: &mut Batch) -> csv::Result<()> {
+fn read_csv<R: Read>(
+    reader: &mut csv::Reader<R>,
+    mode: NormalizeMode,
+    batch: &mut Batch,
+    lines: &RefCell<LineIndex>,
+) -> csv::Result<()> {
     let raw = reader.byte_headers()?.clone();
     let Ok(names) = raw.iter().map(std::str::from_utf8).collect::<Result<Vec<&str>, _>>() else {
         batch.problems.push(1, None, "the header is not valid UTF-8");
@@ -62,7 +74,7 @@ fn read_csv<R: Read>(reader: &mut csv::Reader<R>, mode: NormalizeMode, batch: &m
     };
     let mut record = csv::ByteRecord::new();
     while reader.read_byte_record(&mut record)? {
-        let line = record.position().map_or(0, |p| p.line());
+        let line = record.position().map_or(0, |p| lines.borrow().line_of(p.byte()));
         let mut fields: Vec<&str> = Vec::with_capacity(record.len());
         let mut utf8 = true;
         for (i, f) in record.iter().enumerate() {

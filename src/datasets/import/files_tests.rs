@@ -97,3 +97,17 @@ fn linking_shares_the_source_and_catches_files_changed_since_the_check() {
 fn parse_hash_like(name: &str) -> bool {
     crate::store::images::parse_hash(name).is_some()
 }
+
+#[test]
+fn candidate_rows_keep_their_physical_lines_in_crlf_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bivlc/candidates.csv");
+    let fixture = std::fs::read_to_string(fixture).unwrap();
+    let mut head = fixture.lines().take(3).collect::<Vec<_>>().join("\r\n");
+    head.push_str("\r\n");
+    let path = tmp.path().join("crlf.csv");
+    std::fs::write(&path, &head).unwrap();
+    let (batch, _) = read_candidates(&path, FileFormat::Csv, NormalizeMode::None).unwrap();
+    let lines: Vec<u64> = batch.rows.iter().map(|r| r.line).collect();
+    assert_eq!(lines, [2, 3], "{:?}", batch.problems.shown);
+}

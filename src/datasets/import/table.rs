@@ -35,6 +35,8 @@ pub fn read_table(path: &Path, format: FileFormat, columns: &[&'static str]) -> 
 }
 
 fn read_csv(bytes: &[u8], columns: &[&'static str], t: &mut Table) {
+    let lines = super::lines::LineIndex::of(bytes);
+    let line_at = |p: Option<&csv::Position>| p.map_or(0, |p| lines.line_of(p.byte()));
     let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(bytes);
     let header: Vec<String> = match reader.headers() {
         Ok(h) => h.iter().map(|s| s.trim().to_ascii_lowercase()).collect(),
@@ -49,12 +51,12 @@ fn read_csv(bytes: &[u8], columns: &[&'static str], t: &mut Table) {
         let record = match record {
             Ok(r) => r,
             Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
+                let line = line_at(e.position());
                 t.problems.push(line, None, format!("unreadable line: {e}"));
                 continue;
             }
         };
-        let line = record.position().map_or(0, |p| p.line());
+        let line = line_at(record.position());
         if record.len() != header.len() {
             let message = format!("the line has {} fields, the header {}", record.len(), header.len());
             t.problems.push(line, None, message);
@@ -164,4 +166,24 @@ pub fn store_images<'a>(
     images: impl Iterator<Item = &'a Vec<u8>>,
 ) -> Result<Vec<crate::store::images::StoredImage>, ImportError> {
     images.map(|b| store.put(b).map_err(ImportError::internal("storing an image"))).collect()
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::*;
+
+    fn lines(bytes: &[u8]) -> Vec<u64> {
+        let mut t = Table { rows: Vec::new(), problems: Problems::default() };
+        read_csv(bytes, &["a", "b"], &mut t);
+        t.rows.iter().map(|r| r.0).collect()
+    }
+
+    #[test]
+    fn lines_are_physical_whatever_the_line_ending() {
+        assert_eq!(lines(b"a,b\n1,2\n3,4\n"), [2, 3]);
+        assert_eq!(lines(b"a,b\r\n1,2\r\n3,4\r\n"), [2, 3]);
+        assert_eq!(lines(b"a,b\r\n\"x\r\ny\",2\r\n3,4\r\n"), [2, 4]);
+        assert_eq!(lines(b"a,b\n\"x\ny\",2\n3,4\n"), [2, 4]);
+        assert_eq!(lines(b"a,b\r1,2\r3,4\r"), [2, 3]);
+    }
 }
