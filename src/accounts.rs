@@ -171,8 +171,23 @@ pub async fn list_users(db: &AnyPool) -> Result<Vec<crate::api_types::UserSummar
     Ok(rows.into_iter().map(|(id, username, role)| crate::api_types::UserSummary { id, username, role }).collect())
 }
 
-pub async fn current_user(session: &Session) -> Option<SessionUser> {
-    session.get::<SessionUser>(SESSION_KEY).await.ok().flatten()
+/// The session's user. A session that cannot be read (its store, the
+/// database, cut for a moment: a PostgreSQL restart) is not "logged out":
+/// one retry, then 503, so a participant's cookie is not taken for none.
+pub async fn current_user(session: &Session) -> Result<Option<SessionUser>, crate::error::ServiceError> {
+    match session.get::<SessionUser>(SESSION_KEY).await {
+        Ok(user) => Ok(user),
+        Err(first) => {
+            tracing::warn!("reading a session failed, trying again: {first}");
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            session.get::<SessionUser>(SESSION_KEY).await.map_err(|e| {
+                tracing::error!("reading a session failed twice: {e}");
+                crate::error::ServiceError::Unavailable(
+                    "the server cannot read your session right now; nothing was lost, try again in a moment".into(),
+                )
+            })
+        }
+    }
 }
 
 /// A fresh random password for generated accounts (demo users).

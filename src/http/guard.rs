@@ -32,9 +32,10 @@ pub async fn guard_pages(session: tower_sessions::Session, req: Request, next: N
         return next.run(req).await;
     };
     match accounts::current_user(&session).await {
-        None => Redirect::to("/login").into_response(),
-        Some(user) if allowed(user.role) => next.run(req).await,
-        Some(user) => {
+        Err(e) => crate::ui_kit::error_page::service_error(e, req.uri().path()),
+        Ok(None) => Redirect::to("/login").into_response(),
+        Ok(Some(user)) if allowed(user.role) => next.run(req).await,
+        Ok(Some(user)) => {
             let message = format!("This page is not for the {} role.", user.role.as_str());
             crate::ui_kit::error_page::ErrorPage {
                 status: StatusCode::FORBIDDEN,

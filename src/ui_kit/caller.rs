@@ -13,7 +13,7 @@ use tower_sessions::Session;
 pub async fn who() -> Result<(AppState, Option<SessionUser>), ServerFnError> {
     let state = expect_context::<AppState>();
     let session: tower_sessions::Session = leptos_axum::extract().await?;
-    let user = accounts::current_user(&session).await;
+    let user = accounts::current_user(&session).await.map_err(sfn_error)?;
     Ok((state, user))
 }
 
@@ -79,7 +79,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
         let session = Session::from_request_parts(parts, state)
             .await
             .map_err(|_| ServiceError::Internal("session layer missing".into()))?;
-        accounts::current_user(&session).await.map(Caller).ok_or(ServiceError::Unauthorized)
+        accounts::current_user(&session).await?.map(Caller).ok_or(ServiceError::Unauthorized)
     }
 }
 

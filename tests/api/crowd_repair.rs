@@ -140,3 +140,25 @@ async fn the_servers_sweep_ends_a_failed_place_and_decides_a_round_nobody_answer
     let a = eventually(adaptive, |a| a["stopped"]["agreed"] == 6).await;
     assert_eq!((a["stopped"]["agreed"].as_i64(), a["stopped"]["collecting"].as_i64()), (Some(6), Some(0)), "{a}");
 }
+
+/// A session the server cannot read for a moment (its table away, as a
+/// PostgreSQL restart cuts the read) is 503 with Retry-After, never "not
+/// logged in": a participant has no password to log in again with.
+#[tokio::test]
+async fn a_session_that_cannot_be_read_is_a_503_not_a_logout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = TestApp::spawn_on(tmp.path(), &[]);
+    let cookie = crate::hardening::session_cookie(&app, "annotator1").await;
+    drop(app);
+    // Restarted: the session is read from the database, not a process's cache.
+    let app = TestApp::spawn_on(tmp.path(), &[]);
+    let studies = || reqwest::Client::new().get(app.url("/api/v1/studies")).header("cookie", cookie.clone()).send();
+    cut(&app, "tower_sessions", false, true).await;
+    let res = studies().await.unwrap();
+    assert_eq!(res.status(), 503);
+    assert!(res.headers().get("retry-after").is_some());
+    let said = res.json::<Value>().await.unwrap()["error"].as_str().unwrap().to_string();
+    assert!(said.contains("cannot read your session right now"), "{said}");
+    cut(&app, "tower_sessions", false, false).await;
+    assert_eq!(studies().await.unwrap().status(), 200, "the same cookie works again");
+}
