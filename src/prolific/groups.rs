@@ -1,6 +1,8 @@
 //! Participant groups (docs/prolific.md, "Exclusion across studies"): one
 //! per benchmark, found by name before one is made (a create whose answer
-//! was lost is found the next time), its id kept in `prolific_groups`.
+//! was lost is found the next time), its id kept in `prolific_groups`. Who
+//! makes one claims its name there first (an empty id), so two servers, or
+//! a server and the CLI, deciding at once make one group, not two.
 use super::client::Client;
 use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
@@ -38,12 +40,17 @@ async fn remember(client: &Client, name: &str, id: &str) -> Result<(), ServiceEr
     Ok(())
 }
 
+/// The group's id, once made (an empty id is a claim: being made).
 async fn known(db: &AnyPool, name: &str) -> Result<Option<String>, ServiceError> {
-    Ok(sqlx::query_scalar("SELECT remote_id FROM prolific_groups WHERE name = $1")
+    let id: Option<String> = sqlx::query_scalar("SELECT remote_id FROM prolific_groups WHERE name = $1")
         .bind(name)
         .fetch_optional(db)
-        .await?)
+        .await?;
+    Ok(id.filter(|id| !id.is_empty()))
 }
+
+/// How long a claim is waited for before its maker is taken for dead.
+const CLAIM_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 async fn find(client: &Client, name: &str, workspace: &str) -> Result<Option<String>, ServiceError> {
     if let Some(id) = known(client.db(), name).await? {
@@ -82,13 +89,41 @@ pub async fn ensure(client: &Client, name: &str, workspace: Option<&str>) -> Res
     if let Some(id) = find(client, name, &workspace).await? {
         return Ok(id);
     }
+    let claimed =
+        sqlx::query("INSERT INTO prolific_groups (name, remote_id) VALUES ($1, '') ON CONFLICT (name) DO NOTHING")
+            .bind(name)
+            .execute(client.db())
+            .await?
+            .rows_affected()
+            == 1;
+    if !claimed {
+        // Another maker: its group, once made; or, after its claim went stale, one Prolific has.
+        let until = std::time::Instant::now() + CLAIM_WAIT;
+        while std::time::Instant::now() < until {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            if let Some(id) = known(client.db(), name).await? {
+                return Ok(id);
+            }
+        }
+        if let Some(id) = find(client, name, &workspace).await? {
+            return Ok(id);
+        }
+    }
     let made = client
         .expect("POST", "/api/v1/participant-groups/", Some(&json!({ "workspace_id": workspace, "name": name })))
-        .await?;
-    let id =
-        made["id"].as_str().ok_or_else(|| ServiceError::Internal("a new participant group without an id".into()))?;
-    remember(client, name, id).await?;
-    Ok(id.to_string())
+        .await;
+    let Some(id) = made.as_ref().ok().and_then(|m| m["id"].as_str()).map(str::to_string) else {
+        // Unclaimed, so the next decision may make it (a lost answer is found by name then).
+        sqlx::query("DELETE FROM prolific_groups WHERE name = $1 AND remote_id = ''")
+            .bind(name)
+            .execute(client.db())
+            .await?;
+        return Err(made
+            .err()
+            .unwrap_or_else(|| ServiceError::Internal("a new participant group without an id".into())));
+    };
+    remember(client, name, &id).await?;
+    Ok(id)
 }
 
 /// The id of the group a study's finishers join: `name`, else the spec's

@@ -300,6 +300,19 @@ async fn a_participant_who_timed_out_on_prolific_and_still_finishes_is_approved_
         assert!(std::time::Instant::now() < deadline, "not approved: {sub}");
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
+    // Two decisions at once (two servers, or the server and the CLI) make one group of a new name.
+    for trial in 0..3 {
+        let name = format!("race-{trial}");
+        let url = app.url(&format!("/api/v1/studies/{study}/prolific/decide?group={name}"));
+        // Both look the name up slowly, so each finds no group before either makes one.
+        let slow = json!({"method": "GET", "path": "/api/v1/participant-groups/", "fault": "timeout", "times": 2, "delay_ms": 400});
+        fake.fault_with(slow).await;
+        let ((s1, d1), (s2, d2)) = tokio::join!(post(&r, &url, None), post(&r, &url, None));
+        assert_eq!((s1, s2), (200, 200), "{d1} {d2}");
+        let st = fake.state().await;
+        let made = st["groups"].as_array().unwrap().iter().filter(|g| g["name"] == name.as_str()).count();
+        assert_eq!(made, 1, "{}", st["groups"]);
+    }
     let (s, plan) =
         post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/bonuses?round=late&each=0.30")), None).await;
     assert_eq!(s, 200, "{plan}");
