@@ -29,6 +29,39 @@ pub fn next_step_name(name: &str, label: &str, next_label: &str) -> String {
     }
 }
 
+/// A caption or source name a dataset file carries: far beyond any caption.
+pub const MAX_IMPORTED_CHARS: usize = 2_000;
+
+/// What is wrong with an imported text field (a caption, a source name),
+/// if anything: empty, over [`MAX_IMPORTED_CHARS`], or holding a control or
+/// direction-override character (a NUL would reach pages and exports).
+pub fn imported_text_problem(text: &str) -> Option<String> {
+    if text.trim().is_empty() {
+        return Some("empty".into());
+    }
+    plain_text(text, MAX_IMPORTED_CHARS, true).err()
+}
+
+/// Instructions and consent texts are read by people: this is plenty.
+pub const MAX_TEXT_CHARS: usize = 20_000;
+
+/// `text` as a person will read it (a study's name, its instructions): at
+/// most `max` characters, and no control or direction-override characters
+/// (a NUL; U+202E, which turns the text around), line breaks and tabs only
+/// where `lines`.
+pub fn plain_text(text: &str, max: usize, lines: bool) -> Result<(), String> {
+    let n = text.chars().count();
+    if n > max {
+        return Err(format!("{n} characters; at most {max} are allowed"));
+    }
+    let bidi = |c: char| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+    let allowed = |c: char| lines && matches!(c, '\n' | '\r' | '\t');
+    match text.chars().enumerate().find(|&(_, c)| (c.is_control() && !allowed(c)) || bidi(c)) {
+        Some((at, c)) => Err(format!("character U+{:04X} at {} is not allowed", c as u32, at + 1)),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,5 +90,23 @@ mod tests {
         }
         let err = check_dataset_name(&"x".repeat(1000)).unwrap_err();
         assert!(err.len() < 300 && err.contains('…'), "the name is shortened in the message: {err}");
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    #[test]
+    fn text_people_read_is_bounded_and_plain() {
+        assert_eq!(plain_text("Step 3 (BiVLC)", 200, false), Ok(()));
+        assert_eq!(plain_text("Line one.\nLine two.\tTabbed.", 100, true), Ok(()));
+        assert_eq!(plain_text("a\nb", 100, false).unwrap_err(), "character U+000A at 2 is not allowed");
+        assert_eq!(plain_text("ab\0", 100, true).unwrap_err(), "character U+0000 at 3 is not allowed");
+        assert_eq!(plain_text("x\u{202E}y", 100, true).unwrap_err(), "character U+202E at 2 is not allowed");
+        assert_eq!(plain_text(&"é".repeat(201), 200, false).unwrap_err(), "201 characters; at most 200 are allowed");
+        assert_eq!(imported_text_problem(" \t "), Some("empty".into()));
+        assert_eq!(imported_text_problem("a\u{7}b"), Some("character U+0007 at 2 is not allowed".into()));
+        assert_eq!(imported_text_problem("A dog on a sofa."), None);
     }
 }

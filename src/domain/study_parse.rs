@@ -11,6 +11,8 @@ use crate::domain::mapping::Mapping;
 use crate::domain::resolution::ResolveRule;
 use crate::domain::survey::SurveyKind;
 
+use crate::domain::names::{plain_text, MAX_TEXT_CHARS};
+
 impl StudySpec {
     /// Parses against a given list of kinds (`kinds::KINDS`, whose
     /// `StudySpec::parse` calls this; tests add kinds of their own).
@@ -18,6 +20,10 @@ impl StudySpec {
         let name = self.name.trim().to_string();
         if name.is_empty() {
             return Err(field("name", "must not be empty"));
+        }
+        plain_text(&name, MAX_NAME_CHARS, false).map_err(|m| field("name", m))?;
+        if let Some(text) = &self.instructions {
+            plain_text(text, MAX_TEXT_CHARS, true).map_err(|m| field("instructions", m))?;
         }
         let kind = SurveyKind::parse_in(kinds, &self.kind).ok_or_else(|| {
             let known: Vec<_> = kinds.iter().map(|k| k.name()).collect();
@@ -225,7 +231,13 @@ fn check_source(source: Option<&str>, kind: SurveyKind) -> Result<(), SpecError>
 }
 
 /// Only the `groups` rule samples its source: a number (default 500) or "all".
+/// A study's name is shown in lists and headings: one line, at most this long.
+const MAX_NAME_CHARS: usize = 200;
+
 fn parse_sample(sample: Option<&SampleSpec>, rule: &AssignmentRule) -> Result<Option<Sample>, SpecError> {
+    if sample.is_some() && !matches!(rule, AssignmentRule::Groups { .. }) {
+        return Err(field("assignment.sample", "sample belongs to rule = \"groups\""));
+    }
     Ok(match sample {
         _ if !matches!(rule, AssignmentRule::Groups { .. }) => None,
         None => Some(Sample::Count(DEFAULT_SAMPLE)),

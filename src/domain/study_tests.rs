@@ -243,3 +243,23 @@ fn stratified_sample_rule_parses_with_its_fields_named_in_errors() {
     let unknown = err("rule = \"sampled\"", "annotators = \"all\"");
     assert!(unknown.contains("known rules: each_annotator_all, pairs, groups, stratified_sample"), "{unknown}");
 }
+
+#[test]
+fn names_and_instructions_are_plain_bounded_text_and_a_sample_needs_its_rule() {
+    let ok = spec(AnnotatorsSpec::Names(vec!["ana".into()]));
+    let mut bad = ok.clone();
+    bad.name = "Step 3\u{202E}".into();
+    assert_eq!(err(bad), "field `name`: character U+202E at 7 is not allowed");
+    let mut bad = ok.clone();
+    bad.name = "x".repeat(201);
+    assert_eq!(err(bad), "field `name`: 201 characters; at most 200 are allowed");
+    let mut bad = ok.clone();
+    bad.instructions = Some("Read.\0".into());
+    assert_eq!(err(bad), "field `instructions`: character U+0000 at 6 is not allowed");
+    let mut fine = ok.clone();
+    fine.instructions = Some("Read the caption.\nThen pick.".into());
+    assert!(fine.parse_in(KINDS, 0).is_ok(), "line breaks are fine in instructions");
+    let mut bad = ok;
+    bad.assignment.sample = Some(SampleSpec::Count(100_000));
+    assert_eq!(err(bad), "field `assignment.sample`: sample belongs to rule = \"groups\"");
+}

@@ -65,6 +65,16 @@ pub async fn create_study(
     if items == 0 {
         return Err(invalid(format!("field `dataset`: no instances to annotate in {:?}", study.dataset)));
     }
+    if let crate::domain::assignment::AssignmentRule::Pairs { pairs, overlap } = &study.rule {
+        // Blocks are dealt pair by pair: past the items, a later pair would share
+        // fewer than `overlap` or none (one pair may ask for more: it shares all).
+        let (n, shared) = (pairs.len(), pairs.len().saturating_mul(*overlap));
+        if n > 1 && shared as u64 > items {
+            return Err(invalid(format!(
+                "field `assignment.overlap`: {n} pairs sharing {overlap} items each need {shared} items; the study has {items}"
+            )));
+        }
+    }
     if let crate::domain::assignment::AssignmentRule::StratifiedSample { per_subset, subsets } = &study.rule {
         let items = crate::studies::meta::study_items(&mut *tx, id).await?;
         crate::domain::stratified::check(*per_subset, subsets.as_deref(), &items)

@@ -51,3 +51,21 @@ async fn small_bodies_by_default_larger_for_specs_and_json_refusals() {
         .unwrap();
     assert_eq!(res.status(), 400);
 }
+
+/// Specs that cannot mean what they say are refused at creation, naming the field.
+#[tokio::test]
+async fn a_spec_past_its_dataset_or_its_bounds_is_refused() {
+    let mut app = TestApp::spawn();
+    app.add_user("annotator3", "annotator", "annotator3-password");
+    app.add_user("annotator4", "annotator", "annotator4-password");
+    let researcher = app.login("researcher").await;
+    let pairs = [["annotator1", "annotator2"], ["annotator3", "annotator4"]];
+    let spec = crate::helpers::Spec::new("too much overlap").pairs(&pairs, 40);
+    let said = json_error(app.create_study(&researcher, &spec).await, 422).await;
+    assert_eq!(said, "field `assignment.overlap`: 2 pairs sharing 40 items each need 80 items; the study has 63");
+    let copies = link_spec("a billion copies", 9, &["copies = 1000000000"]);
+    let res = researcher.post(app.url("/api/v1/studies")).body(copies).send().await.unwrap();
+    assert!(json_error(res, 422).await.starts_with("field `link.copies`: must be from 1 to 100"));
+    let studies: Vec<Value> = app.get(&researcher, "/api/v1/studies").await;
+    assert!(studies.iter().all(|s| s["name"] != "too much overlap" && s["name"] != "a billion copies"));
+}

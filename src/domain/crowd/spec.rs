@@ -112,6 +112,9 @@ impl LinkSettings {
 pub const DEFAULT_TIME_LIMIT_MINUTES: u32 = 60;
 /// Prolific's longest allowed time is well under a week; a day is plenty.
 pub const MAX_TIME_LIMIT_MINUTES: u32 = 24 * 60;
+/// People per bundle: far beyond any protocol's overlap, far below what
+/// would let a join link admit without bound.
+pub const MAX_COPIES: i64 = 100;
 
 pub use super::field::FieldError;
 
@@ -144,8 +147,8 @@ fn parse_link(l: LinkSpec, values: &[&str]) -> Result<LinkSettings, SpecError> {
     };
     let quality = parse_quality(&l)?;
     let copies = l.copies.unwrap_or(1);
-    if copies < 1 {
-        return Err(field("link.copies", "must be at least 1"));
+    if !(1..=MAX_COPIES).contains(&copies) {
+        return Err(field("link.copies", format!("must be from 1 to {MAX_COPIES}")));
     }
     let time_limit_minutes = l.time_limit_minutes.unwrap_or(DEFAULT_TIME_LIMIT_MINUTES);
     if !(1..=MAX_TIME_LIMIT_MINUTES).contains(&time_limit_minutes) {
@@ -153,6 +156,8 @@ fn parse_link(l: LinkSpec, values: &[&str]) -> Result<LinkSettings, SpecError> {
     }
     let consent = l.consent.map(|c| c.trim().to_string()).filter(|c| !c.is_empty());
     let consent = consent.ok_or_else(|| field("link.consent", "missing: the consent text participants accept"))?;
+    use crate::domain::names::{plain_text, MAX_TEXT_CHARS};
+    plain_text(&consent, MAX_TEXT_CHARS, true).map_err(|m| field("link.consent", m))?;
     for (name, code) in [("link.completion_code", &l.completion_code), ("link.full_code", &l.full_code)] {
         if let Some(c) = code {
             check_code(c).map_err(|e| field(name, e))?;
@@ -333,6 +338,16 @@ platform_fee = 0.333"#,
             (Some("link"), Some(link("bundle_size = 5")), "field `link.consent`: missing"),
             (Some("link"), Some(link("bundle_size = 5\nconsent = \"  \"")), "field `link.consent`"),
             (Some("link"), Some(link(&format!("{ok}copies = 0"))), "field `link.copies`"),
+            (
+                Some("link"),
+                Some(link(&format!("{ok}copies = 1000000000"))),
+                "field `link.copies`: must be from 1 to 100",
+            ),
+            (
+                Some("link"),
+                Some(link("bundle_size = 5\nconsent = \"ok\\u0000\"")),
+                "field `link.consent`: character U+0000",
+            ),
             (Some("link"), Some(link(&format!("{ok}time_limit_minutes = 0"))), "field `link.time_limit_minutes`"),
             (Some("link"), Some(link(&format!("{ok}completion_code = \"a b\""))), "field `link.completion_code`"),
             (
