@@ -21,8 +21,8 @@ pub struct AbPair {
 pub fn ab_pair(v: &[&str]) -> Result<AbPair, Vec<FieldError>> {
     let mut errors = Vec::new();
     for (col, text) in v.iter().enumerate().take(5) {
-        if text.trim().is_empty() {
-            errors.push(FieldError { field: COLUMNS[col], message: "empty".into() });
+        if let Some(message) = crate::domain::names::imported_text_problem(text) {
+            errors.push(FieldError { field: COLUMNS[col], message });
         }
     }
     if !v[2].trim().is_empty() && v[2].trim() == v[4].trim() {

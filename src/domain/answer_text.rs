@@ -44,13 +44,14 @@ impl TextField {
     /// exactly when the value wants it.
     pub fn check(&self, value: &str, text: Option<&str>) -> Result<Option<String>, TextError> {
         let refuse = |reason: String| TextError { field: self.name, reason };
-        let text = text.map(str::trim).filter(|t| !t.is_empty());
+        // Blank also when only invisible characters are left (a zero-width space is no correction).
+        let text = text.map(str::trim).filter(|t| t.chars().any(|c| !invisible(c) && !c.is_whitespace()));
         if let Some(t) = text {
             let n = t.chars().count();
             if n > self.max_chars {
                 return Err(refuse(format!("{n} characters; at most {} are allowed", self.max_chars)));
             }
-            if let Some((at, c)) = t.chars().enumerate().find(|(_, c)| c.is_control()) {
+            if let Some((at, c)) = t.chars().enumerate().find(|&(_, c)| c.is_control() || not_plain(c)) {
                 return Err(refuse(format!(
                     "control character U+{:04X} at character {}; only one line of plain text is allowed",
                     c as u32,
@@ -70,9 +71,23 @@ impl TextField {
     }
 }
 
-/// A text as compared for sameness: runs of whitespace collapsed, lower case.
+/// Characters that show nothing: zero-width spaces and joiners, the word
+/// joiner, a byte-order mark, a soft hyphen.
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{00AD}')
+}
+
+/// Not one line of plain text, though not control characters: the line and
+/// paragraph separators, and the direction overrides that turn text around.
+fn not_plain(c: char) -> bool {
+    matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A text as compared for sameness: invisible characters dropped, runs of
+/// whitespace collapsed, lower case.
 pub fn normalise(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    let seen: String = text.chars().filter(|&c| !invisible(c)).collect();
+    seen.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
 /// The texts to store with an answer storing `value`: each of `fields`
@@ -170,6 +185,15 @@ mod tests {
         assert!(e.to_string().contains("\"caption\": no such text field; this kind's are positive, negative"), "{e}");
         let e = check_texts(&PAIR, "w", &[("positive", "a"), ("negative", "b\u{7}")]).unwrap_err();
         assert_eq!(e.field, "negative");
+        // What shows nothing changes nothing: the same text, or no text.
+        let e = check_texts(&PAIR, "w", &[("positive", "a red dog"), ("negative", "a red\u{200B} dog")]).unwrap_err();
+        assert!(e.to_string().contains("the same text as \"positive\""), "{e}");
+        let e = check_texts(&PAIR, "w", &[("positive", "a dog"), ("negative", "\u{200B}\u{FEFF}")]).unwrap_err();
+        assert_eq!(e.reason, "required with the answer \"w\"");
+        for odd in ["a\u{2028}b", "a\u{202E}b"] {
+            let e = check_texts(&PAIR, "w", &[("positive", "a dog"), ("negative", odd)]).unwrap_err();
+            assert!(e.reason.contains("only one line of plain text"), "{odd:?}: {e}");
+        }
         let e = check_texts(&[], "w", &[("text", "x")]).unwrap_err();
         assert!(e.to_string().contains("carry no text"), "{e}");
         assert_eq!(check_texts(&[], "w", &[]).unwrap(), []);

@@ -119,8 +119,8 @@ pub fn candidate(v: [&str; 10], mode: NormalizeMode) -> Result<Candidate, Vec<Fi
     let mut errors = Vec::new();
     let mut err = |field: &'static str, message: String| errors.push(FieldError { field, message });
     for (col, text) in [(1, v[1]), (2, v[2])] {
-        if text.trim().is_empty() {
-            err(COLUMNS[col], "empty".into());
+        if let Some(message) = crate::domain::names::imported_text_problem(text) {
+            err(COLUMNS[col], message);
         }
     }
     let key = v[5].trim();
@@ -278,6 +278,14 @@ mod tests {
         v[6] = "../etc/passwd";
         v[0] = "/abs.jpg";
         assert_eq!(fields(v), ["negative_caption", "index", "type", "filename", "hn_img_0"]);
+        let mut v = ROW;
+        v[4] = "att";
+        v[1] = "A dog\0 on a sofa.";
+        let long = "x".repeat(2001);
+        v[2] = &long;
+        let e = candidate(v, NormalizeMode::None).unwrap_err();
+        assert_eq!(e[0].message, "character U+0000 at 6 is not allowed");
+        assert_eq!(e[1].message, "2001 characters; at most 2000 are allowed");
     }
 
     #[test]

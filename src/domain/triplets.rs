@@ -24,8 +24,8 @@ pub fn triplet(v: &[&str]) -> Result<Triplet, Vec<FieldError>> {
         errors.push(FieldError { field: COLUMNS[0], message });
     }
     for (col, text) in v.iter().enumerate().take(4).skip(1) {
-        if text.trim().is_empty() {
-            errors.push(FieldError { field: COLUMNS[col], message: "empty".into() });
+        if let Some(message) = crate::domain::names::imported_text_problem(text) {
+            errors.push(FieldError { field: COLUMNS[col], message });
         }
     }
     if !v[1].trim().is_empty() && v[1].trim() == v[2].trim() {

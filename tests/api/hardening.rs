@@ -315,31 +315,38 @@ fn walk(dir: &std::path::Path) -> Vec<String> {
 /// link (here to a file outside both image dirs).
 #[test]
 fn a_symlinked_image_is_refused_by_link_imports_and_never_stored() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    let (pos, neg) = (tmp.path().join("pos"), tmp.path().join("neg"));
-    std::fs::create_dir_all(&pos).unwrap();
-    std::fs::create_dir_all(&neg).unwrap();
-    let outside = tmp.path().join("outside.png");
-    std::fs::write(&outside, crate::placeholders::png(7)).unwrap();
-    std::os::unix::fs::symlink(&outside, pos.join("p.png")).unwrap();
-    for k in 0..4 {
-        std::fs::write(neg.join(format!("n{k}.png")), crate::placeholders::png(100 + k)).unwrap();
+    // A link to the file, and a link to a directory outside on the way to it.
+    for (name, via_dir) in [("p.png", false), ("ldir/p.png", true)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        let (pos, neg, out_dir) = (tmp.path().join("pos"), tmp.path().join("neg"), tmp.path().join("outside"));
+        for d in [&pos, &neg, &out_dir] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(out_dir.join("p.png"), crate::placeholders::png(7)).unwrap();
+        match via_dir {
+            true => std::os::unix::fs::symlink(&out_dir, pos.join("ldir")).unwrap(),
+            false => std::os::unix::fs::symlink(out_dir.join("p.png"), pos.join("p.png")).unwrap(),
+        }
+        for k in 0..4 {
+            std::fs::write(neg.join(format!("n{k}.png")), crate::placeholders::png(100 + k)).unwrap();
+        }
+        let csv = tmp.path().join("linked.csv");
+        let header = "filename,caption,negative_caption,type,subtype,index,hn_img_0,hn_img_1,hn_img_2,hn_img_3";
+        let row = format!("{name},A cat on a mat.,A cat under a mat.,replace,rel,0,n0.png,n1.png,n2.png,n3.png");
+        std::fs::write(&csv, format!("{header}\n{row}\n")).unwrap();
+        let args = ["import", "candidates", csv.to_str().unwrap(), "--positives", pos.to_str().unwrap()];
+        let out = crate::helpers::cli(&data, &[&args[..], &["--negatives", neg.to_str().unwrap(), "--link"]].concat());
+        assert!(!out.status.success());
+        let err = crate::helpers::text(&out.stderr);
+        assert!(err.contains(name) && err.contains("is a symbolic link or reached through one"), "{err}");
+        let stored: Vec<_> = walk_entries(&data.join("images")).into_iter().filter(|p| p.is_file()).collect();
+        assert!(
+            stored.iter().all(|p| !p.is_symlink()) && !stored.iter().any(|p| p.to_string_lossy().contains("link-"))
+        );
+        let outside = std::fs::metadata(out_dir.join("p.png")).unwrap();
+        assert_eq!(std::os::unix::fs::MetadataExt::nlink(&outside), 1, "{name}: no store file shares its inode");
     }
-    let csv = tmp.path().join("linked.csv");
-    std::fs::write(
-        &csv,
-        "filename,caption,negative_caption,type,subtype,index,hn_img_0,hn_img_1,hn_img_2,hn_img_3\n\
-         p.png,A cat on a mat.,A cat under a mat.,replace,rel,0,n0.png,n1.png,n2.png,n3.png\n",
-    )
-    .unwrap();
-    let args = ["import", "candidates", csv.to_str().unwrap(), "--positives", pos.to_str().unwrap()];
-    let out = crate::helpers::cli(&data, &[&args[..], &["--negatives", neg.to_str().unwrap(), "--link"]].concat());
-    assert!(!out.status.success());
-    let err = crate::helpers::text(&out.stderr);
-    assert!(err.contains("p.png") && err.contains("is a symbolic link"), "{err}");
-    let symlinks: Vec<_> = walk_entries(&data.join("images")).into_iter().filter(|p| p.is_symlink()).collect();
-    assert!(symlinks.is_empty(), "{symlinks:?}");
 }
 
 fn walk_entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

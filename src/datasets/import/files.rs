@@ -105,6 +105,9 @@ fn read_jsonl<R: BufRead>(mut reader: R, mode: NormalizeMode, batch: &mut Batch)
             return Ok(());
         }
         line += 1;
+        if line == 1 && buf.starts_with(BOM) {
+            buf.drain(..BOM.len()); // as the CSV reader skips it
+        }
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
@@ -280,6 +283,9 @@ pub fn link_files(
     let mut seen = std::collections::HashSet::new();
     let first: Vec<bool> = checked.iter().map(|c| seen.insert(c.hash)).collect();
     let indexes: Vec<usize> = (0..files.len()).collect();
+    // Where each directory really is: a name must resolve inside it with no
+    // symbolic link on the way (a linked subdirectory reaches outside too).
+    let (real_pos, real_neg) = (std::fs::canonicalize(positives)?, std::fs::canonicalize(negatives)?);
     Ok(in_parallel(&indexes, |&i| {
         let (f, c) = (&files[i], &checked[i]);
         let hex = hex::encode(c.hash);
@@ -288,6 +294,10 @@ pub fn link_files(
             return Ok(false);
         }
         let src = if f.dir == ImageDir::Positives { positives } else { negatives }.join(&*f.name);
+        let real_dir = if f.dir == ImageDir::Positives { &real_pos } else { &real_neg };
+        if !std::fs::canonicalize(&src).is_ok_and(|real| real.components().eq(real_dir.join(&*f.name).components())) {
+            return Err(SYMLINK.to_string());
+        }
         let changed = || "changed while importing (its content no longer matches the check)".to_string();
         // Linked under a temporary name, published only once its display
         // copy exists: a refusal or crash never leaves a half-stored image.
@@ -324,9 +334,12 @@ pub fn link_files(
     }))
 }
 
-/// Why link mode refuses a symbolic link among the image files.
-pub const SYMLINK: &str =
-    "is a symbolic link, which --link cannot store; link or copy its target instead, or import without --link";
+/// A UTF-8 byte-order mark, which editors on Windows put first.
+pub(super) const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Why link mode refuses a symbolic link among the image files (or on the way to one).
+pub const SYMLINK: &str = "is a symbolic link or reached through one, which --link cannot store; link or copy its \
+     target instead, or import without --link";
 
 /// Writes a file under a temporary name, flushes it, and renames it into
 /// place: a crash must never leave a partial file under a final name, which

@@ -67,6 +67,7 @@ fn read_csv(bytes: &[u8], columns: &[&'static str], t: &mut Table) {
 }
 
 fn read_jsonl(bytes: &[u8], columns: &[&'static str], t: &mut Table) {
+    let bytes = bytes.strip_prefix(super::files::BOM).unwrap_or(bytes);
     for (n, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = n as u64 + 1;
         if raw.iter().all(u8::is_ascii_whitespace) {
@@ -185,5 +186,18 @@ mod line_tests {
         assert_eq!(lines(b"a,b\r\n\"x\r\ny\",2\r\n3,4\r\n"), [2, 4]);
         assert_eq!(lines(b"a,b\n\"x\ny\",2\n3,4\n"), [2, 4]);
         assert_eq!(lines(b"a,b\r1,2\r3,4\r"), [2, 3]);
+    }
+}
+
+#[cfg(test)]
+mod bom_tests {
+    use super::*;
+
+    #[test]
+    fn a_json_lines_file_may_start_with_a_byte_order_mark() {
+        let mut t = Table { rows: Vec::new(), problems: Problems::default() };
+        read_jsonl(b"\xEF\xBB\xBF{\"a\": \"1\", \"b\": \"2\"}\n", &["a", "b"], &mut t);
+        assert!(t.problems.is_empty(), "{:?}", t.problems.shown);
+        assert_eq!(t.rows, [(1, vec!["1".to_string(), "2".to_string()])]);
     }
 }
