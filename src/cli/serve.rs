@@ -111,7 +111,6 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
     // a round trip's instructions by callgrind.)
     let layered = ServiceBuilder::new()
         .layer(middleware::from_fn_with_state(http::proxy::TrustProxy(exposure.trust_proxy), http::proxy::forwarded))
-        .layer(middleware::from_fn(http::limits::api_errors_as_json))
         .layer(axum::extract::DefaultBodyLimit::max(http::limits::SMALL_BODY))
         .layer(middleware::from_fn_with_state(
             http::origin::Origins { public: exposure.public_origin.as_deref().map(Into::into) },

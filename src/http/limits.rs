@@ -14,13 +14,12 @@ pub const SMALL_BODY: usize = 64 * 1024;
 /// A study spec, a bonus list: researchers' bodies that are text, not files.
 pub const LARGE_BODY: usize = 4 << 20;
 
-/// An `/api/` refusal made outside the handlers (a body over its limit, a
-/// method the route does not take, a path no route has) as the JSON every
-/// other API error is: `{"error": …}` with the same status.
+/// An `/api/` request's response, with a refusal made outside the handlers
+/// (a body over its limit, a method the route does not take, a path no
+/// route has) as the JSON every other API error is: `{"error": …}` with the
+/// same status. Run from the page guard's middleware (`http::guard`): one
+/// middleware for both, as each layer costs every request.
 pub async fn api_errors_as_json(req: Request, next: Next) -> Response {
-    if !req.uri().path().starts_with("/api/") {
-        return next.run(req).await;
-    }
     // Both are cheap: a method is an enum, a URI shares its bytes.
     let (method, uri) = (req.method().clone(), req.uri().clone());
     let res = next.run(req).await;

@@ -384,10 +384,8 @@ pub fn withdrawn_error(task_id: TaskId) -> ServiceError {
 }
 
 async fn stored_ack(state: &AppState, task_id: TaskId) -> Result<AnswerAck, ServiceError> {
-    let option: String = sqlx::query_scalar("SELECT option_id FROM answers WHERE task_id = $1")
-        .bind(task_id)
-        .fetch_one(&state.db)
-        .await?;
+    let sql = "SELECT option_id FROM answers WHERE task_id = $1";
+    let option: String = sqlx::query_scalar(sql).bind(task_id).fetch_one(&state.db).await?;
     Ok(AnswerAck { task_id, option, duplicate: true })
 }
 
