@@ -15,9 +15,10 @@ pub fn interval() -> Duration {
     Duration::from_secs_f64(secs.clamp(0.2, 86_400.0))
 }
 
-/// One sweep of every study; errors are logged, never fatal.
-pub async fn sweep_all(state: &AppState) {
-    crate::studies::adaptive::sweep_all(state).await;
+/// One sweep of every study (`periodic`: adaptive studies only where a round
+/// is left undecided); errors are logged, never fatal.
+pub async fn sweep_all(state: &AppState, periodic: bool) {
+    crate::studies::adaptive::sweep_all(state, periodic).await;
     let studies: Vec<StudyId> = match sqlx::query_scalar("SELECT study_id FROM study_links").fetch_all(&state.db).await
     {
         Ok(s) => s,
@@ -34,12 +35,12 @@ pub async fn sweep_all(state: &AppState) {
 
 /// Sweeps now, then every [`interval`], for as long as the server runs.
 pub async fn start(state: AppState) {
-    sweep_all(&state).await;
+    sweep_all(&state, false).await;
     let every = interval();
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(every).await;
-            sweep_all(&state).await;
+            sweep_all(&state, true).await;
         }
     });
 }

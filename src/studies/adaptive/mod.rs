@@ -108,15 +108,38 @@ pub async fn sweep(state: &AppState, study: StudyId) -> Result<usize, ServiceErr
     }
 }
 
-/// At start-up: sweeps every adaptive study; errors are logged, not fatal.
-pub async fn sweep_all(state: &AppState) {
+/// The rounds complete but undecided ($1, $2: the study).
+const DUE: &str = "FROM adaptive_items a
+     JOIN (SELECT instance_id, count(*) AS n FROM counted_answers WHERE study_id = $1 GROUP BY instance_id) c
+       ON c.instance_id = a.instance_id
+     WHERE a.study_id = $2 AND a.state = 'collecting' AND c.n >= a.wanted";
+
+/// Whether any of the study's rounds is complete but undecided: what a
+/// periodic sweep asks first, so that a study with nothing left undecided
+/// costs one count, not a reliability fit, every interval.
+async fn anything_due(state: &AppState, study: StudyId) -> Result<bool, ServiceError> {
+    let due: i64 =
+        sqlx::query_scalar(&format!("SELECT count(*) {DUE}")).bind(study).bind(study).fetch_one(&state.db).await?;
+    Ok(due > 0)
+}
+
+/// Sweeps every adaptive study (at start-up every one; `only_due`, the
+/// periodic sweeps, only those with a round left undecided); errors are
+/// logged, not fatal.
+pub async fn sweep_all(state: &AppState, only_due: bool) {
     let studies: Vec<StudyId> =
         match sqlx::query_scalar("SELECT study_id FROM adaptive_studies").fetch_all(&state.db).await {
             Ok(s) => s,
             Err(e) => return tracing::error!("listing adaptive studies to sweep: {e}"),
         };
     for study in studies {
-        match sweep(state, study).await {
+        let swept = async {
+            if only_due && !anything_due(state, study).await? {
+                return Ok(0);
+            }
+            sweep(state, study).await
+        };
+        match swept.await {
             Ok(0) => {}
             Ok(n) => tracing::info!(%study, n, "decided adaptive items left undecided by an earlier run"),
             Err(e) => tracing::error!(%study, "sweeping adaptive items: {}", e.chain()),
@@ -143,16 +166,11 @@ async fn decide(
     let mut tx = crate::store::db::begin_write(&state.db).await?;
     let mut items: Vec<i64> = instance.into_iter().collect();
     if sweep {
-        let due: Vec<i64> = sqlx::query_scalar(
-            "SELECT a.instance_id FROM adaptive_items a
-             JOIN (SELECT instance_id, count(*) AS n FROM counted_answers WHERE study_id = $1 GROUP BY instance_id) c
-               ON c.instance_id = a.instance_id
-             WHERE a.study_id = $2 AND a.state = 'collecting' AND c.n >= a.wanted",
-        )
-        .bind(study)
-        .bind(study)
-        .fetch_all(&mut *tx)
-        .await?;
+        let due: Vec<i64> = sqlx::query_scalar(&format!("SELECT a.instance_id {DUE}"))
+            .bind(study)
+            .bind(study)
+            .fetch_all(&mut *tx)
+            .await?;
         items.extend(due);
     }
     let link = crate::studies::link::link_of_study(&mut *tx, study).await.is_ok();
