@@ -25,6 +25,14 @@ pub fn ab_pair(v: &[&str]) -> Result<AbPair, Vec<FieldError>> {
             errors.push(FieldError { field: COLUMNS[col], message });
         }
     }
+    for (col, field) in [(1, "negative_a"), (3, "negative_b")] {
+        if !v[0].trim().is_empty() && v[0].trim() == v[col].trim() {
+            errors.push(FieldError {
+                field,
+                message: "the same text as caption; a negative must change something".into(),
+            });
+        }
+    }
     if !v[2].trim().is_empty() && v[2].trim() == v[4].trim() {
         errors.push(FieldError { field: "source_b", message: "the same source as source_a; compare two".into() });
     }
@@ -66,5 +74,7 @@ mod tests {
         assert!(e[2].message.contains("swap has no subtype rel"), "{}", e[2].message);
         let e = ab_pair(&["a", "b", "x", "c", "y", "replace"]).unwrap_err();
         assert!(e[0].message.contains("not a subset"), "{}", e[0].message);
+        let e = ab_pair(&["A red car.", "A blue car.", "x", " A red car. ", "y", "replace_att"]).unwrap_err();
+        assert_eq!((e[0].field, e.len()), ("negative_b", 1), "a negative that is the caption");
     }
 }

@@ -75,6 +75,9 @@ impl CandidateHeader {
     /// Columns may come in any order, extra ones are ignored; the error names
     /// every missing column.
     pub fn parse(header: &[&str]) -> Result<CandidateHeader, String> {
+        if let Some(twice) = crate::domain::results::repeated_column(header, &COLUMNS) {
+            return Err(twice);
+        }
         let found: Vec<Option<usize>> =
             COLUMNS.iter().map(|c| header.iter().position(|h| h.trim().eq_ignore_ascii_case(c))).collect();
         let missing: Vec<&str> = COLUMNS.iter().zip(&found).filter(|(_, f)| f.is_none()).map(|(c, _)| *c).collect();
@@ -136,11 +139,16 @@ pub fn candidate(v: [&str; 10], mode: NormalizeMode) -> Result<Candidate, Vec<Fi
             err(COLUMNS[col], m);
         }
     }
+    let (caption, negative_caption) = (normalize(v[1], mode), normalize(v[2], mode));
+    // Compared as shown: a negative that reads as its caption has no right answer.
+    if !caption.trim().is_empty() && caption.trim() == negative_caption.trim() {
+        err("negative_caption", "the same text as caption; a hard negative must change something".into());
+    }
     match category {
         Ok(category) if errors.is_empty() => Ok(Candidate {
             key: key.to_string(),
-            caption: normalize(v[1], mode),
-            negative_caption: normalize(v[2], mode),
+            caption,
+            negative_caption,
             caption_orig: v[1].to_string(),
             negative_caption_orig: v[2].to_string(),
             category,
@@ -166,11 +174,14 @@ pub fn check_file_name(name: &str) -> Result<(), String> {
 /// One JSON Lines row: an object with the CSV's fields as strings; `index`
 /// may also be an integer. Other keys are ignored.
 pub fn parse_json_line(line: &str, mode: NormalizeMode) -> Result<Candidate, Vec<FieldError>> {
-    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
-        vec![FieldError { field: "-", message: format!("not valid JSON: {e} (truncated or malformed line)") }]
+    use crate::domain::json_object::{parse_object, ObjectError};
+    let obj = parse_object(line.as_bytes()).map_err(|e| {
+        let message = match e {
+            ObjectError::NotJson(_) => format!("{e} (truncated or malformed line)"),
+            _ => e.to_string(),
+        };
+        vec![FieldError { field: "-", message }]
     })?;
-    let obj =
-        value.as_object().ok_or_else(|| vec![FieldError { field: "-", message: "expected a JSON object".into() }])?;
     let mut errors = Vec::new();
     let mut owned: [String; 10] = Default::default();
     for (i, col) in COLUMNS.iter().enumerate() {
@@ -238,6 +249,31 @@ mod tests {
         let e = CandidateHeader::parse(&["filename", "Caption", "type", "index", "hn_img_0", "hn_img_1", "hn_img_2"])
             .unwrap_err();
         assert_eq!(e, "missing column(s): negative_caption, subtype, hn_img_3");
+        // Two of one column: which holds the caption is anybody's guess.
+        let twice = [&COLUMNS[..], &[" CAPTION "]].concat();
+        assert_eq!(CandidateHeader::parse(&twice).unwrap_err(), r#"column "caption" appears twice (columns 2 and 11)"#);
+        assert!(CandidateHeader::parse(&[&COLUMNS[..], &["extra", "extra"]].concat()).is_ok(), "ignored ones may");
+    }
+
+    #[test]
+    fn a_negative_that_reads_as_its_caption_is_refused() {
+        let mut same = ROW;
+        same[4] = "att";
+        same[2] = "A TV on a table. ";
+        assert_eq!(fields(same), ["negative_caption"], "the same once normalised");
+        same[2] = "a table on a TV";
+        assert!(candidate(same, NormalizeMode::Bivlc).is_ok(), "a swap is a change");
+    }
+
+    #[test]
+    fn a_json_line_gives_each_key_once() {
+        let row = r#"{"filename":"1.jpg","caption":"a TV on a table","negative_caption":"a TV under a table",
+            "type":"swap","subtype":"att","index":"7","hn_img_0":"a.png","hn_img_1":"b.png","hn_img_2":"c.png",
+            "hn_img_3":"d.png"}"#;
+        assert!(parse_json_line(row, NormalizeMode::Bivlc).is_ok());
+        let twice = row.replace(r#""index":"7""#, r#""index":"7","caption":"a table on a TV""#);
+        let e = parse_json_line(&twice, NormalizeMode::Bivlc).unwrap_err();
+        assert_eq!((e[0].field, e[0].message.as_str()), ("-", r#"the key "caption" is given twice"#));
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod crowd;
 pub mod export;
 pub mod funnel;
 pub mod ids;
+pub mod json_object;
 pub mod mapping;
 pub mod metrics;
 pub mod names;

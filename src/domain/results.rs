@@ -39,6 +39,16 @@ pub struct FieldError {
     pub message: String,
 }
 
+/// A header naming one of the `wanted` columns twice (trimmed, any case):
+/// which and where, as reading either would drop the other without a word.
+pub fn repeated_column(header: &[&str], wanted: &[&str]) -> Option<String> {
+    wanted.iter().find_map(|w| {
+        let mut at = header.iter().enumerate().filter(|(_, h)| h.trim().eq_ignore_ascii_case(w)).map(|(i, _)| i + 1);
+        let (first, second) = (at.next()?, at.next()?);
+        Some(format!("column {w:?} appears twice (columns {first} and {second})"))
+    })
+}
+
 fn find(header: &[&str], name: &str) -> Option<usize> {
     header.iter().position(|h| h.trim().eq_ignore_ascii_case(name))
 }
@@ -56,6 +66,10 @@ fn find_all(header: &[&str], names: &[&'static str; 4]) -> Result<[usize; 4], Ve
 impl ResultsHeader {
     /// Recognises the format from the header; the error lists missing columns.
     pub fn parse(header: &[&str]) -> Result<ResultsHeader, String> {
+        let every = KEY_COLUMNS.iter().chain(&FLAG_COLUMNS).chain(&SCORE_COLUMNS).copied().collect::<Vec<_>>();
+        if let Some(twice) = repeated_column(header, &every) {
+            return Err(twice);
+        }
         let key = find_all(header, &KEY_COLUMNS).map_err(|m| format!("missing column(s): {}", m.join(", ")))?;
         if let Ok(values) = find_all(header, &FLAG_COLUMNS) {
             return Ok(ResultsHeader { format: ResultsFormat::BivlcFlags, key, values });
@@ -152,6 +166,16 @@ mod tests {
         assert_eq!(row.outcome, Outcome::from_flags(true, false, true, true));
         assert!(!row.outcome.i2t() && row.outcome.t2i() && !row.outcome.group());
         assert_eq!((row.caption.as_str(), row.negative_caption.as_str()), ("A cat.", "A dog."));
+    }
+
+    #[test]
+    fn a_result_column_given_twice_is_refused() {
+        let twice = [&BIVLC[..], &["Text_Score_I1 "]].concat();
+        assert_eq!(
+            ResultsHeader::parse(&twice).unwrap_err(),
+            r#"column "text_score_i1" appears twice (columns 8 and 14)"#
+        );
+        assert!(ResultsHeader::parse(&[&BIVLC[..], &["notes", "notes"]].concat()).is_ok());
     }
 
     #[test]

@@ -31,6 +31,12 @@ pub fn triplet(v: &[&str]) -> Result<Triplet, Vec<FieldError>> {
     if !v[1].trim().is_empty() && v[1].trim() == v[2].trim() {
         errors.push(FieldError { field: "p2", message: "the same text as p1; P2 must say it in other words".into() });
     }
+    for (col, p) in [(1, "p1"), (2, "p2")] {
+        if !v[3].trim().is_empty() && v[3].trim() == v[col].trim() {
+            let message = format!("the same text as {p}; the negative must change its meaning");
+            errors.push(FieldError { field: "negative", message });
+        }
+    }
     let category = Category::parse(v[4], v[5]).map_err(|e| {
         let field = if matches!(e, CategoryError::Type(_)) { "type" } else { "subtype" };
         errors.push(FieldError { field, message: e.to_string() });
@@ -67,5 +73,17 @@ mod tests {
         let e = triplet(&["x.png", "a", "b", "c", "swap", "rel"]).unwrap_err();
         assert_eq!(e[0].field, "subtype");
         assert!(e[0].message.contains("swap has no subtype rel"), "{}", e[0].message);
+    }
+
+    #[test]
+    fn a_negative_that_repeats_a_positive_is_refused() {
+        let e = triplet(&["x.png", "A cat on a mat.", "A mat under a cat.", " A cat on a mat.", "swap", "obj"]);
+        let e = e.unwrap_err();
+        assert_eq!(
+            (e[0].field, e[0].message.as_str()),
+            ("negative", "the same text as p1; the negative must change its meaning")
+        );
+        let e = triplet(&["x.png", "A cat on a mat.", "A mat under a cat.", "A mat under a cat.", "swap", "obj"]);
+        assert!(e.unwrap_err()[0].message.contains("as p2"));
     }
 }

@@ -22,9 +22,10 @@ fn page_rule(path: &str) -> Option<fn(Role) -> bool> {
     }
 }
 
-/// Also turns a server function's argument errors into 400 ([`sfn_client_errors`])
-/// and the API's refusals made outside its handlers into JSON
-/// (`limits::api_errors_as_json`): one middleware for all, as each layer
+/// Also turns a server function's argument errors into 400 ([`sfn_client_errors`]),
+/// the API's refusals made outside its handlers into JSON
+/// (`limits::api_errors_as_json`) and a page's or form's into an error page
+/// (`limits::plain_refusals_as_pages`): one middleware for all, as each layer
 /// costs every request (a layer of its own cost 3.6 % of a round trip).
 pub async fn guard_pages(session: tower_sessions::Session, req: Request, next: Next) -> Response {
     let Some(allowed) = page_rule(req.uri().path()) else {
@@ -34,12 +35,12 @@ pub async fn guard_pages(session: tower_sessions::Session, req: Request, next: N
         if req.uri().path().starts_with("/api/") {
             return super::limits::api_errors_as_json(req, next).await;
         }
-        return next.run(req).await;
+        return pages(req, next).await;
     };
     match accounts::current_user(&session).await {
         Err(e) => crate::ui_kit::error_page::service_error(e, req.uri().path()),
         Ok(None) => Redirect::to("/login").into_response(),
-        Ok(Some(user)) if allowed(user.role) => next.run(req).await,
+        Ok(Some(user)) if allowed(user.role) => pages(req, next).await,
         Ok(Some(user)) => {
             let message = format!("This page is not for the {} role.", user.role.as_str());
             crate::ui_kit::error_page::ErrorPage {
@@ -52,6 +53,17 @@ pub async fn guard_pages(session: tower_sessions::Session, req: Request, next: N
             .into_response()
         }
     }
+}
+
+/// A page or a form post, whose plain-text refusals become error pages.
+async fn pages(req: Request, next: Next) -> Response {
+    // Both are cheap: a method is an enum, a URI shares its bytes.
+    let (method, uri) = (req.method().clone(), req.uri().clone());
+    let res = next.run(req).await;
+    if !res.status().is_client_error() {
+        return res;
+    }
+    super::limits::plain_refusals_as_pages(res, &method, uri.path()).await
 }
 
 /// A server function's arguments that do not parse are the client's fault:

@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 
 /// Every route's body limit unless it sets its own.
 pub const SMALL_BODY: usize = 64 * 1024;
@@ -48,4 +48,36 @@ pub async fn api_errors_as_json(req: Request, next: Next) -> Response {
     parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, Body::from(body))
+}
+
+/// A refusal made outside the handlers on a page or a plain form post (a
+/// form over its limit, not sent as a form, a field that does not parse, an
+/// id that is not a number) is axum's plain text; people get the app's error
+/// page instead, with the same status. Anything else passes untouched.
+pub async fn plain_refusals_as_pages(res: Response, method: &axum::http::Method, path: &str) -> Response {
+    let plain = res.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/plain"));
+    let status = res.status();
+    if !plain || !status.is_client_error() {
+        return res;
+    }
+    let said = match axum::body::to_bytes(res.into_body(), 16 * 1024).await {
+        Ok(b) => String::from_utf8_lossy(&b).trim().to_string(),
+        Err(_) => String::new(),
+    };
+    let message = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => "What the form sent is larger than this page takes.".to_string(),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "The form was not sent as a form.".to_string(),
+        StatusCode::METHOD_NOT_ALLOWED => format!("This address does not take {method}."),
+        StatusCode::NOT_FOUND => "There is no page at this address.".to_string(),
+        _ if said.is_empty() => "The request could not be read.".to_string(),
+        _ => said,
+    };
+    // Back to the page the form is on: `/take/7/step` → `/take/7`.
+    let back = match path.split('/').collect::<Vec<_>>()[..] {
+        ["", area @ ("take" | "annotate" | "join"), id, ..] => format!("/{area}/{id}"),
+        _ => "/".to_string(),
+    };
+    let title = if status == StatusCode::NOT_FOUND { "Not found" } else { "That did not work" };
+    let link = (back.as_str(), if back == "/" { "Go to the start page" } else { "Go back" });
+    crate::ui_kit::error_page::ErrorPage { status, title, message: &message, link, who: None }.into_response()
 }

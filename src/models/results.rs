@@ -35,7 +35,7 @@ pub fn read_rows(path: &Path) -> Result<Vec<(u64, ResultRow)>, ServiceError> {
         match record {
             Err(e) => {
                 let line = e.position().map(|p| p.line()).unwrap_or(0);
-                problems.push(format!("{name}:{line}: {}", csv_problem(&e)));
+                problems.push(format!("{name}:{line}: {}", csv_problem(&e, &header)));
             }
             Ok(rec) => {
                 let line = rec.position().map(|p| p.line()).unwrap_or(0);
@@ -61,9 +61,12 @@ pub fn read_rows(path: &Path) -> Result<Vec<(u64, ResultRow)>, ServiceError> {
     Ok(rows)
 }
 
-fn csv_problem(e: &csv::Error) -> String {
+fn csv_problem(e: &csv::Error, header: &csv::StringRecord) -> String {
     match e.kind() {
-        csv::ErrorKind::Utf8 { err, .. } => format!("field {}: not valid UTF-8", err.field() + 1),
+        csv::ErrorKind::Utf8 { err, .. } => match header.get(err.field()) {
+            Some(column) => format!("field `{}`: not valid UTF-8", column.trim()),
+            None => format!("field {}: not valid UTF-8", err.field() + 1),
+        },
         csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
             format!("has {len} fields, the header has {expected_len} (truncated or malformed line)")
         }

@@ -55,14 +55,26 @@ pub fn verify(secret: &Secret, timestamp: &str, signature: &str, body: &[u8], no
         .map_err(|_| "the signature does not match")
 }
 
-/// The delivery's event id (its `id` or `event_id`, else the body's hash),
-/// recorded; false when it was seen before (a duplicate).
+/// An event id longer than this is stored as its hash (Prolific's are ids of 24 to 36 characters).
+pub const MAX_EVENT_ID: usize = 64;
+
+/// What a delivery is recorded as: its `event_id` or `id`, else the body's
+/// SHA-256; an id over [`MAX_EVENT_ID`] bytes as its own SHA-256. A body that
+/// is not a JSON object is refused (400), signed or not.
+pub fn event_key(body: &[u8]) -> Result<String, ServiceError> {
+    let v = crate::domain::json_object::parse_object(body)
+        .map_err(|e| ServiceError::Invalid(format!("a webhook body must be a JSON object: {e}")))?;
+    let id = ["event_id", "id"].iter().find_map(|k| v.get(*k).and_then(|x| x.as_str()));
+    Ok(match id {
+        Some(id) if id.len() <= MAX_EVENT_ID => id.to_string(),
+        Some(long) => format!("sha256:{}", crate::store::images::sha256_hex(long.as_bytes())),
+        None => crate::store::images::sha256_hex(body),
+    })
+}
+
+/// The delivery's key ([`event_key`]) recorded; false when it was seen before (a duplicate).
 pub async fn first_delivery(db: &AnyPool, body: &[u8]) -> Result<bool, ServiceError> {
-    let v: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
-    let id = ["event_id", "id"]
-        .iter()
-        .find_map(|k| v.get(k).and_then(|x| x.as_str()).map(str::to_string))
-        .unwrap_or_else(|| crate::store::images::sha256_hex(body));
+    let id = event_key(body)?;
     let new = sqlx::query(
         "INSERT INTO prolific_webhook_events (event_id, received_at) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING",
     )
@@ -93,6 +105,21 @@ mod tests {
         assert_eq!(base64(b"f"), "Zg==");
         assert_eq!(base64(b"fo"), "Zm8=");
         assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn a_delivery_is_keyed_by_a_short_event_id() {
+        assert_eq!(event_key(br#"{"event_id": "65f1a2", "id": "x"}"#).unwrap(), "65f1a2");
+        assert_eq!(event_key(br#"{"id": "sub-1"}"#).unwrap(), "sub-1");
+        let body = br#"{"event_type": "study.status.change"}"#;
+        assert_eq!(event_key(body).unwrap(), crate::store::images::sha256_hex(body));
+        let long = format!(r#"{{"event_id": "{}"}}"#, "e".repeat(60_000));
+        let key = event_key(long.as_bytes()).unwrap();
+        assert!(key.starts_with("sha256:") && key.len() == 71, "{key}");
+        for not_object in [&b"not json"[..], b"[1]", b"", br#"{"id": "a", "id": "b"}"#] {
+            let e = event_key(not_object).unwrap_err();
+            assert!(matches!(&e, ServiceError::Invalid(m) if m.starts_with("a webhook body must be a JSON object")));
+        }
     }
 
     #[test]

@@ -65,8 +65,8 @@ pub struct SurveyOpen {
 /// Read-only (a page's GET): does not start the study.
 #[server(prefix = "/sfn")]
 pub async fn open_survey(study_id: StudyId) -> Result<SurveyOpen, ServerFnError> {
-    let (state, user) = session::caller().await?;
-    let (study, task) = crate::studies::tasks::peek(&state, &user, study_id).await.map_err(session::sfn_error)?;
+    let (state, user) = session::subject_caller().await?;
+    let (study, task) = crate::studies::tasks::peek(&state, &user, study_id).await.map_err(session::subject_error)?;
     Ok(SurveyOpen { study, started: task.is_some(), task: task.flatten() })
 }
 

@@ -8,7 +8,7 @@ use leptos_router::components::A;
 #[cfg(feature = "ssr")]
 use crate::ui_kit::caller::who;
 #[cfg(feature = "ssr")]
-pub use crate::ui_kit::caller::{admin, caller, researcher, sfn_error};
+pub use crate::ui_kit::caller::{admin, caller, researcher, sfn_error, subject_caller, subject_error};
 
 #[server(prefix = "/sfn")]
 pub async fn current_me() -> Result<Option<Me>, ServerFnError> {

@@ -25,6 +25,14 @@ pub async fn caller() -> Result<(AppState, SessionUser), ServerFnError> {
     }
 }
 
+/// [`caller`] for a page's subject loader: not logged in is the page's 401 ([`subject_error`]).
+pub async fn subject_caller() -> Result<(AppState, SessionUser), ServerFnError> {
+    match who().await? {
+        (state, Some(user)) => Ok((state, user)),
+        (_, None) => Err(subject_error(ServiceError::Unauthorized)),
+    }
+}
+
 /// The caller, who must be a researcher or an admin (else 403).
 pub async fn researcher() -> Result<(AppState, SessionUser), ServerFnError> {
     let (state, user) = caller().await?;
@@ -67,6 +75,22 @@ pub fn sfn_error(e: ServiceError) -> ServerFnError {
         }
     }
     ServerFnError::new(e.public_message())
+}
+
+/// [`sfn_error`] for the server function that loads a page's subject (the
+/// study of `/take/{id}`): a page rendered on the server that cannot show
+/// it answers with the error's status (404 for an id that names nothing, 403
+/// for a study that is not the caller's), not a 200 that says so. Only pages
+/// rendered whole before sending (`SsrMode::Async`) can set it this late.
+pub fn subject_error(e: ServiceError) -> ServerFnError {
+    let page = use_context::<axum::http::request::Parts>()
+        .is_some_and(|p| p.method == axum::http::Method::GET && !p.uri.path().starts_with("/sfn/"));
+    if page {
+        if let Some(options) = use_context::<leptos_axum::ResponseOptions>() {
+            options.set_status(e.status());
+        }
+    }
+    sfn_error(e)
 }
 
 /// The logged-in caller; 401 when there is none.

@@ -69,3 +69,51 @@ async fn a_spec_past_its_dataset_or_its_bounds_is_refused() {
     let studies: Vec<Value> = app.get(&researcher, "/api/v1/studies").await;
     assert!(studies.iter().all(|s| s["name"] != "too much overlap" && s["name"] != "a billion copies"));
 }
+
+fn big_form() -> Vec<u8> {
+    format!("step=Consent&consent={}", "a".repeat(100 * 1024)).into_bytes()
+}
+
+/// A plain form's refusal made before its handler runs is a page for people,
+/// with the status kept; a participant's page for a study that is not there is a 404.
+#[tokio::test]
+async fn form_refusals_are_pages_and_a_missing_study_is_a_404() {
+    let app = TestApp::spawn();
+    let post = |path: &str, kind: &'static str, body: Vec<u8>| {
+        TestApp::client()
+            .post(app.url(path))
+            .header("origin", app.base.clone())
+            .header("content-type", kind)
+            .body(body)
+            .send()
+    };
+    let form = "application/x-www-form-urlencoded";
+    let big = big_form();
+    let cases = [
+        (post("/take/1/step", form, big).await.unwrap(), 413, "larger than this page takes"),
+        (post("/take/1/step", "application/json", b"{}".to_vec()).await.unwrap(), 415, "not sent as a form"),
+        (post("/take/1/step", form, b"step=Nope".to_vec()).await.unwrap(), 422, "unknown variant"),
+        (post("/take/abc/step", form, b"step=Consent".to_vec()).await.unwrap(), 400, "abc"),
+    ];
+    for (res, status, says) in cases {
+        assert_eq!(res.status(), status);
+        let kind = res.headers()["content-type"].to_str().unwrap().to_string();
+        let page = res.text().await.unwrap();
+        assert!(kind.starts_with("text/html"), "{status}: {kind}: {page}");
+        assert!(page.contains(&format!("data-status=\"{status}\"")) && page.contains(says), "{page}");
+    }
+    let annotator = app.login("annotator1").await;
+    let anonymous = TestApp::client();
+    let pages = [(&annotator, "/annotate/999999", 404), (&annotator, "/take/abc", 403), (&anonymous, "/take/1", 401)];
+    for (client, path, status) in pages {
+        let res = client.get(app.url(path)).send().await.unwrap();
+        assert_eq!(res.status(), status, "{path}");
+        assert!(res.text().await.unwrap().contains("role=\"alert\""), "the page still says why: {path}");
+    }
+    let res = annotator.get(app.url("/annotate/1")).send().await.unwrap();
+    assert_eq!(res.status(), 200, "a study that is there");
+    let res = annotator.post(app.url("/annotate/1/answer")).header("content-type", form).body(big_form()).send();
+    let res = res.await.unwrap();
+    assert_eq!(res.status(), 413, "a signed-in annotator's form too");
+    assert!(res.text().await.unwrap().contains("larger than this page takes"));
+}

@@ -82,9 +82,19 @@ async fn webhooks_need_a_fresh_signature_and_a_duplicate_does_nothing() {
     assert_eq!(send(old.clone(), sign("whsec-1", &old, &body), body.clone()).await.unwrap().status(), 401, "stale");
     let big = vec![b'x'; 70 * 1024];
     assert_eq!(send(now.clone(), sign("whsec-1", &now, &big), big).await.unwrap().status(), 413);
+    let text = b"submission changed".to_vec();
+    let not_json = send(now.clone(), sign("whsec-1", &now, &text), text).await.unwrap();
+    assert_eq!(not_json.status(), 422, "signed, but not an object");
+    let long = format!(r#"{{"event_id":"{}"}}"#, "e".repeat(50_000)).into_bytes();
+    assert_eq!(send(now.clone(), sign("whsec-1", &now, &long), long).await.unwrap().status(), 204);
     let db = crate::helpers::db_at(&app.data_dir).await;
-    let events: i64 = sqlx::query_scalar("SELECT count(*) FROM prolific_webhook_events").fetch_one(&db).await.unwrap();
-    assert_eq!(events, 1, "the duplicate was recognised");
+    let ids: Vec<String> = sqlx::query_scalar("SELECT event_id FROM prolific_webhook_events ORDER BY event_id")
+        .fetch_all(&db)
+        .await
+        .unwrap();
+    assert_eq!(ids.len(), 2, "the duplicate was recognised, the text not kept: {ids:?}");
+    assert_eq!(ids[0], "ev-1");
+    assert!(ids[1].starts_with("sha256:") && ids[1].len() == 71, "a long id is kept as its hash");
 }
 
 #[tokio::test]

@@ -42,6 +42,10 @@ fn read_csv(bytes: &[u8], columns: &[&'static str], t: &mut Table) {
         Ok(h) => h.iter().map(|s| s.trim().to_ascii_lowercase()).collect(),
         Err(e) => return t.problems.push(1, None, format!("unreadable header: {e}")),
     };
+    let names: Vec<&str> = header.iter().map(String::as_str).collect();
+    if let Some(twice) = crate::domain::results::repeated_column(&names, columns) {
+        return t.problems.push(1, None, twice);
+    }
     let idx: Vec<Option<usize>> = columns.iter().map(|c| header.iter().position(|h| h == c)).collect();
     let missing: Vec<&str> = columns.iter().zip(&idx).filter(|(_, i)| i.is_none()).map(|(c, _)| *c).collect();
     if !missing.is_empty() {
@@ -52,7 +56,12 @@ fn read_csv(bytes: &[u8], columns: &[&'static str], t: &mut Table) {
             Ok(r) => r,
             Err(e) => {
                 let line = line_at(e.position());
-                t.problems.push(line, None, format!("unreadable line: {e}"));
+                match e.kind() {
+                    csv::ErrorKind::Utf8 { err, .. } => {
+                        t.problems.push(line, header.get(err.field()).map(String::as_str), "not valid UTF-8")
+                    }
+                    _ => t.problems.push(line, None, format!("unreadable line: {e}")),
+                }
                 continue;
             }
         };
@@ -73,14 +82,10 @@ fn read_jsonl(bytes: &[u8], columns: &[&'static str], t: &mut Table) {
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let obj = match serde_json::from_slice::<serde_json::Value>(raw) {
-            Ok(serde_json::Value::Object(o)) => o,
-            Ok(_) => {
-                t.problems.push(line, None, "expected a JSON object");
-                continue;
-            }
+        let obj = match crate::domain::json_object::parse_object(raw) {
+            Ok(o) => o,
             Err(e) => {
-                t.problems.push(line, None, format!("not valid JSON: {e}"));
+                t.problems.push(line, None, e.to_string());
                 continue;
             }
         };
@@ -186,6 +191,35 @@ mod line_tests {
         assert_eq!(lines(b"a,b\r\n\"x\r\ny\",2\r\n3,4\r\n"), [2, 4]);
         assert_eq!(lines(b"a,b\n\"x\ny\",2\n3,4\n"), [2, 4]);
         assert_eq!(lines(b"a,b\r1,2\r3,4\r"), [2, 3]);
+    }
+}
+
+#[cfg(test)]
+mod refusal_tests {
+    use super::*;
+
+    fn said(bytes: &[u8], jsonl: bool) -> Vec<(u64, Option<String>, String)> {
+        let mut t = Table { rows: Vec::new(), problems: Problems::default() };
+        if jsonl {
+            read_jsonl(bytes, &["a", "b"], &mut t)
+        } else {
+            read_csv(bytes, &["a", "b"], &mut t)
+        }
+        t.problems.shown.into_iter().map(|p| (p.line, p.field, p.message)).collect()
+    }
+
+    #[test]
+    fn a_column_or_key_given_twice_is_refused() {
+        let e = said(b"a,b,A\n1,2,3\n", false);
+        assert_eq!(e, [(1, None, r#"column "a" appears twice (columns 1 and 3)"#.to_string())]);
+        let e = said(b"{\"a\": \"1\", \"b\": \"2\", \"a\": \"3\"}\n", true);
+        assert_eq!(e, [(1, None, r#"the key "a" is given twice"#.to_string())]);
+    }
+
+    #[test]
+    fn bad_utf8_names_its_column() {
+        let e = said(b"a,b\n1,x\xff\n", false);
+        assert_eq!(e, [(2, Some("b".to_string()), "not valid UTF-8".to_string())]);
     }
 }
 

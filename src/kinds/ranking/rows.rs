@@ -50,16 +50,19 @@ fn scores(text: &str, n: usize) -> Result<BTreeMap<String, Vec<f64>>, String> {
 /// Checks one row's values, in [`COLUMNS`] order; every bad field is named.
 pub fn ranking_row(v: &[&str]) -> Result<RankingRow, Vec<FieldError>> {
     let mut errors = Vec::new();
-    if v[0].trim().is_empty() {
-        errors.push(err("prompt", "empty"));
+    if let Some(m) = crate::domain::names::imported_text_problem(v[0]) {
+        errors.push(err("prompt", m));
     }
     let images: Vec<String> = v[1].split('|').map(|s| s.trim().to_string()).collect();
     if !(MIN_IMAGES..=MAX_IMAGES).contains(&images.len()) {
         errors.push(err("images", format!("{} images; a prompt takes {MIN_IMAGES} to {MAX_IMAGES}", images.len())));
     }
-    for image in &images {
+    for (i, image) in images.iter().enumerate() {
         if let Err(m) = check_file_name(image) {
             errors.push(err("images", m));
+        } else if images[..i].contains(image) {
+            // One image in two places would be ranked against itself.
+            errors.push(err("images", format!("{image:?} is named twice")));
         }
     }
     let scores = scores(v[2], images.len()).map_err(|m| errors.push(err("scores", m)));
@@ -96,8 +99,12 @@ mod tests {
             |v: &[&str]| -> Vec<&'static str> { ranking_row(v).unwrap_err().iter().map(|e| e.field).collect() };
         assert_eq!(fields(&["", "a.png", "clip:1", "swap", "rel"]), ["prompt", "images", "subtype"]);
         assert_eq!(fields(&["p", "a.png|../b.png", "", "swap", "obj"]), ["images"]);
-        let eleven = ["x.png"; 11].join("|");
+        let eleven = (0..11).map(|i| format!("{i}.png")).collect::<Vec<_>>().join("|");
         assert_eq!(fields(&["p", &eleven, "", "swap", "obj"]), ["images"]);
+        let twice = ranking_row(&["p", "a.png|b.png|./a.png|a.png", "", "swap", "obj"]).unwrap_err();
+        let said: Vec<_> = twice.iter().map(|e| (e.field, e.message.as_str())).collect();
+        assert_eq!(said[1], ("images", r#""a.png" is named twice"#), "{said:?}");
+        assert_eq!(fields(&["p\u{202e}", "a.png|b.png", "", "swap", "obj"]), ["prompt"]);
         for bad in ["clip:1|2|3", "clip:1|x", "clip 1|2", ":1|2", "clip:1|2;clip:2|1", "clip:1|inf"] {
             let e = ranking_row(&["p", "a.png|b.png", bad, "replace", "obj"]).unwrap_err();
             assert_eq!(e.iter().map(|e| e.field).collect::<Vec<_>>(), ["scores"], "{bad}: {e:?}");

@@ -31,8 +31,8 @@ pub enum Step {
 
 #[server(prefix = "/sfn")]
 pub async fn load_take(study_id: StudyId) -> Result<TakeView, ServerFnError> {
-    let (state, user) = session::caller().await?;
-    let stage = crate::crowd::stage(&state, &user, study_id).await.map_err(session::sfn_error)?;
+    let (state, user) = session::subject_caller().await?;
+    let stage = crate::crowd::stage(&state, &user, study_id).await.map_err(session::subject_error)?;
     server::view_of(&state, &user, study_id, stage).await.map_err(session::sfn_error)
 }
 
