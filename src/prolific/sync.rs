@@ -31,6 +31,10 @@ pub struct SyncReport {
 
 pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, ServiceError> {
     let started = std::time::Instant::now();
+    // When this sync read Prolific, before its first request: two syncs at
+    // once (two servers, a CLI beside the loop) may answer in either order,
+    // and an older read must not overwrite a newer one (`seen_at` is ms).
+    let read_ms = unix_millis();
     let db = client.db();
     let pid = prolific_id(db, study)
         .await?
@@ -70,7 +74,6 @@ pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, Service
         }
     }
     report.submissions = rows.len();
-    let now = crate::store::db::now_secs();
     let mut tx = crate::store::db::begin_write(db).await?;
     for s in &rows {
         sqlx::query(
@@ -78,7 +81,8 @@ pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, Service
              VALUES ($1, $2, $3, $4, $5, $6, $7)
              ON CONFLICT (study_id, submission_id) DO UPDATE SET participant_id = excluded.participant_id,
                 status = excluded.status, study_code = excluded.study_code,
-                return_requested = excluded.return_requested, seen_at = excluded.seen_at",
+                return_requested = excluded.return_requested, seen_at = excluded.seen_at
+             WHERE prolific_submissions.seen_at <= excluded.seen_at",
         )
         .bind(study)
         .bind(s["id"].as_str().unwrap_or_default())
@@ -86,27 +90,34 @@ pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, Service
         .bind(s["status"].as_str().unwrap_or("UNKNOWN"))
         .bind(s["study_code"].as_str())
         .bind(i64::from(!s["return_requested"].is_null()))
-        .bind(now)
+        .bind(read_ms)
         .execute(&mut *tx)
         .await?;
     }
     tx.commit().await?;
     // Lease times follow the lease clock (which tests may move), as every other end of a place.
     report.freed = free_places(db, study, crate::store::clock::Clock::quiet_from_env().now()).await?;
+    let study_read = crate::store::db::now_secs();
     let study_body = client.expect("GET", &format!("/api/v1/studies/{pid}/"), None).await?;
     let counts = client.expect("GET", &format!("/api/v1/studies/{pid}/submissions/counts/"), None).await?;
     sqlx::query(
-        "UPDATE prolific_studies SET status = $1, places = coalesce($2, places), counts = $3, synced_at = $4 WHERE study_id = $5",
+        "UPDATE prolific_studies SET status = $1, places = coalesce($2, places), counts = $3, synced_at = $4
+         WHERE study_id = $5 AND coalesce(synced_at, 0) <= $4",
     )
     .bind(study_body["status"].as_str())
     .bind(study_body["total_available_places"].as_f64().map(|p| p as i64))
     .bind(counts.to_string())
-    .bind(now)
+    .bind(study_read)
     .bind(study)
     .execute(db)
     .await?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+fn unix_millis() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    since.as_millis() as i64
 }
 
 /// Active hardneg places whose Prolific submission was returned or timed

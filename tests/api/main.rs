@@ -56,6 +56,7 @@ mod prolific_fake_more;
 mod prolific_flow;
 mod prolific_kit;
 mod prolific_more;
+mod prolific_sync_race;
 mod prolific_wind_down;
 mod quality;
 mod ranking;
