@@ -30,6 +30,7 @@ async fn main() {
 /// 2 when the input was at fault (a spec, a name, a file's contents), as
 /// for clap's usage errors; 1 for everything else.
 fn exit_code(e: &anyhow::Error) -> i32 {
+    use hardneg::accounts::AuthError;
     use hardneg::datasets::import::ImportError;
     use hardneg::error::ServiceError;
     let input = e.chain().any(|c| {
@@ -37,6 +38,10 @@ fn exit_code(e: &anyhow::Error) -> i32 {
             c.downcast_ref::<ServiceError>(),
             Some(ServiceError::Invalid(_) | ServiceError::NotFound(_) | ServiceError::Conflict(_))
         ) || matches!(c.downcast_ref::<ImportError>(), Some(ImportError::Refused(_) | ImportError::Invalid(_)))
+            || matches!(
+                c.downcast_ref::<AuthError>(),
+                Some(AuthError::BadUsername | AuthError::WeakPassword | AuthError::Exists(_))
+            )
     });
     if input {
         2

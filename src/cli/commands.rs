@@ -46,9 +46,9 @@ pub async fn serve(data_dir: &Path, a: ServeArgs) -> anyhow::Result<()> {
 
 /// `hardneg user add NAME --role R --password-stdin`.
 pub async fn add_user(data_dir: &Path, name: &str, role: &str) -> anyhow::Result<()> {
-    let role = Role::parse(role)
-        .filter(|r| !r.is_participant())
-        .with_context(|| format!("unknown role {role:?} (admin, researcher or annotator)"))?;
+    let role = Role::parse(role).filter(|r| !r.is_participant()).ok_or_else(|| {
+        crate::error::ServiceError::Invalid(format!("unknown role {role:?} (admin, researcher or annotator)"))
+    })?;
     let mut password = String::new();
     std::io::stdin().read_to_string(&mut password).context("reading the password from standard input")?;
     let password = password.trim_end_matches(['\n', '\r']);

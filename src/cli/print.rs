@@ -9,7 +9,7 @@ use std::path::Path;
 pub async fn export(db: &AnyPool, store: &ImageStore, req: &ExportRequest, out: &Path) -> anyhow::Result<()> {
     let s = export_to_dir(db, store, req, out, &req.command())
         .await
-        .map_err(|e| anyhow::anyhow!("export of {:?}: {e}", req.dataset))?;
+        .map_err(|e| anyhow::Error::new(e).context(format!("export of {:?}", req.dataset)))?;
     let per = s.counts.per_split();
     let files: Vec<String> = s.files.iter().zip(&per).map(|(f, n)| format!("{f} ({n} rows)")).collect();
     println!(

@@ -357,8 +357,8 @@ fn print_status(s: &status::ProlificStatus) {
     println!("mismatches:      {}", s.mismatches.len());
     for m in &s.mismatches {
         println!(
-            "  {:?} participant {} submission {} ({} / {}): {}",
-            m.kind,
+            "  {}: participant {} submission {} ({} / {}): {}",
+            m.kind.words(),
             m.participant.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
             m.submission.as_deref().unwrap_or("-"),
             m.prolific_status.as_deref().unwrap_or("-"),

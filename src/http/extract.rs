@@ -14,17 +14,21 @@ use serde::de::DeserializeOwned;
 
 pub use crate::ui_kit::caller::Caller;
 
-/// A JSON body; any rejection (not JSON, wrong content type, a missing or
-/// mistyped field) is 422 `request body: …`.
+/// A JSON body; a rejection (not JSON, wrong content type, a missing or
+/// mistyped field) is 422 `request body: …`, but a body over the route's
+/// limit is 413, as on every other route (docs/api.md).
 pub struct ApiJson<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
-    type Rejection = ServiceError;
+    type Rejection = Response;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         match Json::<T>::from_request(req, state).await {
             Ok(Json(v)) => Ok(ApiJson(v)),
-            Err(e) => Err(ServiceError::Invalid(format!("request body: {}", e.body_text()))),
+            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                Err((e.status(), Json(serde_json::json!({ "error": e.body_text() }))).into_response())
+            }
+            Err(e) => Err(ServiceError::Invalid(format!("request body: {}", e.body_text())).into_response()),
         }
     }
 }

@@ -90,10 +90,10 @@ async fn inspect(path: &Path) -> anyhow::Result<(i64, i64, Vec<Listed>)> {
 pub async fn backup(data_dir: &Path, dest: &Path, link_dest: Option<&Path>) -> anyhow::Result<BackupReport> {
     let db = data_dir.join(DB_FILE);
     if !db.is_file() {
-        bail!("{}: no hardneg database here (give the server's --data-dir)", db.display());
+        return Err(refused(format!("no database at {}: give the server's --data-dir", db.display())));
     }
     if dest.exists() {
-        bail!("{}: already exists; a backup goes into a new directory", dest.display());
+        return Err(refused(format!("{}: already exists; a backup goes into a new directory", dest.display())));
     }
     if let Some(prev) = link_dest {
         read_manifest(prev).context("--link-dest")?;
@@ -169,7 +169,7 @@ fn copy_checked(src: &Path, dst: &Path, image: &Listed, original: bool) -> anyho
         format!("image {}: reading {} (the database lists it; the store lacks it)", image.hash, src.display())
     })?;
     if original && sha256_hex(&bytes) != image.hash {
-        bail!("image {}: {} does not match its hash (damaged file)", image.hash, src.display());
+        return Err(refused(format!("image {}: {} does not match its hash (damaged file)", image.hash, src.display())));
     }
     let dir = dst.parent().expect("store paths have a parent");
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -182,22 +182,27 @@ fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
     std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))
 }
 
+/// What the command was given is at fault (exit status 2, as for every command).
+fn refused(message: String) -> anyhow::Error {
+    crate::error::ServiceError::Invalid(message).into()
+}
+
 /// Reads and checks a backup's manifest: the sign that `dir` is a hardneg backup.
 pub fn read_manifest(dir: &Path) -> anyhow::Result<Manifest> {
     let path = dir.join(MANIFEST);
     let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("{}: not a hardneg backup (no readable {MANIFEST})", dir.display()))?;
-    let manifest: Manifest =
-        serde_json::from_str(&text).with_context(|| format!("{}: not a hardneg backup manifest", path.display()))?;
+        .map_err(|e| refused(format!("{}: not a hardneg backup (no readable {MANIFEST}: {e})", dir.display())))?;
+    let manifest: Manifest = serde_json::from_str(&text)
+        .map_err(|e| refused(format!("{}: not a hardneg backup manifest: {e}", path.display())))?;
     if manifest.format != FORMAT {
-        bail!("{}: format {:?}, expected {FORMAT:?}", path.display(), manifest.format);
+        return Err(refused(format!("{}: format {:?}, expected {FORMAT:?}", path.display(), manifest.format)));
     }
     if manifest.version > VERSION {
-        bail!(
+        return Err(refused(format!(
             "{}: backup format version {} is newer than this hardneg reads ({VERSION})",
             path.display(),
             manifest.version
-        );
+        )));
     }
     Ok(manifest)
 }
@@ -210,24 +215,45 @@ pub struct RestoreReport {
 
 /// Restores the backup `src` into `data_dir`, which must hold no database.
 /// Images first, the database last and by rename: a restore cut short
-/// leaves no database behind, and can simply be run again.
+/// leaves no database behind, and can simply be run again. A refused one
+/// (a damaged file in the backup) takes back what it wrote: the data dir
+/// it made, or the files it added to one that was there.
 pub async fn restore(src: &Path, data_dir: &Path) -> anyhow::Result<RestoreReport> {
+    let was: Vec<bool> = ["", "images", "serve.lock"].iter().map(|p| data_dir.join(p).exists()).collect();
+    let mut added = Vec::new();
+    let done = restore_into(src, data_dir, &mut added).await;
+    if done.is_err() {
+        let ours = |i: usize, name: &str| (!was[i]).then(|| data_dir.join(name));
+        if let Some(dir) = ours(0, "") {
+            drop(std::fs::remove_dir_all(dir));
+        } else if let Some(images) = ours(1, "images") {
+            drop(std::fs::remove_dir_all(images));
+        } else {
+            added.iter().for_each(|f| drop(std::fs::remove_file(f)));
+        }
+        ours(2, "serve.lock").map(std::fs::remove_file);
+    }
+    done
+}
+
+async fn restore_into(src: &Path, data_dir: &Path, added: &mut Vec<PathBuf>) -> anyhow::Result<RestoreReport> {
     let manifest = read_manifest(src)?;
     let snapshot = src.join(DB_FILE);
     let (_, answers, images) =
         inspect(&snapshot).await.with_context(|| format!("{}: backup database", src.display()))?;
     if answers != manifest.answers || images.len() != manifest.images {
-        bail!(
+        return Err(refused(format!(
             "{}: the database holds {answers} answers and {} images, the manifest says {} and {}",
             src.display(),
             images.len(),
             manifest.answers,
             manifest.images
-        );
+        )));
     }
     let target = data_dir.join(DB_FILE);
     if target.exists() {
-        bail!("{}: a database is already here; restore into a new or empty data dir", target.display());
+        let here = format!("{}: a database is already here; restore into a new or empty data dir", target.display());
+        return Err(crate::error::ServiceError::Conflict(here).into());
     }
     std::fs::create_dir_all(data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
     let _lock = super::leftovers::lock_data_dir(data_dir)?;
@@ -237,7 +263,14 @@ pub async fn restore(src: &Path, data_dir: &Path) -> anyhow::Result<RestoreRepor
     for image in &images {
         for (s, d, _) in files_of(image, &from, &to, None) {
             let tmp = d.with_extension(format!("tmp{}", std::process::id()));
-            copy_checked(&s, &tmp, image, d == to.original_path(&image.hash))?;
+            let result = copy_checked(&s, &tmp, image, d == to.original_path(&image.hash));
+            if result.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            result?;
+            if !d.exists() {
+                added.push(d.clone());
+            }
             std::fs::rename(&tmp, &d).with_context(|| format!("renaming into {}", d.display()))?;
             files += 1;
         }

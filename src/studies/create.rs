@@ -65,6 +65,7 @@ pub async fn create_study(
     if items == 0 {
         return Err(invalid(format!("field `dataset`: no instances to annotate in {:?}", study.dataset)));
     }
+    check_needs(&mut tx, id, study).await?;
     if let crate::domain::assignment::AssignmentRule::Pairs { pairs, overlap } = &study.rule {
         // Blocks are dealt pair by pair: past the items, a later pair would share
         // fewer than `overlap` or none (one pair may ask for more: it shares all).
@@ -91,6 +92,34 @@ pub async fn create_study(
     }
     tx.commit().await?;
     Ok(id)
+}
+
+/// Every item holds what the kind shows (its descriptor's `needs`): a
+/// study of a dataset without it would be refused item by item as people
+/// open it (a triplets dataset has no candidate images for Step 3).
+async fn check_needs(tx: &mut Tx, id: StudyId, study: &Study) -> Result<(), ServiceError> {
+    let needs = study.kind.spec().needs;
+    let lacking = [
+        (needs.candidates, "NOT EXISTS (SELECT 1 FROM candidates c WHERE c.instance_id = i.id)", "candidate images"),
+        (needs.positive_image, "i.positive_image IS NULL", "an image"),
+        (needs.paraphrase, "i.paraphrase IS NULL", "a second positive caption (p2)"),
+        (needs.negative_b, "i.negative_b IS NULL", "a second negative caption (negative_b)"),
+    ];
+    for (needed, condition, what) in lacking.into_iter().filter(|l| l.0) {
+        let query = format!(
+            "SELECT count(*) FROM study_items si JOIN instances i ON i.id = si.instance_id WHERE si.study_id = $1 AND {condition}"
+        );
+        let without: i64 = sqlx::query_scalar(&query).bind(id).fetch_one(&mut **tx).await?;
+        if needed && without > 0 {
+            return Err(invalid(format!(
+                "field `dataset`: {without} instance(s) of {:?} have no {what}, which {} shows; \
+                 choose a dataset imported for it (docs/import.md)",
+                study.dataset,
+                study.kind.name()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn invalid(message: String) -> ServiceError {

@@ -60,8 +60,8 @@ fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), Service
 /// returned, finished) is handed no task, the rule the answer path applies.
 async fn admit(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<bool, ServiceError> {
     if user.role.is_participant() {
-        let (_, lease) = crate::studies::link::own_lease(state, user, meta.id).await?;
-        Ok(lease.may_answer())
+        let place = crate::studies::link::own_lease_unless_ended(state, user, meta.id).await?;
+        Ok(place.is_some_and(|(_, lease)| lease.may_answer()))
     } else {
         require_annotator(user, meta).map(|_| true)
     }

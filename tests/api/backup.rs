@@ -145,7 +145,7 @@ async fn bad_destinations_and_sources_are_refused_with_nothing_written() {
     let exists = tmp.path().join("exists");
     std::fs::create_dir(&exists).unwrap();
     let out = app.cli(&["backup", exists.to_str().unwrap()]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2), "what it was given is at fault");
     assert!(text(&out.stderr).contains("already exists"), "{}", text(&out.stderr));
     assert_eq!(exists.read_dir().unwrap().count(), 0);
 
@@ -156,22 +156,22 @@ async fn bad_destinations_and_sources_are_refused_with_nothing_written() {
     assert!(text(&out.stderr).contains("cannot write the backup"), "{}", text(&out.stderr));
 
     let out = cli(&tmp.path().join("nowhere"), &["backup", tmp.path().join("b").to_str().unwrap()]);
-    assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("no hardneg database"), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no database at"), "{}", text(&out.stderr));
     assert!(!tmp.path().join("b").exists());
 
     // Not a backup: refused, and the data dir gets no database.
     let target = tmp.path().join("target");
     let out = cli(&target, &["restore", exists.to_str().unwrap()]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("not a hardneg backup"), "{}", text(&out.stderr));
-    assert!(!target.join("hardneg.sqlite").exists());
+    assert!(!target.exists(), "nothing written, not even the data dir");
 
     // A data dir that already holds a database is never overwritten.
     let good = tmp.path().join("good");
     assert!(app.cli(&["backup", good.to_str().unwrap()]).status.success());
     let out = cli(&app.data_dir, &["restore", good.to_str().unwrap()]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("already here"), "{}", text(&out.stderr));
 
     // A backup whose database was damaged is refused before anything is copied.
@@ -185,4 +185,34 @@ async fn bad_destinations_and_sources_are_refused_with_nothing_written() {
     let out = cli(&target, &["restore", damaged.to_str().unwrap()]);
     assert!(!out.status.success(), "{}", text(&out.stdout));
     assert!(!target.join("hardneg.sqlite").exists());
+
+    // A damaged image is found while copying: what was written is taken back,
+    // the data dir it made, or the files it added to one that was there.
+    let originals = good.join("images").join("originals");
+    let image = walk(&originals).into_iter().next().expect("an original in the backup");
+    std::fs::write(&image, b"not the image it was").unwrap();
+    let out = cli(&target, &["restore", good.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("damaged file"), "{}", text(&out.stderr));
+    assert!(!target.exists(), "the data dir it made is gone");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(target.join("notes.txt"), "mine").unwrap();
+    let out = cli(&target, &["restore", good.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let left: Vec<_> = walk(&target).into_iter().map(|p| p.strip_prefix(&target).unwrap().to_path_buf()).collect();
+    assert_eq!(left, [std::path::PathBuf::from("notes.txt")], "only what was there");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
 }

@@ -45,6 +45,7 @@ async fn bad_specs_and_accounts_are_refused_with_a_reason() {
 
     let bad_role = app.cli(&["user", "add", "x", "--role", "root", "--password-stdin"]);
     assert!(text(&bad_role.stderr).contains("unknown role"));
+    assert_eq!(bad_role.status.code(), Some(2), "input at fault");
 }
 
 /// A command that only reads refuses a data dir without a database (it made
@@ -76,4 +77,15 @@ async fn commands_name_what_is_missing_and_leave_no_stray_database() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "a refused file is the input's fault: {err}");
     assert!(err.contains("nothing imported") && err.contains("field `type`"), "{err}");
+    let out_dir = app.data_dir.join("export-of-nothing");
+    for (args, says) in [
+        (&["export", "no-such-set", "--out", out_dir.to_str().unwrap(), "--format", "csv"][..], "no-such-set"),
+        // No password on standard input.
+        (&["user", "add", "ana", "--role", "annotator", "--password-stdin"], "at least 8 characters"),
+    ] {
+        let out = app.cli(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }

@@ -67,7 +67,7 @@ async fn the_comprehension_check_comes_before_any_lease_and_gives_two_attempts()
     assert_eq!(stage(&app, &p3, study).await, out, "a reload shows the same");
     assert!(no_lease(&app, study, "P3").await, "no lease row");
     let next = p3.get(app.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap();
-    assert_eq!(next.status(), 422, "no bundle to answer");
+    assert_eq!(next.status(), 204, "ended, as a return or an attention screen-out (docs/api.md)");
     let (status, page) = arrive_with(&app, &browser(), &token, "P3").await;
     assert_eq!(status, 200);
     assert!(page.contains("SCREEN02") && page.contains("Please return the study"), "{page}");
@@ -83,7 +83,10 @@ async fn the_comprehension_check_comes_before_any_lease_and_gives_two_attempts()
     assert_eq!(bundles.iter().map(|b| b["active"].as_i64().unwrap()).sum::<i64>(), 2, "P3 took no place");
 
     // P4 has arrived and not taken the check yet. Every view says the same of each.
-    arrive(&app, &token, study, "P4").await;
+    let p4 = arrive(&app, &token, study, "P4").await;
+    let next = p4.get(app.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap();
+    assert_eq!(next.status(), 422, "no bundle yet");
+    assert!(next.text().await.unwrap().contains("pass the comprehension check first"));
     let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
     let status: Vec<&str> = rows.iter().map(|r| r["status"].as_str().unwrap()).collect();
     assert_eq!(status, ["active", "active", "screened_out", "arriving"]);

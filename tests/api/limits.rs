@@ -66,8 +66,20 @@ async fn a_spec_past_its_dataset_or_its_bounds_is_refused() {
     let copies = link_spec("a billion copies", 9, &["copies = 1000000000"]);
     let res = researcher.post(app.url("/api/v1/studies")).body(copies).send().await.unwrap();
     assert!(json_error(res, 422).await.starts_with("field `link.copies`: must be from 1 to 100"));
+    let triplets = link_spec("step 3 on triplets", 9, &[]).replace("dataset = \"demo\"", "dataset = \"demo-triplets\"");
+    let res = researcher.post(app.url("/api/v1/studies")).body(triplets).send().await.unwrap();
+    let said = json_error(res, 422).await;
+    assert!(
+        said.starts_with("field `dataset`: 10 instance(s) of \"demo-triplets\" have no candidate images"),
+        "{said}"
+    );
     let studies: Vec<Value> = app.get(&researcher, "/api/v1/studies").await;
-    assert!(studies.iter().all(|s| s["name"] != "too much overlap" && s["name"] != "a billion copies"));
+    let names = ["too much overlap", "a billion copies", "step 3 on triplets"];
+    assert!(studies.iter().all(|s| !names.contains(&s["name"].as_str().unwrap())));
+    // A body over the limit on a route with a typed JSON body is 413 too, not 422.
+    let big = serde_json::json!({"value": "x".repeat(100 * 1024)});
+    let res = researcher.post(app.url("/api/v1/studies/1/adjudicate")).json(&big).send().await.unwrap();
+    assert!(json_error(res, 413).await.contains("length limit"));
 }
 
 fn big_form() -> Vec<u8> {

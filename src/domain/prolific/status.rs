@@ -172,6 +172,15 @@ pub enum Mismatch {
 }
 
 impl Mismatch {
+    /// Its name as docs/prolific.md and the research page say it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Mismatch::SubmittedWithoutCompletion => "submitted without completion",
+            Mismatch::CompletedNotSubmitted => "completed, not submitted",
+            Mismatch::NeverArrived => "never arrived",
+        }
+    }
+
     pub fn advice(self) -> &'static str {
         match self {
             Mismatch::SubmittedWithoutCompletion => {

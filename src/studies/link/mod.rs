@@ -91,6 +91,29 @@ pub async fn own_lease(
         .ok_or_else(|| ServiceError::Invalid("you have no bundle yet: pass the comprehension check first".into()))
 }
 
+/// As [`own_lease`], but None for a participant the comprehension check
+/// screened out before any bundle: their participation has ended (`next` is 204).
+pub async fn own_lease_unless_ended(
+    state: &AppState,
+    user: &SessionUser,
+    study: StudyId,
+) -> Result<Option<(BundleId, LeaseState)>, ServiceError> {
+    if let Some(place) = own_place(state, user, study).await? {
+        return Ok(Some(place));
+    }
+    let reason: Option<String> =
+        sqlx::query_scalar("SELECT screened_out_reason FROM participants WHERE user_id = $1 AND study_id = $2")
+            .bind(user.id)
+            .bind(study)
+            .fetch_optional(&state.db)
+            .await?
+            .flatten();
+    match reason {
+        Some(_) => Ok(None),
+        None => own_lease(state, user, study).await.map(Some),
+    }
+}
+
 const OWN_PLACE: &str = "SELECT l.bundle, l.state FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
      WHERE p.user_id = $1 AND p.study_id = $2";
 
