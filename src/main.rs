@@ -42,6 +42,7 @@ fn exit_code(e: &anyhow::Error) -> i32 {
                 c.downcast_ref::<AuthError>(),
                 Some(AuthError::BadUsername | AuthError::WeakPassword | AuthError::Exists(_))
             )
+            || c.is::<hardneg::store::backup::Refused>()
     });
     if input {
         2

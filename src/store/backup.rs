@@ -182,9 +182,15 @@ fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
     std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))
 }
 
-/// What the command was given is at fault (exit status 2, as for every command).
+/// What the command was given is at fault (a destination that exists, a
+/// source that is not a backup or is damaged): `hardneg` exits with status 2
+/// for it, as for every command's input at fault.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
+
 fn refused(message: String) -> anyhow::Error {
-    crate::error::ServiceError::Invalid(message).into()
+    Refused(message).into()
 }
 
 /// Reads and checks a backup's manifest: the sign that `dir` is a hardneg backup.
@@ -253,7 +259,7 @@ async fn restore_into(src: &Path, data_dir: &Path, added: &mut Vec<PathBuf>) -> 
     let target = data_dir.join(DB_FILE);
     if target.exists() {
         let here = format!("{}: a database is already here; restore into a new or empty data dir", target.display());
-        return Err(crate::error::ServiceError::Conflict(here).into());
+        return Err(refused(here));
     }
     std::fs::create_dir_all(data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
     let _lock = super::leftovers::lock_data_dir(data_dir)?;
