@@ -17,7 +17,8 @@ use std::sync::{Arc, Mutex};
 /// the study's counted answers and its gold answers. Refitted once the
 /// answers have grown by a tenth since the last fit, so the answer path
 /// does not refit the whole study on every answer. Remembered per study id
-/// in this process (one server serves one database).
+/// in this process: servers sharing a PostgreSQL database each keep their
+/// own (docs/deploy.md, "More than one server").
 pub(super) async fn reliability(db: &AnyPool, meta: &StudyMeta) -> Result<Arc<Reliability>, ServiceError> {
     /// Per study: the answers counted at its last fit, and the fit.
     type Last = Vec<(StudyId, i64, Arc<Reliability>)>;
