@@ -238,6 +238,7 @@ pub async fn restore(src: &Path, data_dir: &Path) -> anyhow::Result<RestoreRepor
             added.iter().for_each(|f| drop(std::fs::remove_file(f)));
         }
         ours(2, "serve.lock").map(std::fs::remove_file);
+        drop(std::fs::remove_file(data_dir.join(format!("{DB_FILE}.restore-tmp"))));
     }
     done
 }

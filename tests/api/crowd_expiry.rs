@@ -45,6 +45,38 @@ async fn an_expired_bundle_goes_to_a_new_participant_and_the_late_one_is_an_extr
     assert_eq!(stored_answers(&tmp.path().join("data"), study), 126, "both copies' answers are stored");
 }
 
+/// With every Prolific place taken nobody arrives to reclaim an overdue
+/// place: the server's periodic sweep reclaims it (an audit's study waited
+/// for ever on one who gave up and submitted without a code).
+#[tokio::test]
+async fn the_sweep_reclaims_an_overdue_place_without_an_arrival() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clock = tmp.path().join("clock-offset");
+    let sweep = std::path::PathBuf::from("0.3");
+    let env = [("HARDNEG_TEST_CLOCK_FILE", clock.as_path()), ("HARDNEG_SWEEP_SECS", sweep.as_path())];
+    let app = TestApp::spawn_with_env(&tmp.path().join("data"), &[], &env);
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("swept", 63, &[])).await;
+    let gone = arrive(&app, &token, study, "GONE").await;
+    start(&app, &gone, study).await;
+    assert_eq!(answer_n(&app, &gone, study, 2, "none").await, 2);
+    tokio::time::sleep(std::time::Duration::from_millis(900)).await;
+    assert_eq!(lease_states(&app, &researcher, study).await, ["active"], "within the hour it is held");
+    std::fs::write(&clock, "3601").unwrap();
+    let mut states = Vec::new();
+    for _ in 0..50 {
+        states = lease_states(&app, &researcher, study).await;
+        if states == ["timed_out"] {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(states, ["timed_out"], "reclaimed with nobody arriving");
+    let bundles: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/bundles")).await;
+    assert_eq!(bundles[0]["active"], 0, "{bundles:?}");
+    assert_eq!(answer_n(&app, &gone, study, 100, "none").await, 61, "the late one may still finish");
+}
+
 /// The answers stored for the study's participants, counted or not (`hardneg participants --csv`).
 fn stored_answers(data: &Path, study: i64) -> i64 {
     let out = crate::helpers::cli(data, &["participants", &study.to_string(), "--csv"]);

@@ -114,6 +114,46 @@ pub async fn own_lease_unless_ended(
     }
 }
 
+/// Ends the study's overdue places (`timed_out`: their holders may still
+/// finish, as an extra copy) and reopens what their answers were to decide.
+/// Run by an arrival and by the periodic sweep: with every place taken on
+/// Prolific nobody may arrive, so the sweep is what frees them then.
+pub async fn reclaim_overdue(conn: &mut sqlx::AnyConnection, study: StudyId, now: i64) -> Result<u64, ServiceError> {
+    let ended = sqlx::query(
+        "UPDATE leases SET state = 'timed_out', ended_at = $1
+         WHERE study_id = $2 AND state = 'active' AND expires_at <= $3",
+    )
+    .bind(now)
+    .bind(study)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    if ended > 0 {
+        crate::studies::adaptive::reopen::reopen_lost(&mut *conn, study).await?;
+    }
+    Ok(ended)
+}
+
+/// The periodic sweep's [`reclaim_overdue`]: a read first, the writer's gate only when a place is overdue.
+pub async fn sweep_overdue(state: &AppState, study: StudyId) -> Result<u64, ServiceError> {
+    let now = state.crowd.clock.now();
+    let any: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM leases WHERE study_id = $1 AND state = 'active' AND expires_at <= $2")
+            .bind(study)
+            .bind(now)
+            .fetch_one(&state.db)
+            .await?;
+    if any == 0 {
+        return Ok(0);
+    }
+    let _one_at_a_time = state.writer.exclusive().await;
+    let mut tx = crate::store::db::begin_write(&state.db).await?;
+    let ended = reclaim_overdue(&mut tx, study, now).await?;
+    tx.commit().await?;
+    Ok(ended)
+}
+
 const OWN_PLACE: &str = "SELECT l.bundle, l.state FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
      WHERE p.user_id = $1 AND p.study_id = $2";
 
