@@ -313,7 +313,13 @@ pub async fn answer_with_texts(
     if owner != user.id.get() || !(user.role.may_annotate() || user.role.is_participant()) {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
     }
-    if user.role.is_participant() && !crate::studies::link::own_lease(state, user, study_id).await?.1.may_answer() {
+    // A place that has ended takes no new answer, but a repeat of a stored
+    // one (the bundle's last, its response lost) is answered as a repeat.
+    let ended =
+        user.role.is_participant() && !crate::studies::link::own_lease(state, user, study_id).await?.1.may_answer();
+    let answered = "SELECT done FROM tasks WHERE id = $1";
+    let done = done || (ended && sqlx::query_scalar::<_, Flag>(answered).bind(task_id).fetch_one(&state.db).await?.0);
+    if ended && !done {
         if withdrawn(state, user).await? {
             return Err(withdrawn_error(task_id));
         }

@@ -77,6 +77,29 @@ async fn the_sweep_reclaims_an_overdue_place_without_an_arrival() {
     assert_eq!(answer_n(&app, &gone, study, 100, "none").await, 61, "the late one may still finish");
 }
 
+/// The bundle's last answer sent again (its response lost): the place has
+/// completed with it, and the repeat is answered as a repeat, not refused.
+#[tokio::test]
+async fn the_last_answer_of_a_bundle_may_be_sent_again() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("last again", 9, &[])).await;
+    let p = arrive(&app, &token, study, "AGAIN").await;
+    start(&app, &p, study).await;
+    let mut last = None;
+    while let Some(task) = app.next_task(&p, study).await {
+        assert_eq!(app.answer(&p, task.task_id, "none").await.status(), 200);
+        last = Some(task.task_id);
+    }
+    assert_eq!(lease_states(&app, &researcher, study).await, ["completed"]);
+    for option in ["none", "A"] {
+        let res = app.answer(&p, last.unwrap(), option).await;
+        assert_eq!(res.status(), 200, "{option}");
+        let ack: Value = res.json().await.unwrap();
+        assert_eq!((ack["duplicate"].as_bool(), ack["option"].as_str()), (Some(true), Some("none")), "{ack}");
+    }
+}
+
 /// The answers stored for the study's participants, counted or not (`hardneg participants --csv`).
 fn stored_answers(data: &Path, study: i64) -> i64 {
     let out = crate::helpers::cli(data, &["participants", &study.to_string(), "--csv"]);
