@@ -108,11 +108,13 @@ pub async fn sweep(state: &AppState, study: StudyId) -> Result<usize, ServiceErr
     }
 }
 
-/// The rounds complete but undecided ($1, $2: the study).
+/// The rounds complete but undecided ($1, $2: the study). A `waiting` item
+/// (its next round asked, its follow-up bundle not made yet) is due too when
+/// a replacement copy of a lost place brought the answer the round wanted.
 const DUE: &str = "FROM adaptive_items a
      JOIN (SELECT instance_id, count(*) AS n FROM counted_answers WHERE study_id = $1 GROUP BY instance_id) c
        ON c.instance_id = a.instance_id
-     WHERE a.study_id = $2 AND a.state = 'collecting' AND c.n >= a.wanted";
+     WHERE a.study_id = $2 AND a.state IN ('collecting', 'waiting') AND c.n >= a.wanted";
 
 /// Whether any of the study's rounds is complete but undecided: what a
 /// periodic sweep asks first, so that a study with nothing left undecided
@@ -209,7 +211,9 @@ async fn decide_round(
             .bind(instance)
             .fetch_optional(&mut *tx)
             .await?;
-    let Some((wanted, _)) = row.filter(|(_, s)| s == "collecting") else {
+    // Waiting too: an answer from the replacement of a lost place may fill
+    // the round before its follow-up bundle is made, which then is not.
+    let Some((wanted, _)) = row.filter(|(_, s)| s == "collecting" || s == "waiting") else {
         return Ok(());
     };
     let given: Vec<(i64, String)> = sqlx::query_as(
