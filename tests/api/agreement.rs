@@ -98,9 +98,14 @@ async fn model_rules_settle_disagreements_and_the_report_gives_intervals_and_rel
     }
     let disputed = status(&app, &researcher, adj).await["disputed"].as_u64().unwrap();
     assert!(disputed > 5, "the same answers leave {disputed} items to adjudication");
+    // The models settle most disputes; one whose most probable value under
+    // the model is a value neither gave waits for adjudication (no guess).
+    let mut left = Vec::new();
     for study in [ds, mace] {
         let s = status(&app, &researcher, study).await;
-        assert_eq!((s["final_items"].as_u64(), s["disputed"].as_u64()), (Some(63), Some(0)), "{s}");
+        let (fin, waiting) = (s["final_items"].as_u64().unwrap(), s["disputed"].as_u64().unwrap());
+        assert!(fin + waiting == 63 && waiting < disputed, "{s}");
+        left.push(waiting);
     }
 
     // Against the outcome: under adjudication only agreed items are settled,
@@ -151,9 +156,10 @@ async fn model_rules_settle_disagreements_and_the_report_gives_intervals_and_rel
     let people = r["annotators"].as_array().unwrap();
     assert_eq!(people.iter().map(|a| a["name"].as_str().unwrap()).collect::<Vec<_>>(), both);
     for a in people {
-        assert_eq!(a["settled"], 63, "every item is settled by the model");
+        let settled = 63 - left[0];
+        assert_eq!(a["settled"], settled, "every item the model settled");
         let agreed = a["agreed"].as_f64().unwrap();
-        assert!((a["accuracy_vs_outcome"].as_f64().unwrap() - agreed / 63.0).abs() < 1e-12);
+        assert!((a["accuracy_vs_outcome"].as_f64().unwrap() - agreed / settled as f64).abs() < 1e-12);
         let ds_acc = a["dawid_skene"]["accuracy"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&ds_acc));
         assert_eq!(a["dawid_skene"]["confusion"].as_array().unwrap().len(), 2);
