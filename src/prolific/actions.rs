@@ -8,7 +8,7 @@ pub use super::remote::{bonus_csv, Remote};
 use crate::domain::ids::StudyId;
 use crate::domain::prolific::decide::BULK_APPROVE_MAX;
 use crate::domain::prolific::outbox::{event_for_status, OutboxEvent, OutboxState};
-use crate::domain::prolific::status::{approved_members, decision_fate, DecisionFate, SubmissionStatus};
+use crate::domain::prolific::status::{decision_fate, group_split, DecisionFate, SubmissionStatus};
 use crate::error::ServiceError;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -96,20 +96,26 @@ pub async fn process(client: &Client, rows: Vec<Row>) -> Result<(), ServiceError
         if let (OutboxState::Pending, Remote::GroupAdd { group_id, participants }) = (r.state, &r.remote) {
             let statuses = participant_statuses(db, r.study).await?;
             let finishers: Vec<_> = participants.iter().map(|p| (p.clone(), statuses.get(p).copied())).collect();
-            match approved_members(&finishers) {
-                None => {
-                    let why = "waiting for the finishers' approvals";
-                    advance(db, &r, OutboxEvent::Wait, wait_ms(), None, Some(why)).await?;
-                }
-                Some(members) if members.is_empty() => {
-                    let why = "none of them was approved on Prolific: nobody to add";
-                    advance(db, &r, OutboxEvent::Moot, 0, None, Some(why)).await?;
-                }
-                Some(members) => {
-                    let remote = Remote::GroupAdd { group_id: group_id.clone(), participants: members };
-                    one(client, Row { remote, ..r.clone() }).await?;
-                }
+            let split = group_split(&finishers);
+            if split.approved.is_empty() {
+                let (event, wait, why) = match split.waiting.is_empty() {
+                    true => (OutboxEvent::Moot, 0, "none of them was approved on Prolific: nobody to add"),
+                    false => (OutboxEvent::Wait, wait_ms(), "waiting for the finishers' approvals"),
+                };
+                advance(db, &r, event, wait, None, Some(why)).await?;
+                continue;
             }
+            if !split.waiting.is_empty() {
+                // Those still open wait in a row of their own (its key names them: written once).
+                let key = format!(
+                    "group_add:{group_id}:{}",
+                    crate::store::images::sha256_hex(split.waiting.join(",").as_bytes())
+                );
+                let rest = Remote::GroupAdd { group_id: group_id.clone(), participants: split.waiting };
+                super::outbox::enqueue(db, r.study, &key, &rest).await?;
+            }
+            let remote = Remote::GroupAdd { group_id: group_id.clone(), participants: split.approved };
+            one(client, Row { remote, ..r.clone() }).await?;
             continue;
         }
         if r.state == OutboxState::Pending && matches!(r.remote, Remote::Approve { .. }) {

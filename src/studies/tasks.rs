@@ -317,8 +317,8 @@ pub async fn answer_with_texts(
     // one (the bundle's last, its response lost) is answered as a repeat.
     let ended =
         user.role.is_participant() && !crate::studies::link::own_lease(state, user, study_id).await?.1.may_answer();
-    let answered = "SELECT done FROM tasks WHERE id = $1";
-    let done = done || (ended && sqlx::query_scalar::<_, Flag>(answered).bind(task_id).fetch_one(&state.db).await?.0);
+    let answered = "SELECT count(*) FROM answers WHERE task_id = $1";
+    let done = done || (ended && sqlx::query_scalar::<_, i64>(answered).bind(task_id).fetch_one(&state.db).await? > 0);
     if ended && !done {
         if withdrawn(state, user).await? {
             return Err(withdrawn_error(task_id));

@@ -54,6 +54,7 @@ mod prolific_cli;
 mod prolific_fake;
 mod prolific_fake_more;
 mod prolific_flow;
+mod prolific_group;
 mod prolific_kit;
 mod prolific_more;
 mod prolific_sync_race;

@@ -114,20 +114,26 @@ pub fn decision_fate(approve: bool, status: Option<SubmissionStatus>) -> Decisio
     }
 }
 
-/// Whom a group add (approved finishers join the benchmark's block group)
-/// adds, once every finisher's approval has settled: the approved ones.
-/// None while an approval may still apply (a participant whose approval
-/// cannot apply, returned say, is never blocked from later studies).
-pub fn approved_members(finishers: &[(String, Option<SubmissionStatus>)]) -> Option<Vec<String>> {
-    let mut out = Vec::new();
+/// A group add's finishers (approved finishers join the benchmark's block
+/// group) as their approvals stand: those approved join now; those whose
+/// approval may still apply wait (one who never submits holds nobody else
+/// up); one whose approval cannot apply (returned, say) is never blocked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupSplit {
+    pub approved: Vec<String>,
+    pub waiting: Vec<String>,
+}
+
+pub fn group_split(finishers: &[(String, Option<SubmissionStatus>)]) -> GroupSplit {
+    let mut split = GroupSplit::default();
     for (pid, status) in finishers {
         match decision_fate(true, *status) {
-            DecisionFate::Applied => out.push(pid.clone()),
+            DecisionFate::Applied => split.approved.push(pid.clone()),
             DecisionFate::Moot => {}
-            DecisionFate::Wait | DecisionFate::Send => return None,
+            DecisionFate::Wait | DecisionFate::Send => split.waiting.push(pid.clone()),
         }
     }
-    Some(out)
+    split
 }
 
 /// What hardneg does with its own participant when Prolific reports a status.
@@ -248,16 +254,18 @@ mod tests {
     }
 
     #[test]
-    fn a_group_add_waits_for_every_approval_and_adds_only_the_approved() {
+    fn a_group_add_adds_the_approved_and_keeps_waiting_only_for_those_still_open() {
         let f = |rows: &[(&str, Option<S>)]| -> Vec<(String, Option<S>)> {
             rows.iter().map(|(p, s)| (p.to_string(), *s)).collect()
         };
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let approved = f(&[("p1", Some(S::Approved)), ("p2", Some(S::Returned)), ("p3", Some(S::PartiallyApproved))]);
-        assert_eq!(approved_members(&approved), Some(vec!["p1".to_string(), "p3".to_string()]));
+        assert_eq!(group_split(&approved), GroupSplit { approved: names(&["p1", "p3"]), waiting: vec![] });
         for pending in [None, Some(S::Active), Some(S::AwaitingReview), Some(S::TimedOut)] {
-            assert_eq!(approved_members(&f(&[("p1", Some(S::Approved)), ("p2", pending)])), None, "{pending:?}");
+            let split = group_split(&f(&[("p1", Some(S::Approved)), ("p2", pending)]));
+            assert_eq!(split, GroupSplit { approved: names(&["p1"]), waiting: names(&["p2"]) }, "{pending:?}");
         }
-        assert_eq!(approved_members(&f(&[("p1", Some(S::Rejected))])), Some(vec![]));
+        assert_eq!(group_split(&f(&[("p1", Some(S::Rejected))])), GroupSplit::default());
     }
 
     #[test]
