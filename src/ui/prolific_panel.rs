@@ -61,7 +61,7 @@ pub async fn prolific_panel(study_id: StudyId) -> Result<Option<ProlificPanelVie
                 .map(|m| {
                     let who =
                         m.participant.map(|p| format!("participant {p}")).unwrap_or_else(|| "not in hardneg".into());
-                    (format!("{:?}", m.kind), who, m.advice)
+                    (m.kind.words().to_string(), who, m.advice)
                 })
                 .collect(),
             open_outbox: s

@@ -175,6 +175,8 @@ pub enum Mismatch {
     CompletedNotSubmitted,
     /// A Prolific submission whose participant never came through the join link.
     NeverArrived,
+    /// Screened out in hardneg (shown the screen-out code), still open on Prolific.
+    ScreenedOutNotSubmitted,
 }
 
 impl Mismatch {
@@ -184,6 +186,7 @@ impl Mismatch {
             Mismatch::SubmittedWithoutCompletion => "submitted without completion",
             Mismatch::CompletedNotSubmitted => "completed, not submitted",
             Mismatch::NeverArrived => "never arrived",
+            Mismatch::ScreenedOutNotSubmitted => "screened out, not submitted",
         }
     }
 
@@ -202,6 +205,10 @@ impl Mismatch {
                  closed (hardneg keeps no record of those): ask for a return if it submitted; Prolific times it \
                  out otherwise"
             }
+            Mismatch::ScreenedOutNotSubmitted => {
+                "screened out in hardneg and shown the screen-out code, but not submitted on Prolific: it is \
+                 decided by the approve list once it submits; message it to submit the code, or Prolific times it out"
+            }
         }
     }
 }
@@ -218,6 +225,9 @@ pub fn mismatch(prolific: Option<SubmissionStatus>, hardneg: Option<&str>) -> Op
         }
         (Some(SubmissionStatus::AwaitingReview), Some(h)) if !finished(h) && h != "screened_out" => {
             Some(Mismatch::SubmittedWithoutCompletion)
+        }
+        (Some(SubmissionStatus::Active | SubmissionStatus::Reserved), Some("screened_out")) => {
+            Some(Mismatch::ScreenedOutNotSubmitted)
         }
         (Some(SubmissionStatus::Active | SubmissionStatus::Reserved | SubmissionStatus::TimedOut), Some(h))
             if finished(h) =>
@@ -316,6 +326,8 @@ mod tests {
         assert_eq!(mismatch(Some(S::AwaitingReview), Some("active")), Some(Mismatch::SubmittedWithoutCompletion));
         assert_eq!(mismatch(Some(S::AwaitingReview), Some("returned")), Some(Mismatch::SubmittedWithoutCompletion));
         assert_eq!(mismatch(Some(S::AwaitingReview), Some("screened_out")), None, "its screen-out code");
+        assert_eq!(mismatch(Some(S::Active), Some("screened_out")), Some(Mismatch::ScreenedOutNotSubmitted));
+        assert_eq!(mismatch(Some(S::TimedOut), Some("screened_out")), None, "Prolific closed it");
         assert_eq!(mismatch(Some(S::AwaitingReview), Some("completed")), None);
         assert_eq!(mismatch(Some(S::Active), Some("completed")), Some(Mismatch::CompletedNotSubmitted));
         assert_eq!(mismatch(Some(S::TimedOut), Some("extra")), Some(Mismatch::CompletedNotSubmitted));
