@@ -12,6 +12,7 @@ use crate::store::ids::Flag;
 use crate::store::rows::from_row;
 use crate::store::task_cache::{self, ShownTask};
 use crate::store::writer::{NewAnswer, Stored};
+use crate::studies::link::{self, withdrawn, withdrawn_error};
 use crate::studies::meta::{load_item, study_meta};
 use crate::studies::next_read::{next_rows, NextRow, Queued};
 
@@ -313,18 +314,7 @@ pub async fn answer_with_texts(
     if owner != user.id.get() || !(user.role.may_annotate() || user.role.is_participant()) {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
     }
-    // A place that has ended takes no new answer, but a repeat of a stored
-    // one (the bundle's last, its response lost) is answered as a repeat.
-    let ended =
-        user.role.is_participant() && !crate::studies::link::own_lease(state, user, study_id).await?.1.may_answer();
-    let answered = "SELECT count(*) FROM answers WHERE task_id = $1";
-    let done = done || (ended && sqlx::query_scalar::<_, i64>(answered).bind(task_id).fetch_one(&state.db).await? > 0);
-    if ended && !done {
-        if withdrawn(state, user).await? {
-            return Err(withdrawn_error(task_id));
-        }
-        return Err(ServiceError::Invalid("your place in this study has ended; nothing more is stored".into()));
-    }
+    let done = done || (user.role.is_participant() && link::repeat_after_end(state, user, study_id, task_id).await?);
     // A repeat is checked as a first answer is, whether or not the task is
     // still in the shown-task cache, so the same request always gets the same status.
     let meta = study_meta(state, study_id).await?;
@@ -365,28 +355,6 @@ pub async fn answer_with_texts(
         Stored::AlreadyAnswered => Ok((stored_ack(state, task_id).await?, study_id)),
         Stored::Withdrawn => Err(withdrawn_error(task_id)),
     }
-}
-
-/// Whether the caller's place was ended early (adaptive overlap's
-/// `end_uninformative`), which withdraws its unanswered tasks: an answer
-/// racing that withdrawal is told so, not given an error.
-async fn withdrawn(state: &AppState, user: &SessionUser) -> Result<bool, ServiceError> {
-    if !user.role.is_participant() {
-        return Ok(false);
-    }
-    let why: Option<Option<String>> = sqlx::query_scalar("SELECT ended_why FROM leases WHERE user_id = $1")
-        .bind(user.id)
-        .fetch_optional(&state.db)
-        .await?;
-    Ok(why.flatten().is_some())
-}
-
-/// 410: the item left the caller's queue before the answer was stored.
-pub fn withdrawn_error(task_id: TaskId) -> ServiceError {
-    ServiceError::Gone(format!(
-        "task {task_id} was withdrawn before this answer was stored (your place in the study ended: you are done); \
-         nothing was stored; ask for your next task"
-    ))
 }
 
 async fn stored_ack(state: &AppState, task_id: TaskId) -> Result<AnswerAck, ServiceError> {

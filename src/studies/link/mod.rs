@@ -12,7 +12,7 @@ pub mod setup;
 use crate::accounts::SessionUser;
 use crate::domain::crowd::lease::LeaseState;
 use crate::domain::crowd::spec::LinkSettings;
-use crate::domain::ids::{BundleId, StudyId};
+use crate::domain::ids::{BundleId, StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::state::AppState;
 use crate::store::ids::Flag;
@@ -152,6 +152,52 @@ pub async fn sweep_overdue(state: &AppState, study: StudyId) -> Result<u64, Serv
     let ended = reclaim_overdue(&mut tx, study, now).await?;
     tx.commit().await?;
     Ok(ended)
+}
+
+/// The answer path for a participant: Ok(false) while its place takes
+/// answers; Ok(true) when the place has ended but this task's answer is
+/// stored (a repeat, the bundle's last say, its response lost: answered as
+/// one); else the refusal (410 when the place was ended early).
+pub async fn repeat_after_end(
+    state: &AppState,
+    user: &SessionUser,
+    study: StudyId,
+    task: TaskId,
+) -> Result<bool, ServiceError> {
+    if own_lease(state, user, study).await?.1.may_answer() {
+        return Ok(false);
+    }
+    let stored: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM answers WHERE task_id = $1").bind(task).fetch_one(&state.db).await?;
+    match (stored > 0, withdrawn(state, user).await?) {
+        (true, _) => Ok(true),
+        (false, true) => Err(withdrawn_error(task)),
+        (false, false) => {
+            Err(ServiceError::Invalid("your place in this study has ended; nothing more is stored".into()))
+        }
+    }
+}
+
+/// Whether the caller's place was ended early (adaptive overlap's
+/// `end_uninformative`), which withdraws its unanswered tasks: an answer
+/// racing that withdrawal is told so, not given an error.
+pub async fn withdrawn(state: &AppState, user: &SessionUser) -> Result<bool, ServiceError> {
+    if !user.role.is_participant() {
+        return Ok(false);
+    }
+    let why: Option<Option<String>> = sqlx::query_scalar("SELECT ended_why FROM leases WHERE user_id = $1")
+        .bind(user.id)
+        .fetch_optional(&state.db)
+        .await?;
+    Ok(why.flatten().is_some())
+}
+
+/// 410: the item left the caller's queue before the answer was stored.
+pub fn withdrawn_error(task_id: TaskId) -> ServiceError {
+    ServiceError::Gone(format!(
+        "task {task_id} was withdrawn before this answer was stored (your place in the study ended: you are done); \
+         nothing was stored; ask for your next task"
+    ))
 }
 
 const OWN_PLACE: &str = "SELECT l.bundle, l.state FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
