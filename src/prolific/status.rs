@@ -61,9 +61,19 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
     })?;
     let bundles = crate::crowd::bundles(db, study).await?;
     let hardneg_places: i64 = bundles.iter().map(|b| b.copies_wanted).sum();
-    let hardneg_working: i64 = bundles.iter().map(|b| b.active).sum();
+    // An overdue place is free: the next arrival reclaims it. With every Prolific
+    // place held by people who left (one who gave up and submitted without a
+    // code), only the places proposed for it bring that arrival.
+    let now = crate::store::clock::Clock::quiet_from_env().now();
+    let overdue: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM leases WHERE study_id = $1 AND state = 'active' AND expires_at <= $2")
+            .bind(study)
+            .bind(now)
+            .fetch_one(db)
+            .await?;
+    let hardneg_working: i64 = bundles.iter().map(|b| b.active).sum::<i64>() - overdue;
     let hardneg_completed: i64 = bundles.iter().map(|b| b.completed).sum();
-    let hardneg_free = bundles.iter().map(|b| (b.copies_wanted - b.active - b.completed).max(0)).sum::<i64>();
+    let hardneg_free = bundles.iter().map(|b| (b.copies_wanted - b.active - b.completed).max(0)).sum::<i64>() + overdue;
 
     let people: Vec<(i64, Option<String>, String)> = sqlx::query_as(&format!(
         "SELECT p.number, p.platform_session, {} FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id

@@ -25,11 +25,6 @@ pub async fn sweep_all(state: &AppState, periodic: bool) {
         Err(e) => return tracing::error!("listing link studies to sweep: {e}"),
     };
     for study in studies {
-        match crate::studies::link::sweep_overdue(state, study).await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(%study, n, "ended overdue places (their holders may still finish)"),
-            Err(e) => tracing::error!(%study, "sweeping overdue places: {}", e.chain()),
-        }
         match crate::studies::link::checks::sweep_failed(state, study).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(%study, n, "ended the places of participants past the failed-check limit"),

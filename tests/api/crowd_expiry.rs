@@ -45,36 +45,42 @@ async fn an_expired_bundle_goes_to_a_new_participant_and_the_late_one_is_an_extr
     assert_eq!(stored_answers(&tmp.path().join("data"), study), 126, "both copies' answers are stored");
 }
 
-/// With every Prolific place taken nobody arrives to reclaim an overdue
-/// place: the server's periodic sweep reclaims it (an audit's study waited
-/// for ever on one who gave up and submitted without a code).
+/// With every Prolific place taken by people who left nobody arrives to
+/// reclaim an overdue place (an audit's study waited for ever): past the time
+/// limit it counts as free in the Prolific status, so its places proposal
+/// brings the arrival that reclaims it; until then the late one's copy counts.
 #[tokio::test]
-async fn the_sweep_reclaims_an_overdue_place_without_an_arrival() {
+async fn an_overdue_place_counts_as_free_for_the_places_proposal() {
     let tmp = tempfile::tempdir().unwrap();
     let clock = tmp.path().join("clock-offset");
-    let sweep = std::path::PathBuf::from("0.3");
-    let env = [("HARDNEG_TEST_CLOCK_FILE", clock.as_path()), ("HARDNEG_SWEEP_SECS", sweep.as_path())];
-    let app = TestApp::spawn_with_env(&tmp.path().join("data"), &[], &env);
+    let app = TestApp::spawn_with_env(&tmp.path().join("data"), &[], &[("HARDNEG_TEST_CLOCK_FILE", &clock)]);
     let researcher = app.login("researcher").await;
-    let (study, token) = create_link_study(&app, &researcher, &link_spec("swept", 63, &[])).await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("overdue", 63, &[])).await;
+    let db = crate::helpers::db_at(&app.data_dir).await;
+    sqlx::query("INSERT INTO prolific_studies (study_id, prolific_id, internal_name, places, reward_cents, created_at) VALUES ($1, 'p1', 'overdue', 1, 150, 0)")
+        .bind(study)
+        .execute(&db)
+        .await
+        .unwrap();
+    // The one Prolific place is held by one who gave up and submitted without a code.
+    sqlx::query("INSERT INTO prolific_submissions (study_id, submission_id, participant_id, status, return_requested, seen_at) VALUES ($1, 's1', 'GONE', 'AWAITING REVIEW', 0, 0)")
+        .bind(study)
+        .execute(&db)
+        .await
+        .unwrap();
     let gone = arrive(&app, &token, study, "GONE").await;
     start(&app, &gone, study).await;
     assert_eq!(answer_n(&app, &gone, study, 2, "none").await, 2);
-    tokio::time::sleep(std::time::Duration::from_millis(900)).await;
-    assert_eq!(lease_states(&app, &researcher, study).await, ["active"], "within the hour it is held");
+    let url = format!("/api/v1/studies/{study}/prolific");
+    let s: Value = app.get(&researcher, &url).await;
+    let free_working = |s: &Value| (s["hardneg_free"].as_i64(), s["hardneg_working"].as_i64());
+    assert_eq!((free_working(&s), s["propose_more_places"].as_u64()), ((Some(0), Some(1)), None), "{s}");
     std::fs::write(&clock, "3601").unwrap();
-    let mut states = Vec::new();
-    for _ in 0..50 {
-        states = lease_states(&app, &researcher, study).await;
-        if states == ["timed_out"] {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
-    assert_eq!(states, ["timed_out"], "reclaimed with nobody arriving");
-    let bundles: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/bundles")).await;
-    assert_eq!(bundles[0]["active"], 0, "{bundles:?}");
+    let s: Value = app.get(&researcher, &url).await;
+    assert_eq!((free_working(&s), s["propose_more_places"].as_u64()), ((Some(1), Some(0)), Some(1)), "{s}");
+    assert_eq!(lease_states(&app, &researcher, study).await, ["active"], "nobody has reclaimed it yet");
     assert_eq!(answer_n(&app, &gone, study, 100, "none").await, 61, "the late one may still finish");
+    assert_eq!(lease_states(&app, &researcher, study).await, ["completed"], "and its copy counts");
 }
 
 /// The bundle's last answer sent again (its response lost): the place has

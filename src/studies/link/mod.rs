@@ -116,8 +116,7 @@ pub async fn own_lease_unless_ended(
 
 /// Ends the study's overdue places (`timed_out`: their holders may still
 /// finish, as an extra copy) and reopens what their answers were to decide.
-/// Run by an arrival and by the periodic sweep: with every place taken on
-/// Prolific nobody may arrive, so the sweep is what frees them then.
+/// Run by an arrival: until one comes, a late holder's copy still counts.
 pub async fn reclaim_overdue(conn: &mut sqlx::AnyConnection, study: StudyId, now: i64) -> Result<u64, ServiceError> {
     let ended = sqlx::query(
         "UPDATE leases SET state = 'timed_out', ended_at = $1
@@ -132,25 +131,6 @@ pub async fn reclaim_overdue(conn: &mut sqlx::AnyConnection, study: StudyId, now
     if ended > 0 {
         crate::studies::adaptive::reopen::reopen_lost(&mut *conn, study).await?;
     }
-    Ok(ended)
-}
-
-/// The periodic sweep's [`reclaim_overdue`]: a read first, the writer's gate only when a place is overdue.
-pub async fn sweep_overdue(state: &AppState, study: StudyId) -> Result<u64, ServiceError> {
-    let now = state.crowd.clock.now();
-    let any: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM leases WHERE study_id = $1 AND state = 'active' AND expires_at <= $2")
-            .bind(study)
-            .bind(now)
-            .fetch_one(&state.db)
-            .await?;
-    if any == 0 {
-        return Ok(0);
-    }
-    let _one_at_a_time = state.writer.exclusive().await;
-    let mut tx = crate::store::db::begin_write(&state.db).await?;
-    let ended = reclaim_overdue(&mut tx, study, now).await?;
-    tx.commit().await?;
     Ok(ended)
 }
 
