@@ -53,7 +53,16 @@ pub(super) async fn reclaim_and_pick(
 ) -> Result<(Option<i64>, i64), ServiceError> {
     let (loads, overdue) = loads_and_overdue(tx, study, now).await?;
     if overdue {
-        crate::studies::link::reclaim_overdue(tx, study, now).await?;
+        sqlx::query(
+            "UPDATE leases SET state = 'timed_out', ended_at = $1
+             WHERE study_id = $2 AND state = 'active' AND expires_at <= $3",
+        )
+        .bind(now)
+        .bind(study)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        crate::studies::adaptive::reopen::reopen_lost(&mut *tx, study).await?;
     }
     Ok((pick_bundle(&loads), crate::domain::crowd::bundles::open_places(&loads)))
 }

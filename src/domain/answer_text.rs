@@ -80,7 +80,7 @@ fn invisible(c: char) -> bool {
 /// Not one line of plain text, though not control characters: the line and
 /// paragraph separators, and the direction overrides that turn text around.
 fn not_plain(c: char) -> bool {
-    matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    matches!(c, '\u{2028}' | '\u{2029}') || crate::domain::names::direction_override(c)
 }
 
 /// A text as compared for sameness: invisible characters dropped, runs of

@@ -42,6 +42,11 @@ pub fn imported_text_problem(text: &str) -> Option<String> {
     plain_text(text, MAX_IMPORTED_CHARS, true).err()
 }
 
+/// The embeddings and overrides that turn the text after them around (U+202E).
+pub fn direction_override(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
 /// Instructions and consent texts are read by people: this is plenty.
 pub const MAX_TEXT_CHARS: usize = 20_000;
 
@@ -54,9 +59,8 @@ pub fn plain_text(text: &str, max: usize, lines: bool) -> Result<(), String> {
     if n > max {
         return Err(format!("{n} characters; at most {max} are allowed"));
     }
-    let bidi = |c: char| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
     let allowed = |c: char| lines && matches!(c, '\n' | '\r' | '\t');
-    match text.chars().enumerate().find(|&(_, c)| (c.is_control() && !allowed(c)) || bidi(c)) {
+    match text.chars().enumerate().find(|&(_, c)| (c.is_control() && !allowed(c)) || direction_override(c)) {
         Some((at, c)) => Err(format!("character U+{:04X} at {} is not allowed", c as u32, at + 1)),
         None => Ok(()),
     }

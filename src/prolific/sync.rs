@@ -34,7 +34,7 @@ pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, Service
     // When this sync read Prolific, before its first request: two syncs at
     // once (two servers, a CLI beside the loop) may answer in either order,
     // and an older read must not overwrite a newer one (`seen_at` is ms).
-    let read_ms = unix_millis();
+    let read_ms = crate::store::db::now_millis();
     let db = client.db();
     let pid = prolific_id(db, study)
         .await?
@@ -113,11 +113,6 @@ pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, Service
     .await?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
-}
-
-fn unix_millis() -> i64 {
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    since.as_millis() as i64
 }
 
 /// Active hardneg places whose Prolific submission was returned or timed

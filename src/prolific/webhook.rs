@@ -60,7 +60,7 @@ pub const MAX_EVENT_ID: usize = 64;
 
 /// What a delivery is recorded as: its `event_id` or `id`, else the body's
 /// SHA-256; an id over [`MAX_EVENT_ID`] bytes as its own SHA-256. A body that
-/// is not a JSON object is refused (400), signed or not.
+/// is not a JSON object is refused (422), signed or not.
 pub fn event_key(body: &[u8]) -> Result<String, ServiceError> {
     let v = crate::domain::json_object::parse_object(body)
         .map_err(|e| ServiceError::Invalid(format!("a webhook body must be a JSON object: {e}")))?;

@@ -86,9 +86,7 @@ pub async fn own_lease(
     user: &SessionUser,
     study: StudyId,
 ) -> Result<(BundleId, LeaseState), ServiceError> {
-    own_place(state, user, study)
-        .await?
-        .ok_or_else(|| ServiceError::Invalid("you have no bundle yet: pass the comprehension check first".into()))
+    own_place(state, user, study).await?.ok_or_else(no_bundle_yet)
 }
 
 /// As [`own_lease`], but None for a participant the comprehension check
@@ -110,28 +108,12 @@ pub async fn own_lease_unless_ended(
             .flatten();
     match reason {
         Some(_) => Ok(None),
-        None => own_lease(state, user, study).await.map(Some),
+        None => Err(no_bundle_yet()),
     }
 }
 
-/// Ends the study's overdue places (`timed_out`: their holders may still
-/// finish, as an extra copy) and reopens what their answers were to decide.
-/// Run by an arrival: until one comes, a late holder's copy still counts.
-pub async fn reclaim_overdue(conn: &mut sqlx::AnyConnection, study: StudyId, now: i64) -> Result<u64, ServiceError> {
-    let ended = sqlx::query(
-        "UPDATE leases SET state = 'timed_out', ended_at = $1
-         WHERE study_id = $2 AND state = 'active' AND expires_at <= $3",
-    )
-    .bind(now)
-    .bind(study)
-    .bind(now)
-    .execute(&mut *conn)
-    .await?
-    .rows_affected();
-    if ended > 0 {
-        crate::studies::adaptive::reopen::reopen_lost(&mut *conn, study).await?;
-    }
-    Ok(ended)
+fn no_bundle_yet() -> ServiceError {
+    ServiceError::Invalid("you have no bundle yet: pass the comprehension check first".into())
 }
 
 /// The answer path for a participant: Ok(false) while its place takes
