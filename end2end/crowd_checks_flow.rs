@@ -174,6 +174,8 @@ async fn the_research_page_with_the_demo_crowd_study_hydrates_and_its_buttons_wo
     let before = r.client.find_all(Css(row)).await.unwrap().len();
     assert!(before >= 1, "a flagged participant with a Discard button");
     r.wait_css(row).await.click().await.unwrap();
+    assert_eq!(r.client.find_all(Css(row)).await.unwrap().len(), before, "one click only asks");
+    r.wait_css(r#"table.flagged button.discard.armed"#).await.click().await.unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while r.client.find_all(Css(row)).await.unwrap().len() == before {
         assert!(std::time::Instant::now() < deadline, "Discard did nothing");

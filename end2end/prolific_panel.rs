@@ -1,7 +1,9 @@
 //! The research page's Prolific panel (docs/prolific.md) in real Chromium,
-//! against the fake Prolific: a researcher makes the draft and sees
-//! Prolific's cost, publishes with a click, and after a participant arrives
-//! on Prolific, syncs and sees Prolific's counts beside hardneg's places.
+//! against the fake Prolific, behind a (pretend) TLS proxy: a researcher
+//! makes the draft and sees Prolific's cost and the study URL on the public
+//! origin, publishes with a click after a reload, and after a participant
+//! arrives on Prolific, syncs and sees Prolific's counts beside hardneg's
+//! places without a reload; a study over its cap says why it cannot go out.
 use crate::browser::Browser;
 use crate::crowd_flow::wait_text;
 use crate::helpers::TestApp;
@@ -23,6 +25,9 @@ hourly_rate = 9.0
 budget_cap = "40.00"
 "#;
 
+/// The origin a TLS proxy would serve hardneg under: the study URL must start with it.
+const PUBLIC: &str = "https://hardneg.example.org";
+
 #[tokio::test]
 async fn a_researcher_publishes_and_syncs_from_the_research_page() {
     let fake = FakeProlific::start().await;
@@ -32,11 +37,15 @@ async fn a_researcher_publishes_and_syncs_from_the_research_page() {
         ("HARDNEG_PROLIFIC_URL", Path::new(&fake.base)),
         ("HARDNEG_PROLIFIC_SYNC_SECS", Path::new("3600")),
     ];
-    let app = TestApp::spawn_with_env(tmp.path(), &[], &env);
+    let app = TestApp::spawn_with_env(tmp.path(), &["--public-origin", PUBLIC], &env);
     let researcher = app.login("researcher").await;
-    let res = researcher.post(app.url("/api/v1/studies")).body(SPEC).send().await.unwrap();
-    assert_eq!(res.status(), 201);
-    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    let mut ids = Vec::new();
+    for spec in [SPEC.to_string(), SPEC.replace("panel e2e", "too dear").replace("40.00", "5.00")] {
+        let res = researcher.post(app.url("/api/v1/studies")).body(spec).send().await.unwrap();
+        assert_eq!(res.status(), 201);
+        ids.push(res.json::<Value>().await.unwrap()["id"].as_i64().unwrap());
+    }
+    let (study, dear) = (ids[0], ids[1]);
 
     let r = Browser::start().await;
     r.login(&app.base, "researcher", &app.password("researcher")).await;
@@ -46,43 +55,77 @@ async fn a_researcher_publishes_and_syncs_from_the_research_page() {
     // Before publishing: hardneg's figures (9 bundles + 3 extra places at 0.75).
     let head = r.text(&format!("{panel} > p")).await;
     assert!(head.contains("Reward 0.75") && head.contains("12 places") && head.contains("cap 40.00"), "{head}");
+    assert!(head.contains("would commit"), "a draft commits nothing yet: {head}");
+    // A study over its cap shows its panel with why, and no button.
+    let dear_panel = format!(r#"section.study[data-study="{dear}"] .prolific-panel"#);
+    let why = r.text(&format!("{dear_panel} p.problem")).await;
+    assert!(why.contains("over the budget cap of 5.00"), "{why}");
+    assert!(r.client.find_all(fantoccini::Locator::Css(&format!("{dear_panel} button"))).await.unwrap().is_empty());
 
     let said = format!("{panel} p.said");
     button(&r, &panel, "Make the draft and show its cost").await.click().await.unwrap();
     let draft = said_soon(&r, &said, "Draft ").await;
+    assert!(draft.contains("12 places at 0.75; Prolific's cost 12.60 (fees and tax included)"), "{draft}");
     assert!(
-        draft.ends_with("12 places at 0.75; Prolific's cost 12.60 (fees and tax included). Publish to open it."),
-        "{draft}"
+        draft.contains(&format!("participants go to {PUBLIC}/join/")),
+        "the public origin, not the browser's: {draft}"
     );
     assert_eq!(fake.state().await["studies"][0]["status"], "UNPUBLISHED");
+    // The draft survives a reload, and so does its Publish button.
+    r.goto(&app.url("/research")).await;
+    assert!(r.text(&format!("{panel} h3")).await.contains("UNPUBLISHED"));
     button(&r, &panel, "Publish on Prolific").await.click().await.unwrap();
     let published = said_soon(&r, &said, "Published:").await;
-    assert!(published.ends_with("is ACTIVE"), "{published}");
+    assert!(published.contains(&format!("is ACTIVE; Prolific sends participants to {PUBLIC}/join/")), "{published}");
     let st = fake.state().await;
-    assert_eq!(st["studies"].as_array().unwrap().len(), 1, "the draft was found again, not made twice");
-    let pid = st["studies"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        st["studies"].as_array().unwrap().len(),
+        1,
+        "the draft was found again, not made twice (none for the study over its cap)"
+    );
+    let remote = st["studies"].as_array().unwrap().iter().find(|s| s["status"] == "ACTIVE").unwrap().clone();
+    assert!(remote["external_study_url"].as_str().unwrap().starts_with(&format!("{PUBLIC}/join/")), "{remote}");
+    let pid = remote["id"].as_str().unwrap().to_string();
 
-    // A participant takes a place on Prolific; the page, reloaded, syncs on a click.
+    // A participant takes a place on Prolific; a click syncs and the panel redraws without a reload.
     fake.arrive(&pid, None).await;
-    r.goto(&app.url("/research")).await;
-    r.wait_hydrated().await;
-    button(&r, &panel, "Sync now").await.click().await.unwrap();
+    r.client.execute("window.notReloaded = true; return true;", vec![]).await.unwrap();
+    button_soon(&r, &panel, "Sync now").await.click().await.unwrap();
     wait_text(&r, &said, "Synced 1 submissions (1 pages); 0 places freed").await;
-    r.goto(&app.url("/research")).await;
     let caption = r.text(&format!("{panel} table.prolific-counts caption")).await;
     assert!(caption.contains("9 wanted: 0 completed, 0 working, 9 free"), "{caption}");
-    let heads =
-        r.client.find_all(fantoccini::Locator::Css(&format!("{panel} table.prolific-counts th"))).await.unwrap();
-    let cells =
-        r.client.find_all(fantoccini::Locator::Css(&format!("{panel} table.prolific-counts td"))).await.unwrap();
-    let mut active = None;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while active_count(&r, &panel).await.as_deref() != Some("1") {
+        assert!(std::time::Instant::now() < deadline, "the counts never showed the arrival");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let kept = r.client.execute("return window.notReloaded === true;", vec![]).await.unwrap();
+    assert_eq!(kept, Value::Bool(true), "the page was reloaded");
+    r.close().await;
+}
+
+/// The ACTIVE column of Prolific's counts, once shown.
+async fn active_count(r: &Browser, panel: &str) -> Option<String> {
+    let heads = r.client.find_all(fantoccini::Locator::Css(&format!("{panel} table.prolific-counts th"))).await.ok()?;
+    let cells = r.client.find_all(fantoccini::Locator::Css(&format!("{panel} table.prolific-counts td"))).await.ok()?;
     for (h, c) in heads.iter().zip(&cells) {
-        if h.text().await.unwrap() == "ACTIVE" {
-            active = Some(c.text().await.unwrap());
+        if h.text().await.ok()? == "ACTIVE" {
+            return c.text().await.ok();
         }
     }
-    assert_eq!(active.as_deref(), Some("1"));
-    r.close().await;
+    None
+}
+
+/// [`button`] once the panel shows it (within 20 s).
+async fn button_soon(r: &Browser, panel: &str, label: &str) -> fantoccini::elements::Element {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(b) = find_button(r, panel, label).await {
+            return b;
+        }
+        assert!(std::time::Instant::now() < deadline, "no button {label:?} in {panel}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 /// The panel's message once it starts with `start` (within 20 s).
@@ -100,11 +143,15 @@ async fn said_soon(r: &Browser, css: &str, start: &str) -> String {
 
 /// The panel's button labelled `label`.
 async fn button(r: &Browser, panel: &str, label: &str) -> fantoccini::elements::Element {
-    let buttons = r.client.find_all(fantoccini::Locator::Css(&format!("{panel} button"))).await.unwrap();
+    find_button(r, panel, label).await.unwrap_or_else(|| panic!("no button {label:?} in {panel}"))
+}
+
+async fn find_button(r: &Browser, panel: &str, label: &str) -> Option<fantoccini::elements::Element> {
+    let buttons = r.client.find_all(fantoccini::Locator::Css(&format!("{panel} button"))).await.ok()?;
     for b in buttons {
-        if b.text().await.unwrap() == label {
-            return b;
+        if b.text().await.ok()? == label {
+            return Some(b);
         }
     }
-    panic!("no button {label:?} in {panel}");
+    None
 }

@@ -56,6 +56,9 @@ async fn the_research_page_follows_arrivals_and_a_new_flag_without_a_reload() {
 
     // Discarded: the copy stops counting everywhere on the card at once.
     r.wait_css(&format!("{flagged} button.discard")).await.click().await.unwrap();
+    wait_text(&r, &format!("{flagged} button.discard"), "Confirm discard").await;
+    assert_eq!(r.text(&at("td.completed")).await, "1", "one click only asks");
+    r.wait_css(&format!("{flagged} button.discard.armed")).await.click().await.unwrap();
     for (css, want) in [("td.not-counted", "1"), ("td.completed", "0"), ("span.answers", "1")] {
         wait_text(&r, &at(css), want).await;
     }
@@ -80,7 +83,7 @@ async fn the_research_page_follows_arrivals_and_a_new_flag_without_a_reload() {
 }
 
 #[tokio::test]
-async fn the_demo_research_page_scrolls_sideways_only_inside_a_wide_table() {
+async fn the_demo_research_pages_scroll_sideways_only_inside_a_wide_table_on_a_desktop_and_a_phone() {
     let app = TestApp::spawn();
     let r = Browser::start().await;
     r.login(&app.base, "researcher", &app.password("researcher")).await;
@@ -98,5 +101,23 @@ async fn the_demo_research_page_scrolls_sideways_only_inside_a_wide_table() {
     assert!(n(1) <= n(2), "the page scrolls sideways: {} px in {} px", n(1), n(2));
     assert!(n(3) > 0, "the widest table is wider than its card and scrolls inside it ({v})");
     axe_clean(&r, &axe_source(), "/research at 1,280 px").await;
+
+    // On a phone: the link's URLs wrap, the charts shrink, the wide tables scroll inside
+    // their card (each focusable, so keys scroll it); the comparison's tables too.
+    let phone = json!({ "width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": true });
+    r.cdp("Emulation.setDeviceMetricsOverride", phone).await;
+    for (path, wait) in [("/research", "svg.chart.arrivals"), ("/research/compare?dataset=demo", "table.scores")] {
+        r.goto(&app.url(path)).await;
+        r.wait_css(wait).await;
+        let js = "const d = document.documentElement; return [window.innerWidth, d.scrollWidth, d.clientWidth];";
+        let v = r.client.execute(js, vec![]).await.unwrap();
+        assert_eq!(
+            v[0].as_i64(),
+            Some(390),
+            "{path}: the window is 390 px wide (wider: the page was zoomed out to fit)"
+        );
+        assert!(v[1].as_i64() <= v[2].as_i64(), "{path} scrolls sideways on a phone: {v}");
+        axe_clean(&r, &axe_source(), &format!("{path} at 390 px")).await;
+    }
     r.close().await;
 }

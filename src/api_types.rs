@@ -251,6 +251,9 @@ pub struct Settled {
     pub label: String,
     /// Oldest first: every decision and reopening of this item.
     pub history: Vec<AdjudicationEvent>,
+    /// The later study built from this study's decisions, which makes them
+    /// final (no Reopen); None while they may still be reopened.
+    pub built_into: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

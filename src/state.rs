@@ -49,9 +49,22 @@ pub struct Handles {
     pub crowd: CrowdState,
     /// The registered survey kinds, handed down so that services below kinds resolve a stored kind name.
     pub kinds: &'static [SurveyKind],
+    /// `serve --public-origin`, set once by the router: where participants
+    /// reach the server behind a proxy (the study URL sent to Prolific).
+    pub public_origin: std::sync::OnceLock<Arc<str>>,
 }
 
 impl AppState {
+    /// The origin the study URL sent to Prolific starts with, for a request with these headers.
+    pub fn study_origin(&self, headers: &axum::http::HeaderMap) -> String {
+        let text = |name: axum::http::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+        crate::domain::prolific::draft::study_origin(
+            self.public_origin.get().map(|p| &**p),
+            text(axum::http::header::ORIGIN),
+            text(axum::http::header::HOST),
+        )
+    }
+
     /// The state over an open database, with every cache empty: the caches
     /// are filled by use, so the server and the demo's seeding start alike.
     pub fn new(
@@ -75,6 +88,7 @@ impl AppState {
             logins,
             crowd,
             kinds,
+            public_origin: Default::default(),
         }))
     }
 }

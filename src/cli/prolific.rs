@@ -204,9 +204,9 @@ async fn decide_command(
     group: Option<String>,
     workspace: Option<String>,
 ) -> anyhow::Result<()> {
-    let client = if dry_run { None } else { Some(prolific::connect(db).map_err(e)?) };
-    if let Some(c) = &client {
-        sync::sync(c, study).await.map_err(e)?;
+    let (client, stale) = prolific::sync_before_deciding(db, study, dry_run).await.map_err(e)?;
+    if let Some(why) = stale {
+        eprintln!("{why}");
     }
     let group_id = prolific::groups::finishers_group(db, client.as_ref(), study, group, workspace).await.map_err(e)?;
     let d = decide::decide_study(db, study, group_id.as_deref(), dry_run).await.map_err(e)?;

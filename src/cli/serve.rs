@@ -74,6 +74,9 @@ pub struct Exposure {
 
 pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Router> {
     let secure_cookies = exposure.secure_cookies;
+    if let Some(public) = &exposure.public_origin {
+        let _ = state.public_origin.set(public.trim_end_matches('/').into());
+    }
     let table = crate::store::session_table::SessionTable::new(state.db.clone(), state.writer.gate());
     // Every request loads its session: from memory, not a query, unless
     // other servers share the database (one's logout must hold on all).

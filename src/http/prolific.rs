@@ -46,19 +46,12 @@ async fn get_status(
 
 #[derive(Deserialize, Default)]
 struct PublishBody {
-    /// The origin participants reach hardneg at; default HARDNEG_PUBLIC_ORIGIN, else this request's host.
+    /// The origin participants reach hardneg at; default `serve --public-origin`, else `http://` and this request's host.
     origin: Option<String>,
     workspace: Option<String>,
     project: Option<String>,
     #[serde(default)]
     block_groups: Vec<String>,
-}
-
-fn origin_of(given: Option<String>, headers: &HeaderMap) -> String {
-    given
-        .or_else(|| std::env::var("HARDNEG_PUBLIC_ORIGIN").ok())
-        .or_else(|| headers.get("host").and_then(|h| h.to_str().ok()).map(|h| format!("http://{h}")))
-        .unwrap_or_else(|| "http://127.0.0.1:3000".into())
 }
 
 async fn publish_study(
@@ -75,7 +68,7 @@ async fn publish_study(
     } else {
         serde_json::from_slice(&body).map_err(|e| ServiceError::Invalid(format!("the publish request: {e}")))?
     };
-    let origin = origin_of(b.origin, &headers);
+    let origin = b.origin.unwrap_or_else(|| state.study_origin(&headers));
     let over = publish::Overrides { workspace: b.workspace, project: b.project, block_groups: b.block_groups };
     if q.dry_run {
         let plan = publish::plan(&state.db, id, &origin, &over, &[]).await?;
@@ -114,12 +107,10 @@ async fn decide_now(
 ) -> Result<Json<decide::Decisions>, ServiceError> {
     caller.researcher()?;
     // Fresh statuses first; the outbox then sends in the background.
-    let client = if q.dry_run { None } else { Some(prolific::connect(&state.db)?) };
-    if let Some(c) = &client {
-        sync::sync(c, id).await?;
-    }
+    let (client, stale) = prolific::sync_before_deciding(&state.db, id, q.dry_run).await?;
     let group = prolific::groups::finishers_group(&state.db, client.as_ref(), id, q.group, None).await?;
-    let d = decide::decide_study(&state.db, id, group.as_deref(), q.dry_run).await?;
+    let mut d = decide::decide_study(&state.db, id, group.as_deref(), q.dry_run).await?;
+    d.stale = stale;
     if !q.dry_run {
         prolific::wake();
     }

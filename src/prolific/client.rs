@@ -178,7 +178,13 @@ impl Client {
                     )))
                 }
                 Ok(reply) => reply.retry_after_ms,
-                Err(e) if attempt == TRIES => return Err(ServiceError::Unavailable(format!("{e}; try again later"))),
+                Err(e) if attempt == TRIES => {
+                    // The socket's own words (an os error number) go to the log, not the page.
+                    tracing::warn!(method, path, error = %e, "Prolific could not be reached");
+                    return Err(ServiceError::Unavailable(format!(
+                        "Prolific could not be reached for {method} {path} ({TRIES} tries): try again later"
+                    )));
+                }
                 Err(_) => None,
             };
             let delay = backoff().delay_ms(attempt, rand::random::<f64>(), retry_after);

@@ -41,6 +41,10 @@ pub struct Decisions {
     pub requests: Vec<Request>,
     /// Outbox rows written now (0 in a dry run, and for a decision already written).
     pub written: usize,
+    /// When Prolific's statuses it read were synced (Unix ms); None: never.
+    pub synced_at: Option<i64>,
+    /// Set when a dry run could not sync first: why, and that it read an older sync.
+    pub stale: Option<String>,
 }
 
 /// Every participant's action, from stored rows (sync first for fresh statuses).
@@ -156,11 +160,16 @@ pub async fn decide_study(
     dry_run: bool,
 ) -> Result<Decisions, ServiceError> {
     let pid = prolific_id(db, study).await?;
+    let synced_at: Option<i64> = sqlx::query_scalar("SELECT synced_at FROM prolific_studies WHERE study_id = $1")
+        .bind(study)
+        .fetch_optional(db)
+        .await?
+        .flatten();
     let lines = lines(db, study).await?;
     let remotes = remotes(&lines, group);
     let requests = requests(&remotes, pid.as_deref());
     if dry_run {
-        return Ok(Decisions { lines, requests, written: 0 });
+        return Ok(Decisions { lines, requests, written: 0, synced_at, stale: None });
     }
     let mut tx = crate::store::db::begin_write(db).await?;
     let mut written = 0;
@@ -171,5 +180,5 @@ pub async fn decide_study(
     if written > 0 {
         crash_point("outbox_written", None);
     }
-    Ok(Decisions { lines, requests, written })
+    Ok(Decisions { lines, requests, written, synced_at, stale: None })
 }

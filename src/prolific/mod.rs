@@ -30,6 +30,27 @@ pub fn connect(db: &sqlx::AnyPool) -> Result<client::Client, ServiceError> {
     client::Client::new(config, db.clone()).map_err(ServiceError::Internal)
 }
 
+/// Syncs before a decision, so that it reads Prolific's statuses as they are
+/// now: a real decision needs the token and the sync (and gets the client
+/// back); a dry run syncs when it can (a read: nothing is sent) and
+/// otherwise decides from the last sync, with why (the second value).
+pub async fn sync_before_deciding(
+    db: &sqlx::AnyPool,
+    study: StudyId,
+    dry_run: bool,
+) -> Result<(Option<client::Client>, Option<String>), ServiceError> {
+    if !dry_run {
+        let client = connect(db)?;
+        sync::sync(&client, study).await?;
+        return Ok((Some(client), None));
+    }
+    let synced = match connect(db) {
+        Ok(client) => sync::sync(&client, study).await.map(|_| ()),
+        Err(e) => Err(e),
+    };
+    Ok((None, synced.err().map(|e| format!("not synced now ({e}): Prolific's statuses as last synced"))))
+}
+
 /// Wakes the server's sync loop now (a webhook, a decision written).
 static WAKE: OnceLock<tokio::sync::Notify> = OnceLock::new();
 

@@ -46,6 +46,8 @@ pub struct Published {
     /// Prolific's cost for the study (its `/cost/` answer).
     pub cost: Value,
     pub status: String,
+    /// The study URL Prolific sends participants to (the draft's, as Prolific holds it).
+    pub study_url: String,
 }
 
 /// The draft and its figures; nothing is sent.
@@ -204,8 +206,10 @@ pub async fn publish(
 ) -> Result<Published, ServiceError> {
     let (plan, pid, cost) = prepare(client, study, origin, over).await?;
     transition(client, study, "PUBLISH").await?;
-    let status = study_status(client, &pid).await?;
-    Ok(Published { plan, prolific_id: pid, cost, status })
+    let s = client.expect("GET", &format!("/api/v1/studies/{pid}/"), None).await?;
+    let status = s["status"].as_str().unwrap_or("UNKNOWN").to_string();
+    let study_url = s["external_study_url"].as_str().unwrap_or_default().to_string();
+    Ok(Published { plan, prolific_id: pid, cost, status, study_url })
 }
 
 async fn study_status(client: &Client, pid: &str) -> Result<String, ServiceError> {

@@ -212,11 +212,7 @@ pub async fn reopen(
     instance_id: InstanceId,
 ) -> Result<(), ServiceError> {
     let mut tx = db.begin().await?;
-    let built: Option<String> = sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = $1 LIMIT 1")
-        .bind(study_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-    if let Some(name) = built {
+    if let Some(name) = built_into(&mut *tx, study_id).await? {
         return Err(ServiceError::Invalid(format!(
             "study {name:?} was built from this study's outcomes; reopening a decision now would change them under it"
         )));
@@ -237,6 +233,17 @@ pub async fn reopen(
     Ok(())
 }
 
+/// The later study built from `study_id`'s outcomes, if any.
+async fn built_into<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
+    db: E,
+    study_id: StudyId,
+) -> Result<Option<String>, ServiceError> {
+    Ok(sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = $1 ORDER BY id LIMIT 1")
+        .bind(study_id)
+        .fetch_optional(db)
+        .await?)
+}
+
 /// The items a researcher has settled, newest decision first, each with its
 /// whole history (earlier decisions and reopenings included).
 pub async fn settled(db: &AnyPool, kinds: &[SurveyKind], study_id: StudyId) -> Result<Vec<Settled>, ServiceError> {
@@ -247,6 +254,7 @@ pub async fn settled(db: &AnyPool, kinds: &[SurveyKind], study_id: StudyId) -> R
     .bind(study_id)
     .fetch_all(db)
     .await?;
+    let built = built_into(db, study_id).await?;
     let mut out = Vec::with_capacity(standing.len());
     for (instance_id, value) in standing {
         let history: Vec<(String, String, String, i64)> = sqlx::query_as(
@@ -273,6 +281,7 @@ pub async fn settled(db: &AnyPool, kinds: &[SurveyKind], study_id: StudyId) -> R
             label: label(&value),
             value,
             history,
+            built_into: built.clone(),
         });
     }
     Ok(out)

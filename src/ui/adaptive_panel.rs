@@ -55,13 +55,13 @@ fn AdaptiveCard(report: AdaptiveReport) -> impl IntoView {
                 " · still collecting " {c.collecting}
             </p>
             {warning.map(|w| view! { <p class="notice calibration-warning" role="note">"Threshold not calibrated here: " {w}</p> })}
-            <table class="data answers-taken">
+            <table class="data answers-taken" tabindex="0">
                 <caption>"Items by answers taken"</caption>
                 <thead><tr>{taken.iter().map(|(n, _)| view! { <th scope="col">{*n}</th> }).collect_view()}</tr></thead>
                 <tbody><tr>{taken.iter().map(|(_, k)| view! { <td>{*k}</td> }).collect_view()}</tr></tbody>
             </table>
             {(!doubtful.is_empty()).then(|| view! {
-                <table class="data doubtful-stops">
+                <table class="data doubtful-stops" tabindex="0">
                     <caption>
                         {doubtful.len()} " stopped " {if doubtful.len() == 1 { "item" } else { "items" }}
                         " the final crowd model doubts (the stop stands; "
@@ -86,7 +86,7 @@ fn AdaptiveCard(report: AdaptiveReport) -> impl IntoView {
             })}
             <details>
                 <summary>"Per item"</summary>
-                <table class="data adaptive-items">
+                <table class="data adaptive-items" tabindex="0">
                     <thead><tr>
                         <th scope="col">"Instance"</th><th scope="col">"Answers"</th>
                         <th scope="col">"Why it stopped"</th><th scope="col">"Settled value"</th>

@@ -18,6 +18,7 @@ pub fn AdminPage() -> impl IntoView {
     view! {
         <leptos_meta::Title text="Administration"/>
         <h1>"Administration"</h1>
+        <super::NeedsScript/>
         <h2>"Accounts"</h2>
         <p class="hint">"Add accounts with " <code>"hardneg user add NAME --role ROLE --password-stdin"</code> "."</p>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
@@ -25,7 +26,7 @@ pub fn AdminPage() -> impl IntoView {
                 match users.await {
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                     Ok(list) => view! {
-                        <table class="data users">
+                        <table class="data users" tabindex="0">
                             <thead><tr><th scope="col">"Username"</th><th scope="col">"Role"</th></tr></thead>
                             <tbody>
                                 {list.into_iter().map(|u| view! { <tr><td>{u.username}</td><td>{u.role}</td></tr> }).collect_view()}

@@ -35,7 +35,7 @@ fn AuditTable(audits: Vec<AuditResult>) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <table class="data audit">
+        <table class="data audit" tabindex="0">
             <caption>"Blind text-only audit (stage " {stage} "): how often the captions alone pick the positive; near 50% is no blind bias"</caption>
             <thead>
                 <tr><th scope="col">"Scorer"</th><th scope="col">"Subset"</th><th scope="col">"Instances"</th><th scope="col">"Picks positive"</th><th scope="col">"95% CI (Wilson)"</th></tr>

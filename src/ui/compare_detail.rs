@@ -82,8 +82,8 @@ pub fn SubtypeTable(report: CompareReport) -> impl IntoView {
     let cats = crate::domain::category::Category::ALL;
     view! {
         <h3>"Per subtype (I2T / T2I / Group)"</h3>
-        <div class="scroll">
-            <table class="data by-subtype">
+        <div class="scroll" tabindex="0" role="region" aria-label="Per subtype">
+            <table class="data by-subtype" tabindex="0">
                 <thead><tr><th scope="col">"Model"</th>{cats.iter().map(|c| view! { <th scope="col">{c.to_string()}</th> }).collect_view()}</tr></thead>
                 <tbody>
                     {rows.into_iter().map(|(name, r)| view! {

@@ -49,6 +49,7 @@ pub fn ComparePage() -> impl IntoView {
     view! {
         <leptos_meta::Title text="Model comparison"/>
         <h1>"Model comparison"</h1>
+        <super::NeedsScript/>
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 datasets.await.ok().map(|list| view! {
@@ -104,7 +105,7 @@ fn Comparison(report: CompareReport) -> impl IntoView {
             <ScoreTable rows/>
             <ScoreChart models=report.models.iter().map(|m| (m.name.clone(), m.report.overall)).collect() human=HumanRow::headline(&report.humans).and_then(|h| h.report.as_ref()).map(|r| r.overall)/>
             <h3>"Per type (I2T / T2I / Group)"</h3>
-            <table class="data by-type">
+            <table class="data by-type" tabindex="0">
                 <thead><tr><th scope="col">"Model"</th>{types.iter().map(|t| view! { <th scope="col">{t.to_uppercase()}</th> }).collect_view()}</tr></thead>
                 <tbody>
                     {type_rows.into_iter().map(|(name, per)| view! {
@@ -129,7 +130,7 @@ fn ScoreTable(rows: Vec<(String, Option<Scores>)>) -> impl IntoView {
         .map(|(_, f)| rows.iter().flat_map(|(_, s)| s.as_ref().map(f)).fold(f64::MIN, f64::max))
         .collect();
     view! {
-        <table class="data scores">
+        <table class="data scores" tabindex="0">
             <caption>"Overall (%); best per column in bold"</caption>
             <thead><tr><th scope="col">"Model"</th><th scope="col">"n"</th>{COLUMNS.iter().map(|(c, _)| view! { <th scope="col">{*c}</th> }).collect_view()}</tr></thead>
             <tbody>

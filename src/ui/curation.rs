@@ -112,13 +112,15 @@ fn PipelineLine(status: StudyStatus) -> impl IntoView {
                 view! { <span>"0 disputed"</span> }.into_any()
             }}
             {status.step4.map(|s| view! { " · " {next_label} ": " {s} })}
-            {can_start.then(|| view! {
+            // Gone once the step is made: a second click could only be refused.
+            {move || (can_start && !matches!(start.value().get(), Some(Ok(_)))).then(|| view! {
                 " · "
                 <button type="button" class="start-step4" disabled=move || start.pending().get()
                     on:click=move |_| { start.dispatch(StartStep4 { step3: id }); }>"Start " {next_label}</button>
             })}
             {move || match start.value().get() {
-                Some(Ok(new_id)) => view! { <span class="started" role="status">" " {next_label} " created (study " {new_id} ")."</span> }.into_any(),
+                Some(Ok(new_id)) => view! { <span class="started" role="status">" " {next_label} " created (study " {new_id} "): "
+                    <a href="/research" rel="external">"reload to see its card"</a></span> }.into_any(),
                 Some(Err(e)) => view! { <span class="error" role="alert">" " {error_text(&e)}</span> }.into_any(),
                 None => ().into_any(),
             }}
@@ -179,7 +181,7 @@ fn FunnelTable(funnel: Funnel, audits: Vec<AuditResult>) -> impl IntoView {
             } else {
                 view! { <p class="downloads pending">"The curated export appears here once a Step 4 study has settled every item."</p> }.into_any()
             }}
-            <table class="data funnel">
+            <table class="data funnel" tabindex="0">
                 <caption>"Funnel: candidates → Step 3 → Step 4"</caption>
                 <thead>
                     <tr><td></td><td></td><th colspan="3" scope="colgroup">"Step 3"</th><th colspan="4" scope="colgroup">"Step 4"</th><td></td></tr>
@@ -215,6 +217,7 @@ pub fn AdjudicatePage() -> impl IntoView {
     view! {
         <leptos_meta::Title text="Adjudication"/>
         <h1>"Adjudication"</h1>
+        <super::NeedsScript/>
         <p><A href="/research">"Back to studies"</A></p>
         {move || settle.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
         {move || reopen.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
@@ -252,7 +255,10 @@ pub fn AdjudicatePage() -> impl IntoView {
                     Ok(list) if list.is_empty() => ().into_any(),
                     Ok(list) => view! {
                         <h2>"Settled"</h2>
-                        <p>"Reopen an item to take its decision back; it waits for a decision again, and its history keeps both."</p>
+                        {match list[0].built_into.clone() {
+                            Some(name) => view! { <p class="final">"These decisions are final: study " {name} " was built from them."</p> }.into_any(),
+                            None => view! { <p>"Reopen an item to take its decision back; it waits for a decision again, and its history keeps both."</p> }.into_any(),
+                        }}
                         {list.into_iter().map(|s| view! { <SettledCard settled=s reopen/> }).collect_view()}
                     }.into_any(),
                 }
@@ -268,8 +274,10 @@ fn SettledCard(settled: Settled, reopen: ServerAction<ReopenDecision>) -> impl I
         <section class="settled" data-instance=instance_id.to_string() data-value=settled.value.clone()>
             <blockquote class="prompt">{settled.prompt}</blockquote>
             <p>"Settled as " <strong>{settled.label}</strong> " "
-                <button type="button" class="reopen" disabled=move || reopen.pending().get()
-                    on:click=move |_| { reopen.dispatch(ReopenDecision { study_id, instance_id }); }>"Reopen"</button>
+                {settled.built_into.is_none().then(|| view! {
+                    <button type="button" class="reopen" disabled=move || reopen.pending().get()
+                        on:click=move |_| { reopen.dispatch(ReopenDecision { study_id, instance_id }); }>"Reopen"</button>
+                })}
             </p>
             <ol class="history" aria-label="History of this item">
                 {settled.history.into_iter().map(|e| view! {

@@ -74,7 +74,7 @@ fn Figures(d: Dashboard) -> impl IntoView {
     let cost = d.cost;
     let ended_early = (p.ended_uninformative > 0).then(|| format!(" ({} ended early)", p.ended_uninformative));
     view! {
-        <table class="data figures">
+        <table class="data figures" tabindex="0">
             <caption>"Places and participants"</caption>
             <thead><tr>
                 <th scope="col">"Free"</th><th scope="col">"Leased"</th><th scope="col">"Completed"</th>
@@ -96,12 +96,12 @@ fn Figures(d: Dashboard) -> impl IntoView {
                 <td data-figure="discarded">{p.discarded}</td>
             </tr></tbody>
         </table>
-        <table class="data figures">
+        <table class="data figures" tabindex="0">
             <caption>"Pace and cost"</caption>
             <thead><tr>
                 <th scope="col">"All answers"</th><th scope="col">"Answers per minute"</th><th scope="col">"ETA"</th>
                 <th scope="col">"Median per item"</th><th scope="col">"Median per bundle"</th>
-                <th scope="col">"Estimated cost"</th><th scope="col">"Spent"</th>
+                <th scope="col">"Estimated cost"</th><th scope="col" title="pay per place, with the fee, times the places finished: what they cost once approved (the Prolific panel's spent counts what Prolific has paid)">"Owed for finished places"</th>
             </tr></thead>
             <tbody><tr>
                 <td data-figure="answers" title="every stored answer: check items and uncounted copies included">{d.answers}</td>
@@ -211,9 +211,10 @@ pub fn FlaggedTable(
     rows: Vec<FlaggedView>,
     study_id: StudyId,
     discard: ServerAction<DiscardParticipant>,
+    armed: RwSignal<Option<i64>>,
 ) -> impl IntoView {
     view! {
-        <table class="data flagged">
+        <table class="data flagged" tabindex="0">
             <caption>"Flagged participants"</caption>
             <thead><tr>
                 <th scope="col">"Participant"</th><th scope="col">"Status"</th><th scope="col">"Flags"</th>
@@ -229,9 +230,18 @@ pub fn FlaggedTable(
                             <td class="flags">{r.flags}</td>
                             <td class="decision" title=r.reason>{r.decision}</td>
                             <td>{r.can_discard.then(|| view! {
-                                <button type="button" class="discard" aria-label=format!("Discard the copy of {}", r.username)
-                                    on:click=move |_| { discard.dispatch(DiscardParticipant { study_id, number: ParticipantId::new(number) }); }>
-                                    "Discard"
+                                // Discarding cannot be undone: the first click asks, the second discards.
+                                <button type="button" class="discard" class:armed=move || armed.get() == Some(number)
+                                    aria-label=move || if armed.get() == Some(number) { format!("Confirm: discard the copy of {} for good", r.username) } else { format!("Discard the copy of {}", r.username) }
+                                    on:click=move |_| {
+                                        if armed.get_untracked() == Some(number) {
+                                            armed.set(None);
+                                            discard.dispatch(DiscardParticipant { study_id, number: ParticipantId::new(number) });
+                                        } else {
+                                            armed.set(Some(number));
+                                        }
+                                    }>
+                                    {move || if armed.get() == Some(number) { "Confirm discard" } else { "Discard" }}
                                 </button>
                             })}</td>
                         </tr>

@@ -39,6 +39,7 @@ pub fn ImportPage() -> impl IntoView {
     view! {
         <leptos_meta::Title text="Import candidates"/>
         <h1>"Import candidates"</h1>
+        <super::NeedsScript/>
         <p>"A CSV or JSONL file with the columns " <code>"filename, caption, negative_caption, type, subtype, index, hn_img_0 … hn_img_3"</code>
            ", the positive images it names (" <code>"filename"</code> ") and the generated negatives (" <code>"hn_img_*"</code>
            "). Select all files of each folder. Nothing is stored unless the whole file is valid."</p>

@@ -103,7 +103,7 @@ pub fn LinkCard(panel: LinkPanelView, places: Memo<Places>) -> impl IntoView {
 #[component]
 fn PlacesTable(p: Places) -> impl IntoView {
     view! {
-        <table class="data places">
+        <table class="data places" tabindex="0">
             <caption>{super::count_of(p.bundles, "bundle", "bundles")}</caption>
             <thead><tr>
                 <th scope="col">"Places"</th><th scope="col">"Free"</th><th scope="col">"Leased"</th>

@@ -1,11 +1,13 @@
 //! On the research page, a link study's live section: its link and places,
-//! the dashboard, the flagged participants (with Discard), and the card's
-//! answer count and progress per annotator. All of it comes from one server
-//! function, read once with the page and polled every few seconds after, so
-//! no part of the card describes an older moment than another.
+//! the dashboard, the flagged participants (with Discard), the Prolific
+//! panel, and the card's answer count and progress per annotator. All of it
+//! comes from one server function, read once with the page, polled every
+//! few seconds and after every action, so no part of the card describes an
+//! older moment than another.
 use super::dashboard_panel::{DashboardCard, DiscardParticipant, FlaggedTable, FlaggedView};
 use super::error_text;
 use super::link_panel::{LinkCard, LinkPanelView};
+use super::prolific_panel::{ProlificActions, ProlificCard, ProlificPanelView};
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::api_types::StudyProgress;
@@ -26,6 +28,8 @@ pub struct CrowdNow {
     pub link: LinkPanelView,
     pub dashboard: Dashboard,
     pub flagged: Vec<FlaggedView>,
+    /// The Prolific panel, for a study with a `[prolific]` table.
+    pub prolific: Option<ProlificPanelView>,
 }
 
 /// None for a study that is not a link study.
@@ -40,7 +44,8 @@ pub async fn live_crowd(study_id: StudyId) -> Result<Option<CrowdNow>, ServerFnE
     let link = super::link_panel::link_panel_view(&state, study_id, &dashboard).await.map_err(session::sfn_error)?;
     let flagged = super::dashboard_panel::flagged(&state.db, study_id).await.map_err(session::sfn_error)?;
     let progress = crate::studies::progress::study_progress(&state, study_id).await.map_err(session::sfn_error)?;
-    Ok(Some(CrowdNow { progress, link, dashboard, flagged }))
+    let prolific = super::prolific_panel::prolific_panel_view(&state, study_id).await.map_err(session::sfn_error)?;
+    Ok(Some(CrowdNow { progress, link, dashboard, flagged, prolific }))
 }
 
 /// The live section of a link study's card; nothing for other studies.
@@ -67,6 +72,8 @@ fn Live(study_id: StudyId, first: CrowdNow, progress: RwSignal<StudyProgress>) -
     let card = first.link.clone();
     let live = RwSignal::new(first);
     let discard = ServerAction::<DiscardParticipant>::new();
+    // The participant whose Discard was clicked once, waiting for its confirmation.
+    let armed = RwSignal::new(None::<i64>);
     // One read at a time: a slow answer is not overtaken by the next tick's.
     let busy = RwSignal::new(false);
     let refresh = move || {
@@ -88,6 +95,8 @@ fn Live(study_id: StudyId, first: CrowdNow, progress: RwSignal<StudyProgress>) -
         }
     });
     Effect::watch(move || discard.version().get(), move |_, _, _| refresh(), false);
+    let actions = ProlificActions::default();
+    Effect::watch(move || actions.ended(), move |_, _, _| refresh(), false);
     Effect::new(move |_| {
         let now = live.with(|l| l.progress.clone());
         if progress.with_untracked(|p| *p != now) {
@@ -99,6 +108,7 @@ fn Live(study_id: StudyId, first: CrowdNow, progress: RwSignal<StudyProgress>) -
     let places = Memo::new(move |_| live.with(|l| l.link.places));
     let dashboard = Memo::new(move |_| live.with(|l| l.dashboard.clone()));
     let flagged = Memo::new(move |_| live.with(|l| l.flagged.clone()));
+    let prolific = Memo::new(move |_| live.with(|l| l.prolific.clone()));
     // Erased types: the nested view's type is too deep for the compiler otherwise.
     view! {
         {view! { <LinkCard panel=card places/> }.into_any()}
@@ -106,7 +116,8 @@ fn Live(study_id: StudyId, first: CrowdNow, progress: RwSignal<StudyProgress>) -
         {move || discard.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
         {move || {
             let rows = flagged.get();
-            (!rows.is_empty()).then(|| view! { <FlaggedTable rows study_id discard/> }.into_any())
+            (!rows.is_empty()).then(|| view! { <FlaggedTable rows study_id discard armed/> }.into_any())
         }}
+        {move || prolific.get().map(|panel| view! { <ProlificCard panel actions/> }.into_any())}
     }
 }

@@ -1,8 +1,9 @@
 //! On the research page, a link study on Prolific (docs/prolific.md):
 //! before publishing, the draft's reward, places and cost with a button
-//! (a draft first, showing Prolific's cost; then publish); afterwards,
-//! Prolific's counts beside hardneg's places, spent / committed / cap,
-//! the mismatches with what to do, and the outbox rows still open.
+//! (a draft first, showing Prolific's cost; then publish), or why the spec
+//! cannot be published; afterwards, Prolific's counts beside hardneg's
+//! places, spent / committed / cap, the mismatches with what to do, and
+//! the outbox rows still open. Part of the live section's polled read.
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::domain::ids::StudyId;
@@ -15,6 +16,10 @@ pub struct ProlificPanelView {
     /// None until the study is on Prolific.
     pub prolific_id: Option<String>,
     pub status: Option<String>,
+    /// Not published yet (no draft, or a draft): the publish buttons show.
+    pub draft: bool,
+    /// Why the study cannot be published as its spec stands.
+    pub problem: Option<String>,
     pub reward: String,
     pub places: i64,
     /// hardneg's figures before publishing: places × reward with the fee.
@@ -30,30 +35,41 @@ pub struct ProlificPanelView {
     pub open_outbox: Vec<String>,
 }
 
-/// None for a study without a `[prolific]` table, or no link study.
-#[server(prefix = "/sfn")]
-pub async fn prolific_panel(study_id: StudyId) -> Result<Option<ProlificPanelView>, ServerFnError> {
+/// The panel of a link study with a `[prolific]` table; None for any other
+/// study. Read with the live section (`live_panel.rs`), so its hardneg
+/// figures tick with the dashboard's.
+#[cfg(feature = "ssr")]
+pub async fn prolific_panel_view(
+    state: &crate::state::AppState,
+    study_id: StudyId,
+) -> Result<Option<ProlificPanelView>, crate::error::ServiceError> {
     use crate::domain::prolific::money::cents;
     use crate::error::ServiceError;
-    let (state, _) = session::researcher().await?;
-    let money = |c: u64| cents(c);
+    // No [prolific] table (or not a link study): nothing to show.
+    match crate::prolific::settings::settings(&state.db, study_id).await {
+        Ok(_) => {}
+        Err(ServiceError::NotFound(_) | ServiceError::Invalid(_)) => return Ok(None),
+        Err(e) => return Err(e),
+    }
     match crate::prolific::status::status(&state.db, study_id).await {
         Ok(s) => Ok(Some(ProlificPanelView {
             study_id,
+            draft: s.status.as_deref() == Some("UNPUBLISHED"),
             prolific_id: s.prolific_id,
             status: s.status,
-            reward: money(s.reward_cents.max(0) as u64),
+            reward: cents(s.reward_cents.max(0) as u64),
             places: s.places,
             estimated: None,
+            problem: None,
             counts: s
                 .counts
                 .as_object()
                 .map(|o| o.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()? as i64))).collect())
                 .unwrap_or_default(),
             hardneg: (s.hardneg_places, s.hardneg_completed, s.hardneg_working, s.hardneg_free),
-            spent: money(s.budget.spent),
-            committed: money(s.budget.committed),
-            cap: s.budget.cap.map(money),
+            spent: cents(s.budget.spent),
+            committed: cents(s.budget.committed),
+            cap: s.budget.cap.map(cents),
             propose_more_places: s.propose_more_places,
             mismatches: s
                 .mismatches
@@ -71,30 +87,39 @@ pub async fn prolific_panel(study_id: StudyId) -> Result<Option<ProlificPanelVie
                 .collect(),
         })),
         Err(ServiceError::NotFound(_)) => {
-            let plan = crate::prolific::publish::plan(&state.db, study_id, "", &Default::default(), &[]).await;
-            match plan {
-                Ok(p) => Ok(Some(ProlificPanelView {
-                    study_id,
-                    prolific_id: None,
-                    status: None,
-                    reward: money(p.reward_cents),
-                    places: p.places as i64,
-                    estimated: Some(money(p.estimated_cents)),
-                    counts: Vec::new(),
-                    hardneg: (0, 0, 0, 0),
-                    spent: money(0),
-                    committed: money(0),
-                    cap: p.budget_cap_cents.map(money),
-                    propose_more_places: None,
-                    mismatches: Vec::new(),
-                    open_outbox: Vec::new(),
-                })),
-                // Not a link study, or no [prolific] table: nothing to show.
-                Err(ServiceError::NotFound(_) | ServiceError::Invalid(_)) => Ok(None),
-                Err(e) => Err(session::sfn_error(e)),
+            let mut view = ProlificPanelView {
+                study_id,
+                prolific_id: None,
+                status: None,
+                draft: true,
+                reward: String::new(),
+                places: 0,
+                estimated: None,
+                problem: None,
+                counts: Vec::new(),
+                hardneg: (0, 0, 0, 0),
+                spent: cents(0),
+                committed: cents(0),
+                cap: None,
+                propose_more_places: None,
+                mismatches: Vec::new(),
+                open_outbox: Vec::new(),
+            };
+            // A study Prolific would refuse (under its minimum pay, over the
+            // budget cap) still gets its panel, saying why it cannot go out.
+            match crate::prolific::publish::plan(&state.db, study_id, "", &Default::default(), &[]).await {
+                Ok(p) => {
+                    view.reward = cents(p.reward_cents);
+                    view.places = p.places as i64;
+                    view.estimated = Some(cents(p.estimated_cents));
+                    view.cap = p.budget_cap_cents.map(cents);
+                }
+                Err(ServiceError::Invalid(why)) => view.problem = Some(why),
+                Err(e) => return Err(e),
             }
+            Ok(Some(view))
         }
-        Err(e) => Err(session::sfn_error(e)),
+        Err(e) => Err(e),
     }
 }
 
@@ -105,24 +130,25 @@ pub async fn publish_on_prolific(study_id: StudyId, confirm: bool) -> Result<Str
     use crate::domain::prolific::money::cents;
     let (state, _) = session::researcher().await?;
     let client = crate::prolific::connect(&state.db).map_err(session::sfn_error)?;
-    let origin = std::env::var("HARDNEG_PUBLIC_ORIGIN").ok().unwrap_or_else(|| {
-        let parts: Option<axum::http::request::Parts> = use_context();
-        let host = parts.and_then(|p| p.headers.get("host").and_then(|h| h.to_str().ok()).map(str::to_string));
-        format!("http://{}", host.unwrap_or_else(|| "127.0.0.1:3000".into()))
-    });
+    let parts: Option<axum::http::request::Parts> = use_context();
+    let origin = state.study_origin(&parts.map(|p| p.headers).unwrap_or_default());
     let over = Default::default();
     if confirm {
         let p =
             crate::prolific::publish::publish(&client, study_id, &origin, &over).await.map_err(session::sfn_error)?;
-        return Ok(format!("Published: {} is {}", p.prolific_id, p.status));
+        return Ok(format!(
+            "Published: {} is {}; Prolific sends participants to {}",
+            p.prolific_id, p.status, p.study_url
+        ));
     }
     let (plan, pid, cost) =
         crate::prolific::publish::prepare(&client, study_id, &origin, &over).await.map_err(session::sfn_error)?;
     let total = crate::domain::prolific::money::ProlificCost::read(&cost)
         .map(|c| format!("{} (fees and tax included)", cents(c.total())))
         .unwrap_or_else(|| "not given".into());
+    let url = plan.body["external_study_url"].as_str().unwrap_or_default().to_string();
     Ok(format!(
-        "Draft {pid}: {} places at {}; Prolific's cost {total}. Publish to open it.",
+        "Draft {pid}: {} places at {}; Prolific's cost {total}; participants go to {url}. Publish to open it.",
         plan.places,
         cents(plan.reward_cents)
     ))
@@ -139,52 +165,72 @@ pub async fn sync_prolific(study_id: StudyId) -> Result<String, ServerFnError> {
     Ok(format!("Synced {} submissions ({} pages); {} places freed{raised}{stopped}", r.submissions, r.pages, r.freed))
 }
 
-#[component]
-pub fn ProlificPanel(study_id: StudyId) -> impl IntoView {
-    super::study_panel(study_id, prolific_panel, |p| view! { <ProlificCard panel=p/> })
+/// The Prolific panel's two actions: made by the live section, which reads
+/// the panel again once either ends, so the card never shows what was
+/// true before the click.
+#[derive(Clone, Copy, Default)]
+pub struct ProlificActions {
+    pub publish: ServerAction<PublishOnProlific>,
+    pub sync: ServerAction<SyncProlific>,
+}
+
+impl ProlificActions {
+    /// Bumps whenever an action ends.
+    pub fn ended(&self) -> (usize, usize) {
+        (self.publish.version().get(), self.sync.version().get())
+    }
 }
 
 #[component]
-fn ProlificCard(panel: ProlificPanelView) -> impl IntoView {
+pub fn ProlificCard(panel: ProlificPanelView, actions: ProlificActions) -> impl IntoView {
+    let ProlificActions { publish, sync } = actions;
     let study_id = panel.study_id;
-    let publish = ServerAction::<PublishOnProlific>::new();
-    let sync = ServerAction::<SyncProlific>::new();
     let said = move || {
         let text =
             |r: Option<Result<String, ServerFnError>>| r.map(|r| r.unwrap_or_else(|e| crate::ui_kit::error_text(&e)));
         text(sync.value().get()).or_else(|| text(publish.value().get()))
     };
-    let id = study_id;
+    let busy = move || publish.pending().get() || sync.pending().get();
     let (places, completed, working, free) = panel.hardneg;
+    // A draft's places are not bought yet: it would commit them once published.
+    let committed = if panel.draft { " · would commit " } else { " · committed " };
+    let can_publish = panel.draft && panel.problem.is_none();
     view! {
-        <div class="prolific-panel">
+        <div class="prolific-panel" aria-busy=move || busy().to_string()>
             <h3>"Prolific " {panel.prolific_id.clone().map(|p| format!("study {p}"))} " " {panel.status.clone()}</h3>
             <p>
                 "Reward " {panel.reward.clone()} " · " {panel.places} " places"
                 {panel.estimated.clone().map(|e| format!(" · estimated {e} with the fee"))}
                 " · spent " <span class="spent">{panel.spent.clone()}</span>
-                " · committed " <span class="committed">{panel.committed.clone()}</span>
+                {committed} <span class="committed">{panel.committed.clone()}</span>
                 " · cap " {panel.cap.clone().unwrap_or_else(|| "none".into())}
             </p>
-            {panel.prolific_id.is_none().then(|| view! {
+            {panel.problem.clone().map(|why| view! { <p class="error problem">"Cannot be published as the spec stands: " {why}</p> })}
+            {can_publish.then(|| view! {
                 <p>
-                    <button type="button" on:click=move |_| { publish.dispatch(PublishOnProlific { study_id: id, confirm: false }); }>"Make the draft and show its cost"</button>
-                    " "
-                    <button type="button" on:click=move |_| { publish.dispatch(PublishOnProlific { study_id: id, confirm: true }); }>"Publish on Prolific"</button>
+                    {panel.prolific_id.is_none().then(|| view! {
+                        <button type="button" disabled=busy on:click=move |_| { publish.dispatch(PublishOnProlific { study_id, confirm: false }); }>"Make the draft and show its cost"</button>
+                        " "
+                    })}
+                    <button type="button" disabled=busy on:click=move |_| { publish.dispatch(PublishOnProlific { study_id, confirm: true }); }>"Publish on Prolific"</button>
+                    {move || publish.pending().get().then_some(" Talking to Prolific…")}
                 </p>
             })}
-            {panel.prolific_id.is_some().then(|| view! {
-                <table class="data prolific-counts">
+            {(!panel.draft).then(|| view! {
+                <table class="data prolific-counts" tabindex="0">
                     <caption>"Prolific's submissions beside hardneg's places (" {places} " wanted: " {completed} " completed, " {working} " working, " {free} " free)"</caption>
                     <thead><tr>{panel.counts.iter().map(|(k, _)| view! { <th scope="col">{k.clone()}</th> }).collect_view()}</tr></thead>
                     <tbody><tr>{panel.counts.iter().map(|(_, v)| view! { <td>{*v}</td> }).collect_view()}</tr></tbody>
                 </table>
-                <p><button type="button" on:click=move |_| { sync.dispatch(SyncProlific { study_id: id }); }>"Sync now"</button></p>
+                <p>
+                    <button type="button" disabled=busy on:click=move |_| { sync.dispatch(SyncProlific { study_id }); }>"Sync now"</button>
+                    {move || sync.pending().get().then_some(" Syncing…")}
+                </p>
             })}
             {panel.propose_more_places.map(|n| view! { <p class="proposal">"hardneg needs " {n} " more places than Prolific has left: " <code>{format!("hardneg prolific places {study_id} {}", panel.places as u64 + n)}</code></p> })}
             <p class="said" role="status">{said}</p>
             {(!panel.mismatches.is_empty()).then(|| view! {
-                <table class="data mismatches">
+                <table class="data mismatches" tabindex="0">
                     <caption>"Mismatches"</caption>
                     <thead><tr><th scope="col">"Kind"</th><th scope="col">"Who"</th><th scope="col">"What to do"</th></tr></thead>
                     <tbody>{panel.mismatches.iter().map(|(k, w, a)| view! { <tr><td>{k.clone()}</td><td>{w.clone()}</td><td>{a.clone()}</td></tr> }).collect_view()}</tbody>

@@ -3,7 +3,6 @@
 use super::adaptive_panel::AdaptivePanel;
 use super::curation::{FunnelTables, StudyPipeline};
 use super::live_panel::LiveCrowdPanel;
-use super::prolific_panel::ProlificPanel;
 #[cfg(feature = "ssr")]
 use super::session;
 use super::{count_of, error_text};
@@ -21,6 +20,7 @@ pub fn ResearchPage() -> impl IntoView {
     view! {
         <leptos_meta::Title text="Studies"/>
         <h1>"Studies"</h1>
+        <super::NeedsScript/>
         <super::health_banner::WritesFailing/>
         <p><a href="/research/compare">"Model comparison"</a> " · " <a href="/research/import">"Import candidates"</a></p>
         <StudiesOverview/>
@@ -65,11 +65,10 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
                 {move || if answers.get() == 1 { " counted answer" } else { " counted answers" }}</p>
             <StudyPipeline status/>
             <LiveCrowdPanel study_id=id progress/>
-            <ProlificPanel study_id=id/>
             <AdaptivePanel study_id=id/>
             {move || view! {
-                <table class="data annotators">
-                    <caption>"Progress per annotator"</caption>
+                <table class="data annotators" tabindex="0">
+                    <caption title="tasks done of those planned, check items included; the counted answers above leave them out">"Progress per annotator (tasks, check items included)"</caption>
                     <thead><tr><th scope="col">"Annotator"</th><th scope="col">"Done"</th><th scope="col">"Total"</th></tr></thead>
                     <tbody>
                         {annotators.get().into_iter().map(|a| { let name = a.username.clone(); view! {
@@ -100,7 +99,7 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
                     </table>
                 }
             }}
-            <table class="data agreement">
+            <table class="data agreement" tabindex="0">
                 <caption>"Agreement (" <a class="agreement-json" download=format!("agreement-study-{}.json", id)
                     href=format!("/api/v1/studies/{}/agreement", id)>"full report, JSON download"</a> ")"</caption>
                 <thead><tr>

@@ -13,6 +13,18 @@ pub fn hydrated() -> bool {
     use_context::<Hydrated>().is_some_and(|h| h.0.get())
 }
 
+/// Said on the research pages, which need scripts, to a browser without
+/// them (participant and annotator pages work without). Text only inside:
+/// with scripts on, a browser parses `noscript`'s content as one text node.
+#[component]
+pub fn NeedsScript() -> impl IntoView {
+    view! {
+        <noscript class="needs-js">
+            "This page needs JavaScript: its figures and buttons load with it. Participant and annotator pages work without it."
+        </noscript>
+    }
+}
+
 /// A research-page panel that only some studies have (a study link, adaptive
 /// overlap): `fetch` answers None for the others, which show nothing.
 pub fn study_panel<T, Fut, V>(

@@ -292,7 +292,7 @@ async fn exports_match_what_the_answers_decided() {
     assert_eq!(researcher.get(app.url("/api/v1/datasets/nope/export?format=csv")).send().await.unwrap().status(), 404);
     let res = researcher.get(url("?format=csv&stage=final")).send().await.unwrap();
     assert_eq!(res.status(), 200);
-    assert_eq!(res.headers()["content-disposition"], "attachment; filename=\"demo-final.tar\"");
+    assert_eq!(res.headers()["content-disposition"], "attachment; filename=\"demo-final-csv.tar\"");
     let length: usize = res.headers()["content-length"].to_str().unwrap().parse().unwrap();
     let body = res.bytes().await.unwrap();
     assert_eq!(body.len(), length);

@@ -284,6 +284,15 @@ async fn a_participant_who_timed_out_on_prolific_and_still_finishes_is_approved_
     assert_eq!(code, "LATE0001");
     fake.submit(&late.submission_id, Some(&code)).await;
 
+    // The dry run syncs first too (nothing sent): it sees the submission, not the time-out synced before.
+    let (s, dry) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/decide?dry_run=true")), None).await;
+    assert_eq!(s, 200, "{dry}");
+    assert_eq!(dry["lines"][0]["prolific_status"], "AWAITING REVIEW", "{dry}");
+    assert_eq!((dry["lines"][0]["action"].as_str(), dry["stale"].is_null()), (Some("approve"), true), "{dry}");
+    assert!(dry["synced_at"].as_i64().is_some(), "{dry}");
+    assert_eq!(dry["requests"].as_array().unwrap().len(), 2, "the approval and the group add: {dry}");
+    assert_eq!(fake.state().await["submissions"][0]["status"], "AWAITING REVIEW", "a dry run sends nothing");
+
     let (s, d) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/decide")), None).await;
     assert_eq!(s, 200, "{d}");
     let line = &d["lines"][0];

@@ -62,6 +62,8 @@ pub async fn prepare(
 ) -> Result<Download<impl Stream<Item = std::io::Result<Bytes>> + Send + 'static>, ServiceError> {
     let scratch = Scratch::new(images.root())?;
     let top = format!("{}-{}", safe_name(&req.dataset), req.stage.as_str());
+    // Named by format too: the three downloads of one stage are three files.
+    let file_name = format!("{top}-{}.tar", req.format.as_str());
     let (ready_tx, ready_rx) = oneshot::channel::<Result<(u64, Chunks), ServiceError>>();
     let handle = tokio::runtime::Handle::current();
     let archive_top = top.clone();
@@ -94,5 +96,5 @@ pub async fn prepare(
     let (content_length, mut rx) =
         ready_rx.await.map_err(|e| ServiceError::internal("the export task ended without an answer", e))??;
     let body = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
-    Ok(Download { file_name: format!("{top}.tar"), content_length, body })
+    Ok(Download { file_name, content_length, body })
 }

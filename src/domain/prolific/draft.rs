@@ -66,6 +66,21 @@ pub fn completion_codes(d: &DraftInput) -> Vec<Value> {
     codes
 }
 
+/// The origin the study URL sent to Prolific starts with: the server's
+/// configured public origin (`serve --public-origin`, behind a proxy),
+/// else the researcher's browser's own (its `Origin`, which the
+/// cross-site check already matched to this server), else `http://` and
+/// the `Host` the request came to.
+pub fn study_origin(public: Option<&str>, browser: Option<&str>, host: Option<&str>) -> String {
+    let browser = browser.filter(|o| o.starts_with("http://") || o.starts_with("https://"));
+    match (public, browser, host) {
+        (Some(p), _, _) => p.trim_end_matches('/').to_string(),
+        (None, Some(b), _) => b.trim_end_matches('/').to_string(),
+        (None, None, Some(h)) => format!("http://{h}"),
+        (None, None, None) => "http://127.0.0.1:3000".to_string(),
+    }
+}
+
 pub fn draft(d: &DraftInput) -> Value {
     let s = d.settings;
     let origin = d.origin.trim_end_matches('/');
@@ -119,6 +134,19 @@ mod tests {
             settings: s,
             block_group_ids: groups,
         }
+    }
+
+    #[test]
+    fn the_study_url_starts_with_the_public_origin_then_the_browsers_then_the_host() {
+        let public = Some("https://hardneg.example.org/");
+        assert_eq!(
+            study_origin(public, Some("http://10.0.0.5:3000"), Some("10.0.0.5:3000")),
+            "https://hardneg.example.org"
+        );
+        assert_eq!(study_origin(None, Some("https://h.example.org"), Some("h.example.org")), "https://h.example.org");
+        assert_eq!(study_origin(None, Some("null"), Some("127.0.0.1:3000")), "http://127.0.0.1:3000");
+        assert_eq!(study_origin(None, None, Some("h.example.org:8080")), "http://h.example.org:8080");
+        assert_eq!(study_origin(None, None, None), "http://127.0.0.1:3000");
     }
 
     #[test]

@@ -219,11 +219,14 @@ impl Mismatch {
 /// approve list: completed, extra, discarded, active, ...).
 pub fn mismatch(prolific: Option<SubmissionStatus>, hardneg: Option<&str>) -> Option<Mismatch> {
     let finished = |s: &str| matches!(s, "completed" | "extra" | "discarded");
+    // Shown a code of their own (the screen-out or the full code): `decide`
+    // settles them like screen-outs, never as a missing completion.
+    let turned_away = |s: &str| matches!(s, "screened_out" | "full_after_comprehension");
     match (prolific, hardneg) {
         (Some(p), None) if p != SubmissionStatus::Returned && p != SubmissionStatus::TimedOut => {
             Some(Mismatch::NeverArrived)
         }
-        (Some(SubmissionStatus::AwaitingReview), Some(h)) if !finished(h) && h != "screened_out" => {
+        (Some(SubmissionStatus::AwaitingReview), Some(h)) if !finished(h) && !turned_away(h) => {
             Some(Mismatch::SubmittedWithoutCompletion)
         }
         (Some(SubmissionStatus::Active | SubmissionStatus::Reserved), Some("screened_out")) => {
@@ -326,6 +329,12 @@ mod tests {
         assert_eq!(mismatch(Some(S::AwaitingReview), Some("active")), Some(Mismatch::SubmittedWithoutCompletion));
         assert_eq!(mismatch(Some(S::AwaitingReview), Some("returned")), Some(Mismatch::SubmittedWithoutCompletion));
         assert_eq!(mismatch(Some(S::AwaitingReview), Some("screened_out")), None, "its screen-out code");
+        assert_eq!(
+            mismatch(Some(S::AwaitingReview), Some("full_after_comprehension")),
+            None,
+            "the full code: asked to return by decide, never a missing completion"
+        );
+        assert_eq!(mismatch(Some(S::Active), Some("full_after_comprehension")), None, "told to return");
         assert_eq!(mismatch(Some(S::Active), Some("screened_out")), Some(Mismatch::ScreenedOutNotSubmitted));
         assert_eq!(mismatch(Some(S::TimedOut), Some("screened_out")), None, "Prolific closed it");
         assert_eq!(mismatch(Some(S::AwaitingReview), Some("completed")), None);

@@ -49,7 +49,7 @@ fn RankingTables() -> impl IntoView {
                     Ok(list) => view! {
                         <h2>"Ranking generated images"</h2>
                         {list.into_iter().map(|(study, s)| view! {
-                            <table class="data ranking-models" data-study=study.clone()>
+                            <table class="data ranking-models" data-study=study.clone() tabindex="0">
                                 <caption>{format!("{study}: {} prompts, {} rankings; Kendall's W {} (over {} prompts)", s.prompts, s.rankings, show(s.kendalls_w), s.w_prompts)}</caption>
                                 <thead><tr><th scope="col">"Model"</th><th scope="col">"Spearman's ρ"</th><th scope="col">"Kendall's τ"</th><th scope="col">"Prompts"</th></tr></thead>
                                 <tbody>
