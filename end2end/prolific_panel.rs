@@ -40,12 +40,18 @@ async fn a_researcher_publishes_and_syncs_from_the_research_page() {
     let app = TestApp::spawn_with_env(tmp.path(), &["--public-origin", PUBLIC], &env);
     let researcher = app.login("researcher").await;
     let mut ids = Vec::new();
-    for spec in [SPEC.to_string(), SPEC.replace("panel e2e", "too dear").replace("40.00", "5.00")] {
+    let specs = [
+        SPEC.to_string(),
+        SPEC.replace("panel e2e", "too dear").replace("40.00", "5.00"),
+        // 9.00 by hardneg's figure without a fee, 12.60 by Prolific's: refused only once the draft shows it.
+        SPEC.replace("panel e2e", "dear on Prolific").replace("40.00", "10.00"),
+    ];
+    for spec in specs {
         let res = researcher.post(app.url("/api/v1/studies")).body(spec).send().await.unwrap();
         assert_eq!(res.status(), 201);
         ids.push(res.json::<Value>().await.unwrap()["id"].as_i64().unwrap());
     }
-    let (study, dear) = (ids[0], ids[1]);
+    let (study, dear, dearer) = (ids[0], ids[1], ids[2]);
 
     let r = Browser::start().await;
     r.login(&app.base, "researcher", &app.password("researcher")).await;
@@ -61,6 +67,15 @@ async fn a_researcher_publishes_and_syncs_from_the_research_page() {
     let why = r.text(&format!("{dear_panel} p.problem")).await;
     assert!(why.contains("over the budget cap of 5.00"), "{why}");
     assert!(r.client.find_all(fantoccini::Locator::Css(&format!("{dear_panel} button"))).await.unwrap().is_empty());
+
+    // The third one's draft costs more than its cap: it says so and offers nothing that would fail.
+    let third = format!(r#"section.study[data-study="{dearer}"] .prolific-panel"#);
+    assert!(r.text(&format!("{third} > p")).await.contains("estimated 9.00 before Prolific's fee"));
+    button(&r, &third, "Make the draft and show its cost").await.click().await.unwrap();
+    let refused = said_soon(&r, &format!("{third} p.said"), "").await;
+    let why = r.text(&format!("{third} p.problem")).await;
+    assert!(why.contains("Prolific's cost of the draft, 12.60, is over the budget cap of 10.00"), "{why} ({refused})");
+    assert!(r.client.find_all(fantoccini::Locator::Css(&format!("{third} button"))).await.unwrap().is_empty());
 
     let said = format!("{panel} p.said");
     button(&r, &panel, "Make the draft and show its cost").await.click().await.unwrap();
@@ -80,8 +95,8 @@ async fn a_researcher_publishes_and_syncs_from_the_research_page() {
     let st = fake.state().await;
     assert_eq!(
         st["studies"].as_array().unwrap().len(),
-        1,
-        "the draft was found again, not made twice (none for the study over its cap)"
+        2,
+        "this study's draft was found again, not made twice; beside it the draft over its cap; none for the one over it by hardneg's figure"
     );
     let remote = st["studies"].as_array().unwrap().iter().find(|s| s["status"] == "ACTIVE").unwrap().clone();
     assert!(remote["external_study_url"].as_str().unwrap().starts_with(&format!("{PUBLIC}/join/")), "{remote}");
@@ -91,7 +106,7 @@ async fn a_researcher_publishes_and_syncs_from_the_research_page() {
     fake.arrive(&pid, None).await;
     r.client.execute("window.notReloaded = true; return true;", vec![]).await.unwrap();
     button_soon(&r, &panel, "Sync now").await.click().await.unwrap();
-    wait_text(&r, &said, "Synced 1 submissions (1 pages); 0 places freed").await;
+    wait_text(&r, &said, "Synced 1 submission (1 page); 0 places freed").await;
     let caption = r.text(&format!("{panel} table.prolific-counts caption")).await;
     assert!(caption.contains("9 wanted: 0 completed, 0 working, 9 free"), "{caption}");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

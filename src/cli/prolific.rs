@@ -112,6 +112,8 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
     match command {
         ProlificCommand::Publish { study, dry_run, draft_only, base_url, workspace, project, block_groups } => {
             let over = publish::Overrides { workspace, project, block_groups };
+            let base_url = crate::domain::prolific::draft::check_origin(&base_url)
+                .map_err(|e| anyhow::anyhow!("--base-url: {e}"))?;
             publish_command(db, study, (dry_run, draft_only), &base_url, &over).await
         }
         ProlificCommand::Sync { study } => {
@@ -349,8 +351,12 @@ fn print_status(s: &status::ProlificStatus) {
     );
     let cap = s.budget.cap.map(cents).unwrap_or_else(|| "none".into());
     println!("budget:          spent {}, committed {}, cap {cap}", cents(s.budget.spent), cents(s.budget.committed));
-    if let Some(n) = s.propose_more_places {
-        println!("proposal:        add {n} places (hardneg needs more copies than Prolific has places left)");
+    if let (Some(n), Some(total)) = (s.propose_more_places, s.propose_total) {
+        println!(
+            "proposal:        add {n} places (hardneg needs more copies than Prolific has places left): \
+             hardneg prolific places {} {total}",
+            s.study_id
+        );
     }
     let (planned, set_up, paid, paid_cents) = s.bonuses;
     println!("bonuses:         {planned} planned, {set_up} set up, {paid} paid ({})", cents(paid_cents.max(0) as u64));

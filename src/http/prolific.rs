@@ -2,6 +2,7 @@
 //! publish, sync, status, decisions, bonuses, transitions and places; and
 //! the webhook Prolific calls, which only wakes the sync.
 use crate::domain::ids::StudyId;
+use crate::domain::prolific::draft;
 use crate::error::ServiceError;
 use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller};
 use crate::prolific::{self as prolific, bonus, decide, publish, status, sync, webhook};
@@ -68,7 +69,10 @@ async fn publish_study(
     } else {
         serde_json::from_slice(&body).map_err(|e| ServiceError::Invalid(format!("the publish request: {e}")))?
     };
-    let origin = b.origin.unwrap_or_else(|| state.study_origin(&headers));
+    let origin = match b.origin {
+        Some(o) => draft::check_origin(&o).map_err(|e| ServiceError::Invalid(format!("field `origin`: {e}")))?,
+        None => state.study_origin(&headers),
+    };
     let over = publish::Overrides { workspace: b.workspace, project: b.project, block_groups: b.block_groups };
     if q.dry_run {
         let plan = publish::plan(&state.db, id, &origin, &over, &[]).await?;

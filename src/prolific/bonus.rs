@@ -43,6 +43,11 @@ pub async fn read(db: &AnyPool, study: StudyId, source: Source<'_>) -> Result<Ve
             .fetch_all(db)
             .await?;
     match source {
+        Source::EachApproved(c) if c > MAX_BONUS_CENTS => Err(ServiceError::Invalid(format!(
+            "each: {} is over the most one bonus may be ({}); amounts are money, not cents",
+            cents(c),
+            cents(MAX_BONUS_CENTS)
+        ))),
         Source::EachApproved(c) => Ok(subs
             .into_iter()
             .filter(|(_, _, s)| s == "APPROVED" || s == "PARTIALLY APPROVED")

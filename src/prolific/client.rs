@@ -182,7 +182,7 @@ impl Client {
                     // The socket's own words (an os error number) go to the log, not the page.
                     tracing::warn!(method, path, error = %e, "Prolific could not be reached");
                     return Err(ServiceError::Unavailable(format!(
-                        "Prolific could not be reached for {method} {path} ({TRIES} tries): try again later"
+                        "Prolific did not answer ({TRIES} tries; the server's log names the request): try again in a minute"
                     )));
                 }
                 Err(_) => None,

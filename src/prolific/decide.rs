@@ -41,7 +41,7 @@ pub struct Decisions {
     pub requests: Vec<Request>,
     /// Outbox rows written now (0 in a dry run, and for a decision already written).
     pub written: usize,
-    /// When Prolific's statuses it read were synced (Unix ms); None: never.
+    /// When Prolific's statuses it read were synced (Unix seconds); None: never.
     pub synced_at: Option<i64>,
     /// Set when a dry run could not sync first: why, and that it read an older sync.
     pub stale: Option<String>,

@@ -123,10 +123,9 @@ async fn follow_need(
         return Ok(None);
     }
     let raisable = matches!(s.status.as_deref(), Some("ACTIVE" | "COMPLETED" | "AWAITING REVIEW"));
-    let Some(more) = s.propose_more_places.filter(|_| raisable) else {
+    let Some(total) = s.propose_total.filter(|_| raisable) else {
         return Ok(None);
     };
-    let total = s.places.max(0) as u64 + more;
     match publish::increase_places(client, study, total).await {
         Ok(()) => Ok(Some(total)),
         // Past the cap (or refused by Prolific): the proposal stays on the status for a person.

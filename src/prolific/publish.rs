@@ -36,6 +36,8 @@ pub struct Plan {
     pub places: u64,
     /// places × reward with the fee (hardneg's figure, before Prolific's).
     pub estimated_cents: u64,
+    /// The fee in that figure: `link.platform_fee` (0 unless the spec sets it).
+    pub fee: f64,
     pub budget_cap_cents: Option<u64>,
 }
 
@@ -105,8 +107,21 @@ pub async fn plan(
         reward_cents,
         places,
         estimated_cents,
+        fee,
         budget_cap_cents: p.budget_cap,
     })
+}
+
+/// The spec's reward (None when it has none: a rate or time that is not a
+/// number above 0), places and cap, unchecked: what the research page shows
+/// beside why a study cannot be published.
+pub async fn spec_figures(db: &AnyPool, study: StudyId) -> Result<(Option<u64>, u64, Option<u64>), ServiceError> {
+    let link = crate::studies::link::link_of_study(db, study).await?;
+    let info = crate::crowd::link(db, study).await?;
+    let p = settings(db, study).await?.2;
+    let hourly = p.hourly_rate.unwrap_or(link.settings.quality.hourly_wage);
+    let reward = money::reward_cents(hourly, p.estimated_minutes, 0).ok();
+    Ok((reward, money::places(info.places.max(0) as u64, p.extra_places), p.budget_cap))
 }
 
 /// Makes (or finds) the draft and reads Prolific's cost; `publish` then
@@ -137,6 +152,7 @@ pub async fn prepare(
     .await?;
     let create = Remote::CreateStudy { body: plan.body.clone(), internal_name: plan.internal_name.clone() };
     let key = format!("create_study:{}", plan.internal_name);
+    forget_deleted_draft(client, study, &key).await?;
     // A draft Prolific refused (a bad field) may be tried again with the spec as it is now.
     sqlx::query("UPDATE prolific_outbox SET state = 'pending', payload = $1, not_before = 0 WHERE idem_key = $2 AND state = 'failed'")
         .bind(serde_json::to_string(&create)?)
@@ -173,6 +189,35 @@ pub async fn prepare(
         }
     }
     Ok((plan, pid, cost))
+}
+
+/// A draft deleted on Prolific (docs/prolific.md says to delete abandoned
+/// ones by hand) is forgotten, so that the next publish makes a new one
+/// instead of asking Prolific for the cost of a study it no longer has.
+async fn forget_deleted_draft(client: &Client, study: StudyId, create_key: &str) -> Result<(), ServiceError> {
+    let db = client.db();
+    let row: Option<(Option<String>, Option<String>)> =
+        sqlx::query_as("SELECT prolific_id, status FROM prolific_studies WHERE study_id = $1")
+            .bind(study)
+            .fetch_optional(db)
+            .await?;
+    let Some((Some(pid), status)) = row else { return Ok(()) };
+    let draft = status.as_deref().is_none_or(|s| s == "UNPUBLISHED");
+    if !draft || client.expect_found("GET", &format!("/api/v1/studies/{pid}/"), None).await?.is_some() {
+        return Ok(());
+    }
+    tracing::info!(study = study.get(), prolific_id = pid, "the draft is gone from Prolific: making a new one");
+    let mut tx = crate::store::db::begin_write(db).await?;
+    sqlx::query("UPDATE prolific_studies SET prolific_id = NULL, status = NULL WHERE study_id = $1")
+        .bind(study)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE prolific_outbox SET state = 'pending', not_before = 0, attempts = 0, remote_id = NULL WHERE idem_key = $1")
+        .bind(create_key)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 fn last_problem_hint() -> &'static str {

@@ -42,6 +42,10 @@ pub struct ProlificStatus {
     pub budget: Budget,
     /// Places hardneg would add on Prolific for its missing copies.
     pub propose_more_places: Option<u64>,
+    /// The new total that adds them (what `…/prolific/places` takes): over
+    /// the places Prolific has handed out, which a late submission (one
+    /// timed out that still finished) can take past the study's total.
+    pub propose_total: Option<u64>,
     /// Bonuses planned, set up and paid, and the cents paid.
     pub bonuses: (i64, i64, i64, i64),
     /// Outbox rows not done (failed ones with Prolific's message).
@@ -83,13 +87,21 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
     .bind(study)
     .fetch_all(db)
     .await?;
-    let subs: Vec<(String, String)> = sqlx::query_as(
-        "SELECT submission_id, status FROM prolific_submissions WHERE study_id = $1 ORDER BY submission_id",
+    let rows: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT submission_id, status, return_requested FROM prolific_submissions WHERE study_id = $1 ORDER BY submission_id",
     )
     .bind(study)
     .fetch_all(db)
     .await?;
-    let mismatches = mismatches(&people, &subs, synced_at.is_some());
+    // One whose return Prolific asked for already (the full code's action) needs nothing more.
+    let asked_back: std::collections::HashSet<&str> = rows.iter().filter(|r| r.2 != 0).map(|r| r.0.as_str()).collect();
+    let subs: Vec<(String, String)> = rows.iter().map(|r| (r.0.clone(), r.1.clone())).collect();
+    let mismatches = mismatches(&people, &subs, synced_at.is_some())
+        .into_iter()
+        .filter(|m| {
+            !(m.kind == Mismatch::NeverArrived && m.submission.as_deref().is_some_and(|s| asked_back.contains(s)))
+        })
+        .collect();
     let arrived: std::collections::HashSet<&str> = people.iter().filter_map(|p| p.1.as_deref()).collect();
     let taking = subs.iter().filter(|(_, s)| SubmissionStatus::parse(s).takes_place()).count() as i64;
     // A stopped study hands out none of its places: a copy freed after the stop needs a bought one.
@@ -104,6 +116,7 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
         })
         .count() as u64;
     let budget = super::publish::budget(db, study).await?;
+    let more = places_needed(hardneg_free.max(0) as u64, open + on_their_way);
     Ok(ProlificStatus {
         study_id: study,
         prolific_id,
@@ -119,7 +132,8 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
         hardneg_completed,
         mismatches,
         budget,
-        propose_more_places: places_needed(hardneg_free.max(0) as u64, open + on_their_way),
+        propose_more_places: more,
+        propose_total: more.map(|n| places.max(taking).max(0) as u64 + n),
         bonuses: super::bonus::summary(db, study).await?,
         outbox: lines(db, study, true).await?,
     })

@@ -1,5 +1,5 @@
-//! A dataset's pipeline (its latest Step 3 study and the Step 4 study built
-//! from it) and the funnel counts per stage.
+//! A dataset's pipeline (its latest Step 4 study and the Step 3 study it
+//! was built from, else its latest Step 3) and the funnel counts per stage.
 use crate::domain::category::Category;
 use crate::domain::funnel::{Funnel, FunnelBuilder};
 use crate::domain::ids::{DatasetId, StudyId};
@@ -29,8 +29,10 @@ pub async fn dataset_id(db: &AnyPool, dataset: &str) -> Result<DatasetId, Servic
         .ok_or_else(|| ServiceError::NotFound(format!("no dataset named {dataset:?}")))
 }
 
-/// A dataset's curation studies, by id: its latest Step 3 study and the
-/// latest Step 4 study made from that.
+/// A dataset's curation studies, by id: the latest Step 4 study and the
+/// Step 3 study it was made from; without a Step 4, the latest Step 3. A
+/// newer Step 3 (a pilot, a second round) takes over once a Step 4 is made
+/// from it, so starting one never hides a finished curation and its export.
 #[derive(Debug, Clone, Copy)]
 pub struct PipelineIds {
     pub dataset_id: DatasetId,
@@ -41,24 +43,28 @@ pub struct PipelineIds {
 pub async fn pipeline_ids(db: &AnyPool, kinds: &[SurveyKind], dataset: &str) -> Result<PipelineIds, ServiceError> {
     let dataset_id = dataset_id(db, dataset).await?;
     let first = SurveyKind::first_step_in(kinds);
+    let second = first.and_then(|k| k.next_step_in(kinds));
+    let built: Option<(StudyId, StudyId)> = sqlx::query_as(
+        "SELECT s3.id, s4.id FROM studies s4 JOIN studies s3 ON s3.id = s4.source_study_id
+         WHERE s3.dataset_id = $1 AND s3.kind = $2 AND s4.kind = $3 ORDER BY s4.id DESC LIMIT 1",
+    )
+    .bind(dataset_id)
+    .bind(first.map(SurveyKind::name))
+    .bind(second.map(SurveyKind::name))
+    .fetch_optional(db)
+    .await?;
+    if let Some((step3, step4)) = built {
+        return Ok(PipelineIds { dataset_id, step3: Some(step3), step4: Some(step4) });
+    }
     let step3: Option<StudyId> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = $1 AND kind = $2")
         .bind(dataset_id)
         .bind(first.map(SurveyKind::name))
         .fetch_one(db)
         .await?;
-    let Some(step3) = step3 else {
-        return Ok(PipelineIds { dataset_id, step3: None, step4: None });
-    };
-    let step4: Option<StudyId> =
-        sqlx::query_scalar("SELECT max(id) FROM studies WHERE source_study_id = $1 AND kind = $2")
-            .bind(step3)
-            .bind(first.and_then(|k| k.next_step_in(kinds)).map(SurveyKind::name))
-            .fetch_one(db)
-            .await?;
-    Ok(PipelineIds { dataset_id, step3: Some(step3), step4 })
+    Ok(PipelineIds { dataset_id, step3, step4: None })
 }
 
-/// The latest Step 3 study on the dataset and the latest Step 4 study made from it.
+/// The dataset's curation studies ([`pipeline_ids`]) with their outcomes.
 pub async fn pipeline(db: &AnyPool, kinds: &[SurveyKind], dataset: &str) -> Result<Pipeline, ServiceError> {
     pipeline_of(db, kinds, pipeline_ids(db, kinds, dataset).await?).await
 }

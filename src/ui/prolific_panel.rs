@@ -22,7 +22,7 @@ pub struct ProlificPanelView {
     pub problem: Option<String>,
     pub reward: String,
     pub places: i64,
-    /// hardneg's figures before publishing: places × reward with the fee.
+    /// hardneg's figures before publishing: places × reward, and with which fee.
     pub estimated: Option<String>,
     /// Prolific's counts by status, as last synced.
     pub counts: Vec<(String, i64)>,
@@ -30,7 +30,8 @@ pub struct ProlificPanelView {
     pub spent: String,
     pub committed: String,
     pub cap: Option<String>,
-    pub propose_more_places: Option<u64>,
+    /// How many places to add, and the new total.
+    pub propose_more_places: Option<(u64, u64)>,
     pub mismatches: Vec<(String, String, String)>,
     pub open_outbox: Vec<String>,
 }
@@ -55,12 +56,21 @@ pub async fn prolific_panel_view(
         Ok(s) => Ok(Some(ProlificPanelView {
             study_id,
             draft: s.status.as_deref() == Some("UNPUBLISHED"),
+            // A draft carries Prolific's own fee: over the cap, publishing can only be refused.
+            problem: s.budget.cap.filter(|&cap| s.status.as_deref() == Some("UNPUBLISHED") && s.budget.committed > cap).map(
+                |cap| {
+                    format!(
+                        "Prolific's cost of the draft, {}, is over the budget cap of {}: raise budget_cap or lower the places",
+                        cents(s.budget.committed),
+                        cents(cap)
+                    )
+                },
+            ),
             prolific_id: s.prolific_id,
             status: s.status,
             reward: cents(s.reward_cents.max(0) as u64),
             places: s.places,
             estimated: None,
-            problem: None,
             counts: s
                 .counts
                 .as_object()
@@ -70,7 +80,7 @@ pub async fn prolific_panel_view(
             spent: cents(s.budget.spent),
             committed: cents(s.budget.committed),
             cap: s.budget.cap.map(cents),
-            propose_more_places: s.propose_more_places,
+            propose_more_places: s.propose_more_places.zip(s.propose_total),
             mismatches: s
                 .mismatches
                 .into_iter()
@@ -111,10 +121,20 @@ pub async fn prolific_panel_view(
                 Ok(p) => {
                     view.reward = cents(p.reward_cents);
                     view.places = p.places as i64;
-                    view.estimated = Some(cents(p.estimated_cents));
+                    view.estimated = Some(if p.fee > 0.0 {
+                        format!("{} with a {:.1} % fee", cents(p.estimated_cents), p.fee * 100.0)
+                    } else {
+                        format!("{} before Prolific's fee (the draft shows its cost)", cents(p.estimated_cents))
+                    });
                     view.cap = p.budget_cap_cents.map(cents);
                 }
-                Err(ServiceError::Invalid(why)) => view.problem = Some(why),
+                Err(ServiceError::Invalid(why)) => {
+                    let (reward, places, cap) = crate::prolific::publish::spec_figures(&state.db, study_id).await?;
+                    view.reward = reward.map(cents).unwrap_or_else(|| "—".into());
+                    view.places = places as i64;
+                    view.cap = cap.map(cents);
+                    view.problem = Some(why);
+                }
                 Err(e) => return Err(e),
             }
             Ok(Some(view))
@@ -162,7 +182,11 @@ pub async fn sync_prolific(study_id: StudyId) -> Result<String, ServerFnError> {
     let (raised, stopped) = crate::prolific::after_sync(&client, study_id).await.map_err(session::sfn_error)?;
     let raised = raised.map(|t| format!("; places raised to {t} (auto_increase)")).unwrap_or_default();
     let stopped = if stopped { "; stopped on Prolific: hardneg needs nobody more" } else { "" };
-    Ok(format!("Synced {} submissions ({} pages); {} places freed{raised}{stopped}", r.submissions, r.pages, r.freed))
+    use crate::ui_kit::count_of;
+    let (subs, pages) =
+        (count_of(r.submissions as i64, "submission", "submissions"), count_of(r.pages as i64, "page", "pages"));
+    let freed = count_of(r.freed as i64, "place", "places");
+    Ok(format!("Synced {subs} ({pages}); {freed} freed{raised}{stopped}"))
 }
 
 /// The Prolific panel's two actions: made by the live section, which reads
@@ -200,7 +224,7 @@ pub fn ProlificCard(panel: ProlificPanelView, actions: ProlificActions) -> impl 
             <h3>"Prolific " {panel.prolific_id.clone().map(|p| format!("study {p}"))} " " {panel.status.clone()}</h3>
             <p>
                 "Reward " {panel.reward.clone()} " · " {panel.places} " places"
-                {panel.estimated.clone().map(|e| format!(" · estimated {e} with the fee"))}
+                {panel.estimated.clone().map(|e| format!(" · estimated {e}"))}
                 " · spent " <span class="spent">{panel.spent.clone()}</span>
                 {committed} <span class="committed">{panel.committed.clone()}</span>
                 " · cap " {panel.cap.clone().unwrap_or_else(|| "none".into())}
@@ -227,7 +251,7 @@ pub fn ProlificCard(panel: ProlificPanelView, actions: ProlificActions) -> impl 
                     {move || sync.pending().get().then_some(" Syncing…")}
                 </p>
             })}
-            {panel.propose_more_places.map(|n| view! { <p class="proposal">"hardneg needs " {n} " more places than Prolific has left: " <code>{format!("hardneg prolific places {study_id} {}", panel.places as u64 + n)}</code></p> })}
+            {panel.propose_more_places.map(|(n, total)| view! { <p class="proposal">"hardneg needs " {crate::ui_kit::count_of(n as i64, "more place", "more places")} " than Prolific has left: " <code>{format!("hardneg prolific places {study_id} {total}")}</code></p> })}
             <p class="said" role="status">{said}</p>
             {(!panel.mismatches.is_empty()).then(|| view! {
                 <table class="data mismatches" tabindex="0">

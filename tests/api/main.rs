@@ -51,6 +51,7 @@ mod placeholders;
 mod postgres;
 mod postgres_plans;
 mod prolific_cli;
+mod prolific_edges;
 mod prolific_fake;
 mod prolific_fake_more;
 mod prolific_flow;

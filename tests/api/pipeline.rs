@@ -135,6 +135,14 @@ async fn step3_pairs_adjudication_step4_and_the_funnel() {
     let listed: Vec<Funnel> = serde_json::from_slice(&app.cli(&["datasets", "--json"]).stdout).unwrap();
     assert_eq!(listed[0].overall, f.overall);
 
+    // A newer Step 3 (a pilot) on the same dataset hides nothing: the chain with a Step 4 stays.
+    app.create_study_ok(&researcher, &Spec::new("Pilot").seed(12)).await;
+    let after: Funnel = app.get(&researcher, "/api/v1/datasets/demo/funnel").await;
+    assert_eq!((after.step3_study.as_deref(), after.step4_study.as_deref()), (Some("S3 pairs"), Some("S4")));
+    assert_eq!(after.overall, f.overall);
+    let res = researcher.get(app.url("/api/v1/datasets/demo/export?format=csv&stage=final")).send().await.unwrap();
+    assert_eq!(res.status(), 200, "the final export is still there");
+
     // "Start Step 4" over the finished Step 3: a study over its survivors.
     let step4_route = format!("/api/v1/studies/{s3}/step4");
     assert_eq!(annotator.post(app.url(&step4_route)).send().await.unwrap().status(), 403);

@@ -81,6 +81,25 @@ pub fn study_origin(public: Option<&str>, browser: Option<&str>, host: Option<&s
     }
 }
 
+/// An origin given for the study URL (the API's `origin`, the CLI's
+/// `--base-url`): `http(s)://host[:port]`, a trailing `/` dropped; a path,
+/// a query or another scheme would send Prolific's participants elsewhere.
+pub fn check_origin(given: &str) -> Result<String, String> {
+    let o = given.trim().trim_end_matches('/');
+    let rest = o.strip_prefix("https://").or_else(|| o.strip_prefix("http://"));
+    let bad = |why: &str| {
+        Err(format!("the origin {given:?} {why}: give http(s)://host[:port], as participants reach hardneg"))
+    };
+    match rest {
+        None => bad("is not http:// or https://"),
+        Some("") => bad("has no host"),
+        Some(r) if r.contains(['/', '?', '#', '@', ' ', '\\']) || r.chars().any(char::is_control) => {
+            bad("has more than a host and port")
+        }
+        Some(_) => Ok(o.to_string()),
+    }
+}
+
 pub fn draft(d: &DraftInput) -> Value {
     let s = d.settings;
     let origin = d.origin.trim_end_matches('/');
@@ -133,6 +152,23 @@ mod tests {
             places: 64,
             settings: s,
             block_group_ids: groups,
+        }
+    }
+
+    #[test]
+    fn a_given_origin_is_a_scheme_a_host_and_a_port_only() {
+        assert_eq!(check_origin("https://h.example.org/").unwrap(), "https://h.example.org");
+        assert_eq!(check_origin(" http://10.0.0.5:3000 ").unwrap(), "http://10.0.0.5:3000");
+        for bad in [
+            "javascript:alert(1)",
+            "https://",
+            "https://h.example.org/app",
+            "ftp://h",
+            "https://h?x=1",
+            "https://u@h",
+            "h.example.org",
+        ] {
+            assert!(check_origin(bad).is_err(), "{bad}");
         }
     }
 

@@ -1,0 +1,117 @@
+//! Edges the second research-page audit found in the Prolific flow: a draft
+//! deleted on Prolific is made again, a given origin must be an origin, a
+//! bonus for each is held to the per-bonus limit, and the places proposed
+//! after a late submission bring somebody.
+use crate::prolific_fake::FakeProlific;
+use crate::prolific_kit::{answer_all, join, post, Hardneg, Way};
+use reqwest::Method;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+
+const SPEC: &str = "name = \"edges\"\nkind = \"four_image\"\ndataset = \"demo\"\nseed = 5\naccess = \"link\"\n\
+    [link]\nbundle_size = 21\nconsent = \"I agree to take part.\"\ncompletion_code = \"EDGE0001\"\n\
+    comprehension = [{ question = \"When do you pick None?\", options = [\"Never\", \"When no image fits\"], answer = \"When no image fits\" }]\n\
+    [prolific]\nestimated_minutes = 5\nhourly_rate = 9.0\nextra_places = 0\n";
+
+fn env(fake: &FakeProlific) -> Vec<(&'static str, String)> {
+    vec![
+        ("HARDNEG_PROLIFIC_TOKEN", fake.token.clone()),
+        ("HARDNEG_PROLIFIC_URL", fake.base.clone()),
+        ("HARDNEG_PROLIFIC_SYNC_SECS", "3600".into()),
+        ("HARDNEG_PROLIFIC_BACKOFF_MS", "20".into()),
+    ]
+}
+
+#[tokio::test]
+async fn a_deleted_draft_is_made_again_and_a_given_origin_must_be_an_origin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start().await;
+    let app = Hardneg::start(&tmp.path().join("data"), &env(&fake), &tmp.path().join("log"), HashMap::new());
+    let r = app.login("researcher").await;
+    let res = r.post(app.url("/api/v1/studies")).body(SPEC).send().await.unwrap();
+    assert_eq!(res.status(), 201);
+    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    let publish = app.url(&format!("/api/v1/studies/{study}/prolific/publish"));
+
+    for bad in ["javascript:alert(1)", "https://h.example.org/app", "h.example.org"] {
+        let (s, v) = post(&r, &format!("{publish}?dry_run=true"), Some(json!({ "origin": bad }))).await;
+        assert_eq!(s, 422, "{bad}: {v}");
+        assert!(v["error"].as_str().unwrap().starts_with("field `origin`: the origin"), "{v}");
+    }
+
+    // A draft, deleted by hand on Prolific (as docs/prolific.md advises for abandoned ones).
+    let (s, v) =
+        post(&r, &format!("{publish}?dry_run=true"), Some(json!({ "origin": "https://h.example.org/" }))).await;
+    assert_eq!(s, 200, "{v}");
+    assert!(v["plan"]["body"]["external_study_url"].as_str().unwrap().starts_with("https://h.example.org/join/"));
+    let out = hardneg_cli(
+        &app,
+        &fake,
+        &["publish", &study.to_string(), "--draft-only", "--base-url", "https://h.example.org"],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let first = fake.state().await["studies"][0]["id"].as_str().unwrap().to_string();
+    let (s, _) = fake.call(Method::DELETE, &format!("/api/v1/studies/{first}/"), None).await;
+    assert_eq!(s, 200, "the reference's answer to deleting a draft");
+    let (s, v) = post(&r, &publish, Some(json!({ "origin": "https://h.example.org" }))).await;
+    assert_eq!(s, 200, "publishing after the draft was deleted: {v}");
+    assert_eq!(v["status"], "ACTIVE", "{v}");
+    assert_ne!(v["prolific_id"].as_str(), Some(first.as_str()), "a new draft");
+    assert_eq!(fake.state().await["studies"].as_array().unwrap().len(), 1, "only the new study is on Prolific");
+}
+
+#[tokio::test]
+async fn after_a_late_submission_the_proposed_total_adds_places_past_those_taken_and_bonuses_keep_their_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start().await;
+    let app = Hardneg::start(&tmp.path().join("data"), &env(&fake), &tmp.path().join("log"), HashMap::new());
+    let r = app.login("researcher").await;
+    let res = r.post(app.url("/api/v1/studies")).body(SPEC).send().await.unwrap();
+    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let pid = v["prolific_id"].as_str().unwrap().to_string();
+    let places = v["plan"]["places"].as_u64().unwrap();
+    assert_eq!(places, 3, "3 bundles of 21, no extra places");
+
+    // One times out on Prolific and still finishes (a marked extra copy); the other places fill.
+    let late = fake.arrive(&pid, None).await;
+    let (client, hstudy, _) = join(&app.base, &late.study_url, Way::Careful).await;
+    fake.timeout(&late.submission_id).await;
+    let (s, _) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    assert_eq!(s, 200);
+    for _ in 0..3 {
+        let a = fake.arrive(&pid, None).await;
+        let (c, h, _) = join(&app.base, &a.study_url, Way::Careful).await;
+        assert_eq!(answer_all(&app.base, &c, h, Way::Careful).await, "EDGE0001");
+        fake.submit(&a.submission_id, Some("EDGE0001")).await;
+    }
+    assert_eq!(answer_all(&app.base, &client, hstudy, Way::Careful).await, "EDGE0001");
+    fake.submit(&late.submission_id, Some("EDGE0001")).await;
+    // Discarding one frees a copy: Prolific's 3 places are all taken, by 4 submissions.
+    let who: Vec<Value> =
+        r.get(app.url(&format!("/api/v1/studies/{study}/participants"))).send().await.unwrap().json().await.unwrap();
+    let done = who.iter().find(|p| p["status"] == "completed").unwrap()["number"].as_i64().unwrap();
+    let res = r.post(app.url(&format!("/api/v1/studies/{study}/participants/{done}/discard"))).send().await.unwrap();
+    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+    let (s, _) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    assert_eq!(s, 200);
+    let st: Value =
+        r.get(app.url(&format!("/api/v1/studies/{study}/prolific"))).send().await.unwrap().json().await.unwrap();
+    assert_eq!((st["propose_more_places"].as_u64(), st["propose_total"].as_u64()), (Some(1), Some(5)), "{st}");
+    let (s, v) =
+        post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/places")), Some(json!({ "total": 5 }))).await;
+    assert_eq!(s, 200, "{v}");
+    let a = fake.arrive(&pid, None).await;
+    assert!(!a.submission_id.is_empty(), "the added place takes somebody");
+
+    // Bonuses: one amount for each is held to the same limit as a CSV line.
+    let url = app.url(&format!("/api/v1/studies/{study}/prolific/bonuses?round=r1&each=150&dry_run=true"));
+    let (s, v) = post(&r, &url, None).await;
+    assert_eq!(s, 422, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("over the most one bonus may be (100.00)"), "{v}");
+}
+
+fn hardneg_cli(app: &Hardneg, fake: &FakeProlific, args: &[&str]) -> std::process::Output {
+    crate::helpers::command_on(&app.data_dir).envs(env(fake)).arg("prolific").args(args).output().unwrap()
+}
