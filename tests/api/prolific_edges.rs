@@ -22,15 +22,21 @@ fn env(fake: &FakeProlific) -> Vec<(&'static str, String)> {
     ]
 }
 
-#[tokio::test]
-async fn a_deleted_draft_is_made_again_and_a_given_origin_must_be_an_origin() {
-    let tmp = tempfile::tempdir().unwrap();
+/// The fake, hardneg on it with the researcher logged in, and the study made from [`SPEC`].
+async fn start(dir: &std::path::Path) -> (FakeProlific, Hardneg, reqwest::Client, i64) {
     let fake = FakeProlific::start().await;
-    let app = Hardneg::start(&tmp.path().join("data"), &env(&fake), &tmp.path().join("log"), HashMap::new());
+    let app = Hardneg::start(&dir.join("data"), &env(&fake), &dir.join("log"), HashMap::new());
     let r = app.login("researcher").await;
     let res = r.post(app.url("/api/v1/studies")).body(SPEC).send().await.unwrap();
     assert_eq!(res.status(), 201);
     let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    (fake, app, r, study)
+}
+
+#[tokio::test]
+async fn a_deleted_draft_is_made_again_and_a_given_origin_must_be_an_origin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (fake, app, r, study) = start(tmp.path()).await;
     let publish = app.url(&format!("/api/v1/studies/{study}/prolific/publish"));
 
     for bad in ["javascript:alert(1)", "https://h.example.org/app", "h.example.org"] {
@@ -63,11 +69,7 @@ async fn a_deleted_draft_is_made_again_and_a_given_origin_must_be_an_origin() {
 #[tokio::test]
 async fn after_a_late_submission_the_proposed_total_adds_places_past_those_taken_and_bonuses_keep_their_limit() {
     let tmp = tempfile::tempdir().unwrap();
-    let fake = FakeProlific::start().await;
-    let app = Hardneg::start(&tmp.path().join("data"), &env(&fake), &tmp.path().join("log"), HashMap::new());
-    let r = app.login("researcher").await;
-    let res = r.post(app.url("/api/v1/studies")).body(SPEC).send().await.unwrap();
-    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    let (fake, app, r, study) = start(tmp.path()).await;
     let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
     assert_eq!(s, 200, "{v}");
     let pid = v["prolific_id"].as_str().unwrap().to_string();
