@@ -45,7 +45,7 @@ if [ ! -f "$cache/.done" ]; then
   touch "$cache/.done"
 fi
 cp -r "$cache/." "$out/" && rm -f "$out/.done"
-cat style/main.css style/pages.css style/kinds.css > "$out/hardneg.css"
+cat style/main.css style/research.css style/pages.css style/kinds.css > "$out/hardneg.css"
 hash=$(cat "$out/hardneg.js" "$out/hardneg_bg.wasm" "$out/hardneg.css" | sha256sum | cut -c1-16)
 name="hardneg.$hash"
 mkdir -p "$site/pkg"

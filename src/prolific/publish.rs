@@ -251,15 +251,19 @@ pub async fn publish(
 ) -> Result<Published, ServiceError> {
     let (plan, pid, cost) = prepare(client, study, origin, over).await?;
     transition(client, study, "PUBLISH").await?;
-    let s = client.expect("GET", &format!("/api/v1/studies/{pid}/"), None).await?;
-    let status = s["status"].as_str().unwrap_or("UNKNOWN").to_string();
-    let study_url = s["external_study_url"].as_str().unwrap_or_default().to_string();
+    let (status, study_url) = study_view(client, &pid).await?;
     Ok(Published { plan, prolific_id: pid, cost, status, study_url })
 }
 
 async fn study_status(client: &Client, pid: &str) -> Result<String, ServiceError> {
+    Ok(study_view(client, pid).await?.0)
+}
+
+/// The study's status and the URL it sends participants to, as Prolific holds them.
+async fn study_view(client: &Client, pid: &str) -> Result<(String, String), ServiceError> {
     let s = client.expect("GET", &format!("/api/v1/studies/{pid}/"), None).await?;
-    Ok(s["status"].as_str().unwrap_or("UNKNOWN").to_string())
+    let text = |k: &str, or: &str| s[k].as_str().unwrap_or(or).to_string();
+    Ok((text("status", "UNKNOWN"), text("external_study_url", "")))
 }
 
 /// PUBLISH, PAUSE, START or STOP through the outbox; waits for its confirmation.
