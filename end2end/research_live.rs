@@ -62,6 +62,10 @@ async fn the_research_page_follows_arrivals_and_a_new_flag_without_a_reload() {
     for (css, want) in [("td.not-counted", "1"), ("td.completed", "0"), ("span.answers", "1")] {
         wait_text(&r, &at(css), want).await;
     }
+    // The pressed button went with its row's redraw: the focus is on what happened.
+    wait_text(&r, &at("p.discarded"), "Discarded: the place is free again.").await;
+    let focused = r.client.execute("return document.activeElement.matches('p.discarded');", vec![]).await.unwrap();
+    assert_eq!(focused, Value::Bool(true), "the focus stays by the table, not at the page's top");
     // Every stored answer stays in the dashboard's count; the header counts those that count.
     assert_eq!(r.text(&at(r#"td[data-figure="answers"]"#)).await, "4");
     let header = r.text(&at("> p")).await;

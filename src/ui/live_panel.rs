@@ -94,7 +94,19 @@ fn Live(study_id: StudyId, first: CrowdNow, progress: RwSignal<StudyProgress>) -
             on_cleanup(move || handle.clear());
         }
     });
+    // The discarded row's button goes with the redraw: the focus moves to
+    // the line saying it was done, not to the page's top.
+    let discarded = NodeRef::<leptos::html::P>::new();
     Effect::watch(move || discard.version().get(), move |_, _, _| refresh(), false);
+    Effect::watch(
+        move || discard.value().get(),
+        move |done, _, _| {
+            if let (Some(Ok(())), Some(el)) = (done, discarded.get_untracked()) {
+                let _ = el.focus();
+            }
+        },
+        false,
+    );
     let actions = ProlificActions::default();
     Effect::watch(move || actions.ended(), move |_, _, _| refresh(), false);
     Effect::new(move |_| {
@@ -114,6 +126,9 @@ fn Live(study_id: StudyId, first: CrowdNow, progress: RwSignal<StudyProgress>) -
         {view! { <LinkCard panel=card places/> }.into_any()}
         {move || view! { <DashboardCard d=dashboard.get() study_id/> }.into_any()}
         {move || discard.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
+        <p class="discarded" role="status" tabindex="-1" node_ref=discarded>
+            {move || matches!(discard.value().get(), Some(Ok(()))).then_some("Discarded: the place is free again.")}
+        </p>
         {move || {
             let rows = flagged.get();
             (!rows.is_empty()).then(|| view! { <FlaggedTable rows study_id discard armed/> }.into_any())
