@@ -165,6 +165,17 @@ fn group_share(study_seed: u64, size: usize, roster: &[String], username: &str, 
     pool.chunks(size).nth(slot % groups).map(<[i64]>::to_vec).unwrap_or_default()
 }
 
+/// One person's queue over `items` as the kind asks them: a kind in several
+/// parts part after part ([`group_queue`]); a kind whose one part holds
+/// several questions (A/B/Tie) asks them together, item by item, with one
+/// seed per item so the options keep their places ([`queue`]).
+pub(crate) fn kind_queue(study_seed: u64, annotator: i64, questions: &[&[u8]], items: Vec<i64>) -> Vec<PlannedTask> {
+    match questions {
+        [one] if one.len() > 1 => queue(study_seed, annotator, one, items),
+        _ => group_queue(study_seed, annotator, questions, items),
+    }
+}
+
 /// Every question of every item, part after part (the baseline: 0 and 1
 /// first, then 2 and 3), each part in its own seeded order.
 pub(crate) fn group_queue(study_seed: u64, annotator: i64, questions: &[&[u8]], items: Vec<i64>) -> Vec<PlannedTask> {

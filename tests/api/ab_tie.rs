@@ -262,3 +262,40 @@ async fn several_raters_per_item_give_one_vote_per_item_in_rows_per_type() {
     assert!(cli.contains("sign test over items") && cli.contains("NEGATE/ADD"), "{cli}");
     assert!(cli.contains("5 items, 0 tied, sign test n = 5, p = 0.0625"), "{cli}");
 }
+
+#[tokio::test]
+async fn a_link_participant_answers_both_questions_of_an_item_together_with_checks_only_between_items() {
+    use crate::crowd_kit::{arrive, create_link_study, start};
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let spec = "name = \"A/B by link\"\nkind = \"ab_tie\"\ndataset = \"demo-ab-pairs\"\nseed = 12\naccess = \"link\"\n\
+                [link]\nbundle_size = 3\nconsent = \"ok\"\nattention_checks = 2\n";
+    let (id, token) = create_link_study(&app, &researcher, spec).await;
+    for pid in ["5f00000000000000000000f1", "5f00000000000000000000f2", "5f00000000000000000000f3"] {
+        let client = arrive(&app, &token, id, pid).await;
+        start(&app, &client, id).await;
+        let mut seen = Vec::new();
+        while let Some(task) = app.next_task(&client, id).await {
+            let check = task.prompt.text.starts_with("Attention check");
+            // Checks answered as they ask, so nobody is screened out on the way.
+            let pick = match check {
+                true => task.options.iter().find(|o| task.prompt.text.contains(&format!("select {} ", o.label))),
+                false => task.options.first(),
+            };
+            let res = app.answer(&client, task.task_id, &pick.expect("an option to pick").id).await;
+            assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+            seen.push((check, task));
+        }
+        let real: Vec<usize> = (0..seen.len()).filter(|&k| !seen[k].0).collect();
+        assert_eq!((real.len() % 2, seen.len() - real.len()), (0, 2), "each item asked twice, two checks");
+        assert!(real.len() >= 4, "{pid}: a bundle of at least two items");
+        for pair in real.chunks(2) {
+            let (first, second) = (&seen[pair[0]].1, &seen[pair[1]].1);
+            assert_eq!(pair[1], pair[0] + 1, "{pid}: nothing between one item's two questions");
+            assert_eq!(first.prompt.text, second.prompt.text, "{pid}: the same item twice in a row");
+            assert!(first.instructions.contains("plausible") && second.instructions.contains("grammatical"));
+            let texts = |t: &hardneg::api_types::TaskView| t.options.iter().map(|o| o.text.clone()).collect::<Vec<_>>();
+            assert_eq!(texts(first), texts(second), "{pid}: the negatives keep their places");
+        }
+    }
+}

@@ -196,6 +196,8 @@ pub fn choose_checks(
 /// The queue with the checks at seeded positions (never first, so the
 /// participant meets a real item before any check), each asking the kind's
 /// first question `query`. Real tasks keep their order; positions run 0..n.
+/// A check goes between items, never between two questions of one item
+/// asked one after the other (A/B/Tie's commonsense and grammar).
 pub fn place_checks(
     seed: u64,
     participant: i64,
@@ -203,25 +205,32 @@ pub fn place_checks(
     checks: Vec<CheckItem>,
     query: u8,
 ) -> Vec<(PlannedTask, Option<CheckItem>)> {
-    let n = queue.len() + checks.len();
-    let first = usize::from(!queue.is_empty());
+    let mut units: Vec<Vec<PlannedTask>> = Vec::new();
+    for task in queue {
+        match units.last_mut() {
+            Some(unit) if unit[0].item == task.item => unit.push(task),
+            _ => units.push(vec![task]),
+        }
+    }
+    let n = units.len() + checks.len();
+    let first = usize::from(!units.is_empty());
     let mut slots: Vec<usize> = (first..n).collect();
     shuffle(&mut slots, mix(&[seed, participant as u64, 0x504c_4143]));
     let mut at: Vec<usize> = slots.into_iter().take(checks.len()).collect();
     at.sort_unstable();
     let mut checks = checks.into_iter().enumerate();
-    let mut real = queue.into_iter();
+    let mut real = units.into_iter();
     let mut out = Vec::with_capacity(n);
-    for position in 0..n {
-        let (task, check) = match at.binary_search(&position) {
-            Ok(_) => {
-                let (k, c) = checks.next().expect("one check per chosen slot");
-                let task_seed = mix(&[seed, participant as u64, 0x4348_4b53, k as u64]) >> 1;
-                (PlannedTask { item: c.instance, position: 0, seed: task_seed, query }, Some(c))
+    for slot in 0..n {
+        if at.binary_search(&slot).is_ok() {
+            let (k, c) = checks.next().expect("one check per chosen slot");
+            let task_seed = mix(&[seed, participant as u64, 0x4348_4b53, k as u64]) >> 1;
+            out.push((PlannedTask { item: c.instance, position: out.len() as i64, seed: task_seed, query }, Some(c)));
+        } else {
+            for task in real.next().expect("the other slots are the real items'") {
+                out.push((PlannedTask { position: out.len() as i64, ..task }, None));
             }
-            Err(_) => (real.next().expect("the other slots are the real tasks'"), None),
-        };
-        out.push((PlannedTask { position: position as i64, ..task }, check));
+        }
     }
     out
 }

@@ -145,3 +145,27 @@ fn checks_go_to_seeded_positions_after_the_first_and_real_tasks_keep_their_order
     let one = place_checks(7, 3, queue(&[100]), checks[..2].to_vec(), 0);
     assert_eq!(one.iter().map(|(_, c)| c.is_some()).collect::<Vec<_>>(), [false, true, true]);
 }
+
+#[test]
+fn checks_never_split_the_questions_one_item_asks_together() {
+    // A/B/Tie: each item's commonsense and grammar questions, adjacent.
+    let items: Vec<i64> = (0..12).collect();
+    let real = crate::domain::crowd::bundle_queue(5, 3, &[&[0, 1]], &items);
+    let checks: Vec<CheckItem> =
+        (0..4).map(|k| CheckItem { instance: 900 + k, kind: CheckKind::Attention, answer: "1".into() }).collect();
+    for seed in 0..40 {
+        let placed = place_checks(seed, 3, real.clone(), checks.clone(), 0);
+        assert_eq!(placed.len(), 28);
+        assert_eq!(placed.iter().map(|(t, _)| t.position).collect::<Vec<_>>(), (0..28).collect::<Vec<_>>());
+        for (k, (t, c)) in placed.iter().enumerate() {
+            if t.query == 1 {
+                let (before, none) = &placed[k - 1];
+                assert!(none.is_none() && c.is_none(), "seed {seed}: a check between one item's questions");
+                assert_eq!((before.item, before.query), (t.item, 0));
+            }
+        }
+        let kept: Vec<PlannedTask> = placed.iter().filter(|(_, c)| c.is_none()).map(|(t, _)| *t).collect();
+        let order = |q: &[PlannedTask]| q.iter().map(|t| (t.item, t.query, t.seed)).collect::<Vec<_>>();
+        assert_eq!(order(&kept), order(&real), "real tasks keep their order");
+    }
+}
