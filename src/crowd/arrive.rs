@@ -40,6 +40,8 @@ struct Known {
     username: String,
     lease: Option<LeaseState>,
     screened_out: bool,
+    /// Screened out by the comprehension check (else by attention checks).
+    by_comprehension: bool,
     passed_check: bool,
 }
 
@@ -57,7 +59,7 @@ async fn link_and_known(
     }
     let sql = format!(
         "SELECT {LINK_SL_COLUMNS}, p.user_id, u.username, l.state, p.screened_out_at IS NOT NULL AS screened_out,
-                p.comprehension_passed_at IS NOT NULL AS passed_check,
+                p.screened_out_reason, p.comprehension_passed_at IS NOT NULL AS passed_check,
                 (SELECT coalesce(max(q.number), 0) + 1 FROM participants q WHERE q.study_id = sl.study_id) AS next_number
          FROM study_links sl
          LEFT JOIN participants p ON p.study_id = sl.study_id AND p.platform_pid = $2
@@ -75,6 +77,8 @@ async fn link_and_known(
                 username: row.try_get("username")?,
                 lease: lease.as_deref().map(super::lease_state).transpose()?,
                 screened_out: row.try_get::<Flag, _>("screened_out")?.0,
+                by_comprehension: row.try_get::<Option<String>, _>("screened_out_reason")?.as_deref()
+                    == Some("comprehension"),
                 passed_check: row.try_get::<Flag, _>("passed_check")?.0,
             })
         }
@@ -86,7 +90,7 @@ async fn link_and_known(
 fn again(link: &LinkRow, k: &Known) -> Option<Arrival> {
     let screened_out = || {
         let c = link.screen_out();
-        Some(Arrival::ScreenedOut { code: c.code, url: c.url })
+        Some(Arrival::ScreenedOut { comprehension: k.by_comprehension, code: c.code, url: c.url })
     };
     if k.screened_out {
         return screened_out();
@@ -113,7 +117,9 @@ pub async fn preview(state: &AppState, token: &str, ids: Option<&PlatformIds>) -
     if let Some(k) = known {
         return Ok(match again(&link, &k) {
             Some(Arrival::Finished { code, url }) => Preview::Finished { code, url },
-            Some(Arrival::ScreenedOut { code, url }) => Preview::ScreenedOut { code, url },
+            Some(Arrival::ScreenedOut { comprehension, code, url }) => {
+                Preview::ScreenedOut { comprehension, code, url }
+            }
             Some(_) => Preview::Returned,
             None if k.lease.is_some() => Preview::Resume { study: link.study_id, place: true },
             // Passed the check when every place was taken: the full page again.

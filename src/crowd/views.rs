@@ -20,8 +20,9 @@ pub enum Arrival {
     Finished { code: String, url: String },
     /// This platform id returned the study.
     Returned,
-    /// This platform id was screened out: the screen-out code again.
-    ScreenedOut { code: String, url: String },
+    /// This platform id was screened out: the screen-out code again, and
+    /// whether by the comprehension check (else by attention checks).
+    ScreenedOut { comprehension: bool, code: String, url: String },
     /// Every bundle has all its copies taken: return the study (with the `full` code, if the spec set one).
     Full { code: Option<String> },
     /// The researcher closed the link.
@@ -52,6 +53,7 @@ pub enum Preview {
     },
     Returned,
     ScreenedOut {
+        comprehension: bool,
         code: String,
         url: String,
     },

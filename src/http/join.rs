@@ -94,11 +94,24 @@ fn finished_page(code: String, url: String) -> Response {
     join_page(StatusCode::OK, "Thank you: you have finished", body)
 }
 
-/// Ended by the checks: asked to return, never told it is rejected; the screen-out code and its URL.
-fn screened_out_page(code: String, url: String) -> Response {
-    let body = view! {
-        <p>"You did not pass this study's checks, so there is nothing more to do here. Please return the study on Prolific."</p>
-        {code_and_link("If asked for a code, use", code, Some(("Return to Prolific", url)))}
+/// Ended by the checks, in the take page's words: after the comprehension
+/// check asked to return and told it is not rejected; after failed attention
+/// checks given the code, never asked to return (decide may reject them,
+/// docs/prolific.md).
+fn screened_out_page(comprehension: bool, code: String, url: String) -> Response {
+    let body = if comprehension {
+        view! {
+            <p>"You did not pass the comprehension check, so you cannot take part in this study."</p>
+            <p>"Please return the study on Prolific. You will not be rejected for this."</p>
+            {code_and_link("If Prolific asks for a code instead, use", code, Some(("Go to Prolific", url)))}
+        }
+        .into_any()
+    } else {
+        view! {
+            <p>"Too many attention checks were answered wrongly, so your participation has ended."</p>
+            {code_and_link("If Prolific asks for a code, use", code, Some(("Go to Prolific", url)))}
+        }
+        .into_any()
     };
     join_page(StatusCode::OK, "Your participation has ended", body)
 }
@@ -186,7 +199,7 @@ async fn show(State(state): State<AppState>, Path(token): Path<String>, Query(q)
         }
         Preview::Finished { code, url } => finished_page(code, url),
         Preview::Returned => returned_page(),
-        Preview::ScreenedOut { code, url } => screened_out_page(code, url),
+        Preview::ScreenedOut { comprehension, code, url } => screened_out_page(comprehension, code, url),
         Preview::Full { code } => full_page(code),
         Preview::Closed => closed_page(),
     }
@@ -220,7 +233,7 @@ async fn join(
         }
         Arrival::Finished { code, url } => finished_page(code, url),
         Arrival::Returned => returned_page(),
-        Arrival::ScreenedOut { code, url } => screened_out_page(code, url),
+        Arrival::ScreenedOut { comprehension, code, url } => screened_out_page(comprehension, code, url),
         Arrival::Full { code } => full_page(code),
         Arrival::Closed => closed_page(),
         Arrival::Writer => writer_page(),

@@ -189,7 +189,10 @@ async fn checks_sit_in_every_bundle_and_two_failed_attention_checks_screen_out()
     // The same PID again: the screen-out page with its code, not a new place.
     let (status, body) = arrive_with(&app, &browser(), &token, "P3").await;
     assert_eq!(status, 200);
-    assert!(body.contains("SCREEN01") && body.contains("return the study"), "{body}");
+    // In the take page's words: the code, never "return" (decide may
+    // reject them in a study of 5 minutes or more).
+    assert!(body.contains("SCREEN01") && body.contains("attention checks were answered wrongly"), "{body}");
+    assert!(!body.to_lowercase().contains("return the study"), "{body}");
     let page = browser().get(app.url(&format!("/join/{token}?PROLIFIC_PID=P3"))).send().await.unwrap();
     assert!(page.text().await.unwrap().contains("http://127.0.0.1:9/out?cc=SCREEN01"));
     // The next arrival gets the reclaimed bundle.

@@ -82,10 +82,20 @@ impl PlatformIds {
             }
         };
         Ok(PlatformIds {
-            pid: pid.to_string(),
-            study: optional("STUDY_ID", study)?,
-            session: optional("SESSION_ID", session)?,
+            pid: canonical(pid),
+            study: optional("STUDY_ID", study)?.map(|s| canonical(&s)),
+            session: optional("SESSION_ID", session)?.map(|s| canonical(&s)),
         })
+    }
+}
+
+/// A Prolific id (24 hexadecimal digits, which Prolific writes in lower
+/// case) in lower case, so the same person arriving with their id in
+/// capitals is the same participant; other panels' ids as given.
+fn canonical(id: &str) -> String {
+    match id.len() == 24 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        true => id.to_ascii_lowercase(),
+        false => id.to_string(),
     }
 }
 
@@ -150,6 +160,18 @@ mod tests {
         let ok = PlatformIds::parse(Some("P1"), Some("S1"), Some("")).unwrap();
         assert_eq!(ok, PlatformIds { pid: "P1".into(), study: Some("S1".into()), session: None });
         assert_eq!(PlatformIds::parse(None, None, None).unwrap_err(), "PROLIFIC_PID (or pid) is missing");
+        // Prolific's ids in one case; other panels' as given.
+        let upper =
+            PlatformIds::parse(Some("5F00000000000000000000A1"), Some("65AB00000000000000000001"), None).unwrap();
+        assert_eq!(
+            (upper.pid.as_str(), upper.study.as_deref()),
+            ("5f00000000000000000000a1", Some("65ab00000000000000000001"))
+        );
+        assert_eq!(PlatformIds::parse(Some("A2BC3DEF4GHIJK"), None, None).unwrap().pid, "A2BC3DEF4GHIJK");
+        assert_eq!(
+            PlatformIds::parse(Some("5F00000000000000000000A"), None, None).unwrap().pid,
+            "5F00000000000000000000A"
+        );
         assert!(PlatformIds::parse(Some("P1"), Some("bad id"), None).unwrap_err().starts_with("STUDY_ID "));
         assert!(PlatformIds::parse(Some("P1"), None, Some(&"s".repeat(65))).unwrap_err().starts_with("SESSION_ID "));
     }
