@@ -74,8 +74,14 @@ async fn a_participant_goes_from_link_to_code_and_gets_it_again() {
     answer_n(&app, &p2, study, 3, "A").await;
     let p2_again = arrive(&app, &token, study, "P2").await;
     assert_eq!(stage(&app, &p2_again, study).await["done"], 3, "resumed where it stopped");
+    // A Prolific id is one person whatever its case.
+    let lower = arrive(&app, &token, study, "5f00000000000000000000a1").await;
+    start(&app, &lower, study).await;
+    answer_n(&app, &lower, study, 2, "A").await;
+    let upper = arrive(&app, &token, study, "5F00000000000000000000A1").await;
+    assert_eq!(stage(&app, &upper, study).await["done"], 2, "the same place, not a second one");
     let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
-    assert_eq!(rows.len(), 2);
+    assert_eq!(rows.len(), 3);
     assert_ne!(rows[0]["bundle"], rows[1]["bundle"]);
     assert_eq!(rows[0]["state"], "completed");
     assert!(rows[0].get("platform_pid").is_none(), "PIDs only on request");
