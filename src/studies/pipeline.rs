@@ -32,7 +32,8 @@ pub async fn dataset_id(db: &AnyPool, dataset: &str) -> Result<DatasetId, Servic
 /// A dataset's curation studies, by id: the latest Step 4 study and the
 /// Step 3 study it was made from; without a Step 4, the latest Step 3. A
 /// newer Step 3 (a pilot, a second round) takes over once a Step 4 is made
-/// from it, so starting one never hides a finished curation and its export.
+/// from it, so starting one never hides a finished curation and its export
+/// (nor does a newer Step 4 with items still open: [`pipeline_of`]).
 #[derive(Debug, Clone, Copy)]
 pub struct PipelineIds {
     pub dataset_id: DatasetId,
@@ -69,8 +70,52 @@ pub async fn pipeline(db: &AnyPool, kinds: &[SurveyKind], dataset: &str) -> Resu
     pipeline_of(db, kinds, pipeline_ids(db, kinds, dataset).await?).await
 }
 
-/// The outcomes of the studies `ids` names.
+/// The outcomes of the studies `ids` names; where its Step 4 has items
+/// still open and an earlier Step 4 of the dataset has none (a re-run or a
+/// pilot made after the finished one), that finished one and its source:
+/// starting a study never hides a finished curation and its export.
 pub async fn pipeline_of(db: &AnyPool, kinds: &[SurveyKind], ids: PipelineIds) -> Result<Pipeline, ServiceError> {
+    let latest = outcomes_of(db, kinds, ids).await?;
+    let open = |p: &Pipeline| p.step4.as_ref().is_some_and(|(_, o)| o.iter().any(|o| o.final_value().is_none()));
+    let Some(step4) = ids.step4.filter(|_| open(&latest)) else {
+        return Ok(latest);
+    };
+    for (step3, earlier) in earlier_step4(db, kinds, ids.dataset_id, step4).await? {
+        let p = outcomes_of(db, kinds, PipelineIds { step3: Some(step3), step4: Some(earlier), ..ids }).await?;
+        if !open(&p) {
+            return Ok(p);
+        }
+    }
+    Ok(latest)
+}
+
+/// How many earlier Step 4 studies are tried for a finished one.
+const EARLIER_TRIED: i64 = 3;
+
+/// The dataset's Step 4 studies before `step4` (newest first, at most
+/// [`EARLIER_TRIED`]) with the Step 3 studies they were made from.
+async fn earlier_step4(
+    db: &AnyPool,
+    kinds: &[SurveyKind],
+    dataset_id: DatasetId,
+    step4: StudyId,
+) -> Result<Vec<(StudyId, StudyId)>, ServiceError> {
+    let first = SurveyKind::first_step_in(kinds);
+    let second = first.and_then(|k| k.next_step_in(kinds));
+    Ok(sqlx::query_as(
+        "SELECT s3.id, s4.id FROM studies s4 JOIN studies s3 ON s3.id = s4.source_study_id
+         WHERE s3.dataset_id = $1 AND s3.kind = $2 AND s4.kind = $3 AND s4.id < $4 ORDER BY s4.id DESC LIMIT $5",
+    )
+    .bind(dataset_id)
+    .bind(first.map(SurveyKind::name))
+    .bind(second.map(SurveyKind::name))
+    .bind(step4)
+    .bind(EARLIER_TRIED)
+    .fetch_all(db)
+    .await?)
+}
+
+async fn outcomes_of(db: &AnyPool, kinds: &[SurveyKind], ids: PipelineIds) -> Result<Pipeline, ServiceError> {
     // Step 4 on its own task: the two studies' reads and resolution run side
     // by side (a big dataset's export and funnel wait for both).
     let step4 = ids.step4.map(|id| {

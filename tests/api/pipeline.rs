@@ -153,4 +153,24 @@ async fn step3_pairs_adjudication_step4_and_the_funnel() {
     let progress: StudyProgress = app.get(&researcher, &format!("/api/v1/studies/{}/progress", created["id"])).await;
     assert_eq!(progress.items as u64, kept_alone + kept_by_adjudication, "{progress:?}");
     assert_eq!(progress.kind.to_string(), "ambiguity");
+
+    // A newer Step 4 hides the finished one only once its own items are all settled.
+    let rerun = created["id"].as_i64().unwrap();
+    let mut answered = 0;
+    let client = app.login("annotator1").await;
+    while let Some(task) = app.next_task(&client, rerun).await {
+        if answered == 2 {
+            let during: Funnel = app.get(&researcher, "/api/v1/datasets/demo/funnel").await;
+            assert_eq!((during.step4_study.as_deref(), &during.overall), (Some("S4"), &f.overall), "half done");
+            let res = researcher.get(app.url("/api/v1/datasets/demo/export?format=csv&stage=final")).send().await;
+            assert_eq!(res.unwrap().status(), 200, "the finished curation's export stays");
+        }
+        assert_eq!(app.answer(&client, task.task_id, "both").await.status(), 200);
+        answered += 1;
+    }
+    assert!(answered > 2, "{answered}");
+    app.work_through("annotator2", rerun, |_| "both".into()).await;
+    let done: Funnel = app.get(&researcher, "/api/v1/datasets/demo/funnel").await;
+    assert_eq!(done.step4_study.as_deref(), Some("S3 pairs - Step 4"), "finished: the newer one");
+    assert_eq!((done.overall.step4_both, done.overall.step4_kept), (progress.items as u64, 0));
 }
