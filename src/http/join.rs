@@ -48,12 +48,16 @@ impl JoinIds {
 }
 
 /// A join page in the app's page shell (`page.rs`), its heading the title.
+/// Never stored: Back from the survey asks the server again, which shows a
+/// known participant "Welcome back" rather than the consent form they filled.
 fn join_page(status: StatusCode, title: &str, body: impl IntoView + 'static) -> Response {
     let heading = title.to_string();
-    page::respond(
+    let mut res = page::respond(
         status,
         page::document(title, None, view! { <section class="join"><h1>{heading}</h1>{body}</section> }),
-    )
+    );
+    res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
+    res
 }
 
 fn error_page(e: ServiceError) -> Response {

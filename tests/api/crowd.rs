@@ -28,7 +28,10 @@ async fn a_participant_goes_from_link_to_code_and_gets_it_again() {
 
     // The GET page shows the consent and a form; it stores nothing.
     let page = browser().get(app.url(&format!("/join/{token}?PROLIFIC_PID=P1&STUDY_ID=S1&SESSION_ID=X1"))).send().await;
-    let page = page.unwrap().text().await.unwrap();
+    let page = page.unwrap();
+    // Never stored: Back from the survey asks again ("Welcome back"), not the filled form.
+    assert_eq!(page.headers()["cache-control"], "no-store");
+    let page = page.text().await.unwrap();
     assert!(page.contains("I agree to take part.") && page.contains("method=\"post\""), "{page}");
     assert!(page.contains("value=\"P1\""));
     assert!(lease_states(&app, &researcher, study).await.is_empty(), "a GET stores nothing");
