@@ -40,7 +40,8 @@ pub fn base64(bytes: &[u8]) -> String {
 /// hex of the HMAC over timestamp + body) is right, compared in constant time.
 pub fn verify(secret: &Secret, timestamp: &str, signature: &str, body: &[u8], now: i64) -> Result<(), &'static str> {
     let ts: i64 = timestamp.trim().parse().map_err(|_| "the timestamp is not a number of seconds")?;
-    if (now - ts).abs() > MAX_SKEW_SECS {
+    // Checked: any i64 may come from the open internet (i64::MIN overflowed).
+    if now.checked_sub(ts).and_then(i64::checked_abs).is_none_or(|skew| skew > MAX_SKEW_SECS) {
         return Err("the timestamp is stale");
     }
     let given = signature.trim().trim_start_matches("sha256=");
@@ -131,6 +132,11 @@ mod tests {
         assert_eq!(verify(&secret, "1700000000", &hex::encode(mac), body, 1_700_000_010), Ok(()));
         assert_eq!(verify(&secret, "1700000000", &base64(&mac), body, 1_700_000_301), Err("the timestamp is stale"));
         assert_eq!(verify(&secret, "1700000000", &base64(&mac), body, 1_699_999_600), Err("the timestamp is stale"));
+        // Any number a stranger sends: stale, never an overflow.
+        for ts in [i64::MIN.to_string(), i64::MAX.to_string(), "-1".into()] {
+            assert_eq!(verify(&secret, &ts, &base64(&mac), body, 1_700_000_000), Err("the timestamp is stale"), "{ts}");
+        }
+        assert_eq!(verify(&secret, &i64::MIN.to_string(), "x", body, -5), Err("the timestamp is stale"));
         assert!(verify(&secret, "1700000000", &base64(&mac), b"{}", 1_700_000_000).is_err(), "another body");
         assert!(verify(&secret, "1700000001", &base64(&mac), body, 1_700_000_000).is_err(), "another timestamp");
         assert!(verify(&Secret::new("other"), "1700000000", &base64(&mac), body, 1_700_000_000).is_err());
