@@ -117,3 +117,54 @@ async fn after_a_late_submission_the_proposed_total_adds_places_past_those_taken
 fn hardneg_cli(app: &Hardneg, fake: &FakeProlific, args: &[&str]) -> std::process::Output {
     crate::helpers::command_on(&app.data_dir).envs(env(fake)).arg("prolific").args(args).output().unwrap()
 }
+
+/// One who finished in hardneg and timed out on Prolific before submitting:
+/// decide's approval waits for the late submission, then applies (it was
+/// "already TIMED-OUT": nothing sent, and never approved).
+#[tokio::test]
+async fn a_finisher_timed_out_on_prolific_before_submitting_is_approved_once_the_late_submission_comes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start().await;
+    let app = Hardneg::start(&tmp.path().join("data"), &env(&fake), &tmp.path().join("log"), HashMap::new());
+    let r = app.login("researcher").await;
+    // Always the first option: not flagged as straight-lining in a bundle of 21.
+    let spec = SPEC.replace("[prolific]", "straight_line_run = 30\n[prolific]");
+    let res = r.post(app.url("/api/v1/studies")).body(spec).send().await.unwrap();
+    assert_eq!(res.status(), 201);
+    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let pid = v["prolific_id"].as_str().unwrap().to_string();
+    let late = fake.arrive(&pid, None).await;
+    let (client, hstudy, _) = join(&app.base, &late.study_url, Way::Careful).await;
+    assert_eq!(answer_all(&app.base, &client, hstudy, Way::Careful).await, "EDGE0001");
+    fake.timeout(&late.submission_id).await;
+    let decide = app.url(&format!("/api/v1/studies/{study}/prolific/decide"));
+    let (s, d) = post(&r, &decide, None).await;
+    assert_eq!(s, 200, "{d}");
+    let line = &d["lines"][0];
+    assert_eq!(
+        (line["prolific_status"].as_str(), line["action"].as_str()),
+        (Some("TIMED-OUT"), Some("approve")),
+        "{d}"
+    );
+
+    fake.submit(&late.submission_id, Some("EDGE0001")).await;
+    let (s, _) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    assert_eq!(s, 200);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        // A sync runs the outbox's due rows too.
+        let (s, _) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+        assert_eq!(s, 200);
+        fake.tick().await;
+        let st = fake.state().await;
+        if st["submissions"][0]["status"] == "APPROVED" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never approved: {}", st["submissions"][0]);
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let (s, again) = post(&r, &decide, None).await;
+    assert_eq!((s, again["lines"][0]["action"].as_str()), (200, Some("nothing")), "{again}");
+}

@@ -103,13 +103,16 @@ pub fn decide(p: &Person, messages: &BTreeMap<String, String>) -> Action {
     if asked_to_return {
         return if p.return_requested {
             nothing("a return was requested already")
+        } else if prolific == S::TimedOut {
+            nothing("timed out on Prolific: its place is given back already")
         } else {
             Action::RequestReturn { reason: SCREENED_OUT_RETURN.to_string() }
         };
     }
     match p.decision {
         Decision::Approve => Action::Approve,
-        Decision::Reject if prolific == S::AwaitingReview || prolific == S::Active => {
+        // Active or timed out: sent once submitted (a late finisher may still submit).
+        Decision::Reject if matches!(prolific, S::AwaitingReview | S::Active | S::TimedOut) => {
             // The approve list rejects only for failed attention checks, so that is the
             // category and message even when other flags (too fast, say) come first.
             let known = |f: &&String| FLAGS.contains(&f.as_str());
@@ -204,7 +207,12 @@ mod tests {
         {
             assert!(matches!(decide(&person(status, decision, Some(S::AwaitingReview)), &m), Action::Nothing { .. }));
         }
-        for decided in [S::Approved, S::Rejected, S::Returned, S::TimedOut, S::ScreenedOut, S::PartiallyApproved] {
+        // Timed out, finished in hardneg: approved once it submits (the outbox waits); rejected the same way.
+        assert_eq!(decide(&person("completed", Decision::Approve, Some(S::TimedOut)), &m), Action::Approve);
+        assert!(matches!(decide(&Person { prolific: Some(S::TimedOut), ..p.clone() }, &m), Action::Reject { .. }));
+        let gone = decide(&person("screened_out", Decision::None, Some(S::TimedOut)), &m);
+        assert!(matches!(&gone, Action::Nothing { why } if why.contains("timed out")), "{gone:?}");
+        for decided in [S::Approved, S::Rejected, S::Returned, S::ScreenedOut, S::PartiallyApproved] {
             let a = decide(&person("completed", Decision::Approve, Some(decided)), &m);
             assert!(matches!(&a, Action::Nothing { why } if why.contains("already")), "{a:?}");
         }

@@ -67,7 +67,8 @@ impl SubmissionStatus {
         !matches!(self, SubmissionStatus::Returned | SubmissionStatus::TimedOut | SubmissionStatus::Unknown)
     }
 
-    /// Submitted and decided: nothing more to send for it.
+    /// Submitted and decided: nothing more to send for it. Not a timed-out
+    /// one: its participant may still finish, and a decision then applies.
     pub fn decided(self) -> bool {
         matches!(
             self,
@@ -75,7 +76,6 @@ impl SubmissionStatus {
                 | SubmissionStatus::PartiallyApproved
                 | SubmissionStatus::Rejected
                 | SubmissionStatus::Returned
-                | SubmissionStatus::TimedOut
                 | SubmissionStatus::ScreenedOut
         )
     }
@@ -300,7 +300,7 @@ mod tests {
             [S::Reserved, S::Active, S::AwaitingReview, S::Approved, S::PartiallyApproved, S::Rejected, S::ScreenedOut]
         );
         let open: Vec<_> = S::ALL.into_iter().filter(|s| !s.decided()).collect();
-        assert_eq!(open, [S::Reserved, S::Active, S::AwaitingReview, S::Unknown]);
+        assert_eq!(open, [S::Reserved, S::Active, S::TimedOut, S::AwaitingReview, S::Unknown]);
         assert!(S::Approved.paid() && S::PartiallyApproved.paid() && !S::AwaitingReview.paid());
     }
 
