@@ -2,7 +2,7 @@
 //! and how it is read back when its answer was lost. Approvals go out in
 //! bulk (at most 1,000 ids a call); everything else one row at a time.
 use super::client::{now_ms, Client};
-use super::outbox::{advance, crash_point, delay_for, Row};
+use super::outbox::{advance, crash_point, delay_for, reread_after, Row};
 use super::readback::{find_draft, read_back, Found};
 pub use super::remote::{bonus_csv, Remote};
 use crate::domain::ids::StudyId;
@@ -205,7 +205,7 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
                 OutboxEvent::Lost
             }
         };
-        let delay = if event == OutboxEvent::Lost { delay_for(r.attempts, None) } else { 0 };
+        let delay = if event == OutboxEvent::Lost { reread_after(&r) } else { 0 };
         let mut tx = crate::store::db::begin_write(db).await?;
         if event == OutboxEvent::ReadBackApplied {
             applied(&mut tx, &r, found.map(|id| json!({ "id": id })).as_ref()).await?;
@@ -339,7 +339,12 @@ async fn set_remote_id(tx: &mut sqlx::AnyConnection, row: i64, id: &str) -> Resu
 
 /// Sends what is due, study by study in order of writing, until nothing is
 /// due before `until` (then it waits for the next due row) or `until` passes.
-pub async fn run(client: &Client, study: Option<StudyId>, until: Instant) -> Result<(), ServiceError> {
+pub async fn run(
+    client: &Client,
+    study: Option<StudyId>,
+    until: Instant,
+    woken: Option<&tokio::sync::Notify>,
+) -> Result<(), ServiceError> {
     let db = client.db();
     loop {
         super::outbox::expire_claims(db).await?;
@@ -356,6 +361,17 @@ pub async fn run(client: &Client, study: Option<StudyId>, until: Instant) -> Res
         if Instant::now() + wait >= until {
             return Ok(());
         }
-        tokio::time::sleep(wait).await;
+        // The server's loop waits here for rows due later; a webhook or a
+        // decision wakes it to sync now (the permit is left for its loop).
+        match woken {
+            Some(n) => tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = n.notified() => {
+                    n.notify_one();
+                    return Ok(());
+                }
+            },
+            None => tokio::time::sleep(wait).await,
+        }
     }
 }

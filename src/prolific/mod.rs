@@ -81,7 +81,7 @@ pub async fn round(client: &client::Client, until: Instant) -> Result<(), Servic
         }
     }
     // Drafts not yet made are sent too (their study has no Prolific id yet).
-    actions::run(client, None, until).await
+    actions::run(client, None, until, Some(WAKE.get_or_init(tokio::sync::Notify::new))).await
 }
 
 /// After a sync: places raised to what hardneg still needs, or the study

@@ -177,6 +177,13 @@ pub fn delay_for(attempts: i64, retry_after_ms: Option<u64>) -> i64 {
     super::client::backoff().delay_ms(attempts.max(1) as u32, rand::random::<f64>(), retry_after_ms) as i64
 }
 
+/// When to read an unconfirmed row back again, its effect not known yet
+/// (a bonus pay in its grace period): later the longer ago it was sent.
+pub fn reread_after(r: &Row) -> i64 {
+    let since_sent = r.sent_at.map_or(0, |at| super::client::now_ms() - at);
+    super::client::backoff().reread_ms(r.attempts.max(1) as u32, since_sent, rand::random::<f64>()) as i64
+}
+
 /// The outbox of a study for the status page: action, state, tries, Prolific's last word.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct OutboxLine {

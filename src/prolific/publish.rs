@@ -237,7 +237,7 @@ async fn settle(client: &Client, study: StudyId, key: &str) -> Result<(String, O
         if row.0 == "done" || row.0 == "failed" || Instant::now() >= until {
             return Ok(row);
         }
-        run(client, Some(study), (Instant::now() + Duration::from_millis(500)).min(until)).await?;
+        run(client, Some(study), (Instant::now() + Duration::from_millis(500)).min(until), None).await?;
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

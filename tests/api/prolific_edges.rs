@@ -168,3 +168,58 @@ async fn a_finisher_timed_out_on_prolific_before_submitting_is_approved_once_the
     let (s, again) = post(&r, &decide, None).await;
     assert_eq!((s, again["lines"][0]["action"].as_str()), (200, Some("nothing")), "{again}");
 }
+
+/// The server's loop, with an approval waiting for its submission (and a
+/// sync only every hour), still syncs at once when a webhook comes: it used
+/// to stay in the outbox's waits until the hour was over.
+#[tokio::test]
+async fn a_webhook_wakes_the_sync_while_an_approval_waits_for_its_submission() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start().await;
+    let mut e = env(&fake);
+    e.extend([("HARDNEG_PROLIFIC_WEBHOOK_SECRET", "whsec-2".to_string()), ("HARDNEG_PROLIFIC_WAIT_MS", "300".into())]);
+    let app = Hardneg::start(&tmp.path().join("data"), &e, &tmp.path().join("log"), HashMap::new());
+    let r = app.login("researcher").await;
+    let spec = SPEC.replace("[prolific]", "straight_line_run = 30\n[prolific]");
+    let res = r.post(app.url("/api/v1/studies")).body(spec).send().await.unwrap();
+    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let a = fake.arrive(v["prolific_id"].as_str().unwrap(), None).await;
+    let (client, hstudy, _) = join(&app.base, &a.study_url, Way::Careful).await;
+    assert_eq!(answer_all(&app.base, &client, hstudy, Way::Careful).await, "EDGE0001");
+    let (s, d) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/decide")), None).await;
+    assert_eq!((s, d["lines"][0]["prolific_status"].as_str()), (200, Some("ACTIVE")), "{d}");
+    assert_eq!(d["lines"][0]["action"], "approve", "waits for the submission: {d}");
+
+    // The loop's round after the decision is under way, its approval waiting.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    fake.submit(&a.submission_id, Some("EDGE0001")).await;
+    let body = json!({"event_id": "ev-2", "event_type": "submission.status.change", "resource_id": a.submission_id});
+    let body = serde_json::to_vec(&body).unwrap();
+    let ts = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs().to_string();
+    let sig = hardneg::prolific::webhook::base64(&hardneg::prolific::webhook::hmac_sha256(
+        b"whsec-2",
+        &[ts.as_bytes(), &body],
+    ));
+    let hook = reqwest::Client::new()
+        .post(app.url("/api/v1/prolific/webhook"))
+        .header("X-Prolific-Request-Timestamp", ts)
+        .header("X-Prolific-Request-Signature", sig)
+        .header("Content-Type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(hook.status(), 204);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        fake.tick().await;
+        let st = fake.state().await;
+        if st["submissions"][0]["status"] == "APPROVED" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no sync after the webhook: {}", st["submissions"][0]);
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}

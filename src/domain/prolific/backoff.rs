@@ -28,6 +28,15 @@ impl Backoff {
         let d = half + ((ceiling - half) as f64 * j) as u64;
         d.max(retry_after_ms.unwrap_or(0).min(self.cap_ms.max(1) * 10))
     }
+
+    /// The wait before reading back again an action whose effect is not
+    /// known yet, sent `since_sent_ms` ago: a quarter of that age (so the
+    /// reads thin out as it waits: a bonus pay's 15-minute grace costs
+    /// dozens of reads, not thousands), at least the back-off's, at most its cap.
+    pub fn reread_ms(&self, attempt: u32, since_sent_ms: i64, jitter: f64) -> u64 {
+        let quarter = (since_sent_ms.max(0) as u64 / 4).min(self.cap_ms);
+        self.delay_ms(attempt, jitter, None).max(quarter)
+    }
 }
 
 #[cfg(test)]
@@ -49,6 +58,22 @@ mod tests {
         }
         assert_eq!(b.delay_ms(1000, 0.5, None), 3_750, "no overflow far past the cap");
         assert_eq!(b.delay_ms(0, 0.0, None), 50, "attempt 0 is the first");
+    }
+
+    #[test]
+    fn read_backs_thin_out_as_an_action_waits() {
+        let b = Backoff { base_ms: 500, cap_ms: 60_000 };
+        assert_eq!(b.reread_ms(1, 0, 0.0), 250, "at first, the back-off's");
+        assert_eq!(b.reread_ms(1, 40_000, 0.0), 10_000);
+        assert_eq!(b.reread_ms(1, 3_600_000, 0.0), 60_000, "never past the cap");
+        assert_eq!(b.reread_ms(1, -5, 0.0), 250, "a clock step back");
+        // A bonus pay's 15-minute grace: read back dozens of times, not thousands.
+        let (mut t, mut reads) = (0i64, 0);
+        while t < 900_000 {
+            t += b.reread_ms(1, t, 0.5) as i64;
+            reads += 1;
+        }
+        assert!((10..60).contains(&reads), "{reads} reads");
     }
 
     #[test]
