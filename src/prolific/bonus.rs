@@ -98,6 +98,28 @@ pub async fn read(db: &AnyPool, study: StudyId, source: Source<'_>) -> Result<Ve
 
 /// Stores the round's bonuses and writes their set-ups (nothing in a dry
 /// run). The same round again adds nothing: a bonus is per submission and round.
+/// A round's bonuses are what it first stored: one given again at another
+/// amount is refused (it would be reported, never paid), naming a few.
+fn changed_amounts(round: &str, bonuses: &[(String, u64)], stored: &HashMap<String, i64>) -> Result<(), ServiceError> {
+    let changed: Vec<String> = bonuses
+        .iter()
+        .filter_map(|(sub, c)| {
+            let held = *stored.get(sub)?;
+            (held != *c as i64).then(|| format!("{sub} holds {} (not {})", cents(held.max(0) as u64), cents(*c)))
+        })
+        .collect();
+    if changed.is_empty() {
+        return Ok(());
+    }
+    Err(ServiceError::Invalid(format!(
+        "round {round:?} already holds other amounts for {} submission(s) ({}{}): a round's bonuses are never \
+         changed; pay a difference in a new round",
+        changed.len(),
+        changed.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
+        if changed.len() > 3 { "; …" } else { "" }
+    )))
+}
+
 pub async fn plan(
     db: &AnyPool,
     study: StudyId,
@@ -111,15 +133,17 @@ pub async fn plan(
     let total_cents = bonuses.iter().map(|b| b.1).sum();
     // Only what this round adds counts against the cap (its bonuses already
     // stored are committed already), with Prolific's fee and tax on top.
-    let stored: HashSet<String> =
-        sqlx::query_scalar("SELECT submission_id FROM prolific_bonuses WHERE study_id = $1 AND round = $2")
-            .bind(study)
-            .bind(round)
-            .fetch_all(db)
-            .await?
-            .into_iter()
-            .collect();
-    let new_cents: u64 = bonuses.iter().filter(|b| !stored.contains(&b.0)).map(|b| b.1).sum();
+    let stored: HashMap<String, i64> = sqlx::query_as::<_, (String, i64)>(
+        "SELECT submission_id, amount_cents FROM prolific_bonuses WHERE study_id = $1 AND round = $2",
+    )
+    .bind(study)
+    .bind(round)
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .collect();
+    changed_amounts(round, &bonuses, &stored)?;
+    let new_cents: u64 = bonuses.iter().filter(|b| !stored.contains_key(&b.0)).map(|b| b.1).sum();
     let (budget, fee) = super::publish::budget_and_fee(db, study).await?;
     let more = crate::domain::prolific::money::with_fee(new_cents, fee);
     if !budget.allows(more) {
@@ -149,6 +173,17 @@ pub async fn plan(
         .await?;
         if new.rows_affected() == 1 {
             fresh.push((sub.clone(), *c));
+        } else {
+            // Stored meanwhile by another run of the round (two at once): same amounts, or nothing.
+            let held: i64 = sqlx::query_scalar(
+                "SELECT amount_cents FROM prolific_bonuses WHERE study_id = $1 AND submission_id = $2 AND round = $3",
+            )
+            .bind(study)
+            .bind(sub)
+            .bind(round)
+            .fetch_one(&mut *tx)
+            .await?;
+            changed_amounts(round, &[(sub.clone(), *c)], &HashMap::from([(sub.clone(), held)]))?;
         }
     }
     let mut written = 0;

@@ -112,6 +112,15 @@ async fn a_new_user_runs_a_study_on_the_fake_from_the_command_line() {
     fake.tick().await;
     let (ok, out, _) = cli(&data, &fake, &["bonus", roomy, "--round", "thanks", "--each", "0.50"]);
     assert!(ok && out.contains("round \"thanks\": 2 bonuses"), "the same round again: {out}");
+    // Other amounts in a paid round: refused (they would be reported, never paid), dry run or not.
+    for dry in [true, false] {
+        let mut args = vec!["bonus", roomy, "--round", "thanks", "--each", "0.75"];
+        args.extend(dry.then_some("--dry-run"));
+        let (ok, out, err) = cli(&data, &fake, &args);
+        assert!(!ok, "{out}");
+        assert!(err.contains("round \"thanks\" already holds other amounts for 2 submission(s)"), "{err}");
+        assert!(err.contains("holds 0.50 (not 0.75)") && err.contains("new round"), "{err}");
+    }
     // 14.00 committed (12 places and 1.00 of bonuses, with the fee and tax): 2 × 13.00 fits
     // the 36.00 left by itself, but not with Prolific's fee and tax on it (36.40).
     let (ok, out, err) = cli(&data, &fake, &["bonus", roomy, "--round", "big", "--each", "13.00"]);
