@@ -73,7 +73,7 @@ async fn measure(b: &Browser, url: &str, page: &str) {
         let early = b
             .client
             .execute(
-                "return document.querySelector('section.survey form.options button[type=\"submit\"][aria-keyshortcuts]')
+                "return document.querySelector('section.survey form.options button[type=\"submit\"][data-keys]')
                    ? performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd : null",
                 vec![],
             )

@@ -137,6 +137,8 @@ async fn every_page_reads_right_and_the_survey_works_without_javascript() {
     let mut task = current_task(&b).await;
     let shown = b.text("main").await.to_lowercase();
     assert!(!shown.contains("keys"), "without JavaScript nothing mentions keys: {shown}");
+    let announced = b.client.find_all(Css("[aria-keyshortcuts]")).await.unwrap();
+    assert!(announced.is_empty(), "nor announces a key that does nothing");
     for (k, option) in ["B", "none", "C"].into_iter().enumerate() {
         b.wait_css(&format!(r#"button.option[data-option="{option}"]"#)).await.click().await.unwrap();
         task = crate::annotate_flow::wait_next_task(&b, &task).await;

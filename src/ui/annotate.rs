@@ -330,7 +330,8 @@ pub fn TaskCard(
                     view! {
                         <button type=if submits { "submit" } else { "button" } name="option" value=o.id.clone()
                             class=match (&o.image_url, &o.text) { (Some(_), _) => "option image", (None, Some(_)) => "option text-choice", _ => "option plain" }
-                            data-option=o.id.clone() aria-keyshortcuts=keys.clone()
+                            data-option=o.id.clone() data-keys=keys.clone()
+                            aria-keyshortcuts={ let keys = keys.clone(); move || crate::ui_kit::hydrated().then(|| keys.clone()) }
                             on:click=move |ev| { ev.prevent_default(); choose(id.clone()) }>
                             {o.image_url.clone().map(|src| view! { <img src=src alt=format!("Candidate {}", label)/> })}
                             {o.text.clone().map(|t| view! { <span class="text">{t}</span> })}

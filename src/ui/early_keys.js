@@ -1,9 +1,15 @@
-// Keys before the wasm: a key press clicks the option whose
-// aria-keyshortcuts names it, so the option's form posts the answer. Once
-// the page has hydrated, the app's own handler (on window) takes over; the
-// event is stopped here so the two never both answer one press.
+// Keys before the wasm: a key press clicks the option whose data-keys
+// names it, so the option's form posts the answer. Once the page has
+// hydrated, the app's own handler (on window) takes over; the event is
+// stopped here so the two never both answer one press. The options carry
+// aria-keyshortcuts only where a script runs (here, then the app's): a page
+// without JavaScript announces no key that does nothing.
 (function () {
-  var EARLY = 'section.survey form.options button[type="submit"][aria-keyshortcuts]';
+  var EARLY = 'section.survey form.options button[type="submit"][data-keys]';
+  document.addEventListener("DOMContentLoaded", function () {
+    var bs = document.querySelectorAll(EARLY);
+    for (var i = 0; i < bs.length; i++) bs[i].setAttribute("aria-keyshortcuts", bs[i].getAttribute("data-keys"));
+  });
   document.addEventListener("keydown", function (e) {
     if (document.querySelector('main[data-hydrated="true"]')) return;
     if (e.ctrlKey || e.metaKey || e.altKey || e.repeat || e.isComposing) return;
@@ -12,7 +18,7 @@
     var k = e.key.toLowerCase();
     var bs = document.querySelectorAll(EARLY);
     for (var i = 0; i < bs.length; i++) {
-      if (bs[i].getAttribute("aria-keyshortcuts").toLowerCase().split(" ").indexOf(k) !== -1) {
+      if (bs[i].getAttribute("data-keys").toLowerCase().split(" ").indexOf(k) !== -1) {
         e.preventDefault();
         e.stopPropagation();
         var f = bs[i].form;

@@ -3,15 +3,7 @@
 use crate::ui_kit::error_text;
 use leptos::prelude::*;
 
-/// Whether the client has hydrated the page (false on the server and
-/// without JavaScript): what only works with the wasm waits for it.
-#[derive(Clone, Copy)]
-pub struct Hydrated(pub ReadSignal<bool>);
-
-/// False where no app provides it (a component rendered on its own).
-pub fn hydrated() -> bool {
-    use_context::<Hydrated>().is_some_and(|h| h.0.get())
-}
+pub use crate::ui_kit::{hydrated, Hydrated};
 
 /// Said on the research pages, which need scripts, to a browser without
 /// them (participant and annotator pages work without). Text only inside:

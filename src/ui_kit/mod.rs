@@ -18,6 +18,16 @@ pub mod page;
 #[cfg(feature = "ssr")]
 pub mod survey_post;
 
+/// Whether the client has hydrated the page (false on the server and
+/// without JavaScript): what only works with the wasm waits for it.
+#[derive(Clone, Copy)]
+pub struct Hydrated(pub ReadSignal<bool>);
+
+/// False where no app provides it (a component rendered on its own).
+pub fn hydrated() -> bool {
+    use_context::<Hydrated>().is_some_and(|h| h.0.get())
+}
+
 /// How far along a survey is; participants read "Item k of N" instead.
 pub type Counter = fn(Progress) -> String;
 

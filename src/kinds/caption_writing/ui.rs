@@ -230,7 +230,7 @@ fn skip_buttons(first_skip: NodeRef<leptos::html::Button>, send: impl Fn(String)
                 let node = if i == 0 { first_skip } else { NodeRef::new() };
                 view! {
                     <button type="submit" class="option plain" name="option" value=value node_ref=node
-                        aria-keyshortcuts=(i + 1).to_string()
+                        aria-keyshortcuts=move || crate::ui_kit::hydrated().then(|| (i + 1).to_string())
                         on:click=move |ev| { ev.prevent_default(); send(sent.clone()) }>
                         {label} " " <kbd>{i + 1}</kbd>
                     </button>
@@ -265,7 +265,7 @@ fn text_box(b: TextBox) -> impl IntoView {
         <label class="caption-box">
             <span>{field.label} " " <kbd>{key}</kbd></span>
             <input type="text" name=field.name maxlength=field.max_chars autocomplete="off" node_ref=node
-                aria-keyshortcuts=key data-field=field.name
+                aria-keyshortcuts=move || crate::ui_kit::hydrated().then_some(key) data-field=field.name
                 on:focus=move |_| in_box.set(true) on:blur=move |_| in_box.set(false)
                 prop:value=move || text.get() on:input=move |ev| { text.set(event_target_value(&ev)); reported.set(None); }/>
         </label>

@@ -10,8 +10,8 @@ pub mod rows;
 pub mod stats;
 
 pub const INSTRUCTIONS: &str = "Read the prompt and order the images from the one that matches it best to the \
-one that matches it worst. Drag an image to move it, or select it with its number and move it with the arrow \
-keys (or u / d); submit with Enter.";
+one that matches it worst, then submit the order. Keys: drag an image to move it, or select it with its \
+number and move it with the arrow keys (or u / d); Enter submits.";
 
 pub const MIN_IMAGES: usize = 2;
 pub const MAX_IMAGES: usize = 10;

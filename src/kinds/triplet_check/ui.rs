@@ -90,7 +90,7 @@ fn TripletCard(
                 {verdict_and_tags(verdict, tag)}
                 <label class="correction">
                     <span>"Corrected P2 (only when P2 is wrong; needs a tag) " <kbd>"e"</kbd></span>
-                    <input type="text" name="text" maxlength="300" autocomplete="off" node_ref=input aria-keyshortcuts="e"
+                    <input type="text" name="text" maxlength="300" autocomplete="off" node_ref=input aria-keyshortcuts=move || crate::ui_kit::hydrated().then_some("e")
                         on:focus=move |_| in_box.set(true) on:blur=move |_| in_box.set(false)
                         prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))/>
                 </label>
@@ -148,7 +148,7 @@ fn verdict_and_tags(verdict: RwSignal<Option<bool>>, tag: RwSignal<Option<usize>
             <legend>"Verdict"</legend>
             {[(true, "valid", "Valid", "v"), (false, "not_valid", "Not valid", "n")].into_iter().map(|(valid, value, label, key)| view! {
                 <label>
-                    <input type="radio" name="option" value=value required=true aria-keyshortcuts=key
+                    <input type="radio" name="option" value=value required=true aria-keyshortcuts=move || crate::ui_kit::hydrated().then_some(key)
                         prop:checked=move || verdict.get() == Some(valid)
                         on:change=move |_| verdict.set(Some(valid))/>
                     {label} " " <kbd>{key}</kbd>
@@ -163,7 +163,7 @@ fn verdict_and_tags(verdict: RwSignal<Option<bool>>, tag: RwSignal<Option<usize>
             </label>
             {TAGS.iter().enumerate().map(|(i, &value)| view! {
                 <label>
-                    <input type="radio" name="tag" value=value aria-keyshortcuts=(i + 1).to_string()
+                    <input type="radio" name="tag" value=value aria-keyshortcuts=move || crate::ui_kit::hydrated().then(|| (i + 1).to_string())
                         prop:checked=move || tag.get() == Some(i) on:change=move |_| tag.set(Some(i))/>
                     {TAG_LABELS[i]} " " <kbd>{i + 1}</kbd>
                 </label>
