@@ -115,6 +115,8 @@ async fn participant_goes_from_link_to_completion_url_resumes_and_a_full_study_s
 
     // The code, then Prolific's completion URL (here a page of the test server).
     wait_text(&b, ".completion .code", &code).await;
+    let focused = b.client.execute("return document.activeElement.matches('div.completion');", vec![]).await;
+    assert_eq!(focused.unwrap(), Value::Bool(true), "the code's page has the focus, not the page's top");
     let href = b.wait_css(".completion a.button").await.attr("href").await.unwrap().unwrap();
     assert_eq!(href, format!("{}/?cc={code}", app.base));
     b.screenshot("e2e-take-complete.png").await;

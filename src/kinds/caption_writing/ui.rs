@@ -118,9 +118,12 @@ fn WritingCard(
     let first_skip = NodeRef::<leptos::html::Button>::new();
     let card = NodeRef::<leptos::html::Section>::new();
     let in_box = RwSignal::new(false);
+    // After the frame: the card's node is made before it is in the page.
     Effect::new(move |_| {
         if let Some(el) = boxes[0].get() {
-            let _ = el.focus();
+            request_animation_frame(move || {
+                let _ = el.focus();
+            });
         }
     });
     let handle = writing_keys(send, in_box, card, boxes, first_skip);

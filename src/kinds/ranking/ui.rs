@@ -90,8 +90,15 @@ fn RankingCard(
     </form>
     }
     .into_any();
+    // Each new item takes the focus (the last one's button went with its card).
+    let card = NodeRef::<leptos::html::Section>::new();
+    Effect::new(move |_| {
+        if let Some(el) = card.get() {
+            let _ = el.focus();
+        }
+    });
     view! {
-        <section class="survey ranking" aria-busy=move || pending.get().to_string() data-task=task.task_id.to_string()>
+        <section class="survey ranking" tabindex="-1" node_ref=card aria-busy=move || pending.get().to_string() data-task=task.task_id.to_string()>
             <CardHead progress counter instructions=task.instructions.clone()/>
             <blockquote class="prompt">{task.prompt.text.clone()}</blockquote>
             {form}

@@ -23,8 +23,18 @@ pub fn Completion(study_id: StudyId) -> impl IntoView {
                 match code.await {
                     Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
                     Ok(c) => {
+                        // The answered item's card is gone: the focus moves to what replaced it.
+                        let done = NodeRef::<leptos::html::Div>::new();
+                        // After the frame: Suspense makes the node before it is in the page.
+                        Effect::new(move |_| {
+                            if let Some(el) = done.get() {
+                                request_animation_frame(move || {
+                                    let _ = el.focus();
+                                });
+                            }
+                        });
                         view! {
-                            <div class="completion" role="status">
+                            <div class="completion" role="status" tabindex="-1" node_ref=done>
                                 <h2>"Thank you: you have finished"</h2>
                                 <p>"All your answers are saved. Your completion code is"</p>
                                 <p><strong class="code" data-code=c.code.clone()>{c.code.clone()}</strong></p>
