@@ -76,6 +76,18 @@ async fn demo_pairs_judged_on_both_criteria_give_the_source_table_and_sign_test(
     let answers = std::fs::read_to_string(out.join(format!("study-{id}-answers.csv"))).unwrap();
     assert_eq!(answers.lines().count(), 1 + 28);
     assert_eq!(answers.matches(",tie,commonsense_tie").count(), 7, "annotator1's ties, as shown and as stored");
+    // Each answer names its question, negative b and both sources: the sign test can be redone per item.
+    let head = answers.lines().next().unwrap();
+    assert!(head.ends_with(",annotator,option,value,question,negative_b,source_a,source_b"), "{head}");
+    let mut rows = csv::Reader::from_reader(answers.as_bytes());
+    for row in rows.records().map(Result::unwrap) {
+        let (value, question) = (&row[11], &row[12]);
+        assert!(value.starts_with(question), "{value} answers {question}");
+        assert!(
+            !row[13].is_empty() && [&row[14], &row[15]].iter().all(|s| ["fluent", "scrambled"].contains(s)),
+            "{row:?}"
+        );
+    }
     let report: Value =
         serde_json::from_slice(&std::fs::read(out.join(format!("study-{id}-report.json"))).unwrap()).unwrap();
     assert_eq!(report["rows"], r["rows"]);

@@ -70,4 +70,34 @@ async fn each_baseline_study_has_its_row_samples_are_checked_and_totals_are_real
     assert_eq!(res.status(), 422);
     let err: Value = res.json().await.unwrap();
     assert!(err["error"].as_str().unwrap().contains("not a human-baseline study"), "{err}");
+
+    // The export carries each baseline's answers, with the question each one
+    // answers, so a third party recomputes the Human row.
+    let out = crate::odd_one_out::export_candidates(&app, "demo");
+    let mut reader = csv::Reader::from_path(out.join(format!("study-{b1}-answers.csv"))).unwrap();
+    let head = reader.headers().unwrap().clone();
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let (who, item, value, question) = (col("annotator"), col("instance"), col("value"), col("question"));
+    let mut by_pair: std::collections::BTreeMap<(String, String), Vec<(String, String)>> = Default::default();
+    for row in reader.records() {
+        let row = row.unwrap();
+        let pair = (row[who].to_string(), row[item].to_string());
+        by_pair.entry(pair).or_default().push((row[question].to_string(), row[value].to_string()));
+    }
+    let right = |answers: &[(String, String)], q: &str, want: &str| answers.iter().any(|(k, v)| k == q && v == want);
+    let (mut i2t, mut t2i, mut group) = (0, 0, 0);
+    for answers in by_pair.values() {
+        assert_eq!(answers.len(), 4, "four questions per instance: {answers:?}");
+        let i = right(answers, "ipos2t", "c0") && right(answers, "ineg2t", "c1");
+        let t = right(answers, "tpos2i", "i0") && right(answers, "tneg2i", "i1");
+        (i2t, t2i, group) = (i2t + usize::from(i), t2i + usize::from(t), group + usize::from(i && t));
+    }
+    let row = h[0].report.as_ref().unwrap().overall.clone();
+    assert_eq!(row.n, by_pair.len());
+    let pct = |k: usize| 100.0 * k as f64 / by_pair.len() as f64;
+    for (mine, theirs) in [(pct(i2t), row.i2t), (pct(t2i), row.t2i), (pct(group), row.group)] {
+        assert!((mine - theirs).abs() < 1e-9, "{mine} vs {theirs}: {row:?}");
+    }
+    let card = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(card.contains(&format!("`study-{b1}-answers.csv`: kind `human_baseline`")), "{card}");
 }

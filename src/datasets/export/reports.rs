@@ -13,7 +13,7 @@ use sqlx::AnyPool;
 use std::io::Write;
 use std::path::Path;
 
-pub const ANSWER_COLUMNS: [&str; 12] = [
+pub const ANSWER_COLUMNS: [&str; 16] = [
     "study",
     "kind",
     "instance",
@@ -26,9 +26,43 @@ pub const ANSWER_COLUMNS: [&str; 12] = [
     "annotator",
     "option",
     "value",
+    "question",
+    "negative_b",
+    "source_a",
+    "source_b",
 ];
 
-type AnswerRow = (String, String, i64, String, String, String, String, Option<String>, String, String, String, String);
+/// One counted answer with its item: study, kind, instance, key, type,
+/// subtype, caption, paraphrase, negative, annotator, option, value, query,
+/// negative b and the sources of a and b.
+type AnswerRow = (
+    String,
+    String,
+    i64,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    String,
+    String,
+    String,
+    String,
+    i64,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// How a third party scores a measuring kind's answers (the human
+/// baseline): said in the card, beside its answers.
+fn scoring_note(kind: SurveyKind) -> String {
+    format!(
+        "scored per instance from one person's answers to its questions ({}), as `GET /api/v1/compare` \
+         does; a question is right when its value is the kind's correct one",
+        kind.question_names().join(", ")
+    )
+}
 
 /// Writes the files of every reporting study on the dataset into `out`;
 /// returns their names and appends a section to the card.
@@ -41,20 +75,21 @@ pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> R
     let mut files = Vec::new();
     let mut card = String::new();
     for (id, kind, seed, resolve, spec_hash) in studies {
-        let Some(kind) = SurveyKind::parse(&kind).filter(|k| k.report().is_some()) else {
+        // Reporting kinds, and those that measure people (the human baseline, scored in the compare view).
+        let Some(kind) = SurveyKind::parse(&kind).filter(|k| k.report().is_some() || k.outcome_fn().is_some()) else {
             continue;
         };
         // The kind's own files (a triplet check's settled triplets, HNC's validated pairs).
         if let Some(export) = REGISTRY.server(kind).and_then(|s| s.export) {
             files.extend(export(db, id, out).await?);
         }
-        let report = study_report(db, &REGISTRY, id).await?;
         let (answers, json) = (format!("study-{id}-answers.csv"), format!("study-{id}-report.json"));
         let rows: Vec<AnswerRow> = sqlx::query_as(
             "SELECT s.name, s.kind, i.id, i.key, i.neg_type, i.subtype, i.caption, i.paraphrase, i.negative_caption,
-                    u.username, a.option_id, a.value
+                    u.username, a.option_id, a.value, t.query, i.negative_b, i.source_a, i.source_b
              FROM counted_answers a JOIN studies s ON s.id = a.study_id JOIN instances i ON i.id = a.instance_id
-             JOIN users u ON u.id = a.user_id WHERE a.study_id = $1 ORDER BY a.instance_id, a.answered_at, a.arrival, a.task_id",
+             JOIN users u ON u.id = a.user_id JOIN tasks t ON t.id = a.task_id
+             WHERE a.study_id = $1 ORDER BY a.instance_id, a.answered_at, a.arrival, a.task_id",
         )
         .bind(id)
         .fetch_all(db)
@@ -63,12 +98,26 @@ pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> R
         let csv_err = |e: csv::Error| io_err("writing", &path, e);
         let mut w = csv::Writer::from_path(&path).map_err(csv_err)?;
         w.write_record(ANSWER_COLUMNS).map_err(csv_err)?;
+        let names = kind.question_names();
         for r in rows {
-            let (instance, p2) = (r.2.to_string(), r.7.unwrap_or_default());
-            w.write_record([&r.0, &r.1, &instance, &r.3, &r.4, &r.5, &r.6, &p2, &r.8, &r.9, &r.10, &r.11])
-                .map_err(csv_err)?;
+            let question = usize::try_from(r.12).ok().and_then(|q| names.get(q)).cloned().unwrap_or_default();
+            let instance = r.2.to_string();
+            let opt = |v: Option<String>| v.unwrap_or_default();
+            let (p2, b, sa, sb) = (opt(r.7), opt(r.13), opt(r.14), opt(r.15));
+            let cells =
+                [&r.0, &r.1, &instance, &r.3, &r.4, &r.5, &r.6, &p2, &r.8, &r.9, &r.10, &r.11, &question, &b, &sa, &sb];
+            w.write_record(cells).map_err(csv_err)?;
         }
         w.flush().map_err(|e| io_err("writing", &path, e))?;
+        if kind.report().is_none() {
+            card.push_str(&format!(
+                "\n`{answers}`: kind `{kind}`, seed {seed}, spec SHA-256 `{spec_hash}`; {}\n",
+                scoring_note(kind)
+            ));
+            files.push(answers);
+            continue;
+        }
+        let report = study_report(db, &REGISTRY, id).await?;
         let path = out.join(&json);
         let body = report.to_json(true)?;
         std::fs::write(&path, body).map_err(|e| io_err("writing", &path, e))?;
