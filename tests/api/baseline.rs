@@ -92,7 +92,7 @@ async fn each_baseline_study_has_its_row_samples_are_checked_and_totals_are_real
         let t = right(answers, "tpos2i", "i0") && right(answers, "tneg2i", "i1");
         (i2t, t2i, group) = (i2t + usize::from(i), t2i + usize::from(t), group + usize::from(i && t));
     }
-    let row = h[0].report.as_ref().unwrap().overall.clone();
+    let row = h[0].report.as_ref().unwrap().overall;
     assert_eq!(row.n, by_pair.len());
     let pct = |k: usize| 100.0 * k as f64 / by_pair.len() as f64;
     for (mine, theirs) in [(pct(i2t), row.i2t), (pct(t2i), row.t2i), (pct(group), row.group)] {

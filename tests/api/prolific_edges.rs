@@ -150,21 +150,9 @@ async fn a_finisher_timed_out_on_prolific_before_submitting_is_approved_once_the
     );
 
     fake.submit(&late.submission_id, Some("EDGE0001")).await;
-    let (s, _) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
-    assert_eq!(s, 200);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        // A sync runs the outbox's due rows too.
-        let (s, _) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
-        assert_eq!(s, 200);
-        fake.tick().await;
-        let st = fake.state().await;
-        if st["submissions"][0]["status"] == "APPROVED" {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "never approved: {}", st["submissions"][0]);
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    // A sync runs the outbox's due rows too.
+    let sync = app.url(&format!("/api/v1/studies/{study}/prolific/sync"));
+    fake.until_first_approved(|| async { assert_eq!(post(&r, &sync, None).await.0, 200) }).await;
     let (s, again) = post(&r, &decide, None).await;
     assert_eq!((s, again["lines"][0]["action"].as_str()), (200, Some("nothing")), "{again}");
 }
@@ -212,14 +200,5 @@ async fn a_webhook_wakes_the_sync_while_an_approval_waits_for_its_submission() {
         .await
         .unwrap();
     assert_eq!(hook.status(), 204);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        fake.tick().await;
-        let st = fake.state().await;
-        if st["submissions"][0]["status"] == "APPROVED" {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "no sync after the webhook: {}", st["submissions"][0]);
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    fake.until_first_approved(|| async {}).await;
 }

@@ -140,6 +140,22 @@ impl FakeProlific {
         self.control("/_fake/tick", json!({})).await
     }
 
+    /// Ticks until the fake's first submission is approved (30 s at most),
+    /// running `between` (a sync, say) before each look.
+    pub async fn until_first_approved<F: std::future::Future<Output = ()>>(&self, mut between: impl FnMut() -> F) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            between().await;
+            self.tick().await;
+            let st = self.state().await;
+            if st["submissions"][0]["status"] == "APPROVED" {
+                return;
+            }
+            assert!(std::time::Instant::now() < deadline, "not approved: {}", st["submissions"][0]);
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+
     pub async fn state(&self) -> Value {
         let (status, v) = self.get("/_fake/state").await;
         assert_eq!(status, 200);

@@ -75,16 +75,7 @@ async fn a_study_that_needs_nobody_more_is_stopped_on_prolific_once() {
     // The finisher is still approved.
     let (s, d) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/decide")), None).await;
     assert_eq!((s, d["lines"][0]["action"].as_str()), (200, Some("approve")), "{d}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        fake.tick().await;
-        let st = fake.state().await;
-        if st["submissions"][0]["status"] == "APPROVED" {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "not approved: {}", st["submissions"][0]);
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    fake.until_first_approved(|| async {}).await;
 
     // Its copy discarded after the stop: the stopped study's unused places hand out nobody,
     // so the sync buys one, and the study recruits again until the new copy is done.
