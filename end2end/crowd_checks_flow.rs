@@ -137,6 +137,7 @@ async fn comprehension_passes_on_the_second_attempt_and_two_failures_land_on_the
     wait_stage(&b, "screened-out").await;
     assert_eq!(b.text(".screened-out .code").await, "SCREEN03");
     assert!(b.text(".screened-out").await.contains("You will not be rejected"));
+    crate::crowd_flow::wait_focus(&b, "div.screened-out", "the screen-out page drawn in place").await;
     assert_eq!(b.client.find_all(Css(".return-study")).await.unwrap().len(), 0);
     assert_fits(&b, "the screen-out page").await;
     b.wait_css(".screened-out a.button").await.click().await.unwrap();

@@ -46,6 +46,21 @@ pub(crate) async fn wait_text(b: &Browser, css: &str, want: &str) {
     }
 }
 
+/// Waits until the focused element matches `css` (focus may move a frame
+/// after the node is drawn); fails after 10 s.
+pub(crate) async fn wait_focus(b: &Browser, css: &str, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let script = format!("return document.activeElement.matches({});", serde_json::to_string(css).unwrap());
+    loop {
+        if b.client.execute(&script, vec![]).await.unwrap() == Value::Bool(true) {
+            return;
+        }
+        let on = b.client.execute("return document.activeElement.outerHTML.slice(0, 80);", vec![]).await.unwrap();
+        assert!(Instant::now() < deadline, "{what}: the focus is on {on}, not {css}");
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+}
+
 /// Answers the bundle's items `from`.. by keyboard, one key each, checking "Item k of 3" before each.
 async fn answer_by_keys(b: &Browser, from: usize, keys: &str) {
     let total = 3;
@@ -115,8 +130,7 @@ async fn participant_goes_from_link_to_completion_url_resumes_and_a_full_study_s
 
     // The code, then Prolific's completion URL (here a page of the test server).
     wait_text(&b, ".completion .code", &code).await;
-    let focused = b.client.execute("return document.activeElement.matches('div.completion');", vec![]).await;
-    assert_eq!(focused.unwrap(), Value::Bool(true), "the code's page has the focus, not the page's top");
+    wait_focus(&b, "div.completion", "the code's page, not the page's top").await;
     let href = b.wait_css(".completion a.button").await.attr("href").await.unwrap().unwrap();
     assert_eq!(href, format!("{}/?cc={code}", app.base));
     b.screenshot("e2e-take-complete.png").await;

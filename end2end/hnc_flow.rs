@@ -57,7 +57,7 @@ async fn a_writer_writes_and_skips_and_a_validator_validates_by_keyboard() {
     b.press(ENTER).await;
     let task = wait_next_task(&b, &task).await;
     assert_eq!(b.text(".progress span").await, "1 / 9");
-    assert_eq!(focused(&b).await, "positive", "the next image's first box has the focus");
+    crate::crowd_flow::wait_focus(&b, "input[name=positive]", "the next image's first box").await;
     // A skip: out of the boxes, a digit names the reason.
     b.press(ESCAPE).await;
     b.press('2').await;

@@ -138,8 +138,7 @@ async fn annotator_ranks_generated_images_with_keys_only() {
         b.press(ENTER).await;
         submitted.push(want.join(","));
         task = wait_next_task(&b, &task).await;
-        let focused = b.client.execute("return document.activeElement.matches('section.survey.ranking');", vec![]);
-        assert_eq!(focused.await.unwrap(), serde_json::Value::Bool(true), "the new item has the focus");
+        crate::crowd_flow::wait_focus(&b, "section.survey.ranking", "the new item").await;
     }
     assert_eq!(b.text(".progress span").await, "2 / 8");
     b.close().await;

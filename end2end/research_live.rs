@@ -64,8 +64,7 @@ async fn the_research_page_follows_arrivals_and_a_new_flag_without_a_reload() {
     }
     // The pressed button went with its row's redraw: the focus is on what happened.
     wait_text(&r, &at("p.discarded"), "Discarded: the place is free again.").await;
-    let focused = r.client.execute("return document.activeElement.matches('p.discarded');", vec![]).await.unwrap();
-    assert_eq!(focused, Value::Bool(true), "the focus stays by the table, not at the page's top");
+    crate::crowd_flow::wait_focus(&r, "p.discarded", "by the table, not at the page's top").await;
     // Every stored answer stays in the dashboard's count; the header counts those that count.
     assert_eq!(r.text(&at(r#"td[data-figure="answers"]"#)).await, "4");
     let header = r.text(&at("> p")).await;

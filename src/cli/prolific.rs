@@ -259,14 +259,16 @@ async fn bonus_command(
     let lines = bonus::read(db, study, source).await.map_err(e)?;
     let plan = bonus::plan(db, study, round, lines, dry_run).await.map_err(e)?;
     println!(
-        "round {:?}: {} bonuses, {} in all{}",
+        "round {:?}: {} bonuses, {} in all, {} new{}",
         plan.round,
         plan.bonuses.len(),
         cents(plan.total_cents),
+        plan.new.len(),
         if dry_run { " (dry run: nothing stored or sent)" } else { "" }
     );
     if dry_run {
-        for chunk in plan.bonuses.chunks(crate::domain::prolific::decide::BONUS_SETUP_MAX) {
+        // Only what the round does not hold yet is set up and paid.
+        for chunk in plan.new.chunks(crate::domain::prolific::decide::BONUS_SETUP_MAX) {
             println!("  POST /api/v1/submissions/bonus-payments/ csv_bonuses:");
             print!("{}", prolific::actions::bonus_csv(chunk));
             println!("  POST /api/v1/bulk-bonus-payments/<its id>/pay/");

@@ -100,6 +100,11 @@ fn every_registered_kind_is_consistent() {
     for &kind in SurveyKind::all() {
         assert!(names.insert(kind.name()), "{kind} registered twice");
         assert!(!kind.default_instructions().is_empty());
+        // Keys go in the "Keys:" sentence, which a page shows only once hydrated.
+        let said = kind.default_instructions().split("Keys:").next().unwrap_or_default().to_lowercase();
+        for word in ["key", "arrow", "drag", "enter", "ctrl"] {
+            assert!(!said.contains(word), "{kind}'s instructions say {word:?} outside their key hint");
+        }
         assert!(kind.question_count() >= 1, "{kind}");
         for &source in kind.spec().sources {
             // A source's survivors, or (HNC) the pairs its writers wrote, become the items.

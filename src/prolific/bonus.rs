@@ -23,6 +23,9 @@ pub struct BonusPlan {
     /// (submission id, cents) in the CSV's order.
     pub bonuses: Vec<(String, u64)>,
     pub total_cents: u64,
+    /// The bonuses the round did not hold yet: what this run sets up and
+    /// pays (a dry run: would).
+    pub new: Vec<(String, u64)>,
     /// Outbox rows written now.
     pub written: usize,
 }
@@ -156,7 +159,8 @@ pub async fn plan(
         )));
     }
     if dry_run {
-        return Ok(BonusPlan { round: round.into(), bonuses, total_cents, written: 0 });
+        let new = bonuses.iter().filter(|b| !stored.contains_key(&b.0)).cloned().collect();
+        return Ok(BonusPlan { round: round.into(), bonuses, total_cents, new, written: 0 });
     }
     let mut tx = crate::store::db::begin_write(db).await?;
     let mut fresh = Vec::new();
@@ -196,7 +200,7 @@ pub async fn plan(
     if written > 0 {
         crash_point("outbox_written", None);
     }
-    Ok(BonusPlan { round: round.into(), bonuses, total_cents, written })
+    Ok(BonusPlan { round: round.into(), bonuses, total_cents, new: fresh, written })
 }
 
 /// The study's bonuses by state: (planned, set up, paid) counts and paid cents.

@@ -89,11 +89,9 @@ pub async fn pipeline_of(db: &AnyPool, kinds: &[SurveyKind], ids: PipelineIds) -
     Ok(latest)
 }
 
-/// How many earlier Step 4 studies are tried for a finished one.
-const EARLIER_TRIED: i64 = 3;
-
-/// The dataset's Step 4 studies before `step4` (newest first, at most
-/// [`EARLIER_TRIED`]) with the Step 3 studies they were made from.
+/// The dataset's Step 4 studies before `step4` that have an answer (one
+/// without any is not finished), newest first, with the Step 3 studies
+/// they were made from.
 async fn earlier_step4(
     db: &AnyPool,
     kinds: &[SurveyKind],
@@ -104,13 +102,13 @@ async fn earlier_step4(
     let second = first.and_then(|k| k.next_step_in(kinds));
     Ok(sqlx::query_as(
         "SELECT s3.id, s4.id FROM studies s4 JOIN studies s3 ON s3.id = s4.source_study_id
-         WHERE s3.dataset_id = $1 AND s3.kind = $2 AND s4.kind = $3 AND s4.id < $4 ORDER BY s4.id DESC LIMIT $5",
+         WHERE s3.dataset_id = $1 AND s3.kind = $2 AND s4.kind = $3 AND s4.id < $4
+           AND EXISTS (SELECT 1 FROM answers a WHERE a.study_id = s4.id) ORDER BY s4.id DESC",
     )
     .bind(dataset_id)
     .bind(first.map(SurveyKind::name))
     .bind(second.map(SurveyKind::name))
     .bind(step4)
-    .bind(EARLIER_TRIED)
     .fetch_all(db)
     .await?)
 }

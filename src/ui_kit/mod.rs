@@ -28,6 +28,22 @@ pub fn hydrated() -> bool {
     use_context::<Hydrated>().is_some_and(|h| h.0.get())
 }
 
+/// Moves the focus to `el` once it is in the page: a card drawn after a
+/// resource (Suspense) is made before it is inserted, and focusing a node
+/// not in the page does nothing. Tries each frame for about two seconds.
+pub fn focus_once_shown(el: leptos::web_sys::HtmlElement) {
+    fn attempt(el: leptos::web_sys::HtmlElement, frames_left: u32) {
+        request_animation_frame(move || {
+            if el.is_connected() {
+                let _ = el.focus();
+            } else if frames_left > 0 {
+                attempt(el, frames_left - 1);
+            }
+        });
+    }
+    attempt(el, 120);
+}
+
 /// How far along a survey is; participants read "Item k of N" instead.
 pub type Counter = fn(Progress) -> String;
 

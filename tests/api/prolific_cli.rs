@@ -108,10 +108,13 @@ async fn a_new_user_runs_a_study_on_the_fake_from_the_command_line() {
     fake.tick().await;
     let (ok, out, err) = cli(&data, &fake, &["bonus", roomy, "--round", "thanks", "--each", "0.50"]);
     assert!(ok, "{err}");
-    assert!(out.contains("round \"thanks\": 2 bonuses, 1.00 in all"), "{out}");
+    assert!(out.contains("round \"thanks\": 2 bonuses, 1.00 in all, 2 new"), "{out}");
     fake.tick().await;
     let (ok, out, _) = cli(&data, &fake, &["bonus", roomy, "--round", "thanks", "--each", "0.50"]);
-    assert!(ok && out.contains("round \"thanks\": 2 bonuses"), "the same round again: {out}");
+    assert!(ok && out.contains("round \"thanks\": 2 bonuses, 1.00 in all, 0 new"), "the same round again: {out}");
+    let (ok, out, _) = cli(&data, &fake, &["bonus", roomy, "--round", "thanks", "--each", "0.50", "--dry-run"]);
+    assert!(ok && out.contains("0 new (dry run"), "{out}");
+    assert!(!out.contains("POST"), "a dry run lists no request the run would not send: {out}");
     // Other amounts in a paid round: refused (they would be reported, never paid), dry run or not.
     for dry in [true, false] {
         let mut args = vec!["bonus", roomy, "--round", "thanks", "--each", "0.75"];

@@ -11,7 +11,7 @@ use crate::domain::survey::{
 };
 
 pub const INSTRUCTIONS: &str = "Look at the image and read the description. Does the description match the \
-image? Answer Yes or No (keys y / n). Pay close attention to word order and details.";
+image? Answer Yes or No. Pay close attention to word order and details. Keys: y = yes, n = no.";
 
 /// Stored values: the annotator's yes/no against the known answer.
 pub const VALUES: [&str; 2] = ["right", "wrong"];

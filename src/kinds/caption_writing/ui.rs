@@ -118,12 +118,9 @@ fn WritingCard(
     let first_skip = NodeRef::<leptos::html::Button>::new();
     let card = NodeRef::<leptos::html::Section>::new();
     let in_box = RwSignal::new(false);
-    // After the frame: the card's node is made before it is in the page.
     Effect::new(move |_| {
         if let Some(el) = boxes[0].get() {
-            request_animation_frame(move || {
-                let _ = el.focus();
-            });
+            crate::ui_kit::focus_once_shown(el.into());
         }
     });
     let handle = writing_keys(send, in_box, card, boxes, first_skip);

@@ -68,8 +68,15 @@ pub fn Comprehension(
 /// the participant follows when ready.
 #[component]
 pub fn ScreenedOut(comprehension: bool, code: String, url: String) -> impl IntoView {
+    // Drawn in place of the item just answered: the focus moves here.
+    let ended = NodeRef::<leptos::html::Div>::new();
+    Effect::new(move |_| {
+        if let Some(el) = ended.get() {
+            crate::ui_kit::focus_once_shown(el.into());
+        }
+    });
     view! {
-        <div class="screened-out" role="status">
+        <div class="screened-out" role="status" tabindex="-1" node_ref=ended>
             <h2>"Your participation has ended"</h2>
             {if comprehension {
                 view! {

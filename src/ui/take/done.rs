@@ -25,12 +25,9 @@ pub fn Completion(study_id: StudyId) -> impl IntoView {
                     Ok(c) => {
                         // The answered item's card is gone: the focus moves to what replaced it.
                         let done = NodeRef::<leptos::html::Div>::new();
-                        // After the frame: Suspense makes the node before it is in the page.
                         Effect::new(move |_| {
                             if let Some(el) = done.get() {
-                                request_animation_frame(move || {
-                                    let _ = el.focus();
-                                });
+                                crate::ui_kit::focus_once_shown(el.into());
                             }
                         });
                         view! {
