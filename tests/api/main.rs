@@ -53,6 +53,7 @@ mod postgres_plans;
 mod prolific_cli;
 mod prolific_edges;
 mod prolific_fake;
+mod prolific_fake_checks;
 mod prolific_fake_more;
 mod prolific_flow;
 mod prolific_group;
