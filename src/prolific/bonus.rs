@@ -99,8 +99,6 @@ pub async fn read(db: &AnyPool, study: StudyId, source: Source<'_>) -> Result<Ve
     }
 }
 
-/// Stores the round's bonuses and writes their set-ups (nothing in a dry
-/// run). The same round again adds nothing: a bonus is per submission and round.
 /// A round's bonuses are what it first stored: one given again at another
 /// amount is refused (it would be reported, never paid), naming a few.
 fn changed_amounts(round: &str, bonuses: &[(String, u64)], stored: &HashMap<String, i64>) -> Result<(), ServiceError> {
@@ -123,6 +121,8 @@ fn changed_amounts(round: &str, bonuses: &[(String, u64)], stored: &HashMap<Stri
     )))
 }
 
+/// Stores the round's bonuses and writes their set-ups (nothing in a dry
+/// run). The same round again adds nothing: a bonus is per submission and round.
 pub async fn plan(
     db: &AnyPool,
     study: StudyId,
@@ -146,7 +146,8 @@ pub async fn plan(
     .into_iter()
     .collect();
     changed_amounts(round, &bonuses, &stored)?;
-    let new_cents: u64 = bonuses.iter().filter(|b| !stored.contains_key(&b.0)).map(|b| b.1).sum();
+    let new: Vec<(String, u64)> = bonuses.iter().filter(|b| !stored.contains_key(&b.0)).cloned().collect();
+    let new_cents: u64 = new.iter().map(|b| b.1).sum();
     let (budget, fee) = super::publish::budget_and_fee(db, study).await?;
     let more = crate::domain::prolific::money::with_fee(new_cents, fee);
     if !budget.allows(more) {
@@ -159,13 +160,12 @@ pub async fn plan(
         )));
     }
     if dry_run {
-        let new = bonuses.iter().filter(|b| !stored.contains_key(&b.0)).cloned().collect();
         return Ok(BonusPlan { round: round.into(), bonuses, total_cents, new, written: 0 });
     }
     let mut tx = crate::store::db::begin_write(db).await?;
     let mut fresh = Vec::new();
     for (sub, c) in &bonuses {
-        let new = sqlx::query(
+        let inserted = sqlx::query(
             "INSERT INTO prolific_bonuses (study_id, submission_id, round, amount_cents, state) VALUES ($1, $2, $3, $4, 'planned')
              ON CONFLICT (study_id, submission_id, round) DO NOTHING",
         )
@@ -175,9 +175,9 @@ pub async fn plan(
         .bind(*c as i64)
         .execute(&mut *tx)
         .await?;
-        if new.rows_affected() == 1 {
+        if inserted.rows_affected() == 1 {
             fresh.push((sub.clone(), *c));
-        } else {
+        } else if !stored.contains_key(sub) {
             // Stored meanwhile by another run of the round (two at once): same amounts, or nothing.
             let held: i64 = sqlx::query_scalar(
                 "SELECT amount_cents FROM prolific_bonuses WHERE study_id = $1 AND submission_id = $2 AND round = $3",

@@ -43,23 +43,13 @@ pub struct PipelineIds {
 
 pub async fn pipeline_ids(db: &AnyPool, kinds: &[SurveyKind], dataset: &str) -> Result<PipelineIds, ServiceError> {
     let dataset_id = dataset_id(db, dataset).await?;
-    let first = SurveyKind::first_step_in(kinds);
-    let second = first.and_then(|k| k.next_step_in(kinds));
-    let built: Option<(StudyId, StudyId)> = sqlx::query_as(
-        "SELECT s3.id, s4.id FROM studies s4 JOIN studies s3 ON s3.id = s4.source_study_id
-         WHERE s3.dataset_id = $1 AND s3.kind = $2 AND s4.kind = $3 ORDER BY s4.id DESC LIMIT 1",
-    )
-    .bind(dataset_id)
-    .bind(first.map(SurveyKind::name))
-    .bind(second.map(SurveyKind::name))
-    .fetch_optional(db)
-    .await?;
+    let built = step4_chains(db, kinds, dataset_id, None).await?.into_iter().next();
     if let Some((step3, step4)) = built {
         return Ok(PipelineIds { dataset_id, step3: Some(step3), step4: Some(step4) });
     }
     let step3: Option<StudyId> = sqlx::query_scalar("SELECT max(id) FROM studies WHERE dataset_id = $1 AND kind = $2")
         .bind(dataset_id)
-        .bind(first.map(SurveyKind::name))
+        .bind(SurveyKind::first_step_in(kinds).map(SurveyKind::name))
         .fetch_one(db)
         .await?;
     Ok(PipelineIds { dataset_id, step3, step4: None })
@@ -80,7 +70,7 @@ pub async fn pipeline_of(db: &AnyPool, kinds: &[SurveyKind], ids: PipelineIds) -
     let Some(step4) = ids.step4.filter(|_| open(&latest)) else {
         return Ok(latest);
     };
-    for (step3, earlier) in earlier_step4(db, kinds, ids.dataset_id, step4).await? {
+    for (step3, earlier) in step4_chains(db, kinds, ids.dataset_id, Some(step4)).await? {
         let p = outcomes_of(db, kinds, PipelineIds { step3: Some(step3), step4: Some(earlier), ..ids }).await?;
         if !open(&p) {
             return Ok(p);
@@ -89,26 +79,27 @@ pub async fn pipeline_of(db: &AnyPool, kinds: &[SurveyKind], ids: PipelineIds) -
     Ok(latest)
 }
 
-/// The dataset's Step 4 studies before `step4` that have an answer (one
-/// without any is not finished), newest first, with the Step 3 studies
-/// they were made from.
-async fn earlier_step4(
+/// The dataset's Step 4 studies with the Step 3 studies they were made
+/// from, newest first; with `before`, only those older than it that have
+/// an answer (one without any is not finished).
+async fn step4_chains(
     db: &AnyPool,
     kinds: &[SurveyKind],
     dataset_id: DatasetId,
-    step4: StudyId,
+    before: Option<StudyId>,
 ) -> Result<Vec<(StudyId, StudyId)>, ServiceError> {
     let first = SurveyKind::first_step_in(kinds);
     let second = first.and_then(|k| k.next_step_in(kinds));
     Ok(sqlx::query_as(
         "SELECT s3.id, s4.id FROM studies s4 JOIN studies s3 ON s3.id = s4.source_study_id
-         WHERE s3.dataset_id = $1 AND s3.kind = $2 AND s4.kind = $3 AND s4.id < $4
-           AND EXISTS (SELECT 1 FROM answers a WHERE a.study_id = s4.id) ORDER BY s4.id DESC",
+         WHERE s3.dataset_id = $1 AND s3.kind = $2 AND s4.kind = $3
+           AND ($4 < 0 OR (s4.id < $4 AND EXISTS (SELECT 1 FROM answers a WHERE a.study_id = s4.id)))
+         ORDER BY s4.id DESC",
     )
     .bind(dataset_id)
     .bind(first.map(SurveyKind::name))
     .bind(second.map(SurveyKind::name))
-    .bind(step4)
+    .bind(before.map_or(-1, StudyId::get))
     .fetch_all(db)
     .await?)
 }
