@@ -136,6 +136,9 @@ pub struct StudyMeta {
     pub source_study_id: Option<StudyId>,
     /// Adaptive overlap's settings; None for a fixed overlap.
     pub adaptive: Option<crate::domain::adaptive::Adaptive>,
+    /// A link study's practice items (0 otherwise): a participant answers
+    /// its bundle only after them (`domain::crowd::steps`).
+    pub practice_items: usize,
 }
 
 /// Studies never change after creation, so the answer path reads them from

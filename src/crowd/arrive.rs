@@ -191,21 +191,11 @@ pub async fn arrive_consenting(
         tx.commit().await?; // keeps the reclaimed leases
         return Ok(Arrival::Full { code: link.full_code.clone() });
     };
-    if !link.settings.checks.comprehension.is_empty() {
-        let since = now - i64::from(link.settings.time_limit_minutes) * 60;
-        let at_the_check: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM participants p WHERE p.study_id = $1 AND p.arrived_at > $2
-               AND p.screened_out_reason IS NULL AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.user_id = p.user_id)",
-        )
-        .bind(study)
-        .bind(since)
-        .fetch_one(&mut *tx)
-        .await?;
-        if !crate::domain::crowd::bundles::admits_another_at_the_check(at_the_check, open) {
-            tracing::warn!(%study, at_the_check, open, "arrival turned away: too many at the comprehension check");
-            tx.commit().await?;
-            return Ok(Arrival::Full { code: link.full_code.clone() });
-        }
+    let without_place = arrivals_without_place(&mut tx, &link, now).await?;
+    if !crate::domain::crowd::bundles::admits_another_arrival(without_place, open) {
+        tracing::warn!(%study, without_place, open, "arrival turned away: too many recent arrivals hold no place");
+        tx.commit().await?;
+        return Ok(Arrival::Full { code: link.full_code.clone() });
     }
     let (user_id, username) = new_participant(&mut tx, study, number, ids.as_ref(), now, consented).await?;
     // With a comprehension check the place is taken only once it is passed.
@@ -218,6 +208,39 @@ pub async fn arrive_consenting(
         study,
         resumed: false,
     })
+}
+
+/// The study's arrivals within the time limit that hold no place: returned
+/// or screened out since, and, with a comprehension check, still at the
+/// check or screened out by it. What bounds an anonymous flood of the link
+/// ([`crate::domain::crowd::bundles::admits_another_arrival`]).
+async fn arrivals_without_place(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    link: &super::LinkRow,
+    now: i64,
+) -> Result<i64, ServiceError> {
+    // A lease ends its time limit after it was taken: one taken within the
+    // time limit has not expired (an index range, not a scan).
+    let ended: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM leases WHERE study_id = $1 AND state IN ('returned', 'screened_out') AND expires_at > $2",
+    )
+    .bind(link.study_id)
+    .bind(now)
+    .fetch_one(&mut **tx)
+    .await?;
+    if link.settings.checks.comprehension.is_empty() {
+        return Ok(ended);
+    }
+    let since = now - i64::from(link.settings.time_limit_minutes) * 60;
+    let no_lease: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM participants p WHERE p.study_id = $1 AND p.arrived_at > $2
+           AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.user_id = p.user_id)",
+    )
+    .bind(link.study_id)
+    .bind(since)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(ended + no_lease)
 }
 
 /// The participant's account and row: arrival `number` of the study, with

@@ -87,7 +87,11 @@ fn row(r: RawRow) -> Result<Row, ServiceError> {
 const COLUMNS: &str = "id, study_id, payload, state, attempts, remote_id, sent_at";
 
 /// Moves a row by `event` (checked against the state machine) and records
-/// what happened; false when another sender moved it first.
+/// what happened; false when another sender moved it first. The row must
+/// still be as `r` read it, in state and in sends (`attempts`): a decision
+/// made on a read-back that a later send overtook (unconfirmed, sent again
+/// by another worker, unconfirmed again) must not move the row, or a bonus
+/// pay would be sent a second time without reading back the first.
 pub async fn advance(
     db: impl sqlx::AnyExecutor<'_>,
     r: &Row,
@@ -107,7 +111,7 @@ pub async fn advance(
         "UPDATE prolific_outbox SET state = $1, attempts = $2, not_before = $3, claimed_until = $4,
                 last_status = coalesce($5, last_status), last_error = $6, updated_at = $7,
                 sent_at = coalesce($8, sent_at)
-         WHERE id = $9 AND state = $10",
+         WHERE id = $9 AND state = $10 AND attempts = $11",
     )
     .bind(next.as_str())
     .bind(attempts)
@@ -119,6 +123,7 @@ pub async fn advance(
     .bind((event == OutboxEvent::Claim).then_some(now))
     .bind(r.id)
     .bind(r.state.as_str())
+    .bind(r.attempts)
     .execute(db)
     .await?;
     Ok(moved.rows_affected() == 1)
@@ -217,4 +222,52 @@ pub async fn lines(db: &AnyPool, study: StudyId, only_open: bool) -> Result<Vec<
             last_error,
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::prolific::outbox::{OutboxEvent as E, OutboxState as S};
+
+    async fn read(db: &AnyPool, id: i64) -> Row {
+        let r: RawRow = sqlx::query_as(&format!("SELECT {COLUMNS} FROM prolific_outbox WHERE id = $1"))
+            .bind(id)
+            .fetch_one(db)
+            .await
+            .unwrap();
+        row(r).unwrap()
+    }
+
+    /// Two workers read back the same unconfirmed pay: one finds it absent,
+    /// sends it again and loses the answer again; the other's read-back,
+    /// taken before that send, must not make the row pending once more (it
+    /// would send the pay a second time without reading the first back).
+    #[tokio::test]
+    async fn a_read_back_overtaken_by_a_send_moves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::db::open_pool(&dir.path().join("t.sqlite")).await.unwrap();
+        let images = crate::store::images::ImageStore::new(dir.path().join("images"));
+        crate::cli::demo_seed::seed_demo_triplets(&db, &images).await.unwrap();
+        crate::cli::demo_seed::seed_demo_accounts(&db).await.unwrap();
+        let spec = crate::cli::demo_seed::DEMO_PROTOCOL_SPECS[0];
+        let parsed = crate::studies::create::parse_spec(&crate::kinds::REGISTRY, spec, 0).unwrap();
+        let study = crate::studies::create::create_study(&db, &crate::kinds::REGISTRY, &parsed, spec).await.unwrap();
+        let remote = Remote::BonusPay { bulk_id: "b1".into(), round: "r".into(), bonuses: vec![("s1".into(), 150)] };
+        assert!(enqueue(&db, study, "bonus_pay:b1", &remote).await.unwrap());
+        let id: i64 = sqlx::query_scalar("SELECT id FROM prolific_outbox").fetch_one(&db).await.unwrap();
+        for event in [E::Claim, E::Lost] {
+            assert!(advance(&db, &read(&db, id).await, event, 0, None, None).await.unwrap());
+        }
+        let (a, b) = (read(&db, id).await, read(&db, id).await);
+        assert_eq!((a.state, a.attempts), (S::Unconfirmed, 1));
+        // A: absent, sent again, lost again.
+        assert!(advance(&db, &a, E::ReadBackAbsent, 0, None, None).await.unwrap());
+        for event in [E::Claim, E::Lost] {
+            assert!(advance(&db, &read(&db, id).await, event, 0, None, None).await.unwrap());
+        }
+        // B, on its stale read: refused; the row waits for a read-back of A's send.
+        assert!(!advance(&db, &b, E::ReadBackAbsent, 0, None, None).await.unwrap());
+        let now = read(&db, id).await;
+        assert_eq!((now.state, now.attempts), (S::Unconfirmed, 2));
+    }
 }

@@ -30,11 +30,12 @@ struct StudyRow {
     primary_user: Option<String>,
     source_study_id: Option<StudyId>,
     adaptive: Option<String>,
+    link: Option<String>,
 }
 #[rustfmt::skip]
 from_row!(StudyRow {
     id, name, kind, dataset, instructions, annotators, rule, seed, mapping, resolve, primary_user, source_study_id,
-    adaptive
+    adaptive, link
 });
 
 pub async fn study_meta(state: &AppState, id: StudyId) -> Result<Arc<StudyMeta>, ServiceError> {
@@ -49,9 +50,10 @@ pub async fn study_meta(state: &AppState, id: StudyId) -> Result<Arc<StudyMeta>,
 pub async fn load_study_meta(db: &AnyPool, kinds: &[SurveyKind], id: StudyId) -> Result<StudyMeta, ServiceError> {
     let row: Option<StudyRow> = sqlx::query_as(
         "SELECT s.id, s.name, s.kind, d.name AS dataset, s.instructions, s.annotators, s.rule, s.seed,
-                s.mapping, s.resolve, s.primary_user, s.source_study_id, a.settings AS adaptive
+                s.mapping, s.resolve, s.primary_user, s.source_study_id, a.settings AS adaptive, sl.settings AS link
          FROM studies s JOIN datasets d ON d.id = s.dataset_id
-         LEFT JOIN adaptive_studies a ON a.study_id = s.id WHERE s.id = $1",
+         LEFT JOIN adaptive_studies a ON a.study_id = s.id
+         LEFT JOIN study_links sl ON sl.study_id = s.id WHERE s.id = $1",
     )
     .bind(id)
     .fetch_optional(db)
@@ -70,6 +72,7 @@ pub async fn load_study_meta(db: &AnyPool, kinds: &[SurveyKind], id: StudyId) ->
         primary_user: primary,
         source_study_id,
         adaptive,
+        link,
     } = row.ok_or_else(|| ServiceError::NotFound(format!("no study {id}")))?;
     let bad = |what: &str| ServiceError::Internal(format!("study {id} has a corrupt {what}"));
     let meta = StudyMeta {
@@ -86,6 +89,13 @@ pub async fn load_study_meta(db: &AnyPool, kinds: &[SurveyKind], id: StudyId) ->
         primary,
         source_study_id,
         adaptive: adaptive.map(|t| parse_adaptive(id, &t)).transpose()?,
+        practice_items: match link {
+            Some(text) => serde_json::from_str::<crate::domain::crowd::spec::LinkSettings>(&text)
+                .map_err(|_| bad("link settings"))?
+                .practice
+                .len(),
+            None => 0,
+        },
     };
     Ok(meta)
 }

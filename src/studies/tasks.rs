@@ -37,6 +37,18 @@ pub fn option_views(options: Vec<crate::domain::survey::ShownOption>) -> Vec<Opt
         .collect()
 }
 
+/// Who may read what a study's survey shows (its vocabulary): its
+/// researchers, its own participants, and the annotators it admits.
+pub async fn may_take_part(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<(), ServiceError> {
+    if user.role.may_research() {
+        Ok(())
+    } else if user.role.is_participant() {
+        crate::studies::link::own_place(state, user, meta.id).await.map(|_| ())
+    } else {
+        require_annotator(user, meta)
+    }
+}
+
 fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), ServiceError> {
     if !user.role.may_annotate() {
         return Err(ServiceError::Forbidden("only annotators answer surveys".into()));
@@ -61,7 +73,7 @@ fn require_annotator(user: &SessionUser, meta: &StudyMeta) -> Result<(), Service
 /// returned, finished) is handed no task, the rule the answer path applies.
 async fn admit(state: &AppState, user: &SessionUser, meta: &StudyMeta) -> Result<bool, ServiceError> {
     if user.role.is_participant() {
-        let place = crate::studies::link::own_lease_unless_ended(state, user, meta.id).await?;
+        let place = crate::studies::link::own_lease_unless_ended(state, user, meta.id, meta.practice_items).await?;
         Ok(place.is_some_and(|(_, lease)| lease.may_answer()))
     } else {
         require_annotator(user, meta).map(|_| true)
@@ -314,10 +326,12 @@ pub async fn answer_with_texts(
     if owner != user.id.get() || !(user.role.may_annotate() || user.role.is_participant()) {
         return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
     }
-    let done = done || (user.role.is_participant() && link::repeat_after_end(state, user, study_id, task_id).await?);
+    let meta = study_meta(state, study_id).await?;
+    let done = done
+        || (user.role.is_participant()
+            && link::repeat_after_end(state, user, study_id, meta.practice_items, task_id).await?);
     // A repeat is checked as a first answer is, whether or not the task is
     // still in the shown-task cache, so the same request always gets the same status.
-    let meta = study_meta(state, study_id).await?;
     let p = present(state, &meta, instance_id, seed, query, None).await?;
     let (option_id, value) = meta.kind.answer(&p, option).map_err(|e| ServiceError::Invalid(e.to_string()))?;
     // HOOK (free texts, vocabulary): checked texts, or a 422 naming the field.

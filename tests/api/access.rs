@@ -1,5 +1,5 @@
 //! Who may do what: every API route and page against each role, and logins.
-use crate::crowd_kit::{arrive, create_link_study, link_spec};
+use crate::crowd_kit::{arrive, create_link_study, link_spec, start};
 use crate::helpers::{demo_study, TestApp};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{json, Value};
@@ -15,6 +15,7 @@ async fn every_route_checks_the_role() {
     let researcher = app.login("researcher").await;
     let (link, token) = create_link_study(&app, &researcher, &link_spec("access crowd", 21, &[])).await;
     let participant = arrive(&app, &token, link, "ACCESS1").await;
+    start(&app, &participant, link).await;
     let own_task = app.next_task(&participant, link).await.expect("a task of its bundle").task_id;
     let clients = [
         ("anonymous", TestApp::client()),

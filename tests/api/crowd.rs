@@ -267,3 +267,54 @@ async fn the_cli_prints_the_link_and_lists_participants() {
     let refused = app.cli(&["study", "link", "1"]);
     assert!(!refused.status.success() && text(&refused.stderr).contains("study 1 is not a link study"));
 }
+
+/// A client that skips the page (the API, or a form post of a guessed task)
+/// stores nothing before the steps the page leads through: the consent,
+/// the instructions and the practice items, each named in the refusal.
+#[tokio::test]
+async fn nothing_is_stored_before_consent_instructions_and_practice() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let spec = link_spec("steps first", 3, &["practice = [{ key = \"demo-000\", answer = \"none\" }]"]);
+    let (study, token) = create_link_study(&app, &researcher, &spec).await;
+    // Joined without ticking the consent box: a place, but no consent.
+    let p = browser();
+    let res = p.post(app.url(&format!("/join/{token}"))).form(&[("PROLIFIC_PID", "SKIPPER")]).send().await.unwrap();
+    assert_eq!(res.status(), 303);
+    let db = crate::helpers::db_at(&app.data_dir).await;
+    let task: i64 = sqlx::query_scalar(
+        "SELECT min(t.id) FROM tasks t JOIN participants p ON p.user_id = t.user_id WHERE p.platform_pid = 'SKIPPER'",
+    )
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    let refused = |step: &'static str| {
+        let (app, p) = (&app, &p);
+        async move {
+            let next = p.get(app.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap();
+            assert_eq!(next.status(), 422);
+            assert!(next.text().await.unwrap().contains(step), "next names {step}");
+            let res = app.answer(p, hardneg::domain::ids::TaskId::new(task), "A").await;
+            assert_eq!(res.status(), 422);
+            assert!(res.text().await.unwrap().contains(step), "answer names {step}");
+            let form = p
+                .post(app.url(&format!("/take/{study}/answer")))
+                .header("origin", app.base.as_str())
+                .form(&[("task_id", task.to_string()), ("option", "A".to_string())])
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(form.status(), 422, "the form post too");
+        }
+    };
+    refused("consent").await;
+    post_ok(&app, &p, &format!("/api/v1/take/{study}/consent")).await;
+    refused("instructions").await;
+    post_ok(&app, &p, &format!("/api/v1/take/{study}/instructions")).await;
+    refused("practice").await;
+    let stored: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM answers WHERE task_id = $1").bind(task).fetch_one(&db).await.unwrap();
+    assert_eq!(stored, 0, "nothing stored before the steps");
+    start(&app, &p, study).await;
+    assert_eq!(answer_n(&app, &p, study, 3, "A").await, 3, "after them, the bundle");
+}

@@ -184,3 +184,49 @@ async fn arrivals_at_the_comprehension_check_are_bounded_by_the_places_open() {
     let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
     assert_eq!(rows.len(), 23, "the one turned away left no row");
 }
+
+/// The same bound holds arrivals that leave at once: arrive, return (or
+/// fail the comprehension check twice), arrive again with a new id. With
+/// one place open, 23 such arrivals within the time limit; the 24th is told
+/// the study is full and leaves no row; once the time limit has passed,
+/// the link admits again.
+#[tokio::test]
+async fn arrivals_that_return_or_fail_the_check_at_once_are_bounded_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clock = tmp.path().join("clock-offset");
+    let app = TestApp::spawn_with_env(
+        &tmp.path().join("data"),
+        &["--demo-size", "6"],
+        &[("HARDNEG_TEST_CLOCK_FILE", &clock)],
+    );
+    let researcher = app.login("researcher").await;
+    // Without a comprehension check: every arrival takes the one place, then returns it.
+    let returns = link_spec("return flood", 6, &["copies = 1", "time_limit_minutes = 10"]);
+    let (study, token) = create_link_study(&app, &researcher, &returns).await;
+    for i in 0..23 {
+        let p = arrive(&app, &token, study, &format!("R{i}")).await;
+        post_ok(&app, &p, &format!("/api/v1/take/{study}/return")).await;
+    }
+    let (_, page) = arrive_with(&app, &browser(), &token, "R23").await;
+    assert!(page.contains("This study is full"), "{page}");
+    let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
+    assert_eq!(rows.len(), 23, "the one turned away left no row");
+    // With one: failing it twice leaves at once too.
+    let mut lines = SPEC.to_vec();
+    lines.extend(["copies = 1", "time_limit_minutes = 10"]);
+    let (checked, checked_token) = create_link_study(&app, &researcher, &link_spec("fail flood", 6, &lines)).await;
+    for i in 0..23 {
+        let p = arrive(&app, &checked_token, checked, &format!("C{i}")).await;
+        for _ in 0..2 {
+            post_ok(&app, &p, &format!("/api/v1/take/{checked}/instructions")).await;
+            post_json(&app, &p, &comprehension(checked), json!({"answers": [0, 0]})).await;
+        }
+        assert_eq!(stage(&app, &p, checked).await["stage"], "screened_out");
+    }
+    let (_, page) = arrive_with(&app, &browser(), &checked_token, "C23").await;
+    assert!(page.contains("This study is full"), "{page}");
+    // The time limit later both links admit again.
+    std::fs::write(&clock, "601").unwrap();
+    arrive(&app, &token, study, "R24").await;
+    arrive(&app, &checked_token, checked, "C24").await;
+}

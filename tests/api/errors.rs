@@ -98,6 +98,28 @@ async fn server_functions_answer_401_and_403_like_the_api() {
     assert_eq!(status, 400, "{body}");
 }
 
+/// A study's vocabulary is read by those who take part in it: a
+/// participant of another study is refused, as by every other study route.
+#[tokio::test]
+async fn a_studys_vocabulary_is_for_its_own_participants_and_researchers() {
+    use crate::crowd_kit::{arrive, create_link_study, link_spec};
+    use leptos::server_fn::ServerFn;
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("words a", 9, &[])).await;
+    let (other, other_token) = create_link_study(&app, &researcher, &link_spec("words b", 9, &[])).await;
+    let own = arrive(&app, &token, study, "VOCAB-OWN").await;
+    let stranger = arrive(&app, &other_token, other, "VOCAB-OTHER").await;
+    let path = hardneg::kinds::caption_writing::ui::StudyVocabulary::PATH;
+    let body = format!("study_id={study}");
+    assert_eq!(call_sfn_with(&own, &app, path, &body).await, (200, "null".to_string()), "no vocabulary");
+    assert_eq!(call_sfn_with(&researcher, &app, path, &body).await.0, 200);
+    let (status, text) = call_sfn_with(&stranger, &app, path, &body).await;
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains(&format!("another study than {study}")), "{text}");
+    assert_eq!(call_sfn_with(&TestApp::client(), &app, path, &body).await.0, 401);
+}
+
 #[tokio::test]
 async fn an_id_in_the_path_that_is_not_a_number_is_400_naming_the_id_and_the_value() {
     let app = TestApp::spawn();

@@ -100,13 +100,14 @@ pub fn open_places(loads: &[BundleLoad]) -> i64 {
     loads.iter().map(|l| (l.copies_wanted - l.taken).max(0)).sum()
 }
 
-/// With a comprehension check, an arrival is a participant before it takes
-/// a place, so arrivals are bounded by the places they could take: at most
-/// three times the open places, plus a margin, may be at the check at once
-/// (arrived within the time limit). More are told the study is full, so an
-/// anonymous flood cannot add rows without end.
-pub fn admits_another_at_the_check(at_the_check: i64, open_places: i64) -> bool {
-    at_the_check < 3 * open_places.max(0) + 20
+/// Arrivals are bounded by the places they could take: an arrival that
+/// holds no place (still at a comprehension check, screened out, or
+/// returned) frees or takes none, so at most three times the open places,
+/// plus a margin, may have arrived so within the time limit. More are told
+/// the study is full, so an anonymous flood (arrive, return, arrive with a
+/// new id) adds at most that many rows per time limit, not rows without end.
+pub fn admits_another_arrival(without_place: i64, open_places: i64) -> bool {
+    without_place < 3 * open_places.max(0) + 20
 }
 
 #[cfg(test)]
@@ -115,11 +116,11 @@ mod tests {
     use std::collections::{HashMap, HashSet};
 
     #[test]
-    fn arrivals_at_the_comprehension_check_are_bounded_by_the_open_places() {
-        assert!(admits_another_at_the_check(0, 0), "a margin even when full");
-        assert!(admits_another_at_the_check(19, 0) && !admits_another_at_the_check(20, 0));
-        assert!(admits_another_at_the_check(319, 100) && !admits_another_at_the_check(320, 100));
-        assert!(!admits_another_at_the_check(20, -5), "over-taken places count as none");
+    fn arrivals_without_a_place_are_bounded_by_the_open_places() {
+        assert!(admits_another_arrival(0, 0), "a margin even when full");
+        assert!(admits_another_arrival(19, 0) && !admits_another_arrival(20, 0));
+        assert!(admits_another_arrival(319, 100) && !admits_another_arrival(320, 100));
+        assert!(!admits_another_arrival(20, -5), "over-taken places count as none");
     }
 
     fn items(n: usize) -> Vec<StratItem> {

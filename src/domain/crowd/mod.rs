@@ -12,6 +12,7 @@ pub mod flags;
 pub mod ids;
 pub mod lease;
 pub mod spec;
+pub mod steps;
 
 use super::assignment::PlannedTask;
 

@@ -63,11 +63,13 @@ pub async fn write_and_next(
     }
 }
 
-/// The study's vocabulary and whether it is strict (None: it has none).
-/// Any signed-in caller may read it: a list of words is no secret.
+/// The study's vocabulary and whether it is strict (None: it has none),
+/// for those who may take part in the study (and its researchers).
 #[server(prefix = "/sfn")]
 pub async fn study_vocabulary(study_id: StudyId) -> Result<Option<(Vec<String>, bool)>, ServerFnError> {
-    let (state, _) = caller::caller().await?;
+    let (state, user) = caller::caller().await?;
+    let meta = crate::studies::meta::study_meta(&state, study_id).await.map_err(caller::sfn_error)?;
+    crate::studies::tasks::may_take_part(&state, &user, &meta).await.map_err(caller::sfn_error)?;
     let v = crate::studies::vocabulary::of_study(&state.db, study_id).await.map_err(caller::sfn_error)?;
     Ok(v.map(|(v, strict)| (v.words().map(str::to_string).collect(), strict)))
 }

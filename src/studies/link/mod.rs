@@ -12,6 +12,7 @@ pub mod setup;
 use crate::accounts::SessionUser;
 use crate::domain::crowd::lease::LeaseState;
 use crate::domain::crowd::spec::LinkSettings;
+use crate::domain::crowd::steps::StepsDone;
 use crate::domain::ids::{BundleId, StudyId, TaskId};
 use crate::error::ServiceError;
 use crate::state::AppState;
@@ -90,13 +91,19 @@ pub async fn own_lease(
 }
 
 /// As [`own_lease`], but None for a participant the comprehension check
-/// screened out before any bundle: their participation has ended (`next` is 204).
+/// screened out before any bundle: their participation has ended (`next` is
+/// 204). One whose place still takes answers must have gone through the
+/// steps before the bundle (consent, instructions, `practice` items): a
+/// 422 naming the first one missing otherwise.
 pub async fn own_lease_unless_ended(
     state: &AppState,
     user: &SessionUser,
     study: StudyId,
+    practice: usize,
 ) -> Result<Option<(BundleId, LeaseState)>, ServiceError> {
-    if let Some(place) = own_place(state, user, study).await? {
+    let (place, steps) = place_and_steps(state, user, study).await?;
+    if let Some(place) = place {
+        through_steps(place, steps, practice)?;
         return Ok(Some(place));
     }
     let reason: Option<String> =
@@ -112,6 +119,14 @@ pub async fn own_lease_unless_ended(
     }
 }
 
+/// Refuses a place that takes answers before the steps the page leads through first.
+fn through_steps(place: (BundleId, LeaseState), steps: StepsDone, practice: usize) -> Result<(), ServiceError> {
+    match steps.missing(practice).filter(|_| place.1.may_answer()) {
+        Some(step) => Err(ServiceError::Invalid(format!("{step}; nothing was stored"))),
+        None => Ok(()),
+    }
+}
+
 fn no_bundle_yet() -> ServiceError {
     ServiceError::Invalid("you have no bundle yet: pass the comprehension check first".into())
 }
@@ -124,9 +139,13 @@ pub async fn repeat_after_end(
     state: &AppState,
     user: &SessionUser,
     study: StudyId,
+    practice: usize,
     task: TaskId,
 ) -> Result<bool, ServiceError> {
-    if own_lease(state, user, study).await?.1.may_answer() {
+    let (place, steps) = place_and_steps(state, user, study).await?;
+    let place = place.ok_or_else(no_bundle_yet)?;
+    if place.1.may_answer() {
+        through_steps(place, steps, practice)?;
         return Ok(false);
     }
     let stored: i64 =
@@ -162,38 +181,49 @@ pub fn withdrawn_error(task_id: TaskId) -> ServiceError {
     ))
 }
 
-const OWN_PLACE: &str = "SELECT l.bundle, l.state FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
-     WHERE p.user_id = $1 AND p.study_id = $2";
+/// The place, and the steps before it packed as [`StepsDone::unpack`] reads them.
+const OWN_PLACE: &str = "SELECT l.bundle, l.state,
+            CASE WHEN p.consented_at IS NULL THEN 0 WHEN p.instructed_at IS NULL THEN 1 ELSE 2 + p.practice_done END
+     FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id WHERE p.user_id = $1 AND p.study_id = $2";
 
 /// As [`own_lease`], but a participant of the study without a lease is
-/// `None` rather than an error. Read on every `next` and answer: in place on
-/// SQLite (`store::local_reads`).
+/// `None` rather than an error.
 pub async fn own_place(
     state: &AppState,
     user: &SessionUser,
     study: StudyId,
 ) -> Result<Option<(BundleId, LeaseState)>, ServiceError> {
+    Ok(place_and_steps(state, user, study).await?.0)
+}
+
+/// [`own_place`] and the steps before it. Read on every `next` and answer:
+/// in place on SQLite (`store::local_reads`).
+async fn place_and_steps(
+    state: &AppState,
+    user: &SessionUser,
+    study: StudyId,
+) -> Result<(Option<(BundleId, LeaseState)>, StepsDone), ServiceError> {
     let refused = || ServiceError::Forbidden(format!("you take part in another study than {study}"));
     if !user.role.is_participant() {
         return Err(ServiceError::Forbidden("only participants who arrived by the study's link".into()));
     }
-    let row: Option<(Option<BundleId>, Option<String>)> = match &state.local {
+    type Row = (Option<i64>, Option<String>, i64);
+    let row: Option<Row> = match &state.local {
         Some(local) => local
             .read(|c| {
                 use rusqlite::OptionalExtension;
                 let mut read = c.prepare_cached(OWN_PLACE)?;
-                read.query_row((user.id.get(), study.get()), |r| {
-                    Ok((r.get::<_, Option<i64>>(0)?.map(BundleId::new), r.get(1)?))
-                })
-                .optional()
+                read.query_row((user.id.get(), study.get()), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()
             })
             .map_err(|e| ServiceError::internal(format!("reading your place in study {study}"), e))?,
         None => sqlx::query_as(OWN_PLACE).bind(user.id).bind(study).fetch_optional(&state.db).await?,
     };
-    match row.ok_or_else(refused)? {
-        (Some(bundle), Some(state)) => Ok(Some((bundle, lease_state(&state)?))),
-        _ => Ok(None),
-    }
+    let (bundle, lease, steps) = row.ok_or_else(refused)?;
+    let place = match (bundle, lease) {
+        (Some(bundle), Some(lease)) => Some((BundleId::new(bundle), lease_state(&lease)?)),
+        _ => None,
+    };
+    Ok((place, StepsDone::unpack(steps)))
 }
 
 /// A stored lease state; an unknown one is an internal error.
