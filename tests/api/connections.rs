@@ -92,3 +92,24 @@ async fn a_body_trickled_a_byte_at_a_time_is_cut_off() {
         .unwrap();
     assert_eq!(res.status(), 401);
 }
+
+/// A request head well over 32 KiB is refused (431) instead of buffered, so an
+/// unfinished one holds little memory; one of 20 KiB is served.
+#[tokio::test]
+async fn a_request_head_over_its_cap_is_refused() {
+    let app = TestApp::spawn();
+    let head = |bytes: usize| {
+        let mut s = TcpStream::connect(app.base.trim_start_matches("http://")).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let filler = "a".repeat(bytes);
+        s.write_all(
+            format!("GET /login HTTP/1.1\r\nHost: x\r\nX-Filler: {filler}\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .unwrap();
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        answer.split(' ').nth(1).unwrap_or_default().to_string()
+    };
+    assert_eq!(head(20 * 1024), "200");
+    assert_eq!(head(100 * 1024), "431");
+}
