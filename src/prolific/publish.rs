@@ -164,7 +164,9 @@ pub async fn prepare(
     let pid = prolific_id(db, study).await?.ok_or_else(|| {
         ServiceError::Invalid(format!("the draft of study {study} is not confirmed yet: {}", last_problem_hint()))
     })?;
-    let cost = client.expect("GET", &format!("/api/v1/studies/{pid}/cost/"), None).await?;
+    // Projected: by the reference, the plain answer is the cost at the time
+    // of the request, nothing yet for a draft with no place taken.
+    let cost = client.expect("GET", &format!("/api/v1/studies/{pid}/cost/?is_projected=true"), None).await?;
     let read = ProlificCost::read(&cost);
     // From now on the budget counts Prolific's own fee and tax, not link.platform_fee's guess.
     if let Some(ratio) = read.and_then(|c| c.fee_ratio()) {

@@ -106,13 +106,13 @@ async fn bonus_paid(
         if !reply.ok() {
             return Ok(None);
         }
-        let amount = *cents as f64 / 100.0;
-        // Amounts in money (1.50) or in cents (150): the reference does not say which.
+        // In pence / cents (the reference's `SubmissionDetail.bonus_payments`):
+        // read as money too, a 1p bonus would stand for a 1.00 one.
         let seen = reply.body["bonus_payments"]
             .as_array()
             .into_iter()
             .flatten()
-            .filter(|v| v.as_f64().is_some_and(|a| (a - amount).abs() < 0.005 || (a - *cents as f64).abs() < 0.5))
+            .filter(|v| v.as_f64().is_some_and(|a| (a - *cents as f64).abs() < 0.5))
             .count() as i64;
         // Bonuses of the same amount this submission was paid in other rounds.
         let before: i64 = sqlx::query_scalar(

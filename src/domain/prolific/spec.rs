@@ -88,6 +88,9 @@ pub fn parse(p: ProlificSpec, time_limit_minutes: u32) -> Result<ProlificSetting
     if !(estimated_minutes.is_finite() && estimated_minutes > 0.0) {
         return Err(field("prolific.estimated_minutes", format!("must be above 0, got {estimated_minutes}")));
     }
+    // Whole minutes, as the draft sends them: the reward and Prolific's least
+    // maximum time are computed on the minutes Prolific shows, not on 2.5.
+    let estimated_minutes = estimated_minutes.ceil();
     if let Some(h) = p.hourly_rate.filter(|h| !(h.is_finite() && *h > 0.0)) {
         return Err(field("prolific.hourly_rate", format!("must be above 0, got {h}")));
     }
@@ -158,6 +161,9 @@ mod tests {
     fn defaults_and_everything_given() {
         let s = parse(spec("estimated_minutes = 20"), 60).unwrap();
         assert_eq!((s.estimated_minutes, s.maximum_allowed_minutes), (20.0, 60));
+        // 2.5 is sent as 3: Prolific's least for 3 is 2 + 6 + 2√3 = 11.46, so 12.
+        let s = parse(spec("estimated_minutes = 2.5"), 5).unwrap();
+        assert_eq!((s.estimated_minutes, s.maximum_allowed_minutes), (3.0, 12));
         assert_eq!(s.devices, ["desktop", "tablet", "mobile"]);
         assert!(!s.auto_approve && !s.auto_increase && s.budget_cap.is_none() && s.block_groups.is_empty());
         let long = "x".repeat(100);

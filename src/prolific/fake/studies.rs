@@ -240,12 +240,12 @@ fn breakdown(cents: f64) -> Value {
            "tax": {"amount": vat, "currency": CURRENCY}})
 }
 
-/// StudyTotalCost: rewards for every place (or, when not projected, the
-/// places taken so far) and the bonuses paid, each with fees and VAT.
+/// StudyTotalCost: rewards for every place with `?is_projected=true`, else
+/// ("the cost at the time of the request") for the places taken so far (none
+/// for a draft), and the bonuses paid, each with fees and VAT.
 pub fn cost(c: &mut Call) -> Reply {
     let Some(s) = c.state.studies.get(c.param(0)) else { return Reply::not_found("Study") };
-    let projected = c.query("is_projected") == Some("true");
-    let places = if projected || s.status == UNPUBLISHED {
+    let places = if c.query("is_projected") == Some("true") {
         s.num("total_available_places")
     } else {
         c.state.places_taken(s) as f64
