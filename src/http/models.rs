@@ -70,8 +70,10 @@ fn group() -> String {
 async fn model_failures(
     State(state): State<AppState>,
     caller: Caller,
-    ApiQuery(q): ApiQuery<FailureQuery>,
+    // The role first: a caller who may not read it learns nothing of the query's fields.
+    q: Result<ApiQuery<FailureQuery>, ServiceError>,
 ) -> Result<Json<Vec<Failure>>, ServiceError> {
     caller.researcher()?;
+    let ApiQuery(q) = q?;
     Ok(Json(failures::failures(&state.db, &q.dataset, &q.model, &q.score, q.neg_type.as_deref()).await?))
 }

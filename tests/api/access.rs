@@ -46,6 +46,8 @@ async fn every_route_checks_the_role() {
         ),
         (Method::GET, "/api/v1/studies/overview".into(), None, [401, 403, 200, 200, 403]),
         (Method::GET, "/api/v1/compare/datasets".into(), None, [401, 403, 200, 200, 403]),
+        // Without its required query: the role is checked before the query is read.
+        (Method::GET, "/api/v1/compare/failures".into(), None, [401, 403, 422, 422, 403]),
         (Method::GET, "/api/v1/users".into(), None, [401, 403, 403, 200, 403]),
         // The demo study is not finished: Step 4 cannot start yet.
         (Method::POST, format!("/api/v1/studies/{study}/step4"), None, [401, 403, 422, 422, 403]),
