@@ -183,6 +183,15 @@ async fn exports_match_what_the_answers_decided() {
             .unwrap();
         assert_eq!(bytes, served.to_vec(), "negative image bytes are the chosen candidate's");
     }
+    // Every counted Step 3 answer, also on the items the rows leave out: the model's input.
+    let answers = csv_rows(&dir("final-csv").join("step3-answers.csv"));
+    assert_eq!(answers.len(), d.step3.values().map(|(_, n)| n).sum::<usize>());
+    let exported: BTreeSet<&str> = rows.iter().map(|r| r["instance_id"].as_str()).collect();
+    assert!(answers.iter().any(|a| !exported.contains(a["instance_id"].as_str())), "dropped items' answers too");
+    assert!(answers.iter().all(|a| ["annotator1", "annotator2"].contains(&a["annotator"].as_str())));
+    let step4 = csv_rows(&dir("final-csv").join("step4-answers.csv"));
+    let items: BTreeSet<&str> = step4.iter().map(|a| a["instance_id"].as_str()).collect();
+    assert_eq!(items.len(), d.step4.len(), "every Step 4 item, kept or dropped");
     let card = std::fs::read_to_string(dir("final-csv").join("README.md")).unwrap();
     for needle in [
         "Rows per type and subtype",

@@ -11,6 +11,7 @@
 //! audit's captions, and the images placed (32 bytes each); the reads go
 //! through the export's own small-cache pool.
 mod adaptive_items;
+mod answers;
 mod card;
 mod csv;
 pub mod download;
@@ -162,6 +163,8 @@ async fn export_paged(
     phase("card's agreement read");
     card::append_audit(audit, &out.join("README.md")).await?;
     phase("card's audit written");
+    summary.files.extend(answers::write(&p, req.stage, out)?);
+    phase("answers written");
     summary.files.extend(reports::write_reports(db, p.dataset_id, out).await?);
     summary.files.extend(adaptive_items::write(db, p.dataset_id, out).await?);
     scan.close().await;
