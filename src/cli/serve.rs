@@ -115,11 +115,8 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
     let layered = ServiceBuilder::new()
         .layer(middleware::from_fn_with_state(http::proxy::TrustProxy(exposure.trust_proxy), http::proxy::forwarded))
         .layer(axum::extract::DefaultBodyLimit::max(http::limits::SMALL_BODY))
-        .layer(middleware::from_fn_with_state(
-            http::origin::Origins { public: exposure.public_origin.as_deref().map(Into::into) },
-            http::origin::same_origin_only,
-        ))
-        // No page may be framed (clickjacking) or content-sniffed.
+        // No page may be framed (clickjacking) or content-sniffed: outside
+        // the refusals below, so that theirs carry the headers too.
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,
             header::HeaderValue::from_static("nosniff"),
@@ -127,6 +124,10 @@ pub async fn router(state: AppState, exposure: &Exposure) -> anyhow::Result<Rout
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_FRAME_OPTIONS,
             header::HeaderValue::from_static("DENY"),
+        ))
+        .layer(middleware::from_fn_with_state(
+            http::origin::Origins { public: exposure.public_origin.as_deref().map(Into::into) },
+            http::origin::same_origin_only,
         ))
         .layer(sessions)
         // Pages and answers are per user and change: always revalidated.

@@ -32,10 +32,14 @@ pub async fn same_origin_only(State(origins): State<Origins>, req: Request, next
         }
         _ => None,
     };
-    match refusal {
-        Some(error) => (StatusCode::FORBIDDEN, Json(serde_json::json!({ "error": error }))).into_response(),
-        None => next.run(req).await,
+    let Some(error) = refusal else { return next.run(req).await };
+    let path = req.uri().path();
+    if path.starts_with("/api/") || path.starts_with("/sfn/") {
+        return (StatusCode::FORBIDDEN, Json(serde_json::json!({ "error": error }))).into_response();
     }
+    // A page's form (JavaScript off): the app's error page, as for its other refusals.
+    let plain = (StatusCode::FORBIDDEN, error).into_response();
+    super::limits::plain_refusals_as_pages(plain, req.method(), path).await
 }
 
 fn is_own(origin: &str, host: Option<&str>, origins: &Origins) -> bool {

@@ -47,6 +47,11 @@ async fn a_participant_goes_from_consent_to_the_code_by_form_posts() {
     )
     .await;
     assert_eq!(evil.status(), 403);
+    // The app's error page, with the headers every response has.
+    assert_eq!(evil.headers()["x-frame-options"], "DENY");
+    assert_eq!(evil.headers()["x-content-type-options"], "nosniff");
+    let html = evil.text().await.unwrap();
+    assert!(html.contains("cross-site request refused") && html.contains(&format!(r#"href="{take}""#)), "{html}");
     let unticked = post_form(&app, &client, &format!("{take}/step"), &own, &[("step", "Consent")]).await;
     assert_eq!(unticked.status(), 422);
     let html = unticked.text().await.unwrap();
