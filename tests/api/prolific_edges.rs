@@ -202,3 +202,37 @@ async fn a_webhook_wakes_the_sync_while_an_approval_waits_for_its_submission() {
     assert_eq!(hook.status(), 204);
     fake.until_first_approved(|| async {}).await;
 }
+
+/// Places only grow: a raise overtaken by a larger one (it was throttled
+/// meanwhile, an audit's race) is done without being sent, where Prolific
+/// would refuse the smaller total. The row is written by hand as the race
+/// leaves it: pending, its total below the study's places.
+#[tokio::test]
+async fn a_raise_overtaken_by_a_larger_one_is_never_sent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (fake, app, r, study) = start(tmp.path()).await;
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let places = fake.state().await["studies"][0]["total_available_places"].as_i64().unwrap();
+    let (s, v) =
+        post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/places")), Some(json!({"total": places + 2})))
+            .await;
+    assert_eq!(s, 200, "{v}");
+    let db = crate::helpers::db_at(&app.data_dir).await;
+    sqlx::query(
+        "INSERT INTO prolific_outbox (study_id, action, idem_key, payload, state, created_at, updated_at)
+         VALUES ($1, 'set_places', $2, $3, 'pending', 0, 0)",
+    )
+    .bind(study)
+    .bind(format!("set_places:{study}:{}", places + 1))
+    .bind(json!({"kind": "set_places", "total": places + 1}).to_string())
+    .execute(&db)
+    .await
+    .unwrap();
+    let out = hardneg_cli(&app, &fake, &["flush", &study.to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let st = fake.state().await;
+    assert_eq!(st["studies"][0]["total_available_places"], places + 2);
+    let patches = st["requests"].as_array().unwrap().iter().filter(|q| q["method"] == "PATCH").count();
+    assert_eq!(patches, 1, "only the larger raise was sent: {}", st["requests"]);
+}
