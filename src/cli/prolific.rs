@@ -178,7 +178,7 @@ async fn publish_command(
     over: &publish::Overrides,
 ) -> anyhow::Result<()> {
     if dry_run {
-        let plan = publish::plan(db, study, base_url, over, &[]).await.map_err(e)?;
+        let plan = publish::dry_run_plan(db, study, base_url, over).await.map_err(e)?;
         println!("POST /api/v1/studies/ (dry run: nothing sent)");
         println!("{}", serde_json::to_string_pretty(&plan.body)?);
         print_figures(&plan);

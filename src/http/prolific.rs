@@ -75,7 +75,7 @@ async fn publish_study(
     };
     let over = publish::Overrides { workspace: b.workspace, project: b.project, block_groups: b.block_groups };
     if q.dry_run {
-        let plan = publish::plan(&state.db, id, &origin, &over, &[]).await?;
+        let plan = publish::dry_run_plan(&state.db, id, &origin, &over).await?;
         return Ok(Json(json!({ "dry_run": true, "plan": plan })));
     }
     let client = prolific::connect(&state.db)?;

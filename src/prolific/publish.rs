@@ -124,6 +124,16 @@ pub async fn spec_figures(db: &AnyPool, study: StudyId) -> Result<(Option<u64>, 
     Ok((reward, money::places(info.places.max(0) as u64, p.extra_places), p.budget_cap))
 }
 
+/// A dry run's draft: [`plan`] with each blocked group named where the
+/// draft will carry its id (looked up, or made, when the draft is made), so
+/// the filters it shows are the ones sent.
+pub async fn dry_run_plan(db: &AnyPool, study: StudyId, origin: &str, over: &Overrides) -> Result<Plan, ServiceError> {
+    let spec = settings(db, study).await?.2;
+    let named: Vec<String> =
+        spec.block_groups.iter().chain(&over.block_groups).map(|g| format!("<id of participant group {g}>")).collect();
+    plan(db, study, origin, over, &named).await
+}
+
 /// Makes (or finds) the draft and reads Prolific's cost; `publish` then
 /// sends PUBLISH. The cost is the caller's to show first.
 pub async fn prepare(

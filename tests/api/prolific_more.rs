@@ -117,6 +117,10 @@ async fn a_block_list_of_groups_minimum_pay_and_prolifics_refusals() {
 
     let blocked =
         create(&app, &r, &spec("blocked", "estimated_minutes = 10\nblock_groups = [\"step3-workers\"]")).await;
+    // The dry run's draft names the group where the sent one carries its id.
+    let (_, dry) = post(&r, &app.url(&format!("/api/v1/studies/{blocked}/prolific/publish?dry_run=true")), None).await;
+    let filter = &dry["plan"]["body"]["filters"][0];
+    assert_eq!(filter["selected_values"], json!(["<id of participant group step3-workers>"]), "{dry}");
     let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{blocked}/prolific/publish")), None).await;
     assert_eq!(s, 200, "{v}");
     let st = fake.state().await;
