@@ -9,7 +9,10 @@ async fn main() {
     hardneg::store::sqlite_process::tune();
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn,hardneg=info".into()),
+            // tower-sessions warns of every unknown or malformed session cookie: a
+            // line per anonymous request, stale cookies included (disk for a flood).
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn,hardneg=info,tower_sessions=error,tower_sessions_core=error".into()),
         )
         .init();
     let cli = hardneg::cli::Cli::parse();
