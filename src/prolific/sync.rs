@@ -42,6 +42,7 @@ pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, Service
     let mut report = SyncReport::default();
     let mut seen: HashSet<String> = HashSet::new();
     let mut rows: Vec<Value> = Vec::new();
+    let mut longest = 0;
     for page in 1u32.. {
         // The reference's paginated list (`page`, `page_size`); its per-study list documents no paging.
         let path = format!("/api/v1/submissions/?study={pid}&page={page}&page_size={PAGE_SIZE}");
@@ -63,12 +64,13 @@ pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, Service
                 }
             }
         }
-        // The next page's link when Prolific gives one; else a short page is the last. A server
-        // that ignores paging answers every page alike: a page that brings nothing new ends it too.
-        let more = match body.get("_links").and_then(|l| l.get("next")) {
-            Some(next) => next["href"].is_string(),
-            None => body["next"].is_string() || n >= PAGE_SIZE,
-        };
+        // The next page's link when Prolific gives one; else a page shorter than the longest
+        // yet is the last (a server may cap page_size below ours: its full pages are shorter
+        // than 500, so a first page asks for one more). A server that ignores paging answers
+        // every page alike: a page that brings nothing new ends it too.
+        longest = longest.max(n);
+        let link = body.get("_links").and_then(|l| l.get("next")).map(|next| next["href"].is_string());
+        let more = more_pages(link, body["next"].is_string(), n, longest);
         if n == 0 || new == 0 || !more {
             break;
         }
@@ -155,4 +157,28 @@ async fn free_places(db: &sqlx::AnyPool, study: StudyId, now: i64) -> Result<usi
     }
     tx.commit().await?;
     Ok(freed)
+}
+
+/// Whether a list has another page: its `_links.next` when given, else a
+/// `next` field, else whether this page (`n` rows) is as long as the longest yet.
+fn more_pages(link_next: Option<bool>, next_field: bool, n: usize, longest: usize) -> bool {
+    link_next.unwrap_or(next_field || n >= longest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::more_pages;
+
+    #[test]
+    fn without_links_a_page_shorter_than_the_longest_is_the_last() {
+        // A server that caps page_size at 100: full pages go on, a short one ends.
+        assert!(more_pages(None, false, 100, 100));
+        assert!(!more_pages(None, false, 37, 100));
+        // A first page may be a capped full one: one more page is asked for.
+        assert!(more_pages(None, false, 37, 37));
+        // Links decide when given.
+        assert!(!more_pages(Some(false), false, 500, 500));
+        assert!(more_pages(Some(true), false, 3, 500));
+        assert!(more_pages(None, true, 3, 500));
+    }
 }
