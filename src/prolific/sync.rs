@@ -102,6 +102,12 @@ pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, Service
     let study_read = crate::store::db::now_secs();
     let study_body = client.expect("GET", &format!("/api/v1/studies/{pid}/"), None).await?;
     let counts = client.expect("GET", &format!("/api/v1/studies/{pid}/submissions/counts/"), None).await?;
+    // A 2xx that is no study (a proxy's page, a redirect elsewhere) must not blank the status.
+    if study_body["status"].as_str().is_none() || !counts.is_object() {
+        return Err(ServiceError::Unavailable(format!(
+            "Prolific's answer for study {pid} is not a study with its counts (no status); nothing stored"
+        )));
+    }
     sqlx::query(
         "UPDATE prolific_studies SET status = $1, places = coalesce($2, places), counts = $3, synced_at = $4
          WHERE study_id = $5 AND coalesce(synced_at, 0) <= $4",
