@@ -34,12 +34,31 @@ pub async fn same_origin_only(State(origins): State<Origins>, req: Request, next
     };
     let Some(error) = refusal else { return next.run(req).await };
     let path = req.uri().path();
-    if path.starts_with("/api/") || path.starts_with("/sfn/") {
-        return (StatusCode::FORBIDDEN, Json(serde_json::json!({ "error": error }))).into_response();
+    let mut res = if path.starts_with("/api/") || path.starts_with("/sfn/") {
+        (StatusCode::FORBIDDEN, Json(serde_json::json!({ "error": error }))).into_response()
+    } else {
+        // A page's form (JavaScript off): the app's error page, as for its other refusals.
+        let plain = (StatusCode::FORBIDDEN, error).into_response();
+        super::limits::plain_refusals_as_pages(plain, req.method(), path).await
+    };
+    if has_body(&req) {
+        closing(&mut res);
     }
-    // A page's form (JavaScript off): the app's error page, as for its other refusals.
-    let plain = (StatusCode::FORBIDDEN, error).into_response();
-    super::limits::plain_refusals_as_pages(plain, req.method(), path).await
+    res
+}
+
+/// Whether the request says a body follows.
+pub(super) fn has_body(req: &Request) -> bool {
+    let h = req.headers();
+    h.contains_key(header::TRANSFER_ENCODING)
+        || h.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_some_and(|n| n != "0")
+}
+
+/// A refusal that may leave the request's body unread: hyper then closes
+/// the connection, so the answer says so (`Connection: close`), and a
+/// client does not send its next request down a closed socket.
+pub(super) fn closing(res: &mut Response) {
+    res.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
 }
 
 fn is_own(origin: &str, host: Option<&str>, origins: &Origins) -> bool {

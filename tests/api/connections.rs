@@ -113,3 +113,23 @@ async fn a_request_head_over_its_cap_is_refused() {
     assert_eq!(head(20 * 1024), "200");
     assert_eq!(head(100 * 1024), "431");
 }
+
+/// A refusal that may leave the body unread says it closes the connection,
+/// so a keep-alive client does not send its next request down it; one
+/// without a body, or a success, keeps it.
+#[tokio::test]
+async fn a_refusal_with_a_body_left_unread_says_the_connection_closes() {
+    let app = TestApp::spawn();
+    let client = TestApp::client();
+    let body = serde_json::json!({"option": "A"});
+    let res = client.post(app.url("/api/v1/tasks/1/answer")).json(&body).send().await.unwrap();
+    assert_eq!(res.status(), 401);
+    assert_eq!(res.headers().get("connection").map(|v| v.to_str().unwrap()), Some("close"));
+    let cross = client.post(app.url("/api/v1/tasks/1/answer")).header("origin", "http://evil.example").json(&body);
+    let res = cross.send().await.unwrap();
+    assert_eq!(res.status(), 403);
+    assert_eq!(res.headers().get("connection").map(|v| v.to_str().unwrap()), Some("close"));
+    let res = client.get(app.url("/api/v1/studies")).send().await.unwrap();
+    assert_eq!(res.status(), 401);
+    assert!(res.headers().get("connection").is_none(), "no body, nothing left unread");
+}
