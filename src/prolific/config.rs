@@ -50,10 +50,34 @@ pub fn from_env() -> Result<Option<Config>, String> {
     let token = secret(TOKEN_ENV, TOKEN_FILE_ENV)?;
     let base = std::env::var(URL_ENV).ok().filter(|u| !u.trim().is_empty());
     let base = base.unwrap_or_else(|| DEFAULT_BASE.to_string()).trim_end_matches('/').to_string();
-    if !(base.starts_with("https://") || base.starts_with("http://")) {
-        return Err(format!("{URL_ENV} must be an http:// or https:// URL"));
-    }
+    check_base(&base)?;
     Ok(token.map(|token| Config { base, token }))
+}
+
+/// An https:// URL, or http:// to this machine only (the fake, a tunnel):
+/// the token has full rights and must not cross a network in the clear.
+fn check_base(base: &str) -> Result<(), String> {
+    if base.starts_with("https://") {
+        return Ok(());
+    }
+    let Some(rest) = base.strip_prefix("http://") else {
+        return Err(format!("{URL_ENV} must be an https:// URL (or http:// to this machine), not {base:?}"));
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    let loopback =
+        host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    match loopback {
+        true => Ok(()),
+        false => Err(format!(
+            "{URL_ENV} is {base:?}: plain http:// is allowed only to this machine (localhost, 127.0.0.1, [::1]), \
+             as the token would travel in the clear; use https://"
+        )),
+    }
 }
 
 /// The configuration, or an error that says how to give the token.
@@ -117,6 +141,33 @@ mod tests {
         let c = Config { base: DEFAULT_BASE.into(), token: s.clone() };
         assert!(!format!("{c:?}").contains("3f9c"), "{c:?}");
         assert_eq!(s.expose(), "tok-3f9c-very-secret");
+    }
+
+    #[test]
+    fn plain_http_only_to_this_machine() {
+        for ok in [
+            "https://api.prolific.com",
+            "https://10.0.0.5:8443",
+            "http://127.0.0.1:8085",
+            "http://127.9.9.9",
+            "http://localhost:1/api",
+            "http://[::1]:8085",
+        ] {
+            assert_eq!(check_base(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "http://api.prolific.com",
+            "http://10.0.0.5:8085",
+            "http://127.0.0.1.evil.com",
+            "http://127.0.0.1@evil.com",
+            "http://localhost.evil.com",
+            "http://[::2]:80",
+            "ftp://127.0.0.1",
+            "api.prolific.com",
+        ] {
+            let e = check_base(bad).unwrap_err();
+            assert!(e.contains(URL_ENV) && e.contains(bad), "{e}");
+        }
     }
 
     #[test]
