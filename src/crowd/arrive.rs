@@ -187,13 +187,13 @@ pub async fn arrive_consenting(
         }
     }
     let now = state.crowd.clock.now();
-    let (Some(bundle), open) = reclaim_and_pick(&mut tx, study, now).await? else {
+    let (Some(bundle), places) = reclaim_and_pick(&mut tx, study, now).await? else {
         tx.commit().await?; // keeps the reclaimed leases
         return Ok(Arrival::Full { code: link.full_code.clone() });
     };
     let without_place = arrivals_without_place(&mut tx, &link, now).await?;
-    if !crate::domain::crowd::bundles::admits_another_arrival(without_place, open) {
-        tracing::warn!(%study, without_place, open, "arrival turned away: too many recent arrivals hold no place");
+    if !crate::domain::crowd::bundles::admits_another_arrival(without_place, places) {
+        tracing::warn!(%study, without_place, places, "arrival turned away: too many recent arrivals hold no place");
         tx.commit().await?;
         return Ok(Arrival::Full { code: link.full_code.clone() });
     }

@@ -43,7 +43,7 @@ async fn loads_and_overdue(
 }
 
 /// Reclaims overdue places, then picks the bundle for a new place (None
-/// when the study is full), with the places open. The reclaim is a
+/// when the study is full), with the study's places. The reclaim is a
 /// statement of its own only when some lease is overdue: an overdue place
 /// already counts as free.
 pub(super) async fn reclaim_and_pick(
@@ -64,7 +64,7 @@ pub(super) async fn reclaim_and_pick(
         .await?;
         crate::studies::adaptive::reopen::reopen_lost(&mut *tx, study).await?;
     }
-    Ok((pick_bundle(&loads), crate::domain::crowd::bundles::open_places(&loads)))
+    Ok((pick_bundle(&loads), crate::domain::crowd::bundles::study_places(&loads)))
 }
 
 /// Leases `bundle` to the participant and writes its tasks and participation.

@@ -164,11 +164,11 @@ async fn full_after_the_check_is_its_own_status_with_no_decision() {
 }
 
 /// Arrivals are participants before they pass the check, so an anonymous
-/// flood is bounded by the places it could take: with one place open, 23
+/// flood is bounded by the places it could take: with one place, 23
 /// may wait at the check at once; the 24th is told the study is full, and
 /// someone who arrived before still gets back in.
 #[tokio::test]
-async fn arrivals_at_the_comprehension_check_are_bounded_by_the_places_open() {
+async fn arrivals_at_the_comprehension_check_are_bounded_by_the_places() {
     let tmp = tempfile::tempdir().unwrap();
     let app = TestApp::spawn_on(tmp.path(), &["--demo-size", "6"]);
     let researcher = app.login("researcher").await;
@@ -187,7 +187,7 @@ async fn arrivals_at_the_comprehension_check_are_bounded_by_the_places_open() {
 
 /// The same bound holds arrivals that leave at once: arrive, return (or
 /// fail the comprehension check twice), arrive again with a new id. With
-/// one place open, 23 such arrivals within the time limit; the 24th is told
+/// one place, 23 such arrivals within the time limit; the 24th is told
 /// the study is full and leaves no row; once the time limit has passed,
 /// the link admits again.
 #[tokio::test]
@@ -229,4 +229,24 @@ async fn arrivals_that_return_or_fail_the_check_at_once_are_bounded_too() {
     std::fs::write(&clock, "601").unwrap();
     arrive(&app, &token, study, "R24").await;
     arrive(&app, &checked_token, checked, "C24").await;
+}
+
+/// The bound counts the study's places, not the open ones: a crowd where
+/// most return piles up returns while the places fill, and the last open
+/// place must still be taken (with "3 × open + 20", 23 returns beside one
+/// open place of two turned the next real arrival away as "full").
+#[tokio::test]
+async fn many_returns_do_not_keep_the_last_place_from_being_taken() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = TestApp::spawn_on(tmp.path(), &["--demo-size", "6"]);
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("returns", 6, &["copies = 2"])).await;
+    arrive(&app, &token, study, "KEEPS").await;
+    for i in 0..23 {
+        let p = arrive(&app, &token, study, &format!("R{i}")).await;
+        post_ok(&app, &p, &format!("/api/v1/take/{study}/return")).await;
+    }
+    arrive(&app, &token, study, "LAST").await; // admitted: 303 to the survey, not the full page
+    let (_, page) = arrive_with(&app, &browser(), &token, "AFTER").await;
+    assert!(page.contains("This study is full"), "both places are taken: {page}");
 }

@@ -100,14 +100,22 @@ pub fn open_places(loads: &[BundleLoad]) -> i64 {
     loads.iter().map(|l| (l.copies_wanted - l.taken).max(0)).sum()
 }
 
+/// The study's places: every bundle's wanted copies.
+pub fn study_places(loads: &[BundleLoad]) -> i64 {
+    loads.iter().map(|l| l.copies_wanted.max(0)).sum()
+}
+
 /// Arrivals are bounded by the places they could take: an arrival that
 /// holds no place (still at a comprehension check, screened out, or
-/// returned) frees or takes none, so at most three times the open places,
-/// plus a margin, may have arrived so within the time limit. More are told
-/// the study is full, so an anonymous flood (arrive, return, arrive with a
-/// new id) adds at most that many rows per time limit, not rows without end.
-pub fn admits_another_arrival(without_place: i64, open_places: i64) -> bool {
-    without_place < 3 * open_places.max(0) + 20
+/// returned) frees or takes none, so at most three times the study's
+/// places, plus a margin, may have arrived so within the time limit. More
+/// are told the study is full, so an anonymous flood (arrive, return,
+/// arrive with a new id) adds at most that many rows per time limit, not
+/// rows without end. The study's places, not its open ones: a real crowd
+/// where most return or fail the check piles up that many by the time few
+/// places are left, and must still fill them.
+pub fn admits_another_arrival(without_place: i64, places: i64) -> bool {
+    without_place < 3 * places.max(0) + 20
 }
 
 #[cfg(test)]
@@ -116,11 +124,14 @@ mod tests {
     use std::collections::{HashMap, HashSet};
 
     #[test]
-    fn arrivals_without_a_place_are_bounded_by_the_open_places() {
+    fn arrivals_without_a_place_are_bounded_by_the_places() {
         assert!(admits_another_arrival(0, 0), "a margin even when full");
         assert!(admits_another_arrival(19, 0) && !admits_another_arrival(20, 0));
         assert!(admits_another_arrival(319, 100) && !admits_another_arrival(320, 100));
-        assert!(!admits_another_arrival(20, -5), "over-taken places count as none");
+        assert!(!admits_another_arrival(20, -5), "no places count as none");
+        let loads = [load(0, 2, 2), load(1, 3, 3), load(2, 1, 0)];
+        assert_eq!((study_places(&loads), open_places(&loads)), (6, 1));
+        assert!(admits_another_arrival(37, study_places(&loads)), "one place open of six: 38 may wait");
     }
 
     fn items(n: usize) -> Vec<StratItem> {
