@@ -8,6 +8,7 @@
 //! Account locks are capped at `ACCOUNT_CAP` and do not apply to an address
 //! that has logged in to that account before (since the server started):
 //! an attacker elsewhere can slow a user down, never lock them out.
+use crate::store::addresses::bucket;
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
@@ -184,21 +185,6 @@ fn forget_stale(book: &mut Book, now: Instant) {
     }
 }
 
-/// IPv6 clients usually hold a whole /64: count it as one address.
-fn bucket(address: IpAddr) -> IpAddr {
-    match address {
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => {
-                let mut seg = v6.segments();
-                seg[4..].fill(0);
-                IpAddr::V6(seg.into())
-            }
-        },
-        v4 => v4,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,14 +245,5 @@ mod tests {
             bump(&mut f, now, ACCOUNT_CAP);
         }
         assert_eq!(f.locked_until, Some(now + ACCOUNT_CAP));
-    }
-
-    #[test]
-    fn an_ipv6_slash_64_is_one_address() {
-        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
-        let b: IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
-        assert_eq!(bucket(a), bucket(b));
-        let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
-        assert_eq!(bucket(mapped), A);
     }
 }

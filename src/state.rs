@@ -98,6 +98,8 @@ impl AppState {
 pub struct CrowdState {
     pub clock: Clock,
     pub bundles: BundleInstances,
+    /// Where recent arrivals came from (memory only): the arrival bound's.
+    pub addresses: crate::store::addresses::ArrivalAddresses,
 }
 
 /// Each link bundle's instances, in order. A bundle's items are written

@@ -197,7 +197,7 @@ async fn take_part(
     at.advance(0)?;
     let ids =
         PlatformIds { pid: sim.pid.to_string(), study: Some("demo".into()), session: Some(format!("{}-s", sim.pid)) };
-    let user = match crowd::arrive_consenting(state, token, Some(&ids), true).await? {
+    let user = match crowd::arrive_consenting(state, token, Some(&ids), true, None).await? {
         Arrival::Admitted { user, .. } => user,
         other => anyhow::bail!("not admitted: {other:?}"),
     };

@@ -141,16 +141,18 @@ pub async fn preview(state: &AppState, token: &str, ids: Option<&PlatformIds>) -
 
 /// Arrives by link with the platform's ids (None: anonymous, if the spec allows).
 pub async fn arrive(state: &AppState, token: &str, ids: Option<&PlatformIds>) -> Result<Arrival, ServiceError> {
-    arrive_consenting(state, token, ids, false).await
+    arrive_consenting(state, token, ids, false, None).await
 }
 
 /// As [`arrive`]; `consented`: the join form's consent box was ticked, and
-/// is recorded in the same transaction (one commit less per arrival).
+/// is recorded in the same transaction (one commit less per arrival);
+/// `from`: the client's address, for the arrival bound (memory only).
 pub async fn arrive_consenting(
     state: &AppState,
     token: &str,
     ids: Option<&PlatformIds>,
     consented: bool,
+    from: Option<std::net::IpAddr>,
 ) -> Result<Arrival, ServiceError> {
     // Arrivals take the write lock one at a time anyway; queueing them in
     // process (with the answer writer's batches) spares SQLite's busy-wait.
@@ -192,7 +194,9 @@ pub async fn arrive_consenting(
         return Ok(Arrival::Full { code: link.full_code.clone() });
     };
     let without_place = arrivals_without_place(&mut tx, &link, now).await?;
-    if !crate::domain::crowd::bundles::admits_another_arrival(without_place, places) {
+    let since = now - i64::from(link.settings.time_limit_minutes) * 60;
+    let from_address = from.map(|a| state.crowd.addresses.since(study, a, since));
+    if !crate::domain::crowd::bundles::admits_another_arrival(without_place, places, from_address) {
         tracing::warn!(%study, without_place, places, "arrival turned away: too many recent arrivals hold no place");
         tx.commit().await?;
         return Ok(Arrival::Full { code: link.full_code.clone() });
@@ -203,6 +207,9 @@ pub async fn arrive_consenting(
         take_place(&mut tx, state, &link, bundle, user_id, now).await?;
     }
     tx.commit().await?;
+    if let Some(from) = from {
+        state.crowd.addresses.record(study, from, now);
+    }
     Ok(Arrival::Admitted {
         user: SessionUser { id: user_id, username, role: Role::Participant },
         study,

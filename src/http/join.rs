@@ -212,6 +212,7 @@ async fn show(State(state): State<AppState>, Path(token): Path<String>, Query(q)
 async fn join(
     State(state): State<AppState>,
     session: Session,
+    client: Option<axum::Extension<crate::login_limits::ClientAddr>>,
     Path(token): Path<String>,
     Form(form): Form<JoinIds>,
 ) -> Response {
@@ -220,7 +221,8 @@ async fn join(
         Err(m) => return error_page(ServiceError::Invalid(m)),
     };
     let consented = form.consent.as_deref() == Some("yes");
-    let arrival = match crowd::arrive_consenting(&state, &token, ids.as_ref(), consented).await {
+    let arrival = match crowd::arrive_consenting(&state, &token, ids.as_ref(), consented, client.map(|c| c.0 .0)).await
+    {
         Ok(a) => a,
         Err(ServiceError::Invalid(m)) if ids.is_none() => {
             tracing::debug!(m, "arrival without an id");

@@ -2,6 +2,7 @@
 //! content-addressed image store, the answer writer and model runs, and
 //! the in-memory handles over them that `AppState` holds (the lease clock,
 //! the caches of items and shown tasks).
+pub mod addresses;
 pub mod backup;
 mod batch;
 pub mod clock;

@@ -4,7 +4,7 @@
 //! taken), and the spec errors that name their field. The participants
 //! list, the approve list, the dashboard and the CLI agree on each one's status.
 use crate::crowd_check_kit::{no_lease, post_json};
-use crate::crowd_kit::{arrive, arrive_with, browser, create_link_study, link_spec, post_ok, stage};
+use crate::crowd_kit::{arrive, arrive_with, browser, browser_from, create_link_study, link_spec, post_ok, stage};
 use crate::helpers::TestApp;
 use serde_json::{json, Value};
 
@@ -249,4 +249,40 @@ async fn many_returns_do_not_keep_the_last_place_from_being_taken() {
     arrive(&app, &token, study, "LAST").await; // admitted: 303 to the survey, not the full page
     let (_, page) = arrive_with(&app, &browser(), &token, "AFTER").await;
     assert!(page.contains("This study is full"), "both places are taken: {page}");
+}
+
+/// Past the bound, an address that has not arrived within the time limit
+/// still comes in, so one address flooding the link does not make it
+/// "full" for everyone; past twice the bound no one new does.
+#[tokio::test]
+async fn a_flood_from_one_address_leaves_the_link_open_to_others_up_to_twice_the_bound() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = TestApp::spawn_on(tmp.path(), &["--demo-size", "6"]);
+    let researcher = app.login("researcher").await;
+    let mut lines = SPEC.to_vec();
+    lines.push("copies = 1");
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("one address", 6, &lines)).await;
+    for i in 0..23 {
+        fail_twice(&app, &arrive(&app, &token, study, &format!("F{i}")).await, study).await;
+    }
+    let (_, page) = arrive_with(&app, &browser(), &token, "F23").await;
+    assert!(page.contains("This study is full"), "the flooding address is turned away: {page}");
+    // 23 more, each from an address of its own, still come in.
+    for i in 0..23 {
+        let p = browser_from(&format!("127.0.1.{}", i + 1));
+        let (status, at) = arrive_with(&app, &p, &token, &format!("N{i}")).await;
+        assert_eq!((status.as_u16(), at), (303, format!("/take/{study}")), "N{i}");
+        fail_twice(&app, &p, study).await;
+    }
+    let (_, page) = arrive_with(&app, &browser_from("127.0.2.1"), &token, "LATE").await;
+    assert!(page.contains("This study is full"), "past twice the bound: {page}");
+    let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
+    assert_eq!(rows.len(), 46);
+}
+
+async fn fail_twice(app: &TestApp, p: &reqwest::Client, study: i64) {
+    for _ in 0..2 {
+        post_ok(app, p, &format!("/api/v1/take/{study}/instructions")).await;
+        post_json(app, p, &comprehension(study), json!({"answers": [0, 0]})).await;
+    }
 }

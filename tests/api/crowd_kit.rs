@@ -28,6 +28,16 @@ pub fn browser() -> Client {
     Client::builder().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap()
 }
 
+/// As [`browser`], connecting from `ip` (any 127.x.y.z reaches the test server).
+pub fn browser_from(ip: &str) -> Client {
+    Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .local_address(ip.parse::<std::net::IpAddr>().unwrap())
+        .build()
+        .unwrap()
+}
+
 /// POSTs the join form with `pid` (and consent) from `client`: the status and the body or Location.
 pub async fn arrive_with(app: &TestApp, client: &Client, token: &str, pid: &str) -> (StatusCode, String) {
     let res = client

@@ -108,14 +108,18 @@ pub fn study_places(loads: &[BundleLoad]) -> i64 {
 /// Arrivals are bounded by the places they could take: an arrival that
 /// holds no place (still at a comprehension check, screened out, or
 /// returned) frees or takes none, so at most three times the study's
-/// places, plus a margin, may have arrived so within the time limit. More
-/// are told the study is full, so an anonymous flood (arrive, return,
-/// arrive with a new id) adds at most that many rows per time limit, not
-/// rows without end. The study's places, not its open ones: a real crowd
-/// where most return or fail the check piles up that many by the time few
-/// places are left, and must still fill them.
-pub fn admits_another_arrival(without_place: i64, places: i64) -> bool {
-    without_place < 3 * places.max(0) + 20
+/// places, plus a margin, may have arrived so within the time limit. The
+/// study's places, not its open ones: a real crowd where most return or
+/// fail the check piles up that many by the time few places are left, and
+/// must still fill them. Past that, up to twice as many, only an arrival
+/// from an address with fewer than two arrivals at the study within the
+/// time limit (`from_address`; None: unknown) comes in, so one address
+/// flooding the link does not make it full for everyone; past twice, none.
+/// An anonymous flood (arrive, return, arrive with a new id) thus adds a
+/// bounded number of rows per time limit, not rows without end.
+pub fn admits_another_arrival(without_place: i64, places: i64, from_address: Option<usize>) -> bool {
+    let bound = 3 * places.max(0) + 20;
+    without_place < bound || (without_place < 2 * bound && from_address.is_some_and(|n| n < 2))
 }
 
 #[cfg(test)]
@@ -125,13 +129,24 @@ mod tests {
 
     #[test]
     fn arrivals_without_a_place_are_bounded_by_the_places() {
-        assert!(admits_another_arrival(0, 0), "a margin even when full");
-        assert!(admits_another_arrival(19, 0) && !admits_another_arrival(20, 0));
-        assert!(admits_another_arrival(319, 100) && !admits_another_arrival(320, 100));
-        assert!(!admits_another_arrival(20, -5), "no places count as none");
+        let admits = |without, places| admits_another_arrival(without, places, None);
+        assert!(admits(0, 0), "a margin even when full");
+        assert!(admits(19, 0) && !admits(20, 0));
+        assert!(admits(319, 100) && !admits(320, 100));
+        assert!(!admits(20, -5), "no places count as none");
         let loads = [load(0, 2, 2), load(1, 3, 3), load(2, 1, 0)];
         assert_eq!((study_places(&loads), open_places(&loads)), (6, 1));
-        assert!(admits_another_arrival(37, study_places(&loads)), "one place open of six: 38 may wait");
+        assert!(admits(37, study_places(&loads)), "one place open of six: 38 may wait");
+    }
+
+    #[test]
+    fn past_the_bound_only_a_new_address_comes_in_up_to_twice_it() {
+        // One place: the bound is 23, the hard one 46.
+        assert!(admits_another_arrival(30, 1, Some(0)) && admits_another_arrival(45, 1, Some(1)));
+        assert!(!admits_another_arrival(23, 1, Some(2)), "the flooding address is turned away");
+        assert!(!admits_another_arrival(23, 1, None), "an unknown address is too");
+        assert!(!admits_another_arrival(46, 1, Some(0)), "past twice the bound, everyone");
+        assert!(admits_another_arrival(22, 1, Some(50)), "below the bound, any address");
     }
 
     fn items(n: usize) -> Vec<StratItem> {
