@@ -28,10 +28,10 @@ fn page_rule(path: &str) -> Option<fn(Role) -> bool> {
 /// (`limits::plain_refusals_as_pages`): one middleware for all, as each layer
 /// costs every request (a layer of its own cost 3.6 % of a round trip).
 pub async fn guard_pages(session: tower_sessions::Session, req: Request, next: Next) -> Response {
-    let with_body = super::origin::has_body(&req);
+    let with_body = super::limits::has_body(&req);
     let mut res = guarded(session, req, next).await;
     if with_body && res.status().is_client_error() {
-        super::origin::closing(&mut res);
+        super::limits::closing(&mut res);
     }
     res
 }

@@ -81,3 +81,16 @@ pub async fn plain_refusals_as_pages(res: Response, method: &axum::http::Method,
     let link = (back.as_str(), if back == "/" { "Go to the start page" } else { "Go back" });
     crate::ui_kit::error_page::ErrorPage { status, title, message: &message, link, who: None }.into_response()
 }
+/// Whether the request says a body follows.
+pub(super) fn has_body(req: &Request) -> bool {
+    let h = req.headers();
+    h.contains_key(header::TRANSFER_ENCODING)
+        || h.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_some_and(|n| n != "0")
+}
+
+/// A refusal that may leave the request's body unread: hyper then closes
+/// the connection, so the answer says so (`Connection: close`), and a
+/// client does not send its next request down a closed socket.
+pub(super) fn closing(res: &mut Response) {
+    res.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+}

@@ -41,24 +41,10 @@ pub async fn same_origin_only(State(origins): State<Origins>, req: Request, next
         let plain = (StatusCode::FORBIDDEN, error).into_response();
         super::limits::plain_refusals_as_pages(plain, req.method(), path).await
     };
-    if has_body(&req) {
-        closing(&mut res);
+    if super::limits::has_body(&req) {
+        super::limits::closing(&mut res);
     }
     res
-}
-
-/// Whether the request says a body follows.
-pub(super) fn has_body(req: &Request) -> bool {
-    let h = req.headers();
-    h.contains_key(header::TRANSFER_ENCODING)
-        || h.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_some_and(|n| n != "0")
-}
-
-/// A refusal that may leave the request's body unread: hyper then closes
-/// the connection, so the answer says so (`Connection: close`), and a
-/// client does not send its next request down a closed socket.
-pub(super) fn closing(res: &mut Response) {
-    res.headers_mut().insert(header::CONNECTION, header::HeaderValue::from_static("close"));
 }
 
 fn is_own(origin: &str, host: Option<&str>, origins: &Origins) -> bool {
