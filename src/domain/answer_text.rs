@@ -5,6 +5,8 @@
 //! per field. Every text from a client passes [`check_texts`] before
 //! anything is stored.
 
+use super::resolution::{ResolveRule, ResolvedBy};
+
 /// The text box a kind's answer may carry.
 pub struct TextField {
     /// The field's name in errors, the API's `text` documentation and exports.
@@ -129,11 +131,33 @@ pub fn check_texts(
     Ok(out)
 }
 
+/// A text with its runs of whitespace collapsed to one space and trimmed:
+/// how texts are compared, and the form an agreed text is exported in (so
+/// that it does not depend on whose answer came first).
+pub fn collapsed(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Whether answers that stored the same value also agree on their texts:
 /// equal once runs of whitespace are collapsed (a text and no text differ).
 pub fn texts_agree(texts: &[Option<&str>]) -> bool {
-    let norm = |t: &Option<&str>| t.map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
+    let norm = |t: &Option<&str>| t.map(collapsed);
     texts.windows(2).all(|w| norm(&w[0]) == norm(&w[1]))
+}
+
+/// How an item settled on `by` stands when the answers that stored its value
+/// differ in their texts: `first` and `primary` pick a text as they pick a
+/// value (the earliest answer's; the primary annotator's, if it gave that
+/// value); anything else that settled it (all agreeing, a model, the stop
+/// rule) chose a value, not a text, so a person adjudicates (None). An
+/// adjudicated item stays as the adjudicator settled it.
+pub fn settled_despite_texts(rule: ResolveRule, by: ResolvedBy, primary_gave_it: bool) -> Option<ResolvedBy> {
+    match (by, rule) {
+        (ResolvedBy::Adjudication, _) => Some(ResolvedBy::Adjudication),
+        (_, ResolveRule::First) => Some(ResolvedBy::First),
+        (_, ResolveRule::Primary) if primary_gave_it => Some(ResolvedBy::Primary),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -246,6 +270,24 @@ mod tests {
         let e = FIELD.check("refuses", Some("x")).unwrap_err().to_string();
         assert_eq!(e, "field \"corrected_p2\": must be empty with the answer \"refuses\"");
         assert!(FIELD.check("needs", Some("x")).is_ok() && FIELD.check("refuses", None).is_ok());
+    }
+
+    #[test]
+    fn a_text_disagreement_is_settled_only_by_first_or_primary() {
+        use ResolveRule as R;
+        use ResolvedBy as B;
+        assert_eq!(settled_despite_texts(R::First, B::Unanimous, false), Some(B::First));
+        assert_eq!(settled_despite_texts(R::Primary, B::Unanimous, true), Some(B::Primary));
+        assert_eq!(settled_despite_texts(R::Primary, B::Unanimous, false), None, "the primary gave another value");
+        for by in [B::Unanimous, B::DawidSkene, B::Mace, B::Adaptive] {
+            for rule in [R::Adjudication, R::DawidSkene, R::Mace] {
+                assert_eq!(settled_despite_texts(rule, by, true), None, "{rule:?} {by:?}");
+            }
+        }
+        for rule in ResolveRule::ALL {
+            assert_eq!(settled_despite_texts(rule, B::Adjudication, false), Some(B::Adjudication));
+        }
+        assert_eq!(collapsed("  Same \n  fix\tone. "), "Same fix one.");
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! The free-text parts of a study's answers (`answer_texts`, docs/study-spec.md
 //! "Free-text answers"): the disagreement rule on texts, and each item's
 //! final text for disputes, exports and reports.
-use crate::domain::answer_text::texts_agree;
+use crate::domain::answer_text::{collapsed, settled_despite_texts, texts_agree};
 use crate::domain::ids::StudyId;
-use crate::domain::resolution::{ItemState, ResolvedBy};
+use crate::domain::resolution::{ItemState, ResolveRule, ResolvedBy};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use sqlx::AnyPool;
@@ -36,9 +36,12 @@ pub async fn answers(db: &AnyPool, study_id: StudyId) -> Result<HashMap<i64, Vec
 }
 
 /// Answers that stored the same value still disagree when their texts
-/// differ (two different corrections): such an item waits for adjudication.
-/// Only adjudicated kinds with one text field (two writers' different HNC
-/// pairs are two pairs); an adjudicated item stays settled.
+/// differ (two different corrections): `first` and `primary` settle the text
+/// as they settle values; under any other rule the item waits for
+/// adjudication, whoever settled its value (all agreeing, a model, the stop
+/// rule: none of them chose between the texts). Runs after every other
+/// settling step, so nothing settles the item again. Only adjudicated kinds
+/// with one text field (two writers' different HNC pairs are two pairs).
 pub async fn settle(
     db: &AnyPool,
     meta: &StudyMeta,
@@ -49,27 +52,53 @@ pub async fn settle(
     }
     let answers = answers(db, meta.id).await?;
     for (instance, state) in items {
-        let ItemState::Final { value, by: ResolvedBy::Unanimous } = &*state else { continue };
+        let ItemState::Final { value, by } = &*state else { continue };
         let Some(given) = answers.get(&instance) else { continue };
-        let texts: Vec<Option<&str>> = given.iter().map(|a| a.text.as_deref()).collect();
-        if !texts_agree(&texts) {
-            *state = ItemState::Disputed { values: vec![value.clone()] };
+        let texts: Vec<Option<&str>> = given.iter().filter(|a| a.value == *value).map(|a| a.text.as_deref()).collect();
+        if texts_agree(&texts) {
+            continue;
         }
+        let primary_gave_it = primary_answer(meta, given, value).is_some();
+        *state = match settled_despite_texts(meta.resolve, *by, primary_gave_it) {
+            Some(by) => ItemState::Final { value: value.clone(), by },
+            None => {
+                let mut values: Vec<String> = given.iter().map(|a| a.value.clone()).collect();
+                values.sort();
+                values.dedup();
+                ItemState::Disputed { values }
+            }
+        };
     }
     Ok(())
 }
 
-/// Each settled item's final text: the adjudicator's when adjudicated, else
-/// the text of the first answer that stored the final value; items without text are absent.
+/// The primary annotator's answer to the item, if it stored `value`.
+fn primary_answer<'a>(meta: &StudyMeta, given: &'a [TextedAnswer], value: &str) -> Option<&'a TextedAnswer> {
+    if meta.resolve != ResolveRule::Primary {
+        return None;
+    }
+    let primary = match &meta.primary {
+        Some(p) => p.as_str(),
+        None => given.iter().find_map(|a| meta.rule.primary_of_pair(&a.annotator))?,
+    };
+    given.iter().find(|a| a.annotator == primary && a.value == value)
+}
+
+/// Each settled item's final text: the adjudicator's when adjudicated, the
+/// primary annotator's when `primary` settled it, else that of the earliest
+/// answer that stored the final value (the same for every such answer, up to
+/// whitespace, unless `first` settled it); an answer's text is exported with
+/// its whitespace collapsed, so the export does not depend on whose answer
+/// came first. Items without text are absent.
 pub async fn final_texts(
     db: &AnyPool,
-    study_id: StudyId,
+    meta: &StudyMeta,
     items: impl Iterator<Item = (i64, &ItemState)>,
     answers: &HashMap<i64, Vec<TextedAnswer>>,
 ) -> Result<HashMap<i64, String>, ServiceError> {
     let adjudicated: HashMap<i64, Option<String>> =
         sqlx::query_as("SELECT instance_id, text FROM adjudications WHERE study_id = $1")
-            .bind(study_id)
+            .bind(meta.id)
             .fetch_all(db)
             .await?
             .into_iter()
@@ -77,9 +106,14 @@ pub async fn final_texts(
     let mut out = HashMap::new();
     for (instance, state) in items {
         let ItemState::Final { by, value } = state else { continue };
+        let given = answers.get(&instance).map(Vec::as_slice).unwrap_or_default();
         let text = match by {
             ResolvedBy::Adjudication => adjudicated.get(&instance).cloned().flatten(),
-            _ => answers.get(&instance).and_then(|a| a.iter().find(|a| a.value == *value)?.text.clone()),
+            _ => primary_answer(meta, given, value)
+                .filter(|_| *by == ResolvedBy::Primary)
+                .or_else(|| given.iter().find(|a| a.value == *value))
+                .and_then(|a| a.text.as_deref())
+                .map(collapsed),
         };
         if let Some(t) = text {
             out.insert(instance, t);

@@ -223,13 +223,14 @@ pub async fn study_outcomes_paged(
         // Fixed overlap: a model settles on a value somebody gave, too.
         None => crate::studies::aggregate::Scope { only_given: true, ..Default::default() },
     };
-    // HOOK (free-text answers): the same value with different texts is a disagreement.
-    let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state));
-    crate::studies::answer_texts::settle(db, &meta, items).await?;
     if let Some(model) = meta.resolve.model() {
         let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state, &mut o.posterior));
         crate::studies::aggregate::settle(model, meta.kind, meta.seed, &model_answers, &adjudicated, &scope, items);
     }
+    // HOOK (free-text answers): the same value with different texts is a
+    // disagreement that a value rule (a model, the stop rule) cannot settle.
+    let items = out.iter_mut().map(|o| (o.instance_id, &mut o.state));
+    crate::studies::answer_texts::settle(db, &meta, items).await?;
     Ok((meta, out, votes))
 }
 

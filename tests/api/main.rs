@@ -76,5 +76,6 @@ mod study_start;
 mod survey_form;
 mod take_form;
 mod triplet_check;
+mod triplet_texts;
 mod two_servers;
 mod upload;

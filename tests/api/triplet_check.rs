@@ -14,11 +14,11 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 
 const STUDY: &str = "Demo: SugarCrepe++ triplet check";
-const FIXED: &str = "A blue square to the right of a red circle, nothing else.";
-const OTHER_FIX: &str = "A square, blue, right of a red circle.";
+pub(crate) const FIXED: &str = "A blue square to the right of a red circle, nothing else.";
+pub(crate) const OTHER_FIX: &str = "A square, blue, right of a red circle.";
 
 /// What each expert answers on demo triplet `i`: (value, correction).
-fn plan(who: &str, i: usize) -> (&'static str, Option<&'static str>) {
+pub(crate) fn plan(who: &str, i: usize) -> (&'static str, Option<&'static str>) {
     let first = who == "annotator1";
     match i {
         // Both correct P2 the same way, up to spaces.
@@ -37,7 +37,13 @@ fn plan(who: &str, i: usize) -> (&'static str, Option<&'static str>) {
     }
 }
 
-async fn post_answer(app: &TestApp, c: &Client, task: i64, option: &str, text: Option<&str>) -> reqwest::Response {
+pub(crate) async fn post_answer(
+    app: &TestApp,
+    c: &Client,
+    task: i64,
+    option: &str,
+    text: Option<&str>,
+) -> reqwest::Response {
     let body = AnswerRequest {
         option: option.into(),
         elapsed_ms: Some(900),
@@ -48,7 +54,7 @@ async fn post_answer(app: &TestApp, c: &Client, task: i64, option: &str, text: O
 }
 
 /// The demo triplet's index a task shows, found by its P1.
-fn index_of(task: &TaskView, p1s: &HashMap<String, usize>) -> usize {
+pub(crate) fn index_of(task: &TaskView, p1s: &HashMap<String, usize>) -> usize {
     let (p1, _, _) = read_prompt(&task.prompt.text).expect("the prompt is the triplet");
     p1s[p1]
 }

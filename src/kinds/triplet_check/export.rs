@@ -37,7 +37,7 @@ pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<String
     let (meta, outcomes) = study_outcomes(db, crate::kinds::KINDS, study_id).await?;
     let answers = answer_texts::answers(db, study_id).await?;
     let items = outcomes.iter().map(|o| (o.instance_id, &o.state));
-    let texts = answer_texts::final_texts(db, study_id, items, &answers).await?;
+    let texts = answer_texts::final_texts(db, &meta, items, &answers).await?;
     let (instances, adjudicators) = instances_and_adjudicators(db, study_id).await?;
     let name = format!("study-{study_id}-triplets.csv");
     let path = out.join(&name);
