@@ -99,11 +99,24 @@ pub async fn create_study(
 /// open it (a triplets dataset has no candidate images for Step 3).
 async fn check_needs(tx: &mut Tx, id: StudyId, study: &Study) -> Result<(), ServiceError> {
     let needs = study.kind.spec().needs;
+    let (fewest, most) = needs.candidates.unwrap_or_default();
+    let candidates =
+        format!("(SELECT count(*) FROM candidates c WHERE c.instance_id = i.id) NOT BETWEEN {fewest} AND {most}");
+    let count = match (fewest, most) {
+        (a, b) if a == b => format!("exactly {a} candidate images"),
+        _ => format!("{fewest} to {most} candidate images"),
+    };
     let lacking = [
-        (needs.candidates, "NOT EXISTS (SELECT 1 FROM candidates c WHERE c.instance_id = i.id)", "candidate images"),
+        (needs.candidates.is_some(), candidates.as_str(), count.as_str()),
         (needs.positive_image, "i.positive_image IS NULL", "an image"),
         (needs.paraphrase, "i.paraphrase IS NULL", "a second positive caption (p2)"),
         (needs.negative_b, "i.negative_b IS NULL", "a second negative caption (negative_b)"),
+        (
+            needs.captions,
+            "(trim(i.caption) = '' OR trim(i.negative_caption) = '')",
+            "both a caption and a hard negative",
+        ),
+        (needs.caption_type, "(i.caption_type IS NULL OR trim(i.caption_type) = '')", "an assigned caption type"),
     ];
     for (needed, condition, what) in lacking.into_iter().filter(|l| l.0) {
         let query = format!(
@@ -112,7 +125,7 @@ async fn check_needs(tx: &mut Tx, id: StudyId, study: &Study) -> Result<(), Serv
         let without: i64 = sqlx::query_scalar(&query).bind(id).fetch_one(&mut **tx).await?;
         if needed && without > 0 {
             return Err(invalid(format!(
-                "field `dataset`: {without} instance(s) of {:?} have no {what}, which {} shows; \
+                "field `dataset`: {without} instance(s) of {:?} lack {what}, which {} shows; \
                  choose a dataset imported for it (docs/import.md)",
                 study.dataset,
                 study.kind.name()

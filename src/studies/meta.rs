@@ -219,7 +219,7 @@ pub(crate) async fn load_item(
     .bind(instance_id)
     .fetch_one(db)
     .await?;
-    let candidate_images: Vec<String> = if needs.candidates {
+    let candidate_images: Vec<String> = if needs.candidates.is_some() {
         sqlx::query_scalar("SELECT image FROM candidates WHERE instance_id = $1 ORDER BY slot")
             .bind(instance_id)
             .fetch_all(db)

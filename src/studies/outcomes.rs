@@ -302,7 +302,7 @@ async fn item_images(db: &AnyPool, kind: SurveyKind, study: StudyId) -> Result<H
             (i, item)
         })
         .collect();
-    if needs.candidates {
+    if needs.candidates.is_some() {
         let slots: Vec<(i64, String)> = sqlx::query_as(
             "SELECT c.instance_id, c.image FROM candidates c JOIN study_items si ON si.instance_id = c.instance_id
              WHERE si.study_id = $1 ORDER BY c.instance_id, c.slot",

@@ -70,9 +70,19 @@ async fn a_spec_past_its_dataset_or_its_bounds_is_refused() {
     let res = researcher.post(app.url("/api/v1/studies")).body(triplets).send().await.unwrap();
     let said = json_error(res, 422).await;
     assert!(
-        said.starts_with("field `dataset`: 10 instance(s) of \"demo-triplets\" have no candidate images"),
+        said.starts_with("field `dataset`: 10 instance(s) of \"demo-triplets\" lack exactly 4 candidate images"),
         "{said}"
     );
+    // What a kind shows beyond the image: a caption type, both captions, four candidates exactly.
+    for (kind, dataset, lack) in [
+        ("caption_writing", "demo-triplets", "lack an assigned caption type, which caption_writing shows"),
+        ("caption_match", "demo-hnc", "lack both a caption and a hard negative, which caption_match shows"),
+        ("four_image", "demo-rankings", "lack exactly 4 candidate images, which four_image shows"),
+    ] {
+        let spec = crate::helpers::Spec::new(kind).kind(kind).dataset(dataset).annotators(&["annotator1"]);
+        let said = json_error(app.create_study(&researcher, &spec).await, 422).await;
+        assert!(said.starts_with("field `dataset`: ") && said.contains(lack), "{kind} on {dataset}: {said}");
+    }
     let studies: Vec<Value> = app.get(&researcher, "/api/v1/studies").await;
     let names = ["too much overlap", "a billion copies", "step 3 on triplets"];
     assert!(studies.iter().all(|s| !names.contains(&s["name"].as_str().unwrap())));

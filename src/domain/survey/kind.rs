@@ -108,7 +108,8 @@ pub struct Curation {
 /// Item data a kind reads (the captions always come).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Needs {
-    pub candidates: bool,
+    /// Candidate images, between these many (inclusive).
+    pub candidates: Option<(usize, usize)>,
     pub positive_image: bool,
     /// The generated image a source study chose (items taken from a source).
     pub chosen_image: bool,
@@ -116,6 +117,11 @@ pub struct Needs {
     pub paraphrase: bool,
     /// A second hard negative, from another source (SugarCrepe's A/B/Tie).
     pub negative_b: bool,
+    /// The caption and its hard negative, neither blank (a kind that shows
+    /// either; the others may be blank in a dataset imported for another kind).
+    pub captions: bool,
+    /// An assigned caption type (HNC's writing).
+    pub caption_type: bool,
 }
 
 /// A registered survey kind: a small handle on its descriptor. Two handles

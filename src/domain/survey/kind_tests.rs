@@ -32,7 +32,9 @@ const fn spec(name: &'static str, role: Role, sources: &'static [SurveyKind]) ->
         sources,
         questions: &[&[0]],
         needs: Needs {
-            candidates: false,
+            candidates: None,
+            captions: false,
+            caption_type: false,
             positive_image: false,
             chosen_image: false,
             paraphrase: false,

@@ -30,7 +30,7 @@ pub const KIND: KindSpec = KindSpec {
     sources: &[],
     // Asked together: commonsense, then grammar, options in the same places.
     questions: &[&[0, 1]],
-    needs: Needs { candidates: false, positive_image: false, chosen_image: false, paraphrase: false, negative_b: true },
+    needs: Needs { candidates: None, positive_image: false, chosen_image: false, paraphrase: false, negative_b: true, captions: false, caption_type: false },
     adjudicated: false, // judgements of the sources, not of the instance
     attention: Attention { targets: &["commonsense_a", "commonsense_b", "commonsense_tie"], instruction: "Attention check: whatever the descriptions say, select {option} for this item." },
     texts: &[],

@@ -27,7 +27,7 @@ pub const KIND: KindSpec = KindSpec {
     }),
     sources: &[SurveyKind::of(&crate::kinds::four_image::KIND)],
     questions: &[&[0]],
-    needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
+    needs: Needs { candidates: None, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false, captions: false, caption_type: false },
     adjudicated: true,
     attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the images show, select {option} for this item." },
     texts: &[],

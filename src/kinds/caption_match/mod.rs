@@ -25,7 +25,7 @@ pub const KIND: KindSpec = KindSpec {
     role: Role::Report(Report::Accuracy { correct: "right", setting: "yes/no" }),
     sources: &[],
     questions: &[&[0]],
-    needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: false, negative_b: false },
+    needs: Needs { candidates: None, positive_image: true, chosen_image: false, paraphrase: false, negative_b: false, captions: true, caption_type: false },
     adjudicated: false, // the answer is known: a wrong one is data, not a dispute
     attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the image shows, select {option} for this item." },
     texts: &[],

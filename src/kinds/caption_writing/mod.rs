@@ -62,7 +62,7 @@ pub const KIND: KindSpec = KindSpec {
     role: Role::Report(Report::Own),
     sources: &[],
     questions: &[&[0]],
-    needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: false, negative_b: false },
+    needs: Needs { candidates: None, positive_image: true, chosen_image: false, paraphrase: false, negative_b: false, captions: false, caption_type: true },
     // Two writers' different pairs are two pairs, not a disagreement.
     adjudicated: false,
     attention: Attention {

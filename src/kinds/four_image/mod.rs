@@ -27,7 +27,7 @@ pub const KIND: KindSpec = KindSpec {
     }),
     sources: &[],
     questions: &[&[0]],
-    needs: Needs { candidates: true, positive_image: false, chosen_image: false, paraphrase: false, negative_b: false },
+    needs: Needs { candidates: Some((4, 4)), positive_image: false, chosen_image: false, paraphrase: false, negative_b: false, captions: false, caption_type: false },
     adjudicated: true,
     attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the images show, select {option} for this item." },
     texts: &[],

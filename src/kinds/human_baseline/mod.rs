@@ -27,7 +27,7 @@ pub const KIND: KindSpec = KindSpec {
     sources: &[SurveyKind::of(&crate::kinds::ambiguity::KIND), SurveyKind::of(&crate::kinds::four_image::KIND)],
     // Part 1 image-to-text, part 2 text-to-image (see [`Query`]).
     questions: &[&[0, 1], &[2, 3]],
-    needs: Needs { candidates: false, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false },
+    needs: Needs { candidates: None, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false, captions: false, caption_type: false },
     adjudicated: false, // forced choices measure people; nothing to settle
     attention: Attention { targets: &["c0", "c1"], instruction: "Attention check: whatever the image shows, select {option} for this item." },
     texts: &[],

@@ -18,7 +18,7 @@ pub const KIND: KindSpec = KindSpec {
     role: Role::Report(Report::Accuracy { correct: CORRECT, setting: "TOT" }),
     sources: &[],
     questions: &[&[0]],
-    needs: Needs { candidates: false, positive_image: false, chosen_image: false, paraphrase: true, negative_b: false },
+    needs: Needs { candidates: None, positive_image: false, chosen_image: false, paraphrase: true, negative_b: false, captions: false, caption_type: false },
     adjudicated: false,
     attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the descriptions say, select {option} for this item." },
     texts: &[],

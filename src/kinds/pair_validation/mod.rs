@@ -32,7 +32,7 @@ pub const KIND: KindSpec = KindSpec {
     role: Role::Report(Report::Own),
     sources: &[SurveyKind::of(&crate::kinds::caption_writing::KIND)],
     questions: &[&[0]],
-    needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: false, negative_b: false },
+    needs: Needs { candidates: None, positive_image: true, chosen_image: false, paraphrase: false, negative_b: false, captions: true, caption_type: false },
     adjudicated: true, // validators who disagree: a third person settles the pair
     attention: Attention {
         targets: &[VALID],

@@ -33,7 +33,7 @@ pub const KIND: KindSpec = KindSpec {
     role: Role::Report(Report::Own),
     sources: &[],
     questions: &[&[0]],
-    needs: Needs { candidates: true, positive_image: false, chosen_image: false, paraphrase: false, negative_b: false },
+    needs: Needs { candidates: Some((MIN_IMAGES, MAX_IMAGES)), positive_image: false, chosen_image: false, paraphrase: false, negative_b: false, captions: false, caption_type: false },
     adjudicated: false, // rankings differ by taste; their agreement is the statistic
     // An order has no single option to ask for: link studies refuse `attention_checks`.
     attention: Attention { targets: &[], instruction: "" },

@@ -68,7 +68,7 @@ pub const KIND: KindSpec = KindSpec {
     role: Role::Report(Report::Own),
     sources: &[],
     questions: &[&[0]],
-    needs: Needs { candidates: false, positive_image: true, chosen_image: false, paraphrase: true, negative_b: false },
+    needs: Needs { candidates: None, positive_image: true, chosen_image: false, paraphrase: true, negative_b: false, captions: false, caption_type: false },
     adjudicated: true, // two experts per triplet; a third settles what they disagree on
     attention: Attention {
         targets: &[VALID],
