@@ -148,7 +148,7 @@ pub async fn plan(
     changed_amounts(round, &bonuses, &stored)?;
     let new: Vec<(String, u64)> = bonuses.iter().filter(|b| !stored.contains_key(&b.0)).cloned().collect();
     let new_cents: u64 = new.iter().map(|b| b.1).sum();
-    let (budget, fee) = super::publish::budget_and_fee(db, study).await?;
+    let (budget, fee) = super::budget::budget_and_fee(db, study).await?;
     let more = crate::domain::prolific::money::with_fee(new_cents, fee);
     if !budget.allows(more) {
         return Err(ServiceError::Invalid(format!(

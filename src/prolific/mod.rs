@@ -5,6 +5,7 @@
 //! `crowd` and `studies`, which never name it.
 pub mod actions;
 pub mod bonus;
+pub mod budget;
 pub mod client;
 pub mod config;
 pub mod decide;
@@ -157,9 +158,59 @@ async fn wind_down(client: &client::Client, study: StudyId, s: &status::Prolific
     if !(closed || done) {
         return Ok(false);
     }
-    // One stop per total of places: the study is active again only after more were bought.
-    publish::transition_as(client, study, "STOP", &format!("transition:{study}:STOP:places={}", s.places)).await?;
+    let read_ms = s.synced_at.unwrap_or(0).saturating_mul(1000);
+    let key = match stop_key(db, study, s.places, read_ms).await? {
+        Stop::Send(key) => key,
+        Stop::SeenBefore => return Ok(false),
+        Stop::TriedEnough => {
+            tracing::warn!(
+                study = study.get(),
+                "active on Prolific though hardneg needs nobody: STOP sent {STOP_TRIES} times"
+            );
+            return Ok(false);
+        }
+    };
+    publish::transition_as(client, study, "STOP", &key).await?;
     Ok(true)
+}
+
+enum Stop {
+    Send(String),
+    /// The study was read before the last STOP settled: that read says nothing of it.
+    SeenBefore,
+    TriedEnough,
+}
+
+/// STOPs sent at most per total of places.
+const STOP_TRIES: usize = 10;
+
+/// The STOP to send for a study seen active with `places` by a read that
+/// began at `read_ms`: one per total (more places make it active again),
+/// and one more each time a read that began after the last one settled
+/// still finds the study active: Prolific refuses a STOP while the study is
+/// AWAITING REVIEW (full, all submitted), and a return then makes it ACTIVE
+/// again with the same total. Two syncs at once share the key (the outbox
+/// keeps one row); at most [`STOP_TRIES`] per total.
+async fn stop_key(db: &sqlx::AnyPool, study: StudyId, places: i64, read_ms: i64) -> Result<Stop, ServiceError> {
+    let first = format!("transition:{study}:STOP:places={places}");
+    let sent: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT idem_key, state, updated_at FROM prolific_outbox
+         WHERE study_id = $1 AND (idem_key = $2 OR idem_key LIKE $3) ORDER BY id",
+    )
+    .bind(study)
+    .bind(&first)
+    .bind(format!("{first}:again=%"))
+    .fetch_all(db)
+    .await?;
+    if let Some((key, _, _)) = sent.iter().find(|(_, state, _)| !matches!(state.as_str(), "done" | "failed")) {
+        return Ok(Stop::Send(key.clone()));
+    }
+    Ok(match sent.last() {
+        None => Stop::Send(first),
+        Some((_, _, settled)) if *settled >= read_ms => Stop::SeenBefore,
+        Some(_) if sent.len() >= STOP_TRIES => Stop::TriedEnough,
+        Some(_) => Stop::Send(format!("{first}:again={}", sent.len())),
+    })
 }
 
 /// The server's loop: a round every interval, or at once when woken.

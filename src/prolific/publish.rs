@@ -8,7 +8,7 @@ use super::outbox::enqueue;
 use super::settings::settings;
 use crate::domain::ids::StudyId;
 use crate::domain::prolific::draft::{draft, internal_name, DraftInput};
-use crate::domain::prolific::money::{self, cents, Budget, ProlificCost};
+use crate::domain::prolific::money::{self, cents, ProlificCost};
 use crate::error::ServiceError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -315,53 +315,6 @@ fn not_on_prolific(study: StudyId) -> ServiceError {
     ServiceError::Invalid(format!("study {study} is not on Prolific yet: publish it first"))
 }
 
-/// Prolific's fee and tax as a fraction of rewards, as its cost showed them
-/// (`stored`); before a cost was read, `link.platform_fee`.
-async fn fee_of(db: &AnyPool, study: StudyId, stored: f64) -> Result<f64, ServiceError> {
-    if stored > 0.0 {
-        return Ok(stored);
-    }
-    Ok(crate::studies::link::link_of_study(db, study).await?.settings.quality.platform_fee)
-}
-
-/// The money side: spent, committed and the cap, in cents.
-pub async fn budget(db: &AnyPool, study: StudyId) -> Result<Budget, ServiceError> {
-    Ok(budget_and_fee(db, study).await?.0)
-}
-
-/// [`budget`], and Prolific's fee and tax as a fraction of the payments
-/// (what a new commitment adds on top of its amount).
-pub async fn budget_and_fee(db: &AnyPool, study: StudyId) -> Result<(Budget, f64), ServiceError> {
-    let row: Option<(i64, i64, f64)> =
-        sqlx::query_as("SELECT places, reward_cents, fee FROM prolific_studies WHERE study_id = $1")
-            .bind(study)
-            .fetch_optional(db)
-            .await?;
-    let (places, reward, fee) = row.ok_or_else(|| not_on_prolific(study))?;
-    let fee = fee_of(db, study, fee).await?;
-    let approved: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM prolific_submissions WHERE study_id = $1 AND status IN ('APPROVED', 'PARTIALLY APPROVED')",
-    )
-    .bind(study)
-    .fetch_one(db)
-    .await?;
-    let bonus = |states: &'static str| {
-        let sql = format!(
-            "SELECT CAST(coalesce(sum(amount_cents), 0) AS BIGINT) FROM prolific_bonuses WHERE study_id = $1 AND state IN ({states})"
-        );
-        async move { sqlx::query_scalar::<_, i64>(&sql).bind(study).fetch_one(db).await }
-    };
-    let paid = bonus("'paid'").await?;
-    let all_bonuses = bonus("'planned', 'set_up', 'paid'").await?;
-    let cap = settings(db, study).await.ok().and_then(|s| s.2.budget_cap);
-    let budget = Budget {
-        spent: money::with_fee((approved * reward + paid).max(0) as u64, fee),
-        committed: money::with_fee((places * reward + all_bonuses).max(0) as u64, fee),
-        cap,
-    };
-    Ok((budget, fee))
-}
-
 /// Raises the study's places to `total` (Prolific takes the new total),
 /// refused past the budget cap or below the places it has.
 pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Result<(), ServiceError> {
@@ -377,9 +330,7 @@ pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Res
             "the study has {places} places on Prolific; give a larger total (places can only grow)"
         )));
     }
-    let b = budget(db, study).await?;
-    let fee = fee_of(db, study, fee).await?;
-    let more = money::with_fee((total as i64 - places) as u64 * reward as u64, fee);
+    let (b, more) = super::budget::raising_places(db, study, total as i64, reward, fee).await?;
     if !b.allows(more) {
         return Err(ServiceError::Invalid(format!(
             "{total} places would commit {} of a budget cap of {}",

@@ -60,7 +60,8 @@ pub(super) async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Re
                 "PUBLISH" => status != "UNPUBLISHED",
                 "PAUSE" => status == "PAUSED",
                 "START" => status == "ACTIVE",
-                _ => matches!(status, "COMPLETED" | "AWAITING REVIEW"),
+                // Not AWAITING REVIEW: Prolific refuses STOP there, and a return makes it ACTIVE again.
+                _ => status == "COMPLETED",
             })
         }
         Remote::SetPlaces { total } => {

@@ -79,14 +79,22 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
     let hardneg_completed: i64 = bundles.iter().map(|b| b.completed).sum();
     let hardneg_free = bundles.iter().map(|b| (b.copies_wanted - b.active - b.completed).max(0)).sum::<i64>() + overdue;
 
-    let people: Vec<(i64, Option<String>, String)> = sqlx::query_as(&format!(
-        "SELECT p.number, p.platform_session, {} FROM participants p LEFT JOIN leases l ON l.user_id = p.user_id
-         WHERE p.study_id = $1 ORDER BY p.number",
+    let people: Vec<(i64, Option<String>, String, Option<String>)> = sqlx::query_as(&format!(
+        "SELECT p.number, p.platform_session, {}, p.screened_out_reason FROM participants p
+         LEFT JOIN leases l ON l.user_id = p.user_id WHERE p.study_id = $1 ORDER BY p.number",
         crate::crowd::STATUS_SQL
     ))
     .bind(study)
     .fetch_all(db)
     .await?;
+    // Screened out by the comprehension check: asked to return, never to submit.
+    let people: Vec<(i64, Option<String>, String)> = people
+        .into_iter()
+        .map(|(n, session, st, why)| match (st.as_str(), why.as_deref()) {
+            ("screened_out", Some("comprehension")) => (n, session, "screened_out_by_comprehension".to_string()),
+            _ => (n, session, st),
+        })
+        .collect();
     let rows: Vec<(String, String, i64)> = sqlx::query_as(
         "SELECT submission_id, status, return_requested FROM prolific_submissions WHERE study_id = $1 ORDER BY submission_id",
     )
@@ -115,7 +123,7 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
                 && !arrived.contains(sub.as_str())
         })
         .count() as u64;
-    let budget = super::publish::budget(db, study).await?;
+    let budget = super::budget::budget(db, study).await?;
     let more = places_needed(hardneg_free.max(0) as u64, open + on_their_way);
     Ok(ProlificStatus {
         study_id: study,

@@ -93,3 +93,75 @@ async fn a_study_that_needs_nobody_more_is_stopped_on_prolific_once() {
     assert_eq!((s, report["stopped"].as_bool()), (200, Some(true)), "{report}");
     assert_eq!(transitions(&fake.state().await), 3, "published, stopped, stopped again once done");
 }
+
+/// Prolific refuses a STOP while the study is AWAITING REVIEW (full, all
+/// submitted), and a return then makes it ACTIVE again with the same places:
+/// the next sync must stop it again (audit 47/D: "once" had become "never").
+#[tokio::test]
+async fn a_stop_refused_while_awaiting_review_is_sent_again_once_the_study_is_active() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start().await;
+    let env = vec![
+        ("HARDNEG_PROLIFIC_TOKEN", fake.token.clone()),
+        ("HARDNEG_PROLIFIC_URL", fake.base.clone()),
+        ("HARDNEG_PROLIFIC_SYNC_SECS", "3600".into()),
+        ("HARDNEG_PROLIFIC_BACKOFF_MS", "20".into()),
+    ];
+    let app = Hardneg::start(&tmp.path().join("data"), &env, &tmp.path().join("log"), HashMap::new());
+    let r = app.login("researcher").await;
+    let res = r.post(app.url("/api/v1/studies")).body(SPEC).send().await.unwrap();
+    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let pid = v["prolific_id"].as_str().unwrap().to_string();
+    let sync_url = app.url(&format!("/api/v1/studies/{study}/prolific/sync"));
+    let places = fake.state().await["studies"][0]["total_available_places"].as_u64().unwrap();
+    assert!(places >= 2, "a margin of places beside the one copy: {places}");
+
+    // One finishes the one copy; the others hold Prolific's other places without opening the link.
+    let a = fake.arrive(&pid, None).await;
+    let (client, hstudy, _) = join(&app.base, &a.study_url, Way::Careful).await;
+    let code = answer_all(&app.base, &client, hstudy, Way::Careful).await;
+    fake.submit(&a.submission_id, Some(&code)).await;
+    let mut others = Vec::new();
+    for _ in 1..places {
+        others.push(fake.arrive(&pid, None).await.submission_id);
+    }
+    // The sync reads the study ACTIVE, but its answer comes late: meanwhile everyone submits.
+    let path = format!("/api/v1/studies/{pid}/");
+    fake.fault_with(serde_json::json!({"method": "GET", "path": path, "fault": "timeout", "delay_ms": 1500})).await;
+    let late = tokio::spawn({
+        let (r, url) = (r.clone(), sync_url.clone());
+        async move { post(&r, &url, None).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    for sub in &others {
+        fake.submit(sub, None).await;
+    }
+    late.await.unwrap();
+    assert_eq!(fake.state().await["studies"][0]["status"], "AWAITING REVIEW", "the STOP was refused there");
+
+    // A return frees a place: Prolific's study is ACTIVE again, and a sync (the
+    // server's own, woken by the last one, or this one) stops it, once.
+    fake.return_(&others[0]).await;
+    let mut status = Value::Null;
+    for _ in 0..20 {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let (s, report) = post(&r, &sync_url, None).await;
+        assert_eq!(s, 200, "{report}");
+        status = fake.state().await["studies"][0]["status"].clone();
+        if status == "COMPLETED" {
+            break;
+        }
+    }
+    let log = std::fs::read_to_string(tmp.path().join("log")).unwrap_or_default();
+    assert_eq!(status, "COMPLETED", "{log}");
+    let stops: Vec<i64> = fake.state().await["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["method"] == "POST" && q["path"].as_str().unwrap_or("").ends_with("/transition/"))
+        .map(|q| q["status"].as_i64().unwrap())
+        .collect();
+    assert_eq!(stops, [200, 400, 200], "published, refused while awaiting review, stopped: {log}");
+}

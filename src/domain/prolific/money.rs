@@ -101,7 +101,8 @@ pub fn with_fee(cents: u64, fee: f64) -> u64 {
 pub struct Budget {
     /// Approved places and paid bonuses, fee included.
     pub spent: u64,
-    /// Every place bought and every bonus set up, fee included: what the study can cost.
+    /// Every place bought (or taken, where late submissions hold more) and
+    /// every bonus set up, fee included: what the study can cost.
     pub committed: u64,
     pub cap: Option<u64>,
 }

@@ -216,12 +216,16 @@ impl Mismatch {
 /// Which mismatch a pair shows: `prolific` None when hardneg's participant
 /// has no submission on Prolific, `hardneg` None when no participant has
 /// the submission's SESSION_ID (hardneg's word: its status as in the
-/// approve list: completed, extra, discarded, active, ...).
+/// approve list: completed, extra, discarded, active, ...;
+/// `screened_out_by_comprehension` for a screen-out by the comprehension
+/// check, which like `full_after_comprehension` was asked to return, so
+/// an open submission is as it should be).
 pub fn mismatch(prolific: Option<SubmissionStatus>, hardneg: Option<&str>) -> Option<Mismatch> {
     let finished = |s: &str| matches!(s, "completed" | "extra" | "discarded");
     // Shown a code of their own (the screen-out or the full code): `decide`
     // settles them like screen-outs, never as a missing completion.
-    let turned_away = |s: &str| matches!(s, "screened_out" | "full_after_comprehension");
+    let turned_away =
+        |s: &str| matches!(s, "screened_out" | "screened_out_by_comprehension" | "full_after_comprehension");
     match (prolific, hardneg) {
         (Some(p), None) if p != SubmissionStatus::Returned && p != SubmissionStatus::TimedOut => {
             Some(Mismatch::NeverArrived)
@@ -336,6 +340,8 @@ mod tests {
         );
         assert_eq!(mismatch(Some(S::Active), Some("full_after_comprehension")), None, "told to return");
         assert_eq!(mismatch(Some(S::Active), Some("screened_out")), Some(Mismatch::ScreenedOutNotSubmitted));
+        assert_eq!(mismatch(Some(S::Active), Some("screened_out_by_comprehension")), None, "told to return");
+        assert_eq!(mismatch(Some(S::AwaitingReview), Some("screened_out_by_comprehension")), None);
         assert_eq!(mismatch(Some(S::TimedOut), Some("screened_out")), None, "Prolific closed it");
         assert_eq!(mismatch(Some(S::AwaitingReview), Some("completed")), None);
         assert_eq!(mismatch(Some(S::Active), Some("completed")), Some(Mismatch::CompletedNotSubmitted));

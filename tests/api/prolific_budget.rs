@@ -1,0 +1,67 @@
+//! A late submission (timed out on Prolific, then finished) takes a place
+//! past the study's total and is paid, so it is committed money: the budget
+//! cap must count it (audit 47/D: committed stayed at the places bought).
+use crate::prolific_fake::FakeProlific;
+use crate::prolific_kit::{post, Hardneg};
+use serde_json::Value;
+use std::collections::HashMap;
+
+const SPEC: &str = r#"name = "late"
+kind = "four_image"
+dataset = "demo"
+seed = 5
+access = "link"
+[link]
+bundle_size = 21
+copies = 1
+consent = "I agree to take part."
+[prolific]
+estimated_minutes = 5
+hourly_rate = 12.0
+extra_places = 0
+budget_cap = "100.00"
+"#;
+
+#[tokio::test]
+async fn late_submissions_past_the_total_are_committed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start().await;
+    let env = vec![
+        ("HARDNEG_PROLIFIC_TOKEN", fake.token.clone()),
+        ("HARDNEG_PROLIFIC_URL", fake.base.clone()),
+        ("HARDNEG_PROLIFIC_SYNC_SECS", "3600".into()),
+    ];
+    let app = Hardneg::start(&tmp.path().join("data"), &env, &tmp.path().join("log"), HashMap::new());
+    let r = app.login("researcher").await;
+    let res = r.post(app.url("/api/v1/studies")).body(SPEC).send().await.unwrap();
+    assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
+    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let pid = v["prolific_id"].as_str().unwrap().to_string();
+    let places = fake.state().await["studies"][0]["total_available_places"].as_u64().unwrap() as usize;
+    let committed = || async {
+        let url = app.url(&format!("/api/v1/studies/{study}/prolific"));
+        let s: Value = r.get(url).send().await.unwrap().json().await.unwrap();
+        (s["budget"]["committed"].as_i64().unwrap(), s["reward_cents"].as_i64().unwrap())
+    };
+    let (bought, reward) = committed().await;
+
+    // Every place taken; one times out and is replaced, then finishes late: one more than the total.
+    let mut subs = Vec::new();
+    for _ in 0..places {
+        subs.push(fake.arrive(&pid, None).await.submission_id);
+    }
+    fake.timeout(&subs[0]).await;
+    subs.push(fake.arrive(&pid, None).await.submission_id);
+    for sub in &subs {
+        fake.submit(sub, Some("DONE")).await;
+    }
+    let (s, report) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    assert_eq!(s, 200, "{report}");
+    let (late, _) = committed().await;
+    // One reward more, with Prolific's fee and tax on it (to the cent).
+    let one_more = late - bought;
+    assert!(one_more > reward && one_more <= reward * 2, "bought {bought}, with the late one {late}, reward {reward}");
+    assert!((one_more * places as i64 - bought).abs() <= places as i64, "one place's share: {one_more} of {bought}");
+}
