@@ -33,6 +33,13 @@ pub fn ab_pair(v: &[&str]) -> Result<AbPair, Vec<FieldError>> {
             });
         }
     }
+    if !v[1].trim().is_empty() && v[1].trim() == v[3].trim() {
+        // A/B/Tie over one text: any answer is noise, yet it would count as an item's vote.
+        errors.push(FieldError {
+            field: "negative_b",
+            message: "the same text as negative_a; the two sources' negatives must differ".into(),
+        });
+    }
     if !v[2].trim().is_empty() && v[2].trim() == v[4].trim() {
         errors.push(FieldError { field: "source_b", message: "the same source as source_a; compare two".into() });
     }
@@ -76,5 +83,8 @@ mod tests {
         assert!(e[0].message.contains("not a subset"), "{}", e[0].message);
         let e = ab_pair(&["A red car.", "A blue car.", "x", " A red car. ", "y", "replace_att"]).unwrap_err();
         assert_eq!((e[0].field, e.len()), ("negative_b", 1), "a negative that is the caption");
+        let e = ab_pair(&["A red apple.", "A green apple.", "x", " A green apple.", "y", "replace_att"]).unwrap_err();
+        assert_eq!((e[0].field, e.len()), ("negative_b", 1), "two equal negatives");
+        assert!(e[0].message.contains("same text as negative_a"), "{}", e[0].message);
     }
 }

@@ -142,6 +142,40 @@ pub struct Study {
     pub vocabulary: Option<(super::vocabulary::VocabularySource, bool)>,
 }
 
+/// Whether the spec gives every item the `n` people its kind's protocol
+/// wants: a link study's copies; named annotators, or "all" over the
+/// `accounts` annotator accounts it covers now (at most `n`), each seeing every item; or
+/// BiVLC's pairs for two (their overlap items are the doubly answered
+/// ones). Adaptive overlap, samples and groups vary the number.
+pub fn check_raters(study: &Study, n: usize, accounts: usize) -> Result<(), SpecError> {
+    let kind = study.kind.name();
+    let wants = format!("{kind} wants {n} people on every item");
+    if study.adaptive.is_some() {
+        return Err(field("assignment.adaptive", format!("{wants}; adaptive overlap varies the number")));
+    }
+    if let Some(link) = &study.link {
+        return match usize::try_from(link.copies) == Ok(n) {
+            true => Ok(()),
+            false => Err(field("link.copies", format!("{wants}: set it to {n}, not {}", link.copies))),
+        };
+    }
+    match &study.rule {
+        AssignmentRule::EachAnnotatorAll => {}
+        AssignmentRule::Pairs { .. } if n == 2 => return Ok(()),
+        _ => return Err(field("assignment.rule", format!("{wants}; this rule gives items to varying numbers"))),
+    }
+    // "all" grows with the accounts added later (a new server's demo has
+    // none yet): refused only when it already covers more than `n`.
+    let (given, what, fits) = match &study.annotators {
+        Annotators::Named(names) => (names.len(), "the spec names", names.len() == n),
+        Annotators::All | Annotators::AllBut(_) => (accounts, "\"all\" is, in annotator accounts now,", accounts <= n),
+    };
+    match fits {
+        true => Ok(()),
+        false => Err(field("annotators", format!("{wants}; {what} {given}"))),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
     #[error("field `{field}`: {message}")]

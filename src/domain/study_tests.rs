@@ -263,3 +263,31 @@ fn names_and_instructions_are_plain_bounded_text_and_a_sample_needs_its_rule() {
     bad.assignment.sample = Some(SampleSpec::Count(100_000));
     assert_eq!(err(bad), "field `assignment.sample`: sample belongs to rule = \"groups\"");
 }
+
+#[test]
+fn a_kind_that_fixes_its_raters_refuses_specs_that_give_another_number() {
+    let parse = |text: &str| toml::from_str::<StudySpec>(text).unwrap().parse_in(KINDS, 1).unwrap();
+    let triplets = |extra: &str| parse(&format!("name = \"t\"\nkind = \"triplet_check\"\ndataset = \"d\"\n{extra}"));
+    let check = |s: &Study, accounts| check_raters(s, 2, accounts).map_err(|e| e.to_string());
+    assert_eq!(check(&triplets("annotators = [\"e1\", \"e2\"]"), 9), Ok(()));
+    let three = check(&triplets("annotators = [\"e1\", \"e2\", \"e3\"]"), 9).unwrap_err();
+    assert_eq!(three, "field `annotators`: triplet_check wants 2 people on every item; the spec names 3");
+    assert!(check(&triplets("annotators = [\"e1\"]"), 9).is_err());
+    assert_eq!(check(&triplets("annotators = \"all\""), 2), Ok(()));
+    assert_eq!(check(&triplets("annotators = \"all\""), 0), Ok(()), "accounts come later");
+    let all = check(&triplets("annotators = \"all\""), 14).unwrap_err();
+    assert!(all.starts_with("field `annotators`") && all.ends_with("now, 14"), "{all}");
+    let pairs = "[assignment]\nrule = \"pairs\"\noverlap = 2\npairs = [[\"e1\", \"e2\"]]\n";
+    assert_eq!(check(&triplets(pairs), 9), Ok(()), "BiVLC's pairs: two on the overlap");
+    let link =
+        |copies: &str| triplets(&format!("access = \"link\"\n[link]\nbundle_size = 5\nconsent = \"ok\"\n{copies}"));
+    assert_eq!(check(&link("copies = 2"), 0), Ok(()));
+    let one = check(&link(""), 0).unwrap_err();
+    assert_eq!(one, "field `link.copies`: triplet_check wants 2 people on every item: set it to 2, not 1");
+    let adaptive = "annotators = [\"e1\", \"e2\", \"e3\"]\n[assignment.adaptive]\nmin = 2\nmax = 3\nstop = \"agree\"\n";
+    assert!(check(&triplets(adaptive), 9).unwrap_err().starts_with("field `assignment.adaptive`"));
+    let sample = "annotators = [\"e1\", \"e2\"]\n[assignment]\nrule = \"stratified_sample\"\nper_subset = 1\n";
+    assert!(check(&triplets(sample), 9).unwrap_err().starts_with("field `assignment.rule`"));
+    let raters = |kind: &str| KINDS.iter().find(|k| k.name() == kind).unwrap().spec().raters;
+    assert_eq!((raters("triplet_check"), raters("pair_validation"), raters("four_image")), (Some(2), Some(2), None));
+}

@@ -37,6 +37,7 @@ const CAPTION_PAIR: KindSpec = KindSpec {
         caption_type: false,
     },
     adjudicated: true,
+    raters: None,
     attention: Attention { targets: &["original", "negative"], instruction: "Select {option} here." },
     texts: &[],
 };

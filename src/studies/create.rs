@@ -60,6 +60,9 @@ pub async fn create_study(
         Some(items) => items.annotators(&study.annotators, study.source.as_deref())?,
         None => study.annotators.clone(),
     };
+    if let Some(n) = study.kind.spec().raters {
+        check_raters(&mut tx, study, &annotators, n).await?;
+    }
     let id = insert_study(&mut tx, study, spec_text, dataset_id, source, &annotators).await?;
     let items = insert_items(&mut tx, id, dataset_id, survivors).await?;
     if items == 0 {
@@ -137,6 +140,18 @@ async fn check_needs(tx: &mut Tx, id: StudyId, study: &Study) -> Result<(), Serv
 
 fn invalid(message: String) -> ServiceError {
     ServiceError::Invalid(message)
+}
+
+/// The people on every item are as many as the kind's protocol fixes
+/// (`domain::study::check_raters`), "all" counted over today's accounts.
+async fn check_raters(tx: &mut Tx, study: &Study, annotators: &Annotators, n: usize) -> Result<(), ServiceError> {
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT username FROM users WHERE role = 'annotator'").fetch_all(&mut **tx).await?;
+    let accounts = match annotators {
+        Annotators::AllBut(out) => names.iter().filter(|n| !out.contains(n)).count(),
+        _ => names.len(),
+    };
+    crate::domain::study::check_raters(study, n, accounts).map_err(|e| invalid(e.to_string()))
 }
 
 /// Every named annotator is an annotator's account.

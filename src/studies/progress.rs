@@ -46,7 +46,12 @@ pub async fn study_progress(state: &AppState, study_id: StudyId) -> Result<Study
             .bind(study_id)
             .fetch_all(&state.db)
             .await?;
-    let counts: BTreeMap<String, i64> = counts.into_iter().collect();
+    // An order (a ranking's "C,A,B") counts toward the option ranked first.
+    let mut by_first: BTreeMap<String, i64> = BTreeMap::new();
+    for (id, n) in counts {
+        *by_first.entry(id.split(',').next().unwrap_or_default().to_string()).or_default() += n;
+    }
+    let counts = by_first;
     let option_ids = shown_option_ids(meta.kind);
     let distribution: Vec<OptionCount> = option_ids
         .iter()
@@ -70,8 +75,12 @@ pub async fn study_progress(state: &AppState, study_id: StudyId) -> Result<Study
 /// so the list can never drift from what annotators see).
 fn shown_option_ids(kind: crate::domain::survey::SurveyKind) -> Vec<String> {
     use crate::domain::survey::ItemData;
+    // As many candidates as the kind shows at most; both captions non-blank.
+    let candidates = kind.spec().needs.candidates.map_or(4, |(_, most)| most);
     let item = ItemData {
-        candidate_images: vec![String::new(); 4],
+        caption: "caption".into(),
+        negative_caption: "negative".into(),
+        candidate_images: vec![String::new(); candidates],
         positive_image: Some(String::new()),
         chosen_image: Some(String::new()),
         paraphrase: Some(String::new()),

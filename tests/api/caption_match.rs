@@ -45,6 +45,17 @@ async fn a_caption_match_study_is_answered_and_reports_accuracy_against_the_know
         assert!(tasks.iter().any(|t| shown(t, &demo).1) && tasks.iter().any(|t| !shown(t, &demo).1), "both captions");
     }
 
+    // Yes and No as shown, counted (annotator1 said yes to all ten).
+    let progress: Value = app.get(&researcher, &format!("/api/v1/studies/{id}/progress")).await;
+    let dist: Vec<(&str, i64)> = progress["distribution"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["option"].as_str().unwrap(), d["count"].as_i64().unwrap()))
+        .collect();
+    assert_eq!((dist.len(), dist[0].0, dist[1].0, dist[0].1 + dist[1].1), (2, "yes", "no", 20), "{progress}");
+    assert!(dist[0].1 >= 10, "{progress}");
+
     let r: Value = app.get(&researcher, &format!("/api/v1/studies/{id}/report")).await;
     assert_eq!(
         (r["kind"].as_str(), r["statistic"].as_str(), r["setting"].as_str(), r["answers"].as_i64()),

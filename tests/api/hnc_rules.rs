@@ -79,7 +79,8 @@ async fn a_link_participant_who_wrote_pairs_is_turned_away_from_their_validation
     let res = write(&app, &writer, task.task_id.get(), "A red circle.", "A blue circle.").await;
     assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
 
-    let spec = link_spec("Link validation", "pair_validation", "link-pairs", Some("Link writing"));
+    // Two validators per pair, as the protocol has it.
+    let spec = link_spec("Link validation", "pair_validation", "link-pairs", Some("Link writing")) + "copies = 2\n";
     let (validation, token) = create_link_study(&app, &researcher, &spec).await;
     let (status, page) = arrive_with(&app, &browser(), &token, "WRITER1").await;
     assert_eq!(status, 200);

@@ -83,6 +83,14 @@ async fn a_spec_past_its_dataset_or_its_bounds_is_refused() {
         let said = json_error(app.create_study(&researcher, &spec).await, 422).await;
         assert!(said.starts_with("field `dataset`: ") && said.contains(lack), "{kind} on {dataset}: {said}");
     }
+    // SugarCrepe++'s expert check is two experts per item, not three.
+    let three = crate::helpers::Spec::new("three experts").kind("triplet_check").dataset("demo-triplets");
+    let said = json_error(
+        app.create_study(&researcher, &three.annotators(&["annotator1", "annotator2", "annotator3"])).await,
+        422,
+    )
+    .await;
+    assert_eq!(said, "field `annotators`: triplet_check wants 2 people on every item; the spec names 3");
     let studies: Vec<Value> = app.get(&researcher, "/api/v1/studies").await;
     let names = ["too much overlap", "a billion copies", "step 3 on triplets"];
     assert!(studies.iter().all(|s| !names.contains(&s["name"].as_str().unwrap())));

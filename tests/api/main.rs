@@ -50,6 +50,7 @@ mod pipeline;
 mod placeholders;
 mod postgres;
 mod postgres_plans;
+mod prolific_budget;
 mod prolific_cli;
 mod prolific_edges;
 mod prolific_fake;

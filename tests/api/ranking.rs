@@ -72,6 +72,13 @@ async fn demo_prompts_ranked_by_two_annotators_reported_and_exported() {
     assert!(exact["spearman"].as_f64().unwrap() > 0.8 && exact["kendall_tau"].as_f64().unwrap() > 0.7, "{exact}");
     assert!(models.iter().any(|m| m["model"] == "demo-random"));
 
+    // Every order counts toward the letter ranked first, each letter up to J listed.
+    let progress: Value = app.get(&researcher, &format!("/api/v1/studies/{id}/progress")).await;
+    let dist = progress["distribution"].as_array().unwrap();
+    let letters: String = dist.iter().map(|d| d["option"].as_str().unwrap()).collect();
+    assert_eq!(letters, "ABCDEFGHIJ");
+    assert_eq!(dist.iter().map(|d| d["count"].as_i64().unwrap()).sum::<i64>(), 16, "{progress}");
+
     let res = researcher.get(app.url(&format!("/api/v1/studies/{id}/agreement"))).send().await.unwrap();
     assert_eq!(res.status(), 422);
     assert!(res.text().await.unwrap().contains("Kendall's W"));
@@ -85,6 +92,11 @@ async fn demo_prompts_ranked_by_two_annotators_reported_and_exported() {
     assert_eq!(report["kendalls_w"], r["kendalls_w"]);
     let answers = std::fs::read_to_string(out.join(format!("study-{id}-answers.csv"))).unwrap();
     assert_eq!(answers.lines().count(), 17, "a header and 16 orders");
+    // The models' scores the report's correlations rest on: two models, each image of the 8 prompts.
+    let scores = std::fs::read_to_string(out.join(format!("study-{id}-scores.csv"))).unwrap();
+    assert_eq!(scores.lines().next(), Some("instance,key,slot,image,model,score"));
+    assert_eq!(scores.lines().count(), 1 + 2 * (2 + 2 + 3 + 3 + 4 + 4 + 5 + 5), "{scores}");
+    assert!(scores.lines().skip(1).all(|l| l.contains(",demo-exact,") || l.contains(",demo-random,")));
     let card = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(card.contains("Kendall's W") && card.contains("demo-exact"), "{card}");
 }

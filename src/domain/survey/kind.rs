@@ -31,6 +31,10 @@ pub struct KindSpec {
     pub needs: Needs,
     /// Whether a researcher settles disagreements on its answers.
     pub adjudicated: bool,
+    /// The people every item must have, when the kind's protocol fixes it
+    /// (SugarCrepe++'s two experts): a spec that gives another number is
+    /// refused ([`crate::domain::study::check_raters`]).
+    pub raters: Option<usize>,
     /// How the kind makes an instructional attention check (docs/crowd.md).
     pub attention: Attention,
     /// The free-text parts an answer may carry, by name (docs/study-spec.md, "Free-text answers").

@@ -41,6 +41,7 @@ const fn spec(name: &'static str, role: Role, sources: &'static [SurveyKind]) ->
             negative_b: false,
         },
         adjudicated: false,
+        raters: None,
         attention: Attention { targets: &[], instruction: "" },
         texts: &[],
     }

@@ -32,6 +32,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0, 1]],
     needs: Needs { candidates: None, positive_image: false, chosen_image: false, paraphrase: false, negative_b: true, captions: false, caption_type: false },
     adjudicated: false, // judgements of the sources, not of the instance
+    raters: None,
     attention: Attention { targets: &["commonsense_a", "commonsense_b", "commonsense_tie"], instruction: "Attention check: whatever the descriptions say, select {option} for this item." },
     texts: &[],
 };

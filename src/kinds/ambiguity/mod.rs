@@ -29,6 +29,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0]],
     needs: Needs { candidates: None, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false, captions: false, caption_type: false },
     adjudicated: true,
+    raters: None,
     attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the images show, select {option} for this item." },
     texts: &[],
 };

@@ -27,6 +27,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0]],
     needs: Needs { candidates: None, positive_image: true, chosen_image: false, paraphrase: false, negative_b: false, captions: true, caption_type: false },
     adjudicated: false, // the answer is known: a wrong one is data, not a dispute
+    raters: None,
     attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the image shows, select {option} for this item." },
     texts: &[],
 };

@@ -65,6 +65,7 @@ pub const KIND: KindSpec = KindSpec {
     needs: Needs { candidates: None, positive_image: true, chosen_image: false, paraphrase: false, negative_b: false, captions: false, caption_type: true },
     // Two writers' different pairs are two pairs, not a disagreement.
     adjudicated: false,
+    raters: None,
     attention: Attention {
         targets: &["skip:other"],
         instruction: "Attention check: whatever the image shows, write nothing and choose {option} for this item.",

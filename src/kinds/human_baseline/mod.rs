@@ -29,6 +29,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0, 1], &[2, 3]],
     needs: Needs { candidates: None, positive_image: true, chosen_image: true, paraphrase: false, negative_b: false, captions: false, caption_type: false },
     adjudicated: false, // forced choices measure people; nothing to settle
+    raters: None,
     attention: Attention { targets: &["c0", "c1"], instruction: "Attention check: whatever the image shows, select {option} for this item." },
     texts: &[],
 };

@@ -25,6 +25,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0]],
     needs: Needs { candidates: None, positive_image: true, chosen_image: false, paraphrase: true, negative_b: false, captions: false, caption_type: false },
     adjudicated: false, // it measures people; a wrong pick is data, not a dispute
+    raters: None,
     attention: Attention { targets: &VALUES, instruction: "Attention check: whatever the descriptions say, select {option} for this item." },
     texts: &[],
 };

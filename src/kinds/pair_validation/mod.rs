@@ -34,6 +34,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0]],
     needs: Needs { candidates: None, positive_image: true, chosen_image: false, paraphrase: false, negative_b: false, captions: true, caption_type: false },
     adjudicated: true, // validators who disagree: a third person settles the pair
+    raters: Some(2),
     attention: Attention {
         targets: &[VALID],
         instruction: "Attention check: whatever the image and the captions show, select {option} for this item.",

@@ -6,6 +6,7 @@
 use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
 use crate::domain::rng::shuffle;
 
+mod export;
 pub mod rows;
 pub mod stats;
 
@@ -35,6 +36,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0]],
     needs: Needs { candidates: Some((MIN_IMAGES, MAX_IMAGES)), positive_image: false, chosen_image: false, paraphrase: false, negative_b: false, captions: false, caption_type: false },
     adjudicated: false, // rankings differ by taste; their agreement is the statistic
+    raters: None,
     // An order has no single option to ask for: link studies refuse `attention_checks`.
     attention: Attention { targets: &[], instruction: "" },
     texts: &[],

@@ -9,7 +9,11 @@ use crate::studies::hooks::{Fut, Server, Statistic, Stats};
 use sqlx::AnyPool;
 use std::collections::BTreeMap;
 
-pub const SERVER: Server = Server { report: Some(report), ..Server::NONE };
+pub const SERVER: Server = Server { report: Some(report), export: Some(export), ..Server::NONE };
+
+fn export<'a>(db: &'a AnyPool, study_id: StudyId, out: &'a std::path::Path) -> Fut<'a, Vec<String>> {
+    Box::pin(async move { Ok(vec![super::export::write(db, study_id, out).await?]) })
+}
 
 fn report(db: &AnyPool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {

@@ -70,6 +70,7 @@ pub const KIND: KindSpec = KindSpec {
     questions: &[&[0]],
     needs: Needs { candidates: None, positive_image: true, chosen_image: false, paraphrase: true, negative_b: false, captions: false, caption_type: false },
     adjudicated: true, // two experts per triplet; a third settles what they disagree on
+    raters: Some(2),
     attention: Attention {
         targets: &[VALID],
         instruction: "Attention check: whatever the image and the descriptions show, select {option} for this item.",
