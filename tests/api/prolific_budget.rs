@@ -1,10 +1,8 @@
 //! A late submission (timed out on Prolific, then finished) takes a place
 //! past the study's total and is paid, so it is committed money: the budget
 //! cap must count it (audit 47/D: committed stayed at the places bought).
-use crate::prolific_fake::FakeProlific;
-use crate::prolific_kit::{post, Hardneg};
+use crate::prolific_kit::{post, Published};
 use serde_json::Value;
-use std::collections::HashMap;
 
 const SPEC: &str = r#"name = "late"
 kind = "four_image"
@@ -24,21 +22,8 @@ budget_cap = "100.00"
 
 #[tokio::test]
 async fn late_submissions_past_the_total_are_committed() {
-    let tmp = tempfile::tempdir().unwrap();
-    let fake = FakeProlific::start().await;
-    let env = vec![
-        ("HARDNEG_PROLIFIC_TOKEN", fake.token.clone()),
-        ("HARDNEG_PROLIFIC_URL", fake.base.clone()),
-        ("HARDNEG_PROLIFIC_SYNC_SECS", "3600".into()),
-    ];
-    let app = Hardneg::start(&tmp.path().join("data"), &env, &tmp.path().join("log"), HashMap::new());
-    let r = app.login("researcher").await;
-    let res = r.post(app.url("/api/v1/studies")).body(SPEC).send().await.unwrap();
-    assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
-    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
-    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
-    assert_eq!(s, 200, "{v}");
-    let pid = v["prolific_id"].as_str().unwrap().to_string();
+    let p = Published::start(SPEC).await;
+    let (fake, app, r, study, pid) = (&p.fake, &p.app, &p.researcher, p.study, p.pid.clone());
     let places = fake.state().await["studies"][0]["total_available_places"].as_u64().unwrap() as usize;
     let committed = || async {
         let url = app.url(&format!("/api/v1/studies/{study}/prolific"));

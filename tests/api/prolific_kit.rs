@@ -241,3 +241,41 @@ pub async fn database_text(data: &Path) -> String {
     }
     all
 }
+
+/// A server pointed at a fresh fake Prolific (syncing only when asked), with
+/// `spec`'s study created and published: what most Prolific tests start from.
+pub struct Published {
+    pub tmp: tempfile::TempDir,
+    pub fake: crate::prolific_fake::FakeProlific,
+    pub app: Hardneg,
+    pub researcher: Client,
+    pub study: i64,
+    pub pid: String,
+}
+
+impl Published {
+    pub async fn start(spec: &str) -> Published {
+        let tmp = tempfile::tempdir().unwrap();
+        let fake = crate::prolific_fake::FakeProlific::start().await;
+        let env = vec![
+            ("HARDNEG_PROLIFIC_TOKEN", fake.token.clone()),
+            ("HARDNEG_PROLIFIC_URL", fake.base.clone()),
+            ("HARDNEG_PROLIFIC_SYNC_SECS", "3600".into()),
+            ("HARDNEG_PROLIFIC_BACKOFF_MS", "20".into()),
+        ];
+        let app = Hardneg::start(&tmp.path().join("data"), &env, &tmp.path().join("log"), HashMap::new());
+        let researcher = app.login("researcher").await;
+        let res = researcher.post(app.url("/api/v1/studies")).body(spec.to_string()).send().await.unwrap();
+        assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
+        let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+        let (s, v) = post(&researcher, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+        assert_eq!(s, 200, "{v}");
+        let pid = v["prolific_id"].as_str().unwrap().to_string();
+        Published { tmp, fake, app, researcher, study, pid }
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.tmp.path().join("log")).unwrap_or_default()
+    }
+}

@@ -3,10 +3,8 @@
 //! the study is full; its submissions are still decided afterwards, and a
 //! copy freed after the stop buys a place (`auto_increase`), which makes the
 //! study recruit again until the copy is done.
-use crate::prolific_fake::FakeProlific;
-use crate::prolific_kit::{answer_all, join, post, Hardneg, Way};
+use crate::prolific_kit::{answer_all, join, post, Published, Way};
 use serde_json::Value;
-use std::collections::HashMap;
 
 const SPEC: &str = r#"name = "wind down"
 kind = "four_image"
@@ -36,22 +34,8 @@ fn transitions(state: &Value) -> usize {
 
 #[tokio::test]
 async fn a_study_that_needs_nobody_more_is_stopped_on_prolific_once() {
-    let tmp = tempfile::tempdir().unwrap();
-    let fake = FakeProlific::start().await;
-    let env = vec![
-        ("HARDNEG_PROLIFIC_TOKEN", fake.token.clone()),
-        ("HARDNEG_PROLIFIC_URL", fake.base.clone()),
-        ("HARDNEG_PROLIFIC_SYNC_SECS", "3600".into()),
-        ("HARDNEG_PROLIFIC_BACKOFF_MS", "20".into()),
-    ];
-    let app = Hardneg::start(&tmp.path().join("data"), &env, &tmp.path().join("log"), HashMap::new());
-    let r = app.login("researcher").await;
-    let res = r.post(app.url("/api/v1/studies")).body(SPEC).send().await.unwrap();
-    assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
-    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
-    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
-    assert_eq!(s, 200, "{v}");
-    let pid = v["prolific_id"].as_str().unwrap().to_string();
+    let p = Published::start(SPEC).await;
+    let (fake, app, r, study, pid) = (&p.fake, &p.app, &p.researcher, p.study, p.pid.clone());
     let sync = || async { post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await };
 
     // One bundle, one copy: while its participant works, the study stays open.
@@ -99,21 +83,8 @@ async fn a_study_that_needs_nobody_more_is_stopped_on_prolific_once() {
 /// the next sync must stop it again (audit 47/D: "once" had become "never").
 #[tokio::test]
 async fn a_stop_refused_while_awaiting_review_is_sent_again_once_the_study_is_active() {
-    let tmp = tempfile::tempdir().unwrap();
-    let fake = FakeProlific::start().await;
-    let env = vec![
-        ("HARDNEG_PROLIFIC_TOKEN", fake.token.clone()),
-        ("HARDNEG_PROLIFIC_URL", fake.base.clone()),
-        ("HARDNEG_PROLIFIC_SYNC_SECS", "3600".into()),
-        ("HARDNEG_PROLIFIC_BACKOFF_MS", "20".into()),
-    ];
-    let app = Hardneg::start(&tmp.path().join("data"), &env, &tmp.path().join("log"), HashMap::new());
-    let r = app.login("researcher").await;
-    let res = r.post(app.url("/api/v1/studies")).body(SPEC).send().await.unwrap();
-    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
-    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
-    assert_eq!(s, 200, "{v}");
-    let pid = v["prolific_id"].as_str().unwrap().to_string();
+    let p = Published::start(SPEC).await;
+    let (fake, app, r, study, pid) = (&p.fake, &p.app, &p.researcher, p.study, p.pid.clone());
     let sync_url = app.url(&format!("/api/v1/studies/{study}/prolific/sync"));
     let places = fake.state().await["studies"][0]["total_available_places"].as_u64().unwrap();
     assert!(places >= 2, "a margin of places beside the one copy: {places}");
@@ -154,7 +125,7 @@ async fn a_stop_refused_while_awaiting_review_is_sent_again_once_the_study_is_ac
             break;
         }
     }
-    let log = std::fs::read_to_string(tmp.path().join("log")).unwrap_or_default();
+    let log = p.log();
     assert_eq!(status, "COMPLETED", "{log}");
     let stops: Vec<i64> = fake.state().await["requests"]
         .as_array()
