@@ -80,3 +80,65 @@ async fn on_a_touch_phone_the_next_item_looks_unchosen_and_the_end_is_the_end() 
     assert!(landed.is_some_and(|q| q.starts_with("cc=")), "the button goes on to the completion URL");
     b.close().await;
 }
+
+/// The middle of the element, scrolled into view.
+async fn middle(b: &Browser, css: &str) -> Value {
+    b.wait_css(css).await;
+    let js = "const e = document.querySelector(arguments[0]); e.scrollIntoView({ block: 'center' });
+        const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2];";
+    b.client.execute(js, vec![json!(css)]).await.unwrap()
+}
+
+/// A mouse's double click, as the system reports it: two clicks 120 ms
+/// apart, the second with a click count of 2.
+async fn double_click(b: &Browser, css: &str) {
+    let at = middle(b, css).await;
+    for count in [1, 2] {
+        for kind in ["mousePressed", "mouseReleased"] {
+            let e = json!({ "type": kind, "x": at[0], "y": at[1], "button": "left", "clickCount": count });
+            b.cdp("Input.dispatchMouseEvent", e).await;
+        }
+        tokio::time::sleep(Duration::from_millis(120)).await;
+    }
+}
+
+/// A double click or a double tap answers the item under it once: the next
+/// item, which has replaced it by the second click, keeps no answer (an
+/// audit: the second click answered it with the same option).
+#[tokio::test]
+async fn a_double_click_or_tap_answers_one_item() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("double e2e", 3, &[])).await;
+    let b = Browser::start().await;
+    b.client.set_window_size(390, 844).await.unwrap();
+    b.client.goto(&join_url(&app, &token, "DOUBLE-1")).await.unwrap();
+    b.wait_css("input[name=consent]").await.click().await.unwrap();
+    b.wait_css("form button[type=submit]").await.click().await.unwrap();
+    wait_stage(&b, "instructions").await;
+    b.wait_hydrated().await;
+    b.wait_css(r#"button[data-step="instructions"]"#).await.click().await.unwrap();
+    wait_stage(&b, "working").await;
+    wait_text(&b, ".take .progress span", "Item 1 of 3").await;
+
+    double_click(&b, r#"button.option[data-option="B"]"#).await;
+    wait_text(&b, ".take .progress span", "Item 2 of 3").await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(b.text(".take .progress span").await, "Item 2 of 3", "the second click answered item 2");
+
+    b.cdp("Emulation.setTouchEmulationEnabled", json!({ "enabled": true, "maxTouchPoints": 5 })).await;
+    let at = middle(&b, r#"button.option[data-option="none"]"#).await;
+    let point = json!([{ "x": at[0], "y": at[1] }]);
+    for _ in 0..2 {
+        b.cdp("Input.dispatchTouchEvent", json!({ "type": "touchStart", "touchPoints": point })).await;
+        b.cdp("Input.dispatchTouchEvent", json!({ "type": "touchEnd", "touchPoints": [] })).await;
+        tokio::time::sleep(Duration::from_millis(120)).await;
+    }
+    wait_text(&b, ".take .progress span", "Item 3 of 3").await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(b.text(".take .progress span").await, "Item 3 of 3", "the second tap answered item 3");
+
+    let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
+    assert_eq!(rows[0]["done"].as_i64(), Some(2), "{rows:?}");
+    b.close().await;
+}

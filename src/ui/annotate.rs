@@ -194,6 +194,7 @@ pub fn Survey(
     let choose = move |option: String| send(option, None);
     let submit = Callback::new(move |(option, text): (String, Option<String>)| send(option, text));
     answer_by_keys(task, choose);
+    drop_double_clicks();
     // This page's own answer route: /annotate/{id}/answer or /take/{id}/answer.
     let page_path = use_location().pathname.get_untracked().trim_end_matches('/').to_string();
     let form_action = format!("{page_path}/answer");
@@ -260,6 +261,35 @@ fn on_answered(
         }
         None => {}
     });
+}
+
+/// From the first survey on, the second click of a double click or tap on a
+/// button (its `detail` above 1) is dropped before any handler sees it: the
+/// first click answered the item, and by the second the next item's option
+/// is under the pointer (an audit: a double tap answered two items). One
+/// listener for the page's life, in the capture phase so no card runs first.
+fn drop_double_clicks() {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::{closure::Closure, JsCast};
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            let drop = Closure::<dyn Fn(leptos::ev::MouseEvent)>::new(|ev: leptos::ev::MouseEvent| {
+                let on_button = ev
+                    .target()
+                    .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                    .is_some_and(|e| e.closest("button").ok().flatten().is_some());
+                if ev.detail() > 1 && on_button {
+                    ev.prevent_default();
+                    ev.stop_immediate_propagation();
+                }
+            });
+            if let Some(w) = web_sys::window() {
+                let _ = w.add_event_listener_with_callback_and_bool("click", drop.as_ref().unchecked_ref(), true);
+            }
+            drop.forget();
+        });
+    }
 }
 
 /// While this component lives, a key that names one of the shown task's

@@ -6,6 +6,7 @@
 use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
 use crate::domain::rng::shuffle;
 
+#[cfg(feature = "ssr")]
 mod export;
 pub mod rows;
 pub mod stats;
