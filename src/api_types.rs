@@ -301,6 +301,15 @@ pub struct Failure {
 /// What a write refused for want of space says (503, `Retry-After`): nothing
 /// was stored, nothing acknowledged was lost. A client that reads it keeps
 /// what it sent and sends it again after [`RETRY_AFTER_SECS`].
+/// A request without a session: `ServiceError::Unauthorized`'s message.
+pub const NOT_LOGGED_IN: &str = "not logged in";
+
+/// What a participant whose session has gone is told (the form's error page
+/// and the survey's alert): it has no password, so the study's link is its
+/// way back in.
+pub const PARTICIPANT_SESSION_GONE: &str = "Your session has ended. Open this study again from its link on \
+    Prolific (or the address the researcher gave you): it continues where you stopped.";
+
 pub const NOT_SAVED: &str = "not saved: the server cannot store anything right now (its disk is full); \
      nothing was lost, send it again in a little while";
 

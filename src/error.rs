@@ -10,7 +10,7 @@ use axum::Json;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
-    #[error("not logged in")]
+    #[error("{}", crate::api_types::NOT_LOGGED_IN)]
     Unauthorized,
     #[error("unknown username or wrong password")]
     BadCredentials,

@@ -178,7 +178,9 @@ pub fn Survey(
     // The answer last sent: kept until stored, and sent again while the
     // server says it could not store it (503: its disk is full).
     let last_sent = StoredValue::new(None::<AnswerAndNext>);
-    on_answered(action, task, error, last_sent, shown_at);
+    // This page's own answer route: /annotate/{id}/answer or /take/{id}/answer.
+    let page_path = use_location().pathname.get_untracked().trim_end_matches('/').to_string();
+    on_answered(action, task, error, last_sent, shown_at, page_path.starts_with("/take/"));
 
     let send = move |option: String, text: Option<String>| {
         if action.pending().get_untracked() {
@@ -195,8 +197,6 @@ pub fn Survey(
     let submit = Callback::new(move |(option, text): (String, Option<String>)| send(option, text));
     answer_by_keys(task, choose);
     drop_double_clicks();
-    // This page's own answer route: /annotate/{id}/answer or /take/{id}/answer.
-    let page_path = use_location().pathname.get_untracked().trim_end_matches('/').to_string();
     let form_action = format!("{page_path}/answer");
 
     view! {
@@ -231,6 +231,7 @@ fn on_answered(
     error: RwSignal<Option<String>>,
     last_sent: StoredValue<Option<AnswerAndNext>>,
     shown_at: StoredValue<f64>,
+    participant: bool,
 ) {
     Effect::new(move |_| match action.value().get() {
         Some(Ok(next)) => {
@@ -240,7 +241,12 @@ fn on_answered(
             shown_at.set_value(now_ms());
         }
         Some(Err(e)) => {
-            let text = error_text(&e);
+            let text = match error_text(&e) {
+                t if participant && t == crate::api_types::NOT_LOGGED_IN => {
+                    crate::api_types::PARTICIPANT_SESSION_GONE.to_string()
+                }
+                t => t,
+            };
             let again = last_sent.get_value().filter(|_| text.contains(crate::api_types::NOT_SAVED));
             match again {
                 Some(sent) => {

@@ -45,6 +45,11 @@ impl IntoResponse for ErrorPage<'_> {
 /// A refused or failed form post, with a link back to the page it came from.
 pub fn service_error(e: ServiceError, back: &str) -> Response {
     let status = e.status();
+    // A participant's form (`/take/…`): the login page refuses participants.
+    if status == StatusCode::UNAUTHORIZED && back.starts_with("/take/") {
+        let (title, message) = ("Your session has ended", crate::api_types::PARTICIPANT_SESSION_GONE);
+        return ErrorPage { status, title, message, link: (back, "Back to the study"), who: None }.into_response();
+    }
     let title = match status {
         StatusCode::UNAUTHORIZED => "Please log in",
         StatusCode::FORBIDDEN => "Not allowed",

@@ -57,6 +57,15 @@ async fn a_participant_goes_from_consent_to_the_code_by_form_posts() {
     let html = unticked.text().await.unwrap();
     assert!(html.contains("tick the consent box") && html.contains(&format!(r#"href="{take}""#)), "{html}");
     assert_eq!(stage(&app, &client, study).await["stage"], "consent", "nothing moved on");
+    // No session (expired, cookies cleared): the study's link is the way back, not a login.
+    for form in ["step", "comprehension", "practice", "answer"] {
+        let fields = [("step", "Consent"), ("task_id", "1"), ("option", "A")];
+        let gone = post_form(&app, &no_redirects(), &format!("{take}/{form}"), &own, &fields).await;
+        assert_eq!(gone.status(), 401, "{form}");
+        let html = gone.text().await.unwrap();
+        assert!(html.contains("Your session has ended") && html.contains("from its link on"), "{form}: {html}");
+        assert!(!html.contains(r#"href="/login""#) && html.contains(&format!(r#"href="{take}""#)), "{form}: {html}");
+    }
 
     // A logged-in annotator has no place in the study: refused, the participant's steps untouched.
     let annotator = no_redirects();
