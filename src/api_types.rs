@@ -105,6 +105,10 @@ pub struct StudyProgress {
     pub kind: SurveyKind,
     pub items: i64,
     pub annotators: Vec<AnnotatorProgress>,
+    /// Annotators left out of `annotators` (the research page shows the
+    /// first few hundred of a link study's participants); none in the API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotators_not_shown: Option<usize>,
     pub answers: i64,
     /// Answers per shown option, in the kind's option order.
     pub distribution: Vec<OptionCount>,

@@ -7,6 +7,20 @@ use crate::state::AppState;
 use crate::studies::meta::{study_item_count, study_meta};
 use std::collections::BTreeMap;
 
+/// Rows of the progress table the research page shows: a link study may
+/// have thousands of participants (an audit: 3,000 made the page ~1 MB).
+pub const SHOWN_ANNOTATORS: usize = 200;
+
+/// The progress as the research page shows it: the first
+/// [`SHOWN_ANNOTATORS`] rows, and how many more there are.
+pub fn for_page(p: &mut StudyProgress) {
+    let more = p.annotators.len().saturating_sub(SHOWN_ANNOTATORS);
+    if more > 0 {
+        p.annotators.truncate(SHOWN_ANNOTATORS);
+        p.annotators_not_shown = Some(more);
+    }
+}
+
 pub async fn study_progress(state: &AppState, study_id: StudyId) -> Result<StudyProgress, ServiceError> {
     let meta = study_meta(state, study_id).await?;
     let items = study_item_count(&state.db, study_id).await?;
@@ -65,6 +79,7 @@ pub async fn study_progress(state: &AppState, study_id: StudyId) -> Result<Study
         kind: meta.kind,
         items,
         annotators,
+        annotators_not_shown: None,
         answers,
         distribution,
         none_share: (answers > 0).then(|| none as f64 / answers as f64),
@@ -89,4 +104,33 @@ fn shown_option_ids(kind: crate::domain::survey::SurveyKind) -> Vec<String> {
         ..Default::default()
     };
     kind.present(&item, 0).map(|p| p.options.into_iter().map(|o| o.id).collect()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api_types::AnnotatorProgress;
+
+    #[test]
+    fn the_page_shows_the_first_rows_and_counts_the_rest() {
+        let row = |i: usize| AnnotatorProgress { username: format!("p-{i}"), done: 1, total: 2 };
+        let progress = |n: usize| StudyProgress {
+            study_id: StudyId::new(1),
+            name: "s".into(),
+            kind: crate::kinds::KINDS[0],
+            items: 1,
+            annotators: (0..n).map(row).collect(),
+            annotators_not_shown: None,
+            answers: 0,
+            distribution: Vec::new(),
+            none_share: None,
+        };
+        let mut many = progress(SHOWN_ANNOTATORS + 50);
+        for_page(&mut many);
+        assert_eq!((many.annotators.len(), many.annotators_not_shown), (SHOWN_ANNOTATORS, Some(50)));
+        assert_eq!(many.annotators[0].username, "p-0", "the first rows, in order");
+        let mut few = progress(SHOWN_ANNOTATORS);
+        for_page(&mut few);
+        assert_eq!((few.annotators.len(), few.annotators_not_shown), (SHOWN_ANNOTATORS, None));
+    }
 }

@@ -43,7 +43,8 @@ pub async fn live_crowd(study_id: StudyId) -> Result<Option<CrowdNow>, ServerFnE
     };
     let link = super::link_panel::link_panel_view(&state, study_id, &dashboard).await.map_err(session::sfn_error)?;
     let flagged = super::dashboard_panel::flagged(&state.db, study_id).await.map_err(session::sfn_error)?;
-    let progress = crate::studies::progress::study_progress(&state, study_id).await.map_err(session::sfn_error)?;
+    let mut progress = crate::studies::progress::study_progress(&state, study_id).await.map_err(session::sfn_error)?;
+    crate::studies::progress::for_page(&mut progress);
     let prolific = super::prolific_panel::prolific_panel_view(&state, study_id).await.map_err(session::sfn_error)?;
     Ok(Some(CrowdNow { progress, link, dashboard, flagged, prolific }))
 }

@@ -12,7 +12,9 @@ use leptos::prelude::*;
 #[server(prefix = "/sfn")]
 pub async fn research_overview() -> Result<Vec<StudyOverview>, ServerFnError> {
     let (state, user) = session::researcher().await?;
-    crate::studies::overview::research_overview(&state, &user).await.map_err(session::sfn_error)
+    let mut list = crate::studies::overview::research_overview(&state, &user).await.map_err(session::sfn_error)?;
+    list.iter_mut().for_each(|o| crate::studies::progress::for_page(&mut o.progress));
+    Ok(list)
 }
 
 #[component]
@@ -55,6 +57,7 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
     let progress = RwSignal::new(study);
     let answers = Memo::new(move |_| progress.with(|p| p.answers));
     let annotators = Memo::new(move |_| progress.with(|p| p.annotators.clone()));
+    let not_shown = Memo::new(move |_| progress.with(|p| p.annotators_not_shown));
     let distribution = Memo::new(move |_| progress.with(|p| (p.distribution.clone(), p.none_share)));
     let counted = "answers on real items that count: no check items, no uncounted copies";
     view! {
@@ -81,6 +84,10 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
                     </tbody>
                 </table>
             }}
+            {move || not_shown.get().map(|n| view! {
+                <p class="more-annotators">"… and " {count_of(n as i64, "more", "more")} ": "
+                    <a href=format!("/api/v1/studies/{id}/progress")>"every row (JSON)"</a></p>
+            })}
             {move || {
                 let (counts, none_share) = distribution.get();
                 let none_share = none_share.map(|s| format!("{:.1}%", s * 100.0)).unwrap_or_else(|| "—".into());

@@ -42,7 +42,7 @@ async fn late_submissions_past_the_total_are_committed() {
     for sub in &subs {
         fake.submit(sub, Some("DONE")).await;
     }
-    let (s, report) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    let (s, report) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
     assert_eq!(s, 200, "{report}");
     let (late, _) = committed().await;
     // One reward more, with Prolific's fee and tax on it (to the cent).

@@ -36,7 +36,7 @@ fn transitions(state: &Value) -> usize {
 async fn a_study_that_needs_nobody_more_is_stopped_on_prolific_once() {
     let p = Published::start(SPEC).await;
     let (fake, app, r, study, pid) = (&p.fake, &p.app, &p.researcher, p.study, p.pid.clone());
-    let sync = || async { post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await };
+    let sync = || async { post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await };
 
     // One bundle, one copy: while its participant works, the study stays open.
     let a = fake.arrive(&pid, None).await;
@@ -57,7 +57,7 @@ async fn a_study_that_needs_nobody_more_is_stopped_on_prolific_once() {
     assert_eq!(transitions(&fake.state().await), 2);
 
     // The finisher is still approved.
-    let (s, d) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/decide")), None).await;
+    let (s, d) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/decide")), None).await;
     assert_eq!((s, d["lines"][0]["action"].as_str()), (200, Some("approve")), "{d}");
     fake.until_first_approved(|| async {}).await;
 
@@ -118,7 +118,7 @@ async fn a_stop_refused_while_awaiting_review_is_sent_again_once_the_study_is_ac
     let mut status = Value::Null;
     for _ in 0..20 {
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-        let (s, report) = post(&r, &sync_url, None).await;
+        let (s, report) = post(r, &sync_url, None).await;
         assert_eq!(s, 200, "{report}");
         status = fake.state().await["studies"][0]["status"].clone();
         if status == "COMPLETED" {
