@@ -100,12 +100,23 @@ async fn a_stop_refused_while_awaiting_review_is_sent_again_once_the_study_is_ac
     }
     // The sync reads the study ACTIVE, but its answer comes late: meanwhile everyone submits.
     let path = format!("/api/v1/studies/{pid}/");
-    fake.fault_with(serde_json::json!({"method": "GET", "path": path, "fault": "timeout", "delay_ms": 1500})).await;
+    let reads = || async {
+        let state = fake.state().await;
+        let read = |q: &&Value| q["method"] == "GET" && q["path"] == path.as_str();
+        state["requests"].as_array().unwrap().iter().filter(read).count()
+    };
+    let before = reads().await;
+    fake.fault_with(serde_json::json!({"method": "GET", "path": path, "fault": "timeout", "delay_ms": 3000})).await;
     let late = tokio::spawn({
         let (r, url) = (r.clone(), sync_url.clone());
         async move { post(&r, &url, None).await }
     });
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // Once Prolific has read the study for the sync (its answer held back), not before.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while reads().await == before {
+        assert!(std::time::Instant::now() < deadline, "the sync never read the study");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     for sub in &others {
         fake.submit(sub, None).await;
     }
