@@ -143,6 +143,21 @@ pub struct StudyMeta {
     pub practice_items: usize,
 }
 
+impl StudyMeta {
+    /// Under `resolve = "primary"`, the annotator whose answer settles an
+    /// item answered by `answerers`: the spec's `primary`, or with pairs
+    /// the first of the answerers' pair; None under any other rule.
+    pub fn primary_among<'a>(&'a self, answerers: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+        if self.resolve != ResolveRule::Primary {
+            return None;
+        }
+        match &self.primary {
+            Some(p) => Some(p.as_str()),
+            None => answerers.into_iter().find_map(|a| self.rule.primary_of_pair(a)),
+        }
+    }
+}
+
 /// Studies never change after creation, so the answer path reads them from
 /// memory instead of the database. Fx-hashed: the ids are the database's.
 #[derive(Clone, Default)]

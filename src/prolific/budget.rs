@@ -35,48 +35,69 @@ async fn paid_places(db: &AnyPool, study: StudyId) -> Result<(i64, i64), Service
     Ok(sqlx::query_as(&sql).bind(study).fetch_one(db).await?)
 }
 
+/// What the study's money rests on, read once: the places bought, the
+/// reward, the fee, the places paid for (approved, taken) and the bonuses.
+struct Money {
+    places: i64,
+    reward: i64,
+    fee: f64,
+    approved: i64,
+    taken: i64,
+    paid_bonuses: i64,
+    all_bonuses: i64,
+}
+
+impl Money {
+    async fn read(db: &AnyPool, study: StudyId) -> Result<Money, ServiceError> {
+        let row: Option<(i64, i64, f64)> =
+            sqlx::query_as("SELECT places, reward_cents, fee FROM prolific_studies WHERE study_id = $1")
+                .bind(study)
+                .fetch_optional(db)
+                .await?;
+        let (places, reward, fee) = row
+            .ok_or_else(|| ServiceError::Invalid(format!("study {study} is not on Prolific yet: publish it first")))?;
+        let fee = fee_of(db, study, fee).await?;
+        let (approved, taken) = paid_places(db, study).await?;
+        let bonus = |states: &'static str| {
+            let sql = format!(
+                "SELECT CAST(coalesce(sum(amount_cents), 0) AS BIGINT) FROM prolific_bonuses WHERE study_id = $1 AND state IN ({states})"
+            );
+            async move { sqlx::query_scalar::<_, i64>(&sql).bind(study).fetch_one(db).await }
+        };
+        let (paid_bonuses, all_bonuses) = (bonus("'paid'").await?, bonus("'planned', 'set_up', 'paid'").await?);
+        Ok(Money { places, reward, fee, approved, taken, paid_bonuses, all_bonuses })
+    }
+
+    /// Places bought, or taken where late submissions hold more.
+    fn held(&self) -> i64 {
+        self.places.max(self.taken)
+    }
+
+    fn budget(&self, cap: Option<u64>) -> Budget {
+        let with_fee = |cents: i64| money::with_fee(cents.max(0) as u64, self.fee);
+        Budget {
+            spent: with_fee(self.approved * self.reward + self.paid_bonuses),
+            committed: with_fee(self.held() * self.reward + self.all_bonuses),
+            cap,
+        }
+    }
+}
+
+async fn cap(db: &AnyPool, study: StudyId) -> Option<u64> {
+    super::settings::settings(db, study).await.ok().and_then(|s| s.2.budget_cap)
+}
+
 /// [`budget`], and Prolific's fee and tax as a fraction of the payments
 /// (what a new commitment adds on top of its amount).
 pub async fn budget_and_fee(db: &AnyPool, study: StudyId) -> Result<(Budget, f64), ServiceError> {
-    let row: Option<(i64, i64, f64)> =
-        sqlx::query_as("SELECT places, reward_cents, fee FROM prolific_studies WHERE study_id = $1")
-            .bind(study)
-            .fetch_optional(db)
-            .await?;
-    let (places, reward, fee) =
-        row.ok_or_else(|| ServiceError::Invalid(format!("study {study} is not on Prolific yet: publish it first")))?;
-    let fee = fee_of(db, study, fee).await?;
-    let (approved, taken) = paid_places(db, study).await?;
-    let bonus = |states: &'static str| {
-        let sql = format!(
-            "SELECT CAST(coalesce(sum(amount_cents), 0) AS BIGINT) FROM prolific_bonuses WHERE study_id = $1 AND state IN ({states})"
-        );
-        async move { sqlx::query_scalar::<_, i64>(&sql).bind(study).fetch_one(db).await }
-    };
-    let paid = bonus("'paid'").await?;
-    let all_bonuses = bonus("'planned', 'set_up', 'paid'").await?;
-    let cap = super::settings::settings(db, study).await.ok().and_then(|s| s.2.budget_cap);
-    let budget = Budget {
-        spent: money::with_fee((approved * reward + paid).max(0) as u64, fee),
-        committed: money::with_fee((places.max(taken) * reward + all_bonuses).max(0) as u64, fee),
-        cap,
-    };
-    Ok((budget, fee))
+    let m = Money::read(db, study).await?;
+    Ok((m.budget(cap(db, study).await), m.fee))
 }
 
 /// The budget, and what a new total of places adds to it: places past those
 /// bought or taken already (late submissions past the total hold some).
-pub async fn raising_places(
-    db: &AnyPool,
-    study: StudyId,
-    total: i64,
-    reward: i64,
-    fee: f64,
-) -> Result<(Budget, u64), ServiceError> {
-    let (b, _) = budget_and_fee(db, study).await?;
-    let places: i64 =
-        sqlx::query_scalar("SELECT places FROM prolific_studies WHERE study_id = $1").bind(study).fetch_one(db).await?;
-    let held = places.max(paid_places(db, study).await?.1);
-    let fee = fee_of(db, study, fee).await?;
-    Ok((b, money::with_fee((total - held).max(0) as u64 * reward.max(0) as u64, fee)))
+pub async fn raising_places(db: &AnyPool, study: StudyId, total: i64) -> Result<(Budget, u64), ServiceError> {
+    let m = Money::read(db, study).await?;
+    let more = money::with_fee(((total - m.held()).max(0) * m.reward.max(0)) as u64, m.fee);
+    Ok((m.budget(cap(db, study).await), more))
 }

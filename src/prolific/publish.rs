@@ -319,18 +319,17 @@ fn not_on_prolific(study: StudyId) -> ServiceError {
 /// refused past the budget cap or below the places it has.
 pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Result<(), ServiceError> {
     let db = client.db();
-    let (places, reward, fee): (i64, i64, f64) =
-        sqlx::query_as("SELECT places, reward_cents, fee FROM prolific_studies WHERE study_id = $1")
-            .bind(study)
-            .fetch_optional(db)
-            .await?
-            .ok_or_else(|| not_on_prolific(study))?;
+    let places: i64 = sqlx::query_scalar("SELECT places FROM prolific_studies WHERE study_id = $1")
+        .bind(study)
+        .fetch_optional(db)
+        .await?
+        .ok_or_else(|| not_on_prolific(study))?;
     if total as i64 <= places {
         return Err(ServiceError::Invalid(format!(
             "the study has {places} places on Prolific; give a larger total (places can only grow)"
         )));
     }
-    let (b, more) = super::budget::raising_places(db, study, total as i64, reward, fee).await?;
+    let (b, more) = super::budget::raising_places(db, study, total as i64).await?;
     if !b.allows(more) {
         return Err(ServiceError::Invalid(format!(
             "{total} places would commit {} of a budget cap of {}",

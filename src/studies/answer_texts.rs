@@ -3,7 +3,7 @@
 //! final text for disputes, exports and reports.
 use crate::domain::answer_text::{collapsed, settled_despite_texts, texts_agree};
 use crate::domain::ids::StudyId;
-use crate::domain::resolution::{ItemState, ResolveRule, ResolvedBy};
+use crate::domain::resolution::{ItemState, ResolvedBy};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
 use sqlx::AnyPool;
@@ -74,13 +74,7 @@ pub async fn settle(
 
 /// The primary annotator's answer to the item, if it stored `value`.
 fn primary_answer<'a>(meta: &StudyMeta, given: &'a [TextedAnswer], value: &str) -> Option<&'a TextedAnswer> {
-    if meta.resolve != ResolveRule::Primary {
-        return None;
-    }
-    let primary = match &meta.primary {
-        Some(p) => p.as_str(),
-        None => given.iter().find_map(|a| meta.rule.primary_of_pair(&a.annotator))?,
-    };
+    let primary = meta.primary_among(given.iter().map(|a| a.annotator.as_str()))?;
     given.iter().find(|a| a.annotator == primary && a.value == value)
 }
 

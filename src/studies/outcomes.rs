@@ -4,7 +4,7 @@
 use crate::domain::assignment::{Annotators, StudyItem};
 use crate::domain::category::Category;
 use crate::domain::ids::StudyId;
-use crate::domain::resolution::{resolve, ItemAnswer, ItemState, Posterior, ResolveRule};
+use crate::domain::resolution::{resolve, ItemAnswer, ItemState, Posterior};
 use crate::domain::survey::{ItemData, SurveyKind, Verdict};
 use crate::error::ServiceError;
 use crate::state::StudyMeta;
@@ -98,13 +98,7 @@ fn primary_for(
     names: &HashMap<i64, String>,
     answerers: &[ItemAnswer<'_>],
 ) -> Option<i64> {
-    if meta.resolve != ResolveRule::Primary {
-        return None;
-    }
-    let name = match &meta.primary {
-        Some(p) => p.as_str(),
-        None => answerers.iter().find_map(|a| meta.rule.primary_of_pair(names.get(&a.annotator)?))?,
-    };
+    let name = meta.primary_among(answerers.iter().filter_map(|a| names.get(&a.annotator).map(String::as_str)))?;
     ids.get(name).copied()
 }
 
