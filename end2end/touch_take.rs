@@ -142,3 +142,45 @@ async fn a_double_click_or_tap_answers_one_item() {
     assert_eq!(rows[0]["done"].as_i64(), Some(2), "{rows:?}");
     b.close().await;
 }
+
+/// Two tabs on one survey: the item answered in the second tab first, the
+/// first tab's answer to it is not kept, and that tab says so as it moves on
+/// (an audit: it moved on without a word).
+#[tokio::test]
+async fn a_stale_tab_says_its_answer_was_not_the_one_kept() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("two tabs e2e", 3, &[])).await;
+    let b = Browser::start().await;
+    b.client.goto(&join_url(&app, &token, "TWO-TABS-1")).await.unwrap();
+    b.wait_css("input[name=consent]").await.click().await.unwrap();
+    b.wait_css("form button[type=submit]").await.click().await.unwrap();
+    wait_stage(&b, "instructions").await;
+    b.wait_hydrated().await;
+    b.wait_css(r#"button[data-step="instructions"]"#).await.click().await.unwrap();
+    wait_stage(&b, "working").await;
+    wait_text(&b, ".take .progress span", "Item 1 of 3").await;
+    let first = b.client.window().await.unwrap();
+
+    let second = b.client.new_window(true).await.unwrap().handle;
+    b.client.switch_to_window(second).await.unwrap();
+    b.goto(&app.url(&format!("/take/{study}"))).await;
+    wait_text(&b, ".take .progress span", "Item 1 of 3").await;
+    b.wait_css(r#"button.option[data-option="B"]"#).await.click().await.unwrap();
+    wait_text(&b, ".take .progress span", "Item 2 of 3").await;
+
+    b.client.switch_to_window(first).await.unwrap();
+    b.wait_css(r#"button.option[data-option="C"]"#).await.click().await.unwrap();
+    wait_text(&b, ".take .progress span", "Item 2 of 3").await;
+    let alerts = "return [...document.querySelectorAll('[role=alert]')].map(e => e.textContent).join('|');";
+    let said = b.client.execute(alerts, vec![]).await.unwrap();
+    assert!(said.as_str().unwrap().contains("already been answered in another tab"), "the stale tab said {said}");
+    let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
+    assert_eq!(rows[0]["done"].as_i64(), Some(1), "{rows:?}");
+    // The next answer clears the notice.
+    b.wait_css(r#"button.option[data-option="A"]"#).await.click().await.unwrap();
+    wait_text(&b, ".take .progress span", "Item 3 of 3").await;
+    let said = b.client.execute(alerts, vec![]).await.unwrap();
+    assert!(!said.as_str().unwrap().contains("another tab"), "still said {said}");
+    b.close().await;
+}

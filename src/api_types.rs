@@ -302,9 +302,6 @@ pub struct Failure {
     pub tneg2i: bool,
 }
 
-/// What a write refused for want of space says (503, `Retry-After`): nothing
-/// was stored, nothing acknowledged was lost. A client that reads it keeps
-/// what it sent and sends it again after [`RETRY_AFTER_SECS`].
 /// A request without a session: `ServiceError::Unauthorized`'s message.
 pub const NOT_LOGGED_IN: &str = "not logged in";
 
@@ -314,6 +311,14 @@ pub const NOT_LOGGED_IN: &str = "not logged in";
 pub const PARTICIPANT_SESSION_GONE: &str = "Your session has ended. Open this study again from its link on \
     Prolific (or the address the researcher gave you): it continues where you stopped.";
 
+/// Said by the survey when the item just answered had been answered in
+/// another tab or window first: the first answer is kept (docs/api.md).
+pub const ANSWERED_ELSEWHERE: &str = "That item had already been answered in another tab or window, so the answer \
+given there is kept, not this one. Here is the next item.";
+
+/// What a write refused for want of space says (503, `Retry-After`): nothing
+/// was stored, nothing acknowledged was lost. A client that reads it keeps
+/// what it sent and sends it again after [`RETRY_AFTER_SECS`].
 pub const NOT_SAVED: &str = "not saved: the server cannot store anything right now (its disk is full); \
      nothing was lost, send it again in a little while";
 

@@ -32,12 +32,31 @@ pub enum TextUse {
     Refused,
 }
 
-/// Why a text was refused; the message names the field.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("field {field:?}: {reason}")]
+/// Why a text was refused; the message names the box as the annotator
+/// sees it and the field as the API knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TextError {
     pub field: &'static str,
+    /// The box's label; empty where the text matched no box.
+    pub label: &'static str,
     pub reason: String,
+}
+
+impl std::fmt::Display for TextError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.label {
+            "" => write!(f, "field {:?}: {}", self.field, self.reason),
+            label => write!(f, "{} (field {:?}): {}", short(label), self.field, self.reason),
+        }
+    }
+}
+
+impl std::error::Error for TextError {}
+
+/// A box's label without its parenthesised gloss ("Positive caption (true
+/// of the image)" is "Positive caption" in a message).
+fn short(label: &str) -> &str {
+    label.split(" (").next().unwrap_or(label)
 }
 
 impl TextField {
@@ -45,7 +64,7 @@ impl TextField {
     /// none, bounded, free of control characters (a single line), and given
     /// exactly when the value wants it.
     pub fn check(&self, value: &str, text: Option<&str>) -> Result<Option<String>, TextError> {
-        let refuse = |reason: String| TextError { field: self.name, reason };
+        let refuse = |reason: String| TextError { field: self.name, label: self.label, reason };
         // Blank also when only invisible characters are left (a zero-width space is no correction).
         let text = text.map(str::trim).filter(|t| t.chars().any(|c| !invisible(c) && !c.is_whitespace()));
         if let Some(t) = text {
@@ -66,8 +85,8 @@ impl TextField {
             rule => format!("{said} ({rule})"),
         };
         match ((self.wanted)(value), text) {
-            (TextUse::Required, None) => Err(refuse(with_rule(format!("required with the answer {value:?}")))),
-            (TextUse::Refused, Some(_)) => Err(refuse(with_rule(format!("must be empty with the answer {value:?}")))),
+            (TextUse::Required, None) => Err(refuse(with_rule("required with this answer".into()))),
+            (TextUse::Refused, Some(_)) => Err(refuse(with_rule("must be empty with this answer".into()))),
             (_, t) => Ok(t.map(str::to_string)),
         }
     }
@@ -107,7 +126,7 @@ pub fn check_texts(
             true => format!("{name:?}: this kind's answers carry no text"),
             false => format!("{name:?}: no such text field; this kind's are {}", known.join(", ")),
         };
-        return Err(TextError { field: "text", reason });
+        return Err(TextError { field: "text", label: "", reason });
     }
     let mut out: Vec<(&'static str, String)> = Vec::new();
     for field in fields {
@@ -121,9 +140,11 @@ pub fn check_texts(
         let text = |name: &str| out.iter().find(|(n, _)| *n == name).map(|(_, t)| normalise(t));
         if let (Some(mine), Some(theirs)) = (text(field.name), text(other)) {
             if mine == theirs {
+                let other = fields.iter().find(|f| f.name == other).map_or(other, |f| short(f.label));
                 return Err(TextError {
                     field: field.name,
-                    reason: format!("the same text as {other:?} (ignoring case and spacing); it must differ"),
+                    label: field.label,
+                    reason: format!("the same text as {other} (ignoring case and spacing); it must differ"),
                 });
             }
         }
@@ -202,18 +223,21 @@ mod tests {
         assert_eq!(out, [("positive", "a dog".to_string()), ("negative", "a cat".to_string())]);
         let e = check_texts(&PAIR, "w", &[("positive", "a  Dog"), ("negative", "A dog ")]).unwrap_err();
         assert_eq!(e.field, "negative");
-        assert!(e.to_string().contains("the same text as \"positive\""), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "N (field \"negative\"): the same text as P (ignoring case and spacing); it must differ"
+        );
         let e = check_texts(&PAIR, "w", &[("positive", "a dog")]).unwrap_err();
-        assert_eq!((e.field, e.reason.as_str()), ("negative", "required with the answer \"w\""));
+        assert_eq!((e.field, e.reason.as_str()), ("negative", "required with this answer"));
         let e = check_texts(&PAIR, "w", &[("positive", "a"), ("negative", "b"), ("caption", "c")]).unwrap_err();
         assert!(e.to_string().contains("\"caption\": no such text field; this kind's are positive, negative"), "{e}");
         let e = check_texts(&PAIR, "w", &[("positive", "a"), ("negative", "b\u{7}")]).unwrap_err();
         assert_eq!(e.field, "negative");
         // What shows nothing changes nothing: the same text, or no text.
         let e = check_texts(&PAIR, "w", &[("positive", "a red dog"), ("negative", "a red\u{200B} dog")]).unwrap_err();
-        assert!(e.to_string().contains("the same text as \"positive\""), "{e}");
+        assert!(e.to_string().contains("the same text as P"), "{e}");
         let e = check_texts(&PAIR, "w", &[("positive", "a dog"), ("negative", "\u{200B}\u{FEFF}")]).unwrap_err();
-        assert_eq!(e.reason, "required with the answer \"w\"");
+        assert_eq!(e.reason, "required with this answer");
         for odd in ["a\u{2028}b", "a\u{202E}b"] {
             let e = check_texts(&PAIR, "w", &[("positive", "a dog"), ("negative", odd)]).unwrap_err();
             assert!(e.reason.contains("only one line of plain text"), "{odd:?}: {e}");
@@ -240,7 +264,7 @@ mod tests {
     fn bounds_the_length_in_characters_not_bytes() {
         assert!(FIELD.check("any", Some("éééééééééé")).is_ok(), "10 characters, 20 bytes");
         let e = FIELD.check("any", Some("abcdefghijk")).unwrap_err();
-        assert_eq!(e.to_string(), "field \"corrected_p2\": 11 characters; at most 10 are allowed");
+        assert_eq!(e.to_string(), "Corrected P2 (field \"corrected_p2\"): 11 characters; at most 10 are allowed");
     }
 
     #[test]
@@ -254,7 +278,7 @@ mod tests {
         ] {
             let e = FIELD.check("any", Some(text)).unwrap_err().to_string();
             assert!(
-                e.starts_with("field \"corrected_p2\"")
+                e.starts_with("Corrected P2 (field \"corrected_p2\")")
                     && e.contains(code)
                     && e.contains(&format!("at character {at}")),
                 "{e}"
@@ -266,9 +290,9 @@ mod tests {
     #[test]
     fn the_value_decides_whether_text_is_needed() {
         let e = FIELD.check("needs", None).unwrap_err().to_string();
-        assert_eq!(e, "field \"corrected_p2\": required with the answer \"needs\"");
+        assert_eq!(e, "Corrected P2 (field \"corrected_p2\"): required with this answer");
         let e = FIELD.check("refuses", Some("x")).unwrap_err().to_string();
-        assert_eq!(e, "field \"corrected_p2\": must be empty with the answer \"refuses\"");
+        assert_eq!(e, "Corrected P2 (field \"corrected_p2\"): must be empty with this answer");
         assert!(FIELD.check("needs", Some("x")).is_ok() && FIELD.check("refuses", None).is_ok());
     }
 

@@ -32,6 +32,15 @@ pub async fn next_task(study_id: StudyId) -> Result<Option<TaskView>, ServerFnEr
     crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
 }
 
+/// What an answer's round trip brings back: the next task, and whether the
+/// item had been answered otherwise already (in another tab), so that the
+/// page can say this answer was not the one kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answered {
+    pub next: Option<TaskView>,
+    pub kept_other: bool,
+}
+
 /// Stores the answer (durably), then returns the next task in the same round trip.
 #[server(prefix = "/sfn")]
 pub async fn answer_and_next(
@@ -40,17 +49,20 @@ pub async fn answer_and_next(
     option: String,
     elapsed_ms: i64,
     #[server(default)] text: Option<String>,
-) -> Result<Option<TaskView>, ServerFnError> {
+) -> Result<Answered, ServerFnError> {
     let (state, user) = session::caller().await?;
     let stored =
         crate::studies::tasks::answer_with_text(&state, &user, task_id, &option, text.as_deref(), Some(elapsed_ms))
             .await;
-    match stored {
+    let kept_other = match stored {
+        // A resend of the same answer is no news; another option stored first is.
+        Ok(ack) => ack.duplicate && !ack.option.eq_ignore_ascii_case(option.trim()),
         // The item was withdrawn (the place ended) as the answer came: on to the next, which says what is left.
-        Ok(_) | Err(crate::error::ServiceError::Gone(_)) => {}
+        Err(crate::error::ServiceError::Gone(_)) => false,
         Err(e) => return Err(session::sfn_error(e)),
-    }
-    crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)
+    };
+    let next = crate::studies::tasks::next_task(&state, &user, study_id).await.map_err(session::sfn_error)?;
+    Ok(Answered { next, kept_other })
 }
 
 /// What the survey page renders on the server: the study's name and, once
@@ -234,8 +246,8 @@ fn on_answered(
     participant: bool,
 ) {
     Effect::new(move |_| match action.value().get() {
-        Some(Ok(next)) => {
-            error.set(None);
+        Some(Ok(Answered { next, kept_other })) => {
+            error.set(kept_other.then(|| crate::api_types::ANSWERED_ELSEWHERE.to_string()));
             last_sent.set_value(None);
             task.set(next);
             shown_at.set_value(now_ms());

@@ -80,15 +80,19 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
         if i == 0 {
             let long = "a ".repeat(151);
             for (option, texts, says) in [
-                ("written", vec![("positive", long.trim()), ("negative", "A cat.")], "\"positive\": 301 characters"),
+                (
+                    "written",
+                    vec![("positive", long.trim()), ("negative", "A cat.")],
+                    "Positive caption (field \"positive\"): 301 characters",
+                ),
                 (
                     "written",
                     vec![("positive", "A red dog."), ("negative", " a  RED dog. ")],
-                    "\"negative\": the same text",
+                    "Negative caption (field \"negative\"): the same text as Positive caption",
                 ),
                 ("written", vec![("positive", "A red\u{7} dog."), ("negative", "A cat.")], "control character U+0007"),
-                ("written", vec![("positive", "A red dog.")], "\"negative\": required"),
-                ("skip:other", vec![("positive", "A red dog.")], "\"positive\": must be empty"),
+                ("written", vec![("positive", "A red dog.")], "(field \"negative\"): required"),
+                ("skip:other", vec![("positive", "A red dog.")], "(field \"positive\"): must be empty"),
                 ("skip:bored", vec![], "unknown option"),
                 ("written", vec![("positive", "A red fox."), ("negative", "A cat.")], "vocabulary: fox"),
             ] {

@@ -88,19 +88,25 @@ async fn two_experts_disagree_a_third_settles_and_the_export_carries_p2_and_tags
                 for (option, text, says) in [
                     ("valid:hallucination", Some(long.as_str()), "301 characters; at most 300"),
                     ("valid:hallucination", Some("a\u{1b}[31m red"), "control character U+001B"),
-                    ("valid:hallucination", None, "required with the answer"),
+                    ("valid:hallucination", None, "required with this answer"),
                     ("valid", Some(FIXED), "must be empty"),
                     ("not_valid:hallucination", Some(FIXED), "must be empty"),
                 ] {
                     let res = post_answer(&app, &c, task.task_id.get(), option, text).await;
                     assert_eq!(res.status(), 422, "{option} {text:?}");
                     let body = res.text().await.unwrap();
-                    assert!(body.contains("corrected_p2") && body.contains(says), "{body}");
+                    assert!(
+                        body.contains("Corrected P2 (field") && body.contains("corrected_p2") && body.contains(says),
+                        "{body}"
+                    );
                 }
                 let res = post_answer(&app, &c, task.task_id.get(), "not_valid", None).await;
                 assert_eq!(res.status(), 422, "not valid needs a tag");
                 let body = res.text().await.unwrap();
-                assert!(body.contains("Not valid needs an error tag: one of negligible_change"), "{body}");
+                assert!(
+                    body.contains("Not valid needs an error tag: one of Negligible change (negligible_change)"),
+                    "{body}"
+                );
                 let again = app.next_task(&c, study.get()).await.unwrap();
                 assert_eq!((again.task_id, again.progress.done), (task.task_id, 0), "nothing was stored");
             }

@@ -225,7 +225,7 @@ impl SurveyKind {
     /// name, checked against the kind's text fields; a kind without any takes no text.
     pub fn answer_texts(self, value: &str, given: &[(&str, &str)]) -> Result<Vec<(&'static str, String)>, TextError> {
         check_texts(self.0.texts, value, given).map_err(|e| match self.0.texts.is_empty() {
-            true => TextError { field: "text", reason: format!("a {} answer carries no text", self.0.name) },
+            true => TextError { field: "text", label: "", reason: format!("a {} answer carries no text", self.0.name) },
             false => e,
         })
     }

@@ -83,7 +83,9 @@ pub const KIND: KindSpec = KindSpec {
 /// the missing tag, not a list of eleven stored values.
 fn answer(p: &Presentation, option: &str) -> Result<(String, String), SurveyError> {
     crate::domain::survey::one_option(p, option).map_err(|_| {
-        let tags = TAGS.join(", ");
+        // The labels on the card, each with the id an API client sends.
+        let tags: Vec<String> = TAGS.iter().zip(TAG_LABELS).map(|(t, l)| format!("{l} ({t})")).collect();
+        let tags = tags.join(", ");
         let lower = option.trim().to_ascii_lowercase();
         let (verdict, tag) = match lower.split_once(':') {
             Some((v, t)) => (v, Some(t)),
@@ -208,8 +210,13 @@ mod tests {
         let p = present(&item(), 0).unwrap();
         assert_eq!(answer(&p, "Not_Valid:Hallucination").unwrap(), ("not_valid:hallucination".into(), "not_valid:hallucination".into()));
         let said = |a: &str| answer(&p, a).unwrap_err().to_string();
-        assert_eq!(said("not_valid"), format!("Not valid needs an error tag: one of {}", TAGS.join(", ")));
-        assert!(said("valid:typo").starts_with("unknown error tag \"typo\"; expected one of negligible_change,"));
+        assert_eq!(
+            said("not_valid"),
+            "Not valid needs an error tag: one of Negligible change (negligible_change), Hallucination \
+             (hallucination), Spatial mismatch (spatial_mismatch), Change of meaning (change_of_meaning), \
+             Superfluous detail (superfluous_detail)"
+        );
+        assert!(said("valid:typo").starts_with("unknown error tag \"typo\"; expected one of Negligible change (negligible_change),"));
         assert!(said("not_valid:").starts_with("unknown error tag \"\""));
         assert!(said("maybe").starts_with("unknown verdict \"maybe\"; expected valid or not_valid"));
         assert!(said("").starts_with("unknown verdict \"\""));
