@@ -102,6 +102,19 @@ async fn double_click(b: &Browser, css: &str) {
     }
 }
 
+/// From the join link, clicked through consent and the instructions to the
+/// first of 3 items, hydrated.
+async fn to_first_item(b: &Browser, join: &str) {
+    b.client.goto(join).await.unwrap();
+    b.wait_css("input[name=consent]").await.click().await.unwrap();
+    b.wait_css("form button[type=submit]").await.click().await.unwrap();
+    wait_stage(b, "instructions").await;
+    b.wait_hydrated().await;
+    b.wait_css(r#"button[data-step="instructions"]"#).await.click().await.unwrap();
+    wait_stage(b, "working").await;
+    wait_text(b, ".take .progress span", "Item 1 of 3").await;
+}
+
 /// A double click or a double tap answers the item under it once: the next
 /// item, which has replaced it by the second click, keeps no answer (an
 /// audit: the second click answered it with the same option).
@@ -112,14 +125,7 @@ async fn a_double_click_or_tap_answers_one_item() {
     let (study, token) = create_link_study(&app, &researcher, &link_spec("double e2e", 3, &[])).await;
     let b = Browser::start().await;
     b.client.set_window_size(390, 844).await.unwrap();
-    b.client.goto(&join_url(&app, &token, "DOUBLE-1")).await.unwrap();
-    b.wait_css("input[name=consent]").await.click().await.unwrap();
-    b.wait_css("form button[type=submit]").await.click().await.unwrap();
-    wait_stage(&b, "instructions").await;
-    b.wait_hydrated().await;
-    b.wait_css(r#"button[data-step="instructions"]"#).await.click().await.unwrap();
-    wait_stage(&b, "working").await;
-    wait_text(&b, ".take .progress span", "Item 1 of 3").await;
+    to_first_item(&b, &join_url(&app, &token, "DOUBLE-1")).await;
 
     double_click(&b, r#"button.option[data-option="B"]"#).await;
     wait_text(&b, ".take .progress span", "Item 2 of 3").await;
@@ -152,14 +158,7 @@ async fn a_stale_tab_says_its_answer_was_not_the_one_kept() {
     let researcher = app.login("researcher").await;
     let (study, token) = create_link_study(&app, &researcher, &link_spec("two tabs e2e", 3, &[])).await;
     let b = Browser::start().await;
-    b.client.goto(&join_url(&app, &token, "TWO-TABS-1")).await.unwrap();
-    b.wait_css("input[name=consent]").await.click().await.unwrap();
-    b.wait_css("form button[type=submit]").await.click().await.unwrap();
-    wait_stage(&b, "instructions").await;
-    b.wait_hydrated().await;
-    b.wait_css(r#"button[data-step="instructions"]"#).await.click().await.unwrap();
-    wait_stage(&b, "working").await;
-    wait_text(&b, ".take .progress span", "Item 1 of 3").await;
+    to_first_item(&b, &join_url(&app, &token, "TWO-TABS-1")).await;
     let first = b.client.window().await.unwrap();
 
     let second = b.client.new_window(true).await.unwrap().handle;

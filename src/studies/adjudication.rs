@@ -9,7 +9,7 @@ use crate::domain::resolution::ItemState;
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::store::db::now_secs;
-use crate::studies::meta::load_item;
+use crate::studies::meta::{built_into, load_item};
 use crate::studies::outcomes::study_outcomes;
 use crate::studies::tasks::image_url;
 use sqlx::AnyPool;
@@ -161,6 +161,11 @@ pub async fn adjudicate(
     }
     let now = now_secs();
     let mut tx = db.begin().await?;
+    if let Some(name) = built_into(&mut *tx, study_id).await? {
+        return Err(ServiceError::Invalid(format!(
+            "study {name:?} was built from this study's outcomes; a decision now would change them under it"
+        )));
+    }
     sqlx::query(
         "INSERT INTO adjudications (study_id, instance_id, value, user_id, decided_at, text) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (study_id, instance_id) DO UPDATE SET value = excluded.value, user_id = excluded.user_id,
@@ -231,17 +236,6 @@ pub async fn reopen(
     log(&mut tx, study_id, instance_id, "reopened", &value, user.id, now_secs()).await?;
     tx.commit().await?;
     Ok(())
-}
-
-/// The later study built from `study_id`'s outcomes, if any.
-async fn built_into<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
-    db: E,
-    study_id: StudyId,
-) -> Result<Option<String>, ServiceError> {
-    Ok(sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = $1 ORDER BY id LIMIT 1")
-        .bind(study_id)
-        .fetch_optional(db)
-        .await?)
 }
 
 /// The items a researcher has settled, newest decision first, each with its

@@ -128,6 +128,18 @@ pub async fn list_studies(
 
 /// The study's items with their subsets, in instance order: what the
 /// assignment rules plan over.
+/// The later study built from `study_id`'s outcomes (a Step 4, a human
+/// baseline), if any: once there is one, the outcomes are final.
+pub(crate) async fn built_into<'c, E: sqlx::Executor<'c, Database = sqlx::Any>>(
+    db: E,
+    study_id: StudyId,
+) -> Result<Option<String>, ServiceError> {
+    Ok(sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = $1 ORDER BY id LIMIT 1")
+        .bind(study_id)
+        .fetch_optional(db)
+        .await?)
+}
+
 pub async fn study_items<'c>(
     db: impl sqlx::AnyExecutor<'c> + crate::store::dialect::Backend,
     study_id: StudyId,

@@ -129,6 +129,15 @@ pub async fn start(state: &AppState, user: &SessionUser, study_id: StudyId) -> R
     if let Some(progress) = participation(&state.db, meta.id, user.id).await? {
         return Ok(progress);
     }
+    // A newcomer's answers would change outcomes a later study was built on
+    // (under `annotators = "all"` every item would be open again).
+    if !user.role.is_participant() {
+        if let Some(name) = crate::studies::meta::built_into(&state.db, meta.id).await? {
+            return Err(ServiceError::Conflict(format!(
+                "study {name:?} was built from this study's outcomes, so it takes no new annotators"
+            )));
+        }
+    }
     let items = crate::studies::meta::study_items(&state.db, meta.id).await?;
     let plan = meta.rule.plan_upfront(meta.kind.spec().questions, meta.seed, user.id.get(), &user.username, &items);
     let mut tx = crate::store::db::begin_write(&state.db).await?;

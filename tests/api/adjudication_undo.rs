@@ -78,3 +78,49 @@ async fn a_settled_dispute_reopens_and_its_history_keeps_both_decisions() {
     assert_eq!(late.status(), 422);
     assert!(late.text().await.unwrap().contains("was built from this study's outcomes"));
 }
+
+/// Under `annotators = "all"`, once Step 4 is built from a finished Step 3,
+/// an annotator who never started it is refused (an audit: one more
+/// annotator opened every item again and the final export fell to 0 rows),
+/// and no decision may change an outcome under Step 4 (an audit: adjudicate
+/// still did, on an item nobody disputed).
+#[tokio::test]
+async fn outcomes_a_later_study_was_built_on_take_no_newcomer_and_no_decision() {
+    let mut app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let study = app.create_study_ok(&researcher, &Spec::new("all then step 4").seed(5)).await;
+    app.work_through("annotator1", study, |_| "A".into()).await;
+    app.work_through("annotator2", study, |_| "A".into()).await;
+    let funnel = |app: &TestApp| {
+        let req = researcher.get(app.url("/api/v1/datasets/demo/funnel"));
+        async move { req.send().await.unwrap().json::<serde_json::Value>().await.unwrap()["overall"].clone() }
+    };
+    // Each annotator's letters are shuffled: the items they split on are settled.
+    let disputes: Vec<Dispute> = app.get(&researcher, &format!("/api/v1/studies/{study}/disputes")).await;
+    for d in &disputes {
+        let body = json!({ "instance_id": d.instance_id.get(), "value": "0" });
+        let url = app.url(&format!("/api/v1/studies/{study}/adjudicate"));
+        assert_eq!(researcher.post(url).json(&body).send().await.unwrap().status(), 204);
+    }
+    let before = funnel(&app).await;
+    assert!(before["step3_open"] == 0 && before["step3_kept"].as_i64() > Some(0), "{before}");
+    let step4 = researcher.post(app.url(&format!("/api/v1/studies/{study}/step4"))).send().await.unwrap();
+    assert_eq!(step4.status(), 201, "{}", step4.text().await.unwrap());
+    let before = funnel(&app).await;
+
+    app.add_user("annotator3", "annotator", "a-long-enough-password-3");
+    let late = app.login("annotator3").await;
+    let res = late.post(app.url(&format!("/api/v1/studies/{study}/start"))).send().await.unwrap();
+    assert_eq!(res.status(), 409);
+    assert!(res.text().await.unwrap().contains("takes no new annotators"));
+    // Those who started go on as before.
+    let early = app.login("annotator1").await;
+    assert_eq!(early.post(app.url(&format!("/api/v1/studies/{study}/start"))).send().await.unwrap().status(), 200);
+
+    let body = json!({ "instance_id": 1, "value": "none" });
+    let res =
+        researcher.post(app.url(&format!("/api/v1/studies/{study}/adjudicate"))).json(&body).send().await.unwrap();
+    assert_eq!(res.status(), 422);
+    assert!(res.text().await.unwrap().contains("was built from this study's outcomes"));
+    assert_eq!(funnel(&app).await, before, "the outcomes under Step 4 did not change");
+}
