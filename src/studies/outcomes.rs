@@ -319,11 +319,25 @@ pub async fn study_status(
     let (meta, outcomes) = study_outcomes(db, kinds, study_id).await?;
     let disputed = outcomes.iter().filter(|o| matches!(o.state, ItemState::Disputed { .. })).count();
     let final_items = outcomes.iter().filter(|o| matches!(o.state, ItemState::Final { .. })).count();
-    let step4: Option<String> =
-        sqlx::query_scalar("SELECT name FROM studies WHERE source_study_id = $1 ORDER BY id DESC LIMIT 1")
+    // A kind nobody adjudicates (a human baseline's four answers, a report)
+    // has no disputes: its answered items wait for no one.
+    let (final_items, disputed) = match meta.kind.spec().adjudicated {
+        true => (final_items, disputed),
+        false => (final_items + disputed, 0),
+    };
+    // The next curation step built from it; a human baseline drawn from the same study is none.
+    let step4: Option<String> = match meta.kind.next_step_in(kinds) {
+        Some(next) => {
+            sqlx::query_scalar(
+                "SELECT name FROM studies WHERE source_study_id = $1 AND kind = $2 ORDER BY id DESC LIMIT 1",
+            )
             .bind(study_id)
+            .bind(next.name())
             .fetch_optional(db)
-            .await?;
+            .await?
+        }
+        None => None,
+    };
     Ok(crate::api_types::StudyStatus {
         study_id,
         kind: meta.kind,

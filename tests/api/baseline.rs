@@ -2,7 +2,7 @@
 //! sample larger than the survivors is refused, and progress totals count
 //! the questions each annotator will really get.
 use crate::helpers::{Spec, TestApp};
-use hardneg::api_types::{CompareReport, StudyProgress};
+use hardneg::api_types::{CompareReport, StudyOverview, StudyProgress};
 use hardneg::domain::ids::StudyId;
 use serde_json::Value;
 
@@ -54,6 +54,11 @@ async fn each_baseline_study_has_its_row_samples_are_checked_and_totals_are_real
     // Both answered: a pooled row over every complete (annotator, instance) pair.
     assert_eq!(app.work_through("annotator2", b1, |_| "A".into()).await.len(), 8);
     assert_eq!(app.work_through("annotator2", b_all, |_| "B".into()).await.len(), 100);
+    // A baseline is no Step 4 of its source, and its four answers per instance are no dispute.
+    let overview: Vec<StudyOverview> = app.get(&researcher, "/api/v1/studies/overview").await;
+    let status = |id: i64| overview.iter().find(|o| o.status.study_id.get() == id).unwrap().status.clone();
+    assert_eq!(status(s3).step4, None, "a baseline drawn from S3 is not its Step 4");
+    assert_eq!((status(b1).final_items, status(b1).waiting, status(b1).disputed), (4, 0, 0));
     let report: CompareReport = app.get(&researcher, "/api/v1/compare?dataset=demo").await;
     let h = &report.humans;
     assert_eq!(h.len(), 3, "{h:?}");
