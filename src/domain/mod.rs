@@ -15,6 +15,7 @@ pub mod export;
 pub mod funnel;
 pub mod ids;
 pub mod json_object;
+pub mod lines;
 pub mod mapping;
 pub mod metrics;
 pub mod names;

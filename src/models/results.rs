@@ -1,6 +1,7 @@
 //! `hardneg results import`: a model's per-instance results, matched to a
 //! dataset's instances by (caption, negative_caption, type, subtype), all in
 //! one transaction. Unknown datasets are created text-only from the rows.
+use crate::domain::lines::LineIndex;
 use crate::domain::results::{ResultRow, ResultsHeader};
 use crate::error::ServiceError;
 use crate::store::dataset_rows::{insert_dataset, insert_instance, NewInstance};
@@ -24,8 +25,11 @@ pub struct ImportSummary {
 pub fn read_rows(path: &Path) -> Result<Vec<(u64, ResultRow)>, ServiceError> {
     let name = path.display().to_string();
     let invalid = ServiceError::Invalid;
-    let mut reader =
-        csv::ReaderBuilder::new().from_path(path).map_err(|e| invalid(format!("{name}: cannot open: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| invalid(format!("{name}: cannot open: {e}")))?;
+    // Lines as an editor counts them: the csv crate's are one short on CRLF files.
+    let lines = LineIndex::of(&bytes);
+    let line_at = |p: Option<&csv::Position>| p.map_or(0, |p| lines.line_of(p.byte()));
+    let mut reader = csv::ReaderBuilder::new().from_reader(bytes.as_slice());
     let header = reader.headers().map_err(|e| invalid(format!("{name}:1: cannot read the header: {e}")))?.clone();
     let fields: Vec<&str> = header.iter().collect();
     let parsed = ResultsHeader::parse(&fields).map_err(|e| invalid(format!("{name}:1: {e}")))?;
@@ -34,11 +38,11 @@ pub fn read_rows(path: &Path) -> Result<Vec<(u64, ResultRow)>, ServiceError> {
     for record in reader.records() {
         match record {
             Err(e) => {
-                let line = e.position().map(|p| p.line()).unwrap_or(0);
+                let line = line_at(e.position());
                 problems.push(format!("{name}:{line}: {}", csv_problem(&e, &header)));
             }
             Ok(rec) => {
-                let line = rec.position().map(|p| p.line()).unwrap_or(0);
+                let line = line_at(rec.position());
                 let values: Vec<&str> = rec.iter().collect();
                 match parsed.row(&values) {
                     Ok(row) => rows.push((line, row)),
@@ -133,13 +137,23 @@ pub async fn import_results(
     }
     let mut matched = Vec::with_capacity(rows.len());
     let mut problems = Vec::new();
+    // The first line of each key matched, to name a repeated row by it.
+    let mut first_line: HashMap<Key, u64> = HashMap::new();
     for (line, row) in &rows {
-        match by_key.get_mut(&key(row)).and_then(|q| q.pop_front()) {
-            Some(id) => matched.push((id, row.outcome)),
-            None if problems.len() < MAX_PROBLEMS => problems.push(format!(
+        let k = key(row);
+        let id = by_key.get_mut(&k).and_then(|q| q.pop_front());
+        let earlier = first_line.get(&k).copied();
+        first_line.entry(k).or_insert(*line);
+        match (id, earlier) {
+            (Some(id), _) => matched.push((id, row.outcome)),
+            _ if problems.len() >= MAX_PROBLEMS => {}
+            (None, Some(first)) => problems.push(format!(
+                "{name}:{line}: the same caption, negative_caption, type and subtype as line {first}, and dataset \
+                 {dataset:?} has no further instance with them (a repeated row?)"
+            )),
+            (None, None) => problems.push(format!(
                 "{name}:{line}: no instance of dataset {dataset:?} has this caption, negative_caption, type and subtype"
             )),
-            None => {}
         }
     }
     if !problems.is_empty() {

@@ -152,6 +152,12 @@ async fn corrupted_results_are_refused_whole_naming_the_line() {
         ("bad-bool", corrupt(&|v| v[4] = v[4].replacen("\"True\"", "\"Maybe\"", 1)), ":5: field `text_score_i1`"),
         ("truncated", corrupt(&|v| v[9] = v[9][..v[9].len() / 2].to_string()), ":10:"),
         ("bad-subtype", corrupt(&|v| v[2] = v[2].replacen("\"obj\"", "\"thing\"", 1)), ":3: field `subtype`"),
+        // A spreadsheet's CRLF lines are counted as an editor counts them (the csv crate's count is one short).
+        (
+            "crlf",
+            corrupt(&|v| v[4] = v[4].replacen("\"True\"", "\"Maybe\"", 1)).replace('\n', "\r\n"),
+            ":5: field `text_score_i1`",
+        ),
         (
             "no-column",
             corrupt(&|v| v[0] = v[0].replace("\"negative_caption\"", "\"neg\"")),
@@ -177,6 +183,18 @@ async fn corrupted_results_are_refused_whole_naming_the_line() {
         shared("results_ViT-B-32.csv").to_str().unwrap(),
     ]);
     assert!(text(&out.stderr).contains(":2: no instance of dataset \"demo\""));
+    // A repeated row is named as one, with the line it repeats.
+    let few = app.data_dir.join("few.csv");
+    std::fs::write(&few, lines[..4].join("\n")).unwrap();
+    assert!(app
+        .cli(&["results", "import", "--model", "M", "--dataset", "few", few.to_str().unwrap()])
+        .status
+        .success());
+    let again = app.data_dir.join("again.csv");
+    std::fs::write(&again, [&lines[..4], &lines[2..3]].concat().join("\n")).unwrap();
+    let out = app.cli(&["results", "import", "--model", "M", "--dataset", "few", again.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert!(err.contains("again.csv:5: the same caption, negative_caption, type and subtype as line 3"), "{err}");
     // Nothing was written: no dataset, no run.
     let out = app.cli(&["compare", "--dataset", "bivlc", "--json"]);
     assert!(text(&out.stderr).contains("no dataset named \"bivlc\""));

@@ -1,10 +1,10 @@
 //! The file side of a candidate import: the candidate file, read as it
 //! streams and hashed on the way, and the image files, read, hashed, checked
 //! and staged on all cores. Nothing here touches the database.
-use super::lines::LineIndex;
 use crate::domain::candidates::{
     candidate, non_utf8_fields, parse_json_line, Batch, CandidateHeader, FileFormat, FileRef, ImageDir,
 };
+use crate::domain::lines::LineIndex;
 use crate::domain::normalize::NormalizeMode;
 use crate::store::images::{decode, display_copy, inspect, Header, ImageStore, DISPLAY_MAX};
 use sha2::{Digest, Sha256};

@@ -7,7 +7,6 @@
 pub mod ab_pairs;
 mod commit;
 pub mod files;
-mod lines;
 pub mod pairs;
 pub mod rankings;
 mod table;

@@ -35,7 +35,7 @@ pub fn read_table(path: &Path, format: FileFormat, columns: &[&'static str]) -> 
 }
 
 fn read_csv(bytes: &[u8], columns: &[&'static str], t: &mut Table) {
-    let lines = super::lines::LineIndex::of(bytes);
+    let lines = crate::domain::lines::LineIndex::of(bytes);
     let line_at = |p: Option<&csv::Position>| p.map_or(0, |p| lines.line_of(p.byte()));
     let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(bytes);
     let header: Vec<String> = match reader.headers() {
