@@ -176,8 +176,25 @@ pub struct ModelScores {
     pub n: usize,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub device: Option<String>,
+    /// Outcomes left out of the figures: computed on a negative image that
+    /// curation has since replaced (score the model again).
+    #[serde(default)]
+    pub left_out: usize,
     #[serde(flatten)]
     pub report: crate::domain::metrics::Report,
+}
+
+impl ModelScores {
+    /// Why the model's n is smaller than its run, if it is: the page's and the CLI's words.
+    pub fn left_out_note(&self) -> Option<String> {
+        (self.left_out > 0).then(|| {
+            format!(
+                "{}: {} outcome(s) left out: they were computed on a negative image that Step 3 has since \
+                 replaced. Score the model again (its embeddings are cached).",
+                self.name, self.left_out
+            )
+        })
+    }
 }
 
 /// One line of agreement for the researcher page (full report: the API).

@@ -10,7 +10,7 @@ use crate::domain::metrics::Outcome;
 use crate::store::images::ImageStore;
 use crate::store::negatives::negative_sql;
 use crate::store::rows::from_row;
-use crate::store::runs::replace_run;
+use crate::store::runs::{replace_run, RunOutcome};
 use anyhow::Context;
 use sqlx::AnyPool;
 use std::collections::HashMap;
@@ -75,7 +75,7 @@ fn read_stored(images: &ImageStore, hash: &str) -> anyhow::Result<Scene> {
 
 /// Per scorer, the outcome of every instance; each image is read once,
 /// spread over the cores.
-fn rate(images: &ImageStore, rows: &[Row]) -> anyhow::Result<Vec<Vec<(i64, Outcome)>>> {
+fn rate(images: &ImageStore, rows: &[Row]) -> anyhow::Result<Vec<Vec<RunOutcome>>> {
     let mut hashes: Vec<&str> = rows.iter().flat_map(|r| [r.positive.as_str(), r.negative.as_str()]).collect();
     hashes.sort_unstable();
     hashes.dedup();
@@ -102,7 +102,7 @@ fn rate(images: &ImageStore, rows: &[Row]) -> anyhow::Result<Vec<Vec<(i64, Outco
                         &scenes[r.positive.as_str()],
                         &scenes[r.negative.as_str()],
                     );
-                    (r.id, Outcome::from_scores(s))
+                    (r.id, Outcome::from_scores(s), Some(r.negative.clone()))
                 })
                 .collect()
         })

@@ -1,5 +1,5 @@
 //! What the CLI prints: the comparison table and where an export went.
-use crate::api_types::CompareReport;
+use crate::api_types::{CompareReport, ModelScores};
 use crate::datasets::export::{export_to_dir, ExportRequest};
 use crate::store::images::ImageStore;
 use sqlx::AnyPool;
@@ -47,6 +47,9 @@ pub fn compare_table(r: &CompareReport) {
         }
     }
     row("Random", &r.random);
+    for note in r.models.iter().filter_map(ModelScores::left_out_note) {
+        println!("{note}");
+    }
 }
 
 /// Each question of a kind that asks several per item, with its intervals.

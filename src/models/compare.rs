@@ -5,6 +5,7 @@ use crate::domain::category::Category;
 use crate::domain::ids::DatasetId;
 use crate::domain::metrics::{Aggregator, Outcome, Report, Scores};
 use crate::error::ServiceError;
+use crate::store::ids::Flag;
 use sqlx::AnyPool;
 
 fn rounded(r: Report) -> Report {
@@ -38,27 +39,29 @@ pub async fn compare(db: &AnyPool, dataset: &str, baselines: &[i64]) -> Result<C
             .await?;
     let mut models = Vec::with_capacity(runs.len());
     for (run, name, device) in runs {
-        let rows: Vec<(
-            String,
-            String,
-            crate::store::ids::Flag,
-            crate::store::ids::Flag,
-            crate::store::ids::Flag,
-            crate::store::ids::Flag,
-        )> = sqlx::query_as(
-            "SELECT i.neg_type, i.subtype, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
+        // `stale`: the outcome was computed on a negative image that curation
+        // has since replaced (Step 3 chose another candidate).
+        let rows: Vec<(String, String, Flag, Flag, Flag, Flag, Flag)> = sqlx::query_as(&format!(
+            "SELECT i.neg_type, i.subtype, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i,
+                    CAST(CASE WHEN o.negative_image IS NOT NULL AND o.negative_image <> {} THEN 1 ELSE 0 END AS BIGINT)
              FROM model_outcomes o JOIN instances i ON i.id = o.instance_id WHERE o.run_id = $1",
-        )
+            crate::store::negatives::negative_sql("o.instance_id")
+        ))
         .bind(run)
         .fetch_all(db)
         .await?;
         let mut agg = Aggregator::new();
-        for (t, s, a, b, c, d) in rows {
+        let mut left_out = 0;
+        for (t, s, a, b, c, d, stale) in rows {
+            if stale.0 {
+                left_out += 1;
+                continue;
+            }
             let category = Category::parse(&t, &s).map_err(|e| ServiceError::internal("a stored category", e))?;
             agg.add(category, Outcome::from_flags(a.0, b.0, c.0, d.0));
         }
         let report = rounded(agg.report());
-        models.push(ModelScores { name, n: report.overall.n, device, report });
+        models.push(ModelScores { name, n: report.overall.n, device, left_out, report });
     }
     let humans = crate::models::human::human_rows(db, dataset_id, baselines, rounded).await?;
     Ok(CompareReport { dataset: dataset.to_string(), models, humans, random: Scores::random().rounded() })

@@ -52,14 +52,17 @@ pub async fn failures(
     if fails(metric, &Outcome::default()).is_none() {
         return Err(ServiceError::Invalid(format!("unknown score {metric:?} (i2t, t2i or group)")));
     }
-    // The negative image is the one the model was scored against.
+    // The negative image is the one the model was scored against; an
+    // outcome on a negative that curation has since replaced is left out,
+    // as the comparison leaves it out.
+    let negative = crate::store::negatives::negative_sql("i.id");
     let rows: Vec<FailureRow> = sqlx::query_as(&format!(
         "SELECT i.id, i.neg_type, i.subtype, i.caption, i.negative_caption, i.positive_image,
-                {} AS negative_image, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
+                {negative} AS negative_image, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
          FROM model_outcomes o JOIN model_runs r ON r.id = o.run_id JOIN instances i ON i.id = o.instance_id
          WHERE r.dataset_id = $1 AND r.name = $2 AND ($3 IS NULL OR i.neg_type = $4)
-         ORDER BY i.id",
-        crate::store::negatives::negative_sql("i.id")
+           AND (o.negative_image IS NULL OR o.negative_image = {negative})
+         ORDER BY i.id"
     ))
     .bind(dataset_id)
     .bind(model)

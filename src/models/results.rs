@@ -145,7 +145,7 @@ pub async fn import_results(
         let earlier = first_line.get(&k).copied();
         first_line.entry(k).or_insert(*line);
         match (id, earlier) {
-            (Some(id), _) => matched.push((id, row.outcome)),
+            (Some(id), _) => matched.push((id, row.outcome, None)),
             _ if problems.len() >= MAX_PROBLEMS => {}
             (None, Some(first)) => problems.push(format!(
                 "{name}:{line}: the same caption, negative_caption, type and subtype as line {first}, and dataset \

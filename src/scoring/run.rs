@@ -269,6 +269,7 @@ pub async fn score_dataset(
                     &image_vecs[&i.positive],
                     &image_vecs[&i.negative],
                 ),
+                Some(i.negative.clone()),
             )
         })
         .collect();

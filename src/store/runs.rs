@@ -5,16 +5,21 @@ use crate::domain::metrics::Outcome;
 use crate::store::db::now_secs;
 use sqlx::{Any, Transaction};
 
+/// An instance's outcome, with the negative image it was computed on where
+/// an image was scored (not for results imported from a file).
+pub type RunOutcome = (i64, Outcome, Option<String>);
+
 /// Writes a model run with its per-instance outcomes, replacing an earlier
 /// run of the same name on the dataset. Shared by the import and `score`.
-/// Returns whether a run was replaced.
+/// Each outcome is (instance, outcome, the negative image it was computed
+/// on, where an image was scored). Returns whether a run was replaced.
 pub async fn replace_run(
     tx: &mut Transaction<'_, Any>,
     dataset_id: DatasetId,
     name: &str,
     source: &str,
     device: Option<&str>,
-    outcomes: &[(i64, Outcome)],
+    outcomes: &[RunOutcome],
 ) -> sqlx::Result<bool> {
     let old: Option<i64> = sqlx::query_scalar("SELECT id FROM model_runs WHERE dataset_id = $1 AND name = $2")
         .bind(dataset_id)
@@ -37,15 +42,16 @@ pub async fn replace_run(
     .await?;
     for chunk in outcomes.chunks(500) {
         let mut q = sqlx::QueryBuilder::new(
-            "INSERT INTO model_outcomes (run_id, instance_id, ipos2t, ineg2t, tpos2i, tneg2i) ",
+            "INSERT INTO model_outcomes (run_id, instance_id, ipos2t, ineg2t, tpos2i, tneg2i, negative_image) ",
         );
-        q.push_values(chunk, |mut b, (id, o)| {
+        q.push_values(chunk, |mut b, (id, o, negative)| {
             b.push_bind(run)
                 .push_bind(*id)
                 .push_bind(i64::from(o.ipos2t))
                 .push_bind(i64::from(o.ineg2t))
                 .push_bind(i64::from(o.tpos2i))
-                .push_bind(i64::from(o.tneg2i));
+                .push_bind(i64::from(o.tneg2i))
+                .push_bind(negative.clone());
         });
         let (sql, args) = crate::store::db::numbered(&mut q)?;
         sqlx::query_with(&sql, args).execute(&mut **tx).await?;

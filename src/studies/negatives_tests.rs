@@ -67,7 +67,8 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
 
     // The failure drill-down, over a run that fails everything.
     let dataset_id = crate::studies::pipeline::dataset_id(&db, "demo").await.unwrap();
-    let outcomes: Vec<(i64, Outcome)> = items.iter().map(|id| (*id, Outcome::default())).collect();
+    let outcomes: Vec<(i64, Outcome, Option<String>)> =
+        items.iter().map(|id| (*id, Outcome::default(), None)).collect();
     let mut tx = db.begin().await.unwrap();
     crate::store::runs::replace_run(&mut tx, dataset_id, "M", "test", None, &outcomes).await.unwrap();
     tx.commit().await.unwrap();

@@ -103,6 +103,9 @@ fn Comparison(report: CompareReport) -> impl IntoView {
         <section class="compare" data-dataset=report.dataset.clone()>
             <h2>{format!("Dataset {}", report.dataset)}</h2>
             <ScoreTable rows/>
+            {report.models.iter().filter_map(|m| Some(view! {
+                <p class="notice left-out" data-model=m.name.clone()>{m.left_out_note()?}</p>
+            })).collect_view()}
             <ScoreChart models=report.models.iter().map(|m| (m.name.clone(), m.report.overall)).collect() human=HumanRow::headline(&report.humans).and_then(|h| h.report.as_ref()).map(|r| r.overall)/>
             <h3>"Per type (I2T / T2I / Group)"</h3>
             <table class="data by-type" tabindex="0">

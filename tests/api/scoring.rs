@@ -249,6 +249,7 @@ async fn controlled_embeddings_give_known_outcomes_and_reruns_use_the_cache() {
     let o = &m.report.overall;
     let got = vec![o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i, o.i2t, o.t2i, o.group];
     assert_eq!(got, vec![66.67, 33.33, 66.67, 66.67, 33.33, 66.67, 33.33]);
+    assert_eq!(m.left_out, 0);
 
     // The stub's own log: 6 images and 6 texts in batches of 2, then nothing new.
     let before = std::fs::read_to_string(&log).unwrap();
@@ -270,6 +271,28 @@ async fn controlled_embeddings_give_known_outcomes_and_reruns_use_the_cache() {
             (6, 6)
         );
     }
+
+    // A's negative changes after scoring (as when Step 3 picks another
+    // candidate): its outcome, computed on the old one, is left out and the
+    // comparison says so, until the model is scored again.
+    let pool = data.pool().await;
+    sqlx::query(
+        "UPDATE candidates SET known_match = CASE WHEN slot = 0 THEN 1 ELSE NULL END
+         WHERE instance_id = (SELECT id FROM instances WHERE key = 'A')",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    let m = compare(&data, "ctl").models.into_iter().find(|m| m.name == "ctl-model").unwrap();
+    assert_eq!((m.n, m.left_out), (2, 1), "{m:?}");
+    let text = ok(&hardneg(&data, &["compare", "--dataset", "ctl"]));
+    assert!(text.contains("ctl-model: 1 outcome(s) left out"), "{text}");
+    ok(&hardneg(&data, &args));
+    let m = compare(&data, "ctl").models.into_iter().find(|m| m.name == "ctl-model").unwrap();
+    assert_eq!((m.n, m.left_out), (3, 0), "scored again on the new negative: {m:?}");
+    let o = &m.report.overall;
+    assert_eq!((o.i2t, o.group), (0.0, 0.0), "A fails on slot 0, B on Ineg2T, C on everything");
 }
 
 #[tokio::test]
