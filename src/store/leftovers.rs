@@ -37,6 +37,17 @@ pub fn lock_for_import(root: &Path) -> anyhow::Result<ImportLock> {
     Ok(ImportLock(file))
 }
 
+/// An exclusive lock on the file at `path`, waited for, held until dropped.
+pub struct HeldLock(#[allow(dead_code)] std::fs::File);
+
+pub fn wait_exclusive(path: &Path) -> anyhow::Result<HeldLock> {
+    let file = lock_file(path)?;
+    if !flock(&file, libc::LOCK_EX) {
+        anyhow::bail!("locking {}: {}", path.display(), std::io::Error::last_os_error());
+    }
+    Ok(HeldLock(file))
+}
+
 fn lock_file(path: &Path) -> std::io::Result<std::fs::File> {
     std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path)
 }
