@@ -100,6 +100,9 @@ pub fn is_postgres(pool: &AnyPool) -> bool {
     super::dialect::Backend::is_postgres(pool)
 }
 
+/// How long a request waits for a PostgreSQL connection before its error.
+pub const PG_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The shared pool, with the schema migrated: reads, and the rare writes
 /// outside the answer path (accounts, studies, imports).
 pub async fn open(location: &Location) -> anyhow::Result<AnyPool> {
@@ -117,6 +120,13 @@ pub async fn open(location: &Location) -> anyhow::Result<AnyPool> {
     let pool = AnyPoolOptions::new()
         .max_connections(8)
         .min_connections(1)
+        // While PostgreSQL is down every acquire retries its connect until
+        // this timeout: the default 30 s held each request a minute (two
+        // session reads) before its 503.
+        .acquire_timeout(match location.is_postgres() {
+            true => PG_ACQUIRE_TIMEOUT,
+            false => std::time::Duration::from_secs(30),
+        })
         // A connection to a local file does not go stale, and the check cost
         // a round trip to the driver's worker thread on every query.
         .test_before_acquire(location.is_postgres())

@@ -13,7 +13,11 @@ use tower_sessions::Session;
 pub async fn who() -> Result<(AppState, Option<SessionUser>), ServerFnError> {
     let state = expect_context::<AppState>();
     let session: tower_sessions::Session = leptos_axum::extract().await?;
-    let user = accounts::current_user(&session).await.map_err(sfn_error)?;
+    // A session that cannot be read is the page's 503 too, not a 200 saying so.
+    let user = accounts::current_user(&session).await.map_err(|e| match e {
+        ServiceError::Unavailable(_) => subject_error(e),
+        e => sfn_error(e),
+    })?;
     Ok((state, user))
 }
 
@@ -88,6 +92,10 @@ pub fn subject_error(e: ServiceError) -> ServerFnError {
     if page {
         if let Some(options) = use_context::<leptos_axum::ResponseOptions>() {
             options.set_status(e.status());
+            if let ServiceError::Unavailable(_) = &e {
+                let wait = axum::http::HeaderValue::from(crate::api_types::RETRY_AFTER_SECS);
+                options.insert_header(axum::http::header::RETRY_AFTER, wait);
+            }
         }
     }
     sfn_error(e)

@@ -59,7 +59,11 @@ pub fn service_error(e: ServiceError, back: &str) -> Response {
     };
     let message = e.public_message();
     let link = if status == StatusCode::UNAUTHORIZED { ("/login", "Log in") } else { (back, "Go back") };
-    ErrorPage { status, title, message: &message, link, who: None }.into_response()
+    let mut res = ErrorPage { status, title, message: &message, link, who: None }.into_response();
+    if let ServiceError::Unavailable(_) = e {
+        res.headers_mut().insert(axum::http::header::RETRY_AFTER, crate::api_types::RETRY_AFTER_SECS.into());
+    }
+    res
 }
 
 /// For `CatchPanicLayer`: a panic in a handler is a 500 page (the panic is logged).

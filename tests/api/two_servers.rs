@@ -185,3 +185,38 @@ async fn answers_go_on_after_the_database_cuts_every_connection() {
         assert_eq!(n, 1, "acknowledged task {task} is stored");
     }
 }
+
+/// While PostgreSQL takes no connections (a failover), a page and an API
+/// call answer 503 with Retry-After within seconds, not a 200 after two
+/// minutes (an audit: every request waited out the pool's 30 s per session
+/// read); once it takes them again, the same session is still logged in.
+#[tokio::test]
+async fn while_the_database_takes_no_connections_pages_and_calls_answer_503_within_seconds() {
+    let Some(server) = crate::postgres::server_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let url = crate::helpers::database_of(tmp.path())
+        .unwrap_or_else(|| crate::helpers::postgres_database(&server, &format!("hardneg_down_{}", std::process::id())));
+    let app = TestApp::spawn_with_env(tmp.path(), &[], &[("HARDNEG_DATABASE", Path::new(&url))]);
+    let annotator = app.login("annotator1").await;
+    let study = crate::helpers::demo_study(&annotator, &app).await;
+    assert_eq!(app.start(&annotator, study).await.status(), 200);
+    let name = url.rsplit('/').next().unwrap();
+    let psql = |sql: String| {
+        let out = std::process::Command::new("psql").args([&server, "-XtAc"]).arg(sql).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    psql(format!("ALTER DATABASE \"{name}\" WITH ALLOW_CONNECTIONS false"));
+    psql(format!("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{name}'"));
+
+    let started = std::time::Instant::now();
+    let page = annotator.get(app.url(&format!("/annotate/{study}"))).send().await.unwrap();
+    assert_eq!(page.status(), 503, "{}", page.text().await.unwrap());
+    assert_eq!(page.headers().get("retry-after").map(|v| v.to_str().unwrap()), Some("5"));
+    let next = annotator.get(app.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap();
+    assert_eq!(next.status(), 503);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "took {:?}", started.elapsed());
+
+    psql(format!("ALTER DATABASE \"{name}\" WITH ALLOW_CONNECTIONS true"));
+    let next = annotator.get(app.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap();
+    assert_eq!(next.status(), 200, "still logged in once the database is back");
+}
