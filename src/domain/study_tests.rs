@@ -291,3 +291,23 @@ fn a_kind_that_fixes_its_raters_refuses_specs_that_give_another_number() {
     let raters = |kind: &str| KINDS.iter().find(|k| k.name() == kind).unwrap().spec().raters;
     assert_eq!((raters("triplet_check"), raters("pair_validation"), raters("four_image")), (Some(2), Some(2), None));
 }
+
+#[test]
+fn adaptive_overlap_is_refused_on_kinds_that_grade_people_against_a_known_answer() {
+    let adaptive = |kind: &str| {
+        let text = format!(
+            "name = \"a\"\nkind = \"{kind}\"\ndataset = \"d\"\nannotators = \"all\"\n\
+             [assignment.adaptive]\nmin = 2\nmax = 4\nstop = \"agree\"\n"
+        );
+        toml::from_str::<StudySpec>(&text).unwrap().parse_in(KINDS, 0).map_err(|e| e.to_string())
+    };
+    assert!(adaptive("four_image").unwrap().adaptive.is_some());
+    use crate::domain::survey::{Report, Role};
+    let graded: Vec<_> =
+        KINDS.iter().filter(|k| matches!(k.spec().role, Role::Report(Report::Accuracy { .. }))).collect();
+    assert!(graded.iter().any(|k| k.name() == "caption_match"), "{graded:?}");
+    for kind in graded {
+        let e = adaptive(kind.name()).unwrap_err();
+        assert!(e.starts_with("field `assignment.adaptive`") && e.contains("measures people"), "{kind}: {e}");
+    }
+}

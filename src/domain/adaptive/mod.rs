@@ -6,7 +6,7 @@
 use super::assignment::{Annotators, AssignmentRule};
 use super::crowd::spec::{LinkSettings, LinkSpec};
 use super::resolution::ResolveRule;
-use super::survey::SurveyKind;
+use super::survey::{Report, Role, SurveyKind};
 use serde::{Deserialize, Serialize};
 
 pub mod evidence;
@@ -248,6 +248,14 @@ pub fn for_study(
                 "kind {kind} asks {} question(s) per item; adaptive overlap needs one categorical answer per item",
                 kind.question_count()
             ),
+        ));
+    }
+    // Its answers are graded against a known answer: no item label to settle
+    // (an audit: caption_match items "settled" wrong, nearly all at max).
+    if matches!(kind.spec().role, Role::Report(Report::Accuracy { .. })) {
+        return Err((
+            "assignment.adaptive",
+            format!("kind {kind} measures people against a known answer; it has no item label for adaptive overlap to settle"),
         ));
     }
     if !matches!(rule, AssignmentRule::EachAnnotatorAll) {
