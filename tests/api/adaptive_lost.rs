@@ -5,6 +5,7 @@ use crate::crowd_kit::{answer_n, arrive, create_link_study, lease_states, link_s
 use crate::helpers::TestApp;
 use reqwest::Client;
 use serde_json::Value;
+use std::path::Path;
 
 /// Six items in one bundle; two copies, up to three answers, stop on agreement.
 fn spec(name: &str) -> String {
@@ -135,4 +136,47 @@ async fn a_waiting_item_whose_round_filled_is_decided_not_bundled() {
     assert_eq!(bundles.len(), 1, "no follow-up bundle: {bundles:?}");
     let a = adaptive(&app, &researcher, study).await;
     assert_eq!(a["stopped"]["agreed"], 6, "{a}");
+}
+
+/// Items collecting their next answer that no place will bring (every copy
+/// of their bundle taken, and the places ended with the items' tasks
+/// withdrawn, as an uninformative participant's are) wait for a follow-up
+/// bundle after the next sweep: an audit's study stalled on two such items,
+/// every arrival told "full".
+#[tokio::test]
+async fn items_no_place_will_bring_an_answer_to_get_a_follow_up_bundle() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = TestApp::spawn_with_env(tmp.path(), &["--demo-size", "6"], &[("HARDNEG_SWEEP_SECS", Path::new("1"))]);
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &spec("stranded")).await;
+    for pid in ["FIRST", "SECOND"] {
+        let p = arrive(&app, &token, study, pid).await;
+        start(&app, &p, study).await;
+    }
+    // Both places end before answering, their tasks withdrawn.
+    let db = crate::helpers::db_at(&app.data_dir).await;
+    for sql in [
+        "DELETE FROM tasks WHERE study_id = $1 AND NOT EXISTS (SELECT 1 FROM answers a WHERE a.task_id = tasks.id)",
+        "UPDATE leases SET state = 'completed', ended_why = 'uninformative' WHERE study_id = $1",
+    ] {
+        sqlx::query(sql).bind(study).execute(&db).await.unwrap();
+    }
+    // The sweep (every second here) bundles them again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let bundles: i64 = sqlx::query_scalar("SELECT count(*) FROM bundles WHERE study_id = $1")
+            .bind(study)
+            .fetch_one(&db)
+            .await
+            .unwrap();
+        if bundles > 1 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no follow-up bundle for items no place will answer");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    db.close().await;
+    let third = arrive(&app, &token, study, "THIRD").await;
+    start(&app, &third, study).await;
+    assert_eq!(answer_n(&app, &third, study, 6, "none").await, 6, "the follow-up bundle holds all six");
 }

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 
 pub mod reopen;
 mod settle;
+mod stranded;
 mod uninformative;
 pub use settle::{report, settle};
 
@@ -122,7 +123,7 @@ const DUE: &str = "FROM adaptive_items a
 async fn anything_due(state: &AppState, study: StudyId) -> Result<bool, ServiceError> {
     let due: i64 =
         sqlx::query_scalar(&format!("SELECT count(*) {DUE}")).bind(study).bind(study).fetch_one(&state.db).await?;
-    Ok(due > 0)
+    Ok(due > 0 || stranded::any(&state.db, study).await?)
 }
 
 /// Sweeps every adaptive study (at start-up every one; `only_due`, the
@@ -184,6 +185,9 @@ async fn decide(
         if uninformative::end_place(&mut tx, study, user, now).await? {
             tracing::info!(%study, user, "ended the place of a participant whose answers carry no information");
         }
+    }
+    if link && sweep {
+        stranded::release(&mut tx, study).await?;
     }
     if link {
         // Also when nothing was decided: the last participant at work may
