@@ -134,6 +134,9 @@ pub struct Me {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompareReport {
     pub dataset: String,
+    /// The curation stage the models were restricted to (`stage=`); none: every instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
     pub models: Vec<ModelScores>,
     /// One row per human-baseline study, then "Human (all)" when two or
     /// more have complete answers; empty when the dataset has no baseline.

@@ -172,6 +172,10 @@ pub enum Command {
         /// Only these human-baseline studies (repeatable); default: every one of the dataset.
         #[arg(long = "baseline", value_name = "STUDY_ID")]
         baselines: Vec<i64>,
+        /// Measure the models on a curation stage's instances only (candidates, step3 or final),
+        /// as a paper reports them; default: every instance with an outcome.
+        #[arg(long)]
+        stage: Option<String>,
         /// Print the JSON of GET /api/v1/compare instead of a table.
         #[arg(long)]
         json: bool,

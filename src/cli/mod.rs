@@ -21,6 +21,7 @@ pub mod serve;
 pub mod site;
 mod slow_body;
 
+use crate::domain::export::Stage;
 use crate::store::{db, images::ImageStore};
 use anyhow::Context;
 use serve::Paths;
@@ -104,9 +105,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let pool = open_existing(&data_dir).await?;
             print::export(&pool, &ImageStore::new(data_dir.join("images")), &req, &out).await
         }
-        Command::Compare { dataset, baselines, json } => {
+        Command::Compare { dataset, baselines, stage, json } => {
+            let stage = stage.map(|s| Stage::parse(&s)).transpose().map_err(crate::error::ServiceError::Invalid)?;
             let pool = open_existing(&data_dir).await?;
-            let report = crate::models::compare::compare(&pool, &dataset, &baselines).await?;
+            let ids = match stage {
+                Some(stage) => Some(crate::datasets::audit::stage_instances(&pool, &dataset, stage).await?),
+                None => None,
+            };
+            let only = stage.map(Stage::as_str).zip(ids.as_deref());
+            let report = crate::models::compare::compare(&pool, &dataset, &baselines, only).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {

@@ -23,6 +23,14 @@ pub async fn stage_pairs(db: &AnyPool, dataset: &str, stage: Stage) -> Result<(D
     pairs_of(db, &pipeline(db, crate::kinds::KINDS, dataset).await?, dataset, stage).await
 }
 
+/// The ids of the instances a stage of the dataset holds, in id order
+/// (the comparison's `stage`); the stage must have been reached.
+pub async fn stage_instances(db: &AnyPool, dataset: &str, stage: Stage) -> Result<Vec<i64>, ServiceError> {
+    let p = pipeline(db, crate::kinds::KINDS, dataset).await?;
+    check_stage(&p, dataset, stage)?;
+    Ok(included(db, &p, stage).await?.into_iter().map(|(id, _)| id).collect())
+}
+
 async fn pairs_of(db: &AnyPool, p: &Pipeline, dataset: &str, stage: Stage) -> Result<(DatasetId, Pairs), ServiceError> {
     check_stage(p, dataset, stage)?;
     let ids = included(db, p, stage).await?;

@@ -1,6 +1,7 @@
 //! `/api/v1/compare`: models against people on a dataset, and the
 //! instances a model run fails.
 use crate::api_types::{CompareReport, Failure};
+use crate::domain::export::Stage;
 use crate::error::ServiceError;
 use crate::http::extract::{ApiQuery, Caller};
 use crate::models::{compare, failures};
@@ -33,16 +34,29 @@ async fn compare_models(
     ApiQuery(pairs): ApiQuery<Vec<(String, String)>>,
 ) -> Result<Json<CompareReport>, ServiceError> {
     caller.researcher()?;
-    let (dataset, baselines) = compare_params(&pairs)?;
-    Ok(Json(compare::compare(&state.db, &dataset, &baselines).await?))
+    let (dataset, baselines, stage) = compare_params(&pairs)?;
+    let ids = match stage {
+        Some(stage) => Some(crate::datasets::audit::stage_instances(&state.db, &dataset, stage).await?),
+        None => None,
+    };
+    let only = stage.map(Stage::as_str).zip(ids.as_deref());
+    Ok(Json(compare::compare(&state.db, &dataset, &baselines, only).await?))
 }
 
-fn compare_params(pairs: &[(String, String)]) -> Result<(String, Vec<i64>), ServiceError> {
+type CompareParams = (String, Vec<i64>, Option<Stage>);
+
+fn compare_params(pairs: &[(String, String)]) -> Result<CompareParams, ServiceError> {
     let mut dataset = None;
     let mut baselines = Vec::new();
+    let mut stage = None;
     for (key, value) in pairs {
         match key.as_str() {
             "dataset" => dataset = Some(value.clone()),
+            "stage" => {
+                stage = Some(
+                    Stage::parse(value).map_err(|e| ServiceError::Invalid(format!("query parameter `stage`: {e}")))?,
+                )
+            }
             "baseline" => baselines.push(value.parse().map_err(|_| {
                 ServiceError::Invalid(format!("query parameter `baseline`: {value:?} is not a study id"))
             })?),
@@ -50,7 +64,7 @@ fn compare_params(pairs: &[(String, String)]) -> Result<(String, Vec<i64>), Serv
         }
     }
     let dataset = dataset.ok_or_else(|| ServiceError::Invalid("query parameter `dataset` is required".into()))?;
-    Ok((dataset, baselines))
+    Ok((dataset, baselines, stage))
 }
 
 #[derive(Deserialize)]

@@ -24,9 +24,22 @@ pub async fn datasets_with_results(db: &AnyPool) -> Result<Vec<String>, ServiceE
         .await?)
 }
 
-/// Every model run on the dataset, the human rows (of the baseline studies in
-/// `baselines`, or of all of them when empty) and chance.
-pub async fn compare(db: &AnyPool, dataset: &str, baselines: &[i64]) -> Result<CompareReport, ServiceError> {
+/// (instance, type, subtype, the four flags, stale).
+type OutcomeRow = (i64, String, String, Flag, Flag, Flag, Flag, Flag);
+
+/// Which instances the models are measured on: every one, or a curation
+/// stage's (its name and its instance ids, in id order).
+pub type Only<'a> = Option<(&'a str, &'a [i64])>;
+
+/// Every model run on the dataset (on `only`'s instances), the human rows
+/// (of the baseline studies in `baselines`, or of all of them when empty)
+/// and chance.
+pub async fn compare(
+    db: &AnyPool,
+    dataset: &str,
+    baselines: &[i64],
+    only: Only<'_>,
+) -> Result<CompareReport, ServiceError> {
     let dataset_id: DatasetId = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(dataset)
         .fetch_optional(db)
@@ -41,8 +54,8 @@ pub async fn compare(db: &AnyPool, dataset: &str, baselines: &[i64]) -> Result<C
     for (run, name, device) in runs {
         // `stale`: the outcome was computed on a negative image that curation
         // has since replaced (Step 3 chose another candidate).
-        let rows: Vec<(String, String, Flag, Flag, Flag, Flag, Flag)> = sqlx::query_as(&format!(
-            "SELECT i.neg_type, i.subtype, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i,
+        let rows: Vec<OutcomeRow> = sqlx::query_as(&format!(
+            "SELECT o.instance_id, i.neg_type, i.subtype, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i,
                     CAST(CASE WHEN o.negative_image IS NOT NULL AND o.negative_image <> {} THEN 1 ELSE 0 END AS BIGINT)
              FROM model_outcomes o JOIN instances i ON i.id = o.instance_id WHERE o.run_id = $1",
             crate::store::negatives::negative_sql("o.instance_id")
@@ -52,7 +65,10 @@ pub async fn compare(db: &AnyPool, dataset: &str, baselines: &[i64]) -> Result<C
         .await?;
         let mut agg = Aggregator::new();
         let mut left_out = 0;
-        for (t, s, a, b, c, d, stale) in rows {
+        for (id, t, s, a, b, c, d, stale) in rows {
+            if only.is_some_and(|(_, ids)| ids.binary_search(&id).is_err()) {
+                continue;
+            }
             if stale.0 {
                 left_out += 1;
                 continue;
@@ -64,5 +80,11 @@ pub async fn compare(db: &AnyPool, dataset: &str, baselines: &[i64]) -> Result<C
         models.push(ModelScores { name, n: report.overall.n, device, left_out, report });
     }
     let humans = crate::models::human::human_rows(db, dataset_id, baselines, rounded).await?;
-    Ok(CompareReport { dataset: dataset.to_string(), models, humans, random: Scores::random().rounded() })
+    Ok(CompareReport {
+        dataset: dataset.to_string(),
+        stage: only.map(|(stage, _)| stage.to_string()),
+        models,
+        humans,
+        random: Scores::random().rounded(),
+    })
 }

@@ -19,7 +19,7 @@ pub async fn datasets_with_results() -> Result<Vec<String>, ServerFnError> {
 #[server(prefix = "/sfn")]
 pub async fn load_comparison(dataset: String) -> Result<CompareReport, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    crate::models::compare::compare(&state.db, &dataset, &[]).await.map_err(session::sfn_error)
+    crate::models::compare::compare(&state.db, &dataset, &[], None).await.map_err(session::sfn_error)
 }
 
 /// A score column: its name and how to read it.

@@ -1,7 +1,7 @@
 //! The curation pipeline over real HTTP: a Step 3 study with a pair overlap,
 //! the adjudication queue, Step 4 built from the survivors, and the funnel.
 use crate::helpers::{Spec, TestApp};
-use hardneg::api_types::{Dispute, OptionView, StudyProgress, TaskView};
+use hardneg::api_types::{CompareReport, Dispute, OptionView, StudyProgress, TaskView};
 use hardneg::domain::funnel::Funnel;
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -134,6 +134,25 @@ async fn step3_pairs_adjudication_step4_and_the_funnel() {
     // The CLI lists the same figures.
     let listed: Vec<Funnel> = serde_json::from_slice(&app.cli(&["datasets", "--json"]).stdout).unwrap();
     assert_eq!(listed[0].overall, f.overall);
+
+    // Models measured on a stage's instances, as a paper reports them beside
+    // its human baseline: each run's outcomes there, kept or left out.
+    for (stage, kept) in [("final", real), ("step3", o.step3_kept)] {
+        let path = format!("/api/v1/compare?dataset=demo&stage={stage}");
+        let report: CompareReport = app.get(&researcher, &path).await;
+        assert_eq!(report.stage.as_deref(), Some(stage));
+        assert!(!report.models.is_empty());
+        for m in &report.models {
+            assert_eq!((m.n + m.left_out) as u64, kept, "{stage}: {}", m.name);
+        }
+        let out = app.cli(&["compare", "--dataset", "demo", "--stage", stage, "--json"]);
+        assert_eq!(serde_json::from_slice::<CompareReport>(&out.stdout).unwrap(), report);
+    }
+    let all: CompareReport = app.get(&researcher, "/api/v1/compare?dataset=demo").await;
+    assert_eq!((all.stage, all.models[0].n + all.models[0].left_out), (None, 63));
+    let res = researcher.get(app.url("/api/v1/compare?dataset=demo&stage=step5")).send().await.unwrap();
+    assert_eq!(res.status(), 422);
+    assert!(res.text().await.unwrap().contains("query parameter `stage`"));
 
     // A newer Step 3 (a pilot) on the same dataset hides nothing: the chain with a Step 4 stays.
     app.create_study_ok(&researcher, &Spec::new("Pilot").seed(12)).await;
