@@ -150,10 +150,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 /// Backups copy a SQLite file; PostgreSQL has its own tools.
 fn refuse_postgres(data_dir: &std::path::Path, what: &str) -> anyhow::Result<()> {
     if location(data_dir).is_postgres() {
-        anyhow::bail!(
+        // The caller's input at fault (exit 2), nothing failed.
+        return Err(crate::error::ServiceError::Invalid(format!(
             "hardneg {what} works on a SQLite data dir; with --database postgres://… use pg_dump/pg_restore \
              for the database and copy <data dir>/images (docs/deploy.md, \"PostgreSQL\")"
-        );
+        ))
+        .into());
     }
     Ok(())
 }

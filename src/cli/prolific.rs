@@ -94,7 +94,8 @@ pub enum ProlificCommand {
 }
 
 fn e(err: crate::error::ServiceError) -> anyhow::Error {
-    anyhow::anyhow!("{err}")
+    // Kept as the error itself: a refusal (Invalid, NotFound) exits 2.
+    anyhow::Error::new(err)
 }
 
 /// Runs a `hardneg prolific` command; only the fake runs without hardneg's database.

@@ -57,8 +57,10 @@ pub async fn read(db: &AnyPool, study: StudyId, source: Source<'_>) -> Result<Ve
             .map(|(id, _, _)| (id, c))
             .collect()),
         Source::Csv(text) => {
-            let by_pid: HashMap<&str, &str> = subs.iter().map(|(s, p, _)| (p.as_str(), s.as_str())).collect();
-            let by_sub: HashSet<&str> = subs.iter().map(|(s, _, _)| s.as_str()).collect();
+            let by_pid: HashMap<String, &str> =
+                subs.iter().map(|(s, p, _)| (p.to_ascii_lowercase(), s.as_str())).collect();
+            let by_sub: HashMap<String, &str> =
+                subs.iter().map(|(s, _, _)| (s.to_ascii_lowercase(), s.as_str())).collect();
             let mut out = Vec::new();
             let mut seen = HashSet::new();
             let mut problems = Vec::new();
@@ -73,7 +75,12 @@ pub async fn read(db: &AnyPool, study: StudyId, source: Source<'_>) -> Result<Ve
                     continue;
                 };
                 let id = id.trim();
-                let sub = if by_sub.contains(id) { Some(id) } else { by_pid.get(id).copied() };
+                // Prolific's ids are lower-case hex; in capitals they are the same id (docs/crowd.md).
+                let lower = id.to_ascii_lowercase();
+                let sub = match by_sub.get(lower.as_str()) {
+                    Some(s) => Some(*s),
+                    None => by_pid.get(lower.as_str()).copied(),
+                };
                 let Some(sub) = sub else {
                     problems.push(format!(
                         "line {n}: {id:?} is no submission or participant of this study on Prolific (sync first)"

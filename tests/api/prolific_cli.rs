@@ -115,6 +115,23 @@ async fn a_new_user_runs_a_study_on_the_fake_from_the_command_line() {
     let (ok, out, _) = cli(&data, &fake, &["bonus", roomy, "--round", "thanks", "--each", "0.50", "--dry-run"]);
     assert!(ok && out.contains("0 new (dry run"), "{out}");
     assert!(!out.contains("POST"), "a dry run lists no request the run would not send: {out}");
+    // A CSV naming a participant in capitals names the same participant: here
+    // twice, so refused as a repeat (exit 2: the file is at fault), not as unknown.
+    let csv = data.join("bonus.csv");
+    let upper = finishers[0].participant_id.to_ascii_uppercase();
+    std::fs::write(&csv, format!("{upper},0.20\n{},0.20\n", finishers[0].participant_id)).unwrap();
+    let out = crate::helpers::command_on(&data)
+        .args(["prolific", "bonus", roomy, "--round", "csv", "--csv", csv.to_str().unwrap(), "--dry-run"])
+        .env("HARDNEG_PROLIFIC_TOKEN", &fake.token)
+        .env("HARDNEG_PROLIFIC_URL", &fake.base)
+        .output()
+        .unwrap();
+    let err = crate::helpers::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("line 2:") && err.contains("has a bonus on an earlier line") && !err.contains("line 1"),
+        "{err}"
+    );
     // Other amounts in a paid round: refused (they would be reported, never paid), dry run or not.
     for dry in [true, false] {
         let mut args = vec!["bonus", roomy, "--round", "thanks", "--each", "0.75"];
