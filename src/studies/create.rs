@@ -281,6 +281,13 @@ async fn insert_items(
 pub async fn create_step4(db: &AnyPool, kinds: &Registry, step3: StudyId) -> Result<(StudyId, Study), ServiceError> {
     let spec = crate::studies::step4::step4_spec(db, kinds.list, step3, now_secs() as u64).await?;
     let study = parse_spec(kinds, &spec, 0)?;
-    let id = create_study(db, kinds, &study, &spec).await?;
+    // The researcher wrote Step 3's assignment, not this copy of it: say so.
+    let id = create_study(db, kinds, &study, &spec).await.map_err(|e| match e {
+        ServiceError::Invalid(m) if m.contains("`assignment.") => ServiceError::Invalid(format!(
+            "Step 4 copies Step 3's assignment, which does not fit Step 3's survivors ({m}); create Step 4 \
+             from a spec of its own (source = the Step 3 study's name) with an assignment that fits"
+        )),
+        e => e,
+    })?;
     Ok((id, study))
 }
