@@ -114,6 +114,12 @@ fn remotes(lines: &[DecisionLine], group: Option<&str>) -> Vec<(String, Remote)>
             Action::RequestReturn { reason } => {
                 out.push((format!("return:{sub}"), Remote::RequestReturn { submission: sub, reason: reason.clone() }))
             }
+            // Approved already (an earlier run): still one of the group's
+            // finishers, so a group named only now is not left empty (an
+            // audit: it was made with no members, and blocked nobody).
+            Action::Nothing { .. } if l.prolific_status.as_deref() == Some("APPROVED") => {
+                finishers.push(l.platform_id.clone())
+            }
             Action::Nothing { .. } => {}
         }
     }
@@ -181,4 +187,42 @@ pub async fn decide_study(
         crash_point("outbox_written", None);
     }
     Ok(Decisions { lines, requests, written, synced_at, stale: None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(pid: &str, status: Option<&str>, action: Action) -> DecisionLine {
+        DecisionLine {
+            participant: 1,
+            platform_id: pid.into(),
+            submission: Some(format!("sub-{pid}")),
+            prolific_status: status.map(str::to_string),
+            status: String::new(),
+            decision: String::new(),
+            action,
+        }
+    }
+
+    #[test]
+    fn a_group_named_after_the_approvals_went_through_still_gets_the_finishers() {
+        let done = || Action::Nothing { why: "approved".into() };
+        let lines = [
+            line("a", Some("APPROVED"), done()),
+            line("b", Some("AWAITING REVIEW"), Action::Approve),
+            line("c", Some("RETURNED"), Action::Nothing { why: "returned".into() }),
+        ];
+        let added: Vec<Vec<String>> = remotes(&lines, Some("g"))
+            .into_iter()
+            .filter_map(|(_, r)| match r {
+                Remote::GroupAdd { participants, .. } => Some(participants),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(added, [vec!["a".to_string(), "b".to_string()]]);
+        // The same finishers twice make the same key: the outbox adds them once.
+        assert_eq!(remotes(&lines, Some("g")), remotes(&lines, Some("g")));
+        assert!(remotes(&lines[..1], None).is_empty());
+    }
 }
