@@ -129,9 +129,11 @@ pub async fn start(state: &AppState, user: &SessionUser, study_id: StudyId) -> R
     if let Some(progress) = participation(&state.db, meta.id, user.id).await? {
         return Ok(progress);
     }
-    // A newcomer's answers would change outcomes a later study was built on
-    // (under `annotators = "all"` every item would be open again).
-    if !user.role.is_participant() {
+    // A newcomer's answers would change a curation step's outcomes that a
+    // later study was built on (under `annotators = "all"` every item would
+    // be open again). A study that reads its source as it goes (HNC's pair
+    // validation of pairs still being written) leaves the source open.
+    if !user.role.is_participant() && meta.kind.curation().is_some() {
         if let Some(name) = crate::studies::meta::built_into(&state.db, meta.id).await? {
             return Err(ServiceError::Conflict(format!(
                 "study {name:?} was built from this study's outcomes, so it takes no new annotators"
