@@ -108,11 +108,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Compare { dataset, baselines, stage, json } => {
             let stage = stage.map(|s| Stage::parse(&s)).transpose().map_err(crate::error::ServiceError::Invalid)?;
             let pool = open_existing(&data_dir).await?;
-            let ids = match stage {
-                Some(stage) => Some(crate::datasets::audit::stage_instances(&pool, &dataset, stage).await?),
-                None => None,
-            };
-            let only = stage.map(Stage::as_str).zip(ids.as_deref());
+            let only = crate::datasets::audit::stage_instances(&pool, &dataset, stage).await?;
             let report = crate::models::compare::compare(&pool, &dataset, &baselines, only).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);

@@ -23,12 +23,17 @@ pub async fn stage_pairs(db: &AnyPool, dataset: &str, stage: Stage) -> Result<(D
     pairs_of(db, &pipeline(db, crate::kinds::KINDS, dataset).await?, dataset, stage).await
 }
 
-/// The ids of the instances a stage of the dataset holds, in id order
-/// (the comparison's `stage`); the stage must have been reached.
-pub async fn stage_instances(db: &AnyPool, dataset: &str, stage: Stage) -> Result<Vec<i64>, ServiceError> {
+/// The comparison's `stage`: the stage with the ids of the instances it
+/// holds, in id order (the stage must have been reached); none for none.
+pub async fn stage_instances(
+    db: &AnyPool,
+    dataset: &str,
+    stage: Option<Stage>,
+) -> Result<Option<(Stage, Vec<i64>)>, ServiceError> {
+    let Some(stage) = stage else { return Ok(None) };
     let p = pipeline(db, crate::kinds::KINDS, dataset).await?;
     check_stage(&p, dataset, stage)?;
-    Ok(included(db, &p, stage).await?.into_iter().map(|(id, _)| id).collect())
+    Ok(Some((stage, included(db, &p, stage).await?.into_iter().map(|(id, _)| id).collect())))
 }
 
 async fn pairs_of(db: &AnyPool, p: &Pipeline, dataset: &str, stage: Stage) -> Result<(DatasetId, Pairs), ServiceError> {

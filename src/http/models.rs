@@ -35,11 +35,7 @@ async fn compare_models(
 ) -> Result<Json<CompareReport>, ServiceError> {
     caller.researcher()?;
     let (dataset, baselines, stage) = compare_params(&pairs)?;
-    let ids = match stage {
-        Some(stage) => Some(crate::datasets::audit::stage_instances(&state.db, &dataset, stage).await?),
-        None => None,
-    };
-    let only = stage.map(Stage::as_str).zip(ids.as_deref());
+    let only = crate::datasets::audit::stage_instances(&state.db, &dataset, stage).await?;
     Ok(Json(compare::compare(&state.db, &dataset, &baselines, only).await?))
 }
 

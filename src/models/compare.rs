@@ -2,6 +2,7 @@
 //! Winoground definitions, next to chance.
 use crate::api_types::{CompareReport, ModelScores};
 use crate::domain::category::Category;
+use crate::domain::export::Stage;
 use crate::domain::ids::DatasetId;
 use crate::domain::metrics::{Aggregator, Outcome, Report, Scores};
 use crate::error::ServiceError;
@@ -28,8 +29,8 @@ pub async fn datasets_with_results(db: &AnyPool) -> Result<Vec<String>, ServiceE
 type OutcomeRow = (i64, String, String, Flag, Flag, Flag, Flag, Flag);
 
 /// Which instances the models are measured on: every one, or a curation
-/// stage's (its name and its instance ids, in id order).
-pub type Only<'a> = Option<(&'a str, &'a [i64])>;
+/// stage's (the stage and its instance ids, in id order).
+pub type Only = Option<(Stage, Vec<i64>)>;
 
 /// Every model run on the dataset (on `only`'s instances), the human rows
 /// (of the baseline studies in `baselines`, or of all of them when empty)
@@ -38,7 +39,7 @@ pub async fn compare(
     db: &AnyPool,
     dataset: &str,
     baselines: &[i64],
-    only: Only<'_>,
+    only: Only,
 ) -> Result<CompareReport, ServiceError> {
     let dataset_id: DatasetId = sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1")
         .bind(dataset)
@@ -66,7 +67,7 @@ pub async fn compare(
         let mut agg = Aggregator::new();
         let mut left_out = 0;
         for (id, t, s, a, b, c, d, stale) in rows {
-            if only.is_some_and(|(_, ids)| ids.binary_search(&id).is_err()) {
+            if only.as_ref().is_some_and(|(_, ids)| ids.binary_search(&id).is_err()) {
                 continue;
             }
             if stale.0 {
@@ -82,7 +83,7 @@ pub async fn compare(
     let humans = crate::models::human::human_rows(db, dataset_id, baselines, rounded).await?;
     Ok(CompareReport {
         dataset: dataset.to_string(),
-        stage: only.map(|(stage, _)| stage.to_string()),
+        stage: only.map(|(stage, _)| stage.as_str().to_string()),
         models,
         humans,
         random: Scores::random().rounded(),

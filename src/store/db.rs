@@ -101,7 +101,7 @@ pub fn is_postgres(pool: &AnyPool) -> bool {
 }
 
 /// How long a request waits for a PostgreSQL connection before its error.
-pub const PG_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+const PG_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The shared pool, with the schema migrated: reads, and the rare writes
 /// outside the answer path (accounts, studies, imports).
