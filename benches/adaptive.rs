@@ -24,7 +24,9 @@
 //! `HARDNEG_ADAPTIVE_BUNDLE` and `HARDNEG_ADAPTIVE_ITEMS` change the bundle
 //! size and the items per crowd, `HARDNEG_ADAPTIVE_HOSTILE=1` adds a crowd
 //! of 60 % bad workers ([`crowd::MOSTLY_BAD`]) and the audit's crowd
-//! ([`crowd::AUDITED`]). The
+//! ([`crowd::AUDITED`]), a colluding crowd and two that swap values
+//! ([`crowd::SWAPPING`]); `HARDNEG_ADAPTIVE_CROWDS` runs only the crowds it
+//! names (comma-separated). The
 //! baseline: the same people at a fixed overlap of 5, settled by
 //! Dawid-Skene.
 //!
@@ -330,8 +332,16 @@ fn report(seed: u64, one_place: bool) {
         .iter()
         .chain(hostile.then_some(&crowd::MOSTLY_BAD))
         .chain(hostile.then_some(&crowd::AUDITED))
-        .chain(hostile.then_some(&crowd::COLLUDING));
+        .chain(hostile.then_some(&crowd::COLLUDING))
+        .chain(hostile.then_some(&crowd::SWAPPING))
+        .chain(hostile.then_some(&crowd::MOSTLY_SWAPPING));
+    // `HARDNEG_ADAPTIVE_CROWDS=swapping,colluding` runs only the crowds named.
+    let only = std::env::var("HARDNEG_ADAPTIVE_CROWDS").unwrap_or_default();
+    let named = |c: &crowd::Crowd| only.is_empty() || only.split(',').any(|n| n.trim() == c.name);
     for (c, crowd) in crowds.enumerate() {
+        if !named(crowd) {
+            continue;
+        }
         let world = World::new(crowd, mix(&[seed, c as u64]), items, people);
         println!("crowd {:?}: {}", crowd.name, kinds_of(&world, 0..people));
         let (t, ended) = measure(&world, mix(&[seed, c as u64, 1]), one_place);

@@ -31,9 +31,13 @@ pub enum Kind {
     /// Adversaries who agree: always the rarest value that is not the truth
     /// (slot 3, or slot 2 where slot 3 is true), the same for all of them.
     Colludes,
+    /// Good otherwise, but swap None with slot 0 and slot 1 with slot 2
+    /// 90-100 % of the time, the same pairs for all of them (session 48's
+    /// audit: a shared, systematic confusion, so their errors agree).
+    Swaps,
 }
 
-pub const KINDS: [(Kind, &str); 10] = [
+pub const KINDS: [(Kind, &str); 11] = [
     (Kind::Good, "good"),
     (Kind::Confuser, "confuser"),
     (Kind::OverusesNone, "overuses None"),
@@ -44,34 +48,48 @@ pub const KINDS: [(Kind, &str); 10] = [
     (Kind::Random, "random"),
     (Kind::Rotates, "rotates"),
     (Kind::Colludes, "colludes"),
+    (Kind::Swaps, "swaps pairs"),
 ];
 
 pub struct Crowd {
     pub name: &'static str,
     /// Share of each kind, in [`KINDS`] order.
-    pub mix: [f64; 10],
+    pub mix: [f64; 11],
 }
 
 pub const CROWDS: [Crowd; 3] = [
-    Crowd { name: "mostly good", mix: [0.70, 0.15, 0.08, 0.07, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0] },
-    Crowd { name: "mixed, some spammers", mix: [0.50, 0.20, 0.10, 0.10, 0.05, 0.05, 0.0, 0.0, 0.0, 0.0] },
-    Crowd { name: "spammers and adversaries", mix: [0.45, 0.15, 0.05, 0.05, 0.08, 0.10, 0.12, 0.0, 0.0, 0.0] },
+    Crowd { name: "mostly good", mix: [0.70, 0.15, 0.08, 0.07, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0] },
+    Crowd { name: "mixed, some spammers", mix: [0.50, 0.20, 0.10, 0.10, 0.05, 0.05, 0.0, 0.0, 0.0, 0.0, 0.0] },
+    Crowd { name: "spammers and adversaries", mix: [0.45, 0.15, 0.05, 0.05, 0.08, 0.10, 0.12, 0.0, 0.0, 0.0, 0.0] },
 ];
 
 /// Not in the recorded tables (`HARDNEG_ADAPTIVE_HOSTILE=1` adds it): only
 /// 40 % good people, the rest confusers, spammers and adversaries.
 pub const MOSTLY_BAD: Crowd =
-    Crowd { name: "mostly bad", mix: [0.40, 0.15, 0.05, 0.0, 0.10, 0.10, 0.20, 0.0, 0.0, 0.0] };
+    Crowd { name: "mostly bad", mix: [0.40, 0.15, 0.05, 0.0, 0.10, 0.10, 0.20, 0.0, 0.0, 0.0, 0.0] };
 
 /// Not in the recorded tables (`HARDNEG_ADAPTIVE_HOSTILE=1` adds it): an
 /// audit's crowd, 42 % good, 38 % answering at random, 8 % rotating the
 /// truth, 7 % confusers, 5 % adversarial.
-pub const AUDITED: Crowd = Crowd { name: "audited", mix: [0.42, 0.07, 0.0, 0.0, 0.0, 0.0, 0.05, 0.38, 0.08, 0.0] };
+pub const AUDITED: Crowd = Crowd { name: "audited", mix: [0.42, 0.07, 0.0, 0.0, 0.0, 0.0, 0.05, 0.38, 0.08, 0.0, 0.0] };
 
 /// Not in the recorded tables (`HARDNEG_ADAPTIVE_HOSTILE=1` adds it): a
 /// later audit's crowd (session 39), mostly careful people with a few who
 /// answer at random, rotate the truth, or collude on one wrong value.
-pub const COLLUDING: Crowd = Crowd { name: "colluding", mix: [0.70, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.14, 0.08, 0.08] };
+pub const COLLUDING: Crowd =
+    Crowd { name: "colluding", mix: [0.70, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.14, 0.08, 0.08, 0.0] };
+
+/// Not in the recorded tables (`HARDNEG_ADAPTIVE_HOSTILE=1` adds it):
+/// session 48's audit, about half careful people, 20 % who swap the same
+/// two pairs of values, and lazy (always the same slot), random and
+/// adversarial people.
+pub const SWAPPING: Crowd =
+    Crowd { name: "swapping", mix: [0.50, 0.0, 0.0, 0.0, 0.10, 0.0, 0.10, 0.10, 0.0, 0.0, 0.20] };
+
+/// Not in the recorded tables (`HARDNEG_ADAPTIVE_HOSTILE=1` adds it): as
+/// [`SWAPPING`] with 40 % who swap.
+pub const MOSTLY_SWAPPING: Crowd =
+    Crowd { name: "mostly swapping", mix: [0.45, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.15, 0.0, 0.0, 0.40] };
 
 /// One simulated study's world: truths and people (confusion matrices).
 pub struct World {
@@ -136,6 +154,15 @@ fn person(rng: &mut SplitMix64, kind: Kind) -> [[f64; K]; K] {
         Kind::Colludes => {
             let mut m = [[0.0; K]; K];
             (0..K).for_each(|t| m[t][if t == 3 { 2 } else { 3 }] = 1.0);
+            m
+        }
+        Kind::Swaps => {
+            let (a, s) = (between(0.85, 0.95), between(0.90, 1.0));
+            let mut m = even(a);
+            for (from, to) in [(NONE, 0), (0, NONE), (1, 2), (2, 1)] {
+                m[from].iter_mut().for_each(|x| *x *= 1.0 - s);
+                m[from][to] += s;
+            }
             m
         }
         Kind::Rotates => {

@@ -30,11 +30,14 @@
 //!   talked the centre and the priors into a confidence the crowd had not
 //!   earned (a crowd of 60 % bad workers in bundles of 5: items stopped at
 //!   0.95 were right on 80 %; docs/performance.md, session 38).
-//! * **An item is decided without its own answers in the rows.** A person's
-//!   row counts their answer on the very item being decided as evidence of
-//!   their skill, when it agreed with the consensus it helped make.
-//!   [`Reliability::weigh`] takes that answer's share back out of their
-//!   soft counts (leave-one-out) before weighing it.
+//! * **An item is decided on rows earned without its raters.** A fitted row
+//!   counts a person's agreement with consensuses they helped make, and with
+//!   the very people they are now weighed beside: two people who swap the
+//!   same values and share a bundle made each other look reliable, and their
+//!   agreement on a wrong value read as 0.99 (a session-48 audit: 8 % of
+//!   stops at 0.95 wrong). [`Reliability::weigh`] earns each row again from
+//!   the person's answers on items settled without any of the item's raters
+//!   ([`super::earned`]); with no such items, they weigh as the crowd.
 //!
 //! Fitted by EM (majority-vote start, [`ITERATIONS`] rounds each), a separate
 //! model from `domain::aggregate`'s Dawid–Skene, which stays crowd-kit's.
@@ -61,9 +64,12 @@ pub struct Person {
     pub confusion: Vec<f64>,
     /// Agreement beyond chance; at most [`MIN_KAPPA`]: the answers do not count.
     pub kappa: f64,
-    /// The unshrunk (soft) counts behind `confusion`, `[t * k + a]`; empty
-    /// when not known (nothing then is left out).
-    pub soft: Vec<f64>,
+    /// The `(item, class)` answers the fit read, and the gold answers' counts
+    /// `[t * k + a]`: what [`Reliability::weigh`] earns the rows from again,
+    /// without the item's raters ([`super::earned`]). Both empty for a person
+    /// built by hand, who is weighed with `confusion` as it stands.
+    pub answered: Vec<(u64, usize)>,
+    pub gold: Vec<f64>,
     /// Answers on items others settled, and the agreement with those values.
     pub settled: Settled,
 }
@@ -107,6 +113,8 @@ pub type FittedItem = (Vec<f64>, Vec<(u64, usize)>);
 pub struct Weighed {
     pub posterior: Vec<f64>,
     pub counted: Vec<bool>,
+    /// The posterior from the same answers under flat class priors.
+    pub flat: Vec<f64>,
 }
 
 impl Reliability {
@@ -166,18 +174,26 @@ impl Reliability {
         // The rows stored are the ones the stored posteriors imply.
         m_step(&rows, &gold, &q, &rel, &mut soft, &mut confusion, &mut kappa, &mut counts_of);
         let evidence = settled(&rows, &gold, &q, &confusion, &counts_of, k);
-        rel.people = people
-            .iter()
-            .enumerate()
-            .map(|(w, &id)| {
+        let mut answered = vec![Vec::new(); people.len()];
+        rows.iter().for_each(|&(i, w, c)| answered[w].push((items[i], c)));
+        let mut gold_counts = vec![Vec::new(); people.len()];
+        for &(w, t, c) in &gold {
+            let counts = &mut gold_counts[w];
+            counts.resize(k * k, 0.0);
+            counts[t * k + c] += 1.0;
+        }
+        let fitted = answered.into_iter().zip(gold_counts).enumerate();
+        rel.people = fitted
+            .map(|(w, (answered, gold))| {
                 let person = Person {
                     answers: n_answers[w],
                     confusion: confusion[w * k * k..(w + 1) * k * k].to_vec(),
                     kappa: kappa[w],
-                    soft: soft[w * k * k..(w + 1) * k * k].to_vec(),
+                    answered,
+                    gold,
                     settled: evidence[w],
                 };
-                (id, person)
+                (people[w], person)
             })
             .collect();
         for &(i, w, c) in &rows {
@@ -204,34 +220,30 @@ impl Reliability {
         self.weigh(None, answers).posterior
     }
 
-    /// `item`'s answers weighed, each person's row without what their own
-    /// answer on `item` added to it in the fit (leave-one-out), so that
-    /// nobody's agreement with a consensus they made is taken as skill.
+    /// `item`'s answers weighed, each person's rows earned again without
+    /// any of these answers' givers in the evidence ([`super::earned`]):
+    /// people who shared a bundle vouch for nobody's skill but their own
+    /// agreement, which is what the posterior already counts.
     pub fn weigh(&self, item: Option<u64>, answers: &[(u64, usize)]) -> Weighed {
         let k = self.k;
-        let fitted = item.and_then(|i| self.items.get(&i));
         let mut log: Vec<f64> = self.priors.iter().map(|p| p.ln()).collect();
         let mut counted = Vec::with_capacity(answers.len());
         let mut rows = vec![0.0; k * k];
         for &(person, c) in answers {
-            let left_out = fitted.and_then(|(q, read)| read.contains(&(person, c)).then_some(q));
             let counts = match self.people.get(&person) {
                 None => {
                     rows.copy_from_slice(&self.crowd);
                     true
                 }
-                Some(p) => match left_out.filter(|_| p.soft.len() == k * k) {
-                    None => {
-                        rows.copy_from_slice(&p.confusion);
-                        p.counts()
-                    }
-                    Some(q) => {
-                        let mut soft = p.soft.clone();
-                        (0..k).for_each(|t| soft[t * k + c] = (soft[t * k + c] - q[t]).max(0.0));
-                        shrink(&mut rows, &soft, &self.crowd, k);
-                        kappa_of(&rows, &self.priors) > MIN_KAPPA && !p.uninformative()
-                    }
-                },
+                Some(p) if p.answered.is_empty() && p.gold.is_empty() => {
+                    rows.copy_from_slice(&p.confusion);
+                    p.counts()
+                }
+                Some(p) => {
+                    let soft = super::earned::soft_counts(self, p, item, answers);
+                    shrink(&mut rows, &soft, &self.crowd, k);
+                    p.counts() && kappa_of(&rows, &self.priors) > MIN_KAPPA
+                }
             };
             counted.push(counts && c < k);
             if counts && c < k {
@@ -240,8 +252,10 @@ impl Reliability {
                 }
             }
         }
+        let mut flat: Vec<f64> = log.iter().zip(&self.priors).map(|(l, p)| l - p.ln()).collect();
+        softmax(&mut flat);
         softmax(&mut log);
-        Weighed { posterior: log, counted }
+        Weighed { posterior: log, counted, flat }
     }
 }
 

@@ -179,17 +179,21 @@ fn the_order_answers_are_read_in_changes_no_fitted_figure() {
 #[test]
 fn an_item_is_weighed_without_its_own_answers_in_the_rows() {
     let sim = simulate(9, 150, K, &vec![confusion(0.8, K, None); 8], 4);
+    // An item its four answers agree on: settled without person 100.
+    let agreed = |i: u64| sim.answers.iter().filter(|a| a.0 == i).all(|a| a.2 == sim.truth[i as usize]);
+    let item = (0..150u64).find(|&i| agreed(i)).expect("an item everybody got right");
     let mut answers = sim.answers.clone();
-    let truth = sim.truth[3];
-    answers.push((3, 100, truth));
+    let truth = sim.truth[item as usize];
+    answers.push((item, 100, truth));
     let rel = Reliability::fit(&answers, &[], K);
-    assert!(rel.people[&100].soft.iter().sum::<f64>() > 0.99, "one answer's soft counts");
-    let on_three = rel.weigh(Some(3), &[(100, truth)]);
-    assert_eq!(on_three.counted, vec![true]);
-    let unseen = rel.weigh(Some(3), &[(999, truth)]);
-    assert!((on_three.posterior[truth] - unseen.posterior[truth]).abs() < 1e-12, "{on_three:?} vs {unseen:?}");
+    assert_eq!(rel.people[&100].answered, vec![(item, truth)], "the one answer the fit read");
+    let on_it = rel.weigh(Some(item), &[(100, truth)]);
+    assert_eq!(on_it.counted, vec![true]);
+    let unseen = rel.weigh(Some(item), &[(999, truth)]);
+    assert!((on_it.posterior[truth] - unseen.posterior[truth]).abs() < 1e-12, "{on_it:?} vs {unseen:?}");
     // Read on any other item, the answer the fit saw does lift them.
-    assert!(rel.weigh(Some(4), &[(100, truth)]).posterior[truth] > on_three.posterior[truth] + 1e-3);
+    let other = item + 1;
+    assert!(rel.weigh(Some(other), &[(100, truth)]).posterior[truth] > on_it.posterior[truth] + 1e-3);
     assert_eq!(rel.weigh(None, &[(100, truth)]).posterior, rel.posterior(&[(100, truth)]));
 }
 
@@ -225,4 +229,88 @@ fn a_hostile_crowd_of_small_bundles_keeps_the_posteriors_promise() {
     }
     let share = right as f64 / confident as f64;
     assert!(confident >= 100 && share >= 0.93, "{right} of {confident} confident items right");
+}
+
+/// The value two swappers give on `t`: None (4) for slot 0, slot 2 for slot 1, and back.
+fn swapped(t: usize) -> usize {
+    match t {
+        4 => 0,
+        0 => 4,
+        1 => 2,
+        2 => 1,
+        t => t,
+    }
+}
+
+/// 200 items settled by 8 good workers, then a bundle of 20 more that only
+/// two people answered, both swapping the same values (session 48's audit).
+fn a_swapping_pair(gold: &[(u64, usize, usize)]) -> (crate::domain::aggregate::sim::Simulated, Reliability) {
+    let mut sim = simulate(13, 200, K, &vec![confusion(0.85, K, None); 8], 3);
+    let bundle: Vec<usize> = (0..20).map(|x| [4, 0, 1, 2, 4][x % 5]).collect();
+    for (x, &t) in bundle.iter().enumerate() {
+        let i = 200 + x as u64;
+        sim.truth.push(t);
+        sim.answers.extend([(i, 100, swapped(t)), (i, 101, swapped(t))]);
+    }
+    let rel = Reliability::fit(&sim.answers, gold, K);
+    (sim, rel)
+}
+
+/// Two people who agree only with each other earn nothing from it: on their
+/// shared bundle they weigh as two people the fit never saw, where their
+/// fitted rows (made of that agreement) would have called a wrong value sure.
+#[test]
+fn people_who_only_checked_each_other_weigh_as_the_crowd() {
+    let (sim, rel) = a_swapping_pair(&[]);
+    for i in 200..220u64 {
+        let given = swapped(sim.truth[i as usize]);
+        let pair = rel.weigh(Some(i), &[(100, given), (101, given)]);
+        let strangers = rel.weigh(Some(i), &[(900, given), (901, given)]);
+        for (a, b) in pair.posterior.iter().zip(&strangers.posterior) {
+            assert!((a - b).abs() < 1e-9, "item {i}: {pair:?} vs {strangers:?}");
+        }
+        assert_eq!(pair.counted, vec![true, true]);
+    }
+    // Their fitted rows alone would be sure of the swapped value.
+    let (i, given) = (200u64, swapped(sim.truth[200]));
+    let fitted = |p: u64| reliability_of(&rel, p);
+    let mut log: Vec<f64> = rel.priors.iter().map(|p| p.ln()).collect();
+    for p in [100, 101] {
+        (0..K).for_each(|t| log[t] += fitted(p)[t * K + given].ln());
+    }
+    softmax(&mut log);
+    assert!(log[given] > rel.weigh(Some(i), &[(100, given), (101, given)]).posterior[given] + 0.01, "{log:?}");
+}
+
+fn reliability_of(rel: &Reliability, person: u64) -> Vec<f64> {
+    rel.people[&person].confusion.clone()
+}
+
+/// Gold answers are evidence about a person whoever they are weighed beside:
+/// the pair's failed gold items (None answered as slot 0) make their slot 0
+/// weigh less than two strangers' would.
+#[test]
+fn gold_still_counts_beside_the_people_one_shared_items_with() {
+    let gold: Vec<(u64, usize, usize)> = [100, 101].iter().flat_map(|&p| (0..8).map(move |_| (p, 4, 0))).collect();
+    let (_, rel) = a_swapping_pair(&gold);
+    let pair = rel.weigh(Some(201), &[(100, 0), (101, 0)]).posterior;
+    let strangers = rel.weigh(Some(201), &[(900, 0), (901, 0)]).posterior;
+    assert!(pair[0] < strangers[0] - 0.1 && pair[4] > strangers[4], "{pair:?} vs {strangers:?}");
+}
+
+/// Someone weighed beside a person they shared items with keeps what they
+/// earned on items settled by others.
+#[test]
+fn reliability_earned_elsewhere_is_kept_beside_a_co_rater() {
+    let sim = simulate(17, 200, K, &vec![confusion(0.75, K, None); 8], 4);
+    let mut answers = sim.answers.clone();
+    // Person 100 answers items 0-39 right (each settled by four others);
+    // 100 and 101 then share item 300, which nobody else answered.
+    answers.extend((0..40u64).map(|i| (i, 100, sim.truth[i as usize])));
+    answers.extend([(300, 100, 3), (300, 101, 3)]);
+    let rel = Reliability::fit(&answers, &[], K);
+    let pair = rel.weigh(Some(300), &[(100, 3), (101, 3)]).posterior;
+    let strangers = rel.weigh(Some(300), &[(900, 3), (901, 3)]).posterior;
+    // Their doubt is well under the strangers' (the 101's half is the crowd's).
+    assert!(1.0 - pair[3] < 0.8 * (1.0 - strangers[3]), "{pair:?} vs {strangers:?}");
 }

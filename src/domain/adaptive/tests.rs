@@ -98,7 +98,14 @@ fn one_answer_never_settles_an_item_however_trusted() {
     (0..5).for_each(|t| sure[t * 5 + t] = 0.99);
     rel.people.insert(
         1,
-        reliability::Person { answers: 200, confusion: sure, kappa: 0.98, soft: vec![], settled: Default::default() },
+        reliability::Person {
+            answers: 200,
+            confusion: sure,
+            kappa: 0.98,
+            answered: vec![],
+            gold: vec![],
+            settled: Default::default(),
+        },
     );
     let rule = posterior(1, 3, 0.95);
     assert!(rel.posterior(&[(1, 2)])[2] > 0.95);
@@ -114,7 +121,8 @@ fn one_answer_never_settles_an_item_however_trusted() {
             answers: 50,
             confusion: vec![0.2; 25],
             kappa: 0.0,
-            soft: vec![],
+            answered: vec![],
+            gold: vec![],
             settled: Default::default(),
         },
     );
@@ -137,7 +145,8 @@ fn the_settled_value_is_one_somebody_gave() {
                 answers: 40,
                 confusion: rows.clone(),
                 kappa: 0.5,
-                soft: vec![],
+                answered: vec![],
+                gold: vec![],
                 settled: Default::default(),
             },
         );
@@ -250,8 +259,14 @@ fn the_report_counts_spending_against_fixed_max() {
 fn a_study_ends_the_places_of_uninformative_people_only_when_set_to() {
     let mut rel = Reliability::uninformed(5);
     let settled = |answers, kappa| evidence::Settled { answers, kappa };
-    let person =
-        |settled| reliability::Person { answers: 40, confusion: vec![0.2; 25], kappa: 0.5, soft: vec![], settled };
+    let person = |settled| reliability::Person {
+        answers: 40,
+        confusion: vec![0.2; 25],
+        kappa: 0.5,
+        answered: vec![],
+        gold: vec![],
+        settled,
+    };
     rel.people.insert(1, person(settled(12, 0.05)));
     rel.people.insert(2, person(settled(12, 0.7)));
     rel.people.insert(3, person(settled(9, -0.5)));
@@ -286,4 +301,34 @@ fn a_posterior_threshold_warns_where_it_was_not_calibrated() {
     assert!(both.starts_with("70 items (under 100) and a median of 5 answers"), "{both}");
     let agree = Adaptive { stop: Stop::Agree, ..posterior };
     assert_eq!(calibration_warning(&agree, 10, &[1]), None, "no threshold, no promise");
+}
+
+/// The stop holds under flat class priors too: fitted priors that favour the
+/// value (as a crowd swapping it with another talks them into) do not carry
+/// two middling answers over the threshold, and neither do flat priors
+/// carry a value the fit found rare.
+#[test]
+fn a_confident_stop_does_not_rest_on_the_fitted_priors() {
+    let rule = posterior(2, 5, 0.95);
+    let mut rel = crowd();
+    // A crowd right on 60 %, the rest spread evenly.
+    rel.crowd = (0..25).map(|x| if x / 5 == x % 5 { 0.6 } else { 0.1 }).collect();
+    rel.priors = vec![0.6, 0.1, 0.1, 0.1, 0.1];
+    let two = of(&[0, 0]);
+    let weighed = rel.weigh(Some(0), &two);
+    assert!(weighed.posterior[0] >= 0.95 && weighed.flat[0] < 0.95, "{weighed:?}");
+    assert_eq!(rule.decide(0, &two, &rel), Decision::More);
+    // A third agreeing answer is enough either way.
+    assert!(matches!(
+        rule.decide(0, &of(&[0, 0, 0]), &rel),
+        Decision::Stop { reason: Reason::Confident, label: 0, .. }
+    ));
+    // A rare value: flat priors would stop on two answers, the fitted ones do not.
+    let mut rel = crowd();
+    rel.priors = vec![0.03, 0.2425, 0.2425, 0.2425, 0.2425];
+    let weighed = rel.weigh(Some(0), &two);
+    assert!(weighed.flat[0] >= 0.95 && weighed.posterior[0] < 0.95, "{weighed:?}");
+    assert_eq!(rule.decide(0, &two, &rel), Decision::More);
+    // Flat priors: the two posteriors are one.
+    assert_eq!(crowd().weigh(Some(0), &two).flat, crowd().weigh(Some(0), &two).posterior);
 }

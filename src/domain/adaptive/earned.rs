@@ -1,0 +1,47 @@
+//! A person's rows as earned outside the item being decided. The fit's rows
+//! count every answer a person gave against posteriors that answer helped
+//! make, and against the answers of whoever shared their items. When an
+//! item is weighed, its raters' answers are not independent evidence of
+//! each other's skill: in a link study two people who shared a bundle (or
+//! a follow-up) are each other's only check on most of their answers. Here
+//! a person's soft counts come from their gold answers and from their
+//! answers on other items as those items stand with every one of the
+//! raters' answers divided out, where what is left was settled (at
+//! [`SETTLED`]) by at least one other person who counts.
+use super::evidence::SETTLED;
+use super::reliability::{Person, Reliability, MIN_KAPPA};
+
+/// Soft counts `[t * k + a]` for `person`'s rows when the answers `raters`
+/// (on `item`, if it was fitted) are weighed together.
+pub(super) fn soft_counts(rel: &Reliability, person: &Person, item: Option<u64>, raters: &[(u64, usize)]) -> Vec<f64> {
+    let k = rel.k;
+    let mut soft = if person.gold.len() == k * k { person.gold.clone() } else { vec![0.0; k * k] };
+    let mut without = vec![0.0; k];
+    for &(j, a) in &person.answered {
+        let Some((q, read)) = rel.items.get(&j).filter(|_| Some(j) != item && a < k) else {
+            continue;
+        };
+        without.copy_from_slice(q);
+        let mut outside = false;
+        for &(r, b) in read {
+            // Answers of people who did not count are not in the posterior.
+            let Some(rows) = rel.people.get(&r).filter(|p| p.kappa > MIN_KAPPA).map(|p| &p.confusion) else {
+                continue;
+            };
+            if raters.iter().any(|&(x, _)| x == r) {
+                without.iter_mut().enumerate().for_each(|(t, x)| *x /= rows[t * k + b].max(1e-12));
+            } else {
+                outside = true;
+            }
+        }
+        let sum: f64 = without.iter().sum();
+        if !outside || sum <= 0.0 {
+            continue;
+        }
+        without.iter_mut().for_each(|x| *x /= sum);
+        if without.iter().copied().fold(0.0, f64::max) >= SETTLED {
+            without.iter().enumerate().for_each(|(t, x)| soft[t * k + a] += x);
+        }
+    }
+    soft
+}
