@@ -180,6 +180,7 @@ pub(crate) async fn open_existing(data_dir: &std::path::Path) -> anyhow::Result<
 
 async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
     let pool = open(&paths.data_dir).await?;
+    let seeding = crate::store::db::hold_setup_lock(&pool).await?;
     let n = demo_seed::seed_demo_dataset(&pool, &ImageStore::new(paths.image_dir()), size).await?;
     if n > 0 {
         println!("loaded {n} demo instances");
@@ -200,6 +201,7 @@ async fn prepare_demo(paths: &Paths, size: usize) -> anyhow::Result<()> {
             println!("  {:<12} {:<11} {password}", name, role.as_str());
         }
     }
+    seeding.release().await?;
     pool.close().await;
     Ok(())
 }

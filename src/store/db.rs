@@ -237,6 +237,37 @@ pub async fn begin_write(pool: &AnyPool) -> sqlx::Result<sqlx::Transaction<'stat
     pool.begin_with(if is_postgres(pool) { BEGIN_LOCKED } else { "BEGIN IMMEDIATE" }).await
 }
 
+/// Held while a server prepares its database (`serve --demo`): on
+/// PostgreSQL a session advisory lock on a connection of its own, so two
+/// servers started together on one new database seed it one after the
+/// other (the second finds it seeded) instead of one dying on a duplicate
+/// key; a killed server's lock goes with its connection. SQLite: nothing
+/// (`serve.lock` admits one server per data dir).
+pub struct SetupLock(Option<AnyConnection>);
+
+/// The writers' key ("hardneg") plus one.
+const SETUP_LOCK: &str = "SELECT pg_advisory_lock(29380541517030760)";
+
+pub async fn hold_setup_lock(pool: &AnyPool) -> sqlx::Result<SetupLock> {
+    if !is_postgres(pool) {
+        return Ok(SetupLock(None));
+    }
+    // Detached: the lock must not go back to the pool with the connection.
+    let mut conn = pool.acquire().await?.detach();
+    conn.execute(SETUP_LOCK).await?;
+    Ok(SetupLock(Some(conn)))
+}
+
+impl SetupLock {
+    /// Ends the session, and with it the lock.
+    pub async fn release(self) -> sqlx::Result<()> {
+        match self.0 {
+            Some(conn) => conn.close().await,
+            None => Ok(()),
+        }
+    }
+}
+
 /// [`begin_write`] on a connection already held.
 pub async fn begin_write_on(conn: &mut AnyConnection) -> sqlx::Result<sqlx::Transaction<'_, sqlx::Any>> {
     let statement = if is_sqlite(conn) { "BEGIN IMMEDIATE" } else { BEGIN_LOCKED };
@@ -287,6 +318,12 @@ mod tests {
     fn the_locking_begin_locks_the_writers_key() {
         let key = i64::from_be_bytes(*b"\0hardneg");
         assert_eq!(super::BEGIN_LOCKED, format!("BEGIN; SELECT pg_advisory_xact_lock({key})"));
+    }
+
+    #[test]
+    fn the_setup_lock_is_a_key_of_its_own() {
+        let key = i64::from_be_bytes(*b"\0hardneg") + 1;
+        assert_eq!(super::SETUP_LOCK, format!("SELECT pg_advisory_lock({key})"));
     }
 
     #[test]

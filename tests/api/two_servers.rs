@@ -220,3 +220,49 @@ async fn while_the_database_takes_no_connections_pages_and_calls_answer_503_with
     let next = annotator.get(app.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap();
     assert_eq!(next.status(), 200, "still logged in once the database is back");
 }
+
+/// Two servers started with `--demo` at once on a new database: the demo is
+/// seeded once, one after the other, and both serve (an audit: one died on
+/// a duplicate key).
+#[tokio::test]
+async fn two_demo_servers_started_together_on_a_new_database_both_serve() {
+    let Some(server) = crate::postgres::server_url() else { return };
+    let name = format!("hardneg_demo_twice_{}", std::process::id());
+    let url = crate::postgres::fresh_database(&server, &name).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let spawn = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_hardneg"))
+            .env("HARDNEG_DATABASE", &url)
+            .env("RUST_LOG", "warn")
+            .args(["serve", "--bind", "127.0.0.1:0", "--demo", "--demo-size", "30", "--data-dir"])
+            .arg(tmp.path())
+            .arg("--site-dir")
+            .arg(crate::helpers::site_dir())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("starting hardneg")
+    };
+    let mut servers = [spawn(), spawn()];
+    let started: Vec<_> =
+        servers.iter_mut().map(|s| crate::helpers::watch_start(s.stdout.take().unwrap(), None)).collect();
+    let mut bases = Vec::new();
+    for (rx, server) in started.iter().zip(servers.iter_mut()) {
+        let up = rx.recv_timeout(std::time::Duration::from_secs(120));
+        assert!(up.is_ok(), "a server did not start: {:?}", server.try_wait());
+        bases.push(up.unwrap().0);
+    }
+    for base in &bases {
+        let health = reqwest::get(format!("{base}/")).await.unwrap();
+        assert!(health.status().is_success(), "{base}: {}", health.status());
+    }
+    let mut db = <sqlx::PgConnection as sqlx::Connection>::connect(&url).await.unwrap();
+    let datasets: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM datasets WHERE name = 'demo'").fetch_one(&mut db).await.unwrap();
+    assert_eq!(datasets, 1, "the demo dataset, seeded once");
+    for s in servers.iter_mut() {
+        let _ = s.kill();
+        let _ = s.wait();
+    }
+    drop(db);
+    crate::postgres::drop_database(&server, &name).await;
+}
