@@ -7,7 +7,8 @@ use anyhow::Context;
 use sqlx::AnyPool;
 
 fn service(e: crate::error::ServiceError) -> anyhow::Error {
-    anyhow::anyhow!("{}", e.chain())
+    // Kept as the error itself: a refusal (not a link study, no such study) exits 2.
+    anyhow::Error::new(e)
 }
 
 pub async fn status(db: &AnyPool, study: StudyId, json: bool) -> anyhow::Result<()> {

@@ -66,11 +66,18 @@ async fn commands_name_what_is_missing_and_leave_no_stray_database() {
     }
 
     let app = TestApp::spawn();
-    for args in [&["participants", "999"][..], &["report", "999"], &["study", "link", "999"]] {
+    for args in
+        [&["participants", "999"][..], &["report", "999"], &["study", "link", "999"], &["study", "status", "999"]]
+    {
         let out = app.cli(args);
         let err = text(&out.stderr);
         assert_eq!((out.status.code(), err.trim()), (Some(2), "error: no study 999"), "{args:?}");
     }
+    // The demo study is an account study: no dashboard of places to show.
+    let demo = crate::helpers::demo_study(&app.login("researcher").await, &app).await.to_string();
+    let out = app.cli(&["study", "status", &demo]);
+    let err = text(&out.stderr);
+    assert_eq!((out.status.code(), err.trim()), (Some(2), format!("error: study {demo} is not a link study").as_str()));
     let bad = app.data_dir.join("bad-ab.csv");
     std::fs::write(&bad, "caption,negative_a,source_a,negative_b,source_b,type\na,b,x,c,y,zzz\n").unwrap();
     let out = app.cli(&["import", "ab-pairs", bad.to_str().unwrap()]);
