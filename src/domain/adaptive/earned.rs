@@ -16,6 +16,11 @@ use super::reliability::{Person, Reliability, MIN_KAPPA};
 pub(super) fn soft_counts(rel: &Reliability, person: &Person, item: Option<u64>, raters: &[(u64, usize)]) -> Vec<f64> {
     let k = rel.k;
     let mut soft = if person.gold.len() == k * k { person.gold.clone() } else { vec![0.0; k * k] };
+    // The raters whose answers are in the fitted posteriors, with their rows.
+    let counted: Vec<(u64, &[f64])> = raters
+        .iter()
+        .filter_map(|&(r, _)| rel.people.get(&r).filter(|p| p.kappa > MIN_KAPPA).map(|p| (r, p.confusion.as_slice())))
+        .collect();
     let mut without = vec![0.0; k];
     for &(j, a) in &person.answered {
         let Some((q, read)) = rel.items.get(&j).filter(|_| Some(j) != item && a < k) else {
@@ -23,15 +28,10 @@ pub(super) fn soft_counts(rel: &Reliability, person: &Person, item: Option<u64>,
         };
         without.copy_from_slice(q);
         let mut outside = false;
-        for &(r, b) in read {
-            // Answers of people who did not count are not in the posterior.
-            let Some(rows) = rel.people.get(&r).filter(|p| p.kappa > MIN_KAPPA).map(|p| &p.confusion) else {
-                continue;
-            };
-            if raters.iter().any(|&(x, _)| x == r) {
-                without.iter_mut().enumerate().for_each(|(t, x)| *x /= rows[t * k + b].max(1e-12));
-            } else {
-                outside = true;
+        for &(r, b, _) in read.iter().filter(|read| read.2) {
+            match counted.iter().find(|c| c.0 == r) {
+                Some((_, rows)) => without.iter_mut().enumerate().for_each(|(t, x)| *x /= rows[t * k + b].max(1e-12)),
+                None => outside = true,
             }
         }
         let sum: f64 = without.iter().sum();

@@ -100,13 +100,14 @@ pub struct Reliability {
     /// fit has not seen yet counts as.
     pub crowd: Vec<f64>,
     pub people: HashMap<u64, Person>,
-    /// Per item in the fit: its posterior as the fit ended and the
-    /// `(person, class)` answers the fit read, to leave them out again.
+    /// Per item in the fit: its posterior as the fit ended and the answers
+    /// the fit read, to take them out again ([`super::earned`]).
     pub items: HashMap<u64, FittedItem>,
 }
 
-/// An item's posterior as the fit ended, and the `(person, class)` answers read.
-pub type FittedItem = (Vec<f64>, Vec<(u64, usize)>);
+/// An item's posterior as the fit ended, and the `(person, class, counted)`
+/// answers read (`counted`: the answer is in that posterior).
+pub type FittedItem = (Vec<f64>, Vec<(u64, usize, bool)>);
 
 /// An item's answers weighed: the posterior, and per answer whether it counted.
 #[derive(Debug, Clone, PartialEq)]
@@ -198,7 +199,7 @@ impl Reliability {
             .collect();
         for &(i, w, c) in &rows {
             let entry = rel.items.entry(items[i]).or_insert_with(|| (q[i * k..(i + 1) * k].to_vec(), Vec::new()));
-            entry.1.push((people[w], c));
+            entry.1.push((people[w], c, kappa[w] > MIN_KAPPA));
         }
         rel
     }
