@@ -162,3 +162,46 @@ async fn an_answer_racing_the_end_of_a_place_is_told_it_was_withdrawn() {
     assert_eq!(res.status(), 410, "{}", res.text().await.unwrap());
     assert!(statuses.iter().filter(|s| **s == 200).count() as u64 >= total, "{statuses:?}");
 }
+
+/// Gold items are real items of another bundle: a place ended with gold
+/// tasks unanswered gives none of them a follow-up answer (an audit: such
+/// an item took an answer past `max`).
+#[tokio::test]
+async fn a_place_ended_with_gold_tasks_open_asks_no_gold_item_past_max() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = TestApp::spawn_on(tmp.path(), &["--demo-size", "40"]);
+    let researcher = app.login("researcher").await;
+    // Keys from both ends of the dataset: each bundle holds gold of the other.
+    let gold: Vec<String> =
+        [0, 1, 2, 3, 36, 37, 38, 39].iter().map(|i| format!("{{ key = \"demo-{i:03}\" }}")).collect();
+    let gold = format!("gold = [{}]", gold.join(", "));
+    let spec = format!("{}{ADAPTIVE}\n", link_spec("gold past max", 20, &[&gold]));
+    let (study, token) = create_link_study(&app, &researcher, &spec).await;
+    // Two bundles of 20, three copies each: four careful people first, then
+    // a None-spammer, then careful people until the link is full.
+    let mut spammed = 0;
+    for n in 0..40 {
+        let pid = if n == 4 { "SPAM1".to_string() } else { format!("GOOD{n}") };
+        let client = crate::crowd_kit::browser();
+        let (status, _) = crate::crowd_kit::arrive_with(&app, &client, &token, &pid).await;
+        if status != 303 {
+            break;
+        }
+        start(&app, &client, study).await;
+        if n == 4 {
+            spammed = answer_all(&app, &client, study, |_| "none".to_string()).await.len();
+        } else {
+            answer_all(&app, &client, study, careful).await;
+        }
+        assert_eq!(stage(&app, &client, study).await["stage"], "complete", "{pid}");
+    }
+    let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
+    let ended = rows.iter().find(|r| r["number"] == 5).unwrap();
+    assert!(spammed < 20 && ended["total"].as_u64() < Some(28), "the spammer's place ended early: {ended}");
+    let report: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/adaptive")).await;
+    let items = report["items"].as_array().unwrap();
+    assert_eq!(items.len(), 40);
+    for item in items {
+        assert!((3..=4).contains(&item["answers"].as_i64().unwrap()), "{item}");
+    }
+}

@@ -39,10 +39,13 @@ pub(super) async fn end_place(
         return Ok(false);
     }
     // Each withdrawn item still wants the answer it was waiting for: from
-    // the next follow-up bundle (check items are not adaptive items).
+    // the next follow-up bundle. A check task wants none: a gold item is a
+    // real item of another bundle, whose round its own copies answer (an
+    // audit: made waiting, it took a sixth answer where max was 5).
     sqlx::query(&format!(
         "UPDATE adaptive_items SET state = 'waiting'
-         WHERE study_id = $1 AND state = 'collecting' AND instance_id IN (SELECT t.instance_id {OPEN})"
+         WHERE study_id = $1 AND state = 'collecting'
+           AND instance_id IN (SELECT t.instance_id {OPEN} AND t.check_kind IS NULL)"
     ))
     .bind(study)
     .bind(user)
