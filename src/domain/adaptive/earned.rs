@@ -9,27 +9,33 @@
 //! raters' answers divided out, where what is left was settled (at
 //! [`SETTLED`]) by at least one other person who counts.
 use super::evidence::SETTLED;
-use super::reliability::{Person, Reliability, MIN_KAPPA};
+use std::collections::HashMap;
 
-/// Soft counts `[t * k + a]` for `person`'s rows when the answers `raters`
-/// (on `item`, if it was fitted) are weighed together.
-pub(super) fn soft_counts(rel: &Reliability, person: &Person, item: Option<u64>, raters: &[(u64, usize)]) -> Vec<f64> {
-    let k = rel.k;
-    let mut soft = if person.gold.len() == k * k { person.gold.clone() } else { vec![0.0; k * k] };
-    // The raters whose answers are in the fitted posteriors, with their rows.
-    let counted: Vec<(u64, &[f64])> = raters
-        .iter()
-        .filter_map(|&(r, _)| rel.people.get(&r).filter(|p| p.kappa > MIN_KAPPA).map(|p| (r, p.confusion.as_slice())))
-        .collect();
+/// An item's posterior as the fit ended, and the `(person, class, counted)`
+/// answers read (`counted`: the answer is in that posterior).
+pub type FittedItem = (Vec<f64>, Vec<(u64, usize, bool)>);
+
+/// Soft counts `[t * k + a]` for a person's rows from their `gold` counts
+/// (empty: none) and their `answered` `(item, class)` answers, when the
+/// answers of `raters` (whose answers count, with their rows) on `item` are
+/// weighed together.
+pub(super) fn soft_counts(
+    k: usize,
+    (gold, answered): (&[f64], &[(u64, usize)]),
+    items: &HashMap<u64, FittedItem>,
+    item: Option<u64>,
+    raters: &[(u64, &[f64])],
+) -> Vec<f64> {
+    let mut soft = if gold.len() == k * k { gold.to_vec() } else { vec![0.0; k * k] };
     let mut without = vec![0.0; k];
-    for &(j, a) in &person.answered {
-        let Some((q, read)) = rel.items.get(&j).filter(|_| Some(j) != item && a < k) else {
+    for &(j, a) in answered {
+        let Some((q, read)) = items.get(&j).filter(|_| Some(j) != item && a < k) else {
             continue;
         };
         without.copy_from_slice(q);
         let mut outside = false;
         for &(r, b, _) in read.iter().filter(|read| read.2) {
-            match counted.iter().find(|c| c.0 == r) {
+            match raters.iter().find(|c| c.0 == r) {
                 Some((_, rows)) => without.iter_mut().enumerate().for_each(|(t, x)| *x /= rows[t * k + b].max(1e-12)),
                 None => outside = true,
             }

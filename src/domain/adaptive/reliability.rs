@@ -41,6 +41,7 @@
 //!
 //! Fitted by EM (majority-vote start, [`ITERATIONS`] rounds each), a separate
 //! model from `domain::aggregate`'s Dawid–Skene, which stays crowd-kit's.
+pub use super::earned::FittedItem;
 use super::evidence::{settled, Settled};
 use std::collections::HashMap;
 
@@ -104,10 +105,6 @@ pub struct Reliability {
     /// the fit read, to take them out again ([`super::earned`]).
     pub items: HashMap<u64, FittedItem>,
 }
-
-/// An item's posterior as the fit ended, and the `(person, class, counted)`
-/// answers read (`counted`: the answer is in that posterior).
-pub type FittedItem = (Vec<f64>, Vec<(u64, usize, bool)>);
 
 /// An item's answers weighed: the posterior, and per answer whether it counted.
 #[derive(Debug, Clone, PartialEq)]
@@ -230,6 +227,13 @@ impl Reliability {
         let mut log: Vec<f64> = self.priors.iter().map(|p| p.ln()).collect();
         let mut counted = Vec::with_capacity(answers.len());
         let mut rows = vec![0.0; k * k];
+        // The raters whose answers are in the fitted posteriors, with their rows.
+        let raters: Vec<(u64, &[f64])> = answers
+            .iter()
+            .filter_map(|&(r, _)| {
+                self.people.get(&r).filter(|p| p.kappa > MIN_KAPPA).map(|p| (r, p.confusion.as_slice()))
+            })
+            .collect();
         for &(person, c) in answers {
             let counts = match self.people.get(&person) {
                 None => {
@@ -241,7 +245,8 @@ impl Reliability {
                     p.counts()
                 }
                 Some(p) => {
-                    let soft = super::earned::soft_counts(self, p, item, answers);
+                    let mine = (p.gold.as_slice(), p.answered.as_slice());
+                    let soft = super::earned::soft_counts(k, mine, &self.items, item, &raters);
                     shrink(&mut rows, &soft, &self.crowd, k);
                     p.counts() && kappa_of(&rows, &self.priors) > MIN_KAPPA
                 }
