@@ -6,13 +6,8 @@ use crate::domain::ids::{ParticipantId, StudyId};
 use anyhow::Context;
 use sqlx::AnyPool;
 
-fn service(e: crate::error::ServiceError) -> anyhow::Error {
-    // Kept as the error itself: a refusal (not a link study, no such study) exits 2.
-    anyhow::Error::new(e)
-}
-
 pub async fn status(db: &AnyPool, study: StudyId, json: bool) -> anyhow::Result<()> {
-    let d = crowd::dashboard(db, study, crate::store::clock::Clock::from_env().now()).await.map_err(service)?;
+    let d = crowd::dashboard(db, study, crate::store::clock::Clock::from_env().now()).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&d)?);
     } else {
@@ -50,15 +45,15 @@ fn print_status(d: &Dashboard) {
 
 /// The approve list as CSV on standard output.
 pub async fn approve_list(db: &AnyPool, study: StudyId) -> anyhow::Result<()> {
-    let rows = crowd::approve_list(db, crate::kinds::KINDS, study).await.map_err(service)?;
-    let csv = crowd::approve::to_csv(&rows).map_err(service)?;
+    let rows = crowd::approve_list(db, crate::kinds::KINDS, study).await?;
+    let csv = crowd::approve::to_csv(&rows)?;
     use std::io::Write;
     std::io::stdout().write_all(&csv).context("writing the approve list")?;
     Ok(())
 }
 
 pub async fn discard(db: &AnyPool, study: StudyId, number: ParticipantId) -> anyhow::Result<()> {
-    crowd::discard(db, study, number).await.map_err(service)?;
+    crowd::discard(db, study, number).await?;
     println!(
         "participant {number} of study {study} is discarded: its answers stay stored but no longer count, \
          and its bundle goes to a new participant"

@@ -9,13 +9,15 @@ use leptos::prelude::*;
 /// None for a study with a fixed overlap; an error for no such study.
 #[server(prefix = "/sfn")]
 pub async fn adaptive_panel(study_id: StudyId) -> Result<Option<AdaptiveReport>, ServerFnError> {
-    use crate::error::ServiceError;
     let (state, _) = session::researcher().await?;
-    crate::studies::meta::load_study_meta(&state.db, state.kinds, study_id).await.map_err(session::sfn_error)?;
-    match crate::studies::adaptive_report::report(&state.db, state.kinds, study_id).await {
-        Err(ServiceError::NotFound(_)) => Ok(None),
-        other => other.map(Some).map_err(session::sfn_error),
+    let meta = crate::studies::meta::load_study_meta(&state.db, state.kinds, study_id).await;
+    if meta.map_err(session::sfn_error)?.adaptive.is_none() {
+        return Ok(None);
     }
+    crate::studies::adaptive_report::report(&state.db, state.kinds, study_id)
+        .await
+        .map(Some)
+        .map_err(session::sfn_error)
 }
 
 #[component]

@@ -273,17 +273,12 @@ fn people_who_only_checked_each_other_weigh_as_the_crowd() {
     }
     // Their fitted rows alone would be sure of the swapped value.
     let (i, given) = (200u64, swapped(sim.truth[200]));
-    let fitted = |p: u64| reliability_of(&rel, p);
     let mut log: Vec<f64> = rel.priors.iter().map(|p| p.ln()).collect();
     for p in [100, 101] {
-        (0..K).for_each(|t| log[t] += fitted(p)[t * K + given].ln());
+        (0..K).for_each(|t| log[t] += rel.people[&p].confusion[t * K + given].ln());
     }
     softmax(&mut log);
     assert!(log[given] > rel.weigh(Some(i), &[(100, given), (101, given)]).posterior[given] + 0.01, "{log:?}");
-}
-
-fn reliability_of(rel: &Reliability, person: u64) -> Vec<f64> {
-    rel.people[&person].confusion.clone()
 }
 
 /// Gold answers are evidence about a person whoever they are weighed beside:
