@@ -2,7 +2,7 @@
 use crate::domain::adaptive::AdaptiveReport;
 use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
-use crate::http::extract::{ApiPath, Caller};
+use crate::http::extract::{ApiPath, Researcher};
 use crate::state::AppState;
 use axum::extract::State;
 use axum::routing::get;
@@ -16,9 +16,8 @@ pub fn routes() -> Router<AppState> {
 /// against a fixed overlap of `max`; 404 for a study with a fixed overlap.
 async fn adaptive(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<AdaptiveReport>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(crate::studies::adaptive_report::report(&state.db, state.kinds, id).await?))
 }

@@ -5,7 +5,7 @@
 use crate::crowd::{self, BundleRow, Completion, Feedback, LinkInfo, ParticipantRow, Stage};
 use crate::domain::ids::{BundleId, StudyId};
 use crate::error::ServiceError;
-use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller};
+use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller, Researcher};
 use crate::state::AppState;
 use axum::extract::State;
 use axum::routing::{get, post};
@@ -108,20 +108,18 @@ struct ParticipantsQuery {
 
 async fn participants(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
     ApiQuery(q): ApiQuery<ParticipantsQuery>,
 ) -> Result<Json<Vec<ParticipantRow>>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(crowd::participants(&state.db, id, q.platform_ids).await?))
 }
 
 async fn bundles(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<Vec<BundleRow>>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(crowd::bundles(&state.db, id).await?))
 }
 
@@ -134,36 +132,32 @@ struct Reopened {
 
 async fn reopen(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath((id, bundle)): ApiPath<(StudyId, BundleId)>,
 ) -> Result<Json<Reopened>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(Reopened { bundle, ended: crowd::reopen(&state, id, bundle).await? }))
 }
 
 async fn link(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<LinkInfo>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(crowd::link(&state.db, id).await?))
 }
 
 async fn rotate(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<LinkInfo>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(crowd::rotate(&state.db, id).await?))
 }
 
 async fn close(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<LinkInfo>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(crowd::close(&state.db, id).await?))
 }

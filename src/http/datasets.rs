@@ -2,10 +2,10 @@
 //! export download are in `import.rs` and `export.rs`.
 use crate::domain::funnel::Funnel;
 use crate::error::ServiceError;
-use crate::http::extract::Caller;
+use crate::http::extract::{ApiQuery, Researcher};
 use crate::state::AppState;
 use crate::studies::pipeline as funnel;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::routing::get;
 use axum::{Json, Router};
 
@@ -18,17 +18,15 @@ pub fn routes() -> Router<AppState> {
         .merge(super::export::routes())
 }
 
-async fn list_datasets(State(state): State<AppState>, caller: Caller) -> Result<Json<Vec<Funnel>>, ServiceError> {
-    caller.researcher()?;
+async fn list_datasets(State(state): State<AppState>, _: Researcher) -> Result<Json<Vec<Funnel>>, ServiceError> {
     Ok(Json(funnel::all_funnels(&state.db, state.kinds).await?))
 }
 
 async fn dataset_funnel(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     Path(name): Path<String>,
 ) -> Result<Json<Funnel>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(funnel::dataset_funnel(&state.db, state.kinds, &name).await?))
 }
 
@@ -40,11 +38,10 @@ struct AuditQuery {
 
 async fn dataset_audit(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     Path(name): Path<String>,
-    Query(q): Query<AuditQuery>,
+    ApiQuery(q): ApiQuery<AuditQuery>,
 ) -> Result<Json<Vec<crate::domain::audit::AuditResult>>, ServiceError> {
-    caller.researcher()?;
     let stage = q
         .stage
         .map(|s| crate::domain::export::Stage::parse(&s).map_err(|e| ServiceError::Invalid(format!("stage: {e}"))))

@@ -3,7 +3,7 @@
 //! (`datasets::export::download`; this file only translates HTTP).
 use crate::datasets::export::{download, ExportRequest};
 use crate::error::ServiceError;
-use crate::http::extract::{ApiQuery, Caller};
+use crate::http::extract::{ApiQuery, Researcher};
 use crate::state::AppState;
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -29,11 +29,10 @@ struct ExportQuery {
 
 async fn download(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     Path(name): Path<String>,
     ApiQuery(q): ApiQuery<ExportQuery>,
 ) -> Result<Response, ServiceError> {
-    caller.researcher()?;
     let format = q
         .format
         .as_deref()

@@ -6,7 +6,7 @@ use crate::datasets::import::{import_candidates, ImportRequest, ImportSummary};
 use crate::domain::candidates::{check_file_name, FileFormat};
 use crate::domain::normalize::NormalizeMode;
 use crate::error::ServiceError;
-use crate::http::extract::Caller;
+use crate::http::extract::Researcher;
 use crate::state::AppState;
 use axum::extract::multipart::{Field, Multipart, MultipartRejection};
 use axum::extract::{DefaultBodyLimit, State};
@@ -86,10 +86,9 @@ async fn small_text(mut field: Field<'_>, part: &str) -> Result<String, ServiceE
 /// image, named as the file names it), optional `dataset` and `normalize`.
 async fn upload(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     form: Result<Multipart, MultipartRejection>,
 ) -> Result<Json<ImportSummary>, ServiceError> {
-    caller.researcher()?;
     let mut form = form.map_err(|e| invalid(e.body_text()))?;
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let dir = UploadDir(state.images.root().join("uploads").join(format!("{}-{nanos}", std::process::id())));

@@ -3,7 +3,7 @@
 use crate::api_types::{CompareReport, Failure};
 use crate::domain::export::Stage;
 use crate::error::ServiceError;
-use crate::http::extract::{ApiQuery, Caller};
+use crate::http::extract::{ApiQuery, Researcher};
 use crate::models::{compare, failures};
 use crate::state::AppState;
 use axum::extract::State;
@@ -21,19 +21,17 @@ pub fn routes() -> Router<AppState> {
 /// The datasets the comparison page lists.
 async fn datasets_with_results(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
 ) -> Result<Json<Vec<String>>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(compare::datasets_with_results(&state.db).await?))
 }
 
 /// `?dataset=NAME[&baseline=STUDY]...`: pairs, because `baseline` repeats.
 async fn compare_models(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiQuery(pairs): ApiQuery<Vec<(String, String)>>,
 ) -> Result<Json<CompareReport>, ServiceError> {
-    caller.researcher()?;
     let (dataset, baselines, stage) = compare_params(&pairs)?;
     let only = crate::datasets::audit::stage_instances(&state.db, &dataset, stage).await?;
     Ok(Json(compare::compare(&state.db, &dataset, &baselines, only).await?))
@@ -79,11 +77,8 @@ fn group() -> String {
 
 async fn model_failures(
     State(state): State<AppState>,
-    caller: Caller,
-    // The role first: a caller who may not read it learns nothing of the query's fields.
-    q: Result<ApiQuery<FailureQuery>, ServiceError>,
+    _: Researcher,
+    ApiQuery(q): ApiQuery<FailureQuery>,
 ) -> Result<Json<Vec<Failure>>, ServiceError> {
-    caller.researcher()?;
-    let ApiQuery(q) = q?;
     Ok(Json(failures::failures(&state.db, &q.dataset, &q.model, &q.score, q.neg_type.as_deref()).await?))
 }

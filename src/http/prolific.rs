@@ -4,7 +4,7 @@
 use crate::domain::ids::StudyId;
 use crate::domain::prolific::draft;
 use crate::error::ServiceError;
-use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller};
+use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Researcher};
 use crate::prolific::{self as prolific, bonus, decide, publish, status, sync, webhook};
 use crate::state::AppState;
 use axum::body::Bytes;
@@ -38,10 +38,9 @@ struct DryRun {
 
 async fn get_status(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<status::ProlificStatus>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(status::status(&state.db, id).await?))
 }
 
@@ -57,13 +56,12 @@ struct PublishBody {
 
 async fn publish_study(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
     ApiQuery(q): ApiQuery<DryRun>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Json<Value>, ServiceError> {
-    caller.researcher()?;
     let b: PublishBody = if body.iter().all(u8::is_ascii_whitespace) {
         PublishBody::default()
     } else {
@@ -84,10 +82,9 @@ async fn publish_study(
 
 async fn sync_now(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<sync::SyncReport>, ServiceError> {
-    caller.researcher()?;
     let client = prolific::connect(&state.db)?;
     let mut report = sync::sync(&client, id).await?;
     (report.places_raised_to, report.stopped) = prolific::after_sync(&client, id).await?;
@@ -105,11 +102,10 @@ struct DecideQuery {
 
 async fn decide_now(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
     ApiQuery(q): ApiQuery<DecideQuery>,
 ) -> Result<Json<decide::Decisions>, ServiceError> {
-    caller.researcher()?;
     // Fresh statuses first; the outbox then sends in the background.
     let (client, stale) = prolific::sync_before_deciding(&state.db, id, q.dry_run).await?;
     let group = prolific::groups::finishers_group(&state.db, client.as_ref(), id, q.group, None).await?;
@@ -132,12 +128,11 @@ struct BonusQuery {
 
 async fn bonuses(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
     ApiQuery(q): ApiQuery<BonusQuery>,
     body: String,
 ) -> Result<Json<bonus::BonusPlan>, ServiceError> {
-    caller.researcher()?;
     if !q.dry_run {
         // Fresh statuses first: a bonus goes to submissions approved on Prolific.
         sync::sync(&prolific::connect(&state.db)?, id).await?;
@@ -163,11 +158,10 @@ struct TransitionBody {
 
 async fn transition(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
     ApiJson(b): ApiJson<TransitionBody>,
 ) -> Result<Json<status::ProlificStatus>, ServiceError> {
-    caller.researcher()?;
     let client = prolific::connect(&state.db)?;
     publish::transition(&client, id, &b.action).await?;
     Ok(Json(status::status(&state.db, id).await?))
@@ -180,11 +174,10 @@ struct PlacesBody {
 
 async fn places(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
     ApiJson(b): ApiJson<PlacesBody>,
 ) -> Result<Json<status::ProlificStatus>, ServiceError> {
-    caller.researcher()?;
     let client = prolific::connect(&state.db)?;
     publish::increase_places(&client, id, b.total).await?;
     Ok(Json(status::status(&state.db, id).await?))

@@ -5,7 +5,7 @@ use crate::crowd;
 use crate::domain::crowd::figures::Dashboard;
 use crate::domain::ids::{ParticipantId, StudyId};
 use crate::error::ServiceError;
-use crate::http::extract::{ApiPath, Caller};
+use crate::http::extract::{ApiPath, Researcher};
 use crate::state::AppState;
 use axum::extract::State;
 use axum::http::header;
@@ -23,19 +23,17 @@ pub fn routes() -> Router<AppState> {
 
 async fn dashboard(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<Dashboard>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(crowd::dashboard(&state.db, id, state.crowd.clock.now()).await?))
 }
 
 async fn approve_list(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Response, ServiceError> {
-    caller.researcher()?;
     let body = crowd::approve::to_csv(&crowd::approve_list(&state.db, state.kinds, id).await?)?;
     Ok((
         [
@@ -55,9 +53,8 @@ struct Discarded {
 
 async fn discard(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath((id, number)): ApiPath<(StudyId, ParticipantId)>,
 ) -> Result<Json<Discarded>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(Discarded { participant: number, state: crowd::discard(&state.db, id, number).await? }))
 }

@@ -5,7 +5,7 @@ use crate::api_types::{
 };
 use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::error::ServiceError;
-use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller};
+use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller, Researcher};
 use crate::http::task_json::FastJson;
 use crate::kinds::REGISTRY;
 use crate::state::AppState;
@@ -49,9 +49,8 @@ async fn list_studies(
 /// Every study with progress, agreement and pipeline status (the research page).
 async fn research_overview(
     State(state): State<AppState>,
-    caller: Caller,
+    Researcher(user): Researcher,
 ) -> Result<Json<Vec<StudyOverview>>, ServiceError> {
-    let user = caller.researcher()?;
     Ok(Json(overview::research_overview(&state, &user).await?))
 }
 
@@ -102,10 +101,9 @@ async fn answer(
 
 async fn study_progress(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<StudyProgress>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(progress::study_progress(&state, id).await?))
 }
 
@@ -119,10 +117,9 @@ struct Created {
 /// Body: the study spec as TOML text (docs/study-spec.md).
 async fn create_study(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     spec: String,
 ) -> Result<(StatusCode, Json<Created>), ServiceError> {
-    caller.researcher()?;
     let study = studies::parse_spec(&REGISTRY, &spec, crate::store::db::now_secs() as u64)?;
     let id = studies::create_study(&state.db, &REGISTRY, &study, &spec).await?;
     Ok((StatusCode::CREATED, Json(Created { id, name: study.name, seed: study.seed })))
@@ -132,20 +129,18 @@ async fn create_study(
 /// page's "Start Step 4"); answers like `POST /api/v1/studies`.
 async fn start_step4(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<(StatusCode, Json<Created>), ServiceError> {
-    caller.researcher()?;
     let (id, study) = studies::create_step4(&state.db, &REGISTRY, id).await?;
     Ok((StatusCode::CREATED, Json(Created { id, name: study.name, seed: study.seed })))
 }
 
 async fn disputes(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<Vec<Dispute>>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(adjudication::disputes(&state.db, state.kinds, id).await?))
 }
 
@@ -160,11 +155,10 @@ struct Decision {
 
 async fn adjudicate(
     State(state): State<AppState>,
-    caller: Caller,
+    Researcher(user): Researcher,
     ApiPath(id): ApiPath<StudyId>,
     ApiJson(d): ApiJson<Decision>,
 ) -> Result<StatusCode, ServiceError> {
-    let user = caller.researcher()?;
     adjudication::adjudicate(&state.db, state.kinds, &user, id, d.instance_id, &d.value, d.text.as_deref()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -172,20 +166,18 @@ async fn adjudicate(
 /// The settled items with their history of decisions and reopenings.
 async fn settled(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<Vec<Settled>>, ServiceError> {
-    caller.researcher()?;
     Ok(Json(adjudication::settled(&state.db, state.kinds, id).await?))
 }
 
 /// Undo: the item's decision is withdrawn and it waits for a decision again.
 async fn reopen(
     State(state): State<AppState>,
-    caller: Caller,
+    Researcher(user): Researcher,
     ApiPath((id, instance)): ApiPath<(StudyId, InstanceId)>,
 ) -> Result<StatusCode, ServiceError> {
-    let user = caller.researcher()?;
     adjudication::reopen(&state.db, &user, id, instance).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -193,10 +185,9 @@ async fn reopen(
 /// The statistics of a study whose kind reports them (odd-one-out accuracy).
 async fn study_report(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Response, ServiceError> {
-    caller.researcher()?;
     let json = crate::studies::report::study_report(&state.db, &REGISTRY, id).await?.to_json(false)?;
     Ok(([(axum::http::header::CONTENT_TYPE, "application/json")], json).into_response())
 }
@@ -210,11 +201,10 @@ struct AgreementQuery {
 
 async fn study_agreement(
     State(state): State<AppState>,
-    caller: Caller,
+    _: Researcher,
     ApiPath(id): ApiPath<StudyId>,
     ApiQuery(q): ApiQuery<AgreementQuery>,
 ) -> Result<Json<AgreementOut>, ServiceError> {
-    caller.researcher()?;
     let mapping = match q.mapping.as_deref() {
         None => None,
         Some(m) => Some(

@@ -15,7 +15,7 @@ use crate::ui_kit::{now_ms, Counter};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::components::A;
-use leptos_router::hooks::{use_location, use_params_map};
+use leptos_router::hooks::use_location;
 use serde::{Deserialize, Serialize};
 
 #[server(prefix = "/sfn")]
@@ -109,10 +109,14 @@ pub fn StudyList() -> impl IntoView {
 
 #[component]
 pub fn SurveyPage() -> impl IntoView {
-    let params = use_params_map();
-    let study_id = move || params.read().get("id").and_then(|s| s.parse::<StudyId>().ok()).unwrap_or(StudyId::new(0));
+    let study_id = super::shared::study_in_path();
     // Rendered on the server too, so the task is in the HTML before the wasm runs.
-    let open = Resource::new(study_id, open_survey);
+    let open = Resource::new(study_id, |id| async move {
+        match id {
+            Ok(id) => open_survey(id).await.map(|o| (id, o)),
+            Err(raw) => super::shared::no_such_study(raw).await,
+        }
+    });
     view! {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
@@ -123,16 +127,16 @@ pub fn SurveyPage() -> impl IntoView {
                         <p class="error" role="alert">{error_text(&e)}</p>
                         <p><A href="/annotate">"Back to your studies"</A></p>
                     }.into_any(),
-                    Ok(o) => view! {
+                    Ok((study_id, o)) => view! {
                         <Title text=o.study.clone()/>
                         <div class="survey-head">
                             <h1>{o.study.clone()}</h1>
                             <a href="/annotate" class="back">"← Your studies"</a>
                         </div>
                         {if o.started {
-                            view! { <Survey study_id=study_id() first=o.task/> }.into_any()
+                            view! { <Survey study_id first=o.task/> }.into_any()
                         } else {
-                            view! { <StartSurvey study_id=study_id()/> }.into_any()
+                            view! { <StartSurvey study_id/> }.into_any()
                         }}
                     }.into_any(),
                 }

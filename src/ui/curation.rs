@@ -10,7 +10,6 @@ use crate::domain::ids::{InstanceId, StudyId};
 use crate::ui_kit::count_of;
 use leptos::prelude::*;
 use leptos_router::components::A;
-use leptos_router::hooks::use_params_map;
 
 /// Each dataset's funnel with its blind audits, in one call: a resource made
 /// per dataset after the funnels arrive would take its serialisation id in
@@ -205,15 +204,39 @@ fn FunnelTable(funnel: Funnel, audits: Vec<AuditResult>) -> impl IntoView {
 
 #[component]
 pub fn AdjudicatePage() -> impl IntoView {
-    let params = use_params_map();
-    let study_id = move || params.read().get("id").and_then(|s| s.parse::<StudyId>().ok()).unwrap_or(StudyId::new(0));
+    let study_id = super::shared::study_in_path();
     let settle = ServerAction::<Settle>::new();
     let reopen = ServerAction::<ReopenDecision>::new();
     // Refetched after each decision or reopening: the item moves between the lists.
     let changed = move || settle.version().get() + reopen.version().get();
-    let disputes = Resource::new(move || (study_id(), changed()), |(id, _)| study_disputes(id));
-    let decided = Resource::new(move || (study_id(), changed()), |(id, _)| study_settled(id));
-    let doubtful = Resource::new(move || (study_id(), changed()), |(id, _)| study_doubtful(id));
+    // An address that names no study says so once, in the first list.
+    let disputes = Resource::new(
+        move || (study_id(), changed()),
+        |(id, _)| async move {
+            match id {
+                Ok(id) => study_disputes(id).await,
+                Err(raw) => super::shared::no_such_study(raw).await,
+            }
+        },
+    );
+    let decided = Resource::new(
+        move || (study_id(), changed()),
+        |(id, _)| async move {
+            match id {
+                Ok(id) => study_settled(id).await,
+                Err(_) => Ok(Vec::new()),
+            }
+        },
+    );
+    let doubtful = Resource::new(
+        move || (study_id(), changed()),
+        |(id, _)| async move {
+            match id {
+                Ok(id) => study_doubtful(id).await,
+                Err(_) => Ok(Vec::new()),
+            }
+        },
+    );
     view! {
         <leptos_meta::Title text="Adjudication"/>
         <h1>"Adjudication"</h1>

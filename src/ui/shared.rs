@@ -42,3 +42,24 @@ where
         </Suspense>
     }
 }
+
+/// The study named by a page's address (`/…/{id}`): a word that is no study
+/// number is said as such, not looked up as some other study.
+pub fn study_in_path() -> impl Fn() -> Result<crate::domain::ids::StudyId, String> + Copy + Send + Sync + 'static {
+    let params = leptos_router::hooks::use_params_map();
+    move || {
+        let raw = params.read().get("id").unwrap_or_default();
+        raw.parse().map_err(|_| raw)
+    }
+}
+
+/// What a page whose address names no study number loads instead.
+/// Rendered on the server, the page answers 404, as for a number that names
+/// no study.
+pub async fn no_such_study<T>(raw: String) -> Result<T, ServerFnError> {
+    let message = format!("There is no study \"{raw}\": a study's address ends in its number.");
+    #[cfg(feature = "ssr")]
+    return Err(crate::ui_kit::caller::subject_error(crate::error::ServiceError::NotFound(message)));
+    #[cfg(not(feature = "ssr"))]
+    Err(ServerFnError::new(message))
+}

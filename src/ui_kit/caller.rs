@@ -115,6 +115,29 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
+/// A caller who may research; checked before the request's path, query and
+/// body are read, so that a caller without the role learns nothing of them.
+pub struct Researcher(pub SessionUser);
+
+impl<S: Send + Sync> FromRequestParts<S> for Researcher {
+    type Rejection = ServiceError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Caller::from_request_parts(parts, state).await?.researcher().map(Researcher)
+    }
+}
+
+/// [`Researcher`] for the admin's routes.
+pub struct Admin(pub SessionUser);
+
+impl<S: Send + Sync> FromRequestParts<S> for Admin {
+    type Rejection = ServiceError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Caller::from_request_parts(parts, state).await?.admin().map(Admin)
+    }
+}
+
 impl Caller {
     pub fn researcher(self) -> Result<SessionUser, ServiceError> {
         if self.0.role.may_research() {

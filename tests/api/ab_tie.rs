@@ -83,6 +83,7 @@ async fn demo_pairs_judged_on_both_criteria_give_the_source_table_and_sign_test(
     for row in rows.records().map(Result::unwrap) {
         let (value, question) = (&row[11], &row[12]);
         assert!(value.starts_with(question), "{value} answers {question}");
+        assert_eq!(&row[0], id.to_string(), "the study's id, as in the file's name");
         assert!(
             !row[13].is_empty() && [&row[14], &row[15]].iter().all(|s| ["fluent", "scrambled"].contains(s)),
             "{row:?}"

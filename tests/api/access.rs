@@ -48,6 +48,15 @@ async fn every_route_checks_the_role() {
         (Method::GET, "/api/v1/compare/datasets".into(), None, [401, 403, 200, 200, 403]),
         // Without its required query: the role is checked before the query is read.
         (Method::GET, "/api/v1/compare/failures".into(), None, [401, 403, 422, 422, 403]),
+        // A path or query the route cannot read: the role is checked first, so
+        // that a caller without it learns nothing of the route's fields.
+        (Method::GET, "/api/v1/studies/abc/progress".into(), None, [401, 403, 400, 400, 403]),
+        (
+            Method::POST,
+            format!("/api/v1/studies/{link}/prolific/decide?dry_run=maybe"),
+            None,
+            [401, 403, 422, 422, 403],
+        ),
         (Method::GET, "/api/v1/users".into(), None, [401, 403, 403, 200, 403]),
         // The demo study is not finished: Step 4 cannot start yet.
         (Method::POST, format!("/api/v1/studies/{study}/step4"), None, [401, 403, 422, 422, 403]),
@@ -154,4 +163,28 @@ async fn bad_login_is_401_and_sets_no_session() {
         .unwrap();
     let cookie = res.headers()["set-cookie"].to_str().unwrap().to_string();
     assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
+}
+
+/// A page's address whose id is no study number says so (it once looked up
+/// "study 0" and said there was none).
+#[tokio::test]
+async fn a_page_whose_address_names_no_study_number_says_so() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let (link, token) = create_link_study(&app, &researcher, &link_spec("no number crowd", 21, &[])).await;
+    let participant = arrive(&app, &token, link, "NONUMBER1").await;
+    let annotator = app.login("annotator1").await;
+    for (client, page) in
+        [(&researcher, "/research/studies/abc/adjudicate"), (&annotator, "/annotate/abc"), (&participant, "/take/abc")]
+    {
+        let res = client.get(app.url(page)).send().await.unwrap();
+        let status = res.status();
+        let html = res.text().await.unwrap();
+        assert!(
+            html.contains("There is no study &quot;abc&quot;") || html.contains("There is no study \"abc\""),
+            "{page}: {html}"
+        );
+        assert!(!html.contains("no study 0"), "{page}");
+        assert_eq!(status, 404, "{page}");
+    }
 }

@@ -109,6 +109,7 @@ async fn a_model_resolve_settles_only_what_reached_max_and_every_item_has_a_post
     let (mut kept, mut by_model) = (0, 0);
     for row in &rows {
         let item = stop[&row["instance_id"].parse::<i64>().unwrap()];
+        assert_eq!(row["study"], study.to_string(), "the study's id, as in the file's name");
         // The endpoint reports the settled value, as the export does (issue 52).
         assert_eq!(row["settled_value"], item["value"].as_str().unwrap(), "{row:?}");
         let p: f64 = row["settled_posterior"].parse().unwrap_or_else(|_| panic!("a posterior, None included: {row:?}"));

@@ -55,6 +55,8 @@ pub async fn write(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> Result<Ve
         let csv_err = |e: csv::Error| ServiceError::internal(path.display().to_string(), e);
         let mut w = csv::Writer::from_path(&path).map_err(csv_err)?;
         w.write_record(COLUMNS).map_err(csv_err)?;
+        // The study's id, as in the file's name and the other answers files.
+        let study = id.to_string();
         let number = |p: Option<f64>| p.map(|p| format!("{p:.6}")).unwrap_or_default();
         for item in &report.items {
             let at = outcomes.get(&item.instance_id).copied();
@@ -66,7 +68,7 @@ pub async fn write(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> Result<Ve
                 None => ("", None),
             };
             w.write_record([
-                meta.name.as_str(),
+                study.as_str(),
                 &item.instance_id.to_string(),
                 keys.get(&item.instance_id).map_or("", String::as_str),
                 &given.join(";"),

@@ -32,11 +32,10 @@ pub const ANSWER_COLUMNS: [&str; 16] = [
     "source_b",
 ];
 
-/// One counted answer with its item: study, kind, instance, key, type,
-/// subtype, caption, paraphrase, negative, annotator, option, value, query,
-/// negative b and the sources of a and b.
+/// One counted answer with its item: kind, instance, key, type, subtype,
+/// caption, paraphrase, negative, annotator, option, value, query, negative
+/// b and the sources of a and b (the study is the file's).
 type AnswerRow = (
-    String,
     String,
     i64,
     String,
@@ -85,7 +84,7 @@ pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> R
         }
         let (answers, json) = (format!("study-{id}-answers.csv"), format!("study-{id}-report.json"));
         let rows: Vec<AnswerRow> = sqlx::query_as(
-            "SELECT s.name, s.kind, i.id, i.key, i.neg_type, i.subtype, i.caption, i.paraphrase, i.negative_caption,
+            "SELECT s.kind, i.id, i.key, i.neg_type, i.subtype, i.caption, i.paraphrase, i.negative_caption,
                     u.username, a.option_id, a.value, t.query, i.negative_b, i.source_a, i.source_b
              FROM counted_answers a JOIN studies s ON s.id = a.study_id JOIN instances i ON i.id = a.instance_id
              JOIN users u ON u.id = a.user_id JOIN tasks t ON t.id = a.task_id
@@ -99,13 +98,16 @@ pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> R
         let mut w = csv::Writer::from_path(&path).map_err(csv_err)?;
         w.write_record(ANSWER_COLUMNS).map_err(csv_err)?;
         let names = kind.question_names();
+        // The study's id, as in the file's name and the other answers files.
+        let study = id.to_string();
         for r in rows {
-            let question = usize::try_from(r.12).ok().and_then(|q| names.get(q)).cloned().unwrap_or_default();
-            let instance = r.2.to_string();
+            let question = usize::try_from(r.11).ok().and_then(|q| names.get(q)).cloned().unwrap_or_default();
+            let instance = r.1.to_string();
             let opt = |v: Option<String>| v.unwrap_or_default();
-            let (p2, b, sa, sb) = (opt(r.7), opt(r.13), opt(r.14), opt(r.15));
-            let cells =
-                [&r.0, &r.1, &instance, &r.3, &r.4, &r.5, &r.6, &p2, &r.8, &r.9, &r.10, &r.11, &question, &b, &sa, &sb];
+            let (p2, b, sa, sb) = (opt(r.6), opt(r.12), opt(r.13), opt(r.14));
+            let cells = [
+                &study, &r.0, &instance, &r.2, &r.3, &r.4, &r.5, &p2, &r.7, &r.8, &r.9, &r.10, &question, &b, &sa, &sb,
+            ];
             w.write_record(cells).map_err(csv_err)?;
         }
         w.flush().map_err(|e| io_err("writing", &path, e))?;

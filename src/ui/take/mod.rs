@@ -17,7 +17,7 @@ use super::session;
 use crate::api_types::Progress;
 use crate::domain::ids::StudyId;
 use leptos::prelude::*;
-use leptos_router::hooks::{use_params_map, use_query_map};
+use leptos_router::hooks::use_query_map;
 use serde::{Deserialize, Serialize};
 use view::{CompletionView, FeedbackQuery, PracticeFeedback, TakeStage, TakeView};
 
@@ -75,9 +75,13 @@ pub async fn take_completion(study_id: StudyId) -> Result<CompletionView, Server
 
 #[component]
 pub fn TakePage() -> impl IntoView {
-    let params = use_params_map();
-    let study_id = move || params.read().get("id").and_then(|s| s.parse::<StudyId>().ok()).unwrap_or(StudyId::new(0));
-    let first = Resource::new(study_id, load_take);
+    let study_id = super::shared::study_in_path();
+    let first = Resource::new(study_id, |id| async move {
+        match id {
+            Ok(id) => load_take(id).await.map(|v| (id, v)),
+            Err(raw) => super::shared::no_such_study(raw).await,
+        }
+    });
     view! {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
@@ -90,7 +94,7 @@ pub fn TakePage() -> impl IntoView {
                             <p>"Open this study from its link on Prolific (or the address the researcher gave you)."</p>
                         </section>
                     }.into_any(),
-                    Ok(v) => view! { <Take study_id=study_id() first=v/> }.into_any(),
+                    Ok((id, v)) => view! { <Take study_id=id first=v/> }.into_any(),
                 }
             })}
         </Suspense>
