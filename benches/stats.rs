@@ -1,7 +1,9 @@
 //! Agreement and metrics over a million answers, crowd aggregation over
-//! 200k answers and bootstrap intervals: `cargo bench --bench stats`.
+//! 200k answers, bootstrap intervals and adaptive overlap's fit and
+//! decision: `cargo bench --bench stats`.
 //! Prints wall time for the pure computations (what the API adds is the
 //! SQLite read of the answers).
+use hardneg::domain::adaptive::{Adaptive, Decision, Reliability, Stop};
 use hardneg::domain::aggregate::{self, Model, Options};
 use hardneg::domain::agreement::{bootstrap_agreement, study_agreement, DEFAULT_RESAMPLES};
 use hardneg::domain::category::Category;
@@ -51,6 +53,7 @@ fn main() {
     );
     aggregation(&mut rng);
     bootstrap(&mut rng);
+    adaptive_costs(&mut rng);
 }
 
 /// Dawid–Skene and MACE over 200,000 answers: 50,000 items × 4 answers from
@@ -106,6 +109,52 @@ fn bootstrap(rng: &mut SplitMix64) {
             start.elapsed().as_secs_f64() * 1e3,
             mean.low,
             mean.high
+        );
+    }
+}
+
+/// Adaptive overlap's costs on the answer path (studies::adaptive): the
+/// reliability fit (refitted once a study's answers grow by a tenth, outside
+/// the writer's gate) and one item's decision (inside it, with each rater's
+/// rows earned again without the item's raters), for a link study of
+/// `items` items in bundles of 20, 3 answers an item, 5 values.
+fn adaptive_costs(rng: &mut SplitMix64) {
+    for items in [2_000u64, 10_000, 40_000] {
+        let mut answers = Vec::new();
+        let mut by_item: Vec<Vec<(u64, usize)>> = vec![Vec::new(); items as usize];
+        let mut person = 0u64;
+        for bundle in 0..items / 20 {
+            for _copy in 0..3 {
+                person += 1;
+                let good = rng.next_f64() < 0.7;
+                for item in bundle * 20..(bundle + 1) * 20 {
+                    let truth = (item % 5) as usize;
+                    let class = if good && rng.next_f64() < 0.9 { truth } else { rng.below(5) };
+                    answers.push((item, person, class));
+                    by_item[item as usize].push((person, class));
+                }
+            }
+        }
+        let start = Instant::now();
+        let rel = Reliability::fit(&answers, &[], 5);
+        let fit = start.elapsed();
+        let rule = Adaptive {
+            min: 2,
+            max: 5,
+            stop: Stop::Posterior { threshold: 0.95 },
+            allow_unchosen: false,
+            end_uninformative: true,
+        };
+        let start = Instant::now();
+        let mut stops = 0;
+        for (item, given) in by_item.iter().enumerate().take(1_000) {
+            stops += usize::from(matches!(rule.decide(item as u64, given, &rel), Decision::Stop { .. }));
+        }
+        println!(
+            "adaptive, {items} items, {} answers, {person} people: fit {:.1} ms; one item's decision {:.1} µs ({stops} of 1,000 stop)",
+            answers.len(),
+            fit.as_secs_f64() * 1e3,
+            start.elapsed().as_secs_f64() * 1e6 / 1_000.0
         );
     }
 }

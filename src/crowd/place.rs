@@ -123,7 +123,7 @@ async fn create_tasks(
     let plan = crate::domain::crowd::bundle_queue(meta.seed, user_id.get(), questions, &instances);
     let checks = super::checks::of_bundle(tx, &meta, link, &instances, user_id.get()).await?;
     if checks.is_empty() {
-        crate::studies::tasks::insert_tasks(tx, study, user_id, &plan).await?;
+        crate::studies::queue_write::insert_tasks(tx, study, user_id, &plan).await?;
         return Ok(plan.len() as i64);
     }
     let placed = place_checks(meta.seed, user_id.get(), plan, checks, questions[0][0]);
@@ -131,7 +131,7 @@ async fn create_tasks(
     let (real, checks): (Vec<_>, Vec<_>) = placed.into_iter().partition(|(_, c)| c.is_none());
     let real: Vec<_> = real.into_iter().map(|(t, _)| t).collect();
     let checks: Vec<_> = checks.into_iter().filter_map(|(t, c)| Some((t, c?))).collect();
-    crate::studies::tasks::insert_tasks(tx, study, user_id, &real).await?;
+    crate::studies::queue_write::insert_tasks(tx, study, user_id, &real).await?;
     super::checks::insert_check_tasks(tx, study, user_id.get(), &checks).await?;
     Ok(total)
 }

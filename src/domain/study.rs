@@ -145,9 +145,10 @@ pub struct Study {
 /// Whether the spec gives every item the `n` people its kind's protocol
 /// wants: a link study's copies; named annotators, or "all" over the
 /// `accounts` annotator accounts it covers now (at most `n`), each seeing every item; or
-/// BiVLC's pairs for two (their overlap items are the doubly answered
-/// ones). Adaptive overlap, samples and groups vary the number.
-pub fn check_raters(study: &Study, n: usize, accounts: usize) -> Result<(), SpecError> {
+/// BiVLC's pairs for two, when their shared blocks cover all the study's
+/// `items` (the rest would go to one person each). Adaptive overlap,
+/// samples and groups vary the number.
+pub fn check_raters(study: &Study, n: usize, accounts: usize, items: u64) -> Result<(), SpecError> {
     let kind = study.kind.name();
     let wants = format!("{kind} wants {n} people on every item");
     if study.adaptive.is_some() {
@@ -161,7 +162,21 @@ pub fn check_raters(study: &Study, n: usize, accounts: usize) -> Result<(), Spec
     }
     match &study.rule {
         AssignmentRule::EachAnnotatorAll => {}
-        AssignmentRule::Pairs { .. } if n == 2 => return Ok(()),
+        AssignmentRule::Pairs { pairs, overlap } if n == 2 => {
+            let shared = (pairs.len() as u64).saturating_mul(*overlap as u64);
+            return match shared >= items {
+                true => Ok(()),
+                false => Err(field(
+                    "assignment.overlap",
+                    format!(
+                        "{wants}; {} pair(s) sharing {overlap} items each leave {} of the study's {items} items \
+                         to one person (one pair: an overlap of at least the items; several: pairs × overlap = items)",
+                        pairs.len(),
+                        items - shared
+                    ),
+                )),
+            };
+        }
         _ => return Err(field("assignment.rule", format!("{wants}; this rule gives items to varying numbers"))),
     }
     // "all" grows with the accounts added later (a new server's demo has

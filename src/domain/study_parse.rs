@@ -141,6 +141,15 @@ impl StudySpec {
                 .ok_or_else(|| field("resolve", format!("unknown rule {r:?}; known: {}", ResolveRule::names())))?,
         };
         let primary = self.primary.as_ref().map(|p| p.trim().to_string());
+        if primary.is_some() && resolve != ResolveRule::Primary {
+            return Err(field(
+                "primary",
+                format!(
+                    "it names whose answer wins under resolve = \"primary\"; this study resolves by {:?}",
+                    resolve.as_str()
+                ),
+            ));
+        }
         if resolve == ResolveRule::Primary && primary.is_none() && !matches!(rule, AssignmentRule::Pairs { .. }) {
             return Err(field("primary", "resolve = \"primary\" needs the primary annotator's username"));
         }
@@ -209,7 +218,16 @@ fn annotators_as_written(a: AnnotatorsSpec) -> Result<Annotators, SpecError> {
             Err(field("annotators", format!("expected \"all\" or a list of usernames, got {k:?}")))
         }
         AnnotatorsSpec::Names(names) if names.is_empty() => Err(field("annotators", "the list is empty")),
-        AnnotatorsSpec::Names(names) => Ok(Annotators::Named(names)),
+        AnnotatorsSpec::Names(names) => {
+            // Counted twice, a name would pass the checks on how many people
+            // each item gets, and then nobody could give the missing answers.
+            match names.iter().enumerate().find(|(i, n)| names[..*i].contains(n)) {
+                Some((_, twice)) => {
+                    Err(field("annotators", format!("{twice:?} is named twice; a name may appear once")))
+                }
+                None => Ok(Annotators::Named(names)),
+            }
+        }
     }
 }
 

@@ -168,7 +168,23 @@ fn primary_must_be_named_and_one_of_the_annotators() {
     s.primary = Some("cy".into());
     assert!(err(s.clone()).contains("not one of the study's annotators"));
     s.primary = Some("bo".into());
-    assert_eq!(s.parse_in(KINDS, 0).unwrap().primary.as_deref(), Some("bo"));
+    assert_eq!(s.clone().parse_in(KINDS, 0).unwrap().primary.as_deref(), Some("bo"));
+    // Under any other rule it would name a winner nobody asked for.
+    s.resolve = Some("first".into());
+    assert_eq!(
+        err(s.clone()),
+        "field `primary`: it names whose answer wins under resolve = \"primary\"; this study resolves by \"first\""
+    );
+    s.resolve = None;
+    assert!(err(s).contains("resolves by \"adjudication\""));
+}
+
+#[test]
+fn a_name_listed_twice_in_annotators_is_refused() {
+    let twice = spec(AnnotatorsSpec::Names(vec!["ana".into(), "bo".into(), "ana".into()]));
+    assert_eq!(err(twice), "field `annotators`: \"ana\" is named twice; a name may appear once");
+    let once = spec(AnnotatorsSpec::Names(vec!["ana".into(), "Ana".into()]));
+    assert!(once.parse_in(KINDS, 0).is_ok(), "usernames are compared as written");
 }
 
 #[test]
@@ -268,7 +284,7 @@ fn names_and_instructions_are_plain_bounded_text_and_a_sample_needs_its_rule() {
 fn a_kind_that_fixes_its_raters_refuses_specs_that_give_another_number() {
     let parse = |text: &str| toml::from_str::<StudySpec>(text).unwrap().parse_in(KINDS, 1).unwrap();
     let triplets = |extra: &str| parse(&format!("name = \"t\"\nkind = \"triplet_check\"\ndataset = \"d\"\n{extra}"));
-    let check = |s: &Study, accounts| check_raters(s, 2, accounts).map_err(|e| e.to_string());
+    let check = |s: &Study, accounts| check_raters(s, 2, accounts, 20).map_err(|e| e.to_string());
     assert_eq!(check(&triplets("annotators = [\"e1\", \"e2\"]"), 9), Ok(()));
     let three = check(&triplets("annotators = [\"e1\", \"e2\", \"e3\"]"), 9).unwrap_err();
     assert_eq!(three, "field `annotators`: triplet_check wants 2 people on every item; the spec names 3");
@@ -277,8 +293,22 @@ fn a_kind_that_fixes_its_raters_refuses_specs_that_give_another_number() {
     assert_eq!(check(&triplets("annotators = \"all\""), 0), Ok(()), "accounts come later");
     let all = check(&triplets("annotators = \"all\""), 14).unwrap_err();
     assert!(all.starts_with("field `annotators`") && all.ends_with("now, 14"), "{all}");
-    let pairs = "[assignment]\nrule = \"pairs\"\noverlap = 2\npairs = [[\"e1\", \"e2\"]]\n";
-    assert_eq!(check(&triplets(pairs), 9), Ok(()), "BiVLC's pairs: two on the overlap");
+    // BiVLC's pairs: two on the shared blocks, one on every other item.
+    let pairs = |overlap: usize, pairs: &str| {
+        triplets(&format!("[assignment]\nrule = \"pairs\"\noverlap = {overlap}\npairs = [{pairs}]\n"))
+    };
+    let one_pair = "[\"e1\", \"e2\"]";
+    assert_eq!(check(&pairs(20, one_pair), 9), Ok(()), "one pair shares all 20 items");
+    assert_eq!(check(&pairs(25, one_pair), 9), Ok(()), "an overlap past the items shares them all");
+    assert_eq!(
+        check(&pairs(3, one_pair), 9).unwrap_err(),
+        "field `assignment.overlap`: triplet_check wants 2 people on every item; 1 pair(s) sharing 3 items each \
+         leave 17 of the study's 20 items to one person (one pair: an overlap of at least the items; several: \
+         pairs × overlap = items)"
+    );
+    let two_pairs = "[\"e1\", \"e2\"], [\"e3\", \"e4\"]";
+    assert_eq!(check(&pairs(10, two_pairs), 9), Ok(()));
+    assert!(check(&pairs(5, two_pairs), 9).unwrap_err().contains("leave 10 of the study's 20 items"));
     let link =
         |copies: &str| triplets(&format!("access = \"link\"\n[link]\nbundle_size = 5\nconsent = \"ok\"\n{copies}"));
     assert_eq!(check(&link("copies = 2"), 0), Ok(()));

@@ -60,13 +60,13 @@ pub async fn create_study(
         Some(items) => items.annotators(&study.annotators, study.source.as_deref())?,
         None => study.annotators.clone(),
     };
-    if let Some(n) = study.kind.spec().raters {
-        check_raters(&mut tx, study, &annotators, n).await?;
-    }
     let id = insert_study(&mut tx, study, spec_text, dataset_id, source, &annotators).await?;
     let items = insert_items(&mut tx, id, dataset_id, survivors).await?;
     if items == 0 {
         return Err(invalid(format!("field `dataset`: no instances to annotate in {:?}", study.dataset)));
+    }
+    if let Some(n) = study.kind.spec().raters {
+        check_raters(&mut tx, study, &annotators, n, items).await?;
     }
     check_needs(&mut tx, id, study).await?;
     if let crate::domain::assignment::AssignmentRule::Pairs { pairs, overlap } = &study.rule {
@@ -144,14 +144,20 @@ fn invalid(message: String) -> ServiceError {
 
 /// The people on every item are as many as the kind's protocol fixes
 /// (`domain::study::check_raters`), "all" counted over today's accounts.
-async fn check_raters(tx: &mut Tx, study: &Study, annotators: &Annotators, n: usize) -> Result<(), ServiceError> {
+async fn check_raters(
+    tx: &mut Tx,
+    study: &Study,
+    annotators: &Annotators,
+    n: usize,
+    items: u64,
+) -> Result<(), ServiceError> {
     let names: Vec<String> =
         sqlx::query_scalar("SELECT username FROM users WHERE role = 'annotator'").fetch_all(&mut **tx).await?;
     let accounts = match annotators {
         Annotators::AllBut(out) => names.iter().filter(|n| !out.contains(n)).count(),
         _ => names.len(),
     };
-    crate::domain::study::check_raters(study, n, accounts).map_err(|e| invalid(e.to_string()))
+    crate::domain::study::check_raters(study, n, accounts, items).map_err(|e| invalid(e.to_string()))
 }
 
 /// Every named annotator is an annotator's account.

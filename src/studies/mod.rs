@@ -23,6 +23,7 @@ pub mod outcomes;
 pub mod overview;
 pub mod pipeline;
 pub mod progress;
+pub mod queue_write;
 pub mod report;
 pub mod step4;
 pub mod sweeps;

@@ -2,7 +2,6 @@
 //! server functions behind the survey page.
 use crate::accounts::SessionUser;
 use crate::api_types::{AnswerAck, OptionView, Progress, Prompt, TaskView};
-use crate::domain::assignment::PlannedTask;
 use crate::domain::ids::UserId;
 use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::domain::survey::Presentation;
@@ -143,6 +142,9 @@ pub async fn start(state: &AppState, user: &SessionUser, study_id: StudyId) -> R
     let items = crate::studies::meta::study_items(&state.db, meta.id).await?;
     let plan = meta.rule.plan_upfront(meta.kind.spec().questions, meta.seed, user.id.get(), &user.username, &items);
     let mut tx = crate::store::db::begin_write(&state.db).await?;
+    if !user.role.is_participant() {
+        super::queue_write::full_of_raters(&mut tx, &meta).await?;
+    }
     let created = sqlx::query(
         "INSERT INTO participations (study_id, user_id, total, done) VALUES ($1, $2, $3, 0) ON CONFLICT DO NOTHING",
     )
@@ -153,35 +155,10 @@ pub async fn start(state: &AppState, user: &SessionUser, study_id: StudyId) -> R
     .await?
     .rows_affected();
     if created == 1 {
-        insert_tasks(&mut tx, meta.id, user.id, &plan).await?;
+        super::queue_write::insert_tasks(&mut tx, meta.id, user.id, &plan).await?;
     }
     tx.commit().await?;
     Ok(Progress { done: 0, total: plan.len() as i64 })
-}
-
-/// Writes a planned queue. Multi-row inserts: a whole queue costs a few
-/// statements, not one per item, so hundreds of people can arrive at once.
-pub(crate) async fn insert_tasks(
-    tx: &mut sqlx::AnyConnection,
-    study_id: StudyId,
-    user_id: UserId,
-    plan: &[PlannedTask],
-) -> Result<(), ServiceError> {
-    for chunk in plan.chunks(500) {
-        let mut q =
-            sqlx::QueryBuilder::new("INSERT INTO tasks (study_id, user_id, instance_id, position, seed, query) ");
-        q.push_values(chunk, |mut row, t| {
-            row.push_bind(study_id)
-                .push_bind(user_id)
-                .push_bind(t.item)
-                .push_bind(t.position)
-                .push_bind(t.seed as i64)
-                .push_bind(t.query as i64);
-        });
-        let (sql, args) = crate::store::db::numbered(&mut q)?;
-        sqlx::query_with(&sql, args).execute(&mut *tx).await?;
-    }
-    Ok(())
 }
 
 /// The caller's next unanswered task in the study, or None when done.

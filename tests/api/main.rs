@@ -32,6 +32,7 @@ mod demo_models;
 mod disk_full;
 mod durability;
 mod errors;
+mod experts;
 mod export;
 mod export_abandoned;
 mod first_arrival;

@@ -196,6 +196,14 @@ pub async fn own_place(
     Ok(place_and_steps(state, user, study).await?.0)
 }
 
+/// The participant pages and routes are for participants only (403).
+pub fn participants_only(user: &SessionUser) -> Result<(), ServiceError> {
+    match user.role.is_participant() {
+        true => Ok(()),
+        false => Err(ServiceError::Forbidden("only participants who arrived by the study's link".into())),
+    }
+}
+
 /// [`own_place`] and the steps before it. Read on every `next` and answer:
 /// in place on SQLite (`store::local_reads`).
 async fn place_and_steps(
@@ -204,9 +212,7 @@ async fn place_and_steps(
     study: StudyId,
 ) -> Result<(Option<(BundleId, LeaseState)>, StepsDone), ServiceError> {
     let refused = || ServiceError::Forbidden(format!("you take part in another study than {study}"));
-    if !user.role.is_participant() {
-        return Err(ServiceError::Forbidden("only participants who arrived by the study's link".into()));
-    }
+    participants_only(user)?;
     type Row = (Option<i64>, Option<String>, i64);
     let row: Option<Row> = match &state.local {
         Some(local) => local

@@ -36,6 +36,15 @@ pub async fn load_take(study_id: StudyId) -> Result<TakeView, ServerFnError> {
     server::view_of(&state, &user, study_id, stage).await.map_err(session::sfn_error)
 }
 
+/// `/take/{raw}` where `raw` is no study number: the caller and the role
+/// are checked as on any study's page (401, 403), then it is a 404.
+#[server(prefix = "/sfn")]
+pub async fn load_unnumbered_take(raw: String) -> Result<(), ServerFnError> {
+    let (_, user) = session::subject_caller().await?;
+    crate::studies::link::participants_only(&user).map_err(session::subject_error)?;
+    super::shared::no_such_study(raw).await
+}
+
 #[server(prefix = "/sfn")]
 pub async fn take_step(study_id: StudyId, step: Step) -> Result<TakeView, ServerFnError> {
     let (state, user) = session::caller().await?;
@@ -79,7 +88,11 @@ pub fn TakePage() -> impl IntoView {
     let first = Resource::new(study_id, |id| async move {
         match id {
             Ok(id) => load_take(id).await.map(|v| (id, v)),
-            Err(raw) => super::shared::no_such_study(raw).await,
+            Err(raw) => match load_unnumbered_take(raw.clone()).await {
+                Err(e) => Err(e),
+                // Not reached: it answers 401, 403 or 404.
+                Ok(()) => super::shared::no_such_study(raw).await,
+            },
         }
     });
     view! {
