@@ -19,19 +19,22 @@ use std::sync::{Arc, Mutex};
 /// does not refit the whole study on every answer. Remembered per study id
 /// in this process: servers sharing a PostgreSQL database each keep their
 /// own (docs/deploy.md, "More than one server").
+///
+/// Counting a study's answers reads every one of them (10 ms at 40k
+/// answers on SQLite), so it is not done on every call: each call is one
+/// answer more than the last count, and the study is counted again once
+/// this process has seen a fortieth more (answers stored by another
+/// server, or not counted, are found then).
 pub(super) async fn reliability(db: &AnyPool, meta: &StudyMeta) -> Result<Arc<Reliability>, ServiceError> {
-    /// Per study: the answers counted at its last fit, and the fit.
-    type Last = Vec<(StudyId, i64, Arc<Reliability>)>;
-    static LAST: Mutex<Last> = Mutex::new(Vec::new());
+    if let Some(fit) = FITS.lock().ok().and_then(|mut f| f.iter_mut().find(|e| e.study == meta.id)?.uncounted()) {
+        return Ok(fit);
+    }
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM counted_answers WHERE study_id = $1")
         .bind(meta.id)
         .fetch_one(db)
         .await?;
-    let last = LAST.lock().ok().and_then(|l| l.iter().find(|e| e.0 == meta.id).map(|e| (e.1, Arc::clone(&e.2))));
-    if let Some((n, fit)) = &last {
-        if count >= *n && (count - n) * 10 < (*n).max(1) {
-            return Ok(Arc::clone(fit));
-        }
+    if let Some(fit) = FITS.lock().ok().and_then(|mut f| f.iter_mut().find(|e| e.study == meta.id)?.counted(count)) {
+        return Ok(fit);
     }
     let rows: Vec<(i64, i64, String)> =
         sqlx::query_as("SELECT instance_id, user_id, value FROM counted_answers WHERE study_id = $1")
@@ -51,12 +54,50 @@ pub(super) async fn reliability(db: &AnyPool, meta: &StudyMeta) -> Result<Arc<Re
         .iter()
         .filter_map(|(u, truth, v)| Some((*u as u64, class_of(meta.kind, truth)?, class_of(meta.kind, v)?)))
         .collect();
-    let fit = Arc::new(Reliability::fit(&answers, &gold, meta.kind.values().len()));
-    if let Ok(mut l) = LAST.lock() {
-        l.retain(|e| e.0 != meta.id);
-        l.push((meta.id, count, Arc::clone(&fit)));
+    // Seconds of CPU on a large study: off the request threads.
+    let k = meta.kind.values().len();
+    let fit = tokio::task::spawn_blocking(move || Reliability::fit(&answers, &gold, k))
+        .await
+        .map_err(|e| ServiceError::internal("fitting the study's reliabilities", e))?;
+    let fit = Arc::new(fit);
+    if let Ok(mut f) = FITS.lock() {
+        f.retain(|e| e.study != meta.id);
+        f.push(Fitted { study: meta.id, fitted_at: count, counted: count, since: 0, fit: Arc::clone(&fit) });
     }
     Ok(fit)
+}
+
+/// The fit of each study this process decides on.
+static FITS: Mutex<Vec<Fitted>> = Mutex::new(Vec::new());
+
+/// A study's fit: the answers counted when it was made and at the last
+/// count, and the calls (answers) since that count.
+struct Fitted {
+    study: StudyId,
+    fitted_at: i64,
+    counted: i64,
+    since: i64,
+    fit: Arc<Reliability>,
+}
+
+impl Fitted {
+    /// The fit, while neither a count nor a refit is due; one call more.
+    fn uncounted(&mut self) -> Option<Arc<Reliability>> {
+        self.since += 1;
+        let recount = self.since * 40 >= self.counted.max(1);
+        (!recount && self.fresh(self.counted + self.since)).then(|| Arc::clone(&self.fit))
+    }
+
+    /// The fit, if `count` answers leave it fresh.
+    fn counted(&mut self, count: i64) -> Option<Arc<Reliability>> {
+        (self.counted, self.since) = (count, 0);
+        self.fresh(count).then(|| Arc::clone(&self.fit))
+    }
+
+    /// Fewer than a tenth more answers than it was fitted on (and not fewer).
+    fn fresh(&self, answers: i64) -> bool {
+        answers >= self.fitted_at && (answers - self.fitted_at) * 10 < self.fitted_at.max(1)
+    }
 }
 
 /// An item the stop rule settled (`agreed`, `confident`) takes the value it
@@ -143,4 +184,45 @@ pub async fn report(db: &AnyPool, kinds: &[SurveyKind], study: StudyId) -> Resul
     };
     let warning = crate::domain::adaptive::calibration_warning(&a, items.len(), &per_person);
     Ok(AdaptiveReport { calibration_warning: warning, ..AdaptiveReport::new(study, a, items) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fitted(at: i64) -> Fitted {
+        Fitted {
+            study: StudyId::new(1),
+            fitted_at: at,
+            counted: at,
+            since: 0,
+            fit: Arc::new(Reliability::uninformed(5)),
+        }
+    }
+
+    #[test]
+    fn a_fit_of_400_answers_is_counted_again_every_10_answers_and_refitted_at_440() {
+        let mut f = fitted(400);
+        let served = (0..9).filter(|_| f.uncounted().is_some()).count();
+        assert_eq!(served, 9, "nine answers without a count");
+        assert!(f.uncounted().is_none(), "the tenth counts the study again");
+        assert!(f.counted(410).is_some(), "410 answers: still fresh");
+        assert_eq!(f.since, 0);
+        assert!(f.counted(439).is_some());
+        assert!(f.counted(440).is_none(), "a tenth more: refitted");
+        assert!(f.counted(399).is_none(), "fewer answers (a discarded participant): refitted");
+    }
+
+    #[test]
+    fn answers_seen_without_a_count_still_make_a_refit_due() {
+        // Small studies are counted on every answer; past 40, every fortieth.
+        let mut small = fitted(20);
+        assert!(small.uncounted().is_none());
+        let mut f = fitted(2_000);
+        let served = (0..60).take_while(|_| f.uncounted().is_some()).count();
+        assert_eq!(served, 49, "a count is due at a fortieth more (50 answers)");
+        let mut g = fitted(100);
+        g.counted = 4_000; // counted since, by another server's answers too
+        assert!(g.uncounted().is_none(), "4,001 answers against a fit on 100: refitted");
+    }
 }
