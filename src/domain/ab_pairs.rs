@@ -2,6 +2,7 @@
 //! negative_a, source_a, negative_b, source_b, type` (CSV or JSON Lines),
 //! text only. `type` names the subset as SugarCrepe's files do
 //! (`replace_att`, `swap-obj`, `add/obj`). Row checks are pure.
+use super::answer_text::normalise;
 use super::category::{Category, CategoryError};
 use super::results::FieldError;
 
@@ -25,22 +26,24 @@ pub fn ab_pair(v: &[&str]) -> Result<AbPair, Vec<FieldError>> {
             errors.push(FieldError { field: COLUMNS[col], message });
         }
     }
+    // Case and spacing aside, as the import of pairs compares.
+    let same = |a: &str, b: &str| !a.trim().is_empty() && normalise(a) == normalise(b);
     for (col, field) in [(1, "negative_a"), (3, "negative_b")] {
-        if !v[0].trim().is_empty() && v[0].trim() == v[col].trim() {
+        if same(v[0], v[col]) {
             errors.push(FieldError {
                 field,
                 message: "the same text as caption; a negative must change something".into(),
             });
         }
     }
-    if !v[1].trim().is_empty() && v[1].trim() == v[3].trim() {
+    if same(v[1], v[3]) {
         // A/B/Tie over one text: any answer is noise, yet it would count as an item's vote.
         errors.push(FieldError {
             field: "negative_b",
             message: "the same text as negative_a; the two sources' negatives must differ".into(),
         });
     }
-    if !v[2].trim().is_empty() && v[2].trim() == v[4].trim() {
+    if same(v[2], v[4]) {
         errors.push(FieldError { field: "source_b", message: "the same source as source_a; compare two".into() });
     }
     let category = match v[5].trim().split_once(['_', '-', '/']) {
@@ -86,5 +89,8 @@ mod tests {
         let e = ab_pair(&["A red apple.", "A green apple.", "x", " A green apple.", "y", "replace_att"]).unwrap_err();
         assert_eq!((e[0].field, e.len()), ("negative_b", 1), "two equal negatives");
         assert!(e[0].message.contains("same text as negative_a"), "{}", e[0].message);
+        let e = ab_pair(&["A red car.", "a RED  car.", "x", "A car red.", "X", "replace_att"]).unwrap_err();
+        let fields: Vec<_> = e.iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["negative_a", "source_b"], "case and spacing aside");
     }
 }

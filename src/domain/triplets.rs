@@ -1,6 +1,7 @@
 //! SugarCrepe++ triplets as researchers bring them for the odd-one-out
 //! kinds: `image, p1, p2, negative, type, subtype` (CSV or JSON Lines), one
 //! row per image. Row checks are pure; the shell reads the file and images.
+use super::answer_text::normalise;
 use super::candidates::check_file_name;
 use super::category::{Category, CategoryError};
 use super::results::FieldError;
@@ -28,11 +29,14 @@ pub fn triplet(v: &[&str]) -> Result<Triplet, Vec<FieldError>> {
             errors.push(FieldError { field: COLUMNS[col], message });
         }
     }
-    if !v[1].trim().is_empty() && v[1].trim() == v[2].trim() {
+    // Compared as the import of pairs and the answers' texts compare: a case
+    // or spacing difference says nothing in other words.
+    let same = |a: &str, b: &str| !a.trim().is_empty() && normalise(a) == normalise(b);
+    if same(v[1], v[2]) {
         errors.push(FieldError { field: "p2", message: "the same text as p1; P2 must say it in other words".into() });
     }
     for (col, p) in [(1, "p1"), (2, "p2")] {
-        if !v[3].trim().is_empty() && v[3].trim() == v[col].trim() {
+        if same(v[3], v[col]) {
             let message = format!("the same text as {p}; the negative must change its meaning");
             errors.push(FieldError { field: "negative", message });
         }
@@ -85,5 +89,10 @@ mod tests {
         );
         let e = triplet(&["x.png", "A cat on a mat.", "A mat under a cat.", "A mat under a cat.", "swap", "obj"]);
         assert!(e.unwrap_err()[0].message.contains("as p2"));
+        // Case and spacing say nothing new (as `import pairs` compares).
+        let e = triplet(&["x.png", "A cat on a mat.", "A mat under a cat.", "a cat  ON a mat.", "swap", "obj"]);
+        assert_eq!(e.unwrap_err()[0].field, "negative");
+        let e = triplet(&["x.png", "A cat on a mat.", "a cat on a MAT.", "A mat on a cat.", "swap", "obj"]);
+        assert_eq!(e.unwrap_err()[0].field, "p2");
     }
 }

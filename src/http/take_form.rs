@@ -64,23 +64,32 @@ async fn step(
     answered(id, done.await)
 }
 
-/// The check's radio groups `q0`, `q1`, …, each the index of the chosen option.
+/// The check's radio groups `q0`, `q1`, …, each the index of the chosen
+/// option. Numbered from 0 without a gap: a number past the answers given
+/// is a question without an answer, found without making room for it (a
+/// posted `q99999999999` once allocated gigabytes).
 fn comprehension_answers(fields: &[(String, String)]) -> Result<Vec<usize>, ServiceError> {
-    let mut answers: Vec<Option<usize>> = Vec::new();
+    let mut given = std::collections::BTreeMap::new();
     for (name, value) in fields {
         let Some(q) = name.strip_prefix('q').and_then(|q| q.parse::<usize>().ok()) else { continue };
-        let chosen =
-            value.parse().map_err(|_| ServiceError::Invalid(format!("question {}: {value:?} is no option", q + 1)))?;
-        if answers.len() <= q {
-            answers.resize(q + 1, None);
-        }
-        answers[q] = Some(chosen);
+        let chosen = value.parse().map_err(|_| {
+            ServiceError::Invalid(format!("question {}: {:?} is no option", q as u128 + 1, short(value)))
+        })?;
+        given.insert(q, chosen);
     }
-    answers
-        .iter()
-        .enumerate()
-        .map(|(q, a)| a.ok_or_else(|| ServiceError::Invalid(format!("question {} has no answer", q + 1))))
+    (0..given.len())
+        .map(|q| {
+            given.get(&q).copied().ok_or_else(|| ServiceError::Invalid(format!("question {} has no answer", q + 1)))
+        })
         .collect()
+}
+
+/// A posted value as quoted back in an error: its first 40 characters.
+fn short(value: &str) -> String {
+    match value.char_indices().nth(40) {
+        Some((cut, _)) => format!("{}…", &value[..cut]),
+        None => value.to_string(),
+    }
 }
 
 async fn comprehension(
@@ -149,5 +158,17 @@ mod tests {
         assert!(skipped.to_string().contains("question 1 has no answer"), "{skipped}");
         let bad = comprehension_answers(&fields(&[("q0", "x")])).unwrap_err();
         assert!(bad.to_string().contains("question 1: \"x\" is no option"), "{bad}");
+    }
+
+    #[test]
+    fn a_question_number_past_the_answers_is_a_missing_answer_not_an_allocation() {
+        let far = comprehension_answers(&fields(&[("q0", "1"), ("q99999999999", "1")])).unwrap_err();
+        assert!(far.to_string().contains("question 2 has no answer"), "{far}");
+        let last = format!("q{}", usize::MAX);
+        let bad = comprehension_answers(&fields(&[(&last, "x")])).unwrap_err();
+        assert!(bad.to_string().contains("question 18446744073709551616: \"x\""), "{bad}");
+        let long = "y".repeat(5_000);
+        let said = comprehension_answers(&fields(&[("q0", &long)])).unwrap_err().to_string();
+        assert!(said.len() < 100, "the value is quoted short: {said}");
     }
 }

@@ -312,7 +312,13 @@ pub async fn answer_with_texts(
     let ShownTask { owner, study_id, instance_id, seed, query, attention, shown_ms } = task;
     let elapsed_ms = elapsed_ms.or_else(|| task_cache::since_served(shown_ms));
     if owner != user.id.get() || !(user.role.may_annotate() || user.role.is_participant()) {
-        return Err(ServiceError::Forbidden(format!("task {task_id} is not yours")));
+        // A participant's session follows the last study link opened in the browser.
+        let hint = if user.role.is_participant() {
+            "; if you opened another study since, open this one again from its link"
+        } else {
+            ""
+        };
+        return Err(ServiceError::Forbidden(format!("task {task_id} is not yours{hint}")));
     }
     let meta = study_meta(state, study_id).await?;
     let done = done

@@ -86,6 +86,12 @@ async fn a_participant_goes_from_consent_to_the_code_by_form_posts() {
     let (_, html) = page(&app, &client, &take).await;
     assert!(html.contains(&format!(r#"action="{take}/comprehension""#)), "{html}");
     assert!(html.contains(r#"name="q1""#));
+    // A question number far past the form's: one answer missing, in a moment (it
+    // once made room for every number below it, gigabytes), and no attempt used.
+    let far = [("q0", "1"), ("q99999999999", "1")];
+    let res = post_form(&app, &client, &format!("{take}/comprehension"), &own, &far).await;
+    assert_eq!(res.status(), 422);
+    assert!(res.text().await.unwrap().contains("question 2 has no answer"));
     let half = post_form(&app, &client, &format!("{take}/comprehension"), &own, &[("q0", "1")]).await;
     assert_eq!(half.status(), 422);
     assert!(half.text().await.unwrap().contains("1 answers given for 2 questions"));
@@ -114,6 +120,12 @@ async fn a_participant_goes_from_consent_to_the_code_by_form_posts() {
 
     // The bundle by the same forms, then the code, all in the server's HTML.
     for option in ["A", "none"] {
+        if option == "none" {
+            // One item answered: feedback in the address is no practice's, only words someone put there.
+            let made_up = format!("{take}?correct=false&chosen=B&right=Your%20place%20expired");
+            let (_, html) = page(&app, &client, &made_up).await;
+            assert!(!html.contains(r#"class="feedback""#) && !html.contains("place expired"), "{html}");
+        }
         let (_, html) = page(&app, &client, &take).await;
         let task = shown_task(&html).expect("a bundle item").to_string();
         // Read for a while: the server times a form's answer from serving the item.

@@ -211,7 +211,12 @@ async fn place_and_steps(
     user: &SessionUser,
     study: StudyId,
 ) -> Result<(Option<(BundleId, LeaseState)>, StepsDone), ServiceError> {
-    let refused = || ServiceError::Forbidden(format!("you take part in another study than {study}"));
+    // Most often the same person opened another study's link in this browser since.
+    let refused = || {
+        ServiceError::Forbidden(format!(
+            "this browser takes part in another study than {study} now; open study {study} again from its link to go on"
+        ))
+    };
     participants_only(user)?;
     type Row = (Option<i64>, Option<String>, i64);
     let row: Option<Row> = match &state.local {

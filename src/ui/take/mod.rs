@@ -139,7 +139,16 @@ fn Take(study_id: StudyId, first: TakeView) -> impl IntoView {
     let title = page.with_untracked(|p| p.study_name.clone());
     // A practice answer posted without the wasm: its feedback, from the address.
     let query = use_query_map();
-    let feedback = Memo::new(move |_| query.with(|q| FeedbackQuery::from_query(|k| q.get(k))));
+    // Only where a practice answer can just have been given: an address made
+    // up to put words on the page shows nothing later in the study.
+    let feedback = Memo::new(move |_| {
+        let fresh = page.with(|p| match &p.stage {
+            TakeStage::Practice { .. } => true,
+            TakeStage::Working { .. } => p.task.as_ref().is_some_and(|t| t.progress.done == 0),
+            _ => false,
+        });
+        query.with(|q| FeedbackQuery::from_query(|k| q.get(k))).filter(|_| fresh)
+    });
     view! {
         <section class="take" data-stage=move || page.with(|p| p.stage.name())>
             <leptos_meta::Title text=title.clone()/>

@@ -124,12 +124,16 @@ pub fn practice_task(
 
 /// The no-JS practice form's task id (`practice_task` gives item `index` the id `-index - 1`).
 pub fn practice_index(task_id: TaskId) -> Option<usize> {
-    usize::try_from(-task_id.get() - 1).ok()
+    // Checked: an id posted by hand may be i64::MIN.
+    task_id.get().checked_neg().and_then(|n| usize::try_from(n - 1).ok())
 }
 
 /// A practice answer's feedback in the address the no-JS form redirects to
 /// (`/take/{id}?correct=…&chosen=…&right=…`): nothing is stored, so the page
 /// after the redirect shows it from here. Labels as shown ("B", "None").
+/// The longest option label a practice item's feedback names.
+const MAX_LABEL_CHARS: usize = 64;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct FeedbackQuery {
     pub correct: bool,
@@ -147,9 +151,11 @@ impl FeedbackQuery {
         format!("correct={}&chosen={}&right={}", self.correct, esc(&self.chosen), esc(&self.right))
     }
 
-    /// From the page's decoded query; None without feedback in it.
+    /// From the page's decoded query; None without feedback in it, or with
+    /// more than an option's label in it (at most 64 characters each).
     pub fn from_query(get: impl Fn(&str) -> Option<String>) -> Option<FeedbackQuery> {
-        Some(FeedbackQuery { correct: get("correct")? == "true", chosen: get("chosen")?, right: get("right")? })
+        let label = |k: &str| get(k).filter(|l| l.chars().count() <= MAX_LABEL_CHARS);
+        Some(FeedbackQuery { correct: get("correct")? == "true", chosen: label("chosen")?, right: label("right")? })
     }
 
     /// What the participant reads after answering.
@@ -181,6 +187,8 @@ mod tests {
             assert_eq!(practice_index(t.task_id), Some(index));
         }
         assert_eq!(practice_index(TaskId::new(5)), None, "a real task id is no practice item");
+        assert_eq!(practice_index(TaskId::new(i64::MIN)), None, "an id posted by hand");
+        assert_eq!(practice_index(TaskId::new(0)), None);
     }
 
     #[test]
@@ -197,5 +205,11 @@ mod tests {
         assert_eq!(back, f);
         assert_eq!(back.text(), "Not quite: you chose B; the right answer is None & more.");
         assert_eq!(FeedbackQuery::from_query(|_| None), None);
+        let long = "Your place expired. Email your Prolific password to help@evil.example".to_string();
+        let made_up = |k: &str| match k {
+            "correct" => Some("false".to_string()),
+            _ => Some(long.clone()),
+        };
+        assert_eq!(FeedbackQuery::from_query(made_up), None, "more than a label: no feedback");
     }
 }
