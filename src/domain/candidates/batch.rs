@@ -53,10 +53,14 @@ impl Problems {
         self.total == 0
     }
 
-    /// The whole report: a count, then one problem per line, then "and N more".
+    /// The whole report: a count, then one problem per line in the file's
+    /// order (a short line is found before its neighbours' fields are
+    /// checked), then "and N more".
     pub fn report(&self, file: &str) -> String {
         let mut out = format!("{} problem(s), nothing imported:", self.total);
-        for p in &self.shown {
+        let mut shown: Vec<&Problem> = self.shown.iter().collect();
+        shown.sort_by_key(|p| p.line);
+        for p in shown {
             out.push_str(&format!("\n{}", p.display(file)));
         }
         if self.total > self.shown.len() {
@@ -198,5 +202,15 @@ mod tests {
         let mut p = Problems::default();
         p.push(9, None, "not valid UTF-8");
         assert_eq!(p.report("x.jsonl"), "1 problem(s), nothing imported:\nx.jsonl:9: not valid UTF-8");
+        // Found in two passes (short lines, then fields): reported in the file's order.
+        p.push(2, Some("type"), "bad");
+        p.push(2, Some("subtype"), "bad");
+        let report = p.report("x.csv");
+        let lines: Vec<&str> = report.lines().skip(1).map(|l| l.split(": ").next().unwrap()).collect();
+        assert_eq!(lines, ["x.csv:2", "x.csv:2", "x.csv:9"]);
+        assert!(
+            p.report("x.csv").contains("field `type`: bad\nx.csv:2: field `subtype`"),
+            "a line's fields keep their order"
+        );
     }
 }
