@@ -159,6 +159,21 @@ pub async fn adjudicate(
     if in_study.is_none() {
         return Err(ServiceError::NotFound(format!("instance {instance_id} is not an item of study {study_id}")));
     }
+    if let Some(n) = meta.kind.spec().raters {
+        // The third person settles what the experts disagree on, not an item
+        // whose second expert has yet to answer.
+        let answers: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM counted_answers WHERE study_id = $1 AND instance_id = $2")
+                .bind(study_id)
+                .bind(instance_id)
+                .fetch_one(db)
+                .await?;
+        if answers < n as i64 {
+            return Err(ServiceError::Invalid(format!(
+                "instance {instance_id} has {answers} of its {n} people's answers; it is decided once all have answered"
+            )));
+        }
+    }
     let now = now_secs();
     let mut tx = db.begin().await?;
     if let Some(name) = built_into(&mut *tx, study_id).await? {

@@ -56,4 +56,15 @@ async fn under_all_a_third_annotator_is_turned_away_and_the_two_keep_their_items
         .await
         .unwrap();
     assert_eq!(tasks, 2, "nobody else holds tasks");
+    // Nobody has answered yet: there is nothing for a third person to settle.
+    let item: i64 = sqlx::query_scalar("SELECT min(instance_id) FROM study_items WHERE study_id = $1")
+        .bind(study)
+        .fetch_one(&app.db().await)
+        .await
+        .unwrap();
+    let decide = serde_json::json!({"instance_id": item, "value": "valid"});
+    let res = researcher.post(app.url(&format!("/api/v1/studies/{study}/adjudicate"))).json(&decide).send();
+    let (status, said) = status_and_error(res.await.unwrap()).await;
+    assert_eq!(status, 422);
+    assert_eq!(said, format!("instance {item} has 0 of its 2 people's answers; it is decided once all have answered"));
 }
