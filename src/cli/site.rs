@@ -3,6 +3,7 @@
 //! and API answers.
 use axum::body::Body;
 use axum::http::{header, Extensions, HeaderMap, HeaderValue, Response, StatusCode, Version};
+use axum::response::IntoResponse;
 use axum::Router;
 use std::path::Path;
 use tower_http::compression::predicate::{DefaultPredicate, Predicate};
@@ -40,8 +41,17 @@ pub fn cache_control(path: &str) -> &'static str {
 /// accepts them, with [`cache_control`] on every successful answer.
 pub fn pkg_service(pkg_dir: &Path) -> Router {
     let files = ServeDir::new(pkg_dir).precompressed_br().precompressed_gzip();
-    Router::new().fallback_service(files).layer(axum::middleware::map_response(
-        |uri: axum::http::Uri, mut res: Response<Body>| async move {
+    Router::new()
+        .fallback_service(files)
+        // A name no build writes is a 404 before the file system is asked: a
+        // 300-character name was a 500 and an ERROR line per request.
+        .layer(axum::middleware::from_fn(|req: axum::extract::Request, next: axum::middleware::Next| async move {
+            match site_file_name(req.uri().path()) {
+                true => next.run(req).await,
+                false => StatusCode::NOT_FOUND.into_response(),
+            }
+        }))
+        .layer(axum::middleware::map_response(|uri: axum::http::Uri, mut res: Response<Body>| async move {
             let policy = if res.status() == StatusCode::OK || res.status() == StatusCode::NOT_MODIFIED {
                 cache_control(uri.path())
             } else {
@@ -49,8 +59,16 @@ pub fn pkg_service(pkg_dir: &Path) -> Router {
             };
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(policy));
             res
-        },
-    ))
+        }))
+}
+
+/// Whether `path` (under `/pkg`) can name a file the build writes: one
+/// short segment of letters, digits, `.`, `_` and `-`.
+fn site_file_name(path: &str) -> bool {
+    let name = path.strip_prefix('/').unwrap_or(path);
+    (1..=128).contains(&name.len())
+        && !name.starts_with('.')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
 /// Gzip for pages and JSON answers only: the client files come precompressed,
@@ -79,6 +97,15 @@ mod tests {
         assert_eq!(cache_control("/hardneg_bg.wasm"), "no-cache");
         assert_eq!(cache_control("/hardneg.0123abc.js"), "no-cache", "too short to be a hash");
         assert_eq!(cache_control("/hardneg.0123456789abcdeg.js"), "no-cache", "not hex");
+    }
+
+    #[test]
+    fn only_names_a_build_can_write_reach_the_file_system() {
+        assert!(site_file_name("/hardneg.0123456789abcdef_bg.wasm"));
+        assert!(site_file_name("/hardneg.0123456789abcdef.css.br"));
+        for bad in ["/", "", "/.hidden", "/a/b.js", "/..%2Fx", "/x%00", &format!("/{}", "a".repeat(300))] {
+            assert!(!site_file_name(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -147,3 +147,29 @@ async fn form_refusals_are_pages_and_a_missing_study_is_a_404() {
     assert_eq!(res.status(), 413, "a signed-in annotator's form too");
     assert!(res.text().await.unwrap().contains("larger than this page takes"));
 }
+
+/// A caller without the role is refused before the body is read: a route
+/// that takes a researcher's 4 MiB (a spec, a bonus list) once held 4 MiB per
+/// connection for an annotator or participant who sent all but its last byte.
+#[tokio::test]
+async fn a_big_body_route_refuses_a_caller_without_the_role_before_reading_the_body() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = TestApp::spawn();
+    let cookie = crate::hardening::session_cookie(&app, "annotator1").await;
+    let addr = app.base.trim_start_matches("http://").to_string();
+    for path in ["/api/v1/studies", "/api/v1/studies/1/prolific/bonuses?round=x"] {
+        let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nOrigin: {}\r\nCookie: {cookie}\r\n\
+             Content-Type: text/plain\r\nContent-Length: 4194000\r\n\r\n",
+            app.base
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        tcp.write_all(&[b'x'; 1_000]).await.unwrap();
+        let mut got = vec![0u8; 1_024];
+        let read = tokio::time::timeout(std::time::Duration::from_secs(10), tcp.read(&mut got)).await;
+        let n = read.unwrap_or_else(|_| panic!("{path}: no answer while the body is unsent")).unwrap();
+        let head = String::from_utf8_lossy(&got[..n]);
+        assert!(head.starts_with("HTTP/1.1 403"), "{path}: {head}");
+    }
+}

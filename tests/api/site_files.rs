@@ -37,6 +37,9 @@ async fn hashed_client_files_are_immutable_and_served_precompressed() {
     let res = client.get(app.url("/pkg/hardneg.fedcba9876543210.js")).send().await.unwrap();
     assert_eq!(res.status(), 404);
     assert_ne!(res.headers().get(CACHE_CONTROL).map(|v| v.to_str().unwrap()), Some(YEAR), "a miss is not cached");
+    // A name no build writes (300 characters: the file system's error was a 500 and an ERROR line).
+    let res = client.get(app.url(&format!("/pkg/{}", "a".repeat(300)))).send().await.unwrap();
+    assert_eq!(res.status(), 404);
 
     // The page names the hashed files, is revalidated, and is gzipped on request.
     let res = client.get(app.url("/login")).send().await.unwrap();
