@@ -240,3 +240,34 @@ async fn an_annotator_ranks_by_choosing_places_with_javascript_off() {
     assert_eq!(report["answers"], 1, "the order is stored");
     b.close().await;
 }
+
+/// The consent step's box, once hydrated, is checked by the server as the
+/// form post checks it: a page whose `required` was taken away (by hand, or
+/// a browser that ignores it) records no consent without the tick.
+#[tokio::test]
+async fn the_hydrated_consent_step_needs_the_box_ticked() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let (_, token) = create_link_study(&app, &researcher, &link_spec("tick", 3, &[])).await;
+    let b = Browser::start().await;
+    b.client.goto(&join_url(&app, &token, "TICK-1")).await.unwrap();
+    // The join page's own box left unticked: the take page asks again.
+    b.client
+        .execute("document.querySelectorAll('[required]').forEach(e => e.removeAttribute('required'))", vec![])
+        .await
+        .unwrap();
+    b.wait_css("form button[type=submit]").await.click().await.unwrap();
+    wait_stage(&b, "consent").await;
+    b.wait_hydrated().await;
+    b.client
+        .execute("document.querySelectorAll('[required]').forEach(e => e.removeAttribute('required'))", vec![])
+        .await
+        .unwrap();
+    b.wait_css(r#"button[data-step="consent"]"#).await.click().await.unwrap();
+    wait_text(&b, ".take p.error", "tick the consent box to take part").await;
+    wait_stage(&b, "consent").await;
+    b.wait_css("input[name=consent]").await.click().await.unwrap();
+    b.wait_css(r#"button[data-step="consent"]"#).await.click().await.unwrap();
+    wait_stage(&b, "instructions").await;
+    b.close().await;
+}

@@ -53,7 +53,7 @@ async fn step(
         let Caller(user) = caller?;
         match form.step {
             Step::Consent if form.consent.is_none() => {
-                return Err(ServiceError::Invalid("tick the consent box to take part".into()));
+                return Err(ServiceError::Invalid(crate::ui::take::steps::TICK_CONSENT.into()));
             }
             Step::Consent => crowd::accept_consent(&state, &user, id).await?,
             Step::Instructions => crowd::instructions_read(&state, &user, id).await?,

@@ -7,7 +7,7 @@ mod check_pages;
 mod done;
 #[cfg(feature = "ssr")]
 mod server;
-mod steps;
+pub(crate) mod steps;
 pub mod view;
 
 use super::annotate::Survey;
@@ -46,9 +46,16 @@ pub async fn load_unnumbered_take(raw: String) -> Result<(), ServerFnError> {
 }
 
 #[server(prefix = "/sfn")]
-pub async fn take_step(study_id: StudyId, step: Step) -> Result<TakeView, ServerFnError> {
+pub async fn take_step(
+    study_id: StudyId,
+    step: Step,
+    /// The consent box, ticked: checked here as the form post checks it.
+    #[server(default)]
+    consent: bool,
+) -> Result<TakeView, ServerFnError> {
     let (state, user) = session::caller().await?;
     let stage = match step {
+        Step::Consent if !consent => Err(crate::error::ServiceError::Invalid(steps::TICK_CONSENT.into())),
         Step::Consent => crate::crowd::accept_consent(&state, &user, study_id).await,
         Step::Instructions => crate::crowd::instructions_read(&state, &user, study_id).await,
         Step::Return => crate::crowd::return_study(&state, &user, study_id).await,
@@ -133,7 +140,8 @@ fn Take(study_id: StudyId, first: TakeView) -> impl IntoView {
     });
     let go = move |s: Step| {
         if !step.pending().get_untracked() {
-            step.dispatch(TakeStep { study_id, step: s });
+            let consent = matches!(s, Step::Consent) && steps::consent_ticked();
+            step.dispatch(TakeStep { study_id, step: s, consent });
         }
     };
     let title = page.with_untracked(|p| p.study_name.clone());

@@ -35,6 +35,28 @@ fn step_form(
     }
 }
 
+/// Said when the consent step comes without the box ticked.
+#[cfg(feature = "ssr")]
+pub const TICK_CONSENT: &str = "tick the consent box to take part";
+
+/// Whether the consent form's box is ticked (false on the server).
+pub fn consent_ticked() -> bool {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        let input = leptos::prelude::document()
+            .query_selector("form.consent-form input[name=consent]")
+            .ok()
+            .flatten()
+            .and_then(|e| e.dyn_into::<web_sys::HtmlInputElement>().ok());
+        input.is_some_and(|i| i.checked())
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        false
+    }
+}
+
 #[component]
 pub fn Consent(study_id: StudyId, text: String, go: impl Fn(Step) + Copy + Send + Sync + 'static) -> impl IntoView {
     // `required`: the browser asks for the box before posting, with or without the wasm.
