@@ -85,6 +85,9 @@ async fn a_link_participant_who_wrote_pairs_is_turned_away_from_their_validation
     let (status, page) = arrive_with(&app, &browser(), &token, "WRITER1").await;
     assert_eq!(status, 200);
     assert!(page.contains("You wrote caption pairs that this study checks"), "{page}");
+    // Another panel's id in other letters is the same person.
+    let (_, page) = arrive_with(&app, &browser(), &token, "writer1").await;
+    assert!(page.contains("You wrote caption pairs that this study checks"), "{page}");
     assert!(lease_states(&app, &researcher, validation).await.is_empty(), "nothing recorded for the writer");
     let other = arrive(&app, &token, validation, "OTHER1").await;
     start(&app, &other, validation).await;

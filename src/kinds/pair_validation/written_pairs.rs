@@ -71,7 +71,9 @@ impl SourceItems for Pairs {
     }
 }
 
-/// A link participant who wrote one of the pairs never validates them.
+/// A link participant who wrote one of the pairs never validates them; ids
+/// compared in any case (Prolific's are normalised, another panel's are
+/// kept as given, and "Worker-ABC" and "worker-abc" are one person).
 pub fn keep_out<'a>(conn: &'a mut AnyConnection, meta: &'a StudyMeta, pid: &'a str) -> Fut<'a, bool> {
     Box::pin(wrote_pairs_of(conn, meta, pid))
 }
@@ -138,7 +140,7 @@ async fn wrote_pairs_of(conn: &mut AnyConnection, meta: &StudyMeta, pid: &str) -
         "SELECT EXISTS (SELECT 1 FROM participants p JOIN answers a ON a.user_id = p.user_id AND a.study_id = p.study_id
                         JOIN instances i ON i.key = 'w' || a.task_id
                           AND i.dataset_id = (SELECT dataset_id FROM studies WHERE id = $1)
-                        WHERE p.study_id = $2 AND p.platform_pid = $3)",
+                        WHERE p.study_id = $2 AND lower(p.platform_pid) = lower($3))",
     )
     .bind(meta.id)
     .bind(source)
