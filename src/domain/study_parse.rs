@@ -55,6 +55,14 @@ impl StudySpec {
                 None => return Err(field("agreement", format!("unknown mapping {m:?}; known: binary, full"))),
             },
         };
+        if self.resolve.is_some() && !kind.spec().adjudicated {
+            // As `agreement = "binary"` on a kind without that reading: a
+            // setting that would change nothing is named, not ignored.
+            return Err(field(
+                "resolve",
+                format!("kind {kind} settles no item between answers (its statistics count every answer); remove it"),
+            ));
+        }
         let (resolve, primary) = self.settlement(&rule, &annotators)?;
         let instructions = self
             .instructions

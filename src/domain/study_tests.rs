@@ -341,3 +341,17 @@ fn adaptive_overlap_is_refused_on_kinds_that_grade_people_against_a_known_answer
         assert!(e.starts_with("field `assignment.adaptive`") && e.contains("measures people"), "{kind}: {e}");
     }
 }
+
+#[test]
+fn resolve_on_a_kind_that_settles_nothing_is_refused() {
+    let parse = |kind: &str, extra: &str| {
+        let text = format!("name = \"r\"\nkind = \"{kind}\"\ndataset = \"d\"\nannotators = \"all\"\n{extra}");
+        toml::from_str::<StudySpec>(&text).unwrap().parse_in(KINDS, 1).map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        parse("odd_one_out", "resolve = \"dawid_skene\"").unwrap_err(),
+        "field `resolve`: kind odd_one_out settles no item between answers (its statistics count every answer); remove it"
+    );
+    assert!(parse("odd_one_out", "").is_ok());
+    assert!(parse("four_image", "resolve = \"dawid_skene\"").is_ok());
+}
