@@ -126,7 +126,9 @@ pub fn check_texts(
             true => format!("{name:?}: this kind's answers carry no text"),
             false => format!("{name:?}: no such text field; this kind's are {}", known.join(", ")),
         };
-        return Err(TextError { field: "text", label: "", reason });
+        // Named by the request's field it came in: `text` (no name) or the `texts` map.
+        let field = if name.is_empty() { "text" } else { "texts" };
+        return Err(TextError { field, label: "", reason });
     }
     let mut out: Vec<(&'static str, String)> = Vec::new();
     for field in fields {
@@ -231,6 +233,9 @@ mod tests {
         assert_eq!((e.field, e.reason.as_str()), ("negative", "required with this answer"));
         let e = check_texts(&PAIR, "w", &[("positive", "a"), ("negative", "b"), ("caption", "c")]).unwrap_err();
         assert!(e.to_string().contains("\"caption\": no such text field; this kind's are positive, negative"), "{e}");
+        assert_eq!(e.field, "texts", "a name in the texts map");
+        let e = check_texts(&PAIR, "w", &[("", "a caption")]).unwrap_err();
+        assert_eq!(e.field, "text", "the single text");
         let e = check_texts(&PAIR, "w", &[("positive", "a"), ("negative", "b\u{7}")]).unwrap_err();
         assert_eq!(e.field, "negative");
         // What shows nothing changes nothing: the same text, or no text.
