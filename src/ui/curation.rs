@@ -202,6 +202,18 @@ fn FunnelTable(funnel: Funnel, audits: Vec<AuditResult>) -> impl IntoView {
     }
 }
 
+/// A list below the disputes: empty for an address that names no study,
+/// which the disputes' list says once.
+async fn listed<T, F>(id: Result<StudyId, String>, load: impl FnOnce(StudyId) -> F) -> Result<Vec<T>, ServerFnError>
+where
+    F: std::future::Future<Output = Result<Vec<T>, ServerFnError>>,
+{
+    match id {
+        Ok(id) => load(id).await,
+        Err(_) => Ok(Vec::new()),
+    }
+}
+
 #[component]
 pub fn AdjudicatePage() -> impl IntoView {
     let study_id = super::shared::study_in_path();
@@ -219,24 +231,8 @@ pub fn AdjudicatePage() -> impl IntoView {
             }
         },
     );
-    let decided = Resource::new(
-        move || (study_id(), changed()),
-        |(id, _)| async move {
-            match id {
-                Ok(id) => study_settled(id).await,
-                Err(_) => Ok(Vec::new()),
-            }
-        },
-    );
-    let doubtful = Resource::new(
-        move || (study_id(), changed()),
-        |(id, _)| async move {
-            match id {
-                Ok(id) => study_doubtful(id).await,
-                Err(_) => Ok(Vec::new()),
-            }
-        },
-    );
+    let decided = Resource::new(move || (study_id(), changed()), |(id, _)| listed(id, study_settled));
+    let doubtful = Resource::new(move || (study_id(), changed()), |(id, _)| listed(id, study_doubtful));
     view! {
         <leptos_meta::Title text="Adjudication"/>
         <h1>"Adjudication"</h1>
