@@ -44,7 +44,8 @@ pub async fn settled_report(
 }
 
 /// Items its stop rule settled (and nobody adjudicated) whose value the
-/// final crowd model, fitted on every counted answer, puts below another
+/// final crowd model, fitted on every counted answer of people who carry
+/// information, puts below another
 /// value held at [`DOUBT_POSTERIOR`] or more. The model is the study's
 /// `resolve` model, Dawid–Skene when `resolve` names none.
 async fn doubtful(
@@ -71,8 +72,13 @@ async fn doubtful(
     .bind(meta.id)
     .fetch_all(db)
     .await?;
-    let answers: Vec<(u64, u64, usize)> =
-        rows.iter().filter_map(|(i, u, v)| Some((*i as u64, *u as u64, class_of(meta.kind, v)?))).collect();
+    // Without the people who weigh nothing, as the model that settles items at `max`.
+    let weightless = crate::studies::adaptive::fitted(db, meta).await?;
+    let answers: Vec<(u64, u64, usize)> = rows
+        .iter()
+        .filter(|(_, u, _)| !weightless.as_ref().is_some_and(|r| r.uninformative(*u as u64)))
+        .filter_map(|(i, u, v)| Some((*i as u64, *u as u64, class_of(meta.kind, v)?)))
+        .collect();
     let mut gold: Vec<(u64, usize)> =
         sqlx::query_as("SELECT instance_id, value FROM adjudications WHERE study_id = $1")
             .bind(meta.id)

@@ -315,5 +315,22 @@ pub fn pick_annotator(started: &[(i64, i64)], had_it: &[i64]) -> Option<i64> {
     started.iter().filter(|(u, _)| !had_it.contains(u)).min_by_key(|&&(u, open)| (open, u)).map(|&(u, _)| u)
 }
 
+/// The answer count a study's reliabilities are fitted at when it has
+/// `answers` (every stored answer, checks included): the largest point of a
+/// fixed grid (0, 1, 2, …, 10, then a tenth more each step) not past it. The
+/// fit at a point reads only the first that many answers in vote order, so
+/// it is the same from any server, before and after a restart: a decision
+/// depends on the answers and their order, not on when a process last fitted.
+pub fn fit_point(answers: u64) -> u64 {
+    let mut point = 0u64;
+    loop {
+        let next = point + point.div_ceil(10).max(1);
+        if next > answers {
+            return point;
+        }
+        point = next;
+    }
+}
+
 #[cfg(test)]
 mod tests;

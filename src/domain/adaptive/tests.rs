@@ -332,3 +332,19 @@ fn a_confident_stop_does_not_rest_on_the_fitted_priors() {
     // Flat priors: the two posteriors are one.
     assert_eq!(crowd().weigh(Some(0), &two).flat, crowd().weigh(Some(0), &two).posterior);
 }
+
+#[test]
+fn the_fit_points_step_by_one_to_ten_then_by_a_tenth_and_never_pass_the_count() {
+    let points: Vec<u64> = (0..=30).map(fit_point).collect();
+    assert_eq!(&points[..12], &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    assert_eq!(&points[12..], &[11, 13, 13, 15, 15, 17, 17, 19, 19, 21, 21, 21, 24, 24, 24, 27, 27, 27, 30]);
+    for n in [0u64, 1, 9, 10, 11, 399, 440, 12_345, 160_000] {
+        let p = fit_point(n);
+        assert!(p <= n, "{n}: {p}");
+        // The next point is past n, and at most a tenth (at least one) past p.
+        let next = p + p.div_ceil(10).max(1);
+        assert!(next > n, "{n}: a later point {next} fits");
+        assert_eq!(fit_point(next), next);
+        assert_eq!(fit_point(next - 1), p);
+    }
+}

@@ -47,6 +47,17 @@ pub async fn settings(db: impl sqlx::AnyExecutor<'_>, study: StudyId) -> Result<
     text.map(|t| crate::studies::meta::parse_adaptive(study, &t)).transpose()
 }
 
+/// An adaptive study's current reliability fit (the one its decisions
+/// read); None for a fixed overlap. Whom it finds carrying no information
+/// weighs nothing anywhere: not in a stop, and not in the `resolve` model
+/// that settles the items left at `max` (studies::outcomes).
+pub async fn fitted(db: &AnyPool, meta: &StudyMeta) -> Result<Option<std::sync::Arc<Reliability>>, ServiceError> {
+    match meta.adaptive {
+        Some(_) => settle::reliability(db, meta).await.map(Some),
+        None => Ok(None),
+    }
+}
+
 /// HOOK on the answer path (`studies::tasks::answer`, after a new answer is
 /// durable): decides the item's round once all its wanted answers are in,
 /// and ends the place of `user` (who answered) once the study's reliability

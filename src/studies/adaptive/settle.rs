@@ -2,7 +2,7 @@
 //! reliabilities decisions read, the settled values (a stop rule's stop is
 //! what gets settled) and the per-item report.
 use super::settings;
-use crate::domain::adaptive::{AdaptiveItem, AdaptiveReport, Reason, Reliability};
+use crate::domain::adaptive::{fit_point, AdaptiveItem, AdaptiveReport, Reason, Reliability};
 use crate::domain::ids::StudyId;
 use crate::domain::resolution::{ItemState, Posterior, PosteriorModel, ResolvedBy};
 use crate::domain::survey::SurveyKind;
@@ -14,90 +14,90 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 /// Each person's earned reliability (`domain::adaptive::reliability`) over
-/// the study's counted answers and its gold answers. Refitted once the
-/// answers have grown by a tenth since the last fit, so the answer path
-/// does not refit the whole study on every answer. Remembered per study id
-/// in this process: servers sharing a PostgreSQL database each keep their
-/// own (docs/deploy.md, "More than one server").
+/// the study's counted answers and its gold answers, fitted at
+/// [`fit_point`]: on the first that many of the study's answers in vote
+/// order (answered_at, arrival, task id), so every server and every restart
+/// fits the same answers and decides alike. Remembered per study in this
+/// process, and fitted again once the count reaches the next point or a
+/// place ends (its answers stop counting).
 ///
-/// Counting a study's answers reads every one of them (10 ms at 40k
-/// answers on SQLite), so it is not done on every call: each call is one
-/// answer more than the last count, and the study is counted again once
-/// this process has seen a fortieth more (answers stored by another
-/// server, or not counted, are found then).
+/// Counting reads the study's answer index (about 1 ms at 40k answers on
+/// SQLite, docs/performance.md): exact on every call, as a fit point that
+/// depended on when this process last counted would not be reproducible.
 pub(super) async fn reliability(db: &AnyPool, meta: &StudyMeta) -> Result<Arc<Reliability>, ServiceError> {
-    if let Some(fit) = FITS.lock().ok().and_then(|mut f| f.iter_mut().find(|e| e.study == meta.id)?.uncounted()) {
-        return Ok(fit);
-    }
-    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM counted_answers WHERE study_id = $1")
-        .bind(meta.id)
-        .fetch_one(db)
-        .await?;
-    if let Some(fit) = FITS.lock().ok().and_then(|mut f| f.iter_mut().find(|e| e.study == meta.id)?.counted(count)) {
-        return Ok(fit);
-    }
-    let rows: Vec<(i64, i64, String)> =
-        sqlx::query_as("SELECT instance_id, user_id, value FROM counted_answers WHERE study_id = $1")
-            .bind(meta.id)
-            .fetch_all(db)
-            .await?;
-    let answers: Vec<(u64, u64, usize)> =
-        rows.iter().filter_map(|(i, u, v)| Some((*i as u64, *u as u64, class_of(meta.kind, v)?))).collect();
-    let gold: Vec<(i64, String, String)> = sqlx::query_as(
-        "SELECT a.user_id, t.check_answer, a.value FROM answers a JOIN tasks t ON t.id = a.task_id
-         WHERE a.study_id = $1 AND t.check_kind = 'gold' AND t.check_answer IS NOT NULL",
+    let (answers, ended): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM answers WHERE study_id = $1),
+                (SELECT count(*) FROM leases WHERE study_id = $2 AND state NOT IN ('active', 'completed'))",
     )
     .bind(meta.id)
+    .bind(meta.id)
+    .fetch_one(db)
+    .await?;
+    let point = fit_point(answers.max(0) as u64) as i64;
+    let cached = FITS.lock().ok().and_then(|f| {
+        f.iter().find(|e| e.study == meta.id && e.point == point && e.ended == ended).map(|e| Arc::clone(&e.fit))
+    });
+    if let Some(fit) = cached {
+        return Ok(fit);
+    }
+    let fit = Arc::new(fit_at(db, meta.id, meta.kind, point).await?);
+    if let Ok(mut f) = FITS.lock() {
+        f.retain(|e| e.study != meta.id);
+        f.push(Fitted { study: meta.id, point, ended, fit: Arc::clone(&fit) });
+    }
+    Ok(fit)
+}
+
+/// The fit on the study's first `point` answers in vote order, of those
+/// that count now (checks give the gold part).
+async fn fit_at(db: &AnyPool, study: StudyId, kind: SurveyKind, point: i64) -> Result<Reliability, ServiceError> {
+    let first: HashSet<i64> = sqlx::query_scalar(
+        "SELECT task_id FROM answers WHERE study_id = $1 ORDER BY answered_at, arrival, task_id LIMIT $2",
+    )
+    .bind(study)
+    .bind(point)
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .collect();
+    let rows: Vec<(i64, i64, i64, String)> =
+        sqlx::query_as("SELECT task_id, instance_id, user_id, value FROM counted_answers WHERE study_id = $1")
+            .bind(study)
+            .fetch_all(db)
+            .await?;
+    let answers: Vec<(u64, u64, usize)> = rows
+        .iter()
+        .filter(|r| first.contains(&r.0))
+        .filter_map(|(_, i, u, v)| Some((*i as u64, *u as u64, class_of(kind, v)?)))
+        .collect();
+    let gold: Vec<(i64, i64, String, String)> = sqlx::query_as(
+        "SELECT a.task_id, a.user_id, t.check_answer, a.value FROM answers a JOIN tasks t ON t.id = a.task_id
+         WHERE a.study_id = $1 AND t.check_kind = 'gold' AND t.check_answer IS NOT NULL",
+    )
+    .bind(study)
     .fetch_all(db)
     .await?;
     let gold: Vec<(u64, usize, usize)> = gold
         .iter()
-        .filter_map(|(u, truth, v)| Some((*u as u64, class_of(meta.kind, truth)?, class_of(meta.kind, v)?)))
+        .filter(|g| first.contains(&g.0))
+        .filter_map(|(_, u, truth, v)| Some((*u as u64, class_of(kind, truth)?, class_of(kind, v)?)))
         .collect();
     // Seconds of CPU on a large study: off the request threads.
-    let k = meta.kind.values().len();
-    let fit = tokio::task::spawn_blocking(move || Reliability::fit(&answers, &gold, k))
+    let k = kind.values().len();
+    tokio::task::spawn_blocking(move || Reliability::fit(&answers, &gold, k))
         .await
-        .map_err(|e| ServiceError::internal("fitting the study's reliabilities", e))?;
-    let fit = Arc::new(fit);
-    if let Ok(mut f) = FITS.lock() {
-        f.retain(|e| e.study != meta.id);
-        f.push(Fitted { study: meta.id, fitted_at: count, counted: count, since: 0, fit: Arc::clone(&fit) });
-    }
-    Ok(fit)
+        .map_err(|e| ServiceError::internal("fitting the study's reliabilities", e))
 }
 
 /// The fit of each study this process decides on.
 static FITS: Mutex<Vec<Fitted>> = Mutex::new(Vec::new());
 
-/// A study's fit: the answers counted when it was made and at the last
-/// count, and the calls (answers) since that count.
+/// A study's fit: its fit point and the places ended when it was made.
 struct Fitted {
     study: StudyId,
-    fitted_at: i64,
-    counted: i64,
-    since: i64,
+    point: i64,
+    ended: i64,
     fit: Arc<Reliability>,
-}
-
-impl Fitted {
-    /// The fit, while neither a count nor a refit is due; one call more.
-    fn uncounted(&mut self) -> Option<Arc<Reliability>> {
-        self.since += 1;
-        let recount = self.since * 40 >= self.counted.max(1);
-        (!recount && self.fresh(self.counted + self.since)).then(|| Arc::clone(&self.fit))
-    }
-
-    /// The fit, if `count` answers leave it fresh.
-    fn counted(&mut self, count: i64) -> Option<Arc<Reliability>> {
-        (self.counted, self.since) = (count, 0);
-        self.fresh(count).then(|| Arc::clone(&self.fit))
-    }
-
-    /// Fewer than a tenth more answers than it was fitted on (and not fewer).
-    fn fresh(&self, answers: i64) -> bool {
-        answers >= self.fitted_at && (answers - self.fitted_at) * 10 < self.fitted_at.max(1)
-    }
 }
 
 /// An item the stop rule settled (`agreed`, `confident`) takes the value it
@@ -187,42 +187,5 @@ pub async fn report(db: &AnyPool, kinds: &[SurveyKind], study: StudyId) -> Resul
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fitted(at: i64) -> Fitted {
-        Fitted {
-            study: StudyId::new(1),
-            fitted_at: at,
-            counted: at,
-            since: 0,
-            fit: Arc::new(Reliability::uninformed(5)),
-        }
-    }
-
-    #[test]
-    fn a_fit_of_400_answers_is_counted_again_every_10_answers_and_refitted_at_440() {
-        let mut f = fitted(400);
-        let served = (0..9).filter(|_| f.uncounted().is_some()).count();
-        assert_eq!(served, 9, "nine answers without a count");
-        assert!(f.uncounted().is_none(), "the tenth counts the study again");
-        assert!(f.counted(410).is_some(), "410 answers: still fresh");
-        assert_eq!(f.since, 0);
-        assert!(f.counted(439).is_some());
-        assert!(f.counted(440).is_none(), "a tenth more: refitted");
-        assert!(f.counted(399).is_none(), "fewer answers (a discarded participant): refitted");
-    }
-
-    #[test]
-    fn answers_seen_without_a_count_still_make_a_refit_due() {
-        // Small studies are counted on every answer; past 40, every fortieth.
-        let mut small = fitted(20);
-        assert!(small.uncounted().is_none());
-        let mut f = fitted(2_000);
-        let served = (0..60).take_while(|_| f.uncounted().is_some()).count();
-        assert_eq!(served, 49, "a count is due at a fortieth more (50 answers)");
-        let mut g = fitted(100);
-        g.counted = 4_000; // counted since, by another server's answers too
-        assert!(g.uncounted().is_none(), "4,001 answers against a fit on 100: refitted");
-    }
-}
+#[path = "settle_tests.rs"]
+mod tests;
