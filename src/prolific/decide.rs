@@ -52,9 +52,10 @@ pub async fn lines(db: &AnyPool, study: StudyId) -> Result<Vec<DecisionLine>, Se
     let list = crate::crowd::approve_list(db, crate::kinds::KINDS, study).await?;
     let messages: BTreeMap<String, String> =
         super::settings::settings(db, study).await.map(|s| s.2.rejection_messages).unwrap_or_default();
-    let sessions: HashMap<i64, Option<String>> = sqlx::query_as::<_, (i64, Option<String>)>(
-        "SELECT number, platform_session FROM participants WHERE study_id = $1",
-    )
+    let sessions: HashMap<i64, Option<String>> = sqlx::query_as::<_, (i64, Option<String>)>(&format!(
+        "SELECT p.number, {} FROM participants p WHERE p.study_id = $1",
+        super::SUBMISSION_OF_P
+    ))
     .bind(study)
     .fetch_all(db)
     .await?

@@ -80,8 +80,9 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
     let hardneg_free = bundles.iter().map(|b| (b.copies_wanted - b.active - b.completed).max(0)).sum::<i64>() + overdue;
 
     let people: Vec<(i64, Option<String>, String, Option<String>)> = sqlx::query_as(&format!(
-        "SELECT p.number, p.platform_session, {}, p.screened_out_reason FROM participants p
+        "SELECT p.number, {}, {}, p.screened_out_reason FROM participants p
          LEFT JOIN leases l ON l.user_id = p.user_id WHERE p.study_id = $1 ORDER BY p.number",
+        super::SUBMISSION_OF_P,
         crate::crowd::STATUS_SQL
     ))
     .bind(study)

@@ -128,10 +128,11 @@ pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, Service
 /// answer of the bundle is in. Returns how many.
 async fn free_places(db: &sqlx::AnyPool, study: StudyId, now: i64) -> Result<usize, ServiceError> {
     type Row = (i64, String, Option<String>, i64, i64);
+    // Joined by PROLIFIC_PID: the link's SESSION_ID is only what it said.
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT p.user_id, ps.status, l.state, coalesce(pa.done, 0), coalesce(pa.total, 0)
          FROM prolific_submissions ps
-         JOIN participants p ON p.study_id = ps.study_id AND p.platform_session = ps.submission_id
+         JOIN participants p ON p.study_id = ps.study_id AND p.platform_pid = ps.participant_id
          JOIN leases l ON l.user_id = p.user_id
          LEFT JOIN participations pa ON pa.study_id = p.study_id AND pa.user_id = p.user_id
          WHERE ps.study_id = $1 AND ps.status IN ('RETURNED', 'TIMED-OUT') AND l.state = 'active'",
