@@ -162,7 +162,7 @@ pub async fn plan(
             "bonuses of {} ({} with Prolific's fee and tax) would commit {} of a budget cap of {}",
             cents(new_cents),
             cents(more),
-            cents(budget.committed + more),
+            cents(budget.committed.saturating_add(more)),
             cents(budget.cap.unwrap_or(0))
         )));
     }

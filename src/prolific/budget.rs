@@ -76,8 +76,9 @@ impl Money {
     fn budget(&self, cap: Option<u64>) -> Budget {
         let with_fee = |cents: i64| money::with_fee(cents.max(0) as u64, self.fee);
         Budget {
-            spent: with_fee(self.approved * self.reward + self.paid_bonuses),
-            committed: with_fee(self.held() * self.reward + self.all_bonuses),
+            // Saturating: a total read from Prolific can be anything.
+            spent: with_fee(self.approved.saturating_mul(self.reward).saturating_add(self.paid_bonuses)),
+            committed: with_fee(self.held().saturating_mul(self.reward).saturating_add(self.all_bonuses)),
             cap,
         }
     }
@@ -98,6 +99,6 @@ pub async fn budget_and_fee(db: &AnyPool, study: StudyId) -> Result<(Budget, f64
 /// bought or taken already (late submissions past the total hold some).
 pub async fn raising_places(db: &AnyPool, study: StudyId, total: i64) -> Result<(Budget, u64), ServiceError> {
     let m = Money::read(db, study).await?;
-    let more = money::with_fee(((total - m.held()).max(0) * m.reward.max(0)) as u64, m.fee);
+    let more = money::with_fee((total.saturating_sub(m.held()).max(0).saturating_mul(m.reward.max(0))) as u64, m.fee);
     Ok((m.budget(cap(db, study).await), more))
 }

@@ -74,7 +74,13 @@ pub async fn plan(
         .map_err(|e| ServiceError::Invalid(format!("study {study}: {e}")))?;
     let places = money::places(info.places.max(0) as u64, p.extra_places);
     let fee = link.settings.quality.platform_fee;
-    let estimated_cents = money::with_fee(reward_cents * places, fee);
+    if places > money::MAX_PLACES {
+        return Err(ServiceError::Invalid(format!(
+            "study {study}: {places} places is more than the {} hardneg asks Prolific for in one study",
+            money::MAX_PLACES
+        )));
+    }
+    let estimated_cents = money::with_fee(reward_cents.saturating_mul(places), fee);
     if let Some(cap) = p.budget_cap.filter(|&cap| estimated_cents > cap) {
         return Err(ServiceError::Invalid(format!(
             "{places} places at {} (with the fee) cost {}, over the budget cap of {}: raise budget_cap or lower the places",
@@ -324,6 +330,12 @@ pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Res
         .fetch_optional(db)
         .await?
         .ok_or_else(|| not_on_prolific(study))?;
+    if total > money::MAX_PLACES {
+        return Err(ServiceError::Invalid(format!(
+            "{total} places is more than the {} hardneg asks Prolific for in one study",
+            money::MAX_PLACES
+        )));
+    }
     if total as i64 <= places {
         return Err(ServiceError::Invalid(format!(
             "the study has {places} places on Prolific; give a larger total (places can only grow)"
@@ -333,7 +345,7 @@ pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Res
     if !b.allows(more) {
         return Err(ServiceError::Invalid(format!(
             "{total} places would commit {} of a budget cap of {}",
-            cents(b.committed + more),
+            cents(b.committed.saturating_add(more)),
             cents(b.cap.unwrap_or(0))
         )));
     }

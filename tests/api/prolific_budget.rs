@@ -50,3 +50,20 @@ async fn late_submissions_past_the_total_are_committed() {
     assert!(one_more > reward && one_more <= reward * 2, "bought {bought}, with the late one {late}, reward {reward}");
     assert!((one_more * places as i64 - bought).abs() <= places as i64, "one place's share: {one_more} of {bought}");
 }
+
+/// A total past any study (or one whose money would overflow) is refused
+/// with the reason, not a 500 or a wrapped cost (audit R).
+#[tokio::test]
+async fn an_absurd_total_of_places_is_refused_not_wrapped() {
+    let p = Published::start(SPEC).await;
+    let url = p.app.url(&format!("/api/v1/studies/{}/prolific/places", p.study));
+    for total in [i64::MAX as u64, 3_443_392_227_092_449_649, 1_000_001] {
+        let (s, v) = post(&p.researcher, &url, Some(serde_json::json!({ "total": total }))).await;
+        assert_eq!(s, 422, "{total}: {v}");
+        assert!(v["error"].as_str().unwrap().contains("more than the 1000000"), "{v}");
+    }
+    let before = p.fake.state().await["studies"][0]["total_available_places"].clone();
+    let status = p.researcher.get(p.app.url(&format!("/api/v1/studies/{}/prolific", p.study))).send().await.unwrap();
+    assert_eq!(status.status(), 200);
+    assert_eq!(p.fake.state().await["studies"][0]["total_available_places"], before, "nothing was sent");
+}

@@ -9,11 +9,12 @@ pub const DEFAULT_MIN_HOURLY_CENTS: u64 = 800;
 /// rounded up to the cent; refused below `min_hourly_cents` an hour with
 /// both figures named.
 pub fn reward_cents(hourly: f64, minutes: f64, min_hourly_cents: u64) -> Result<u64, String> {
-    if !(hourly.is_finite() && hourly > 0.0) {
-        return Err(format!("the hourly rate must be above 0, got {hourly}"));
+    use super::spec::{MAX_HOURLY_RATE, MAX_MINUTES};
+    if !(hourly.is_finite() && hourly > 0.0 && hourly <= MAX_HOURLY_RATE) {
+        return Err(format!("the hourly rate must be above 0 and at most {MAX_HOURLY_RATE}, got {hourly}"));
     }
-    if !(minutes.is_finite() && minutes > 0.0) {
-        return Err(format!("the expected time must be above 0 minutes, got {minutes}"));
+    if !(minutes.is_finite() && minutes > 0.0 && minutes <= MAX_MINUTES) {
+        return Err(format!("the expected time must be above 0 and at most {MAX_MINUTES} minutes, got {minutes}"));
     }
     let hourly_cents = (hourly * 100.0).round();
     if hourly_cents < min_hourly_cents as f64 {
@@ -66,8 +67,13 @@ pub fn parse_money(s: &str) -> Result<u64, String> {
 /// Places to buy: the copies wanted plus the margin docs/crowd.md advises
 /// (10 %, at least 3) for late finishers and returns that do not refill.
 pub fn places(copies_wanted: u64, extra: Option<u64>) -> u64 {
-    copies_wanted + extra.unwrap_or_else(|| copies_wanted.div_ceil(10).max(3))
+    copies_wanted.saturating_add(extra.unwrap_or_else(|| copies_wanted.div_ceil(10).max(3)))
 }
+
+/// The most places hardneg asks Prolific for in one study: far past any
+/// crowd study, and small enough that no figure of money made from it
+/// overflows (a typo or a hostile total is refused, not wrapped).
+pub const MAX_PLACES: u64 = 1_000_000;
 
 /// Prolific's least `maximum_allowed_time` for an estimate: 2 + 2·t + 2·√t minutes.
 pub fn prolific_min_allowed(estimated_minutes: f64) -> u32 {
@@ -110,7 +116,7 @@ pub struct Budget {
 impl Budget {
     /// Whether `more` cents of commitment stay within the cap.
     pub fn allows(&self, more: u64) -> bool {
-        self.cap.is_none_or(|cap| self.committed + more <= cap)
+        self.cap.is_none_or(|cap| self.committed.saturating_add(more) <= cap)
     }
 }
 

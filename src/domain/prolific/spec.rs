@@ -43,6 +43,10 @@ pub struct ProlificSpec {
 
 pub const DEVICES: [&str; 3] = ["desktop", "tablet", "mobile"];
 pub const MIN_REJECTION_MESSAGE: usize = 100;
+/// Bounds past any real study (a day's work; a pay rate no grant pays):
+/// past them a figure is a typo, and the money made from it could overflow.
+pub const MAX_MINUTES: f64 = 1440.0;
+pub const MAX_HOURLY_RATE: f64 = 1000.0;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProlificSettings {
@@ -85,14 +89,17 @@ pub fn parse(p: ProlificSpec, time_limit_minutes: u32) -> Result<ProlificSetting
     let estimated_minutes = p
         .estimated_minutes
         .ok_or_else(|| field("prolific.estimated_minutes", "missing: the minutes one place takes"))?;
-    if !(estimated_minutes.is_finite() && estimated_minutes > 0.0) {
-        return Err(field("prolific.estimated_minutes", format!("must be above 0, got {estimated_minutes}")));
+    if !(estimated_minutes.is_finite() && estimated_minutes > 0.0 && estimated_minutes <= MAX_MINUTES) {
+        return Err(field(
+            "prolific.estimated_minutes",
+            format!("must be above 0 and at most {MAX_MINUTES}, got {estimated_minutes}"),
+        ));
     }
     // Whole minutes, as the draft sends them: the reward and Prolific's least
     // maximum time are computed on the minutes Prolific shows, not on 2.5.
     let estimated_minutes = estimated_minutes.ceil();
-    if let Some(h) = p.hourly_rate.filter(|h| !(h.is_finite() && *h > 0.0)) {
-        return Err(field("prolific.hourly_rate", format!("must be above 0, got {h}")));
+    if let Some(h) = p.hourly_rate.filter(|h| !(h.is_finite() && *h > 0.0 && *h <= MAX_HOURLY_RATE)) {
+        return Err(field("prolific.hourly_rate", format!("must be above 0 and at most {MAX_HOURLY_RATE}, got {h}")));
     }
     let maximum_allowed_minutes = maximum_allowed(time_limit_minutes, estimated_minutes, p.maximum_allowed_minutes)
         .map_err(|e| field("prolific.maximum_allowed_minutes", e))?;
@@ -188,6 +195,12 @@ mod tests {
             ("", 60, "field `prolific.estimated_minutes`: missing"),
             ("estimated_minutes = 0", 60, "field `prolific.estimated_minutes`"),
             ("estimated_minutes = 5\nhourly_rate = -1", 60, "field `prolific.hourly_rate`"),
+            (
+                "estimated_minutes = 5\nhourly_rate = 1e30",
+                60,
+                "field `prolific.hourly_rate`: must be above 0 and at most 1000",
+            ),
+            ("estimated_minutes = 1e300", 60, "field `prolific.estimated_minutes`: must be above 0 and at most 1440"),
             ("estimated_minutes = 5\nmaximum_allowed_minutes = 30", 60, "field `prolific.maximum_allowed_minutes`"),
             ("estimated_minutes = 5\ndevices = []", 60, "field `prolific.devices`"),
             ("estimated_minutes = 5\ndevices = [\"watch\"]", 60, "field `prolific.devices`: unknown device"),
