@@ -243,6 +243,11 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
             return Ok(());
         }
     }
+    if super::outbox::bonus_in_doubt(db, &r, super::readback::bonus_grace_ms()).await? {
+        let note = "waiting: another pay of the same amount to the same submission is not confirmed yet";
+        advance(db, &r, OutboxEvent::Wait, wait_ms(), None, Some(note)).await?;
+        return Ok(());
+    }
     let (method, path, body) = match r.remote.request(pid.as_deref()) {
         Ok(req) => req,
         Err(_) => {

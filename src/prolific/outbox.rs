@@ -155,6 +155,35 @@ pub(super) async fn due(db: &AnyPool, study: Option<StudyId>) -> Result<Vec<Row>
     rows.into_iter().map(row).collect()
 }
 
+/// Whether another bonus pay of the study is in doubt that a read-back
+/// could take for `r`'s: the same amount to one of the same submissions,
+/// sent and not confirmed (`sending`, `unconfirmed`) or accepted less than
+/// `grace_ms` ago (Prolific pays asynchronously). Prolific's
+/// `bonus_payments` are bare amounts, so while such a pay is in doubt,
+/// `r` waits (an audit had one lost pay read back as another's, and paid
+/// twice).
+pub(super) async fn bonus_in_doubt(db: &AnyPool, r: &Row, grace_ms: i64) -> Result<bool, ServiceError> {
+    let Remote::BonusPay { bonuses: mine, .. } = &r.remote else { return Ok(false) };
+    let rows: Vec<RawRow> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM prolific_outbox
+         WHERE study_id = $1 AND id <> $2 AND action = 'bonus_pay'
+           AND (state IN ('sending', 'unconfirmed') OR (state = 'done' AND sent_at > $3))"
+    ))
+    .bind(r.study)
+    .bind(r.id)
+    .bind(now_ms() - grace_ms)
+    .fetch_all(db)
+    .await?;
+    for other in rows.into_iter().map(row) {
+        if let Remote::BonusPay { bonuses, .. } = other?.remote {
+            if bonuses.iter().any(|b| mine.contains(b)) {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
 /// The earliest time (ms) an open row may be tried again, if any is open.
 pub(super) async fn next_due(db: &AnyPool, study: Option<StudyId>) -> Result<Option<i64>, ServiceError> {
     let at: Option<i64> = sqlx::query_scalar(

@@ -7,7 +7,7 @@ use super::remote::Remote;
 use crate::domain::prolific::status::{decision_fate, DecisionFate, SubmissionStatus};
 use crate::error::ServiceError;
 
-fn bonus_grace_ms() -> i64 {
+pub(super) fn bonus_grace_ms() -> i64 {
     std::env::var("HARDNEG_PROLIFIC_BONUS_GRACE_SECS").ok().and_then(|v| v.parse::<i64>().ok()).unwrap_or(900) * 1000
 }
 

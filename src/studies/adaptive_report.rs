@@ -44,8 +44,8 @@ pub async fn settled_report(
 }
 
 /// Items its stop rule settled (and nobody adjudicated) whose value the
-/// final crowd model, fitted on every counted answer of people who carry
-/// information, puts below another
+/// final crowd model, fitted on every counted answer but those of places
+/// ended as carrying no information, puts below another
 /// value held at [`DOUBT_POSTERIOR`] or more. The model is the study's
 /// `resolve` model, Dawid–Skene when `resolve` names none.
 async fn doubtful(
@@ -73,10 +73,10 @@ async fn doubtful(
     .fetch_all(db)
     .await?;
     // Without the people who weigh nothing, as the model that settles items at `max`.
-    let weightless = crate::studies::adaptive::fitted(db, meta).await?;
+    let weightless = crate::studies::adaptive::ended_uninformative(db, meta.id).await?;
     let answers: Vec<(u64, u64, usize)> = rows
         .iter()
-        .filter(|(_, u, _)| !weightless.as_ref().is_some_and(|r| r.uninformative(*u as u64)))
+        .filter(|(_, u, _)| !weightless.contains(u))
         .filter_map(|(i, u, v)| Some((*i as u64, *u as u64, class_of(meta.kind, v)?)))
         .collect();
     let mut gold: Vec<(u64, usize)> =

@@ -167,11 +167,11 @@ pub async fn study_outcomes_paged(
     // `order` counts every answer in the study's order, as if all were listed.
     let (mut next, mut order, mut given) = (None::<(i64, i64, String, i64, i64, i64)>, 0i64, Vec::new());
     let mut model_answers: Vec<(u64, u64, usize)> = Vec::new();
-    // Adaptive overlap: people found to carry no information count toward no
-    // settled value (docs/study-spec.md), the model's neither.
-    let weightless = match meta.resolve.model() {
-        Some(_) => crate::studies::adaptive::fitted(db, &meta).await?,
-        None => None,
+    // Adaptive overlap: places ended as carrying no information count toward
+    // no settled value (docs/study-spec.md), the model's neither.
+    let weightless = match (meta.adaptive, meta.resolve.model()) {
+        (Some(_), Some(_)) => crate::studies::adaptive::ended_uninformative(db, study_id).await?,
+        _ => Default::default(),
     };
     for &StudyItem { id: instance_id, subset: category } in &study_items {
         given.clear();
@@ -197,8 +197,7 @@ pub async fn study_outcomes_paged(
         let given: Vec<ItemAnswer<'_>> =
             given.iter().map(|(user, value, order)| ItemAnswer { annotator: *user, value, order: *order }).collect();
         if meta.resolve.model().is_some() {
-            for a in given.iter().filter(|a| !weightless.as_ref().is_some_and(|r| r.uninformative(a.annotator as u64)))
-            {
+            for a in given.iter().filter(|a| !weightless.contains(&a.annotator)) {
                 let class = crate::studies::aggregate::class_of(meta.kind, a.value).ok_or_else(|| {
                     ServiceError::Internal(format!("stored value {:?} is not a value of its kind", a.value))
                 })?;

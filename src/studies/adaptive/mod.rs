@@ -12,7 +12,7 @@ use crate::domain::rng::mix;
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
 use sqlx::{AnyConnection, AnyPool};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub mod reopen;
 mod settle;
@@ -47,15 +47,20 @@ pub async fn settings(db: impl sqlx::AnyExecutor<'_>, study: StudyId) -> Result<
     text.map(|t| crate::studies::meta::parse_adaptive(study, &t)).transpose()
 }
 
-/// An adaptive study's current reliability fit (the one its decisions
-/// read); None for a fixed overlap. Whom it finds carrying no information
-/// weighs nothing anywhere: not in a stop, and not in the `resolve` model
-/// that settles the items left at `max` (studies::outcomes).
-pub async fn fitted(db: &AnyPool, meta: &StudyMeta) -> Result<Option<std::sync::Arc<Reliability>>, ServiceError> {
-    match meta.adaptive {
-        Some(_) => settle::reliability(db, meta).await.map(Some),
-        None => Ok(None),
-    }
+/// The people whose place adaptive overlap ended as carrying no
+/// information (the approve list's `ended = uninformative`): their answers
+/// count toward no settled value, the `resolve` model's at `max` included
+/// (studies::outcomes). Only those whose place was ended, as the researcher
+/// sees them: the fit's own verdicts weigh inside the stop rule, and a
+/// model fitted without everyone it doubts could follow a spammer in a
+/// small group where the careful one looked odd.
+pub async fn ended_uninformative(db: &AnyPool, study: StudyId) -> Result<HashSet<i64>, ServiceError> {
+    let people: Vec<i64> =
+        sqlx::query_scalar("SELECT user_id FROM leases WHERE study_id = $1 AND ended_why = 'uninformative'")
+            .bind(study)
+            .fetch_all(db)
+            .await?;
+    Ok(people.into_iter().collect())
 }
 
 /// HOOK on the answer path (`studies::tasks::answer`, after a new answer is
