@@ -54,7 +54,9 @@ pub struct ExportSummary {
 }
 
 /// Exports into `out`, which must be missing or empty. `command` goes into
-/// the card as the way the export was asked for.
+/// the card as the way the export was asked for. Built in
+/// `.NAME.partial-PID` beside `out` and renamed once whole, so a failed or
+/// killed export leaves no short dataset at `out` (as `backup` does).
 pub async fn export_to_dir(
     db: &AnyPool,
     store: &ImageStore,
@@ -62,7 +64,24 @@ pub async fn export_to_dir(
     out: &Path,
     command: &str,
 ) -> Result<ExportSummary, ServiceError> {
-    export_to_dir_until(db, store, req, out, command, &|| false).await
+    check_empty(out)?;
+    let name = out
+        .file_name()
+        .ok_or_else(|| ServiceError::Invalid(format!("{} names no directory to export into", out.display())))?;
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let partial = parent.join(format!(".{}.partial-{}", name.to_string_lossy(), std::process::id()));
+    let _ = std::fs::remove_dir_all(&partial);
+    let done = export_to_dir_until(db, store, req, &partial, command, &|| false).await.and_then(|s| {
+        if out.exists() {
+            std::fs::remove_dir(out).map_err(|e| io_err("replacing the empty directory", out, e))?;
+        }
+        std::fs::rename(&partial, out).map_err(|e| io_err("renaming the finished export to", out, e))?;
+        Ok(s)
+    });
+    if done.is_err() {
+        let _ = std::fs::remove_dir_all(&partial);
+    }
+    done
 }
 
 /// What an export stopped by `abandoned` fails with (only ever logged).

@@ -160,3 +160,33 @@ async fn the_cards_audit_equals_the_stages_audit() {
         assert!(card.contains(&format!("\n```\n{table}```\n")), "{stage}:\n{card}");
     }
 }
+
+/// An export that fails partway (an image the store lost) leaves nothing
+/// at `--out` and no partial directory; one into an empty directory fills it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_export_leaves_no_short_dataset_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = bulk_seed::build(dir.path(), 200).await.unwrap();
+    let store = ImageStore::new(dir.path().join("images"));
+    let req = ExportRequest::parse(bulk_seed::DATASET, "csv", Some("candidates"), None, None).unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    export_to_dir(&pool, &store, &req, &empty, "test").await.unwrap();
+    assert_eq!(std::fs::read_to_string(empty.join("data.csv")).unwrap().lines().count(), 201);
+
+    let hash: String =
+        sqlx::query_scalar("SELECT positive_image FROM instances WHERE positive_image IS NOT NULL LIMIT 1")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    std::fs::remove_file(store.original_path(&hash)).unwrap();
+    let out = dir.path().join("out");
+    let err = export_to_dir(&pool, &store, &req, &out, "test").await.unwrap_err();
+    assert!(!out.exists(), "{err}");
+    assert!(
+        err.to_string().contains(&format!("the image store lacks {}", store.original_path(&hash).display())),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.iter().all(|n| !n.to_string_lossy().contains("partial")), "{left:?}");
+}

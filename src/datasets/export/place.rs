@@ -64,6 +64,12 @@ fn place_image(store: &ImageStore, dir: &Path, img: &ImageRef) -> Result<bool, S
     match std::fs::hard_link(&source, &target) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        // The store lost the file the database lists: say which, not the copy's name.
+        Err(e) if !source.exists() => Err(ServiceError::Internal(format!(
+            "the image store lacks {} (image {} of the rows): {e}; restore it from a backup",
+            source.display(),
+            img.hash
+        ))),
         Err(_) => {
             let tmp: PathBuf = target.with_extension("part");
             std::fs::copy(&source, &tmp).map_err(|e| io_err("copying image to", &tmp, e))?;
