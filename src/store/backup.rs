@@ -165,9 +165,20 @@ fn files_of(
 /// Copies one file, checking an original against its name (a store whose
 /// files rotted is reported, not copied on into every later backup).
 fn copy_checked(src: &Path, dst: &Path, image: &Listed, original: bool) -> anyhow::Result<u64> {
-    let bytes = std::fs::read(src).with_context(|| {
-        format!("image {}: reading {} (the database lists it; the store lacks it)", image.hash, src.display())
-    })?;
+    let bytes = match std::fs::read(src) {
+        Ok(bytes) => bytes,
+        // A damaged source, as a file that does not match its hash: refused (exit 2).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(refused(format!(
+                "image {}: {} is missing (the database lists it; the store lacks it)",
+                image.hash,
+                src.display()
+            )))
+        }
+        Err(e) => {
+            return Err(anyhow::Error::new(e).context(format!("image {}: reading {}", image.hash, src.display())))
+        }
+    };
     if original && sha256_hex(&bytes) != image.hash {
         return Err(refused(format!("image {}: {} does not match its hash (damaged file)", image.hash, src.display())));
     }

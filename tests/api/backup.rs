@@ -201,6 +201,14 @@ async fn bad_destinations_and_sources_are_refused_with_nothing_written() {
     assert_eq!(out.status.code(), Some(2));
     let left: Vec<_> = walk(&target).into_iter().map(|p| p.strip_prefix(&target).unwrap().to_path_buf()).collect();
     assert_eq!(left, [std::path::PathBuf::from("notes.txt")], "only what was there");
+
+    // A missing image is a damaged source too (2), named, and nothing stays.
+    std::fs::remove_file(&image).unwrap();
+    std::fs::remove_dir_all(&target).unwrap();
+    let out = cli(&target, &["restore", good.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&format!("{} is missing", image.display())), "{}", text(&out.stderr));
+    assert!(!target.exists());
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -28,7 +28,9 @@ pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<String
     let mut w = csv::Writer::from_path(&path).map_err(csv_err)?;
     w.write_record(COLUMNS).map_err(csv_err)?;
     for (instance, key, slot, image, model, score) in rows {
-        let cells = [instance.to_string(), key, slot.to_string(), image.unwrap_or_default(), model, score.to_string()];
+        // + 0.0 makes -0 plain 0: PostgreSQL keeps the sign, SQLite does not, and the files must match.
+        let score = (score + 0.0).to_string();
+        let cells = [instance.to_string(), key, slot.to_string(), image.unwrap_or_default(), model, score];
         w.write_record(&cells).map_err(csv_err)?;
     }
     w.flush().map_err(|e| io_err("writing", &path, e))?;
