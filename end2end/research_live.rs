@@ -124,3 +124,42 @@ async fn the_demo_research_pages_scroll_sideways_only_inside_a_wide_table_on_a_d
     }
     r.close().await;
 }
+
+/// The card's pipeline line and adaptive panel follow the live poll too
+/// (audit S: both stayed as the page loaded, "0 items settled · 12 waiting"
+/// beside a dashboard whose places were all done).
+#[tokio::test]
+async fn the_pipeline_line_and_the_adaptive_panel_follow_new_answers_without_a_reload() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let single = link_spec("single copies", 3, &["copies = 1"]);
+    let (fixed, fixed_token) = create_link_study(&app, &researcher, &single).await;
+    let adaptive =
+        format!("{}[assignment.adaptive]\nmin = 2\nmax = 3\nstop = \"agree\"\n", link_spec("adaptive live", 3, &[]));
+    let (adapt, adapt_token) = create_link_study(&app, &researcher, &adaptive).await;
+    let r = Browser::start().await;
+    r.login(&app.base, "researcher", &app.password("researcher")).await;
+    r.goto(&app.url("/research")).await;
+    let pipeline = format!(r#"section.study[data-study="{fixed}"] p.pipeline"#);
+    let spent = format!(r#"section.study[data-study="{adapt}"] .adaptive-panel span.answers-spent"#);
+    assert!(r.text(&pipeline).await.starts_with("0 items settled"), "{}", r.text(&pipeline).await);
+    assert_eq!(r.text(&spent).await, "0");
+    r.client.execute("window.loadedOnce = true; return null;", vec![]).await.unwrap();
+
+    // One copy per item: each answer settles its item.
+    let p = arrive(&app, &fixed_token, fixed, "PIPE-1").await;
+    start(&app, &p, fixed).await;
+    assert_eq!(answer_n(&app, &p, fixed, 3, "A").await, 3);
+    let q = arrive(&app, &adapt_token, adapt, "ADAPT-1").await;
+    start(&app, &q, adapt).await;
+    assert_eq!(answer_n(&app, &q, adapt, 2, "A").await, 2);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !r.text(&pipeline).await.starts_with("3 items settled") {
+        assert!(std::time::Instant::now() < deadline, "the line stayed: {}", r.text(&pipeline).await);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    wait_text(&r, &spent, "2").await;
+    let kept = r.client.execute("return window.loadedOnce === true;", vec![]).await.unwrap();
+    assert_eq!(kept, Value::Bool(true), "the page was reloaded");
+    r.close().await;
+}

@@ -20,9 +20,23 @@ pub async fn adaptive_panel(study_id: StudyId) -> Result<Option<AdaptiveReport>,
         .map_err(session::sfn_error)
 }
 
+/// Read with the page, and again whenever `answers` (the card's counted
+/// answers, which the live poll moves) changes; the old figures stay up
+/// while the new ones load.
 #[component]
-pub fn AdaptivePanel(study_id: StudyId) -> impl IntoView {
-    super::study_panel(study_id, adaptive_panel, |r| view! { <AdaptiveCard report=r/> })
+pub fn AdaptivePanel(study_id: StudyId, answers: Memo<i64>) -> impl IntoView {
+    let report = Resource::new(move || (study_id, answers.get()), |(id, _)| adaptive_panel(id));
+    view! {
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                match report.await {
+                    Err(e) => Some(view! { <p class="error">{super::error_text(&e)}</p> }.into_any()),
+                    Ok(None) => None,
+                    Ok(Some(r)) => Some(view! { <AdaptiveCard report=r/> }.into_any()),
+                }
+            })}
+        </Transition>
+    }
 }
 
 fn reason_text(r: Option<Reason>) -> &'static str {

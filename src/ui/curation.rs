@@ -35,6 +35,14 @@ pub async fn study_disputes(study_id: StudyId) -> Result<Vec<Dispute>, ServerFnE
     crate::studies::adjudication::disputes(&state.db, state.kinds, study_id).await.map_err(session::sfn_error)
 }
 
+/// A study's pipeline line as it stands now (the research card reads it
+/// again whenever the live poll brings new counted answers).
+#[server(prefix = "/sfn")]
+pub async fn study_pipeline(study_id: StudyId) -> Result<StudyStatus, ServerFnError> {
+    let (state, _) = session::researcher().await?;
+    crate::studies::outcomes::study_status(&state.db, state.kinds, study_id).await.map_err(session::sfn_error)
+}
+
 /// Stops the final crowd model doubts: settled, decided here only by choice.
 #[server(prefix = "/sfn")]
 pub async fn study_doubtful(study_id: StudyId) -> Result<Vec<Dispute>, ServerFnError> {

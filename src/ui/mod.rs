@@ -29,7 +29,7 @@ pub mod research_page;
 pub mod session;
 mod shared;
 pub mod take;
-pub use shared::{hydrated, study_panel, Hydrated, NeedsScript};
+pub use shared::{hydrated, Hydrated, NeedsScript};
 
 /// Answers by key before the wasm has loaded (choice cards only).
 const EARLY_KEYS: &str = include_str!("early_keys.js");

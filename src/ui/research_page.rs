@@ -1,7 +1,7 @@
 //! Researcher page: every study with progress per annotator and the answer
 //! distribution.
 use super::adaptive_panel::AdaptivePanel;
-use super::curation::{FunnelTables, StudyPipeline};
+use super::curation::{study_pipeline, FunnelTables, StudyPipeline};
 use super::live_panel::LiveCrowdPanel;
 #[cfg(feature = "ssr")]
 use super::session;
@@ -60,15 +60,32 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
     let not_shown = Memo::new(move |_| progress.with(|p| p.annotators_not_shown));
     let distribution = Memo::new(move |_| progress.with(|p| (p.distribution.clone(), p.none_share)));
     let counted = "answers on real items that count: no check items, no uncounted copies";
+    // In the browser, each new count of answers (the live poll's, a
+    // discard's) reads the pipeline line again: what it says settles the
+    // study, so it must not describe the moment the page loaded.
+    let status = RwSignal::new(status);
+    Effect::watch(
+        move || answers.get(),
+        move |_, _, _| {
+            leptos::task::spawn_local(async move {
+                if let Ok(now) = study_pipeline(id).await {
+                    if status.with_untracked(|s| *s != now) {
+                        let _ = status.try_set(now);
+                    }
+                }
+            })
+        },
+        false,
+    );
     view! {
         <section class="study" data-study=id.to_string()>
             <h2>{name}</h2>
             <p>{kind.name()} " · " {count_of(items, "item", "items")} " · "
                 <span class="answers" title=counted>{move || answers.get()}</span>
                 {move || if answers.get() == 1 { " counted answer" } else { " counted answers" }}</p>
-            <StudyPipeline status/>
+            {move || view! { <StudyPipeline status=status.get()/> }}
             <LiveCrowdPanel study_id=id progress/>
-            <AdaptivePanel study_id=id/>
+            <AdaptivePanel study_id=id answers/>
             {move || view! {
                 <table class="data annotators" tabindex="0">
                     <caption title="tasks done of those planned, check items included; the counted answers above leave them out">"Progress per annotator (tasks, check items included)"</caption>
