@@ -224,7 +224,11 @@ pub async fn practice_answer(
 /// Gives the study back: the place returns to the pool, the answers so far
 /// are kept but not counted.
 pub async fn return_study(state: &AppState, user: &SessionUser, study: StudyId) -> Result<Stage, ServiceError> {
-    let (_, lease) = own_lease(state, user, study).await?;
+    // Before the comprehension check there is no place to give back:
+    // nothing changes here, and the page says to return it on Prolific.
+    let Some((_, lease)) = own_place(state, user, study).await? else {
+        return Ok(Stage::Returned);
+    };
     if !lease.may_answer() {
         return match lease {
             LeaseState::Returned => Ok(Stage::Returned),

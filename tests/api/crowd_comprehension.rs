@@ -103,6 +103,19 @@ async fn the_comprehension_check_comes_before_any_lease_and_gives_two_attempts()
     assert_eq!(states, status, "{cli}");
 }
 
+/// "Return this study" shows before the check too (audit S: it was a 422,
+/// "pass the comprehension check first"): nothing to free, and no error.
+#[tokio::test]
+async fn giving_the_study_back_before_the_check_is_no_error() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("comprehension", 9, SPEC)).await;
+    let p0 = arrive(&app, &token, study, "P0").await;
+    let (status, back) = post_json(&app, &p0, &format!("/api/v1/take/{study}/return"), json!({})).await;
+    assert_eq!((status, back["stage"].as_str()), (200, Some("returned")), "{back}");
+    assert!(no_lease(&app, study, "P0").await, "nothing was leased");
+}
+
 #[tokio::test]
 async fn check_spec_errors_name_their_field() {
     let app = TestApp::spawn();
