@@ -7,6 +7,12 @@ use super::remote::Remote;
 use crate::domain::prolific::status::{decision_fate, DecisionFate, SubmissionStatus};
 use crate::error::ServiceError;
 
+/// How long an approval or rejection Prolific may still be applying is read
+/// back as "not known yet" before it counts as not there (sent again).
+fn decision_grace_ms() -> i64 {
+    std::env::var("HARDNEG_PROLIFIC_DECISION_GRACE_SECS").ok().and_then(|v| v.parse::<i64>().ok()).unwrap_or(120) * 1000
+}
+
 pub(super) fn bonus_grace_ms() -> i64 {
     std::env::var("HARDNEG_PROLIFIC_BONUS_GRACE_SECS").ok().and_then(|v| v.parse::<i64>().ok()).unwrap_or(900) * 1000
 }
@@ -72,11 +78,20 @@ pub(super) async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Re
         Remote::Approve { submission: id } | Remote::Reject { submission: id, .. } => {
             let Some(s) = known(&get(client, &submission(id)).await?) else { return Ok(None) };
             let status = SubmissionStatus::parse(s["status"].as_str().unwrap_or(""));
-            return Ok(Some(match decision_fate(matches!(r.remote, Remote::Approve { .. }), Some(status)) {
-                DecisionFate::Applied => Found::Applied,
-                DecisionFate::Moot => Found::Moot,
-                DecisionFate::Wait | DecisionFate::Send => Found::Absent,
-            }));
+            return Ok(match decision_fate(matches!(r.remote, Remote::Approve { .. }), Some(status)) {
+                DecisionFate::Applied => Some(Found::Applied),
+                DecisionFate::Moot => Some(Found::Moot),
+                // Prolific approves in bulk later (a 2xx "in progress"): not there
+                // yet is not absent until its grace has passed (an audit counted
+                // 25 bulk approvals of 3 submissions in two minutes).
+                DecisionFate::Send
+                    if r.last_status.is_some_and(|s| (200..300).contains(&s))
+                        && now_ms() - r.sent_at.unwrap_or(0) < decision_grace_ms() =>
+                {
+                    None
+                }
+                DecisionFate::Wait | DecisionFate::Send => Some(Found::Absent),
+            });
         }
         Remote::RequestReturn { submission: id, .. } => {
             let Some(s) = known(&get(client, &submission(id)).await?) else { return Ok(None) };

@@ -51,6 +51,7 @@ mod pipeline;
 mod placeholders;
 mod postgres;
 mod postgres_plans;
+mod prolific_approve_once;
 mod prolific_bonus_doubt;
 mod prolific_budget;
 mod prolific_cli;
