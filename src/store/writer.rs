@@ -90,6 +90,9 @@ impl Writer {
     }
 }
 
+/// Idle this long, the writer's server connection is pinged before use.
+const IDLE_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
 async fn run(
     mut conn: AnyConnection,
     location: Option<super::db::Location>,
@@ -97,8 +100,21 @@ async fn run(
     gate: WriteGate,
 ) {
     let (mut batch, mut arrivals) = (Vec::with_capacity(MAX_BATCH), Arrivals::default());
+    let mut last_used = std::time::Instant::now();
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         arrivals.stamp(&mut batch);
+        // A server connection idle a while may have been cut (a database
+        // restart): checked before the batch, so that the first answer after
+        // it is not a needless 500 (an audit saw one per server per restart).
+        if let Some(location) = location.as_ref().filter(|_| last_used.elapsed() >= IDLE_CHECK) {
+            if sqlx::Connection::ping(&mut conn).await.is_err() {
+                if let Ok(fresh) = super::db::open_writer(location).await {
+                    tracing::warn!("the answer writer's idle database connection was gone; it opened a new one");
+                    conn = fresh;
+                }
+            }
+        }
+        last_used = std::time::Instant::now();
         let results = {
             let _gate = gate.hold().await;
             commit_batch(&mut conn, &batch).await

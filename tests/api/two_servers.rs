@@ -162,17 +162,16 @@ async fn answers_go_on_after_the_database_cuts_every_connection() {
     let cut_count: i64 = String::from_utf8_lossy(&cut.stdout).trim().parse().unwrap();
     assert!(cut_count >= 2, "the pool's and the writer's connections were cut: {cut_count}");
 
-    // At most the first attempts meet the cut; then every answer is acknowledged.
+    // Some seconds later (a restart before a quiet spell), the pool and the
+    // writer check their idle connections first: no answer meets the cut
+    // (an audit: the first answer after a restart was a 500 on every server).
+    tokio::time::sleep(std::time::Duration::from_secs(6)).await;
     let mut acked = vec![first];
-    let mut failures = 0;
     while acked.len() < 6 {
         match step(&annotator, &app.base, study).await {
             Ok(Some(task)) => acked.push(task),
             Ok(None) => panic!("the demo study ran out of tasks"),
-            Err(e) => {
-                failures += 1;
-                assert!(failures <= 2, "answers still fail after the cut: {e}");
-            }
+            Err(e) => panic!("an answer met the cut seconds after it: {e}"),
         }
     }
     let db = hardneg::store::db::open(&hardneg::store::db::Location::Postgres(url.clone())).await.unwrap();
