@@ -121,11 +121,13 @@ pub async fn preview(state: &AppState, token: &str, ids: Option<&PlatformIds>) -
                 Preview::ScreenedOut { comprehension, code, url }
             }
             Some(_) => Preview::Returned,
-            None if k.lease.is_some() => Preview::Resume { study: link.study_id, place: true },
+            None if k.lease.is_some() => {
+                Preview::Resume { study: link.study_id, place: true, late: k.lease == Some(LeaseState::TimedOut) }
+            }
             // Passed the check when every place was taken: the full page again.
             None if k.passed_check => Preview::Full { code: link.full_code.clone() },
             // Not through the comprehension check yet: no place is held.
-            None => Preview::Resume { study: link.study_id, place: false },
+            None => Preview::Resume { study: link.study_id, place: false, late: false },
         });
     }
     if !link.open {

@@ -43,9 +43,12 @@ pub enum Preview {
     /// This platform id arrived before: a button that resumes. `place`: it
     /// holds a bundle; false before it passed the comprehension check (a
     /// place is taken then, if one is still free).
+    /// `late`: its place timed out and went to someone else; it may still
+    /// finish (kept as an extra copy, and paid).
     Resume {
         study: StudyId,
         place: bool,
+        late: bool,
     },
     Finished {
         code: String,

@@ -186,8 +186,10 @@ async fn show(State(state): State<AppState>, Path(token): Path<String>, Query(q)
             };
             join_page(StatusCode::OK, &study_name, body)
         }
-        Preview::Resume { place, .. } => {
-            let said = if place {
+        Preview::Resume { place, late, .. } => {
+            let said = if late {
+                "Your time limit has passed and your place went to someone else. You can still finish: your answers are kept."
+            } else if place {
                 "You have a place in this study."
             } else {
                 "You have started this study. A place is yours once you pass the questions on the instructions, if one is still free."

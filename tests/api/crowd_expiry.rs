@@ -24,6 +24,10 @@ async fn an_expired_bundle_goes_to_a_new_participant_and_the_late_one_is_an_extr
     // The next arrival reclaims the overdue place.
     let fresh = arrive(&app, &token, study, "FRESH").await;
     assert_eq!(lease_states(&app, &researcher, study).await, ["timed_out", "active"]);
+    // Coming back by the link, the late one is told so, not that it holds a place.
+    let back = reqwest::get(app.url(&format!("/join/{token}?PROLIFIC_PID=LATE"))).await.unwrap();
+    let page = back.text().await.unwrap();
+    assert!(page.contains("Your time limit has passed") && !page.contains("You have a place"), "{page}");
     start(&app, &fresh, study).await;
     assert_eq!(answer_n(&app, &fresh, study, 100, "A").await, 63);
     // The timed-out participant may still finish, and is given the code.
