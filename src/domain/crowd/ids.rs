@@ -43,6 +43,9 @@ pub enum IdError {
     TooLong(usize),
     #[error("may hold only letters A-Z, a-z, digits, '-' and '_' (found {0:?})")]
     BadChar(char),
+    /// The link as written in Prolific's form, opened without Prolific.
+    #[error("is still the placeholder {0}: open the study from Prolific, or put a test id in its place")]
+    Placeholder(String),
 }
 
 /// A platform id (Prolific's PID, study and session ids, a panel's `pid`):
@@ -54,6 +57,9 @@ pub fn check_platform_id(s: &str) -> Result<(), IdError> {
     }
     if s.len() > MAX_PLATFORM_ID {
         return Err(IdError::TooLong(s.len()));
+    }
+    if s.starts_with("{{%") && s.ends_with("%}}") {
+        return Err(IdError::Placeholder(s.to_string()));
     }
     match s.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_')) {
         Some(c) => Err(IdError::BadChar(c)),
@@ -150,6 +156,10 @@ mod tests {
         assert_eq!(check_platform_id("a b"), Err(IdError::BadChar(' ')));
         assert_eq!(check_platform_id("<script>"), Err(IdError::BadChar('<')));
         assert_eq!(check_platform_id("é"), Err(IdError::BadChar('é')));
+        // The link opened as written in Prolific's form: said as such.
+        let e = check_platform_id("{{%PROLIFIC_PID%}}").unwrap_err();
+        assert_eq!(e, IdError::Placeholder("{{%PROLIFIC_PID%}}".into()));
+        assert!(e.to_string().contains("open the study from Prolific"), "{e}");
         // A long value's message gives its length, never the value.
         let msg = check_platform_id(&"y".repeat(10_240)).unwrap_err().to_string();
         assert!(msg.len() < 100 && msg.contains("10240"), "{msg}");
