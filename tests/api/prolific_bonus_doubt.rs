@@ -4,9 +4,8 @@
 //! doubt, or the read-back can take one round's payment for the other's
 //! and pay twice (audit R).
 use crate::prolific_fake::FakeProlific;
-use crate::prolific_kit::{post, Hardneg};
+use crate::prolific_kit::{post, Published};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 const SPEC: &str = r#"name = "bonus rounds"
@@ -30,35 +29,20 @@ async fn payments(fake: &FakeProlific) -> usize {
 
 #[tokio::test]
 async fn a_round_of_the_same_amount_waits_while_a_lost_pay_is_in_doubt() {
-    let tmp = tempfile::tempdir().unwrap();
     // Prolific pays long after the call: only a tick makes the payments.
-    let fake = FakeProlific::start_with(&["--async-delay-ms", "600000"]).await;
-    let env = vec![
-        ("HARDNEG_PROLIFIC_TOKEN", fake.token.clone()),
-        ("HARDNEG_PROLIFIC_URL", fake.base.clone()),
-        ("HARDNEG_PROLIFIC_SYNC_SECS", "3600".into()),
-        ("HARDNEG_PROLIFIC_BACKOFF_MS", "20".into()),
-        ("HARDNEG_PROLIFIC_WAIT_MS", "200".into()),
-        ("HARDNEG_PROLIFIC_BONUS_GRACE_SECS", "4".into()),
-    ];
-    let app = Hardneg::start(&tmp.path().join("data"), &env, &tmp.path().join("log"), HashMap::new());
-    let r = app.login("researcher").await;
-    let res = r.post(app.url("/api/v1/studies")).body(SPEC).send().await.unwrap();
-    assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
-    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
-    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
-    assert_eq!(s, 200, "{v}");
-    let pid = v["prolific_id"].as_str().unwrap().to_string();
+    let env = [("HARDNEG_PROLIFIC_WAIT_MS", "200"), ("HARDNEG_PROLIFIC_BONUS_GRACE_SECS", "4")];
+    let p = Published::start_with(SPEC, &["--async-delay-ms", "600000"], &env).await;
+    let (fake, app, r, study, pid) = (&p.fake, &p.app, &p.researcher, p.study, p.pid.clone());
     let people = [fake.arrive(&pid, None).await, fake.arrive(&pid, None).await];
     for p in &people {
         fake.submit(&p.submission_id, Some("DONE")).await;
     }
-    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    let (s, v) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
     assert_eq!(s, 200, "{v}");
     let csv: String = people.iter().map(|p| format!("{},0.50\n", p.participant_id)).collect();
     let pay_round = |round: &'static str| {
         let (r, csv, url) =
-            (&r, csv.clone(), app.url(&format!("/api/v1/studies/{study}/prolific/bonuses?round={round}")));
+            (r, csv.clone(), app.url(&format!("/api/v1/studies/{study}/prolific/bonuses?round={round}")));
         async move {
             let res = r.post(url).body(csv).send().await.unwrap();
             assert_eq!(res.status(), 200, "{round}: {}", res.text().await.unwrap());
@@ -69,14 +53,14 @@ async fn a_round_of_the_same_amount_waits_while_a_lost_pay_is_in_doubt() {
     fake.fault("POST", "/api/v1/bulk-bonus-payments/*/pay/", "drop_response", 1).await;
     pay_round("a").await;
     let deadline = Instant::now() + Duration::from_secs(30);
-    while payments(&fake).await == 0 {
+    while payments(fake).await == 0 {
         assert!(Instant::now() < deadline, "round a's pay was never sent");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // Round b, the same amount to the same people, is set up but not paid.
     pay_round("b").await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(payments(&fake).await, 1, "round b was paid while round a was in doubt");
+    assert_eq!(payments(fake).await, 1, "round b was paid while round a was in doubt");
     let status: Value =
         r.get(app.url(&format!("/api/v1/studies/{study}/prolific"))).send().await.unwrap().json().await.unwrap();
     let notes = status["outbox"].to_string();
@@ -85,13 +69,13 @@ async fn a_round_of_the_same_amount_waits_while_a_lost_pay_is_in_doubt() {
     // Prolific pays round a: a is read back as paid, then b goes.
     fake.tick().await;
     let deadline = Instant::now() + Duration::from_secs(60);
-    while payments(&fake).await < 2 {
+    while payments(fake).await < 2 {
         assert!(Instant::now() < deadline, "round b was never paid");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     fake.tick().await;
     tokio::time::sleep(Duration::from_secs(5)).await;
-    assert_eq!(payments(&fake).await, 2, "one pay call per round");
+    assert_eq!(payments(fake).await, 2, "one pay call per round");
     let state = fake.state().await;
     for p in &people {
         let sub =

@@ -255,14 +255,22 @@ pub struct Published {
 
 impl Published {
     pub async fn start(spec: &str) -> Published {
+        Published::start_with(spec, &[], &[]).await
+    }
+
+    /// As [`Published::start`], the fake started with `fake_args` and the
+    /// server with `env` besides.
+    pub async fn start_with(spec: &str, fake_args: &[&str], env: &[(&'static str, &str)]) -> Published {
         let tmp = tempfile::tempdir().unwrap();
-        let fake = crate::prolific_fake::FakeProlific::start().await;
-        let env = vec![
+        let fake = crate::prolific_fake::FakeProlific::start_with(fake_args).await;
+        let mut env_all = vec![
             ("HARDNEG_PROLIFIC_TOKEN", fake.token.clone()),
             ("HARDNEG_PROLIFIC_URL", fake.base.clone()),
             ("HARDNEG_PROLIFIC_SYNC_SECS", "3600".into()),
             ("HARDNEG_PROLIFIC_BACKOFF_MS", "20".into()),
         ];
+        env_all.extend(env.iter().map(|(k, v)| (*k, v.to_string())));
+        let env = env_all;
         let app = Hardneg::start(&tmp.path().join("data"), &env, &tmp.path().join("log"), HashMap::new());
         let researcher = app.login("researcher").await;
         let res = researcher.post(app.url("/api/v1/studies")).body(spec.to_string()).send().await.unwrap();

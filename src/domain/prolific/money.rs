@@ -5,11 +5,15 @@
 /// workspace's own figure from `reward-recommendations` replaces it when read).
 pub const DEFAULT_MIN_HOURLY_CENTS: u64 = 800;
 
+/// Bounds past any real study (a day's work; a pay rate no grant pays):
+/// past them a figure is a typo, and the money made from it could overflow.
+pub const MAX_MINUTES: f64 = 1440.0;
+pub const MAX_HOURLY_RATE: f64 = 1000.0;
+
 /// The reward per place for `minutes` of work at `hourly` (money per hour),
 /// rounded up to the cent; refused below `min_hourly_cents` an hour with
 /// both figures named.
 pub fn reward_cents(hourly: f64, minutes: f64, min_hourly_cents: u64) -> Result<u64, String> {
-    use super::spec::{MAX_HOURLY_RATE, MAX_MINUTES};
     if !(hourly.is_finite() && hourly > 0.0 && hourly <= MAX_HOURLY_RATE) {
         return Err(format!("the hourly rate must be above 0 and at most {MAX_HOURLY_RATE}, got {hourly}"));
     }

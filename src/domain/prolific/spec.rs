@@ -1,6 +1,6 @@
 //! The `[prolific]` table of a link study's spec (docs/study-spec.md),
 //! parsed into [`ProlificSettings`] with errors that name the field.
-use super::money::{maximum_allowed, parse_money};
+use super::money::{maximum_allowed, parse_money, MAX_HOURLY_RATE, MAX_MINUTES};
 use crate::domain::crowd::field::FieldError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -43,10 +43,6 @@ pub struct ProlificSpec {
 
 pub const DEVICES: [&str; 3] = ["desktop", "tablet", "mobile"];
 pub const MIN_REJECTION_MESSAGE: usize = 100;
-/// Bounds past any real study (a day's work; a pay rate no grant pays):
-/// past them a figure is a typo, and the money made from it could overflow.
-pub const MAX_MINUTES: f64 = 1440.0;
-pub const MAX_HOURLY_RATE: f64 = 1000.0;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProlificSettings {
