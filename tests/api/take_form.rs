@@ -116,6 +116,7 @@ async fn a_participant_goes_from_consent_to_the_code_by_form_posts() {
         "{html}"
     );
     assert!(html.contains(&format!(r#"href="{take}" data-step="practice-next""#)), "a Continue link: {html}");
+    assert!(html.contains("Practice: your answers here are not recorded"), "said without the wasm too: {html}");
     assert_eq!(shown_task(&html), None, "the feedback first, the bundle after Continue");
 
     // The bundle by the same forms, then the code, all in the server's HTML.

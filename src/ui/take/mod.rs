@@ -161,9 +161,12 @@ fn Take(study_id: StudyId, first: TakeView) -> impl IntoView {
         <section class="take" data-stage=move || page.with(|p| p.stage.name())>
             <leptos_meta::Title text=title.clone()/>
             <h1>{title}</h1>
-            {move || feedback.get().map(|f| steps::feedback_box(&f, view! {
-                <p><a class="button primary" href=format!("/take/{study_id}") data-step="practice-next">"Continue"</a></p>
-            }))}
+            {move || feedback.get().map(|f| view! {
+                <p class="notice">{steps::PRACTICE_NOTICE}</p>
+                {steps::feedback_box(&f, view! {
+                    <p><a class="button primary" href=format!("/take/{study_id}") data-step="practice-next">"Continue"</a></p>
+                })}
+            })}
             {move || {
                 let TakeView { stage, task, .. } = page.get();
                 match stage {

@@ -102,6 +102,9 @@ fn practice_of_total(p: Progress) -> String {
     format!("Practice {} of {}", p.done + 1, p.total)
 }
 
+/// Above a practice item and its feedback, with or without the wasm.
+pub const PRACTICE_NOTICE: &str = "Practice: your answers here are not recorded; you will see the right answer.";
+
 /// The answer to a practice item; `next` is how the participant goes on.
 pub fn feedback_box(f: &FeedbackQuery, next: impl IntoView) -> impl IntoView {
     view! {
@@ -140,7 +143,7 @@ pub fn Practice(study_id: StudyId, index: usize, item: TaskView, page: RwSignal<
     answer_by_keys(shown, choose);
     let form_action = format!("/take/{study_id}/practice");
     view! {
-        <p class="notice">"Practice: your answers here are not recorded; you will see the right answer."</p>
+        <p class="notice">{PRACTICE_NOTICE}</p>
         {move || shown.get().map(|t| view! {
             <TaskCard task=t pending=action.pending() choose counter=practice_of_total instructions_read=true
                 form_action=form_action.clone()/>
