@@ -187,4 +187,7 @@ async fn a_page_whose_address_names_no_study_number_says_so() {
         assert!(!html.contains("no study 0"), "{page}");
         assert_eq!(status, 404, "{page}");
     }
+    // A browser that never joined is told so in a participant's words, not "not logged in".
+    let html = reqwest::get(app.url(&format!("/take/{link}"))).await.unwrap().text().await.unwrap();
+    assert!(html.contains(r#"class="error">This browser has not joined this study"#), "{html}");
 }

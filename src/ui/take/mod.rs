@@ -110,7 +110,11 @@ pub fn TakePage() -> impl IntoView {
                         <section class="take">
                             <leptos_meta::Title text="Study"/>
                             <h1>"This study cannot open"</h1>
-                            <p class="error" role="alert">{error_text(&e)}</p>
+                            <p class="error" role="alert">{match error_text(&e) {
+                                // A participant knows no login: say what happened in their words.
+                                t if t == crate::api_types::NOT_LOGGED_IN => NOT_JOINED.to_string(),
+                                t => t,
+                            }}</p>
                             <p>"Open this study from its link on Prolific (or the address the researcher gave you)."</p>
                         </section>
                     }.into_any(),
@@ -120,6 +124,9 @@ pub fn TakePage() -> impl IntoView {
         </Suspense>
     }
 }
+
+/// `/take/{id}` in a browser that has not joined the study (or whose session ended).
+const NOT_JOINED: &str = "This browser has not joined this study, or its session has ended.";
 
 fn item_of_total(p: Progress) -> String {
     format!("Item {} of {}", (p.done + 1).min(p.total), p.total)
