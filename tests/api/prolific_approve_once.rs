@@ -3,25 +3,10 @@
 //! to send again until its grace has passed (audit R: 25 bulk approvals of
 //! three submissions in two minutes).
 use crate::prolific_kit::{answer_all, join, post, Published, Way};
+// The same link study: bundles of 3, two copies, a comprehension question, 6 minutes.
+use crate::prolific_session::SPEC;
 use serde_json::Value;
 use std::time::{Duration, Instant};
-
-const SPEC: &str = r#"name = "approve once"
-kind = "four_image"
-dataset = "demo"
-seed = 13
-access = "link"
-[link]
-bundle_size = 3
-copies = 2
-consent = "I agree to take part."
-completion_code = "DONE0003"
-comprehension = [{ question = "When do you pick None?", options = ["Never", "When no image fits"], answer = "When no image fits" }]
-[prolific]
-estimated_minutes = 6
-hourly_rate = 9.0
-budget_cap = "500.00"
-"#;
 
 #[tokio::test]
 async fn a_bulk_approval_in_progress_is_sent_once() {

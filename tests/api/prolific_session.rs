@@ -4,7 +4,7 @@
 //! rejected for another's failed checks). Decisions go by PROLIFIC_PID.
 use crate::prolific_kit::{answer_all, join, post, Published, Way};
 
-const SPEC: &str = r#"name = "sessions"
+pub const SPEC: &str = r#"name = "sessions"
 kind = "four_image"
 dataset = "demo"
 seed = 12

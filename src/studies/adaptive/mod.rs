@@ -12,13 +12,14 @@ use crate::domain::rng::mix;
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
 use sqlx::{AnyConnection, AnyPool};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 pub mod reopen;
 mod settle;
 mod stranded;
 mod uninformative;
 pub use settle::{report, settle};
+pub use uninformative::ended_uninformative;
 
 /// At creation, inside its transaction: the settings and every item at `min`.
 pub async fn create(tx: &mut AnyConnection, study: StudyId, a: &Adaptive) -> Result<(), ServiceError> {
@@ -45,22 +46,6 @@ pub async fn settings(db: impl sqlx::AnyExecutor<'_>, study: StudyId) -> Result<
         .fetch_optional(db)
         .await?;
     text.map(|t| crate::studies::meta::parse_adaptive(study, &t)).transpose()
-}
-
-/// The people whose place adaptive overlap ended as carrying no
-/// information (the approve list's `ended = uninformative`): their answers
-/// count toward no settled value, the `resolve` model's at `max` included
-/// (studies::outcomes). Only those whose place was ended, as the researcher
-/// sees them: the fit's own verdicts weigh inside the stop rule, and a
-/// model fitted without everyone it doubts could follow a spammer in a
-/// small group where the careful one looked odd.
-pub async fn ended_uninformative(db: &AnyPool, study: StudyId) -> Result<HashSet<i64>, ServiceError> {
-    let people: Vec<i64> =
-        sqlx::query_scalar("SELECT user_id FROM leases WHERE study_id = $1 AND ended_why = 'uninformative'")
-            .bind(study)
-            .fetch_all(db)
-            .await?;
-    Ok(people.into_iter().collect())
 }
 
 /// HOOK on the answer path (`studies::tasks::answer`, after a new answer is

@@ -8,7 +8,8 @@
 //! no more. Every answer given stays stored and spent.
 use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
-use sqlx::AnyConnection;
+use sqlx::{AnyConnection, AnyPool};
+use std::collections::HashSet;
 
 /// Ends a link participant's active place early; whether it did. Runs in
 /// the decision's transaction, under the writer's gate, before waiting
@@ -72,4 +73,20 @@ pub(super) async fn end_place(
     .execute(&mut *tx)
     .await?;
     Ok(true)
+}
+
+/// The people whose place adaptive overlap ended as carrying no
+/// information (the approve list's `ended = uninformative`): their answers
+/// count toward no settled value, the `resolve` model's at `max` included
+/// (studies::outcomes). Only those whose place was ended, as the researcher
+/// sees them: the fit's own verdicts weigh inside the stop rule, and a
+/// model fitted without everyone it doubts could follow a spammer in a
+/// small group where the careful one looked odd.
+pub async fn ended_uninformative(db: &AnyPool, study: StudyId) -> Result<HashSet<i64>, ServiceError> {
+    let people: Vec<i64> =
+        sqlx::query_scalar("SELECT user_id FROM leases WHERE study_id = $1 AND ended_why = 'uninformative'")
+            .bind(study)
+            .fetch_all(db)
+            .await?;
+    Ok(people.into_iter().collect())
 }
