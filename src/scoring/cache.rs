@@ -61,7 +61,7 @@ pub async fn lookup(
 
 /// Stores one batch in one transaction.
 pub async fn store(db: &AnyPool, key: &CacheKey, kind: Kind, items: &[(String, Vec<f32>)]) -> sqlx::Result<()> {
-    let mut tx = db.begin().await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     let now = now_secs();
     for (hash, v) in items {
         sqlx::query(

@@ -175,7 +175,7 @@ pub async fn adjudicate(
         }
     }
     let now = now_secs();
-    let mut tx = db.begin().await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     if let Some(name) = built_into(&mut *tx, study_id).await? {
         return Err(ServiceError::Invalid(format!(
             "study {name:?} was built from this study's outcomes; a decision now would change them under it"
@@ -231,7 +231,7 @@ pub async fn reopen(
     study_id: StudyId,
     instance_id: InstanceId,
 ) -> Result<(), ServiceError> {
-    let mut tx = db.begin().await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
     if let Some(name) = built_into(&mut *tx, study_id).await? {
         return Err(ServiceError::Invalid(format!(
             "study {name:?} was built from this study's outcomes; reopening a decision now would change them under it"

@@ -124,3 +124,34 @@ async fn outcomes_a_later_study_was_built_on_take_no_newcomer_and_no_decision() 
     assert!(res.text().await.unwrap().contains("was built from this study's outcomes"));
     assert_eq!(funnel(&app).await, before, "the outcomes under Step 4 did not change");
 }
+
+/// A decision made while another writer holds the database (an answer being
+/// stored) waits its turn: it once read first and then wrote, which SQLite
+/// refuses at once ("database is locked") when a write came in between.
+#[tokio::test]
+async fn a_decision_waits_for_another_writer_rather_than_failing() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let spec = Spec::new("busy pairs").seed(5).pairs(&[["annotator1", "annotator2"]], 2);
+    let study = app.create_study_ok(&researcher, &spec).await;
+    app.work_through("annotator1", study, |_| "A".into()).await;
+    app.work_through("annotator2", study, |_| "none".into()).await;
+    let disputes: Vec<Dispute> = app.get(&researcher, &format!("/api/v1/studies/{study}/disputes")).await;
+    let db = crate::helpers::db_at(&app.data_dir).await;
+    for (i, dispute) in disputes.iter().enumerate() {
+        let mut tx = hardneg::store::db::begin_write(&db).await.unwrap();
+        sqlx::query("UPDATE studies SET name = name WHERE id = $1").bind(study).execute(&mut *tx).await.unwrap();
+        let url = app.url(&if i == 0 {
+            format!("/api/v1/studies/{study}/adjudicate")
+        } else {
+            format!("/api/v1/studies/{study}/adjudications/{}/reopen", disputes[0].instance_id)
+        });
+        let body = json!({ "instance_id": dispute.instance_id, "value": "none" });
+        let sent = tokio::spawn(researcher.post(url).json(&body).send());
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        tx.commit().await.unwrap();
+        let res = sent.await.unwrap().unwrap();
+        assert_eq!(res.status(), 204, "{}", res.text().await.unwrap());
+    }
+    db.close().await;
+}
