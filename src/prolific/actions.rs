@@ -207,10 +207,13 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
         };
         let delay = if event == OutboxEvent::Lost { reread_after(&r) } else { 0 };
         let mut tx = crate::store::db::begin_write(db).await?;
+        // Another sender moved the row meanwhile: its outcome stands, this one is dropped.
+        if !advance(&mut *tx, &r, event, delay, None, Some(&format!("read back: {event:?}"))).await? {
+            return Ok(());
+        }
         if event == OutboxEvent::ReadBackApplied {
             applied(&mut tx, &r, found.map(|id| json!({ "id": id })).as_ref()).await?;
         }
-        advance(&mut *tx, &r, event, delay, None, Some(&format!("read back: {event:?}"))).await?;
         tx.commit().await?;
         return Ok(());
     }
@@ -218,9 +221,11 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
     if let Remote::CreateStudy { internal_name, .. } = &r.remote {
         if let Some(found) = find_draft(client, internal_name).await? {
             let mut tx = crate::store::db::begin_write(db).await?;
+            if !advance(&mut *tx, &r, OutboxEvent::Claim, 0, None, None).await? {
+                return Ok(());
+            }
             applied(&mut tx, &r, Some(&json!({ "id": found }))).await?;
             let c = claimed(&r);
-            advance(&mut *tx, &r, OutboxEvent::Claim, 0, None, None).await?;
             advance(&mut *tx, &c, OutboxEvent::Answered, 0, None, Some("found the draft made before")).await?;
             tx.commit().await?;
             return Ok(());
@@ -265,15 +270,21 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
     match &sent {
         Ok(reply) => {
             let event = event_for_status(Some(reply.status));
-            if event == OutboxEvent::Answered {
-                applied(&mut tx, &r, Some(&reply.body)).await?;
-            }
             let delay = match event {
                 OutboxEvent::Throttled | OutboxEvent::Lost => delay_for(r.attempts, reply.retry_after_ms),
                 _ => 0,
             };
             let message = (!reply.ok()).then(|| reply.message());
-            advance(&mut *tx, &r, event, delay, Some(reply.status), message.as_deref()).await?;
+            // An answer that came after this sender's claim ran out: another
+            // sender read the row back and acted on it (a bonus set-up made
+            // again and paid); applying this one too would pay twice.
+            if !advance(&mut *tx, &r, event, delay, Some(reply.status), message.as_deref()).await? {
+                tracing::warn!(row = r.id, "a Prolific answer came after its claim ran out; the row was moved on");
+                return Ok(());
+            }
+            if event == OutboxEvent::Answered {
+                applied(&mut tx, &r, Some(&reply.body)).await?;
+            }
         }
         Err(e) => {
             advance(&mut *tx, &r, OutboxEvent::Lost, delay_for(r.attempts, None), None, Some(&e.to_string())).await?;
