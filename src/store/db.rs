@@ -130,6 +130,12 @@ pub async fn open(location: &Location) -> anyhow::Result<AnyPool> {
         // A connection to a local file does not go stale, and the check cost
         // a round trip to the driver's worker thread on every query.
         .test_before_acquire(location.is_postgres())
+        // SQLite rolls back by itself when a COMMIT fails (a full disk); the
+        // driver's ROLLBACK then fails and leaves its transaction depth at 1,
+        // and that connection refused every later BEGIN until a restart
+        // (audit X: every arrival a 500 after a brief full disk). Such a
+        // connection is closed and a fresh one opened.
+        .before_acquire(|conn, _| Box::pin(async move { Ok(!sqlx::Connection::is_in_transaction(conn)) }))
         .after_connect(|conn, _| Box::pin(prepare(conn)))
         .connect_with(location.options()?)
         .await

@@ -100,6 +100,12 @@ async fn a_full_disk_refuses_answers_with_503_and_they_go_in_once_space_is_freed
         }
     }
     let task = refused.expect("an answer refused on the full disk");
+    // Other writes fail too; what they leave behind must not outlast the full disk.
+    for i in 0..4 {
+        let spec = crate::helpers::Spec::new(&format!("while full {i}")).annotators(&["annotator1"]);
+        let status = app.create_study(&researcher, &spec).await.status();
+        assert!(status == 503 || status == 201, "a study made on a full disk: {status}");
+    }
     // Sent again while full: refused the same way, never a 500.
     assert_eq!(app.answer(&annotator, task, "none").await.status(), 503);
     let page = app.get_text(&researcher, "/research").await;
@@ -112,4 +118,11 @@ async fn a_full_disk_refuses_answers_with_503_and_they_go_in_once_space_is_freed
     let page = app.get_text(&researcher, "/research").await;
     assert!(!page.contains("writes-failing"), "the warning goes once a write succeeds");
     assert_eq!(mine().await, before + acked, "every acknowledged answer is stored, and only those");
+    // Every pooled connection writes again (a failed COMMIT once left one
+    // that refused every BEGIN until a restart).
+    for i in 0..12 {
+        let spec = crate::helpers::Spec::new(&format!("after {i}")).annotators(&["annotator1"]);
+        let res = app.create_study(&researcher, &spec).await;
+        assert_eq!(res.status(), 201, "study {i} once space is freed: {}", res.text().await.unwrap());
+    }
 }
