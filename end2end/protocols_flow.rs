@@ -141,6 +141,15 @@ async fn annotator_ranks_generated_images_with_keys_only() {
         crate::crowd_flow::wait_focus(&b, "section.survey.ranking", "the new item").await;
     }
     assert_eq!(b.text(".progress span").await, "2 / 8");
+    // Enter on the Instructions toggle opens it and sends no order (it once did).
+    let details = "document.querySelector('section.survey.ranking details.instructions')";
+    let open = || async { b.client.execute(&format!("return {details}.open"), vec![]).await.unwrap() };
+    assert_eq!(open().await, false);
+    b.client.execute(&format!("{details}.querySelector('summary').focus()"), vec![]).await.unwrap();
+    b.press(ENTER).await;
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    assert_eq!(open().await, true, "Enter on the toggle opens it");
+    assert_eq!(b.text(".progress span").await, "2 / 8", "no order was sent");
     b.close().await;
     let r = report(&app, "Demo: ranking generated images").await;
     assert_eq!((r["statistic"].as_str(), r["answers"].as_i64()), (Some("ranking"), Some(2)));

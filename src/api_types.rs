@@ -336,11 +336,20 @@ pub const PARTICIPANT_SESSION_GONE: &str = "Your session has ended. Open this st
 pub const ANSWERED_ELSEWHERE: &str = "That item had already been answered in another tab or window, so the answer \
 given there is kept, not this one. Here is the next item.";
 
+/// The survey page's query after a form answer that another tab's answer
+/// overtook: the page shows [`ANSWERED_ELSEWHERE`] without JavaScript too.
+pub const ANSWERED_ELSEWHERE_QUERY: &str = "answered=elsewhere";
+
 /// What a write refused for want of space says (503, `Retry-After`): nothing
 /// was stored, nothing acknowledged was lost. A client that reads it keeps
 /// what it sent and sends it again after [`RETRY_AFTER_SECS`].
 pub const NOT_SAVED: &str = "not saved: the server cannot store anything right now (its disk is full); \
      nothing was lost, send it again in a little while";
+
+/// What the survey page says when a call never reached the server (the
+/// network is down): the answer is kept in the page and sent again after
+/// [`RETRY_AFTER_SECS`], as after [`NOT_SAVED`].
+pub const NOT_SENT: &str = "The server could not be reached: check your connection";
 
 /// Seconds a client waits before sending a refused write again.
 pub const RETRY_AFTER_SECS: u32 = 5;

@@ -99,6 +99,15 @@ pub(crate) async fn finished_bundle_secs(db: &AnyPool, study: StudyId) -> Result
     Ok(rows.into_iter().map(|s| s as f64).collect())
 }
 
+/// The length the study's `[prolific]` table advertises (`estimated_minutes`), in seconds.
+async fn advertised_secs(db: &AnyPool, study: StudyId) -> Result<Option<f64>, ServiceError> {
+    let spec: Option<String> =
+        sqlx::query_scalar("SELECT spec FROM studies WHERE id = $1").bind(study).fetch_optional(db).await?;
+    let Some(spec) = spec else { return Ok(None) };
+    let parsed = crate::studies::create::parse_spec(&crate::kinds::REGISTRY, &spec, 0)?;
+    Ok(parsed.prolific.map(|p| p.estimated_minutes * 60.0))
+}
+
 /// `leases.ended_why` of a place adaptive overlap ended (`studies::adaptive`).
 pub const ENDED_UNINFORMATIVE: &str = "uninformative";
 
@@ -129,6 +138,7 @@ pub async fn approve_list(db: &AnyPool, kinds: &[SurveyKind], study: StudyId) ->
     let orders = meta.kind.values().is_empty();
     let scores = super::scores::scores(db, study, link.settings.quality, meta.seed, orders).await?;
     let median_bundle = crate::domain::crowd::flags::median(&mut finished_bundle_secs(db, study).await?);
+    let length = crate::domain::crowd::flags::study_length(median_bundle, advertised_secs(db, study).await?);
     Ok(people
         .into_iter()
         .map(|(user, number, username, pid, attempts, screened_at, bundle, state, status, ended)| {
@@ -147,7 +157,7 @@ pub async fn approve_list(db: &AnyPool, kinds: &[SurveyKind], study: StudyId) ->
                     let n = f.map_or(0, |f| f.answers);
                     (Decision::Approve, format!("place ended early: adaptive overlap found the answers carry no information ({n} kept and exported, counted toward no settled value); approve, as promised"))
                 }
-                _ => suggest(submission(&status), checks_failed, &fl, median_bundle),
+                _ => suggest(submission(&status), checks_failed, &fl, length),
             };
             ApproveRow {
                 platform_id: pid,

@@ -11,6 +11,7 @@ mod kept;
 mod place;
 pub mod research;
 mod scores;
+pub mod sessions;
 
 pub use approve::{approve_list, discard, ApproveRow};
 pub use arrive::{arrive, arrive_consenting, preview};

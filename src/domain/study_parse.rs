@@ -229,10 +229,9 @@ fn annotators_as_written(a: AnnotatorsSpec) -> Result<Annotators, SpecError> {
         AnnotatorsSpec::Names(names) => {
             // Counted twice, a name would pass the checks on how many people
             // each item gets, and then nobody could give the missing answers.
-            match names.iter().enumerate().find(|(i, n)| names[..*i].contains(n)) {
-                Some((_, twice)) => {
-                    Err(field("annotators", format!("{twice:?} is named twice; a name may appear once")))
-                }
+            let mut seen = std::collections::HashSet::with_capacity(names.len());
+            match names.iter().find(|n| !seen.insert(n.as_str())) {
+                Some(twice) => Err(field("annotators", format!("{twice:?} is named twice; a name may appear once"))),
                 None => Ok(Annotators::Named(names)),
             }
         }

@@ -233,9 +233,22 @@ async fn join(
         Err(e) => return error_page(e),
     };
     match arrival {
-        Arrival::Admitted { user, study, .. } => {
+        Arrival::Admitted { user, study, resumed } => {
             if let Err(e) = crate::accounts::log_in(&session, &user).await {
                 return error_page(e.into());
+            }
+            // A known participant again: their sessions are capped (saved
+            // now, so the new one has its id).
+            if resumed {
+                let saved = session.save().await.map_err(|e| ServiceError::Internal(format!("saving a session: {e}")));
+                let kept = match (saved, session.id()) {
+                    (Ok(()), Some(id)) => crowd::sessions::keep_newest(&state.db, user.id, &id.to_string()).await,
+                    (Ok(()), None) => Ok(()),
+                    (Err(e), _) => Err(e),
+                };
+                if let Err(e) = kept {
+                    return error_page(e);
+                }
             }
             Redirect::to(&format!("/take/{study}")).into_response()
         }

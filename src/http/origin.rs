@@ -32,9 +32,14 @@ pub async fn same_origin_only(State(origins): State<Origins>, req: Request, next
         }
         _ => None,
     };
-    let Some(error) = refusal else { return next.run(req).await };
+    let Some(error) = refusal else {
+        // A page's form posts to a server function too: it gets a page.
+        let html = text(header::ACCEPT.as_str()).is_some_and(|a| a.contains("text/html"));
+        let api = req.uri().path().starts_with("/api/") || (req.uri().path().starts_with("/sfn/") && !html);
+        return session_save_said(next.run(req).await, api);
+    };
     let path = req.uri().path();
-    let mut res = if path.starts_with("/api/") || path.starts_with("/sfn/") {
+    let mut res = if api_path(path) {
         (StatusCode::FORBIDDEN, Json(serde_json::json!({ "error": error }))).into_response()
     } else {
         // A page's form (JavaScript off): the app's error page, as for its other refusals.
@@ -46,6 +51,33 @@ pub async fn same_origin_only(State(origins): State<Origins>, req: Request, next
     }
     res
 }
+
+fn api_path(path: &str) -> bool {
+    path.starts_with("/api/") || path.starts_with("/sfn/")
+}
+
+/// tower-sessions answers a session it could not save (a full disk) with a
+/// bare 500 and no body: a login showed a blank page. Said as the other
+/// writes refused then are: 503, `Retry-After`, in words (the cause is in
+/// the log: tower-sessions logs it).
+fn session_save_said(res: Response, api: bool) -> Response {
+    use hyper::body::Body;
+    if res.status() != StatusCode::INTERNAL_SERVER_ERROR || res.body().size_hint().exact() != Some(0) {
+        return res;
+    }
+    let e = crate::error::ServiceError::Unavailable(SESSION_NOT_SAVED.into());
+    match api {
+        true => e.into_response(),
+        false => {
+            let mut page = crate::ui_kit::error_page::service_error(e, "/");
+            page.headers_mut().insert(header::RETRY_AFTER, crate::api_types::RETRY_AFTER_SECS.into());
+            page
+        }
+    }
+}
+
+const SESSION_NOT_SAVED: &str =
+    "the server cannot store your session right now (its disk may be full); nothing was changed, try again in a little while";
 
 fn is_own(origin: &str, host: Option<&str>, origins: &Origins) -> bool {
     if origins.public.as_deref().is_some_and(|p| p.trim_end_matches('/').eq_ignore_ascii_case(origin)) {

@@ -11,7 +11,7 @@ use crate::state::AppState;
 use crate::studies::tasks;
 use crate::ui_kit::survey_post::{self, answer, Answered, SurveyPost};
 use axum::extract::{Path, State};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
 use serde::Deserialize;
@@ -51,6 +51,11 @@ async fn answer_form(p: SurveyPost<AnswerForm>) -> Result<Answered, ServiceError
         Some(tag) => format!("{}:{tag}", p.form.option),
         None => p.form.option.clone(),
     };
-    tasks::answer_with_text(&p.state, &p.user, p.form.task_id, &option, p.form.text.as_deref(), None).await?;
+    let ack = tasks::answer_with_text(&p.state, &p.user, p.form.task_id, &option, p.form.text.as_deref(), None).await?;
+    // Another tab answered the item first: the page says so, as it does with JavaScript.
+    if ack.duplicate && !ack.option.eq_ignore_ascii_case(option.trim()) {
+        let to = format!("{}?{}", p.page, crate::api_types::ANSWERED_ELSEWHERE_QUERY);
+        return Ok(Answered::Page(axum::response::Redirect::to(&to).into_response()));
+    }
     Ok(Answered::Back)
 }

@@ -173,6 +173,7 @@ pub async fn study_outcomes_paged(
         (Some(_), Some(_)) => crate::studies::adaptive::ended_uninformative(db, study_id).await?,
         _ => Default::default(),
     };
+    votes.leave_out_of_model(weightless.clone());
     for &StudyItem { id: instance_id, subset: category } in &study_items {
         given.clear();
         loop {

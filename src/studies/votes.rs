@@ -2,7 +2,7 @@
 //! the order resolution read them (instance, then answer time, then task),
 //! so a reader that lists them (the export's vote columns) need not read
 //! and sort the study's answers again.
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The answers of each item of a study, item by item in the outcomes' order.
 #[derive(Debug, Default)]
@@ -15,12 +15,25 @@ pub struct Votes {
     rows: Vec<(i64, u32)>,
     /// Where each item's answers end in `rows`.
     ends: Vec<u32>,
+    /// Annotators whose answers the study's model was fitted without
+    /// (places adaptive overlap ended as uninformative).
+    outside_model: HashSet<i64>,
 }
 
 impl Votes {
     /// Empty, with the annotators' names the answers will be shown with.
     pub fn new(names: HashMap<i64, String>) -> Votes {
         Votes { names, ..Votes::default() }
+    }
+
+    /// Marks `who` as left out of the study's model fit.
+    pub fn leave_out_of_model(&mut self, who: HashSet<i64>) {
+        self.outside_model = who;
+    }
+
+    /// Whether the model was fitted with `annotator`'s answers.
+    pub fn in_model(&self, annotator: i64) -> bool {
+        !self.outside_model.contains(&annotator)
     }
 
     /// Every annotator's name by id.

@@ -187,7 +187,11 @@ pub fn Survey(
 ) -> impl IntoView {
     let counter = counter.unwrap_or(done_of_total);
     let task = RwSignal::new(first);
-    let error = RwSignal::new(None::<String>);
+    // A form answer (no JavaScript) that another tab's overtook comes back with a query saying so.
+    let elsewhere = leptos_router::hooks::use_query_map().with_untracked(|q| {
+        q.get("answered").is_some_and(|v| format!("answered={v}") == crate::api_types::ANSWERED_ELSEWHERE_QUERY)
+    });
+    let error = RwSignal::new(elsewhere.then(|| crate::api_types::ANSWERED_ELSEWHERE.to_string()));
     let shown_at = StoredValue::new(now_ms());
     let action = ServerAction::<AnswerAndNext>::new();
 
@@ -263,7 +267,8 @@ fn on_answered(
                 }
                 t => t,
             };
-            let again = last_sent.get_value().filter(|_| text.contains(crate::api_types::NOT_SAVED));
+            let lost = text.contains(crate::api_types::NOT_SAVED) || text.contains(crate::api_types::NOT_SENT);
+            let again = last_sent.get_value().filter(|_| lost);
             match again {
                 Some(sent) => {
                     let secs = crate::api_types::RETRY_AFTER_SECS;

@@ -23,6 +23,27 @@ pub mod survey_post;
 #[derive(Clone, Copy)]
 pub struct Hydrated(pub ReadSignal<bool>);
 
+/// Whether a key went to a control outside the survey card's own form (a
+/// toggle such as "Instructions" or "Return this study", a link, a button of
+/// the page): Enter there does what that control does, not what the card's
+/// keys do (an audit: Enter on "Yes, return it" sent a ranking instead).
+pub fn aimed_at_other_control(ev: &leptos::ev::KeyboardEvent) -> bool {
+    #[cfg(feature = "hydrate")]
+    {
+        use leptos::wasm_bindgen::JsCast;
+        let control = ev
+            .target()
+            .and_then(|t| t.dyn_into::<leptos::web_sys::Element>().ok())
+            .and_then(|e| e.closest("button, a[href], summary, input, textarea, select").ok().flatten());
+        control.is_some_and(|c| c.closest("section.survey form").ok().flatten().is_none())
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = ev;
+        false
+    }
+}
+
 /// False where no app provides it (a component rendered on its own).
 pub fn hydrated() -> bool {
     use_context::<Hydrated>().is_some_and(|h| h.0.get())
@@ -69,6 +90,8 @@ pub fn HeadLinks(output_name: String) -> impl IntoView {
 pub fn error_text(e: &ServerFnError) -> String {
     match e {
         ServerFnError::ServerError(msg) => msg.clone(),
+        // The browser's own words ("TypeError: Failed to fetch") say nothing to a participant.
+        ServerFnError::Request(_) => crate::api_types::NOT_SENT.to_string(),
         other => other.to_string(),
     }
 }
@@ -97,5 +120,13 @@ mod tests {
         assert_eq!(super::count_of(1, "item", "items"), "1 item");
         assert_eq!(super::count_of(0, "item", "items"), "0 items");
         assert_eq!(super::count_of(2, "answer", "answers"), "2 answers");
+    }
+
+    #[test]
+    fn a_call_that_never_reached_the_server_is_said_plainly() {
+        use leptos::prelude::ServerFnError;
+        let lost = super::error_text(&ServerFnError::Request("TypeError: Failed to fetch".into()));
+        assert_eq!(lost, crate::api_types::NOT_SENT);
+        assert_eq!(super::error_text(&ServerFnError::ServerError("item 3 is gone".into())), "item 3 is gone");
     }
 }

@@ -100,6 +100,17 @@ async fn a_full_disk_refuses_answers_with_503_and_they_go_in_once_space_is_freed
         }
     }
     let task = refused.expect("an answer refused on the full disk");
+    // A login cannot store its session: said in words, not a bare 500.
+    let login = TestApp::client()
+        .post(app.url("/api/v1/session"))
+        .json(&serde_json::json!({"username": "annotator2", "password": app.password("annotator2")}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), 503);
+    assert_eq!(login.headers()["retry-after"], "5");
+    let body: serde_json::Value = login.json().await.unwrap();
+    assert!(body["error"].as_str().unwrap().contains("cannot store your session"), "{body}");
     // Other writes fail too; what they leave behind must not outlast the full disk.
     for i in 0..4 {
         let spec = crate::helpers::Spec::new(&format!("while full {i}")).annotators(&["annotator1"]);

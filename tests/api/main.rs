@@ -43,6 +43,7 @@ mod hnc_rules;
 mod import;
 mod import_beside_server;
 mod limits;
+mod link_sessions;
 mod logins;
 mod odd_one_out;
 mod odd_one_out_sample;

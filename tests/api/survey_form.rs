@@ -113,6 +113,21 @@ async fn an_annotator_starts_and_answers_by_form_posts_without_javascript() {
         assert_ne!(next, shown, "the page moved on after {option}");
         shown = next;
     }
+    // A stale tab still showing the first item: the same option again is no
+    // news; another is not stored, and the page says the first was kept.
+    let stale = |option: &'static str| {
+        let (task, path) = (first.to_string(), format!("{survey}/answer"));
+        let (app, client, own) = (&app, &client, own.clone());
+        async move { post_form(app, client, &path, &own, &[("task_id", &task), ("option", option)]).await }
+    };
+    assert_eq!(stale("B").await.headers()["location"], survey);
+    let res = stale("C").await;
+    assert_eq!(res.status(), 303);
+    let noted = res.headers()["location"].to_str().unwrap().to_string();
+    assert_eq!(noted, format!("{survey}?answered=elsewhere"));
+    let (_, html) = page(&app, &client, &noted).await;
+    assert!(html.contains("already been answered in another tab or window"), "{html}");
+    assert_eq!(shown_task(&html), Some(shown), "the next item all the same");
     let progress = app.studies(&client).await.into_iter().find(|s| s.id.get() == study).unwrap().progress.unwrap();
     assert_eq!(progress.done, 2, "both form answers are stored");
 

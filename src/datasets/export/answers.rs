@@ -29,7 +29,8 @@ pub(super) fn write(p: &Pipeline, stage: Stage, out: &Path) -> Result<Vec<String
         let mut w = csv::Writer::from_path(&path).map_err(csv_err)?;
         w.write_record(COLUMNS).map_err(csv_err)?;
         let (id, names) = (meta.id.to_string(), votes.names());
-        for (item, user, value) in votes.each() {
+        // As the model: without the places adaptive overlap ended as uninformative.
+        for (item, user, value) in votes.each().filter(|(_, user, _)| votes.in_model(*user)) {
             let instance = outcomes[item].instance_id.to_string();
             let name = names.get(&user).cloned().unwrap_or_else(|| format!("user {user}"));
             w.write_record([id.as_str(), &instance, &name, value]).map_err(csv_err)?;
@@ -42,7 +43,8 @@ pub(super) fn write(p: &Pipeline, stage: Stage, out: &Path) -> Result<Vec<String
         let mut f = std::fs::OpenOptions::new().append(true).open(&path).map_err(|e| io_err("opening", &path, e))?;
         let section = format!(
             "\n## Answers\n\n{}: every counted answer of the study (`study, instance_id, annotator, value`), \
-             also on items the rows leave out; the posteriors in the rows were fitted on these.\n",
+             also on items the rows leave out, but not those of places adaptive overlap ended as \
+             uninformative, which the model leaves out too; the posteriors in the rows were fitted on these.\n",
             files.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
         );
         f.write_all(section.as_bytes()).map_err(|e| io_err("writing", &path, e))?;

@@ -285,15 +285,27 @@ impl Decision {
     }
 }
 
+/// A study's length for Prolific's 5-minute rule: the median time
+/// finishers took, but never more than the length the study was advertised
+/// with (`estimated_minutes`, in seconds): a study advertised as 3 minutes
+/// is short however long people took. None before anyone finished.
+pub fn study_length(median_secs: Option<f64>, advertised_secs: Option<f64>) -> Option<f64> {
+    match advertised_secs {
+        Some(a) => median_secs.map(|m| m.min(a)),
+        None => median_secs,
+    }
+}
+
 /// The suggested decision and its reason. Rejection follows Prolific's
 /// rule: only for two failed attention checks, and only in a study whose
-/// median completion time (`median_bundle_secs`) is at least 5 minutes;
-/// anything else flagged is for the researcher to review.
+/// length (`length_secs`: the median completion time, or the advertised
+/// length where that is shorter) is at least 5 minutes; anything else
+/// flagged is for the researcher to review.
 pub fn suggest(
     submission: Submission,
     checks_failed: usize,
     flags: &[Flag],
-    median_bundle_secs: Option<f64>,
+    length_secs: Option<f64>,
 ) -> (Decision, String) {
     let listed = || flags.iter().map(|f| f.as_str()).collect::<Vec<_>>().join("; ");
     match submission {
@@ -303,10 +315,13 @@ pub fn suggest(
         Submission::Finished => {}
     }
     if checks_failed >= 2 {
-        if median_bundle_secs.is_some_and(|m| m >= REJECT_MIN_BUNDLE_SECS) {
+        if length_secs.is_some_and(|m| m >= REJECT_MIN_BUNDLE_SECS) {
             return (Decision::Reject, REJECT_REASON.into());
         }
-        return (Decision::Review, format!("{}; the study's median time is under 5 minutes", listed()));
+        return (
+            Decision::Review,
+            format!("{}; the study is under 5 minutes (its median time or its advertised length)", listed()),
+        );
     }
     if flags.is_empty() {
         (Decision::Approve, String::new())

@@ -200,7 +200,7 @@ fn suggested_decisions() {
     // A shorter study, or one with no finished bundle yet: review only.
     let (d, why) = suggest(Submission::Finished, 2, &failed, Some(299.0));
     assert_eq!(d, D::Review);
-    assert!(why.starts_with("failed_check; the study's median time is under 5 minutes"), "{why}");
+    assert!(why.starts_with("failed_check; the study is under 5 minutes"), "{why}");
     assert_eq!(suggest(Submission::Finished, 2, &failed, None).0, D::Review);
     // One failed check, or any other flag: review, listing the flags.
     assert_eq!(suggest(Submission::Finished, 1, &failed, Some(900.0)), (D::Review, "failed_check".into()));
@@ -210,4 +210,16 @@ fn suggested_decisions() {
     );
     assert_eq!(D::Reject.as_str(), "reject");
     assert_eq!(Flag::LowGoldAccuracy.as_str(), "low_gold_accuracy");
+}
+
+#[test]
+fn a_study_advertised_under_five_minutes_is_short_however_long_people_took() {
+    assert_eq!(study_length(Some(420.0), Some(180.0)), Some(180.0));
+    assert_eq!(study_length(Some(240.0), Some(600.0)), Some(240.0));
+    assert_eq!(study_length(Some(420.0), None), Some(420.0));
+    assert_eq!(study_length(None, Some(600.0)), None, "nobody finished yet");
+    let (d, why) = suggest(Submission::Finished, 2, &[Flag::FailedCheck], study_length(Some(420.0), Some(180.0)));
+    assert_eq!(d, Decision::Review, "{why}");
+    let (d, _) = suggest(Submission::Finished, 2, &[Flag::FailedCheck], study_length(Some(420.0), Some(360.0)));
+    assert_eq!(d, Decision::Reject);
 }

@@ -11,6 +11,7 @@ pub mod figures;
 pub mod flags;
 pub mod ids;
 pub mod lease;
+pub mod sessions;
 pub mod spec;
 pub mod steps;
 

@@ -129,7 +129,8 @@ fn ranking_keys(
                 step(false);
                 true
             }
-            "Enter" if !ev.repeat() => {
+            "Enter" if ev.repeat() || crate::ui_kit::aimed_at_other_control(&ev) => false,
+            "Enter" => {
                 submit();
                 true
             }

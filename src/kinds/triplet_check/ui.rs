@@ -131,6 +131,7 @@ fn triplet_keys(
             "n" | "N" => verdict.set(Some(false)),
             "0" => tag.set(None),
             "e" | "E" => edit(),
+            "Enter" if crate::ui_kit::aimed_at_other_control(&ev) => return,
             "Enter" => send(),
             k => match k.parse::<usize>() {
                 Ok(d) if (1..=TAGS.len()).contains(&d) => tag.set(Some(d - 1)),
