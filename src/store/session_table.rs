@@ -72,13 +72,13 @@ impl SessionStore for SessionTable {
         Ok(())
     }
 
+    /// Updates a stored session only. tower-sessions calls `create` for a
+    /// new one (and after `cycle_id`), so a row missing here was deleted
+    /// while the request ran (a logout elsewhere, a participant's session
+    /// ended by `crowd::sessions`): an upsert brought it back, untracked
+    /// (an audit: 100 session rows of one participant where 3 were kept).
     async fn save(&self, record: &Record) -> session_store::Result<()> {
-        self.write(
-            "INSERT INTO tower_sessions (id, data, expiry_date) VALUES ($1, $2, $3)
-             ON CONFLICT (id) DO UPDATE SET data = excluded.data, expiry_date = excluded.expiry_date",
-            record,
-        )
-        .await?;
+        self.write("UPDATE tower_sessions SET data = $2, expiry_date = $3 WHERE id = $1", record).await?;
         Ok(())
     }
 

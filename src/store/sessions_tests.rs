@@ -127,6 +127,9 @@ struct PausedLoad {
 
 #[async_trait::async_trait]
 impl SessionStore for PausedLoad {
+    async fn create(&self, r: &mut Record) -> session_store::Result<()> {
+        self.store.create(r).await
+    }
     async fn save(&self, r: &Record) -> session_store::Result<()> {
         self.store.save(r).await
     }
@@ -171,7 +174,7 @@ async fn a_load_overtaken_by_a_logout_does_not_bring_the_session_back() {
     assert_eq!(sessions.load(&r.id).await.unwrap(), None);
 }
 
-/// A session write takes its turn with the answer writer's commits (the
+/// A session write (here a new one) takes its turn with the answer writer's commits (the
 /// gate they share) instead of meeting SQLite's lock and its busy sleeps:
 /// it does not start while a commit holds the gate, and goes once it ends.
 #[tokio::test]
@@ -181,9 +184,9 @@ async fn a_session_write_waits_for_the_writers_turn() {
     let gate = crate::store::writer::WriteGate::default();
     let store = SessionTable::new(pool.clone(), gate.clone());
     let turn = gate.hold().await;
-    let r = record("participant", Duration::hours(1));
+    let mut r = record("participant", Duration::hours(1));
     let id = r.id.to_string();
-    let saving = tokio::spawn(async move { store.save(&r).await });
+    let saving = tokio::spawn(async move { store.create(&mut r).await });
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     let rows = |pool: sqlx::AnyPool, id: String| async move {
         let n: i64 = sqlx::query_scalar("SELECT count(*) FROM tower_sessions WHERE id = $1")
@@ -198,4 +201,24 @@ async fn a_session_write_waits_for_the_writers_turn() {
     drop(turn);
     saving.await.unwrap().unwrap();
     assert_eq!(rows(pool, id).await, 1);
+}
+
+#[tokio::test]
+async fn a_save_does_not_bring_back_a_session_deleted_meanwhile() {
+    let db = db().await;
+    let mut r = record("participant", Duration::days(1));
+    db.store.create(&mut r).await.unwrap();
+    // Ended while its request ran (crowd::sessions, a logout elsewhere);
+    // the request's end then saves it.
+    db.store.delete(&r.id).await.unwrap();
+    db.store.save(&r).await.unwrap();
+    assert_eq!(db.store.load(&r.id).await.unwrap(), None);
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM tower_sessions").fetch_one(&db.pool).await.unwrap();
+    assert_eq!(rows, 0);
+    // A stored one is updated as before.
+    let mut live = record("annotator", Duration::days(1));
+    db.store.create(&mut live).await.unwrap();
+    let changed = Record { data: record("researcher", Duration::days(1)).data, ..live.clone() };
+    db.store.save(&changed).await.unwrap();
+    assert_eq!(role(&db.store.load(&live.id).await.unwrap()), Some("researcher".into()));
 }
