@@ -293,7 +293,7 @@ async fn transition(db: &AnyPool, study: StudyId, action: &str) -> anyhow::Resul
 async fn flush(client: &prolific::client::Client, study: StudyId) -> anyhow::Result<()> {
     let until = Instant::now() + publish::COMMAND_WAIT;
     while Instant::now() < until {
-        prolific::actions::run(client, Some(study), until, None).await.map_err(e)?;
+        prolific::sender::run(client, Some(study), until, None).await.map_err(e)?;
         if prolific::outbox::open_rows(client.db(), study).await.map_err(e)? == 0 {
             break;
         }

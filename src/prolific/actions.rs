@@ -1,7 +1,7 @@
 //! Each remote action: how it is sent, what its answer changes in hardneg,
 //! and how it is read back when its answer was lost. Approvals go out in
 //! bulk (at most 1,000 ids a call); everything else one row at a time.
-use super::client::{now_ms, Client};
+use super::client::Client;
 use super::outbox::{advance, crash_point, delay_for, reread_after, Row};
 use super::readback::{find_draft, read_back, Found};
 pub use super::remote::{bonus_csv, Remote};
@@ -11,7 +11,6 @@ use crate::domain::prolific::outbox::{event_for_status, OutboxEvent, OutboxState
 use crate::domain::prolific::status::{decision_fate, group_split, DecisionFate, SubmissionStatus};
 use crate::error::ServiceError;
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
 
 pub async fn prolific_id(db: &sqlx::AnyPool, study: StudyId) -> Result<Option<String>, ServiceError> {
     Ok(sqlx::query_scalar::<_, Option<String>>("SELECT prolific_id FROM prolific_studies WHERE study_id = $1")
@@ -368,43 +367,4 @@ async fn applied(tx: &mut sqlx::AnyConnection, r: &Row, answer: Option<&Value>) 
 async fn set_remote_id(tx: &mut sqlx::AnyConnection, row: i64, id: &str) -> Result<(), ServiceError> {
     sqlx::query("UPDATE prolific_outbox SET remote_id = $1 WHERE id = $2").bind(id).bind(row).execute(&mut *tx).await?;
     Ok(())
-}
-
-/// Sends what is due, study by study in order of writing, until nothing is
-/// due before `until` (then it waits for the next due row) or `until` passes.
-pub async fn run(
-    client: &Client,
-    study: Option<StudyId>,
-    until: Instant,
-    woken: Option<&tokio::sync::Notify>,
-) -> Result<(), ServiceError> {
-    let db = client.db();
-    loop {
-        super::outbox::expire_claims(db).await?;
-        let rows = super::outbox::due(db, study).await?;
-        if !rows.is_empty() {
-            process(client, rows).await?;
-            if Instant::now() >= until {
-                return Ok(());
-            }
-            continue;
-        }
-        let Some(at) = super::outbox::next_due(db, study).await? else { return Ok(()) };
-        let wait = Duration::from_millis((at - now_ms()).clamp(10, 1_000) as u64);
-        if Instant::now() + wait >= until {
-            return Ok(());
-        }
-        // The server's loop waits here for rows due later; a webhook or a
-        // decision wakes it to sync now (the permit is left for its loop).
-        match woken {
-            Some(n) => tokio::select! {
-                _ = tokio::time::sleep(wait) => {}
-                _ = n.notified() => {
-                    n.notify_one();
-                    return Ok(());
-                }
-            },
-            None => tokio::time::sleep(wait).await,
-        }
-    }
 }

@@ -15,6 +15,7 @@ pub mod outbox;
 pub mod publish;
 pub mod readback;
 pub mod remote;
+pub mod sender;
 pub mod settings;
 pub mod status;
 pub mod sync;
@@ -98,7 +99,7 @@ pub async fn round(client: &client::Client, until: Instant) -> Result<(), Servic
         }
     }
     // Drafts not yet made are sent too (their study has no Prolific id yet).
-    actions::run(client, None, until, Some(WAKE.get_or_init(tokio::sync::Notify::new))).await
+    sender::run(client, None, until, Some(WAKE.get_or_init(tokio::sync::Notify::new))).await
 }
 
 /// After a sync: places raised to what hardneg still needs, or the study

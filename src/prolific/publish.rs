@@ -1,10 +1,10 @@
 //! Publishing a link study on Prolific: the draft (found again by its
 //! internal name after a crash, never made twice), Prolific's cost shown
 //! before publishing, then PUBLISH; pause, resume, stop and places.
-use super::actions::run;
 use super::actions::{prolific_id, Remote};
 use super::client::Client;
 use super::outbox::enqueue;
+use super::sender::run;
 use super::settings::settings;
 use crate::domain::ids::StudyId;
 use crate::domain::prolific::draft::{draft, internal_name, DraftInput};
