@@ -126,7 +126,7 @@ async fn create_tasks(
         crate::studies::queue_write::insert_tasks(tx, study, user_id, &plan).await?;
         return Ok(plan.len() as i64);
     }
-    let placed = place_checks(meta.seed, user_id.get(), plan, checks, questions[0][0]);
+    let placed = place_checks(meta.seed, user_id.get(), plan, checks, questions[0]);
     let total = placed.len() as i64;
     let (real, checks): (Vec<_>, Vec<_>) = placed.into_iter().partition(|(_, c)| c.is_none());
     let real: Vec<_> = real.into_iter().map(|(t, _)| t).collect();

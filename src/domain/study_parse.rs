@@ -32,8 +32,12 @@ impl StudySpec {
         if self.dataset.trim().is_empty() {
             return Err(field("dataset", "must name a dataset"));
         }
-        let link = crate::domain::crowd::spec::parse_access(self.access.as_deref(), self.link.clone(), kind.values())
-            .map_err(|e| SpecError::Field { field: e.field, message: e.message })?;
+        let link = crate::domain::crowd::spec::parse_access(
+            self.access.as_deref(),
+            self.link.clone(),
+            &kind.question_values(0),
+        )
+        .map_err(|e| SpecError::Field { field: e.field, message: e.message })?;
         let mut rule = parse_rule(&self.assignment)?;
         self.check_access(link.as_ref(), &mut rule)?;
         check_question_parts(kinds, kind, &rule)?;
@@ -122,6 +126,12 @@ impl StudySpec {
             }
             if self.resolve.as_deref() == Some("primary") {
                 return Err(field("resolve", "a link study has no primary annotator"));
+            }
+            if self.assignment.group_size.is_some() {
+                return Err(field(
+                    "assignment.group_size",
+                    "a link study's bundles hold link.bundle_size items: group_size is for account studies",
+                ));
             }
         } else if let AssignmentRule::Groups { roster, .. } = rule {
             *roster = match &self.annotators {

@@ -226,6 +226,10 @@ fn link_studies_name_no_annotators_and_carry_their_settings() {
     let b = parse(baseline).unwrap();
     assert!(matches!(b.rule, AssignmentRule::Groups { ref roster, .. } if roster.is_empty()));
     assert_eq!(b.sample, Some(Sample::Count(DEFAULT_SAMPLE)));
+    // Its bundles are link.bundle_size items: a group_size would be ignored, so it is refused.
+    let sized = baseline.replace("rule = \"groups\"\n", "rule = \"groups\"\ngroup_size = 7\n");
+    let sized = parse(&sized).unwrap_err().to_string();
+    assert!(sized.starts_with("field `assignment.group_size`: a link study's bundles"), "{sized}");
     // An account study keeps its annotators and has no link.
     assert_eq!(spec(AnnotatorsSpec::Keyword("all".into())).parse_in(KINDS, 1).unwrap().link, None);
 }
@@ -354,4 +358,22 @@ fn resolve_on_a_kind_that_settles_nothing_is_refused() {
     );
     assert!(parse("odd_one_out", "").is_ok());
     assert!(parse("four_image", "resolve = \"dawid_skene\"").is_ok());
+}
+
+#[test]
+fn gold_and_practice_answers_belong_to_the_first_question_they_ask() {
+    // A/B/Tie asks gold and practice items its first question (commonsense):
+    // a grammar answer could never be given there.
+    let ab = |table: &str| {
+        let text = format!(
+            "name = \"ab\"\nkind = \"ab_tie\"\ndataset = \"d\"\naccess = \"link\"\n[link]\nbundle_size = 5\nconsent = \"ok\"\n{table}"
+        );
+        toml::from_str::<StudySpec>(&text).unwrap().parse_in(KINDS, 1).map_err(|e| e.to_string())
+    };
+    for (table, field) in [("gold", "link.gold"), ("practice", "link.practice")] {
+        assert!(ab(&format!("{table} = [{{ key = \"1\", answer = \"commonsense_a\" }}]")).is_ok());
+        let e = ab(&format!("{table} = [{{ key = \"1\", answer = \"grammar_b\" }}]")).unwrap_err();
+        assert!(e.starts_with(&format!("field `{field}`: item 1 (1): answer \"grammar_b\" is not one of")), "{e}");
+        assert!(e.contains("commonsense_a, commonsense_b, commonsense_tie") && e.contains("first question"), "{e}");
+    }
 }

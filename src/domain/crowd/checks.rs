@@ -96,7 +96,10 @@ pub fn parse_checks(
             return Err(at("listed twice".into()));
         }
         if let Some(a) = g.answer.as_deref().filter(|a| !values.contains(a)) {
-            return Err(at(format!("answer {a:?} is not one of {}", values.join(", "))));
+            return Err(at(format!(
+                "answer {a:?} is not one of {}: gold items ask the kind's first question",
+                values.join(", ")
+            )));
         }
     }
     let attention_checks = f.attention_checks.unwrap_or(0);
@@ -194,27 +197,33 @@ pub fn choose_checks(
 }
 
 /// The queue with the checks at seeded positions (never first, so the
-/// participant meets a real item before any check), each asking the kind's
-/// first question `query`. Real tasks keep their order; positions run 0..n.
-/// A check goes between items, never between two questions of one item
-/// asked one after the other (A/B/Tie's commonsense and grammar).
+/// participant meets a real item before any check), each asking the first
+/// question of `first_part` (the queries of the kind's first part). Real
+/// tasks keep their order; positions run 0..n. A check goes between items,
+/// never between two questions of one item asked one after the other
+/// (A/B/Tie's commonsense and grammar), and within the first part, whose
+/// question it asks (the human baseline's text-to-image part has none).
 pub fn place_checks(
     seed: u64,
     participant: i64,
     queue: Vec<PlannedTask>,
     checks: Vec<CheckItem>,
-    query: u8,
+    first_part: &[u8],
 ) -> Vec<(PlannedTask, Option<CheckItem>)> {
+    let query = first_part[0];
+    let in_first = |t: &PlannedTask| first_part.contains(&t.query);
     let mut units: Vec<Vec<PlannedTask>> = Vec::new();
     for task in queue {
         match units.last_mut() {
-            Some(unit) if unit[0].item == task.item => unit.push(task),
+            // One item's questions asked together, not across the parts' border.
+            Some(unit) if unit[0].item == task.item && in_first(&unit[0]) == in_first(&task) => unit.push(task),
             _ => units.push(vec![task]),
         }
     }
     let n = units.len() + checks.len();
     let first = usize::from(!units.is_empty());
-    let mut slots: Vec<usize> = (first..n).collect();
+    let lead = units.iter().take_while(|u| in_first(&u[0])).count();
+    let mut slots: Vec<usize> = (first..lead + checks.len()).collect();
     shuffle(&mut slots, mix(&[seed, participant as u64, 0x504c_4143]));
     let mut at: Vec<usize> = slots.into_iter().take(checks.len()).collect();
     at.sort_unstable();

@@ -118,7 +118,7 @@ fn checks_go_to_seeded_positions_after_the_first_and_real_tasks_keep_their_order
     let real = queue(&bundle);
     let checks: Vec<CheckItem> =
         (0..4).map(|k| CheckItem { instance: 900 + k, kind: CheckKind::Attention, answer: "1".into() }).collect();
-    let placed = place_checks(7, 3, real.clone(), checks.clone(), 0);
+    let placed = place_checks(7, 3, real.clone(), checks.clone(), &[0]);
     assert_eq!(placed.len(), 24);
     assert_eq!(placed.iter().map(|(t, _)| t.position).collect::<Vec<_>>(), (0..24).collect::<Vec<_>>());
     assert!(placed[0].1.is_none(), "a real item comes first");
@@ -137,12 +137,13 @@ fn checks_go_to_seeded_positions_after_the_first_and_real_tasks_keep_their_order
     let at = |p: &[(PlannedTask, Option<CheckItem>)]| -> Vec<i64> {
         p.iter().filter(|(_, c)| c.is_some()).map(|(t, _)| t.position).collect()
     };
-    assert_eq!(at(&placed), at(&place_checks(7, 3, real.clone(), checks.clone(), 0)));
-    let spots: HashSet<Vec<i64>> = (0..20).map(|s| at(&place_checks(s, 3, real.clone(), checks.clone(), 0))).collect();
+    assert_eq!(at(&placed), at(&place_checks(7, 3, real.clone(), checks.clone(), &[0])));
+    let spots: HashSet<Vec<i64>> =
+        (0..20).map(|s| at(&place_checks(s, 3, real.clone(), checks.clone(), &[0]))).collect();
     assert!(spots.len() > 15, "only {} distinct placements", spots.len());
     // Edge cases: no checks, a queue of one.
-    assert_eq!(place_checks(7, 3, real.clone(), vec![], 0).len(), 20);
-    let one = place_checks(7, 3, queue(&[100]), checks[..2].to_vec(), 0);
+    assert_eq!(place_checks(7, 3, real.clone(), vec![], &[0]).len(), 20);
+    let one = place_checks(7, 3, queue(&[100]), checks[..2].to_vec(), &[0]);
     assert_eq!(one.iter().map(|(_, c)| c.is_some()).collect::<Vec<_>>(), [false, true, true]);
 }
 
@@ -154,7 +155,7 @@ fn checks_never_split_the_questions_one_item_asks_together() {
     let checks: Vec<CheckItem> =
         (0..4).map(|k| CheckItem { instance: 900 + k, kind: CheckKind::Attention, answer: "1".into() }).collect();
     for seed in 0..40 {
-        let placed = place_checks(seed, 3, real.clone(), checks.clone(), 0);
+        let placed = place_checks(seed, 3, real.clone(), checks.clone(), &[0, 1]);
         assert_eq!(placed.len(), 28);
         assert_eq!(placed.iter().map(|(t, _)| t.position).collect::<Vec<_>>(), (0..28).collect::<Vec<_>>());
         for (k, (t, c)) in placed.iter().enumerate() {
@@ -168,4 +169,34 @@ fn checks_never_split_the_questions_one_item_asks_together() {
         let order = |q: &[PlannedTask]| q.iter().map(|t| (t.item, t.query, t.seed)).collect::<Vec<_>>();
         assert_eq!(order(&kept), order(&real), "real tasks keep their order");
     }
+}
+
+#[test]
+fn checks_stay_in_the_first_part_whose_question_they_ask() {
+    // The human baseline: image-to-text (queries 0, 1), then text-to-image (2, 3).
+    let items: Vec<i64> = (0..9).collect();
+    let real = crate::domain::crowd::bundle_queue(5, 3, &[&[0, 1], &[2, 3]], &items);
+    let checks: Vec<CheckItem> =
+        (0..3).map(|k| CheckItem { instance: 900 + k, kind: CheckKind::Attention, answer: "1".into() }).collect();
+    let (mut last_spots, mut ends) = (HashSet::new(), vec![]);
+    for seed in 0..60 {
+        let placed = place_checks(seed, 3, real.clone(), checks.clone(), &[0, 1]);
+        assert_eq!(placed.len(), 39);
+        let second = placed.iter().position(|(t, _)| t.query >= 2).expect("a second part");
+        let spots: Vec<usize> = placed.iter().enumerate().filter(|(_, (_, c))| c.is_some()).map(|(k, _)| k).collect();
+        assert_eq!(spots.len(), 3);
+        assert!(
+            spots.iter().all(|&k| k > 0 && k < second),
+            "seed {seed}: a check at {spots:?}, part two from {second}"
+        );
+        assert!(placed.iter().filter(|(_, c)| c.is_some()).all(|(t, _)| t.query == 0));
+        let kept: Vec<PlannedTask> = placed.iter().filter(|(_, c)| c.is_none()).map(|(t, _)| *t).collect();
+        let order = |q: &[PlannedTask]| q.iter().map(|t| (t.item, t.query, t.seed)).collect::<Vec<_>>();
+        assert_eq!(order(&kept), order(&real), "real tasks keep their order");
+        last_spots.insert(*spots.last().unwrap());
+        ends.push(second - 1);
+    }
+    // Seeded spread over the part, up to its end.
+    assert!(last_spots.len() > 5, "only {last_spots:?}");
+    assert!(ends.iter().any(|e| last_spots.contains(e)), "never right after the part's last item: {last_spots:?}");
 }

@@ -180,7 +180,13 @@ fn parse_link(l: LinkSpec, values: &[&str]) -> Result<LinkSettings, SpecError> {
         if !values.contains(&p.answer.as_str()) {
             return Err(field(
                 "link.practice",
-                format!("item {} ({}): answer {:?} is not one of {}", i + 1, p.key, p.answer, values.join(", ")),
+                format!(
+                    "item {} ({}): answer {:?} is not one of {}: practice items ask the kind's first question",
+                    i + 1,
+                    p.key,
+                    p.answer,
+                    values.join(", ")
+                ),
             ));
         }
     }

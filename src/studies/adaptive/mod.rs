@@ -8,7 +8,7 @@ use crate::accounts::SessionUser;
 use crate::api_types::Progress;
 use crate::domain::adaptive::{pick_annotator, Adaptive, Decision, Reliability};
 use crate::domain::ids::{InstanceId, StudyId};
-use crate::domain::rng::mix;
+use crate::domain::rng::{mix, shuffle};
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
 use sqlx::{AnyConnection, AnyPool};
@@ -305,6 +305,11 @@ async fn give(tx: &mut AnyConnection, meta: &StudyMeta, user: i64, items: &[i64]
             .bind(user)
             .fetch_one(&mut *tx)
             .await?;
+    // Each annotator's own order (docs/study-spec.md, "Queue order"), fixed
+    // per batch, so no two annotators work the same items in lockstep.
+    let mut items = items.to_vec();
+    items.sort_unstable();
+    shuffle(&mut items, mix(&[meta.seed, user as u64, 0x5155_4555, (last + 1) as u64]));
     // One statement over a JSON list of (item, position, seed): the kind
     // asks one question per item (study validation checked).
     let rows: Vec<(i64, i64, i64)> = items

@@ -74,10 +74,13 @@ pub async fn prepare(
         let instance = gold_instance(tx, id, &g.key).await?;
         if g.answer.is_none() {
             let truth = known_truth(tx, instance, &g.key).await?;
-            if !study.kind.values().contains(&truth.as_str()) {
+            if !study.kind.question_values(0).contains(&truth.as_str()) {
                 return Err(invalid(
                     "link.gold",
-                    format!("{:?}: the known truth is no answer of {}", g.key, study.kind),
+                    format!(
+                        "{:?}: the known truth is no answer to {}'s first question, which gold items ask",
+                        g.key, study.kind
+                    ),
                 ));
             }
             g.answer = Some(truth);
