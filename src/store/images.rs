@@ -1,16 +1,20 @@
 //! Content-addressed image store. Files are named by their SHA-256, so a
 //! request can only ever name a validated hash, never a path.
 use anyhow::Context;
-use image::{GenericImageView, ImageFormat};
+use image::metadata::Orientation;
+use image::{GenericImageView, ImageDecoder, ImageFormat};
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Longest side of the copy served to annotators; originals are kept for export.
 pub const DISPLAY_MAX: u32 = 768;
-/// Largest image accepted, in pixels (8000 x 5000): decoding one takes at
-/// most 4 bytes a pixel, 160 MB. Checked from the header, before decoding.
+/// Largest image accepted, in pixels (8000 x 5000). Checked from the header,
+/// before decoding.
 pub const MAX_PIXELS: u64 = 40_000_000;
+/// Most memory one decode may take (8-bit RGBA at [`MAX_PIXELS`]): a 16-bit
+/// image of more than half as many pixels is refused by name before decoding.
+pub const MAX_DECODE_BYTES: u64 = 4 * MAX_PIXELS;
 /// Longest side accepted, in pixels.
 pub const MAX_SIDE: u32 = 16_384;
 /// Most elongated shape accepted (long side : short side).
@@ -95,12 +99,12 @@ impl ImageStore {
         let display = self.display_path(&hash);
         let (w, h) = image::ImageReader::with_format(std::io::Cursor::new(bytes), format).into_dimensions()?;
         check_size(w, h).map_err(anyhow::Error::msg)?;
-        let img = decode(bytes, format).context("decoding image")?;
+        let (img, orientation) = decode(bytes, format).context("decoding image")?;
         let (width, height) = img.dimensions();
         if !self.is_complete(&hash, width.max(height) > DISPLAY_MAX) {
             // The display copy first: an original is only ever published whole.
             if width.max(height) > DISPLAY_MAX {
-                write_atomically(&display, &display_copy(&img)?)?;
+                write_atomically(&display, &display_copy(&img, orientation)?)?;
             }
             write_atomically(&original, bytes)?;
         }
@@ -141,8 +145,9 @@ pub fn check_size(width: u32, height: u32) -> Result<(), String> {
 }
 
 /// Decodes at most `max(1, cores / 2)` images at once, whatever the number
-/// of import threads: each decode can take up to 4 x [`MAX_PIXELS`] bytes.
-pub fn decode(bytes: &[u8], format: ImageFormat) -> image::ImageResult<image::DynamicImage> {
+/// of import threads: each decode can take up to [`MAX_DECODE_BYTES`]. The
+/// image comes with its EXIF orientation, which [`display_copy`] applies.
+pub fn decode(bytes: &[u8], format: ImageFormat) -> image::ImageResult<(image::DynamicImage, Orientation)> {
     static SLOTS: std::sync::OnceLock<(std::sync::Mutex<usize>, std::sync::Condvar)> = std::sync::OnceLock::new();
     let (free, freed) = SLOTS.get_or_init(|| {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -154,17 +159,38 @@ pub fn decode(bytes: &[u8], format: ImageFormat) -> image::ImageResult<image::Dy
     }
     *n -= 1;
     drop(n);
-    let img = image::load_from_memory_with_format(bytes, format);
+    let img = decode_within_limit(bytes, format);
     *free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
     freed.notify_one();
     img
 }
 
-/// The copy annotators see: longest side [`DISPLAY_MAX`], JPEG. A box
+fn decode_within_limit(bytes: &[u8], format: ImageFormat) -> image::ImageResult<(image::DynamicImage, Orientation)> {
+    let mut decoder = image::ImageReader::with_format(std::io::Cursor::new(bytes), format).into_decoder()?;
+    let need = decoder.total_bytes();
+    if need > MAX_DECODE_BYTES {
+        let (w, h) = decoder.dimensions();
+        let bits = decoder.color_type().bytes_per_pixel() * 8;
+        let msg = format!(
+            "{w}x{h} image of {bits} bits a pixel: decoding it takes {} MB, over the {} MB limit \
+             (save it with 8 bits a channel, or smaller)",
+            need / 1_000_000,
+            MAX_DECODE_BYTES / 1_000_000
+        );
+        return Err(image::ImageError::IoError(std::io::Error::other(msg)));
+    }
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    Ok((image::DynamicImage::from_decoder(decoder)?, orientation))
+}
+
+/// The copy annotators see: longest side [`DISPLAY_MAX`], JPEG, turned as
+/// its EXIF orientation says (as a browser shows the original). A box
 /// filter in one pass (`thumbnail`) allocates only the small copy; a
-/// two-pass resize would hold a float copy of a whole long side.
-pub fn display_copy(img: &image::DynamicImage) -> anyhow::Result<Vec<u8>> {
-    let small = img.thumbnail(DISPLAY_MAX, DISPLAY_MAX);
+/// two-pass resize would hold a float copy of a whole long side, and the
+/// turn is made on the small copy.
+pub fn display_copy(img: &image::DynamicImage, orientation: Orientation) -> anyhow::Result<Vec<u8>> {
+    let mut small = img.thumbnail(DISPLAY_MAX, DISPLAY_MAX);
+    small.apply_orientation(orientation);
     let mut out = Vec::new();
     small.to_rgb8().write_to(&mut std::io::Cursor::new(&mut out), ImageFormat::Jpeg)?;
     Ok(out)
@@ -301,98 +327,5 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn png(w: u32, h: u32) -> Vec<u8> {
-        let img = image::RgbImage::from_fn(w, h, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, 7]));
-        let mut out = Vec::new();
-        img.write_to(&mut std::io::Cursor::new(&mut out), ImageFormat::Png).unwrap();
-        out
-    }
-
-    #[test]
-    fn stores_by_content_hash_and_is_idempotent() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = ImageStore::new(dir.path());
-        let bytes = png(40, 30);
-        let a = store.put(&bytes).unwrap();
-        let b = store.put(&bytes).unwrap();
-        assert_eq!(a, b);
-        assert_eq!((a.width, a.height, a.mime), (40, 30, "image/png"));
-        assert_eq!(std::fs::read(store.original_path(&a.hash)).unwrap(), bytes);
-        assert!(!a.has_display);
-    }
-
-    #[test]
-    fn large_images_get_a_display_copy_within_the_limit() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = ImageStore::new(dir.path());
-        let s = store.put(&png(1600, 800)).unwrap();
-        assert!(s.has_display);
-        let small = image::load_from_memory(&std::fs::read(store.display_path(&s.hash)).unwrap()).unwrap();
-        assert_eq!(small.dimensions(), (DISPLAY_MAX, DISPLAY_MAX / 2));
-    }
-
-    #[test]
-    fn sizes_beyond_the_limits_are_refused_by_name() {
-        assert!(check_size(8000, 5000).is_ok());
-        assert!(check_size(100_000_000, 1).unwrap_err().contains("limited to 16384 pixels"));
-        assert!(check_size(10_000, 10_000).unwrap_err().contains("limited to 40000000 pixels"));
-        assert!(check_size(3300, 100).unwrap_err().contains("at most 32 times"));
-        assert!(check_size(3200, 100).is_ok());
-    }
-
-    #[test]
-    fn an_original_without_its_display_copy_is_redone() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = ImageStore::new(dir.path());
-        let bytes = png(1600, 800);
-        let s = store.put(&bytes).unwrap();
-        std::fs::remove_file(store.display_path(&s.hash)).unwrap();
-        assert!(!store.is_complete(&s.hash, true));
-        store.put(&bytes).unwrap();
-        assert!(store.is_complete(&s.hash, true));
-    }
-
-    fn jpeg(w: u32, h: u32) -> Vec<u8> {
-        let img = image::RgbImage::from_fn(w, h, |x, y| image::Rgb([(x * 7 % 256) as u8, (y * 3 % 256) as u8, 200]));
-        let mut out = Vec::new();
-        img.write_to(&mut std::io::Cursor::new(&mut out), ImageFormat::Jpeg).unwrap();
-        out
-    }
-
-    #[test]
-    fn inspect_reads_headers_and_refuses_truncated_files() {
-        for (bytes, mime) in [(png(33, 20), "image/png"), (jpeg(33, 20), "image/jpeg")] {
-            let h = inspect(&bytes).unwrap();
-            assert_eq!((h.mime, h.width, h.height), (mime, 33, 20));
-            // Cut anywhere after the header and the file is refused.
-            for cut in [bytes.len() - 1, bytes.len() - 2, bytes.len() / 2, 40] {
-                let e = inspect(&bytes[..cut]).unwrap_err();
-                assert!(e.contains("truncated") || e.contains("header"), "{mime} cut at {cut}: {e}");
-            }
-            let mut trailing = bytes.clone();
-            trailing.extend_from_slice(b"\0\0trailer");
-            assert!(inspect(&trailing).is_ok(), "{mime}: data after the end marker is tolerated");
-        }
-        assert_eq!(inspect(b"hello").unwrap_err(), "not a PNG or JPEG file");
-        assert!(inspect(b"GIF89a\x01\x00\x01\x00").unwrap_err().contains("unsupported"));
-        assert!(inspect(&png(3, 3)[..20]).unwrap_err().contains("header"));
-    }
-
-    #[test]
-    fn refuses_non_images() {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(ImageStore::new(dir.path()).put(b"hello").is_err());
-    }
-
-    #[test]
-    fn only_exact_hashes_parse() {
-        let h = sha256_hex(b"x");
-        assert_eq!(parse_hash(&h), Some(h.as_str()));
-        assert_eq!(parse_hash(&h.to_uppercase()), None);
-        assert_eq!(parse_hash("../../etc/passwd"), None);
-        assert_eq!(parse_hash(&format!("{}/..", &h[..61])), None);
-    }
-}
+#[path = "images_tests.rs"]
+mod tests;

@@ -50,6 +50,27 @@ fn spreadsheet_safe(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Rewrites a CSV file written whole (the answers and report files) with
+/// every cell made [`spreadsheet_safe`], through a file beside it renamed over it.
+pub fn make_spreadsheet_safe(path: &Path) -> Result<(), ServiceError> {
+    let tmp = path.with_extension("csv.safe");
+    let read_err = |e: csv::Error| io_err("reading", path, e);
+    let write_err = |e: csv::Error| io_err("writing", &tmp, e);
+    let mut r = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_path(path).map_err(read_err)?;
+    let file = File::create(&tmp).map_err(|e| io_err("creating", &tmp, e))?;
+    let mut w = csv::Writer::from_writer(BufWriter::new(file));
+    let mut record = csv::StringRecord::new();
+    while r.read_record(&mut record).map_err(read_err)? {
+        for field in record.iter() {
+            w.write_field(&*spreadsheet_safe(field)).map_err(write_err)?;
+        }
+        w.write_record(None::<&[u8]>).map_err(write_err)?;
+    }
+    let inner = w.into_inner().map_err(|e| io_err("writing", &tmp, e))?;
+    inner.into_inner().map_err(|e| io_err("writing", &tmp, e))?.sync_all().map_err(|e| io_err("syncing", &tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io_err("renaming", &tmp, e))
+}
+
 #[cfg(test)]
 #[path = "csv_tests.rs"]
 mod tests;

@@ -55,3 +55,16 @@ fn spreadsheet_safe_output_quotes_formula_starts_only() {
     assert!(second.iter().any(|c| c == "A cat.") && second.iter().any(|c| c == "a = b"), "{second:?}");
     assert_eq!(spreadsheet_safe("\rx"), "'\rx");
 }
+
+#[test]
+fn a_whole_file_is_made_safe_in_place_keeping_quoted_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("study-1-answers.csv");
+    std::fs::write(&path, "key,text,n\n-1,\"=HYPERLINK(\"\"x\"\")\na red dog\",3\nk2,plain,-0.5\n").unwrap();
+    make_spreadsheet_safe(&path).unwrap();
+    let records: Vec<csv::StringRecord> =
+        csv::Reader::from_path(&path).unwrap().records().map(Result::unwrap).collect();
+    assert_eq!(cells(&records, 0), ["'-1", "'=HYPERLINK(\"x\")\na red dog", "3"]);
+    assert_eq!(cells(&records, 1), ["k2", "plain", "'-0.5"]);
+    assert!(!dir.path().join("study-1-answers.csv.safe").exists());
+}

@@ -182,10 +182,17 @@ async fn export_paged(
     phase("card's agreement read");
     card::append_audit(audit, &out.join("README.md")).await?;
     phase("card's audit written");
+    let rows_files = summary.files.len();
     summary.files.extend(answers::write(&p, req.stage, out)?);
     phase("answers written");
     summary.files.extend(reports::write_reports(db, p.dataset_id, out).await?);
     summary.files.extend(adaptive_items::write(db, p.dataset_id, out).await?);
+    if req.spreadsheet_safe {
+        // The other CSV files carry people's texts too (written captions, reasons, names).
+        for name in summary.files[rows_files..].iter().filter(|n| n.ends_with(".csv")) {
+            csv::make_spreadsheet_safe(&out.join(name))?;
+        }
+    }
     scan.close().await;
     Ok(summary)
 }

@@ -318,8 +318,8 @@ pub fn link_files(
                 return Err(changed());
             }
             if c.has_display {
-                let img = decode(&bytes, c.header.format).map_err(|e| format!("cannot decode: {e}"))?;
-                place(&store.display_path(&hex), &display_copy(&img).map_err(|e| e.to_string())?, i)?;
+                let (img, turn) = decode(&bytes, c.header.format).map_err(|e| format!("cannot decode: {e}"))?;
+                place(&store.display_path(&hex), &display_copy(&img, turn).map_err(|e| e.to_string())?, i)?;
             }
             if linked {
                 std::fs::rename(&tmp, &fin).map_err(|e| format!("writing into the store: {e}"))
@@ -374,7 +374,7 @@ fn stage(staging: &Staging, hash: &[u8; 32], bytes: &[u8], header: Header, has_d
     let display = if has_display {
         let copy = decode(bytes, header.format)
             .map_err(|e| format!("cannot decode: {e}"))
-            .and_then(|img| display_copy(&img).map_err(|e| format!("making the display copy: {e}")))
+            .and_then(|(img, turn)| display_copy(&img, turn).map_err(|e| format!("making the display copy: {e}")))
             .and_then(|small| {
                 std::fs::write(staging.path(true, &hex), small).map_err(|e| format!("staging the display copy: {e}"))
             });
