@@ -240,8 +240,8 @@ pub struct ServeArgs {
     /// Load the embedded demo dataset and study (and, on an empty database, demo accounts).
     #[arg(long)]
     pub demo: bool,
-    /// Number of demo instances (a multiple of 7 covers all categories evenly).
-    #[arg(long, default_value_t = crate::demo::DEFAULT_COUNT)]
+    /// Number of demo instances, at least 1 (a multiple of 7 covers all categories evenly).
+    #[arg(long, default_value_t = crate::demo::DEFAULT_COUNT, value_parser = at_least_one)]
     pub demo_size: usize,
     /// The built client (pkg/hardneg.<hash>.js, .wasm, .css), for development;
     /// default: the site compiled into this binary, else ./target/site.
@@ -287,4 +287,13 @@ pub struct AgreementArgs {
     /// Seed of the resampling. Default: the study's seed.
     #[arg(long)]
     pub seed: Option<u64>,
+}
+
+/// A count that must not be 0 (refused by clap, before anything is written).
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -6,6 +6,7 @@ use crate::accounts as auth;
 use crate::datasets::import::{import_candidates, ImportRequest};
 use crate::domain::normalize::NormalizeMode;
 use crate::domain::role::Role;
+use crate::error::ServiceError;
 use crate::kinds::REGISTRY;
 use crate::store::{db, images::ImageStore};
 use crate::studies::create;
@@ -102,7 +103,7 @@ pub async fn agreement(data_dir: &Path, a: AgreementArgs) -> anyhow::Result<()> 
         None => None,
         Some(m) => Some(
             crate::studies::agreement::Mapping::parse(&m)
-                .with_context(|| format!("unknown mapping {m:?} (full or binary)"))?,
+                .ok_or_else(|| ServiceError::Invalid(format!("unknown mapping {m:?} (full or binary)")))?,
         ),
     };
     let pool = super::open_existing(data_dir).await?;

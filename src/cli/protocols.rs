@@ -99,7 +99,10 @@ pub async fn audit(
 ) -> anyhow::Result<()> {
     use crate::datasets::audit::{external_audit, furthest_stage, stage_audits};
     let stage = stage
-        .map(|s| crate::domain::export::Stage::parse(s).map_err(|e| anyhow::anyhow!("--stage: {e}")))
+        .map(|s| {
+            crate::domain::export::Stage::parse(s)
+                .map_err(|e| crate::error::ServiceError::Invalid(format!("--stage: {e}")))
+        })
         .transpose()?;
     let pool = super::open_existing(data_dir).await?;
     let audits = match external {

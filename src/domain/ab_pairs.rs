@@ -2,7 +2,7 @@
 //! negative_a, source_a, negative_b, source_b, type` (CSV or JSON Lines),
 //! text only. `type` names the subset as SugarCrepe's files do
 //! (`replace_att`, `swap-obj`, `add/obj`). Row checks are pure.
-use super::answer_text::normalise;
+use super::answer_text::reads_the_same;
 use super::category::{Category, CategoryError};
 use super::results::FieldError;
 
@@ -27,7 +27,7 @@ pub fn ab_pair(v: &[&str]) -> Result<AbPair, Vec<FieldError>> {
         }
     }
     // Case and spacing aside, as the import of pairs compares.
-    let same = |a: &str, b: &str| !a.trim().is_empty() && normalise(a) == normalise(b);
+    let same = |a: &str, b: &str| !a.trim().is_empty() && reads_the_same(a, b);
     for (col, field) in [(1, "negative_a"), (3, "negative_b")] {
         if same(v[0], v[col]) {
             errors.push(FieldError {

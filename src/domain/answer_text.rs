@@ -104,6 +104,14 @@ fn not_plain(c: char) -> bool {
     matches!(c, '\u{2028}' | '\u{2029}') || crate::domain::names::direction_override(c)
 }
 
+/// Two imported texts that read the same on a page: [`normalise`]d after
+/// Unicode canonical composition (NFC), so `cafe` + U+0301 is `café`.
+pub fn reads_the_same(a: &str, b: &str) -> bool {
+    use unicode_normalization::UnicodeNormalization;
+    let nfc = |t: &str| normalise(&t.nfc().collect::<String>());
+    nfc(a) == nfc(b)
+}
+
 /// A text as compared for sameness: invisible characters dropped, runs of
 /// whitespace collapsed, lower case.
 pub fn normalise(text: &str) -> String {
@@ -263,6 +271,19 @@ mod tests {
         assert_eq!(FIELD.check("any", Some("   ")).unwrap(), None);
         assert_eq!(FIELD.check("refuses", Some(" ")).unwrap(), None, "blank is no text");
         assert_eq!(FIELD.check("any", None).unwrap(), None);
+    }
+
+    #[test]
+    fn texts_that_read_the_same_are_the_same() {
+        for (a, b) in [
+            ("A café by the sea.", "A cafe\u{301} by the sea."),
+            ("A dog  on a mat.", "a dog\ton a\u{a0}mat."),
+            ("A red car.", "A r\u{200b}ed c\u{ad}ar."),
+        ] {
+            assert!(reads_the_same(a, b), "{a:?} {b:?}");
+        }
+        assert!(!reads_the_same("A red car.", "A red cat."));
+        assert!(!reads_the_same("A café.", "A cafe."), "an accent is a change");
     }
 
     #[test]

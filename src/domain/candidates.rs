@@ -140,8 +140,9 @@ pub fn candidate(v: [&str; 10], mode: NormalizeMode) -> Result<Candidate, Vec<Fi
         }
     }
     let (caption, negative_caption) = (normalize(v[1], mode), normalize(v[2], mode));
-    // Compared as shown: a negative that reads as its caption has no right answer.
-    if !caption.trim().is_empty() && caption.trim() == negative_caption.trim() {
+    // Compared as shown: a negative that reads as its caption has no right
+    // answer (spacing, case, invisible characters and Unicode forms aside).
+    if !caption.trim().is_empty() && crate::domain::answer_text::reads_the_same(&caption, &negative_caption) {
         err("negative_caption", "the same text as caption; a hard negative must change something".into());
     }
     match category {

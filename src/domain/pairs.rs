@@ -4,7 +4,7 @@
 //! `caption_writing` item); with them it is a written pair, the shape the
 //! validated pairs' export has, so an export imports back as a dataset.
 //! Row checks are pure; the shell reads the file and images.
-use super::answer_text::normalise;
+use super::answer_text::reads_the_same;
 use super::candidates::check_file_name;
 use super::category::{Category, NegType, Subtype};
 use super::results::FieldError;
@@ -87,7 +87,7 @@ pub fn pair_row(columns: Columns, v: &[&str]) -> Result<PairRow, Vec<FieldError>
                 errors.push(FieldError { field, message });
             }
         }
-        if !positive.is_empty() && normalise(positive) == normalise(negative) {
+        if !positive.is_empty() && reads_the_same(positive, negative) {
             let message = "the same text as caption; a negative must differ".into();
             errors.push(FieldError { field: "negative_caption", message });
         }

@@ -1,7 +1,7 @@
 //! SugarCrepe++ triplets as researchers bring them for the odd-one-out
 //! kinds: `image, p1, p2, negative, type, subtype` (CSV or JSON Lines), one
 //! row per image. Row checks are pure; the shell reads the file and images.
-use super::answer_text::normalise;
+use super::answer_text::reads_the_same;
 use super::candidates::check_file_name;
 use super::category::{Category, CategoryError};
 use super::results::FieldError;
@@ -31,7 +31,7 @@ pub fn triplet(v: &[&str]) -> Result<Triplet, Vec<FieldError>> {
     }
     // Compared as the import of pairs and the answers' texts compare: a case
     // or spacing difference says nothing in other words.
-    let same = |a: &str, b: &str| !a.trim().is_empty() && normalise(a) == normalise(b);
+    let same = |a: &str, b: &str| !a.trim().is_empty() && reads_the_same(a, b);
     if same(v[1], v[2]) {
         errors.push(FieldError { field: "p2", message: "the same text as p1; P2 must say it in other words".into() });
     }

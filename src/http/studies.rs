@@ -5,7 +5,7 @@ use crate::api_types::{
 };
 use crate::domain::ids::{InstanceId, StudyId, TaskId};
 use crate::error::ServiceError;
-use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller, Researcher};
+use crate::http::extract::{Annotates, ApiJson, ApiPath, ApiQuery, Caller, Researcher};
 use crate::http::task_json::FastJson;
 use crate::kinds::REGISTRY;
 use crate::state::AppState;
@@ -57,7 +57,7 @@ async fn research_overview(
 /// Idempotent: the caller's progress, their tasks created on the first call.
 async fn start(
     State(state): State<AppState>,
-    Caller(user): Caller,
+    Annotates(user): Annotates,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Json<crate::api_types::Progress>, ServiceError> {
     Ok(Json(tasks::start(&state, &user, id).await?))
@@ -65,7 +65,7 @@ async fn start(
 
 async fn next(
     State(state): State<AppState>,
-    Caller(user): Caller,
+    Annotates(user): Annotates,
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<Response, ServiceError> {
     Ok(match tasks::next_task(&state, &user, id).await? {
@@ -83,7 +83,7 @@ struct AnswerQuery {
 
 async fn answer(
     State(state): State<AppState>,
-    Caller(user): Caller,
+    Annotates(user): Annotates,
     ApiPath(task_id): ApiPath<TaskId>,
     ApiQuery(q): ApiQuery<AnswerQuery>,
     ApiJson(req): ApiJson<AnswerRequest>,

@@ -78,6 +78,37 @@ fn csv_problem(e: &csv::Error, header: &csv::StringRecord) -> String {
     }
 }
 
+/// A dataset made from the rows holds their texts as instances: the
+/// candidate import's rules hold for them too (docs/import.md, "What is refused").
+fn check_new_texts(name: &str, rows: &[(u64, ResultRow)]) -> Result<(), ServiceError> {
+    use crate::domain::names::imported_text_problem;
+    let mut problems = Vec::new();
+    for (line, row) in rows {
+        for (field, text) in [("caption", &row.caption), ("negative_caption", &row.negative_caption)] {
+            if let Some(p) = imported_text_problem(text) {
+                problems.push(format!("{name}:{line}: field `{field}`: {p}"));
+            }
+        }
+        if crate::domain::answer_text::reads_the_same(&row.caption, &row.negative_caption) {
+            problems.push(format!(
+                "{name}:{line}: field `negative_caption`: the same text as caption; a hard negative must change something"
+            ));
+        }
+        if problems.len() >= MAX_PROBLEMS {
+            break;
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    problems.truncate(MAX_PROBLEMS);
+    Err(ServiceError::Invalid(format!(
+        "{} problem(s), nothing imported (a new dataset's texts follow the candidate import's rules):\n{}",
+        problems.len(),
+        problems.join("\n")
+    )))
+}
+
 type Key = (String, String, String, String);
 
 fn key(row: &ResultRow) -> Key {
@@ -107,6 +138,7 @@ pub async fn import_results(
         Some(id) => (id, false),
         None => {
             crate::domain::names::check_dataset_name(dataset).map_err(ServiceError::Invalid)?;
+            check_new_texts(&name, &rows)?;
             let id = insert_dataset(&mut tx, dataset, "none").await?;
             for (line, row) in &rows {
                 let key = format!("row-{line}");

@@ -33,6 +33,8 @@ impl DeviceChoice {
     }
 }
 
+pub const NO_CUDA: &str = "--device cuda: this hardneg was built without the `cuda` feature";
+
 /// The device and its label for the run record.
 pub fn select_device(choice: DeviceChoice) -> anyhow::Result<(Device, String)> {
     let device = match choice {
@@ -44,7 +46,7 @@ pub fn select_device(choice: DeviceChoice) -> anyhow::Result<(Device, String)> {
         }),
         DeviceChoice::Auto => Device::Cpu,
         DeviceChoice::Cuda if !cfg!(feature = "cuda") => {
-            anyhow::bail!("--device cuda: this hardneg was built without the `cuda` feature")
+            anyhow::bail!(NO_CUDA)
         }
         DeviceChoice::Cuda => Device::new_cuda(0).context("--device cuda: no usable CUDA device 0")?,
     };

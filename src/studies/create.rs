@@ -169,7 +169,9 @@ async fn check_annotators(tx: &mut Tx, names: &[String]) -> Result<(), ServiceEr
             .await?;
         match role.as_deref() {
             Some("annotator") => {}
-            Some(other) => return Err(invalid(format!("field `annotators`: {name:?} is a {other}, not an annotator"))),
+            Some(other) => {
+                return Err(invalid(format!("field `annotators`: {name:?} has the role {other}, not annotator")))
+            }
             None => return Err(invalid(format!("field `annotators`: no user named {name:?}"))),
         }
     }

@@ -247,7 +247,7 @@ pub async fn survivors(
     if !want.contains(&meta.kind) {
         let want: Vec<&str> = want.iter().map(|k| k.as_str()).collect();
         return Err(ServiceError::Invalid(format!(
-            "study {:?} is a {} study; expected {}",
+            "study {:?} is of kind {}; expected {}",
             meta.name,
             meta.kind.as_str(),
             want.join(" or ")

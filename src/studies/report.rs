@@ -104,7 +104,7 @@ pub async fn study_report(db: &AnyPool, kinds: &Registry, study_id: StudyId) -> 
     let Some(report) = meta.kind.report() else {
         let kinds: Vec<&str> = kinds.reports().map(|k| k.name()).collect();
         return Err(ServiceError::Invalid(format!(
-            "study {:?} is a {} study, which reports no statistics (kinds that do: {})",
+            "study {:?} is of kind {}, which reports no statistics (kinds that do: {})",
             meta.name,
             meta.kind,
             kinds.join(", ")

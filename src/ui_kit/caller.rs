@@ -127,6 +127,22 @@ impl<S: Send + Sync> FromRequestParts<S> for Researcher {
     }
 }
 
+/// A caller who may answer surveys (an annotator or a participant), checked
+/// like [`Researcher`] before the path, query and body are read.
+pub struct Annotates(pub SessionUser);
+
+impl<S: Send + Sync> FromRequestParts<S> for Annotates {
+    type Rejection = ServiceError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Caller(user) = Caller::from_request_parts(parts, state).await?;
+        if !(user.role.may_annotate() || user.role.is_participant()) {
+            return Err(ServiceError::Forbidden("only annotators answer surveys".into()));
+        }
+        Ok(Annotates(user))
+    }
+}
+
 /// [`Researcher`] for the admin's routes.
 pub struct Admin(pub SessionUser);
 

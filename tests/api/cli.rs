@@ -41,7 +41,7 @@ async fn bad_specs_and_accounts_are_refused_with_a_reason() {
     }
     let named_researcher = Spec::new("R").annotators(&["researcher"]).write(&app.data_dir, "r.toml");
     let out = app.cli(&["study", "create", named_researcher.to_str().unwrap()]);
-    assert!(text(&out.stderr).contains("is a researcher, not an annotator"));
+    assert!(text(&out.stderr).contains("has the role researcher, not annotator"));
 
     let bad_role = app.cli(&["user", "add", "x", "--role", "root", "--password-stdin"]);
     assert!(text(&bad_role.stderr).contains("unknown role"));

@@ -173,3 +173,31 @@ async fn a_big_body_route_refuses_a_caller_without_the_role_before_reading_the_b
         assert!(head.starts_with("HTTP/1.1 403"), "{path}: {head}");
     }
 }
+
+/// The annotator's routes check the role first too: a researcher or an admin
+/// learns nothing of the path, the query or the body (docs/api.md, "Role × route").
+#[tokio::test]
+async fn answer_routes_refuse_researchers_before_reading_the_request() {
+    let app = TestApp::spawn();
+    for user in ["researcher", "admin"] {
+        let client = app.login(user).await;
+        let calls = [
+            client.post(app.url("/api/v1/tasks/1/answer")).json(&serde_json::json!({"optio": "A"})),
+            client.post(app.url("/api/v1/tasks/1/answer")).header("content-type", "application/json").body("{not json"),
+            client.post(app.url("/api/v1/tasks/abc/answer?next=maybe")).json(&serde_json::json!({"option": "A"})),
+            client.get(app.url("/api/v1/studies/abc/next")),
+            client.post(app.url("/api/v1/studies/abc/start")),
+        ];
+        for call in calls {
+            let res = call.header("origin", &app.base).send().await.unwrap();
+            let url = res.url().to_string();
+            assert_eq!(res.status(), 403, "{user}: {url}");
+            let body: serde_json::Value = res.json().await.unwrap();
+            assert_eq!(body["error"], "only annotators answer surveys", "{user}: {url}");
+        }
+    }
+    // An annotator still gets the path's own error.
+    let annotator = app.login("annotator1").await;
+    let res = annotator.get(app.url("/api/v1/studies/abc/next")).send().await.unwrap();
+    assert_eq!(res.status(), 400);
+}

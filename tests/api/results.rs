@@ -138,6 +138,17 @@ async fn imported_bivlc_results_give_the_papers_tables() {
     assert_eq!(annotator.get(app.url("/api/v1/compare?dataset=bivlc")).send().await.unwrap().status(), 403);
 }
 
+/// Field `i` of a fixture line (every field quoted, none holding `","`).
+fn field(line: &str, i: usize) -> String {
+    line.trim_matches('"').split("\",\"").nth(i).unwrap().to_string()
+}
+
+fn set_field(line: &str, i: usize, f: impl Fn(&str) -> String) -> String {
+    let mut v: Vec<String> = line.trim_matches('"').split("\",\"").map(str::to_string).collect();
+    v[i] = f(&v[i]);
+    format!("\"{}\"", v.join("\",\""))
+}
+
 #[tokio::test]
 async fn corrupted_results_are_refused_whole_naming_the_line() {
     let app = TestApp::spawn();
@@ -157,6 +168,13 @@ async fn corrupted_results_are_refused_whole_naming_the_line() {
             "crlf",
             corrupt(&|v| v[4] = v[4].replacen("\"True\"", "\"Maybe\"", 1)).replace('\n', "\r\n"),
             ":5: field `text_score_i1`",
+        ),
+        // A new dataset's texts follow the candidate import's rules.
+        ("nul-caption", corrupt(&|v| v[3] = set_field(&v[3], 1, |c| format!("{c}\u{0}"))), ":4: field `caption`"),
+        (
+            "same-negative",
+            corrupt(&|v| v[6] = set_field(&v[6], 2, |_| field(&v[6], 1).replace(' ', "  "))),
+            ":7: field `negative_caption`: the same text as caption",
         ),
         (
             "no-column",

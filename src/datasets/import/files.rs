@@ -1,132 +1,14 @@
-//! The file side of a candidate import: the candidate file, read as it
-//! streams and hashed on the way, and the image files, read, hashed, checked
-//! and staged on all cores. Nothing here touches the database.
-use crate::domain::candidates::{
-    candidate, non_utf8_fields, parse_json_line, Batch, CandidateHeader, FileFormat, FileRef, ImageDir,
-};
-use crate::domain::lines::LineIndex;
-use crate::domain::normalize::NormalizeMode;
+//! The image side of a candidate import: the image files, read, hashed,
+//! checked and staged on all cores (the candidate file is `candidate_file`'s).
+//! Nothing here touches the database.
+pub use super::candidate_file::read_candidates;
+use crate::domain::candidates::{FileRef, ImageDir};
 use crate::store::images::{decode, display_copy, inspect, Header, ImageStore, DISPLAY_MAX};
 use sha2::{Digest, Sha256};
-use std::cell::RefCell;
-use std::io::{self, BufRead, Read};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-
-/// A reader that hashes what passes through it and indexes its lines (the
-/// csv reader reads ahead, so a record's line is indexed before it is seen).
-struct Hashing<R> {
-    inner: R,
-    sha: Sha256,
-    lines: Rc<RefCell<LineIndex>>,
-}
-
-impl<R: Read> Read for Hashing<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.sha.update(&buf[..n]);
-        self.lines.borrow_mut().feed(&buf[..n]);
-        Ok(n)
-    }
-}
-
-/// Parses the whole candidate file into a [`Batch`] (problems included) and
-/// returns the file's SHA-256. Only IO errors fail here.
-pub fn read_candidates(path: &Path, format: FileFormat, mode: NormalizeMode) -> io::Result<(Batch, [u8; 32])> {
-    let lines = Rc::new(RefCell::new(LineIndex::default()));
-    let mut hashing = Hashing { inner: std::fs::File::open(path)?, sha: Sha256::new(), lines: Rc::clone(&lines) };
-    let mut batch = Batch::default();
-    match format {
-        FileFormat::Csv => {
-            let mut reader =
-                csv::ReaderBuilder::new().flexible(true).buffer_capacity(1 << 16).from_reader(&mut hashing);
-            read_csv(&mut reader, mode, &mut batch, &lines).map_err(io::Error::other)?;
-        }
-        FileFormat::JsonLines => read_jsonl(io::BufReader::with_capacity(1 << 16, &mut hashing), mode, &mut batch)?,
-    }
-    io::copy(&mut hashing, &mut io::sink())?; // whatever the parser left unread
-    if batch.rows.is_empty() && batch.problems.is_empty() {
-        batch.problems.push(1, None, "no rows");
-    }
-    batch.finish();
-    Ok((batch, hashing.sha.finalize().into()))
-}
-
-fn read_csv<R: Read>(
-    reader: &mut csv::Reader<R>,
-    mode: NormalizeMode,
-    batch: &mut Batch,
-    lines: &RefCell<LineIndex>,
-) -> csv::Result<()> {
-    let raw = reader.byte_headers()?.clone();
-    let Ok(names) = raw.iter().map(std::str::from_utf8).collect::<Result<Vec<&str>, _>>() else {
-        batch.problems.push(1, None, "the header is not valid UTF-8");
-        return Ok(());
-    };
-    let header = match CandidateHeader::parse(&names) {
-        Ok(h) => h,
-        Err(e) => {
-            batch.problems.push(1, None, e);
-            return Ok(());
-        }
-    };
-    let mut record = csv::ByteRecord::new();
-    while reader.read_byte_record(&mut record)? {
-        let line = record.position().map_or(0, |p| lines.borrow().line_of(p.byte()));
-        let mut fields: Vec<&str> = Vec::with_capacity(record.len());
-        let mut utf8 = true;
-        for (i, f) in record.iter().enumerate() {
-            match std::str::from_utf8(f) {
-                Ok(s) => fields.push(s),
-                Err(e) => {
-                    let at = e.valid_up_to();
-                    let message = format!("not valid UTF-8 (byte {:#04x} at offset {at})", f[at]);
-                    batch.problems.push(line, Some(names.get(i).copied().unwrap_or("-")), message);
-                    utf8 = false;
-                }
-            }
-        }
-        if utf8 {
-            batch.push(line, header.values(&fields).map_err(|e| vec![e]).and_then(|v| candidate(v, mode)));
-        }
-    }
-    Ok(())
-}
-
-/// One JSON object per line; blank lines are skipped.
-fn read_jsonl<R: BufRead>(mut reader: R, mode: NormalizeMode, batch: &mut Batch) -> io::Result<()> {
-    let mut buf = Vec::new();
-    let mut line = 0u64;
-    loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf)? == 0 {
-            return Ok(());
-        }
-        line += 1;
-        if line == 1 && buf.starts_with(BOM) {
-            buf.drain(..BOM.len()); // as the CSV reader skips it
-        }
-        if buf.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match std::str::from_utf8(&buf) {
-            Ok(text) => batch.push(line, parse_json_line(text.trim_end(), mode)),
-            Err(e) => {
-                let message =
-                    format!("not valid UTF-8 (byte {:#04x} at column {})", buf[e.valid_up_to()], e.valid_up_to() + 1);
-                let fields = non_utf8_fields(&String::from_utf8_lossy(&buf));
-                if fields.is_empty() {
-                    batch.problems.push(line, None, message.clone());
-                }
-                for f in fields {
-                    batch.problems.push(line, Some(f), message.clone());
-                }
-            }
-        }
-    }
-}
 
 /// What the import knows of one distinct image file once it is checked.
 #[derive(Debug, Clone)]

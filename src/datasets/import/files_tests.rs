@@ -1,6 +1,7 @@
 //! Unit tests of image checking, staging and linking.
 use super::*;
-use crate::domain::candidates::FileRef;
+use crate::domain::candidates::{FileFormat, FileRef};
+use crate::domain::normalize::NormalizeMode;
 
 fn files_under(p: &Path) -> Vec<String> {
     let mut out = Vec::new();
@@ -110,4 +111,28 @@ fn candidate_rows_keep_their_physical_lines_in_crlf_files() {
     let (batch, _) = read_candidates(&path, FileFormat::Csv, NormalizeMode::None).unwrap();
     let lines: Vec<u64> = batch.rows.iter().map(|r| r.line).collect();
     assert_eq!(lines, [2, 3], "{:?}", batch.problems.shown);
+}
+
+#[test]
+fn a_record_past_the_bound_is_refused_where_it_starts_in_either_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bivlc/candidates.csv");
+    let fixture = std::fs::read_to_string(fixture).unwrap();
+    let rows: Vec<&str> = fixture.lines().take(3).collect();
+    // Line 3 opens a quote that never closes: the rest of a big file is one field.
+    let huge = "x".repeat(3 << 20);
+    let csv = format!("{}\n{}\n\"{huge}\n", rows[0], rows[1]);
+    let path = tmp.path().join("huge.csv");
+    std::fs::write(&path, csv).unwrap();
+    let e = read_candidates(&path, FileFormat::Csv, NormalizeMode::None).unwrap_err().to_string();
+    assert!(e.contains("line 3: a record of more than 1 MiB"), "{e}");
+    let jsonl = format!("{{\"caption\": \"a\"}}\n{{\"caption\": \"{huge}\"}}\n");
+    let path = tmp.path().join("huge.jsonl");
+    std::fs::write(&path, jsonl).unwrap();
+    let e = read_candidates(&path, FileFormat::JsonLines, NormalizeMode::None).unwrap_err().to_string();
+    assert!(e.contains("line 2: a record of more than 1 MiB"), "{e}");
+    // Under the bound, the same file reads (its problems are the rows', not an IO error).
+    let fine = format!("{}\n{}\n{}\n", rows[0], rows[1], rows[2]);
+    std::fs::write(&path, fine).unwrap();
+    assert!(read_candidates(&path, FileFormat::Csv, NormalizeMode::None).is_ok());
 }

@@ -5,6 +5,7 @@
 //! before every row and image has been checked; new image files become final
 //! only after that; the same file with the same images again is a no-op.
 pub mod ab_pairs;
+mod candidate_file;
 mod commit;
 pub mod files;
 pub mod pairs;

@@ -93,7 +93,7 @@ async fn collect(db: &AnyPool, study: &Study) -> Result<Option<Vec<WrittenPair>>
     let kind = SurveyKind::parse(&kind).ok_or_else(|| ServiceError::Internal(format!("study {id}: bad kind")))?;
     if !study.kind.spec().sources.contains(&kind) {
         let want: Vec<&str> = study.kind.spec().sources.iter().map(|k| k.name()).collect();
-        return Err(invalid(format!("study {source:?} is a {kind} study; expected {}", want.join(" or "))));
+        return Err(invalid(format!("study {source:?} is of kind {kind}; expected {}", want.join(" or "))));
     }
     let pairs = written(db, id).await?;
     if pairs.is_empty() {
