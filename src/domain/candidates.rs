@@ -82,7 +82,12 @@ impl CandidateHeader {
             COLUMNS.iter().map(|c| header.iter().position(|h| h.trim().eq_ignore_ascii_case(c))).collect();
         let missing: Vec<&str> = COLUMNS.iter().zip(&found).filter(|(_, f)| f.is_none()).map(|(c, _)| *c).collect();
         if !missing.is_empty() {
-            return Err(format!("missing column(s): {}", missing.join(", ")));
+            // A spreadsheet saved with another separator is one long column.
+            let hint = match header {
+                [one] if one.contains([';', '\t']) => " (the header is one column: hardneg reads comma-separated CSV)",
+                _ => "",
+            };
+            return Err(format!("missing column(s): {}{hint}", missing.join(", ")));
         }
         let mut idx = [0; 10];
         for (i, f) in found.into_iter().enumerate() {
@@ -250,6 +255,9 @@ mod tests {
         let e = CandidateHeader::parse(&["filename", "Caption", "type", "index", "hn_img_0", "hn_img_1", "hn_img_2"])
             .unwrap_err();
         assert_eq!(e, "missing column(s): negative_caption, subtype, hn_img_3");
+        let semicolons = COLUMNS.join(";");
+        let e = CandidateHeader::parse(&[semicolons.as_str()]).unwrap_err();
+        assert!(e.ends_with("(the header is one column: hardneg reads comma-separated CSV)"), "{e}");
         // Two of one column: which holds the caption is anybody's guess.
         let twice = [&COLUMNS[..], &[" CAPTION "]].concat();
         assert_eq!(CandidateHeader::parse(&twice).unwrap_err(), r#"column "caption" appears twice (columns 2 and 11)"#);

@@ -44,6 +44,15 @@ fn compare_params(pairs: &[(String, String)]) -> Result<CompareParams, ServiceEr
     let mut baselines = Vec::new();
     let mut stage = None;
     for (key, value) in pairs {
+        // Only `baseline` repeats: a second dataset or stage would silently win.
+        let given_twice = match key.as_str() {
+            "dataset" => dataset.is_some(),
+            "stage" => stage.is_some(),
+            _ => false,
+        };
+        if given_twice {
+            return Err(ServiceError::Invalid(format!("query parameter `{key}` given twice")));
+        }
         match key.as_str() {
             "dataset" => dataset = Some(value.clone()),
             "stage" => {
@@ -81,4 +90,26 @@ async fn model_failures(
     ApiQuery(q): ApiQuery<FailureQuery>,
 ) -> Result<Json<Vec<Failure>>, ServiceError> {
     Ok(Json(failures::failures(&state.db, &q.dataset, &q.model, &q.score, q.neg_type.as_deref()).await?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(q: &[(&str, &str)]) -> Result<CompareParams, String> {
+        let pairs: Vec<(String, String)> = q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        compare_params(&pairs).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn baselines_repeat_and_nothing_else_does() {
+        let (dataset, baselines, stage) =
+            params(&[("dataset", "demo"), ("baseline", "3"), ("baseline", "5"), ("stage", "final")]).unwrap();
+        assert_eq!((dataset.as_str(), baselines, stage), ("demo", vec![3, 5], Some(Stage::Final)));
+        for twice in [[("dataset", "nope"), ("dataset", "demo")], [("stage", "final"), ("stage", "step3")]] {
+            let e = params(&twice).unwrap_err();
+            assert!(e.contains("given twice"), "{e}");
+        }
+        assert!(params(&[("stage", "final")]).unwrap_err().contains("`dataset` is required"));
+    }
 }

@@ -231,6 +231,17 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
     let cli = text(&app.cli(&["report", &validation.to_string()]).stdout);
     assert!(cli.contains("mean kappa of the validators: 0.611") && cli.contains("skip: type_does_not_apply"), "{cli}");
 
+    // The writing study's own dataset exports every written pair with its caption type.
+    let items = export_candidates(&app, "items");
+    let mut reader = csv::Reader::from_path(items.join(format!("study-{writing}-written.csv"))).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_string).collect();
+    assert_eq!(header, ["study", "instance", "key", "caption_type", "annotator", "value", "positive", "negative"]);
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let pairs: BTreeSet<String> = rows.iter().filter(|r| &r[5] == "written").map(|r| r[6].to_string()).collect();
+    assert_eq!(pairs, written.iter().cloned().collect(), "every written positive, once");
+    assert!(rows.iter().all(|r| r[0] == writing.to_string() && !r[3].is_empty()), "{rows:?}");
+    assert!(rows.iter().filter(|r| &r[5] != "written").all(|r| r[6].is_empty() && r[7].is_empty()));
+
     // The export: exactly the validated pairs, in the shape `import pairs` reads back.
     let out = export_candidates(&app, "written");
     let mut reader = csv::Reader::from_path(out.join(format!("study-{validation}-validated-pairs.csv"))).unwrap();

@@ -84,7 +84,7 @@ pub struct Presentation {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SurveyError {
-    #[error("unknown option {given:?}; expected one of {expected}")]
+    #[error("unknown option {given:?}; expected {expected}")]
     UnknownOption { given: String, expected: String },
     #[error("item is not usable for this survey kind: {0}")]
     BadItem(String),
@@ -130,7 +130,7 @@ impl Presentation {
     pub fn resolve(&self, option_id: &str) -> Result<&ShownOption, SurveyError> {
         self.options.iter().find(|o| o.id.eq_ignore_ascii_case(option_id)).ok_or_else(|| SurveyError::UnknownOption {
             given: option_id.to_string(),
-            expected: self.options.iter().map(|o| o.id.as_str()).collect::<Vec<_>>().join(", "),
+            expected: format!("one of {}", self.options.iter().map(|o| o.id.as_str()).collect::<Vec<_>>().join(", ")),
         })
     }
 

@@ -46,6 +46,8 @@ pub const TEXTS: [TextField; 2] = [
 ];
 
 #[cfg(feature = "ssr")]
+mod export;
+#[cfg(feature = "ssr")]
 mod form;
 #[cfg(feature = "ssr")]
 pub mod write;

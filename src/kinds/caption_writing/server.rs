@@ -6,8 +6,14 @@ use super::stats::{writing_stats, WritingAnswer, WritingStats};
 use crate::error::ServiceError;
 use crate::studies::hooks::{Fut, Server, Statistic, Stats};
 use sqlx::AnyPool;
+use std::path::Path;
 
-pub const SERVER: Server = Server { report: Some(report), ..Server::NONE };
+pub const SERVER: Server = Server { report: Some(report), export: Some(export), ..Server::NONE };
+
+/// The written pairs and skips, with their caption types.
+fn export<'a>(db: &'a AnyPool, study_id: StudyId, out: &'a Path) -> Fut<'a, Vec<String>> {
+    Box::pin(super::export::write(db, study_id, out))
+}
 
 fn report(db: &AnyPool, study_id: StudyId) -> Fut<'_, (usize, Box<dyn Stats>)> {
     Box::pin(async move {

@@ -23,7 +23,8 @@ type Pair = (i64, String, String, String, Option<String>, String, String, i64);
 
 /// Writes both files into `out`; returns their names.
 pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<Vec<String>, ServiceError> {
-    let (meta, outcomes) = study_outcomes(db, crate::kinds::KINDS, study_id).await?;
+    let (_, outcomes) = study_outcomes(db, crate::kinds::KINDS, study_id).await?;
+    let study = study_id.to_string();
     let pairs: HashMap<i64, Pair> = sqlx::query_as(
         "SELECT i.id, i.key, i.caption, i.negative_caption, i.caption_type, m.hash, m.mime, m.bytes
          FROM study_items si JOIN instances i ON i.id = si.instance_id JOIN images m ON m.hash = i.positive_image
@@ -50,7 +51,7 @@ pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<Vec<St
         let image = ImageRef { hash: hash.clone(), mime: mime.clone(), bytes: *bytes as u64 }.path();
         let caption_type = caption_type.clone().unwrap_or_default();
         let instance = id.to_string();
-        let row = [image.as_str(), &caption_type, key, caption, negative, &meta.name, &instance];
+        let row = [image.as_str(), &caption_type, key, caption, negative, &study, &instance];
         csv_out.write_record(row).map_err(csv_err)?;
         let object: serde_json::Map<String, serde_json::Value> =
             COLUMNS.iter().zip(row).map(|(c, v)| (c.to_string(), serde_json::Value::from(v))).collect();

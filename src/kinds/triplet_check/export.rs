@@ -38,6 +38,7 @@ pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<String
     let answers = answer_texts::answers(db, study_id).await?;
     let items = outcomes.iter().map(|o| (o.instance_id, &o.state));
     let texts = answer_texts::final_texts(db, &meta, items, &answers).await?;
+    let study = study_id.to_string();
     let (instances, adjudicators) = instances_and_adjudicators(db, study_id).await?;
     let name = format!("study-{study_id}-triplets.csv");
     let path = out.join(&name);
@@ -68,7 +69,7 @@ pub async fn write(db: &AnyPool, study_id: StudyId, out: &Path) -> Result<String
         let given = serde_json::to_string(&given).unwrap_or_default();
         let (instance, corrected) = (o.instance_id.to_string(), corrected.is_some().to_string());
         w.write_record([
-            meta.name.as_str(),
+            study.as_str(),
             &instance,
             key,
             o.category.neg_type.as_str(),
