@@ -354,7 +354,12 @@ fn print_status(s: &status::ProlificStatus) {
     );
     let cap = s.budget.cap.map(cents).unwrap_or_else(|| "none".into());
     println!("budget:          spent {}, committed {}, cap {cap}", cents(s.budget.spent), cents(s.budget.committed));
-    if let (Some(n), Some(total)) = (s.propose_more_places, s.propose_total) {
+    if let (Some(n), Some(why)) = (s.propose_more_places, &s.over_cap) {
+        println!(
+            "proposal:        none: the budget cap stops this study (hardneg needs {n} more places, but {why}); \
+             the items still collecting will get no more answers"
+        );
+    } else if let (Some(n), Some(total)) = (s.propose_more_places, s.propose_total) {
         println!(
             "proposal:        add {n} places (hardneg needs more copies than Prolific has places left): \
              hardneg prolific places {} {total}",

@@ -28,7 +28,14 @@ fn print_status(d: &Dashboard) {
         p.started, p.working, p.completed, p.extra, p.timed_out, p.returned, p.screened_out, p.discarded
     );
     println!("answers:      {} ({} per minute)", d.answers, or_dash(d.answers_per_minute.map(|r| format!("{r:.1}"))));
-    println!("remaining:    {} answers, ETA {}", d.remaining_answers, or_dash(d.eta_secs.map(duration)));
+    // Adaptive overlap's later rounds are not in any bundle yet: a floor.
+    let floor = d.adaptive.as_ref().is_some_and(|a| a.stopped.collecting > 0);
+    let (at_least, later) = if floor { ("at least ", " (follow-up rounds will add more)") } else { ("", "") };
+    println!(
+        "remaining:    {} answers, ETA {at_least}{}{later}",
+        d.remaining_answers,
+        or_dash(d.eta_secs.map(duration))
+    );
     println!(
         "time:         median {} per item, {} per bundle",
         or_dash(d.median_secs_per_item.map(|s| format!("{s:.1} s"))),

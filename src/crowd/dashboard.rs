@@ -25,7 +25,27 @@ pub async fn dashboard(db: &AnyPool, study: StudyId, now: i64) -> Result<Dashboa
     .bind(study)
     .fetch_one(db)
     .await?;
-    let wanted: i64 = bundles.iter().map(|b| (b.copies_wanted - b.completed).max(0) * b.tasks).sum();
+    // All in tasks, check items included, as the rate counts every answer: a
+    // copy of a bundle takes the tasks its participants were given, or, before
+    // anyone took one, its items plus the most check items it could get.
+    let per_copy: std::collections::HashMap<i64, i64> = sqlx::query_as(
+        "SELECT l.bundle, max(pa.total) FROM leases l
+         JOIN participations pa ON pa.study_id = l.study_id AND pa.user_id = l.user_id
+         WHERE l.study_id = $1 GROUP BY l.bundle",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .collect();
+    let checks = &link.settings.checks;
+    let most_checks = (checks.attention_checks + checks.gold.len()) as i64;
+    let wanted: i64 = bundles
+        .iter()
+        .map(|b| {
+            (b.copies_wanted - b.completed).max(0) * per_copy.get(&b.bundle).copied().unwrap_or(b.tasks + most_checks)
+        })
+        .sum();
     let remaining_answers = (wanted - active_done).max(0);
     let participants = participant_counts(db, study).await?;
 
@@ -67,7 +87,7 @@ pub async fn dashboard(db: &AnyPool, study: StudyId, now: i64) -> Result<Dashboa
         median_bundle_secs,
         hourly_wage: q.hourly_wage,
         platform_fee: q.platform_fee,
-        cost: cost(&q, median_bundle_secs, places, finished),
+        cost: cost(&q, median_bundle_secs, places - completed, finished),
         arrivals: cumulative(&arrivals),
         completions: cumulative(&completions),
         time_per_item: histogram(&times),

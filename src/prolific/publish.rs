@@ -341,13 +341,8 @@ pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Res
             "the study has {places} places on Prolific; give a larger total (places can only grow)"
         )));
     }
-    let (b, more) = super::budget::raising_places(db, study, total as i64).await?;
-    if !b.allows(more) {
-        return Err(ServiceError::Invalid(format!(
-            "{total} places would commit {} of a budget cap of {}",
-            cents(b.committed.saturating_add(more)),
-            cents(b.cap.unwrap_or(0))
-        )));
+    if let Some(why) = super::status::over_cap(db, study, total).await? {
+        return Err(ServiceError::Invalid(why));
     }
     let key = format!("set_places:{study}:{total}");
     enqueue(db, study, &key, &Remote::SetPlaces { total }).await?;

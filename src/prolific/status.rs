@@ -3,7 +3,7 @@
 //! with what to do, the budget, places hardneg would add, the open outbox.
 use super::outbox::{lines, OutboxLine};
 use crate::domain::ids::StudyId;
-use crate::domain::prolific::money::{places_needed, Budget};
+use crate::domain::prolific::money::{cents, places_needed, Budget};
 use crate::domain::prolific::status::{mismatch, Mismatch, SubmissionStatus};
 use crate::error::ServiceError;
 use serde::{Deserialize, Serialize};
@@ -46,6 +46,10 @@ pub struct ProlificStatus {
     /// the places Prolific has handed out, which a late submission (one
     /// timed out that still finished) can take past the study's total.
     pub propose_total: Option<u64>,
+    /// Why that total cannot be bought: it would commit more than the
+    /// budget cap, so the items still wanting answers will not get them.
+    #[serde(default)]
+    pub over_cap: Option<String>,
     /// Bonuses planned, set up and paid, and the cents paid.
     pub bonuses: (i64, i64, i64, i64),
     /// Outbox rows not done (failed ones with Prolific's message).
@@ -126,6 +130,11 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
         .count() as u64;
     let budget = super::budget::budget(db, study).await?;
     let more = places_needed(hardneg_free.max(0) as u64, open + on_their_way);
+    let propose_total = more.map(|n| places.max(taking).max(0) as u64 + n);
+    let over_cap = match propose_total {
+        Some(total) => over_cap(db, study, total).await?,
+        None => None,
+    };
     Ok(ProlificStatus {
         study_id: study,
         prolific_id,
@@ -142,10 +151,24 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
         mismatches,
         budget,
         propose_more_places: more,
-        propose_total: more.map(|n| places.max(taking).max(0) as u64 + n),
+        propose_total,
+        over_cap,
         bonuses: super::bonus::summary(db, study).await?,
         outbox: lines(db, study, true).await?,
     })
+}
+
+/// The words `increase_places` would refuse `total` with, when the cap
+/// stands in its way: the study cannot finish within its budget.
+pub(super) async fn over_cap(db: &AnyPool, study: StudyId, total: u64) -> Result<Option<String>, ServiceError> {
+    let (b, more) = super::budget::raising_places(db, study, total as i64).await?;
+    Ok((!b.allows(more)).then(|| {
+        format!(
+            "{total} places would commit {} of a budget cap of {}",
+            cents(b.committed.saturating_add(more)),
+            cents(b.cap.unwrap_or(0))
+        )
+    }))
 }
 
 /// Where hardneg's participants and Prolific's submissions disagree: each

@@ -50,7 +50,8 @@ fn AdaptiveCard(report: AdaptiveReport) -> impl IntoView {
         Stop::Agree => "agree".to_string(),
         Stop::Posterior { threshold } => format!("posterior ≥ {threshold}"),
     };
-    let saved = report.saved_share.map(|x| format!("{:.1}%", x * 100.0)).unwrap_or_else(|| "—".into());
+    // Nothing is saved before an item stops: no share to show yet.
+    let saved = report.saved_share.map(|x| format!("{:.1}%", x * 100.0));
     // How many items took n answers, per n from 1 to max.
     let taken: Vec<(usize, usize)> =
         (1..=s.max).map(|n| (n, report.items.iter().filter(|i| i.answers as usize == n).count())).collect();
@@ -65,7 +66,7 @@ fn AdaptiveCard(report: AdaptiveReport) -> impl IntoView {
                 "min " {s.min} " · max " {s.max} " · stop " {stop} " · "
                 <span class="answers-spent">{report.answers_spent}</span> " answers spent against "
                 <span class="fixed-answers">{report.fixed_answers}</span> " at a fixed overlap of " {s.max}
-                " (" <span class="saved">{saved}</span> " fewer on stopped items)"
+                {saved.map(|saved| view! { " (" <span class="saved">{saved}</span> " fewer on stopped items)" })}
             </p>
             <p class="stopped">
                 "Stopped: agreed " {c.agreed} " · confident " {c.confident} " · reached max " {c.max}

@@ -73,6 +73,15 @@ fn Figures(d: Dashboard) -> impl IntoView {
     let p = d.participants.clone();
     let cost = d.cost;
     let ended_early = (p.ended_uninformative > 0).then(|| format!(" ({} ended early)", p.ended_uninformative));
+    // Adaptive overlap's later rounds are not in any bundle yet: the ETA is a floor.
+    let floor = d.adaptive.as_ref().is_some_and(|a| a.stopped.collecting > 0);
+    let eta = d.eta_secs.map(|s| if floor { format!("at least {}", minutes(s)) } else { minutes(s) });
+    let eta_title = match floor {
+        true => {
+            format!("{} answers to go in the bundles made so far; follow-up rounds will add more", d.remaining_answers)
+        }
+        false => format!("{} answers to go", d.remaining_answers),
+    };
     view! {
         <table class="data figures" tabindex="0">
             <caption>"Places and participants"</caption>
@@ -106,7 +115,7 @@ fn Figures(d: Dashboard) -> impl IntoView {
             <tbody><tr>
                 <td data-figure="answers" title="every stored answer: check items and uncounted copies included">{d.answers}</td>
                 <td data-figure="rate">{or_dash(d.answers_per_minute.map(|r| format!("{r:.1}")))}</td>
-                <td data-figure="eta" title=format!("{} answers to go", d.remaining_answers)>{or_dash(d.eta_secs.map(minutes))}</td>
+                <td data-figure="eta" title=eta_title>{or_dash(eta)}</td>
                 <td data-figure="median-item">{or_dash(d.median_secs_per_item.map(|s| format!("{s:.1} s")))}</td>
                 <td data-figure="median-bundle">{or_dash(d.median_bundle_secs.map(minutes))}</td>
                 <td data-figure="cost" title=format!("US${:.2}/h with a {:.1}% fee", d.hourly_wage, d.platform_fee * 100.0)>

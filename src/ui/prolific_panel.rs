@@ -32,6 +32,9 @@ pub struct ProlificPanelView {
     pub cap: Option<String>,
     /// How many places to add, and the new total.
     pub propose_more_places: Option<(u64, u64)>,
+    /// Why those places cannot be bought (the budget cap).
+    #[serde(default)]
+    pub over_cap: Option<String>,
     pub mismatches: Vec<(String, String, String)>,
     pub open_outbox: Vec<String>,
 }
@@ -81,6 +84,7 @@ pub async fn prolific_panel_view(
             committed: cents(s.budget.committed),
             cap: s.budget.cap.map(cents),
             propose_more_places: s.propose_more_places.zip(s.propose_total),
+            over_cap: s.over_cap,
             mismatches: s
                 .mismatches
                 .into_iter()
@@ -112,6 +116,7 @@ pub async fn prolific_panel_view(
                 committed: cents(0),
                 cap: None,
                 propose_more_places: None,
+                over_cap: None,
                 mismatches: Vec::new(),
                 open_outbox: Vec::new(),
             };
@@ -251,7 +256,15 @@ pub fn ProlificCard(panel: ProlificPanelView, actions: ProlificActions) -> impl 
                     {move || sync.pending().get().then_some(" Syncing…")}
                 </p>
             })}
-            {panel.propose_more_places.map(|(n, total)| view! { <p class="proposal">"hardneg needs " {crate::ui_kit::count_of(n as i64, "more place", "more places")} " than Prolific has left: " <code>{format!("hardneg prolific places {study_id} {total}")}</code></p> })}
+            {match (panel.propose_more_places, panel.over_cap) {
+                (Some((n, _)), Some(why)) => Some(view! {
+                    <p class="proposal notice" role="note">"The budget cap stops this study: hardneg needs "
+                        {crate::ui_kit::count_of(n as i64, "more place", "more places")} " than Prolific has left, but "
+                        {why} ". The items still collecting will get no more answers."</p>
+                }.into_any()),
+                (Some((n, total)), None) => Some(view! { <p class="proposal">"hardneg needs " {crate::ui_kit::count_of(n as i64, "more place", "more places")} " than Prolific has left: " <code>{format!("hardneg prolific places {study_id} {total}")}</code></p> }.into_any()),
+                _ => None,
+            }}
             <p class="said" role="status">{said}</p>
             {(!panel.mismatches.is_empty()).then(|| view! {
                 <table class="data mismatches" tabindex="0">

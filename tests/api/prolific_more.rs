@@ -245,6 +245,7 @@ async fn places_lost_to_screen_outs_are_proposed_or_bought_within_the_cap() {
                     status["propose_more_places"], 2,
                     "9 free copies, 12 - 7 = 5 open, 2 on their way: {status}"
                 );
+                assert_eq!(status["over_cap"], Value::Null, "{status}");
             }
             "buys" => {
                 assert_eq!(report["places_raised_to"], 14);
@@ -255,7 +256,15 @@ async fn places_lost_to_screen_outs_are_proposed_or_bought_within_the_cap() {
                     "Prolific's fee and tax counted: {status}"
                 );
             }
-            _ => assert_eq!(status["propose_more_places"], 2, "14 places would pass the cap of 13.00: {status}"),
+            _ => {
+                assert_eq!(status["propose_more_places"], 2, "14 places would pass the cap of 13.00: {status}");
+                // Said as what stops the study, not as a command that would be refused.
+                let why = status["over_cap"].as_str().unwrap_or_else(|| panic!("{status}"));
+                assert!(
+                    why.starts_with("14 places would commit") && why.ends_with("of a budget cap of 13.00"),
+                    "{why}"
+                );
+            }
         }
     }
 }

@@ -41,12 +41,15 @@ pub struct Cost {
     pub spent: f64,
 }
 
-/// `(hourly_wage × (1 + platform_fee)) × median bundle hours × places`, and
-/// the same per place times the `finished` submissions; None before any bundle is finished.
-pub fn cost(q: &QualitySettings, median_bundle_secs: Option<f64>, places: i64, finished: i64) -> Option<Cost> {
+/// `(hourly_wage × (1 + platform_fee)) × median bundle hours` per place: the
+/// estimate pays every `finished` place (extra and discarded copies are paid
+/// too) and every place still `open`; `spent` the finished ones. None before
+/// any bundle is finished.
+pub fn cost(q: &QualitySettings, median_bundle_secs: Option<f64>, open: i64, finished: i64) -> Option<Cost> {
     let per_hour = q.hourly_wage * (1.0 + q.platform_fee);
     let per_place = per_hour * median_bundle_secs? / 3600.0;
-    Some(Cost { per_hour, per_place, estimated_total: per_place * places as f64, spent: per_place * finished as f64 })
+    let (open, finished) = (open.max(0) as f64, finished as f64);
+    Some(Cost { per_hour, per_place, estimated_total: per_place * (finished + open), spent: per_place * finished })
 }
 
 /// The median of values given as `(value, count)` pairs in ascending value order.
@@ -212,10 +215,13 @@ mod tests {
     #[test]
     fn cost_is_wage_with_fee_times_median_bundle_time_times_places() {
         let q = QualitySettings { hourly_wage: 12.0, platform_fee: 0.5, ..QualitySettings::default() };
-        // 18 $/h, 20 minutes a bundle: 6 $ a place; 10 places, 3 finished.
-        let c = cost(&q, Some(1200.0), 10, 3).unwrap();
+        // 18 $/h, 20 minutes a bundle: 6 $ a place; 7 places open, 3 finished.
+        let c = cost(&q, Some(1200.0), 7, 3).unwrap();
         assert_eq!(c, Cost { per_hour: 18.0, per_place: 6.0, estimated_total: 60.0, spent: 18.0 });
         assert_eq!(cost(&q, None, 10, 0), None);
+        // At the end, extra and discarded copies were paid too: the estimate is never below what is owed.
+        let end = cost(&q, Some(1200.0), 0, 12).unwrap();
+        assert_eq!((end.estimated_total, end.spent), (72.0, 72.0));
     }
 
     #[test]
