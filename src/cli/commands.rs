@@ -213,3 +213,57 @@ pub async fn create_study(data_dir: &Path, spec: &Path) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// What `--model-dir` must hold (`scoring::clip`'s loader reads these).
+const CHECKPOINT: [&str; 3] = ["config.json", "model.safetensors", "tokenizer.json"];
+
+/// `hardneg score`: what it was given is checked first (exit 2 when at
+/// fault), so a bad flag or name does not wait for a model to load.
+pub async fn score(
+    data_dir: &Path,
+    (model_dir, external): (Option<PathBuf>, Option<String>),
+    name: String,
+    dataset: String,
+    (device, dtype): (&str, &str),
+    batch: usize,
+) -> anyhow::Result<()> {
+    use crate::scoring::clip::DeviceChoice;
+    use crate::scoring::command::{run_score, Model};
+    use crate::scoring::precision::Precision;
+    let invalid = |m: String| anyhow::Error::from(ServiceError::Invalid(m));
+    let device =
+        DeviceChoice::parse(device).ok_or_else(|| invalid(format!("unknown device {device:?} (auto, cpu or cuda)")))?;
+    let precision =
+        Precision::parse(dtype).ok_or_else(|| invalid(format!("unknown --dtype {dtype:?} (f32, bf16 or f16)")))?;
+    if batch == 0 {
+        return Err(invalid("--batch must be at least 1".into()));
+    }
+    let model = match (model_dir, external) {
+        (Some(_), _) if matches!(device, DeviceChoice::Cuda) && !cfg!(feature = "cuda") => {
+            return Err(invalid(crate::scoring::clip::NO_CUDA.into()))
+        }
+        (Some(path), _) if !path.is_dir() => {
+            return Err(invalid(format!("--model-dir {}: not a directory", path.display())))
+        }
+        (Some(path), _) if !CHECKPOINT.iter().all(|f| path.join(f).is_file()) => {
+            let what = format!("a CLIP checkpoint directory holds {}", CHECKPOINT.join(", "));
+            return Err(invalid(format!("--model-dir {}: {what}", path.display())));
+        }
+        (Some(path), _) => Model::Dir { path, device, precision },
+        (None, Some(_)) if precision != Precision::F32 => {
+            return Err(invalid(format!(
+                "--dtype {dtype} applies to --model-dir; an external scorer picks its own precision"
+            )))
+        }
+        (None, Some(cmd)) => Model::External(cmd),
+        (None, None) => return Err(invalid("give --model-dir or --external".into())),
+    };
+    let pool = super::open_existing(data_dir).await?;
+    let found: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(&dataset).fetch_optional(&pool).await?;
+    if found.is_none() {
+        return Err(ServiceError::NotFound(format!("no dataset named {dataset:?}")).into());
+    }
+    let store = ImageStore::new(data_dir.join("images"));
+    run_score(&pool, &store, model, crate::scoring::run::ScoreRequest { name, dataset, batch }).await
+}

@@ -55,23 +55,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Score { model_dir, external, name, dataset, device, batch, dtype } => {
-            use crate::scoring::command::{run_score, Model};
-            use crate::scoring::precision::Precision;
-            let device = crate::scoring::clip::DeviceChoice::parse(&device)
-                .with_context(|| format!("unknown device {device:?} (auto, cpu or cuda)"))?;
-            let precision =
-                Precision::parse(&dtype).with_context(|| format!("unknown --dtype {dtype:?} (f32, bf16 or f16)"))?;
-            let model = match (model_dir, external) {
-                (Some(path), _) => Model::Dir { path, device, precision },
-                (None, Some(_)) if precision != Precision::F32 => {
-                    anyhow::bail!("--dtype {dtype} applies to --model-dir; an external scorer picks its own precision")
-                }
-                (None, Some(cmd)) => Model::External(cmd),
-                (None, None) => anyhow::bail!("give --model-dir or --external"),
-            };
-            let pool = open_existing(&data_dir).await?;
-            let store = ImageStore::new(data_dir.join("images"));
-            run_score(&pool, &store, model, crate::scoring::run::ScoreRequest { name, dataset, batch }).await
+            commands::score(&data_dir, (model_dir, external), name, dataset, (&device, &dtype), batch).await
         }
         Command::Import {
             command: ImportCommand::Candidates { file, positives, negatives, dataset, normalize, link },

@@ -7,7 +7,6 @@ use super::external::ExternalScorer;
 use super::precision::Precision;
 use super::rankings::{is_ranking_dataset, score_rankings};
 use super::run::{dataset_id, score_dataset, Counts, ScoreRequest};
-use crate::error::ServiceError;
 use crate::store::images::ImageStore;
 use sqlx::AnyPool;
 use std::path::PathBuf;
@@ -39,19 +38,9 @@ fn cancel_on_ctrl_c() -> Arc<AtomicBool> {
 }
 
 pub async fn run_score(db: &AnyPool, store: &ImageStore, model: Model, req: ScoreRequest) -> anyhow::Result<()> {
-    if req.batch == 0 {
-        return Err(ServiceError::Invalid("--batch must be at least 1".into()).into());
-    }
-    // What was named is checked before a model takes seconds to load.
+    anyhow::ensure!(req.batch > 0, "--batch must be at least 1");
+    // The dataset named is found before a model takes seconds to load.
     let dataset_id = dataset_id(db, &req.dataset).await?;
-    if let Model::Dir { path, device, .. } = &model {
-        if matches!(device, DeviceChoice::Cuda) && !cfg!(feature = "cuda") {
-            return Err(ServiceError::Invalid(super::clip::NO_CUDA.into()).into());
-        }
-        if !path.is_dir() {
-            return Err(ServiceError::Invalid(format!("--model-dir {}: no such directory", path.display())).into());
-        }
-    }
     let cancel = cancel_on_ctrl_c();
     let encoder: Box<dyn Encoder> = match model {
         Model::Dir { path, device, precision } => {

@@ -7,7 +7,6 @@ use super::encoder::{Encoder, ImageRef};
 use super::feed::{Feed, AHEAD};
 use super::rank;
 use crate::domain::ids::DatasetId;
-use crate::error::ServiceError;
 use crate::store::images::{sha256_hex, ImageStore};
 use crate::store::negatives::negative_image_for;
 use crate::store::runs::replace_run;
@@ -227,7 +226,7 @@ pub(super) async fn dataset_id(db: &AnyPool, name: &str) -> anyhow::Result<Datas
         .bind(name)
         .fetch_optional(db)
         .await?
-        .ok_or_else(|| ServiceError::NotFound(format!("no dataset named {name:?}")).into())
+        .ok_or_else(|| anyhow::anyhow!("no dataset named {name:?}"))
 }
 
 pub async fn score_dataset(

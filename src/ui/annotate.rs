@@ -189,7 +189,7 @@ pub fn Survey(
     let task = RwSignal::new(first);
     // A form answer (no JavaScript) that another tab's overtook comes back with a query saying so.
     let elsewhere = leptos_router::hooks::use_query_map().with_untracked(|q| {
-        q.get("answered").is_some_and(|v| format!("answered={v}") == crate::api_types::ANSWERED_ELSEWHERE_QUERY)
+        q.get("answered").as_deref() == crate::api_types::ANSWERED_ELSEWHERE_QUERY.strip_prefix("answered=")
     });
     let error = RwSignal::new(elsewhere.then(|| crate::api_types::ANSWERED_ELSEWHERE.to_string()));
     let shown_at = StoredValue::new(now_ms());

@@ -75,6 +75,26 @@ async fn commands_name_what_is_missing_and_leave_no_stray_database() {
     }
     // The demo study is an account study: no dashboard of places to show.
     let demo = crate::helpers::demo_study(&app.login("researcher").await, &app).await.to_string();
+    // A bad flag value or name is the input's fault too, checked before any model loads.
+    let missing = app.data_dir.join("no-model");
+    let missing = missing.to_str().unwrap();
+    let empty_model = app.data_dir.join("empty-model");
+    std::fs::create_dir_all(&empty_model).unwrap();
+    let empty_model = empty_model.to_str().unwrap();
+    for (args, said) in [
+        (vec!["agreement", &demo, "--mapping", "bogus"], "unknown mapping \"bogus\""),
+        (vec!["audit", "demo", "--stage", "bogus"], "--stage: "),
+        (vec!["score", "--model-dir", missing, "--name", "x", "--dataset", "demo"], "not a directory"),
+        (vec!["score", "--model-dir", empty_model, "--name", "x", "--dataset", "demo"], "holds config.json"),
+        (vec!["score", "--external", "true", "--name", "x", "--dataset", "nope"], "no dataset named \"nope\""),
+        (vec!["score", "--external", "true", "--name", "x", "--dataset", "demo", "--batch", "0"], "at least 1"),
+        (vec!["score", "--external", "true", "--name", "x", "--dataset", "demo", "--device", "tpu"], "unknown device"),
+    ] {
+        let out = app.cli(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
     let out = app.cli(&["study", "status", &demo]);
     let err = text(&out.stderr);
     assert_eq!((out.status.code(), err.trim()), (Some(2), format!("error: study {demo} is not a link study").as_str()));

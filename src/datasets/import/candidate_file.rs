@@ -11,7 +11,8 @@ use std::io::{self, BufRead, Read};
 use std::path::Path;
 use std::rc::Rc;
 
-const BOM: &[u8] = super::files::BOM;
+/// A UTF-8 byte-order mark, which editors on Windows put first.
+pub(super) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The most one record may hold: ten fields, the captions at most 2,000
 /// characters each, leave this far above any real row.

@@ -1,7 +1,6 @@
 //! The image side of a candidate import: the image files, read, hashed,
 //! checked and staged on all cores (the candidate file is `candidate_file`'s).
 //! Nothing here touches the database.
-pub use super::candidate_file::read_candidates;
 use crate::domain::candidates::{FileRef, ImageDir};
 use crate::store::images::{decode, display_copy, inspect, Header, ImageStore, DISPLAY_MAX};
 use sha2::{Digest, Sha256};
@@ -215,9 +214,6 @@ pub fn link_files(
         published.map(|()| true)
     }))
 }
-
-/// A UTF-8 byte-order mark, which editors on Windows put first.
-pub(super) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Why link mode refuses a symbolic link among the image files (or on the way to one).
 pub const SYMLINK: &str = "is a symbolic link or reached through one, which --link cannot store; link or copy its \

@@ -1,5 +1,6 @@
 //! Unit tests of image checking, staging and linking.
 use super::*;
+use crate::datasets::import::candidate_file::read_candidates;
 use crate::domain::candidates::{FileFormat, FileRef};
 use crate::domain::normalize::NormalizeMode;
 

@@ -13,7 +13,8 @@ pub mod rankings;
 mod table;
 pub mod triplets;
 
-use crate::datasets::import::files::{check_files, link_files, read_candidates, Checked, Staging};
+use crate::datasets::import::candidate_file::read_candidates;
+use crate::datasets::import::files::{check_files, link_files, Checked, Staging};
 use crate::domain::candidates::{Batch, FileFormat, ImageDir, Problems};
 use crate::domain::normalize::NormalizeMode;
 use crate::store::images::ImageStore;

@@ -76,7 +76,7 @@ fn read_csv(bytes: &[u8], columns: &[&'static str], t: &mut Table) {
 }
 
 fn read_jsonl(bytes: &[u8], columns: &[&'static str], t: &mut Table) {
-    let bytes = bytes.strip_prefix(super::files::BOM).unwrap_or(bytes);
+    let bytes = bytes.strip_prefix(super::candidate_file::BOM).unwrap_or(bytes);
     for (n, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = n as u64 + 1;
         if raw.iter().all(u8::is_ascii_whitespace) {

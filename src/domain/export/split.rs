@@ -27,6 +27,13 @@ pub fn parse_splits(s: &str) -> Result<Vec<Split>, String> {
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             return Err(format!("split name {name:?}: use letters, digits, '_' or '-'"));
         }
+        // The export's other files live beside the split files: none may be overwritten.
+        let lower = name.to_ascii_lowercase();
+        if lower.starts_with("study-") || lower.starts_with("step3-") || lower.starts_with("step4-") {
+            return Err(format!(
+                "split name {name:?}: names starting with study-, step3- or step4- are the export's own files"
+            ));
+        }
         if !(fraction > 0.0 && fraction <= 1.0) {
             return Err(format!("split {name:?}: fraction {fraction} must be in (0, 1]"));
         }
@@ -137,6 +144,11 @@ mod tests {
         assert!(parse_splits("a=0.5,a=0.5").unwrap_err().contains("twice"));
         assert!(parse_splits("../x").unwrap_err().contains("split name"));
         assert!(parse_splits("a=0,b=1").unwrap_err().contains("(0, 1]"));
+        // The export's own files are not split names: a split would overwrite them.
+        for own in ["study-4-triplets", "Study-4-answers", "step3-answers", "train=0.5,STEP4-answers=0.5"] {
+            assert!(parse_splits(own).unwrap_err().contains("the export's own files"), "{own}");
+        }
+        assert!(parse_splits("studying").is_ok() && parse_splits("data").is_ok());
     }
 
     fn items(n: usize) -> Vec<(i64, Category)> {
