@@ -92,10 +92,29 @@ impl TextField {
     }
 }
 
-/// Characters that show nothing: zero-width spaces and joiners, the word
-/// joiner, a byte-order mark, a soft hyphen.
+/// Characters that show nothing: Unicode's default-ignorable code points
+/// (zero-width spaces and joiners, direction marks such as U+200E from
+/// pasted right-to-left text, variation selectors, a soft hyphen, fillers).
 fn invisible(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{00AD}')
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
+    )
 }
 
 /// Not one line of plain text, though not control characters: the line and
@@ -279,6 +298,7 @@ mod tests {
             ("A café by the sea.", "A cafe\u{301} by the sea."),
             ("A dog  on a mat.", "a dog\ton a\u{a0}mat."),
             ("A red car.", "A r\u{200b}ed c\u{ad}ar."),
+            ("A dog on a mat.", "A dog\u{200e} on a\u{61c} mat\u{fe0f}.\u{e0041}"),
         ] {
             assert!(reads_the_same(a, b), "{a:?} {b:?}");
         }
