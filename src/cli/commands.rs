@@ -214,9 +214,6 @@ pub async fn create_study(data_dir: &Path, spec: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What `--model-dir` must hold (`scoring::clip`'s loader reads these).
-const CHECKPOINT: [&str; 3] = ["config.json", "model.safetensors", "tokenizer.json"];
-
 /// `hardneg score`: what it was given is checked first (exit 2 when at
 /// fault), so a bad flag or name does not wait for a model to load.
 pub async fn score(
@@ -227,7 +224,7 @@ pub async fn score(
     (device, dtype): (&str, &str),
     batch: usize,
 ) -> anyhow::Result<()> {
-    use crate::scoring::clip::DeviceChoice;
+    use crate::scoring::clip::{DeviceChoice, CHECKPOINT_FILES, NO_CUDA};
     use crate::scoring::command::{run_score, Model};
     use crate::scoring::precision::Precision;
     let invalid = |m: String| anyhow::Error::from(ServiceError::Invalid(m));
@@ -240,13 +237,13 @@ pub async fn score(
     }
     let model = match (model_dir, external) {
         (Some(_), _) if matches!(device, DeviceChoice::Cuda) && !cfg!(feature = "cuda") => {
-            return Err(invalid(crate::scoring::clip::NO_CUDA.into()))
+            return Err(invalid(NO_CUDA.into()))
         }
         (Some(path), _) if !path.is_dir() => {
             return Err(invalid(format!("--model-dir {}: not a directory", path.display())))
         }
-        (Some(path), _) if !CHECKPOINT.iter().all(|f| path.join(f).is_file()) => {
-            let what = format!("a CLIP checkpoint directory holds {}", CHECKPOINT.join(", "));
+        (Some(path), _) if !CHECKPOINT_FILES.iter().all(|f| path.join(f).is_file()) => {
+            let what = format!("a CLIP checkpoint directory holds {}", CHECKPOINT_FILES.join(", "));
             return Err(invalid(format!("--model-dir {}: {what}", path.display())));
         }
         (Some(path), _) => Model::Dir { path, device, precision },
@@ -259,11 +256,7 @@ pub async fn score(
         (None, None) => return Err(invalid("give --model-dir or --external".into())),
     };
     let pool = super::open_existing(data_dir).await?;
-    let found: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM datasets WHERE name = $1").bind(&dataset).fetch_optional(&pool).await?;
-    if found.is_none() {
-        return Err(ServiceError::NotFound(format!("no dataset named {dataset:?}")).into());
-    }
+    crate::studies::pipeline::dataset_id(&pool, &dataset).await?;
     let store = ImageStore::new(data_dir.join("images"));
     run_score(&pool, &store, model, crate::scoring::run::ScoreRequest { name, dataset, batch }).await
 }

@@ -33,6 +33,9 @@ impl DeviceChoice {
     }
 }
 
+/// What a checkpoint directory holds: [`ClipEncoder::load_with`] reads each.
+pub const CHECKPOINT_FILES: [&str; 3] = ["config.json", "model.safetensors", "tokenizer.json"];
+
 pub const NO_CUDA: &str = "--device cuda: this hardneg was built without the `cuda` feature";
 
 /// The device and its label for the run record.

@@ -4,6 +4,7 @@
 //! loaded (or without JavaScript) the options are plain form posts to
 //! `http::survey_form`, which answer and reload the page. A kind with a
 //! card of its own (`kinds::ui`) is shown on it instead of the option card.
+use super::answer_input::{answer_by_keys, drop_double_clicks};
 use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
@@ -288,57 +289,6 @@ fn on_answered(
         }
         None => {}
     });
-}
-
-/// From the first survey on, the second click of a double click or tap on a
-/// button (its `detail` above 1) is dropped before any handler sees it: the
-/// first click answered the item, and by the second the next item's option
-/// is under the pointer (an audit: a double tap answered two items). One
-/// listener for the page's life, in the capture phase so no card runs first.
-fn drop_double_clicks() {
-    #[cfg(feature = "hydrate")]
-    {
-        use wasm_bindgen::{closure::Closure, JsCast};
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        ONCE.call_once(|| {
-            let drop = Closure::<dyn Fn(leptos::ev::MouseEvent)>::new(|ev: leptos::ev::MouseEvent| {
-                let on_button = ev
-                    .target()
-                    .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-                    .is_some_and(|e| e.closest("button").ok().flatten().is_some());
-                if ev.detail() > 1 && on_button {
-                    ev.prevent_default();
-                    ev.stop_immediate_propagation();
-                }
-            });
-            if let Some(w) = web_sys::window() {
-                let _ = w.add_event_listener_with_callback_and_bool("click", drop.as_ref().unchecked_ref(), true);
-            }
-            drop.forget();
-        });
-    }
-}
-
-/// While this component lives, a key that names one of the shown task's
-/// options chooses it (no modifier keys, no auto-repeat). A kind with a card
-/// of its own reads its keys itself (a ranking's digits select an image to
-/// move, they answer nothing).
-pub fn answer_by_keys(task: RwSignal<Option<TaskView>>, choose: impl Fn(String) + 'static) {
-    let handle = window_event_listener(leptos::ev::keydown, move |ev| {
-        if ev.ctrl_key() || ev.meta_key() || ev.alt_key() || ev.repeat() {
-            return;
-        }
-        let key = ev.key().to_lowercase();
-        let picked = task.with_untracked(|t| {
-            let t = t.as_ref().filter(|t| crate::kinds::ui(t.kind).is_none())?;
-            t.options.iter().find(|o| o.keys.contains(&key)).map(|o| o.id.clone())
-        });
-        if let Some(id) = picked {
-            ev.prevent_default();
-            choose(id);
-        }
-    });
-    on_cleanup(move || handle.remove());
 }
 
 /// One task: progress, instructions, the prompt and the options as buttons.

@@ -12,6 +12,7 @@ use leptos_router::{path, SsrMode};
 pub mod adaptive_panel;
 pub mod admin;
 pub mod annotate;
+pub mod answer_input;
 pub mod audit_panel;
 pub mod compare_detail;
 pub mod compare_page;

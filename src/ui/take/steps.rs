@@ -4,7 +4,8 @@ use super::view::{FeedbackQuery, PracticeFeedback, TakeView};
 use super::{Step, TakePractice};
 use crate::api_types::{Progress, TaskView};
 use crate::domain::ids::StudyId;
-use crate::ui::annotate::{answer_by_keys, TaskCard};
+use crate::ui::annotate::TaskCard;
+use crate::ui::answer_input::answer_by_keys;
 use crate::ui::error_text;
 use leptos::prelude::*;
 
