@@ -46,6 +46,10 @@ pub struct TaskView {
     pub study_id: StudyId,
     pub kind: SurveyKind,
     pub instructions: String,
+    /// The instructions are this item's own (they change within the survey,
+    /// as the human baseline's two parts do): shown above it, not folded away.
+    #[serde(default)]
+    pub item_instructions: bool,
     pub prompt: Prompt,
     pub options: Vec<OptionView>,
     pub progress: Progress,
@@ -345,6 +349,12 @@ pub const ANSWERED_ELSEWHERE_QUERY: &str = "answered=elsewhere";
 /// what it sent and sends it again after [`RETRY_AFTER_SECS`].
 pub const NOT_SAVED: &str = "not saved: the server cannot store anything right now (its disk is full); \
      nothing was lost, send it again in a little while";
+
+/// What a request says when the database is out of reach (PostgreSQL
+/// restarting, no connection free in time): 503 with `Retry-After`; the
+/// request may be sent again as it is.
+pub const DB_UNREACHABLE: &str =
+    "the server cannot reach its database just now; nothing was changed, try again in a few seconds";
 
 /// What the survey page says when a call never reached the server (the
 /// network is down): the answer is kept in the page and sent again after

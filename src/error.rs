@@ -3,7 +3,7 @@
 //! are logged, with the whole chain of causes, and never sent to a client.
 //! Names no feature: a feature's own error converts with a `From` written
 //! beside it (`accounts::AuthError`, `datasets::import::ImportError`).
-use crate::api_types::{NOT_SAVED, RETRY_AFTER_SECS};
+use crate::api_types::{DB_UNREACHABLE, NOT_SAVED, RETRY_AFTER_SECS};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -58,6 +58,13 @@ impl From<sqlx::Error> for ServiceError {
         if crate::store::health::storage_full(&e) {
             crate::store::health::write_refused(&e);
             return ServiceError::Unavailable(NOT_SAVED.into());
+        }
+        // No connection to be had (PostgreSQL down or restarting, every
+        // connection busy past the pool's wait): the client may try again,
+        // as it may after a full disk; an internal error would say otherwise.
+        if matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)) {
+            tracing::warn!("the database is out of reach: {e}");
+            return ServiceError::Unavailable(DB_UNREACHABLE.into());
         }
         ServiceError::internal("database", e)
     }

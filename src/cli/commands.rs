@@ -16,11 +16,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub async fn serve(data_dir: &Path, a: ServeArgs) -> anyhow::Result<()> {
-    std::fs::create_dir_all(data_dir)?;
+    std::fs::create_dir_all(data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
     // Held until the server stops: the start-up sweep owns the data dir.
     // Servers sharing PostgreSQL share the data dir too: none owns it.
     let _lock = match location(data_dir) {
-        db::Location::Sqlite(_) => Some(crate::store::leftovers::lock_data_dir(data_dir)?),
+        db::Location::Sqlite(file) => Some(crate::store::leftovers::lock_for_sqlite(data_dir, &file)?),
         db::Location::Postgres(_) => None,
     };
     let site_dir = match a.site_dir {
@@ -178,13 +178,13 @@ pub async fn datasets(data_dir: &Path, json: bool) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&all)?);
     } else {
         println!(
-            "{:<24} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            "dataset", "candidates", "s3 kept", "s3 drop", "s3 open", "s4 kept", "s4 amb", "s4 both"
+            "{:<24} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "dataset", "candidates", "s3 kept", "s3 drop", "s3 open", "s4 kept", "s4 amb", "s4 both", "s4 open"
         );
         for f in &all {
             let o = &f.overall;
             println!(
-                "{:<24} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                "{:<24} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
                 f.dataset,
                 o.candidates,
                 o.step3_kept,
@@ -192,7 +192,8 @@ pub async fn datasets(data_dir: &Path, json: bool) -> anyhow::Result<()> {
                 o.step3_open,
                 o.step4_kept,
                 o.step4_ambiguous,
-                o.step4_both
+                o.step4_both,
+                o.step4_open
             );
         }
     }

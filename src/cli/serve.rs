@@ -150,7 +150,7 @@ pub async fn serve(paths: Paths, addr: SocketAddr, exposure: Exposure) -> anyhow
     crate::prolific::spawn_background(state.db.clone());
     let app = router(state, &exposure).await?;
     let limits = crate::cli::listen::Limits::from_env(exposure.trust_proxy);
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("listening on {addr}"))?;
     let local = listener.local_addr()?;
     tracing::info!(?limits, "connection limits");
     println!("hardneg listening on http://{local}");

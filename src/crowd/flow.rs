@@ -156,6 +156,7 @@ async fn practice_view(
     Ok(PracticeView {
         index,
         count: link.settings.practice.len(),
+        item_instructions: p.instructions.is_some(),
         instructions: p.instructions.map(str::to_string).unwrap_or_else(|| meta.instructions.clone()),
         prompt: Prompt { text: p.prompt_text, image_url: p.prompt_image.as_deref().map(image_url) },
         options: crate::studies::tasks::option_views(p.options),

@@ -129,6 +129,9 @@ pub struct PracticeView {
     pub index: usize,
     pub count: usize,
     pub instructions: String,
+    /// As `TaskView::item_instructions`.
+    #[serde(default)]
+    pub item_instructions: bool,
     pub prompt: Prompt,
     pub options: Vec<OptionView>,
 }

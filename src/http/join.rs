@@ -68,9 +68,14 @@ fn error_page(e: ServiceError) -> Response {
             "This study link is not valid. Check the address, or ask the researcher for the current link.".to_string(),
         ),
         ServiceError::Invalid(_) => ("Cannot join", e.public_message()),
+        ServiceError::Unavailable(_) => ("Please try again in a moment", e.public_message()),
         _ => ("Something went wrong", e.public_message()),
     };
-    join_page(status, title, view! { <p>{text}</p> })
+    let mut res = join_page(status, title, view! { <p>{text}</p> });
+    if let ServiceError::Unavailable(_) = e {
+        res.headers_mut().insert(axum::http::header::RETRY_AFTER, crate::api_types::RETRY_AFTER_SECS.into());
+    }
+    res
 }
 
 /// The ids again, for the form that arrives.
@@ -94,7 +99,7 @@ fn code_and_link(lead: &'static str, code: String, link: Option<(&'static str, S
 }
 
 fn finished_page(code: String, url: String) -> Response {
-    let body = code_and_link("Your completion code is", code, Some(("Return to Prolific with your code", url)));
+    let body = code_and_link("Your completion code is", code, Some(("Go back to Prolific with this code", url)));
     join_page(StatusCode::OK, "Thank you: you have finished", body)
 }
 

@@ -37,6 +37,11 @@ impl WriteJson for TaskView {
         string(out, self.kind.name());
         out.extend_from_slice(b",\"instructions\":");
         string(out, &self.instructions);
+        out.extend_from_slice(if self.item_instructions {
+            b",\"item_instructions\":true"
+        } else {
+            b",\"item_instructions\":false"
+        });
         out.extend_from_slice(b",\"prompt\":{\"text\":");
         string(out, &self.prompt.text);
         if let Some(url) = &self.prompt.image_url {

@@ -40,6 +40,7 @@ fn task(rng: &mut SplitMix64) -> TaskView {
         study_id: StudyId::new(int(rng)),
         kind: kinds[rng.below(kinds.len())],
         instructions: text(rng, 300),
+        item_instructions: rng.below(2) == 1,
         prompt: Prompt { text: text(rng, 40), image_url: maybe(rng, 40) },
         options: (0..rng.below(6))
             .map(|_| OptionView {

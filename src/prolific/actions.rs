@@ -188,7 +188,9 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
     if r.state == OutboxState::Unconfirmed {
         // A draft whose answer was lost: found by its internal name, with the id Prolific gave it.
         let found = match &r.remote {
-            Remote::CreateStudy { internal_name, .. } => find_draft(client, internal_name).await.ok().flatten(),
+            Remote::CreateStudy { internal_name, body } => {
+                find_draft(client, internal_name, body["external_study_url"].as_str()).await.ok().flatten()
+            }
             _ => None,
         };
         let event = match (&found, read_back(client, &r, pid.as_deref()).await) {
@@ -217,8 +219,8 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
         return Ok(());
     }
     // A draft made before a crash is found by its internal name, never made twice.
-    if let Remote::CreateStudy { internal_name, .. } = &r.remote {
-        if let Some(found) = find_draft(client, internal_name).await? {
+    if let Remote::CreateStudy { internal_name, body } = &r.remote {
+        if let Some(found) = find_draft(client, internal_name, body["external_study_url"].as_str()).await? {
             let mut tx = crate::store::db::begin_write(db).await?;
             if !advance(&mut *tx, &r, OutboxEvent::Claim, 0, None, None).await? {
                 return Ok(());

@@ -101,12 +101,8 @@ impl Client {
         let result = async {
             let res = req.send().await?;
             let status = res.status().as_u16();
-            let retry_after_ms = res
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(|s| s.saturating_mul(1000));
+            let retry_after_ms =
+                res.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(retry_after_ms);
             let bytes = res.bytes().await?;
             let body = if bytes.is_empty() {
                 Value::Null
@@ -226,4 +222,30 @@ pub fn now_ms() -> i64 {
 pub fn backoff() -> crate::domain::prolific::backoff::Backoff {
     let base_ms = std::env::var("HARDNEG_PROLIFIC_BACKOFF_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
     crate::domain::prolific::backoff::Backoff { base_ms, cap_ms: (base_ms * 120).max(1) }
+}
+
+/// `Retry-After` in either form HTTP allows: seconds, or an HTTP-date.
+fn retry_after_ms(v: &str) -> Option<u64> {
+    let v = v.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(secs.saturating_mul(1000));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(at.duration_since(std::time::SystemTime::now()).map_or(0, |d| d.as_millis() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retry_after_ms;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        assert_eq!(retry_after_ms(" 5 "), Some(5000));
+        let ahead = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(30));
+        let ms = retry_after_ms(&ahead).unwrap();
+        assert!((28_000..=30_000).contains(&ms), "{ms}");
+        assert_eq!(retry_after_ms(&httpdate::fmt_http_date(SystemTime::now() - Duration::from_secs(30))), Some(0));
+        assert_eq!(retry_after_ms("soon"), None);
+    }
 }

@@ -12,7 +12,7 @@ use crate::error::ServiceError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::AnyPool;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DecisionLine {
@@ -98,7 +98,9 @@ pub async fn lines(db: &AnyPool, study: StudyId) -> Result<Vec<DecisionLine>, Se
 }
 
 /// The remote actions of the lines, with their idempotency keys.
-fn remotes(lines: &[DecisionLine], group: Option<&str>) -> Vec<(String, Remote)> {
+/// `grouped`: those an earlier decision already sent or queued to the group,
+/// who get no second request.
+fn remotes(lines: &[DecisionLine], group: Option<&str>, grouped: &HashSet<String>) -> Vec<(String, Remote)> {
     let mut out = Vec::new();
     let mut finishers = Vec::new();
     for l in lines {
@@ -124,6 +126,7 @@ fn remotes(lines: &[DecisionLine], group: Option<&str>) -> Vec<(String, Remote)>
             Action::Nothing { .. } => {}
         }
     }
+    finishers.retain(|p| !grouped.contains(p));
     if let Some(g) = group {
         for chunk in finishers.chunks(BULK_APPROVE_MAX) {
             let key = format!("group_add:{g}:{}", crate::store::images::sha256_hex(chunk.join(",").as_bytes()));
@@ -173,7 +176,11 @@ pub async fn decide_study(
         .await?
         .flatten();
     let lines = lines(db, study).await?;
-    let remotes = remotes(&lines, group);
+    let grouped = match group {
+        Some(g) => in_group(db, study, g).await?,
+        None => HashSet::new(),
+    };
+    let remotes = remotes(&lines, group, &grouped);
     let requests = requests(&remotes, pid.as_deref());
     if dry_run {
         return Ok(Decisions { lines, requests, written: 0, synced_at, stale: None });
@@ -188,6 +195,26 @@ pub async fn decide_study(
         crash_point("outbox_written", None);
     }
     Ok(Decisions { lines, requests, written, synced_at, stale: None })
+}
+
+/// The participants of this study's group rows for `group` that did not
+/// fail: sent, or still to be sent (a failed row's are asked again).
+async fn in_group(db: &AnyPool, study: StudyId, group: &str) -> Result<HashSet<String>, ServiceError> {
+    let rows: Vec<String> = sqlx::query_scalar(
+        "SELECT payload FROM prolific_outbox WHERE study_id = $1 AND action = 'group_add' AND state <> 'failed'",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    let mut out = HashSet::new();
+    for payload in rows {
+        if let Ok(Remote::GroupAdd { group_id, participants }) = serde_json::from_str(&payload) {
+            if group_id == group {
+                out.extend(participants);
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -214,7 +241,7 @@ mod tests {
             line("b", Some("AWAITING REVIEW"), Action::Approve),
             line("c", Some("RETURNED"), Action::Nothing { why: "returned".into() }),
         ];
-        let added: Vec<Vec<String>> = remotes(&lines, Some("g"))
+        let added: Vec<Vec<String>> = remotes(&lines, Some("g"), &HashSet::new())
             .into_iter()
             .filter_map(|(_, r)| match r {
                 Remote::GroupAdd { participants, .. } => Some(participants),
@@ -223,7 +250,14 @@ mod tests {
             .collect();
         assert_eq!(added, [vec!["a".to_string(), "b".to_string()]]);
         // The same finishers twice make the same key: the outbox adds them once.
-        assert_eq!(remotes(&lines, Some("g")), remotes(&lines, Some("g")));
-        assert!(remotes(&lines[..1], None).is_empty());
+        assert_eq!(remotes(&lines, Some("g"), &HashSet::new()), remotes(&lines, Some("g"), &HashSet::new()));
+        assert!(remotes(&lines[..1], None, &HashSet::new()).is_empty());
+        // One a decision before already sent to the group is not sent again (an audit).
+        let grouped = HashSet::from(["a".to_string()]);
+        let again: Vec<Remote> = remotes(&lines, Some("g"), &grouped).into_iter().map(|(_, r)| r).collect();
+        assert!(again.iter().any(|r| matches!(r, Remote::GroupAdd { participants, .. } if participants == &["b"])));
+        assert!(!again
+            .iter()
+            .any(|r| matches!(r, Remote::GroupAdd { participants, .. } if participants.contains(&"a".to_string()))));
     }
 }

@@ -78,8 +78,10 @@ pub fn wake() {
 
 /// The background sync's interval (`HARDNEG_PROLIFIC_SYNC_SECS`, default 60).
 pub fn sync_interval() -> Duration {
-    let secs = std::env::var("HARDNEG_PROLIFIC_SYNC_SECS").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(60.0);
-    Duration::from_secs_f64(secs.max(0.05))
+    let secs = std::env::var("HARDNEG_PROLIFIC_SYNC_SECS").ok().and_then(|v| v.parse::<f64>().ok());
+    // NaN and infinity are not intervals (`from_secs_f64` panics on them): the default.
+    let secs = secs.filter(|s| s.is_finite()).unwrap_or(60.0);
+    Duration::from_secs_f64(secs.clamp(0.05, 86_400.0))
 }
 
 /// One round for every study on Prolific: sync, reconcile, send the outbox.

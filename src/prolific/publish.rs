@@ -192,7 +192,16 @@ pub async fn prepare(
             .execute(db)
             .await?;
     }
-    // Prolific's own figure, fees and tax included, is the one the cap is held to.
+    // Prolific's own figure, fees and tax included, is the one the cap is held to:
+    // a cost answer without it (the reference requires none of its fields) publishes nothing.
+    if let (Some(cap), None) = (plan.budget_cap_cents, read) {
+        return Err(ServiceError::Invalid(format!(
+            "Prolific's cost of study {study} could not be read ({}), so it cannot be held to the budget cap of {}: \
+             the draft {pid} is not published; try again later",
+            cost.to_string().chars().take(200).collect::<String>(),
+            cents(cap)
+        )));
+    }
     if let (Some(cap), Some(c)) = (plan.budget_cap_cents, read) {
         if c.total() > cap {
             return Err(ServiceError::Invalid(format!(

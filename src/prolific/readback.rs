@@ -17,15 +17,35 @@ pub(super) fn bonus_grace_ms() -> i64 {
     std::env::var("HARDNEG_PROLIFIC_BONUS_GRACE_SECS").ok().and_then(|v| v.parse::<i64>().ok()).unwrap_or(900) * 1000
 }
 
-/// The Prolific study whose internal_name is `name`, if one exists.
-pub async fn find_draft(client: &Client, name: &str) -> Result<Option<String>, ServiceError> {
+/// The Prolific study whose internal_name is `name`, if one exists. The
+/// reference's list rows (`StudyShort`) require only `id` and `name`, so an
+/// unpublished row without its internal name is read in full, and a detail
+/// without one too is matched on its `external_study_url` (`url`: hardneg's
+/// link for this study, required in the reference's `Study`). A list with no
+/// `results` is an error, never "no draft": that would make a second one.
+pub async fn find_draft(client: &Client, name: &str, url: Option<&str>) -> Result<Option<String>, ServiceError> {
     let list = client.expect("GET", "/api/v1/studies/", None).await?;
-    Ok(list["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|s| s["internal_name"].as_str() == Some(name))
-        .and_then(|s| s["id"].as_str().map(str::to_string)))
+    let Some(rows) = list["results"].as_array() else {
+        return Err(ServiceError::Internal("Prolific's list of studies has no `results`".into()));
+    };
+    for s in rows {
+        let Some(id) = s["id"].as_str() else { continue };
+        match s["internal_name"].as_str() {
+            Some(n) if n == name => return Ok(Some(id.to_string())),
+            Some(_) => continue,
+            None if s["status"].as_str().is_some_and(|st| st != "UNPUBLISHED") => continue,
+            None => {}
+        }
+        let Some(detail) = client.expect_found("GET", &format!("/api/v1/studies/{id}/"), None).await? else { continue };
+        let same = match detail["internal_name"].as_str() {
+            Some(n) => n == name,
+            None => url.is_some_and(|u| detail["external_study_url"].as_str() == Some(u)),
+        };
+        if same {
+            return Ok(Some(id.to_string()));
+        }
+    }
+    Ok(None)
 }
 
 async fn get(client: &Client, path: &str) -> Result<Reply, ServiceError> {
@@ -57,11 +77,14 @@ pub(super) async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Re
     let submission = |id: &str| format!("/api/v1/submissions/{id}/");
     let known = |reply: &Reply| reply.ok().then_some(&reply.body).cloned();
     let found = match &r.remote {
-        Remote::CreateStudy { internal_name, .. } => Some(find_draft(client, internal_name).await?.is_some()),
+        Remote::CreateStudy { internal_name, body } => {
+            Some(find_draft(client, internal_name, body["external_study_url"].as_str()).await?.is_some())
+        }
         Remote::Transition { action } => {
             let Some(pid) = pid else { return Ok(Some(Found::Absent)) };
             let Some(study) = known(&get(client, &format!("/api/v1/studies/{pid}/")).await?) else { return Ok(None) };
-            let status = study["status"].as_str().unwrap_or("");
+            // No status (or places, below) read: not known yet, never "applied" or "absent".
+            let Some(status) = study["status"].as_str() else { return Ok(None) };
             Some(match action.as_str() {
                 "PUBLISH" => status != "UNPUBLISHED",
                 "PAUSE" => status == "PAUSED",
@@ -73,11 +96,12 @@ pub(super) async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Re
         Remote::SetPlaces { total } => {
             let Some(pid) = pid else { return Ok(Some(Found::Absent)) };
             let Some(study) = known(&get(client, &format!("/api/v1/studies/{pid}/")).await?) else { return Ok(None) };
-            Some(study["total_available_places"].as_f64().unwrap_or(0.0) >= *total as f64)
+            let Some(places) = study["total_available_places"].as_f64() else { return Ok(None) };
+            Some(places >= *total as f64)
         }
         Remote::Approve { submission: id } | Remote::Reject { submission: id, .. } => {
             let Some(s) = known(&get(client, &submission(id)).await?) else { return Ok(None) };
-            let status = SubmissionStatus::parse(s["status"].as_str().unwrap_or(""));
+            let Some(status) = s["status"].as_str().map(SubmissionStatus::parse) else { return Ok(None) };
             return Ok(match decision_fate(matches!(r.remote, Remote::Approve { .. }), Some(status)) {
                 DecisionFate::Applied => Some(Found::Applied),
                 DecisionFate::Moot => Some(Found::Moot),
@@ -124,12 +148,11 @@ async fn bonus_paid(
         }
         // In pence / cents (the reference's `SubmissionDetail.bonus_payments`):
         // read as money too, a 1p bonus would stand for a 1.00 one.
-        let seen = reply.body["bonus_payments"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|v| v.as_f64().is_some_and(|a| (a - *cents as f64).abs() < 0.5))
-            .count() as i64;
+        // Optional in the reference: a submission that leaves it out says
+        // nothing of what was paid, and a pay is never sent again on nothing.
+        let Some(payments) = reply.body["bonus_payments"].as_array() else { return Ok(None) };
+        let seen =
+            payments.iter().filter(|v| v.as_f64().is_some_and(|a| (a - *cents as f64).abs() < 0.5)).count() as i64;
         // Bonuses of the same amount this submission was paid in other rounds.
         let before: i64 = sqlx::query_scalar(
             "SELECT count(*) FROM prolific_bonuses WHERE study_id = $1 AND submission_id = $2 AND amount_cents = $3

@@ -23,6 +23,21 @@ pub fn lock_data_dir(data_dir: &Path) -> anyhow::Result<DataDirLock> {
     Ok(DataDirLock(file))
 }
 
+/// A SQLite server's locks: its data dir's, and, for a `--database
+/// sqlite://` file elsewhere, the `serve.lock` beside that file, which the
+/// file's own data dir's server holds: one server per database file, not
+/// only per data dir (an audit served one file from two data dirs, and each
+/// server's images were missing at the other).
+pub fn lock_for_sqlite(data_dir: &Path, database: &Path) -> anyhow::Result<Vec<DataDirLock>> {
+    let mut locks = vec![lock_data_dir(data_dir)?];
+    let beside = database.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
+    if beside.is_dir() && !same(beside, data_dir) {
+        locks.push(lock_data_dir(beside).map_err(|e| anyhow::anyhow!("{e} (the database {})", database.display()))?);
+    }
+    Ok(locks)
+}
+
 /// Held (shared) by a CLI import for its run: see the module comment.
 pub struct ImportLock(#[allow(dead_code)] std::fs::File);
 
@@ -149,5 +164,17 @@ mod tests {
         let _first = lock_data_dir(dir.path()).unwrap();
         let second = lock_data_dir(dir.path()).err().unwrap().to_string();
         assert!(second.contains("another hardneg server is using this data dir"), "{second}");
+    }
+
+    #[test]
+    fn a_database_file_is_served_by_one_server_whatever_its_data_dir() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let file = a.path().join("hardneg.sqlite");
+        let first = lock_for_sqlite(a.path(), &file).unwrap();
+        assert_eq!(first.len(), 1, "the file's own data dir: one lock");
+        let second = lock_for_sqlite(b.path(), &file).err().unwrap().to_string();
+        assert!(second.contains("the database") && second.contains("hardneg.sqlite"), "{second}");
+        drop(first);
+        assert_eq!(lock_for_sqlite(b.path(), &file).unwrap().len(), 2);
     }
 }

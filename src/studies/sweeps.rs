@@ -11,7 +11,9 @@ use std::time::Duration;
 
 /// The interval between sweeps (`HARDNEG_SWEEP_SECS`, default 60).
 pub fn interval() -> Duration {
-    let secs = std::env::var("HARDNEG_SWEEP_SECS").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(60.0);
+    let secs = std::env::var("HARDNEG_SWEEP_SECS").ok().and_then(|v| v.parse::<f64>().ok());
+    // NaN passes through `clamp` and `from_secs_f64` panics on it: the default.
+    let secs = secs.filter(|s| s.is_finite()).unwrap_or(60.0);
     Duration::from_secs_f64(secs.clamp(0.2, 86_400.0))
 }
 

@@ -203,6 +203,7 @@ pub async fn next_task(
         task_id,
         study_id,
         kind: meta.kind,
+        item_instructions: p.instructions.is_some(),
         instructions: p.instructions.map(str::to_string).unwrap_or_else(|| meta.instructions.clone()),
         prompt: Prompt { text: p.prompt_text, image_url: p.prompt_image.as_deref().map(image_url) },
         options: option_views(p.options),

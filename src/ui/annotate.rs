@@ -325,6 +325,8 @@ pub fn TaskCard(
                 {crate::ui_kit::card_head::instruction_paragraphs(&task.instructions)}
                 <p class="keys key-hint">"Keys: " {task.options.iter().map(|o| format!("{} = {}", o.keys.join("/"), o.label)).collect::<Vec<_>>().join(", ")}</p>
             </details>
+            // The item's own instructions (a new part of the survey) stay in view: the fold above shuts after the first item.
+            {task.item_instructions.then(|| view! { <p class="item-instructions">{item_lead(&task.instructions)}</p> })}
             {(!task.prompt.text.is_empty()).then(|| view! { <blockquote class="prompt">{task.prompt.text.clone()}</blockquote> })}
             {task.prompt.image_url.clone().map(|src| view! { <img class="prompt-image" src=src alt="The image to describe"/> })}
             // Two-choice kinds get two wide columns instead of four narrow ones.
@@ -350,4 +352,9 @@ pub fn TaskCard(
             <Prefetch urls=task.prefetch/>
         </section>
     }
+}
+
+/// An item's own instructions without their key hint (the fold has it).
+fn item_lead(instructions: &str) -> String {
+    instructions.split("Keys:").next().unwrap_or_default().trim().to_string()
 }

@@ -17,10 +17,21 @@ pub async fn datasets_with_results() -> Result<Vec<String>, ServerFnError> {
 }
 
 #[server(prefix = "/sfn")]
-pub async fn load_comparison(dataset: String) -> Result<CompareReport, ServerFnError> {
+pub async fn load_comparison(dataset: String, stage: Option<String>) -> Result<CompareReport, ServerFnError> {
+    use crate::error::ServiceError;
     let (state, _) = session::researcher().await?;
-    crate::models::compare::compare(&state.db, &dataset, &[], None).await.map_err(session::sfn_error)
+    let stage = stage
+        .map(|s| crate::domain::export::Stage::parse(&s).map_err(|e| ServiceError::Invalid(format!("stage: {e}"))))
+        .transpose()
+        .map_err(session::sfn_error)?;
+    let only = crate::datasets::audit::stage_instances(&state.db, &dataset, stage).await.map_err(session::sfn_error)?;
+    crate::models::compare::compare(&state.db, &dataset, &[], only).await.map_err(session::sfn_error)
 }
+
+/// The stages a comparison may be limited to, as the page offers them
+/// (`compare --stage`, docs/scoring.md): none is every candidate.
+const STAGES: [(Option<&str>, &str); 3] =
+    [(None, "All candidates"), (Some("step3"), "Step 3 survivors"), (Some("final"), "Final stage (the released set)")];
 
 /// A score column: its name and how to read it.
 type Column = (&'static str, fn(&Scores) -> f64);
@@ -39,13 +50,17 @@ const COLUMNS: [Column; 7] = [
 pub fn ComparePage() -> impl IntoView {
     let query = use_query_map();
     let dataset = move || query.read().get("dataset");
+    let stage = move || query.read().get("stage");
     let datasets = Resource::new(|| (), |_| datasets_with_results());
-    let report = Resource::new(dataset, |d| async move {
-        match d {
-            Some(d) => load_comparison(d).await.map(Some),
-            None => Ok(None),
-        }
-    });
+    let report = Resource::new(
+        move || (dataset(), stage()),
+        |(d, stage)| async move {
+            match d {
+                Some(d) => load_comparison(d, stage.clone()).await.map(|r| Some((r, stage))),
+                None => Ok(None),
+            }
+        },
+    );
     view! {
         <leptos_meta::Title text="Model comparison"/>
         <h1>"Model comparison"</h1>
@@ -65,7 +80,7 @@ pub fn ComparePage() -> impl IntoView {
                 match report.await {
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                     Ok(None) => ().into_any(),
-                    Ok(Some(r)) => view! { <Comparison report=r/> }.into_any(),
+                    Ok(Some((r, stage))) => view! { <StagePicker dataset=r.dataset.clone() stage/><Comparison report=r/> }.into_any(),
                 }
             })}
         </Suspense>
@@ -77,6 +92,23 @@ pub fn ComparePage() -> impl IntoView {
 fn kind_panels() -> impl IntoView {
     let panels = crate::kinds::KINDS.iter().filter_map(|&k| crate::kinds::ui(k)?.compare);
     panels.map(|panel| panel()).collect_view()
+}
+
+/// Which instances every row is measured on, models and people alike.
+#[component]
+fn StagePicker(dataset: String, stage: Option<String>) -> impl IntoView {
+    view! {
+        <nav class="stages" aria-label="Instances compared">
+            <ul>{STAGES.iter().map(|(s, label)| {
+                let href = match s {
+                    Some(s) => format!("/research/compare?dataset={dataset}&stage={s}"),
+                    None => format!("/research/compare?dataset={dataset}"),
+                };
+                let current = (stage.as_deref() == *s).then_some("page");
+                view! { <li><a href=href aria-current=current>{*label}</a></li> }
+            }).collect_view()}</ul>
+        </nav>
+    }
 }
 
 #[component]

@@ -54,6 +54,7 @@ pub fn service_error(e: ServiceError, back: &str) -> Response {
         StatusCode::UNAUTHORIZED => "Please log in",
         StatusCode::FORBIDDEN => "Not allowed",
         StatusCode::NOT_FOUND => "Not found",
+        StatusCode::SERVICE_UNAVAILABLE => "Please try again in a moment",
         s if s.is_server_error() => "Something went wrong",
         _ => "That did not work",
     };

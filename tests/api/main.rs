@@ -64,6 +64,7 @@ mod prolific_flow;
 mod prolific_group;
 mod prolific_kit;
 mod prolific_more;
+mod prolific_optional_fields;
 mod prolific_places;
 mod prolific_session;
 mod prolific_sync_race;

@@ -8,7 +8,8 @@ use crate::prolific_kit::{post, Published};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-const SPEC: &str = r#"name = "bonus rounds"
+/// A Prolific link study with a budget cap (prolific_optional_fields.rs too).
+pub const SPEC: &str = r#"name = "bonus rounds"
 kind = "four_image"
 dataset = "demo"
 seed = 6
@@ -23,7 +24,8 @@ hourly_rate = 12.0
 budget_cap = "100.00"
 "#;
 
-async fn payments(fake: &FakeProlific) -> usize {
+/// Pay calls the fake has had.
+pub async fn payments(fake: &FakeProlific) -> usize {
     fake.state().await["payments"].as_array().unwrap().len()
 }
 

@@ -113,16 +113,29 @@ fn in_parallel(starts: Vec<Params>, f: impl Fn(Params) -> Run + Sync) -> Vec<Run
     runs.into_iter().map(|r| r.expect("every restart ran")).collect()
 }
 
-/// Per person: a hash of their `(item, class)` answers, in item order.
+/// Per person: a hash of their answers, each an `(item, class)` pair where
+/// the item is known by the classes everyone gave it, never by its id: ids
+/// and numbering change with a re-import or another arrival order, and the
+/// start (so the optimum a sparse crowd settles in) must not (audit AF: a
+/// re-imported dataset flipped a label with the same answers).
 fn fingerprints(p: &Prepared) -> Vec<u64> {
-    let mut hash = vec![0x6d61_6365u64; p.people.len()];
-    for (i, &item) in p.items.iter().enumerate() {
-        for x in p.starts[i]..p.starts[i + 1] {
-            let w = p.person[x] as usize;
-            hash[w] = mix(&[hash[w], item, p.classes[p.label[x] as usize] as u64]);
+    let mut answers: Vec<Vec<(u64, u64)>> = vec![Vec::new(); p.people.len()];
+    for i in 0..p.items.len() {
+        let range = p.starts[i]..p.starts[i + 1];
+        let mut given: Vec<u64> = range.clone().map(|x| p.classes[p.label[x] as usize] as u64).collect();
+        given.sort_unstable();
+        let item = given.iter().fold(0x6974_656du64, |h, &c| mix(&[h, c]));
+        for x in range {
+            answers[p.person[x] as usize].push((item, p.classes[p.label[x] as usize] as u64));
         }
     }
-    hash
+    answers
+        .into_iter()
+        .map(|mut a| {
+            a.sort_unstable();
+            a.iter().fold(0x6d61_6365u64, |h, &(item, class)| mix(&[h, item, class]))
+        })
+        .collect()
 }
 
 /// crowd-kit's start: (spam, know) and the strategy drawn from U(1, 2.5),

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 /// Rules at most: each is a few bytes, but a test loop must not grow it without bound.
 const MAX_RULES: usize = 1_000;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Fault {
     /// 429, 500, 502 or 503, before the request is applied.
     Status(u16),
@@ -15,15 +15,38 @@ pub enum Fault {
     Drop,
     /// The connection is closed before the request is applied.
     Reset,
+    /// Applied and answered, without these top-level fields (of the body,
+    /// and of each `results` row; `*`: all of them): what the reference
+    /// allows for every field it does not mark required.
+    Omit(Vec<String>),
 }
 
 impl Fault {
-    pub fn name(self) -> String {
+    pub fn name(&self) -> String {
         match self {
             Fault::Status(s) => s.to_string(),
             Fault::Timeout(ms) => format!("timeout {ms} ms"),
             Fault::Drop => "drop_response".into(),
             Fault::Reset => "reset".into(),
+            Fault::Omit(fields) => format!("omit {}", fields.join(",")),
+        }
+    }
+
+    /// Takes an `Omit` fault's fields out of an answer's body.
+    pub fn strip(&self, body: &mut Value) {
+        let Fault::Omit(fields) = self else { return };
+        let strip_one = |v: &mut Value| {
+            if let Value::Object(map) = v {
+                match fields.iter().any(|f| f == "*") {
+                    true => map.clear(),
+                    false => fields.iter().for_each(|f| drop(map.remove(f))),
+                }
+            }
+        };
+        if let Some(Value::Array(rows)) = body.get_mut("results") {
+            rows.iter_mut().for_each(strip_one);
+        } else {
+            strip_one(body);
         }
     }
 }
@@ -68,8 +91,16 @@ impl Faults {
             Some("timeout") => Fault::Timeout(delay.min(600_000)),
             Some("drop_response") => Fault::Drop,
             Some("reset") => Fault::Reset,
+            Some("omit") => {
+                let fields =
+                    body.get("fields").and_then(Value::as_array).ok_or("fields: required for omit (a list)")?;
+                let fields: Option<Vec<String>> = fields.iter().map(|f| f.as_str().map(str::to_string)).collect();
+                Fault::Omit(fields.filter(|f| !f.is_empty()).ok_or("fields: a non-empty list of field names")?)
+            }
             other => {
-                return Err(format!("fault: {other:?} is not one of 429, 500, 502, 503, timeout, drop_response, reset"))
+                return Err(format!(
+                    "fault: {other:?} is not one of 429, 500, 502, 503, timeout, drop_response, reset, omit"
+                ))
             }
         };
         self.rules.push(Rule { method, segments: segments(path), path: path.into(), fault, left: times });
@@ -90,7 +121,7 @@ impl Faults {
                 && r.segments.iter().zip(&request).all(|(want, got)| want == "*" || want == got)
         })?;
         rule.left -= 1;
-        let fault = rule.fault;
+        let fault = rule.fault.clone();
         self.rules.retain(|r| r.left > 0);
         Some(fault)
     }
@@ -129,5 +160,22 @@ mod tests {
         assert!(f.add(&json!({"fault": "500"})).unwrap_err().starts_with("path:"));
         f.add(&json!({"path": "/api/", "fault": "timeout", "delay_ms": 5})).unwrap();
         assert_eq!(f.take("DELETE", "/api/v1/studies/x/"), Some(Fault::Timeout(5)));
+    }
+
+    #[test]
+    fn an_omit_fault_takes_fields_out_of_the_body_and_its_rows() {
+        let mut f = Faults::default();
+        assert!(f.add(&json!({"path": "/api/v1/", "fault": "omit"})).unwrap_err().contains("fields"));
+        f.add(&json!({"path": "/api/v1/", "fault": "omit", "fields": ["bonus_payments"]})).unwrap();
+        let omit = f.take("GET", "/api/v1/submissions/s/").unwrap();
+        let mut one = json!({"id": "s", "bonus_payments": [50]});
+        omit.strip(&mut one);
+        assert_eq!(one, json!({"id": "s"}));
+        let mut list = json!({"results": [{"id": "a", "bonus_payments": []}], "meta": {"count": 1}});
+        omit.strip(&mut list);
+        assert_eq!(list, json!({"results": [{"id": "a"}], "meta": {"count": 1}}));
+        let mut all = json!({"total_cost": 100, "fees": 30});
+        Fault::Omit(vec!["*".into()]).strip(&mut all);
+        assert_eq!(all, json!({}));
     }
 }

@@ -153,7 +153,7 @@ pub fn same_token(given: Option<&str>, token: &str) -> bool {
 pub fn api(fake: &Fake, req: &Request) -> Outcome {
     let mut state = fake.state.lock().unwrap_or_else(|e| e.into_inner());
     let fault = state.faults.take(&req.method, &req.path);
-    let (reply, after) = match fault {
+    let (reply, after) = match fault.clone() {
         Some(Fault::Status(429)) => (
             Reply::error(429, "Too Many Requests", "Request was throttled.").with_header("retry-after", "1".into()),
             None,
@@ -163,6 +163,13 @@ pub fn api(fake: &Fake, req: &Request) -> Outcome {
         }
         // Status 0 in the log: no answer at all.
         Some(Fault::Reset) => (Reply::error(0, "Reset", "connection reset"), Some(Fault::Reset)),
+        Some(omit @ Fault::Omit(_)) => {
+            let mut reply = answer(fake, &mut state, req);
+            if let Some(body) = reply.body.as_mut() {
+                omit.strip(body);
+            }
+            (reply, None)
+        }
         other => (answer(fake, &mut state, req), other),
     };
     let mut path = req.path.clone();
@@ -173,7 +180,7 @@ pub fn api(fake: &Fake, req: &Request) -> Outcome {
         method: req.method.clone(),
         path,
         status: reply.status,
-        fault: fault.map(Fault::name),
+        fault: fault.as_ref().map(Fault::name),
         reason: reply.reason.clone().filter(|_| reply.status >= 400),
         at: now(),
     });

@@ -115,7 +115,13 @@ pub fn TakePage() -> impl IntoView {
                                 t if t == crate::api_types::NOT_LOGGED_IN => NOT_JOINED.to_string(),
                                 t => t,
                             }}</p>
-                            <p>"Open this study from its link on Prolific (or the address the researcher gave you)."</p>
+                            <p>{match error_text(&e) {
+                                // A blip that passes by itself (503): staying is right, leaving is not.
+                                t if t == crate::api_types::DB_UNREACHABLE || t == crate::api_types::NOT_SAVED => {
+                                    "Reload this page in a few seconds: nothing you answered was lost."
+                                }
+                                _ => "Open this study from its link on Prolific (or the address the researcher gave you).",
+                            }}</p>
                         </section>
                     }.into_any(),
                     Ok((id, v)) => view! { <Take study_id=id first=v/> }.into_any(),

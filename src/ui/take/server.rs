@@ -31,7 +31,14 @@ pub async fn view_of(
         Stage::Full { code } => TakeStage::Full { code },
         Stage::Practice(p) => TakeStage::Practice {
             index: p.index,
-            item: practice_task(study, meta.kind, p.index, p.count, p.instructions, p.prompt, p.options),
+            item: practice_task(
+                study,
+                meta.kind,
+                (p.index, p.count),
+                (p.instructions, p.item_instructions),
+                p.prompt,
+                p.options,
+            ),
         },
         Stage::Working { late, .. } => TakeStage::Working { late },
         // The code itself is asked for separately, and given only once every answer is stored.

@@ -104,9 +104,8 @@ pub struct CompletionView {
 pub fn practice_task(
     study_id: StudyId,
     kind: SurveyKind,
-    index: usize,
-    count: usize,
-    instructions: String,
+    (index, count): (usize, usize),
+    (instructions, item_instructions): (String, bool),
     prompt: Prompt,
     options: Vec<OptionView>,
 ) -> TaskView {
@@ -115,6 +114,7 @@ pub fn practice_task(
         study_id,
         kind,
         instructions,
+        item_instructions,
         prompt,
         options,
         progress: Progress { done: index as i64, total: count as i64 },
@@ -178,9 +178,8 @@ mod tests {
             let t = practice_task(
                 StudyId::new(1),
                 SurveyKind::all()[0],
-                index,
-                8,
-                String::new(),
+                (index, 8),
+                (String::new(), false),
                 Prompt { text: String::new(), image_url: None },
                 Vec::new(),
             );

@@ -1,0 +1,100 @@
+//! The reference marks most fields optional: `SubmissionDetail` requires only
+//! `id, started_at, status, study_id`, and the cost answer none. An answer
+//! without a field hardneg reads must not be taken as "nothing there": a
+//! bonus pay is never sent twice on a missing `bonus_payments`, and a budget
+//! cap is never passed on a cost without figures (audit AD).
+use crate::prolific_bonus_doubt::{payments, SPEC};
+use crate::prolific_fake::FakeProlific;
+use crate::prolific_kit::{post, Published};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+#[tokio::test]
+async fn a_lost_pay_is_not_sent_again_while_submissions_leave_out_their_bonuses() {
+    let env = [("HARDNEG_PROLIFIC_WAIT_MS", "200"), ("HARDNEG_PROLIFIC_BONUS_GRACE_SECS", "1")];
+    let p = Published::start_with(SPEC, &[], &env).await;
+    let (fake, app, r, study, pid) = (&p.fake, &p.app, &p.researcher, p.study, p.pid.clone());
+    let people = [fake.arrive(&pid, None).await, fake.arrive(&pid, None).await];
+    for p in &people {
+        fake.submit(&p.submission_id, Some("DONE")).await;
+    }
+    let (s, v) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    assert_eq!(s, 200, "{v}");
+    // The pay reaches Prolific, its answer does not; every read of a
+    // submission then leaves out `bonus_payments`.
+    fake.fault("POST", "/api/v1/bulk-bonus-payments/*/pay/", "drop_response", 1).await;
+    fake.fault_with(json!({"method": "GET", "path": "/api/v1/submissions/", "fault": "omit", "fields": ["bonus_payments"], "times": 100000})).await;
+    let csv: String = people.iter().map(|p| format!("{},0.30\n", p.participant_id)).collect();
+    let url = app.url(&format!("/api/v1/studies/{study}/prolific/bonuses?round=thanks"));
+    let res = r.post(url).body(csv).send().await.unwrap();
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while payments(fake).await == 0 {
+        if Instant::now() > deadline {
+            let outbox = r
+                .get(app.url(&format!("/api/v1/studies/{study}/prolific")))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            panic!("the pay was never sent: {outbox}\n{}", fake.state().await["requests"]);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    fake.tick().await;
+    // Well past the grace: read back again and again, never paid again.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(payments(fake).await, 1, "a missing field was read as nothing paid");
+    let status = |r: &reqwest::Client| {
+        let url = app.url(&format!("/api/v1/studies/{study}/prolific"));
+        let r = r.clone();
+        async move { r.get(url).send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let open = status(r).await["outbox"].to_string();
+    assert!(open.contains("bonus_pay"), "the pay is still in doubt: {open}");
+    // With the field back, the read-back finds the bonus: done, still one pay.
+    fake.clear_faults().await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while status(r).await["outbox"].as_array().is_some_and(|rows| !rows.is_empty()) {
+        assert!(Instant::now() < deadline, "the pay was never confirmed: {}", status(r).await["outbox"]);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(payments(fake).await, 1);
+    assert_eq!(status(r).await["bonuses"][2], 2, "both bonuses paid once");
+}
+
+#[tokio::test]
+async fn a_cost_without_figures_publishes_nothing_under_a_budget_cap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start_with(&[]).await;
+    let env = vec![
+        ("HARDNEG_PROLIFIC_TOKEN", fake.token.clone()),
+        ("HARDNEG_PROLIFIC_URL", fake.base.clone()),
+        ("HARDNEG_PROLIFIC_SYNC_SECS", "3600".to_string()),
+        ("HARDNEG_PROLIFIC_BACKOFF_MS", "20".to_string()),
+    ];
+    let app = crate::prolific_kit::Hardneg::start(
+        &tmp.path().join("data"),
+        &env,
+        &tmp.path().join("log"),
+        Default::default(),
+    );
+    let r = app.login("researcher").await;
+    let res = r.post(app.url("/api/v1/studies")).body(SPEC.to_string()).send().await.unwrap();
+    assert_eq!(res.status(), 201);
+    let study = res.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    fake.fault_with(json!({"method": "GET", "path": "/api/v1/studies/*/cost/", "fault": "omit", "fields": ["*"]}))
+        .await;
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 422, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("could not be read"), "{v}");
+    let state = fake.state().await;
+    let statuses: Vec<&str> =
+        state["studies"].as_array().unwrap().iter().filter_map(|s| s["status"].as_str()).collect();
+    assert_eq!(statuses, ["UNPUBLISHED"], "the draft stays unpublished");
+    // Read right the next time, it is published.
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+}
