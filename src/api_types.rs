@@ -234,6 +234,16 @@ pub struct StudyOverview {
     pub status: StudyStatus,
 }
 
+/// Another item's label that an adjudication moved: under a crowd-model
+/// `resolve`, the decision is evidence about the people, and the refit can
+/// settle other items otherwise. `None`: waiting for a decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MovedLabel {
+    pub instance_id: i64,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
 /// An item whose answers disagree and wait for a researcher's decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Dispute {

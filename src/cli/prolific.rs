@@ -75,7 +75,13 @@ pub enum ProlificCommand {
     /// Raise the places on Prolific to TOTAL (within the spec's budget cap).
     Places { study: StudyId, total: u64 },
     /// Send what the outbox holds (and read back what is unconfirmed) until it is settled.
-    Flush { study: StudyId },
+    Flush {
+        study: StudyId,
+        /// First make the rows Prolific refused (`failed`) pending again, once
+        /// what it refused them for is fixed (a workspace balance topped up, say).
+        #[arg(long)]
+        retry_failed: bool,
+    },
     /// Run a fake Prolific API in memory, checked against Prolific's reference
     /// (docs/prolific.md, "The fake Prolific"); prints `fake prolific listening on http://ADDR`.
     Fake {
@@ -157,8 +163,11 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
             println!("study {study} now has {total} places on Prolific");
             Ok(())
         }
-        ProlificCommand::Flush { study } => {
+        ProlificCommand::Flush { study, retry_failed } => {
             let client = prolific::connect(db).map_err(e)?;
+            if retry_failed {
+                println!("{} failed row(s) to send again", prolific::outbox::retry_failed(db, study).await.map_err(e)?);
+            }
             flush(&client, study).await?;
             // A script must tell a settled outbox from one still waiting.
             match prolific::outbox::open_rows(client.db(), study).await.map_err(e)? {

@@ -58,6 +58,21 @@ pub async fn enqueue(
     Ok(done.rows_affected() == 1)
 }
 
+/// Makes the study's `failed` rows pending again (`flush --retry-failed`):
+/// Prolific refused each with a 4xx, so none was applied, and each is sent
+/// as if new (a bonus pay refused for the workspace's balance, say).
+pub async fn retry_failed(db: &AnyPool, study: StudyId) -> Result<u64, ServiceError> {
+    let done = sqlx::query(
+        "UPDATE prolific_outbox SET state = 'pending', attempts = 0, not_before = 0, last_error = NULL, updated_at = $1
+         WHERE study_id = $2 AND state = 'failed'",
+    )
+    .bind(now_ms())
+    .bind(study)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}
+
 /// A test-only hook (`HARDNEG_TEST_CRASH_AFTER`): the process aborts at
 /// the named point, as a SIGKILL would stop it. `outbox_written` right
 /// after a decision's rows are committed, before any is sent; `sent` (or

@@ -2,7 +2,7 @@
 //! `resolve = "adjudication"`, a researcher's decision on one, and
 //! reopening a decision (undo), with every decision kept in a log.
 use crate::accounts::SessionUser;
-use crate::api_types::{AdjudicationEvent, Dispute, DisputeChoice, DisputeText, Settled};
+use crate::api_types::{AdjudicationEvent, Dispute, DisputeChoice, DisputeText, MovedLabel, Settled};
 use crate::domain::ids::UserId;
 use crate::domain::ids::{InstanceId, StudyId};
 use crate::domain::resolution::ItemState;
@@ -129,6 +129,8 @@ async fn cards(db: &AnyPool, meta: &crate::state::StudyMeta, items: &[i64]) -> R
     Ok(out)
 }
 
+/// Settles an item on `value`; returns the other items' labels the
+/// decision moved (a crowd-model `resolve` refits with it as gold).
 pub async fn adjudicate(
     db: &AnyPool,
     kinds: &[SurveyKind],
@@ -137,7 +139,7 @@ pub async fn adjudicate(
     instance_id: InstanceId,
     value: &str,
     text: Option<&str>,
-) -> Result<(), ServiceError> {
+) -> Result<Vec<MovedLabel>, ServiceError> {
     let meta = crate::studies::meta::load_study_meta(db, kinds, study_id).await?;
     if !meta.kind.spec().adjudicated {
         return Err(ServiceError::Invalid(format!("the answers of a {} study are not adjudicated", meta.kind)));
@@ -174,6 +176,12 @@ pub async fn adjudicate(
             )));
         }
     }
+    // A crowd model's refit takes the decision as evidence about the people:
+    // the labels it moves elsewhere are said, not left to be found (audit AF).
+    let before = match meta.resolve.model() {
+        Some(_) => Some(labels(db, kinds, study_id).await?),
+        None => None,
+    };
     let now = now_secs();
     let mut tx = crate::store::db::begin_write(db).await?;
     if let Some(name) = built_into(&mut *tx, study_id).await? {
@@ -196,7 +204,39 @@ pub async fn adjudicate(
     .await?;
     log(&mut tx, study_id, instance_id, "settled", value, user.id, now).await?;
     tx.commit().await?;
-    Ok(())
+    let Some(before) = before else { return Ok(Vec::new()) };
+    let after = labels(db, kinds, study_id).await?;
+    let moved: Vec<MovedLabel> = after
+        .into_iter()
+        .filter(|(id, _)| *id != instance_id.get())
+        .filter_map(|(id, now)| {
+            let was = before.get(&id).cloned().flatten();
+            (was != now).then_some(MovedLabel { instance_id: id, before: was, after: now })
+        })
+        .collect();
+    if !moved.is_empty() {
+        tracing::info!(study = %study_id, instance = %instance_id, moved = moved.len(), "an adjudication moved other labels");
+    }
+    Ok(moved)
+}
+
+/// Each item's settled value (None while it waits), in instance order.
+async fn labels(
+    db: &AnyPool,
+    kinds: &[SurveyKind],
+    study_id: StudyId,
+) -> Result<std::collections::BTreeMap<i64, Option<String>>, ServiceError> {
+    let (_, outcomes) = study_outcomes(db, kinds, study_id).await?;
+    Ok(outcomes
+        .into_iter()
+        .map(|o| {
+            let value = match o.state {
+                ItemState::Final { value, .. } => Some(value),
+                _ => None,
+            };
+            (o.instance_id, value)
+        })
+        .collect())
 }
 
 async fn log(

@@ -56,7 +56,7 @@ pub async fn settle(
     instance_id: InstanceId,
     value: String,
     #[server(default)] text: Option<String>,
-) -> Result<(), ServerFnError> {
+) -> Result<Vec<crate::api_types::MovedLabel>, ServerFnError> {
     let (state, user) = session::researcher().await?;
     crate::studies::adjudication::adjudicate(
         &state.db,
@@ -247,6 +247,7 @@ pub fn AdjudicatePage() -> impl IntoView {
         <super::NeedsScript/>
         <p><A href="/research">"Back to studies"</A></p>
         {move || settle.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
+        {move || settle.value().get().and_then(|r| r.ok()).filter(|m| !m.is_empty()).map(|moved| view! { <MovedNotice moved/> })}
         {move || reopen.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
@@ -370,5 +371,23 @@ fn DisputeCard(dispute: Dispute, settle: ServerAction<Settle>) -> impl IntoView 
                 </p>
             })}
         </section>
+    }
+}
+
+/// What the last decision moved elsewhere: the crowd model weighs people by
+/// the decided items too, so its refit can settle other items otherwise.
+#[component]
+fn MovedNotice(moved: Vec<crate::api_types::MovedLabel>) -> impl IntoView {
+    let label = |v: &Option<String>| v.clone().unwrap_or_else(|| "waiting for a decision".into());
+    view! {
+        <div class="notice moved" role="status">
+            <p>{format!(
+                "The crowd model, refitted with this decision, now settles {} otherwise:",
+                count_of(moved.len() as i64, "other item", "other items")
+            )}</p>
+            <ul>{moved.iter().map(|m| view! {
+                <li data-instance=m.instance_id.to_string()>{format!("item {}: {} → {}", m.instance_id, label(&m.before), label(&m.after))}</li>
+            }).collect_view()}</ul>
+        </div>
     }
 }

@@ -46,6 +46,11 @@ pub async fn live_crowd(study_id: StudyId) -> Result<Option<CrowdNow>, ServerFnE
     let mut progress = crate::studies::progress::study_progress(&state, study_id).await.map_err(session::sfn_error)?;
     crate::studies::progress::for_page(&mut progress);
     let prolific = super::prolific_panel::prolific_panel_view(&state, study_id).await.map_err(session::sfn_error)?;
+    // A study its budget cap stops has no time of arrival: the Prolific panel beside it says why.
+    let mut dashboard = dashboard;
+    if prolific.as_ref().is_some_and(|p| p.over_cap.is_some()) {
+        dashboard.eta_secs = None;
+    }
     Ok(Some(CrowdNow { progress, link, dashboard, flagged, prolific }))
 }
 

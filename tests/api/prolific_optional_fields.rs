@@ -98,3 +98,48 @@ async fn a_cost_without_figures_publishes_nothing_under_a_budget_cap() {
     let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
     assert_eq!(s, 200, "{v}");
 }
+
+/// A pay Prolific refused (a 4xx: the workspace's balance too low, say) stays
+/// failed, and the same round run again finds nothing new; once the cause is
+/// fixed, `flush --retry-failed` sends it, once.
+#[tokio::test]
+async fn a_refused_pay_is_sent_again_only_when_asked_and_only_once() {
+    let p = Published::start_with(SPEC, &[], &[("HARDNEG_PROLIFIC_WAIT_MS", "200")]).await;
+    let (fake, app, r, study, pid) = (&p.fake, &p.app, &p.researcher, p.study, p.pid.clone());
+    let person = fake.arrive(&pid, None).await;
+    fake.submit(&person.submission_id, Some("DONE")).await;
+    let (s, v) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    assert_eq!(s, 200, "{v}");
+    fake.fault("POST", "/api/v1/bulk-bonus-payments/*/pay/", "400", 1).await;
+    let url = app.url(&format!("/api/v1/studies/{study}/prolific/bonuses?round=thanks"));
+    let res = r.post(&url).body(format!("{},0.40\n", person.participant_id)).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let outbox_url = app.url(&format!("/api/v1/studies/{study}/prolific"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let v: Value = r.get(&outbox_url).send().await.unwrap().json().await.unwrap();
+        if v["outbox"].as_array().unwrap().iter().any(|row| row["action"] == "bonus_pay" && row["state"] == "failed") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the refused pay never failed: {}", v["outbox"]);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(payments(fake).await, 0);
+    let data = p.tmp.path().join("data");
+    let flush = |extra: &'static [&'static str]| {
+        let mut cmd = crate::helpers::command_on(&data);
+        cmd.args(["prolific", "flush", &study.to_string()]).args(extra);
+        cmd.env("HARDNEG_PROLIFIC_TOKEN", &fake.token).env("HARDNEG_PROLIFIC_URL", &fake.base);
+        cmd.env("HARDNEG_PROLIFIC_BACKOFF_MS", "20").output().unwrap()
+    };
+    let out = flush(&[]);
+    assert!(crate::helpers::text(&out.stdout).contains("is failed"), "{}", crate::helpers::text(&out.stdout));
+    assert_eq!(payments(fake).await, 0, "a plain flush leaves a refused row alone");
+    let out = flush(&["--retry-failed"]);
+    let said = crate::helpers::text(&out.stdout);
+    assert!(out.status.success() && said.contains("1 failed row(s) to send again"), "{said}");
+    assert_eq!(payments(fake).await, 1);
+    let out = flush(&["--retry-failed"]);
+    assert!(crate::helpers::text(&out.stdout).contains("0 failed row(s)"));
+    assert_eq!(payments(fake).await, 1, "paid once");
+}

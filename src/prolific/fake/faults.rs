@@ -7,7 +7,8 @@ const MAX_RULES: usize = 1_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Fault {
-    /// 429, 500, 502 or 503, before the request is applied.
+    /// 400 (a refusal, as for a workspace balance too low), 429, 500, 502
+    /// or 503, before the request is applied.
     Status(u16),
     /// Applied, then answered only after this many milliseconds.
     Timeout(u64),
@@ -84,6 +85,7 @@ impl Faults {
         let delay =
             body.get("delay_ms").map_or(Some(30_000), Value::as_u64).ok_or("delay_ms: must be a whole number")?;
         let fault = match body.get("fault").and_then(Value::as_str) {
+            Some("400") => Fault::Status(400),
             Some("429") => Fault::Status(429),
             Some("500") => Fault::Status(500),
             Some("502") => Fault::Status(502),
@@ -99,7 +101,7 @@ impl Faults {
             }
             other => {
                 return Err(format!(
-                    "fault: {other:?} is not one of 429, 500, 502, 503, timeout, drop_response, reset, omit"
+                    "fault: {other:?} is not one of 400, 429, 500, 502, 503, timeout, drop_response, reset, omit"
                 ))
             }
         };

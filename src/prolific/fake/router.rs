@@ -158,6 +158,9 @@ pub fn api(fake: &Fake, req: &Request) -> Outcome {
             Reply::error(429, "Too Many Requests", "Request was throttled.").with_header("retry-after", "1".into()),
             None,
         ),
+        Some(Fault::Status(400)) => {
+            (Reply::error(400, "Bad Request", "The fake Prolific was asked to refuse this call."), None)
+        }
         Some(Fault::Status(s)) => {
             (Reply::error(s, "Server Error", "The fake Prolific was asked to fail this call."), None)
         }
