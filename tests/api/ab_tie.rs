@@ -124,7 +124,13 @@ async fn ab_pair_import_refuses_a_bad_file_whole_and_takes_a_good_one() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("imported 2 A/B pairs into dataset \"ab\""));
     let id = app.create_study_ok(&researcher, &Spec::new("AB").kind("ab_tie").dataset("ab")).await;
+    // Each item asks its own criterion: the page shows it above every item, not only in the fold.
+    let annotator = app.login("annotator1").await;
+    assert_eq!(app.start(&annotator, id).await.status(), 200);
+    let page = annotator.get(app.url(&format!("/annotate/{id}"))).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("class=\"item-instructions\""), "{page}");
     let tasks = app.work_through("annotator1", id, |_| "tie".into()).await;
+    assert!(tasks.iter().all(|t| t.item_instructions), "ab_tie's instructions are per item");
     let prompts: Vec<&str> = tasks.iter().map(|t| t.prompt.text.as_str()).collect();
     assert_eq!(prompts.len(), 4);
     assert!(prompts.contains(&"A red apple.") && prompts.contains(&"A dog on a sofa."));

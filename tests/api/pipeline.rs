@@ -27,6 +27,7 @@ async fn step3_pairs_adjudication_step4_and_the_funnel() {
     let shared = ids(&t1).intersection(&ids(&t2)).count();
     assert_eq!(shared, 10);
     assert_eq!(t1.len() + t2.len(), 63 + 10, "every item once, the overlap twice");
+    assert!(t1.iter().all(|t| !t.item_instructions), "Step 3's instructions are the study's");
     let candidate_urls: HashSet<String> =
         t1.iter().chain(&t2).flat_map(|t| t.options.iter().filter_map(|o| o.image_url.clone())).collect();
 
