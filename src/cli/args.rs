@@ -140,7 +140,8 @@ pub enum Command {
         split: Option<String>,
         #[arg(long, default_value_t = 0)]
         seed: u64,
-        /// CSV only: prefix cells starting with = + - @ tab or CR with ' so spreadsheets show them as text.
+        /// Prefix CSV cells starting with = + - @ tab or CR with ' so spreadsheets show them as text
+        /// (every CSV file of the export; JSON Lines and Parquet rows stay exact).
         #[arg(long)]
         spreadsheet_safe: bool,
     },

@@ -85,7 +85,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 split.as_deref(),
                 Some(seed),
             )
-            .and_then(|r| r.with_spreadsheet_safe(spreadsheet_safe))?;
+            .map(|r| r.with_spreadsheet_safe(spreadsheet_safe))?;
             let pool = open_existing(&data_dir).await?;
             print::export(&pool, &ImageStore::new(data_dir.join("images")), &req, &out).await
         }

@@ -38,7 +38,7 @@ async fn download(
         .as_deref()
         .ok_or_else(|| ServiceError::Invalid("query parameter `format` is required (csv, jsonl or parquet)".into()))?;
     let req = ExportRequest::parse(&name, format, q.stage.as_deref(), q.split.as_deref(), q.seed)?
-        .with_spreadsheet_safe(q.spreadsheet_safe)?;
+        .with_spreadsheet_safe(q.spreadsheet_safe);
     let command = format!("{} (downloaded: GET /api/v1/datasets/{name}/export)", req.command());
     let d = download::prepare(state.db.clone(), state.images.clone(), req, command).await?;
     Response::builder()

@@ -247,6 +247,12 @@ async fn exports_match_what_the_answers_decided() {
         .collect();
     assert_eq!(lines.len(), kept.len());
     assert!(lines.iter().all(|l| l["step4_votes"][0]["annotator"].is_string()));
+    // Spreadsheet-safe JSON Lines: the side CSV files are made safe, the rows stay exact.
+    export(&app, &dir("final-jsonl-safe"), &["--format", "jsonl", "--spreadsheet-safe"]);
+    let rows = |d: &str| std::fs::read(dir(d).join("data.jsonl")).unwrap();
+    assert_eq!(rows("final-jsonl-safe"), rows("final-jsonl"));
+    let card = std::fs::read_to_string(dir("final-jsonl-safe").join("README.md")).unwrap();
+    assert!(card.contains("--format jsonl") && card.contains("--spreadsheet-safe"), "{card}");
 
     // Splits: a deterministic partition per seed.
     let split = |name: &str, seed: &str| {

@@ -13,7 +13,9 @@ pub struct ExportRequest {
     /// Empty: one file, `data.<ext>`.
     pub splits: Vec<Split>,
     pub seed: u64,
-    /// CSV only: cells a spreadsheet would run as formulas get a leading `'`.
+    /// Cells a spreadsheet would run as formulas get a leading `'`: in every
+    /// CSV file of the export (with JSON Lines or Parquet, the files beside
+    /// the rows, which stay exact).
     pub spreadsheet_safe: bool,
 }
 
@@ -40,13 +42,11 @@ impl ExportRequest {
         })
     }
 
-    /// Asks for spreadsheet-safe cells, which only CSV has.
-    pub fn with_spreadsheet_safe(mut self, on: bool) -> Result<Self, ServiceError> {
-        if on && self.format != Format::Csv {
-            return Err(ServiceError::Invalid("spreadsheet-safe output applies to --format csv only".into()));
-        }
+    /// Asks for spreadsheet-safe CSV cells (an audit: a JSON Lines export's
+    /// answers CSV kept a written `=HYPERLINK(…)` as a formula).
+    pub fn with_spreadsheet_safe(mut self, on: bool) -> Self {
         self.spreadsheet_safe = on;
-        Ok(self)
+        self
     }
 
     /// The equivalent command line, for the dataset card.
