@@ -47,7 +47,9 @@ impl From<AuthError> for crate::error::ServiceError {
             AuthError::BadUsername | AuthError::WeakPassword => ServiceError::Invalid(e.to_string()),
             AuthError::Exists(_) => ServiceError::Conflict(e.to_string()),
             AuthError::Refused(r) => ServiceError::Refused(r),
-            AuthError::Db(_) | AuthError::Session(_) | AuthError::Hash(_) => ServiceError::internal("accounts", e),
+            // The database out of reach is a 503 the client may retry, as on every other route.
+            AuthError::Db(db) => ServiceError::from(db),
+            AuthError::Session(_) | AuthError::Hash(_) => ServiceError::internal("accounts", e),
         }
     }
 }
@@ -182,9 +184,7 @@ pub async fn current_user(session: &Session) -> Result<Option<SessionUser>, crat
             tokio::time::sleep(std::time::Duration::from_millis(250)).await;
             session.get::<SessionUser>(SESSION_KEY).await.map_err(|e| {
                 tracing::error!("reading a session failed twice: {e}");
-                crate::error::ServiceError::Unavailable(
-                    "the server cannot read your session right now; nothing was lost, try again in a moment".into(),
-                )
+                crate::error::ServiceError::Unavailable(crate::api_types::SESSION_UNREADABLE.into())
             })
         }
     }
@@ -201,6 +201,20 @@ pub fn generate_password() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The database out of reach at a login is the 503 every route gives
+    /// (a verifier's login got a 500 while PostgreSQL was down).
+    #[test]
+    fn a_database_out_of_reach_is_a_503_not_an_internal_error() {
+        use crate::error::ServiceError;
+        for e in [sqlx::Error::PoolTimedOut, sqlx::Error::PoolClosed] {
+            let said = ServiceError::from(AuthError::Db(e));
+            assert_eq!(said.status(), axum::http::StatusCode::SERVICE_UNAVAILABLE, "{said:?}");
+            assert_eq!(said.public_message(), crate::api_types::DB_UNREACHABLE);
+        }
+        let other = ServiceError::from(AuthError::Db(sqlx::Error::RowNotFound));
+        assert_eq!(other.status(), axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+    }
 
     #[test]
     fn hashes_verify_only_the_right_password() {

@@ -360,6 +360,11 @@ pub const ANSWERED_ELSEWHERE_QUERY: &str = "answered=elsewhere";
 pub const NOT_SAVED: &str = "not saved: the server cannot store anything right now (its disk is full); \
      nothing was lost, send it again in a little while";
 
+/// What a request says when its session cannot be read (503): the
+/// session store (PostgreSQL) out of reach for a moment.
+pub const SESSION_UNREADABLE: &str =
+    "the server cannot read your session right now; nothing was lost, try again in a moment";
+
 /// What a request says when the database is out of reach (PostgreSQL
 /// restarting, no connection free in time): 503 with `Retry-After`; the
 /// request may be sent again as it is.

@@ -77,8 +77,7 @@ pub enum ProlificCommand {
     /// Send what the outbox holds (and read back what is unconfirmed) until it is settled.
     Flush {
         study: StudyId,
-        /// First make the rows Prolific refused (`failed`) pending again, once
-        /// what it refused them for is fixed (a workspace balance topped up, say).
+        /// First make the rows Prolific refused (`failed`) pending again (their cause fixed).
         #[arg(long)]
         retry_failed: bool,
     },

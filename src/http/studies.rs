@@ -178,7 +178,7 @@ async fn reopen(
     Researcher(user): Researcher,
     ApiPath((id, instance)): ApiPath<(StudyId, InstanceId)>,
 ) -> Result<StatusCode, ServiceError> {
-    adjudication::reopen(&state.db, &user, id, instance).await?;
+    adjudication::reopen(&state.db, state.kinds, &user, id, instance).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

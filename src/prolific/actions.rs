@@ -209,7 +209,14 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
         let delay = if event == OutboxEvent::Lost { reread_after(&r) } else { 0 };
         let mut tx = crate::store::db::begin_write(db).await?;
         // Another sender moved the row meanwhile: its outcome stands, this one is dropped.
-        if !advance(&mut *tx, &r, event, delay, None, Some(&format!("read back: {event:?}"))).await? {
+        // Said in words: "Lost" read as "not paid" would invite a second pay by hand.
+        let said = match event {
+            OutboxEvent::ReadBackApplied => "read back: applied at Prolific",
+            OutboxEvent::ReadBackAbsent => "read back: not at Prolific, to be sent again",
+            OutboxEvent::Moot => "read back: can no longer apply",
+            _ => "read back: not known yet (read again later; never sent again meanwhile)",
+        };
+        if !advance(&mut *tx, &r, event, delay, None, Some(said)).await? {
             return Ok(());
         }
         if event == OutboxEvent::ReadBackApplied {

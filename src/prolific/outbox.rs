@@ -60,11 +60,13 @@ pub async fn enqueue(
 
 /// Makes the study's `failed` rows pending again (`flush --retry-failed`):
 /// Prolific refused each with a 4xx, so none was applied, and each is sent
-/// as if new (a bonus pay refused for the workspace's balance, say).
+/// as if new (a bonus pay refused for the workspace's balance, say). Not a
+/// group add: the next `decide` asks again for those a failed one left out,
+/// and a revived one would add people a later decision added already.
 pub async fn retry_failed(db: &AnyPool, study: StudyId) -> Result<u64, ServiceError> {
     let done = sqlx::query(
         "UPDATE prolific_outbox SET state = 'pending', attempts = 0, not_before = 0, last_error = NULL, updated_at = $1
-         WHERE study_id = $2 AND state = 'failed'",
+         WHERE study_id = $2 AND state = 'failed' AND action <> 'group_add'",
     )
     .bind(now_ms())
     .bind(study)

@@ -23,19 +23,36 @@ pub fn lock_data_dir(data_dir: &Path) -> anyhow::Result<DataDirLock> {
     Ok(DataDirLock(file))
 }
 
-/// A SQLite server's locks: its data dir's, and, for a `--database
-/// sqlite://` file elsewhere, the `serve.lock` beside that file, which the
-/// file's own data dir's server holds: one server per database file, not
-/// only per data dir (an audit served one file from two data dirs, and each
-/// server's images were missing at the other).
+/// A SQLite server's locks: its data dir's `serve.lock`, and one beside its
+/// database file, `<file>.serve-lock`, named after the file with symlinks
+/// resolved: one server per database file, whatever data dir, path or
+/// link names it (an audit served one file from two data dirs, and each
+/// server's images were missing at the other), while other files in the
+/// same directory stay free to serve.
 pub fn lock_for_sqlite(data_dir: &Path, database: &Path) -> anyhow::Result<Vec<DataDirLock>> {
-    let mut locks = vec![lock_data_dir(data_dir)?];
-    let beside = database.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
-    if beside.is_dir() && !same(beside, data_dir) {
-        locks.push(lock_data_dir(beside).map_err(|e| anyhow::anyhow!("{e} (the database {})", database.display()))?);
+    let data = lock_data_dir(data_dir)?;
+    let file = resolved(database);
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(".serve-lock");
+    let path = file.with_file_name(name);
+    let lock = lock_file(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    if !flock(&lock, libc::LOCK_EX | libc::LOCK_NB) {
+        anyhow::bail!("{}: another hardneg server is using the database {}", path.display(), database.display());
     }
-    Ok(locks)
+    Ok(vec![data, DataDirLock(lock)])
+}
+
+/// The file a path names, symlinks resolved; for a file not made yet, its
+/// directory's resolved path and its name.
+fn resolved(file: &Path) -> std::path::PathBuf {
+    if let Ok(real) = file.canonicalize() {
+        return real;
+    }
+    let dir = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    match (dir.canonicalize(), file.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => file.to_path_buf(),
+    }
 }
 
 /// Held (shared) by a CLI import for its run: see the module comment.
@@ -168,13 +185,20 @@ mod tests {
 
     #[test]
     fn a_database_file_is_served_by_one_server_whatever_its_data_dir() {
-        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (a, b, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let file = a.path().join("hardneg.sqlite");
+        std::fs::write(&file, b"").unwrap();
         let first = lock_for_sqlite(a.path(), &file).unwrap();
-        assert_eq!(first.len(), 1, "the file's own data dir: one lock");
         let second = lock_for_sqlite(b.path(), &file).err().unwrap().to_string();
-        assert!(second.contains("the database") && second.contains("hardneg.sqlite"), "{second}");
-        drop(first);
+        assert!(second.contains("using the database") && second.contains("hardneg.sqlite"), "{second}");
+        // A link to the same file is the same file.
+        let link = c.path().join("link.sqlite");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(lock_for_sqlite(b.path(), &link).is_err(), "a symlink got around the lock");
+        // Another file in the same directory is free.
+        let other = a.path().join("other.sqlite");
+        let beside = lock_for_sqlite(b.path(), &other).unwrap();
+        drop((first, beside));
         assert_eq!(lock_for_sqlite(b.path(), &file).unwrap().len(), 2);
     }
 }

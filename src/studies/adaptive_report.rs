@@ -3,7 +3,7 @@
 //! research page, however the item was settled), and the stops that the
 //! final crowd model doubts. The stored rows (`studies::adaptive::report`)
 //! say only why each item stopped.
-use crate::domain::adaptive::{swapping_warning, AdaptiveReport, Doubtful, Reason, DOUBT_POSTERIOR};
+use crate::domain::adaptive::{AdaptiveReport, Doubtful, Reason, DOUBT_POSTERIOR};
 use crate::domain::aggregate::Model;
 use crate::domain::ids::StudyId;
 use crate::domain::resolution::{ItemState, PosteriorModel, ResolvedBy};
@@ -39,14 +39,7 @@ pub async fn settled_report(
             item.posterior_model = o.posterior.map(|p| p.model);
         }
     }
-    let (doubtful, swapping) = doubtful(db, meta, &raw, &by_id).await?;
-    raw.doubtful = doubtful;
-    if let Some(w) = swapping {
-        raw.calibration_warning = Some(match raw.calibration_warning.take() {
-            Some(first) => format!("{first}. Also: {w}"),
-            None => w,
-        });
-    }
+    raw.doubtful = doubtful(db, meta, &raw, &by_id).await?;
     Ok(raw)
 }
 
@@ -54,14 +47,13 @@ pub async fn settled_report(
 /// final crowd model, fitted on every counted answer but those of places
 /// ended as carrying no information, puts below another
 /// value held at [`DOUBT_POSTERIOR`] or more. The model is the study's
-/// `resolve` model, Dawid–Skene when `resolve` names none. With them, the
-/// same fit's warning of people who swap values ([`swapping_warning`]).
+/// `resolve` model, Dawid–Skene when `resolve` names none.
 async fn doubtful(
     db: &AnyPool,
     meta: &StudyMeta,
     report: &AdaptiveReport,
     outcomes: &HashMap<i64, &ItemOutcome>,
-) -> Result<(Vec<Doubtful>, Option<String>), ServiceError> {
+) -> Result<Vec<Doubtful>, ServiceError> {
     let stops: Vec<(i64, &str)> = report
         .items
         .iter()
@@ -72,7 +64,7 @@ async fn doubtful(
         })
         .collect();
     if stops.is_empty() {
-        return Ok((vec![], None));
+        return Ok(vec![]);
     }
     let rows: Vec<(i64, i64, String)> = sqlx::query_as(
         "SELECT instance_id, user_id, value FROM counted_answers WHERE study_id = $1 ORDER BY instance_id, user_id",
@@ -103,19 +95,11 @@ async fn doubtful(
         Ok(f) => f,
         Err(e) => {
             tracing::debug!(study = %meta.id, "no crowd model to weigh the stops against yet: {e}");
-            return Ok((vec![], None));
+            return Ok(vec![]);
         }
     };
-    let has_gold: Option<i64> = sqlx::query_scalar(
-        "SELECT 1 FROM answers a JOIN tasks t ON t.id = a.task_id
-         WHERE a.study_id = $1 AND t.check_kind = 'gold' LIMIT 1",
-    )
-    .bind(meta.id)
-    .fetch_optional(db)
-    .await?;
-    let swapping = swapping_warning(&report.settings.stop, &fitted, has_gold.is_some());
     let values = meta.kind.values();
-    let doubtful = stops
+    Ok(stops
         .into_iter()
         .filter_map(|(id, value)| {
             let p = fitted.item(id as u64)?;
@@ -127,6 +111,5 @@ async fn doubtful(
                 model_posterior: p.posterior,
             })
         })
-        .collect();
-    Ok((doubtful, swapping))
+        .collect())
 }

@@ -204,6 +204,18 @@ pub async fn adjudicate(
     .await?;
     log(&mut tx, study_id, instance_id, "settled", value, user.id, now).await?;
     tx.commit().await?;
+    moved_since(db, kinds, study_id, instance_id, before).await
+}
+
+/// The other items' labels that moved since `before` (read when the study
+/// has a crowd-model `resolve`; None: nothing can move), logged.
+async fn moved_since(
+    db: &AnyPool,
+    kinds: &[SurveyKind],
+    study_id: StudyId,
+    instance_id: InstanceId,
+    before: Option<std::collections::BTreeMap<i64, Option<String>>>,
+) -> Result<Vec<MovedLabel>, ServiceError> {
     let Some(before) = before else { return Ok(Vec::new()) };
     let after = labels(db, kinds, study_id).await?;
     let moved: Vec<MovedLabel> = after
@@ -215,7 +227,8 @@ pub async fn adjudicate(
         })
         .collect();
     if !moved.is_empty() {
-        tracing::info!(study = %study_id, instance = %instance_id, moved = moved.len(), "an adjudication moved other labels");
+        let ids: Vec<String> = moved.iter().map(|m| m.instance_id.to_string()).collect();
+        tracing::info!(study = %study_id, instance = %instance_id, moved = %ids.join(","), "a decision moved other labels");
     }
     Ok(moved)
 }
@@ -267,10 +280,17 @@ async fn log(
 /// Refused once a later study (Step 4) was built from the decisions.
 pub async fn reopen(
     db: &AnyPool,
+    kinds: &[SurveyKind],
     user: &SessionUser,
     study_id: StudyId,
     instance_id: InstanceId,
-) -> Result<(), ServiceError> {
+) -> Result<Vec<MovedLabel>, ServiceError> {
+    let meta = crate::studies::meta::load_study_meta(db, kinds, study_id).await?;
+    // Withdrawn gold moves a crowd model's refit as a decision does.
+    let before = match meta.resolve.model() {
+        Some(_) => Some(labels(db, kinds, study_id).await?),
+        None => None,
+    };
     let mut tx = crate::store::db::begin_write(db).await?;
     if let Some(name) = built_into(&mut *tx, study_id).await? {
         return Err(ServiceError::Invalid(format!(
@@ -290,7 +310,7 @@ pub async fn reopen(
     };
     log(&mut tx, study_id, instance_id, "reopened", &value, user.id, now_secs()).await?;
     tx.commit().await?;
-    Ok(())
+    moved_since(db, kinds, study_id, instance_id, before).await
 }
 
 /// The items a researcher has settled, newest decision first, each with its

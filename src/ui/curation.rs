@@ -79,9 +79,14 @@ pub async fn study_settled(study_id: StudyId) -> Result<Vec<Settled>, ServerFnEr
 
 /// Undo: the decision is withdrawn (the history keeps it) and the item waits again.
 #[server(prefix = "/sfn")]
-pub async fn reopen_decision(study_id: StudyId, instance_id: InstanceId) -> Result<(), ServerFnError> {
+pub async fn reopen_decision(
+    study_id: StudyId,
+    instance_id: InstanceId,
+) -> Result<Vec<crate::api_types::MovedLabel>, ServerFnError> {
     let (state, user) = session::researcher().await?;
-    crate::studies::adjudication::reopen(&state.db, &user, study_id, instance_id).await.map_err(session::sfn_error)
+    crate::studies::adjudication::reopen(&state.db, state.kinds, &user, study_id, instance_id)
+        .await
+        .map_err(session::sfn_error)
 }
 
 /// Creates Step 4 over the survivors of a finished Step 3 study.
@@ -229,6 +234,18 @@ pub fn AdjudicatePage() -> impl IntoView {
     let reopen = ServerAction::<ReopenDecision>::new();
     // Refetched after each decision or reopening: the item moves between the lists.
     let changed = move || settle.version().get() + reopen.version().get();
+    // What the latest of them moved elsewhere (a crowd model's refit).
+    let moved = RwSignal::new(Vec::new());
+    Effect::new(move |_| {
+        if let Some(Ok(m)) = settle.value().get() {
+            moved.set(m);
+        }
+    });
+    Effect::new(move |_| {
+        if let Some(Ok(m)) = reopen.value().get() {
+            moved.set(m);
+        }
+    });
     // An address that names no study says so once, in the first list.
     let disputes = Resource::new(
         move || (study_id(), changed()),
@@ -247,7 +264,7 @@ pub fn AdjudicatePage() -> impl IntoView {
         <super::NeedsScript/>
         <p><A href="/research">"Back to studies"</A></p>
         {move || settle.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
-        {move || settle.value().get().and_then(|r| r.ok()).filter(|m| !m.is_empty()).map(|moved| view! { <MovedNotice moved/> })}
+        {move || Some(moved.get()).filter(|m| !m.is_empty()).map(|moved| view! { <super::adjudication_notice::MovedNotice moved/> })}
         {move || reopen.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
@@ -371,23 +388,5 @@ fn DisputeCard(dispute: Dispute, settle: ServerAction<Settle>) -> impl IntoView 
                 </p>
             })}
         </section>
-    }
-}
-
-/// What the last decision moved elsewhere: the crowd model weighs people by
-/// the decided items too, so its refit can settle other items otherwise.
-#[component]
-fn MovedNotice(moved: Vec<crate::api_types::MovedLabel>) -> impl IntoView {
-    let label = |v: &Option<String>| v.clone().unwrap_or_else(|| "waiting for a decision".into());
-    view! {
-        <div class="notice moved" role="status">
-            <p>{format!(
-                "The crowd model, refitted with this decision, now settles {} otherwise:",
-                count_of(moved.len() as i64, "other item", "other items")
-            )}</p>
-            <ul>{moved.iter().map(|m| view! {
-                <li data-instance=m.instance_id.to_string()>{format!("item {}: {} → {}", m.instance_id, label(&m.before), label(&m.after))}</li>
-            }).collect_view()}</ul>
-        </div>
     }
 }

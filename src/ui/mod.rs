@@ -10,6 +10,7 @@ use leptos_router::components::{Route, Router, Routes, A};
 use leptos_router::{path, SsrMode};
 
 pub mod adaptive_panel;
+pub mod adjudication_notice;
 pub mod admin;
 pub mod annotate;
 pub mod answer_input;

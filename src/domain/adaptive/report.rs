@@ -101,61 +101,6 @@ pub fn calibration_warning(settings: &Adaptive, items: usize, answers_per_person
     ))
 }
 
-/// Answers from people who gave at least this many are weighed for
-/// [`swapping_warning`]: fewer say too little about how a person errs.
-const SWAP_MIN_ANSWERS: usize = 10;
-/// The share of answers from swapping people that voids the threshold's promise without gold.
-pub const SWAP_SHARE: f64 = 0.10;
-
-/// Whether the crowd model reads this person as swapping values: a
-/// Dawid–Skene row (of a class the crowd has) whose most likely answer is
-/// another value, at 0.5 or more, from a person whose answers follow the
-/// truth (rows with different most likely answers: one who always picks
-/// the first option swaps nothing); for MACE, right less than half as often
-/// as a random answerer.
-fn swaps(p: &crate::domain::aggregate::PersonReliability, priors: &[f64], k: usize) -> bool {
-    let Some(rows) = &p.confusion else { return p.accuracy < 0.5 / k.max(2) as f64 };
-    let present = |t: usize| priors.get(t).is_some_and(|&prior| prior >= 0.05);
-    let argmax = |row: &Vec<f64>| (0..row.len()).max_by(|&a, &b| row[a].total_cmp(&row[b]));
-    let mut most_likely = rows.iter().enumerate().filter(|(t, _)| present(*t)).filter_map(|(_, r)| argmax(r));
-    let first = most_likely.next();
-    let follows_truth = most_likely.any(|a| Some(a) != first);
-    follows_truth
-        && rows
-            .iter()
-            .enumerate()
-            .any(|(t, row)| present(t) && row.iter().enumerate().any(|(a, &q)| a != t && q >= 0.5 && q > row[t]))
-}
-
-/// Under `stop = "posterior"` without gold answers: a warning when people
-/// the final crowd model reads as swapping values (confusers, adversaries)
-/// gave [`SWAP_SHARE`] or more of the answers. Nothing but gold tells a
-/// few such people who agree from careful ones; served studies of such
-/// crowds stopped right on 86.7-90.6 % at 0.95 (docs/study-spec.md).
-pub fn swapping_warning(stop: &Stop, fit: &crate::domain::aggregate::Aggregation, has_gold: bool) -> Option<String> {
-    let Stop::Posterior { threshold } = stop else { return None };
-    if has_gold {
-        return None;
-    }
-    let weighed = fit.people.iter().filter(|p| p.answers >= SWAP_MIN_ANSWERS);
-    let (mut all, mut swapped) = (0usize, 0usize);
-    for p in weighed {
-        all += p.answers;
-        if swaps(p, &fit.priors, fit.k) {
-            swapped += p.answers;
-        }
-    }
-    let share = swapped as f64 / all.max(1) as f64;
-    (all > 0 && share >= SWAP_SHARE).then(|| {
-        format!(
-            "{:.0} % of the answers come from people the crowd model reads as swapping values (confusers or \
-             adversaries), and the study has no gold items: items stopped at posterior ≥ {threshold} may be right \
-             less often than that; add gold items, adjudicate the doubtful list, or raise threshold (docs/study-spec.md)",
-            share * 100.0
-        )
-    })
-}
-
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StopCounts {
     pub agreed: i64,

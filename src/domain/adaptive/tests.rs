@@ -348,30 +348,3 @@ fn the_fit_points_step_by_one_to_ten_then_by_a_tenth_and_never_pass_the_count() 
         assert_eq!(fit_point(next - 1), p);
     }
 }
-
-/// Confusers and adversaries (answers that follow the truth, mapped to other
-/// values) void the threshold's promise without gold (audit AF: 86.7 % right
-/// at 0.95); spammers and first-option pickers alone do not.
-#[test]
-fn people_who_swap_values_warn_without_gold() {
-    use crate::domain::aggregate::sim::{confusion, simulate};
-    use crate::domain::aggregate::{aggregate, Model, Options};
-    let posterior = Stop::Posterior { threshold: 0.95 };
-    let k = 5;
-    let first_option: Vec<Vec<f64>> =
-        (0..k).map(|_| (0..k).map(|a| if a == 0 { 1.0 } else { 0.0 }).collect()).collect();
-    let mut fine = vec![confusion(0.85, k, None); 8];
-    fine.extend([confusion(0.2, k, None), confusion(0.2, k, None), first_option.clone(), first_option]);
-    let mut swapping = fine.clone();
-    swapping.extend([confusion(0.05, k, Some(1)), confusion(0.05, k, Some(1)), confusion(0.1, k, Some(2))]);
-    let fit = |people: &[Vec<Vec<f64>>]| {
-        let sim = simulate(54, 300, k, people, 4);
-        aggregate(Model::DawidSkene, &sim.answers, k, &[], &Options::dawid_skene()).unwrap()
-    };
-    let (clean, swapped) = (fit(&fine), fit(&swapping));
-    assert_eq!(swapping_warning(&posterior, &clean, false), None, "spammers and first-option pickers swap nothing");
-    let warning = swapping_warning(&posterior, &swapped, false).unwrap();
-    assert!(warning.contains("swapping values") && warning.contains("no gold items"), "{warning}");
-    assert_eq!(swapping_warning(&posterior, &swapped, true), None, "gold tells them apart");
-    assert_eq!(swapping_warning(&Stop::Agree, &swapped, false), None, "no threshold, no promise");
-}

@@ -143,14 +143,18 @@ pub struct ProlificCost {
 }
 
 impl ProlificCost {
-    /// None when the answer has no reward amount (not a StudyTotalCost).
+    /// None when the answer lacks the rewards' amount, fees or tax (each
+    /// optional in the reference's `StudyCostBreakdown`): a figure left out
+    /// is not a zero, and a budget cap is never held to a total missing one
+    /// (a verifier published over the cap on a cost without its fees).
+    /// Bonuses, which a new study has none of, count as zero when absent.
     pub fn read(cost: &serde_json::Value) -> Option<ProlificCost> {
         let amount = |part: &str, k: &str| cost[part][k]["amount"].as_f64().map(|a| a.max(0.0).round() as u64);
         let bonuses = ["rewards", "fees", "tax"].iter().filter_map(|k| amount("bonuses", k)).sum();
         Some(ProlificCost {
             rewards: amount("rewards", "rewards")?,
-            fees: amount("rewards", "fees").unwrap_or(0),
-            tax: amount("rewards", "tax").unwrap_or(0),
+            fees: amount("rewards", "fees")?,
+            tax: amount("rewards", "tax")?,
             bonuses,
         })
     }
@@ -249,5 +253,12 @@ mod tests {
         assert_eq!(cents(c.total()), "50.05");
         assert_eq!(with_fee(3480, c.fee_ratio().unwrap()), 3480 + 1160 + 232);
         assert_eq!(ProlificCost::read(&serde_json::json!({"error": "x"})), None);
+        // Fees or tax left out (optional in the reference) are not zeros.
+        let mut no_fees = cost.clone();
+        no_fees["rewards"].as_object_mut().unwrap().remove("fees");
+        assert_eq!(ProlificCost::read(&no_fees), None);
+        let mut no_bonuses = cost;
+        no_bonuses.as_object_mut().unwrap().remove("bonuses");
+        assert_eq!(ProlificCost::read(&no_bonuses).map(|c| c.total()), Some(3480 + 1160 + 232));
     }
 }

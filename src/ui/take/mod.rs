@@ -117,7 +117,7 @@ pub fn TakePage() -> impl IntoView {
                             }}</p>
                             <p>{match error_text(&e) {
                                 // A blip that passes by itself (503): staying is right, leaving is not.
-                                t if t == crate::api_types::DB_UNREACHABLE || t == crate::api_types::NOT_SAVED => {
+                                t if [crate::api_types::DB_UNREACHABLE, crate::api_types::NOT_SAVED, crate::api_types::SESSION_UNREADABLE].contains(&t.as_str()) => {
                                     "Reload this page in a few seconds: nothing you answered was lost."
                                 }
                                 _ => "Open this study from its link on Prolific (or the address the researcher gave you).",
