@@ -12,6 +12,7 @@ mod embedded_site;
 mod import_command;
 mod print;
 pub mod prolific;
+mod prolific_print;
 mod protocols;
 mod quality;
 pub use args::{Cli, Command, ResultsCommand, StudyCommand, UserCommand};

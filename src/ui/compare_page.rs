@@ -5,6 +5,7 @@ use super::error_text;
 #[cfg(feature = "ssr")]
 use super::session;
 use crate::api_types::{CompareReport, HumanRow};
+use crate::domain::export::Stage;
 use crate::domain::metrics::Scores;
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -21,7 +22,7 @@ pub async fn load_comparison(dataset: String, stage: Option<String>) -> Result<C
     use crate::error::ServiceError;
     let (state, _) = session::researcher().await?;
     let stage = stage
-        .map(|s| crate::domain::export::Stage::parse(&s).map_err(|e| ServiceError::Invalid(format!("stage: {e}"))))
+        .map(|s| Stage::parse(&s).map_err(|e| ServiceError::Invalid(format!("stage: {e}"))))
         .transpose()
         .map_err(session::sfn_error)?;
     let only = crate::datasets::audit::stage_instances(&state.db, &dataset, stage).await.map_err(session::sfn_error)?;
@@ -30,8 +31,11 @@ pub async fn load_comparison(dataset: String, stage: Option<String>) -> Result<C
 
 /// The stages a comparison may be limited to, as the page offers them
 /// (`compare --stage`, docs/scoring.md): none is every candidate.
-const STAGES: [(Option<&str>, &str); 3] =
-    [(None, "All candidates"), (Some("step3"), "Step 3 survivors"), (Some("final"), "Final stage (the released set)")];
+const STAGES: [(Option<Stage>, &str); 3] = [
+    (None, "All candidates"),
+    (Some(Stage::Step3), "Step 3 survivors"),
+    (Some(Stage::Final), "Final stage (the released set)"),
+];
 
 /// A score column: its name and how to read it.
 type Column = (&'static str, fn(&Scores) -> f64);
@@ -101,10 +105,10 @@ fn StagePicker(dataset: String, stage: Option<String>) -> impl IntoView {
         <nav class="stages" aria-label="Instances compared">
             <ul>{STAGES.iter().map(|(s, label)| {
                 let href = match s {
-                    Some(s) => format!("/research/compare?dataset={dataset}&stage={s}"),
+                    Some(s) => format!("/research/compare?dataset={dataset}&stage={}", s.as_str()),
                     None => format!("/research/compare?dataset={dataset}"),
                 };
-                let current = (stage.as_deref() == *s).then_some("page");
+                let current = (stage.as_deref() == s.map(Stage::as_str)).then_some("page");
                 view! { <li><a href=href aria-current=current>{*label}</a></li> }
             }).collect_view()}</ul>
         </nav>

@@ -37,7 +37,7 @@ pub struct CrowdNow {
 pub async fn live_crowd(study_id: StudyId) -> Result<Option<CrowdNow>, ServerFnError> {
     use crate::error::ServiceError;
     let (state, _) = session::researcher().await?;
-    let dashboard = match crate::crowd::dashboard(&state.db, study_id, state.crowd.clock.now()).await {
+    let mut dashboard = match crate::crowd::dashboard(&state.db, study_id, state.crowd.clock.now()).await {
         Err(ServiceError::NotFound(_)) => return Ok(None),
         other => other.map_err(session::sfn_error)?,
     };
@@ -47,7 +47,6 @@ pub async fn live_crowd(study_id: StudyId) -> Result<Option<CrowdNow>, ServerFnE
     crate::studies::progress::for_page(&mut progress);
     let prolific = super::prolific_panel::prolific_panel_view(&state, study_id).await.map_err(session::sfn_error)?;
     // A study its budget cap stops has no time of arrival: the Prolific panel beside it says why.
-    let mut dashboard = dashboard;
     if prolific.as_ref().is_some_and(|p| p.over_cap.is_some()) {
         dashboard.eta_secs = None;
     }

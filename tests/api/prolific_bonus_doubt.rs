@@ -4,7 +4,7 @@
 //! doubt, or the read-back can take one round's payment for the other's
 //! and pay twice (audit R).
 use crate::prolific_fake::FakeProlific;
-use crate::prolific_kit::{post, Published};
+use crate::prolific_kit::Published;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -34,13 +34,8 @@ async fn a_round_of_the_same_amount_waits_while_a_lost_pay_is_in_doubt() {
     // Prolific pays long after the call: only a tick makes the payments.
     let env = [("HARDNEG_PROLIFIC_WAIT_MS", "200"), ("HARDNEG_PROLIFIC_BONUS_GRACE_SECS", "4")];
     let p = Published::start_with(SPEC, &["--async-delay-ms", "600000"], &env).await;
-    let (fake, app, r, study, pid) = (&p.fake, &p.app, &p.researcher, p.study, p.pid.clone());
-    let people = [fake.arrive(&pid, None).await, fake.arrive(&pid, None).await];
-    for p in &people {
-        fake.submit(&p.submission_id, Some("DONE")).await;
-    }
-    let (s, v) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
-    assert_eq!(s, 200, "{v}");
+    let (fake, app, r, study) = (&p.fake, &p.app, &p.researcher, p.study);
+    let people = p.submitted(2).await;
     let csv: String = people.iter().map(|p| format!("{},0.50\n", p.participant_id)).collect();
     let pay_round = |round: &'static str| {
         let (r, csv, url) =

@@ -282,6 +282,21 @@ impl Published {
         Published { tmp, fake, app, researcher, study, pid }
     }
 
+    /// `n` people who take a place on Prolific and submit with a code,
+    /// synced into hardneg.
+    pub async fn submitted(&self, n: usize) -> Vec<crate::prolific_fake::Arrival> {
+        let mut people = Vec::with_capacity(n);
+        for _ in 0..n {
+            let person = self.fake.arrive(&self.pid, None).await;
+            self.fake.submit(&person.submission_id, Some("DONE")).await;
+            people.push(person);
+        }
+        let (s, v) =
+            post(&self.researcher, &self.app.url(&format!("/api/v1/studies/{}/prolific/sync", self.study)), None).await;
+        assert_eq!(s, 200, "{v}");
+        people
+    }
+
     /// The server's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.tmp.path().join("log")).unwrap_or_default()

@@ -13,13 +13,8 @@ use std::time::{Duration, Instant};
 async fn a_lost_pay_is_not_sent_again_while_submissions_leave_out_their_bonuses() {
     let env = [("HARDNEG_PROLIFIC_WAIT_MS", "200"), ("HARDNEG_PROLIFIC_BONUS_GRACE_SECS", "1")];
     let p = Published::start_with(SPEC, &[], &env).await;
-    let (fake, app, r, study, pid) = (&p.fake, &p.app, &p.researcher, p.study, p.pid.clone());
-    let people = [fake.arrive(&pid, None).await, fake.arrive(&pid, None).await];
-    for p in &people {
-        fake.submit(&p.submission_id, Some("DONE")).await;
-    }
-    let (s, v) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
-    assert_eq!(s, 200, "{v}");
+    let (fake, app, r, study) = (&p.fake, &p.app, &p.researcher, p.study);
+    let people = p.submitted(2).await;
     // The pay reaches Prolific, its answer does not; every read of a
     // submission then leaves out `bonus_payments`.
     fake.fault("POST", "/api/v1/bulk-bonus-payments/*/pay/", "drop_response", 1).await;
@@ -105,11 +100,8 @@ async fn a_cost_without_figures_publishes_nothing_under_a_budget_cap() {
 #[tokio::test]
 async fn a_refused_pay_is_sent_again_only_when_asked_and_only_once() {
     let p = Published::start_with(SPEC, &[], &[("HARDNEG_PROLIFIC_WAIT_MS", "200")]).await;
-    let (fake, app, r, study, pid) = (&p.fake, &p.app, &p.researcher, p.study, p.pid.clone());
-    let person = fake.arrive(&pid, None).await;
-    fake.submit(&person.submission_id, Some("DONE")).await;
-    let (s, v) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
-    assert_eq!(s, 200, "{v}");
+    let (fake, app, r, study) = (&p.fake, &p.app, &p.researcher, p.study);
+    let person = p.submitted(1).await.remove(0);
     fake.fault("POST", "/api/v1/bulk-bonus-payments/*/pay/", "400", 1).await;
     let url = app.url(&format!("/api/v1/studies/{study}/prolific/bonuses?round=thanks"));
     let res = r.post(&url).body(format!("{},0.40\n", person.participant_id)).send().await.unwrap();
