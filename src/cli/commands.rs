@@ -209,7 +209,7 @@ pub async fn create_study(data_dir: &Path, spec: &Path) -> anyhow::Result<()> {
     let pool = super::open_existing(data_dir).await?;
     let id = create::create_study(&pool, &REGISTRY, &study, &text).await.with_context(|| spec.display().to_string())?;
     println!("created study {id}: {} (seed {})", study.name, study.seed);
-    for warning in study.link.iter().flat_map(|l| l.warnings()) {
+    for warning in study.warnings() {
         eprintln!("warning: {warning}");
     }
     Ok(())

@@ -142,6 +142,22 @@ pub struct Study {
     pub vocabulary: Option<(super::vocabulary::VocabularySource, bool)>,
 }
 
+impl Study {
+    /// What a valid spec allows but a researcher most likely did not mean:
+    /// `study create` prints these and `POST /api/v1/studies` returns them.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.link.iter().flat_map(|l| l.warnings()).collect();
+        if let (Some(link), Some(a)) = (&self.link, &self.adaptive) {
+            if let super::adaptive::Stop::Posterior { threshold } = a.stop {
+                if link.checks.gold.is_empty() {
+                    out.push(super::adaptive::no_gold_warning(threshold));
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Whether the spec gives every item the `n` people its kind's protocol
 /// wants: a link study's copies; named annotators, or "all" over the
 /// `accounts` annotator accounts it covers now (at most `n`), each seeing every item; or

@@ -112,6 +112,9 @@ struct Created {
     id: StudyId,
     name: String,
     seed: u64,
+    /// What the spec allows but its writer most likely did not mean (`Study::warnings`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
 }
 
 /// Body: the study spec as TOML text (docs/study-spec.md).
@@ -122,7 +125,8 @@ async fn create_study(
 ) -> Result<(StatusCode, Json<Created>), ServiceError> {
     let study = studies::parse_spec(&REGISTRY, &spec, crate::store::db::now_secs() as u64)?;
     let id = studies::create_study(&state.db, &REGISTRY, &study, &spec).await?;
-    Ok((StatusCode::CREATED, Json(Created { id, name: study.name, seed: study.seed })))
+    let warnings = study.warnings();
+    Ok((StatusCode::CREATED, Json(Created { id, name: study.name, seed: study.seed, warnings })))
 }
 
 /// Step 4 over the survivors of finished Step 3 study `id` (the research
@@ -133,7 +137,7 @@ async fn start_step4(
     ApiPath(id): ApiPath<StudyId>,
 ) -> Result<(StatusCode, Json<Created>), ServiceError> {
     let (id, study) = studies::create_step4(&state.db, &REGISTRY, id).await?;
-    Ok((StatusCode::CREATED, Json(Created { id, name: study.name, seed: study.seed })))
+    Ok((StatusCode::CREATED, Json(Created { id, warnings: study.warnings(), name: study.name, seed: study.seed })))
 }
 
 async fn disputes(

@@ -282,3 +282,28 @@ async fn stops_the_final_crowd_model_doubts_are_listed_and_stand() {
     let marked: Vec<i64> = csv.iter().filter(|(_, r)| r["doubtful"] == "yes").map(|(i, _)| *i).collect();
     assert_eq!(marked, left);
 }
+
+/// A posterior stop in a link study without gold items is not the promise it
+/// reads as against people who agree on a wrong value (study-spec.md): the
+/// creation answer and the adaptive endpoint say so, and gold silences both.
+#[tokio::test]
+async fn a_posterior_link_study_without_gold_is_warned_of() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = TestApp::spawn_on(tmp.path(), &["--demo-size", "6"]);
+    let researcher = app.login("researcher").await;
+    let posterior = "[assignment.adaptive]\nmin = 2\nmax = 3\nstop = \"posterior\"\nthreshold = 0.95\n";
+    for (name, link, warned) in
+        [("no gold", vec![], true), ("gold", vec!["gold = [{ key = \"demo-000\", answer = \"none\" }]"], false)]
+    {
+        let spec = format!("{}{posterior}", link_spec(name, 3, &link));
+        let res = researcher.post(app.url("/api/v1/studies")).body(spec).send().await.unwrap();
+        assert_eq!(res.status(), 201);
+        let created: Value = res.json().await.unwrap();
+        let said = created["warnings"].as_array().map(|w| w.iter().any(|w| w.as_str().unwrap().starts_with("no gold")));
+        assert_eq!(said.unwrap_or(false), warned, "{name}: {created}");
+        let report: Value = app.get(&researcher, &format!("/api/v1/studies/{}/adaptive", created["id"])).await;
+        let warning = report["calibration_warning"].as_str().unwrap_or_default();
+        assert_eq!(warning.contains("no gold items (link.gold)"), warned, "{name}: {warning}");
+        assert!(warning.starts_with("6 items (under 100)"), "the small study is still told so: {warning}");
+    }
+}

@@ -15,8 +15,8 @@ pub mod reliability;
 mod report;
 pub use reliability::Reliability;
 pub use report::{
-    calibration_warning, AdaptiveItem, AdaptiveReport, Doubtful, Savings, StopCounts, CALIBRATED_ANSWERS_PER_PERSON,
-    CALIBRATED_ITEMS, DOUBT_POSTERIOR,
+    calibration_warning, no_gold_warning, AdaptiveItem, AdaptiveReport, Doubtful, Savings, StopCounts,
+    CALIBRATED_ANSWERS_PER_PERSON, CALIBRATED_ITEMS, DOUBT_POSTERIOR,
 };
 
 /// The `[assignment.adaptive]` table as written.

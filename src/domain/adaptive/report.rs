@@ -74,18 +74,22 @@ pub struct AdaptiveReport {
 pub const CALIBRATED_ITEMS: usize = 100;
 pub const CALIBRATED_ANSWERS_PER_PERSON: usize = 15;
 
-/// Why a study's posterior threshold may not hold: too few items, or a
-/// median person with too few counted answers (`answers_per_person`, once
-/// someone has answered). None under `stop = "agree"`.
-pub fn calibration_warning(settings: &Adaptive, items: usize, answers_per_person: &[i64]) -> Option<String> {
+/// Why a study's posterior threshold may not hold: too few items, a median
+/// person with too few counted answers (`answers_per_person`, once someone
+/// has answered), or a link study (`gold` is its gold item count; None for
+/// account studies, which cannot have any) without gold items. None under
+/// `stop = "agree"`.
+pub fn calibration_warning(
+    settings: &Adaptive,
+    items: usize,
+    answers_per_person: &[i64],
+    gold: Option<usize>,
+) -> Option<String> {
     let Stop::Posterior { threshold } = settings.stop else { return None };
     let mut per: Vec<i64> = answers_per_person.to_vec();
     per.sort_unstable();
     let median = per.get(per.len() / 2).copied();
     let few_answers = median.filter(|&m| (m as usize) < CALIBRATED_ANSWERS_PER_PERSON);
-    if items >= CALIBRATED_ITEMS && few_answers.is_none() {
-        return None;
-    }
     let mut why = Vec::new();
     if items < CALIBRATED_ITEMS {
         why.push(format!("{items} items (under {CALIBRATED_ITEMS})"));
@@ -93,12 +97,32 @@ pub fn calibration_warning(settings: &Adaptive, items: usize, answers_per_person
     if let Some(m) = few_answers {
         why.push(format!("a median of {m} answers per person (under {CALIBRATED_ANSWERS_PER_PERSON})"));
     }
-    Some(format!(
-        "{}: each person's reliability stays close to the crowd's, so items stopped at posterior ≥ {threshold} \
-         may be right less often than that, most of all with spammers, confusers or adversaries in the crowd; \
-         check a sample by hand, or use larger bundles or a fixed overlap (docs/study-spec.md)",
-        why.join(" and ")
-    ))
+    let mut out = Vec::new();
+    if !why.is_empty() {
+        out.push(format!(
+            "{}: each person's reliability stays close to the crowd's, so items stopped at posterior ≥ {threshold} \
+             may be right less often than that, most of all with spammers, confusers or adversaries in the crowd; \
+             check a sample by hand, or use larger bundles or a fixed overlap (docs/study-spec.md)",
+            why.join(" and ")
+        ));
+    }
+    if gold == Some(0) {
+        out.push(no_gold_warning(threshold));
+    }
+    (!out.is_empty()).then(|| out.join(". "))
+}
+
+/// Without gold, people who agree on a wrong value (confusers who swap two
+/// values, adversaries who answer another one on purpose) cannot be told
+/// from careful ones who agree: the one limit no fit removes, measured in
+/// served audits (docs/study-spec.md, "when not to use").
+pub fn no_gold_warning(threshold: f64) -> String {
+    format!(
+        "no gold items (link.gold): people who consistently swap two values or answer another value on purpose \
+         look as reliable as careful people where they agree, so items stopped at posterior ≥ {threshold} may be \
+         right less often than that (an audit of such a crowd: 86.7 % of stops at 0.95); add a few gold items, \
+         or adjudicate a sample (docs/study-spec.md)"
+    )
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

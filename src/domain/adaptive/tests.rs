@@ -289,18 +289,23 @@ fn a_posterior_threshold_warns_where_it_was_not_calibrated() {
         end_uninformative: true,
     };
     let thirty = vec![30i64; 40];
-    assert_eq!(calibration_warning(&posterior, 600, &thirty), None, "like the measured crowds");
-    assert_eq!(calibration_warning(&posterior, 600, &[]), None, "nobody has answered yet");
-    let small = calibration_warning(&posterior, 70, &thirty).unwrap();
+    assert_eq!(calibration_warning(&posterior, 600, &thirty, Some(3)), None, "like the measured crowds");
+    assert_eq!(calibration_warning(&posterior, 600, &[], None), None, "nobody has answered yet");
+    let small = calibration_warning(&posterior, 70, &thirty, None).unwrap();
     assert!(small.starts_with("70 items (under 100):") && small.contains("posterior ≥ 0.95"), "{small}");
     let mut bundles_of_five = vec![5i64; 30];
     bundles_of_five.extend([30; 10]);
-    let few = calibration_warning(&posterior, 600, &bundles_of_five).unwrap();
+    let few = calibration_warning(&posterior, 600, &bundles_of_five, Some(2)).unwrap();
     assert!(few.starts_with("a median of 5 answers per person (under 15)"), "{few}");
-    let both = calibration_warning(&posterior, 70, &bundles_of_five).unwrap();
+    let both = calibration_warning(&posterior, 70, &bundles_of_five, None).unwrap();
     assert!(both.starts_with("70 items (under 100) and a median of 5 answers"), "{both}");
+    // A link study without gold: the audits' consistent swappers look careful.
+    let no_gold = calibration_warning(&posterior, 600, &thirty, Some(0)).unwrap();
+    assert!(no_gold.starts_with("no gold items (link.gold)") && no_gold.contains("posterior ≥ 0.95"), "{no_gold}");
+    let small_no_gold = calibration_warning(&posterior, 70, &thirty, Some(0)).unwrap();
+    assert!(small_no_gold.starts_with("70 items (under 100):") && small_no_gold.contains(". no gold items"));
     let agree = Adaptive { stop: Stop::Agree, ..posterior };
-    assert_eq!(calibration_warning(&agree, 10, &[1]), None, "no threshold, no promise");
+    assert_eq!(calibration_warning(&agree, 10, &[1], Some(0)), None, "no threshold, no promise");
 }
 
 /// The stop holds under flat class priors too: fitted priors that favour the

@@ -182,7 +182,13 @@ pub async fn report(db: &AnyPool, kinds: &[SurveyKind], study: StudyId) -> Resul
     } else {
         Vec::new()
     };
-    let warning = crate::domain::adaptive::calibration_warning(&a, items.len(), &per_person);
+    // Account studies cannot have gold items; a link study's are in its settings.
+    let gold = match crate::studies::link::link_of_study(db, study).await {
+        Ok(link) => Some(link.settings.checks.gold.len()),
+        Err(ServiceError::NotFound(_)) => None,
+        Err(e) => return Err(e),
+    };
+    let warning = crate::domain::adaptive::calibration_warning(&a, items.len(), &per_person, gold);
     Ok(AdaptiveReport { calibration_warning: warning, ..AdaptiveReport::new(study, a, items) })
 }
 
