@@ -203,7 +203,7 @@ pub async fn discard(db: &AnyPool, study: StudyId, number: ParticipantId) -> Res
         ))
     })?;
     sqlx::query("UPDATE leases SET state = $1 WHERE id = $2").bind(next.as_str()).bind(lease).execute(&mut *tx).await?;
-    crate::studies::adaptive::reopen::reopen_lost(&mut tx, study).await?;
+    crate::studies::reopen::reopen_lost(&mut tx, study).await?;
     tx.commit().await?;
     Ok(next)
 }

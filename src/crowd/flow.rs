@@ -244,7 +244,7 @@ pub async fn return_study(state: &AppState, user: &SessionUser, study: StudyId) 
     .bind(user.id)
     .execute(&mut *tx)
     .await?;
-    crate::studies::adaptive::reopen::reopen_lost(&mut tx, study).await?;
+    crate::studies::reopen::reopen_lost(&mut tx, study).await?;
     tx.commit().await?;
     Ok(Stage::Returned)
 }

@@ -62,7 +62,7 @@ pub(super) async fn reclaim_and_pick(
         .bind(now)
         .execute(&mut *tx)
         .await?;
-        crate::studies::adaptive::reopen::reopen_lost(&mut *tx, study).await?;
+        crate::studies::reopen::reopen_lost(&mut *tx, study).await?;
     }
     Ok((pick_bundle(&loads), crate::domain::crowd::bundles::study_places(&loads)))
 }

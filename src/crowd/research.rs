@@ -134,7 +134,7 @@ pub async fn reopen(state: &AppState, study: StudyId, bundle: BundleId) -> Resul
     .execute(&mut *tx)
     .await?
     .rows_affected();
-    crate::studies::adaptive::reopen::reopen_lost(&mut tx, study).await?;
+    crate::studies::reopen::reopen_lost(&mut tx, study).await?;
     tx.commit().await?;
     Ok(ended)
 }

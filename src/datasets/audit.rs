@@ -2,7 +2,7 @@
 //! instance's two captions scored by a scorer that never sees the image.
 //! The baselines run on the spot (the dataset page, the export card); an
 //! external scorer's result is stored, the latest per stage and name.
-use super::export::stage::{check_stage, included};
+use super::stage::{check_stage, included};
 use crate::domain::audit::{audit_table, AuditResult, Baseline, Pairs, Scored};
 use crate::domain::category::Category;
 use crate::domain::export::Stage;

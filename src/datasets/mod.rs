@@ -4,3 +4,4 @@
 pub mod audit;
 pub mod export;
 pub mod import;
+pub(crate) mod stage;

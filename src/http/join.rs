@@ -245,7 +245,7 @@ async fn join(
             // A known participant again: their sessions are capped (saved
             // now, so the new one has its id).
             if resumed {
-                let saved = session.save().await.map_err(|e| ServiceError::Internal(format!("saving a session: {e}")));
+                let saved = session.save().await.map_err(|e| ServiceError::internal("saving a session", e));
                 let kept = match (saved, session.id()) {
                     (Ok(()), Some(id)) => crowd::sessions::keep_newest(&state.db, user.id, &id.to_string()).await,
                     (Ok(()), None) => Ok(()),

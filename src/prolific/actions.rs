@@ -189,7 +189,14 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
         // A draft whose answer was lost: found by its internal name, with the id Prolific gave it.
         let found = match &r.remote {
             Remote::CreateStudy { internal_name, body } => {
-                find_draft(client, internal_name, body["external_study_url"].as_str()).await.ok().flatten()
+                match find_draft(client, internal_name, body["external_study_url"].as_str()).await {
+                    Ok(found) => found,
+                    Err(e) => {
+                        // The read-back below looks again and says what it found.
+                        tracing::warn!(study = %r.study, error = %e, "looking for a lost draft failed");
+                        None
+                    }
+                }
             }
             _ => None,
         };

@@ -84,15 +84,17 @@ impl Money {
     }
 }
 
-async fn cap(db: &AnyPool, study: StudyId) -> Option<u64> {
-    super::settings::settings(db, study).await.ok().and_then(|s| s.2.budget_cap)
+/// The spec's `budget_cap`. A spec that cannot be read is an error, never
+/// "no cap": that would let bonuses and places past the cap through.
+async fn cap(db: &AnyPool, study: StudyId) -> Result<Option<u64>, ServiceError> {
+    Ok(super::settings::settings(db, study).await?.2.budget_cap)
 }
 
 /// [`budget`], and Prolific's fee and tax as a fraction of the payments
 /// (what a new commitment adds on top of its amount).
 pub async fn budget_and_fee(db: &AnyPool, study: StudyId) -> Result<(Budget, f64), ServiceError> {
     let m = Money::read(db, study).await?;
-    Ok((m.budget(cap(db, study).await), m.fee))
+    Ok((m.budget(cap(db, study).await?), m.fee))
 }
 
 /// The budget, and what a new total of places adds to it: places past those
@@ -100,5 +102,5 @@ pub async fn budget_and_fee(db: &AnyPool, study: StudyId) -> Result<(Budget, f64
 pub async fn raising_places(db: &AnyPool, study: StudyId, total: i64) -> Result<(Budget, u64), ServiceError> {
     let m = Money::read(db, study).await?;
     let more = money::with_fee((total.saturating_sub(m.held()).max(0).saturating_mul(m.reward.max(0))) as u64, m.fee);
-    Ok((m.budget(cap(db, study).await), more))
+    Ok((m.budget(cap(db, study).await?), more))
 }

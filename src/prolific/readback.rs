@@ -49,7 +49,7 @@ pub async fn find_draft(client: &Client, name: &str, url: Option<&str>) -> Resul
 }
 
 async fn get(client: &Client, path: &str) -> Result<Reply, ServiceError> {
-    client.call("GET", path, None, None).await.map_err(|e| ServiceError::Internal(e.to_string()))
+    client.call("GET", path, None, None).await.map_err(|e| ServiceError::internal(format!("GET {path}"), e))
 }
 
 /// What a read-back found.

@@ -160,7 +160,7 @@ async fn free_places(db: &sqlx::AnyPool, study: StudyId, now: i64) -> Result<usi
         freed += moved.rows_affected() as usize;
     }
     if freed > 0 {
-        crate::studies::adaptive::reopen::reopen_lost(&mut tx, study).await?;
+        crate::studies::reopen::reopen_lost(&mut tx, study).await?;
     }
     tx.commit().await?;
     Ok(freed)

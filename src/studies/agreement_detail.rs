@@ -40,9 +40,11 @@ pub type BootstrapOut = BootstrapCis<String>;
 #[derive(Debug, Clone, Serialize)]
 pub struct Estimate {
     pub accuracy: f64,
-    /// Dawid–Skene: `confusion[truth][answer]`, in the order of `categories`.
+    /// Dawid–Skene: `confusion[truth][answer]`, in the order of `categories`;
+    /// a row is None where no item of the person's is fitted to that truth
+    /// (P(answer | truth) is undefined there, not zero).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub confusion: Option<Vec<Vec<f64>>>,
+    pub confusion: Option<Vec<Option<Vec<f64>>>>,
     /// MACE: probability of not spamming.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub competence: Option<f64>,
@@ -106,11 +108,25 @@ pub(super) async fn detail_of(
         (settled, gold)
     };
     let ds = fit(Model::DawidSkene, ratings, k, &gold, meta.seed);
-    let mace = fit(Model::Mace, ratings, k, &gold, meta.seed);
+    let mace = fit(Model::Mace, ratings, k, &gold, meta.seed).and_then(|fitted| {
+        // One value everywhere: c + (1 - c) * theta = 1 for every competence
+        // c, so the fit's competences would be whatever its start was.
+        let mut given = ratings.iter().map(|r| r.2);
+        let first = given.next();
+        match given.all(|c| Some(c) == first) {
+            true => Err("every answer is the same value: MACE's competence is undefined (a spammer and a careful \
+                         person answer alike)"
+                .to_string()),
+            false => Ok(fitted),
+        }
+    });
     let estimate = |fitted: &Result<_, String>, person: u64| {
         let a: &crate::domain::aggregate::Aggregation = fitted.as_ref().ok()?;
         let p = a.person(person)?;
-        Some(Estimate { accuracy: p.accuracy, confusion: p.confusion.clone(), competence: p.competence })
+        // A row with no mass is a truth none of the person's items was fitted to.
+        let row = |r: &Vec<f64>| (r.iter().sum::<f64>() > 1e-9).then(|| r.clone());
+        let confusion = p.confusion.as_ref().map(|rows| rows.iter().map(row).collect());
+        Some(Estimate { accuracy: p.accuracy, confusion, competence: p.competence })
     };
     out.annotators = annotator_confusion(ratings, &settled, k)
         .into_iter()

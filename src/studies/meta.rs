@@ -75,14 +75,16 @@ pub async fn load_study_meta(db: &AnyPool, kinds: &[SurveyKind], id: StudyId) ->
         link,
     } = row.ok_or_else(|| ServiceError::NotFound(format!("no study {id}")))?;
     let bad = |what: &str| ServiceError::Internal(format!("study {id} has a corrupt {what}"));
+    let corrupt =
+        |what: &str, e: serde_json::Error| ServiceError::internal(format!("study {id} has a corrupt {what}"), e);
     let meta = StudyMeta {
         id,
         name,
         kind: SurveyKind::parse_in(kinds, &kind).ok_or_else(|| bad("kind"))?,
         dataset,
         instructions,
-        annotators: serde_json::from_str::<Annotators>(&annotators).map_err(|_| bad("annotator list"))?,
-        rule: serde_json::from_str::<AssignmentRule>(&rule).map_err(|_| bad("rule"))?,
+        annotators: serde_json::from_str::<Annotators>(&annotators).map_err(|e| corrupt("annotator list", e))?,
+        rule: serde_json::from_str::<AssignmentRule>(&rule).map_err(|e| corrupt("rule", e))?,
         seed: seed as u64,
         mapping: Mapping::parse(&mapping).ok_or_else(|| bad("agreement mapping"))?,
         resolve: ResolveRule::parse(&resolve).ok_or_else(|| bad("resolve rule"))?,
@@ -91,7 +93,7 @@ pub async fn load_study_meta(db: &AnyPool, kinds: &[SurveyKind], id: StudyId) ->
         adaptive: adaptive.map(|t| parse_adaptive(id, &t)).transpose()?,
         practice_items: match link {
             Some(text) => serde_json::from_str::<crate::domain::crowd::spec::LinkSettings>(&text)
-                .map_err(|_| bad("link settings"))?
+                .map_err(|e| corrupt("link settings", e))?
                 .practice
                 .len(),
             None => 0,

@@ -24,6 +24,7 @@ pub mod overview;
 pub mod pipeline;
 pub mod progress;
 pub mod queue_write;
+pub mod reopen;
 pub mod report;
 pub mod step4;
 pub mod sweeps;

@@ -14,15 +14,18 @@ pub async fn research_overview(state: &AppState, user: &SessionUser) -> Result<V
         let progress = progress::study_progress(state, s.id).await?;
         let mut agreement = Vec::new();
         for mapping in [Mapping::Full, Mapping::Binary] {
-            // A mapping the kind has no categories for is left out.
-            if let Ok(r) = study_agreement_report(&state.db, state.kinds, s.id, Some(mapping)).await {
-                // Several questions: the pooled figures are not a chance-corrected
-                // agreement (`pooled_over_questions`); each question has its row.
-                if r.questions.is_empty() {
-                    agreement.push(summary(r.mapping, None, &r.figures));
-                }
-                agreement.extend(r.questions.iter().map(|q| summary(r.mapping, Some(&q.question), &q.figures)));
+            // A mapping the kind has no categories for (Invalid) is left out.
+            let r = match study_agreement_report(&state.db, state.kinds, s.id, Some(mapping)).await {
+                Ok(r) => r,
+                Err(ServiceError::Invalid(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            // Several questions: the pooled figures are not a chance-corrected
+            // agreement (`pooled_over_questions`); each question has its row.
+            if r.questions.is_empty() {
+                agreement.push(summary(r.mapping, None, &r.figures));
             }
+            agreement.extend(r.questions.iter().map(|q| summary(r.mapping, Some(&q.question), &q.figures)));
         }
         let status = outcomes::study_status(&state.db, state.kinds, s.id).await?;
         out.push(StudyOverview { progress, agreement, status });

@@ -28,7 +28,7 @@ pub async fn step4_spec(db: &AnyPool, kinds: &[SurveyKind], step3: StudyId, seed
     let written: String =
         sqlx::query_scalar("SELECT spec FROM studies WHERE id = $1").bind(step3).fetch_one(db).await?;
     let written: toml::Table = toml::from_str(&written)
-        .map_err(|e| ServiceError::Internal(format!("study {step3}'s stored spec does not parse: {e}")))?;
+        .map_err(|e| ServiceError::internal(format!("study {step3}'s stored spec does not parse"), e))?;
     if written.get("access").and_then(|a| a.as_str()) == Some("link") {
         let name = crate::domain::names::next_step_name(&meta.name, meta.kind.label(), next.label());
         return link_spec(&written, &meta, &name, next, seed);
@@ -106,5 +106,5 @@ fn link_spec(
     let mut link = written.get("link").and_then(|l| l.as_table()).cloned().unwrap_or_default();
     STEP3_ONLY.iter().for_each(|key| drop(link.remove(*key)));
     spec.insert("link".into(), toml::Value::Table(link));
-    toml::to_string(&spec).map_err(|e| ServiceError::Internal(format!("writing Step 4's spec: {e}")))
+    toml::to_string(&spec).map_err(|e| ServiceError::internal("writing Step 4's spec", e))
 }

@@ -110,7 +110,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let session = Session::from_request_parts(parts, state)
             .await
-            .map_err(|_| ServiceError::Internal("session layer missing".into()))?;
+            .map_err(|(_, why)| ServiceError::Internal(format!("session layer missing: {why}")))?;
         accounts::current_user(&session).await?.map(Caller).ok_or(ServiceError::Unauthorized)
     }
 }

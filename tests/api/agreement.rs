@@ -209,3 +209,29 @@ async fn a_binary_reading_is_refused_where_the_kind_has_none() {
     let body = res.text().await.unwrap();
     assert!(body.contains("agreement") && body.contains("no binary reading"), "{body}");
 }
+
+/// Everyone answers None everywhere: MACE cannot tell a competence (any
+/// fits), so it says why instead of printing its start; Dawid–Skene's rows
+/// for the truths no item was fitted to are null, not zeros.
+#[tokio::test]
+async fn undefined_model_figures_are_null_with_their_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = TestApp::spawn_on(tmp.path(), &["--demo-size", "6"]);
+    let researcher = app.login("researcher").await;
+    let spec = Spec::new("all none").annotators(&["annotator1", "annotator2"]).seed(3);
+    let study = app.create_study_ok(&researcher, &spec).await;
+    for who in ["annotator1", "annotator2"] {
+        assert_eq!(app.work_through(who, study, |_| "none".into()).await.len(), 6);
+    }
+    let r: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/agreement?mapping=full&resamples=0")).await;
+    let none = r["categories"].as_array().unwrap().iter().position(|c| c == "none").unwrap();
+    assert!(r["mace_reason"].as_str().unwrap().starts_with("every answer is the same value"), "{r}");
+    for a in r["annotators"].as_array().unwrap() {
+        assert!(a["mace"].is_null(), "{a}");
+        let rows = a["dawid_skene"]["confusion"].as_array().unwrap();
+        for (truth, row) in rows.iter().enumerate() {
+            assert_eq!(row.is_null(), truth != none, "only the None row is defined: {a}");
+        }
+        assert_eq!(rows[none][none], 1.0, "{a}");
+    }
+}

@@ -22,11 +22,11 @@ mod read;
 mod reports;
 mod request;
 mod sink;
-pub(crate) mod stage;
 pub mod tar;
 
 pub use request::ExportRequest;
 
+use super::stage::{check_stage, included, Outcomes};
 use crate::domain::category::Category;
 use crate::domain::export::split::{assign_splits, RowCounts};
 use crate::domain::export::{Format, ImageRef, Row, Stage, StepRecord, Vote};
@@ -41,7 +41,6 @@ use futures_util::TryStreamExt;
 use read::{Candidate, InstanceRow};
 use sink::{io_err, RowSink};
 use sqlx::AnyPool;
-use stage::{check_stage, included, Outcomes};
 use std::path::Path;
 
 #[derive(Debug, Clone)]

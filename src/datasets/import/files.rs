@@ -20,6 +20,34 @@ pub struct Checked {
     pub staged: bool,
 }
 
+/// Why an image could not be taken: the file's own problem (said to whoever
+/// imports, at the line naming it), or the store's, a fault of the server
+/// (logged, never shown; a full disk is a 503 like any other write).
+#[derive(Debug)]
+pub enum ImageProblem {
+    File(String),
+    Store(&'static str, io::Error),
+}
+
+impl From<String> for ImageProblem {
+    fn from(why: String) -> Self {
+        ImageProblem::File(why)
+    }
+}
+
+impl std::fmt::Display for ImageProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImageProblem::File(why) => f.write_str(why),
+            ImageProblem::Store(what, e) => write!(f, "{what}: {e}"),
+        }
+    }
+}
+
+fn store_fault(what: &'static str) -> impl FnOnce(io::Error) -> ImageProblem {
+    move |e| ImageProblem::Store(what, e)
+}
+
 /// New content written beside its final name in the store, as
 /// `HASH.staging-TAG`: it becomes final only by an atomic rename, and is
 /// removed when dropped unless promoted. (A crash can leave such files
@@ -116,7 +144,7 @@ pub fn check_files(
     negatives: &Path,
     store: &ImageStore,
     staging: Option<&Staging>,
-) -> Vec<Result<Checked, String>> {
+) -> Vec<Result<Checked, ImageProblem>> {
     let failed = AtomicBool::new(false);
     in_parallel(files, |f| {
         let dir = if f.dir == ImageDir::Positives { positives } else { negatives };
@@ -129,7 +157,7 @@ pub fn check_files(
     })
 }
 
-fn check_one(path: &Path, store: &ImageStore, staging: Option<&Staging>) -> Result<Checked, String> {
+fn check_one(path: &Path, store: &ImageStore, staging: Option<&Staging>) -> Result<Checked, ImageProblem> {
     let bytes = std::fs::read(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => "not found".to_string(),
         _ => format!("cannot read: {e}"),
@@ -159,7 +187,7 @@ pub fn link_files(
     positives: &Path,
     negatives: &Path,
     store: &ImageStore,
-) -> io::Result<Vec<Result<bool, String>>> {
+) -> io::Result<Vec<Result<bool, ImageProblem>>> {
     store.make_dirs()?;
     let mut seen = std::collections::HashSet::new();
     let first: Vec<bool> = checked.iter().map(|c| seen.insert(c.hash)).collect();
@@ -177,7 +205,7 @@ pub fn link_files(
         let src = if f.dir == ImageDir::Positives { positives } else { negatives }.join(&*f.name);
         let real_dir = if f.dir == ImageDir::Positives { &real_pos } else { &real_neg };
         if !std::fs::canonicalize(&src).is_ok_and(|real| real.components().eq(real_dir.join(&*f.name).components())) {
-            return Err(SYMLINK.to_string());
+            return Err(SYMLINK.to_string().into());
         }
         let changed = || "changed while importing (its content no longer matches the check)".to_string();
         // Linked under a temporary name, published only once its display
@@ -191,19 +219,20 @@ pub fn link_files(
         // linked, so a file swapped for a link after its check is caught too.
         if linked && std::fs::symlink_metadata(&tmp).is_ok_and(|m| m.file_type().is_symlink()) {
             let _ = std::fs::remove_file(&tmp);
-            return Err(SYMLINK.to_string());
+            return Err(SYMLINK.to_string().into());
         }
-        let bytes = std::fs::read(if linked { &tmp } else { &src }).map_err(|e| format!("cannot read: {e}"));
+        let bytes = std::fs::read(if linked { &tmp } else { &src })
+            .map_err(|e| ImageProblem::File(format!("cannot read: {e}")));
         let published = bytes.and_then(|bytes| {
             if <[u8; 32]>::from(Sha256::digest(&bytes)) != c.hash {
-                return Err(changed());
+                return Err(changed().into());
             }
             if c.has_display {
                 let (img, turn) = decode(&bytes, c.header.format).map_err(|e| format!("cannot decode: {e}"))?;
-                place(&store.display_path(&hex), &display_copy(&img, turn).map_err(|e| e.to_string())?, i)?;
+                place(&store.display_path(&hex), &display_copy(&img, turn).map_err(display_fault)?, i)?;
             }
             if linked {
-                std::fs::rename(&tmp, &fin).map_err(|e| format!("writing into the store: {e}"))
+                std::fs::rename(&tmp, &fin).map_err(store_fault("writing into the store"))
             } else {
                 place(&fin, &bytes, i)
             }
@@ -223,38 +252,50 @@ pub const SYMLINK: &str = "is a symbolic link or reached through one, which --li
 /// place: a crash must never leave a partial file under a final name, which
 /// a later import would take as present (link mode's fallback and display
 /// copies only; the copy mode stages and flushes in bulk instead).
-fn place(path: &Path, bytes: &[u8], unique: usize) -> Result<(), String> {
+fn place(path: &Path, bytes: &[u8], unique: usize) -> Result<(), ImageProblem> {
     use std::io::Write;
     let tmp = path.with_extension(format!("tmp-{}-{unique}", std::process::id()));
     let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()));
     written.and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        format!("writing into the store: {e}")
+        ImageProblem::Store("writing into the store", e)
     })
+}
+
+/// The display copy is made from an image that decoded: failing to encode
+/// it is the server's fault, not the file's.
+fn display_fault(e: anyhow::Error) -> ImageProblem {
+    ImageProblem::Store("making the display copy", io::Error::other(e))
 }
 
 /// Writes one new content beside its final name; false when another file
 /// with the same content got there first.
-fn stage(staging: &Staging, hash: &[u8; 32], bytes: &[u8], header: Header, has_display: bool) -> Result<bool, String> {
+fn stage(
+    staging: &Staging,
+    hash: &[u8; 32],
+    bytes: &[u8],
+    header: Header,
+    has_display: bool,
+) -> Result<bool, ImageProblem> {
     let hex = hex::encode(hash);
     let path = staging.path(false, &hex);
     match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
-        Err(e) => return Err(format!("staging a copy: {e}")),
+        Err(e) => return Err(ImageProblem::Store("staging a copy", e)),
         Ok(mut file) => {
             if let Err(e) = io::Write::write_all(&mut file, bytes) {
                 let _ = std::fs::remove_file(&path);
-                return Err(format!("staging a copy: {e}"));
+                return Err(ImageProblem::Store("staging a copy", e));
             }
         }
     }
     // Only large images are decoded, to make the copy annotators see.
     let display = if has_display {
         let copy = decode(bytes, header.format)
-            .map_err(|e| format!("cannot decode: {e}"))
-            .and_then(|(img, turn)| display_copy(&img, turn).map_err(|e| format!("making the display copy: {e}")))
+            .map_err(|e| ImageProblem::File(format!("cannot decode: {e}")))
+            .and_then(|(img, turn)| display_copy(&img, turn).map_err(display_fault))
             .and_then(|small| {
-                std::fs::write(staging.path(true, &hex), small).map_err(|e| format!("staging the display copy: {e}"))
+                std::fs::write(staging.path(true, &hex), small).map_err(store_fault("staging the display copy"))
             });
         if let Err(e) = copy {
             let _ = std::fs::remove_file(&path);

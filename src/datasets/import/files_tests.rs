@@ -51,8 +51,12 @@ fn staged_files_become_final_only_when_promoted() {
 
     let staging = Staging::new(&store).unwrap();
     let checked = check_files(&refs, &src, &src, &store, Some(&staging));
-    assert_eq!(checked[3].as_ref().unwrap_err(), "unreadable PNG header: unexpected end of file");
-    assert_eq!(checked[4].as_ref().unwrap_err(), "not found");
+    let said = |i: usize| match &checked[i] {
+        Err(ImageProblem::File(why)) => why.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(said(3), "unreadable PNG header: unexpected end of file");
+    assert_eq!(said(4), "not found");
     staging.promote().unwrap();
     let big = checked[2].as_ref().unwrap();
     assert!(big.has_display && (big.header.width, big.header.height) == (1000, 500));
@@ -83,6 +87,10 @@ fn linking_shares_the_source_and_catches_files_changed_since_the_check() {
     let checked: Vec<Checked> = check_files(&refs, &src, &src, &store, None).into_iter().map(Result::unwrap).collect();
     std::fs::write(src.join("b.png"), png(3, 8)).unwrap(); // changed after its check
     let linked = link_files(&refs, &checked, &src, &src, &store).unwrap();
+    let linked: Vec<Result<bool, String>> = linked
+        .into_iter()
+        .map(|l| l.map_err(|e| if let ImageProblem::File(why) = e { why } else { panic!("{e}") }))
+        .collect();
     assert_eq!(
         linked,
         [Ok(true), Err("changed while importing (its content no longer matches the check)".into()), Ok(false)]
@@ -94,6 +102,26 @@ fn linking_shares_the_source_and_catches_files_changed_since_the_check() {
         !store.original_path(&hex::encode(checked[1].hash)).exists(),
         "the changed file is not left under a wrong name"
     );
+}
+
+/// A store that cannot take a file is the server's fault, not the file's:
+/// it comes back as a store problem (logged, never shown), not as a line of
+/// the refusal that names the image.
+#[test]
+fn a_store_that_cannot_take_a_file_is_a_store_problem() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (src, store) = (tmp.path().join("src"), ImageStore::new(tmp.path().join("store")));
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("a.png"), png(1, 8)).unwrap();
+    let refs = [FileRef { dir: ImageDir::Positives, name: "a.png".into(), line: 2, column: "filename", uses: 1 }];
+    let hash = hex::encode(Sha256::digest(png(1, 8)));
+    let staging = Staging::new(&store).unwrap();
+    // Its shard directory is a file now: nothing can be written under it.
+    let shard = store.original_path(&hash).parent().unwrap().to_path_buf();
+    std::fs::remove_dir(&shard).unwrap();
+    std::fs::write(&shard, b"not a directory").unwrap();
+    let checked = check_files(&refs, &src, &src, &store, Some(&staging));
+    assert!(matches!(&checked[0], Err(ImageProblem::Store("staging a copy", _))), "{:?}", checked[0]);
 }
 
 fn parse_hash_like(name: &str) -> bool {

@@ -14,7 +14,7 @@ mod table;
 pub mod triplets;
 
 use crate::datasets::import::candidate_file::read_candidates;
-use crate::datasets::import::files::{check_files, link_files, Checked, Staging};
+use crate::datasets::import::files::{check_files, link_files, Checked, ImageProblem, Staging};
 use crate::domain::candidates::{Batch, FileFormat, ImageDir, Problems};
 use crate::domain::normalize::NormalizeMode;
 use crate::store::images::ImageStore;
@@ -159,7 +159,7 @@ pub async fn import_candidates(
     // this can only end in a refusal or a no-op.
     let stage = !req.link && existing.is_none() && batch.problems.is_empty();
     let (store2, positives, negatives) = (store.clone(), req.positives.clone(), req.negatives.clone());
-    let (batch, checked, staging) = blocking(move || {
+    let (batch, mut checked, staging) = blocking(move || {
         let staging = if stage { Some(Staging::new(&store2)) } else { None }.transpose()?;
         let checked = check_files(&batch.files, &positives, &negatives, &store2, staging.as_ref());
         Ok::<_, std::io::Error>((batch, checked, staging))
@@ -167,12 +167,12 @@ pub async fn import_candidates(
     .await?
     .map_err(ImportError::internal("staging images"))?;
     tracing::debug!(ms = start.elapsed().as_millis() as u64, "checked images");
-    let problems = with_image_problems(&batch, &checked, &req.dir_labels);
-    if !problems.is_empty() {
+    let problems = with_image_problems(&batch, &mut checked, &req.dir_labels);
+    if !problems.as_ref().is_ok_and(Problems::is_empty) {
         if let Some(staging) = staging {
             blocking(move || drop(staging)).await?; // removes what it wrote
         }
-        return Err(ImportError::Refused(problems.report(&label)));
+        return Err(ImportError::Refused(problems?.report(&label)));
     }
     let checked: Vec<Checked> = checked.into_iter().flatten().collect();
     let content_sha = commit::content_digest(&file_sha, mode, &checked);
@@ -270,9 +270,9 @@ async fn link_into_store(
         (batch, checked, synced)
     })
     .await?;
-    let linked = linked.map_err(ImportError::internal("linking images into the store"))?;
+    let mut linked = linked.map_err(ImportError::internal("linking images into the store"))?;
     // Links made before a problem are complete, verified contents: harmless.
-    let problems = with_image_problems(&batch, &linked, &req.dir_labels);
+    let problems = with_image_problems(&batch, &mut linked, &req.dir_labels)?;
     if !problems.is_empty() {
         return Err(ImportError::Refused(problems.report(&req.file_label)));
     }
@@ -293,10 +293,21 @@ fn taken(dataset: &str, previous: &[Previous], mode: NormalizeMode) -> String {
 }
 
 /// The file's own problems, then one per unusable image file, named at the
-/// first line that refers to it.
-fn with_image_problems<T>(batch: &Batch, checked: &[Result<T, String>], dir_labels: &[String; 2]) -> Problems {
+/// first line that refers to it; the store's first fault instead, if any
+/// (taken out of `checked`: the import ends there).
+fn with_image_problems<T>(
+    batch: &Batch,
+    checked: &mut [Result<T, ImageProblem>],
+    dir_labels: &[String; 2],
+) -> Result<Problems, ImportError> {
+    let store_fault = checked.iter_mut().find(|c| matches!(c, Err(ImageProblem::Store(..))));
+    if let Some(Err(ImageProblem::Store(what, e))) =
+        store_fault.map(|c| std::mem::replace(c, Err(ImageProblem::File(String::new()))))
+    {
+        return Err(ImportError::internal(what)(e));
+    }
     let mut problems = batch.problems.clone();
-    for (f, c) in batch.files.iter().zip(checked) {
+    for (f, c) in batch.files.iter().zip(checked.iter()) {
         if let Err(e) = c {
             let others = match f.uses {
                 1 => String::new(),
@@ -306,7 +317,7 @@ fn with_image_problems<T>(batch: &Batch, checked: &[Result<T, String>], dir_labe
             problems.push(f.line, Some(f.column), format!("image {:?} in {dir}: {e}{others}", f.name));
         }
     }
-    problems
+    Ok(problems)
 }
 
 #[cfg(test)]

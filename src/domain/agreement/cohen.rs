@@ -199,6 +199,8 @@ mod tests {
         assert_eq!(mean_kappa(std::iter::empty()), Err(AgreementError::NoPairs));
         let err = mean_kappa([&undefined, &undefined]).unwrap_err();
         assert_eq!(err, AgreementError::NoDefinedPairs(2));
-        assert!(err.to_string().contains("undefined for every annotator pair"));
+        assert!(err.to_string().ends_with("undefined for every annotator pair (2 pairs)"), "{err}");
+        let one = mean_kappa([&undefined]).unwrap_err().to_string();
+        assert!(one.ends_with("(1 pair)"), "{one}");
     }
 }

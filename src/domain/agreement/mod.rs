@@ -56,7 +56,7 @@ pub enum AgreementError {
     CohenSingleCategory,
     #[error("no annotator pair shares an item")]
     NoPairs,
-    #[error("kappa is undefined for every annotator pair ({0} pairs)")]
+    #[error("kappa is undefined for every annotator pair ({0} {s})", s = if .0 == &1 { "pair" } else { "pairs" })]
     NoDefinedPairs(usize),
     #[error("no items to rate")]
     NoItems,

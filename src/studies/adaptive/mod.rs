@@ -14,7 +14,6 @@ use crate::state::{AppState, StudyMeta};
 use sqlx::{AnyConnection, AnyPool};
 use std::collections::HashMap;
 
-pub mod reopen;
 mod settle;
 mod stranded;
 mod uninformative;
@@ -177,7 +176,11 @@ async fn decide(
             .await?;
         items.extend(due);
     }
-    let link = crate::studies::link::link_of_study(&mut *tx, study).await.is_ok();
+    let link = match crate::studies::link::link_of_study(&mut *tx, study).await {
+        Ok(_) => true,
+        Err(ServiceError::NotFound(_)) => false,
+        Err(e) => return Err(e),
+    };
     for &item in &items {
         decide_round(&mut tx, &meta, a, &reliability, item, link).await?;
     }

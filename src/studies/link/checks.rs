@@ -205,7 +205,7 @@ pub async fn attention_answered(state: &AppState, user: UserId, study: StudyId) 
         .execute(&mut *tx)
         .await?;
     screen_out(&mut tx, user.get(), "attention_checks", now).await?;
-    crate::studies::adaptive::reopen::reopen_lost(&mut tx, study).await?;
+    crate::studies::reopen::reopen_lost(&mut tx, study).await?;
     tx.commit().await?;
     Ok(true)
 }
@@ -215,8 +215,10 @@ pub async fn attention_answered(state: &AppState, user: UserId, study: StudyId) 
 /// consequence was cut short after their answer's commit): ended now, as
 /// [`attention_answered`] would have. How many.
 pub async fn sweep_failed(state: &AppState, study: StudyId) -> Result<usize, ServiceError> {
-    let Ok(link) = super::link_of_study(&state.db, study).await else {
-        return Ok(0);
+    let link = match super::link_of_study(&state.db, study).await {
+        Ok(link) => link,
+        Err(ServiceError::NotFound(_)) => return Ok(0),
+        Err(e) => return Err(e),
     };
     let users: Vec<UserId> = sqlx::query_scalar(
         "SELECT c.user_id FROM check_answers c JOIN leases l ON l.user_id = c.user_id AND l.study_id = c.study_id

@@ -1,6 +1,6 @@
 //! Which instances a stage of a dataset holds: the export's rows and the
-//! audit's pairs both start here (apart from the export, so the audit, which
-//! the export's card runs, does not reach back into it).
+//! audit's pairs both start here (beside both, so the audit, which the
+//! export's card runs, does not reach back into the export).
 use crate::domain::category::Category;
 use crate::domain::export::Stage;
 use crate::error::ServiceError;
