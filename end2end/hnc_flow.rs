@@ -1,7 +1,7 @@
 //! End to end in real headless Chromium at phone width: annotator1 writes an
 //! HNC caption pair with the keyboard alone (p / n focus the boxes, the word
 //! outside the demo vocabulary is marked as typed and named again on
-//! submit, kept, Enter submits), skips an image with a digit, then validates
+//! submit, kept, Enter submits), skips an image with a digit and one by tap, then validates
 //! three more of the demo's written pairs (annotator2's) with the validation keys.
 use crate::annotate_flow::{current_task, wait_next_task};
 use crate::browser::Browser;
@@ -61,9 +61,17 @@ async fn a_writer_writes_and_skips_and_a_validator_validates_by_keyboard() {
     // A skip: out of the boxes, a digit names the reason.
     b.press(ESCAPE).await;
     b.press('2').await;
-    wait_next_task(&b, &task).await;
+    let task = wait_next_task(&b, &task).await;
     assert_eq!(b.text(".progress span").await, "2 / 9");
     b.screenshot("e2e-hnc-writing.png").await;
+    // A skip by tap: the buttons are on the page (the skip link's style once
+    // drew them above it, out of reach of every pointer).
+    let top = "return document.querySelector('fieldset.skip-reasons').getBoundingClientRect().top;";
+    let top = b.client.execute(top, vec![]).await.unwrap();
+    assert!(top.as_f64().unwrap() >= 0.0, "the skip buttons are on the page: top {top}");
+    b.wait_css("fieldset.skip-reasons button[value='skip:other']").await.click().await.unwrap();
+    wait_next_task(&b, &task).await;
+    assert_eq!(b.text(".progress span").await, "3 / 9");
 
     // Validation: the generic card's keys.
     open_study(&b, &app, VALIDATION).await;

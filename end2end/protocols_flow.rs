@@ -9,7 +9,7 @@ use crate::helpers::TestApp;
 use crate::pipeline_flow::open_study;
 use fantoccini::Locator;
 use hardneg::demo::triplets::generate;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// The key of the option showing one of the demo negatives.
 async fn negative_key(b: &Browser, negatives: &[String]) -> char {
@@ -150,9 +150,24 @@ async fn annotator_ranks_generated_images_with_keys_only() {
     tokio::time::sleep(std::time::Duration::from_millis(700)).await;
     assert_eq!(open().await, true, "Enter on the toggle opens it");
     assert_eq!(b.text(".progress span").await, "2 / 8", "no order was sent");
+    // A phone has no drag and drop: a tap on an image's ↓ moves it, and the
+    // move is said for screen readers.
+    b.cdp("Emulation.setTouchEmulationEnabled", json!({ "enabled": true, "maxTouchPoints": 5 })).await;
+    let before = rank_order(&b).await;
+    crate::touch_take::tap(&b, "li.rank-item:first-child button.move:last-child").await;
+    let mut want = before.clone();
+    want.swap(0, 1);
+    assert_eq!(rank_order(&b).await, want, "moved down one place by a tap");
+    let said = b.client.execute("return document.querySelector('form.rank-form p[role=status]').textContent", vec![]);
+    let said = said.await.unwrap().as_str().unwrap_or_default().to_string();
+    assert!(said.starts_with(&format!("Image {} is now at place 2 of", before[0])), "{said}");
+    crate::touch_take::tap(&b, "button.submit-order").await;
+    submitted.push(want.join(","));
+    wait_next_task(&b, &task).await;
+    assert_eq!(b.text(".progress span").await, "3 / 8");
     b.close().await;
     let r = report(&app, "Demo: ranking generated images").await;
-    assert_eq!((r["statistic"].as_str(), r["answers"].as_i64()), (Some("ranking"), Some(2)));
+    assert_eq!((r["statistic"].as_str(), r["answers"].as_i64()), (Some("ranking"), Some(3)));
     // The stored options are the orders the list showed when Enter was pressed.
     let client = app.login("researcher").await;
     let id = app.studies(&client).await.into_iter().find(|s| s.name == "Demo: ranking generated images").unwrap().id;

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 /// A finger's tap at the middle of the element, as a phone sends it.
-async fn tap(b: &Browser, css: &str) {
+pub(crate) async fn tap(b: &Browser, css: &str) {
     b.wait_css(css).await;
     let js = "const e = document.querySelector(arguments[0]); e.scrollIntoView({ block: 'center' });
         const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2];";

@@ -47,10 +47,13 @@ pub(super) fn print_status(s: &status::ProlificStatus) {
              the items still collecting will get no more answers"
         );
     } else if let (Some(n), Some(total)) = (s.propose_more_places, s.propose_total) {
+        // The total counts from the places handed out, which late
+        // submissions can take past the study's total: it may add more than n.
+        let more = if n == 1 { "1 more place".to_string() } else { format!("{n} more places") };
         println!(
-            "proposal:        add {n} places (hardneg needs more copies than Prolific has places left): \
+            "proposal:        raise the places from {} to {total} (hardneg needs {more} than Prolific has left): \
              hardneg prolific places {} {total}",
-            s.study_id
+            s.places, s.study_id
         );
     }
     let (planned, set_up, paid, paid_cents) = s.bonuses;

@@ -24,6 +24,7 @@ const CAPTION_PAIR: KindSpec = KindSpec {
         binary: ("original", "negative"),
         binary_by_default: true,
         carried_image: |item, _| item.chosen_image.clone(),
+        chosen_slot: |_| None,
     }),
     sources: &[SurveyKind::of(&crate::kinds::ambiguity::KIND)],
     questions: &[&[0]],

@@ -78,21 +78,29 @@ pub async fn sync(client: &Client, study: StudyId) -> Result<SyncReport, Service
     report.submissions = rows.len();
     let mut tx = crate::store::db::begin_write(db).await?;
     for s in &rows {
+        // A field the row leaves out (all but id, status, study_id and
+        // started_at are optional in the reference, and a list may leave out
+        // more) is not known yet: what was stored stays (docs/prolific.md §6).
+        let text = |v: &Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_string);
+        let asked_back = s.get("return_requested").map(|r| i64::from(!r.is_null()));
         sqlx::query(
             "INSERT INTO prolific_submissions (study_id, submission_id, participant_id, status, study_code, return_requested, seen_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)
-             ON CONFLICT (study_id, submission_id) DO UPDATE SET participant_id = excluded.participant_id,
-                status = excluded.status, study_code = excluded.study_code,
-                return_requested = excluded.return_requested, seen_at = excluded.seen_at
+             VALUES ($1, $2, coalesce($3, ''), coalesce($4, 'UNKNOWN'), $5, coalesce($6, 0), $7)
+             ON CONFLICT (study_id, submission_id) DO UPDATE SET
+                participant_id = coalesce($3, prolific_submissions.participant_id),
+                status = coalesce($4, prolific_submissions.status),
+                study_code = CASE WHEN $8 = 1 THEN excluded.study_code ELSE prolific_submissions.study_code END,
+                return_requested = coalesce($6, prolific_submissions.return_requested), seen_at = excluded.seen_at
              WHERE prolific_submissions.seen_at <= excluded.seen_at",
         )
         .bind(study)
         .bind(s["id"].as_str().unwrap_or_default())
-        .bind(s["participant_id"].as_str().or(s["participant"].as_str()).unwrap_or_default())
-        .bind(s["status"].as_str().unwrap_or("UNKNOWN"))
+        .bind(text(&s["participant_id"]).or_else(|| text(&s["participant"])))
+        .bind(text(&s["status"]))
         .bind(s["study_code"].as_str())
-        .bind(i64::from(!s["return_requested"].is_null()))
+        .bind(asked_back)
         .bind(read_ms)
+        .bind(i64::from(s.get("study_code").is_some()))
         .execute(&mut *tx)
         .await?;
     }

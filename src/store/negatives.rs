@@ -29,31 +29,3 @@ pub fn negative_sql(instance: &str) -> String {
 pub async fn negative_image_for(db: &AnyPool, instance_id: i64) -> sqlx::Result<Option<String>> {
     sqlx::query_scalar(&format!("SELECT {}", negative_sql("$1"))).bind(instance_id).fetch_one(db).await
 }
-
-/// The candidate Step 3 chose: the one whose slot is its final value (`0`–`3`;
-/// `none` and open items choose nothing).
-pub fn step3_choice<T>(final_value: Option<&str>, candidates: impl IntoIterator<Item = (i64, T)>) -> Option<T> {
-    let slot = step3_slot(final_value)?;
-    candidates.into_iter().find(|(s, _)| *s == slot).map(|(_, c)| c)
-}
-
-/// The candidate slot a Step 3 final value names, if it names one.
-pub fn step3_slot(final_value: Option<&str>) -> Option<i64> {
-    final_value?.parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn step3_chooses_the_candidate_of_its_final_slot() {
-        let cands = || vec![(0, "a"), (1, "b"), (2, "c"), (3, "d")];
-        assert_eq!(step3_choice(Some("2"), cands()), Some("c"));
-        assert_eq!(step3_choice(Some("none"), cands()), None);
-        assert_eq!(step3_choice(None, cands()), None);
-        assert_eq!(step3_choice(Some("7"), cands()), None);
-        assert_eq!(step3_slot(Some("3")), Some(3));
-        assert_eq!(step3_slot(Some("none")), None);
-    }
-}

@@ -160,7 +160,7 @@ fn StartSurvey(study_id: StudyId) -> impl IntoView {
         None => view! {
             <form class="start" method="post" action=format!("/annotate/{study_id}/start")>
                 <p>"Your items are handed out when you start."</p>
-                <button type="submit">"Start"</button>
+                <button type="submit" class="primary">"Start"</button>
             </form>
         }
         .into_any(),
@@ -323,7 +323,7 @@ pub fn TaskCard(
             <details class="instructions" open=!instructions_read && progress.done == 0>
                 <summary>"Instructions"</summary>
                 {crate::ui_kit::card_head::instruction_paragraphs(&task.instructions)}
-                <p class="keys key-hint">"Keys: " {task.options.iter().map(|o| format!("{} = {}", o.keys.join("/"), o.label)).collect::<Vec<_>>().join(", ")}</p>
+                {key_hint(&task.options)}
             </details>
             // The item's own instructions (a new part of the survey) stay in view: the fold above shuts after the first item.
             {task.item_instructions.then(|| view! { <p class="item-instructions">{item_lead(&task.instructions)}</p> })}
@@ -357,4 +357,12 @@ pub fn TaskCard(
 /// An item's own instructions without their key hint (the fold has it).
 fn item_lead(instructions: &str) -> String {
     instructions.split("Keys:").next().unwrap_or_default().trim().to_string()
+}
+
+/// The options' keys, where they have any (a kind with a card of its own
+/// gives its options none: its card says its keys).
+fn key_hint(options: &[crate::api_types::OptionView]) -> Option<impl IntoView> {
+    let keys: Vec<String> =
+        options.iter().filter(|o| !o.keys.is_empty()).map(|o| format!("{} = {}", o.keys.join("/"), o.label)).collect();
+    (!keys.is_empty()).then(|| view! { <p class="keys key-hint">"Keys: " {keys.join(", ")}</p> })
 }

@@ -67,7 +67,7 @@ pub fn App() -> impl IntoView {
         // Each page sets its own title text; this names the app after it.
         <Title text="hardneg" formatter=|text: String| if text == "hardneg" { text } else { format!("{text} — hardneg") }/>
         <Router>
-            <a class="skip" href="#main">"Skip to content"</a>
+            <a class="skip-link" href="#main">"Skip to content"</a>
             <session::Header/>
             <main id="main" data-hydrated=move || hydrated.get().to_string()>
                 <Routes fallback=NotFound>

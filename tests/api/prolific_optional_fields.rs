@@ -135,3 +135,33 @@ async fn a_refused_pay_is_sent_again_only_when_asked_and_only_once() {
     assert!(crate::helpers::text(&out.stdout).contains("0 failed row(s)"));
     assert_eq!(payments(fake).await, 1, "paid once");
 }
+
+/// A submissions list whose rows leave out `status` or `participant_id`
+/// (optional in a list's rows as in the reference's detail) does not
+/// overwrite what an earlier sync read: statuses stay, and nobody is cut off
+/// from a submission (audit AI: everything became UNKNOWN, and mismatches
+/// appeared or vanished).
+#[tokio::test]
+async fn a_sync_that_leaves_out_fields_keeps_what_was_read() {
+    let p = Published::start(SPEC).await;
+    let (fake, app, r, study) = (&p.fake, &p.app, &p.researcher, p.study);
+    p.submitted(2).await;
+    let status = || async {
+        let url = app.url(&format!("/api/v1/studies/{study}/prolific"));
+        r.get(url).send().await.unwrap().json::<Value>().await.unwrap()
+    };
+    let before = status().await;
+    let lines = before["mismatches"].as_array().unwrap();
+    assert_eq!(lines.len(), 2, "two submissions nobody arrived for: {before}");
+    assert!(lines.iter().all(|m| m["prolific_status"] == "AWAITING REVIEW"), "{before}");
+    let fields = json!(["status", "participant_id", "return_requested", "study_code"]);
+    fake.fault_with(
+        json!({"method": "GET", "path": "/api/v1/submissions/", "fault": "omit", "fields": fields, "times": 1000}),
+    )
+    .await;
+    let (s, v) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let after = status().await;
+    assert_eq!(after["mismatches"], before["mismatches"], "nothing read is forgotten");
+    assert_eq!(after["budget"], before["budget"]);
+}

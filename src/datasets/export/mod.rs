@@ -122,6 +122,10 @@ async fn export_paged(
     // task beside the rows (aborted if the export stops early).
     let mut provenance = spawn_provenance(db, &p);
     let (s3, s4) = (p.step3.as_ref().map(|(_, o)| o.as_slice()), p.step4.as_ref().map(|(_, o)| o.as_slice()));
+    // The candidate a Step 3 value chose, as Step 3's kind reads its values.
+    let slot_of =
+        p.step3.as_ref().and_then(|(m, _)| m.kind.curation()).map_or(no_slot as fn(&str) -> _, |c| c.chosen_slot);
+    let chosen_slot = |o: &ItemOutcome| o.final_value().and_then(slot_of);
     check_stage(&p, &req.dataset, req.stage)?;
 
     let images_dir = images_dir(out)?;
@@ -139,7 +143,7 @@ async fn export_paged(
 
     // A kept instance's row shows only the candidate Step 3 chose (-1: none,
     // which `shape` refuses as before).
-    let only = (req.stage != Stage::Candidates).then(|| chosen_slots(s3, &included));
+    let only = (req.stage != Stage::Candidates).then(|| chosen_slots(s3, &included, &chosen_slot));
     let mut instances = read::instance_rows(db, p.dataset_id, shift, only).await?;
     phase("rows started");
     let (mut o3, mut o4) = (Outcomes::new(s3), Outcomes::new(s4));
@@ -160,7 +164,7 @@ async fn export_paged(
                 .and_then(|(i, o)| step_record(o, p.votes[step].of(i)))
         };
         let (record3, record4) = (record(out3, 0), record(out4, 1));
-        let chosen = out3.and_then(|(_, o)| o.final_value());
+        let chosen = out3.map(|(_, o)| (o.final_value(), chosen_slot(o)));
         let row = shape(req.stage, inst, category, chosen, record3, record4)?;
         for img in row.images() {
             images += placer.place(img)? as u64;
@@ -224,10 +228,18 @@ fn spawn_provenance(db: &AnyPool, p: &funnel::Pipeline) -> AbortOnDrop<Result<ca
 
 /// Each included instance with the candidate slot Step 3 chose for it (-1:
 /// none, which `shape` refuses).
-fn chosen_slots(s3: Option<&[ItemOutcome]>, included: &[(i64, Category)]) -> std::sync::Arc<[(i64, i64)]> {
+fn chosen_slots(
+    s3: Option<&[ItemOutcome]>,
+    included: &[(i64, Category)],
+    chosen_slot: &dyn Fn(&ItemOutcome) -> Option<usize>,
+) -> std::sync::Arc<[(i64, i64)]> {
     let mut o3 = Outcomes::new(s3);
-    let mut slot = |id| o3.get(id).and_then(|o| crate::store::negatives::step3_slot(o.final_value())).unwrap_or(-1);
+    let mut slot = |id| o3.get(id).and_then(chosen_slot).map_or(-1, |s| s as i64);
     included.iter().map(|&(id, _)| (id, slot(id))).collect()
+}
+
+fn no_slot(_: &str) -> Option<usize> {
+    None
 }
 
 /// One writer per split file.
@@ -275,12 +287,13 @@ fn step_record<'a>(outcome: &ItemOutcome, votes: impl Iterator<Item = (String, &
     Some(StepRecord { votes, resolved_by: *by, posterior: outcome.posterior })
 }
 
-/// One instance's row for the stage: `chosen` is Step 3's final value.
+/// One instance's row for the stage: `chosen` is Step 3's final value and
+/// the candidate slot it chose.
 fn shape(
     stage: Stage,
     inst: InstanceRow,
     category: Category,
-    chosen: Option<&str>,
+    chosen: Option<(Option<&str>, Option<usize>)>,
     step3: Option<StepRecord>,
     step4: Option<StepRecord>,
 ) -> Result<Row, ServiceError> {
@@ -326,11 +339,10 @@ fn shape(
         row.candidates = cands.into_iter().map(to_ref).collect();
         return Ok(row);
     }
-    let image = crate::store::negatives::step3_choice(chosen, cands.into_iter().map(|c| (c.slot, c)));
+    let (value, slot) = chosen.unwrap_or_default();
+    let image = slot.and_then(|s| cands.into_iter().find(|c| c.slot == s as i64));
     row.negative_image = Some(
-        image
-            .map(to_ref)
-            .ok_or_else(|| ServiceError::Internal(format!("instance {id} has no candidate {chosen:?}")))?,
+        image.map(to_ref).ok_or_else(|| ServiceError::Internal(format!("instance {id} has no candidate {value:?}")))?,
     );
     (row.step3, row.step4) = (step3, step4);
     Ok(row)

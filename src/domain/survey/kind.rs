@@ -107,6 +107,27 @@ pub struct Curation {
     pub binary_by_default: bool,
     /// The generated image a kept instance carries into the next stage.
     pub carried_image: fn(&ItemData, &str) -> Option<String>,
+    /// The candidate slot a final value chose, where the step chooses among
+    /// candidates (the export's negative image); None for values that choose none.
+    pub chosen_slot: fn(&str) -> Option<usize>,
+}
+
+impl Curation {
+    /// The value that says what a dataset's known matches say (a gold item
+    /// written without `answer`): the value choosing the one matching
+    /// candidate slot, or the one discarding the item when none matches.
+    /// None where the kind's values cannot say it: several match, or its
+    /// values choose no candidate.
+    pub fn known_value(&self, values: &[&'static str], matching: &[usize]) -> Option<&'static str> {
+        if !values.iter().any(|v| (self.chosen_slot)(v).is_some()) {
+            return None;
+        }
+        match matching {
+            [] => values.iter().find(|v| (self.verdict)(v) == Some(Verdict::Discarded)).copied(),
+            [slot] => values.iter().find(|v| (self.chosen_slot)(v) == Some(*slot)).copied(),
+            _ => None,
+        }
+    }
 }
 
 /// Item data a kind reads (the captions always come).

@@ -18,6 +18,7 @@ const fn curation(step: u8) -> Role {
         binary: ("keep", "drop"),
         binary_by_default: true,
         carried_image: |_, _| None,
+        chosen_slot: |_| None,
     })
 }
 

@@ -24,6 +24,7 @@ pub const KIND: KindSpec = KindSpec {
         binary: ("real", "ambiguous"),
         binary_by_default: false,
         carried_image: |item, _| item.chosen_image.clone(), // the one Step 3 chose
+        chosen_slot: |_| None, // its values judge the pair, they choose no candidate
     }),
     sources: &[SurveyKind::of(&crate::kinds::four_image::KIND)],
     questions: &[&[0]],

@@ -224,7 +224,7 @@ fn unknown_report(words: Vec<(String, Vec<String>)>, strict: bool, confirmed: Rw
 /// One submit button per reason to skip the image (keys 1-3).
 fn skip_buttons(first_skip: NodeRef<leptos::html::Button>, send: impl Fn(String) + Copy + 'static) -> impl IntoView {
     view! {
-        <fieldset class="skip">
+        <fieldset class="skip-reasons">
             <legend>"Skip this image " <kbd>"s"</kbd></legend>
             {SKIP_REASONS.iter().zip(SKIP_LABELS).enumerate().map(|(i, (&reason, label))| {
                 let value = format!("skip:{reason}");

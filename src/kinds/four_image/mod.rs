@@ -24,6 +24,7 @@ pub const KIND: KindSpec = KindSpec {
         binary: ("image", "none"),
         binary_by_default: true, // BiVLC's Step 3 kappa: any image vs None
         carried_image: chosen_candidate,
+        chosen_slot,
     }),
     sources: &[],
     questions: &[&[0]],
@@ -62,7 +63,12 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
 
 /// The candidate a kept instance's final answer chose: Step 4's generated image.
 fn chosen_candidate(item: &ItemData, value: &str) -> Option<String> {
-    item.candidate_images.get(value.parse::<usize>().ok()?).cloned()
+    item.candidate_images.get(chosen_slot(value)?).cloned()
+}
+
+/// A slot's value (`0`–`3`) names its candidate; `none` chooses none.
+fn chosen_slot(value: &str) -> Option<usize> {
+    value.parse().ok()
 }
 
 pub fn verdict(value: &str) -> Option<Verdict> {
@@ -157,5 +163,15 @@ mod tests {
         assert_eq!(SurveyKind::of(&KIND).binary_category("3"), Some("image"));
         assert_eq!(SurveyKind::of(&KIND).binary_category("none"), Some("none"));
         assert_eq!(verdict("4"), None);
+    }
+
+    #[test]
+    fn a_known_match_names_its_slot_and_no_match_none() {
+        let c = SurveyKind::of(&KIND).curation().unwrap();
+        assert_eq!((chosen_slot("2"), chosen_slot("none")), (Some(2), None));
+        assert_eq!(c.known_value(&VALUES, &[]), Some("none"));
+        assert_eq!(c.known_value(&VALUES, &[3]), Some("3"));
+        assert_eq!(c.known_value(&VALUES, &[1, 2]), None, "several match: nothing to say");
+        assert_eq!(c.known_value(&VALUES, &[4]), None, "no such slot");
     }
 }

@@ -1,7 +1,8 @@
 //! The ranking kind's task: the prompt's images in a list the annotator
-//! reorders, best first, by dragging, or without a mouse: a digit selects
-//! an image, the arrow keys (or u / d) move it up or down, Enter submits the
-//! order. The answer is the shown letters in the chosen order ("C,A,B").
+//! reorders, best first, by dragging, by tapping an image's ↑ / ↓ buttons
+//! (a phone has no drag and drop), or with keys: a digit selects an image,
+//! the arrow keys (or u / d) move it up or down, Enter submits the order.
+//! Each move is said in a status line, for screen readers. The answer is the shown letters in the chosen order ("C,A,B").
 //! Before hydration each image has a place to choose instead, posted as one
 //! form (`form.rs`). Its comparison-page panel is `compare_panel.rs`.
 use crate::api_types::{OptionView, TaskView};
@@ -53,6 +54,7 @@ fn RankingCard(
     // The selected image, by its index in `options`.
     let selected = RwSignal::new(None::<usize>);
     let dragged = RwSignal::new(None::<usize>);
+    let status = RwSignal::new(String::new());
     let submit = move || {
         let ids: Vec<String> =
             order.with_untracked(|o| options.with_value(|opts| o.iter().map(|&i| opts[i].id.clone()).collect()));
@@ -62,8 +64,9 @@ fn RankingCard(
         let Some(item) = selected.get_untracked() else { return };
         let Some(pos) = order.with_untracked(|o| o.iter().position(|&i| i == item)) else { return };
         let to = if up { pos.checked_sub(1) } else { Some(pos + 1) };
-        if let Some(to) = to {
+        if let Some(to) = to.filter(|&to| to < count) {
             move_item(order, pos, to);
+            status.set(options.with_value(|opts| moved(&opts[item].label, to, count)));
         }
     };
     let handle = ranking_keys(options, selected, step, submit);
@@ -77,12 +80,13 @@ fn RankingCard(
     <ol class="rank-list" aria-label="Images, best match first">
         {move || order.get().into_iter().enumerate().map(|(pos, i)| {
             let o = options.with_value(|opts| opts[i].clone());
-            let item = Item { pos, i, count, live, selected, dragged, order };
+            let item = Item { pos, i, count, live, selected, dragged, order, status };
             rank_item(o, item)
         }).collect_view()}
     </ol>
+    <p class="visually-hidden" role="status">{move || status.get()}</p>
     <p class="keys">{move || if live.get() {
-        "Keys: a digit selects an image, ↑/↓ (or u/d) move it, Enter submits."
+        "Drag an image, or tap its ↑ / ↓. Keys: a digit selects an image, ↑/↓ (or u/d) move it, Enter submits."
     } else {
         "Choose each image's place (1 = best match), then submit."
     }}</p>
@@ -160,14 +164,28 @@ struct Item {
     selected: RwSignal<Option<usize>>,
     dragged: RwSignal<Option<usize>>,
     order: RwSignal<Vec<usize>>,
+    /// What the last move did, in words.
+    status: RwSignal<String>,
+}
+
+/// A move, as the status line says it.
+fn moved(label: &str, to: usize, count: usize) -> String {
+    format!("Image {label} is now at place {} of {count}", to + 1)
 }
 
 /// One image's row: select by click or key, drag to a place; before the
 /// wasm runs, a place to choose for the form.
 fn rank_item(o: OptionView, item: Item) -> AnyView {
-    let Item { pos, i, count, live, selected, dragged, order } = item;
+    let Item { pos, i, count, live, selected, dragged, order, status } = item;
     let key = o.keys.first().cloned().unwrap_or_default();
     let (place, place_label) = (format!("rank_{}", o.id), format!("Place of image {}", o.label));
+    let label = o.label.clone();
+    let shift = move |to: usize| {
+        move_item(order, pos, to);
+        selected.set(Some(i));
+        status.set(moved(&label, to, count));
+    };
+    let (up, down) = (format!("Move image {} up", o.label), format!("Move image {} down", o.label));
     view! {
         <li class="rank-item" draggable="true" data-option=o.id.clone()
             // aria-current, not aria-selected: a plain list item has no selection role.
@@ -191,6 +209,17 @@ fn rank_item(o: OptionView, item: Item) -> AnyView {
                 <select class="place" name=place.clone() aria-label=place_label.clone()>
                     {(1..=count).map(|p| view! { <option value=p selected=p == pos + 1>{p}</option> }).collect_view()}
                 </select>
+            })}
+            {move || live.get().then(|| {
+                let (up, down, shift) = (up.clone(), down.clone(), shift.clone());
+                view! {
+                    <span class="moves">
+                        <button type="button" class="move" aria-label=up disabled=pos == 0
+                            on:click={ let shift = shift.clone(); move |_| shift(pos.saturating_sub(1)) }>"↑"</button>
+                        <button type="button" class="move" aria-label=down disabled=pos + 1 == count
+                            on:click=move |_| shift(pos + 1)>"↓"</button>
+                    </span>
+                }
             })}
         </li>
     }

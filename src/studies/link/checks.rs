@@ -32,8 +32,14 @@ async fn gold_instance(tx: &mut AnyConnection, study: StudyId, key: &str) -> Res
 }
 
 /// The right answer the dataset knows for an instance (demo data: which
-/// candidates match the negative caption): the one matching slot, or "none".
-async fn known_truth(tx: &mut AnyConnection, instance: i64, key: &str) -> Result<String, ServiceError> {
+/// candidates match the negative caption), in the kind's values
+/// ([`Curation::known_value`](crate::domain::survey::Curation::known_value)).
+async fn known_truth(
+    tx: &mut AnyConnection,
+    kind: crate::domain::survey::SurveyKind,
+    instance: i64,
+    key: &str,
+) -> Result<String, ServiceError> {
     let flags: Vec<(i64, Option<crate::store::ids::Flag>)> =
         sqlx::query_as("SELECT slot, known_match FROM candidates WHERE instance_id = $1 ORDER BY slot")
             .bind(instance)
@@ -43,12 +49,15 @@ async fn known_truth(tx: &mut AnyConnection, instance: i64, key: &str) -> Result
     if flags.is_empty() || flags.iter().any(|(_, m)| m.is_none()) {
         return Err(unknown());
     }
-    let matching: Vec<i64> =
-        flags.iter().filter(|(_, m)| *m == Some(crate::store::ids::Flag(true))).map(|(s, _)| *s).collect();
-    match matching.as_slice() {
-        [] => Ok("none".into()),
-        [slot] => Ok(slot.to_string()),
-        _ => Err(invalid("link.gold", format!("{key:?}: several candidates match; give `answer`"))),
+    let matching: Vec<usize> =
+        flags.iter().filter(|(_, m)| *m == Some(crate::store::ids::Flag(true))).map(|(s, _)| *s as usize).collect();
+    let Some(curation) = kind.curation() else { return Err(unknown()) };
+    match curation.known_value(kind.values(), &matching) {
+        Some(value) => Ok(value.to_string()),
+        None if matching.len() > 1 => {
+            Err(invalid("link.gold", format!("{key:?}: several candidates match; give `answer`")))
+        }
+        None => Err(unknown()),
     }
 }
 
@@ -73,7 +82,7 @@ pub async fn prepare(
     for g in &mut checks.gold {
         let instance = gold_instance(tx, id, &g.key).await?;
         if g.answer.is_none() {
-            let truth = known_truth(tx, instance, &g.key).await?;
+            let truth = known_truth(tx, study.kind, instance, &g.key).await?;
             if !study.kind.question_values(0).contains(&truth.as_str()) {
                 return Err(invalid(
                     "link.gold",

@@ -143,17 +143,41 @@ pub fn Practice(study_id: StudyId, index: usize, item: TaskView, page: RwSignal<
     };
     answer_by_keys(shown, choose);
     let form_action = format!("/take/{study_id}/practice");
+    // Hydrated, a kind with a card of its own (the triplet check's verdict,
+    // tag and keys) shows it, as on its real items; before that, and without
+    // JavaScript, the option card posts the practice form.
+    let live = RwSignal::new(false);
+    Effect::new(move |_| live.set(true));
+    let submit = Callback::new(move |(option, _): (String, Option<String>)| choose(option));
+    // The feedback takes the focus from the answered item, which is gone.
+    let continue_button = NodeRef::<leptos::html::Button>::new();
+    Effect::new(move |_| {
+        if let Some(b) = continue_button.get() {
+            let _ = b.focus();
+        }
+    });
     view! {
         <p class="notice">{PRACTICE_NOTICE}</p>
-        {move || shown.get().map(|t| view! {
-            <TaskCard task=t pending=action.pending() choose counter=practice_of_total instructions_read=true
-                form_action=form_action.clone()/>
+        {move || shown.get().map(|t| match crate::kinds::ui(t.kind).filter(|_| live.get()) {
+            Some(ui) => (ui.card)(crate::ui_kit::card::Card {
+                study_id,
+                task: t,
+                current: RwSignal::new(None),
+                pending: action.pending(),
+                submit,
+                counter: practice_of_total,
+                page: format!("/take/{study_id}"),
+            }),
+            None => view! {
+                <TaskCard task=t pending=action.pending() choose counter=practice_of_total instructions_read=true
+                    form_action=form_action.clone()/>
+            }.into_any(),
         })}
         {move || feedback.get().map(|f| {
             let said = FeedbackQuery { correct: f.correct, chosen: label(&f.chosen), right: label(&f.right) };
             let next = f.next.clone();
             feedback_box(&said, view! {
-                <button type="button" class="primary" data-step="practice-next"
+                <button type="button" class="primary" data-step="practice-next" node_ref=continue_button
                     on:click=move |_| page.set(next.clone())>"Continue"</button>
             })
         })}
