@@ -5,6 +5,8 @@ use super::answer_text::reads_the_same;
 use super::candidates::check_file_name;
 use super::category::{Category, CategoryError};
 use super::results::FieldError;
+use super::rng::shuffle;
+use super::survey::{ItemData, Presentation, ShownOption, SurveyError};
 
 pub const COLUMNS: [&str; 6] = ["image", "p1", "p2", "negative", "type", "subtype"];
 
@@ -55,6 +57,35 @@ pub fn triplet(v: &[&str]) -> Result<Triplet, Vec<FieldError>> {
         }),
         _ => Err(errors),
     }
+}
+
+/// Stored values name the caption (P1, P2, the negative), never its position.
+pub const VALUES: [&str; 3] = ["p1", "p2", "negative"];
+/// The right answer: the hard negative is the odd one out.
+pub const CORRECT: &str = "negative";
+
+/// The three captions as lettered text options in a seeded order, no image:
+/// what both odd-one-out kinds show (the image-to-text one adds the image).
+pub fn present_triplet(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
+    let p2 = item
+        .paraphrase
+        .as_ref()
+        .ok_or_else(|| SurveyError::BadItem("odd-one-out needs a second positive caption (p2)".into()))?;
+    let texts = [&item.caption, p2, &item.negative_caption];
+    let mut order = [0usize, 1, 2];
+    shuffle(&mut order, seed);
+    let options = order
+        .iter()
+        .enumerate()
+        .map(|(pos, &which)| ShownOption::lettered(pos, None, Some(texts[which].clone()), VALUES[which]))
+        .collect();
+    Ok(Presentation {
+        prompt_text: String::new(),
+        prompt_image: None,
+        options,
+        shown_order: order.to_vec(),
+        instructions: None,
+    })
 }
 
 #[cfg(test)]

@@ -79,6 +79,7 @@ impl SurveyKind {
     }
 
     /// The first curation step: the one whose items are the dataset's instances.
+    #[cfg(test)]
     pub fn first_step() -> Option<SurveyKind> {
         Self::first_step_in(KINDS)
     }

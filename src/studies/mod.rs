@@ -26,6 +26,7 @@ pub mod progress;
 pub mod queue_write;
 pub mod reopen;
 pub mod report;
+pub mod report_text;
 pub mod step4;
 pub mod sweeps;
 pub mod tasks;

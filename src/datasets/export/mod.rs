@@ -329,7 +329,11 @@ fn shape(
         step4: None,
     };
     if stage == Stage::Candidates {
-        let most = crate::kinds::ranking::MAX_IMAGES.max(crate::domain::export::MAX_CANDIDATES);
+        // The most candidates any kind reads (a ranking's images), as the kinds declare it.
+        let most = crate::kinds::KINDS
+            .iter()
+            .filter_map(|k| k.spec().needs.candidates.map(|(_, most)| most))
+            .fold(crate::domain::export::MAX_CANDIDATES, usize::max);
         if cands.len() > most {
             return Err(ServiceError::Invalid(format!(
                 "instance {id} has {} candidates; the export has columns for {most}",

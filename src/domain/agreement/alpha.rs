@@ -112,7 +112,9 @@ pub fn krippendorff_alpha<R: AsRef<[usize]>>(units: &[R], k: usize) -> Result<Al
     acc.finish()
 }
 
-/// Alpha from a units × coders matrix, `None` = coder did not answer.
+/// Alpha from a units × coders matrix, `None` = coder did not answer
+/// (the layout of Krippendorff's worked examples, which the tests check).
+#[cfg(test)]
 pub fn krippendorff_alpha_matrix<R: AsRef<[Option<usize>]>>(matrix: &[R], k: usize) -> Result<Alpha, AgreementError> {
     let mut acc = AlphaAcc::new(k);
     for row in matrix {

@@ -181,7 +181,9 @@ impl Bootstrap {
         self.coefficients(&weights)
     }
 
-    /// Intervals over the given resamples (each a list of item positions).
+    /// Intervals over the given resamples (each a list of item positions:
+    /// the tests' fixed draws).
+    #[cfg(test)]
     pub fn intervals_over(&self, resamples: &[Vec<usize>], seed: u64) -> BootstrapCis {
         self.summarise(resamples.iter().map(|r| self.on_indices(r)).collect(), seed)
     }

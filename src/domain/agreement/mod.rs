@@ -33,7 +33,9 @@ mod study;
 mod tests;
 
 pub use against_outcome::{annotator_confusion, AnnotatorConfusion};
-pub use alpha::{krippendorff_alpha, krippendorff_alpha_matrix, Alpha};
+#[cfg(test)]
+pub use alpha::krippendorff_alpha_matrix;
+pub use alpha::{krippendorff_alpha, Alpha};
 pub use bootstrap::{
     bootstrap_agreement, percentile, Bootstrap, BootstrapCis, Coefficients, Interval, PairInterval, DEFAULT_RESAMPLES,
 };
@@ -42,6 +44,17 @@ pub use cohen::{cohen_kappa, mean_kappa, PairAgreement};
 pub use fleiss::{fleiss_kappa, Fleiss};
 pub use questions::{keyed_by_question, of_question, QuestionRating};
 pub use study::{study_agreement, PairReport, StudyAgreement};
+
+/// Cohen's kappa of two named annotators on the items both answered (the
+/// expert reports of the triplet check and HNC's validation list these).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PairKappa {
+    pub annotators: (String, String),
+    /// Items both answered.
+    pub n: usize,
+    pub observed: f64,
+    pub kappa: Option<f64>,
+}
 
 /// Why a coefficient could not be computed. `Display` is the human-readable
 /// reason that ends up in the `*_reason` fields of reports.

@@ -153,6 +153,7 @@ fn majority_without(counts: &[(u32, u32)], own: Option<u32>) -> Option<u32> {
 }
 
 /// Every person's flags, in ascending person order, everybody's answers counting.
+#[cfg(test)]
 pub fn person_flags(answers: &[Answer], q: &QualitySettings) -> Vec<PersonFlags> {
     person_flags_among(answers, q, &Others::default())
 }

@@ -77,6 +77,7 @@ impl OutboxState {
     }
 
     /// Nothing more happens to the row.
+    #[cfg(test)]
     pub fn is_final(self) -> bool {
         matches!(self, OutboxState::Done | OutboxState::Failed)
     }

@@ -134,7 +134,8 @@ impl Presentation {
         })
     }
 
-    /// The option a key press picks, if any.
+    /// The option a key press picks, if any (the browser's keys, as the kinds' tests check them).
+    #[cfg(test)]
     pub fn option_for_key(&self, key: char) -> Option<&ShownOption> {
         let key = key.to_ascii_lowercase();
         self.options.iter().find(|o| o.keys.contains(&key))

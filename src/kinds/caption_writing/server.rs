@@ -5,6 +5,7 @@ use crate::domain::ids::StudyId;
 use super::stats::{writing_stats, WritingAnswer, WritingStats};
 use crate::error::ServiceError;
 use crate::studies::hooks::{Fut, Server, Statistic, Stats};
+use crate::studies::report_text::line;
 use sqlx::AnyPool;
 use std::path::Path;
 
@@ -53,19 +54,6 @@ impl Statistic for WritingStats {
     fn render(&self) -> String {
         render_writing(self)
     }
-}
-
-pub(crate) fn pct(v: Option<f64>) -> String {
-    v.map_or("-".to_string(), |v| format!("{:.1}%", 100.0 * v))
-}
-
-/// One table line: a label and columns `width` wide, the first two narrower.
-pub(crate) fn line(label: &str, first: [String; 2], rest: impl Iterator<Item = String>, width: usize) -> String {
-    let mut out = format!("{label:<20} {:>8} {:>8}", first[0], first[1]);
-    for c in rest {
-        out.push_str(&format!(" {c:>width$}"));
-    }
-    out
 }
 
 /// A writing study's statistics as plain-text tables (CLI, export card).

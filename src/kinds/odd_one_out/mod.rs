@@ -3,16 +3,12 @@
 //! P2) and the hard negative (N) — in a seeded order; the annotator picks the
 //! caption that does not fit the image. The text-only setting (TOT) is the
 //! kind in `odd_one_out_text/`, built from the same triplet.
-use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, ShownOption, SurveyError};
-use crate::domain::rng::shuffle;
+use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, SurveyError};
+// The triplet both SugarCrepe++ settings show (the text-only one is `odd_one_out_text`).
+use crate::domain::triplets::{present_triplet as triplet, CORRECT, VALUES};
 
 pub const INSTRUCTIONS: &str = "Look at the image and read the three descriptions. Two of them describe \
 the image; select the one description that does NOT match the image. Pay close attention to word order.";
-
-/// Stored values name the caption (P1, P2, the negative), never its position.
-pub const VALUES: [&str; 3] = ["p1", "p2", "negative"];
-/// The right answer: the hard negative is the odd one out.
-pub const CORRECT: &str = "negative";
 
 pub const KIND: KindSpec = KindSpec {
     name: "odd_one_out",
@@ -38,30 +34,6 @@ pub fn present(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> 
     let mut p = triplet(item, seed)?;
     p.prompt_image = Some(image);
     Ok(p)
-}
-
-/// The three captions as lettered text options in a seeded order, no image
-/// (the text-only setting shows exactly this).
-pub fn triplet(item: &ItemData, seed: u64) -> Result<Presentation, SurveyError> {
-    let p2 = item
-        .paraphrase
-        .as_ref()
-        .ok_or_else(|| SurveyError::BadItem("odd-one-out needs a second positive caption (p2)".into()))?;
-    let texts = [&item.caption, p2, &item.negative_caption];
-    let mut order = [0usize, 1, 2];
-    shuffle(&mut order, seed);
-    let options = order
-        .iter()
-        .enumerate()
-        .map(|(pos, &which)| ShownOption::lettered(pos, None, Some(texts[which].clone()), VALUES[which]))
-        .collect();
-    Ok(Presentation {
-        prompt_text: String::new(),
-        prompt_image: None,
-        options,
-        shown_order: order.to_vec(),
-        instructions: None,
-    })
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! meaning differs. A kind of its own rather than a spec option, so that a
 //! study's kind says which setting its accuracy belongs to (the paper reports
 //! ITT and TOT side by side) and the image is never loaded for it.
-use crate::kinds::odd_one_out::{triplet, CORRECT, VALUES};
+use crate::domain::triplets::{present_triplet as triplet, CORRECT, VALUES};
 use crate::domain::survey::{Attention, ItemData, KindSpec, Needs, Presentation, Report, Role, SurveyError};
 
 pub const INSTRUCTIONS: &str = "Read the three descriptions. Two of them mean the same thing in different \

@@ -4,11 +4,13 @@
 //! (`export.rs`).
 use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
-use crate::kinds::caption_writing::server::{line, pct, render_writing, writing};
+// HNC validates what its writing study wrote (the kind's source): the
+// report shows that study's figures beside its own.
+use crate::kinds::caption_writing::server::{render_writing, writing};
 use super::stats::{pair_validation_stats, PairValidationStats, ValidatedPair};
 use crate::kinds::caption_writing::stats::WritingStats;
 use crate::studies::hooks::{Fut, Server, Statistic, Stats};
-use crate::kinds::triplet_check::server::kappa_lines;
+use crate::studies::report_text::{kappa_lines, line, pct};
 use crate::studies::outcomes::study_outcomes;
 use serde::Serialize;
 use sqlx::AnyPool;

@@ -2,7 +2,7 @@
 //! the validators' Cohen's kappa on the four answers.
 use super::{VALID, VALUES};
 use crate::domain::agreement::cohen_kappa;
-use crate::kinds::triplet_check::stats::VerdictKappa;
+use crate::domain::agreement::PairKappa;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -30,7 +30,7 @@ pub struct PairRow {
 pub struct PairValidationStats {
     pub rows: Vec<PairRow>,
     /// Per pair of validators who answered the same pairs, on the four values.
-    pub kappa: Vec<VerdictKappa>,
+    pub kappa: Vec<PairKappa>,
     pub mean_kappa: Option<f64>,
 }
 
@@ -61,7 +61,7 @@ fn pair_row<'a>(caption_type: Option<&str>, pairs: impl Iterator<Item = &'a Vali
     PairRow { caption_type: caption_type.map(str::to_string), pairs: n, settled, values, valid_share }
 }
 
-fn kappas(pairs: &[ValidatedPair<'_>]) -> Vec<VerdictKappa> {
+fn kappas(pairs: &[ValidatedPair<'_>]) -> Vec<PairKappa> {
     let index = |v: &str| VALUES.iter().position(|&x| x == v);
     let mut by_pair: BTreeMap<(&str, &str), Vec<(usize, usize)>> = BTreeMap::new();
     for p in pairs {
@@ -77,7 +77,7 @@ fn kappas(pairs: &[ValidatedPair<'_>]) -> Vec<VerdictKappa> {
         .into_iter()
         .filter_map(|((a, b), labels)| {
             let k = cohen_kappa(&labels, VALUES.len()).ok()?;
-            Some(VerdictKappa {
+            Some(PairKappa {
                 annotators: (a.to_string(), b.to_string()),
                 n: k.n,
                 observed: k.observed,

@@ -2,9 +2,10 @@
 //! error tags and the experts' kappa on the verdict) and, in a dataset
 //! export, its settled triplets (`export.rs`).
 use crate::domain::ids::StudyId;
-use super::stats::{validation_stats, CheckedItem, ValidationStats, VerdictKappa};
+use super::stats::{validation_stats, CheckedItem, ValidationStats};
 use crate::error::ServiceError;
 use crate::studies::hooks::{Fut, Server, Statistic, Stats};
+use crate::studies::report_text::{kappa_lines, pct};
 use crate::studies::{answer_texts, outcomes::study_outcomes};
 use sqlx::AnyPool;
 use std::path::Path;
@@ -52,7 +53,6 @@ impl Statistic for ValidationStats {
 
 /// The statistics as plain-text tables (CLI, export card).
 fn render(st: &ValidationStats) -> String {
-    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.1}%", 100.0 * v));
     let mut out = format!(
         "{:<14} {:>6} {:>8} {:>6} {:>10} {:>10} {:>8}\n",
         "subset", "items", "settled", "valid", "corrected", "not valid", "valid %"
@@ -77,20 +77,3 @@ fn render(st: &ValidationStats) -> String {
     out
 }
 
-/// Cohen's kappa per pair of annotators and their mean, one line each.
-pub fn kappa_lines(
-    kappa: &[VerdictKappa],
-    mean: Option<f64>,
-    on: &str,
-    items: &str,
-    mean_of: &str,
-) -> String {
-    let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
-    let mut out = String::new();
-    for k in kappa {
-        let (a, b) = &k.annotators;
-        out.push_str(&format!("Cohen's kappa{on}, {a} and {b}: {} over {} {items}\n", show(k.kappa), k.n));
-    }
-    out.push_str(&format!("mean kappa {mean_of}: {}\n", show(mean)));
-    out
-}

@@ -2,7 +2,7 @@
 //! overall, how many triplets were settled valid (as they were, or once P2 was
 //! corrected) or not valid; how often each error tag was given; and Cohen's
 //! kappa between each pair of experts on the verdict alone (valid / not valid).
-use crate::domain::agreement::cohen_kappa;
+use crate::domain::agreement::{cohen_kappa, PairKappa};
 use crate::domain::category::Category;
 use super::{split, TAGS};
 use serde::{Deserialize, Serialize};
@@ -43,19 +43,10 @@ pub struct TagCount {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VerdictKappa {
-    pub annotators: (String, String),
-    /// Items both answered.
-    pub n: usize,
-    pub observed: f64,
-    pub kappa: Option<f64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ValidationStats {
     pub rows: Vec<ValidationRow>,
     pub tags: Vec<TagCount>,
-    pub kappa: Vec<VerdictKappa>,
+    pub kappa: Vec<PairKappa>,
     /// The mean of the defined pairwise kappas.
     pub mean_kappa: Option<f64>,
 }
@@ -96,7 +87,7 @@ fn row<'a>(subset: Option<Category>, items: impl Iterator<Item = &'a CheckedItem
 }
 
 /// Per pair of experts, over the items both answered: valid (0) or not (1).
-fn verdict_kappa(items: &[CheckedItem<'_>]) -> Vec<VerdictKappa> {
+fn verdict_kappa(items: &[CheckedItem<'_>]) -> Vec<PairKappa> {
     let mut pairs: BTreeMap<(&str, &str), Vec<(usize, usize)>> = BTreeMap::new();
     for item in items {
         let verdicts: Vec<(&str, usize)> =
@@ -113,7 +104,7 @@ fn verdict_kappa(items: &[CheckedItem<'_>]) -> Vec<VerdictKappa> {
         .filter_map(|(annotators, labels)| {
             let k = cohen_kappa(&labels, 2).ok()?;
             let annotators = (annotators.0.to_string(), annotators.1.to_string());
-            Some(VerdictKappa { annotators, n: k.n, observed: k.observed, kappa: k.kappa })
+            Some(PairKappa { annotators, n: k.n, observed: k.observed, kappa: k.kappa })
         })
         .collect()
 }
