@@ -152,17 +152,31 @@ async fn annotator_ranks_generated_images_with_keys_only() {
     assert_eq!(b.text(".progress span").await, "2 / 8", "no order was sent");
     // A phone has no drag and drop: a tap on an image's ↓ moves it, and the
     // move is said for screen readers.
+    b.client.set_window_size(360, 740).await.unwrap();
     b.cdp("Emulation.setTouchEmulationEnabled", json!({ "enabled": true, "maxTouchPoints": 5 })).await;
+    let wide = "return [window.innerWidth, document.documentElement.scrollWidth];";
+    let v = b.client.execute(wide, vec![]).await.unwrap();
+    assert!(v[1].as_i64() <= v[0].as_i64(), "no sideways scroll at phone width with the ↑/↓ buttons: {v}");
     let before = rank_order(&b).await;
-    crate::touch_take::tap(&b, "li.rank-item:first-child button.move:last-child").await;
+    crate::touch_take::tap(&b, "li.rank-item:first-child button.move[data-dir=down]").await;
     let mut want = before.clone();
     want.swap(0, 1);
     assert_eq!(rank_order(&b).await, want, "moved down one place by a tap");
     let said = b.client.execute("return document.querySelector('form.rank-form p[role=status]').textContent", vec![]);
     let said = said.await.unwrap().as_str().unwrap_or_default().to_string();
     assert!(said.starts_with(&format!("Image {} is now at place 2 of", before[0])), "{said}");
+    // The focus follows the moved image's button, and Enter there moves it
+    // again (it once sent the order instead).
+    let focused = "const e = document.activeElement; return [e.dataset.dir || null, e.closest('li') && e.closest('li').dataset.option];";
+    let at = b.client.execute(focused, vec![]).await.unwrap();
+    assert_eq!(at[1], json!(before[0]), "the focus stays with the moved image: {at}");
+    b.press(ENTER).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(b.text(".progress span").await, "2 / 8", "Enter on a move button sends nothing");
+    let now = rank_order(&b).await;
+    assert_ne!(now, want, "Enter moved the image again");
     crate::touch_take::tap(&b, "button.submit-order").await;
-    submitted.push(want.join(","));
+    submitted.push(now.join(","));
     wait_next_task(&b, &task).await;
     assert_eq!(b.text(".progress span").await, "3 / 8");
     b.close().await;

@@ -41,19 +41,28 @@ pub(super) fn print_status(s: &status::ProlificStatus) {
     );
     let cap = s.budget.cap.map(cents).unwrap_or_else(|| "none".into());
     println!("budget:          spent {}, committed {}, cap {cap}", cents(s.budget.spent), cents(s.budget.committed));
+    let more = |n: u64| if n == 1 { "1 more place".to_string() } else { format!("{n} more places") };
     if let (Some(n), Some(why)) = (s.propose_more_places, &s.over_cap) {
         println!(
-            "proposal:        none: the budget cap stops this study (hardneg needs {n} more places, but {why}); \
-             the items still collecting will get no more answers"
+            "proposal:        none: the budget cap stops this study (hardneg needs {}, but {why}); \
+             the items still collecting will get no more answers",
+            more(n)
         );
     } else if let (Some(n), Some(total)) = (s.propose_more_places, s.propose_total) {
         // The total counts from the places handed out, which late
         // submissions can take past the study's total: it may add more than n.
-        let more = if n == 1 { "1 more place".to_string() } else { format!("{n} more places") };
+        let past = (total as i64 - s.places.max(0) - n as i64).max(0);
+        let late = match past {
+            0 => String::new(),
+            1 => ", and a late submission took 1 place past the total".to_string(),
+            k => format!(", and late submissions took {k} places past the total"),
+        };
         println!(
-            "proposal:        raise the places from {} to {total} (hardneg needs {more} than Prolific has left): \
+            "proposal:        raise the places from {} to {total} (hardneg needs {} than Prolific has left{late}): \
              hardneg prolific places {} {total}",
-            s.places, s.study_id
+            s.places,
+            more(n),
+            s.study_id
         );
     }
     let (planned, set_up, paid, paid_cents) = s.bonuses;

@@ -56,9 +56,7 @@ pub async fn comprehension_answer(
                     .execute(&mut *tx)
                     .await?;
             }
-            AfterAttempt::ScreenedOut => {
-                super::checks::screen_out(&mut tx, user.id.get(), "comprehension", now).await?
-            }
+            AfterAttempt::ScreenedOut => super::checks::screen_out(&mut tx, user.id, "comprehension", now).await?,
         }
     }
     tx.commit().await?;

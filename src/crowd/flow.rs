@@ -207,10 +207,18 @@ pub async fn practice_answer(
         return Err(ServiceError::Invalid(format!("practice item {index} comes after item {done}")));
     }
     let (right_value, p) = present_practice(state, user, &link, index).await?;
-    let chosen = p.resolve(option).map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    let (chosen, value) = match p.resolve(option) {
+        Ok(o) => (o.id.clone(), o.value.clone()),
+        // Not an option as shown: what the kind's own card sends (a triplet
+        // check's verdict and tag), read as a real answer is, so a practice
+        // item refuses with the same words.
+        Err(_) => {
+            let kind = study_meta(state, study).await?.kind;
+            kind.answer(&p, option).map_err(|e| ServiceError::Invalid(e.to_string()))?
+        }
+    };
     let right = p.options.iter().find(|o| o.value == right_value).map(|o| o.id.clone()).unwrap_or_default();
-    let feedback_correct = chosen.value == right_value;
-    let chosen = chosen.id.clone();
+    let feedback_correct = value == right_value;
     sqlx::query(
         "UPDATE participants SET practice_done = CASE WHEN practice_done > $1 THEN practice_done ELSE $1 END
          WHERE user_id = $2",

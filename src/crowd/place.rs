@@ -121,7 +121,7 @@ async fn create_tasks(
     let instances = state.crowd.bundles.0.get_or_load((study, bundle), read).await?;
     let questions = meta.kind.spec().questions;
     let plan = crate::domain::crowd::bundle_queue(meta.seed, user_id.get(), questions, &instances);
-    let checks = super::checks::of_bundle(tx, &meta, link, &instances, user_id.get()).await?;
+    let checks = super::checks::of_bundle(tx, &meta, link, &instances, user_id).await?;
     if checks.is_empty() {
         crate::studies::queue_write::insert_tasks(tx, study, user_id, &plan).await?;
         return Ok(plan.len() as i64);
@@ -132,6 +132,6 @@ async fn create_tasks(
     let real: Vec<_> = real.into_iter().map(|(t, _)| t).collect();
     let checks: Vec<_> = checks.into_iter().filter_map(|(t, c)| Some((t, c?))).collect();
     crate::studies::queue_write::insert_tasks(tx, study, user_id, &real).await?;
-    super::checks::insert_check_tasks(tx, study, user_id.get(), &checks).await?;
+    super::checks::insert_check_tasks(tx, study, user_id, &checks).await?;
     Ok(total)
 }

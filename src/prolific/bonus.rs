@@ -57,8 +57,13 @@ pub async fn read(db: &AnyPool, study: StudyId, source: Source<'_>) -> Result<Ve
             .map(|(id, _, _)| (id, c))
             .collect()),
         Source::Csv(text) => {
-            let by_pid: HashMap<String, &str> =
-                subs.iter().map(|(s, p, _)| (p.to_ascii_lowercase(), s.as_str())).collect();
+            // A row whose participant id no sync has read yet ('') is nobody's:
+            // a blank id must never reach it.
+            let by_pid: HashMap<String, &str> = subs
+                .iter()
+                .filter(|(_, p, _)| !p.is_empty())
+                .map(|(s, p, _)| (p.to_ascii_lowercase(), s.as_str()))
+                .collect();
             let by_sub: HashMap<String, &str> =
                 subs.iter().map(|(s, _, _)| (s.to_ascii_lowercase(), s.as_str())).collect();
             let mut out = Vec::new();

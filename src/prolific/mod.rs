@@ -27,8 +27,9 @@ use crate::error::ServiceError;
 /// A participant's Prolific submission (`p`: its `participants` row): the
 /// one Prolific lists for its PROLIFIC_PID (the URL's SESSION_ID first, if
 /// Prolific lists several); before a sync lists one, the SESSION_ID, unless
-/// Prolific lists that submission as someone else's (a row whose
-/// `participant_id` was never read, '', is nobody's yet). The SESSION_ID is only
+/// Prolific lists that submission as someone else's, or as nobody's yet (a
+/// row whose `participant_id` was never read, '': the SESSION_ID may be
+/// someone else's, so only a sync that reads it links it). The SESSION_ID is only
 /// what the link said: someone who opened it with another person's
 /// SESSION_ID must never be decided, freed or paid on that person's
 /// submission (an audit had an honest worker rejected that way).
@@ -38,8 +39,7 @@ pub(crate) const SUBMISSION_OF_P: &str = "coalesce(
     (SELECT min(ps.submission_id) FROM prolific_submissions ps WHERE ps.study_id = p.study_id
        AND ps.participant_id = p.platform_pid),
     CASE WHEN EXISTS (SELECT 1 FROM prolific_submissions ps
-                      WHERE ps.study_id = p.study_id AND ps.submission_id = p.platform_session
-                        AND ps.participant_id <> '')
+                      WHERE ps.study_id = p.study_id AND ps.submission_id = p.platform_session)
          THEN NULL ELSE p.platform_session END)";
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};

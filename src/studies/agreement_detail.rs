@@ -109,9 +109,10 @@ pub(super) async fn detail_of(
     };
     let ds = fit(Model::DawidSkene, ratings, k, &gold, meta.seed);
     let mace = fit(Model::Mace, ratings, k, &gold, meta.seed).and_then(|fitted| {
-        // One value everywhere: c + (1 - c) * theta = 1 for every competence
-        // c, so the fit's competences would be whatever its start was.
-        let mut given = ratings.iter().map(|r| r.2);
+        // One value everywhere among the fitted people's answers: c + (1 - c)
+        // * theta = 1 for every competence c, so the fit's competences would
+        // be whatever its start was.
+        let mut given = ratings.iter().filter(|r| fitted.person(r.1).is_some()).map(|r| r.2);
         let first = given.next();
         match given.all(|c| Some(c) == first) {
             true => Err("every answer is the same value: MACE's competence is undefined (a spammer and a careful \

@@ -72,7 +72,7 @@ pub async fn study_progress(state: &AppState, study_id: StudyId) -> Result<Study
         .map(|id| OptionCount { count: counts.get(id).copied().unwrap_or(0), option: id.clone() })
         .collect();
     let answers: i64 = counts.values().sum();
-    let none = counts.get("none").copied().unwrap_or(0);
+    let none = meta.kind.discarding_value().and_then(|v| counts.get(v)).copied().unwrap_or(0);
     Ok(StudyProgress {
         study_id,
         name: meta.name.clone(),

@@ -358,7 +358,7 @@ pub async fn answer_with_texts(
     match stored {
         Stored::New => {
             // HOOK (adaptive overlap): decide the item's round once its answers are in.
-            crate::studies::adaptive::after_answer(state, study_id, instance_id, user.id.get()).await?;
+            crate::studies::adaptive::after_answer(state, study_id, instance_id, user.id).await?;
             Ok((AnswerAck { task_id, option: option_id, duplicate: false }, study_id))
         }
         Stored::AlreadyAnswered => Ok((stored_ack(state, task_id).await?, study_id)),

@@ -51,7 +51,7 @@ pub fn StudiesOverview() -> impl IntoView {
 fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: StudyStatus) -> impl IntoView {
     let fmt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into());
     // Only kinds with a None answer (Step 3) have a None share.
-    let has_none = study.kind.values().contains(&"none");
+    let has_none = study.kind.discarding_value().is_some();
     let (id, kind, items, name) = (study.study_id, study.kind, study.items, study.name.clone());
     // A link study's live section keeps these in step with its dashboard.
     let progress = RwSignal::new(study);

@@ -35,7 +35,11 @@ pub fn aimed_at_other_control(ev: &leptos::ev::KeyboardEvent) -> bool {
             .target()
             .and_then(|t| t.dyn_into::<leptos::web_sys::Element>().ok())
             .and_then(|e| e.closest("button, a[href], summary, input, textarea, select").ok().flatten());
-        control.is_some_and(|c| c.closest("section.survey form").ok().flatten().is_none())
+        // A button of the card's own (a ranking's ↑/↓) does its own thing on Enter.
+        control.is_some_and(|c| {
+            c.closest("section.survey form").ok().flatten().is_none()
+                || c.matches("button[type=button]").unwrap_or(false)
+        })
     }
     #[cfg(not(feature = "hydrate"))]
     {

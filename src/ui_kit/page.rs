@@ -38,7 +38,7 @@ pub fn document(title: &str, who: Option<&SessionUser>, body: impl IntoView + 's
                     <title>{title}</title>
                 </head>
                 <body>
-                    <a class="skip" href="#main">"Skip to content"</a>
+                    <a class="skip-link" href="#main">"Skip to content"</a>
                     <header class="top">
                         <a href="/" class="brand">"hardneg"</a>
                         {who.map(|who| view! { <nav aria-label="Account"><span class="who">{who}</span></nav> })}

@@ -164,4 +164,13 @@ async fn a_sync_that_leaves_out_fields_keeps_what_was_read() {
     let after = status().await;
     assert_eq!(after["mismatches"], before["mismatches"], "nothing read is forgotten");
     assert_eq!(after["budget"], before["budget"]);
+    // A new submission first read without its participant id is nobody's:
+    // a bonus line with a blank id cannot reach it.
+    let late = fake.arrive(&p.pid, None).await;
+    fake.submit(&late.submission_id, Some("DONE")).await;
+    let (s, v) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let url = app.url(&format!("/api/v1/studies/{study}/prolific/bonuses?round=blank"));
+    let res = r.post(url).body("id,amount\n,0.50\n").send().await.unwrap();
+    assert_eq!(res.status(), 422, "{}", res.text().await.unwrap());
 }

@@ -205,6 +205,14 @@ impl SurveyKind {
         (self.0.present)(item, seed)
     }
 
+    /// The value that discards an item (Step 3's None), where the kind has
+    /// one: the research page's "None share", a gold item's answer when no
+    /// candidate matches.
+    pub fn discarding_value(self) -> Option<&'static str> {
+        let c = self.curation()?;
+        self.values().iter().copied().find(|v| (c.verdict)(v) == Some(Verdict::Discarded))
+    }
+
     pub fn curation(self) -> Option<&'static Curation> {
         match &self.0.role {
             Role::Curation(c) => Some(c),

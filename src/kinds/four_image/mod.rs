@@ -170,6 +170,7 @@ mod tests {
         let c = SurveyKind::of(&KIND).curation().unwrap();
         assert_eq!((chosen_slot("2"), chosen_slot("none")), (Some(2), None));
         assert_eq!(c.known_value(&VALUES, &[]), Some("none"));
+        assert_eq!(SurveyKind::of(&KIND).discarding_value(), Some("none"));
         assert_eq!(c.known_value(&VALUES, &[3]), Some("3"));
         assert_eq!(c.known_value(&VALUES, &[1, 2]), None, "several match: nothing to say");
         assert_eq!(c.known_value(&VALUES, &[4]), None, "no such slot");

@@ -179,11 +179,14 @@ fn rank_item(o: OptionView, item: Item) -> AnyView {
     let Item { pos, i, count, live, selected, dragged, order, status } = item;
     let key = o.keys.first().cloned().unwrap_or_default();
     let (place, place_label) = (format!("rank_{}", o.id), format!("Place of image {}", o.label));
-    let label = o.label.clone();
+    let (label, id) = (o.label.clone(), o.id.clone());
     let shift = move |to: usize| {
         move_item(order, pos, to);
         selected.set(Some(i));
         status.set(moved(&label, to, count));
+        // The list is drawn anew: the focus follows the moved image's button.
+        let id = id.clone();
+        request_animation_frame(move || refocus(&id, to < pos));
     };
     let (up, down) = (format!("Move image {} up", o.label), format!("Move image {} down", o.label));
     view! {
@@ -214,9 +217,9 @@ fn rank_item(o: OptionView, item: Item) -> AnyView {
                 let (up, down, shift) = (up.clone(), down.clone(), shift.clone());
                 view! {
                     <span class="moves">
-                        <button type="button" class="move" aria-label=up disabled=pos == 0
+                        <button type="button" class="move" data-dir="up" aria-label=up disabled=pos == 0
                             on:click={ let shift = shift.clone(); move |_| shift(pos.saturating_sub(1)) }>"↑"</button>
-                        <button type="button" class="move" aria-label=down disabled=pos + 1 == count
+                        <button type="button" class="move" data-dir="down" aria-label=down disabled=pos + 1 == count
                             on:click=move |_| shift(pos + 1)>"↓"</button>
                     </span>
                 }
@@ -224,4 +227,20 @@ fn rank_item(o: OptionView, item: Item) -> AnyView {
         </li>
     }
     .into_any()
+}
+
+/// Focuses the moved image's button of the same direction, or its other
+/// one where that is disabled now (it reached an end).
+fn refocus(id: &str, up: bool) {
+    let (dir, other) = if up { ("up", "down") } else { ("down", "up") };
+    let find = |d: &str| {
+        let css = format!("li.rank-item[data-option='{id}'] button.move[data-dir='{d}']:not([disabled])");
+        document().query_selector(&css).ok().flatten()
+    };
+    if let Some(b) = find(dir).or_else(|| find(other)) {
+        use leptos::wasm_bindgen::JsCast;
+        if let Ok(b) = b.dyn_into::<leptos::web_sys::HtmlElement>() {
+            let _ = b.focus();
+        }
+    }
 }

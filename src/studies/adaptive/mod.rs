@@ -7,7 +7,7 @@
 use crate::accounts::SessionUser;
 use crate::api_types::Progress;
 use crate::domain::adaptive::{pick_annotator, Adaptive, Decision, Reliability};
-use crate::domain::ids::{InstanceId, StudyId};
+use crate::domain::ids::{InstanceId, StudyId, UserId};
 use crate::domain::rng::{mix, shuffle};
 use crate::error::ServiceError;
 use crate::state::{AppState, StudyMeta};
@@ -59,7 +59,7 @@ pub async fn after_answer(
     state: &AppState,
     study: StudyId,
     instance: InstanceId,
-    user: i64,
+    user: UserId,
 ) -> Result<(), ServiceError> {
     // The settings come with the cached study: no query on a fixed overlap.
     let meta = crate::studies::meta::study_meta(state, study).await?;
@@ -69,7 +69,7 @@ pub async fn after_answer(
     let sweep_too = UNDECIDED.lock().map(|mut s| s.remove(&study)).unwrap_or(false);
     let mut wait = RETRY_FIRST_WAIT;
     for attempt in 1..=DECISION_ATTEMPTS {
-        match decide(state, study, &a, Some((instance.get(), user)), sweep_too).await {
+        match decide(state, study, &a, Some((instance.get(), user.get())), sweep_too).await {
             Ok(_) => return Ok(()),
             Err(e) if attempt < DECISION_ATTEMPTS => {
                 tracing::warn!(%study, %instance, attempt, "adaptive decision failed, retrying: {}", e.chain());

@@ -119,7 +119,7 @@ pub(crate) async fn of_bundle(
     meta: &StudyMeta,
     link: &LinkRow,
     instances: &[i64],
-    participant: i64,
+    participant: UserId,
 ) -> Result<Vec<CheckItem>, ServiceError> {
     let checks = &link.settings.checks;
     if checks.gold.is_empty() && checks.attention_checks == 0 {
@@ -139,14 +139,14 @@ pub(crate) async fn of_bundle(
         Vec::new()
     };
     let targets = meta.kind.spec().attention.targets;
-    Ok(choose_checks(meta.seed, participant, &gold, checks.attention_checks, targets, &items, instances))
+    Ok(choose_checks(meta.seed, participant.get(), &gold, checks.attention_checks, targets, &items, instances))
 }
 
 /// Writes the check tasks of a placed queue, marked with their kind and passing value.
 pub(crate) async fn insert_check_tasks(
     tx: &mut AnyConnection,
     study: StudyId,
-    user: i64,
+    user: UserId,
     checks: &[(PlannedTask, CheckItem)],
 ) -> Result<(), ServiceError> {
     for (t, c) in checks {
@@ -213,7 +213,7 @@ pub async fn attention_answered(state: &AppState, user: UserId, study: StudyId) 
         .bind(study)
         .execute(&mut *tx)
         .await?;
-    screen_out(&mut tx, user.get(), "attention_checks", now).await?;
+    screen_out(&mut tx, user, "attention_checks", now).await?;
     crate::studies::reopen::reopen_lost(&mut tx, study).await?;
     tx.commit().await?;
     Ok(true)
@@ -247,7 +247,12 @@ pub async fn sweep_failed(state: &AppState, study: StudyId) -> Result<usize, Ser
 }
 
 /// Marks the participant screened out (the first reason stays).
-pub(crate) async fn screen_out(tx: &mut AnyConnection, user: i64, reason: &str, now: i64) -> Result<(), ServiceError> {
+pub(crate) async fn screen_out(
+    tx: &mut AnyConnection,
+    user: UserId,
+    reason: &str,
+    now: i64,
+) -> Result<(), ServiceError> {
     sqlx::query(
         "UPDATE participants SET screened_out_at = coalesce(screened_out_at, $1),
                                  screened_out_reason = coalesce(screened_out_reason, $2) WHERE user_id = $3",
