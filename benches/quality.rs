@@ -207,10 +207,19 @@ async fn main() {
     println!("cores: {}", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     println!("build: {}", if cfg!(debug_assertions) { "debug" } else { "release" });
     let researcher = app.login("researcher").await;
-    let copies = format!("copies = {}", n.div_ceil(7));
+    // A spec takes at most 100 copies a bundle (MAX_COPIES): created with
+    // 100, then given the copies the written participants fill, as the
+    // participants themselves are written straight into the file.
     let (study, _) =
-        crowd_kit::create_link_study(&app, &researcher, &crowd_kit::link_spec("bench quality", 100, &[&copies])).await;
+        crowd_kit::create_link_study(&app, &researcher, &crowd_kit::link_spec("bench quality", 100, &["copies = 100"]))
+            .await;
     let db = hardneg::store::db::open_pool(&tmp.path().join("hardneg.sqlite")).await.unwrap();
+    sqlx::query("UPDATE bundles SET copies_wanted = ? WHERE study_id = ?")
+        .bind(n.div_ceil(7) as i64)
+        .bind(study)
+        .execute(&db)
+        .await
+        .unwrap();
     let start = Instant::now();
     fill(&db, study, n).await;
     let answers: i64 =
