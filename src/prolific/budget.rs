@@ -84,10 +84,18 @@ impl Money {
     }
 }
 
-/// The spec's `budget_cap`. A spec that cannot be read is an error, never
-/// "no cap": that would let bonuses and places past the cap through.
+/// The spec's `budget_cap`; none without a `[prolific]` table. A spec that
+/// cannot be read is an error, never "no cap": that would let bonuses and
+/// places past the cap through.
 async fn cap(db: &AnyPool, study: StudyId) -> Result<Option<u64>, ServiceError> {
-    Ok(super::settings::settings(db, study).await?.2.budget_cap)
+    let spec: String = sqlx::query_scalar("SELECT spec FROM studies WHERE id = $1")
+        .bind(study)
+        .fetch_optional(db)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound(format!("no study {study}")))?;
+    let parsed = crate::studies::create::parse_spec(&crate::kinds::REGISTRY, &spec, 0)
+        .map_err(|e| ServiceError::internal(format!("study {study}'s stored spec does not parse"), e))?;
+    Ok(parsed.prolific.and_then(|p| p.budget_cap))
 }
 
 /// [`budget`], and Prolific's fee and tax as a fraction of the payments
