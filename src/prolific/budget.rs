@@ -88,14 +88,7 @@ impl Money {
 /// cannot be read is an error, never "no cap": that would let bonuses and
 /// places past the cap through.
 async fn cap(db: &AnyPool, study: StudyId) -> Result<Option<u64>, ServiceError> {
-    let spec: String = sqlx::query_scalar("SELECT spec FROM studies WHERE id = $1")
-        .bind(study)
-        .fetch_optional(db)
-        .await?
-        .ok_or_else(|| ServiceError::NotFound(format!("no study {study}")))?;
-    let parsed = crate::studies::create::parse_spec(&crate::kinds::REGISTRY, &spec, 0)
-        .map_err(|e| ServiceError::internal(format!("study {study}'s stored spec does not parse"), e))?;
-    Ok(parsed.prolific.and_then(|p| p.budget_cap))
+    Ok(super::settings::stored_spec(db, study).await?.2.prolific.and_then(|p| p.budget_cap))
 }
 
 /// [`budget`], and Prolific's fee and tax as a fraction of the payments

@@ -123,9 +123,8 @@ async fn export_paged(
     let mut provenance = spawn_provenance(db, &p);
     let (s3, s4) = (p.step3.as_ref().map(|(_, o)| o.as_slice()), p.step4.as_ref().map(|(_, o)| o.as_slice()));
     // The candidate a Step 3 value chose, as Step 3's kind reads its values.
-    let slot_of =
-        p.step3.as_ref().and_then(|(m, _)| m.kind.curation()).map_or(no_slot as fn(&str) -> _, |c| c.chosen_slot);
-    let chosen_slot = |o: &ItemOutcome| o.final_value().and_then(slot_of);
+    let slot_of = p.step3.as_ref().and_then(|(m, _)| m.kind.curation()).map(|c| c.chosen_slot);
+    let chosen_slot = |o: &ItemOutcome| slot_of.and_then(|slot_of| o.final_value().and_then(slot_of));
     check_stage(&p, &req.dataset, req.stage)?;
 
     let images_dir = images_dir(out)?;
@@ -238,10 +237,6 @@ fn chosen_slots(
     included.iter().map(|&(id, _)| (id, slot(id))).collect()
 }
 
-fn no_slot(_: &str) -> Option<usize> {
-    None
-}
-
 /// One writer per split file.
 type Sinks = Vec<Box<dyn RowSink>>;
 
@@ -287,6 +282,15 @@ fn step_record<'a>(outcome: &ItemOutcome, votes: impl Iterator<Item = (String, &
     Some(StepRecord { votes, resolved_by: *by, posterior: outcome.posterior })
 }
 
+/// The most candidates any kind reads (a ranking's images), as the kinds
+/// declare it: the candidates stage's columns.
+static MOST_CANDIDATES: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
+    crate::kinds::KINDS
+        .iter()
+        .filter_map(|k| k.spec().needs.candidates.map(|(_, most)| most))
+        .fold(crate::domain::export::MAX_CANDIDATES, usize::max)
+});
+
 /// One instance's row for the stage: `chosen` is Step 3's final value and
 /// the candidate slot it chose.
 fn shape(
@@ -329,11 +333,7 @@ fn shape(
         step4: None,
     };
     if stage == Stage::Candidates {
-        // The most candidates any kind reads (a ranking's images), as the kinds declare it.
-        let most = crate::kinds::KINDS
-            .iter()
-            .filter_map(|k| k.spec().needs.candidates.map(|(_, most)| most))
-            .fold(crate::domain::export::MAX_CANDIDATES, usize::max);
+        let most = *MOST_CANDIDATES;
         if cands.len() > most {
             return Err(ServiceError::Invalid(format!(
                 "instance {id} has {} candidates; the export has columns for {most}",
