@@ -36,19 +36,51 @@ mkdir -p target/site && rm -f target/site/output-name
 client=$!
 echo "$client" > target/site/.building
 cargo test --features ssr --benches --no-run
+# The test binaries, built here and run directly below: `cargo test` holds
+# the build directory's lock while its tests run, which would keep the cuda
+# build from overlapping them.
+cargo test --features ssr --no-run --message-format=json-render-diagnostics | python3 -c '
+import json, sys
+bins = {}
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        bins[m["target"]["name"]] = m["executable"]
+# As cargo runs them: the unit tests, then the integration suites by name.
+for name in ["hardneg", "api", "e2e"]:
+    print(bins[name])
+' >target/test-bins
 wait "$client"
-stage "tests (SQLite)"
-cargo test --features ssr
-# The API suite again on PostgreSQL: each test's data dir gets a database of
-# its own on the throw-away cluster (tests/api/helpers.rs, `database_of`).
-stage "API tests on PostgreSQL"
-HARDNEG_TEST_BACKEND=postgres cargo test --features ssr --test api
+mapfile -t bins <target/test-bins
+api=${bins[1]}
 # The cuda feature, compiled and linked (no GPU here) so that it cannot rot:
 # the binary's test harness in the dev profile, on the dependencies built
 # above (scripts/build-cuda.sh --dev; the CUDA compiler from PyPI wheels,
-# about 1.2 GB, once). HARDNEG_CI_CUDA=0 skips it.
+# about 1.2 GB, once). It runs beside the tests at the lowest priority, on
+# the cores they leave idle (its nvcc pass alone took ~6 of CI's 38 minutes
+# when it ran after them); its log is shown at the end. HARDNEG_CI_CUDA=0 skips it.
+cuda=""
 if [ "${HARDNEG_CI_CUDA:-1}" = 1 ]; then
-  stage "cuda build (scripts/build-cuda.sh --dev)"
-  ./scripts/build-cuda.sh --dev
+  stage "cuda build started beside the tests (scripts/build-cuda.sh --dev, log: target/cuda-build.log)"
+  # A session of its own, so that a failing run stops the whole build (cargo, nvcc) with it.
+  setsid nice -n 19 ./scripts/build-cuda.sh --dev >target/cuda-build.log 2>&1 &
+  cuda=$!
+  trap 'kill -- "-$cuda" 2>/dev/null || true; ./scripts/pg-cluster.sh stop "$HARDNEG_PG_DIR"' EXIT
+fi
+stage "tests (SQLite)"
+for bin in "${bins[@]}"; do
+  echo "     Running $bin" >&2
+  "$bin"
+done
+# The API suite again on PostgreSQL: each test's data dir gets a database of
+# its own on the throw-away cluster (tests/api/helpers.rs, `database_of`).
+stage "API tests on PostgreSQL"
+HARDNEG_TEST_BACKEND=postgres "$api"
+if [ -n "$cuda" ]; then
+  stage "cuda build: waiting for it"
+  status=0
+  wait "$cuda" || status=$?
+  tail -n 25 target/cuda-build.log >&2
+  [ "$status" = 0 ] || { echo "the cuda build failed (exit $status): target/cuda-build.log" >&2; exit 1; }
 fi
 stage done

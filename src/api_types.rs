@@ -360,6 +360,12 @@ pub const ANSWERED_ELSEWHERE_QUERY: &str = "answered=elsewhere";
 pub const NOT_SAVED: &str = "not saved: the server cannot store anything right now (its disk is full); \
      nothing was lost, send it again in a little while";
 
+/// What an answer says when the database connection was cut while its batch
+/// was being stored (PostgreSQL restarting): 503 with `Retry-After`; the
+/// batch was rolled back (or, cut after its commit, a resend is a repeat).
+pub const ANSWER_CUT: &str = "not saved: the server lost its database connection while storing it; \
+     send it again in a moment";
+
 /// What a request says when its session cannot be read (503): the
 /// session store (PostgreSQL) out of reach for a moment.
 pub const SESSION_UNREADABLE: &str =

@@ -78,6 +78,19 @@ impl From<crate::store::writer::WriteError> for ServiceError {
                 crate::store::health::write_refused(cause);
                 return ServiceError::Unavailable(format!("your answer was {NOT_SAVED}"));
             }
+            // The connection cut mid-batch (PostgreSQL restarting): the batch
+            // was rolled back, the writer opens a new connection; say so, as
+            // a full disk is said, so the page (or the person) sends it again.
+            let cut = cause.downcast_ref::<sqlx::Error>().is_some_and(|e| {
+                matches!(
+                    e,
+                    sqlx::Error::Io(_) | sqlx::Error::PoolClosed | sqlx::Error::PoolTimedOut | sqlx::Error::Protocol(_)
+                )
+            });
+            if cut {
+                tracing::warn!("an answer batch met a cut database connection: {cause}");
+                return ServiceError::Unavailable(format!("your answer was {}", crate::api_types::ANSWER_CUT));
+            }
         }
         ServiceError::internal("answer writer", e)
     }

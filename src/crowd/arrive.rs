@@ -158,8 +158,19 @@ pub async fn arrive_consenting(
 ) -> Result<Arrival, ServiceError> {
     // Arrivals take the write lock one at a time anyway; queueing them in
     // process (with the answer writer's batches) spares SQLite's busy-wait.
+    refuse_while_unreachable()?;
     let _one_at_a_time = state.writer.exclusive().await;
-    let mut tx = crate::store::db::begin_write(&state.db).await?;
+    refuse_while_unreachable()?;
+    let mut tx = match crate::store::db::begin_write(&state.db).await {
+        Ok(tx) => tx,
+        Err(e) => {
+            if matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)) {
+                let until = crate::store::db::now_millis() + UNREACHABLE_WAIT_MS;
+                UNREACHABLE_UNTIL_MS.fetch_max(until, std::sync::atomic::Ordering::AcqRel);
+            }
+            return Err(e.into());
+        }
+    };
     let (link, known, number) = link_and_known(&mut tx, token, ids.map(|i| i.pid.as_str())).await?;
     let ids = checked_ids(&link, ids)?;
     let study = link.study_id;
@@ -199,7 +210,9 @@ pub async fn arrive_consenting(
     let since = now - i64::from(link.settings.time_limit_minutes) * 60;
     let from_address = from.map(|a| state.crowd.addresses.since(study, a, since));
     if !crate::domain::crowd::bundles::admits_another_arrival(without_place, places, from_address) {
-        tracing::warn!(%study, without_place, places, "arrival turned away: too many recent arrivals hold no place");
+        if let Some(turned_away) = turned_away_to_log(study.get(), now) {
+            tracing::warn!(%study, without_place, places, turned_away, "arrivals turned away: too many recent arrivals hold no place");
+        }
         tx.commit().await?;
         return Ok(Arrival::Full { code: link.full_code.clone() });
     }
@@ -290,4 +303,50 @@ async fn new_participant(
     .execute(&mut **tx)
     .await?;
     Ok((user_id, username))
+}
+
+/// After an arrival found no connection (PostgreSQL down: it waited the
+/// pool's 3 s), the others are refused at once for as long again: queued
+/// one at a time behind the write lock, each waited its own 3 s, so a
+/// burst waited minutes for its 503 (audit AM: 3 s times the place in the queue).
+const UNREACHABLE_WAIT_MS: i64 = 3_000;
+static UNREACHABLE_UNTIL_MS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+fn refuse_while_unreachable() -> Result<(), ServiceError> {
+    let until = UNREACHABLE_UNTIL_MS.load(std::sync::atomic::Ordering::Acquire);
+    match until > 0 && crate::store::db::now_millis() < until {
+        true => Err(ServiceError::Unavailable(crate::api_types::DB_UNREACHABLE.into())),
+        false => Ok(()),
+    }
+}
+
+/// Turned-away arrivals are logged once a minute per study, with their
+/// count since the last line: one line each let an anonymous flood grow the
+/// log without bound (audit AO: 234 bytes a request). Some(count) when due.
+fn turned_away_to_log(study: i64, now: i64) -> Option<u64> {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static SEEN: LazyLock<Mutex<HashMap<i64, (i64, u64)>>> = LazyLock::new(Default::default);
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    let (last, count) = seen.entry(study).or_insert((i64::MIN, 0));
+    *count += 1;
+    if now.saturating_sub(*last) < 60 {
+        return None;
+    }
+    let due = *count;
+    (*last, *count) = (now, 0);
+    Some(due)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn turned_away_arrivals_are_logged_once_a_minute_per_study_with_their_count() {
+        let (a, b) = (-101, -102);
+        assert_eq!(super::turned_away_to_log(a, 1000), Some(1), "the first at once");
+        assert_eq!((2..=5).filter_map(|i| super::turned_away_to_log(a, 1000 + i)).count(), 0);
+        assert_eq!(super::turned_away_to_log(b, 1005), Some(1), "each study its own minute");
+        assert_eq!(super::turned_away_to_log(a, 1059), None);
+        assert_eq!(super::turned_away_to_log(a, 1060), Some(6), "the five held back and this one");
+    }
 }

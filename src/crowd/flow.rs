@@ -245,13 +245,27 @@ pub async fn return_study(state: &AppState, user: &SessionUser, study: StudyId) 
         };
     }
     let mut tx = crate::store::db::begin_write(&state.db).await?;
-    sqlx::query(
+    let returned = sqlx::query(
         "UPDATE leases SET state = 'returned', ended_at = $1 WHERE user_id = $2 AND state IN ('active', 'timed_out')",
     )
     .bind(state.crowd.clock.now())
     .bind(user.id)
     .execute(&mut *tx)
-    .await?;
+    .await?
+    .rows_affected();
+    if returned == 0 {
+        // Another tab ended the place between the read above and this write:
+        // its last answer finished it (not returned, audit AO), or it returned.
+        let now: Option<String> = sqlx::query_scalar("SELECT state FROM leases WHERE user_id = $1")
+            .bind(user.id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        tx.rollback().await?;
+        return match now.as_deref().and_then(LeaseState::parse) {
+            Some(LeaseState::Returned) => Ok(Stage::Returned),
+            _ => Err(ServiceError::Invalid("you have finished this study; there is nothing to return".into())),
+        };
+    }
     crate::studies::reopen::reopen_lost(&mut tx, study).await?;
     tx.commit().await?;
     Ok(Stage::Returned)

@@ -8,8 +8,10 @@ use crate::domain::ids::UserId;
 use crate::error::ServiceError;
 use sqlx::AnyPool;
 
-/// Browsers one participant may be in at once (two is a real case: a
-/// phone and a laptop).
+/// Sessions from arrivals again that one participant keeps (two browsers
+/// is a real case: a phone and a laptop). The first arrival's own session
+/// is not counted among them (recording it would cost every first arrival
+/// a write): with it, at most `KEPT + 1` browsers at once.
 pub const KEPT: usize = 3;
 
 /// Records `session` as `user`'s newest, ending the ones past [`KEPT`].

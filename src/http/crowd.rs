@@ -5,7 +5,7 @@
 use crate::crowd::{self, BundleRow, Completion, Feedback, LinkInfo, ParticipantRow, Stage};
 use crate::domain::ids::{BundleId, StudyId};
 use crate::error::ServiceError;
-use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller, Researcher};
+use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller, Participant, Researcher};
 use crate::state::AppState;
 use axum::extract::State;
 use axum::routing::{get, post};
@@ -61,7 +61,7 @@ struct PracticeAnswer {
 
 async fn practice(
     State(state): State<AppState>,
-    Caller(user): Caller,
+    Participant(user): Participant,
     ApiPath(study): ApiPath<StudyId>,
     ApiJson(a): ApiJson<PracticeAnswer>,
 ) -> Result<Json<Feedback>, ServiceError> {
@@ -76,7 +76,7 @@ struct ComprehensionAnswers {
 
 async fn comprehension(
     State(state): State<AppState>,
-    Caller(user): Caller,
+    Participant(user): Participant,
     ApiPath(study): ApiPath<StudyId>,
     ApiJson(a): ApiJson<ComprehensionAnswers>,
 ) -> Result<Json<Stage>, ServiceError> {

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::de::DeserializeOwned;
 
-pub use crate::ui_kit::caller::{Admin, Annotates, Caller, Researcher};
+pub use crate::ui_kit::caller::{Admin, Annotates, Caller, Participant, Researcher};
 
 /// A JSON body; a rejection (not JSON, wrong content type, a missing or
 /// mistyped field) is 422 `request body: …`, but a body over the route's

@@ -29,7 +29,10 @@ fn page_rule(path: &str) -> Option<fn(Role) -> bool> {
 /// costs every request (a layer of its own cost 3.6 % of a round trip).
 pub async fn guard_pages(session: tower_sessions::Session, req: Request, next: Next) -> Response {
     let with_body = super::limits::has_body(&req);
-    let mut res = guarded(session, req, next).await;
+    let mut res = match super::limits::declared_too_large(&req) {
+        Some(refused) => refused.await,
+        None => guarded(session, req, next).await,
+    };
     if with_body && res.status().is_client_error() {
         super::limits::closing(&mut res);
     }

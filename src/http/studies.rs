@@ -88,6 +88,10 @@ async fn answer(
     ApiQuery(q): ApiQuery<AnswerQuery>,
     ApiJson(req): ApiJson<AnswerRequest>,
 ) -> Result<Response, ServiceError> {
+    // One way per request: with both, which text was meant is a guess.
+    if req.text.is_some() && !req.texts.is_empty() {
+        return Err(ServiceError::Invalid("send the answer's text as `text` or in `texts`, not both".into()));
+    }
     let mut texts: Vec<(&str, &str)> = req.texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
     texts.extend(req.text.as_deref().map(|t| ("", t)));
     let (ack, study) = tasks::answer_with_texts(&state, &user, task_id, &req.option, &texts, req.elapsed_ms).await?;

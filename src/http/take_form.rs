@@ -6,7 +6,7 @@
 //! caller's own place in the study), then a 303 sends the browser back to
 //! `/take/{id}`, rendered whole on the server. The cross-site check
 //! (`origin.rs`) covers these posts like every other.
-use super::extract::Caller;
+use super::extract::Participant;
 use crate::crowd::{self, Stage};
 use crate::domain::ids::StudyId;
 use crate::domain::ids::TaskId;
@@ -15,6 +15,7 @@ use crate::state::AppState;
 use crate::ui::take::view::{practice_index, FeedbackQuery};
 use crate::ui::take::Step;
 use crate::ui_kit::error_page;
+use axum::extract::rejection::FormRejection;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::post;
@@ -26,6 +27,19 @@ pub fn routes() -> Router<AppState> {
         .route("/take/{id}/step", post(step))
         .route("/take/{id}/comprehension", post(comprehension))
         .route("/take/{id}/practice", post(practice))
+}
+
+/// The caller, checked before the form is read (a caller of another role
+/// learns nothing of its fields), and the form; else the refusal to send.
+#[allow(clippy::result_large_err)]
+fn participant_and<T>(
+    id: StudyId,
+    caller: Result<Participant, ServiceError>,
+    form: Result<Form<T>, FormRejection>,
+) -> Result<(crate::accounts::SessionUser, T), Response> {
+    let Participant(user) = caller.map_err(|e| answered(id, Err(e)))?;
+    let Form(form) = form.map_err(IntoResponse::into_response)?;
+    Ok((user, form))
 }
 
 /// Back to the participant's page, or a page for people saying what went wrong.
@@ -46,11 +60,14 @@ struct StepForm {
 async fn step(
     State(state): State<AppState>,
     Path(id): Path<StudyId>,
-    caller: Result<Caller, ServiceError>,
-    Form(form): Form<StepForm>,
+    caller: Result<Participant, ServiceError>,
+    form: Result<Form<StepForm>, FormRejection>,
 ) -> Response {
+    let (user, form) = match participant_and(id, caller, form) {
+        Ok(both) => both,
+        Err(refused) => return refused,
+    };
     let done = async {
-        let Caller(user) = caller?;
         match form.step {
             Step::Consent if form.consent.is_none() => {
                 return Err(ServiceError::Invalid(crate::ui::take::steps::TICK_CONSENT.into()));
@@ -95,11 +112,14 @@ fn short(value: &str) -> String {
 async fn comprehension(
     State(state): State<AppState>,
     Path(id): Path<StudyId>,
-    caller: Result<Caller, ServiceError>,
-    Form(fields): Form<Vec<(String, String)>>,
+    caller: Result<Participant, ServiceError>,
+    fields: Result<Form<Vec<(String, String)>>, FormRejection>,
 ) -> Response {
+    let (user, fields) = match participant_and(id, caller, fields) {
+        Ok(both) => both,
+        Err(refused) => return refused,
+    };
     let done = async {
-        let Caller(user) = caller?;
         crowd::comprehension_answer(&state, &user, id, &comprehension_answers(&fields)?).await?;
         Ok(format!("/take/{id}"))
     };
@@ -118,11 +138,14 @@ struct PracticeForm {
 async fn practice(
     State(state): State<AppState>,
     Path(id): Path<StudyId>,
-    caller: Result<Caller, ServiceError>,
-    Form(form): Form<PracticeForm>,
+    caller: Result<Participant, ServiceError>,
+    form: Result<Form<PracticeForm>, FormRejection>,
 ) -> Response {
+    let (user, form) = match participant_and(id, caller, form) {
+        Ok(both) => both,
+        Err(refused) => return refused,
+    };
     let done = async {
-        let Caller(user) = caller?;
         let index = practice_index(form.task_id)
             .ok_or_else(|| ServiceError::Invalid(format!("task {} is no practice item", form.task_id)))?;
         let labels = match crowd::stage(&state, &user, id).await? {

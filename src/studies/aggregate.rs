@@ -21,7 +21,7 @@ pub fn fit(
     gold: &[(u64, usize)],
     seed: u64,
 ) -> Result<Aggregation, String> {
-    let opts = Options { seed, ..Options::for_model(model) };
+    let opts = options(model, seed);
     let min = opts.min_answers_per_person;
     let fitted = answers_of_fitted_people(answers, min);
     if fitted.is_empty() && !answers.is_empty() {
@@ -33,6 +33,12 @@ pub fn fit(
     let gold: Vec<(u64, usize)> =
         gold.iter().copied().filter(|g| fitted.binary_search_by_key(&g.0, |r| r.0).is_ok()).collect();
     aggregate(model, &fitted, k, &gold, &opts).map_err(|e| e.to_string())
+}
+
+/// The model's defaults with the study's seed, MACE's restarts on every core.
+fn options(model: Model, seed: u64) -> Options {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Options { seed, threads, ..Options::for_model(model) }
 }
 
 /// Fits kept for reuse: every outcome read (research page, status, export)
@@ -59,7 +65,7 @@ pub fn fit_cached(
     if let Some(hit) = FITS.lock().ok().and_then(|f| f.iter().find(|(k, _)| *k == key).map(|(_, a)| Arc::clone(a))) {
         return Ok(hit);
     }
-    let opts = Options { seed, ..Options::for_model(model) };
+    let opts = options(model, seed);
     let fitted = Arc::new(aggregate_pooling_sparse(model, answers, k, gold, &opts).map_err(|e| e.to_string())?);
     if let Ok(mut fits) = FITS.lock() {
         if fits.len() >= FITS_KEPT {

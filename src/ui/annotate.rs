@@ -197,7 +197,7 @@ pub fn Survey(
     let action = ServerAction::<AnswerAndNext>::new();
 
     // The answer last sent: kept until stored, and sent again while the
-    // server says it could not store it (503: its disk is full).
+    // server says it could not store it (503).
     let last_sent = StoredValue::new(None::<AnswerAndNext>);
     // This page's own answer route: /annotate/{id}/answer or /take/{id}/answer.
     let page_path = use_location().pathname.get_untracked().trim_end_matches('/').to_string();
@@ -244,8 +244,9 @@ pub fn Survey(
 }
 
 /// What the survey does with the server's answer: shows the next task, or
-/// the error; an answer the server could not store (503) is kept and sent
-/// again every `RETRY_AFTER_SECS` while its task is still shown.
+/// the error; an answer the server could not store (503: a full disk, the
+/// database out of reach or its connection cut) is kept and sent again
+/// every `RETRY_AFTER_SECS` while its task is still shown.
 fn on_answered(
     action: ServerAction<AnswerAndNext>,
     task: RwSignal<Option<TaskView>>,
@@ -268,7 +269,8 @@ fn on_answered(
                 }
                 t => t,
             };
-            let lost = text.contains(crate::api_types::NOT_SAVED) || text.contains(crate::api_types::NOT_SENT);
+            use crate::api_types::{ANSWER_CUT, DB_UNREACHABLE, NOT_SAVED, NOT_SENT};
+            let lost = [NOT_SAVED, NOT_SENT, DB_UNREACHABLE, ANSWER_CUT].iter().any(|m| text.contains(m));
             let again = last_sent.get_value().filter(|_| lost);
             match again {
                 Some(sent) => {

@@ -143,6 +143,20 @@ impl<S: Send + Sync> FromRequestParts<S> for Annotates {
     }
 }
 
+/// A participant who arrived by a study link, checked like [`Researcher`]
+/// before the path, query and body are read (the participant routes).
+pub struct Participant(pub SessionUser);
+
+impl<S: Send + Sync> FromRequestParts<S> for Participant {
+    type Rejection = ServiceError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Caller(user) = Caller::from_request_parts(parts, state).await?;
+        crate::studies::link::participants_only(&user)?;
+        Ok(Participant(user))
+    }
+}
+
 /// [`Researcher`] for the admin's routes.
 pub struct Admin(pub SessionUser);
 

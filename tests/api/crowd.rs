@@ -318,3 +318,34 @@ async fn nothing_is_stored_before_consent_instructions_and_practice() {
     start(&app, &p, study).await;
     assert_eq!(answer_n(&app, &p, study, 3, "A").await, 3, "after them, the bundle");
 }
+
+/// The last answer and "Return this study" sent at once (two tabs): the
+/// participant is told what the place became, never "returned" for a place
+/// the last answer completed (audit AO: 2 races in 14 were told "returned"
+/// while the approve list said completed).
+#[tokio::test]
+async fn a_return_racing_the_last_answer_says_what_the_place_became() {
+    let app = TestApp::spawn();
+    let researcher = app.login("researcher").await;
+    let (study, token) = create_link_study(&app, &researcher, &link_spec("return race", 2, &[])).await;
+    for i in 0..8 {
+        let p = arrive(&app, &token, study, &format!("RACE{i}")).await;
+        start(&app, &p, study).await;
+        assert_eq!(answer_n(&app, &p, study, 1, "A").await, 1);
+        let last = app.next_task(&p, study).await.expect("the bundle's last item");
+        let give_back = p.post(app.url(&format!("/api/v1/take/{study}/return"))).send();
+        let (answered, returned) = tokio::join!(app.answer(&p, last.task_id, "A"), give_back);
+        let (answered, returned) = (answered.status().as_u16(), returned.unwrap());
+        let said = (returned.status().as_u16(), returned.text().await.unwrap());
+        let rows: Vec<Value> = app.get(&researcher, &format!("/api/v1/studies/{study}/participants")).await;
+        let state = rows.iter().find(|r| r["number"] == i + 1).map(|r| r["state"].clone()).unwrap_or_default();
+        match said.0 {
+            200 => assert!(said.1.contains("returned") && state == "returned", "race {i}: {said:?}, {state}"),
+            422 => assert!(
+                said.1.contains("you have finished this study") && state == "completed" && answered == 200,
+                "race {i}: {said:?}, {state}, answer {answered}"
+            ),
+            _ => panic!("race {i}: {said:?}"),
+        }
+    }
+}

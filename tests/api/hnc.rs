@@ -119,7 +119,8 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
     assert_eq!(i, 4);
 
     // annotator2: the first pair through the no-JS form, where a word outside
-    // the strict vocabulary comes back named, nothing stored, until fixed.
+    // the strict vocabulary comes back named, nothing stored, until fixed;
+    // identical captions come back with their texts, refused.
     let c2 = no_redirects();
     app.log_in(&c2, "annotator2").await;
     let mut i = 0;
@@ -141,6 +142,13 @@ async fn writers_write_validators_validate_and_only_validated_pairs_export_and_r
             assert!(page.contains("Words outside the vocabulary") && page.contains("<mark>sofa</mark>"), "{page}");
             assert!(!page.contains("Keep these words"), "a strict vocabulary cannot be kept");
             assert!(page.contains("value=\"A red dog on the sofa.\""), "the texts come back to fix");
+            assert_eq!(app.next_task(&c2, writing).await.unwrap().progress.done, 0);
+            // A pair the kind refuses (the negative the same as the positive) keeps its texts too.
+            let res = write_form(&app, &c2, writing, &[&form(&n)[..3], &[("negative", n.clone())]].concat()).await;
+            assert_eq!(res.status(), 422);
+            let page = res.text().await.unwrap();
+            assert!(page.contains("Please fix the caption pair") && page.contains("must differ"), "{page}");
+            assert_eq!(page.matches(&format!("value=\"{n}\"")).count(), 2, "both texts come back: {page}");
             assert_eq!(app.next_task(&c2, writing).await.unwrap().progress.done, 0);
             let res = write_form(&app, &c2, writing, &form(&p)).await;
             assert_eq!(res.status(), 303);

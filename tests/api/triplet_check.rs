@@ -100,6 +100,12 @@ async fn two_experts_disagree_a_third_settles_and_the_export_carries_p2_and_tags
                         "{body}"
                     );
                 }
+                // The same text sent two ways, one of them to be dropped: refused.
+                let both = json!({"option": "valid:hallucination", "text": FIXED, "texts": {"corrected_p2": "a cat"}});
+                let res = c.post(app.url(&format!("/api/v1/tasks/{}/answer", task.task_id))).json(&both).send();
+                let res = res.await.unwrap();
+                assert_eq!(res.status(), 422);
+                assert!(res.text().await.unwrap().contains("`text` or in `texts`, not both"));
                 let res = post_answer(&app, &c, task.task_id.get(), "not_valid", None).await;
                 assert_eq!(res.status(), 422, "not valid needs a tag");
                 let body = res.text().await.unwrap();

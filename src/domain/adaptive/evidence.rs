@@ -7,7 +7,10 @@
 //! is settled (at least [`SETTLED`]); gold answers compare with their known
 //! truth. Their Cohen's kappa against those values is, unshrunk, zero for
 //! someone who always gives the same value or answers at random, and below
-//! zero for an adversary.
+//! zero for an adversary. It is zero too for a careful person whose settled
+//! items all have one value (most truths None: kappa's prevalence paradox),
+//! so the evidence also counts the settled items of other values
+//! ([`Settled::contrast`]): without a few, it cannot tell them apart.
 
 /// Leave-one-out posterior an item's value needs for an answer on it to be evidence.
 pub const SETTLED: f64 = 0.8;
@@ -18,6 +21,11 @@ pub const SETTLED: f64 = 0.8;
 pub struct Settled {
     pub answers: usize,
     pub kappa: f64,
+    /// How many of those items (in posterior mass) settled on another value
+    /// than the commonest one among them: the items that can show whether
+    /// the person tells values apart (an audit AN crowd, 90 % None: people
+    /// right on every item were ended as uninformative at kappa 0).
+    pub contrast: f64,
 }
 
 /// `rows`: `(item, person, class)` by index; `gold`: `(person, truth,
@@ -70,7 +78,8 @@ pub fn settled(
             let observed = agree[w] / total;
             let chance: f64 = (0..k).map(|a| answered[w * k + a] * reference[w * k + a]).sum::<f64>() / (total * total);
             let kappa = if chance >= 1.0 { 0.0 } else { (observed - chance) / (1.0 - chance) };
-            Settled { answers: n[w], kappa }
+            let commonest = reference[w * k..(w + 1) * k].iter().copied().fold(0.0, f64::max);
+            Settled { answers: n[w], kappa, contrast: total - commonest }
         })
         .collect()
 }

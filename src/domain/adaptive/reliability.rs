@@ -17,8 +17,9 @@
 //! * **Recognised spammers carry nothing, and are told apart early.** The
 //!   shrunk rows take dozens of answers to give up on someone; their answers
 //!   on items others settled ([`super::evidence`]) do not. Once a person has
-//!   [`MIN_SETTLED`] such answers and agrees with those values no better than
-//!   chance (kappa at most [`MIN_KAPPA`]), they are [`Person::uninformative`]:
+//!   [`MIN_SETTLED`] such answers, [`MIN_CONTRAST`] of them on items whose
+//!   value is not the commonest among them, and agrees with those values no
+//!   better than chance (kappa at most [`MIN_KAPPA`]), they are [`Person::uninformative`]:
 //!   their answers count nowhere, and adaptive assignment sends them no more.
 //! * **Gold answers count in full**: each is a known `(truth, answer)` count.
 //!
@@ -55,6 +56,10 @@ pub const ITERATIONS: usize = 30;
 /// carrying no information: few enough to act within a bundle, enough that
 /// a good worker's kappa is not at the floor by bad luck.
 pub const MIN_SETTLED: usize = 10;
+/// Of those, settled items of another value than the commonest among them:
+/// where nearly every truth is one value, answers on such items alone can
+/// show a careful person from one who always gives that value.
+pub const MIN_CONTRAST: f64 = 3.0;
 /// Before any answer: the crowd is a middling worker on the kind's values.
 pub const PRIOR_ACCURACY: f64 = 0.7;
 
@@ -82,7 +87,8 @@ impl Person {
 
     /// Enough evidence that the person's answers carry no information.
     pub fn uninformative(&self) -> bool {
-        self.settled.answers >= MIN_SETTLED && self.settled.kappa <= MIN_KAPPA
+        let s = &self.settled;
+        s.answers >= MIN_SETTLED && s.contrast >= MIN_CONTRAST && s.kappa <= MIN_KAPPA
     }
 
     /// Share of answers expected right under the class priors.

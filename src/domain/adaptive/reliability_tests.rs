@@ -162,6 +162,40 @@ fn spammers_are_recognised_on_a_dozen_answers_others_settled() {
     assert!(Reliability::fit(&sim.answers, &gold, K).uninformative(50));
 }
 
+/// Nine truths in ten are None: a careful person whose settled items are all
+/// None agrees with them at kappa 0 (every answer one value, as the
+/// reference), yet is no spammer; one who always says None is told apart
+/// only once a few settled items of other values show it (audit AN: people
+/// right on every item were ended).
+#[test]
+fn a_careful_person_is_not_uninformative_where_nearly_every_truth_is_one_value() {
+    let truth = |i: u64| if i.is_multiple_of(10) { (i / 10 % 4) as usize } else { 4 };
+    let mut answers: Vec<(u64, u64, usize)> = Vec::new();
+    for i in 0..300u64 {
+        for w in 0..4u64 {
+            let wrong = (i + w) % 9 == 0;
+            answers.push((i, w, if wrong { (truth(i) + 1) % K } else { truth(i) }));
+        }
+    }
+    // 100: right on fifteen items that are all None; 101: right on fifteen
+    // with four of other values; 102: always None on those same fifteen.
+    let all_none: Vec<u64> = (1..40).filter(|i| i % 10 != 0).take(15).collect();
+    let mixed: Vec<u64> = (0..15).map(|x| if x < 4 { x * 10 } else { 100 + x }).collect();
+    answers.extend(all_none.iter().map(|&i| (i, 100, truth(i))));
+    answers.extend(mixed.iter().map(|&i| (i, 101, truth(i))));
+    answers.extend(mixed.iter().map(|&i| (i, 102, 4)));
+    let rel = Reliability::fit(&answers, &[], K);
+    let person = |p: u64| &rel.people[&p];
+    assert!(person(100).settled.answers >= MIN_SETTLED && person(100).settled.kappa.abs() < 1e-9, "{:?}", person(100));
+    assert!(person(100).settled.contrast < 0.5 && !rel.uninformative(100) && rel.counts(100), "{:?}", person(100));
+    assert!(person(101).settled.contrast >= MIN_CONTRAST && person(101).settled.kappa > 0.8, "{:?}", person(101));
+    assert!(!rel.uninformative(101) && rel.counts(101));
+    assert!(person(102).settled.contrast >= MIN_CONTRAST && rel.uninformative(102), "{:?}", person(102));
+    for w in 0..4 {
+        assert!(!rel.uninformative(w), "good worker {w}: {:?}", person(w).settled);
+    }
+}
+
 /// PostgreSQL and SQLite hand the answers back in different orders, and a
 /// study's answers may be stored in any order: the fit must not care.
 #[test]

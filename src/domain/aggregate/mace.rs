@@ -61,8 +61,13 @@ pub(super) fn fit(p: &Prepared, opts: &Options) -> Fit {
         Run { params, q, log_likelihood: counts.0, iterations, converged }
     };
     // The first restart with the strictly best log-likelihood wins.
-    let best =
-        in_parallel(starts, restart).into_iter().reduce(|b, r| if r.log_likelihood > b.log_likelihood { r } else { b });
+    let best = in_parallel(starts, opts.threads, restart).into_iter().reduce(|b, r| {
+        if r.log_likelihood > b.log_likelihood {
+            r
+        } else {
+            b
+        }
+    });
     let run = best.expect("restarts >= 1");
     let extras = (0..p.people.len())
         .map(|w| PersonExtra {
@@ -81,10 +86,10 @@ pub(super) fn fit(p: &Prepared, opts: &Options) -> Fit {
     }
 }
 
-/// Runs `f` on every start, on as many threads as there are cores (none in
-/// the browser), and returns the runs in the starts' order.
-fn in_parallel(starts: Vec<Params>, f: impl Fn(Params) -> Run + Sync) -> Vec<Run> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(starts.len());
+/// Runs `f` on every start, on up to `threads` threads (none in the
+/// browser), and returns the runs in the starts' order.
+fn in_parallel(starts: Vec<Params>, threads: usize, f: impl Fn(Params) -> Run + Sync) -> Vec<Run> {
+    let threads = threads.min(starts.len());
     if threads <= 1 || cfg!(target_arch = "wasm32") {
         return starts.into_iter().map(f).collect();
     }

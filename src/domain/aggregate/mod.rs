@@ -60,6 +60,9 @@ pub struct Options {
     /// MACE only: pseudo-count added before normalising; `None` is 0.01 / K.
     pub smoothing: Option<f64>,
     pub min_answers_per_person: usize,
+    /// MACE only: the restarts run on this many threads (the caller knows
+    /// the machine; the result is the same for any count).
+    pub threads: usize,
 }
 
 impl Options {
@@ -72,13 +75,29 @@ impl Options {
 
     /// crowd-kit's defaults: tolerance 1e-5 on the evidence lower bound per answer, 100 iterations.
     pub fn dawid_skene() -> Self {
-        Options { tol: 1e-5, max_iter: 100, restarts: 1, seed: 0, smoothing: None, min_answers_per_person: 2 }
+        Options {
+            tol: 1e-5,
+            max_iter: 100,
+            restarts: 1,
+            seed: 0,
+            smoothing: None,
+            min_answers_per_person: 2,
+            threads: 1,
+        }
     }
 
     /// crowd-kit's 10 restarts of at most 50 iterations; stops early once
     /// the log-likelihood per answer moves by less than 1e-7.
     pub fn mace() -> Self {
-        Options { tol: 1e-7, max_iter: 50, restarts: 10, seed: 0, smoothing: None, min_answers_per_person: 2 }
+        Options {
+            tol: 1e-7,
+            max_iter: 50,
+            restarts: 10,
+            seed: 0,
+            smoothing: None,
+            min_answers_per_person: 2,
+            threads: 1,
+        }
     }
 }
 

@@ -68,6 +68,16 @@ fn dawid_skene_learns_the_systematic_confusion() {
 }
 
 #[test]
+fn mace_restarts_give_the_same_fit_on_any_number_of_threads() {
+    let sim = crowd();
+    let one = aggregate(Model::Mace, &sim.answers, 5, &[], &Options::mace()).unwrap();
+    for threads in [2, 3, 64] {
+        let many = aggregate(Model::Mace, &sim.answers, 5, &[], &Options { threads, ..Options::mace() }).unwrap();
+        assert_eq!(format!("{many:?}"), format!("{one:?}"), "{threads} threads");
+    }
+}
+
+#[test]
 fn posteriors_are_distributions_and_labels_their_argmax() {
     let sim = simulate(5, 200, 3, &[confusion(0.8, 3, None), confusion(0.7, 3, None), confusion(0.6, 3, None)], 2);
     for (m, opts) in models() {

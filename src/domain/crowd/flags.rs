@@ -107,6 +107,12 @@ fn longest_run(values: impl Iterator<Item = u32>) -> usize {
     best
 }
 
+/// The longest run of equal consecutive values, skipping (neither
+/// extending nor breaking a run) those marked true.
+fn longest_run_skipping(values: impl Iterator<Item = (u32, bool)>) -> usize {
+    longest_run(values.filter(|(_, skip)| !skip).map(|(v, _)| v))
+}
+
 /// Whose answers make the majority a person is measured against.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Others {
@@ -219,8 +225,19 @@ fn one_person(
     }
     // By what was clicked, not what it stored: where the right answer is
     // always one stored value (an odd-one-out's `negative`), careful people
-    // give it every time, at shuffled positions.
-    if longest_same_position >= q.straight_line_run {
+    // give it every time, at shuffled positions. And only answers the item
+    // does not explain: four_image's None has one place, and where most
+    // truths are None careful people click it in long runs (audit AN: half
+    // of a perfect crowd flagged), always with the others' majority.
+    let explained = |a: &Answer| match a.check {
+        Check::Gold { correct } | Check::Attention { correct } => correct,
+        Check::None => counts
+            .get(&a.item)
+            .and_then(|c| majority_without(c, counted.then_some(a.value)))
+            .is_some_and(|m| m == a.value),
+    };
+    let unexplained_run = longest_run_skipping(own.iter().map(|a| (a.shown, explained(a))));
+    if unexplained_run >= q.straight_line_run {
         flags.push(Flag::StraightLining);
     }
     if checks_failed > 0 {

@@ -24,6 +24,8 @@ fn runs_and_majorities() {
     assert_eq!(longest_run([].into_iter()), 0);
     assert_eq!(longest_run([1, 1, 2, 2, 2, 1].into_iter()), 3);
     assert_eq!(longest_run([7].into_iter()), 1);
+    let marked = [(1, false), (1, true), (2, true), (1, false), (1, false), (3, false)];
+    assert_eq!(longest_run_skipping(marked.into_iter()), 3, "a skipped value neither ends nor extends a run");
     assert_eq!(majority_without(&[(1, 3), (2, 1)], Some(2)), Some(1));
     assert_eq!(majority_without(&[(1, 2), (2, 2)], Some(2)), Some(1), "own answer taken out breaks the tie");
     assert_eq!(majority_without(&[(1, 2), (2, 2), (3, 1)], Some(3)), None, "a tie among the others");
@@ -81,6 +83,29 @@ fn straight_lining_is_by_position_in_answer_order() {
     let mut shuffled: Vec<Answer> = (0..4).map(|i| a(1, i, i as i64 * 2, 0, 0, 3000)).collect();
     shuffled.push(a(1, 9, 3, 1, 1, 3000)); // placed between the 2nd and 3rd by order
     assert_eq!(person_flags(&shuffled, &Q)[0].longest_same_position, 2);
+}
+
+/// Most truths at one place (four_image's None): a careful person's
+/// long run there agrees with the others item by item and is no
+/// straight-lining; one who clicks that place whatever the item still is.
+#[test]
+fn a_run_the_items_explain_is_no_straight_lining() {
+    let mut all = Vec::new();
+    for item in 0..20u64 {
+        let (truth, place) = if item % 5 == 2 { (1, 1) } else { (4, 4) };
+        for other in [2, 3] {
+            all.push(a(other, item, item as i64, place, truth, 3000));
+        }
+        all.push(a(1, item, item as i64, place, truth, 3000));
+        all.push(a(9, item, item as i64, 4, 4, 3000));
+    }
+    all.push(with(Check::Gold { correct: true }, a(1, 100, 50, 4, 4, 3000)));
+    let f = person_flags(&all, &Q);
+    let careful = f.iter().find(|p| p.person == 1).unwrap();
+    assert_eq!(careful.longest_same_position, 4, "the run is still shown");
+    assert!(careful.flags.is_empty(), "{careful:?}");
+    let clicker = f.iter().find(|p| p.person == 9).unwrap();
+    assert!(clicker.flags.contains(&Flag::StraightLining), "{clicker:?}");
 }
 
 #[test]

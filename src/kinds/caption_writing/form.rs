@@ -5,6 +5,8 @@
 //! (303). Words outside the study's vocabulary come back on a page of their
 //! own that names them, with the texts filled in to fix, and, when the
 //! vocabulary only warns, a box to keep them; nothing is stored until then.
+//! A pair the kind refuses (identical captions, a text too long) comes back
+//! the same way (422) with the reason, the texts kept.
 use crate::domain::ids::TaskId;
 use crate::error::ServiceError;
 use crate::state::AppState;
@@ -43,22 +45,44 @@ async fn answer(p: SurveyPost<WriteForm>) -> Result<Answered, ServiceError> {
         negative: form.negative,
         confirmed: form.confirmed.is_some(),
     };
-    Ok(match write(&p.state, &p.user, &a, None).await? {
-        WriteOutcome::Stored(_) => Answered::Back,
-        WriteOutcome::Unknown { words, strict } => {
-            let action = format!("{}/write", p.page);
-            Answered::Page(page::respond(StatusCode::OK, unknown_page(&a, &words, strict, &action, &p.page)))
-        }
-    })
+    let action = format!("{}/write", p.page);
+    let refused = match write(&p.state, &p.user, &a, None).await {
+        Ok(WriteOutcome::Stored(_)) => return Ok(Answered::Back),
+        Ok(WriteOutcome::Unknown { words, strict }) => Refused::Unknown { words, strict },
+        // The kind's own rules (e.g. identical captions): the texts come back to fix, not lost.
+        Err(ServiceError::Invalid(message)) if a.option == "written" => Refused::Invalid(message),
+        Err(e) => return Err(e),
+    };
+    let status = match refused {
+        Refused::Unknown { .. } => StatusCode::OK,
+        Refused::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+    };
+    Ok(Answered::Page(page::respond(status, refill_page(&a, &refused, &action, &p.page))))
 }
 
-/// The form again with the unknown words named per caption.
-fn unknown_page(a: &WrittenAnswer, words: &[(String, Vec<String>)], strict: bool, action: &str, back: &str) -> String {
-    let count = words.iter().map(|(_, w)| w.len()).sum::<usize>();
-    let named: Vec<(String, String)> = words.iter().map(|(field, w)| (field.clone(), w.join(", "))).collect();
-    let lead = match strict {
-        true => "This study accepts only words from its vocabulary. Replace these:",
-        false => "These words are outside the study's vocabulary. Fix them, or keep them:",
+/// Why a written pair was not stored.
+enum Refused {
+    Unknown { words: Vec<(String, Vec<String>)>, strict: bool },
+    Invalid(String),
+}
+
+/// The form again with the texts filled in and what to fix: the unknown
+/// words named per caption, or the kind's refusal.
+fn refill_page(a: &WrittenAnswer, refused: &Refused, action: &str, back: &str) -> String {
+    let (title, lead, named, strict) = match refused {
+        Refused::Unknown { words, strict } => {
+            let named: Vec<(String, String)> = words.iter().map(|(field, w)| (field.clone(), w.join(", "))).collect();
+            let lead = match strict {
+                true => "This study accepts only words from its vocabulary. Replace these:".to_string(),
+                false => "These words are outside the study's vocabulary. Fix them, or keep them:".to_string(),
+            };
+            ("Words outside the vocabulary", lead, named, *strict)
+        }
+        Refused::Invalid(message) => ("Please fix the caption pair", message.clone(), Vec::new(), true),
+    };
+    let count = match refused {
+        Refused::Unknown { words, .. } => words.iter().map(|(_, w)| w.len()).sum::<usize>(),
+        Refused::Invalid(_) => 0,
     };
     let input = |name: &'static str, label: &'static str, value: &str| {
         let value = value.to_string();
@@ -73,15 +97,17 @@ fn unknown_page(a: &WrittenAnswer, words: &[(String, Vec<String>)], strict: bool
     let negative = input("negative", "Negative caption (false of the image)", &a.negative);
     let (task, action, back) = (a.task_id.get(), action.to_string(), back.to_string());
     page::document(
-        "Words outside the vocabulary",
+        title,
         None,
         view! {
             <section class="survey caption-writing" data-unknown-words=count>
-                <h1>"Words outside the vocabulary"</h1>
-                <p>{lead}</p>
-                <ul class="unknown-words">
-                    {named.into_iter().map(|(field, w)| view! { <li>{format!("{field}: ")}<mark>{w}</mark></li> }).collect_view()}
-                </ul>
+                <h1>{title}</h1>
+                <p role="alert">{lead}</p>
+                {(!named.is_empty()).then(|| view! {
+                    <ul class="unknown-words">
+                        {named.into_iter().map(|(field, w)| view! { <li>{format!("{field}: ")}<mark>{w}</mark></li> }).collect_view()}
+                    </ul>
+                })}
                 <form class="writing-form" method="post" action=action>
                     <input type="hidden" name="task_id" value=task/>
                     {positive}
