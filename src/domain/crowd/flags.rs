@@ -195,24 +195,32 @@ fn one_person(
     let median_secs_per_item = median(&mut secs);
     let (mut gold_answered, mut gold_correct, mut checks_answered, mut checks_failed) = (0, 0, 0, 0);
     let (mut shared_items, mut agreed, mut answers) = (0, 0, 0);
+    // Per answer: whether its item explains it (below, for straight-lining).
+    let mut explained = Vec::with_capacity(own.len());
     for a in own {
-        match a.check {
+        explained.push(match a.check {
             Check::Gold { correct } => {
                 gold_answered += 1;
                 gold_correct += usize::from(correct);
+                correct
             }
             Check::Attention { correct } => {
                 checks_answered += 1;
                 checks_failed += usize::from(!correct);
+                correct
             }
             Check::None => {
                 answers += 1;
-                if let Some(m) = counts.get(&a.item).and_then(|c| majority_without(c, counted.then_some(a.value))) {
-                    shared_items += 1;
-                    agreed += usize::from(m == a.value);
+                match counts.get(&a.item).and_then(|c| majority_without(c, counted.then_some(a.value))) {
+                    Some(m) => {
+                        shared_items += 1;
+                        agreed += usize::from(m == a.value);
+                        m == a.value
+                    }
+                    None => false,
                 }
             }
-        }
+        });
     }
     let share = |k: usize, n: usize| (n > 0).then(|| k as f64 / n as f64);
     let gold_accuracy = share(gold_correct, gold_answered);
@@ -226,17 +234,10 @@ fn one_person(
     // By what was clicked, not what it stored: where the right answer is
     // always one stored value (an odd-one-out's `negative`), careful people
     // give it every time, at shuffled positions. And only answers the item
-    // does not explain: four_image's None has one place, and where most
-    // truths are None careful people click it in long runs (audit AN: half
-    // of a perfect crowd flagged), always with the others' majority.
-    let explained = |a: &Answer| match a.check {
-        Check::Gold { correct } | Check::Attention { correct } => correct,
-        Check::None => counts
-            .get(&a.item)
-            .and_then(|c| majority_without(c, counted.then_some(a.value)))
-            .is_some_and(|m| m == a.value),
-    };
-    let unexplained_run = longest_run_skipping(own.iter().map(|a| (a.shown, explained(a))));
+    // does not explain (the others' majority, a right check): four_image's
+    // None has one place, and where most truths are None careful people
+    // click it in long runs (audit AN: half of a perfect crowd flagged).
+    let unexplained_run = longest_run_skipping(own.iter().map(|a| a.shown).zip(explained));
     if unexplained_run >= q.straight_line_run {
         flags.push(Flag::StraightLining);
     }
