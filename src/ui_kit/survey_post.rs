@@ -1,6 +1,7 @@
 //! A survey card's no-JavaScript form post, routed under both survey pages
 //! (`/annotate/{id}/…` for annotators, `/take/{id}/…` for link
-//! participants): the caller must be logged in, the answer goes through
+//! participants): the caller must be one who answers surveys (checked
+//! before the form is read), the answer goes through
 //! the service, then a 303 sends the browser back to the survey page, or a
 //! page for people says what went wrong with a link back. The shared answer
 //! form (`http::survey_form`) and the kinds' own forms use it.
@@ -10,6 +11,7 @@ use crate::accounts::SessionUser;
 use crate::domain::ids::StudyId;
 use crate::error::ServiceError;
 use crate::state::AppState;
+use axum::extract::rejection::FormRejection;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::post;
@@ -52,15 +54,20 @@ where
 {
     let under = |area: &'static str| {
         let handler = handler.clone();
+        // The role before the form: a caller who answers no survey learns
+        // nothing of its fields (a 401/403, never a 422 naming one).
         post(
             move |State(state): State<AppState>,
                   Path(study): Path<StudyId>,
                   caller: Result<Caller, ServiceError>,
-                  Form(form): Form<T>| async move {
+                  form: Result<Form<T>, FormRejection>| async move {
                 let page = format!("{area}/{study}");
-                let done = match caller {
-                    Ok(Caller(user)) => handler(SurveyPost { state, user, study, form, page: page.clone() }).await,
-                    Err(e) => Err(e),
+                let done = match (caller.and_then(|Caller(user)| answers_here(area, user)), form) {
+                    (Err(e), _) => Err(e),
+                    (Ok(_), Err(refused)) => return refused.into_response(),
+                    (Ok(user), Ok(Form(form))) => {
+                        handler(SurveyPost { state, user, study, form, page: page.clone() }).await
+                    }
                 };
                 answer(done, &page)
             },
@@ -69,6 +76,15 @@ where
     Router::new()
         .route(&format!("/annotate/{{id}}/{action}"), under("/annotate"))
         .route(&format!("/take/{{id}}/{action}"), under("/take"))
+}
+
+/// Who answers on this page: link participants on `/take`, annotators on `/annotate`.
+fn answers_here(area: &str, user: SessionUser) -> Result<SessionUser, ServiceError> {
+    match area {
+        "/take" => crate::studies::link::participants_only(&user).map(|_| user),
+        _ if user.role.may_annotate() => Ok(user),
+        _ => Err(ServiceError::Forbidden("only annotators answer surveys".into())),
+    }
 }
 
 /// Back to the survey `page`, its own page, or a page for people saying

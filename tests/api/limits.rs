@@ -119,6 +119,7 @@ async fn form_refusals_are_pages_and_a_missing_study_is_a_404() {
         client.post(app.url(path)).header("origin", app.base.clone()).header("content-type", kind).body(body).send()
     };
     let (form, step) = ("application/x-www-form-urlencoded", format!("/take/{study}/step"));
+    let answer = format!("/take/{study}/answer");
     let p = &participant;
     let cases = [
         (post(p, &step, form, big_form()).await.unwrap(), 413, "larger than this page takes"),
@@ -127,6 +128,8 @@ async fn form_refusals_are_pages_and_a_missing_study_is_a_404() {
         (post(p, "/take/abc/step", form, b"step=Consent".to_vec()).await.unwrap(), 400, "abc"),
         (post(&anonymous, &step, form, b"step=Nope".to_vec()).await.unwrap(), 401, "Your session has ended"),
         (post(&anonymous, &step, "application/json", b"{}".to_vec()).await.unwrap(), 401, "Your session has ended"),
+        (post(&anonymous, &answer, form, b"x=1".to_vec()).await.unwrap(), 401, "Your session has ended"),
+        (post(p, &answer, form, b"x=1".to_vec()).await.unwrap(), 422, "missing field `task_id`"),
     ];
     for (res, status, says) in cases {
         assert_eq!(res.status(), status);
@@ -142,8 +145,10 @@ async fn form_refusals_are_pages_and_a_missing_study_is_a_404() {
     assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
     assert!(res.text().await.unwrap().contains("This address does not take GET."));
     let annotator = app.login("annotator1").await;
-    let res = post(&annotator, &format!("/take/{study}/practice"), form, b"x=1".to_vec()).await.unwrap();
-    assert_eq!(res.status(), 403, "another role: refused before its fields are read");
+    for path in [format!("/take/{study}/practice"), answer.clone()] {
+        let res = post(&annotator, &path, form, b"x=1".to_vec()).await.unwrap();
+        assert_eq!(res.status(), 403, "{path}: another role, refused before its fields are read");
+    }
     for route in ["practice", "comprehension"] {
         let url = app.url(&format!("/api/v1/take/{study}/{route}"));
         let res = annotator.post(url).json(&serde_json::json!({"x": 1})).send().await.unwrap();

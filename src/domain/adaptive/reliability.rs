@@ -17,8 +17,8 @@
 //! * **Recognised spammers carry nothing, and are told apart early.** The
 //!   shrunk rows take dozens of answers to give up on someone; their answers
 //!   on items others settled ([`super::evidence`]) do not. Once a person has
-//!   [`MIN_SETTLED`] such answers, [`MIN_CONTRAST`] of them on items whose
-//!   value is not the commonest among them, and agrees with those values no
+//!   [`MIN_SETTLED`] such answers, [`MIN_CONTRAST`] of them on items settled
+//!   on another value than the commonest among them, and agrees with those values no
 //!   better than chance (kappa at most [`MIN_KAPPA`]), they are [`Person::uninformative`]:
 //!   their answers count nowhere, and adaptive assignment sends them no more.
 //! * **Gold answers count in full**: each is a known `(truth, answer)` count.
@@ -59,7 +59,7 @@ pub const MIN_SETTLED: usize = 10;
 /// Of those, settled items of another value than the commonest among them:
 /// where nearly every truth is one value, answers on such items alone can
 /// show a careful person from one who always gives that value.
-pub const MIN_CONTRAST: f64 = 3.0;
+pub const MIN_CONTRAST: usize = 3;
 /// Before any answer: the crowd is a middling worker on the kind's values.
 pub const PRIOR_ACCURACY: f64 = 0.7;
 

@@ -258,7 +258,7 @@ fn the_report_counts_spending_against_fixed_max() {
 #[test]
 fn a_study_ends_the_places_of_uninformative_people_only_when_set_to() {
     let mut rel = Reliability::uninformed(5);
-    let settled = |answers, kappa| evidence::Settled { answers, kappa, contrast: 4.0 };
+    let settled = |answers, kappa| evidence::Settled { answers, kappa, contrast: 4 };
     let person = |settled| reliability::Person {
         answers: 40,
         confusion: vec![0.2; 25],
@@ -271,7 +271,7 @@ fn a_study_ends_the_places_of_uninformative_people_only_when_set_to() {
     rel.people.insert(2, person(settled(12, 0.7)));
     rel.people.insert(3, person(settled(9, -0.5)));
     // Twelve settled items, but only two of another value than the rest: no evidence yet.
-    rel.people.insert(5, person(evidence::Settled { answers: 12, kappa: 0.0, contrast: 2.0 }));
+    rel.people.insert(5, person(evidence::Settled { answers: 12, kappa: 0.0, contrast: 2 }));
     let on = posterior(2, 5, 0.95);
     assert!(on.ends_place(1, &rel) && !on.ends_place(2, &rel) && !on.ends_place(3, &rel) && !on.ends_place(4, &rel));
     assert!(!on.ends_place(5, &rel));
