@@ -235,3 +235,7 @@ mod parse;
 #[cfg(test)]
 #[path = "study_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "study_warnings_tests.rs"]
+mod warnings_tests;

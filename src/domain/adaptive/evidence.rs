@@ -14,6 +14,13 @@
 
 /// Leave-one-out posterior an item's value needs for an answer on it to be evidence.
 pub const SETTLED: f64 = 0.8;
+/// Answers on settled items (or gold) before a person can be recognised as
+/// carrying no information: few enough to act within a bundle, enough that
+/// a good worker's kappa is not at the floor by bad luck.
+pub const MIN_SETTLED: usize = 10;
+/// Of those, items settled on another value than the commonest: where nearly
+/// every truth is one value, only they tell a careful person from a spammer.
+pub const MIN_CONTRAST: usize = 3;
 
 /// Per person: answers on settled items (gold included) and their kappa
 /// against the settled values (0 without any).
@@ -28,6 +35,13 @@ pub struct Settled {
     /// show whether the person tells values apart (an audit AN crowd, 90 %
     /// None: people right on every item were ended as uninformative at kappa 0).
     pub contrast: usize,
+}
+
+impl Settled {
+    /// Enough evidence to judge the person by their kappa.
+    pub fn enough(&self) -> bool {
+        self.answers >= MIN_SETTLED && self.contrast >= MIN_CONTRAST
+    }
 }
 
 /// `rows`: `(item, person, class)` by index; `gold`: `(person, truth,

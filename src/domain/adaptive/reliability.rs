@@ -17,9 +17,9 @@
 //! * **Recognised spammers carry nothing, and are told apart early.** The
 //!   shrunk rows take dozens of answers to give up on someone; their answers
 //!   on items others settled ([`super::evidence`]) do not. Once a person has
-//!   [`MIN_SETTLED`] such answers, [`MIN_CONTRAST`] of them on items settled
-//!   on another value than the commonest among them, and agrees with those values no
-//!   better than chance (kappa at most [`MIN_KAPPA`]), they are [`Person::uninformative`]:
+//!   [`MIN_SETTLED`] such answers ([`MIN_CONTRAST`] of them settled on another
+//!   value than the commonest) and agrees with those values no better than
+//!   chance (kappa at most [`MIN_KAPPA`]), they are [`Person::uninformative`]:
 //!   their answers count nowhere, and adaptive assignment sends them no more.
 //! * **Gold answers count in full**: each is a known `(truth, answer)` count.
 //!
@@ -44,6 +44,7 @@
 //! model from `domain::aggregate`'s Dawid–Skene, which stays crowd-kit's.
 pub use super::earned::FittedItem;
 use super::evidence::{settled, Settled};
+pub use super::evidence::{MIN_CONTRAST, MIN_SETTLED};
 use std::collections::HashMap;
 
 /// Answers' worth of the crowd prior in each of a person's confusion rows.
@@ -52,14 +53,6 @@ pub const PRIOR_STRENGTH: f64 = 5.0;
 /// exceed this for their answers to count.
 pub const MIN_KAPPA: f64 = 0.2;
 pub const ITERATIONS: usize = 30;
-/// Answers on settled items (or gold) before a person can be recognised as
-/// carrying no information: few enough to act within a bundle, enough that
-/// a good worker's kappa is not at the floor by bad luck.
-pub const MIN_SETTLED: usize = 10;
-/// Of those, settled items of another value than the commonest among them:
-/// where nearly every truth is one value, answers on such items alone can
-/// show a careful person from one who always gives that value.
-pub const MIN_CONTRAST: usize = 3;
 /// Before any answer: the crowd is a middling worker on the kind's values.
 pub const PRIOR_ACCURACY: f64 = 0.7;
 
@@ -87,8 +80,7 @@ impl Person {
 
     /// Enough evidence that the person's answers carry no information.
     pub fn uninformative(&self) -> bool {
-        let s = &self.settled;
-        s.answers >= MIN_SETTLED && s.contrast >= MIN_CONTRAST && s.kappa <= MIN_KAPPA
+        self.settled.enough() && self.settled.kappa <= MIN_KAPPA
     }
 
     /// Share of answers expected right under the class priors.
