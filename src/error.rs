@@ -62,7 +62,7 @@ impl From<sqlx::Error> for ServiceError {
         // No connection to be had (PostgreSQL down or restarting, every
         // connection busy past the pool's wait): the client may try again,
         // as it may after a full disk; an internal error would say otherwise.
-        if matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)) {
+        if crate::store::health::out_of_reach(&e) {
             tracing::warn!("the database is out of reach: {e}");
             return ServiceError::Unavailable(DB_UNREACHABLE.into());
         }
@@ -81,12 +81,9 @@ impl From<crate::store::writer::WriteError> for ServiceError {
             // The connection cut mid-batch (PostgreSQL restarting): the batch
             // was rolled back, the writer opens a new connection; say so, as
             // a full disk is said, so the page (or the person) sends it again.
-            let cut = cause.downcast_ref::<sqlx::Error>().is_some_and(|e| {
-                matches!(
-                    e,
-                    sqlx::Error::Io(_) | sqlx::Error::PoolClosed | sqlx::Error::PoolTimedOut | sqlx::Error::Protocol(_)
-                )
-            });
+            let cut = cause
+                .downcast_ref::<sqlx::Error>()
+                .is_some_and(|e| crate::store::health::out_of_reach(e) || matches!(e, sqlx::Error::Protocol(_)));
             if cut {
                 tracing::warn!("an answer batch met a cut database connection: {cause}");
                 return ServiceError::Unavailable(format!("your answer was {}", crate::api_types::ANSWER_CUT));

@@ -164,7 +164,7 @@ pub async fn arrive_consenting(
     let mut tx = match crate::store::db::begin_write(&state.db).await {
         Ok(tx) => tx,
         Err(e) => {
-            if matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)) {
+            if crate::store::health::out_of_reach(&e) {
                 let until = crate::store::db::now_millis() + UNREACHABLE_WAIT_MS;
                 UNREACHABLE_UNTIL_MS.fetch_max(until, std::sync::atomic::Ordering::AcqRel);
             }

@@ -42,6 +42,13 @@ fn says_full(e: &(dyn Error + 'static)) -> bool {
     text.contains("database or disk is full") || text.contains("No space left on device")
 }
 
+/// Whether `e` says no connection could be had or kept (PostgreSQL down or
+/// restarting, every connection busy past the pool's wait): the client may
+/// try again.
+pub fn out_of_reach(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_))
+}
+
 /// A write was refused for want of space: logs the cause once per spell.
 pub fn write_refused(cause: &(dyn Error + 'static)) {
     let now = crate::store::db::now_secs().max(1);

@@ -61,13 +61,8 @@ pub(super) fn fit(p: &Prepared, opts: &Options) -> Fit {
         Run { params, q, log_likelihood: counts.0, iterations, converged }
     };
     // The first restart with the strictly best log-likelihood wins.
-    let best = in_parallel(starts, opts.threads, restart).into_iter().reduce(|b, r| {
-        if r.log_likelihood > b.log_likelihood {
-            r
-        } else {
-            b
-        }
-    });
+    let runs = in_parallel(starts, opts.threads, restart);
+    let best = runs.into_iter().reduce(|b, r| if r.log_likelihood > b.log_likelihood { r } else { b });
     let run = best.expect("restarts >= 1");
     let extras = (0..p.people.len())
         .map(|w| PersonExtra {

@@ -69,20 +69,18 @@ enum Refused {
 /// The form again with the texts filled in and what to fix: the unknown
 /// words named per caption, or the kind's refusal.
 fn refill_page(a: &WrittenAnswer, refused: &Refused, action: &str, back: &str) -> String {
-    let (title, lead, named, strict) = match refused {
+    // `strict`: no box to keep the words (none either for a refused pair).
+    let (title, lead, named, strict, count) = match refused {
         Refused::Unknown { words, strict } => {
             let named: Vec<(String, String)> = words.iter().map(|(field, w)| (field.clone(), w.join(", "))).collect();
             let lead = match strict {
                 true => "This study accepts only words from its vocabulary. Replace these:".to_string(),
                 false => "These words are outside the study's vocabulary. Fix them, or keep them:".to_string(),
             };
-            ("Words outside the vocabulary", lead, named, *strict)
+            let count: usize = words.iter().map(|(_, w)| w.len()).sum();
+            ("Words outside the vocabulary", lead, named, *strict, count)
         }
-        Refused::Invalid(message) => ("Please fix the caption pair", message.clone(), Vec::new(), true),
-    };
-    let count = match refused {
-        Refused::Unknown { words, .. } => words.iter().map(|(_, w)| w.len()).sum::<usize>(),
-        Refused::Invalid(_) => 0,
+        Refused::Invalid(message) => ("Please fix the caption pair", message.clone(), Vec::new(), true, 0),
     };
     let input = |name: &'static str, label: &'static str, value: &str| {
         let value = value.to_string();
