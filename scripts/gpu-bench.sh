@@ -4,17 +4,17 @@
 # `scripts/build-cuda.sh --pack target/gpu-carry` and the machine's own
 # Python (PyTorch for CUDA 13, transformers, torchvision, Pillow); no Rust,
 # no network. Makes a seeded ViT-B/32 checkpoint with transformers, a demo
-# data dir, scores it with hardneg on the GPU in f32 and bf16, runs
+# data dir, scores it with hardneg on the GPU in f32, bf16 and f16, runs
 # transformers' CLIPModel on the same images and captions
 # (scripts/reference/gpu_clip_bench.py) and writes everything under $OUT.
 #
 #   scripts/gpu-bench.sh [CARRY_DIR]     # default target/gpu-carry
 #
 # CARRY_DIR holds hardneg.xz and libcurand.so.10.xz (used only where the
-# machine's wheels lack it). At most 6 files come back: steps.txt,
-# score-{f32,bf16}.log, reference.txt, summary.txt, summary.json.
+# machine's wheels lack it). At most 7 files come back: steps.txt,
+# score-{f32,bf16,f16}.log, reference.txt, summary.txt, summary.json.
 # Env: OUT (default target/gpu-bench-out), HARDNEG_BIN (a binary instead of
-# CARRY_DIR's), GPU_BENCH_INSTANCES (2100),
+# CARRY_DIR's), GPU_BENCH_INSTANCES (2100), GPU_BENCH_DTYPES ("f32 bf16 f16"),
 # GPU_BENCH_BATCH (256), PYTHON (python3), GPU_BENCH_DEVICE (cuda; cpu
 # tries the pipeline on a machine without a GPU, with --tiny weights).
 set -uo pipefail
@@ -74,20 +74,22 @@ ckpt_args=()
 "$py" scripts/reference/make_clip_checkpoint.py "$work/model" --data-dir "$data" --seed 0 $tiny "${ckpt_args[@]}" || exit 1
 
 logs=""
-for dtype in f32 bf16; do
+runs=""
+for dtype in ${GPU_BENCH_DTYPES:-f32 bf16 f16}; do
   log "hardneg score --dtype $dtype"
   start=$SECONDS
-  timeout 240 "$hn" score --model-dir "$work/model" --name "hn-$dtype" --dataset demo --device "$device" \
+  timeout 150 "$hn" score --model-dir "$work/model" --name "hn-$dtype" --dataset demo --device "$device" \
     --dtype "$dtype" --batch "$batch" --data-dir "$data" >"$out/score-$dtype.log" 2>&1
   echo "exit $?, $((SECONDS - start)) s wall (loading and hashing the weights included)" >>"$out/score-$dtype.log"
   tail -n 6 "$out/score-$dtype.log" >&2
   logs="${logs:+$logs,}hn-$dtype=$out/score-$dtype.log"
+  runs="${runs:+$runs,}hn-$dtype"
 done
 
 log "transformers on the same images and captions"
 torch_args=()
 [ "${GPU_BENCH_NO_TORCH:-0}" = 1 ] && torch_args+=(--no-torch)
-timeout 300 "$py" scripts/reference/gpu_clip_bench.py "$data" "$work/model" --out "$out" --runs hn-f32,hn-bf16 \
+timeout 240 "$py" scripts/reference/gpu_clip_bench.py "$data" "$work/model" --out "$out" --runs "$runs" \
   --logs "$logs" --batch "$batch" --device "$device" "${torch_args[@]}" 2>&1 | tee "$out/reference.txt"
 log "done"
 rm -rf "$work"

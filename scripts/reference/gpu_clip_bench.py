@@ -13,7 +13,8 @@ transformers' CLIPModel in four settings: fp32 without TF32 (the reference),
 fp32 with PyTorch's defaults, fp16 and bf16 autocast; for each, images/s end
 to end (files through a DataLoader of --workers processes: PIL decoding,
 torchvision's OpenAI transforms, to embeddings in host memory) and model
-alone (preprocessed pixels already on the GPU), texts/s, the largest
+alone (preprocessed pixels already on the GPU), texts/s (end to end also
+after the first batch, on both sides: its warm-up left out), the largest
 per-component difference of the unit embeddings against the reference, and
 the outcomes that differ from the reference's, with the largest reference
 margin among them (a near-tie has a margin near 0). Writes summary.txt and
@@ -105,14 +106,32 @@ def compare(name, out, ref_out, ref_margin, emb=None, ref_emb=None):
 
 
 def log_rates(path):
-    """The last `images: …` progress line of a `hardneg score` log."""
-    rates = {}
+    """Rates from a `hardneg score` log's progress lines: the last line's
+    (end to end and model alone, since the first batch started) and, from
+    two lines or more, the rates after the first batch ("steady": its
+    warm-up, the kernels' first load, left out). A line's elapsed time is
+    its count over its rate (a fresh run: nothing came from the cache)."""
+    lines = {}
     for line in open(path, errors="replace"):
         m = re.match(r"(image|text)s: (\d+)/(\d+) done, ([\d.]+) \w+/s(?: \(model alone ([\d.]+))?", line)
         if m:
-            rates[m.group(1)] = {"end_to_end": float(m.group(4)),
-                                 "model_alone": float(m.group(5)) if m.group(5) else None}
+            lines.setdefault(m.group(1), []).append(
+                (int(m.group(2)), float(m.group(4)), float(m.group(5)) if m.group(5) else None))
+    rates = {}
+    for kind, got in lines.items():
+        done, e2e, model = got[-1]
+        rates[kind] = {"end_to_end": e2e, "model_alone": model}
+        if len(got) >= 2 and e2e > 0 and got[0][1] > 0:
+            first = got[0]
+            rates[kind]["end_to_end_steady"] = steady(first[0], first[0] / first[1], done, done / e2e)
+            if model and first[2]:
+                rates[kind]["model_alone_steady"] = steady(first[0], first[0] / first[2], done, done / model)
     return rates
+
+
+def steady(n0, t0, n1, t1):
+    """Items per second between two points of a run; None without a second batch."""
+    return (n1 - n0) / (t1 - t0) if t1 > t0 and n1 > n0 else None
 
 
 def torch_settings(data, model_dir, batch, workers, device):
@@ -173,14 +192,19 @@ def torch_settings(data, model_dir, batch, workers, device):
             t0 = time.perf_counter()
             loader = torch.utils.data.DataLoader(Files(), batch_size=batch, num_workers=workers,
                                                  pin_memory=device.startswith("cuda"))
-            img, kept = [], []
+            img, kept, first = [], [], None
             for x in loader:
                 if pixels is None:
                     kept.append(x)
                 with ctx():
                     img.append(unit(feats(model.get_image_features(pixel_values=x.to(device, non_blocking=True)))))
+                if first is None:
+                    # unit() copied to the host: the first batch is done.
+                    first = (len(x), time.perf_counter())
             sync()
-            e2e = len(data.images) / (time.perf_counter() - t0)
+            end = time.perf_counter()
+            e2e = len(data.images) / (end - t0)
+            e2e_steady = steady(first[0], first[1], len(data.images), end)
             if pixels is None:
                 pixels = torch.cat(kept).to(device)
             # Model alone: preprocessed pixels already on the device; one warm-up batch.
@@ -204,9 +228,11 @@ def torch_settings(data, model_dir, batch, workers, device):
                     txt.append(unit(feats(model.get_text_features(input_ids=padded))))
             sync()
             texts_per_s = len(encoded) / (time.perf_counter() - t0)
-        results.append({"setting": name, "images_per_s_end_to_end": e2e, "images_per_s_model_alone": model_alone,
-                        "texts_per_s": texts_per_s, "emb": (np.concatenate(img), np.concatenate(txt))})
-        print(f"{name}: {e2e:.0f} images/s end to end, {model_alone:.0f} model alone, {texts_per_s:.0f} texts/s",
+        results.append({"setting": name, "images_per_s_end_to_end": e2e, "images_per_s_end_to_end_steady": e2e_steady,
+                        "images_per_s_model_alone": model_alone, "texts_per_s": texts_per_s,
+                        "emb": (np.concatenate(img), np.concatenate(txt))})
+        print(f"{name}: {e2e:.0f} images/s end to end ({e2e_steady or 0:.0f} after the first batch), "
+              f"{model_alone:.0f} model alone, {texts_per_s:.0f} texts/s",
               flush=True)
     return results
 
