@@ -176,7 +176,6 @@ def torch_settings(data, model_dir, batch, workers, device):
         return torch.nn.functional.normalize(x.float(), dim=-1).cpu().numpy()
 
     pixels = None
-    results = []
     settings = [("transformers fp32, no TF32 (reference)", None, False),
                 ("transformers fp32, PyTorch defaults", None, None),
                 ("transformers fp16 autocast", torch.float16, None),
@@ -228,13 +227,12 @@ def torch_settings(data, model_dir, batch, workers, device):
                     txt.append(unit(feats(model.get_text_features(input_ids=padded))))
             sync()
             texts_per_s = len(encoded) / (time.perf_counter() - t0)
-        results.append({"setting": name, "images_per_s_end_to_end": e2e, "images_per_s_end_to_end_steady": e2e_steady,
-                        "images_per_s_model_alone": model_alone, "texts_per_s": texts_per_s,
-                        "emb": (np.concatenate(img), np.concatenate(txt))})
         print(f"{name}: {e2e:.0f} images/s end to end ({e2e_steady or 0:.0f} after the first batch), "
               f"{model_alone:.0f} model alone, {texts_per_s:.0f} texts/s",
               flush=True)
-    return results
+        yield {"setting": name, "images_per_s_end_to_end": e2e, "images_per_s_end_to_end_steady": e2e_steady,
+               "images_per_s_model_alone": model_alone, "texts_per_s": texts_per_s,
+               "emb": (np.concatenate(img), np.concatenate(txt))}
 
 
 def main():
@@ -256,7 +254,18 @@ def main():
     runs = [r for r in args.runs.split(",") if r]
     logs = dict(kv.split("=", 1) for kv in args.logs.split(",") if kv)
     hn = {r: (data.run_embeddings(r), data.run_outcomes(r), log_rates(logs[r]) if r in logs else {}) for r in runs}
-    torch_rows = [] if args.no_torch else torch_settings(data, args.model_dir, args.batch, args.workers, args.device)
+    if args.no_torch:
+        write_summary(args, data, runs, hn, [], final=True)
+        return
+    torch_rows = []
+    # The summary after each setting: a call cut short still brings back the settings done.
+    for row in torch_settings(data, args.model_dir, args.batch, args.workers, args.device):
+        torch_rows.append(row)
+        write_summary(args, data, runs, hn, torch_rows, final=False)
+    write_summary(args, data, runs, hn, torch_rows, final=True)
+
+
+def write_summary(args, data, runs, hn, torch_rows, final):
     if torch_rows:
         ref_emb = torch_rows[0]["emb"]
         ref_name = torch_rows[0]["setting"]
@@ -278,20 +287,21 @@ def main():
         row.update({k: v for k, v in t.items() if k not in ("emb", "setting")})
         rows.append(row)
     summary = {"reference": ref_name, "instances": len(data.instances), "images": len(data.images),
-               "texts": len(data.texts), "batch": args.batch, "rows": rows,
+               "texts": len(data.texts), "batch": args.batch, "rows": rows, "complete": final,
                "reference_margin_median": float(np.median(ref_margin))}
     lines = [f"reference: {ref_name}; {len(data.instances)} instances, {len(data.images)} images, "
-             f"{len(data.texts)} captions, batch {args.batch}; median margin {np.median(ref_margin):.2e}"]
+             f"{len(data.texts)} captions, batch {args.batch}; median margin {np.median(ref_margin):.2e}"
+             + ("" if final else " (so far: the torch settings not listed did not finish)")]
     for row in rows:
         lines.append(row["setting"] + ": " + ", ".join(
             f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items() if k != "setting"))
     text = "\n".join(lines)
-    print(text)
+    if final:
+        print(text)
     with open(os.path.join(args.out, "summary.txt"), "w") as f:
         f.write(text + "\n")
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
-
 
 if __name__ == "__main__":
     sys.exit(main())
