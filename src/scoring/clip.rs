@@ -96,6 +96,14 @@ impl ClipEncoder {
     pub fn load_with(dir: &Path, choice: DeviceChoice, precision: Precision) -> anyhow::Result<ClipEncoder> {
         // First: a wrong --device should not wait for the weights to be hashed.
         let (device, label) = select_device(choice)?;
+        if precision != Precision::F32 && !device.is_cuda() {
+            // Measured at ViT-B/32 (docs/performance.md, session 57): bf16 at ~0.55x f32's speed.
+            eprintln!(
+                "--dtype {}: emulated on the CPU (rounded to {0}, multiplied in f32), slower than f32: \
+                 for checking the GPU's numbers, not for speed",
+                precision.as_str()
+            );
+        }
         let config_path = dir.join("config.json");
         let text =
             std::fs::read_to_string(&config_path).with_context(|| format!("reading {}", config_path.display()))?;

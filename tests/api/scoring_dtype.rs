@@ -89,11 +89,15 @@ async fn bf16_is_recorded_keys_the_cache_and_agrees_with_f32_but_on_near_ties() 
             ["score", "--model-dir", model.to_str().unwrap(), "--name", name, "--dataset", "demo", "--device", "cpu"];
         cli(data, &[&args[..], &["--dtype", dtype, "--batch", "8"]].concat())
     };
-    let f32_first = ok(&score("tiny", "f32"));
+    let emulated = |out: &Output| String::from_utf8_lossy(&out.stderr).contains("emulated on the CPU");
+    let f32_out = score("tiny", "f32");
+    let f32_first = ok(&f32_out);
     let all = encoded(&f32_first);
     assert_eq!(all.0, 56);
     // Same name and weights in bf16: nothing of f32's is reused, and the other way round.
-    let bf16_first = ok(&score("tiny", "bf16"));
+    let bf16_out = score("tiny", "bf16");
+    assert!(emulated(&bf16_out) && !emulated(&f32_out), "a half type on the CPU is said to be emulated");
+    let bf16_first = ok(&bf16_out);
     assert!(bf16_first.contains("as tiny on cpu bf16"), "{bf16_first}");
     assert_eq!(encoded(&bf16_first), all);
     assert_eq!(encoded(&ok(&score("tiny", "bf16"))), (0, 0), "bf16 reads its own cache");
