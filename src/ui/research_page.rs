@@ -33,22 +33,16 @@ pub fn ResearchPage() -> impl IntoView {
 /// Also shown on the admin page.
 #[component]
 pub fn StudiesOverview() -> impl IntoView {
-    // Counted, not arena-owned: a page whose response stream was dropped
-    // (the browser left mid-render) disposed an arena resource before its
-    // Suspend read it, and Leptos panicked "already disposed".
-    let studies = ArcResource::new(|| (), |_| research_overview());
+    let studies = Resource::new(|| (), |_| research_overview());
     view! {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
-            {move || {
-                let studies = studies.clone();
-                Suspend::new(async move {
+            {move || Suspend::new(async move {
                 match studies.await {
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                     Ok(list) if list.is_empty() => view! { <p>"No studies yet."</p> }.into_any(),
                     Ok(list) => list.into_iter().map(|o| view! { <StudyCard study=o.progress agreement=o.agreement status=o.status/> }).collect_view().into_any(),
                 }
-            })
-            }}
+            })}
         </Suspense>
     }
 }
