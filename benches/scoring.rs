@@ -60,10 +60,12 @@ async fn main() -> anyhow::Result<()> {
     }
 
     let req = ScoreRequest { name: "bench".into(), dataset: "demo".into(), batch: 32 };
+    let dataset = hardneg::studies::pipeline::dataset_id(&db, "demo").await?;
+    let negatives = hardneg::studies::negatives::of_dataset(&db, hardneg::kinds::KINDS, dataset).await?;
     for label in ["first run", "cached re-run"] {
         let start = Instant::now();
         let enc = ClipEncoder::load(&model, DeviceChoice::Cpu)?;
-        let s = score_dataset(&db, &store, Box::new(enc), &req, Arc::new(AtomicBool::new(false))).await?;
+        let s = score_dataset(&db, &store, Box::new(enc), &req, &negatives, Arc::new(AtomicBool::new(false))).await?;
         println!(
             "score {INSTANCES} instances, {label}: {:.1} s including load ({} images, {} texts encoded)",
             start.elapsed().as_secs_f64(),

@@ -6,7 +6,8 @@ captions, weights and card (scripts/gpu-bench.sh runs it; docs/performance.md).
         [--batch 256] [--workers 16] [--device cuda] [--no-torch]
 
 Reads the demo dataset's scored instances from DATA_DIR (hardneg.sqlite: the
-same negative-image rule as src/store/negatives.rs), hardneg's cached
+negative-image rule of src/studies/negatives.rs for a dataset without
+studies, the demo's), hardneg's cached
 embeddings and stored outcomes of each run in --runs, and its progress logs
 (images/s end to end and model alone). Then, unless --no-torch, runs
 transformers' CLIPModel in four settings: fp32 without TF32 (the reference),
@@ -31,7 +32,8 @@ import time
 
 import numpy as np
 
-# src/store/negatives.rs, negative_sql("i.id"): the curated negative, else a
+# src/studies/negatives.rs without Step 3 (the bench's demo has no study): an
+# image a study item carries, else src/store/negatives.rs's stand-in, a
 # candidate known to match, else slot 0.
 NEGATIVE_SQL = """COALESCE(
   (SELECT si.chosen_image FROM study_items si WHERE si.instance_id = i.id AND si.chosen_image IS NOT NULL
@@ -110,13 +112,15 @@ def log_rates(path):
     (end to end and model alone, since the first batch started) and, from
     two lines or more, the rates after the first batch ("steady": its
     warm-up, the kernels' first load, left out). A line's elapsed time is
-    its count over its rate (a fresh run: nothing came from the cache)."""
+    what the run encoded (its count less those from the cache) over its rate."""
     lines = {}
     for line in open(path, errors="replace"):
         m = re.match(r"(image|text)s: (\d+)/(\d+) done, ([\d.]+) \w+/s(?: \(model alone ([\d.]+))?", line)
         if m:
+            cached = re.search(r"; (\d+) from the cache", line)
+            encoded = int(m.group(2)) - (int(cached.group(1)) if cached else 0)
             lines.setdefault(m.group(1), []).append(
-                (int(m.group(2)), float(m.group(4)), float(m.group(5)) if m.group(5) else None))
+                (encoded, float(m.group(4)), float(m.group(5)) if m.group(5) else None))
     rates = {}
     for kind, got in lines.items():
         done, e2e, model = got[-1]

@@ -236,6 +236,7 @@ pub async fn score(
     if batch == 0 {
         return Err(invalid("--batch must be at least 1".into()));
     }
+    crate::domain::names::check_run_name(&name).map_err(|e| invalid(format!("--name: {e}")))?;
     let model = match (model_dir, external) {
         (Some(_), _) if matches!(device, DeviceChoice::Cuda) && !cfg!(feature = "cuda") => {
             return Err(invalid(NO_CUDA.into()))
@@ -257,7 +258,8 @@ pub async fn score(
         (None, None) => return Err(invalid("give --model-dir or --external".into())),
     };
     let pool = super::open_existing(data_dir).await?;
-    crate::studies::pipeline::dataset_id(&pool, &dataset).await?;
+    let dataset_id = crate::studies::pipeline::dataset_id(&pool, &dataset).await?;
+    let negatives = crate::studies::negatives::of_dataset(&pool, crate::kinds::KINDS, dataset_id).await?;
     let store = ImageStore::new(data_dir.join("images"));
-    run_score(&pool, &store, model, crate::scoring::run::ScoreRequest { name, dataset, batch }).await
+    run_score(&pool, &store, model, crate::scoring::run::ScoreRequest { name, dataset, batch }, &negatives).await
 }

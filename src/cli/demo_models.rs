@@ -8,22 +8,20 @@ use crate::demo::scorers::DemoScorer;
 use crate::demo::Scene;
 use crate::domain::metrics::Outcome;
 use crate::store::images::ImageStore;
-use crate::store::negatives::negative_sql;
 use crate::store::rows::from_row;
 use crate::store::runs::{replace_run, RunOutcome};
 use anyhow::Context;
 use sqlx::AnyPool;
 use std::collections::HashMap;
 
-/// An instance as stored: either image may be missing.
+/// An instance as stored: its positive image may be missing.
 struct Stored {
     id: i64,
     caption: String,
     negative_caption: String,
     positive: Option<String>,
-    negative: Option<String>,
 }
-from_row!(Stored { id, caption, negative_caption, positive, negative });
+from_row!(Stored { id, caption, negative_caption, positive });
 
 struct Row {
     id: i64,
@@ -41,18 +39,18 @@ pub async fn score_demo_models(db: &AnyPool, images: &ImageStore, dataset: &str)
     else {
         return Ok(0);
     };
-    let rows: Vec<Stored> = sqlx::query_as(&format!(
-        "SELECT i.id, i.caption, i.negative_caption, i.positive_image AS positive, {} AS negative
+    let negatives = crate::studies::negatives::of_dataset(db, crate::kinds::KINDS, dataset_id).await?;
+    let rows: Vec<Stored> = sqlx::query_as(
+        "SELECT i.id, i.caption, i.negative_caption, i.positive_image AS positive
          FROM instances i WHERE i.dataset_id = $1 ORDER BY i.id",
-        negative_sql("i.id")
-    ))
+    )
     .bind(dataset_id)
     .fetch_all(db)
     .await?;
     let rows: Vec<Row> = rows
         .into_iter()
         .filter_map(|r| {
-            let (positive, negative) = (r.positive?, r.negative?);
+            let (positive, negative) = (r.positive?, negatives.get(&r.id)?.clone());
             Some(Row { id: r.id, caption: r.caption, negative_caption: r.negative_caption, positive, negative })
         })
         .collect();

@@ -94,7 +94,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let stage = stage.map(|s| Stage::parse(&s)).transpose().map_err(crate::error::ServiceError::Invalid)?;
             let pool = open_existing(&data_dir).await?;
             let only = crate::datasets::audit::stage_instances(&pool, &dataset, stage).await?;
-            let report = crate::models::compare::compare(&pool, &dataset, &baselines, only).await?;
+            let report =
+                crate::models::compare::compare(&pool, crate::kinds::KINDS, &dataset, &baselines, only).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {

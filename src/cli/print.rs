@@ -1,6 +1,7 @@
 //! What the CLI prints: the comparison table and where an export went.
 use crate::api_types::{CompareReport, ModelScores};
 use crate::datasets::export::{export_to_dir, ExportRequest};
+use crate::domain::metrics::Scores;
 use crate::store::images::ImageStore;
 use sqlx::AnyPool;
 use std::path::Path;
@@ -31,25 +32,33 @@ pub fn compare_table(r: &CompareReport) {
         "{:<w$} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
         "model", "n", "I2T", "T2I", "Group", "Ipos2T", "Ineg2T", "Tpos2I", "Tneg2I"
     );
-    let row = |name: &str, s: &crate::domain::metrics::Scores| {
-        println!(
-            "{:<w$} {:>6} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}",
-            name, s.n, s.i2t, s.t2i, s.group, s.ipos2t, s.ineg2t, s.tpos2i, s.tneg2i
-        )
-    };
     for m in &r.models {
-        row(&m.name, &m.report.overall);
+        println!("{}", score_line(&m.name, &m.report.overall, w, false));
     }
     for (title, report) in &humans {
         match report {
-            Some(report) => row(title, &report.overall),
+            Some(report) => println!("{}", score_line(title, &report.overall, w, false)),
             None => println!("{title:<w$} {:>6} no complete answers yet", 0),
         }
     }
-    row("Random", &r.random);
+    println!("{}", score_line("Random", &r.random, w, true));
     for note in r.models.iter().filter_map(ModelScores::left_out_note) {
         println!("{note}");
     }
+}
+
+/// One row of the comparison table. A row measured on no instance (a
+/// model before any Step 3 answer, with `--stage step3`) has no figures:
+/// "—" as on the page, where 0.00 would read as a score. Chance (`chance`)
+/// counts no instance but its figures hold.
+fn score_line(name: &str, s: &Scores, w: usize, chance: bool) -> String {
+    let n = if s.is_empty() { "—".to_string() } else { s.n.to_string() };
+    let figures = [s.i2t, s.t2i, s.group, s.ipos2t, s.ineg2t, s.tpos2i, s.tneg2i];
+    let cells: Vec<String> = figures
+        .iter()
+        .map(|v| if s.is_empty() && !chance { format!("{:>7}", "—") } else { format!("{v:>7.2}") })
+        .collect();
+    format!("{name:<w$} {n:>6} {}", cells.join(" "))
 }
 
 /// Each question of a kind that asks several per item, with its intervals.
@@ -122,5 +131,20 @@ pub fn agreement_detail(r: &crate::studies::agreement::AgreementOut) {
         if let Some(why) = why {
             println!("{model}: not estimated ({why})");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_on_no_instance_show_dashes_not_zeros() {
+        let empty = Scores::default();
+        assert_eq!(score_line("clip", &empty, 8, false), format!("clip     {:>6} {}", "—", ["      —"; 7].join(" ")));
+        let random = score_line("Random", &Scores::random().rounded(), 8, true);
+        assert_eq!(random, format!("Random   {:>6}   25.00   25.00   16.67   50.00   50.00   50.00   50.00", "—"));
+        let s = Scores { n: 4, i2t: 50.0, group: 12.5, ..Scores::default() };
+        assert_eq!(score_line("m", &s, 2, false), "m       4   50.00    0.00   12.50    0.00    0.00    0.00    0.00");
     }
 }

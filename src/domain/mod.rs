@@ -22,6 +22,7 @@ pub mod names;
 pub mod natural_order;
 pub mod normalize;
 pub mod pairs;
+pub mod percent;
 pub mod preference;
 pub mod prolific;
 pub mod resolution;

@@ -66,6 +66,26 @@ pub fn plain_text(text: &str, max: usize, lines: bool) -> Result<(), String> {
     }
 }
 
+/// Model run names head the rows of `hardneg compare`'s table and the
+/// comparison page: the longest accepted, in characters.
+pub const MAX_RUN_NAME_CHARS: usize = 200;
+
+/// Refuses an empty name, one with control characters (a newline splits
+/// the table's row) and one over [`MAX_RUN_NAME_CHARS`] characters.
+pub fn check_run_name(name: &str) -> Result<(), String> {
+    if name.trim().is_empty() {
+        return Err("the run name is empty".into());
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Err(format!("the run name holds the control character {c:?}"));
+    }
+    let chars = name.chars().count();
+    if chars > MAX_RUN_NAME_CHARS {
+        return Err(format!("the run name has {chars} characters, at most {MAX_RUN_NAME_CHARS} are allowed"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +132,29 @@ mod text_tests {
         assert_eq!(imported_text_problem(" \t "), Some("empty".into()));
         assert_eq!(imported_text_problem("a\u{7}b"), Some("character U+0007 at 2 is not allowed".into()));
         assert_eq!(imported_text_problem("A dog on a sofa."), None);
+    }
+
+    #[test]
+    fn run_names_are_one_short_line() {
+        for ok in ["CLIP ViT-B/32", "clip+ft", "a&b", "x#1", "é🙂", &"x".repeat(MAX_RUN_NAME_CHARS)] {
+            assert_eq!(check_run_name(ok), Ok(()), "{ok:?}");
+        }
+        // Counted in characters, not bytes.
+        assert_eq!(check_run_name(&"é".repeat(MAX_RUN_NAME_CHARS)), Ok(()));
+        for (bad, says) in [
+            ("", "empty"),
+            ("   ", "empty"),
+            ("two\nlines", "'\\n'"),
+            ("tab\there", "'\\t'"),
+            ("nul\0", "'\\0'"),
+            ("esc\u{1b}[31m", "'\\u{1b}'"),
+            ("del\u{7f}", "'\\u{7f}'"),
+            ("c1\u{85}", "'\\u{85}'"),
+        ] {
+            let e = check_run_name(bad).unwrap_err();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
+        let e = check_run_name(&"x".repeat(3000)).unwrap_err();
+        assert!(e.contains("3000 characters, at most 200"), "{e}");
     }
 }

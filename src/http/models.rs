@@ -34,7 +34,7 @@ async fn compare_models(
 ) -> Result<Json<CompareReport>, ServiceError> {
     let (dataset, baselines, stage) = compare_params(&pairs)?;
     let only = crate::datasets::audit::stage_instances(&state.db, &dataset, stage).await?;
-    Ok(Json(compare::compare(&state.db, &dataset, &baselines, only).await?))
+    Ok(Json(compare::compare(&state.db, state.kinds, &dataset, &baselines, only).await?))
 }
 
 type CompareParams = (String, Vec<i64>, Option<Stage>);
@@ -89,7 +89,7 @@ async fn model_failures(
     _: Researcher,
     ApiQuery(q): ApiQuery<FailureQuery>,
 ) -> Result<Json<Vec<Failure>>, ServiceError> {
-    Ok(Json(failures::failures(&state.db, &q.dataset, &q.model, &q.score, q.neg_type.as_deref()).await?))
+    Ok(Json(failures::failures(&state.db, state.kinds, &q.dataset, &q.model, &q.score, q.neg_type.as_deref()).await?))
 }
 
 #[cfg(test)]

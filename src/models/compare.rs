@@ -5,6 +5,7 @@ use crate::domain::category::Category;
 use crate::domain::export::Stage;
 use crate::domain::ids::DatasetId;
 use crate::domain::metrics::{Aggregator, Outcome, Report, Scores};
+use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::store::ids::Flag;
 use sqlx::AnyPool;
@@ -25,8 +26,8 @@ pub async fn datasets_with_results(db: &AnyPool) -> Result<Vec<String>, ServiceE
         .await?)
 }
 
-/// (instance, type, subtype, the four flags, stale).
-type OutcomeRow = (i64, String, String, Flag, Flag, Flag, Flag, Flag);
+/// (instance, type, subtype, the four flags, the negative image scored on).
+type OutcomeRow = (i64, String, String, Flag, Flag, Flag, Flag, Option<String>);
 
 /// Which instances the models are measured on: every one, or a curation
 /// stage's (the stage and its instance ids, in id order).
@@ -37,6 +38,7 @@ pub type Only = Option<(Stage, Vec<i64>)>;
 /// and chance.
 pub async fn compare(
     db: &AnyPool,
+    kinds: &[SurveyKind],
     dataset: &str,
     baselines: &[i64],
     only: Only,
@@ -51,26 +53,25 @@ pub async fn compare(
             .bind(dataset_id)
             .fetch_all(db)
             .await?;
+    let negatives = crate::studies::negatives::of_dataset(db, kinds, dataset_id).await?;
     let mut models = Vec::with_capacity(runs.len());
     for (run, name, device) in runs {
-        // `stale`: the outcome was computed on a negative image that curation
-        // has since replaced (Step 3 chose another candidate).
-        let rows: Vec<OutcomeRow> = sqlx::query_as(&format!(
-            "SELECT o.instance_id, i.neg_type, i.subtype, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i,
-                    CAST(CASE WHEN o.negative_image IS NOT NULL AND o.negative_image <> {} THEN 1 ELSE 0 END AS BIGINT)
+        let rows: Vec<OutcomeRow> = sqlx::query_as(
+            "SELECT o.instance_id, i.neg_type, i.subtype, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i, o.negative_image
              FROM model_outcomes o JOIN instances i ON i.id = o.instance_id WHERE o.run_id = $1",
-            crate::store::negatives::negative_sql("o.instance_id")
-        ))
+        )
         .bind(run)
         .fetch_all(db)
         .await?;
         let mut agg = Aggregator::new();
         let mut left_out = 0;
-        for (id, t, s, a, b, c, d, stale) in rows {
+        for (id, t, s, a, b, c, d, scored_on) in rows {
             if only.as_ref().is_some_and(|(_, ids)| ids.binary_search(&id).is_err()) {
                 continue;
             }
-            if stale.0 {
+            // Computed on a negative image that curation has since replaced
+            // (Step 3 settled on another candidate); imported results scored none.
+            if scored_on.is_some_and(|image| negatives.get(&id) != Some(&image)) {
                 left_out += 1;
                 continue;
             }

@@ -1,8 +1,10 @@
 //! The comparison drill-down: instances a model run fails, with what it
 //! failed, the captions and (when the dataset has them) both images.
 use crate::api_types::Failure;
+use crate::domain::category::NegType;
 use crate::domain::ids::InstanceId;
 use crate::domain::metrics::Outcome;
+use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::store::ids::Flag;
 use crate::store::rows::from_row;
@@ -43,6 +45,7 @@ from_row!(FailureRow {
 /// Up to [`LIMIT`] failures of `model` on `dataset`, optionally of one type.
 pub async fn failures(
     db: &AnyPool,
+    kinds: &[SurveyKind],
     dataset: &str,
     model: &str,
     metric: &str,
@@ -52,18 +55,32 @@ pub async fn failures(
     if fails(metric, &Outcome::default()).is_none() {
         return Err(ServiceError::Invalid(format!("unknown score {metric:?} (i2t, t2i or group)")));
     }
+    // What would otherwise list nothing is refused, as the comparison
+    // refuses it: an unknown type (`SWAP` reads as `swap`) and a model with
+    // no run on the dataset.
+    let neg_type = neg_type
+        .map(|t| NegType::parse(t).map(NegType::as_str))
+        .transpose()
+        .map_err(|e| ServiceError::Invalid(format!("query parameter `type`: {e}")))?;
+    let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM model_runs WHERE dataset_id = $1 AND name = $2")
+        .bind(dataset_id)
+        .bind(model)
+        .fetch_one(db)
+        .await?;
+    if runs == 0 {
+        return Err(ServiceError::NotFound(format!("no model run named {model:?} on dataset {dataset:?}")));
+    }
     // The negative image is the one the model was scored against; an
     // outcome on a negative that curation has since replaced is left out,
     // as the comparison leaves it out.
-    let negative = crate::store::negatives::negative_sql("i.id");
-    let rows: Vec<FailureRow> = sqlx::query_as(&format!(
+    let negatives = crate::studies::negatives::of_dataset(db, kinds, dataset_id).await?;
+    let rows: Vec<FailureRow> = sqlx::query_as(
         "SELECT i.id, i.neg_type, i.subtype, i.caption, i.negative_caption, i.positive_image,
-                {negative} AS negative_image, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
+                o.negative_image, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
          FROM model_outcomes o JOIN model_runs r ON r.id = o.run_id JOIN instances i ON i.id = o.instance_id
          WHERE r.dataset_id = $1 AND r.name = $2 AND ($3 IS NULL OR i.neg_type = $4)
-           AND (o.negative_image IS NULL OR o.negative_image = {negative})
-         ORDER BY i.id"
-    ))
+         ORDER BY i.id",
+    )
     .bind(dataset_id)
     .bind(model)
     .bind(neg_type)
@@ -86,6 +103,12 @@ pub async fn failures(
                 tpos2i: c,
                 tneg2i: d,
             } = r;
+            let current = negatives.get(&id);
+            if neg.as_ref().is_some_and(|scored_on| current != Some(scored_on)) {
+                return None;
+            }
+            // Imported results scored no image: the one curation has now.
+            let neg = neg.or_else(|| current.cloned());
             let o = Outcome { ipos2t: a, ineg2t: b, tpos2i: c, tneg2i: d };
             fails(metric, &o)?.then(|| Failure {
                 instance_id: InstanceId::new(id),

@@ -126,9 +126,7 @@ pub async fn import_results(
     dataset: &str,
     path: &Path,
 ) -> Result<ImportSummary, ServiceError> {
-    if model.trim().is_empty() {
-        return Err(ServiceError::Invalid("--model must not be empty".into()));
-    }
+    crate::domain::names::check_run_name(model).map_err(|e| ServiceError::Invalid(format!("--model: {e}")))?;
     let rows = read_rows(path)?;
     let name = path.display().to_string();
     let mut tx = crate::store::db::begin_write(db).await?;

@@ -140,8 +140,27 @@ impl ClipEncoder {
 /// `convert("RGB")` does).
 pub fn read_rgb(path: &Path) -> anyhow::Result<Rgb> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let img = image::load_from_memory(&bytes).with_context(|| format!("decoding {}", path.display()))?.to_rgb8();
+    decode_rgb(&bytes, path)
+}
+
+fn decode_rgb(bytes: &[u8], path: &Path) -> anyhow::Result<Rgb> {
+    let img = image::load_from_memory(bytes).with_context(|| format!("decoding {}", path.display()))?.to_rgb8();
     Ok(Rgb { width: img.width() as usize, height: img.height() as usize, data: img.into_raw() })
+}
+
+/// A stored image, refused unless its bytes still hash to its id: the
+/// embedding is cached under that id, so a file changed in the store would
+/// leave a wrong vector in the cache for good (audit AP).
+fn read_stored_rgb(image: &ImageRef) -> anyhow::Result<Rgb> {
+    let path = &image.path;
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    anyhow::ensure!(
+        crate::store::images::sha256_hex(&bytes) == image.hash,
+        "image {} ({}): its bytes no longer hash to its id; the image store was changed (restore the file)",
+        image.hash,
+        path.display()
+    );
+    decode_rgb(&bytes, path)
 }
 
 /// OpenAI's CLIP preprocessing of a batch, spread over the rayon pool.
@@ -151,8 +170,10 @@ struct ClipPrep {
 
 impl ImagePrep for ClipPrep {
     fn prepare(&self, images: &[ImageRef]) -> anyhow::Result<PreparedImages> {
-        let pixels: Vec<Vec<f32>> =
-            images.par_iter().map(|r| Ok(preprocess(&read_rgb(&r.path)?, self.size))).collect::<anyhow::Result<_>>()?;
+        let pixels: Vec<Vec<f32>> = images
+            .par_iter()
+            .map(|r| Ok(preprocess(&read_stored_rgb(r)?, self.size)))
+            .collect::<anyhow::Result<_>>()?;
         Ok(PreparedImages { count: images.len(), pixels: pixels.concat() })
     }
 }
@@ -202,5 +223,32 @@ impl Encoder for ClipEncoder {
         let batch = pad_batch(&self.tokenizer.encode(texts)?, self.config.text_config.eos_token_id);
         let ids = Tensor::from_vec(batch.ids, (batch.rows, batch.len), &self.device)?;
         Ok(self.model.encode_text(&ids, &batch.pool)?.to_vec2::<f32>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_image_whose_bytes_changed_is_refused_not_encoded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut png = Vec::new();
+        image::RgbImage::from_pixel(3, 2, image::Rgb([200, 10, 10]))
+            .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+            .unwrap();
+        let path = dir.path().join("img");
+        std::fs::write(&path, &png).unwrap();
+        let hash = crate::store::images::sha256_hex(&png);
+        let rgb = read_stored_rgb(&ImageRef { hash: hash.clone(), path: path.clone() }).unwrap();
+        assert_eq!((rgb.width, rgb.height, &rgb.data[..3]), (3, 2, &[200, 10, 10][..]));
+        // Another valid image under the same id: decodable, but not the image the id names.
+        let mut other = Vec::new();
+        image::RgbImage::from_pixel(3, 2, image::Rgb([0, 0, 255]))
+            .write_to(&mut std::io::Cursor::new(&mut other), image::ImageFormat::Png)
+            .unwrap();
+        std::fs::write(&path, &other).unwrap();
+        let err = read_stored_rgb(&ImageRef { hash: hash.clone(), path }).unwrap_err().to_string();
+        assert!(err.contains(&hash) && err.contains("no longer hash to its id"), "{err}");
     }
 }

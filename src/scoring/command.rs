@@ -9,6 +9,7 @@ use super::rankings::{is_ranking_dataset, score_rankings};
 use super::run::{dataset_id, score_dataset, Counts, ScoreRequest};
 use crate::store::images::ImageStore;
 use sqlx::AnyPool;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -37,7 +38,14 @@ fn cancel_on_ctrl_c() -> Arc<AtomicBool> {
     flag
 }
 
-pub async fn run_score(db: &AnyPool, store: &ImageStore, model: Model, req: ScoreRequest) -> anyhow::Result<()> {
+/// `negatives`: each instance's negative image (`studies::negatives`).
+pub async fn run_score(
+    db: &AnyPool,
+    store: &ImageStore,
+    model: Model,
+    req: ScoreRequest,
+    negatives: &HashMap<i64, String>,
+) -> anyhow::Result<()> {
     anyhow::ensure!(req.batch > 0, "--batch must be at least 1");
     // The dataset named is found before a model takes seconds to load.
     let dataset_id = dataset_id(db, &req.dataset).await?;
@@ -64,7 +72,7 @@ pub async fn run_score(db: &AnyPool, store: &ImageStore, model: Model, req: Scor
         print_encoded(s.images, s.texts);
         return Ok(());
     }
-    let s = score_dataset(db, store, encoder, &req, cancel).await?;
+    let s = score_dataset(db, store, encoder, &req, negatives, cancel).await?;
     let replaced = if s.replaced_run { ", replacing the earlier run" } else { "" };
     println!("scored {} instances of dataset {} as {} on {}{replaced}", s.instances, req.dataset, req.name, s.device);
     print_encoded(s.images, s.texts);

@@ -126,6 +126,26 @@ impl ClipConfig {
         Ok(c)
     }
 
+    /// Refuses weights holding encoder layers past a tower's
+    /// `num_hidden_layers`: the towers load only the layers the config
+    /// counts, so the rest would be dropped silently and the scores change.
+    pub fn check_layers(&self, tensor_names: &[String]) -> anyhow::Result<()> {
+        let towers = [("text", self.text_config.num_hidden_layers), ("vision", self.vision_config.num_hidden_layers)];
+        for (tower, count) in towers {
+            let prefix = format!("{tower}_model.encoder.layers.");
+            let found: std::collections::BTreeSet<usize> =
+                tensor_names.iter().filter_map(|n| n.strip_prefix(&prefix)?.split('.').next()?.parse().ok()).collect();
+            if let Some(&last) = found.last().filter(|&&last| last >= count) {
+                anyhow::bail!(
+                    "{tower}_config.num_hidden_layers is {count}, but model.safetensors holds {} {tower} encoder \
+                     layers ({prefix}0 to {prefix}{last}): fix config.json",
+                    found.len()
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// OpenAI ViT-B/32 (the transformers defaults), for benchmarks.
     pub fn vit_b_32() -> ClipConfig {
         ClipConfig::parse(r#"{"text_config": {}, "vision_config": {}}"#).expect("defaults parse")

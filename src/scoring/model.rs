@@ -350,7 +350,11 @@ fn load_with(
     compute: Compute,
 ) -> Result<ClipModel> {
     // Safety: the file is memory-mapped read-only; it must not be truncated while loaded.
-    let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[weights], DType::F32, device)? };
+    let tensors = unsafe { candle_core::safetensors::MmapedSafetensors::new(weights)? };
+    let names: Vec<String> = tensors.tensors().into_iter().map(|(name, _)| name).collect();
+    // Msg, not msg(): a refusal to read, with no backtrace under RUST_BACKTRACE.
+    config.check_layers(&names).map_err(|e| candle_core::Error::Msg(e.to_string()))?;
+    let vb = VarBuilder::from_backend(Box::new(tensors), DType::F32, device.clone());
     ClipModel::new(vb, config, kernels, compute)
 }
 

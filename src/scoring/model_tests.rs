@@ -141,3 +141,27 @@ fn buffers_left_by_a_larger_pass_change_nothing() {
     assert_ne!(run(&mut used, &LENS, false), x);
     assert_eq!(run(&mut used, &small, true), fresh);
 }
+
+/// A config counting fewer layers than the weights hold is refused, per
+/// tower, naming the field, the count and the layers found; the config
+/// that matches loads.
+#[test]
+fn fewer_configured_layers_than_the_weights_hold_are_refused() {
+    use crate::scoring::clip::{ClipEncoder, DeviceChoice};
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        crate::scoring::testing::write_tiny_checkpoint(dir.path(), Activation::QuickGelu, &["a cat"], 1).unwrap();
+    assert!(ClipEncoder::load(dir.path(), DeviceChoice::Cpu).is_ok());
+    for tower in ["text", "vision"] {
+        let mut c = config.clone();
+        match tower {
+            "text" => c.text_config.num_hidden_layers = 1,
+            _ => c.vision_config.num_hidden_layers = 1,
+        }
+        std::fs::write(dir.path().join("config.json"), serde_json::to_string(&c).unwrap()).unwrap();
+        let e = ClipEncoder::load(dir.path(), DeviceChoice::Cpu).err().expect("refused");
+        let e = format!("{e:#}");
+        assert!(e.contains(&format!("{tower}_config.num_hidden_layers is 1")), "{e}");
+        assert!(e.contains(&format!("2 {tower} encoder layers ({tower}_model.encoder.layers.0 to ")), "{e}");
+    }
+}

@@ -8,7 +8,6 @@ use super::feed::{Feed, AHEAD};
 use super::rank;
 use crate::domain::ids::DatasetId;
 use crate::store::images::{sha256_hex, ImageStore};
-use crate::store::negatives::negative_image_for;
 use crate::store::runs::replace_run;
 use sqlx::AnyPool;
 use std::collections::HashMap;
@@ -52,7 +51,13 @@ struct Scorable {
     negative: String,
 }
 
-async fn scorable_instances(db: &AnyPool, dataset_id: DatasetId) -> sqlx::Result<(Vec<Scorable>, usize)> {
+/// `negatives`: each instance's negative image as curation has it
+/// (`studies::negatives::of_dataset`, which scoring sits below).
+async fn scorable_instances(
+    db: &AnyPool,
+    dataset_id: DatasetId,
+    negatives: &HashMap<i64, String>,
+) -> sqlx::Result<(Vec<Scorable>, usize)> {
     let rows: Vec<(i64, String, String, Option<String>)> = sqlx::query_as(
         "SELECT id, caption, negative_caption, positive_image FROM instances WHERE dataset_id = $1 ORDER BY id",
     )
@@ -61,8 +66,9 @@ async fn scorable_instances(db: &AnyPool, dataset_id: DatasetId) -> sqlx::Result
     .await?;
     let (mut out, mut skipped) = (Vec::with_capacity(rows.len()), 0);
     for (id, caption, negative_caption, positive) in rows {
-        match (positive, negative_image_for(db, id).await?) {
+        match (positive, negatives.get(&id)) {
             (Some(positive), Some(negative)) => {
+                let negative = negative.clone();
                 out.push(Scorable { id, caption, negative_caption, positive, negative })
             }
             _ => skipped += 1,
@@ -210,8 +216,13 @@ impl<'a> Embedder<'a> {
                 ),
                 None => String::new(),
             };
+            // The rates count what this run encoded: the cached ones cost it nothing.
+            let cached = match counts.cached {
+                0 => String::new(),
+                n => format!("; {n} from the cache, not in the rates"),
+            };
             eprintln!(
-                "{k}s: {}/{} done, {:.1} {k}s/s{fed}",
+                "{k}s: {}/{} done, {:.1} {k}s/s{fed}{cached}",
                 counts.cached + counts.encoded,
                 counts.total,
                 rate(start.elapsed().as_secs_f64())
@@ -234,11 +245,12 @@ pub async fn score_dataset(
     store: &ImageStore,
     encoder: Box<dyn Encoder>,
     req: &ScoreRequest,
+    negatives: &HashMap<i64, String>,
     cancel: Arc<AtomicBool>,
 ) -> anyhow::Result<ScoreSummary> {
     anyhow::ensure!(!req.name.trim().is_empty(), "--name must not be empty");
     let dataset_id = dataset_id(db, &req.dataset).await?;
-    let (instances, skipped) = scorable_instances(db, dataset_id).await?;
+    let (instances, skipped) = scorable_instances(db, dataset_id, negatives).await?;
     anyhow::ensure!(
         !instances.is_empty(),
         "dataset {:?} has no instance with both a positive and a negative image",

@@ -16,6 +16,7 @@ pub mod create;
 pub mod hooks;
 pub mod link;
 pub mod meta;
+pub mod negatives;
 #[cfg(test)]
 mod negatives_tests;
 mod next_read;

@@ -4,26 +4,26 @@
 use crate::accounts::SessionUser;
 use crate::cli::demo_seed::{seed_demo_accounts, seed_demo_dataset};
 use crate::datasets::export::{export_to_dir, ExportRequest};
+use crate::domain::ids::StudyId;
 use crate::domain::metrics::Outcome;
 use crate::domain::role::Role;
 use crate::domain::survey::SurveyKind;
 use crate::kinds::REGISTRY;
-use crate::store::negatives::negative_image_for;
 use crate::studies::create;
 use crate::studies::{adjudication, outcomes};
 use std::collections::BTreeMap;
 
-#[tokio::test]
-async fn survivors_scoring_failures_and_export_name_the_same_negative() {
+/// A SQLite file with the demo's 12 instances, its accounts and a Step 3
+/// study over them: (its folder, the pool, the researcher, the study, its
+/// instances in id order).
+async fn step3_over_the_demo() -> (tempfile::TempDir, sqlx::AnyPool, SessionUser, StudyId, Vec<i64>) {
     let dir = tempfile::tempdir().unwrap();
     let db = crate::store::db::open_pool(&dir.path().join("t.sqlite")).await.unwrap();
-    let images = crate::store::images::ImageStore::new(dir.path().join("images"));
-    seed_demo_dataset(&db, &images, 12).await.unwrap();
+    seed_demo_dataset(&db, &crate::store::images::ImageStore::new(dir.path().join("images")), 12).await.unwrap();
     seed_demo_accounts(&db).await.unwrap();
     let researcher_id: i64 =
         sqlx::query_scalar("SELECT id FROM users WHERE username = 'researcher'").fetch_one(&db).await.unwrap();
     let researcher = SessionUser { id: researcher_id.into(), username: "researcher".into(), role: Role::Researcher };
-
     let spec = "name = \"S3\"\nkind = \"four_image\"\ndataset = \"demo\"\nannotators = \"all\"\nseed = 3\n";
     let s3 =
         create::create_study(&db, &REGISTRY, &create::parse_spec(&REGISTRY, spec, 0).unwrap(), spec).await.unwrap();
@@ -32,6 +32,13 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
         .fetch_all(&db)
         .await
         .unwrap();
+    (dir, db, researcher, s3, items)
+}
+
+#[tokio::test]
+async fn survivors_scoring_failures_and_export_name_the_same_negative() {
+    let (dir, db, researcher, s3, items) = step3_over_the_demo().await;
+    let images = crate::store::images::ImageStore::new(dir.path().join("images"));
     // Every slot is chosen somewhere (not only slot 0, the uncurated
     // stand-in), and some items are discarded.
     for (n, id) in items.iter().enumerate() {
@@ -61,8 +68,10 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
     assert_eq!(step4_items, survivors, "Step 4's items carry Step 3's choice");
 
     // Scoring.
+    let dataset = crate::studies::pipeline::dataset_id(&db, "demo").await.unwrap();
+    let negatives = crate::studies::negatives::of_dataset(&db, crate::kinds::KINDS, dataset).await.unwrap();
     for (id, image) in &survivors {
-        assert_eq!(negative_image_for(&db, *id).await.unwrap().as_ref(), Some(image), "instance {id}");
+        assert_eq!(negatives.get(id), Some(image), "instance {id}");
     }
 
     // The failure drill-down, over a run that fails everything.
@@ -72,7 +81,8 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
     let mut tx = db.begin().await.unwrap();
     crate::store::runs::replace_run(&mut tx, dataset_id, "M", "test", None, &outcomes).await.unwrap();
     tx.commit().await.unwrap();
-    let failures = crate::models::failures::failures(&db, "demo", "M", "group", None).await.unwrap();
+    let failures =
+        crate::models::failures::failures(&db, crate::kinds::KINDS, "demo", "M", "group", None).await.unwrap();
     assert_eq!(failures.len(), items.len());
     for f in failures.iter().filter(|f| survivors.contains_key(&f.instance_id.get())) {
         let want = crate::studies::tasks::image_url(&survivors[&f.instance_id.get()]);
@@ -91,4 +101,52 @@ async fn survivors_scoring_failures_and_export_name_the_same_negative() {
         let path = r["negative_image"].as_str().unwrap();
         assert!(path.contains(&survivors[&id]), "instance {id}: {path}");
     }
+}
+
+/// Step 3's settled choices name the negative as soon as they settle, before
+/// a later study copies them (audit AP: scoring and the comparison read the
+/// stand-in until Step 4 was built); an unsettled or discarded item keeps
+/// the stand-in, and a model scored on the stand-in is left out where Step 3
+/// chose another candidate.
+#[tokio::test]
+async fn step3_settled_choices_name_the_negative_before_step4() {
+    let (_dir, db, researcher, s3, items) = step3_over_the_demo().await;
+    let dataset = crate::studies::pipeline::dataset_id(&db, "demo").await.unwrap();
+    let negatives = || crate::studies::negatives::of_dataset(&db, crate::kinds::KINDS, dataset);
+    let stand_in = negatives().await.unwrap();
+    assert_eq!(stand_in.len(), items.len());
+    // A model scored before curation, on the stand-ins.
+    let early: Vec<(i64, Outcome, Option<String>)> =
+        items.iter().map(|id| (*id, Outcome::default(), Some(stand_in[id].clone()))).collect();
+    let mut tx = db.begin().await.unwrap();
+    crate::store::runs::replace_run(&mut tx, dataset, "early", "test", None, &early).await.unwrap();
+    tx.commit().await.unwrap();
+
+    // Every fourth settled item discarded; the last two left open.
+    let value = |n: usize| if n % 4 == 3 { "none".to_string() } else { (n % 3 + 1).to_string() };
+    for (n, id) in items.iter().enumerate().take(items.len() - 2) {
+        adjudication::adjudicate(&db, crate::kinds::KINDS, &researcher, s3, (*id).into(), &value(n), None)
+            .await
+            .unwrap();
+    }
+    let now = negatives().await.unwrap();
+    let mut replaced = 0;
+    for (n, id) in items.iter().enumerate() {
+        let slots: Vec<String> =
+            sqlx::query_scalar("SELECT image FROM candidates WHERE instance_id = $1 ORDER BY slot")
+                .bind(id)
+                .fetch_all(&db)
+                .await
+                .unwrap();
+        let want = match value(n).parse::<usize>() {
+            Ok(slot) if n < items.len() - 2 => &slots[slot],
+            _ => &stand_in[id],
+        };
+        assert_eq!(&now[id], want, "item {n} (instance {id})");
+        replaced += usize::from(want != &stand_in[id]);
+    }
+    assert!(replaced >= 3, "{replaced}");
+    let report = crate::models::compare::compare(&db, crate::kinds::KINDS, "demo", &[], None).await.unwrap();
+    let early = report.models.iter().find(|m| m.name == "early").unwrap();
+    assert_eq!((early.left_out, early.n), (replaced, items.len() - replaced));
 }

@@ -263,13 +263,25 @@ pub async fn survivors(
             open.len() - disputed
         )));
     }
-    let Some(curation) = meta.kind.curation() else {
+    if meta.kind.curation().is_none() {
         return Err(ServiceError::Invalid(format!("study {:?} curates nothing", meta.name)));
-    };
-    let items = item_images(db, meta.kind, study).await?;
+    }
+    carried_images(db, meta.kind, study, &outcomes).await
+}
+
+/// The image each settled, kept item of a curation study carries (the
+/// candidate Step 3 chose), whether or not the study has finished.
+pub async fn carried_images(
+    db: &AnyPool,
+    kind: SurveyKind,
+    study: StudyId,
+    outcomes: &[ItemOutcome],
+) -> Result<Vec<(i64, String)>, ServiceError> {
+    let Some(curation) = kind.curation() else { return Ok(Vec::new()) };
+    let items = item_images(db, kind, study).await?;
     let mut out = Vec::new();
-    for o in &outcomes {
-        if o.verdict(meta.kind) == Some(Verdict::Kept) {
+    for o in outcomes {
+        if matches!(o.state, ItemState::Final { .. }) && o.verdict(kind) == Some(Verdict::Kept) {
             let value = o.final_value().unwrap_or_default();
             let image =
                 items.get(&o.instance_id).and_then(|item| (curation.carried_image)(item, value)).ok_or_else(|| {

@@ -6,6 +6,7 @@ use super::error_text;
 use super::session;
 use crate::api_types::{CompareReport, Failure};
 use crate::domain::metrics::Scores;
+use crate::domain::percent::query_value;
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_query_map;
@@ -18,7 +19,7 @@ pub async fn model_failures(
     neg_type: Option<String>,
 ) -> Result<Vec<Failure>, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    crate::models::failures::failures(&state.db, &dataset, &model, &score, neg_type.as_deref())
+    crate::models::failures::failures(&state.db, state.kinds, &dataset, &model, &score, neg_type.as_deref())
         .await
         .map_err(session::sfn_error)
 }
@@ -119,9 +120,10 @@ pub fn FailureDrillDown(dataset: String, models: Vec<String>) -> impl IntoView {
         },
     );
     let link = move |model: &str, fail: &str, t: Option<&str>| {
+        let (dataset, model, fail) = (query_value(&dataset), query_value(model), query_value(fail));
         let mut url = format!("/research/compare?dataset={dataset}&model={model}&fail={fail}");
         if let Some(t) = t {
-            url.push_str(&format!("&type={t}"));
+            url.push_str(&format!("&type={}", query_value(t)));
         }
         url
     };

@@ -7,6 +7,7 @@ use super::session;
 use crate::api_types::{CompareReport, HumanRow};
 use crate::domain::export::Stage;
 use crate::domain::metrics::Scores;
+use crate::domain::percent::query_value;
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_query_map;
@@ -26,7 +27,7 @@ pub async fn load_comparison(dataset: String, stage: Option<String>) -> Result<C
         .transpose()
         .map_err(session::sfn_error)?;
     let only = crate::datasets::audit::stage_instances(&state.db, &dataset, stage).await.map_err(session::sfn_error)?;
-    crate::models::compare::compare(&state.db, &dataset, &[], only).await.map_err(session::sfn_error)
+    crate::models::compare::compare(&state.db, state.kinds, &dataset, &[], only).await.map_err(session::sfn_error)
 }
 
 /// The stages a comparison may be limited to, as the page offers them
@@ -74,7 +75,7 @@ pub fn ComparePage() -> impl IntoView {
                 datasets.await.ok().map(|list| view! {
                     <nav class="datasets" aria-label="Datasets">
                         {if list.is_empty() { Some(view! { <p class="hint">"No model results yet: " <code>"hardneg results import --model NAME FILE.csv"</code></p> }) } else { None }}
-                        <ul>{list.into_iter().map(|d| view! { <li><A href=format!("/research/compare?dataset={d}")>{d.clone()}</A></li> }).collect_view()}</ul>
+                        <ul>{list.into_iter().map(|d| view! { <li><A href=format!("/research/compare?dataset={}", query_value(&d))>{d.clone()}</A></li> }).collect_view()}</ul>
                     </nav>
                 })
             })}
@@ -105,8 +106,8 @@ fn StagePicker(dataset: String, stage: Option<String>) -> impl IntoView {
         <nav class="stages" aria-label="Instances compared">
             <ul>{STAGES.iter().map(|(s, label)| {
                 let href = match s {
-                    Some(s) => format!("/research/compare?dataset={dataset}&stage={}", s.as_str()),
-                    None => format!("/research/compare?dataset={dataset}"),
+                    Some(s) => format!("/research/compare?dataset={}&stage={}", query_value(&dataset), s.as_str()),
+                    None => format!("/research/compare?dataset={}", query_value(&dataset)),
                 };
                 let current = (stage.as_deref() == s.map(Stage::as_str)).then_some("page");
                 view! { <li><a href=href aria-current=current>{*label}</a></li> }
@@ -122,7 +123,6 @@ fn Comparison(report: CompareReport) -> impl IntoView {
     for h in &report.humans {
         rows.push((h.title(), h.report.as_ref().map(|r| r.overall)));
     }
-    rows.push(("Random".into(), Some(report.random)));
     let types = ["replace", "swap", "add"];
     let per_type = |name: &str, r: &crate::domain::metrics::Report| {
         let per = types.iter().map(|t| r.by_type.iter().find(|(k, _)| k.as_str() == *t).map(|(_, v)| *v)).collect();
@@ -138,7 +138,7 @@ fn Comparison(report: CompareReport) -> impl IntoView {
     view! {
         <section class="compare" data-dataset=report.dataset.clone()>
             <h2>{format!("Dataset {}", report.dataset)}</h2>
-            <ScoreTable rows/>
+            <ScoreTable rows random=report.random/>
             {report.models.iter().filter_map(|m| Some(view! {
                 <p class="notice left-out" data-model=m.name.clone()>{m.left_out_note()?}</p>
             })).collect_view()}
@@ -162,18 +162,29 @@ fn Comparison(report: CompareReport) -> impl IntoView {
     }
 }
 
+/// `rows` are measured (models, people); `random` is chance, last, whose
+/// figures stand though it counts no instance.
 #[component]
-fn ScoreTable(rows: Vec<(String, Option<Scores>)>) -> impl IntoView {
+fn ScoreTable(rows: Vec<(String, Option<Scores>)>, random: Scores) -> impl IntoView {
+    let rows: Vec<(String, Option<Scores>, bool)> = rows
+        .into_iter()
+        .map(|(name, s)| (name, s, false))
+        .chain([("Random".to_string(), Some(random), true)])
+        .collect();
     let best: Vec<f64> = COLUMNS
         .iter()
-        .map(|(_, f)| rows.iter().flat_map(|(_, s)| s.as_ref().map(f)).fold(f64::MIN, f64::max))
+        .map(|(_, f)| {
+            // A row on no instance shows "—", never the best.
+            let shown = rows.iter().filter(|(_, s, chance)| *chance || s.is_some_and(|s| !s.is_empty()));
+            shown.flat_map(|(_, s, _)| s.as_ref().map(f)).fold(f64::MIN, f64::max)
+        })
         .collect();
     view! {
         <table class="data scores" tabindex="0">
             <caption>"Overall (%); best per column in bold"</caption>
             <thead><tr><th scope="col">"Model"</th><th scope="col">"n"</th>{COLUMNS.iter().map(|(c, _)| view! { <th scope="col">{*c}</th> }).collect_view()}</tr></thead>
             <tbody>
-                {rows.into_iter().map(|(name, s)| {
+                {rows.into_iter().map(|(name, s, chance)| {
                     let label = name.clone();
                     // A baseline study nobody has completed an instance of yet.
                     let Some(s) = s else {
@@ -182,8 +193,12 @@ fn ScoreTable(rows: Vec<(String, Option<Scores>)>) -> impl IntoView {
                     let n = if s.n == 0 { "—".to_string() } else { s.n.to_string() };
                     let cells = COLUMNS.iter().zip(&best).map(|((c, f), b)| {
                         let v = f(&s);
-                        let class = if v == *b { "best" } else { "" };
-                        view! { <td class=class data-col=*c>{format!("{v:.2}")}</td> }
+                        let (class, text) = if s.is_empty() && !chance {
+                            ("", "—".to_string())
+                        } else {
+                            (if v == *b { "best" } else { "" }, format!("{v:.2}"))
+                        };
+                        view! { <td class=class data-col=*c>{text}</td> }
                     }).collect_view();
                     view! { <tr data-model=name><th scope="row">{label}</th><td>{n}</td>{cells}</tr> }.into_any()
                 }).collect_view()}

@@ -17,6 +17,7 @@ mod backup;
 mod baseline;
 mod caption_match;
 mod cli;
+mod compare_drilldown;
 mod connections;
 mod crowd;
 mod crowd_check_kit;

@@ -9,7 +9,6 @@ use hardneg::scoring::config::Activation;
 use hardneg::scoring::rank::similarities;
 use hardneg::scoring::testing::write_tiny_checkpoint;
 use hardneg::store::images::{sha256_hex, ImageStore};
-use hardneg::store::negatives::negative_image_for;
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Output;
@@ -44,13 +43,13 @@ async fn cached(pool: &sqlx::AnyPool, run: &str, dtype: Option<&str>) -> HashMap
         .collect()
 }
 
-/// (id, C0, C1, I0, ipos2t, ineg2t, tpos2i, tneg2i) of a run's instances.
-type OutcomeRow = (i64, String, String, String, i64, i64, i64, i64);
+/// (C0, C1, I0, I1, ipos2t, ineg2t, tpos2i, tneg2i) of a run's instances.
+type OutcomeRow = (String, String, String, String, i64, i64, i64, i64);
 
 /// Per instance: the four similarities and the stored outcome flags.
 async fn scored(pool: &sqlx::AnyPool, run: &str, vecs: &HashMap<String, Vec<f32>>) -> Vec<([f64; 4], [bool; 4])> {
     let rows: Vec<OutcomeRow> = sqlx::query_as(
-        "SELECT i.id, i.caption, i.negative_caption, i.positive_image, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
+        "SELECT i.caption, i.negative_caption, i.positive_image, o.negative_image, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
          FROM model_outcomes o JOIN model_runs r ON r.id = o.run_id JOIN instances i ON i.id = o.instance_id
          WHERE r.name = $1 ORDER BY i.id",
     )
@@ -59,8 +58,7 @@ async fn scored(pool: &sqlx::AnyPool, run: &str, vecs: &HashMap<String, Vec<f32>
     .await
     .unwrap();
     let mut out = Vec::new();
-    for (id, c0, c1, i0, a, b, c, d) in rows {
-        let i1 = negative_image_for(pool, id).await.unwrap().unwrap();
+    for (c0, c1, i0, i1, a, b, c, d) in rows {
         let v = |h: &str| &vecs[h];
         let s = similarities(v(&sha256_hex(c0.as_bytes())), v(&sha256_hex(c1.as_bytes())), v(&i0), v(&i1));
         out.push(([s.c0_i0, s.c1_i0, s.c0_i1, s.c1_i1], [a, b, c, d].map(|x| x != 0)));

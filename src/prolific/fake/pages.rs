@@ -3,6 +3,7 @@
 //! `_links` (self, next, previous, last: `{"href": url or null}`) and
 //! `meta.count` that Prolific's paginated answers carry.
 use super::reply::{Call, Reply};
+use crate::domain::percent::query_value;
 use serde_json::{json, Value};
 
 pub const DEFAULT_PAGE_SIZE: usize = 20;
@@ -11,22 +12,14 @@ pub const MAX_PAGE_SIZE: usize = 500;
 
 fn link(c: &Call, page: Option<usize>) -> Value {
     let Some(page) = page else { return json!({"href": null}) };
-    let mut query: Vec<String> =
-        c.query.iter().filter(|(k, _)| k != "page").map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect();
+    let mut query: Vec<String> = c
+        .query
+        .iter()
+        .filter(|(k, _)| k != "page")
+        .map(|(k, v)| format!("{}={}", query_value(k), query_value(v)))
+        .collect();
     query.push(format!("page={page}"));
     json!({"href": format!("{}{}?{}", c.base, c.path, query.join("&"))})
-}
-
-fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// One page of `all`; a page past the last is 404, as Prolific answers it.

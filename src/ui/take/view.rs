@@ -143,11 +143,7 @@ pub struct FeedbackQuery {
 
 impl FeedbackQuery {
     pub fn encode(&self) -> String {
-        let esc = |s: &str| {
-            s.bytes()
-                .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
-                .collect::<String>()
-        };
+        let esc = crate::domain::percent::query_value;
         format!("correct={}&chosen={}&right={}", self.correct, esc(&self.chosen), esc(&self.right))
     }
 
