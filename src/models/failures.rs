@@ -78,7 +78,7 @@ pub async fn failures(
         "SELECT i.id, i.neg_type, i.subtype, i.caption, i.negative_caption, i.positive_image,
                 o.negative_image, o.ipos2t, o.ineg2t, o.tpos2i, o.tneg2i
          FROM model_outcomes o JOIN model_runs r ON r.id = o.run_id JOIN instances i ON i.id = o.instance_id
-         WHERE r.dataset_id = $1 AND r.name = $2 AND ($3 IS NULL OR i.neg_type = $4)
+         WHERE r.dataset_id = $1 AND r.name = $2 AND (CAST($3 AS TEXT) IS NULL OR i.neg_type = $4)
          ORDER BY i.id",
     )
     .bind(dataset_id)
