@@ -79,6 +79,13 @@ pub fn check_run_name(name: &str) -> Result<(), String> {
     if let Some(c) = name.chars().find(|c| c.is_control()) {
         return Err(format!("the run name holds the control character {c:?}"));
     }
+    // As a study's name: the table's text must read as it was written.
+    if let Some(c) = name.chars().find(|&c| direction_override(c)) {
+        return Err(format!("the run name holds the direction override {c:?}"));
+    }
+    if name.trim() != name {
+        return Err("the run name starts or ends with spaces".into());
+    }
     let chars = name.chars().count();
     if chars > MAX_RUN_NAME_CHARS {
         return Err(format!("the run name has {chars} characters, at most {MAX_RUN_NAME_CHARS} are allowed"));
@@ -150,6 +157,8 @@ mod text_tests {
             ("esc\u{1b}[31m", "'\\u{1b}'"),
             ("del\u{7f}", "'\\u{7f}'"),
             ("c1\u{85}", "'\\u{85}'"),
+            ("rtl\u{202e}evil", "direction override"),
+            ("  padded  ", "spaces"),
         ] {
             let e = check_run_name(bad).unwrap_err();
             assert!(e.contains(says), "{bad:?}: {e}");

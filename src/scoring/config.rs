@@ -137,8 +137,8 @@ impl ClipConfig {
                 tensor_names.iter().filter_map(|n| n.strip_prefix(&prefix)?.split('.').next()?.parse().ok()).collect();
             if let Some(&last) = found.last().filter(|&&last| last >= count) {
                 anyhow::bail!(
-                    "{tower}_config.num_hidden_layers is {count}, but model.safetensors holds {} {tower} encoder \
-                     layers ({prefix}0 to {prefix}{last}): fix config.json",
+                    "{tower}_config.num_hidden_layers is {count}, but model.safetensors holds {tower} encoder \
+                     layers up to {prefix}{last} ({} in all): fix config.json",
                     found.len()
                 );
             }

@@ -1,16 +1,17 @@
 //! Which generated image is "the negative" of each instance; the one place
 //! that decides (docs/scoring.md, "What is scored"). The latest study that
-//! chose one names it: a Step 3 study's settled item (the candidate in the
-//! slot of its final value, finished study or not), or the image a later
-//! study's item carries (Step 4, the human baseline: a copy of Step 3's
-//! choice). Before any curation, the stand-in of `store::negatives`.
+//! settled the instance names it: a Step 3 study's settled item (the
+//! candidate in the slot of its final value, finished study or not; a
+//! discard names none), or the image a later study's item carries (Step 4,
+//! the human baseline: a copy of Step 3's choice). Where none chose, or the
+//! latest discarded it, the stand-in of `store::negatives`.
 //! Scoring, the comparison, its drill-down and the demo scorers read it
 //! here, so they agree with Step 3's survivors and the export.
 use crate::domain::ids::DatasetId;
 use crate::domain::survey::SurveyKind;
 use crate::error::ServiceError;
 use crate::store::negatives::stand_in_sql;
-use crate::studies::outcomes::{carried_images, study_outcomes};
+use crate::studies::outcomes::{settled_images, study_outcomes};
 use sqlx::AnyPool;
 use std::collections::HashMap;
 
@@ -20,9 +21,10 @@ pub async fn of_dataset(
     kinds: &[SurveyKind],
     dataset: DatasetId,
 ) -> Result<HashMap<i64, String>, ServiceError> {
-    // Per instance, the study that chose and its image: the latest wins.
-    let mut chosen: HashMap<i64, (i64, String)> = HashMap::new();
-    let mut choose = |instance: i64, study: i64, image: String| {
+    // Per instance, the study that settled it and its image (None: it
+    // discarded the instance): the latest wins.
+    let mut chosen: HashMap<i64, (i64, Option<String>)> = HashMap::new();
+    let mut choose = |instance: i64, study: i64, image: Option<String>| {
         let slot = chosen.entry(instance).or_insert((study, image.clone()));
         if study >= slot.0 {
             *slot = (study, image);
@@ -36,7 +38,7 @@ pub async fn of_dataset(
     .fetch_all(db)
     .await?;
     for (instance, study, image) in carried {
-        choose(instance, study, image);
+        choose(instance, study, Some(image));
     }
     let studies: Vec<(i64, String)> = sqlx::query_as("SELECT id, kind FROM studies WHERE dataset_id = $1 ORDER BY id")
         .bind(dataset)
@@ -49,7 +51,7 @@ pub async fn of_dataset(
             continue;
         }
         let (_, outcomes) = study_outcomes(db, kinds, study.into()).await?;
-        for (instance, image) in carried_images(db, kind, study.into(), &outcomes).await? {
+        for (instance, image) in settled_images(db, kind, study.into(), &outcomes).await? {
             choose(instance, study, image);
         }
     }
@@ -59,6 +61,6 @@ pub async fn of_dataset(
             .fetch_all(db)
             .await?;
     let mut out: HashMap<i64, String> = stand_ins.into_iter().filter_map(|(i, img)| Some((i, img?))).collect();
-    out.extend(chosen.into_iter().map(|(instance, (_, image))| (instance, image)));
+    out.extend(chosen.into_iter().filter_map(|(instance, (_, image))| Some((instance, image?))));
     Ok(out)
 }

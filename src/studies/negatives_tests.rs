@@ -149,4 +149,22 @@ async fn step3_settled_choices_name_the_negative_before_step4() {
     let report = crate::models::compare::compare(&db, crate::kinds::KINDS, "demo", &[], None).await.unwrap();
     let early = report.models.iter().find(|m| m.name == "early").unwrap();
     assert_eq!((early.left_out, early.n), (replaced, items.len() - replaced));
+
+    // A later Step 3 study decides where it settles: a discard there puts
+    // back the stand-in (verifier of audit AP), another slot replaces the choice.
+    let spec = "name = \"S3b\"\nkind = \"four_image\"\ndataset = \"demo\"\nannotators = \"all\"\nseed = 4\n";
+    let s3b =
+        create::create_study(&db, &REGISTRY, &create::parse_spec(&REGISTRY, spec, 0).unwrap(), spec).await.unwrap();
+    let (first, second) = (items[0], items[1]);
+    assert_ne!(now[&first], stand_in[&first], "item 0 chose slot 1");
+    adjudication::adjudicate(&db, crate::kinds::KINDS, &researcher, s3b, first.into(), "none", None).await.unwrap();
+    adjudication::adjudicate(&db, crate::kinds::KINDS, &researcher, s3b, second.into(), "0", None).await.unwrap();
+    let later = negatives().await.unwrap();
+    let slot0: String = sqlx::query_scalar("SELECT image FROM candidates WHERE instance_id = $1 AND slot = 0")
+        .bind(second)
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!((&later[&first], &later[&second]), (&stand_in[&first], &slot0));
+    assert_eq!(later[&items[2]], now[&items[2]], "what the later study left open keeps the earlier choice");
 }

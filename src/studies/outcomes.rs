@@ -266,29 +266,33 @@ pub async fn survivors(
     if meta.kind.curation().is_none() {
         return Err(ServiceError::Invalid(format!("study {:?} curates nothing", meta.name)));
     }
-    carried_images(db, meta.kind, study, &outcomes).await
+    let settled = settled_images(db, meta.kind, study, &outcomes).await?;
+    Ok(settled.into_iter().filter_map(|(instance, image)| Some((instance, image?))).collect())
 }
 
-/// The image each settled, kept item of a curation study carries (the
-/// candidate Step 3 chose), whether or not the study has finished.
-pub async fn carried_images(
+/// Each settled item of a curation study, whether or not the study has
+/// finished: the image a kept item carries (the candidate Step 3 chose),
+/// None for an item it dropped.
+pub async fn settled_images(
     db: &AnyPool,
     kind: SurveyKind,
     study: StudyId,
     outcomes: &[ItemOutcome],
-) -> Result<Vec<(i64, String)>, ServiceError> {
+) -> Result<Vec<(i64, Option<String>)>, ServiceError> {
     let Some(curation) = kind.curation() else { return Ok(Vec::new()) };
     let items = item_images(db, kind, study).await?;
     let mut out = Vec::new();
-    for o in outcomes {
-        if matches!(o.state, ItemState::Final { .. }) && o.verdict(kind) == Some(Verdict::Kept) {
-            let value = o.final_value().unwrap_or_default();
-            let image =
-                items.get(&o.instance_id).and_then(|item| (curation.carried_image)(item, value)).ok_or_else(|| {
-                    ServiceError::Internal(format!("instance {} has no image for {value:?}", o.instance_id))
-                })?;
-            out.push((o.instance_id, image));
+    for o in outcomes.iter().filter(|o| matches!(o.state, ItemState::Final { .. })) {
+        if o.verdict(kind) != Some(Verdict::Kept) {
+            out.push((o.instance_id, None));
+            continue;
         }
+        let value = o.final_value().unwrap_or_default();
+        let image = items
+            .get(&o.instance_id)
+            .and_then(|item| (curation.carried_image)(item, value))
+            .ok_or_else(|| ServiceError::Internal(format!("instance {} has no image for {value:?}", o.instance_id)))?;
+        out.push((o.instance_id, Some(image)));
     }
     Ok(out)
 }
