@@ -25,9 +25,8 @@ pub async fn of_dataset(
     // discarded the instance): the latest wins.
     let mut chosen: HashMap<i64, (i64, Option<String>)> = HashMap::new();
     let mut choose = |instance: i64, study: i64, image: Option<String>| {
-        let slot = chosen.entry(instance).or_insert((study, image.clone()));
-        if study >= slot.0 {
-            *slot = (study, image);
+        if chosen.get(&instance).is_none_or(|(earlier, _)| *earlier <= study) {
+            chosen.insert(instance, (study, image));
         }
     };
     let carried: Vec<(i64, i64, String)> = sqlx::query_as(

@@ -64,18 +64,11 @@ async fn drill_down_links_carry_any_run_name_and_unknowns_are_refused() {
     db.close().await;
     let researcher = app.login("researcher").await;
     let page = app.get_text(&researcher, "/research/compare?dataset=demo").await;
+    let get = |q: &[(&str, &str)]| researcher.get(app.url("/api/v1/compare/failures")).query(q).send();
     for name in NAMES {
         let href = group_link(&page, name);
         assert!(!href.contains('#') && !href.contains('+'), "{name}: {href}");
-        let fails: Vec<Failure> = researcher
-            .get(app.url("/api/v1/compare/failures"))
-            .query(&[("dataset", "demo"), ("model", name)])
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let fails: Vec<Failure> = get(&[("dataset", "demo"), ("model", name)]).await.unwrap().json().await.unwrap();
         assert!(!fails.is_empty(), "{name}: the copied run fails some instances");
         let drill = app.get_text(&researcher, &href).await;
         assert_eq!(listed(&drill), fails.len(), "{name}: {href}");
@@ -83,7 +76,6 @@ async fn drill_down_links_carry_any_run_name_and_unknowns_are_refused() {
     }
 
     // Unknown values answer as /api/v1/compare does, not with an empty list.
-    let get = |q: &'static [(&str, &str)]| researcher.get(app.url("/api/v1/compare/failures")).query(q).send();
     let res = get(&[("dataset", "demo"), ("model", "nosuchmodel")]).await.unwrap();
     assert_eq!(res.status(), 404);
     assert_eq!(error_of(res).await, "no model run named \"nosuchmodel\" on dataset \"demo\"");
@@ -94,15 +86,8 @@ async fn drill_down_links_carry_any_run_name_and_unknowns_are_refused() {
     assert_eq!(error_of(res).await, "query parameter `type`: unknown type \"bogus\" (expected replace, swap or add)");
     let res = get(&[("dataset", "nodata"), ("model", "a&b")]).await.unwrap();
     assert_eq!(res.status(), 404);
-    let swap: Vec<Failure> = researcher
-        .get(app.url("/api/v1/compare/failures"))
-        .query(&[("dataset", "demo"), ("model", "x#1"), ("type", "SWAP")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let swap: Vec<Failure> =
+        get(&[("dataset", "demo"), ("model", "x#1"), ("type", "SWAP")]).await.unwrap().json().await.unwrap();
     assert!(!swap.is_empty() && swap.iter().all(|f| f.category.starts_with("swap/")), "{swap:?}");
     let page = app.get_text(&researcher, "/research/compare?dataset=demo&model=nosuchmodel&fail=group").await;
     assert!(page.contains("no model run named"), "the page says so too");
