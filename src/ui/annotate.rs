@@ -189,9 +189,9 @@ pub fn Survey(
     let counter = counter.unwrap_or(done_of_total);
     let task = RwSignal::new(first);
     // A form answer (no JavaScript) that another tab's overtook comes back with a query saying so.
-    let elsewhere = leptos_router::hooks::use_query_map().with_untracked(|q| {
-        q.get("answered").as_deref() == crate::api_types::ANSWERED_ELSEWHERE_QUERY.strip_prefix("answered=")
-    });
+    let query = super::shared::use_query();
+    let elsewhere = untrack(|| query("answered")).as_deref()
+        == crate::api_types::ANSWERED_ELSEWHERE_QUERY.strip_prefix("answered=");
     let error = RwSignal::new(elsewhere.then(|| crate::api_types::ANSWERED_ELSEWHERE.to_string()));
     let shown_at = StoredValue::new(now_ms());
     let action = ServerAction::<AnswerAndNext>::new();

@@ -9,7 +9,6 @@ use crate::domain::metrics::Scores;
 use crate::domain::percent::query_value;
 use leptos::prelude::*;
 use leptos_router::components::A;
-use leptos_router::hooks::use_query_map;
 
 #[server(prefix = "/sfn")]
 pub async fn model_failures(
@@ -104,8 +103,7 @@ pub fn SubtypeTable(report: CompareReport) -> impl IntoView {
 /// Links that choose a model, a score and a type; the list follows the URL.
 #[component]
 pub fn FailureDrillDown(dataset: String, models: Vec<String>) -> impl IntoView {
-    let query = use_query_map();
-    let get = move |k: &str| query.read().get(k);
+    let get = super::shared::use_query();
     let ds = dataset.clone();
     let failures = Resource::new(
         move || (get("model"), get("fail").unwrap_or_else(|| "group".into()), get("type")),

@@ -10,7 +10,6 @@ use crate::domain::metrics::Scores;
 use crate::domain::percent::query_value;
 use leptos::prelude::*;
 use leptos_router::components::A;
-use leptos_router::hooks::use_query_map;
 
 #[server(prefix = "/sfn")]
 pub async fn datasets_with_results() -> Result<Vec<String>, ServerFnError> {
@@ -53,9 +52,9 @@ const COLUMNS: [Column; 7] = [
 
 #[component]
 pub fn ComparePage() -> impl IntoView {
-    let query = use_query_map();
-    let dataset = move || query.read().get("dataset");
-    let stage = move || query.read().get("stage");
+    let query = super::shared::use_query();
+    let dataset = move || query("dataset");
+    let stage = move || query("stage");
     let datasets = Resource::new(|| (), |_| datasets_with_results());
     let report = Resource::new(
         move || (dataset(), stage()),

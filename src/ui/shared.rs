@@ -1,5 +1,5 @@
-//! What several pages share: whether the page has hydrated, and the study
-//! a page's address names.
+//! What several pages share: whether the page has hydrated, the study
+//! a page's address names and its query.
 use leptos::prelude::*;
 
 pub use crate::ui_kit::{hydrated, Hydrated};
@@ -35,4 +35,12 @@ pub async fn no_such_study<T>(raw: String) -> Result<T, ServerFnError> {
     return Err(crate::ui_kit::caller::subject_error(crate::error::ServiceError::NotFound(message)));
     #[cfg(not(feature = "ssr"))]
     Err(ServerFnError::new(message))
+}
+
+/// A reader of the address's query, each value decoded once
+/// (`domain::percent::query_get`); leptos_router's `use_query_map` decodes
+/// twice, which changed any value holding a `%`. Reactive, as that map is.
+pub fn use_query() -> impl Fn(&str) -> Option<String> + Copy + Send + Sync + 'static {
+    let search = leptos_router::hooks::use_location().search;
+    move |key| search.with(|s| crate::domain::percent::query_get(s, key))
 }

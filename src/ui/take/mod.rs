@@ -17,7 +17,6 @@ use super::session;
 use crate::api_types::Progress;
 use crate::domain::ids::StudyId;
 use leptos::prelude::*;
-use leptos_router::hooks::use_query_map;
 use serde::{Deserialize, Serialize};
 use view::{CompletionView, FeedbackQuery, PracticeFeedback, TakeStage, TakeView};
 
@@ -159,7 +158,7 @@ fn Take(study_id: StudyId, first: TakeView) -> impl IntoView {
     };
     let title = page.with_untracked(|p| p.study_name.clone());
     // A practice answer posted without the wasm: its feedback, from the address.
-    let query = use_query_map();
+    let query = crate::ui::shared::use_query();
     // Only where a practice answer can just have been given: an address made
     // up to put words on the page shows nothing later in the study.
     let feedback = Memo::new(move |_| {
@@ -168,7 +167,7 @@ fn Take(study_id: StudyId, first: TakeView) -> impl IntoView {
             TakeStage::Working { .. } => p.task.as_ref().is_some_and(|t| t.progress.done == 0),
             _ => false,
         });
-        query.with(|q| FeedbackQuery::from_query(|k| q.get(k))).filter(|_| fresh)
+        FeedbackQuery::from_query(query).filter(|_| fresh)
     });
     view! {
         <section class="take" data-stage=move || page.with(|p| p.stage.name())>
