@@ -187,6 +187,33 @@ pub async fn approve_list(db: &AnyPool, kinds: &[SurveyKind], study: StudyId) ->
 pub async fn discard(db: &AnyPool, study: StudyId, number: ParticipantId) -> Result<LeaseState, ServiceError> {
     link_of_study(db, study).await?;
     let mut tx = crate::store::db::begin_write(db).await?;
+    let current = discard_in(&mut tx, study, number).await?;
+    let next = current.as_deref().and_then(LeaseState::parse).and_then(|s| s.after(LeaseEvent::Discarded));
+    let next = match (current, next) {
+        (None, _) => {
+            return Err(ServiceError::NotFound(format!("study {study} has no participant {number} with a bundle")))
+        }
+        (Some(current), None) => {
+            return Err(ServiceError::Invalid(format!(
+                "participant {number} is {current}: only a finished copy (completed or extra) can be discarded"
+            )))
+        }
+        (Some(_), Some(next)) => next,
+    };
+    crate::studies::reopen::reopen_lost(&mut tx, study).await?;
+    tx.commit().await?;
+    Ok(next)
+}
+
+/// In a write transaction: discards participant `number`'s copy where it
+/// is finished (completed or extra) and leaves it as it is otherwise.
+/// Returns the lease state it found (None: no bundle). The caller reopens
+/// what the discard lost (`studies::reopen::reopen_lost`) before it commits.
+pub async fn discard_in(
+    tx: &mut sqlx::AnyConnection,
+    study: StudyId,
+    number: ParticipantId,
+) -> Result<Option<String>, ServiceError> {
     let row: Option<(i64, String)> = sqlx::query_as(
         "SELECT l.id, l.state FROM participants p JOIN leases l ON l.user_id = p.user_id
          WHERE p.study_id = $1 AND p.number = $2",
@@ -195,15 +222,13 @@ pub async fn discard(db: &AnyPool, study: StudyId, number: ParticipantId) -> Res
     .bind(number)
     .fetch_optional(&mut *tx)
     .await?;
-    let (lease, current) =
-        row.ok_or_else(|| ServiceError::NotFound(format!("study {study} has no participant {number} with a bundle")))?;
-    let next = LeaseState::parse(&current).and_then(|s| s.after(LeaseEvent::Discarded)).ok_or_else(|| {
-        ServiceError::Invalid(format!(
-            "participant {number} is {current}: only a finished copy (completed or extra) can be discarded"
-        ))
-    })?;
-    sqlx::query("UPDATE leases SET state = $1 WHERE id = $2").bind(next.as_str()).bind(lease).execute(&mut *tx).await?;
-    crate::studies::reopen::reopen_lost(&mut tx, study).await?;
-    tx.commit().await?;
-    Ok(next)
+    let Some((lease, current)) = row else { return Ok(None) };
+    if let Some(next) = LeaseState::parse(&current).and_then(|s| s.after(LeaseEvent::Discarded)) {
+        sqlx::query("UPDATE leases SET state = $1 WHERE id = $2")
+            .bind(next.as_str())
+            .bind(lease)
+            .execute(&mut *tx)
+            .await?;
+    }
+    Ok(Some(current))
 }

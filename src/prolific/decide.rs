@@ -5,7 +5,8 @@
 //! benchmark's group. A dry run lists exactly the requests, sends nothing.
 use super::actions::{prolific_id, Remote};
 use super::outbox::{crash_point, enqueue};
-use crate::domain::ids::StudyId;
+use crate::domain::crowd::lease::{LeaseEvent, LeaseState};
+use crate::domain::ids::{ParticipantId, StudyId};
 use crate::domain::prolific::decide::{decide, Action, Person, BULK_APPROVE_MAX};
 use crate::domain::prolific::status::SubmissionStatus;
 use crate::error::ServiceError;
@@ -189,6 +190,18 @@ pub async fn decide_study(
     let mut written = 0;
     for (key, remote) in &remotes {
         written += usize::from(enqueue(&mut *tx, study, key, remote).await?);
+    }
+    // A rejection says the answers cannot be used (two failed attention
+    // checks): the copy is discarded with it, as a researcher would, so its
+    // answers leave outcomes, agreement and exports and its bundle goes to
+    // someone new (an audit: with max_failed_checks = 3 they settled items).
+    let mut discarded = false;
+    for line in lines.iter().filter(|l| l.submission.is_some() && matches!(l.action, Action::Reject { .. })) {
+        let was = crate::crowd::discard_in(&mut tx, study, ParticipantId::new(line.participant)).await?;
+        discarded |= was.as_deref().and_then(LeaseState::parse).and_then(|s| s.after(LeaseEvent::Discarded)).is_some();
+    }
+    if discarded {
+        crate::studies::reopen::reopen_lost(&mut tx, study).await?;
     }
     tx.commit().await?;
     if written > 0 {

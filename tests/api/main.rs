@@ -67,6 +67,7 @@ mod prolific_kit;
 mod prolific_more;
 mod prolific_optional_fields;
 mod prolific_places;
+mod prolific_reject;
 mod prolific_session;
 mod prolific_sync_race;
 mod prolific_wind_down;

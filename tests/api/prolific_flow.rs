@@ -2,7 +2,7 @@
 //! call, and the server SIGKILLed mid-decision (after the outbox rows are written, before any is sent; and after a
 //! request was answered, before the answer was stored). It ends with both sides agreeing: every place accounted for,
 //! nobody paid or bonused twice, no bonus lost, no comprehension failure rejected (those screened out by attention
-//! checks are, as the approve list says), and the token in no log, page, export or
+//! checks are, as the approve list says, and the finished ones among them discarded), and the token in no log, page, export or
 //! database row.
 use crate::prolific_fake::FakeProlific;
 use crate::prolific_kit::{answer_all, database_text, join, post, Hardneg, Way};
@@ -327,6 +327,8 @@ async fn a_study_of_210_participants_from_publish_to_bonuses_through_faults_and_
             "returned" => &["RETURNED"],
             "timed_out" => &["TIMED-OUT"],
             "screened_out" => &["AWAITING REVIEW", "RETURNED", "REJECTED"],
+            // Finished with two failed checks: rejected, and the copy discarded with it.
+            "discarded" => &["REJECTED"],
             other => panic!("participant {} is {other}", row["number"]),
         };
         assert!(
