@@ -204,7 +204,14 @@ async fn publish_command(
         return Ok(());
     }
     publish::transition(&client, study, "PUBLISH").await.map_err(e)?;
-    println!("published: study {pid} is open to participants");
+    // As Prolific now has it (read back by the transition): a study
+    // published, stopped or completed before stays so (an audit).
+    let status: String =
+        sqlx::query_scalar("SELECT status FROM prolific_studies WHERE study_id = $1").bind(study).fetch_one(db).await?;
+    match status.as_str() {
+        "ACTIVE" => println!("published: study {pid} is open to participants"),
+        other => println!("published: study {pid} is {other} on Prolific, not open to participants"),
+    }
     Ok(())
 }
 
@@ -257,7 +264,8 @@ async fn bonus_command(
     };
     let source = match each {
         Some(a) => bonus::Source::EachApproved(
-            crate::domain::prolific::money::parse_money(a).map_err(|m| anyhow::anyhow!("--each: {m}"))?,
+            crate::domain::prolific::money::parse_money(a)
+                .map_err(|m| e(crate::error::ServiceError::Invalid(format!("--each: {m}"))))?,
         ),
         None => bonus::Source::Csv(&text),
     };

@@ -320,7 +320,8 @@ pub async fn transition_as(client: &Client, study: StudyId, action: &str, key: &
             Ok(())
         }
         (s, e) => Err(ServiceError::Invalid(format!(
-            "{action} of study {study} is {s}: {}",
+            "{action} of study {study} {}: {}",
+            if s == "failed" { "failed".to_string() } else { format!("is {s}") },
             e.unwrap_or_else(|| "no answer yet".into())
         ))),
     }

@@ -107,9 +107,13 @@ pub(super) async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Re
                 DecisionFate::Moot => Some(Found::Moot),
                 // Prolific approves in bulk later (a 2xx "in progress"): not there
                 // yet is not absent until its grace has passed (an audit counted
-                // 25 bulk approvals of 3 submissions in two minutes).
+                // 25 bulk approvals of 3 submissions in two minutes). So for a
+                // bulk approval whose answer was lost: right after, a lost
+                // request and one in progress read the same (an audit saw
+                // them sent twice).
                 DecisionFate::Send
-                    if r.last_status.is_some_and(|s| (200..300).contains(&s))
+                    if (matches!(r.remote, Remote::Approve { .. })
+                        || r.last_status.is_some_and(|s| (200..300).contains(&s)))
                         && now_ms() - r.sent_at.unwrap_or(0) < decision_grace_ms() =>
                 {
                     None

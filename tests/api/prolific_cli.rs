@@ -77,7 +77,7 @@ async fn a_new_user_runs_a_study_on_the_fake_from_the_command_line() {
     let (ok, out, err) = cli(&data, &fake, &["publish", roomy, "--base-url", &app.base]);
     assert!(ok, "{err}");
     assert!(out.contains("Prolific's cost:   12.60 GBP (rewards 9.00 + fees 3.00 + tax 0.60)"), "{out}");
-    assert!(out.contains("published: study"), "{out}");
+    assert!(out.contains("published: study") && out.contains("is open to participants"), "{out}");
     let st = fake.state().await;
     let remote = st["studies"].as_array().unwrap().iter().find(|s| s["status"] == "ACTIVE").unwrap().clone();
     let pid = remote["id"].as_str().unwrap().to_string();
@@ -132,6 +132,16 @@ async fn a_new_user_runs_a_study_on_the_fake_from_the_command_line() {
         err.contains("line 2:") && err.contains("has a bonus on an earlier line") && !err.contains("line 1"),
         "{err}"
     );
+    // An amount that is no amount is the caller's fault: exit 2, as for a bad CSV.
+    for each in ["abc", "0"] {
+        let out = crate::helpers::command_on(&data)
+            .args(["prolific", "bonus", roomy, "--round", "bad", "--each", each, "--dry-run"])
+            .output()
+            .unwrap();
+        let err = crate::helpers::text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--each {each}: {err}");
+        assert!(err.contains("--each:"), "{err}");
+    }
     // Other amounts in a paid round: refused (they would be reported, never paid), dry run or not.
     for dry in [true, false] {
         let mut args = vec!["bonus", roomy, "--round", "thanks", "--each", "0.75"];

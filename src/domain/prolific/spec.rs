@@ -129,7 +129,10 @@ pub fn parse(p: ProlificSpec, time_limit_minutes: u32) -> Result<ProlificSetting
         if n < MIN_REJECTION_MESSAGE {
             return Err(field(
                 "prolific.rejection_messages",
-                format!("{flag}: {n} characters; Prolific needs at least {MIN_REJECTION_MESSAGE}"),
+                format!(
+                    "{flag}: {n} character{}; Prolific needs at least {MIN_REJECTION_MESSAGE}",
+                    if n == 1 { "" } else { "s" }
+                ),
             ));
         }
     }
