@@ -1,7 +1,8 @@
 //! Prolific answers a bulk approval "in progress" and approves later: the
 //! submissions still awaiting review at the read-back are not a lost call
 //! to send again until its grace has passed (audit R: 25 bulk approvals of
-//! three submissions in two minutes).
+//! three submissions in two minutes). Nor is one whose answer was lost: right
+//! after, it reads the same (audit AQ: sent twice).
 use crate::prolific_kit::{answer_all, join, post, Published, Way};
 // The same link study: bundles of 3, two copies, a comprehension question, 6 minutes.
 use crate::prolific_session::SPEC;
@@ -10,6 +11,15 @@ use std::time::{Duration, Instant};
 
 #[tokio::test]
 async fn a_bulk_approval_in_progress_is_sent_once() {
+    approved_once(false).await;
+}
+
+#[tokio::test]
+async fn a_bulk_approval_whose_answer_was_lost_is_sent_once() {
+    approved_once(true).await;
+}
+
+async fn approved_once(lost: bool) {
     let env = [("HARDNEG_PROLIFIC_WAIT_MS", "200")];
     let p = Published::start_with(SPEC, &["--async-delay-ms", "600000"], &env).await;
     let (fake, app, r, study, pid) = (&p.fake, &p.app, &p.researcher, p.study, p.pid.clone());
@@ -18,6 +28,9 @@ async fn a_bulk_approval_in_progress_is_sent_once() {
         let (c, hs, _) = join(&app.base, &a.study_url, Way::Careful).await;
         let code = answer_all(&app.base, &c, hs, Way::Careful).await;
         fake.submit(&a.submission_id, Some(&code)).await;
+    }
+    if lost {
+        fake.fault("POST", "/api/v1/submissions/bulk-approve/", "drop_response", 1).await;
     }
     let (s, v) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/decide")), None).await;
     assert_eq!(s, 200, "{v}");
