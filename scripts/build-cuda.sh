@@ -11,6 +11,7 @@
 #   scripts/build-cuda.sh              # -> target/cuda/release/hardneg
 #   scripts/build-cuda.sh --pack DIR   # also DIR/hardneg.xz and libcurand.so.10.xz, for the GPU machine (scripts/gpu-bench.sh)
 #   scripts/build-cuda.sh --dev        # CI's check: compile and link in the dev profile, in target/
+#                                      # (the kernels unoptimized, as PTX: scripts/nvcc-dev)
 #
 # --dev reuses the test build's dependencies: only the crates the feature
 # touches rebuild (cudarc, candle-kernels, candle, hardneg).
@@ -83,6 +84,18 @@ stub() {
 stub
 
 export PATH="$cu/bin:$PATH" CUDA_ROOT="$cu" CUDA_PATH="$cu" CUDA_HOME="$cu"
+if [ "$dev" = 1 ]; then
+  # candle-kernels' nvcc pass through scripts/nvcc-dev (unoptimized PTX:
+  # the check links the kernels, never runs them): 549 s of CPU -> 111 s
+  # on the 2-core VM (docs/performance.md, session 58). cudaforge looks for
+  # the toolkit's include/ and lib64/ beside the nvcc it is given.
+  wrap=$link/nvcc-dev
+  mkdir -p "$wrap/bin"
+  ln -sfn "$root/scripts/nvcc-dev" "$wrap/bin/nvcc"
+  ln -sfn "$cu/include" "$wrap/include"
+  ln -sfn "$cu/lib" "$wrap/lib64"
+  export NVCC="$wrap/bin/nvcc" HARDNEG_NVCC_REAL="$cu/bin/nvcc"
+fi
 export CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90}
 # Read by the linker only: changing it rebuilds no crate.
 export LIBRARY_PATH="$link${LIBRARY_PATH:+:$LIBRARY_PATH}"
