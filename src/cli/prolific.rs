@@ -197,7 +197,7 @@ async fn publish_command(
     let client = prolific::connect(db).map_err(e)?;
     let (plan, pid, cost) = publish::prepare(&client, study, base_url, over).await.map_err(e)?;
     print_figures(&plan);
-    println!("draft on Prolific: {pid} ({})", plan.internal_name);
+    println!("study on Prolific: {pid} ({})", plan.internal_name);
     println!("Prolific's cost:   {}", cost_line(&cost));
     if draft_only {
         println!("not published (--draft-only): run `hardneg prolific publish {study}` to publish");

@@ -92,6 +92,12 @@ pub async fn read(db: &AnyPool, study: StudyId, source: Source<'_>) -> Result<Ve
                     ));
                     continue;
                 };
+                // A rejection says the answers could not be used: a bonus for
+                // them is a list made before it (an audit paid one).
+                if subs.iter().any(|(s, _, status)| s == sub && status == "REJECTED") {
+                    problems.push(format!("line {n}: {id}'s submission is REJECTED on Prolific: no bonus for it"));
+                    continue;
+                }
                 match parse_money(amount) {
                     Ok(c) if c > MAX_BONUS_CENTS => problems.push(format!(
                         "line {n}: {} is over the most one bonus may be ({}); amounts are money, not cents",

@@ -84,6 +84,23 @@ async fn a_rejection_for_failed_checks_discards_the_copy_and_frees_its_bundle() 
     let rows: Vec<Value> = r.get(url("/participants")).send().await.unwrap().json().await.unwrap();
     let states: Vec<&str> = rows.iter().map(|row| row["status"].as_str().unwrap()).collect();
     assert_eq!(states.iter().filter(|s| **s == "discarded").count(), 1, "{states:?}");
+    // Once Prolific has the rejection, a bonus list naming that person is refused, line named.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let st = p.fake.state().await;
+        let sub = st["submissions"].as_array().unwrap().iter().find(|s| s["id"] == careless.submission_id.as_str());
+        if sub.is_some_and(|s| s["status"] == "REJECTED") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the rejection was never sent: {st}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    post(r, &url("/prolific/sync"), None).await;
+    let csv = format!("{},1.00\n{},1.00\n", careful.participant_id, careless.participant_id);
+    let res = r.post(url("/prolific/bonuses?round=best&dry_run=true")).body(csv).send().await.unwrap();
+    let (s, text) = (res.status(), res.text().await.unwrap());
+    assert_eq!(s, 422, "{text}");
+    assert!(text.contains("line 2:") && text.contains("REJECTED") && !text.contains("line 1"), "{text}");
     // The bundle goes to the next arrival.
     let next = p.fake.arrive(&p.pid, None).await;
     let (c3, s3, _) = join(&p.app.base, &next.study_url, Way::Careful).await;
