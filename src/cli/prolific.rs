@@ -239,6 +239,13 @@ async fn decide_command(
             serde_json::to_string(&l.action)?
         );
     }
+    if !d.discarded.is_empty() {
+        let who: Vec<String> = d.discarded.iter().map(i64::to_string).collect();
+        println!(
+            "discarded with their rejection: participant(s) {} (their answers no longer count; their bundles are free again)",
+            who.join(", ")
+        );
+    }
     println!("{} request(s){}:", d.requests.len(), if dry_run { " would be sent (dry run)" } else { "" });
     for r in &d.requests {
         let body = r.body.as_ref().map(|b| b.to_string()).unwrap_or_default();

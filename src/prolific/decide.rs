@@ -42,6 +42,10 @@ pub struct Decisions {
     pub requests: Vec<Request>,
     /// Outbox rows written now (0 in a dry run, and for a decision already written).
     pub written: usize,
+    /// Participants whose finished copies this decision discarded with
+    /// their rejection: their answers no longer count (none in a dry run).
+    #[serde(default)]
+    pub discarded: Vec<i64>,
     /// When Prolific's statuses it read were synced (Unix seconds); None: never.
     pub synced_at: Option<i64>,
     /// Set when a dry run could not sync first: why, and that it read an older sync.
@@ -184,7 +188,7 @@ pub async fn decide_study(
     let remotes = remotes(&lines, group, &grouped);
     let requests = requests(&remotes, pid.as_deref());
     if dry_run {
-        return Ok(Decisions { lines, requests, written: 0, synced_at, stale: None });
+        return Ok(Decisions { lines, requests, written: 0, discarded: Vec::new(), synced_at, stale: None });
     }
     let mut tx = crate::store::db::begin_write(db).await?;
     let mut written = 0;
@@ -195,19 +199,21 @@ pub async fn decide_study(
     // checks): the copy is discarded with it, as a researcher would, so its
     // answers leave outcomes, agreement and exports and its bundle goes to
     // someone new (an audit: with max_failed_checks = 3 they settled items).
-    let mut discarded = false;
+    let mut discarded = Vec::new();
     for line in lines.iter().filter(|l| l.submission.is_some() && matches!(l.action, Action::Reject { .. })) {
         let was = crate::crowd::discard_in(&mut tx, study, ParticipantId::new(line.participant)).await?;
-        discarded |= was.as_deref().and_then(LeaseState::parse).and_then(|s| s.after(LeaseEvent::Discarded)).is_some();
+        if was.as_deref().and_then(LeaseState::parse).and_then(|s| s.after(LeaseEvent::Discarded)).is_some() {
+            discarded.push(line.participant);
+        }
     }
-    if discarded {
+    if !discarded.is_empty() {
         crate::studies::reopen::reopen_lost(&mut tx, study).await?;
     }
     tx.commit().await?;
     if written > 0 {
         crash_point("outbox_written", None);
     }
-    Ok(Decisions { lines, requests, written, synced_at, stale: None })
+    Ok(Decisions { lines, requests, written, discarded, synced_at, stale: None })
 }
 
 /// The participants of this study's group rows for `group` that did not

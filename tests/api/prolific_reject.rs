@@ -68,6 +68,7 @@ async fn a_rejection_for_failed_checks_discards_the_copy_and_frees_its_bundle() 
     assert_eq!(s, 200, "{d}");
     let line = |sub: &str| d["lines"].as_array().unwrap().iter().find(|l| l["submission"] == sub).unwrap().clone();
     assert_eq!(line(&careless.submission_id)["action"], "reject", "{d}");
+    assert_eq!(d["discarded"], serde_json::json!([line(&careless.submission_id)["participant"]]), "{d}");
     // (One who always gives the first option is flagged for review: nothing is sent.)
     assert_ne!(line(&careful.submission_id)["action"], "reject", "{d}");
 
@@ -80,7 +81,11 @@ async fn a_rejection_for_failed_checks_discards_the_copy_and_frees_its_bundle() 
 
     // A second decision sends nothing new and changes no copy.
     let (s, again) = post(r, &url("/prolific/decide"), None).await;
-    assert_eq!((s, again["written"].as_u64()), (200, Some(0)), "{again}");
+    assert_eq!(
+        (s, again["written"].as_u64(), again["discarded"].as_array().map(Vec::len)),
+        (200, Some(0), Some(0)),
+        "{again}"
+    );
     let rows: Vec<Value> = r.get(url("/participants")).send().await.unwrap().json().await.unwrap();
     let states: Vec<&str> = rows.iter().map(|row| row["status"].as_str().unwrap()).collect();
     assert_eq!(states.iter().filter(|s| **s == "discarded").count(), 1, "{states:?}");
