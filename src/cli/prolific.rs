@@ -203,11 +203,9 @@ async fn publish_command(
         println!("not published (--draft-only): run `hardneg prolific publish {study}` to publish");
         return Ok(());
     }
-    publish::transition(&client, study, "PUBLISH").await.map_err(e)?;
-    // As Prolific now has it (read back by the transition): a study
-    // published, stopped or completed before stays so (an audit).
-    let status: String =
-        sqlx::query_scalar("SELECT status FROM prolific_studies WHERE study_id = $1").bind(study).fetch_one(db).await?;
+    // As Prolific now has it: a study published, stopped or completed
+    // before stays so (an audit).
+    let status = publish::transition(&client, study, "PUBLISH").await.map_err(e)?;
     match status.as_str() {
         "ACTIVE" => println!("published: study {pid} is open to participants"),
         other => println!("published: study {pid} is {other} on Prolific, not open to participants"),

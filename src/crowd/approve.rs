@@ -187,33 +187,41 @@ pub async fn approve_list(db: &AnyPool, kinds: &[SurveyKind], study: StudyId) ->
 pub async fn discard(db: &AnyPool, study: StudyId, number: ParticipantId) -> Result<LeaseState, ServiceError> {
     link_of_study(db, study).await?;
     let mut tx = crate::store::db::begin_write(db).await?;
-    let current = discard_in(&mut tx, study, number).await?;
-    let next = current.as_deref().and_then(LeaseState::parse).and_then(|s| s.after(LeaseEvent::Discarded));
-    let next = match (current, next) {
-        (None, _) => {
+    let next = match discard_in(&mut tx, study, number).await? {
+        Discard::NoBundle => {
             return Err(ServiceError::NotFound(format!("study {study} has no participant {number} with a bundle")))
         }
-        (Some(current), None) => {
+        Discard::Left(current) => {
             return Err(ServiceError::Invalid(format!(
                 "participant {number} is {current}: only a finished copy (completed or extra) can be discarded"
             )))
         }
-        (Some(_), Some(next)) => next,
+        Discard::Done(next) => next,
     };
     crate::studies::reopen::reopen_lost(&mut tx, study).await?;
     tx.commit().await?;
     Ok(next)
 }
 
+/// What [`discard_in`] found and did.
+pub enum Discard {
+    /// The participant holds no bundle.
+    NoBundle,
+    /// A finished copy, now in this state.
+    Done(LeaseState),
+    /// A copy in this state, which is not finished: left as it is.
+    Left(String),
+}
+
 /// In a write transaction: discards participant `number`'s copy where it
-/// is finished (completed or extra) and leaves it as it is otherwise.
-/// Returns the lease state it found (None: no bundle). The caller reopens
-/// what the discard lost (`studies::reopen::reopen_lost`) before it commits.
+/// is finished (completed or extra) and leaves it as it is otherwise. The
+/// caller reopens what the discard lost (`studies::reopen::reopen_lost`)
+/// before it commits.
 pub async fn discard_in(
     tx: &mut sqlx::AnyConnection,
     study: StudyId,
     number: ParticipantId,
-) -> Result<Option<String>, ServiceError> {
+) -> Result<Discard, ServiceError> {
     let row: Option<(i64, String)> = sqlx::query_as(
         "SELECT l.id, l.state FROM participants p JOIN leases l ON l.user_id = p.user_id
          WHERE p.study_id = $1 AND p.number = $2",
@@ -222,13 +230,10 @@ pub async fn discard_in(
     .bind(number)
     .fetch_optional(&mut *tx)
     .await?;
-    let Some((lease, current)) = row else { return Ok(None) };
-    if let Some(next) = LeaseState::parse(&current).and_then(|s| s.after(LeaseEvent::Discarded)) {
-        sqlx::query("UPDATE leases SET state = $1 WHERE id = $2")
-            .bind(next.as_str())
-            .bind(lease)
-            .execute(&mut *tx)
-            .await?;
-    }
-    Ok(Some(current))
+    let Some((lease, current)) = row else { return Ok(Discard::NoBundle) };
+    let Some(next) = LeaseState::parse(&current).and_then(|s| s.after(LeaseEvent::Discarded)) else {
+        return Ok(Discard::Left(current));
+    };
+    sqlx::query("UPDATE leases SET state = $1 WHERE id = $2").bind(next.as_str()).bind(lease).execute(&mut *tx).await?;
+    Ok(Discard::Done(next))
 }

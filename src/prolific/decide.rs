@@ -5,7 +5,6 @@
 //! benchmark's group. A dry run lists exactly the requests, sends nothing.
 use super::actions::{prolific_id, Remote};
 use super::outbox::{crash_point, enqueue};
-use crate::domain::crowd::lease::{LeaseEvent, LeaseState};
 use crate::domain::ids::{ParticipantId, StudyId};
 use crate::domain::prolific::decide::{decide, Action, Person, BULK_APPROVE_MAX};
 use crate::domain::prolific::status::SubmissionStatus;
@@ -201,8 +200,8 @@ pub async fn decide_study(
     // someone new (an audit: with max_failed_checks = 3 they settled items).
     let mut discarded = Vec::new();
     for line in lines.iter().filter(|l| l.submission.is_some() && matches!(l.action, Action::Reject { .. })) {
-        let was = crate::crowd::discard_in(&mut tx, study, ParticipantId::new(line.participant)).await?;
-        if was.as_deref().and_then(LeaseState::parse).and_then(|s| s.after(LeaseEvent::Discarded)).is_some() {
+        let number = ParticipantId::new(line.participant);
+        if let crate::crowd::Discard::Done(_) = crate::crowd::discard_in(&mut tx, study, number).await? {
             discarded.push(line.participant);
         }
     }

@@ -294,7 +294,7 @@ async fn study_view(client: &Client, pid: &str) -> Result<(String, String), Serv
 }
 
 /// PUBLISH, PAUSE, START or STOP through the outbox; waits for its confirmation.
-pub async fn transition(client: &Client, study: StudyId, action: &str) -> Result<(), ServiceError> {
+pub async fn transition(client: &Client, study: StudyId, action: &str) -> Result<String, ServiceError> {
     if !["PUBLISH", "PAUSE", "START", "STOP"].contains(&action) {
         return Err(ServiceError::Invalid(format!("unknown transition {action:?}")));
     }
@@ -305,7 +305,8 @@ pub async fn transition(client: &Client, study: StudyId, action: &str) -> Result
 }
 
 /// [`transition`] under the caller's idempotency key (one intent, one key).
-pub async fn transition_as(client: &Client, study: StudyId, action: &str, key: &str) -> Result<(), ServiceError> {
+/// Returns the study's status as Prolific has it afterwards.
+pub async fn transition_as(client: &Client, study: StudyId, action: &str, key: &str) -> Result<String, ServiceError> {
     let db = client.db();
     let pid = prolific_id(db, study).await?.ok_or_else(|| not_on_prolific(study))?;
     enqueue(db, study, key, &Remote::Transition { action: action.to_string() }).await?;
@@ -317,7 +318,7 @@ pub async fn transition_as(client: &Client, study: StudyId, action: &str, key: &
                 .bind(study)
                 .execute(db)
                 .await?;
-            Ok(())
+            Ok(status)
         }
         (s, e) => Err(ServiceError::Invalid(format!(
             "{action} of study {study} {}: {}",
