@@ -20,8 +20,12 @@ pub async fn prolific_id(db: &sqlx::AnyPool, study: StudyId) -> Result<Option<St
         .flatten())
 }
 
-fn wait_ms() -> i64 {
-    std::env::var("HARDNEG_PROLIFIC_WAIT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(30_000)
+/// How long a row that waits on something else waits before it is looked
+/// at again: the longer it has waited, the longer (`HARDNEG_PROLIFIC_WAIT_MS`
+/// at most, default 30 s).
+fn wait_ms(r: &Row) -> i64 {
+    let cap = std::env::var("HARDNEG_PROLIFIC_WAIT_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(30_000);
+    crate::domain::prolific::backoff::waiting_ms(super::client::now_ms() - r.created_at, cap) as i64
 }
 
 /// A submission's status as last synced.
@@ -74,7 +78,7 @@ pub async fn process(client: &Client, rows: Vec<Row>) -> Result<(), ServiceError
                 let (event, wait, why) = match decision_fate(matches!(r.remote, Remote::Approve { .. }), status) {
                     DecisionFate::Send => (None, 0, String::new()),
                     DecisionFate::Wait => {
-                        (Some(OutboxEvent::Wait), wait_ms(), format!("the submission is {word}: waiting"))
+                        (Some(OutboxEvent::Wait), wait_ms(&r), format!("the submission is {word}: waiting"))
                     }
                     DecisionFate::Applied => {
                         (Some(OutboxEvent::ReadBackApplied), 0, format!("already {word} on Prolific"))
@@ -99,7 +103,7 @@ pub async fn process(client: &Client, rows: Vec<Row>) -> Result<(), ServiceError
             if split.approved.is_empty() {
                 let (event, wait, why) = match split.waiting.is_empty() {
                     true => (OutboxEvent::Moot, 0, "none of them was approved on Prolific: nobody to add"),
-                    false => (OutboxEvent::Wait, wait_ms(), "waiting for the finishers' approvals"),
+                    false => (OutboxEvent::Wait, wait_ms(&r), "waiting for the finishers' approvals"),
                 };
                 advance(db, &r, event, wait, None, Some(why)).await?;
                 continue;
@@ -265,13 +269,13 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
     }
     if super::outbox::bonus_in_doubt(db, &r, super::readback::bonus_grace_ms()).await? {
         let note = "waiting: another pay of the same amount to the same submission is not confirmed yet";
-        advance(db, &r, OutboxEvent::Wait, wait_ms(), None, Some(note)).await?;
+        advance(db, &r, OutboxEvent::Wait, wait_ms(&r), None, Some(note)).await?;
         return Ok(());
     }
     let (method, path, body) = match r.remote.request(pid.as_deref()) {
         Ok(req) => req,
         Err(_) => {
-            advance(db, &r, OutboxEvent::Wait, wait_ms(), None, Some("waiting for the study's draft")).await?;
+            advance(db, &r, OutboxEvent::Wait, wait_ms(&r), None, Some("waiting for the study's draft")).await?;
             return Ok(());
         }
     };

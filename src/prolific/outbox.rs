@@ -32,6 +32,8 @@ pub struct Row {
     pub sent_at: Option<i64>,
     /// Prolific's last answer's status, if one came.
     pub last_status: Option<i64>,
+    /// When the row was written (ms): how long it has waited.
+    pub created_at: i64,
 }
 
 /// Writes `remote` for `study` unless a row with the same key exists
@@ -88,10 +90,10 @@ pub fn crash_point(point: &str, action: Option<&str>) {
     }
 }
 
-type RawRow = (i64, i64, String, String, i64, Option<String>, Option<i64>, Option<i64>);
+type RawRow = (i64, i64, String, String, i64, Option<String>, Option<i64>, Option<i64>, i64);
 
 fn row(r: RawRow) -> Result<Row, ServiceError> {
-    let (id, study, payload, state, attempts, remote_id, sent_at, last_status) = r;
+    let (id, study, payload, state, attempts, remote_id, sent_at, last_status, created_at) = r;
     Ok(Row {
         id,
         study: StudyId::new(study),
@@ -101,10 +103,11 @@ fn row(r: RawRow) -> Result<Row, ServiceError> {
         remote_id,
         sent_at,
         last_status,
+        created_at,
     })
 }
 
-const COLUMNS: &str = "id, study_id, payload, state, attempts, remote_id, sent_at, last_status";
+const COLUMNS: &str = "id, study_id, payload, state, attempts, remote_id, sent_at, last_status, created_at";
 
 /// Moves a row by `event` (checked against the state machine) and records
 /// what happened; false when another sender moved it first. The row must

@@ -39,9 +39,31 @@ impl Backoff {
     }
 }
 
+/// The wait before looking again at an action that waits on something
+/// else (a submission not yet submitted, finishers whose approvals
+/// Prolific has not applied yet), written `waited_ms` ago: a quarter of
+/// that age, at least a second, at most `cap_ms`. So `prolific decide`
+/// adds its finishers to their group seconds after Prolific applies the
+/// approvals, and a submission that stays open is looked at every
+/// `cap_ms`, not every second.
+pub fn waiting_ms(waited_ms: i64, cap_ms: u64) -> u64 {
+    (waited_ms.max(0) as u64 / 4).max(1_000).min(cap_ms)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn waits_grow_with_the_time_waited_from_a_second_to_the_cap() {
+        assert_eq!(waiting_ms(0, 30_000), 1_000, "a fresh row is looked at again a second later");
+        assert_eq!(waiting_ms(-5_000, 30_000), 1_000, "a clock stepped back is no age");
+        assert_eq!(waiting_ms(4_000, 30_000), 1_000);
+        assert_eq!(waiting_ms(8_000, 30_000), 2_000);
+        assert_eq!(waiting_ms(100_000, 30_000), 25_000);
+        assert_eq!(waiting_ms(i64::MAX, 30_000), 30_000, "never past the cap");
+        assert_eq!(waiting_ms(0, 200), 200, "a cap under a second is kept");
+    }
 
     #[test]
     fn delays_grow_to_the_cap_and_stay_within_half_and_whole() {
