@@ -8,7 +8,10 @@
 //! are shared by every instance: the figures measure rows, merging and the
 //! card, not image bytes (each image is placed once; parquet reads it once
 //! per row group). Targets (issue 15): final stage >= 50k rows/s for CSV and
-//! JSONL, >= 30k rows/s for parquet, peak RSS <= 300 MB.
+//! JSONL, >= 30k rows/s for parquet, peak RSS <= 300 MB. Then the model
+//! comparison (three model runs scored on every instance): the report the
+//! page and `/api/v1/compare` make, on every instance and on the final
+//! stage's, and a drill-down (`/api/v1/compare/failures`).
 use futures_util::StreamExt;
 use hardneg::cli::bulk_seed;
 use hardneg::datasets::export::{download, export_to_dir, ExportRequest};
@@ -46,7 +49,9 @@ async fn child(spec: &str) {
     let pool = db::open_pool(&dir.join("hardneg.sqlite")).await.unwrap();
     let store = ImageStore::new(dir.join("images"));
     let start = Instant::now();
-    let rows = if stage == "outcomes-only" {
+    let rows = if format == "compare" {
+        compare_once(&pool, stage).await
+    } else if stage == "outcomes-only" {
         let p = funnel::pipeline(&pool, hardneg::kinds::KINDS, bulk_seed::DATASET).await.unwrap();
         p.step3.map(|s| s.1.len()).unwrap_or(0) as u64
     } else if let Some(format) = format.strip_prefix("tar-") {
@@ -66,6 +71,56 @@ async fn child(spec: &str) {
         s.counts.total()
     };
     println!("RESULT {rows} {:.3} {}", start.elapsed().as_secs_f64(), vm_hwm_kb());
+}
+
+/// The comparison's work once: the report (on the final stage's
+/// instances when `stage` is `final`) or a drill-down; the outcomes read.
+async fn compare_once(pool: &sqlx::AnyPool, stage: &str) -> u64 {
+    use hardneg::models::{compare, failures};
+    let kinds = hardneg::kinds::KINDS;
+    if stage == "failures" {
+        let listed = failures::failures(pool, kinds, bulk_seed::DATASET, "model-0", "group", None).await.unwrap();
+        assert_eq!(listed.len(), failures::LIMIT, "the drill-down lists a full page");
+        return sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM model_outcomes o JOIN model_runs r ON r.id = o.run_id WHERE r.name = 'model-0'",
+        )
+        .fetch_one(pool)
+        .await
+        .unwrap() as u64;
+    }
+    let stage = (stage == "final").then_some(Stage::Final);
+    let only = hardneg::datasets::audit::stage_instances(pool, bulk_seed::DATASET, stage).await.unwrap();
+    let report = compare::compare(pool, kinds, bulk_seed::DATASET, &[], only).await.unwrap();
+    report.models.iter().map(|m| (m.n + m.left_out) as u64).sum()
+}
+
+/// Three model runs scored on every instance (once per data dir), as
+/// `hardneg results import` stores them: outcomes that differ by run.
+async fn seed_model_runs(pool: &sqlx::AnyPool) {
+    let done: i64 = sqlx::query_scalar("SELECT count(*) FROM model_runs").fetch_one(pool).await.unwrap();
+    if done > 0 {
+        return;
+    }
+    for run in 0..3i64 {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO model_runs (dataset_id, name, source, created_at)
+             SELECT id, 'model-' || $1, 'bench', 0 FROM datasets WHERE name = $2 RETURNING id",
+        )
+        .bind(run)
+        .bind(bulk_seed::DATASET)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        sqlx::query(
+            "INSERT INTO model_outcomes (run_id, instance_id, ipos2t, ineg2t, tpos2i, tneg2i)
+             SELECT $1, id, (id + $2) % 3 <> 0, (id + $2) % 5 <> 0, (id * 7 + $2) % 4 <> 0, (id + $2) % 2 FROM instances",
+        )
+        .bind(id)
+        .bind(run)
+        .execute(pool)
+        .await
+        .unwrap();
+    }
 }
 
 fn main() {
@@ -92,12 +147,18 @@ fn main() {
         rt.block_on(async { bulk_seed::build(&data, n).await.unwrap().close().await });
         println!("built {n} instances with Step 3 and Step 4 answers in {:.1} s", start.elapsed().as_secs_f64());
     }
+    rt.block_on(async {
+        let pool = db::open_pool(&data.join("hardneg.sqlite")).await.unwrap();
+        seed_model_runs(&pool).await;
+        pool.close().await
+    });
     let only = std::env::var("BENCH_ONLY").ok();
     let runs = [("-", "outcomes-only")].into_iter().chain(
         ["csv", "jsonl", "parquet"]
             .into_iter()
             .flat_map(|f| [(f, Stage::Final.as_str()), (f, Stage::Candidates.as_str())])
-            .chain(["tar-csv", "tar-jsonl", "tar-parquet"].map(|f| (f, Stage::Final.as_str()))),
+            .chain(["tar-csv", "tar-jsonl", "tar-parquet"].map(|f| (f, Stage::Final.as_str())))
+            .chain([("compare", "all"), ("compare", "final"), ("compare", "failures")]),
     );
     let mut rows_of = std::collections::HashMap::new();
     for (format, stage) in runs {
