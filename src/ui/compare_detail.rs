@@ -101,17 +101,22 @@ pub fn SubtypeTable(report: CompareReport) -> impl IntoView {
 }
 
 /// Links that choose a model, a score and a type; the list follows the URL.
+/// `models`: each run's name and how many of its outcomes the comparison
+/// left out (computed on a negative Step 3 has since replaced), which the
+/// list leaves out too and says so.
 #[component]
-pub fn FailureDrillDown(dataset: String, models: Vec<String>) -> impl IntoView {
+pub fn FailureDrillDown(dataset: String, models: Vec<(String, usize)>) -> impl IntoView {
     let get = super::shared::use_query();
     let ds = dataset.clone();
+    let left_out: std::collections::HashMap<String, usize> = models.iter().cloned().collect();
     let failures = Resource::new(
         move || (get("model"), get("fail").unwrap_or_else(|| "group".into()), get("type")),
         move |(model, score, neg_type)| {
             let dataset = ds.clone();
+            let left_out = model.as_ref().and_then(|m| left_out.get(m).copied()).filter(|n| *n > 0);
             async move {
                 match model {
-                    Some(model) => model_failures(dataset, model, score, neg_type).await.map(Some),
+                    Some(model) => model_failures(dataset, model, score, neg_type).await.map(|l| Some((l, left_out))),
                     None => Ok(None),
                 }
             }
@@ -125,7 +130,7 @@ pub fn FailureDrillDown(dataset: String, models: Vec<String>) -> impl IntoView {
         }
         url
     };
-    let chooser = models.into_iter().map(|m| {
+    let chooser = models.into_iter().map(|(m, _)| {
         let links = ["i2t", "t2i", "group"].map(|f| view! { <A href=link(&m, f, None)>{format!("{} fails", f.to_uppercase())}</A> " " });
         let types = ["replace", "swap", "add"].map(|t| view! { <A href=link(&m, "group", Some(t))>{t}</A> " " });
         view! { <li><strong>{m.clone()}</strong> ": " {links.into_iter().collect_view()} " · group fails by type: " {types.into_iter().collect_view()}</li> }
@@ -138,8 +143,10 @@ pub fn FailureDrillDown(dataset: String, models: Vec<String>) -> impl IntoView {
                 match failures.await {
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                     Ok(None) => ().into_any(),
-                    Ok(Some(list)) => view! {
-                        <p class="failure-count">{list.len()} " instances listed (at most " {crate::api_types::FAILURE_LIMIT} ")"</p>
+                    Ok(Some((list, left_out))) => view! {
+                        <p class="failure-count">{list.len()} " instances listed (at most " {crate::api_types::FAILURE_LIMIT} ")"
+                            {left_out.map(|n| format!("; {n} outcome(s) left out: computed on a negative image that Step 3 has since replaced"))}
+                        </p>
                         <ol class="failures">{list.into_iter().map(|f| view! { <FailureItem f/> }).collect_view()}</ol>
                     }.into_any(),
                 }

@@ -156,7 +156,7 @@ fn Comparison(report: CompareReport) -> impl IntoView {
                 </tbody>
             </table>
             <SubtypeTable report=report.clone()/>
-            <FailureDrillDown dataset=report.dataset.clone() models=report.models.iter().map(|m| m.name.clone()).collect()/>
+            <FailureDrillDown dataset=report.dataset.clone() models=report.models.iter().map(|m| (m.name.clone(), m.left_out)).collect()/>
         </section>
     }
 }

@@ -115,3 +115,42 @@ async fn rows_on_no_instance_show_dashes() {
     assert!(!line.contains("0.00") && line.matches('—').count() == 8, "{line}");
     assert!(table.lines().any(|l| l.starts_with("Random") && l.contains("16.67")), "{table}");
 }
+
+/// An outcome computed on a negative that Step 3 has since replaced is
+/// left out of the drill-down as of the comparison, and the drill-down
+/// says how many, as the comparison's notice does.
+#[tokio::test]
+async fn the_drill_down_counts_what_it_leaves_out() {
+    let app = TestApp::spawn();
+    let db = app.db().await;
+    copy_run(&db, "stale").await;
+    let researcher = app.login("researcher").await;
+    let get = |model: &'static str| {
+        researcher.get(app.url("/api/v1/compare/failures")).query(&[("dataset", "demo"), ("model", model)]).send()
+    };
+    let before: Vec<Failure> = get("stale").await.unwrap().json().await.unwrap();
+    // One failed instance's outcome now names another image than the negative it has.
+    let gone = before[0].instance_id.get();
+    sqlx::query(
+        "UPDATE model_outcomes SET negative_image = (SELECT positive_image FROM instances WHERE id = $1)
+         WHERE instance_id = $1 AND run_id = (SELECT id FROM model_runs WHERE name = 'stale')",
+    )
+    .bind(gone)
+    .execute(&db)
+    .await
+    .unwrap();
+    db.close().await;
+    let after: Vec<Failure> = get("stale").await.unwrap().json().await.unwrap();
+    assert_eq!(after.len(), before.len() - 1, "the stale outcome is not listed");
+    assert!(after.iter().all(|f| f.instance_id.get() != gone));
+
+    let page = app.get_text(&researcher, "/research/compare?dataset=demo").await;
+    assert!(page.contains("stale: 1 outcome(s) left out"), "the comparison's notice");
+    let drill = app.get_text(&researcher, &group_link(&page, "stale")).await;
+    assert_eq!(listed(&drill), after.len());
+    let count = drill.split("class=\"failure-count\">").nth(1).unwrap().split("</p>").next().unwrap();
+    assert!(count.contains("1 outcome(s) left out"), "{count}");
+    let drill = app.get_text(&researcher, &group_link(&page, SOURCE_RUN)).await;
+    let count = drill.split("class=\"failure-count\">").nth(1).unwrap().split("</p>").next().unwrap();
+    assert!(!count.contains("left out"), "the demo's own run leaves nothing out: {count}");
+}
