@@ -43,10 +43,22 @@ fn says_full(e: &(dyn Error + 'static)) -> bool {
 }
 
 /// Whether `e` says no connection could be had or kept (PostgreSQL down or
-/// restarting, every connection busy past the pool's wait): the client may
-/// try again.
+/// restarting, every connection busy past the pool's wait, a connection
+/// PostgreSQL terminated): the client may try again.
 pub fn out_of_reach(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_))
+    match e {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
+        sqlx::Error::Database(d) => d.code().is_some_and(|code| connection_ended(&code)),
+        _ => false,
+    }
+}
+
+/// PostgreSQL's SQLSTATE classes for a connection that ended: 08 (connection
+/// exception) and 57P (operator intervention: `pg_terminate_backend`, a
+/// shutdown, a restart not yet taking connections). The statement in
+/// flight was not carried out. SQLite's codes are numbers: never these.
+fn connection_ended(code: &str) -> bool {
+    code.starts_with("08") || code.starts_with("57P")
 }
 
 /// A write was refused for want of space: logs the cause once per spell.
@@ -92,6 +104,19 @@ mod tests {
         let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC);
         assert!(storage_full(&std::io::Error::other(enospc)), "found under a wrapper");
         assert!(!storage_full(&std::io::Error::from_raw_os_error(libc::EACCES)));
+    }
+
+    #[test]
+    fn a_connection_postgresql_ended_is_out_of_reach_and_other_refusals_are_not() {
+        for code in ["57P01", "57P02", "57P03", "08006", "08003"] {
+            assert!(connection_ended(code), "{code}");
+        }
+        // A unique violation, a serialization failure, a statement timeout, SQLite's busy and full.
+        for code in ["23505", "40001", "57014", "5", "13", "2067"] {
+            assert!(!connection_ended(code), "{code}");
+        }
+        assert!(out_of_reach(&sqlx::Error::PoolTimedOut));
+        assert!(!out_of_reach(&sqlx::Error::RowNotFound));
     }
 
     #[test]

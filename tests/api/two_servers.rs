@@ -151,15 +151,7 @@ async fn answers_go_on_after_the_database_cuts_every_connection() {
     assert_eq!(app.start(&annotator, study).await.status(), 200);
     let first = step(&annotator, &app.base, study).await.unwrap().expect("a task");
 
-    let name = url.rsplit('/').next().unwrap();
-    let cut = std::process::Command::new("psql")
-        .args([&server, "-XtAc"])
-        .arg(format!(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()"
-        ))
-        .output()
-        .unwrap();
-    let cut_count: i64 = String::from_utf8_lossy(&cut.stdout).trim().parse().unwrap();
+    let cut_count = cut_every_connection(&server, &url);
     assert!(cut_count >= 2, "the pool's and the writer's connections were cut: {cut_count}");
 
     // Some seconds later (a restart before a quiet spell), the pool and the
@@ -183,6 +175,59 @@ async fn answers_go_on_after_the_database_cuts_every_connection() {
             .unwrap();
         assert_eq!(n, 1, "acknowledged task {task} is stored");
     }
+}
+
+/// `pg_terminate_backend` on every connection to `url`'s database: how many.
+fn cut_every_connection(server: &str, url: &str) -> i64 {
+    let name = url.rsplit('/').next().unwrap();
+    let cut = std::process::Command::new("psql")
+        .args([server, "-XtAc"])
+        .arg(format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+        ))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&cut.stdout).trim().parse().unwrap()
+}
+
+/// An answer that meets a connection PostgreSQL has just terminated (its
+/// writer used it a moment ago, so no idle check runs first): PostgreSQL
+/// answers "terminating connection due to administrator command" (57P01).
+/// That is a 503 that says to send it again, not a 500 (an audit saw 500s
+/// while an operator cut connections mid-study); sent again, it is stored once.
+#[tokio::test]
+async fn an_answer_that_meets_a_terminated_connection_is_a_503_to_send_again() {
+    let Some(server) = crate::postgres::server_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let url = crate::helpers::database_of(tmp.path())
+        .unwrap_or_else(|| crate::helpers::postgres_database(&server, &format!("hardneg_term_{}", std::process::id())));
+    let app = TestApp::spawn_with_env(tmp.path(), &[], &[("HARDNEG_DATABASE", Path::new(&url))]);
+    let annotator = app.login("annotator1").await;
+    let study = crate::helpers::demo_study(&annotator, &app).await;
+    assert_eq!(app.start(&annotator, study).await.status(), 200);
+    step(&annotator, &app.base, study).await.unwrap().expect("a task");
+    let next: Value =
+        annotator.get(app.url(&format!("/api/v1/studies/{study}/next"))).send().await.unwrap().json().await.unwrap();
+    let task = next["task_id"].as_i64().unwrap();
+    assert!(cut_every_connection(&server, &url) >= 2);
+    let answer = serde_json::json!({"option": "A", "elapsed_ms": 900});
+    let send = || annotator.post(app.url(&format!("/api/v1/tasks/{task}/answer"))).json(&answer).send();
+    let res = send().await.unwrap();
+    let status = res.status().as_u16();
+    if status == 503 {
+        assert!(res.headers().contains_key("retry-after"));
+        let body: Value = res.json().await.unwrap();
+        let error = body["error"].as_str().unwrap();
+        assert!(error.contains(hardneg::api_types::ANSWER_CUT), "{error}");
+        let again = send().await.unwrap();
+        assert_eq!(again.status(), 200, "sent again, it is stored");
+    } else {
+        assert_eq!(status, 200, "never a 500");
+    }
+    let db = hardneg::store::db::open(&hardneg::store::db::Location::Postgres(url.clone())).await.unwrap();
+    let n: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM answers WHERE task_id = $1").bind(task).fetch_one(&db).await.unwrap();
+    assert_eq!(n, 1, "stored once");
 }
 
 /// While PostgreSQL takes no connections (a failover), a page and an API
