@@ -285,8 +285,15 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
     let r = claimed(&r);
     let sent = client.call(method, &path, body.as_ref(), Some(r.id)).await;
     crash_point("sent", Some(r.remote.kind()));
+    let overtaken = super::readback::raise_overtaken(client, &r, pid.as_deref(), &sent).await;
     let mut tx = crate::store::db::begin_write(db).await?;
     match &sent {
+        Ok(reply) if overtaken => {
+            let note = format!("refused ({}): a larger raise was applied first", reply.status);
+            if advance(&mut *tx, &r, OutboxEvent::Answered, 0, Some(reply.status), Some(&note)).await? {
+                applied(&mut tx, &r, None).await?;
+            }
+        }
         Ok(reply) => {
             let event = event_for_status(Some(reply.status));
             let delay = match event {

@@ -360,7 +360,8 @@ pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Res
     let (state, last) = settle(client, study, &key).await?;
     if state != "done" {
         return Err(ServiceError::Invalid(format!(
-            "increasing the places of study {study} is {state}: {}",
+            "increasing the places of study {study} {}: {}",
+            if state == "failed" { "failed".to_string() } else { format!("is {state}") },
             last.unwrap_or_else(|| last_problem_hint().into())
         )));
     }

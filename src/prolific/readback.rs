@@ -4,6 +4,7 @@
 use super::client::{now_ms, Client, Reply};
 use super::outbox::Row;
 use super::remote::Remote;
+use crate::domain::prolific::outbox::{event_for_status, OutboxEvent};
 use crate::domain::prolific::status::{decision_fate, DecisionFate, SubmissionStatus};
 use crate::error::ServiceError;
 
@@ -70,6 +71,22 @@ impl From<bool> for Found {
             Found::Absent
         }
     }
+}
+
+/// Whether `sent`, a raise of places Prolific refused, was overtaken: another
+/// sender's larger raise was applied between this one's check and its call
+/// (an audit: two servers and the CLI raising at once), so the study has
+/// the places and the row is done, not failed.
+pub(super) async fn raise_overtaken(
+    client: &Client,
+    r: &Row,
+    pid: Option<&str>,
+    sent: &Result<Reply, super::client::NoAnswer>,
+) -> bool {
+    let refused = sent.as_ref().is_ok_and(|reply| event_for_status(Some(reply.status)) == OutboxEvent::Refused);
+    refused
+        && matches!(r.remote, Remote::SetPlaces { .. })
+        && matches!(read_back(client, r, pid).await, Ok(Some(Found::Applied)))
 }
 
 /// Whether an unconfirmed action's effect is at Prolific; None: not known yet.

@@ -236,3 +236,48 @@ async fn a_raise_overtaken_by_a_larger_one_is_never_sent() {
     let patches = st["requests"].as_array().unwrap().iter().filter(|q| q["method"] == "PATCH").count();
     assert_eq!(patches, 1, "only the larger raise was sent: {}", st["requests"]);
 }
+
+/// A raise checked before another sender's larger one was applied (this
+/// server had not seen it yet) is refused by Prolific ("can only be
+/// increased"): it is overtaken, done, and the call that asked for it
+/// succeeds; not a failed row that `--retry-failed` would send to be
+/// refused again (an audit: two servers and the CLI raising at once).
+#[tokio::test]
+async fn a_raise_refused_because_a_larger_one_came_first_is_done() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (fake, app, r, study) = start(tmp.path()).await;
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let places = fake.state().await["studies"][0]["total_available_places"].as_i64().unwrap();
+    let (s, v) =
+        post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/places")), Some(json!({"total": places + 2})))
+            .await;
+    assert_eq!(s, 200, "{v}");
+    // As the other sender's raise looks to one that has not seen it yet.
+    let db = crate::helpers::db_at(&app.data_dir).await;
+    sqlx::query("UPDATE prolific_studies SET places = $1 WHERE study_id = $2")
+        .bind(places)
+        .bind(study)
+        .execute(&db)
+        .await
+        .unwrap();
+    let (s, v) =
+        post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/places")), Some(json!({"total": places + 1})))
+            .await;
+    assert_eq!(s, 200, "the study has the places it asked for: {v}");
+    let st = fake.state().await;
+    assert_eq!(st["studies"][0]["total_available_places"], places + 2, "places never shrink");
+    let refused = st["requests"].as_array().unwrap().iter().filter(|q| q["method"] == "PATCH" && q["status"] == 400);
+    assert_eq!(refused.count(), 1, "the smaller raise was sent and refused: {}", st["requests"]);
+    let rows: Vec<(String, Option<String>)> =
+        sqlx::query_as("SELECT state, last_error FROM prolific_outbox WHERE idem_key = $1")
+            .bind(format!("set_places:{study}:{}", places + 1))
+            .fetch_all(&db)
+            .await
+            .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].0, "done", "{rows:?}");
+    assert!(rows[0].1.as_deref().is_some_and(|e| e.contains("a larger raise was applied first")), "{rows:?}");
+    let out = hardneg_cli(&app, &fake, &["flush", &study.to_string()]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("everything confirmed"), "nothing failed is left");
+}
