@@ -120,14 +120,21 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
     // A stopped study hands out none of its places: a copy freed after the stop needs a bought one.
     let recruiting = !matches!(status.as_deref(), Some("COMPLETED" | "AWAITING REVIEW"));
     let open = if recruiting { (places - taking).max(0) as u64 } else { 0 };
-    // Those who hold a place on Prolific and have not opened the join link yet will fill free copies.
-    let on_their_way = subs
+    // Those who hold a place on Prolific and have not opened the join link
+    // yet will fill free copies; so will those who opened it and are still
+    // before the comprehension check (no lease yet: an audit saw places
+    // bought for them, and everyone arriving on those told the study is full).
+    let holding =
+        |st: &str| matches!(SubmissionStatus::parse(st), SubmissionStatus::Reserved | SubmissionStatus::Active);
+    let not_arrived = subs.iter().filter(|(sub, st)| holding(st) && !arrived.contains(sub.as_str())).count();
+    let synced: std::collections::HashMap<&str, &str> = subs.iter().map(|(s, st)| (s.as_str(), st.as_str())).collect();
+    let at_the_check = people
         .iter()
-        .filter(|(sub, st)| {
-            matches!(SubmissionStatus::parse(st), SubmissionStatus::Reserved | SubmissionStatus::Active)
-                && !arrived.contains(sub.as_str())
+        .filter(|(_, sub, st)| {
+            st == "arriving" && sub.as_deref().is_some_and(|s| synced.get(s).is_none_or(|st| holding(st)))
         })
-        .count() as u64;
+        .count();
+    let on_their_way = (not_arrived + at_the_check) as u64;
     let budget = super::budget::budget(db, study).await?;
     let more = places_needed(hardneg_free.max(0) as u64, open + on_their_way);
     let propose_total = more.map(|n| places.max(taking).max(0) as u64 + n);

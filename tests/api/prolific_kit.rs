@@ -114,6 +114,8 @@ pub enum Way {
     FailComprehension,
     /// Arrives, passes the comprehension check and stops (its place is held).
     Stop,
+    /// Arrives, reads the instructions and stops at the comprehension check (no place held yet).
+    AtTheCheck,
 }
 
 /// A participant's client after the join link (Prolific's study URL, placeholders filled), past
@@ -131,6 +133,9 @@ pub async fn join(base: &str, study_url: &str, way: Way) -> (Client, i64, Option
     let study: i64 = location.strip_prefix("/take/").unwrap().parse().unwrap();
     let (s, stage) = post(&client, &format!("{base}/api/v1/take/{study}/instructions"), None).await;
     assert_eq!((s, stage["stage"].as_str()), (200, Some("comprehension")), "{stage}");
+    if way == Way::AtTheCheck {
+        return (client, study, None);
+    }
     let answers = if way == Way::FailComprehension { [0] } else { [1] };
     let attempts = if way == Way::FailComprehension { 2 } else { 1 };
     let mut last = Value::Null;

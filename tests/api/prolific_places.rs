@@ -75,3 +75,48 @@ async fn places_lost_to_screen_outs_are_proposed_or_bought_within_the_cap() {
         }
     }
 }
+
+/// People who opened the join link and are still before the comprehension
+/// check hold Prolific places and take free copies once they pass: nothing
+/// is bought for them (an audit: places bought for them, and everyone who
+/// came on those was told the study is full).
+#[tokio::test]
+async fn people_at_the_comprehension_check_count_as_coming() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = FakeProlific::start().await;
+    let app = Hardneg::start(&tmp.path().join("data"), &env(&fake, &[]), &tmp.path().join("log"), HashMap::new());
+    let r = app.login("researcher").await;
+    let check = "comprehension = [{ question = \"When do you pick None?\", options = [\"Never\", \"When no image fits\"], answer = \"When no image fits\" }]\nscreen_out_code = \"SCRN0002\"\n";
+    let spec =
+        spec("at-check", "estimated_minutes = 5\nhourly_rate = 9.0\nauto_increase = true\nbudget_cap = \"30.00\"")
+            .replace("[prolific]", &format!("{check}[prolific]"));
+    let study = create(&app, &r, &spec).await;
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let pid = v["prolific_id"].as_str().unwrap().to_string();
+    let places = |st: Value| {
+        st["studies"].as_array().unwrap().iter().find(|s| s["id"] == pid.as_str()).unwrap()["total_available_places"]
+            .as_i64()
+            .unwrap()
+    };
+    // 9 bundles, 12 places: five screened out by the check, two at it, two on their way.
+    for _ in 0..5 {
+        let a = fake.arrive(&pid, None).await;
+        let (_, _, code) =
+            crate::prolific_kit::join(&app.base, &a.study_url, crate::prolific_kit::Way::FailComprehension).await;
+        fake.submit(&a.submission_id, code.as_deref()).await;
+    }
+    for _ in 0..2 {
+        let a = fake.arrive(&pid, None).await;
+        crate::prolific_kit::join(&app.base, &a.study_url, crate::prolific_kit::Way::AtTheCheck).await;
+    }
+    for _ in 0..2 {
+        fake.arrive(&pid, None).await;
+    }
+    let (s, report) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    assert_eq!(s, 200, "{report}");
+    assert_eq!(places(fake.state().await), 14, "9 free copies: 3 places open, 4 coming; 2 more bought: {report}");
+    let status: Value =
+        r.get(app.url(&format!("/api/v1/studies/{study}/prolific"))).send().await.unwrap().json().await.unwrap();
+    assert_eq!(status["propose_more_places"], Value::Null, "{status}");
+}
