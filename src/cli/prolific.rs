@@ -160,7 +160,9 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
         ProlificCommand::Places { study, total } => {
             let client = prolific::connect(db).map_err(e)?;
             publish::increase_places(&client, study, total).await.map_err(e)?;
-            println!("study {study} now has {total} places on Prolific");
+            // Not `total`: a larger raise (another server's) may have come first.
+            let s = status::status(db, study).await.map_err(e)?;
+            println!("study {study} now has {} places on Prolific", s.places.max(total as i64));
             Ok(())
         }
         ProlificCommand::Flush { study, retry_failed } => {

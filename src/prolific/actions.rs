@@ -288,10 +288,12 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
     let overtaken = super::readback::raise_overtaken(client, &r, pid.as_deref(), &sent).await;
     let mut tx = crate::store::db::begin_write(db).await?;
     match &sent {
-        Ok(reply) if overtaken => {
+        Ok(reply) if overtaken.is_some() => {
             let note = format!("refused ({}): a larger raise was applied first", reply.status);
-            if advance(&mut *tx, &r, OutboxEvent::Answered, 0, Some(reply.status), Some(&note)).await? {
-                applied(&mut tx, &r, None).await?;
+            // Stored as the places Prolific has, read back.
+            let has = Row { remote: Remote::SetPlaces { total: overtaken.unwrap_or(0) as u64 }, ..r };
+            if advance(&mut *tx, &has, OutboxEvent::Answered, 0, Some(reply.status), Some(&note)).await? {
+                applied(&mut tx, &has, None).await?;
             }
         }
         Ok(reply) => {

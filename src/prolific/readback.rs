@@ -73,20 +73,21 @@ impl From<bool> for Found {
     }
 }
 
-/// Whether `sent`, a raise of places Prolific refused, was overtaken: another
-/// sender's larger raise was applied between this one's check and its call
-/// (an audit: two servers and the CLI raising at once), so the study has
-/// the places and the row is done, not failed.
+/// The places Prolific has when `sent`, a raise of places it refused, was
+/// overtaken: another sender's larger raise was applied between this one's
+/// check and its call (an audit: two servers and the CLI raising at once),
+/// so the study has the places and the row is done, not failed.
 pub(super) async fn raise_overtaken(
     client: &Client,
     r: &Row,
     pid: Option<&str>,
     sent: &Result<Reply, super::client::NoAnswer>,
-) -> bool {
+) -> Option<i64> {
     let refused = sent.as_ref().is_ok_and(|reply| event_for_status(Some(reply.status)) == OutboxEvent::Refused);
-    refused
-        && matches!(r.remote, Remote::SetPlaces { .. })
-        && matches!(read_back(client, r, pid).await, Ok(Some(Found::Applied)))
+    let (true, Remote::SetPlaces { total }, Some(pid)) = (refused, &r.remote, pid) else { return None };
+    let reply = get(client, &format!("/api/v1/studies/{pid}/")).await.ok().filter(Reply::ok)?;
+    let places = reply.body["total_available_places"].as_f64()?;
+    (places >= *total as f64).then_some(places as i64)
 }
 
 /// Whether an unconfirmed action's effect is at Prolific; None: not known yet.

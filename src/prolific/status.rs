@@ -83,8 +83,10 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
     let hardneg_completed: i64 = bundles.iter().map(|b| b.completed).sum();
     let hardneg_free = bundles.iter().map(|b| (b.copies_wanted - b.active - b.completed).max(0)).sum::<i64>() + overdue;
 
-    let people: Vec<(i64, Option<String>, String, Option<String>)> = sqlx::query_as(&format!(
-        "SELECT p.number, {}, {}, p.screened_out_reason FROM participants p
+    // Number, Prolific submission, status, why screened out, arrival time.
+    type Person = (i64, Option<String>, String, Option<String>, i64);
+    let people: Vec<Person> = sqlx::query_as(&format!(
+        "SELECT p.number, {}, {}, p.screened_out_reason, p.arrived_at FROM participants p
          LEFT JOIN leases l ON l.user_id = p.user_id WHERE p.study_id = $1 ORDER BY p.number",
         super::SUBMISSION_OF_P,
         crate::crowd::STATUS_SQL
@@ -92,10 +94,15 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
     .bind(study)
     .fetch_all(db)
     .await?;
+    // Arrived within the time limit and still before the comprehension check
+    // (as an arrival counts them, `crowd::arrive`): an overdue one has left.
+    let since = now - i64::from(crate::studies::link::link_of_study(db, study).await?.settings.time_limit_minutes) * 60;
+    let recent: std::collections::HashSet<i64> =
+        people.iter().filter(|p| p.2 == "arriving" && p.4 > since).map(|p| p.0).collect();
     // Screened out by the comprehension check: asked to return, never to submit.
     let people: Vec<(i64, Option<String>, String)> = people
         .into_iter()
-        .map(|(n, session, st, why)| match (st.as_str(), why.as_deref()) {
+        .map(|(n, session, st, why, _)| match (st.as_str(), why.as_deref()) {
             ("screened_out", Some("comprehension")) => (n, session, "screened_out_by_comprehension".to_string()),
             _ => (n, session, st),
         })
@@ -121,17 +128,18 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
     let recruiting = !matches!(status.as_deref(), Some("COMPLETED" | "AWAITING REVIEW"));
     let open = if recruiting { (places - taking).max(0) as u64 } else { 0 };
     // Those who hold a place on Prolific and have not opened the join link
-    // yet will fill free copies; so will those who opened it and are still
-    // before the comprehension check (no lease yet: an audit saw places
-    // bought for them, and everyone arriving on those told the study is full).
+    // yet will fill free copies; so will those who opened it within the time
+    // limit and are still before the comprehension check (no lease yet: an
+    // audit saw places bought for them, and everyone arriving on those told
+    // the study is full). One there longer has left, as an overdue lease has.
     let holding =
         |st: &str| matches!(SubmissionStatus::parse(st), SubmissionStatus::Reserved | SubmissionStatus::Active);
     let not_arrived = subs.iter().filter(|(sub, st)| holding(st) && !arrived.contains(sub.as_str())).count();
     let synced: std::collections::HashMap<&str, &str> = subs.iter().map(|(s, st)| (s.as_str(), st.as_str())).collect();
     let at_the_check = people
         .iter()
-        .filter(|(_, sub, st)| {
-            st == "arriving" && sub.as_deref().is_some_and(|s| synced.get(s).is_none_or(|st| holding(st)))
+        .filter(|(n, sub, _)| {
+            recent.contains(n) && sub.as_deref().is_some_and(|s| synced.get(s).is_none_or(|st| holding(st)))
         })
         .count();
     let on_their_way = (not_arrived + at_the_check) as u64;

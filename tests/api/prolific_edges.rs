@@ -250,7 +250,7 @@ async fn a_raise_refused_because_a_larger_one_came_first_is_done() {
     assert_eq!(s, 200, "{v}");
     let places = fake.state().await["studies"][0]["total_available_places"].as_i64().unwrap();
     let (s, v) =
-        post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/places")), Some(json!({"total": places + 2})))
+        post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/places")), Some(json!({"total": places + 3})))
             .await;
     assert_eq!(s, 200, "{v}");
     // As the other sender's raise looks to one that has not seen it yet.
@@ -266,7 +266,7 @@ async fn a_raise_refused_because_a_larger_one_came_first_is_done() {
             .await;
     assert_eq!(s, 200, "the study has the places it asked for: {v}");
     let st = fake.state().await;
-    assert_eq!(st["studies"][0]["total_available_places"], places + 2, "places never shrink");
+    assert_eq!(st["studies"][0]["total_available_places"], places + 3, "places never shrink");
     let refused = st["requests"].as_array().unwrap().iter().filter(|q| q["method"] == "PATCH" && q["status"] == 400);
     assert_eq!(refused.count(), 1, "the smaller raise was sent and refused: {}", st["requests"]);
     let rows: Vec<(String, Option<String>)> =
@@ -280,4 +280,21 @@ async fn a_raise_refused_because_a_larger_one_came_first_is_done() {
     assert!(rows[0].1.as_deref().is_some_and(|e| e.contains("a larger raise was applied first")), "{rows:?}");
     let out = hardneg_cli(&app, &fake, &["flush", &study.to_string()]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("everything confirmed"), "nothing failed is left");
+    let known: i64 = sqlx::query_scalar("SELECT places FROM prolific_studies WHERE study_id = $1")
+        .bind(study)
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!(known, places + 3, "the places Prolific has, read back");
+
+    // The command line says what the study has, not what it asked for.
+    sqlx::query("UPDATE prolific_studies SET places = $1 WHERE study_id = $2")
+        .bind(places)
+        .bind(study)
+        .execute(&db)
+        .await
+        .unwrap();
+    let out = hardneg_cli(&app, &fake, &["places", &study.to_string(), &(places + 2).to_string()]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.contains(&format!("now has {} places", places + 3)), "{said}");
 }

@@ -79,12 +79,15 @@ async fn places_lost_to_screen_outs_are_proposed_or_bought_within_the_cap() {
 /// People who opened the join link and are still before the comprehension
 /// check hold Prolific places and take free copies once they pass: nothing
 /// is bought for them (an audit: places bought for them, and everyone who
-/// came on those was told the study is full).
+/// came on those was told the study is full); once they have been there
+/// longer than the time limit, they have left, as an overdue lease has.
 #[tokio::test]
 async fn people_at_the_comprehension_check_count_as_coming() {
     let tmp = tempfile::tempdir().unwrap();
     let fake = FakeProlific::start().await;
-    let app = Hardneg::start(&tmp.path().join("data"), &env(&fake, &[]), &tmp.path().join("log"), HashMap::new());
+    let clock = tmp.path().join("clock-offset");
+    let env = env(&fake, &[("HARDNEG_TEST_CLOCK_FILE", clock.to_str().unwrap())]);
+    let app = Hardneg::start(&tmp.path().join("data"), &env, &tmp.path().join("log"), HashMap::new());
     let r = app.login("researcher").await;
     let check = "comprehension = [{ question = \"When do you pick None?\", options = [\"Never\", \"When no image fits\"], answer = \"When no image fits\" }]\nscreen_out_code = \"SCRN0002\"\n";
     let spec =
@@ -119,4 +122,10 @@ async fn people_at_the_comprehension_check_count_as_coming() {
     let status: Value =
         r.get(app.url(&format!("/api/v1/studies/{study}/prolific"))).send().await.unwrap().json().await.unwrap();
     assert_eq!(status["propose_more_places"], Value::Null, "{status}");
+
+    // A day later the two are still at the check (Prolific has not timed them out yet): they count no more.
+    std::fs::write(&clock, "86400").unwrap();
+    let (s, report) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    assert_eq!(s, 200, "{report}");
+    assert_eq!(places(fake.state().await), 16, "the two who left are bought places for: {report}");
 }
