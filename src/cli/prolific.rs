@@ -159,10 +159,9 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
         ProlificCommand::Stop { study } => transition(db, study, "STOP").await,
         ProlificCommand::Places { study, total } => {
             let client = prolific::connect(db).map_err(e)?;
-            publish::increase_places(&client, study, total).await.map_err(e)?;
             // Not `total`: a larger raise (another server's) may have come first.
-            let s = status::status(db, study).await.map_err(e)?;
-            println!("study {study} now has {} places on Prolific", s.places.max(total as i64));
+            let places = publish::increase_places(&client, study, total).await.map_err(e)?;
+            println!("study {study} now has {places} places on Prolific");
             Ok(())
         }
         ProlificCommand::Flush { study, retry_failed } => {

@@ -287,16 +287,16 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
     crash_point("sent", Some(r.remote.kind()));
     let overtaken = super::readback::raise_overtaken(client, &r, pid.as_deref(), &sent).await;
     let mut tx = crate::store::db::begin_write(db).await?;
-    match &sent {
-        Ok(reply) if overtaken.is_some() => {
+    match (&sent, overtaken) {
+        (Ok(reply), Some(places)) => {
             let note = format!("refused ({}): a larger raise was applied first", reply.status);
             // Stored as the places Prolific has, read back.
-            let has = Row { remote: Remote::SetPlaces { total: overtaken.unwrap_or(0) as u64 }, ..r };
+            let has = Row { remote: Remote::SetPlaces { total: places as u64 }, ..r };
             if advance(&mut *tx, &has, OutboxEvent::Answered, 0, Some(reply.status), Some(&note)).await? {
                 applied(&mut tx, &has, None).await?;
             }
         }
-        Ok(reply) => {
+        (Ok(reply), None) => {
             let event = event_for_status(Some(reply.status));
             let delay = match event {
                 OutboxEvent::Throttled | OutboxEvent::Lost => delay_for(r.attempts, reply.retry_after_ms),
@@ -314,7 +314,7 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
                 applied(&mut tx, &r, Some(&reply.body)).await?;
             }
         }
-        Err(e) => {
+        (Err(e), _) => {
             advance(&mut *tx, &r, OutboxEvent::Lost, delay_for(r.attempts, None), None, Some(&e.to_string())).await?;
         }
     }

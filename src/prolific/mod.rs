@@ -149,7 +149,7 @@ async fn follow_need(
         return Ok(None);
     };
     match publish::increase_places(client, study, total).await {
-        Ok(()) => Ok(Some(total)),
+        Ok(_) => Ok(Some(total)),
         // Past the cap (or refused by Prolific): the proposal stays on the status for a person.
         Err(ServiceError::Invalid(why)) => {
             tracing::info!(study = study.get(), total, why, "places not raised");

@@ -322,7 +322,7 @@ pub async fn transition_as(client: &Client, study: StudyId, action: &str, key: &
         }
         (s, e) => Err(ServiceError::Invalid(format!(
             "{action} of study {study} {}: {}",
-            if s == "failed" { "failed".to_string() } else { format!("is {s}") },
+            outcome_words(&s),
             e.unwrap_or_else(|| "no answer yet".into())
         ))),
     }
@@ -333,8 +333,10 @@ fn not_on_prolific(study: StudyId) -> ServiceError {
 }
 
 /// Raises the study's places to `total` (Prolific takes the new total),
-/// refused past the budget cap or below the places it has.
-pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Result<(), ServiceError> {
+/// refused past the budget cap or below the places it has. Returns the
+/// places the study has now: more than `total` where another sender's
+/// larger raise came first.
+pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Result<i64, ServiceError> {
     let db = client.db();
     let places: i64 = sqlx::query_scalar("SELECT places FROM prolific_studies WHERE study_id = $1")
         .bind(study)
@@ -361,9 +363,20 @@ pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Res
     if state != "done" {
         return Err(ServiceError::Invalid(format!(
             "increasing the places of study {study} {}: {}",
-            if state == "failed" { "failed".to_string() } else { format!("is {state}") },
+            outcome_words(&state),
             last.unwrap_or_else(|| last_problem_hint().into())
         )));
     }
-    Ok(())
+    let places: i64 =
+        sqlx::query_scalar("SELECT places FROM prolific_studies WHERE study_id = $1").bind(study).fetch_one(db).await?;
+    Ok(places.max(total as i64))
+}
+
+/// An outbox row's state in a sentence: "failed", or "is pending".
+fn outcome_words(state: &str) -> String {
+    if state == "failed" {
+        state.to_string()
+    } else {
+        format!("is {state}")
+    }
 }

@@ -211,13 +211,7 @@ async fn a_webhook_wakes_the_sync_while_an_approval_waits_for_its_submission() {
 async fn a_raise_overtaken_by_a_larger_one_is_never_sent() {
     let tmp = tempfile::tempdir().unwrap();
     let (fake, app, r, study) = start(tmp.path()).await;
-    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
-    assert_eq!(s, 200, "{v}");
-    let places = fake.state().await["studies"][0]["total_available_places"].as_i64().unwrap();
-    let (s, v) =
-        post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/places")), Some(json!({"total": places + 2})))
-            .await;
-    assert_eq!(s, 200, "{v}");
+    let places = publish_and_raise(&fake, &app, &r, study, 2).await;
     let db = crate::helpers::db_at(&app.data_dir).await;
     sqlx::query(
         "INSERT INTO prolific_outbox (study_id, action, idem_key, payload, state, created_at, updated_at)
@@ -237,6 +231,18 @@ async fn a_raise_overtaken_by_a_larger_one_is_never_sent() {
     assert_eq!(patches, 1, "only the larger raise was sent: {}", st["requests"]);
 }
 
+/// Publishes `study` and raises its places by `more` through the API: the
+/// places it was published with.
+async fn publish_and_raise(fake: &FakeProlific, app: &Hardneg, r: &reqwest::Client, study: i64, more: i64) -> i64 {
+    let (s, v) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let places = fake.state().await["studies"][0]["total_available_places"].as_i64().unwrap();
+    let body = json!({"total": places + more});
+    let (s, v) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/places")), Some(body)).await;
+    assert_eq!(s, 200, "{v}");
+    places
+}
+
 /// A raise checked before another sender's larger one was applied (this
 /// server had not seen it yet) is refused by Prolific ("can only be
 /// increased"): it is overtaken, done, and the call that asked for it
@@ -246,13 +252,7 @@ async fn a_raise_overtaken_by_a_larger_one_is_never_sent() {
 async fn a_raise_refused_because_a_larger_one_came_first_is_done() {
     let tmp = tempfile::tempdir().unwrap();
     let (fake, app, r, study) = start(tmp.path()).await;
-    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/publish")), None).await;
-    assert_eq!(s, 200, "{v}");
-    let places = fake.state().await["studies"][0]["total_available_places"].as_i64().unwrap();
-    let (s, v) =
-        post(&r, &app.url(&format!("/api/v1/studies/{study}/prolific/places")), Some(json!({"total": places + 3})))
-            .await;
-    assert_eq!(s, 200, "{v}");
+    let places = publish_and_raise(&fake, &app, &r, study, 3).await;
     // As the other sender's raise looks to one that has not seen it yet.
     let db = crate::helpers::db_at(&app.data_dir).await;
     sqlx::query("UPDATE prolific_studies SET places = $1 WHERE study_id = $2")

@@ -6,6 +6,16 @@ use crate::prolific_more::{create, env, spec};
 use serde_json::Value;
 use std::collections::HashMap;
 
+/// `n` arrivals who fail the comprehension check and submit its code on Prolific.
+async fn screen_out(fake: &FakeProlific, app: &Hardneg, pid: &str, n: usize) {
+    for _ in 0..n {
+        let a = fake.arrive(pid, None).await;
+        let (_, _, code) =
+            crate::prolific_kit::join(&app.base, &a.study_url, crate::prolific_kit::Way::FailComprehension).await;
+        fake.submit(&a.submission_id, code.as_deref()).await;
+    }
+}
+
 /// Places lost to screen-outs: hardneg proposes the difference, and with
 /// `auto_increase` a sync buys it, within the budget cap.
 #[tokio::test]
@@ -28,12 +38,7 @@ async fn places_lost_to_screen_outs_are_proposed_or_bought_within_the_cap() {
         assert_eq!(s, 200, "{v}");
         let pid = v["prolific_id"].as_str().unwrap().to_string();
         // Five fail the comprehension check: each holds a Prolific place, and no hardneg copy.
-        for _ in 0..5 {
-            let a = fake.arrive(&pid, None).await;
-            let (_, _, code) =
-                crate::prolific_kit::join(&app.base, &a.study_url, crate::prolific_kit::Way::FailComprehension).await;
-            fake.submit(&a.submission_id, code.as_deref()).await;
-        }
+        screen_out(&fake, &app, &pid, 5).await;
         // Two more hold places on their way to the join link: they will fill copies, nothing to buy for them.
         for _ in 0..2 {
             fake.arrive(&pid, None).await;
@@ -103,12 +108,7 @@ async fn people_at_the_comprehension_check_count_as_coming() {
             .unwrap()
     };
     // 9 bundles, 12 places: five screened out by the check, two at it, two on their way.
-    for _ in 0..5 {
-        let a = fake.arrive(&pid, None).await;
-        let (_, _, code) =
-            crate::prolific_kit::join(&app.base, &a.study_url, crate::prolific_kit::Way::FailComprehension).await;
-        fake.submit(&a.submission_id, code.as_deref()).await;
-    }
+    screen_out(&fake, &app, &pid, 5).await;
     for _ in 0..2 {
         let a = fake.arrive(&pid, None).await;
         crate::prolific_kit::join(&app.base, &a.study_url, crate::prolific_kit::Way::AtTheCheck).await;

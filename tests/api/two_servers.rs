@@ -142,10 +142,7 @@ async fn two_servers_on_one_postgres_fill_every_bundle_exactly_and_keep_every_ac
 #[tokio::test]
 async fn answers_go_on_after_the_database_cuts_every_connection() {
     let Some(server) = crate::postgres::server_url() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let url = crate::helpers::database_of(tmp.path())
-        .unwrap_or_else(|| crate::helpers::postgres_database(&server, &format!("hardneg_cut_{}", std::process::id())));
-    let app = TestApp::spawn_with_env(tmp.path(), &[], &[("HARDNEG_DATABASE", Path::new(&url))]);
+    let (_tmp, url, app) = on_postgres(&server, "hardneg_cut");
     let annotator = app.login("annotator1").await;
     let study = crate::helpers::demo_study(&annotator, &app).await;
     assert_eq!(app.start(&annotator, study).await.status(), 200);
@@ -177,6 +174,17 @@ async fn answers_go_on_after_the_database_cuts_every_connection() {
     }
 }
 
+/// A server on a database of its own on the PostgreSQL `server` (named
+/// `prefix` and this process's id, unless the suite runs on PostgreSQL):
+/// its data dir (kept while the test runs), the database's URL, the server.
+fn on_postgres(server: &str, prefix: &str) -> (tempfile::TempDir, String, TestApp) {
+    let tmp = tempfile::tempdir().unwrap();
+    let url = crate::helpers::database_of(tmp.path())
+        .unwrap_or_else(|| crate::helpers::postgres_database(server, &format!("{prefix}_{}", std::process::id())));
+    let app = TestApp::spawn_with_env(tmp.path(), &[], &[("HARDNEG_DATABASE", Path::new(&url))]);
+    (tmp, url, app)
+}
+
 /// `pg_terminate_backend` on every connection to `url`'s database: how many.
 fn cut_every_connection(server: &str, url: &str) -> i64 {
     let name = url.rsplit('/').next().unwrap();
@@ -198,10 +206,7 @@ fn cut_every_connection(server: &str, url: &str) -> i64 {
 #[tokio::test]
 async fn an_answer_that_meets_a_terminated_connection_is_a_503_to_send_again() {
     let Some(server) = crate::postgres::server_url() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let url = crate::helpers::database_of(tmp.path())
-        .unwrap_or_else(|| crate::helpers::postgres_database(&server, &format!("hardneg_term_{}", std::process::id())));
-    let app = TestApp::spawn_with_env(tmp.path(), &[], &[("HARDNEG_DATABASE", Path::new(&url))]);
+    let (_tmp, url, app) = on_postgres(&server, "hardneg_term");
     let annotator = app.login("annotator1").await;
     let study = crate::helpers::demo_study(&annotator, &app).await;
     assert_eq!(app.start(&annotator, study).await.status(), 200);
@@ -237,10 +242,7 @@ async fn an_answer_that_meets_a_terminated_connection_is_a_503_to_send_again() {
 #[tokio::test]
 async fn while_the_database_takes_no_connections_pages_and_calls_answer_503_within_seconds() {
     let Some(server) = crate::postgres::server_url() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let url = crate::helpers::database_of(tmp.path())
-        .unwrap_or_else(|| crate::helpers::postgres_database(&server, &format!("hardneg_down_{}", std::process::id())));
-    let app = TestApp::spawn_with_env(tmp.path(), &[], &[("HARDNEG_DATABASE", Path::new(&url))]);
+    let (_tmp, url, app) = on_postgres(&server, "hardneg_down");
     let annotator = app.login("annotator1").await;
     let study = crate::helpers::demo_study(&annotator, &app).await;
     assert_eq!(app.start(&annotator, study).await.status(), 200);
