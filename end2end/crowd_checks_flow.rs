@@ -174,8 +174,30 @@ async fn the_research_page_with_the_demo_crowd_study_hydrates_and_its_buttons_wo
     let row = r#"table.flagged tr:has(td.flags) button.discard"#;
     let before = r.client.find_all(Css(row)).await.unwrap().len();
     assert!(before >= 1, "a flagged participant with a Discard button");
-    r.wait_css(row).await.click().await.unwrap();
-    assert_eq!(r.client.find_all(Css(row)).await.unwrap().len(), before, "one click only asks");
+    // A double click (clicks counted 1, then 2, at one spot) only asks too:
+    // its second click is no confirmation (audit AS: it discarded for good).
+    r.wait_css(row).await;
+    let at = r
+        .client
+        .execute(
+            "const e = document.querySelector(arguments[0]); e.scrollIntoView({block: 'center'}); \
+             const b = e.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2];",
+            vec![serde_json::json!(row)],
+        )
+        .await
+        .unwrap();
+    let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+    for count in [1, 2] {
+        for kind in ["mousePressed", "mouseReleased"] {
+            let event = serde_json::json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": count});
+            r.cdp("Input.dispatchMouseEvent", event).await;
+        }
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(r.client.find_all(Css(row)).await.unwrap().len(), before, "a double click only asks");
+    r.wait_css(r#"table.flagged button.discard.armed"#).await;
+    // Disarmed by nothing but a confirmation: one more click discards.
+
     r.wait_css(r#"table.flagged button.discard.armed"#).await.click().await.unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while r.client.find_all(Css(row)).await.unwrap().len() == before {

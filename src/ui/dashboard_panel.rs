@@ -239,10 +239,15 @@ pub fn FlaggedTable(
                             <td class="flags">{r.flags}</td>
                             <td class="decision" title=r.reason>{r.decision}</td>
                             <td>{r.can_discard.then(|| view! {
-                                // Discarding cannot be undone: the first click asks, the second discards.
+                                // Discarding cannot be undone: the first click asks, a second,
+                                // separate click discards. The second click of a double click
+                                // (its `detail` counts 2) does not confirm (audit AS).
                                 <button type="button" class="discard" class:armed=move || armed.get() == Some(number)
                                     aria-label=move || if armed.get() == Some(number) { format!("Confirm: discard the copy of {} for good", r.username) } else { format!("Discard the copy of {}", r.username) }
-                                    on:click=move |_| {
+                                    on:click=move |ev: leptos::ev::MouseEvent| {
+                                        if ev.detail() > 1 {
+                                            return;
+                                        }
                                         if armed.get_untracked() == Some(number) {
                                             armed.set(None);
                                             discard.dispatch(DiscardParticipant { study_id, number: ParticipantId::new(number) });
