@@ -327,14 +327,7 @@ async fn flush(client: &prolific::client::Client, study: StudyId) -> anyhow::Res
         println!("outbox: everything confirmed");
     }
     for l in lines {
-        println!(
-            "outbox row {} {} is {} after {} tries: {}",
-            l.id,
-            l.action,
-            l.state,
-            l.attempts,
-            l.last_error.unwrap_or_default()
-        );
+        println!("{}", l.sentence());
     }
     Ok(())
 }

@@ -80,13 +80,6 @@ pub(super) fn print_status(s: &status::ProlificStatus) {
         );
     }
     for l in &s.outbox {
-        println!(
-            "outbox row {} {} {} ({} tries): {}",
-            l.id,
-            l.action,
-            l.state,
-            l.attempts,
-            l.last_error.clone().unwrap_or_default()
-        );
+        println!("{}", l.sentence());
     }
 }

@@ -19,6 +19,7 @@ pub mod sender;
 pub mod settings;
 pub mod status;
 pub mod sync;
+pub mod transition;
 pub mod webhook;
 
 use crate::domain::ids::StudyId;

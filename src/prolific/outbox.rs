@@ -60,6 +60,20 @@ pub async fn enqueue(
     Ok(done.rows_affected() == 1)
 }
 
+/// Makes one `failed` row pending again, as [`retry_failed`] does: the
+/// researcher asked for the same thing again (Publish pressed after a refusal).
+pub async fn retry_failed_row(db: &AnyPool, key: &str) -> Result<bool, ServiceError> {
+    let done = sqlx::query(
+        "UPDATE prolific_outbox SET state = 'pending', attempts = 0, not_before = 0, last_error = NULL, updated_at = $1
+         WHERE idem_key = $2 AND state = 'failed'",
+    )
+    .bind(now_ms())
+    .bind(key)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Makes the study's `failed` rows pending again (`flush --retry-failed`):
 /// Prolific refused each with a 4xx, so none was applied, and each is sent
 /// as if new (a bonus pay refused for the workspace's balance, say). Not a
@@ -252,6 +266,16 @@ pub struct OutboxLine {
     pub last_error: Option<String>,
 }
 
+impl OutboxLine {
+    /// The line as the command line prints it: "outbox row 6 transition failed after 1 try: …".
+    pub fn sentence(&self) -> String {
+        let state = if self.state == "failed" { "failed".to_string() } else { format!("is {}", self.state) };
+        let tries = if self.attempts == 1 { "1 try".to_string() } else { format!("{} tries", self.attempts) };
+        let why = self.last_error.as_deref().unwrap_or("no answer yet");
+        format!("outbox row {} {} {state} after {tries}: {why}", self.id, self.action)
+    }
+}
+
 type LineRow = (i64, String, String, i64, Option<i64>, Option<String>);
 
 pub async fn lines(db: &AnyPool, study: StudyId, only_open: bool) -> Result<Vec<OutboxLine>, ServiceError> {
@@ -280,6 +304,26 @@ pub async fn lines(db: &AnyPool, study: StudyId, only_open: bool) -> Result<Vec<
 mod tests {
     use super::*;
     use crate::domain::prolific::outbox::{OutboxEvent as E, OutboxState as S};
+
+    #[test]
+    fn a_line_reads_as_a_sentence() {
+        let line = |state: &str, attempts, last_error: Option<&str>| OutboxLine {
+            id: 6,
+            action: "transition".into(),
+            state: state.into(),
+            attempts,
+            last_status: None,
+            last_error: last_error.map(str::to_string),
+        };
+        assert_eq!(
+            line("failed", 1, Some("Bad Request")).sentence(),
+            "outbox row 6 transition failed after 1 try: Bad Request"
+        );
+        assert_eq!(
+            line("pending", 3, None).sentence(),
+            "outbox row 6 transition is pending after 3 tries: no answer yet"
+        );
+    }
 
     async fn read(db: &AnyPool, id: i64) -> Row {
         let r: RawRow = sqlx::query_as(&format!("SELECT {COLUMNS} FROM prolific_outbox WHERE id = $1"))

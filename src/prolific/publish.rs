@@ -4,8 +4,9 @@
 use super::actions::{prolific_id, Remote};
 use super::client::Client;
 use super::outbox::enqueue;
-use super::sender::run;
 use super::settings::settings;
+use super::transition::{not_on_prolific, outcome_words, settle, study_view};
+pub use super::transition::{transition, transition_as, COMMAND_WAIT};
 use crate::domain::ids::StudyId;
 use crate::domain::prolific::draft::{draft, internal_name, DraftInput};
 use crate::domain::prolific::money::{self, cents, ProlificCost};
@@ -13,10 +14,6 @@ use crate::error::ServiceError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::AnyPool;
-use std::time::{Duration, Instant};
-
-/// How long a command waits for its own outbox rows to be confirmed.
-pub const COMMAND_WAIT: Duration = Duration::from_secs(60);
 
 /// Overrides from the command line.
 #[derive(Debug, Clone, Default)]
@@ -251,24 +248,6 @@ fn last_problem_hint() -> &'static str {
     "see `hardneg prolific status` for the outbox and Prolific's last answer"
 }
 
-/// Runs the study's outbox until the row with `key` is done or failed, or
-/// the command's wait passes; its state and Prolific's last word.
-async fn settle(client: &Client, study: StudyId, key: &str) -> Result<(String, Option<String>), ServiceError> {
-    let until = Instant::now() + COMMAND_WAIT;
-    loop {
-        let row: (String, Option<String>) =
-            sqlx::query_as("SELECT state, last_error FROM prolific_outbox WHERE idem_key = $1")
-                .bind(key)
-                .fetch_one(client.db())
-                .await?;
-        if row.0 == "done" || row.0 == "failed" || Instant::now() >= until {
-            return Ok(row);
-        }
-        run(client, Some(study), (Instant::now() + Duration::from_millis(500)).min(until), None).await?;
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// The draft, its cost, then PUBLISH.
 pub async fn publish(
     client: &Client,
@@ -280,56 +259,6 @@ pub async fn publish(
     transition(client, study, "PUBLISH").await?;
     let (status, study_url) = study_view(client, &pid).await?;
     Ok(Published { plan, prolific_id: pid, cost, status, study_url })
-}
-
-async fn study_status(client: &Client, pid: &str) -> Result<String, ServiceError> {
-    Ok(study_view(client, pid).await?.0)
-}
-
-/// The study's status and the URL it sends participants to, as Prolific holds them.
-async fn study_view(client: &Client, pid: &str) -> Result<(String, String), ServiceError> {
-    let s = client.expect("GET", &format!("/api/v1/studies/{pid}/"), None).await?;
-    let text = |k: &str, or: &str| s[k].as_str().unwrap_or(or).to_string();
-    Ok((text("status", "UNKNOWN"), text("external_study_url", "")))
-}
-
-/// PUBLISH, PAUSE, START or STOP through the outbox; waits for its confirmation.
-pub async fn transition(client: &Client, study: StudyId, action: &str) -> Result<String, ServiceError> {
-    if !["PUBLISH", "PAUSE", "START", "STOP"].contains(&action) {
-        return Err(ServiceError::Invalid(format!("unknown transition {action:?}")));
-    }
-    // A key per action and moment: pausing twice in a day is two intents; a retry of one is one.
-    let key = format!("transition:{study}:{action}:{}", super::client::now_ms() / 1000);
-    let key = if action == "PUBLISH" { format!("transition:{study}:PUBLISH") } else { key };
-    transition_as(client, study, action, &key).await
-}
-
-/// [`transition`] under the caller's idempotency key (one intent, one key).
-/// Returns the study's status as Prolific has it afterwards.
-pub async fn transition_as(client: &Client, study: StudyId, action: &str, key: &str) -> Result<String, ServiceError> {
-    let db = client.db();
-    let pid = prolific_id(db, study).await?.ok_or_else(|| not_on_prolific(study))?;
-    enqueue(db, study, key, &Remote::Transition { action: action.to_string() }).await?;
-    match settle(client, study, key).await? {
-        (s, _) if s == "done" => {
-            let status = study_status(client, &pid).await?;
-            sqlx::query("UPDATE prolific_studies SET status = $1 WHERE study_id = $2")
-                .bind(&status)
-                .bind(study)
-                .execute(db)
-                .await?;
-            Ok(status)
-        }
-        (s, e) => Err(ServiceError::Invalid(format!(
-            "{action} of study {study} {}: {}",
-            outcome_words(&s),
-            e.unwrap_or_else(|| "no answer yet".into())
-        ))),
-    }
-}
-
-fn not_on_prolific(study: StudyId) -> ServiceError {
-    ServiceError::Invalid(format!("study {study} is not on Prolific yet: publish it first"))
 }
 
 /// Raises the study's places to `total` (Prolific takes the new total),
@@ -370,13 +299,4 @@ pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Res
     let places: i64 =
         sqlx::query_scalar("SELECT places FROM prolific_studies WHERE study_id = $1").bind(study).fetch_one(db).await?;
     Ok(places.max(total as i64))
-}
-
-/// An outbox row's state in a sentence: "failed", or "is pending".
-fn outcome_words(state: &str) -> String {
-    if state == "failed" {
-        state.to_string()
-    } else {
-        format!("is {state}")
-    }
 }

@@ -298,3 +298,31 @@ async fn a_raise_refused_because_a_larger_one_came_first_is_done() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && said.contains(&format!("now has {} places", places + 3)), "{said}");
 }
+
+/// Prolific refusing a PUBLISH (a workspace balance too low, say) is no
+/// reason to refuse it for good: pressed again, it is sent again (audit AS:
+/// every later press repeated the old refusal and sent nothing).
+#[tokio::test]
+async fn a_refused_publish_is_sent_again_when_asked_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (fake, app, r, study) = start(tmp.path()).await;
+    let publish = app.url(&format!("/api/v1/studies/{study}/prolific/publish"));
+    let origin = Some(json!({ "origin": "https://h.example.org/" }));
+    fake.fault("POST", "/api/v1/studies/*/transition/", "400", 1).await;
+    let (s, v) = post(&r, &publish, origin.clone()).await;
+    assert_eq!(s, 422, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("PUBLISH of study"), "{v}");
+    let (s, v) = post(&r, &publish, origin.clone()).await;
+    assert_eq!(s, 200, "sent again: {v}");
+    assert_eq!(fake.state().await["studies"][0]["status"], "ACTIVE");
+    // Pressed once more, it is already published: nothing more is sent.
+    let (s, v) = post(&r, &publish, origin).await;
+    assert_eq!(s, 200, "{v}");
+    let transitions = fake.state().await["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["path"].as_str().is_some_and(|p| p.ends_with("/transition/")))
+        .count();
+    assert_eq!(transitions, 2, "the refused PUBLISH and the one sent again");
+}

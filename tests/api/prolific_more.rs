@@ -141,7 +141,11 @@ async fn a_block_list_of_groups_minimum_pay_and_prolifics_refusals() {
     let (s, v) =
         post(&r, &app.url(&format!("/api/v1/studies/{blocked}/prolific/transition")), Some(json!({"action": "START"})))
             .await;
-    assert_eq!(s, 422, "START of an active study is refused by Prolific: {v}");
+    assert_eq!(
+        (s, v["status"].as_str()),
+        (200, Some("ACTIVE")),
+        "START of an active study: already there, nothing sent: {v}"
+    );
     let (s, _) =
         post(&r, &app.url(&format!("/api/v1/studies/{blocked}/prolific/transition")), Some(json!({"action": "PAUSE"})))
             .await;
@@ -150,8 +154,7 @@ async fn a_block_list_of_groups_minimum_pay_and_prolifics_refusals() {
     let status: Value =
         r.get(app.url(&format!("/api/v1/studies/{blocked}/prolific"))).send().await.unwrap().json().await.unwrap();
     let failed: Vec<&Value> = status["outbox"].as_array().unwrap().iter().filter(|l| l["state"] == "failed").collect();
-    assert_eq!(failed.len(), 1, "{status}");
-    assert_eq!(failed[0]["last_status"], 400);
+    assert!(failed.is_empty(), "nothing Prolific would refuse was sent: {status}");
 
     // An annotator may not publish.
     let a = app.login("annotator1").await;

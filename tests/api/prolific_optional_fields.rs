@@ -125,7 +125,11 @@ async fn a_refused_pay_is_sent_again_only_when_asked_and_only_once() {
         cmd.env("HARDNEG_PROLIFIC_BACKOFF_MS", "20").output().unwrap()
     };
     let out = flush(&[]);
-    assert!(crate::helpers::text(&out.stdout).contains("is failed"), "{}", crate::helpers::text(&out.stdout));
+    assert!(
+        crate::helpers::text(&out.stdout).contains("bonus_pay failed after 1 try"),
+        "{}",
+        crate::helpers::text(&out.stdout)
+    );
     assert_eq!(payments(fake).await, 0, "a plain flush leaves a refused row alone");
     let out = flush(&["--retry-failed"]);
     let said = crate::helpers::text(&out.stdout);

@@ -54,3 +54,71 @@ async fn a_borrowed_session_id_is_decided_on_the_borrowers_own_submission() {
     assert_eq!(approved["body"]["submission_ids"], serde_json::json!([honest.submission_id]), "{approved}");
     assert_eq!(requests.iter().filter(|q| q.to_string().contains(&honest.submission_id)).count(), 1, "{dry}");
 }
+
+/// One who finishes in hardneg and then returns the study on Prolific keeps
+/// a counted copy that Prolific will never pay for: the status lists it, as
+/// it lists one who finished and never submitted (audit AT: nothing said so).
+#[tokio::test]
+async fn a_finisher_who_then_returns_on_prolific_is_a_mismatch() {
+    let p = Published::start(SPEC).await;
+    let (fake, app, r, study, pid) = (&p.fake, &p.app, &p.researcher, p.study, p.pid.clone());
+    let returner = fake.arrive(&pid, None).await;
+    let unsubmitted = fake.arrive(&pid, None).await;
+    for person in [&returner, &unsubmitted] {
+        let (c, hs, _) = join(&app.base, &person.study_url, Way::Careful).await;
+        answer_all(&app.base, &c, hs, Way::Careful).await;
+    }
+    fake.return_(&returner.submission_id).await;
+    let (s, v) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let status: serde_json::Value =
+        r.get(app.url(&format!("/api/v1/studies/{study}/prolific"))).send().await.unwrap().json().await.unwrap();
+    let kind_of = |sub: &str| {
+        let lines = status["mismatches"].as_array().unwrap();
+        lines.iter().find(|m| m["submission"] == sub).map(|m| m["kind"].clone())
+    };
+    assert_eq!(kind_of(&returner.submission_id), Some("completed_then_returned".into()), "{status}");
+    assert_eq!(kind_of(&unsubmitted.submission_id), Some("completed_not_submitted".into()), "{status}");
+    assert_eq!(status["hardneg_completed"], 2, "the returner's copy is kept: {status}");
+}
+
+/// PAUSE, START and STOP follow the reference's transition table: one the
+/// study is already through is a success that sends nothing, and one
+/// Prolific would refuse is refused at once, saying why, and leaves no
+/// failed outbox row for every later command to show (audit AT).
+#[tokio::test]
+async fn a_transition_prolific_would_refuse_is_refused_at_once_and_leaves_no_row() {
+    let p = Published::start(SPEC).await;
+    let (fake, app, r, study) = (&p.fake, &p.app, &p.researcher, p.study);
+    let url = app.url(&format!("/api/v1/studies/{study}/prolific/transition"));
+    let act = |action: &'static str| post(r, &url, Some(serde_json::json!({ "action": action })));
+    // A transition's key names its second (a double click is one intent): a
+    // second later, another PAUSE is a new one.
+    let next_second = || tokio::time::sleep(std::time::Duration::from_millis(1100));
+    let (s, v) = act("PAUSE").await;
+    assert_eq!((s, v["status"].as_str()), (200, Some("PAUSED")), "{v}");
+    next_second().await;
+    let (s, v) = act("PAUSE").await;
+    assert_eq!((s, v["status"].as_str()), (200, Some("PAUSED")), "already paused: {v}");
+    let (s, v) = act("STOP").await;
+    assert_eq!((s, v["status"].as_str()), (200, Some("COMPLETED")), "{v}");
+    next_second().await;
+    let (s, v) = act("PAUSE").await;
+    assert_eq!(s, 422, "{v}");
+    let why = v["error"].as_str().unwrap_or_default();
+    assert!(why.contains("PAUSE is not available") && why.contains("COMPLETED") && why.contains("ACTIVE"), "{v}");
+    let (s, v) = act("START").await;
+    assert_eq!(s, 422, "a stopped study is made active by more places, not START: {v}");
+    let transitions: Vec<i64> = fake.state().await["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["method"] == "POST" && q["path"].as_str().is_some_and(|path| path.ends_with("/transition/")))
+        .map(|q| q["status"].as_i64().unwrap_or_default())
+        .collect();
+    assert_eq!(transitions, [200, 200, 200], "PUBLISH, PAUSE and STOP each sent once, nothing refused");
+    let status: serde_json::Value =
+        r.get(app.url(&format!("/api/v1/studies/{study}/prolific"))).send().await.unwrap().json().await.unwrap();
+    let open: Vec<_> = status["outbox"].as_array().unwrap().iter().filter(|l| l["state"] != "done").collect();
+    assert!(open.is_empty(), "{status}");
+}

@@ -10,3 +10,4 @@ pub mod money;
 pub mod outbox;
 pub mod spec;
 pub mod status;
+pub mod transitions;

@@ -164,8 +164,8 @@ pub fn place_action(prolific: SubmissionStatus, lease: Option<&str>, done: bool)
     }
 }
 
-/// The three kinds of mismatch between Prolific and hardneg, each with
-/// what the researcher should do.
+/// The kinds of mismatch between Prolific and hardneg, each with what the
+/// researcher should do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mismatch {
@@ -173,6 +173,8 @@ pub enum Mismatch {
     SubmittedWithoutCompletion,
     /// Finished in hardneg, but never submitted on Prolific.
     CompletedNotSubmitted,
+    /// Finished in hardneg, then returned on Prolific, which pays nothing for it.
+    CompletedThenReturned,
     /// A Prolific submission whose participant never came through the join link.
     NeverArrived,
     /// Screened out in hardneg (shown the screen-out code), still open on Prolific.
@@ -185,6 +187,7 @@ impl Mismatch {
         match self {
             Mismatch::SubmittedWithoutCompletion => "submitted without completion",
             Mismatch::CompletedNotSubmitted => "completed, not submitted",
+            Mismatch::CompletedThenReturned => "completed, then returned",
             Mismatch::NeverArrived => "never arrived",
             Mismatch::ScreenedOutNotSubmitted => "screened out, not submitted",
         }
@@ -199,6 +202,11 @@ impl Mismatch {
             Mismatch::CompletedNotSubmitted => {
                 "finished in hardneg but not submitted on Prolific: message the participant to submit \
                  with the completion code (its answers count either way)"
+            }
+            Mismatch::CompletedThenReturned => {
+                "finished in hardneg, then returned the study on Prolific, which pays nothing for a returned \
+                 submission and cannot approve it: its copy is kept; pay it with a bonus (`prolific bonus --csv`), \
+                 or discard the copy (`participants --discard`) if its work should not count"
             }
             Mismatch::NeverArrived => {
                 "took a Prolific place but never opened the join link, or opened it when the study was full or \
@@ -242,6 +250,10 @@ pub fn mismatch(prolific: Option<SubmissionStatus>, hardneg: Option<&str>) -> Op
             Some(Mismatch::CompletedNotSubmitted)
         }
         (None, Some(h)) if finished(h) => Some(Mismatch::CompletedNotSubmitted),
+        // A discarded copy was settled by the researcher already.
+        (Some(SubmissionStatus::Returned), Some(h)) if finished(h) && h != "discarded" => {
+            Some(Mismatch::CompletedThenReturned)
+        }
         _ => None,
     }
 }
@@ -347,10 +359,20 @@ mod tests {
         assert_eq!(mismatch(Some(S::Active), Some("completed")), Some(Mismatch::CompletedNotSubmitted));
         assert_eq!(mismatch(Some(S::TimedOut), Some("extra")), Some(Mismatch::CompletedNotSubmitted));
         assert_eq!(mismatch(None, Some("completed")), Some(Mismatch::CompletedNotSubmitted));
+        assert_eq!(mismatch(Some(S::Returned), Some("completed")), Some(Mismatch::CompletedThenReturned));
+        assert_eq!(mismatch(Some(S::Returned), Some("extra")), Some(Mismatch::CompletedThenReturned));
+        assert_eq!(mismatch(Some(S::Returned), Some("discarded")), None, "settled by the researcher");
+        assert_eq!(mismatch(Some(S::Returned), Some("returned")), None, "gave its place back unfinished");
         assert_eq!(mismatch(None, Some("active")), None);
         assert_eq!(mismatch(Some(S::Approved), Some("completed")), None);
         assert_eq!(mismatch(None, None), None);
-        for m in [Mismatch::SubmittedWithoutCompletion, Mismatch::CompletedNotSubmitted, Mismatch::NeverArrived] {
+        for m in [
+            Mismatch::SubmittedWithoutCompletion,
+            Mismatch::CompletedNotSubmitted,
+            Mismatch::CompletedThenReturned,
+            Mismatch::NeverArrived,
+            Mismatch::ScreenedOutNotSubmitted,
+        ] {
             assert!(m.advice().len() > 40);
         }
     }

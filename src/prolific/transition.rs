@@ -1,0 +1,125 @@
+//! A study's transitions on Prolific (PUBLISH, PAUSE, START, STOP): checked
+//! against the reference's table on the status Prolific reads, then sent
+//! through the outbox and waited for.
+use super::actions::{prolific_id, Remote};
+use super::client::Client;
+use super::outbox::enqueue;
+use super::sender::run;
+use crate::domain::ids::StudyId;
+use crate::domain::prolific::transitions::{available_from, fate, Fate};
+use crate::error::ServiceError;
+use sqlx::AnyPool;
+use std::time::{Duration, Instant};
+
+/// How long a command waits for its own outbox rows to be confirmed.
+pub const COMMAND_WAIT: Duration = Duration::from_secs(60);
+
+/// PUBLISH, PAUSE, START or STOP through the outbox; waits for its confirmation.
+pub async fn transition(client: &Client, study: StudyId, action: &str) -> Result<String, ServiceError> {
+    if !["PUBLISH", "PAUSE", "START", "STOP"].contains(&action) {
+        return Err(ServiceError::Invalid(format!("unknown transition {action:?}")));
+    }
+    // A key per action and moment: pausing twice in a day is two intents; a retry of one is one.
+    let key = format!("transition:{study}:{action}:{}", super::client::now_ms() / 1000);
+    let key = if action == "PUBLISH" { format!("transition:{study}:PUBLISH") } else { key };
+    transition_as(client, study, action, &key).await
+}
+
+/// [`transition`] under the caller's idempotency key (one intent, one key).
+/// Returns the study's status as Prolific has it afterwards.
+pub async fn transition_as(client: &Client, study: StudyId, action: &str, key: &str) -> Result<String, ServiceError> {
+    let db = client.db();
+    let pid = prolific_id(db, study).await?.ok_or_else(|| not_on_prolific(study))?;
+    let queued: Option<String> = sqlx::query_scalar("SELECT state FROM prolific_outbox WHERE idem_key = $1")
+        .bind(key)
+        .fetch_optional(db)
+        .await?;
+    // One Prolific would refuse (or has no use for) is not queued: its row
+    // would only stay failed, shown again by every later command. PUBLISH has
+    // one key per study: pressed again after a refusal (the balance topped
+    // up), it is sent again.
+    let again = queued.as_deref() == Some("failed") && action == "PUBLISH";
+    if queued.is_none() || again {
+        let status = study_status(client, &pid).await?;
+        match fate(&status, action) {
+            Fate::Send => {}
+            Fate::Already => return stored_status(db, study, status).await,
+            Fate::Refused => {
+                return Err(ServiceError::Invalid(format!(
+                    "{action} is not available for study {study}: it is {status} on Prolific ({action} applies to a study that is {})",
+                    available_from(action).join(" or ")
+                )))
+            }
+        }
+    }
+    if again {
+        super::outbox::retry_failed_row(db, key).await?;
+    }
+    enqueue(db, study, key, &Remote::Transition { action: action.to_string() }).await?;
+    match settle(client, study, key).await? {
+        (s, _) if s == "done" => {
+            let status = study_status(client, &pid).await?;
+            stored_status(db, study, status).await
+        }
+        (s, e) => Err(ServiceError::Invalid(format!(
+            "{action} of study {study} {}: {}",
+            outcome_words(&s),
+            e.unwrap_or_else(|| "no answer yet".into())
+        ))),
+    }
+}
+
+async fn stored_status(db: &AnyPool, study: StudyId, status: String) -> Result<String, ServiceError> {
+    sqlx::query("UPDATE prolific_studies SET status = $1 WHERE study_id = $2")
+        .bind(&status)
+        .bind(study)
+        .execute(db)
+        .await?;
+    Ok(status)
+}
+
+/// Runs the study's outbox until the row with `key` is done or failed, or
+/// the command's wait passes; its state and Prolific's last word.
+pub(super) async fn settle(
+    client: &Client,
+    study: StudyId,
+    key: &str,
+) -> Result<(String, Option<String>), ServiceError> {
+    let until = Instant::now() + COMMAND_WAIT;
+    loop {
+        let row: (String, Option<String>) =
+            sqlx::query_as("SELECT state, last_error FROM prolific_outbox WHERE idem_key = $1")
+                .bind(key)
+                .fetch_one(client.db())
+                .await?;
+        if row.0 == "done" || row.0 == "failed" || Instant::now() >= until {
+            return Ok(row);
+        }
+        run(client, Some(study), (Instant::now() + Duration::from_millis(500)).min(until), None).await?;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+pub(super) async fn study_status(client: &Client, pid: &str) -> Result<String, ServiceError> {
+    Ok(study_view(client, pid).await?.0)
+}
+
+/// The study's status and the URL it sends participants to, as Prolific holds them.
+pub(super) async fn study_view(client: &Client, pid: &str) -> Result<(String, String), ServiceError> {
+    let s = client.expect("GET", &format!("/api/v1/studies/{pid}/"), None).await?;
+    let text = |k: &str, or: &str| s[k].as_str().unwrap_or(or).to_string();
+    Ok((text("status", "UNKNOWN"), text("external_study_url", "")))
+}
+
+pub(super) fn not_on_prolific(study: StudyId) -> ServiceError {
+    ServiceError::Invalid(format!("study {study} is not on Prolific yet: publish it first"))
+}
+
+/// An outbox row's state in a sentence: "failed", or "is pending".
+pub(super) fn outcome_words(state: &str) -> String {
+    if state == "failed" {
+        state.to_string()
+    } else {
+        format!("is {state}")
+    }
+}
