@@ -16,7 +16,7 @@ pub async fn login(username: String, password: String) -> Result<(), ServerFnErr
         }
         Err(accounts::AuthError::BadCredentials) => {
             sfn_error(crate::error::ServiceError::BadCredentials);
-            Err(ServerFnError::new("Unknown username or wrong password."))
+            Err(ServerFnError::new(BAD_CREDENTIALS))
         }
         Err(accounts::AuthError::Refused(r)) => {
             // The page shows the message; the status and Retry-After are for clients.
@@ -37,7 +37,7 @@ pub async fn login(username: String, password: String) -> Result<(), ServerFnErr
 #[component]
 pub fn LoginPage() -> impl IntoView {
     let action = ServerAction::<Login>::new();
-    let error = move || action.value().get().and_then(|r| r.err()).map(|e| super::error_text(&e));
+    let error = move || action.value().get().and_then(|r| r.err()).map(|e| own_words(&super::error_text(&e)));
     view! {
         <section class="login">
             <leptos_meta::Title text="Log in"/>
@@ -49,5 +49,49 @@ pub fn LoginPage() -> impl IntoView {
             </ActionForm>
             <p class="error" role="alert">{error}</p>
         </section>
+    }
+}
+
+const BAD_CREDENTIALS: &str = "Unknown username or wrong password.";
+
+/// Without JavaScript the form's error comes back in the page's URL
+/// (`?__err=`), which anyone can write into a link: only the login's own
+/// messages are shown as they are, anything else as one fixed sentence
+/// (audit AS: a link put any text on the login page).
+fn own_words(text: &str) -> String {
+    let busy = "the server is busy checking other logins; try again in a moment.";
+    let wait = text
+        .strip_prefix("too many failed logins; try again in ")
+        .and_then(|rest| rest.strip_suffix(" s."))
+        .is_some_and(|n| (1..=6).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit()));
+    if text == BAD_CREDENTIALS || text == busy || wait {
+        text.to_string()
+    } else {
+        "Logging in did not work; try again in a moment.".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::own_words;
+
+    #[test]
+    fn only_the_logins_own_messages_are_shown() {
+        for own in [
+            "Unknown username or wrong password.",
+            "too many failed logins; try again in 30 s.",
+            "the server is busy checking other logins; try again in a moment.",
+        ] {
+            assert_eq!(own_words(own), own);
+        }
+        let fixed = "Logging in did not work; try again in a moment.";
+        for other in [
+            "Your session expired. Log in at http://evil.example/login instead",
+            "too many failed logins; try again in 30 s. Or at http://evil.example",
+            "too many failed logins; try again in  s.",
+            "",
+        ] {
+            assert_eq!(own_words(other), fixed, "{other}");
+        }
     }
 }

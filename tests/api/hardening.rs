@@ -181,7 +181,7 @@ async fn a_refused_upload_leaves_nothing_half_stored() {
 }
 
 /// The login page's form action: the login server function's URL.
-async fn login_action(app: &TestApp) -> String {
+pub(crate) async fn login_action(app: &TestApp) -> String {
     let page = TestApp::client().get(app.url("/login")).send().await.unwrap().text().await.unwrap();
     let at = page.find("action=\"/sfn/login").expect("the login form") + "action=\"".len();
     page[at..].split('"').next().unwrap().to_string()

@@ -120,3 +120,49 @@ async fn a_login_replaces_the_session_it_came_with() {
     assert_eq!(users(second).await, 200);
     assert_eq!(users(first).await, 401, "the session the login came with is ended");
 }
+
+/// Without JavaScript a failed login comes back as a redirect whose URL
+/// carries the error (`?__err=`, leptos's form round trip), and such a URL
+/// is anyone's to write: the page shows the login's own messages only
+/// (audit AS: a link put "Log in at http://evil.example" on the page).
+#[tokio::test]
+async fn the_login_page_shows_only_its_own_messages_from_the_url() {
+    use base64::Engine;
+    let app = TestApp::spawn();
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let action = crate::hardening::login_action(&app).await;
+    let res = client
+        .post(app.url(&action))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("accept", "text/html")
+        .header("referer", app.url("/login"))
+        .body("username=annotator1&password=not-the-password")
+        .send()
+        .await
+        .unwrap();
+    assert!(res.status().is_redirection(), "{}", res.status());
+    let back = res.headers()["location"].to_str().unwrap().to_string();
+    assert!(back.contains("__err="), "{back}");
+    let back = if back.starts_with("http") { back } else { app.url(&back) };
+    let page = client.get(&back).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("Unknown username or wrong password."), "the real error is shown: {page}");
+
+    let forged = base64::engine::general_purpose::STANDARD
+        .encode("ServerError|Your session expired. Log in at http://evil.example/login instead");
+    let url = format!("/login?__path={}&__err={}", urlencoding(&action), urlencoding(&forged));
+    let page = client.get(app.url(&url)).send().await.unwrap().text().await.unwrap();
+    assert!(!page.contains("evil.example"), "{page}");
+    assert!(page.contains("Logging in did not work; try again in a moment."), "{page}");
+}
+
+fn urlencoding(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
