@@ -103,7 +103,7 @@ async fn a_researcher_publishes_and_syncs_from_the_research_page() {
     let pid = remote["id"].as_str().unwrap().to_string();
 
     // A participant takes a place on Prolific; a click syncs and the panel redraws without a reload.
-    fake.arrive(&pid, None).await;
+    let arrival = fake.arrive(&pid, None).await;
     r.client.execute("window.notReloaded = true; return true;", vec![]).await.unwrap();
     button_soon(&r, &panel, "Sync now").await.click().await.unwrap();
     wait_text(&r, &said, "Synced 1 submission (1 page); 0 places freed").await;
@@ -114,6 +114,10 @@ async fn a_researcher_publishes_and_syncs_from_the_research_page() {
         assert!(std::time::Instant::now() < deadline, "the counts never showed the arrival");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+    // Not through the join link yet: a mismatch, named by what Prolific's pages find it by.
+    let row = r.text(&format!("{panel} table.mismatches tbody tr")).await;
+    let sub = format!("submission {} (ACTIVE on Prolific)", arrival.submission_id);
+    assert!(row.contains("never arrived") && row.contains(&sub), "{row}");
     let kept = r.client.execute("return window.notReloaded === true;", vec![]).await.unwrap();
     assert_eq!(kept, Value::Bool(true), "the page was reloaded");
     r.close().await;

@@ -33,20 +33,40 @@ impl Reply {
     pub fn ok(&self) -> bool {
         (200..300).contains(&self.status)
     }
-    /// Prolific's error message (its ErrorDetail's title and detail), or the body.
+    /// Prolific's error message (its ErrorDetail's title and detail, field
+    /// errors as "field: why"), or the body in words: a page a gateway sent
+    /// instead is named, not shown (audit AS: HTML on the research page).
     pub fn message(&self) -> String {
         let e = self.body.get("error").unwrap_or(&self.body);
         let part = |k: &str| match e.get(k) {
-            Some(Value::String(s)) => Some(s.clone()),
             Some(Value::Null) | None => None,
-            Some(v) => Some(v.to_string()),
+            Some(v) => Some(plain(v)),
         };
-        match (part("title"), part("detail")) {
+        let said = match (part("title"), part("detail")) {
             (Some(t), Some(d)) => format!("{t}: {d}"),
             (Some(t), None) => t,
             (None, Some(d)) => d,
-            (None, None) => self.body.to_string().chars().take(300).collect(),
+            (None, None) => match &self.body {
+                Value::String(s) if s.trim_start().starts_with('<') => {
+                    format!("HTTP {}: a web page, not Prolific's answer (a gateway or proxy on the way)", self.status)
+                }
+                Value::Null => format!("HTTP {} with no body", self.status),
+                body => plain(body),
+            },
+        };
+        said.chars().take(300).collect()
+    }
+}
+
+/// A JSON value as words: strings as they are, lists joined, objects as "key: value".
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(", "),
+        Value::Object(fields) => {
+            fields.iter().map(|(k, v)| format!("{k}: {}", plain(v))).collect::<Vec<_>>().join("; ")
         }
+        other => other.to_string(),
     }
 }
 
@@ -236,7 +256,26 @@ fn retry_after_ms(v: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::retry_after_ms;
+    use super::{retry_after_ms, Reply};
+    use serde_json::json;
+
+    #[test]
+    fn an_answer_reads_as_words() {
+        let reply = |status, body| Reply { status, body, retry_after_ms: None };
+        let refused = json!({"error": {"title": "Bad Request", "detail": {"action": ["START is not available"]}}});
+        assert_eq!(reply(400, refused).message(), "Bad Request: action: START is not available");
+        let page = json!("<html><body><h1>502 Bad Gateway</h1></body></html>");
+        assert_eq!(
+            reply(502, page).message(),
+            "HTTP 502: a web page, not Prolific's answer (a gateway or proxy on the way)"
+        );
+        assert_eq!(
+            reply(400, json!({"name": ["required"], "reward": ["too low"]})).message(),
+            "name: required; reward: too low"
+        );
+        assert_eq!(reply(404, json!({"error": {"title": "Not found"}})).message(), "Not found");
+        assert_eq!(reply(500, json!("x".repeat(400))).message().len(), 300);
+    }
     use std::time::{Duration, SystemTime};
 
     #[test]

@@ -89,15 +89,21 @@ pub async fn prolific_panel_view(
                 .mismatches
                 .into_iter()
                 .map(|m| {
+                    // The submission id is what Prolific's pages find a participant by.
                     let who =
                         m.participant.map(|p| format!("participant {p}")).unwrap_or_else(|| "not in hardneg".into());
-                    (m.kind.words().to_string(), who, m.advice)
+                    let on_prolific = match (&m.submission, &m.prolific_status) {
+                        (Some(sub), Some(st)) => format!("; submission {sub} ({st} on Prolific)"),
+                        (Some(sub), None) => format!("; submission {sub}"),
+                        _ => "; no submission on Prolific".into(),
+                    };
+                    (m.kind.words().to_string(), format!("{who}{on_prolific}"), m.advice)
                 })
                 .collect(),
             open_outbox: s
                 .outbox
                 .into_iter()
-                .map(|l| format!("{} {}: {}", l.action, l.state, l.last_error.unwrap_or_default()))
+                .map(|l| l.sentence())
                 .collect(),
         })),
         Err(ServiceError::NotFound(_)) => {
