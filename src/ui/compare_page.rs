@@ -9,7 +9,6 @@ use crate::domain::export::Stage;
 use crate::domain::metrics::Scores;
 use crate::domain::percent::query_value;
 use leptos::prelude::*;
-use leptos_router::components::A;
 
 #[server(prefix = "/sfn")]
 pub async fn datasets_with_results() -> Result<Vec<String>, ServerFnError> {
@@ -59,6 +58,12 @@ pub fn ComparePage() -> impl IntoView {
     let report = Resource::new(
         move || (dataset(), stage()),
         |(d, stage)| async move {
+            // Without a dataset named (the navigation's link), the first one listed (audit AS:
+            // the page marked it current and showed nothing).
+            let d = match d {
+                Some(d) => Some(d),
+                None => datasets_with_results().await?.into_iter().next(),
+            };
             match d {
                 Some(d) => load_comparison(d, stage.clone()).await.map(|r| Some((r, stage))),
                 None => Ok(None),
@@ -74,7 +79,10 @@ pub fn ComparePage() -> impl IntoView {
                 datasets.await.ok().map(|list| view! {
                     <nav class="datasets" aria-label="Datasets">
                         {if list.is_empty() { Some(view! { <p class="hint">"No model results yet: " <code>"hardneg results import --model NAME FILE.csv"</code></p> }) } else { None }}
-                        <ul>{list.into_iter().map(|d| view! { <li><A href=format!("/research/compare?dataset={}", query_value(&d))>{d.clone()}</A></li> }).collect_view()}</ul>
+                        <ul>{list.iter().enumerate().map(|(i, d)| {
+                            let current = dataset().map_or(i == 0, |shown| shown == *d).then_some("page");
+                            view! { <li><a href=format!("/research/compare?dataset={}", query_value(d)) aria-current=current>{d.clone()}</a></li> }
+                        }).collect_view()}</ul>
                     </nav>
                 })
             })}

@@ -110,7 +110,7 @@ fn Figures(d: Dashboard) -> impl IntoView {
             <thead><tr>
                 <th scope="col">"All answers"</th><th scope="col">"Answers per minute"</th><th scope="col">"ETA"</th>
                 <th scope="col">"Median per item"</th><th scope="col">"Median per bundle"</th>
-                <th scope="col">"Estimated cost"</th><th scope="col" title="pay per place, with the fee, times the places finished: what they cost once approved (the Prolific panel's spent counts what Prolific has paid)">"Owed for finished places"</th>
+                <th scope="col">"Estimated cost"</th><th scope="col" title="the spec's hourly wage, with the fee, times the median bundle time and the places finished: hardneg's estimate of a fair pay, not a payment (on Prolific, its panel's spent is what Prolific charged, in the study's currency)">"Estimated for finished places"</th>
             </tr></thead>
             <tbody><tr>
                 <td data-figure="answers" title="every stored answer: check items and uncounted copies included">{d.answers}</td>
