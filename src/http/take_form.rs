@@ -38,7 +38,7 @@ fn participant_and<T>(
     form: Result<Form<T>, FormRejection>,
 ) -> Result<(crate::accounts::SessionUser, T), Response> {
     let Participant(user) = caller.map_err(|e| answered(id, Err(e)))?;
-    let Form(form) = form.map_err(IntoResponse::into_response)?;
+    let Form(form) = form.map_err(|e| answered(id, Err(crate::error::form_refused(&e))))?;
     Ok((user, form))
 }
 

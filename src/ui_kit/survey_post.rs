@@ -64,7 +64,7 @@ where
                 let page = format!("{area}/{study}");
                 let done = match (caller.and_then(|Caller(user)| answers_here(area, user)), form) {
                     (Err(e), _) => Err(e),
-                    (Ok(_), Err(refused)) => return refused.into_response(),
+                    (Ok(_), Err(refused)) => Err(crate::error::form_refused(&refused)),
                     (Ok(user), Ok(Form(form))) => {
                         handler(SurveyPost { state, user, study, form, page: page.clone() }).await
                     }
