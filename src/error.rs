@@ -177,6 +177,17 @@ impl IntoResponse for ServiceError {
     }
 }
 
+/// A form post whose fields are not what the page sends (a hand-made
+/// request, or a page from an older version): a sentence for the person's
+/// error page, naming the field, not axum's wording (audit AT).
+pub fn form_refused(e: &axum::extract::rejection::FormRejection) -> ServiceError {
+    let text = e.body_text();
+    let detail = text.strip_prefix("Failed to deserialize form body: ").unwrap_or(&text);
+    ServiceError::Invalid(format!(
+        "this answer's form is not as the page sends it ({detail}): reload the page and answer again"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,15 +241,4 @@ mod tests {
         assert_eq!(e.chain(), "internal error: scoring the audit: the scorer exited");
         assert!(std::error::Error::source(&e).is_some());
     }
-}
-
-/// A form post whose fields are not what the page sends (a hand-made
-/// request, or a page from an older version): a sentence for the person's
-/// error page, naming the field, not axum's wording (audit AT).
-pub fn form_refused(e: &axum::extract::rejection::FormRejection) -> ServiceError {
-    let text = e.body_text();
-    let detail = text.strip_prefix("Failed to deserialize form body: ").unwrap_or(&text);
-    ServiceError::Invalid(format!(
-        "this answer's form is not as the page sends it ({detail}): reload the page and answer again"
-    ))
 }
