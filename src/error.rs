@@ -177,15 +177,24 @@ impl IntoResponse for ServiceError {
     }
 }
 
-/// A form post whose fields are not what the page sends (a hand-made
-/// request, or a page from an older version): a sentence for the person's
-/// error page, naming the field, not axum's wording (audit AT).
-pub fn form_refused(e: &axum::extract::rejection::FormRejection) -> ServiceError {
-    let text = e.body_text();
-    let detail = text.strip_prefix("Failed to deserialize form body: ").unwrap_or(&text);
-    ServiceError::Invalid(format!(
-        "this answer's form is not as the page sends it ({detail}): reload the page and answer again"
-    ))
+/// A form post refused before its handler: one whose fields are not what
+/// the page sends (a hand-made request, or a page from an older version)
+/// becomes a sentence for the person's error page naming the field, not
+/// axum's wording (audit AT); any other refusal (too large, not a form)
+/// keeps its own response and status.
+#[allow(clippy::result_large_err)]
+pub fn form_rejection(e: axum::extract::rejection::FormRejection) -> Result<ServiceError, Response> {
+    use axum::extract::rejection::FormRejection as R;
+    match e {
+        R::FailedToDeserializeForm(_) | R::FailedToDeserializeFormBody(_) => {
+            let text = e.body_text();
+            let detail = text.strip_prefix("Failed to deserialize form body: ").unwrap_or(&text);
+            Ok(ServiceError::Invalid(format!(
+                "this answer's form is not as the page sends it ({detail}): reload the page and answer again"
+            )))
+        }
+        other => Err(other.into_response()),
+    }
 }
 
 #[cfg(test)]

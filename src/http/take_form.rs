@@ -38,7 +38,8 @@ fn participant_and<T>(
     form: Result<Form<T>, FormRejection>,
 ) -> Result<(crate::accounts::SessionUser, T), Response> {
     let Participant(user) = caller.map_err(|e| answered(id, Err(e)))?;
-    let Form(form) = form.map_err(|e| answered(id, Err(crate::error::form_refused(&e))))?;
+    let Form(form) =
+        form.map_err(|e| crate::error::form_rejection(e).map_or_else(|res| res, |e| answered(id, Err(e))))?;
     Ok((user, form))
 }
 

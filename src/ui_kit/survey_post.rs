@@ -64,7 +64,10 @@ where
                 let page = format!("{area}/{study}");
                 let done = match (caller.and_then(|Caller(user)| answers_here(area, user)), form) {
                     (Err(e), _) => Err(e),
-                    (Ok(_), Err(refused)) => Err(crate::error::form_refused(&refused)),
+                    (Ok(_), Err(refused)) => match crate::error::form_rejection(refused) {
+                        Ok(invalid) => Err(invalid),
+                        Err(response) => return response,
+                    },
                     (Ok(user), Ok(Form(form))) => {
                         handler(SurveyPost { state, user, study, form, page: page.clone() }).await
                     }
