@@ -121,6 +121,26 @@ async fn the_demo_research_pages_scroll_sideways_only_inside_a_wide_table_on_a_d
             "{path}: the window is 390 px wide (wider: the page was zoomed out to fit)"
         );
         assert!(v[1].as_i64() <= v[2].as_i64(), "{path} scrolls sideways on a phone: {v}");
+        // A wide table's caption wraps inside the card and stays in view while the
+        // table scrolls (audit AS: it scrolled off, or ran past the card's edge).
+        let js = "return [...document.querySelectorAll('table.data caption')].flatMap(c => {
+            const t = c.closest('table');
+            if (t.scrollWidth <= t.clientWidth + 2) return [];
+            t.scrollLeft = t.scrollWidth;
+            const r = document.createRange(); r.selectNodeContents(c);
+            const text = r.getBoundingClientRect(), box = t.getBoundingClientRect();
+            t.scrollLeft = 0;
+            return [[c.textContent.slice(0, 40), Math.round(text.left - box.left), Math.round(box.right - text.right)]];
+        });";
+        let captions = r.client.execute(js, vec![]).await.unwrap();
+        let captions = captions.as_array().unwrap();
+        assert!(!captions.is_empty(), "{path}: no table is wider than a phone");
+        for c in captions {
+            assert!(
+                c[1].as_i64() >= Some(0) && c[2].as_i64() >= Some(0),
+                "{path}: a caption out of view on a phone: {c}"
+            );
+        }
         axe_clean(&r, &axe_source(), &format!("{path} at 390 px")).await;
     }
     r.close().await;

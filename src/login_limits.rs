@@ -33,30 +33,7 @@ const FORGET_AFTER: Duration = Duration::from_secs(60 * 60);
 /// Keys kept at most; beyond it the stalest are forgotten.
 const MAX_KEYS: usize = 100_000;
 
-/// Why a login was not even checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refused {
-    /// Too many recent failures; retry after this many seconds.
-    Backoff(u64),
-    /// Every password check slot was busy for the whole wait (`QUEUE_WAIT` by default).
-    Busy,
-}
-
-impl Refused {
-    pub fn retry_after(&self) -> u64 {
-        match self {
-            Refused::Backoff(s) => *s,
-            Refused::Busy => 1,
-        }
-    }
-
-    pub fn message(&self) -> String {
-        match self {
-            Refused::Backoff(s) => format!("too many failed logins; try again in {s} s"),
-            Refused::Busy => "the server is busy checking other logins; try again in a moment".into(),
-        }
-    }
-}
+pub use crate::domain::login_words::Refused;
 
 #[derive(Clone, Copy)]
 struct Failures {

@@ -32,7 +32,8 @@ pub async fn dataset_funnels() -> Result<Vec<(Funnel, Vec<AuditResult>)>, Server
 #[server(prefix = "/sfn")]
 pub async fn study_disputes(study_id: StudyId) -> Result<Vec<Dispute>, ServerFnError> {
     let (state, _) = session::researcher().await?;
-    crate::studies::adjudication::disputes(&state.db, state.kinds, study_id).await.map_err(session::sfn_error)
+    // Rendered into the page, a study that is not there makes the page a 404.
+    crate::studies::adjudication::disputes(&state.db, state.kinds, study_id).await.map_err(session::subject_error)
 }
 
 /// A study's pipeline line as it stands now (the research card reads it
@@ -281,6 +282,8 @@ pub fn AdjudicatePage() -> impl IntoView {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 match doubtful.await {
+                    // The first list has said it already when it failed too.
+                    Err(_) if disputes.await.is_err() => ().into_any(),
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                     Ok(list) if list.is_empty() => ().into_any(),
                     Ok(list) => view! {
@@ -296,6 +299,8 @@ pub fn AdjudicatePage() -> impl IntoView {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 match decided.await {
+                    // The first list has said it already when it failed too.
+                    Err(_) if disputes.await.is_err() => ().into_any(),
                     Err(e) => view! { <p class="error">{error_text(&e)}</p> }.into_any(),
                     Ok(list) if list.is_empty() => ().into_any(),
                     Ok(list) => view! {

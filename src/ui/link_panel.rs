@@ -84,7 +84,7 @@ pub fn LinkCard(panel: LinkPanelView, places: Memo<Places>) -> impl IntoView {
         <div class="link-panel">
             <h3>"Study link" {(!panel.open).then_some(" (closed)")}</h3>
             <div class="copy-row">
-                <input class="join-url" type="text" readonly aria-label="Study URL for Prolific" prop:value=move || url.get()/>
+                <input class="join-url" type="text" readonly aria-label="Study link for participants" prop:value=move || url.get()/>
                 <button type="button" on:click=move |_| copied.set(Some(if copy_text(&url.get_untracked()) { "Copied" } else { "Select and copy the link" }))>"Copy"</button>
                 <span class="hint">{move || copied.get()}</span>
             </div>

@@ -1,4 +1,5 @@
 //! The login page.
+use crate::domain::login_words::own_words;
 use leptos::prelude::*;
 
 #[server(prefix = "/sfn")]
@@ -16,7 +17,7 @@ pub async fn login(username: String, password: String) -> Result<(), ServerFnErr
         }
         Err(accounts::AuthError::BadCredentials) => {
             sfn_error(crate::error::ServiceError::BadCredentials);
-            Err(ServerFnError::new(BAD_CREDENTIALS))
+            Err(ServerFnError::new(crate::domain::login_words::BAD_CREDENTIALS))
         }
         Err(accounts::AuthError::Refused(r)) => {
             // The page shows the message; the status and Retry-After are for clients.
@@ -28,7 +29,7 @@ pub async fn login(username: String, password: String) -> Result<(), ServerFnErr
                 });
                 res.insert_header(axum::http::header::RETRY_AFTER, r.retry_after().into());
             }
-            Err(ServerFnError::new(format!("{}.", r.message())))
+            Err(ServerFnError::new(r.sentence()))
         }
         Err(e) => Err(sfn_error(e.into())),
     }
@@ -49,49 +50,5 @@ pub fn LoginPage() -> impl IntoView {
             </ActionForm>
             <p class="error" role="alert">{error}</p>
         </section>
-    }
-}
-
-const BAD_CREDENTIALS: &str = "Unknown username or wrong password.";
-
-/// Without JavaScript the form's error comes back in the page's URL
-/// (`?__err=`), which anyone can write into a link: only the login's own
-/// messages are shown as they are, anything else as one fixed sentence
-/// (audit AS: a link put any text on the login page).
-fn own_words(text: &str) -> String {
-    let busy = "the server is busy checking other logins; try again in a moment.";
-    let wait = text
-        .strip_prefix("too many failed logins; try again in ")
-        .and_then(|rest| rest.strip_suffix(" s."))
-        .is_some_and(|n| (1..=6).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit()));
-    if text == BAD_CREDENTIALS || text == busy || wait {
-        text.to_string()
-    } else {
-        "Logging in did not work; try again in a moment.".to_string()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::own_words;
-
-    #[test]
-    fn only_the_logins_own_messages_are_shown() {
-        for own in [
-            "Unknown username or wrong password.",
-            "too many failed logins; try again in 30 s.",
-            "the server is busy checking other logins; try again in a moment.",
-        ] {
-            assert_eq!(own_words(own), own);
-        }
-        let fixed = "Logging in did not work; try again in a moment.";
-        for other in [
-            "Your session expired. Log in at http://evil.example/login instead",
-            "too many failed logins; try again in 30 s. Or at http://evil.example",
-            "too many failed logins; try again in  s.",
-            "",
-        ] {
-            assert_eq!(own_words(other), fixed, "{other}");
-        }
     }
 }

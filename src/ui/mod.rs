@@ -80,7 +80,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/research") view=research_page::ResearchPage/>
                     <Route path=path!("/research/compare") view=compare_page::ComparePage/>
                     <Route path=path!("/research/import") view=import_page::ImportPage/>
-                    <Route path=path!("/research/studies/:id/adjudicate") view=curation::AdjudicatePage/>
+                    // Whole before sending, so a study that is not there answers 404.
+                    <Route path=path!("/research/studies/:id/adjudicate") view=curation::AdjudicatePage ssr=SsrMode::Async/>
                     <Route path=path!("/admin") view=admin::AdminPage/>
                     <Route path=path!("/take/:id") view=take::TakePage ssr=SsrMode::Async/>
                 </Routes>

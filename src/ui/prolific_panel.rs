@@ -37,6 +37,9 @@ pub struct ProlificPanelView {
     pub over_cap: Option<String>,
     pub mismatches: Vec<(String, String, String)>,
     pub open_outbox: Vec<String>,
+    /// Bonuses by state, once there are any (as `prolific status` says them).
+    #[serde(default)]
+    pub bonuses: Option<String>,
 }
 
 /// The panel of a link study with a `[prolific]` table; None for any other
@@ -100,6 +103,7 @@ pub async fn prolific_panel_view(
                     (m.kind.words().to_string(), format!("{who}{on_prolific}"), m.advice)
                 })
                 .collect(),
+            bonuses: bonus_words(s.bonuses),
             open_outbox: s
                 .outbox
                 .into_iter()
@@ -125,6 +129,7 @@ pub async fn prolific_panel_view(
                 over_cap: None,
                 mismatches: Vec::new(),
                 open_outbox: Vec::new(),
+                bonuses: None,
             };
             // A study Prolific would refuse (under its minimum pay, over the
             // budget cap) still gets its panel, saying why it cannot go out.
@@ -152,6 +157,19 @@ pub async fn prolific_panel_view(
         }
         Err(e) => Err(e),
     }
+}
+
+/// "Bonuses: 2 paid (1.00), 1 set up, not paid yet, 1 planned"; None before any.
+#[cfg(feature = "ssr")]
+fn bonus_words((planned, set_up, paid, paid_cents): (i64, i64, i64, i64)) -> Option<String> {
+    use crate::domain::prolific::money::cents;
+    let parts = [
+        (paid > 0).then(|| format!("{paid} paid ({})", cents(paid_cents.max(0) as u64))),
+        (set_up > 0).then(|| format!("{set_up} set up, not paid yet")),
+        (planned > 0).then(|| format!("{planned} planned")),
+    ];
+    let parts: Vec<String> = parts.into_iter().flatten().collect();
+    (!parts.is_empty()).then(|| format!("Bonuses: {}", parts.join(", ")))
 }
 
 /// `confirm = false`: make (or find) the draft and say Prolific's cost;
@@ -240,6 +258,7 @@ pub fn ProlificCard(panel: ProlificPanelView, actions: ProlificActions) -> impl 
                 {committed} <span class="committed">{panel.committed.clone()}</span>
                 " · cap " {panel.cap.clone().unwrap_or_else(|| "none".into())}
             </p>
+            {panel.bonuses.clone().map(|b| view! { <p class="bonuses">{b}</p> })}
             {panel.problem.clone().map(|why| view! { <p class="error problem">"Cannot be published as the spec stands: " {why}</p> })}
             {can_publish.then(|| view! {
                 <p>
@@ -276,12 +295,27 @@ pub fn ProlificCard(panel: ProlificPanelView, actions: ProlificActions) -> impl 
                 <table class="data mismatches" tabindex="0">
                     <caption>"Mismatches"</caption>
                     <thead><tr><th scope="col">"Kind"</th><th scope="col">"Who"</th><th scope="col">"What to do"</th></tr></thead>
-                    <tbody>{panel.mismatches.iter().map(|(k, w, a)| view! { <tr><td>{k.clone()}</td><td>{w.clone()}</td><td>{a.clone()}</td></tr> }).collect_view()}</tbody>
+                    <tbody>{panel.mismatches.iter().map(|(k, w, a)| view! { <tr><td class="text">{k.clone()}</td><td class="text">{w.clone()}</td><td class="text">{a.clone()}</td></tr> }).collect_view()}</tbody>
                 </table>
             })}
             {(!panel.open_outbox.is_empty()).then(|| view! {
                 <ul class="outbox">{panel.open_outbox.iter().map(|l| view! { <li>{l.clone()}</li> }).collect_view()}</ul>
             })}
         </div>
+    }
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::bonus_words;
+
+    #[test]
+    fn the_panel_says_bonuses_by_state_once_there_are_any() {
+        assert_eq!(bonus_words((0, 0, 0, 0)), None);
+        assert_eq!(bonus_words((0, 0, 3, 150)).as_deref(), Some("Bonuses: 3 paid (1.50)"));
+        assert_eq!(
+            bonus_words((2, 1, 4, 1005)).as_deref(),
+            Some("Bonuses: 4 paid (10.05), 1 set up, not paid yet, 2 planned")
+        );
     }
 }

@@ -187,6 +187,13 @@ async fn a_page_whose_address_names_no_study_number_says_so() {
         assert!(!html.contains("no study 0"), "{page}");
         assert_eq!(status, 404, "{page}");
     }
+    // A number that names no study: a 404 that says so once (audit AS: a
+    // 200 with the sentence under every list of the page).
+    let res = researcher.get(app.url("/research/studies/999/adjudicate")).send().await.unwrap();
+    let status = res.status();
+    let html = res.text().await.unwrap();
+    assert_eq!(html.matches(">no study 999<").count(), 1, "{html}");
+    assert_eq!(status, 404);
     // A browser that never joined is told so in a participant's words, not "not logged in".
     let html = reqwest::get(app.url(&format!("/take/{link}"))).await.unwrap().text().await.unwrap();
     assert!(html.contains(r#"class="error">This browser has not joined this study"#), "{html}");
