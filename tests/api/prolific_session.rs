@@ -80,6 +80,23 @@ async fn a_finisher_who_then_returns_on_prolific_is_a_mismatch() {
     assert_eq!(kind_of(&returner.submission_id), Some("completed_then_returned".into()), "{status}");
     assert_eq!(kind_of(&unsubmitted.submission_id), Some("completed_not_submitted".into()), "{status}");
     assert_eq!(status["hardneg_completed"], 2, "the returner's copy is kept: {status}");
+
+    // The other finisher submits and the researcher rejects it on Prolific's
+    // site, not through `decide`: its copy still counts, and hardneg says so.
+    fake.submit(&unsubmitted.submission_id, Some("DONE0002")).await;
+    let reject = serde_json::json!({
+        "action": "REJECT", "rejection_category": "LOW_EFFORT",
+        "message": "Rejected by hand on Prolific's site: the answers did not follow the instructions given on the first page of the study."
+    });
+    let (s, v) = fake.post(&format!("/api/v1/submissions/{}/transition/", unsubmitted.submission_id), reject).await;
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/sync")), None).await;
+    assert_eq!(s, 200, "{v}");
+    let status: serde_json::Value =
+        r.get(app.url(&format!("/api/v1/studies/{study}/prolific"))).send().await.unwrap().json().await.unwrap();
+    let line = status["mismatches"].as_array().unwrap().iter().find(|m| m["submission"] == unsubmitted.submission_id);
+    assert_eq!(line.map(|m| m["kind"].clone()), Some("rejected_still_counted".into()), "{status}");
+    assert!(line.unwrap()["advice"].as_str().unwrap().contains("participants --discard"), "{status}");
 }
 
 /// PAUSE, START and STOP follow the reference's transition table: one the

@@ -179,6 +179,9 @@ pub enum Mismatch {
     NeverArrived,
     /// Screened out in hardneg (shown the screen-out code), still open on Prolific.
     ScreenedOutNotSubmitted,
+    /// Rejected on Prolific (not by `decide`, which discards what it rejects),
+    /// while its copy still counts in hardneg.
+    RejectedStillCounted,
 }
 
 impl Mismatch {
@@ -190,6 +193,7 @@ impl Mismatch {
             Mismatch::CompletedThenReturned => "completed, then returned",
             Mismatch::NeverArrived => "never arrived",
             Mismatch::ScreenedOutNotSubmitted => "screened out, not submitted",
+            Mismatch::RejectedStillCounted => "rejected on Prolific, still counted",
         }
     }
 
@@ -216,6 +220,10 @@ impl Mismatch {
             Mismatch::ScreenedOutNotSubmitted => {
                 "screened out in hardneg and shown the screen-out code, but not submitted on Prolific: it is \
                  decided by the approve list once it submits; message it to submit the code, or Prolific times it out"
+            }
+            Mismatch::RejectedStillCounted => {
+                "rejected on Prolific's site (hardneg's own rejections discard the copy), yet its answers still \
+                 count in hardneg's labels and exports: discard the copy (`participants --discard`) if they should not"
             }
         }
     }
@@ -254,6 +262,7 @@ pub fn mismatch(prolific: Option<SubmissionStatus>, hardneg: Option<&str>) -> Op
         (Some(SubmissionStatus::Returned), Some(h)) if finished(h) && h != "discarded" => {
             Some(Mismatch::CompletedThenReturned)
         }
+        (Some(SubmissionStatus::Rejected), Some("completed" | "extra")) => Some(Mismatch::RejectedStillCounted),
         _ => None,
     }
 }
@@ -363,6 +372,10 @@ mod tests {
         assert_eq!(mismatch(Some(S::Returned), Some("extra")), Some(Mismatch::CompletedThenReturned));
         assert_eq!(mismatch(Some(S::Returned), Some("discarded")), None, "settled by the researcher");
         assert_eq!(mismatch(Some(S::Returned), Some("returned")), None, "gave its place back unfinished");
+        assert_eq!(mismatch(Some(S::Rejected), Some("completed")), Some(Mismatch::RejectedStillCounted));
+        assert_eq!(mismatch(Some(S::Rejected), Some("extra")), Some(Mismatch::RejectedStillCounted));
+        assert_eq!(mismatch(Some(S::Rejected), Some("discarded")), None, "decide's rejections discard");
+        assert_eq!(mismatch(Some(S::Rejected), Some("screened_out")), None, "its answers do not count");
         assert_eq!(mismatch(None, Some("active")), None);
         assert_eq!(mismatch(Some(S::Approved), Some("completed")), None);
         assert_eq!(mismatch(None, None), None);
@@ -372,6 +385,7 @@ mod tests {
             Mismatch::CompletedThenReturned,
             Mismatch::NeverArrived,
             Mismatch::ScreenedOutNotSubmitted,
+            Mismatch::RejectedStillCounted,
         ] {
             assert!(m.advice().len() > 40);
         }
