@@ -3,7 +3,7 @@
 //! research page, however the item was settled), and the stops that the
 //! final crowd model doubts. The stored rows (`studies::adaptive::report`)
 //! say only why each item stopped.
-use crate::domain::adaptive::{AdaptiveReport, Doubtful, Reason, DOUBT_POSTERIOR};
+use crate::domain::adaptive::{AdaptiveReport, Doubtful, LeftOut, Reason, DOUBT_POSTERIOR};
 use crate::domain::aggregate::Model;
 use crate::domain::ids::StudyId;
 use crate::domain::resolution::{ItemState, PosteriorModel, ResolvedBy};
@@ -40,6 +40,15 @@ pub async fn settled_report(
         }
     }
     raw.doubtful = doubtful(db, meta, &raw, &by_id).await?;
+    let (places, answers): (i64, i64) = sqlx::query_as(
+        "SELECT CAST(count(DISTINCT user_id) AS BIGINT), CAST(count(*) AS BIGINT) FROM counted_answers
+         WHERE study_id = $1 AND user_id IN
+           (SELECT user_id FROM leases WHERE study_id = $1 AND ended_why = 'uninformative')",
+    )
+    .bind(meta.id)
+    .fetch_one(db)
+    .await?;
+    raw.ended_uninformative = LeftOut { places, answers };
     Ok(raw)
 }
 

@@ -373,11 +373,24 @@ async fn stored_ack(state: &AppState, task_id: TaskId) -> Result<AnswerAck, Serv
 }
 
 /// A form posted under a study's page answers only that study's tasks.
-pub async fn in_study(db: &sqlx::AnyPool, task: TaskId, study: StudyId) -> Result<(), ServiceError> {
-    let of: Option<StudyId> =
-        sqlx::query_scalar("SELECT study_id FROM tasks WHERE id = $1").bind(task).fetch_optional(db).await?;
-    match of {
-        Some(s) if s == study => Ok(()),
-        _ => Err(ServiceError::NotFound(format!("study {study} has no task {task}"))),
+pub async fn in_study(
+    db: &sqlx::AnyPool,
+    user: &SessionUser,
+    task: TaskId,
+    study: StudyId,
+) -> Result<(), ServiceError> {
+    let row: Option<(StudyId, i64)> =
+        sqlx::query_as("SELECT study_id, user_id FROM tasks WHERE id = $1").bind(task).fetch_optional(db).await?;
+    match row {
+        Some((s, _)) if s == study => Ok(()),
+        // Another's task is refused alike whatever its study: a 404 here
+        // would tell which study it is of (audit AV).
+        Some((_, owner)) if owner != user.id.get() => Err(ServiceError::Forbidden(format!("task {task} is not yours"))),
+        None => Err(ServiceError::Forbidden(format!("task {task} is not yours"))),
+        // A participant is refused on every other study's routes (docs/crowd.md).
+        Some(_) if user.role.is_participant() => Err(ServiceError::Forbidden(format!(
+            "task {task} is of another study than {study}; open study {study} again from its link to go on"
+        ))),
+        Some(_) => Err(ServiceError::NotFound(format!("study {study} has no task {task}"))),
     }
 }

@@ -58,6 +58,7 @@ fn AdaptiveCard(report: AdaptiveReport) -> impl IntoView {
     let c = report.stopped.clone();
     let doubtful = report.doubtful.clone();
     let warning = report.calibration_warning.clone();
+    let left_out = report.ended_uninformative;
     let study = report.study_id;
     view! {
         <div class="adaptive-panel">
@@ -73,6 +74,14 @@ fn AdaptiveCard(report: AdaptiveReport) -> impl IntoView {
                 " · still collecting " {c.collecting}
             </p>
             {warning.map(|w| view! { <p class="notice calibration-warning" role="note">"Threshold not calibrated here: " {w}</p> })}
+            {(left_out.places > 0).then(|| view! {
+                <p class="ended-uninformative">
+                    {crate::ui_kit::count_of(left_out.answers, "counted answer comes", "counted answers come")} " from "
+                    {crate::ui_kit::count_of(left_out.places, "place", "places")}
+                    " ended as carrying no information (the approve list's ended = uninformative): counted above and in "
+                    "agreement, left out of the crowd model and of the export's answers file."
+                </p>
+            })}
             <table class="data answers-taken" tabindex="0">
                 <caption>"Items by answers taken"</caption>
                 <thead><tr>{taken.iter().map(|(n, _)| view! { <th scope="col">{*n}</th> }).collect_view()}</tr></thead>

@@ -59,7 +59,8 @@ fn StudyCard(study: StudyProgress, agreement: Vec<AgreementSummary>, status: Stu
     let annotators = Memo::new(move |_| progress.with(|p| p.annotators.clone()));
     let not_shown = Memo::new(move |_| progress.with(|p| p.annotators_not_shown));
     let distribution = Memo::new(move |_| progress.with(|p| (p.distribution.clone(), p.none_share)));
-    let counted = "answers on real items that count: no check items, no uncounted copies";
+    let counted = "answers on real items that count: no check items, no uncounted copies (places adaptive overlap \
+        ended as carrying no information included: its panel says how many)";
     // In the browser, each new count of answers (the live poll's, a
     // discard's) reads the pipeline line again: what it says settles the
     // study, so it must not describe the moment the page loaded.

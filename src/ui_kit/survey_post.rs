@@ -33,7 +33,7 @@ impl<T> SurveyPost<T> {
     /// The task a form names must be one of the page's study (its owner is
     /// checked where the answer is stored).
     pub async fn in_study(&self, task: crate::domain::ids::TaskId) -> Result<(), ServiceError> {
-        crate::studies::tasks::in_study(&self.state.db, task, self.study).await
+        crate::studies::tasks::in_study(&self.state.db, &self.user, task, self.study).await
     }
 }
 

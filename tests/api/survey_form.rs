@@ -179,6 +179,19 @@ async fn a_participant_answers_the_bundle_by_form_posts_on_the_take_page() {
     let client = arrive(&app, &token, study, "FORM-1").await;
     start(&app, &client, study).await;
     let take = format!("/take/{study}");
+    // Another study's page refuses the participant alike, its own task or
+    // another's (audit AV: a 404 for one, a 403 for the other, told which
+    // study a task is of).
+    let (other, other_token) = create_link_study(&app, &researcher, &link_spec("other crowd", 2, &[])).await;
+    let stranger = arrive(&app, &other_token, other, "FORM-2").await;
+    start(&app, &stranger, other).await;
+    let theirs = shown_task(&page(&app, &stranger, &format!("/take/{other}")).await.1).unwrap().to_string();
+    let mine = shown_task(&page(&app, &client, &take).await.1).unwrap().to_string();
+    for task in [&mine, &theirs, &"999999".to_string()] {
+        let to = format!("/take/{other}/answer");
+        let res = post_form(&app, &client, &to, &app.base, &[("task_id", task), ("option", "A")]).await;
+        assert_eq!(res.status(), 403, "task {task}");
+    }
     for option in ["A", "none"] {
         let (status, html) = page(&app, &client, &take).await;
         assert_eq!(status, 200);

@@ -15,7 +15,7 @@ pub mod reliability;
 mod report;
 pub use reliability::Reliability;
 pub use report::{
-    calibration_warning, no_gold_warning, AdaptiveItem, AdaptiveReport, Doubtful, Savings, StopCounts,
+    calibration_warning, no_gold_warning, AdaptiveItem, AdaptiveReport, Doubtful, LeftOut, Savings, StopCounts,
     CALIBRATED_ANSWERS_PER_PERSON, CALIBRATED_ITEMS, DOUBT_POSTERIOR,
 };
 

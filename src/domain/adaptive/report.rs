@@ -63,6 +63,19 @@ pub struct AdaptiveReport {
     /// calibrated on, or under `stop = "agree"`.
     #[serde(default)]
     pub calibration_warning: Option<String>,
+    /// Places adaptive overlap ended as carrying no information, and their
+    /// counted answers: counted everywhere answers are counted (the card,
+    /// agreement, `answers_spent`), left out of the crowd model and the
+    /// export's answers file.
+    #[serde(default)]
+    pub ended_uninformative: LeftOut,
+}
+
+/// See [`AdaptiveReport::ended_uninformative`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOut {
+    pub places: i64,
+    pub answers: i64,
 }
 
 /// Below these a posterior threshold is not yet the promise it reads as:
@@ -162,6 +175,7 @@ impl AdaptiveReport {
             stopped,
             doubtful: vec![],
             calibration_warning: None,
+            ended_uninformative: LeftOut::default(),
         }
     }
 
