@@ -272,6 +272,11 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
         advance(db, &r, OutboxEvent::Wait, wait_ms(&r), None, Some(note)).await?;
         return Ok(());
     }
+    let Some(r) = super::readback::bonuses_before(client, &r).await? else {
+        let note = "waiting: reading what the submissions were paid before paying";
+        advance(db, &r, OutboxEvent::Wait, wait_ms(&r), None, Some(note)).await?;
+        return Ok(());
+    };
     let (method, path, body) = match r.remote.request(pid.as_deref()) {
         Ok(req) => req,
         Err(_) => {
@@ -362,7 +367,8 @@ async fn applied(tx: &mut sqlx::AnyConnection, r: &Row, answer: Option<&Value>) 
                 .execute(&mut *tx)
                 .await?;
             }
-            let pay = Remote::BonusPay { bulk_id: bulk.clone(), round: round.clone(), bonuses: bonuses.clone() };
+            let (round, bonuses) = (round.clone(), bonuses.clone());
+            let pay = Remote::BonusPay { bulk_id: bulk.clone(), round, bonuses, seen_before: None };
             super::outbox::enqueue(&mut *tx, r.study, &format!("bonus_pay:{bulk}"), &pay).await?;
         }
         Remote::BonusPay { bulk_id, round, .. } => {

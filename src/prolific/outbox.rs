@@ -348,7 +348,12 @@ mod tests {
         let spec = crate::cli::demo_seed::DEMO_PROTOCOL_SPECS[0];
         let parsed = crate::studies::create::parse_spec(&crate::kinds::REGISTRY, spec, 0).unwrap();
         let study = crate::studies::create::create_study(&db, &crate::kinds::REGISTRY, &parsed, spec).await.unwrap();
-        let remote = Remote::BonusPay { bulk_id: "b1".into(), round: "r".into(), bonuses: vec![("s1".into(), 150)] };
+        let remote = Remote::BonusPay {
+            bulk_id: "b1".into(),
+            round: "r".into(),
+            bonuses: vec![("s1".into(), 150)],
+            seen_before: None,
+        };
         assert!(enqueue(&db, study, "bonus_pay:b1", &remote).await.unwrap());
         let id: i64 = sqlx::query_scalar("SELECT id FROM prolific_outbox").fetch_one(&db).await.unwrap();
         for event in [E::Claim, E::Lost] {

@@ -145,48 +145,88 @@ pub(super) async fn read_back(client: &Client, r: &Row, pid: Option<&str>) -> Re
         }
         // A lost set-up is never paid: set up again. Adding to a group again changes nothing.
         Remote::BonusSetup { .. } | Remote::GroupAdd { .. } => Some(false),
-        Remote::BonusPay { bulk_id, round, bonuses } => bonus_paid(client, r, bulk_id, round, bonuses).await?,
+        Remote::BonusPay { bulk_id, round, bonuses, seen_before } => {
+            bonus_paid(client, r, (bulk_id, round), bonuses, seen_before.as_deref()).await?
+        }
     };
     Ok(found.map(Found::from))
+}
+
+/// Bonuses of `cents` among a submission's `bonus_payments` (pence /
+/// cents, the reference's `SubmissionDetail`; read as money, a 1p bonus
+/// would stand for a 1.00 one). None: Prolific left them out (optional).
+fn of_amount(detail: &serde_json::Value, cents: u64) -> Option<i64> {
+    let payments = detail["bonus_payments"].as_array()?;
+    Some(payments.iter().filter(|v| v.as_f64().is_some_and(|a| (a - cents as f64).abs() < 0.5)).count() as i64)
+}
+
+/// A pay's row as it is first sent: with the bonuses of its amount each
+/// submission shows before (no other pay of that amount to it is in doubt
+/// then, `outbox::bonus_in_doubt`), stored before the send. None: not read
+/// (Prolific did not answer), so not sent yet. Any other row as it is.
+pub(super) async fn bonuses_before(client: &Client, r: &Row) -> Result<Option<Row>, ServiceError> {
+    let Remote::BonusPay { bulk_id, round, bonuses, seen_before: None } = &r.remote else { return Ok(Some(r.clone())) };
+    let mut seen = Vec::with_capacity(bonuses.len());
+    for (sub, cents) in bonuses {
+        match get(client, &format!("/api/v1/submissions/{sub}/")).await {
+            Ok(reply) if reply.ok() => seen.push(of_amount(&reply.body, *cents)),
+            _ => return Ok(None),
+        }
+    }
+    let (bulk_id, round, bonuses) = (bulk_id.clone(), round.clone(), bonuses.clone());
+    let remote = Remote::BonusPay { bulk_id, round, bonuses, seen_before: Some(seen) };
+    // Only over a row nobody has read them for or sent yet: another server's
+    // read after its send would count that pay as paid before.
+    let stored = sqlx::query(
+        "UPDATE prolific_outbox SET payload = $1 WHERE id = $2 AND state = 'pending' AND payload NOT LIKE '%\"seen_before\"%'",
+    )
+    .bind(serde_json::to_string(&remote)?)
+    .bind(r.id)
+    .execute(client.db())
+    .await?;
+    Ok((stored.rows_affected() == 1).then(|| Row { remote, ..r.clone() }))
 }
 
 /// A pay whose answer was lost: every submission's bonus payments are read
 /// back. Paid everywhere: applied. Paid nowhere once Prolific's
 /// asynchronous payment has had its grace period: absent (sent again).
-/// Anything else: not known yet.
+/// Anything else: not known yet. Paid means more bonuses of the amount
+/// than the submission showed before the first send (`seen_before`), or,
+/// for a row stored without those, than hardneg's other rounds paid it.
 async fn bonus_paid(
     client: &Client,
     r: &Row,
-    bulk_id: &str,
-    round: &str,
+    (bulk_id, round): (&str, &str),
     bonuses: &[(String, u64)],
+    seen_before: Option<&[Option<i64>]>,
 ) -> Result<Option<bool>, ServiceError> {
     let db = client.db();
     let (mut paid, mut missing) = (0, 0);
-    for (sub, cents) in bonuses {
+    for (i, (sub, cents)) in bonuses.iter().enumerate() {
         let reply = get(client, &format!("/api/v1/submissions/{sub}/")).await?;
         if !reply.ok() {
             return Ok(None);
         }
-        // In pence / cents (the reference's `SubmissionDetail.bonus_payments`):
-        // read as money too, a 1p bonus would stand for a 1.00 one.
-        // Optional in the reference: a submission that leaves it out says
-        // nothing of what was paid, and a pay is never sent again on nothing.
-        let Some(payments) = reply.body["bonus_payments"].as_array() else { return Ok(None) };
-        let seen =
-            payments.iter().filter(|v| v.as_f64().is_some_and(|a| (a - *cents as f64).abs() < 0.5)).count() as i64;
-        // Bonuses of the same amount this submission was paid in other rounds.
-        let before: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM prolific_bonuses WHERE study_id = $1 AND submission_id = $2 AND amount_cents = $3
-               AND state = 'paid' AND NOT (bulk_id = $4 AND round = $5)",
-        )
-        .bind(r.study)
-        .bind(sub)
-        .bind(*cents as i64)
-        .bind(bulk_id)
-        .bind(round)
-        .fetch_one(db)
-        .await?;
+        // A submission that leaves its payments out says nothing of what
+        // was paid, and a pay is never sent again on nothing.
+        let Some(seen) = of_amount(&reply.body, *cents) else { return Ok(None) };
+        let before = match seen_before.and_then(|b| b.get(i).copied().flatten()) {
+            Some(before) => before,
+            // Bonuses of the same amount this submission was paid in other rounds.
+            None => {
+                sqlx::query_scalar(
+                    "SELECT count(*) FROM prolific_bonuses WHERE study_id = $1 AND submission_id = $2
+                       AND amount_cents = $3 AND state = 'paid' AND NOT (bulk_id = $4 AND round = $5)",
+                )
+                .bind(r.study)
+                .bind(sub)
+                .bind(*cents as i64)
+                .bind(bulk_id)
+                .bind(round)
+                .fetch_one(db)
+                .await?
+            }
+        };
         if seen > before {
             paid += 1;
         } else {

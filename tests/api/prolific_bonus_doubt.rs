@@ -81,3 +81,51 @@ async fn a_round_of_the_same_amount_waits_while_a_lost_pay_is_in_doubt() {
         assert!(paid == [50.0, 50.0] || paid == [0.5, 0.5], "{}: {paid:?}", p.participant_id);
     }
 }
+
+/// A bonus of the same amount paid outside hardneg (by hand on Prolific's
+/// site) is not taken for hardneg's pay whose request was lost: the pay is
+/// read back against what the submission showed before it was first sent,
+/// and sent again (audit AU: the round was marked paid and never paid).
+#[tokio::test]
+async fn a_bonus_paid_by_hand_is_not_taken_for_a_lost_pay() {
+    let env = [("HARDNEG_PROLIFIC_WAIT_MS", "200"), ("HARDNEG_PROLIFIC_BONUS_GRACE_SECS", "2")];
+    let p = Published::start_with(SPEC, &[], &env).await;
+    let (fake, app, r, study) = (&p.fake, &p.app, &p.researcher, p.study);
+    let person = p.submitted(1).await.remove(0);
+    let sub = person.submission_id.clone();
+    // By hand: set up and pay 0.50 on Prolific.
+    let setup = serde_json::json!({ "study_id": p.pid, "csv_bonuses": format!("{sub},0.50") });
+    let (s, v) = fake.post("/api/v1/submissions/bonus-payments/", setup).await;
+    assert_eq!(s, 201, "{v}");
+    let (s, v) =
+        fake.post(&format!("/api/v1/bulk-bonus-payments/{}/pay/", v["id"].as_str().unwrap()), Value::Null).await;
+    assert!((200..300).contains(&s), "{v}");
+    fake.tick().await;
+    let paid = |state: Value| {
+        let subs = state["submissions"].as_array().unwrap().clone();
+        let row = subs.into_iter().find(|s| s["id"] == sub.as_str()).unwrap();
+        row["bonus_payments"].as_array().unwrap().len()
+    };
+    assert_eq!(paid(fake.state().await), 1, "the hand-paid bonus");
+
+    // hardneg's round of the same amount: its first pay never reaches Prolific.
+    fake.fault("POST", "/api/v1/bulk-bonus-payments/*/pay/", "reset", 1).await;
+    let url = app.url(&format!("/api/v1/studies/{study}/prolific/bonuses?round=thanks"));
+    let res = r.post(url).body(format!("{},0.50\n", person.participant_id)).send().await.unwrap();
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        fake.tick().await;
+        if paid(fake.state().await) == 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "hardneg's bonus was never paid");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    fake.tick().await;
+    assert_eq!(paid(fake.state().await), 2, "paid once by hand, once by hardneg");
+    let status: Value =
+        r.get(app.url(&format!("/api/v1/studies/{study}/prolific"))).send().await.unwrap().json().await.unwrap();
+    assert_eq!(status["bonuses"], serde_json::json!([0, 0, 1, 50]), "{status}");
+}
