@@ -250,22 +250,14 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
             return Ok(());
         }
     }
-    // Places only grow: a raise that a larger one overtook (this one throttled
-    // meanwhile) is done, never sent (Prolific refuses a smaller total).
-    if let Remote::SetPlaces { total } = &r.remote {
-        let places: Option<i64> = sqlx::query_scalar("SELECT places FROM prolific_studies WHERE study_id = $1")
-            .bind(r.study)
-            .fetch_optional(db)
-            .await?;
-        if places.is_some_and(|p| p >= *total as i64) {
-            let mut tx = crate::store::db::begin_write(db).await?;
-            if advance(&mut *tx, &r, OutboxEvent::Claim, 0, None, None).await? {
-                let note = format!("the study already has {} places", places.unwrap_or(0));
-                advance(&mut *tx, &claimed(&r), OutboxEvent::Answered, 0, None, Some(&note)).await?;
-            }
-            tx.commit().await?;
-            return Ok(());
+    // A raise a larger one overtook, a transition the study is through: done, never sent.
+    if let Some(note) = super::moot::moot(client, &r, pid.as_deref()).await? {
+        let mut tx = crate::store::db::begin_write(db).await?;
+        if advance(&mut *tx, &r, OutboxEvent::Claim, 0, None, None).await? {
+            advance(&mut *tx, &claimed(&r), OutboxEvent::Answered, 0, None, Some(&note)).await?;
         }
+        tx.commit().await?;
+        return Ok(());
     }
     if super::outbox::bonus_in_doubt(db, &r, super::readback::bonus_grace_ms()).await? {
         let note = "waiting: another pay of the same amount to the same submission is not confirmed yet";

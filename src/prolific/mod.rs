@@ -11,6 +11,7 @@ pub mod config;
 pub mod decide;
 pub mod fake;
 pub mod groups;
+mod moot;
 pub mod outbox;
 pub mod publish;
 pub mod readback;

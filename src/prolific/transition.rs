@@ -41,7 +41,11 @@ pub async fn transition_as(client: &Client, study: StudyId, action: &str, key: &
     let again = queued.as_deref() == Some("failed") && action == "PUBLISH";
     if queued.is_none() || again {
         let status = study_status(client, &pid).await?;
-        match fate(&status, action) {
+        let fate = fate(&status, action);
+        if fate != Fate::Refused && action != "PUBLISH" {
+            supersede(db, study, key, action).await?;
+        }
+        match fate {
             Fate::Send => {}
             Fate::Already => return stored_status(db, study, status).await,
             Fate::Refused => {
@@ -61,12 +65,52 @@ pub async fn transition_as(client: &Client, study: StudyId, action: &str, key: &
             let status = study_status(client, &pid).await?;
             stored_status(db, study, status).await
         }
-        (s, e) => Err(ServiceError::Invalid(format!(
-            "{action} of study {study} {}: {}",
-            outcome_words(&s),
-            e.unwrap_or_else(|| "no answer yet".into())
-        ))),
+        (s, e) => {
+            // Not failed: still sent later, unless the researcher's next intent replaces it.
+            let later = match (s.as_str(), action) {
+                ("failed", _) => "",
+                (_, "PUBLISH") => "; hardneg sends it once Prolific lets it",
+                _ => "; hardneg sends it once Prolific lets it, unless a later pause, resume or stop replaces it",
+            };
+            Err(ServiceError::Invalid(format!(
+                "{action} of study {study} {}: {}{later}",
+                outcome_words(&s),
+                e.unwrap_or_else(|| "no answer yet".into())
+            )))
+        }
     }
+}
+
+/// The study's older PAUSE, START and STOP rows not sent (pending, or
+/// failed): the researcher's latest intent replaces them, so a PAUSE
+/// throttled before a resume cannot pause the study minutes later, nor a
+/// `flush --retry-failed` revive it (audit AU).
+async fn supersede(db: &AnyPool, study: StudyId, key: &str, action: &str) -> Result<(), ServiceError> {
+    let rows: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT id, payload FROM prolific_outbox
+         WHERE study_id = $1 AND action = 'transition' AND idem_key <> $2 AND state IN ('pending', 'failed')",
+    )
+    .bind(study)
+    .bind(key)
+    .fetch_all(db)
+    .await?;
+    for (id, payload) in rows {
+        let Ok(Remote::Transition { action: older }) = serde_json::from_str(&payload) else { continue };
+        if older == "PUBLISH" {
+            continue;
+        }
+        // Only a row still not sent: a sender that claimed it meanwhile keeps it.
+        sqlx::query(
+            "UPDATE prolific_outbox SET state = 'done', last_error = $1, updated_at = $2
+             WHERE id = $3 AND state IN ('pending', 'failed')",
+        )
+        .bind(format!("not sent: replaced by a later {action}"))
+        .bind(super::client::now_ms())
+        .bind(id)
+        .execute(db)
+        .await?;
+    }
+    Ok(())
 }
 
 async fn stored_status(db: &AnyPool, study: StudyId, status: String) -> Result<String, ServiceError> {
@@ -87,13 +131,16 @@ pub(super) async fn settle(
 ) -> Result<(String, Option<String>), ServiceError> {
     let until = Instant::now() + COMMAND_WAIT;
     loop {
-        let row: (String, Option<String>) =
-            sqlx::query_as("SELECT state, last_error FROM prolific_outbox WHERE idem_key = $1")
+        let (state, error, not_before): (String, Option<String>, i64) =
+            sqlx::query_as("SELECT state, last_error, not_before FROM prolific_outbox WHERE idem_key = $1")
                 .bind(key)
                 .fetch_one(client.db())
                 .await?;
-        if row.0 == "done" || row.0 == "failed" || Instant::now() >= until {
-            return Ok(row);
+        // Throttled past the wait (a long Retry-After): said at once, not a minute later.
+        let left = until.saturating_duration_since(Instant::now()).as_millis() as i64;
+        let beyond = state == "pending" && not_before > super::client::now_ms() + left;
+        if state == "done" || state == "failed" || left == 0 || beyond {
+            return Ok((state, error));
         }
         run(client, Some(study), (Instant::now() + Duration::from_millis(500)).min(until), None).await?;
         tokio::time::sleep(Duration::from_millis(20)).await;

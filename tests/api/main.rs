@@ -62,6 +62,7 @@ mod prolific_fake;
 mod prolific_fake_checks;
 mod prolific_fake_more;
 mod prolific_flow;
+mod prolific_gateway;
 mod prolific_group;
 mod prolific_kit;
 mod prolific_more;

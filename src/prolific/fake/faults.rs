@@ -7,9 +7,15 @@ const MAX_RULES: usize = 1_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Fault {
-    /// 400 (a refusal, as for a workspace balance too low), 429, 500, 502
-    /// or 503, before the request is applied.
+    /// 400 (a refusal, as for a workspace balance too low), 500, 502, 503
+    /// or 504, before the request is applied.
     Status(u16),
+    /// 429 before the request is applied, with this `Retry-After` (seconds
+    /// or an HTTP-date), or none.
+    Throttle(Option<String>),
+    /// 500, 502, 503 or 504 after the request was applied: a gateway whose
+    /// origin did the work and whose answer was lost (`"502_applied"`).
+    AppliedThen(u16),
     /// Applied, then answered only after this many milliseconds.
     Timeout(u64),
     /// Applied, then the connection is closed without an answer.
@@ -26,6 +32,10 @@ impl Fault {
     pub fn name(&self) -> String {
         match self {
             Fault::Status(s) => s.to_string(),
+            Fault::Throttle(Some(after)) if after == "1" => "429".into(),
+            Fault::Throttle(None) => "429 without Retry-After".into(),
+            Fault::Throttle(Some(after)) => format!("429 Retry-After {after}"),
+            Fault::AppliedThen(s) => format!("{s}_applied"),
             Fault::Timeout(ms) => format!("timeout {ms} ms"),
             Fault::Drop => "drop_response".into(),
             Fault::Reset => "reset".into(),
@@ -86,10 +96,17 @@ impl Faults {
             body.get("delay_ms").map_or(Some(30_000), Value::as_u64).ok_or("delay_ms: must be a whole number")?;
         let fault = match body.get("fault").and_then(Value::as_str) {
             Some("400") => Fault::Status(400),
-            Some("429") => Fault::Status(429),
-            Some("500") => Fault::Status(500),
-            Some("502") => Fault::Status(502),
-            Some("503") => Fault::Status(503),
+            Some("429") => Fault::Throttle(match body.get("retry_after") {
+                None => Some("1".into()),
+                Some(Value::Null) => None,
+                Some(Value::Number(n)) => Some(n.to_string()),
+                Some(Value::String(t)) if !t.is_empty() && t.len() <= 64 => Some(t.clone()),
+                Some(_) => return Err("retry_after: seconds, an HTTP-date (at most 64 characters) or null".into()),
+            }),
+            Some(code @ ("500" | "502" | "503" | "504")) => Fault::Status(code.parse().unwrap_or(500)),
+            Some(code @ ("500_applied" | "502_applied" | "503_applied" | "504_applied")) => {
+                Fault::AppliedThen(code[..3].parse().unwrap_or(502))
+            }
             Some("timeout") => Fault::Timeout(delay.min(600_000)),
             Some("drop_response") => Fault::Drop,
             Some("reset") => Fault::Reset,
@@ -162,6 +179,29 @@ mod tests {
         assert!(f.add(&json!({"fault": "500"})).unwrap_err().starts_with("path:"));
         f.add(&json!({"path": "/api/", "fault": "timeout", "delay_ms": 5})).unwrap();
         assert_eq!(f.take("DELETE", "/api/v1/studies/x/"), Some(Fault::Timeout(5)));
+    }
+
+    #[test]
+    fn throttles_and_gateway_errors_come_as_prolific_and_its_gateways_send_them() {
+        let mut f = Faults::default();
+        let mut one = |rule: Value| f.add(&rule).map(|()| f.take("POST", "/api/v1/x/").unwrap());
+        assert_eq!(one(json!({"path": "/api/", "fault": "429"})), Ok(Fault::Throttle(Some("1".into()))));
+        assert_eq!(one(json!({"path": "/api/", "fault": "429", "retry_after": null})), Ok(Fault::Throttle(None)));
+        assert_eq!(
+            one(json!({"path": "/api/", "fault": "429", "retry_after": 3600})),
+            Ok(Fault::Throttle(Some("3600".into())))
+        );
+        let date = "Wed, 21 Oct 2026 07:28:00 GMT";
+        assert_eq!(
+            one(json!({"path": "/api/", "fault": "429", "retry_after": date})),
+            Ok(Fault::Throttle(Some(date.into())))
+        );
+        assert!(one(json!({"path": "/api/", "fault": "429", "retry_after": []}))
+            .unwrap_err()
+            .starts_with("retry_after:"));
+        assert_eq!(one(json!({"path": "/api/", "fault": "504"})), Ok(Fault::Status(504)));
+        assert_eq!(one(json!({"path": "/api/", "fault": "502_applied"})), Ok(Fault::AppliedThen(502)));
+        assert_eq!(Fault::AppliedThen(504).name(), "504_applied");
     }
 
     #[test]

@@ -154,10 +154,15 @@ pub fn api(fake: &Fake, req: &Request) -> Outcome {
     let mut state = fake.state.lock().unwrap_or_else(|e| e.into_inner());
     let fault = state.faults.take(&req.method, &req.path);
     let (reply, after) = match fault.clone() {
-        Some(Fault::Status(429)) => (
-            Reply::error(429, "Too Many Requests", "Request was throttled.").with_header("retry-after", "1".into()),
-            None,
-        ),
+        Some(Fault::Throttle(after)) => {
+            let reply = Reply::error(429, "Too Many Requests", "Request was throttled.");
+            (after.map_or(reply.clone(), |a| reply.with_header("retry-after", a)), None)
+        }
+        // The work is done; the gateway's page is all the client gets.
+        Some(Fault::AppliedThen(s)) => {
+            answer(fake, &mut state, req);
+            (Reply::error(s, "Server Error", "The fake Prolific applied this call, then failed its answer."), None)
+        }
         Some(Fault::Status(400)) => {
             (Reply::error(400, "Bad Request", "The fake Prolific was asked to refuse this call."), None)
         }

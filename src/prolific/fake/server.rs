@@ -77,7 +77,7 @@ fn respond(reply: super::reply::Reply) -> Response<Body> {
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut res = match (&reply.body, reply.status) {
         // Gateways answer 502/503 with a page, not Prolific's JSON: clients must not count on JSON there.
-        (_, 502 | 503) => {
+        (_, 502..=504) => {
             let mut r = Response::new(Body::from(format!("<html><body><h1>{status}</h1></body></html>")));
             r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html"));
             r
