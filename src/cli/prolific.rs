@@ -118,7 +118,7 @@ pub async fn run(data_dir: &std::path::Path, command: ProlificCommand) -> anyhow
     let db = &super::open_existing(data_dir).await?;
     match command {
         ProlificCommand::Publish { study, dry_run, draft_only, base_url, workspace, project, block_groups } => {
-            let over = publish::Overrides { workspace, project, block_groups };
+            let over = publish::Overrides { workspace, project, block_groups, currency: None };
             let base_url = crate::domain::prolific::draft::check_origin(&base_url)
                 .map_err(|e| anyhow::anyhow!("--base-url: {e}"))?;
             publish_command(db, study, (dry_run, draft_only), &base_url, &over).await

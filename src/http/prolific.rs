@@ -71,7 +71,8 @@ async fn publish_study(
         Some(o) => draft::check_origin(&o).map_err(|e| ServiceError::Invalid(format!("field `origin`: {e}")))?,
         None => state.study_origin(&headers),
     };
-    let over = publish::Overrides { workspace: b.workspace, project: b.project, block_groups: b.block_groups };
+    let over =
+        publish::Overrides { workspace: b.workspace, project: b.project, block_groups: b.block_groups, currency: None };
     if q.dry_run {
         let plan = publish::dry_run_plan(&state.db, id, &origin, &over).await?;
         return Ok(Json(json!({ "dry_run": true, "plan": plan })));

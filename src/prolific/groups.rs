@@ -26,6 +26,23 @@ pub async fn workspace_of(client: &Client, named: Option<&str>) -> Result<String
     }
 }
 
+/// The workspace's currency (its balance's `currency_code`, which the
+/// reference says all its money is in). None when it cannot be read: the
+/// token reaches several workspaces and none is named, or Prolific did not
+/// answer; then the lowest of Prolific's minimum pays is checked, and
+/// Prolific refuses the draft itself if it is under its own.
+pub async fn currency_of(client: &Client, named: Option<&str>) -> Option<String> {
+    let workspace = workspace_of(client, named).await.ok()?;
+    let balance = client.expect("GET", &format!("/api/v1/workspaces/{workspace}/balance/"), None).await;
+    match balance {
+        Ok(b) => b["currency_code"].as_str().map(str::to_string),
+        Err(e) => {
+            tracing::warn!(error = %e, "reading the workspace's currency");
+            None
+        }
+    }
+}
+
 async fn list(client: &Client, workspace: &str) -> Result<Vec<Value>, ServiceError> {
     let body = client.expect("GET", &format!("/api/v1/participant-groups/?workspace_id={workspace}"), None).await?;
     Ok(body["results"].as_array().cloned().unwrap_or_default())

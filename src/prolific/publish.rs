@@ -22,6 +22,9 @@ pub struct Overrides {
     pub project: Option<String>,
     /// Names of participant groups to block, beside the spec's.
     pub block_groups: Vec<String>,
+    /// The workspace's currency, once read from Prolific (its minimum pay
+    /// is per currency); None before: the lowest minimum is checked.
+    pub currency: Option<String>,
 }
 
 /// What publishing sends and what it costs, shown before anything is sent.
@@ -67,8 +70,9 @@ pub async fn plan(
         p.project.clone_from(&over.project);
     }
     let hourly = p.hourly_rate.unwrap_or(link.settings.quality.hourly_wage);
-    let reward_cents = money::reward_cents(hourly, p.estimated_minutes, money::DEFAULT_MIN_HOURLY_CENTS)
-        .map_err(|e| ServiceError::Invalid(format!("study {study}: {e}")))?;
+    let reward_cents =
+        money::reward_cents(hourly, p.estimated_minutes, money::min_hourly_cents(over.currency.as_deref()))
+            .map_err(|e| ServiceError::Invalid(format!("study {study}: {e}")))?;
     let places = money::places(info.places.max(0) as u64, p.extra_places);
     let fee = link.settings.quality.platform_fee;
     if places > money::MAX_PLACES {
@@ -151,6 +155,8 @@ pub async fn prepare(
     block.extend(over.block_groups.iter().cloned());
     let workspace = over.workspace.clone().or(spec.workspace);
     let group_ids = super::groups::ids_of(client, &block, workspace.as_deref()).await?;
+    let currency = super::groups::currency_of(client, workspace.as_deref()).await;
+    let over = &Overrides { currency, ..over.clone() };
     let plan = plan(db, study, origin, over, &group_ids).await?;
     sqlx::query(
         "INSERT INTO prolific_studies (study_id, internal_name, places, reward_cents, created_at) VALUES ($1, $2, $3, $4, $5)

@@ -109,11 +109,16 @@ async fn a_block_list_of_groups_minimum_pay_and_prolifics_refusals() {
     assert_eq!(s, 201, "{g}");
 
     // Under Prolific's minimum: refused before anything is sent, naming both figures.
-    let cheap = create(&app, &r, &spec("cheap", "estimated_minutes = 10\nhourly_rate = 6.5")).await;
+    let cheap = create(&app, &r, &spec("cheap", "estimated_minutes = 10\nhourly_rate = 5.5")).await;
     let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{cheap}/prolific/publish")), None).await;
     assert_eq!(s, 422, "{v}");
     let msg = v.to_string();
-    assert!(msg.contains("6.50") && msg.contains("8.00"), "{msg}");
+    assert!(msg.contains("5.50") && msg.contains("6.00"), "{msg}");
+    // The fake's workspace is in GBP, whose minimum is £6.00 (US$8.00 in USD):
+    // 6.50 an hour is published (audit AU: refused at 8.00 in every currency).
+    let fair = create(&app, &r, &spec("fair", "estimated_minutes = 10\nhourly_rate = 6.5")).await;
+    let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{fair}/prolific/publish")), None).await;
+    assert_eq!((s, v["status"].as_str()), (200, Some("ACTIVE")), "{v}");
 
     let blocked =
         create(&app, &r, &spec("blocked", "estimated_minutes = 10\nblock_groups = [\"step3-workers\"]")).await;
@@ -124,8 +129,9 @@ async fn a_block_list_of_groups_minimum_pay_and_prolifics_refusals() {
     let (s, v) = post(&r, &app.url(&format!("/api/v1/studies/{blocked}/prolific/publish")), None).await;
     assert_eq!(s, 200, "{v}");
     let st = fake.state().await;
-    assert_eq!(st["studies"][0]["filters"][0]["filter_id"], "participant_group_blocklist");
-    assert_eq!(st["studies"][0]["filters"][0]["selected_values"], json!([g["id"]]));
+    let sent = st["studies"].as_array().unwrap().iter().find(|s| s["name"] == "blocked").unwrap();
+    assert_eq!(sent["filters"][0]["filter_id"], "participant_group_blocklist");
+    assert_eq!(sent["filters"][0]["selected_values"], json!([g["id"]]));
 
     // Fewer places than it has is refused by hardneg; Prolific's own refusals come back with its message.
     let (s, v) =
@@ -150,7 +156,8 @@ async fn a_block_list_of_groups_minimum_pay_and_prolifics_refusals() {
         post(&r, &app.url(&format!("/api/v1/studies/{blocked}/prolific/transition")), Some(json!({"action": "PAUSE"})))
             .await;
     assert_eq!(s, 200);
-    assert_eq!(fake.state().await["studies"][0]["status"], "PAUSED");
+    let st = fake.state().await;
+    assert_eq!(st["studies"].as_array().unwrap().iter().find(|s| s["name"] == "blocked").unwrap()["status"], "PAUSED");
     let status: Value =
         r.get(app.url(&format!("/api/v1/studies/{blocked}/prolific"))).send().await.unwrap().json().await.unwrap();
     let failed: Vec<&Value> = status["outbox"].as_array().unwrap().iter().filter(|l| l["state"] == "failed").collect();

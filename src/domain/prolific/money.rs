@@ -1,9 +1,16 @@
 //! The reward, Prolific's minimum pay, places, times and the budget, in
 //! cents of the account's currency (Prolific's `reward` is in cents).
 
-/// Prolific's minimum hourly reward, in cents (US$8.00 / £6.00 an hour; a
-/// workspace's own figure from `reward-recommendations` replaces it when read).
-pub const DEFAULT_MIN_HOURLY_CENTS: u64 = 800;
+/// Prolific's minimum hourly reward in its smallest unit: £6.00 in a GBP
+/// workspace, US$8.00 in a USD one. Before the workspace's currency is read
+/// (a dry run, the research page's estimate), the lower figure: hardneg
+/// must not refuse what Prolific would take.
+pub fn min_hourly_cents(currency: Option<&str>) -> u64 {
+    match currency.map(str::to_ascii_uppercase).as_deref() {
+        Some("USD") => 800,
+        _ => 600,
+    }
+}
 
 /// Bounds past any real study (a day's work; a pay rate no grant pays):
 /// past them a figure is a typo, and the money made from it could overflow.
@@ -193,6 +200,12 @@ mod tests {
         let e = reward_cents(7.99, 20.0, 800).unwrap_err();
         assert!(e.contains("7.99") && e.contains("8.00"), "{e}");
         assert!(reward_cents(0.0, 5.0, 800).is_err());
+        // Per currency: £6.00, US$8.00; the lower before the currency is known.
+        assert_eq!(min_hourly_cents(Some("GBP")), 600);
+        assert_eq!(min_hourly_cents(Some("usd")), 800);
+        assert_eq!(min_hourly_cents(None), 600);
+        assert_eq!(reward_cents(7.0, 60.0, min_hourly_cents(Some("GBP"))), Ok(700));
+        assert!(reward_cents(7.0, 60.0, min_hourly_cents(Some("USD"))).is_err());
         assert!(reward_cents(10.0, 0.0, 800).is_err());
         assert!(reward_cents(f64::NAN, 5.0, 800).is_err());
         assert_eq!(reward_cents(9.0, 10.0, 900), Ok(150), "a workspace's own minimum");
