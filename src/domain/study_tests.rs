@@ -346,6 +346,22 @@ fn adaptive_overlap_is_refused_on_kinds_that_grade_people_against_a_known_answer
     }
 }
 
+/// The primary would answer only some items: those left at max without it
+/// would all wait for adjudication (audit AW), so the pair is refused.
+#[test]
+fn resolve_primary_with_adaptive_overlap_is_refused() {
+    let text = |resolve: &str| {
+        format!(
+            "name = \"a\"\nkind = \"four_image\"\ndataset = \"d\"\nannotators = [\"e1\", \"e2\", \"e3\", \"e4\"]\n\
+             {resolve}\n[assignment.adaptive]\nmin = 2\nmax = 3\nstop = \"agree\"\n"
+        )
+    };
+    let parse = |t: String| toml::from_str::<StudySpec>(&t).unwrap().parse_in(KINDS, 0).map_err(|e| e.to_string());
+    let e = parse(text("resolve = \"primary\"\nprimary = \"e1\"")).unwrap_err();
+    assert!(e.starts_with("field `resolve`") && e.contains("adaptive overlap"), "{e}");
+    assert!(parse(text("resolve = \"first\"")).is_ok());
+}
+
 #[test]
 fn resolve_on_a_kind_that_settles_nothing_is_refused() {
     let parse = |kind: &str, extra: &str| {

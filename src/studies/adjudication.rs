@@ -142,7 +142,7 @@ pub async fn adjudicate(
 ) -> Result<Vec<MovedLabel>, ServiceError> {
     let meta = crate::studies::meta::load_study_meta(db, kinds, study_id).await?;
     if !meta.kind.spec().adjudicated {
-        return Err(ServiceError::Invalid(format!("the answers of a {} study are not adjudicated", meta.kind)));
+        return Err(ServiceError::Invalid(format!("the answers of a study of kind {} are not adjudicated", meta.kind)));
     }
     if !meta.kind.values().contains(&value) {
         return Err(ServiceError::Invalid(format!(

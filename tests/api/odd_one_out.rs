@@ -118,6 +118,13 @@ async fn demo_triplets_answered_in_both_settings_reported_per_subset_and_exporte
     assert_eq!(report["setting"], "TOT");
     let card = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(card.contains("## Protocol studies") && card.contains(ITT), "{card}");
+    // An odd-one-out study settles no item: its card says so, not a resolve rule (audit AW).
+    for kind in ["odd_one_out", "odd_one_out_text"] {
+        let line = card.lines().find(|l| l.contains(&format!("kind `{kind}`"))).unwrap();
+        assert!(line.contains("every answer counted (no item is settled)"), "{line}");
+    }
+    let triplets = card.lines().find(|l| l.contains("kind `triplet_check`")).unwrap();
+    assert!(triplets.contains("disagreements resolved by `adjudication`"), "{triplets}");
     // A dataset with protocol studies only: the curation section does not say no study ran,
     // and each protocol study names its settings.
     assert!(card.contains("No curation study (Step 3 or Step 4) has run") && !card.contains("No study has run"));

@@ -123,9 +123,15 @@ pub async fn write_reports(db: &AnyPool, dataset_id: DatasetId, out: &Path) -> R
         let path = out.join(&json);
         let body = report.to_json(true)?;
         std::fs::write(&path, body).map_err(|e| io_err("writing", &path, e))?;
+        // Kinds whose statistics count every answer settle no disagreement (audit AW:
+        // the card said "resolved by adjudication" for them).
+        let settled = if kind.spec().adjudicated {
+            format!("disagreements resolved by `{resolve}`")
+        } else {
+            "every answer counted (no item is settled)".to_string()
+        };
         card.push_str(&format!(
-            "\n`{answers}`, `{json}`: kind `{kind}`, seed {seed}, disagreements resolved by `{resolve}`, \
-             spec SHA-256 `{spec_hash}`\n\n```\n{}```\n",
+            "\n`{answers}`, `{json}`: kind `{kind}`, seed {seed}, {settled}, spec SHA-256 `{spec_hash}`\n\n```\n{}```\n",
             report.render()
         ));
         files.extend([answers, json]);

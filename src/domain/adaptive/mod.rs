@@ -248,6 +248,16 @@ pub fn for_study(
             ),
         ));
     }
+    // Adaptive overlap gives the primary only some items: every item it left
+    // at max without the primary's answer would wait for adjudication (audit AW).
+    if resolve == ResolveRule::Primary {
+        return Err((
+            "resolve",
+            "\"primary\" needs the primary annotator's answer on every item, which adaptive overlap does not \
+             assign; use adjudication, first, dawid_skene or mace"
+                .into(),
+        ));
+    }
     if kind.question_count() != 1 || kind.values().len() < 2 {
         return Err((
             "assignment.adaptive",
