@@ -41,11 +41,24 @@ pub async fn study_progress(state: &AppState, study_id: StudyId) -> Result<Study
     .bind(study_id)
     .fetch_all(&state.db)
     .await?;
+    // What a newcomer would be asked where the fixed plan does not say it
+    // (audit AW: "0 of 21" beside a finished study): under adaptive overlap
+    // at most the items still collecting; nothing once a later study was
+    // built from this one's outcomes (`tasks::start` refuses them).
+    let newcomer_cap: Option<i64> = if meta.adaptive.is_some() {
+        let sql = "SELECT count(*) FROM adaptive_items WHERE study_id = $1 AND reason IS NULL";
+        Some(sqlx::query_scalar(sql).bind(study_id).fetch_one(&state.db).await?)
+    } else if meta.kind.curation().is_some() && crate::studies::meta::built_into(&state.db, study_id).await?.is_some() {
+        Some(0)
+    } else {
+        None
+    };
     let mut by_name: BTreeMap<String, AnnotatorProgress> = eligible
         .into_iter()
         .map(|username| {
             // What the rule will give them on arrival, questions included.
-            let total = meta.rule.planned_len(meta.kind.spec().questions, meta.seed, &username, &item_ids) as i64;
+            let planned = meta.rule.planned_len(meta.kind.spec().questions, meta.seed, &username, &item_ids) as i64;
+            let total = newcomer_cap.map_or(planned, |cap| cap.min(planned));
             (username.clone(), AnnotatorProgress { username, done: 0, total })
         })
         .collect();

@@ -148,6 +148,10 @@ async fn account_study_offers_disputed_items_to_one_more_annotator_each_round() 
     assert_eq!(app.work_through("annotator2", study, pick(false)).await.len(), 12);
     let disputed: HashSet<String> = first.iter().map(key).filter(|k| !agreed(k)).collect();
     assert!(!disputed.is_empty() && disputed.len() < 12);
+    // Who has not started is asked at most the disputed items, not all 12 (audit AW).
+    let progress: Value = app.get(&researcher, &format!("/api/v1/studies/{study}/progress")).await;
+    let row = |who: &str| progress["annotators"].as_array().unwrap().iter().find(|a| a["username"] == who).cloned();
+    assert_eq!(row("ann3").unwrap()["total"], disputed.len() as i64, "{progress}");
     // Each round of a disputed item goes to one annotator who has not had it.
     for (who, none) in [("ann3", true), ("ann4", false)] {
         let got: HashSet<String> = app.work_through(who, study, pick(none)).await.iter().map(key).collect();
