@@ -299,8 +299,9 @@ async fn bonus_command(
         }
         return Ok(());
     }
+    // Its own rows only: an approval waiting on an active submission is not this round's.
     match client {
-        Some(c) => flush(&c, study).await,
+        Some(c) => flush_of(&c, study, Some(&["bonus_setup", "bonus_pay"])).await,
         None => Ok(()),
     }
 }
@@ -314,15 +315,25 @@ async fn transition(db: &AnyPool, study: StudyId, action: &str) -> anyhow::Resul
 
 /// Runs the study's outbox until nothing is open or a minute passes; prints what is left.
 async fn flush(client: &prolific::client::Client, study: StudyId) -> anyhow::Result<()> {
+    flush_of(client, study, None).await
+}
+
+/// [`flush`], waiting on and printing only the rows of these actions.
+async fn flush_of(client: &prolific::client::Client, study: StudyId, only: Option<&[&str]>) -> anyhow::Result<()> {
+    let mine = |l: &prolific::outbox::OutboxLine| only.is_none_or(|o| o.contains(&l.action.as_str()));
+    let left = || async {
+        let all = prolific::outbox::lines(client.db(), study, true).await.map_err(e)?;
+        anyhow::Ok(all.into_iter().filter(mine).collect::<Vec<_>>())
+    };
     let until = Instant::now() + publish::COMMAND_WAIT;
     while Instant::now() < until {
         prolific::sender::run(client, Some(study), until, None).await.map_err(e)?;
-        if prolific::outbox::open_rows(client.db(), study).await.map_err(e)? == 0 {
+        if left().await?.iter().all(|l| l.state == "failed") {
             break;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let lines = prolific::outbox::lines(client.db(), study, true).await.map_err(e)?;
+    let lines = left().await?;
     if lines.is_empty() {
         println!("outbox: everything confirmed");
     }

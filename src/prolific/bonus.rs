@@ -69,6 +69,8 @@ pub async fn read(db: &AnyPool, study: StudyId, source: Source<'_>) -> Result<Ve
             let mut out = Vec::new();
             let mut seen = HashSet::new();
             let mut problems = Vec::new();
+            // Excel's "CSV UTF-8" starts with a byte order mark.
+            let text = text.strip_prefix('\u{feff}').unwrap_or(text);
             for (i, line) in text.lines().enumerate() {
                 let n = i + 1;
                 let line = line.trim();

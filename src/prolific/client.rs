@@ -114,8 +114,15 @@ impl Client {
             .request(m, &url)
             .header("Authorization", format!("Token {}", self.config.token.expose()))
             .header("Accept", "application/json");
-        if let Some(b) = body {
-            req = req.json(b);
+        match body {
+            Some(b) => req = req.json(b),
+            // A POST without a body (the bonus pay) says so: some front ends
+            // answer 411 to one without Content-Length (RFC 9110 §8.6), and
+            // hyper sends none for an empty body.
+            None if matches!(method, "POST" | "PUT" | "PATCH") => {
+                req = req.header(reqwest::header::CONTENT_LENGTH, "0")
+            }
+            None => {}
         }
         let started = Instant::now();
         let result = async {

@@ -117,9 +117,10 @@ async fn a_new_user_runs_a_study_on_the_fake_from_the_command_line() {
     assert!(!out.contains("POST"), "a dry run lists no request the run would not send: {out}");
     // A CSV naming a participant in capitals names the same participant: here
     // twice, so refused as a repeat (exit 2: the file is at fault), not as unknown.
+    // Saved by Excel as "CSV UTF-8", it starts with a byte order mark (audit AU).
     let csv = data.join("bonus.csv");
     let upper = finishers[0].participant_id.to_ascii_uppercase();
-    std::fs::write(&csv, format!("{upper},0.20\n{},0.20\n", finishers[0].participant_id)).unwrap();
+    std::fs::write(&csv, format!("\u{feff}{upper},0.20\n{},0.20\n", finishers[0].participant_id)).unwrap();
     let out = crate::helpers::command_on(&data)
         .args(["prolific", "bonus", roomy, "--round", "csv", "--csv", csv.to_str().unwrap(), "--dry-run"])
         .env("HARDNEG_PROLIFIC_TOKEN", &fake.token)
