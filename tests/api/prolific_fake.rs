@@ -202,7 +202,9 @@ impl Drop for FakeProlific {
     }
 }
 
-/// The fields a 400 names, from the reference's envelope.
+/// The fields a 400 names, from the reference's envelope or, where the
+/// reference gives the operation a bare `ErrorDetail`, from that.
 pub fn refused_fields(body: &Value) -> Vec<String> {
-    body["error"]["detail"].as_object().map(|d| d.keys().cloned().collect()).unwrap_or_default()
+    let detail = body.get("error").unwrap_or(body);
+    detail["detail"].as_object().map(|d| d.keys().cloned().collect()).unwrap_or_default()
 }

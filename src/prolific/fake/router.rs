@@ -204,6 +204,24 @@ fn answer(fake: &Fake, state: &mut super::state::State, req: &Request) -> Reply 
         Err(405) => return Reply::error(405, "Method Not Allowed", &format!("Method \"{}\" not allowed.", req.method)),
         Err(_) => return Reply::error(404, "Not Found", &format!("No endpoint {} in the reference.", req.path)),
     };
+    let mut reply = routed(fake, state, req, template, handler, params);
+    // Shaped as the reference gives this operation's refusal.
+    if schema::bare_error(template, &req.method, reply.status) {
+        if let Some(body) = reply.body.as_mut().filter(|b| b.get("error").is_some()) {
+            *body = body["error"].take();
+        }
+    }
+    reply
+}
+
+fn routed(
+    fake: &Fake,
+    state: &mut super::state::State,
+    req: &Request,
+    template: &'static str,
+    handler: Handler,
+    params: Vec<String>,
+) -> Reply {
     let query = parse_query(&req.query);
     let problems = schema::validate_query(template, &req.method, &query);
     if !problems.is_empty() {

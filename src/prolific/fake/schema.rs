@@ -35,6 +35,23 @@ pub fn request_schema(template: &str, method: &str) -> Option<&'static Value> {
     operation(template, method)?.get("requestBody")?.get("content")?.get("application/json")?.get("schema")
 }
 
+/// Whether the operation's answer with this status is the bare
+/// `ErrorDetail` (a few of Prolific's operations), not the `{"error": …}`
+/// envelope the rest use.
+pub fn bare_error(template: &str, method: &str, status: u16) -> bool {
+    let reference = operation(template, method)
+        .and_then(|op| {
+            op.get("responses")?
+                .get(status.to_string())?
+                .get("content")?
+                .get("application/json")?
+                .get("schema")?
+                .get("$ref")
+        })
+        .and_then(Value::as_str);
+    reference == Some("#/components/schemas/ErrorDetail")
+}
+
 /// A named schema of `components.schemas`.
 pub fn component(name: &str) -> Option<&'static Value> {
     reference().get("components")?.get("schemas")?.get(name)
