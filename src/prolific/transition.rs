@@ -3,6 +3,7 @@
 //! through the outbox and waited for.
 use super::actions::{prolific_id, Remote};
 use super::client::Client;
+pub(super) use super::moot::{study_status, study_view};
 use super::outbox::enqueue;
 use super::sender::run;
 use crate::domain::ids::StudyId;
@@ -145,17 +146,6 @@ pub(super) async fn settle(
         run(client, Some(study), (Instant::now() + Duration::from_millis(500)).min(until), None).await?;
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-pub(super) async fn study_status(client: &Client, pid: &str) -> Result<String, ServiceError> {
-    Ok(study_view(client, pid).await?.0)
-}
-
-/// The study's status and the URL it sends participants to, as Prolific holds them.
-pub(super) async fn study_view(client: &Client, pid: &str) -> Result<(String, String), ServiceError> {
-    let s = client.expect("GET", &format!("/api/v1/studies/{pid}/"), None).await?;
-    let text = |k: &str, or: &str| s[k].as_str().unwrap_or(or).to_string();
-    Ok((text("status", "UNKNOWN"), text("external_study_url", "")))
 }
 
 pub(super) fn not_on_prolific(study: StudyId) -> ServiceError {
