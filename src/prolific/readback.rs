@@ -18,35 +18,54 @@ pub(super) fn bonus_grace_ms() -> i64 {
     std::env::var("HARDNEG_PROLIFIC_BONUS_GRACE_SECS").ok().and_then(|v| v.parse::<i64>().ok()).unwrap_or(900) * 1000
 }
 
-/// The Prolific study whose internal_name is `name`, if one exists. The
-/// reference's list rows (`StudyShort`) require only `id` and `name`, so an
-/// unpublished row without its internal name is read in full, and a detail
-/// without one too is matched on its `external_study_url` (`url`: hardneg's
-/// link for this study, required in the reference's `Study`). A list with no
-/// `results` is an error, never "no draft": that would make a second one.
+/// The Prolific study hardneg made for this study, if one exists: named
+/// `name` and sending participants to this study's own join link (`url`'s
+/// `/join/{token}`, a random token of this database). The name alone is
+/// not enough: another database (a pilot beside production) numbers its
+/// studies from 1 too, and a copied spec keeps its hash, so a second
+/// installation on the same workspace would take the first one's live
+/// study for its own draft (audit AX). The reference's list rows
+/// (`StudyShort`) require only `id` and `name`, so a row is read in full
+/// unless it shows another name, or no name and a status past a draft. A
+/// list with no `results` is an error, never "no draft": that would make a
+/// second one.
 pub async fn find_draft(client: &Client, name: &str, url: Option<&str>) -> Result<Option<String>, ServiceError> {
     let list = client.expect("GET", "/api/v1/studies/", None).await?;
     let Some(rows) = list["results"].as_array() else {
         return Err(ServiceError::Internal("Prolific's list of studies has no `results`".into()));
     };
+    let join = url.and_then(join_path);
+    let ours = |study: &serde_json::Value| {
+        let link = study["external_study_url"].as_str().and_then(join_path);
+        join.is_some() && link == join
+    };
     for s in rows {
         let Some(id) = s["id"].as_str() else { continue };
         match s["internal_name"].as_str() {
-            Some(n) if n == name => return Ok(Some(id.to_string())),
-            Some(_) => continue,
+            Some(n) if n != name => continue,
+            Some(_) if s["external_study_url"].is_string() => match ours(s) {
+                true => return Ok(Some(id.to_string())),
+                false => continue,
+            },
+            Some(_) => {}
             None if s["status"].as_str().is_some_and(|st| st != "UNPUBLISHED") => continue,
             None => {}
         }
         let Some(detail) = client.expect_found("GET", &format!("/api/v1/studies/{id}/"), None).await? else { continue };
-        let same = match detail["internal_name"].as_str() {
-            Some(n) => n == name,
-            None => url.is_some_and(|u| detail["external_study_url"].as_str() == Some(u)),
-        };
-        if same {
+        let named = detail["internal_name"].as_str().is_none_or(|n| n == name);
+        if named && ours(&detail) {
             return Ok(Some(id.to_string()));
         }
     }
     Ok(None)
+}
+
+/// `/join/{token}` of a study link, whatever its origin and query.
+fn join_path(url: &str) -> Option<&str> {
+    let at = url.find("/join/")?;
+    let rest = &url[at..];
+    let end = rest[6..].find(['/', '?', '#']).map_or(rest.len(), |e| e + 6);
+    Some(&rest[..end]).filter(|p| p.len() > 6)
 }
 
 async fn get(client: &Client, path: &str) -> Result<Reply, ServiceError> {
@@ -240,4 +259,19 @@ async fn bonus_paid(
     } else {
         None
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::join_path;
+
+    #[test]
+    fn a_study_link_is_known_by_its_join_path_whatever_its_origin() {
+        let ours = "https://a.example/join/ab12?PROLIFIC_PID={{%PROLIFIC_PID%}}";
+        assert_eq!(join_path(ours), Some("/join/ab12"));
+        assert_eq!(join_path("http://127.0.0.1:8080/join/ab12"), join_path(ours));
+        assert_ne!(join_path("https://a.example/join/ab123?x"), join_path(ours));
+        assert_eq!(join_path("https://a.example/join/"), None);
+        assert_eq!(join_path("https://a.example/take/7"), None);
+    }
 }

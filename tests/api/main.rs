@@ -71,6 +71,7 @@ mod prolific_places;
 mod prolific_reject;
 mod prolific_session;
 mod prolific_sync_race;
+mod prolific_two_installs;
 mod prolific_wind_down;
 mod quality;
 mod ranking;
