@@ -327,7 +327,9 @@ async fn flush_of(client: &prolific::client::Client, study: StudyId, only: Optio
     };
     let until = Instant::now() + publish::COMMAND_WAIT;
     while Instant::now() < until {
-        prolific::sender::run(client, Some(study), until, None).await.map_err(e)?;
+        // In short rounds: the study's other rows may stay open for the whole minute.
+        let round = (Instant::now() + Duration::from_millis(500)).min(until);
+        prolific::sender::run(client, Some(study), round, None).await.map_err(e)?;
         if left().await?.iter().all(|l| l.state == "failed") {
             break;
         }

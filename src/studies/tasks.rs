@@ -313,13 +313,7 @@ pub async fn answer_with_texts(
     let ShownTask { owner, study_id, instance_id, seed, query, attention, shown_ms } = task;
     let elapsed_ms = elapsed_ms.or_else(|| task_cache::since_served(shown_ms));
     if owner != user.id.get() || !(user.role.may_annotate() || user.role.is_participant()) {
-        // A participant's session follows the last study link opened in the browser.
-        let hint = if user.role.is_participant() {
-            "; if you opened another study since, open this one again from its link"
-        } else {
-            ""
-        };
-        return Err(ServiceError::Forbidden(format!("task {task_id} is not yours{hint}")));
+        return Err(not_yours(user, task_id));
     }
     let meta = study_meta(state, study_id).await?;
     let done = done
@@ -372,6 +366,18 @@ async fn stored_ack(state: &AppState, task_id: TaskId) -> Result<AnswerAck, Serv
     Ok(AnswerAck { task_id, option, duplicate: true })
 }
 
+/// Another's task, in the same words whichever study it is of (audit AX:
+/// a hint said only for the page's study told which study a task was of).
+fn not_yours(user: &SessionUser, task: TaskId) -> ServiceError {
+    // A participant's session follows the last study link opened in the browser.
+    let hint = if user.role.is_participant() {
+        "; if you opened another study since, open this one again from its link"
+    } else {
+        ""
+    };
+    ServiceError::Forbidden(format!("task {task} is not yours{hint}"))
+}
+
 /// A form posted under a study's page answers only that study's tasks.
 pub async fn in_study(
     db: &sqlx::AnyPool,
@@ -385,8 +391,8 @@ pub async fn in_study(
         Some((s, _)) if s == study => Ok(()),
         // Another's task is refused alike whatever its study: a 404 here
         // would tell which study it is of (audit AV).
-        Some((_, owner)) if owner != user.id.get() => Err(ServiceError::Forbidden(format!("task {task} is not yours"))),
-        None => Err(ServiceError::Forbidden(format!("task {task} is not yours"))),
+        Some((_, owner)) if owner != user.id.get() => Err(not_yours(user, task)),
+        None => Err(not_yours(user, task)),
         // A participant is refused on every other study's routes (docs/crowd.md).
         Some(_) if user.role.is_participant() => Err(ServiceError::Forbidden(format!(
             "task {task} is of another study than {study}; open study {study} again from its link to go on"

@@ -70,3 +70,35 @@ async fn a_throttled_pause_is_replaced_by_the_researchers_next_transition() {
     assert_eq!(sent, [json!(200), json!(429)], "PUBLISH, then the throttled PAUSE, never sent again: {sent:?}");
     assert_eq!(status(&p).await["status"], "ACTIVE");
 }
+
+/// `prolific bonus` waits on its own set-up and pay only: another row of
+/// the study left open (here a PAUSE throttled for an hour) neither holds
+/// it for a minute nor is printed as if it were the payment's (audit AU).
+#[tokio::test]
+async fn a_bonus_round_does_not_wait_on_the_studys_other_open_rows() {
+    let env = [("HARDNEG_PROLIFIC_WAIT_MS", "200"), ("HARDNEG_PROLIFIC_BACKOFF_MS", "200")];
+    let p = Published::start_with(SPEC, &[], &env).await;
+    let (fake, app, r, study) = (&p.fake, &p.app, &p.researcher, p.study);
+    let person = p.submitted(1).await.remove(0);
+    let rule = json!({"method": "POST", "path": "/api/v1/studies/*/transition/", "fault": "429", "retry_after": 3600});
+    fake.fault_with(rule).await;
+    let (s, v) =
+        post(r, &app.url(&format!("/api/v1/studies/{study}/prolific/transition")), Some(json!({"action": "PAUSE"})))
+            .await;
+    assert_eq!(s, 422, "the PAUSE waits for an hour: {v}");
+    let csv = p.tmp.path().join("bonus.csv");
+    std::fs::write(&csv, format!("{},0.40\n", person.participant_id)).unwrap();
+    let started = Instant::now();
+    let out = crate::helpers::command_on(&app.data_dir)
+        .args(["prolific", "bonus", &study.to_string(), "--round", "own", "--csv", csv.to_str().unwrap()])
+        .env("HARDNEG_PROLIFIC_TOKEN", &fake.token)
+        .env("HARDNEG_PROLIFIC_URL", &fake.base)
+        .env("HARDNEG_PROLIFIC_BACKOFF_MS", "200")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (crate::helpers::text(&out.stdout), crate::helpers::text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30), "waited {:?} on another row: {stdout}", started.elapsed());
+    assert!(!stdout.contains("transition"), "{stdout}");
+    assert_eq!(status(&p).await["bonuses"], json!([0, 0, 1, 40]));
+}

@@ -187,11 +187,16 @@ async fn a_participant_answers_the_bundle_by_form_posts_on_the_take_page() {
     start(&app, &stranger, other).await;
     let theirs = shown_task(&page(&app, &stranger, &format!("/take/{other}")).await.1).unwrap().to_string();
     let mine = shown_task(&page(&app, &client, &take).await.1).unwrap().to_string();
+    let mut said = Vec::new();
     for task in [&mine, &theirs, &"999999".to_string()] {
         let to = format!("/take/{other}/answer");
         let res = post_form(&app, &client, &to, &app.base, &[("task_id", task), ("option", "A")]).await;
         assert_eq!(res.status(), 403, "task {task}");
+        let page = res.text().await.unwrap();
+        said.push(page.replace(task.as_str(), "T").contains("task T is not yours; if you opened another study since"));
     }
+    // Another's task reads alike whether it is of the page's study or none (audit AX).
+    assert_eq!(said, [false, true, true]);
     for option in ["A", "none"] {
         let (status, html) = page(&app, &client, &take).await;
         assert_eq!(status, 200);
