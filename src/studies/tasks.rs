@@ -370,12 +370,8 @@ async fn stored_ack(state: &AppState, task_id: TaskId) -> Result<AnswerAck, Serv
 /// a hint said only for the page's study told which study a task was of).
 fn not_yours(user: &SessionUser, task: TaskId) -> ServiceError {
     // A participant's session follows the last study link opened in the browser.
-    let hint = if user.role.is_participant() {
-        "; if you opened another study since, open this one again from its link"
-    } else {
-        ""
-    };
-    ServiceError::Forbidden(format!("task {task} is not yours{hint}"))
+    let hint = "; if you opened another study since, open this one again from its link";
+    ServiceError::Forbidden(format!("task {task} is not yours{}", if user.role.is_participant() { hint } else { "" }))
 }
 
 /// A form posted under a study's page answers only that study's tasks.
@@ -391,8 +387,8 @@ pub async fn in_study(
         Some((s, _)) if s == study => Ok(()),
         // Another's task is refused alike whatever its study: a 404 here
         // would tell which study it is of (audit AV).
-        Some((_, owner)) if owner != user.id.get() => Err(not_yours(user, task)),
         None => Err(not_yours(user, task)),
+        Some((_, owner)) if owner != user.id.get() => Err(not_yours(user, task)),
         // A participant is refused on every other study's routes (docs/crowd.md).
         Some(_) if user.role.is_participant() => Err(ServiceError::Forbidden(format!(
             "task {task} is of another study than {study}; open study {study} again from its link to go on"
