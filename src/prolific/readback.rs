@@ -43,10 +43,9 @@ pub async fn find_draft(client: &Client, name: &str, url: Option<&str>) -> Resul
         let Some(id) = s["id"].as_str() else { continue };
         match s["internal_name"].as_str() {
             Some(n) if n != name => continue,
-            Some(_) if s["external_study_url"].is_string() => match ours(s) {
-                true => return Ok(Some(id.to_string())),
-                false => continue,
-            },
+            // The row shows its link: decided here, without reading it in full.
+            Some(_) if s["external_study_url"].is_string() && ours(s) => return Ok(Some(id.to_string())),
+            Some(_) if s["external_study_url"].is_string() => continue,
             Some(_) => {}
             None if s["status"].as_str().is_some_and(|st| st != "UNPUBLISHED") => continue,
             None => {}
