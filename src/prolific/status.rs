@@ -57,6 +57,9 @@ pub struct ProlificStatus {
 }
 
 pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, ServiceError> {
+    // The outbox first: a reader waiting for it to empty (a script, the
+    // panel) then gets figures that include every send it saw finish.
+    let outbox = lines(db, study, true).await?;
     type Row = (Option<String>, String, Option<String>, i64, i64, Option<String>, Option<i64>);
     let row: Option<Row> = sqlx::query_as(
         "SELECT prolific_id, internal_name, status, places, reward_cents, counts, synced_at FROM prolific_studies WHERE study_id = $1",
@@ -169,7 +172,7 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
         propose_total,
         over_cap,
         bonuses: super::bonus::summary(db, study).await?,
-        outbox: lines(db, study, true).await?,
+        outbox,
     })
 }
 
