@@ -194,14 +194,16 @@ pub(super) async fn bonuses_before(client: &Client, r: &Row) -> Result<Option<Ro
     let (bulk_id, round, bonuses) = (bulk_id.clone(), round.clone(), bonuses.clone());
     let remote = Remote::BonusPay { bulk_id, round, bonuses, seen_before: Some(seen) };
     // Only over a row nobody has read them for or sent yet: another server's
-    // read after its send would count that pay as paid before.
-    let stored = sqlx::query(
-        "UPDATE prolific_outbox SET payload = $1 WHERE id = $2 AND state = 'pending' AND payload NOT LIKE '%\"seen_before\"%'",
-    )
-    .bind(serde_json::to_string(&remote)?)
-    .bind(r.id)
-    .execute(client.db())
-    .await?;
+    // read after its send would count that pay as paid before. The payload
+    // as read (no `seen_before`) is matched whole: a round's own name may
+    // contain any text.
+    let stored =
+        sqlx::query("UPDATE prolific_outbox SET payload = $1 WHERE id = $2 AND state = 'pending' AND payload = $3")
+            .bind(serde_json::to_string(&remote)?)
+            .bind(r.id)
+            .bind(serde_json::to_string(&r.remote)?)
+            .execute(client.db())
+            .await?;
     Ok((stored.rows_affected() == 1).then(|| Row { remote, ..r.clone() }))
 }
 

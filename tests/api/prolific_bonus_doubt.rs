@@ -129,3 +129,28 @@ async fn a_bonus_paid_by_hand_is_not_taken_for_a_lost_pay() {
         r.get(app.url(&format!("/api/v1/studies/{study}/prolific"))).send().await.unwrap().json().await.unwrap();
     assert_eq!(status["bonuses"], serde_json::json!([0, 0, 1, 50]), "{status}");
 }
+
+/// A round's name is the researcher's own text: one named `seen_before`,
+/// the pay row's own field name, is paid like any other
+/// (audit AY: its pay waited for ever, "reading what the submissions were
+/// paid before paying").
+#[tokio::test]
+async fn a_round_named_like_a_field_of_the_pay_is_paid() {
+    let p = Published::start_with(SPEC, &[], &[("HARDNEG_PROLIFIC_WAIT_MS", "200")]).await;
+    let (app, r, study) = (&p.app, &p.researcher, p.study);
+    let person = p.submitted(1).await.remove(0);
+    let url = app.url(&format!("/api/v1/studies/{study}/prolific/bonuses?round=seen_before"));
+    let res = r.post(url).body(format!("{},0.50\n", person.participant_id)).send().await.unwrap();
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let status: Value =
+            r.get(app.url(&format!("/api/v1/studies/{study}/prolific"))).send().await.unwrap().json().await.unwrap();
+        if status["bonuses"] == serde_json::json!([0, 0, 1, 50]) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the round was never paid: {status}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(payments(&p.fake).await, 1, "paid once");
+}
