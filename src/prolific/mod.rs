@@ -135,8 +135,9 @@ pub async fn after_sync(client: &client::Client, study: StudyId) -> Result<(Opti
 /// With the spec's `auto_increase`, raises an active study's places to what
 /// hardneg still needs (discarded copies, places lost to extras), never past
 /// the budget cap (`increase_places` refuses); the new total, if raised. A
-/// stopped (or full) study is raised too: more places make it recruit again.
-/// A paused one is left to the researcher.
+/// stopped (or full) study is raised too: more places make it recruit again,
+/// unless the researcher's own last word was STOP (audit AY: the next sync
+/// bought places and reopened it). A paused one is left to the researcher.
 async fn follow_need(
     client: &client::Client,
     study: StudyId,
@@ -146,7 +147,8 @@ async fn follow_need(
     if !spec.auto_increase {
         return Ok(None);
     }
-    let raisable = matches!(s.status.as_deref(), Some("ACTIVE" | "COMPLETED" | "AWAITING REVIEW"));
+    let raisable = matches!(s.status.as_deref(), Some("ACTIVE" | "COMPLETED" | "AWAITING REVIEW"))
+        && !transition::stopped_by_researcher(client.db(), study).await?;
     let Some(total) = s.propose_total.filter(|_| raisable) else {
         return Ok(None);
     };
@@ -215,7 +217,7 @@ const STOP_TRIES: usize = 10;
 /// again with the same total. Two syncs at once share the key (the outbox
 /// keeps one row); at most [`STOP_TRIES`] per total.
 async fn stop_key(db: &sqlx::AnyPool, study: StudyId, places: i64, read_ms: i64) -> Result<Stop, ServiceError> {
-    let first = format!("transition:{study}:STOP:places={places}");
+    let first = format!("transition:{study}{}{places}", transition::HARDNEG_STOP);
     let sent: Vec<(String, String, i64)> = sqlx::query_as(
         "SELECT idem_key, state, updated_at FROM prolific_outbox
          WHERE study_id = $1 AND (idem_key = $2 OR idem_key LIKE $3) ORDER BY id",

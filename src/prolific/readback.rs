@@ -20,7 +20,7 @@ pub(super) fn bonus_grace_ms() -> i64 {
 
 /// The Prolific study hardneg made for this study, if one exists: named
 /// `name` and sending participants to this study's own join link (`url`'s
-/// `/join/{token}`, a random token of this database). The name alone is
+/// origin and `/join/{token}`, a random token of this database). The name alone is
 /// not enough: another database (a pilot beside production) numbers its
 /// studies from 1 too, and a copied spec keeps its hash, so a second
 /// installation on the same workspace would take the first one's live
@@ -59,12 +59,16 @@ pub async fn find_draft(client: &Client, name: &str, url: Option<&str>) -> Resul
     Ok(None)
 }
 
-/// `/join/{token}` of a study link, whatever its origin and query.
-fn join_path(url: &str) -> Option<&str> {
+/// A study link up to its `/join/{token}`, whatever its query: the origin
+/// (case aside) and the token both. A copy of this database restored
+/// elsewhere (staging from production's backup) holds the same tokens
+/// under another origin, and must not take production's study for its
+/// own lost draft (audit AY).
+fn join_path(url: &str) -> Option<String> {
     let at = url.find("/join/")?;
     let rest = &url[at..];
     let end = rest[6..].find(['/', '?', '#']).map_or(rest.len(), |e| e + 6);
-    Some(&rest[..end]).filter(|p| p.len() > 6)
+    (end > 6).then(|| format!("{}{}", url[..at].to_ascii_lowercase(), &rest[..end]))
 }
 
 async fn get(client: &Client, path: &str) -> Result<Reply, ServiceError> {
@@ -178,12 +182,16 @@ fn of_amount(detail: &serde_json::Value, cents: u64) -> Option<i64> {
     Some(payments.iter().filter(|v| v.as_f64().is_some_and(|a| (a - cents as f64).abs() < 0.5)).count() as i64)
 }
 
-/// A pay's row as it is first sent: with the bonuses of its amount each
-/// submission shows before (no other pay of that amount to it is in doubt
-/// then, `outbox::bonus_in_doubt`), stored before the send. None: not read
-/// (Prolific did not answer), so not sent yet. Any other row as it is.
+/// A pay's row as it is about to be sent: with the bonuses of its amount
+/// each submission shows now (no other pay of that amount to it is in
+/// doubt then, `outbox::bonus_in_doubt`), stored before the send. Read
+/// again before every send, not only the first: a pay throttled (or found
+/// absent) and sent later must not count a bonus another round paid
+/// meanwhile as its own (audit AY). None: not read (Prolific did not
+/// answer), or another sender moved the row first; so not sent yet. Any
+/// other row as it is.
 pub(super) async fn bonuses_before(client: &Client, r: &Row) -> Result<Option<Row>, ServiceError> {
-    let Remote::BonusPay { bulk_id, round, bonuses, seen_before: None } = &r.remote else { return Ok(Some(r.clone())) };
+    let Remote::BonusPay { bulk_id, round, bonuses, .. } = &r.remote else { return Ok(Some(r.clone())) };
     let mut seen = Vec::with_capacity(bonuses.len());
     for (sub, cents) in bonuses {
         match get(client, &format!("/api/v1/submissions/{sub}/")).await {
@@ -193,17 +201,19 @@ pub(super) async fn bonuses_before(client: &Client, r: &Row) -> Result<Option<Ro
     }
     let (bulk_id, round, bonuses) = (bulk_id.clone(), round.clone(), bonuses.clone());
     let remote = Remote::BonusPay { bulk_id, round, bonuses, seen_before: Some(seen) };
-    // Only over a row nobody has read them for or sent yet: another server's
-    // read after its send would count that pay as paid before. The payload
-    // as read (no `seen_before`) is matched whole: a round's own name may
-    // contain any text.
-    let stored =
-        sqlx::query("UPDATE prolific_outbox SET payload = $1 WHERE id = $2 AND state = 'pending' AND payload = $3")
-            .bind(serde_json::to_string(&remote)?)
-            .bind(r.id)
-            .bind(serde_json::to_string(&r.remote)?)
-            .execute(client.db())
-            .await?;
+    // Only over the row as read, still not sent: another server's read
+    // after its send would count that pay as paid before. The payload is
+    // matched whole (a round's own name may contain any text), the tries
+    // too (a send throttled meanwhile leaves the payload as it was).
+    let stored = sqlx::query(
+        "UPDATE prolific_outbox SET payload = $1 WHERE id = $2 AND state = 'pending' AND payload = $3 AND attempts = $4",
+    )
+    .bind(serde_json::to_string(&remote)?)
+    .bind(r.id)
+    .bind(serde_json::to_string(&r.remote)?)
+    .bind(r.attempts)
+    .execute(client.db())
+    .await?;
     Ok((stored.rows_affected() == 1).then(|| Row { remote, ..r.clone() }))
 }
 
@@ -211,7 +221,7 @@ pub(super) async fn bonuses_before(client: &Client, r: &Row) -> Result<Option<Ro
 /// back. Paid everywhere: applied. Paid nowhere once Prolific's
 /// asynchronous payment has had its grace period: absent (sent again).
 /// Anything else: not known yet. Paid means more bonuses of the amount
-/// than the submission showed before the first send (`seen_before`), or,
+/// than the submission showed before the last send (`seen_before`), or,
 /// for a row stored without those, than hardneg's other rounds paid it.
 async fn bonus_paid(
     client: &Client,
@@ -267,10 +277,12 @@ mod tests {
     use super::join_path;
 
     #[test]
-    fn a_study_link_is_known_by_its_join_path_whatever_its_origin() {
+    fn a_study_link_is_known_by_its_origin_and_join_path_whatever_its_query() {
         let ours = "https://a.example/join/ab12?PROLIFIC_PID={{%PROLIFIC_PID%}}";
-        assert_eq!(join_path(ours), Some("/join/ab12"));
-        assert_eq!(join_path("http://127.0.0.1:8080/join/ab12"), join_path(ours));
+        assert_eq!(join_path(ours).as_deref(), Some("https://a.example/join/ab12"));
+        assert_eq!(join_path("HTTPS://A.example/join/ab12/"), join_path(ours));
+        // A copy of the database restored elsewhere holds the same token.
+        assert_ne!(join_path("https://staging.example/join/ab12"), join_path(ours));
         assert_ne!(join_path("https://a.example/join/ab123?x"), join_path(ours));
         assert_eq!(join_path("https://a.example/join/"), None);
         assert_eq!(join_path("https://a.example/take/7"), None);

@@ -44,7 +44,7 @@ pub enum Remote {
         round: String,
         bonuses: Vec<(String, u64)>,
         /// How many bonuses of its amount each submission showed on Prolific
-        /// before the first send (None until read; an entry None where
+        /// before the last send (None until read; an entry None where
         /// Prolific left them out): a lost pay is read back against these,
         /// so a bonus paid by hand is not taken for it.
         #[serde(default, skip_serializing_if = "Option::is_none")]

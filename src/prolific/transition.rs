@@ -20,8 +20,11 @@ pub async fn transition(client: &Client, study: StudyId, action: &str) -> Result
     if !["PUBLISH", "PAUSE", "START", "STOP"].contains(&action) {
         return Err(ServiceError::Invalid(format!("unknown transition {action:?}")));
     }
-    // A key per action and moment: pausing twice in a day is two intents; a retry of one is one.
-    let key = format!("transition:{study}:{action}:{}", super::client::now_ms() / 1000);
+    // A key per call: each is the researcher's latest intent and replaces
+    // the older ones not sent. A key per second took a resume for the one
+    // before it when both came in the same second, so a PAUSE throttled
+    // between them was not replaced and paused the study later (audit AY).
+    let key = format!("transition:{study}:{action}:{}:{:016x}", super::client::now_ms(), rand::random::<u64>());
     let key = if action == "PUBLISH" { format!("transition:{study}:PUBLISH") } else { key };
     transition_as(client, study, action, &key).await
 }
@@ -41,6 +44,9 @@ pub async fn transition_as(client: &Client, study: StudyId, action: &str, key: &
     // up), it is sent again.
     let again = queued.as_deref() == Some("failed") && action == "PUBLISH";
     if queued.is_none() || again {
+        if action != "PUBLISH" {
+            in_flight_settled(db, study).await?;
+        }
         let status = study_status(client, &pid).await?;
         let fate = fate(&status, action);
         if fate != Fate::Refused && action != "PUBLISH" {
@@ -48,6 +54,19 @@ pub async fn transition_as(client: &Client, study: StudyId, action: &str, key: &
         }
         match fate {
             Fate::Send => {}
+            // Kept as the researcher's word, done unsent: a STOP of a study
+            // hardneg stopped already must still keep auto-increase away.
+            Fate::Already if action != "PUBLISH" && !key.contains(HARDNEG_STOP) => {
+                enqueue(db, study, key, &Remote::Transition { action: action.to_string() }).await?;
+                sqlx::query(
+                    "UPDATE prolific_outbox SET state = 'done', last_error = $1 WHERE idem_key = $2 AND state = 'pending'",
+                )
+                .bind(format!("not sent: the study is {status} already"))
+                .bind(key)
+                .execute(db)
+                .await?;
+                return stored_status(db, study, status).await;
+            }
             Fate::Already => return stored_status(db, study, status).await,
             Fate::Refused => {
                 return Err(ServiceError::Invalid(format!(
@@ -82,36 +101,80 @@ pub async fn transition_as(client: &Client, study: StudyId, action: &str, key: &
     }
 }
 
-/// The study's older PAUSE, START and STOP rows not sent (pending, or
-/// failed): the researcher's latest intent replaces them, so a PAUSE
-/// throttled before a resume cannot pause the study minutes later, nor a
-/// `flush --retry-failed` revive it (audit AU).
+/// Waits (up to a few seconds) while one of the study's transitions is on
+/// the wire, so that the status read next shows whether it was applied.
+async fn in_flight_settled(db: &AnyPool, study: StudyId) -> Result<(), ServiceError> {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let sending: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM prolific_outbox WHERE study_id = $1 AND action = 'transition' AND state = 'sending'",
+        )
+        .bind(study)
+        .fetch_one(db)
+        .await?;
+        if sending == 0 || Instant::now() >= until {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The study's older PAUSE, START and STOP rows not known to be applied
+/// (pending, failed, or sent with the answer lost): the researcher's latest
+/// intent, weighed against the status read after them, replaces them. So a
+/// PAUSE throttled before a resume cannot pause the study minutes later,
+/// nor a `flush --retry-failed` revive it (audit AU), nor a PAUSE or STOP
+/// whose answer was lost be read back as absent and sent after the resume
+/// or pause that followed it (audit AY).
 async fn supersede(db: &AnyPool, study: StudyId, key: &str, action: &str) -> Result<(), ServiceError> {
-    let rows: Vec<(i64, String)> = sqlx::query_as(
-        "SELECT id, payload FROM prolific_outbox
-         WHERE study_id = $1 AND action = 'transition' AND idem_key <> $2 AND state IN ('pending', 'failed')",
+    let rows: Vec<(i64, String, String)> = sqlx::query_as(
+        "SELECT id, payload, state FROM prolific_outbox
+         WHERE study_id = $1 AND action = 'transition' AND idem_key <> $2 AND state IN ('pending', 'failed', 'unconfirmed')",
     )
     .bind(study)
     .bind(key)
     .fetch_all(db)
     .await?;
-    for (id, payload) in rows {
+    for (id, payload, state) in rows {
         let Ok(Remote::Transition { action: older }) = serde_json::from_str(&payload) else { continue };
         if older == "PUBLISH" {
             continue;
         }
-        // Only a row still not sent: a sender that claimed it meanwhile keeps it.
+        let again = if state == "unconfirmed" { " again" } else { "" };
+        // Only a row not on the wire: a sender that claimed it meanwhile keeps it.
         sqlx::query(
             "UPDATE prolific_outbox SET state = 'done', last_error = $1, updated_at = $2
-             WHERE id = $3 AND state IN ('pending', 'failed')",
+             WHERE id = $3 AND state IN ('pending', 'failed', 'unconfirmed')",
         )
-        .bind(format!("not sent: replaced by a later {action}"))
+        .bind(format!("not sent{again}: replaced by a later {action}"))
         .bind(super::client::now_ms())
         .bind(id)
         .execute(db)
         .await?;
     }
     Ok(())
+}
+
+/// What the keys of hardneg's own STOPs hold (`prolific::stop_key`).
+pub(super) const HARDNEG_STOP: &str = ":STOP:places=";
+
+/// Whether the researcher's last PAUSE, START or STOP (not hardneg's own
+/// STOP once it needs nobody more, keyed [`HARDNEG_STOP`]) was a STOP, and
+/// not refused: auto-increase then leaves the study stopped.
+pub(super) async fn stopped_by_researcher(db: &AnyPool, study: StudyId) -> Result<bool, ServiceError> {
+    let last: Option<String> = sqlx::query_scalar(
+        "SELECT payload FROM prolific_outbox
+         WHERE study_id = $1 AND action = 'transition' AND state <> 'failed'
+           AND idem_key NOT LIKE '%:PUBLISH' AND idem_key NOT LIKE $2
+         ORDER BY id DESC LIMIT 1",
+    )
+    .bind(study)
+    .bind(format!("%{HARDNEG_STOP}%"))
+    .fetch_optional(db)
+    .await?;
+    Ok(last
+        .and_then(|p| serde_json::from_str::<Remote>(&p).ok())
+        .is_some_and(|r| matches!(r, Remote::Transition { action } if action == "STOP")))
 }
 
 async fn stored_status(db: &AnyPool, study: StudyId, status: String) -> Result<String, ServiceError> {

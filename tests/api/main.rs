@@ -64,6 +64,7 @@ mod prolific_fake_more;
 mod prolific_flow;
 mod prolific_gateway;
 mod prolific_group;
+mod prolific_intent;
 mod prolific_kit;
 mod prolific_more;
 mod prolific_optional_fields;
