@@ -299,11 +299,40 @@ async fn bonus_command(
         }
         return Ok(());
     }
-    // Its own rows only: an approval waiting on an active submission is not this round's.
+    // Its own rows only: an approval waiting on an active submission, or
+    // another round's pay, is not this round's.
     match client {
-        Some(c) => flush_of(&c, study, Some(&["bonus_setup", "bonus_pay"])).await,
+        Some(c) => flush_round(&c, study, &plan.round).await,
         None => Ok(()),
     }
+}
+
+/// Runs the study's outbox until the round's set-ups and pays are done (or
+/// failed), or a minute passes, or what is left waits past that minute (a
+/// long `Retry-After`: said at once); prints what is left of them.
+async fn flush_round(client: &prolific::client::Client, study: StudyId, round: &str) -> anyhow::Result<()> {
+    let until = Instant::now() + publish::COMMAND_WAIT;
+    let left = || async { prolific::bonus::open_rows_of_round(client.db(), study, round).await.map_err(e) };
+    while Instant::now() < until {
+        let end_ms = prolific::client::now_ms() + until.saturating_duration_since(Instant::now()).as_millis() as i64;
+        let waiting = |(l, not_before): &(prolific::outbox::OutboxLine, i64)| {
+            l.state == "failed" || (l.state == "pending" && *not_before > end_ms)
+        };
+        if left().await?.iter().all(waiting) {
+            break;
+        }
+        let round = (Instant::now() + Duration::from_millis(500)).min(until);
+        prolific::sender::run(client, Some(study), round, None).await.map_err(e)?;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let lines = left().await?;
+    if lines.is_empty() {
+        println!("outbox: the round's bonuses are all confirmed");
+    }
+    for (l, _) in lines {
+        println!("{}", l.sentence());
+    }
+    Ok(())
 }
 
 async fn transition(db: &AnyPool, study: StudyId, action: &str) -> anyhow::Result<()> {
@@ -315,16 +344,12 @@ async fn transition(db: &AnyPool, study: StudyId, action: &str) -> anyhow::Resul
 
 /// Runs the study's outbox until nothing is open or a minute passes; prints what is left.
 async fn flush(client: &prolific::client::Client, study: StudyId) -> anyhow::Result<()> {
-    flush_of(client, study, None).await
+    flush_of(client, study).await
 }
 
-/// [`flush`], waiting on and printing only the rows of these actions.
-async fn flush_of(client: &prolific::client::Client, study: StudyId, only: Option<&[&str]>) -> anyhow::Result<()> {
-    let mine = |l: &prolific::outbox::OutboxLine| only.is_none_or(|o| o.contains(&l.action.as_str()));
-    let left = || async {
-        let all = prolific::outbox::lines(client.db(), study, true).await.map_err(e)?;
-        anyhow::Ok(all.into_iter().filter(mine).collect::<Vec<_>>())
-    };
+/// [`flush`]'s loop.
+async fn flush_of(client: &prolific::client::Client, study: StudyId) -> anyhow::Result<()> {
+    let left = || async { prolific::outbox::lines(client.db(), study, true).await.map_err(e) };
     let until = Instant::now() + publish::COMMAND_WAIT;
     while Instant::now() < until {
         // In short rounds: the study's other rows may stay open for the whole minute.

@@ -234,3 +234,30 @@ pub async fn summary(db: &AnyPool, study: StudyId) -> Result<(i64, i64, i64, i64
     .fetch_one(db)
     .await?)
 }
+
+/// A round's open set-ups and pays, each with when it may be sent next
+/// (ms): what `prolific bonus` waits on (another round's rows are not its).
+pub async fn open_rows_of_round(
+    db: &AnyPool,
+    study: StudyId,
+    round: &str,
+) -> Result<Vec<(super::outbox::OutboxLine, i64)>, ServiceError> {
+    type Open = (i64, String, String, i64, Option<i64>, Option<String>, String, i64);
+    let rows: Vec<Open> = sqlx::query_as(
+        "SELECT id, action, state, attempts, last_status, last_error, payload, not_before FROM prolific_outbox
+         WHERE study_id = $1 AND state <> 'done' AND action IN ('bonus_setup', 'bonus_pay') ORDER BY id",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter(|r| match serde_json::from_str::<Remote>(&r.6) {
+            Ok(Remote::BonusSetup { round: of, .. } | Remote::BonusPay { round: of, .. }) => of == round,
+            _ => false,
+        })
+        .map(|(id, action, state, attempts, last_status, last_error, _, not_before)| {
+            (super::outbox::OutboxLine { id, action, state, attempts, last_status, last_error }, not_before)
+        })
+        .collect())
+}

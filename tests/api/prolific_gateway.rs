@@ -102,3 +102,38 @@ async fn a_bonus_round_does_not_wait_on_the_studys_other_open_rows() {
     assert!(!stdout.contains("transition"), "{stdout}");
     assert_eq!(status(&p).await["bonuses"], json!([0, 0, 1, 40]));
 }
+
+/// A round whose pay Prolific throttles for an hour says so at once, and a
+/// round for someone else waits on neither that pay nor prints it (audit
+/// AY: both waited out the command's minute).
+#[tokio::test]
+async fn a_bonus_round_throttled_past_its_minute_says_so_at_once() {
+    let env = [("HARDNEG_PROLIFIC_WAIT_MS", "200"), ("HARDNEG_PROLIFIC_BACKOFF_MS", "200")];
+    let p = Published::start_with(SPEC, &[], &env).await;
+    let (fake, app) = (&p.fake, &p.app);
+    let people = p.submitted(2).await;
+    let rule =
+        json!({"method": "POST", "path": "/api/v1/bulk-bonus-payments/*/pay/", "fault": "429", "retry_after": 3600});
+    fake.fault_with(rule).await;
+    let round = |name: &str, person: &crate::prolific_fake::Arrival, amount: &str| {
+        let csv = p.tmp.path().join(format!("{name}.csv"));
+        std::fs::write(&csv, format!("{},{amount}\n", person.participant_id)).unwrap();
+        let started = Instant::now();
+        let out = crate::helpers::command_on(&app.data_dir)
+            .args(["prolific", "bonus", &p.study.to_string(), "--round", name, "--csv", csv.to_str().unwrap()])
+            .env("HARDNEG_PROLIFIC_TOKEN", &fake.token)
+            .env("HARDNEG_PROLIFIC_URL", &fake.base)
+            .env("HARDNEG_PROLIFIC_BACKOFF_MS", "200")
+            .output()
+            .unwrap();
+        let stdout = crate::helpers::text(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", crate::helpers::text(&out.stderr));
+        (started.elapsed(), stdout)
+    };
+    let (took, out) = round("slow", &people[0], "0.40");
+    assert!(took < Duration::from_secs(30), "waited {took:?} for an hour's throttle: {out}");
+    assert!(out.contains("bonus_pay is pending") && out.contains("Too Many Requests"), "{out}");
+    let (took, out) = round("other", &people[1], "0.60");
+    assert!(took < Duration::from_secs(30), "waited {took:?} on another round's pay: {out}");
+    assert!(out.contains("the round's bonuses are all confirmed"), "{out}");
+}
