@@ -307,32 +307,11 @@ async fn bonus_command(
     }
 }
 
-/// Runs the study's outbox until the round's set-ups and pays are done (or
-/// failed), or a minute passes, or what is left waits past that minute (a
-/// long `Retry-After`: said at once); prints what is left of them.
+/// The round's set-ups and pays only, saying at once what waits past the
+/// command's minute (a long `Retry-After`).
 async fn flush_round(client: &prolific::client::Client, study: StudyId, round: &str) -> anyhow::Result<()> {
-    let until = Instant::now() + publish::COMMAND_WAIT;
     let left = || async { prolific::bonus::open_rows_of_round(client.db(), study, round).await.map_err(e) };
-    while Instant::now() < until {
-        let end_ms = prolific::client::now_ms() + until.saturating_duration_since(Instant::now()).as_millis() as i64;
-        let waiting = |(l, not_before): &(prolific::outbox::OutboxLine, i64)| {
-            l.state == "failed" || (l.state == "pending" && *not_before > end_ms)
-        };
-        if left().await?.iter().all(waiting) {
-            break;
-        }
-        let round = (Instant::now() + Duration::from_millis(500)).min(until);
-        prolific::sender::run(client, Some(study), round, None).await.map_err(e)?;
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let lines = left().await?;
-    if lines.is_empty() {
-        println!("outbox: the round's bonuses are all confirmed");
-    }
-    for (l, _) in lines {
-        println!("{}", l.sentence());
-    }
-    Ok(())
+    wait_on(client, study, left, "outbox: the round's bonuses are all confirmed").await
 }
 
 async fn transition(db: &AnyPool, study: StudyId, action: &str) -> anyhow::Result<()> {
@@ -344,27 +323,46 @@ async fn transition(db: &AnyPool, study: StudyId, action: &str) -> anyhow::Resul
 
 /// Runs the study's outbox until nothing is open or a minute passes; prints what is left.
 async fn flush(client: &prolific::client::Client, study: StudyId) -> anyhow::Result<()> {
-    flush_of(client, study).await
+    // Every open row, none of them counted as waiting past the minute.
+    let left = || async {
+        let lines = prolific::outbox::lines(client.db(), study, true).await.map_err(e)?;
+        anyhow::Ok(lines.into_iter().map(|l| (l, 0)).collect())
+    };
+    wait_on(client, study, left, "outbox: everything confirmed").await
 }
 
-/// [`flush`]'s loop.
-async fn flush_of(client: &prolific::client::Client, study: StudyId) -> anyhow::Result<()> {
-    let left = || async { prolific::outbox::lines(client.db(), study, true).await.map_err(e) };
+/// Runs the study's outbox in short rounds (the study's other rows may stay
+/// open for the whole minute) until every row `left` lists (each with when
+/// it may be sent next, ms) is failed or pending past the command's minute,
+/// or the minute passes; prints what is left, or `none_left`.
+async fn wait_on<F, Fut>(
+    client: &prolific::client::Client,
+    study: StudyId,
+    left: F,
+    none_left: &str,
+) -> anyhow::Result<()>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Vec<(prolific::outbox::OutboxLine, i64)>>>,
+{
     let until = Instant::now() + publish::COMMAND_WAIT;
     while Instant::now() < until {
-        // In short rounds: the study's other rows may stay open for the whole minute.
         let round = (Instant::now() + Duration::from_millis(500)).min(until);
         prolific::sender::run(client, Some(study), round, None).await.map_err(e)?;
-        if left().await?.iter().all(|l| l.state == "failed") {
+        let end_ms = prolific::client::now_ms() + until.saturating_duration_since(Instant::now()).as_millis() as i64;
+        let waiting = |(l, not_before): &(prolific::outbox::OutboxLine, i64)| {
+            l.state == "failed" || (l.state == "pending" && *not_before > end_ms)
+        };
+        if left().await?.iter().all(waiting) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let lines = left().await?;
     if lines.is_empty() {
-        println!("outbox: everything confirmed");
+        println!("{none_left}");
     }
-    for l in lines {
+    for (l, _) in lines {
         println!("{}", l.sentence());
     }
     Ok(())

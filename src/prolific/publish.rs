@@ -70,15 +70,11 @@ pub async fn plan(
         p.project.clone_from(&over.project);
     }
     let hourly = p.hourly_rate.unwrap_or(link.settings.quality.hourly_wage);
+    // Which currency's minimum a refusal names, once the workspace's is known.
+    let unit = over.currency.as_deref().map(|c| format!(" (the workspace pays in {c})")).unwrap_or_default();
     let reward_cents =
-        money::reward_cents(hourly, p.estimated_minutes, money::min_hourly_cents(over.currency.as_deref())).map_err(
-            |e| {
-                // Which currency's minimum it is, once the workspace's is known.
-                let unit =
-                    over.currency.as_deref().map(|c| format!(" (the workspace pays in {c})")).unwrap_or_default();
-                ServiceError::Invalid(format!("study {study}: {e}{unit}"))
-            },
-        )?;
+        money::reward_cents(hourly, p.estimated_minutes, money::min_hourly_cents(over.currency.as_deref()))
+            .map_err(|e| ServiceError::Invalid(format!("study {study}: {e}{unit}")))?;
     let places = money::places(info.places.max(0) as u64, p.extra_places);
     let fee = link.settings.quality.platform_fee;
     if places > money::MAX_PLACES {
