@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # A throw-away PostgreSQL cluster for tests and benchmarks (issue 36):
 #
-#   eval "$(scripts/pg-cluster.sh start)"   # sets HARDNEG_PG_URL and HARDNEG_PG_DIR
+#   eval "$(scripts/pg-cluster.sh start [PARENT])"   # sets HARDNEG_PG_URL and HARDNEG_PG_DIR
 #   scripts/pg-cluster.sh stop "$HARDNEG_PG_DIR"
 #
-# `start` makes a new cluster in a temporary directory with Debian's
+# `start` makes a new cluster in a temporary directory (under PARENT, /tmp
+# by default; the tests pass a tmpfs, benchmarks keep the disk) with Debian's
 # PostgreSQL binaries (/usr/lib/postgresql/*/bin), listening only on
 # 127.0.0.1 at a free port, with a database `hardneg` and trust
 # authentication for local connections (nothing else can reach it). The
@@ -33,7 +34,7 @@ free_port() {
 
 case "${1:-}" in
 start)
-    dir=$(mktemp -d /tmp/hardneg-pg.XXXXXX)
+    dir=$(mktemp -d "${2:-/tmp}/hardneg-pg.XXXXXX")
     chmod 755 "$dir"
     [ "$(id -u)" = 0 ] && chown postgres "$dir"
     port=$(free_port)
@@ -49,7 +50,7 @@ start)
     ;;
 stop)
     dir=${2:?usage: pg-cluster.sh stop DIR}
-    case "$dir" in /tmp/hardneg-pg.*) ;; *) echo "not a cluster made by pg-cluster.sh: $dir" >&2; exit 1 ;; esac
+    case "$dir" in */hardneg-pg.*) ;; *) echo "not a cluster made by pg-cluster.sh: $dir" >&2; exit 1 ;; esac
     as_owner "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
     rm -rf "$dir"
     ;;

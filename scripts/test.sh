@@ -7,8 +7,20 @@ cd "$(dirname "$0")/.."
 stage() { echo "== [${SECONDS}s] $*" >&2; }
 stage setup
 ./scripts/setup.sh --browser
+# The tests' scratch (each test's data dir, the PostgreSQL cluster) on a
+# tmpfs when the machine has one with room: the same SQLite files, servers
+# and PostgreSQL, without the disk's journal and fsyncs (on this 2-core VM
+# the SQLite API suite took 260 s and 444 CPU-seconds against 311 s and 530
+# on the disk; the PostgreSQL one 386 and 294 s against 456 and 420 s, runs
+# alternated with audits beside them). A SIGKILL test loses nothing
+# there either: the page cache outlives the process. HARDNEG_TEST_TMPFS=0
+# keeps them on the disk; benchmarks keep theirs on the disk always.
+tmpfs=""
+if [ "${HARDNEG_TEST_TMPFS:-1}" = 1 ] && [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')" -gt 4194304 ] 2>/dev/null; then
+  tmpfs=/dev/shm
+fi
 # A throw-away PostgreSQL cluster for the PostgreSQL checks, stopped on any exit.
-eval "$(./scripts/pg-cluster.sh start)"
+eval "$(./scripts/pg-cluster.sh start $tmpfs)"
 cuda="" scratch=""
 cleanup() {
   [ -z "$cuda" ] || kill -- "-$cuda" 2>/dev/null || true
@@ -71,14 +83,10 @@ if [ "${HARDNEG_CI_CUDA:-1}" = 1 ]; then
   setsid nice -n 19 ./scripts/build-cuda.sh --dev >target/cuda-build.log 2>&1 &
   cuda=$!
 fi
-# The tests' data dirs (each test's tempdir, TMPDIR) on a tmpfs when the
-# machine has one with room: the same SQLite files and servers, without the
-# disk's journal and fsyncs (the SQLite API suite on this 2-core VM: 260 s
-# and 444 CPU-seconds against 311 s and 530 on the disk). A SIGKILL test
-# loses nothing there either: the page cache outlives the process.
-# HARDNEG_TEST_TMPFS=0 keeps them on the disk.
-if [ "${HARDNEG_TEST_TMPFS:-1}" = 1 ] && [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')" -gt 4194304 ] 2>/dev/null; then
-  scratch=$(mktemp -d /dev/shm/hardneg-tests.XXXXXX)
+# Each test's tempdir (TMPDIR) on the tmpfs chosen above, set only now so
+# that the cuda build's temporary files stay on the disk.
+if [ -n "$tmpfs" ]; then
+  scratch=$(mktemp -d "$tmpfs/hardneg-tests.XXXXXX")
   export TMPDIR=$scratch
 fi
 stage "tests (SQLite)"

@@ -245,6 +245,13 @@ async fn decide_command(
             who.join(", ")
         );
     }
+    if !d.kept.is_empty() {
+        let who: Vec<String> = d.kept.iter().map(i64::to_string).collect();
+        println!(
+            "rejected, copies kept: participant(s) {} (a later study was built on this study's outcomes, which stay as they are)",
+            who.join(", ")
+        );
+    }
     println!("{} request(s){}:", d.requests.len(), if dry_run { " would be sent (dry run)" } else { "" });
     for r in &d.requests {
         let body = r.body.as_ref().map(|b| b.to_string()).unwrap_or_default();
@@ -276,9 +283,19 @@ async fn bonus_command(
         None => bonus::Source::Csv(&text),
     };
     // Fresh statuses first: a bonus goes to submissions approved on Prolific.
-    let client = if dry_run { None } else { Some(prolific::connect(db).map_err(e)?) };
-    if let Some(c) = &client {
-        sync::sync(c, study).await.map_err(e)?;
+    // A dry run syncs too when it can (a read), else says what it read.
+    let client = match prolific::connect(db) {
+        Ok(c) => Some(c),
+        Err(_) if dry_run => None,
+        Err(err) => return Err(e(err)),
+    };
+    match &client {
+        Some(c) => match sync::sync(c, study).await {
+            Ok(_) => {}
+            Err(err) if dry_run => println!("could not sync ({err}): {}", stale_words(db, study).await?),
+            Err(err) => return Err(e(err)),
+        },
+        None => println!("no Prolific token: {}", stale_words(db, study).await?),
     }
     let lines = bonus::read(db, study, source).await.map_err(e)?;
     let plan = bonus::plan(db, study, round, lines, dry_run).await.map_err(e)?;
@@ -307,11 +324,30 @@ async fn bonus_command(
     }
 }
 
+/// What a dry run that could not sync planned from: the last sync, and when.
+async fn stale_words(db: &AnyPool, study: StudyId) -> anyhow::Result<String> {
+    let synced_at = prolific::status::status(db, study).await.map_err(e)?.synced_at;
+    Ok(match synced_at {
+        Some(at) => format!("planned from the statuses of the last sync (Unix time {at})"),
+        None => "planned from stored statuses; Prolific's were never synced".to_string(),
+    })
+}
+
 /// The round's set-ups and pays only, saying at once what waits past the
 /// command's minute (a long `Retry-After`).
+/// Fails (exit 1) when Prolific refused one of them: nothing of that row was
+/// paid, and a script reading the exit status must not take it for paid.
 async fn flush_round(client: &prolific::client::Client, study: StudyId, round: &str) -> anyhow::Result<()> {
     let left = || async { prolific::bonus::open_rows_of_round(client.db(), study, round).await.map_err(e) };
-    wait_on(client, study, left, "outbox: the round's bonuses are all confirmed").await
+    let lines = wait_on(client, study, left, "outbox: the round's bonuses are all confirmed").await?;
+    let failed = lines.iter().filter(|l| l.state == "failed").count();
+    if failed > 0 {
+        anyhow::bail!(
+            "round {round:?}: {failed} of its set-ups or pays failed (above), so not every bonus was paid; \
+             fix the cause, then `hardneg prolific flush {study} --retry-failed`"
+        );
+    }
+    Ok(())
 }
 
 async fn transition(db: &AnyPool, study: StudyId, action: &str) -> anyhow::Result<()> {
@@ -328,19 +364,19 @@ async fn flush(client: &prolific::client::Client, study: StudyId) -> anyhow::Res
         let lines = prolific::outbox::lines(client.db(), study, true).await.map_err(e)?;
         anyhow::Ok(lines.into_iter().map(|l| (l, 0)).collect())
     };
-    wait_on(client, study, left, "outbox: everything confirmed").await
+    wait_on(client, study, left, "outbox: everything confirmed").await.map(|_| ())
 }
 
 /// Runs the study's outbox in short rounds (the study's other rows may stay
 /// open for the whole minute) until every row `left` lists (each with when
 /// it may be sent next, ms) is failed or pending past the command's minute,
-/// or the minute passes; prints what is left, or `none_left`.
+/// or the minute passes; prints what is left, or `none_left`, and returns it.
 async fn wait_on<F, Fut>(
     client: &prolific::client::Client,
     study: StudyId,
     left: F,
     none_left: &str,
-) -> anyhow::Result<()>
+) -> anyhow::Result<Vec<prolific::outbox::OutboxLine>>
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<Vec<(prolific::outbox::OutboxLine, i64)>>>,
@@ -358,12 +394,12 @@ where
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let lines = left().await?;
+    let lines: Vec<_> = left().await?.into_iter().map(|(l, _)| l).collect();
     if lines.is_empty() {
         println!("{none_left}");
     }
-    for (l, _) in lines {
+    for l in &lines {
         println!("{}", l.sentence());
     }
-    Ok(())
+    Ok(lines)
 }

@@ -43,7 +43,7 @@ fn print_status(d: &Dashboard) {
     );
     match &d.cost {
         Some(c) => println!(
-            "cost:         US${:.2} per place (US${:.2}/h with the fee): estimated US${:.2} for {} places, spent US${:.2}",
+            "cost:         US${:.2} per place (US${:.2}/h with the fee): estimated US${:.2} for {} places with the extra and discarded copies, spent US${:.2}",
             c.per_place, c.per_hour, c.estimated_total, d.places, c.spent
         ),
         None => println!("cost:         - (no bundle finished yet)"),

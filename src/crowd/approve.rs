@@ -187,6 +187,12 @@ pub async fn approve_list(db: &AnyPool, kinds: &[SurveyKind], study: StudyId) ->
 pub async fn discard(db: &AnyPool, study: StudyId, number: ParticipantId) -> Result<LeaseState, ServiceError> {
     link_of_study(db, study).await?;
     let mut tx = crate::store::db::begin_write(db).await?;
+    if let Some(name) = outcomes_built_on(&mut tx, study).await? {
+        return Err(ServiceError::Invalid(format!(
+            "study {name:?} was built from this study's outcomes; discarding participant {number}'s copy now \
+             would change them under it (its answers stay counted)"
+        )));
+    }
     let next = match discard_in(&mut tx, study, number).await? {
         Discard::NoBundle => {
             return Err(ServiceError::NotFound(format!("study {study} has no participant {number} with a bundle")))
@@ -201,6 +207,21 @@ pub async fn discard(db: &AnyPool, study: StudyId, number: ParticipantId) -> Res
     crate::studies::reopen::reopen_lost(&mut tx, study).await?;
     tx.commit().await?;
     Ok(next)
+}
+
+/// The later study built on `study`'s outcomes, where `study` is a
+/// curation step (a Step 4 on a Step 3): they are final then, as for an
+/// adjudication, so no copy is discarded (a refit would move items the
+/// later study already showed; an audit's export lost 8 of 49 rows and
+/// paired a Step 4 verdict with an image Step 4 never showed). A study that
+/// its successor reads as it goes (HNC's written captions) stays open.
+pub async fn outcomes_built_on(tx: &mut sqlx::AnyConnection, study: StudyId) -> Result<Option<String>, ServiceError> {
+    let Some(name) = crate::studies::meta::built_into(&mut *tx, study).await? else { return Ok(None) };
+    let kind: String =
+        sqlx::query_scalar("SELECT kind FROM studies WHERE id = $1").bind(study).fetch_one(&mut *tx).await?;
+    let curation =
+        crate::domain::survey::SurveyKind::parse_in(crate::kinds::KINDS, &kind).is_some_and(|k| k.curation().is_some());
+    Ok(curation.then_some(name))
 }
 
 /// What [`discard_in`] found and did.

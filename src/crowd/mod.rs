@@ -13,7 +13,7 @@ pub mod research;
 mod scores;
 pub mod sessions;
 
-pub use approve::{approve_list, discard, discard_in, ApproveRow, Discard};
+pub use approve::{approve_list, discard, discard_in, outcomes_built_on, ApproveRow, Discard};
 pub use arrive::{arrive, arrive_consenting, preview};
 pub use comprehension::comprehension_answer;
 pub use dashboard::dashboard;

@@ -5,7 +5,7 @@
 use crate::crowd::{self, BundleRow, Completion, Feedback, LinkInfo, ParticipantRow, Stage};
 use crate::domain::ids::{BundleId, StudyId};
 use crate::error::ServiceError;
-use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Caller, Participant, Researcher};
+use crate::http::extract::{ApiJson, ApiPath, ApiQuery, Participant, Researcher};
 use crate::state::AppState;
 use axum::extract::State;
 use axum::routing::{get, post};
@@ -31,7 +31,7 @@ pub fn routes() -> Router<AppState> {
 
 async fn take_stage(
     State(state): State<AppState>,
-    Caller(user): Caller,
+    Participant(user): Participant,
     ApiPath(study): ApiPath<StudyId>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::stage(&state, &user, study).await?))
@@ -39,7 +39,7 @@ async fn take_stage(
 
 async fn consent(
     State(state): State<AppState>,
-    Caller(user): Caller,
+    Participant(user): Participant,
     ApiPath(study): ApiPath<StudyId>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::accept_consent(&state, &user, study).await?))
@@ -47,7 +47,7 @@ async fn consent(
 
 async fn instructions(
     State(state): State<AppState>,
-    Caller(user): Caller,
+    Participant(user): Participant,
     ApiPath(study): ApiPath<StudyId>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::instructions_read(&state, &user, study).await?))
@@ -85,7 +85,7 @@ async fn comprehension(
 
 async fn give_back(
     State(state): State<AppState>,
-    Caller(user): Caller,
+    Participant(user): Participant,
     ApiPath(study): ApiPath<StudyId>,
 ) -> Result<Json<Stage>, ServiceError> {
     Ok(Json(crowd::return_study(&state, &user, study).await?))
@@ -93,7 +93,7 @@ async fn give_back(
 
 async fn completion(
     State(state): State<AppState>,
-    Caller(user): Caller,
+    Participant(user): Participant,
     ApiPath(study): ApiPath<StudyId>,
 ) -> Result<Json<Completion>, ServiceError> {
     Ok(Json(crowd::completion(&state, &user, study).await?))

@@ -192,15 +192,26 @@ async fn hook(
     body: Bytes,
 ) -> Result<axum::response::Response, ServiceError> {
     use axum::response::IntoResponse;
-    let Some(secret) = prolific::config::webhook_secret().map_err(ServiceError::Internal)? else {
-        return Err(ServiceError::NotFound("no webhook secret is configured".into()));
+    let now = crate::store::db::now_secs();
+    let secret = match prolific::config::webhook_secret() {
+        Ok(Some(secret)) => secret,
+        Ok(None) => return Err(ServiceError::NotFound("no webhook secret is configured".into())),
+        // A secret file that cannot be read (the server said so at start).
+        Err(error) => {
+            if let Some(count) = refused_to_log(now) {
+                tracing::error!(error, count, "webhook deliveries refused: the secret cannot be read");
+            }
+            let internal = serde_json::json!({"error": "internal error"});
+            return Ok((StatusCode::INTERNAL_SERVER_ERROR, axum::Json(internal)).into_response());
+        }
     };
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
-    let now = crate::store::db::now_secs();
     if let Err(why) =
         webhook::verify(&secret, &header(webhook::TIMESTAMP_HEADER), &header(webhook::SIGNATURE_HEADER), &body, now)
     {
-        tracing::warn!(why, "a webhook delivery refused");
+        if let Some(count) = refused_to_log(now) {
+            tracing::warn!(why, count, "webhook deliveries refused (count: since the last such line)");
+        }
         // Said as what it is (no session is involved); the reason stays in the log.
         let refused = serde_json::json!({"error": "webhook refused: a bad signature or a stale timestamp"});
         return Ok((StatusCode::UNAUTHORIZED, axum::Json(refused)).into_response());
@@ -209,4 +220,31 @@ async fn hook(
         prolific::wake();
     }
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Refused deliveries are logged once a minute, with their count since the
+/// last line: anyone may post to the hook, and a line each let a flood grow
+/// the log without bound (audit AZ: 164 bytes a request). Some(count) when due.
+fn refused_to_log(now: i64) -> Option<u64> {
+    static SEEN: std::sync::Mutex<(i64, u64)> = std::sync::Mutex::new((i64::MIN, 0));
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    seen.1 += 1;
+    if now.saturating_sub(seen.0) < 60 {
+        return None;
+    }
+    let due = seen.1;
+    *seen = (now, 0);
+    Some(due)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn refused_deliveries_are_logged_once_a_minute_with_their_count() {
+        let first = super::refused_to_log(5_000);
+        assert!(first.is_some(), "the first at once");
+        assert_eq!((1..=4).filter_map(|i| super::refused_to_log(5_000 + i)).count(), 0);
+        assert_eq!(super::refused_to_log(5_059), None);
+        assert_eq!(super::refused_to_log(5_060), Some(6), "the five held back and this one");
+    }
 }

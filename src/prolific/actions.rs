@@ -259,9 +259,10 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
         tx.commit().await?;
         return Ok(());
     }
-    if super::outbox::bonus_in_doubt(db, &r, super::readback::bonus_grace_ms()).await? {
-        let note = "waiting: another pay of the same amount to the same submission is not confirmed yet";
-        advance(db, &r, OutboxEvent::Wait, wait_ms(&r), None, Some(note)).await?;
+    let grace = super::readback::bonus_grace_ms();
+    let in_doubt = "waiting: another pay of the same amount to the same submission is not confirmed yet";
+    if super::outbox::bonus_in_doubt(db, &r, grace).await? {
+        advance(db, &r, OutboxEvent::Wait, wait_ms(&r), None, Some(in_doubt)).await?;
         return Ok(());
     }
     let Some(r) = super::readback::bonuses_before(client, &r).await? else {
@@ -276,7 +277,7 @@ async fn one(client: &Client, r: Row) -> Result<(), ServiceError> {
             return Ok(());
         }
     };
-    if !advance(db, &r, OutboxEvent::Claim, 0, None, None).await? {
+    if !super::outbox::claim_to_send(db, &r, grace, wait_ms(&r), in_doubt).await? {
         return Ok(());
     }
     let r = claimed(&r);

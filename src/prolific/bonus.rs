@@ -141,6 +141,43 @@ fn changed_amounts(round: &str, bonuses: &[(String, u64)], stored: &HashMap<Stri
     )))
 }
 
+/// The round's bonuses stored already, and those it would add, refused
+/// when an amount changed or the new ones do not fit in what the budget cap
+/// leaves (only what the round adds counts: its stored bonuses are
+/// committed already), with Prolific's fee and tax on top.
+async fn fits(
+    conn: &mut sqlx::AnyConnection,
+    terms: &super::budget::Terms,
+    study: StudyId,
+    round: &str,
+    bonuses: &[(String, u64)],
+) -> Result<(HashMap<String, i64>, Vec<(String, u64)>), ServiceError> {
+    let stored: HashMap<String, i64> = sqlx::query_as::<_, (String, i64)>(
+        "SELECT submission_id, amount_cents FROM prolific_bonuses WHERE study_id = $1 AND round = $2",
+    )
+    .bind(study)
+    .bind(round)
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .collect();
+    changed_amounts(round, bonuses, &stored)?;
+    let new: Vec<(String, u64)> = bonuses.iter().filter(|b| !stored.contains_key(&b.0)).cloned().collect();
+    let new_cents: u64 = new.iter().map(|b| b.1).sum();
+    let (budget, fee) = super::budget::budget_and_fee_on(conn, terms, study).await?;
+    let more = crate::domain::prolific::money::with_fee(new_cents, fee);
+    if !budget.allows(more) {
+        return Err(ServiceError::Invalid(format!(
+            "bonuses of {} ({} with Prolific's fee and tax) would commit {} of a budget cap of {}",
+            cents(new_cents),
+            cents(more),
+            cents(budget.committed.saturating_add(more)),
+            cents(budget.cap.unwrap_or(0))
+        )));
+    }
+    Ok((stored, new))
+}
+
 /// Stores the round's bonuses and writes their set-ups (nothing in a dry
 /// run). The same round again adds nothing: a bonus is per submission and round.
 pub async fn plan(
@@ -154,35 +191,16 @@ pub async fn plan(
         return Err(ServiceError::Invalid("a bonus round needs a name".into()));
     }
     let total_cents = bonuses.iter().map(|b| b.1).sum();
-    // Only what this round adds counts against the cap (its bonuses already
-    // stored are committed already), with Prolific's fee and tax on top.
-    let stored: HashMap<String, i64> = sqlx::query_as::<_, (String, i64)>(
-        "SELECT submission_id, amount_cents FROM prolific_bonuses WHERE study_id = $1 AND round = $2",
-    )
-    .bind(study)
-    .bind(round)
-    .fetch_all(db)
-    .await?
-    .into_iter()
-    .collect();
-    changed_amounts(round, &bonuses, &stored)?;
-    let new: Vec<(String, u64)> = bonuses.iter().filter(|b| !stored.contains_key(&b.0)).cloned().collect();
-    let new_cents: u64 = new.iter().map(|b| b.1).sum();
-    let (budget, fee) = super::budget::budget_and_fee(db, study).await?;
-    let more = crate::domain::prolific::money::with_fee(new_cents, fee);
-    if !budget.allows(more) {
-        return Err(ServiceError::Invalid(format!(
-            "bonuses of {} ({} with Prolific's fee and tax) would commit {} of a budget cap of {}",
-            cents(new_cents),
-            cents(more),
-            cents(budget.committed.saturating_add(more)),
-            cents(budget.cap.unwrap_or(0))
-        )));
-    }
+    let terms = super::budget::Terms::read(db, study).await?;
     if dry_run {
+        let (_, new) = fits(&mut *db.acquire().await?, &terms, study, round, &bonuses).await?;
         return Ok(BonusPlan { round: round.into(), bonuses, total_cents, new, written: 0 });
     }
+    // Checked against the cap and stored in one write transaction: two
+    // rounds (or a round and a raise of the places) at once must not each
+    // fit in what the cap left.
     let mut tx = crate::store::db::begin_write(db).await?;
+    let (stored, _) = fits(&mut tx, &terms, study, round, &bonuses).await?;
     let mut fresh = Vec::new();
     for (sub, c) in &bonuses {
         let inserted = sqlx::query(

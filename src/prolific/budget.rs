@@ -4,19 +4,25 @@
 use crate::domain::ids::StudyId;
 use crate::domain::prolific::money::{self, Budget};
 use crate::error::ServiceError;
-use sqlx::AnyPool;
+use sqlx::{AnyConnection, AnyPool};
 
 /// Submissions Prolific pays or will pay for: a late one (timed out, then
 /// finished) takes a place past the study's total and is paid all the same.
 const PAID_PLACES: &str = "'RESERVED', 'ACTIVE', 'AWAITING REVIEW', 'APPROVED', 'PARTIALLY APPROVED'";
 
-/// Prolific's fee and tax as a fraction of rewards, as its cost showed them
-/// (`stored`); before a cost was read, `link.platform_fee`.
-async fn fee_of(db: &AnyPool, study: StudyId, stored: f64) -> Result<f64, ServiceError> {
-    if stored > 0.0 {
-        return Ok(stored);
+/// What a study's money is held to that no sender changes: the spec's
+/// `budget_cap` and the link's `platform_fee`. Read before a write
+/// transaction opens, so that the transaction needs no second connection.
+pub struct Terms {
+    cap: Option<u64>,
+    link_fee: f64,
+}
+
+impl Terms {
+    pub async fn read(db: &AnyPool, study: StudyId) -> Result<Terms, ServiceError> {
+        let link_fee = crate::studies::link::link_of_study(db, study).await?.settings.quality.platform_fee;
+        Ok(Terms { cap: cap(db, study).await?, link_fee })
     }
-    Ok(crate::studies::link::link_of_study(db, study).await?.settings.quality.platform_fee)
 }
 
 /// The money side: spent, committed and the cap, in cents.
@@ -26,17 +32,38 @@ pub async fn budget(db: &AnyPool, study: StudyId) -> Result<Budget, ServiceError
 
 /// The places Prolific pays for, by status: (approved, taken), where taken
 /// counts every submission that is or will be paid.
-async fn paid_places(db: &AnyPool, study: StudyId) -> Result<(i64, i64), ServiceError> {
+async fn paid_places(conn: &mut AnyConnection, study: StudyId) -> Result<(i64, i64), ServiceError> {
     let sql = format!(
         "SELECT CAST(coalesce(sum(CASE WHEN status IN ('APPROVED', 'PARTIALLY APPROVED') THEN 1 ELSE 0 END), 0) AS BIGINT),
                 CAST(coalesce(sum(CASE WHEN status IN ({PAID_PLACES}) THEN 1 ELSE 0 END), 0) AS BIGINT)
          FROM prolific_submissions WHERE study_id = $1"
     );
-    Ok(sqlx::query_as(&sql).bind(study).fetch_one(db).await?)
+    Ok(sqlx::query_as(&sql).bind(study).fetch_one(conn).await?)
 }
 
-/// What the study's money rests on, read once: the places bought, the
-/// reward, the fee, the places paid for (approved, taken) and the bonuses.
+/// The largest total of places a raise not yet confirmed asks for (0 when
+/// none): it is committed from the moment it is queued, or two raises, or a
+/// raise and a bonus round, could each fit in what the cap left.
+async fn raising_to(conn: &mut AnyConnection, study: StudyId) -> Result<i64, ServiceError> {
+    let payloads: Vec<String> = sqlx::query_scalar(
+        "SELECT payload FROM prolific_outbox WHERE study_id = $1 AND action = 'set_places'
+           AND state IN ('pending', 'sending', 'unconfirmed')",
+    )
+    .bind(study)
+    .fetch_all(conn)
+    .await?;
+    let mut most = 0;
+    for payload in payloads {
+        if let super::remote::Remote::SetPlaces { total } = serde_json::from_str(&payload)? {
+            most = most.max(total.min(i64::MAX as u64) as i64);
+        }
+    }
+    Ok(most)
+}
+
+/// What the study's money rests on, read once: the places bought (or being
+/// bought), the reward, the fee, the places paid for (approved, taken) and
+/// the bonuses.
 struct Money {
     places: i64,
     reward: i64,
@@ -48,23 +75,28 @@ struct Money {
 }
 
 impl Money {
-    async fn read(db: &AnyPool, study: StudyId) -> Result<Money, ServiceError> {
+    /// Read on `conn` (a write transaction, where a commitment is checked
+    /// and stored at once).
+    async fn read(conn: &mut AnyConnection, terms: &Terms, study: StudyId) -> Result<Money, ServiceError> {
         let row: Option<(i64, i64, f64)> =
             sqlx::query_as("SELECT places, reward_cents, fee FROM prolific_studies WHERE study_id = $1")
                 .bind(study)
-                .fetch_optional(db)
+                .fetch_optional(&mut *conn)
                 .await?;
         let (places, reward, fee) = row
             .ok_or_else(|| ServiceError::Invalid(format!("study {study} is not on Prolific yet: publish it first")))?;
-        let fee = fee_of(db, study, fee).await?;
-        let (approved, taken) = paid_places(db, study).await?;
-        let bonus = |states: &'static str| {
+        let places = places.max(raising_to(conn, study).await?);
+        // Prolific's fee and tax as its cost showed them; before a cost was read, the link's.
+        let fee = if fee > 0.0 { fee } else { terms.link_fee };
+        let (approved, taken) = paid_places(conn, study).await?;
+        let mut bonus = async |states: &'static str| {
             let sql = format!(
                 "SELECT CAST(coalesce(sum(amount_cents), 0) AS BIGINT) FROM prolific_bonuses WHERE study_id = $1 AND state IN ({states})"
             );
-            async move { sqlx::query_scalar::<_, i64>(&sql).bind(study).fetch_one(db).await }
+            sqlx::query_scalar::<_, i64>(&sql).bind(study).fetch_one(&mut *conn).await
         };
-        let (paid_bonuses, all_bonuses) = (bonus("'paid'").await?, bonus("'planned', 'set_up', 'paid'").await?);
+        let paid_bonuses = bonus("'paid'").await?;
+        let all_bonuses = bonus("'planned', 'set_up', 'paid'").await?;
         Ok(Money { places, reward, fee, approved, taken, paid_bonuses, all_bonuses })
     }
 
@@ -94,14 +126,31 @@ async fn cap(db: &AnyPool, study: StudyId) -> Result<Option<u64>, ServiceError> 
 /// [`budget`], and Prolific's fee and tax as a fraction of the payments
 /// (what a new commitment adds on top of its amount).
 pub async fn budget_and_fee(db: &AnyPool, study: StudyId) -> Result<(Budget, f64), ServiceError> {
-    let m = Money::read(db, study).await?;
-    Ok((m.budget(cap(db, study).await?), m.fee))
+    let terms = Terms::read(db, study).await?;
+    budget_and_fee_on(&mut *db.acquire().await?, &terms, study).await
+}
+
+/// [`budget_and_fee`] read on `conn`: in the write transaction that stores
+/// a new commitment, so that two at once cannot each fit in what the cap left.
+pub async fn budget_and_fee_on(
+    conn: &mut AnyConnection,
+    terms: &Terms,
+    study: StudyId,
+) -> Result<(Budget, f64), ServiceError> {
+    let m = Money::read(conn, terms, study).await?;
+    Ok((m.budget(terms.cap), m.fee))
 }
 
 /// The budget, and what a new total of places adds to it: places past those
-/// bought or taken already (late submissions past the total hold some).
-pub async fn raising_places(db: &AnyPool, study: StudyId, total: i64) -> Result<(Budget, u64), ServiceError> {
-    let m = Money::read(db, study).await?;
+/// bought, being bought or taken already (late submissions past the total
+/// hold some). Read on `conn`, as [`budget_and_fee_on`].
+pub async fn raising_places(
+    conn: &mut AnyConnection,
+    terms: &Terms,
+    study: StudyId,
+    total: i64,
+) -> Result<(Budget, u64), ServiceError> {
+    let m = Money::read(conn, terms, study).await?;
     let more = money::with_fee((total.saturating_sub(m.held()).max(0).saturating_mul(m.reward.max(0))) as u64, m.fee);
-    Ok((m.budget(cap(db, study).await?), more))
+    Ok((m.budget(terms.cap), more))
 }

@@ -70,8 +70,12 @@ fn plain(v: &Value) -> String {
     }
 }
 
-/// A call that got no answer: a network error or a time-out. The request
-/// may have been applied.
+/// The most of one answer read (Prolific's largest page, 500 submissions,
+/// is well under a MiB).
+const MAX_ANSWER_BYTES: usize = 16 << 20;
+
+/// A call that got no answer: a network error, a time-out, an answer past
+/// [`MAX_ANSWER_BYTES`]. The request may have been applied.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("no answer from Prolific to {method} {path}: {reason}")]
 pub struct NoAnswer {
@@ -126,24 +130,32 @@ impl Client {
         }
         let started = Instant::now();
         let result = async {
-            let res = req.send().await?;
+            let mut res = req.send().await.map_err(|e| without_url(&e))?;
             let status = res.status().as_u16();
             let retry_after_ms =
                 res.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(retry_after_ms);
-            let bytes = res.bytes().await?;
+            // Read up to a bound: an answer past it (no page of Prolific's
+            // comes near) is taken as lost, to be read back, never held whole.
+            let mut bytes = Vec::new();
+            while let Some(chunk) = res.chunk().await.map_err(|e| without_url(&e))? {
+                if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
+                    return Err(format!("the answer was longer than {} MiB", MAX_ANSWER_BYTES >> 20));
+                }
+                bytes.extend_from_slice(&chunk);
+            }
             let body = if bytes.is_empty() {
                 Value::Null
             } else {
                 serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
             };
-            Ok::<_, reqwest::Error>(Reply { status, body, retry_after_ms })
+            Ok::<_, String>(Reply { status, body, retry_after_ms })
         }
         .await;
         let millis = started.elapsed().as_millis() as i64;
         // The journal names the path only: reqwest's errors carry the URL, never a header.
         let (status, error) = match &result {
             Ok(r) => (Some(r.status as i64), (!r.ok()).then(|| r.message())),
-            Err(e) => (None, Some(without_url(e))),
+            Err(reason) => (None, Some(reason.clone())),
         };
         let journaled = sqlx::query(
             "INSERT INTO prolific_calls (at, method, path, status, millis, outbox_id, error)
@@ -161,7 +173,7 @@ impl Client {
         if let Err(e) = journaled {
             tracing::warn!(error = %e, method, path, "journaling a Prolific call");
         }
-        result.map_err(|e| NoAnswer { method: method.into(), path: path.into(), reason: without_url(&e) })
+        result.map_err(|reason| NoAnswer { method: method.into(), path: path.into(), reason })
     }
 
     /// A read (or a call safe to repeat). 429, 5xx and lost answers are

@@ -45,6 +45,10 @@ pub struct Decisions {
     /// their rejection: their answers no longer count (none in a dry run).
     #[serde(default)]
     pub discarded: Vec<i64>,
+    /// Participants rejected now whose finished copies were kept, as a
+    /// later study was built on this study's outcomes (none in a dry run).
+    #[serde(default)]
+    pub kept: Vec<i64>,
     /// When Prolific's statuses it read were synced (Unix seconds); None: never.
     pub synced_at: Option<i64>,
     /// Set when a dry run could not sync first: why, and that it read an older sync.
@@ -187,7 +191,15 @@ pub async fn decide_study(
     let remotes = remotes(&lines, group, &grouped);
     let requests = requests(&remotes, pid.as_deref());
     if dry_run {
-        return Ok(Decisions { lines, requests, written: 0, discarded: Vec::new(), synced_at, stale: None });
+        return Ok(Decisions {
+            lines,
+            requests,
+            written: 0,
+            discarded: Vec::new(),
+            kept: Vec::new(),
+            synced_at,
+            stale: None,
+        });
     }
     let mut tx = crate::store::db::begin_write(db).await?;
     let mut written = 0;
@@ -198,10 +210,15 @@ pub async fn decide_study(
     // checks): the copy is discarded with it, as a researcher would, so its
     // answers leave outcomes, agreement and exports and its bundle goes to
     // someone new (an audit: with max_failed_checks = 3 they settled items).
-    let mut discarded = Vec::new();
+    // Once a later study was built on these outcomes the copies are kept
+    // (the rejection is still sent): they are final, as for a discard by hand.
+    let frozen = crate::crowd::outcomes_built_on(&mut tx, study).await?.is_some();
+    let (mut discarded, mut kept) = (Vec::new(), Vec::new());
     for line in lines.iter().filter(|l| l.submission.is_some() && matches!(l.action, Action::Reject { .. })) {
         let number = ParticipantId::new(line.participant);
-        if let crate::crowd::Discard::Done(_) = crate::crowd::discard_in(&mut tx, study, number).await? {
+        if frozen {
+            kept.push(line.participant);
+        } else if let crate::crowd::Discard::Done(_) = crate::crowd::discard_in(&mut tx, study, number).await? {
             discarded.push(line.participant);
         }
     }
@@ -212,7 +229,7 @@ pub async fn decide_study(
     if written > 0 {
         crash_point("outbox_written", None);
     }
-    Ok(Decisions { lines, requests, written, discarded, synced_at, stale: None })
+    Ok(Decisions { lines, requests, written, discarded, kept, synced_at, stale: None })
 }
 
 /// The participants of this study's group rows for `group` that did not

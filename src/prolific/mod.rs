@@ -242,6 +242,10 @@ async fn stop_key(db: &sqlx::AnyPool, study: StudyId, places: i64, read_ms: i64)
 /// Started only when a token is configured; a study's work resumes after a
 /// restart from the outbox as written.
 pub fn spawn_background(db: sqlx::AnyPool) {
+    // Said once at start, as the token is: the hook refuses every delivery meanwhile.
+    if let Err(e) = config::webhook_secret() {
+        tracing::error!(error = %e, "Prolific webhooks refused: the webhook secret cannot be read");
+    }
     let client = match config::from_env() {
         Ok(Some(c)) => match client::Client::new(c, db) {
             Ok(c) => c,

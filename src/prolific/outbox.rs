@@ -199,7 +199,11 @@ pub(super) async fn due(db: &AnyPool, study: Option<StudyId>) -> Result<Vec<Row>
 /// `bonus_payments` are bare amounts, so while such a pay is in doubt,
 /// `r` waits (an audit had one lost pay read back as another's, and paid
 /// twice).
-pub(super) async fn bonus_in_doubt(db: &AnyPool, r: &Row, grace_ms: i64) -> Result<bool, ServiceError> {
+pub(super) async fn bonus_in_doubt(
+    db: impl sqlx::AnyExecutor<'_>,
+    r: &Row,
+    grace_ms: i64,
+) -> Result<bool, ServiceError> {
     let Remote::BonusPay { bonuses: mine, .. } = &r.remote else { return Ok(false) };
     let rows: Vec<RawRow> = sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM prolific_outbox
@@ -219,6 +223,34 @@ pub(super) async fn bonus_in_doubt(db: &AnyPool, r: &Row, grace_ms: i64) -> Resu
         }
     }
     Ok(false)
+}
+
+/// Claims `r` for sending; false when another sender moved it first. A
+/// bonus pay is claimed only while no other pay it could be taken for is
+/// in doubt, checked in the claim's own write transaction: two senders that
+/// each checked before the other claimed would otherwise both send, and a
+/// lost answer read back against a snapshot taken before the other's pay
+/// would count that pay as this one. In doubt, the pay waits `wait_ms`,
+/// noted `why`.
+pub(super) async fn claim_to_send(
+    db: &AnyPool,
+    r: &Row,
+    grace_ms: i64,
+    wait_ms: i64,
+    why: &str,
+) -> Result<bool, ServiceError> {
+    if !matches!(r.remote, Remote::BonusPay { .. }) {
+        return advance(db, r, OutboxEvent::Claim, 0, None, None).await;
+    }
+    let mut tx = crate::store::db::begin_write(db).await?;
+    let claimed = if bonus_in_doubt(&mut *tx, r, grace_ms).await? {
+        advance(&mut *tx, r, OutboxEvent::Wait, wait_ms, None, Some(why)).await?;
+        false
+    } else {
+        advance(&mut *tx, r, OutboxEvent::Claim, 0, None, None).await?
+    };
+    tx.commit().await?;
+    Ok(claimed)
 }
 
 /// The earliest time (ms) an open row may be tried again, if any is open.
@@ -301,74 +333,5 @@ pub async fn lines(db: &AnyPool, study: StudyId, only_open: bool) -> Result<Vec<
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::domain::prolific::outbox::{OutboxEvent as E, OutboxState as S};
-
-    #[test]
-    fn a_line_reads_as_a_sentence() {
-        let line = |state: &str, attempts, last_error: Option<&str>| OutboxLine {
-            id: 6,
-            action: "transition".into(),
-            state: state.into(),
-            attempts,
-            last_status: None,
-            last_error: last_error.map(str::to_string),
-        };
-        assert_eq!(
-            line("failed", 1, Some("Bad Request")).sentence(),
-            "outbox row 6 transition failed after 1 try: Bad Request"
-        );
-        assert_eq!(
-            line("pending", 3, None).sentence(),
-            "outbox row 6 transition is pending after 3 tries: no answer yet"
-        );
-    }
-
-    async fn read(db: &AnyPool, id: i64) -> Row {
-        let r: RawRow = sqlx::query_as(&format!("SELECT {COLUMNS} FROM prolific_outbox WHERE id = $1"))
-            .bind(id)
-            .fetch_one(db)
-            .await
-            .unwrap();
-        row(r).unwrap()
-    }
-
-    /// Two workers read back the same unconfirmed pay: one finds it absent,
-    /// sends it again and loses the answer again; the other's read-back,
-    /// taken before that send, must not make the row pending once more (it
-    /// would send the pay a second time without reading the first back).
-    #[tokio::test]
-    async fn a_read_back_overtaken_by_a_send_moves_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = crate::store::db::open_pool(&dir.path().join("t.sqlite")).await.unwrap();
-        let images = crate::store::images::ImageStore::new(dir.path().join("images"));
-        crate::cli::demo_seed::seed_demo_triplets(&db, &images).await.unwrap();
-        crate::cli::demo_seed::seed_demo_accounts(&db).await.unwrap();
-        let spec = crate::cli::demo_seed::DEMO_PROTOCOL_SPECS[0];
-        let parsed = crate::studies::create::parse_spec(&crate::kinds::REGISTRY, spec, 0).unwrap();
-        let study = crate::studies::create::create_study(&db, &crate::kinds::REGISTRY, &parsed, spec).await.unwrap();
-        let remote = Remote::BonusPay {
-            bulk_id: "b1".into(),
-            round: "r".into(),
-            bonuses: vec![("s1".into(), 150)],
-            seen_before: None,
-        };
-        assert!(enqueue(&db, study, "bonus_pay:b1", &remote).await.unwrap());
-        let id: i64 = sqlx::query_scalar("SELECT id FROM prolific_outbox").fetch_one(&db).await.unwrap();
-        for event in [E::Claim, E::Lost] {
-            assert!(advance(&db, &read(&db, id).await, event, 0, None, None).await.unwrap());
-        }
-        let (a, b) = (read(&db, id).await, read(&db, id).await);
-        assert_eq!((a.state, a.attempts), (S::Unconfirmed, 1));
-        // A: absent, sent again, lost again.
-        assert!(advance(&db, &a, E::ReadBackAbsent, 0, None, None).await.unwrap());
-        for event in [E::Claim, E::Lost] {
-            assert!(advance(&db, &read(&db, id).await, event, 0, None, None).await.unwrap());
-        }
-        // B, on its stale read: refused; the row waits for a read-back of A's send.
-        assert!(!advance(&db, &b, E::ReadBackAbsent, 0, None, None).await.unwrap());
-        let now = read(&db, id).await;
-        assert_eq!((now.state, now.attempts), (S::Unconfirmed, 2));
-    }
-}
+#[path = "outbox_tests.rs"]
+mod tests;

@@ -291,11 +291,16 @@ pub async fn increase_places(client: &Client, study: StudyId, total: u64) -> Res
             "the study has {places} places on Prolific; give a larger total (places can only grow)"
         )));
     }
-    if let Some(why) = super::status::over_cap(db, study, total).await? {
+    // Checked and queued in one write transaction: a queued raise is
+    // committed money, so a raise or bonus round beside it sees it.
+    let key = format!("set_places:{study}:{total}");
+    let terms = super::budget::Terms::read(db, study).await?;
+    let mut tx = crate::store::db::begin_write(db).await?;
+    if let Some(why) = super::status::over_cap_on(&mut tx, &terms, study, total).await? {
         return Err(ServiceError::Invalid(why));
     }
-    let key = format!("set_places:{study}:{total}");
-    enqueue(db, study, &key, &Remote::SetPlaces { total }).await?;
+    enqueue(&mut *tx, study, &key, &Remote::SetPlaces { total }).await?;
+    tx.commit().await?;
     let (state, last) = settle(client, study, &key).await?;
     if state != "done" {
         return Err(ServiceError::Invalid(format!(

@@ -119,12 +119,26 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
     // One whose return Prolific asked for already (the full code's action) needs nothing more.
     let asked_back: std::collections::HashSet<&str> = rows.iter().filter(|r| r.2 != 0).map(|r| r.0.as_str()).collect();
     let subs: Vec<(String, String)> = rows.iter().map(|r| (r.0.clone(), r.1.clone())).collect();
-    let mismatches = mismatches(&people, &subs, synced_at.is_some())
-        .into_iter()
-        .filter(|m| {
-            !(m.kind == Mismatch::NeverArrived && m.submission.as_deref().is_some_and(|s| asked_back.contains(s)))
-        })
-        .collect();
+    // A returned finisher paid with a bonus (one planned counts: it is on
+    // its way) was settled as the advice says; listing it still invites a
+    // second payment (an audit).
+    let bonused: std::collections::HashSet<String> = sqlx::query_scalar(
+        "SELECT DISTINCT submission_id FROM prolific_bonuses WHERE study_id = $1 AND state IN ('planned', 'set_up', 'paid')",
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await?
+    .into_iter()
+    .collect();
+    let settled = |m: &MismatchLine| {
+        let sub = m.submission.as_deref();
+        match m.kind {
+            Mismatch::NeverArrived => sub.is_some_and(|s| asked_back.contains(s)),
+            Mismatch::CompletedThenReturned => sub.is_some_and(|s| bonused.contains(s)),
+            _ => false,
+        }
+    };
+    let mismatches = mismatches(&people, &subs, synced_at.is_some()).into_iter().filter(|m| !settled(m)).collect();
     let arrived: std::collections::HashSet<&str> = people.iter().filter_map(|p| p.1.as_deref()).collect();
     let taking = subs.iter().filter(|(_, s)| SubmissionStatus::parse(s).takes_place()).count() as i64;
     // A stopped study hands out none of its places: a copy freed after the stop needs a bought one.
@@ -179,7 +193,18 @@ pub async fn status(db: &AnyPool, study: StudyId) -> Result<ProlificStatus, Serv
 /// The words `increase_places` would refuse `total` with, when the cap
 /// stands in its way: the study cannot finish within its budget.
 pub(super) async fn over_cap(db: &AnyPool, study: StudyId, total: u64) -> Result<Option<String>, ServiceError> {
-    let (b, more) = super::budget::raising_places(db, study, total as i64).await?;
+    let terms = super::budget::Terms::read(db, study).await?;
+    over_cap_on(&mut *db.acquire().await?, &terms, study, total).await
+}
+
+/// [`over_cap`] read on `conn` (the raise's own write transaction).
+pub(super) async fn over_cap_on(
+    conn: &mut sqlx::AnyConnection,
+    terms: &super::budget::Terms,
+    study: StudyId,
+    total: u64,
+) -> Result<Option<String>, ServiceError> {
+    let (b, more) = super::budget::raising_places(conn, terms, study, total as i64).await?;
     Ok((!b.allows(more)).then(|| {
         format!(
             "{total} places would commit {} of a budget cap of {}",

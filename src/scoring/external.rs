@@ -18,9 +18,19 @@ pub struct ExternalScorer {
 }
 
 impl ExternalScorer {
-    /// Runs `command` with `sh -c` and waits for its hello line.
+    /// Runs `command` with `sh -c` and waits for its hello line. A scorer is
+    /// often someone else's model code: it gets hardneg's environment but
+    /// for its secrets (the Prolific token and webhook secret, and the
+    /// database URL, which may hold a password) and the paths to them.
     pub fn spawn(command: &str) -> anyhow::Result<ExternalScorer> {
-        let mut child = Command::new("sh")
+        let secrets = std::env::vars_os().map(|(name, _)| name).filter(|name| {
+            name.to_str().is_some_and(|n| n.starts_with("HARDNEG_PROLIFIC_") || n == "HARDNEG_DATABASE")
+        });
+        let mut child = Command::new("sh");
+        for name in secrets {
+            child.env_remove(name);
+        }
+        let mut child = child
             .arg("-c")
             .arg(command)
             .stdin(Stdio::piped())

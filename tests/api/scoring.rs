@@ -1,7 +1,7 @@
 //! `hardneg score` end to end on small data: a tiny CLIP written by the test
 //! and loaded like a real checkpoint, and the external scorer protocol with
 //! a stdlib-only Python stub whose embeddings the test controls.
-use crate::helpers::{cli, fixture};
+use crate::helpers::{cli, command_on, fixture};
 use hardneg::api_types::CompareReport;
 use hardneg::cli::demo_seed::{insert_image, seed_demo_dataset};
 use hardneg::domain::category::Category;
@@ -346,4 +346,31 @@ async fn ctrl_c_cancels_without_a_partial_run_and_keeps_the_cache() {
         (images + texts) as i64 + cached,
         14 + captions(&data).await.iter().collect::<std::collections::HashSet<_>>().len() as i64
     );
+}
+
+/// A scorer is often someone else's model code: it gets the environment,
+/// but not the Prolific token, the webhook secret, the files holding them,
+/// or the database URL (which may hold a password).
+#[tokio::test]
+async fn a_scorer_gets_none_of_hardnegs_secrets() {
+    let data = Data { dir: tempfile::tempdir().unwrap() };
+    let table = controlled_dataset(&data).await;
+    let (table_path, seen) = (data.path().join("table.json"), data.path().join("scorer.env"));
+    std::fs::write(&table_path, table.to_string()).unwrap();
+    let cmd = format!("env > {}; exec {}", seen.display(), stub(&format!("--table {}", table_path.display())));
+    let out = command_on(data.path())
+        .args(["score", "--external", cmd.as_str(), "--name", "m", "--dataset", "ctl"])
+        .env("HARDNEG_PROLIFIC_TOKEN", "tok-SECRET-1")
+        .env("HARDNEG_PROLIFIC_TOKEN_FILE", "/nowhere/token")
+        .env("HARDNEG_PROLIFIC_WEBHOOK_SECRET", "whsec-SECRET-2")
+        .env("HARDNEG_PROLIFIC_WEBHOOK_SECRET_FILE", "/nowhere/secret")
+        .env("HARDNEG_SCORER_TEST_MARK", "passed-on")
+        .output()
+        .unwrap();
+    assert!(ok(&out).contains("scored 3 instances"));
+    let env = std::fs::read_to_string(&seen).unwrap();
+    assert!(env.contains("HARDNEG_SCORER_TEST_MARK=passed-on"), "the rest of the environment is passed on");
+    for secret in ["SECRET", "HARDNEG_PROLIFIC_", "HARDNEG_DATABASE", "/nowhere/"] {
+        assert!(!env.contains(secret), "the scorer saw {secret}: {env}");
+    }
 }

@@ -31,6 +31,15 @@ async fn a_link_step3_study_starts_a_link_step4_with_its_settings() {
     let code = link["completion_code"].as_str().unwrap_or_default();
     assert!(code.len() == 8 && code != "STEP3CODE", "Step 4 has its own code: {link}");
     assert_eq!(link["time_limit_minutes"], 45, "Step 3's settings carry over: {link}");
+    // Step 3's outcomes are final now: its copies are not discarded (a
+    // refit would move items Step 4 already shows), by the API or the CLI.
+    let res = researcher.post(app.url(&format!("/api/v1/studies/{s3}/participants/1/discard"))).send().await.unwrap();
+    let status = res.status();
+    let said = res.text().await.unwrap();
+    assert_eq!(status, 422, "{said}");
+    assert!(said.contains("was built from this study's outcomes"), "{said}");
+    let out = app.cli(&["participants", &s3.to_string(), "--discard", "1"]);
+    assert!(!out.status.success(), "the CLI refuses it too");
     // A participant arrives by Step 4's link and is asked Step 4's question.
     let q = arrive(&app, link["token"].as_str().unwrap(), s4, "p2").await;
     start(&app, &q, s4).await;

@@ -71,12 +71,14 @@ pub fn completion_codes(d: &DraftInput) -> Vec<Value> {
 /// else the researcher's browser's own (its `Origin`, which the
 /// cross-site check already matched to this server), else `http://` and
 /// the `Host` the request came to.
+/// A browser's origin or a `Host` that is not `host[:port]` is passed over.
 pub fn study_origin(public: Option<&str>, browser: Option<&str>, host: Option<&str>) -> String {
-    let browser = browser.filter(|o| o.starts_with("http://") || o.starts_with("https://"));
+    let browser = browser.and_then(|b| check_origin(b).ok());
+    let host = host.and_then(|h| check_origin(&format!("http://{h}")).ok());
     match (public, browser, host) {
         (Some(p), _, _) => p.trim_end_matches('/').to_string(),
-        (None, Some(b), _) => b.trim_end_matches('/').to_string(),
-        (None, None, Some(h)) => format!("http://{h}"),
+        (None, Some(b), _) => b,
+        (None, None, Some(h)) => h,
         (None, None, None) => "http://127.0.0.1:3000".to_string(),
     }
 }
@@ -96,7 +98,47 @@ pub fn check_origin(given: &str) -> Result<String, String> {
         Some(r) if r.contains(['/', '?', '#', '@', ' ', '\\']) || r.chars().any(char::is_control) => {
             bad("has more than a host and port")
         }
-        Some(_) => Ok(o.to_string()),
+        Some(r) => match host_and_port(r) {
+            Ok(()) => Ok(o.to_string()),
+            Err(why) => bad(why),
+        },
+    }
+}
+
+/// `host[:port]`: a name of letters, digits, `-` and `.` (an IDN in its
+/// own letters or as punycode), an IPv4 address, or an IPv6 one in
+/// brackets; a port from 1 to 65535.
+fn host_and_port(r: &str) -> Result<(), &'static str> {
+    let (host, port) = match r.strip_prefix('[') {
+        Some(v6) => {
+            let (addr, rest) = v6.split_once(']').ok_or("has an unclosed [")?;
+            addr.parse::<std::net::Ipv6Addr>().map_err(|_| "has no IPv6 address in its [ ]")?;
+            match rest {
+                "" => ("v6", None),
+                _ => ("v6", Some(rest.strip_prefix(':').ok_or("has more than a host and port")?)),
+            }
+        }
+        None => match r.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (r, None),
+        },
+    };
+    let name_ok = |h: &str| {
+        !h.is_empty()
+            && h.split('.').all(|label| {
+                !label.is_empty()
+                    && !label.starts_with('-')
+                    && !label.ends_with('-')
+                    && label.chars().all(|c| c.is_alphanumeric() || c == '-')
+            })
+    };
+    if !name_ok(host.trim_end_matches('.')) {
+        return Err("has no valid host name");
+    }
+    match port {
+        None => Ok(()),
+        Some(p) if p.bytes().all(|b| b.is_ascii_digit()) && matches!(p.parse::<u32>(), Ok(1..=65535)) => Ok(()),
+        Some(_) => Err("has a port outside 1 to 65535"),
     }
 }
 
@@ -159,6 +201,12 @@ mod tests {
     fn a_given_origin_is_a_scheme_a_host_and_a_port_only() {
         assert_eq!(check_origin("https://h.example.org/").unwrap(), "https://h.example.org");
         assert_eq!(check_origin(" http://10.0.0.5:3000 ").unwrap(), "http://10.0.0.5:3000");
+        for good in
+            ["http://[::1]:3000", "http://[2001:db8::1]", "https://hardneg.example.org:65535", "http://localhost"]
+        {
+            assert_eq!(check_origin(good).unwrap(), good);
+        }
+        assert_eq!(check_origin("https://bücher.example").unwrap(), "https://bücher.example");
         for bad in [
             "javascript:alert(1)",
             "https://",
@@ -167,6 +215,15 @@ mod tests {
             "https://h?x=1",
             "https://u@h",
             "h.example.org",
+            "http://evil.example:99999",
+            "http://h:0",
+            "http://h:",
+            "http://h:80x",
+            "http://a\"b<x>",
+            "http://-h.example",
+            "http://h..example",
+            "http://[::1",
+            "http://[nope]:80",
         ] {
             assert!(check_origin(bad).is_err(), "{bad}");
         }
@@ -183,6 +240,9 @@ mod tests {
         assert_eq!(study_origin(None, Some("null"), Some("127.0.0.1:3000")), "http://127.0.0.1:3000");
         assert_eq!(study_origin(None, None, Some("h.example.org:8080")), "http://h.example.org:8080");
         assert_eq!(study_origin(None, None, None), "http://127.0.0.1:3000");
+        // A Host (or a browser origin) that is not host[:port] is passed over.
+        assert_eq!(study_origin(None, None, Some("x/y?z")), "http://127.0.0.1:3000");
+        assert_eq!(study_origin(None, Some("http://a\"b"), Some("h.example.org")), "http://h.example.org");
     }
 
     #[test]
