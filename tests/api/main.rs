@@ -56,6 +56,7 @@ mod postgres_plans;
 mod prolific_approve_once;
 mod prolific_bonus_doubt;
 mod prolific_budget;
+mod prolific_cap_race;
 mod prolific_cli;
 mod prolific_edges;
 mod prolific_fake;

@@ -183,4 +183,12 @@ async fn a_new_user_runs_a_study_on_the_fake_from_the_command_line() {
     assert!(ok);
     assert!(out.contains("2 paid (1.00)") && out.contains("\"APPROVED\":2"), "{out}");
     assert!(!out.contains(&fake.token), "the token is never printed");
+
+    // Prolific refuses a pay (a balance too low, say): nothing of it is paid,
+    // and the command fails, so a script reading its status is not misled (audit BA).
+    fake.fault("POST", "/api/v1/bulk-bonus-payments/*/pay/", "400", 1).await;
+    let (ok, out, err) = cli(&data, &fake, &["bonus", roomy, "--round", "refused", "--each", "0.10"]);
+    assert!(!ok, "{out}");
+    assert!(out.contains("bonus_pay failed after 1 try"), "{out}");
+    assert!(err.contains("not every bonus was paid") && err.contains("--retry-failed"), "{err}");
 }

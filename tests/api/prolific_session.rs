@@ -80,6 +80,10 @@ async fn a_finisher_who_then_returns_on_prolific_is_a_mismatch() {
     assert_eq!(kind_of(&returner.submission_id), Some("completed_then_returned".into()), "{status}");
     assert_eq!(kind_of(&unsubmitted.submission_id), Some("completed_not_submitted".into()), "{status}");
     assert_eq!(status["hardneg_completed"], 2, "the returner's copy is kept: {status}");
+    // Paid with a bonus, as the advice says: settled, no longer listed (audit BA).
+    let url = app.url(&format!("/api/v1/studies/{study}/prolific/bonuses?round=returned"));
+    let res = r.post(url).body(format!("{},0.40\n", returner.participant_id)).send().await.unwrap();
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
 
     // The other finisher submits and the researcher rejects it on Prolific's
     // site, not through `decide`: its copy still counts, and hardneg says so.
@@ -97,6 +101,8 @@ async fn a_finisher_who_then_returns_on_prolific_is_a_mismatch() {
     let line = status["mismatches"].as_array().unwrap().iter().find(|m| m["submission"] == unsubmitted.submission_id);
     assert_eq!(line.map(|m| m["kind"].clone()), Some("rejected_still_counted".into()), "{status}");
     assert!(line.unwrap()["advice"].as_str().unwrap().contains("participants --discard"), "{status}");
+    let paid = status["mismatches"].as_array().unwrap().iter().find(|m| m["submission"] == returner.submission_id);
+    assert!(paid.is_none(), "the returner was paid with a bonus: {status}");
 }
 
 /// PAUSE, START and STOP follow the reference's transition table: one the
