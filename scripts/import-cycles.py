@@ -170,7 +170,7 @@ LAYERS = [
     ('kinds',),
     ('ui_kit',),
     ('studies',),
-    ('accounts.rs',),
+    ('accounts',),
     ('state.rs', 'error.rs'),
     ('login_limits.rs',),
     ('scoring',),

@@ -206,6 +206,20 @@ pub enum UserCommand {
         #[arg(long, required = true)]
         password_stdin: bool,
     },
+    /// A new password, read from standard input; ends the account's sessions.
+    Password {
+        name: String,
+        #[arg(long, required = true)]
+        password_stdin: bool,
+    },
+    /// Another role (admin, researcher or annotator); ends the account's sessions.
+    Role { name: String, role: String },
+    /// Ends every session of the account (a running server sees it within seconds).
+    SignOut { name: String },
+    /// No more logins and no session for the account, until `enable`.
+    Disable { name: String },
+    /// Lets a disabled account log in again.
+    Enable { name: String },
 }
 
 #[derive(Subcommand)]

@@ -59,6 +59,38 @@ pub async fn add_user(data_dir: &Path, name: &str, role: &str) -> anyhow::Result
     Ok(())
 }
 
+/// `hardneg user password|role|sign-out|disable|enable`: the account's
+/// standing, which a running server reads within seconds.
+pub async fn change_user(data_dir: &Path, command: super::args::UserCommand) -> anyhow::Result<()> {
+    use super::args::UserCommand as U;
+    use crate::accounts::standing::Change;
+    let (name, change, done) = match command {
+        U::Add { .. } => unreachable!("`user add` has its own command"),
+        U::Password { name, .. } => {
+            let mut password = String::new();
+            std::io::stdin().read_to_string(&mut password).context("reading the password from standard input")?;
+            let password = password.trim_end_matches(['\n', '\r']).to_string();
+            if password.chars().count() < 8 {
+                return Err(ServiceError::from(auth::AuthError::WeakPassword).into());
+            }
+            let hash = tokio::task::spawn_blocking(move || auth::hash_password(&password)).await??;
+            (name, Change::PasswordHash(hash), "has a new password; its sessions are ended")
+        }
+        U::Role { name, role } => {
+            let role = Role::parse(&role).filter(|r| !r.is_participant()).ok_or_else(|| {
+                crate::error::ServiceError::Invalid(format!("unknown role {role:?} (admin, researcher or annotator)"))
+            })?;
+            (name, Change::Role(role), "has its new role; its sessions are ended")
+        }
+        U::SignOut { name } => (name, Change::SignOut, "is signed out everywhere"),
+        U::Disable { name } => (name, Change::Disable, "is disabled; its sessions are ended"),
+        U::Enable { name } => (name, Change::Enable, "may log in again"),
+    };
+    crate::accounts::standing::change(&open(data_dir).await?, &name, change).await?;
+    println!("{name} {done}");
+    Ok(())
+}
+
 /// `hardneg import candidates`.
 pub async fn import(
     data_dir: &Path,

@@ -47,6 +47,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::User { command: UserCommand::Add { name, role, .. } } => {
             commands::add_user(&data_dir, &name, &role).await
         }
+        Command::User { command } => commands::change_user(&data_dir, command).await,
         Command::Results { command: ResultsCommand::Import { model, dataset, file } } => {
             let pool = open(&data_dir).await?;
             let s = crate::models::results::import_results(&pool, &model, &dataset, &file).await?;

@@ -147,6 +147,8 @@ pub async fn serve(paths: Paths, addr: SocketAddr, exposure: Exposure) -> anyhow
     let stop = Stop::listen()?;
     let state = build_state(&paths, addr, &exposure).await?;
     crate::studies::sweeps::start(state.clone()).await;
+    // Sessions are checked against their accounts' standing from now on.
+    crate::accounts::standing::watch(state.db.clone());
     crate::prolific::spawn_background(state.db.clone());
     let app = router(state, &exposure).await?;
     let limits = crate::cli::listen::Limits::from_env(exposure.trust_proxy);

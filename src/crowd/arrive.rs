@@ -184,7 +184,7 @@ pub async fn arrive_consenting(
         }
         tx.commit().await?;
         return Ok(again(&link, &k).unwrap_or(Arrival::Admitted {
-            user: SessionUser { id: k.id, username: k.username, role: Role::Participant },
+            user: SessionUser { id: k.id, username: k.username, role: Role::Participant, epoch: 0 },
             study,
             resumed: true,
         }));
@@ -226,7 +226,7 @@ pub async fn arrive_consenting(
         state.crowd.addresses.record(study, from, now);
     }
     Ok(Arrival::Admitted {
-        user: SessionUser { id: user_id, username, role: Role::Participant },
+        user: SessionUser { id: user_id, username, role: Role::Participant, epoch: 0 },
         study,
         resumed: false,
     })

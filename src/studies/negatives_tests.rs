@@ -23,7 +23,8 @@ async fn step3_over_the_demo() -> (tempfile::TempDir, sqlx::AnyPool, SessionUser
     seed_demo_accounts(&db).await.unwrap();
     let researcher_id: i64 =
         sqlx::query_scalar("SELECT id FROM users WHERE username = 'researcher'").fetch_one(&db).await.unwrap();
-    let researcher = SessionUser { id: researcher_id.into(), username: "researcher".into(), role: Role::Researcher };
+    let researcher =
+        SessionUser { id: researcher_id.into(), username: "researcher".into(), role: Role::Researcher, epoch: 0 };
     let spec = "name = \"S3\"\nkind = \"four_image\"\ndataset = \"demo\"\nannotators = \"all\"\nseed = 3\n";
     let s3 =
         create::create_study(&db, &REGISTRY, &create::parse_spec(&REGISTRY, spec, 0).unwrap(), spec).await.unwrap();

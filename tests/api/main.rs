@@ -4,6 +4,7 @@
 //! (helpers.rs); the browser tests are their own binary (end2end/).
 mod ab_tie;
 mod access;
+mod accounts_standing;
 mod adaptive;
 mod adaptive_lost;
 mod adaptive_paths;

@@ -1,4 +1,6 @@
 //! Accounts, password hashing and the session-backed current user.
+pub mod standing;
+
 use crate::domain::ids::UserId;
 use crate::domain::role::Role;
 use crate::login_limits::{LoginLimits, Refused};
@@ -16,6 +18,10 @@ pub struct SessionUser {
     pub id: UserId,
     pub username: String,
     pub role: Role,
+    /// The account's `session_epoch` at login: a later one ends the session
+    /// ([`standing`]). Participants have none (0).
+    #[serde(default)]
+    pub epoch: i64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -121,14 +127,15 @@ pub async fn check_credentials(
 }
 
 async fn verify_user(db: &AnyPool, username: &str, password: &str) -> Result<SessionUser, AuthError> {
-    let row: Option<(i64, String, String)> =
-        sqlx::query_as("SELECT id, role, password_hash FROM users WHERE username = $1")
+    let row: Option<(i64, String, String, i64, i64)> =
+        sqlx::query_as("SELECT id, role, password_hash, session_epoch, disabled FROM users WHERE username = $1")
             .bind(username)
             .fetch_optional(db)
             .await?;
-    let (id, role, hash) = match row {
-        Some(r) => r,
-        None => (0, String::new(), dummy_hash().to_string()),
+    // A disabled account costs a check as an unknown one does, and fails alike.
+    let (id, role, hash, epoch) = match row {
+        Some((id, role, hash, epoch, 0)) => (id, role, hash, epoch),
+        _ => (0, String::new(), dummy_hash().to_string(), 0),
     };
     let pw = password.to_string();
     let ok = tokio::task::spawn_blocking(move || verify_password(&pw, &hash))
@@ -137,7 +144,7 @@ async fn verify_user(db: &AnyPool, username: &str, password: &str) -> Result<Ses
     match (ok, Role::parse(&role)) {
         // Participants have no password; their hash never verifies, and this says so twice.
         (true, Some(role)) if id != 0 && !role.is_participant() => {
-            Ok(SessionUser { id: UserId::new(id), username: username.to_string(), role })
+            Ok(SessionUser { id: UserId::new(id), username: username.to_string(), role, epoch })
         }
         _ => Err(AuthError::BadCredentials),
     }
@@ -176,17 +183,23 @@ pub async fn list_users(db: &AnyPool) -> Result<Vec<crate::api_types::UserSummar
 /// The session's user. A session that cannot be read (its store, the
 /// database, cut for a moment: a PostgreSQL restart) is not "logged out":
 /// one retry, then 503, so a participant's cookie is not taken for none.
+/// A session whose account was disabled, signed out, or given another role
+/// or password since is no user's ([`standing`]).
 pub async fn current_user(session: &Session) -> Result<Option<SessionUser>, crate::error::ServiceError> {
-    match session.get::<SessionUser>(SESSION_KEY).await {
-        Ok(user) => Ok(user),
+    let user = match session.get::<SessionUser>(SESSION_KEY).await {
+        Ok(user) => user,
         Err(first) => {
             tracing::warn!("reading a session failed, trying again: {first}");
             tokio::time::sleep(std::time::Duration::from_millis(250)).await;
             session.get::<SessionUser>(SESSION_KEY).await.map_err(|e| {
                 tracing::error!("reading a session failed twice: {e}");
                 crate::error::ServiceError::Unavailable(crate::api_types::SESSION_UNREADABLE.into())
-            })
+            })?
         }
+    };
+    match user {
+        Some(u) if !standing::stands(&u).await? => Ok(None),
+        other => Ok(other),
     }
 }
 
