@@ -13,6 +13,7 @@ mod import_command;
 mod print;
 pub mod prolific;
 mod prolific_print;
+mod prolific_wait;
 mod protocols;
 mod quality;
 pub use args::{Cli, Command, ResultsCommand, StudyCommand, UserCommand};

@@ -324,18 +324,11 @@ fn refuse_while_unreachable() -> Result<(), ServiceError> {
 /// count since the last line: one line each let an anonymous flood grow the
 /// log without bound (audit AO: 234 bytes a request). Some(count) when due.
 fn turned_away_to_log(study: i64, now: i64) -> Option<u64> {
+    use crate::domain::log_tally::Tally;
     use std::collections::HashMap;
     use std::sync::{LazyLock, Mutex};
-    static SEEN: LazyLock<Mutex<HashMap<i64, (i64, u64)>>> = LazyLock::new(Default::default);
-    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    let (last, count) = seen.entry(study).or_insert((i64::MIN, 0));
-    *count += 1;
-    if now.saturating_sub(*last) < 60 {
-        return None;
-    }
-    let due = *count;
-    (*last, *count) = (now, 0);
-    Some(due)
+    static SEEN: LazyLock<Mutex<HashMap<i64, Tally>>> = LazyLock::new(Default::default);
+    SEEN.lock().unwrap_or_else(|e| e.into_inner()).entry(study).or_default().count(now)
 }
 
 #[cfg(test)]

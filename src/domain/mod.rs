@@ -16,6 +16,7 @@ pub mod funnel;
 pub mod ids;
 pub mod json_object;
 pub mod lines;
+pub mod log_tally;
 pub mod login_words;
 pub mod mapping;
 pub mod metrics;

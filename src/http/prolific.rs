@@ -226,25 +226,7 @@ async fn hook(
 /// last line: anyone may post to the hook, and a line each let a flood grow
 /// the log without bound (audit AZ: 164 bytes a request). Some(count) when due.
 fn refused_to_log(now: i64) -> Option<u64> {
-    static SEEN: std::sync::Mutex<(i64, u64)> = std::sync::Mutex::new((i64::MIN, 0));
-    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    seen.1 += 1;
-    if now.saturating_sub(seen.0) < 60 {
-        return None;
-    }
-    let due = seen.1;
-    *seen = (now, 0);
-    Some(due)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn refused_deliveries_are_logged_once_a_minute_with_their_count() {
-        let first = super::refused_to_log(5_000);
-        assert!(first.is_some(), "the first at once");
-        assert_eq!((1..=4).filter_map(|i| super::refused_to_log(5_000 + i)).count(), 0);
-        assert_eq!(super::refused_to_log(5_059), None);
-        assert_eq!(super::refused_to_log(5_060), Some(6), "the five held back and this one");
-    }
+    use crate::domain::log_tally::Tally;
+    static SEEN: std::sync::Mutex<Tally> = std::sync::Mutex::new(Tally::new());
+    SEEN.lock().unwrap_or_else(|e| e.into_inner()).count(now)
 }
